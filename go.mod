@@ -1,0 +1,3 @@
+module github.com/wirespeed/wirespeed
+
+go 1.26
