@@ -1,0 +1,161 @@
+package dot
+
+// decodeGeneric is the reference decoding kernel: every other kernel must
+// produce the same output, consumption, state and errors. It works line by
+// line: the bytes of a line up to its first CR or LF are copied as one run
+// (found with bytes.IndexByte), and only line starts and line ends go through
+// the one-byte state machine below.
+//
+// It returns the bytes written to dst and consumed from src; it updates
+// d.state and records problems with d.fail, and leaves d.off and d.n to the
+// caller.
+func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
+	strict := d.Mode != Compat
+	st := d.state
+	for i < len(src) && st != dEnd {
+		// Stop as soon as dst is full, before input that might produce no
+		// output: this is where net/textproto's DotReader stops too.
+		if o == len(dst) && d.err == nil {
+			break
+		}
+		c := src[i]
+		switch st {
+		case dData:
+			switch c {
+			case '\r':
+				st = dCR
+				i++
+				continue
+			case '\n':
+				if strict {
+					d.bare(ErrBareLF, d.off+int64(i))
+					i++
+					continue
+				}
+				switch d.space(len(dst), o, 1) {
+				case spaceStop:
+					goto out
+				case spaceWrite:
+					dst[o] = '\n'
+					o++
+				}
+				st = dBOL
+				i++
+				continue
+			}
+			// The run of line bytes up to the next CR or LF is copied verbatim.
+			run := src[i:]
+			run = run[:lineEnd(run)]
+			m := len(run)
+			if d.err == nil {
+				room := len(dst) - o
+				if d.MaxSize > 0 && int64(m) > d.MaxSize-(d.n+int64(o)) && d.MaxSize-(d.n+int64(o)) <= int64(room) {
+					// The run passes MaxSize before it fills dst.
+					q := int(d.MaxSize - (d.n + int64(o)))
+					o += copy(dst[o:], run[:q])
+					d.fail(ErrTooLarge)
+				} else if m > room {
+					o += copy(dst[o:], run[:room])
+					i += room
+					goto out
+				} else {
+					o += copy(dst[o:], run)
+				}
+			}
+			i += m
+
+		case dBOL:
+			switch c {
+			case '.':
+				st = dDot
+				i++
+			case '\r':
+				st = dCR
+				i++
+			case '\n':
+				if strict {
+					d.bare(ErrBareLF, d.off+int64(i))
+					st = dData
+					i++
+					continue
+				}
+				// net/textproto emits an LF at the start of a line and then
+				// treats what follows as the middle of a line.
+				switch d.space(len(dst), o, 1) {
+				case spaceStop:
+					goto out
+				case spaceWrite:
+					dst[o] = '\n'
+					o++
+				}
+				st = dData
+				i++
+			default:
+				st = dData // c is copied as line data
+			}
+
+		case dDot:
+			switch c {
+			case '\r':
+				st = dDotCR
+				i++
+			case '\n':
+				if strict {
+					d.bare(ErrBareLF, d.off+int64(i))
+					st = dData
+					i++
+					continue
+				}
+				st = dEnd
+				i++
+			default:
+				st = dData // the stuffed dot is gone; c is line data
+			}
+
+		case dDotCR, dCR:
+			if c == '\n' {
+				if st == dDotCR {
+					st = dEnd
+					i++
+					continue
+				}
+				k := 1
+				if d.Mode == Raw {
+					k = 2
+				}
+				switch d.space(len(dst), o, k) {
+				case spaceStop:
+					goto out
+				case spaceWrite:
+					if k == 2 {
+						dst[o] = '\r'
+						o++
+					}
+					dst[o] = '\n'
+					o++
+				}
+				st = dBOL
+				i++
+				continue
+			}
+			// The CR before c is not part of a line ending. c itself is
+			// decoded again in the middle of a line.
+			if strict {
+				d.bare(ErrBareCR, d.off+int64(i)-1)
+				st = dData
+				continue
+			}
+			switch d.space(len(dst), o, 1) {
+			case spaceStop:
+				goto out
+			case spaceWrite:
+				dst[o] = '\r'
+				o++
+			}
+			st = dData
+		}
+	}
+out:
+	d.state = st
+	return o, i
+}

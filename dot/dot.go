@@ -1,0 +1,122 @@
+// Package dot implements the dot-stuffing codec of SMTP DATA, NNTP articles,
+// POP3 and LMTP: the framing in which a data block is a sequence of lines
+// ending with a line holding only ".", and lines that begin with "." carry an
+// extra ".".
+//
+// [Decoder] and [Encoder] are incremental, I/O-free state machines over byte
+// slices with the contract of golang.org/x/text/transform.Transformer: they
+// can stop and resume at any byte boundary, never allocate, and can be driven
+// by a blocking reader, a writer or an event loop alike. Package
+// github.com/wirespeed/wirespeed/textproto builds its DotReader and DotWriter
+// on them.
+//
+// # Modes
+//
+// [Compat] reproduces net/textproto exactly, quirks included: on decode,
+// "\r\n" becomes "\n", a bare "\r" is kept, both ".\r\n" and ".\n" end the
+// data, and a bare "\n" also ends a line; on encode, "\n" becomes "\r\n" and
+// leading dots are doubled.
+//
+// [Strict] follows RFC 5321 §4.1.1.4 and §2.3.8: lines end only in "\r\n"
+// and only "\r\n.\r\n" ends the data. A bare CR or bare LF anywhere is an
+// error (a [*SyntaxError] naming its offset), so sequences such as "\n.\n"
+// or "\r\n.\r" cannot end a message early: this is the mode that is immune to
+// SMTP smuggling (CVE-2023-51764 and its family). Decoded lines end in "\n".
+// The Strict encoder takes "\r\n"-terminated lines and refuses bare CR or LF
+// in its input instead of inventing line breaks.
+//
+// [Raw] frames exactly like Strict, but decoded output keeps the "\r\n" line
+// endings as they were on the wire: what servers that store messages
+// verbatim need. The Raw encoder is the Strict encoder.
+//
+// # Errors in the data
+//
+// A decoder reports problems with the data itself (a block larger than
+// [Decoder.MaxSize], a bare CR or LF in Strict or Raw mode) only after it
+// has consumed the rest of the block, terminator included, in place of
+// [io.EOF]. Output stops at the first problem, but the input stays in step,
+// so a server can reply (SMTP 552 or 550) and read the next command. Every
+// error a Decoder returns other than [ErrShortDst] therefore means the block
+// has ended, or the input ended early ([io.ErrUnexpectedEOF]).
+//
+// An encoder reports a bare CR or LF as soon as it sees it and stays failed:
+// the stream it was writing cannot be finished safely.
+package dot
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+
+	"golang.org/x/text/transform"
+)
+
+// Mode selects the dialect of a [Decoder] or [Encoder].
+type Mode uint8
+
+const (
+	Compat Mode = iota // exactly net/textproto's behaviour
+	Strict             // RFC 5321: CRLF only, bare CR/LF is an error, LF output
+	Raw                // Strict framing, CRLF kept in decoded output
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Compat:
+		return "compat"
+	case Strict:
+		return "strict"
+	case Raw:
+		return "raw"
+	}
+	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Transformer errors, shared with golang.org/x/text/transform so that a
+// Decoder or Encoder works with transform.NewReader and transform.NewWriter.
+var (
+	// ErrShortDst means dst was too short to make progress; call again with
+	// more room, passing the unconsumed input.
+	ErrShortDst = transform.ErrShortDst
+	// ErrShortSrc is part of the Transformer contract; Decoder and Encoder
+	// never return it, because they keep partial state themselves.
+	ErrShortSrc = transform.ErrShortSrc
+)
+
+var (
+	// ErrTooLarge reports a block whose decoded size exceeds the
+	// decoder's MaxSize.
+	ErrTooLarge = errors.New("dot: data too large")
+	// ErrBareCR reports a CR not followed by LF (Strict and Raw modes).
+	ErrBareCR = errors.New("dot: bare CR")
+	// ErrBareLF reports an LF not preceded by CR (Strict and Raw modes).
+	ErrBareLF = errors.New("dot: bare LF")
+	// ErrClosed reports input passed to an Encoder after it wrote the end
+	// marker.
+	ErrClosed = errors.New("dot: write after end of data")
+)
+
+// A SyntaxError reports a bare CR or LF and where it was. It matches
+// ErrBareCR or ErrBareLF with errors.Is.
+type SyntaxError struct {
+	Offset int64 // offset of the offending byte in the encoded (decoder) or plain (encoder) input
+	Err    error // ErrBareCR or ErrBareLF
+}
+
+func (e *SyntaxError) Error() string {
+	return e.Err.Error() + " at offset " + strconv.FormatInt(e.Offset, 10)
+}
+
+func (e *SyntaxError) Unwrap() error { return e.Err }
+
+// lineEnd returns the index of the first CR or LF in b, or len(b).
+func lineEnd(b []byte) int {
+	n := bytes.IndexByte(b, '\n')
+	if n < 0 {
+		n = len(b)
+	}
+	if r := bytes.IndexByte(b[:n], '\r'); r >= 0 {
+		return r
+	}
+	return n
+}

@@ -1,0 +1,130 @@
+package textproto
+
+import (
+	"io"
+	"sync"
+
+	"github.com/wirespeed/wirespeed/dot"
+)
+
+// DotWriter returns a writer that can be used to write a dot-encoding to w.
+// It takes care of inserting leading dots when necessary,
+// translating line-ending \n into \r\n, and adding the final .\r\n line
+// when the DotWriter is closed. The caller should close the
+// DotWriter before the next call to a method on w.
+//
+// See the documentation for the [Reader.DotReader] method for details about dot-encoding.
+//
+// It encodes exactly as net/textproto does ([dot.Compat]), writes to w.W in
+// the same pattern (the same bytes, flushed at the same points), and also
+// implements [io.ReaderFrom].
+func (w *Writer) DotWriter() io.WriteCloser {
+	return w.DotWriterMode(dot.Compat)
+}
+
+// DotWriterMode is like [Writer.DotWriter] but encodes in the given mode.
+// In [dot.Strict] and [dot.Raw] mode the input must consist of "\r\n"-ended
+// lines: a bare CR or LF fails the Write with a [*dot.SyntaxError] instead
+// of being turned into a line break, and Close then reports that error and
+// writes no end marker (the data cannot be ended safely; drop the
+// connection). Close adds a final "\r\n" if the last line is open.
+func (w *Writer) DotWriterMode(mode dot.Mode) io.WriteCloser {
+	w.closeDot()
+	w.dot = &dotWriter{w: w, enc: dot.Encoder{Mode: mode}}
+	return w.dot
+}
+
+func (w *Writer) closeDot() {
+	if w.dot != nil {
+		w.dot.Close() // sets w.dot = nil
+	}
+}
+
+type dotWriter struct {
+	w   *Writer
+	enc dot.Encoder
+}
+
+// Write encodes b straight into the free space of w.W's buffer. When less
+// room is left than one input byte may need, it writes that byte's output
+// with WriteByte, as net/textproto does, so w.W flushes at the same points.
+func (d *dotWriter) Write(b []byte) (n int, err error) {
+	bw := d.w.W
+	for n < len(b) {
+		if free := bw.Available(); free >= 2 {
+			dst := bw.AvailableBuffer()[:free]
+			nd, ns, terr := d.enc.Transform(dst, b[n:], false)
+			if nd > 0 {
+				if _, err = bw.Write(dst[:nd]); err != nil {
+					return n, err
+				}
+			}
+			n += ns
+			if terr != nil && terr != dot.ErrShortDst {
+				return n, terr
+			}
+			continue
+		}
+		var out [2]byte
+		nd, ns, terr := d.enc.Transform(out[:], b[n:n+1], false)
+		if terr != nil {
+			return n, terr
+		}
+		if nd == 2 {
+			bw.WriteByte(out[0]) // an error here shows again below
+		}
+		if nd > 0 {
+			if err = bw.WriteByte(out[nd-1]); err != nil {
+				return n, err
+			}
+		}
+		n += ns
+	}
+	return n, nil
+}
+
+// readFromSize is the read size of ReadFrom: the size io.Copy would use.
+const readFromSize = 32 << 10
+
+var readFromBufs = sync.Pool{New: func() any { return new([readFromSize]byte) }}
+
+// ReadFrom encodes everything src yields until io.EOF. It makes io.Copy
+// into a DotWriter allocation-free.
+func (d *dotWriter) ReadFrom(src io.Reader) (n int64, err error) {
+	buf := readFromBufs.Get().(*[readFromSize]byte)
+	defer readFromBufs.Put(buf)
+	for {
+		nr, rerr := src.Read(buf[:])
+		if nr > 0 {
+			nw, werr := d.Write(buf[:nr])
+			n += int64(nw)
+			if werr != nil {
+				return n, werr
+			}
+		}
+		if rerr != nil {
+			if rerr == io.EOF {
+				rerr = nil
+			}
+			return n, rerr
+		}
+	}
+}
+
+// Close writes the end of the data, as net/textproto does: a line ending
+// if the last line is open, then ".\r\n", and flushes w.W. Like
+// net/textproto, it writes the end again if called again.
+func (d *dotWriter) Close() error {
+	if d.w.dot == d {
+		d.w.dot = nil
+	}
+	bw := d.w.W
+	var end [5]byte
+	enc := d.enc // the end marker does not change the writer's state
+	n, _, err := enc.Transform(end[:], nil, true)
+	if err != nil {
+		return err
+	}
+	bw.Write(end[:n]) // an error here shows again in Flush
+	return bw.Flush()
+}
