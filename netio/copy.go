@@ -1,0 +1,92 @@
+package netio
+
+import (
+	"io"
+	"net"
+	"os"
+	"sync"
+)
+
+const copyBufSize = 64 << 10
+
+var copyPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+
+// Copy copies src to dst until EOF or an error, like io.Copy. When dst is a
+// *net.TCPConn or *net.UnixConn and src is an *os.File (or an
+// *io.LimitedReader of one) or a socket, it hands over to the standard
+// library's ReadFrom, which uses sendfile or splice where the kernel allows.
+// Otherwise, and for a [Conn] or [Writer] after flushing it, the bytes go
+// through a pooled 64 KiB buffer, allocating nothing per call.
+func Copy(dst io.Writer, src io.Reader) (int64, error) {
+	switch d := dst.(type) {
+	case *Conn:
+		return d.ReadFrom(src)
+	case *Writer:
+		return d.ReadFrom(src)
+	case *net.TCPConn, *net.UnixConn:
+		if zeroCopySource(src) {
+			return d.(io.ReaderFrom).ReadFrom(src)
+		}
+	}
+	return copyBuffered(dst, src)
+}
+
+// zeroCopySource reports whether the standard library may splice or
+// sendfile from r.
+func zeroCopySource(r io.Reader) bool {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		r = lr.R
+	}
+	switch r.(type) {
+	case *os.File, *net.TCPConn, *net.UnixConn:
+		return true
+	}
+	return false
+}
+
+// copyBuffered copies through a pooled buffer, hiding ReaderFrom and
+// WriterTo so that io.CopyBuffer really uses it.
+func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
+	bp := copyPool.Get().(*[]byte)
+	defer copyPool.Put(bp)
+	return io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, *bp)
+}
+
+// ReadFrom flushes the queue, then copies r to the underlying writer with
+// [Copy], so a file goes out with sendfile when the writer is a TCP
+// connection. Writes made meanwhile by other goroutines are queued and go out
+// after it. An error from the copy is returned but is not sticky: it may be
+// r's.
+func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
+	w.mu.Lock()
+	target := w.stats.Accepted
+	for (w.stats.Written < target || w.busy) && w.err == nil {
+		if !w.busy {
+			w.writeBatchLocked()
+			continue
+		}
+		if err := w.waitLocked(nil, false, func() bool { return !w.busy }); err != nil {
+			w.mu.Unlock()
+			return 0, err
+		}
+	}
+	if err := w.errLocked(true); err != nil {
+		w.mu.Unlock()
+		return 0, err
+	}
+	w.busy = true // keep the flusher out of the way
+	w.mu.Unlock()
+
+	n, err := Copy(w.dst, r)
+
+	w.mu.Lock()
+	w.busy = false
+	w.stats.Accepted += n
+	w.stats.Written += n
+	if w.queued > 0 {
+		w.kickLocked()
+	}
+	w.broadcastLocked()
+	w.mu.Unlock()
+	return n, err
+}

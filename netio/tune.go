@@ -1,0 +1,113 @@
+package netio
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+)
+
+// ErrNoSyscallConn is returned by the tuning helpers for a connection that
+// does not expose its socket (it does not implement syscall.Conn).
+var ErrNoSyscallConn = errors.New("netio: connection has no socket to tune")
+
+// SockOpts are the socket options the tuning helpers manage, as the kernel
+// reports them (Linux reports twice the buffer sizes set).
+type SockOpts struct {
+	NoDelay      bool
+	SendBuffer   int
+	RecvBuffer   int
+	NotSentLowat int // 0 where unsupported or unset
+}
+
+// SetNoDelay sets TCP_NODELAY (Go's default for TCP is on).
+func SetNoDelay(c net.Conn, on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	return setInt(c, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, v, "TCP_NODELAY")
+}
+
+// SetSendBuffer sets SO_SNDBUF, turning off the kernel's autotuning of it.
+func SetSendBuffer(c net.Conn, bytes int) error {
+	return setInt(c, syscall.SOL_SOCKET, syscall.SO_SNDBUF, bytes, "SO_SNDBUF")
+}
+
+// SetRecvBuffer sets SO_RCVBUF, turning off the kernel's autotuning of it.
+func SetRecvBuffer(c net.Conn, bytes int) error {
+	return setInt(c, syscall.SOL_SOCKET, syscall.SO_RCVBUF, bytes, "SO_RCVBUF")
+}
+
+// SetNotSentLowat sets TCP_NOTSENT_LOWAT where the system has it (Linux):
+// the socket reports writable only while less than bytes are unsent, which
+// keeps queued data in the Writer, where backpressure sees it, instead of
+// in the kernel. Elsewhere it returns an error matching errors.ErrUnsupported.
+func SetNotSentLowat(c net.Conn, bytes int) error {
+	if notSentLowat < 0 {
+		return fmt.Errorf("netio: TCP_NOTSENT_LOWAT: %w", errors.ErrUnsupported)
+	}
+	return setInt(c, syscall.IPPROTO_TCP, notSentLowat, bytes, "TCP_NOTSENT_LOWAT")
+}
+
+// GetSockOpts reads the options back from the kernel.
+func GetSockOpts(c net.Conn) (SockOpts, error) {
+	var o SockOpts
+	var nd int
+	var err error
+	read := func(level, opt int, dst *int) {
+		if err == nil {
+			*dst, err = getInt(c, level, opt)
+		}
+	}
+	read(syscall.IPPROTO_TCP, syscall.TCP_NODELAY, &nd)
+	read(syscall.SOL_SOCKET, syscall.SO_SNDBUF, &o.SendBuffer)
+	read(syscall.SOL_SOCKET, syscall.SO_RCVBUF, &o.RecvBuffer)
+	if notSentLowat >= 0 {
+		read(syscall.IPPROTO_TCP, notSentLowat, &o.NotSentLowat)
+	}
+	o.NoDelay = nd != 0
+	return o, err
+}
+
+func rawConn(c net.Conn) (syscall.RawConn, error) {
+	if w, ok := c.(*Conn); ok {
+		c = w.Conn
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, ErrNoSyscallConn
+	}
+	return sc.SyscallConn()
+}
+
+func setInt(c net.Conn, level, opt, v int, name string) error {
+	rc, err := rawConn(c)
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = setsockoptInt(fd, level, opt, v) }); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("netio: setsockopt %s: %w", name, serr)
+	}
+	return nil
+}
+
+func getInt(c net.Conn, level, opt int) (int, error) {
+	rc, err := rawConn(c)
+	if err != nil {
+		return 0, err
+	}
+	var v int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) { v, gerr = getsockoptInt(fd, level, opt) }); err != nil {
+		return 0, err
+	}
+	if gerr != nil {
+		return 0, fmt.Errorf("netio: getsockopt: %w", gerr)
+	}
+	return v, nil
+}

@@ -1,0 +1,472 @@
+package netio
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// Errors returned by a Writer. Deadlines fail with os.ErrDeadlineExceeded and
+// contexts with the context's error, as in the net package.
+var (
+	// ErrQueueFull is returned by Write on a NonBlocking Writer whose queue
+	// has no room for the whole message. Nothing was accepted.
+	ErrQueueFull = errors.New("netio: send queue full")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("netio: writer closed")
+)
+
+const (
+	chunkSize       = 16 << 10
+	maxIovecs       = 1024 // per writev, the Linux and Darwin IOV_MAX
+	defaultMaxQueue = 1 << 20
+	defaultMinWin   = 64 << 10
+)
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
+
+// Options configure a Writer. The zero value is usable.
+type Options struct {
+	// MaxQueued is the high watermark: the most bytes accepted but not yet
+	// handed to the kernel. Default 1 MiB.
+	MaxQueued int
+	// LowWater is where a blocked Write resumes. Default half the window.
+	LowWater int
+	// NonBlocking makes Write fail with ErrQueueFull instead of waiting
+	// when the message does not fit. WriteContext always waits.
+	NonBlocking bool
+	// TargetDelay, if positive, enables the adaptive window: the window is
+	// the measured drain rate times TargetDelay, kept within
+	// [MinWindow, MaxQueued].
+	TargetDelay time.Duration
+	// MinWindow is the smallest adaptive window. Default 64 KiB (at most
+	// MaxQueued).
+	MinWindow int
+}
+
+// Stats is a snapshot of a Writer's counters.
+type Stats struct {
+	Accepted  int64   // bytes accepted by Write
+	Written   int64   // bytes accepted by the kernel
+	Queued    int     // bytes waiting (Accepted - Written unless there was an error)
+	Window    int     // current high watermark
+	Writes    int64   // successful Write calls
+	Flushes   int64   // writev calls (net.Buffers.WriteTo)
+	MaxIovecs int     // most buffers passed to one writev
+	DrainRate float64 // measured bytes/s (adaptive window only)
+}
+
+// A Writer coalesces small writes to an io.Writer, normally a net.Conn.
+// Its methods are safe for concurrent use.
+type Writer struct {
+	dst   io.Writer
+	opt   Options
+	chunk int // chunk size; chunkSize except in tests
+
+	mu       sync.Mutex
+	chunks   []*[]byte // queued data; the first starts at head
+	head     int
+	queued   int
+	window   int
+	low      int
+	err      error
+	closed   bool
+	running  bool // flusher goroutine started
+	parked   bool // flusher waiting on kick
+	busy     bool // a writev is in flight
+	kick     chan struct{}
+	done     chan struct{} // closed when the flusher exits
+	changed  chan struct{} // closed on progress when waiters > 0
+	waiters  int
+	deadline time.Time
+	iov      [][]byte
+	stats    Stats
+}
+
+// NewWriter returns a Writer sending to dst. If opt is nil, defaults apply.
+func NewWriter(dst io.Writer, opt *Options) *Writer {
+	w := &Writer{dst: dst, chunk: chunkSize, kick: make(chan struct{}, 1)}
+	if opt != nil {
+		w.opt = *opt
+	}
+	o := &w.opt
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = defaultMaxQueue
+	}
+	if o.MinWindow <= 0 {
+		o.MinWindow = defaultMinWin
+	}
+	o.MinWindow = min(o.MinWindow, o.MaxQueued)
+	w.setWindow(o.MaxQueued)
+	return w
+}
+
+func (w *Writer) setWindow(win int) {
+	w.window = win
+	w.low = win / 2
+	if w.opt.LowWater > 0 {
+		w.low = min(w.opt.LowWater, win)
+	}
+}
+
+// Write queues a copy of p. When p does not fit in the window, Write waits
+// until the queue has drained to the low watermark and p fits, or until the
+// deadline set by SetWriteDeadline (a NonBlocking Writer fails at once with
+// ErrQueueFull instead). It returns len(p) and nil, or the number of bytes
+// accepted and the reason the rest was not. A p no larger than the window is
+// accepted whole or not at all, so concurrent Writes of messages never
+// interleave; a larger p is queued piecewise as room appears.
+func (w *Writer) Write(p []byte) (int, error) { return write(w, nil, p) }
+
+// WriteString is like Write for a string, without converting it.
+func (w *Writer) WriteString(s string) (int, error) { return write(w, nil, s) }
+
+// WriteContext is like Write but waits for room until ctx is done (and the
+// write deadline), even on a NonBlocking Writer.
+func (w *Writer) WriteContext(ctx context.Context, p []byte) (int, error) {
+	return write(w, ctx, p)
+}
+
+func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) {
+	w.mu.Lock()
+	total := 0
+	for {
+		if err := w.errLocked(true); err != nil {
+			w.mu.Unlock()
+			return total, err
+		}
+		if len(p) == 0 {
+			w.mu.Unlock()
+			return 0, nil
+		}
+		room := w.window - w.queued
+		if room >= len(p) {
+			appendQueued(w, p)
+			w.kickLocked()
+			w.stats.Writes++
+			w.mu.Unlock()
+			return total + len(p), nil
+		}
+		blocking := ctx != nil || !w.opt.NonBlocking
+		if !blocking {
+			w.mu.Unlock()
+			return total, ErrQueueFull
+		}
+		if len(p) > w.window && room > 0 {
+			// Larger than the window: queue it piecewise.
+			appendQueued(w, p[:room])
+			w.kickLocked()
+			p = p[room:]
+			total += room
+		}
+		if err := w.waitLocked(ctx, true, func() bool {
+			need := len(p)
+			if need > w.window {
+				need = 1
+			}
+			return w.queued <= w.low && w.window-w.queued >= need
+		}); err != nil {
+			w.mu.Unlock()
+			return total, err
+		}
+	}
+}
+
+func (w *Writer) errLocked(closedIsErr bool) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed && closedIsErr {
+		return ErrClosed
+	}
+	return nil
+}
+
+// appendQueued copies p to the tail of the queue; w.mu is held.
+func appendQueued[T []byte | string](w *Writer, p T) {
+	w.queued += len(p)
+	w.stats.Accepted += int64(len(p))
+	for len(p) > 0 {
+		var c *[]byte
+		if k := len(w.chunks); k > 0 && len(*w.chunks[k-1]) < cap(*w.chunks[k-1]) {
+			c = w.chunks[k-1]
+		} else {
+			c = w.getChunk()
+			w.chunks = append(w.chunks, c)
+		}
+		b := *c
+		n := copy(b[len(b):cap(b)], p)
+		*c = b[:len(b)+n]
+		p = p[n:]
+	}
+}
+
+func (w *Writer) getChunk() *[]byte {
+	if w.chunk != chunkSize {
+		b := make([]byte, 0, w.chunk)
+		return &b
+	}
+	return chunkPool.Get().(*[]byte)
+}
+
+func (w *Writer) putChunk(c *[]byte) {
+	*c = (*c)[:0]
+	if cap(*c) == chunkSize {
+		chunkPool.Put(c)
+	}
+}
+
+// kickLocked makes sure the flusher will look at the queue.
+func (w *Writer) kickLocked() {
+	if !w.running {
+		w.running = true
+		w.done = make(chan struct{})
+		go w.flusher()
+		return
+	}
+	if w.parked {
+		w.parked = false
+		w.kick <- struct{}{}
+	}
+}
+
+func (w *Writer) flusher() {
+	defer close(w.done)
+	w.mu.Lock()
+	for {
+		for w.queued == 0 || w.busy || w.err != nil {
+			if w.err != nil || (w.closed && w.queued == 0) {
+				w.parked = false
+				w.mu.Unlock()
+				return
+			}
+			w.parked = true
+			w.mu.Unlock()
+			<-w.kick
+			w.mu.Lock()
+		}
+		w.writeBatchLocked()
+	}
+}
+
+// writeBatchLocked hands up to maxIovecs queued chunks to the kernel with one
+// net.Buffers.WriteTo. It is called with w.mu held and !w.busy, and unlocks
+// w.mu during the system call.
+func (w *Writer) writeBatchLocked() {
+	w.busy = true
+	iov := w.iov[:0]
+	for i, c := range w.chunks {
+		if len(iov) == maxIovecs {
+			break
+		}
+		b := *c
+		if i == 0 {
+			b = b[w.head:]
+		}
+		iov = append(iov, b)
+	}
+	w.iov = iov
+	w.stats.Flushes++
+	w.stats.MaxIovecs = max(w.stats.MaxIovecs, len(iov))
+	w.mu.Unlock()
+
+	var start time.Time
+	if w.opt.TargetDelay > 0 {
+		start = time.Now()
+	}
+	bufs := net.Buffers(iov)
+	n, err := bufs.WriteTo(w.dst)
+	var elapsed time.Duration
+	if w.opt.TargetDelay > 0 {
+		elapsed = time.Since(start)
+	}
+	clear(iov)
+
+	w.mu.Lock()
+	w.busy = false
+	w.consumeLocked(int(n))
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	if w.opt.TargetDelay > 0 && n > 0 {
+		w.adaptLocked(n, elapsed)
+	}
+	if w.waiters > 0 {
+		w.broadcastLocked()
+	}
+}
+
+// consumeLocked drops n written bytes from the head of the queue.
+func (w *Writer) consumeLocked(n int) {
+	w.queued -= n
+	w.stats.Written += int64(n)
+	k := 0 // chunks fully written
+	for n > 0 {
+		c := w.chunks[k]
+		avail := len(*c) - w.head
+		if n < avail {
+			w.head += n
+			break
+		}
+		n -= avail
+		w.head = 0
+		w.putChunk(c)
+		k++
+	}
+	if k > 0 {
+		m := copy(w.chunks, w.chunks[k:])
+		clear(w.chunks[m:])
+		w.chunks = w.chunks[:m]
+	}
+}
+
+// adaptLocked updates the drain-rate estimate and the window after a writev
+// of n bytes that took elapsed.
+func (w *Writer) adaptLocked(n int64, elapsed time.Duration) {
+	rate := float64(n) / max(elapsed.Seconds(), 1e-6)
+	if w.stats.DrainRate == 0 {
+		w.stats.DrainRate = rate
+	} else {
+		w.stats.DrainRate += (rate - w.stats.DrainRate) / 4
+	}
+	win := int(min(w.stats.DrainRate*w.opt.TargetDelay.Seconds(), float64(w.opt.MaxQueued)))
+	w.setWindow(max(win, w.opt.MinWindow))
+}
+
+// waitLocked waits, with w.mu held, until cond holds, a write error occurs
+// (or the Writer is closed, if closedIsErr), ctx is done or the deadline
+// passes.
+func (w *Writer) waitLocked(ctx context.Context, closedIsErr bool, cond func() bool) error {
+	var timer *time.Timer
+	var ctxDone <-chan struct{}
+	if ctx != nil {
+		ctxDone = ctx.Done()
+	}
+	for !cond() {
+		if err := w.errLocked(closedIsErr); err != nil {
+			return err
+		}
+		if ctx != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var expired <-chan time.Time
+		if !w.deadline.IsZero() {
+			d := time.Until(w.deadline)
+			if d <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			if timer == nil {
+				timer = time.NewTimer(d)
+				defer timer.Stop()
+			} else {
+				timer.Reset(d)
+			}
+			expired = timer.C
+		}
+		if w.changed == nil {
+			w.changed = make(chan struct{})
+		}
+		ch := w.changed
+		w.waiters++
+		w.mu.Unlock()
+		select {
+		case <-ch:
+		case <-expired:
+		case <-ctxDone:
+		}
+		w.mu.Lock()
+		w.waiters--
+	}
+	return nil
+}
+
+// broadcastLocked wakes every waiter.
+func (w *Writer) broadcastLocked() {
+	if w.changed != nil {
+		close(w.changed)
+		w.changed = nil
+	}
+}
+
+// SetWriteDeadline sets the time after which blocked Write, Flush and Close
+// calls stop waiting for the queue and fail with os.ErrDeadlineExceeded. It
+// does not bound a writev already in the kernel: set the connection's write
+// deadline for that ([Conn.SetWriteDeadline] sets both). Zero means none.
+func (w *Writer) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	w.deadline = t
+	w.broadcastLocked() // waiters re-arm with the new deadline
+	w.mu.Unlock()
+	return nil
+}
+
+// Flush waits until every byte accepted before the call has been accepted
+// by the kernel, writing in the calling goroutine when no writev is in
+// flight. It returns the first write error, if any.
+func (w *Writer) Flush() error { return w.flush(nil) }
+
+// FlushContext is like Flush but leaves the writing to the flusher and stops
+// waiting when ctx is done.
+func (w *Writer) FlushContext(ctx context.Context) error { return w.flush(ctx) }
+
+func (w *Writer) flush(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	target := w.stats.Accepted
+	for w.stats.Written < target && w.err == nil {
+		if ctx == nil && !w.busy {
+			w.writeBatchLocked()
+			continue
+		}
+		if ctx != nil {
+			w.kickLocked()
+		}
+		if err := w.waitLocked(ctx, false, func() bool { return w.stats.Written >= target }); err != nil {
+			return err
+		}
+	}
+	if ctx == nil && w.queued > 0 {
+		w.kickLocked() // writes queued after target are the flusher's
+	}
+	return w.err
+}
+
+// Close flushes the queue (see Flush), stops the flusher goroutine and makes
+// later Writes fail with ErrClosed. It does not close the underlying writer.
+// If the flush fails for lack of time (deadline), the flusher keeps trying
+// in the background until the queue drains or a write fails.
+func (w *Writer) Close() error {
+	err := w.Flush()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return err
+	}
+	w.closed = true
+	w.broadcastLocked()
+	if w.parked {
+		w.parked = false
+		w.kick <- struct{}{}
+	}
+	done := w.done
+	stuck := err != nil && w.err == nil
+	w.mu.Unlock()
+	if done != nil && !stuck {
+		<-done
+	}
+	return err
+}
+
+// Stats returns a snapshot of the counters.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.stats
+	s.Queued = w.queued
+	s.Window = w.window
+	return s
+}
