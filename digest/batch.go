@@ -1,0 +1,388 @@
+package digest
+
+import (
+	"context"
+	"fmt"
+	"hash"
+	"io/fs"
+	"iter"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Options tune Files and Each. The zero value (or nil) is ready to use.
+type Options struct {
+	// Workers bounds the CPU cores used for hashing; <= 0 means
+	// runtime.GOMAXPROCS(0). With plain hashing it is the number of files
+	// hashed at once. With multi-buffer MD5 each core runs one SIMD server
+	// hashing up to 16 files at once, so up to 16*Workers files are open.
+	Workers int
+	// NoMultiBuffer disables multi-buffer SIMD MD5 (md5-simd): every file
+	// is hashed by crypto/md5. Results are identical either way.
+	NoMultiBuffer bool
+	// Progress, if non-nil, has the size of every read added to it as
+	// hashing proceeds, for progress reports from another goroutine.
+	Progress *atomic.Int64
+}
+
+func (o *Options) workers() int {
+	if o != nil && o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// A Result is the outcome of hashing one file.
+type Result struct {
+	Index int    // position of Path in the input, from 0
+	Path  string // the path as given
+	Sum   Sum    // the digest, valid when Err is nil
+	Size  int64  // bytes hashed
+	// MultiBuffer reports that the digest was computed by multi-buffer
+	// SIMD MD5 rather than crypto/md5 (the result is the same).
+	MultiBuffer bool
+	// Err is nil or the file's error: an *fs.PathError from open(2) or
+	// read(2), or one wrapping the context's error if hashing was
+	// cancelled. An error affects only its own file.
+	Err error
+}
+
+// Files hashes the named files with bounded parallelism (see Each) and
+// returns one Result per path, in the order of paths. Files that were not
+// reached because ctx was cancelled carry ctx's error; the returned error
+// is then ctx.Err(), and otherwise nil: per-file errors are only in the
+// results.
+func Files(ctx context.Context, a Algorithm, paths []string, opts *Options) ([]Result, error) {
+	results := make([]Result, len(paths))
+	seen := 0
+	err := Each(ctx, a, slices.Values(paths), opts, func(r Result) error {
+		results[r.Index] = r
+		seen++
+		return nil
+	})
+	if err != nil {
+		for i := seen; i < len(paths); i++ {
+			results[i] = Result{Index: i, Path: paths[i], Err: &fs.PathError{Op: "open", Path: paths[i], Err: err}}
+		}
+	}
+	return results, err
+}
+
+// Each hashes every path that paths yields, with at most opts.Workers
+// cores busy, and calls fn with each Result in the order of paths, from
+// the goroutine that called Each, as soon as that result and all before
+// it are ready. paths is consumed from another goroutine, a bounded
+// window ahead of fn; memory stays bounded however many paths there are.
+//
+// MD5 over many files uses multi-buffer SIMD hashing where the CPU has it
+// (see MultiBuffer); files smaller than 128 KiB and short batches
+// (fewer than 8 files per worker) use crypto/md5, which is faster there.
+//
+// A file's error does not stop the others. If fn returns an error, Each
+// stops and returns it. If ctx is cancelled, Each stops taking paths,
+// reports the files in flight with errors wrapping ctx's error, and
+// returns ctx.Err(). A read blocked on a FIFO or slow device is not
+// interrupted; cancellation is seen between reads.
+func Each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Options, fn func(Result) error) error {
+	if !a.Valid() {
+		return fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
+	}
+	e := &engine{alg: a, cores: opts.workers()}
+	if opts != nil && opts.Progress != nil {
+		e.progress = opts.Progress
+	}
+	useMulti := a == MD5 && simdISA != "" && (opts == nil || !opts.NoMultiBuffer)
+	window := 4 * e.cores
+	if useMulti {
+		window = 2 * simdLanes * e.cores
+		e.multiMin = multiMinPerCore * e.cores
+	}
+	e.slots = make([]slot, window)
+	e.jobs = make(chan int, window)
+	e.order = make(chan int, window)
+	e.window = make(chan struct{}, window)
+	e.cond.L = &e.mu
+
+	inner, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.cancel.ctx = inner
+	stop := context.AfterFunc(inner, func() { e.cancel.flag.Store(true) })
+	defer stop()
+
+	go e.feed(inner, paths, useMulti)
+	var ferr error
+	for idx := range e.order {
+		s := &e.slots[idx]
+		e.mu.Lock()
+		for !s.ready {
+			e.cond.Wait()
+		}
+		s.ready = false
+		e.mu.Unlock()
+		if ferr == nil {
+			if err := fn(s.res); err != nil {
+				ferr = err
+				cancel()
+			}
+		}
+		s.res = Result{}
+		<-e.window
+	}
+	e.wg.Wait()
+	if ferr != nil {
+		return ferr
+	}
+	return ctx.Err()
+}
+
+// multiMinPerCore is how many files per core a batch needs before
+// multi-buffer MD5 is used: with fewer lanes filled, one SIMD core does
+// no better than crypto/md5 on one core. (A variable for tests.)
+var multiMinPerCore = 8
+
+// canceller lets the hashing loops poll for cancellation cheaply.
+type canceller struct {
+	flag atomic.Bool
+	ctx  context.Context
+}
+
+func (c *canceller) check(op, path string) error {
+	if c == nil || !c.flag.Load() {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: path, Err: c.ctx.Err()}
+}
+
+type slot struct {
+	res   Result
+	ready bool // guarded by engine.mu
+}
+
+type engine struct {
+	alg      Algorithm
+	cores    int
+	multiMin int // files needed before multi-buffer hashing starts
+	progress progress
+	cancel   canceller
+
+	slots  []slot
+	jobs   chan int      // slot indices to hash
+	order  chan int      // slot indices in input order
+	window chan struct{} // one token per slot in use
+
+	mu   sync.Mutex
+	cond sync.Cond // signalled when a slot becomes ready
+	wg   sync.WaitGroup
+}
+
+// feed dispatches paths to the workers. It starts the workers once it
+// knows whether the batch is long enough for multi-buffer hashing.
+func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool) {
+	defer close(e.order)
+	defer close(e.jobs)
+	i := 0
+	dispatch := func(p string) bool {
+		select {
+		case e.window <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		idx := i % len(e.slots)
+		e.slots[idx].res = Result{Index: i, Path: p}
+		i++
+		e.jobs <- idx
+		e.order <- idx
+		return true
+	}
+	var head []string
+	started := false
+	for p := range paths {
+		if started {
+			if !dispatch(p) {
+				return
+			}
+			continue
+		}
+		head = append(head, p)
+		if !useMulti || len(head) >= e.multiMin {
+			e.start(useMulti)
+			started = true
+			for _, h := range head {
+				if !dispatch(h) {
+					return
+				}
+			}
+			head = nil
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	if !started {
+		e.start(false)
+		for _, h := range head {
+			if !dispatch(h) {
+				return
+			}
+		}
+	}
+}
+
+func (e *engine) start(multi bool) {
+	if !multi {
+		e.wg.Add(e.cores)
+		for range e.cores {
+			go e.scalarWorker()
+		}
+		return
+	}
+	servers := simdServers(e.cores)
+	e.wg.Add(len(servers) * simdLanes)
+	for _, srv := range servers {
+		for range simdLanes {
+			go e.multiWorker(srv)
+		}
+	}
+}
+
+func (e *engine) done(s *slot) {
+	e.mu.Lock()
+	s.ready = true
+	e.mu.Unlock()
+	e.cond.Signal()
+}
+
+func (e *engine) scalarWorker() {
+	defer e.wg.Done()
+	buf := getBuffer()
+	defer putBuffer(buf)
+	h := getHash(e.alg)
+	defer putHash(e.alg, h)
+	for idx := range e.jobs {
+		s := &e.slots[idx]
+		r := &s.res
+		if err := e.cancel.check("open", r.Path); err != nil {
+			r.Err = err
+		} else {
+			h.Reset()
+			r.Size, r.Err = hashFile(e.alg, h, r.Path, buf, e.progress, &e.cancel, &r.Sum)
+		}
+		e.done(s)
+	}
+}
+
+// multiWorker hashes files through one lane of a SIMD server. Files that
+// fit in one buffer go to crypto/md5 instead: for them the round trip
+// through the server costs more than it saves.
+func (e *engine) multiWorker(srv *simdServer) {
+	defer e.wg.Done()
+	buf := getBuffer()
+	defer putBuffer(buf)
+	h := getHash(MD5)
+	defer putHash(MD5, h)
+	mh := <-srv.free
+	defer func() { srv.free <- mh }()
+	for idx := range e.jobs {
+		s := &e.slots[idx]
+		r := &s.res
+		if err := e.cancel.check("open", r.Path); err != nil {
+			r.Err = err
+		} else {
+			r.Size, r.MultiBuffer, r.Err = e.hashFileMulti(r.Path, buf, h, mh, &r.Sum)
+		}
+		e.done(s)
+	}
+}
+
+func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum) (size int64, multi bool, err error) {
+	f, err := openFile(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.close()
+	// Fill the first buffer: a file that ends within it is hashed by h.
+	n := 0
+	eof := false
+	for n < len(buf) {
+		if err := e.cancel.check("read", path); err != nil {
+			return int64(n), false, err
+		}
+		m, err := f.read(path, buf[n:])
+		if err != nil {
+			return int64(n), false, err
+		}
+		if m == 0 {
+			eof = true
+			break
+		}
+		n += m
+		e.addProgress(m)
+	}
+	size = int64(n)
+	if eof {
+		h.Reset()
+		h.Write(buf[:n])
+		s.alg = MD5
+		h.Sum(s.b[:0])
+		return size, false, nil
+	}
+	mh.Reset()
+	mh.Write(buf[:n])
+	for {
+		if err := e.cancel.check("read", path); err != nil {
+			return size, true, err
+		}
+		m, err := f.read(path, buf[:multiReadSize])
+		if err != nil {
+			return size, true, err
+		}
+		if m == 0 {
+			break
+		}
+		mh.Write(buf[:m])
+		size += int64(m)
+		e.addProgress(m)
+	}
+	s.alg = MD5
+	mh.Sum(s.b[:0])
+	return size, true, nil
+}
+
+// multiReadSize is the read size after the first buffer in the
+// multi-buffer path (a variable for BenchmarkReadSize).
+var multiReadSize = bufferSize
+
+func (e *engine) addProgress(n int) {
+	if e.progress != nil {
+		e.progress.Add(int64(n))
+	}
+}
+
+// A simdServer is one md5-simd server with a free list of its hashers,
+// which are reused (Reset) rather than created per file.
+type simdServer struct {
+	free chan hash.Hash
+}
+
+var simdPool struct {
+	sync.Mutex
+	servers []*simdServer
+}
+
+// simdServers returns n servers, starting any that do not exist yet. The
+// servers live for the rest of the process and are shared by all calls.
+func simdServers(n int) []*simdServer {
+	simdPool.Lock()
+	defer simdPool.Unlock()
+	for len(simdPool.servers) < n {
+		simdPool.servers = append(simdPool.servers, newSIMDServer())
+	}
+	return simdPool.servers[:n]
+}
+
+// MultiBuffer returns the instruction set multi-buffer MD5 uses on this
+// machine: "avx512" (16 lanes per core), "avx2" (8 lanes per core) or ""
+// when it is unavailable or the purego build tag is set.
+func MultiBuffer() string { return simdISA }

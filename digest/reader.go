@@ -1,0 +1,94 @@
+package digest
+
+import (
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+)
+
+// Reader returns the digest of everything r yields up to io.EOF. It reads
+// through a pooled buffer and allocates nothing per call once warm.
+// A read error other than io.EOF is returned as is, with a zero Sum.
+func Reader(a Algorithm, r io.Reader) (Sum, error) {
+	if !a.Valid() {
+		return Sum{}, fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	h := getHash(a)
+	defer putHash(a, h)
+	for {
+		n, err := r.Read(buf[:])
+		if n > 0 {
+			h.Write(buf[:n])
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Sum{}, err
+		}
+	}
+	return finish(a, h), nil
+}
+
+// File returns the digest of the named file. It never reads the whole
+// file into memory: it streams it through a pooled buffer, with one read
+// system call per 128 KiB. Errors are *fs.PathError values, so
+// errors.Is(err, fs.ErrNotExist) and the like work; a directory fails
+// with an error wrapping syscall.EISDIR, as read(2) reports it.
+func File(a Algorithm, path string) (Sum, error) {
+	if !a.Valid() {
+		return Sum{}, fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	h := getHash(a)
+	defer putHash(a, h)
+	var s Sum
+	_, err := hashFile(a, h, path, buf, nil, nil, &s)
+	return s, err
+}
+
+// finish returns the digest h has computed.
+func finish(a Algorithm, h hash.Hash) Sum {
+	s := Sum{alg: a}
+	h.Sum(s.b[:0])
+	return s
+}
+
+// progress receives the number of bytes of each read; nil ignores them.
+type progress interface{ Add(int64) int64 }
+
+// hashFile streams path into h (already reset) and stores the digest in
+// *s. It returns the number of bytes hashed. A non-nil c is polled before
+// every read.
+func hashFile(a Algorithm, h hash.Hash, path string, buf *buffer, p progress, c *canceller, s *Sum) (int64, error) {
+	f, err := openFile(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.close()
+	var size int64
+	for {
+		if err := c.check("read", path); err != nil {
+			return size, err
+		}
+		n, err := f.read(path, buf[:])
+		if err != nil {
+			return size, err
+		}
+		if n == 0 {
+			break
+		}
+		h.Write(buf[:n])
+		size += int64(n)
+		if p != nil {
+			p.Add(int64(n))
+		}
+	}
+	s.alg = a
+	h.Sum(s.b[:0])
+	return size, nil
+}
