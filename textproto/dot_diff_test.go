@@ -227,6 +227,7 @@ func (c writerCase) String() string {
 
 type dotWriterAPI interface {
 	DotWriter() io.WriteCloser
+	PrintfLine(string, ...any) error
 }
 
 func writeSession(w dotWriterAPI, fw *failWriter, in []byte, c writerCase, impl string) writeResult {
@@ -259,7 +260,7 @@ func writeSession(w dotWriterAPI, fw *failWriter, in []byte, c writerCase, impl 
 		res.calls = append(res.calls, "close "+errString(d.Close()))
 		res.calls = append(res.calls, "close "+errString(d.Close()))
 	case 2:
-		res.calls = append(res.calls, "printf "+errString(w.(interface{ PrintfLine(string, ...any) error }).PrintfLine("QUIT")))
+		res.calls = append(res.calls, "printf "+errString(w.PrintfLine("QUIT")))
 	}
 	res.out = fw.buf.Bytes()
 	return res
@@ -282,9 +283,6 @@ func writerCases() []writerCase {
 		for _, wl := range []int{1, 2, 3, 7, 100, 0} {
 			for _, lim := range []int{-1, 0, 5, 16, 17, 33} {
 				for cl := 0; cl < 3; cl++ {
-					if _, ok := any(&Writer{}).(interface{ PrintfLine(string, ...any) error }); !ok && cl == 2 {
-						continue // TODO(lead): remove once PrintfLine exists
-					}
 					cs = append(cs, writerCase{bs, wl, lim, cl})
 				}
 			}

@@ -40,13 +40,19 @@ func (r *Reader) DotReader() io.Reader {
 // been consumed up to its end marker, so the connection stays in step.
 func (r *Reader) DotReaderMode(mode dot.Mode) io.Reader {
 	r.closeDot()
-	r.dot = &dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}}
+	// The reader is only valid until the next call to a method on r, so
+	// one allocation serves every block read through r.
+	if r.dot == nil {
+		r.dot = new(dotReader)
+	}
+	*r.dot = dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true}
 	return r.dot
 }
 
 type dotReader struct {
-	r   *Reader
-	dec dot.Decoder
+	r      *Reader
+	dec    dot.Decoder
+	active bool // not yet at the end of the block or an error
 }
 
 // Read decodes into b. Like net/textproto, it fills b completely unless the
@@ -71,8 +77,8 @@ func (d *dotReader) Read(b []byte) (n int, err error) {
 	if err == nil && d.dec.Done() {
 		_, _, err = d.dec.Transform(nil, nil, false)
 	}
-	if err != nil && d.r.dot == d {
-		d.r.dot = nil
+	if err != nil {
+		d.active = false
 	}
 	return n, err
 }
@@ -119,9 +125,7 @@ func (d *dotReader) WriteTo(w io.Writer) (written int64, err error) {
 		}
 	}
 	// The block has ended or the input failed: as in Read, r is free again.
-	if d.r.dot == d {
-		d.r.dot = nil
-	}
+	d.active = false
 	if n > 0 {
 		m, werr := writeAll(w, buf[:n])
 		written += int64(m)
@@ -135,8 +139,8 @@ func (d *dotReader) WriteTo(w io.Writer) (written int64, err error) {
 // closeDot drains the active DotReader, if any, up to its end marker.
 func (r *Reader) closeDot() {
 	var buf [512]byte
-	for r.dot != nil {
-		// Read clears r.dot at the end of the block or on an error.
+	for r.dot != nil && r.dot.active {
+		// Read ends at the end of the block or on an error.
 		r.dot.Read(buf[:])
 	}
 }

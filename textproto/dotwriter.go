@@ -30,19 +30,26 @@ func (w *Writer) DotWriter() io.WriteCloser {
 // connection). Close adds a final "\r\n" if the last line is open.
 func (w *Writer) DotWriterMode(mode dot.Mode) io.WriteCloser {
 	w.closeDot()
-	w.dot = &dotWriter{w: w, enc: dot.Encoder{Mode: mode}}
+	// The writer is only valid until the next call to a method on w, so
+	// one allocation serves every block written through w.
+	if w.dot == nil {
+		w.dot = new(dotWriter)
+	}
+	*w.dot = dotWriter{w: w, enc: dot.Encoder{Mode: mode}, open: true}
 	return w.dot
 }
 
 func (w *Writer) closeDot() {
-	if w.dot != nil {
-		w.dot.Close() // sets w.dot = nil
+	if w.dot != nil && w.dot.open {
+		w.dot.Close()
 	}
 }
 
 type dotWriter struct {
-	w   *Writer
-	enc dot.Encoder
+	w    *Writer
+	enc  dot.Encoder
+	open bool    // not yet closed
+	end  [5]byte // room for the end marker
 }
 
 // Write encodes b straight into the free space of w.W's buffer. When less
@@ -115,16 +122,13 @@ func (d *dotWriter) ReadFrom(src io.Reader) (n int64, err error) {
 // if the last line is open, then ".\r\n", and flushes w.W. Like
 // net/textproto, it writes the end again if called again.
 func (d *dotWriter) Close() error {
-	if d.w.dot == d {
-		d.w.dot = nil
-	}
+	d.open = false
 	bw := d.w.W
-	var end [5]byte
 	enc := d.enc // the end marker does not change the writer's state
-	n, _, err := enc.Transform(end[:], nil, true)
+	n, _, err := enc.Transform(d.end[:], nil, true)
 	if err != nil {
 		return err
 	}
-	bw.Write(end[:n]) // an error here shows again in Flush
+	bw.Write(d.end[:n]) // an error here shows again in Flush
 	return bw.Flush()
 }

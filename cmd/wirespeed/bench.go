@@ -20,6 +20,9 @@ type benchCase struct {
 	impl  string // e.g. "stdlib", "wirespeed"
 	// bytes is the payload of one op, for MB/s; 0 reports no throughput.
 	bytes int64
+	// size, if set, gives bytes when the case runs (for inputs generated
+	// lazily, so that other subcommands do not pay for them).
+	size func() int64
 	// fn is a standard benchmark function running the code path users call.
 	fn func(b *testing.B)
 }
@@ -104,6 +107,9 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	results := make([]benchResult, 0, len(todo))
 	for i, c := range todo {
 		fmt.Fprintf(stderr, "\r[%d/%d] %-50s", i+1, len(todo), c.group+"/impl="+c.impl)
+		if c.size != nil {
+			c.bytes = c.size()
+		}
 		r := testing.Benchmark(func(b *testing.B) {
 			b.ReportAllocs()
 			if c.bytes > 0 {
