@@ -3,8 +3,8 @@ package netio
 import (
 	"io"
 	"net"
-	"os"
 	"sync"
+	"syscall"
 )
 
 const copyBufSize = 64 << 10
@@ -12,11 +12,12 @@ const copyBufSize = 64 << 10
 var copyPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
 // Copy copies src to dst until EOF or an error, like io.Copy. When dst is a
-// *net.TCPConn or *net.UnixConn and src is an *os.File (or an
-// *io.LimitedReader of one) or a socket, it hands over to the standard
-// library's ReadFrom, which uses sendfile or splice where the kernel allows.
-// Otherwise, and for a [Conn] or [Writer] after flushing it, the bytes go
-// through a pooled 64 KiB buffer, allocating nothing per call.
+// *net.TCPConn or *net.UnixConn and src is a file or socket (any
+// syscall.Conn, or an *io.LimitedReader of one), Copy hands over to the
+// standard library's ReadFrom, which uses sendfile or splice where the
+// kernel allows. A [Conn] or [Writer] dst is flushed first and then treated
+// as the connection it wraps. Everything else goes through a pooled 64 KiB
+// buffer, allocating nothing per call.
 func Copy(dst io.Writer, src io.Reader) (int64, error) {
 	switch d := dst.(type) {
 	case *Conn:
@@ -37,11 +38,10 @@ func zeroCopySource(r io.Reader) bool {
 	if lr, ok := r.(*io.LimitedReader); ok {
 		r = lr.R
 	}
-	switch r.(type) {
-	case *os.File, *net.TCPConn, *net.UnixConn:
-		return true
-	}
-	return false
+	// *os.File, and the wrapper os.File.WriteTo hands to io.Copy, are
+	// syscall.Conns; so are TCP and Unix sockets.
+	_, ok := r.(syscall.Conn)
+	return ok
 }
 
 // copyBuffered copies through a pooled buffer, hiding ReaderFrom and
