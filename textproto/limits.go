@@ -1,18 +1,35 @@
 package textproto
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+)
 
 // Limits bounds what a [Reader] will accept from its peer. The zero value
-// sets no limits, which is what [NewReader] gives and what net/textproto does.
-// A Reader with limits never buffers more than the limit of a line or header
-// block, however long the peer's input is.
+// sets no limits, which is what [NewReader] gives and what net/textproto
+// does. With limits, a Reader never holds more than about a limit's worth
+// of a line or header (plus its bufio.Reader's buffer), however much the
+// peer sends.
+//
+// When a limit is exceeded, the call fails with an error matching
+// [ErrLineTooLong] or [ErrHeaderTooLarge] as soon as the excess has been
+// seen, and the input that caused it is skipped: the next read call on the
+// Reader first discards the rest of the over-long line (and, after a
+// failed ReadMIMEHeader, the rest of the header block up to and including
+// its empty line) without buffering it, then reads on. So a server can
+// reply with an error and stay in step with its peer. Reading R directly
+// instead sees the unread rest.
 type Limits struct {
 	// MaxLineBytes bounds the length of one line, not counting its line
-	// ending. Longer lines fail with an error matching ErrLineTooLong.
+	// ending. For ReadContinuedLine and ReadMIMEHeader a line and its
+	// continuation lines count as one line, with the line breaks and
+	// white space between them. Longer lines fail with an error matching
+	// ErrLineTooLong.
 	MaxLineBytes int
 
-	// MaxHeaderBytes bounds the total size of a MIME header block read by
-	// ReadMIMEHeader, line endings included. Larger headers fail with an
+	// MaxHeaderBytes bounds the total size of the fields of a MIME header
+	// block read by ReadMIMEHeader, line endings included (the empty line
+	// that ends the block does not count). Larger headers fail with an
 	// error matching ErrHeaderTooLarge.
 	MaxHeaderBytes int64
 
@@ -26,8 +43,35 @@ type Limits struct {
 	MaxDotBytes int64
 }
 
-// Errors reported when input exceeds the Reader's [Limits].
+// Errors reported when input exceeds the Reader's [Limits]. The errors
+// returned wrap them with the limit; test with errors.Is.
 var (
 	ErrLineTooLong    = errors.New("textproto: line too long")
 	ErrHeaderTooLarge = errors.New("textproto: header too large")
 )
+
+// A limitError is a limit's sentinel error with the limit that was hit.
+type limitError struct {
+	err   error
+	limit int64
+	unit  string
+}
+
+func (e *limitError) Error() string {
+	return e.err.Error() + " (limit " + strconv.FormatInt(e.limit, 10) + " " + e.unit + ")"
+}
+
+func (e *limitError) Unwrap() error { return e.err }
+
+func lineTooLong(limit int) error {
+	return &limitError{ErrLineTooLong, int64(limit), "bytes"}
+}
+
+func headerTooLarge(limit int64, unit string) error {
+	return &limitError{ErrHeaderTooLarge, limit, unit}
+}
+
+func isLimitError(err error) bool {
+	_, ok := err.(*limitError)
+	return ok
+}

@@ -1,20 +1,656 @@
 package textproto
 
-import "bufio"
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// errMessageTooLarge is what net/textproto reports when the first line of a
+// MIME header is indented and longer than errorQuoteLimit; its text is the
+// same.
+var errMessageTooLarge = errors.New("message too large")
+
+// errorQuoteLimit bounds how much of an indented first header line is read
+// to quote it in the error, as in net/textproto.
+const errorQuoteLimit = 80
+
+// keepScratch is the largest scratch buffer a Reader keeps between calls;
+// bigger ones are left to the garbage collector after the call.
+const keepScratch = 64 << 10
 
 // A Reader implements convenience methods for reading requests
 // or responses from a text protocol network connection.
+//
+// A Reader made with NewReader, or as &Reader{R: br}, behaves exactly as
+// net/textproto's does, apart from the documented deviations (see the
+// package documentation). SetLimits adds bounds on what it accepts.
 type Reader struct {
 	R   *bufio.Reader
 	dot *dotReader
-	buf []byte // a re-usable buffer
+	buf []byte // joins continued lines
 	lim Limits
+
+	// err is a read error owed to the next call: a line cut off by an
+	// error exactly at a bufio buffer boundary was returned first (where
+	// net/textproto drops it), and the error comes next.
+	err error
+
+	// skipLine and skipHeader ask the next call to discard the rest of
+	// the line, and then the rest of the header block, that made the
+	// previous call fail with a limit error.
+	skipLine, skipHeader bool
+
+	// count is the number of bytes consumed from R by line reads; the
+	// limits are measured with it.
+	count int64
+	// inHeader is set while ReadMIMEHeader runs; hdrEnd is then the
+	// count it may not pass (if MaxHeaderBytes is set).
+	inHeader bool
+	hdrEnd   int64
+
+	line   []byte  // accumulates a line longer than R's buffer
+	arena  []byte  // the keys and values of the header being read
+	fields []field // the fields of the header being read
 }
 
 // NewReader returns a new [Reader] reading from r.
+//
+// Without limits (see [Reader.SetLimits]) a Reader buffers lines and
+// headers of any length, as net/textproto does; bound the input (for
+// example with [io.LimitReader]) or set limits when reading from a peer
+// that is not trusted.
 func NewReader(r *bufio.Reader) *Reader {
 	return &Reader{R: r}
 }
 
-// SetLimits sets the limits r enforces from now on.
+// SetLimits sets the limits r enforces from now on; the zero Limits turns
+// them off. See [Limits] for what each bounds and what happens to the
+// input that exceeds it.
 func (r *Reader) SetLimits(l Limits) { r.lim = l }
+
+// Limits returns the limits r enforces.
+func (r *Reader) Limits() Limits { return r.lim }
+
+// begin runs before every read: it finishes an open dot block, returns an
+// error owed from the previous call, and discards what a limit error left
+// unread.
+func (r *Reader) begin() error {
+	r.closeDot()
+	if r.err != nil {
+		err := r.err
+		r.err = nil
+		return err
+	}
+	if r.skipLine || r.skipHeader {
+		return r.discard()
+	}
+	return nil
+}
+
+// discard reads and drops the rest of an over-long line and, after a
+// header limit error, the rest of the header block up to and including
+// its empty line. It keeps nothing but R's buffer. If reading fails, it
+// returns the error and resumes on the next call.
+func (r *Reader) discard() error {
+	for r.skipLine || r.skipHeader {
+		s, err := r.R.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			r.skipLine = true
+		case err != nil:
+			return err
+		case r.skipLine:
+			r.skipLine = false
+		case len(s) == 1 || len(s) == 2 && s[0] == '\r':
+			r.skipHeader = false // the empty line that ends the header
+		}
+	}
+	return nil
+}
+
+// readChunk is bufio.Reader.ReadLine: one line, or the part of it that
+// fills R's buffer (more is then true), without its \n or \r\n. As with
+// ReadLine, a \r that ends a full buffer is left for the next call, and a
+// line cut short by an error is returned without the error, which the next
+// call reports.
+func (r *Reader) readChunk() (line []byte, more bool, err error) {
+	line, err = r.R.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			// The \r may start a \r\n: read it again with the next part.
+			r.R.UnreadByte()
+			line = line[:n-1]
+		}
+		r.count += int64(len(line))
+		return line, true, nil
+	}
+	r.count += int64(len(line))
+	n := len(line)
+	if n == 0 {
+		if err != nil {
+			line = nil
+		}
+		return line, false, err
+	}
+	if line[n-1] == '\n' {
+		n--
+		if n > 0 && line[n-1] == '\r' {
+			n--
+		}
+	}
+	return line[:n], false, nil
+}
+
+// ReadLine reads a single line from r,
+// eliding the final \n or \r\n from the returned string.
+func (r *Reader) ReadLine() (string, error) {
+	line, err := r.readLineSlice(-1, 0)
+	return string(line), err
+}
+
+// ReadLineBytes is like [Reader.ReadLine] but returns a []byte instead of a string.
+func (r *Reader) ReadLineBytes() ([]byte, error) {
+	line, err := r.readLineSlice(-1, 0)
+	if line != nil {
+		line = bytes.Clone(line)
+	}
+	return line, err
+}
+
+// readLineSlice reads one line and returns it without its \n or \r\n. The
+// slice is valid until the next read from R or r.
+//
+// stdLim, if not negative, is net/textproto's bound on the line's length:
+// past it the read stops with errMessageTooLarge, leaving the rest of the
+// line unread. base is the length of the logical line read before this
+// physical line (see readContinuedLineSlice), for MaxLineBytes.
+func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
+	if err := r.begin(); err != nil {
+		return nil, err
+	}
+	var acc []byte // the parts of a line longer than R's buffer
+	for {
+		l, more, err := r.readChunk()
+		if err != nil {
+			if acc != nil {
+				// Deviation: net/textproto drops the line here.
+				r.err = err
+				return r.keepLine(acc), nil
+			}
+			return nil, err
+		}
+		n := int64(len(acc)) + int64(len(l))
+		if stdLim >= 0 && n > stdLim {
+			return nil, errMessageTooLarge
+		}
+		if r.lim.MaxLineBytes > 0 && base+n > int64(r.lim.MaxLineBytes) {
+			return nil, r.limitFailed(more, lineTooLong(r.lim.MaxLineBytes))
+		}
+		if r.inHeader && r.lim.MaxHeaderBytes > 0 && r.count > r.hdrEnd && (base > 0 || more || n > 0) {
+			// Over budget, and not on the empty line that ends the block.
+			return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
+		}
+		if acc == nil {
+			if !more {
+				return l, nil
+			}
+			acc = r.line[:0]
+		}
+		acc = appendGrow(acc, l)
+		if !more {
+			return r.keepLine(acc), nil
+		}
+	}
+}
+
+// keepLine keeps the accumulation buffer acc for the next long line if it
+// is small enough, and returns it.
+func (r *Reader) keepLine(acc []byte) []byte {
+	if cap(acc) <= keepScratch {
+		r.line = acc
+	}
+	return acc
+}
+
+// appendGrow appends b to a, doubling a's capacity when it must grow (the
+// built-in append grows large slices by only a quarter, which copies a long
+// line many more times).
+func appendGrow(a, b []byte) []byte {
+	if len(a)+len(b) > cap(a) {
+		c := 2 * cap(a)
+		if c < len(a)+len(b) {
+			c = 2 * (len(a) + len(b))
+		}
+		a = append(make([]byte, 0, c), a...)
+	}
+	return append(a, b...)
+}
+
+// limitFailed records what the next call must discard after a limit error
+// err: the rest of the current line if more of it is unread, and the rest
+// of the header block if ReadMIMEHeader is running.
+func (r *Reader) limitFailed(more bool, err error) error {
+	r.skipLine = more
+	r.skipHeader = r.inHeader
+	return err
+}
+
+// ReadContinuedLine reads a possibly continued line from r,
+// eliding the final trailing ASCII white space.
+// Lines after the first are considered continuations if they
+// begin with a space or tab character. In the returned data,
+// continuation lines are separated from the previous line
+// only by a single space: the newline and leading white space
+// are removed.
+//
+// For example, the input "Subject: a\r\n  long\r\n\tline\r\nNext\r\n"
+// gives "Subject: a long line" and then "Next".
+//
+// Empty lines are never continued.
+func (r *Reader) ReadContinuedLine() (string, error) {
+	line, err := r.readContinuedLineSlice(false)
+	return string(line), err
+}
+
+// ReadContinuedLineBytes is like [Reader.ReadContinuedLine] but
+// returns a []byte instead of a string.
+func (r *Reader) ReadContinuedLineBytes() ([]byte, error) {
+	line, err := r.readContinuedLineSlice(false)
+	if line != nil {
+		line = bytes.Clone(line)
+	}
+	return line, err
+}
+
+// trim returns s without leading and trailing spaces and tabs.
+func trim(s []byte) []byte {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	return s[i:j]
+}
+
+// readContinuedLineSlice reads a line and its continuation lines and
+// returns them joined, each trimmed, with single spaces. The result is
+// valid until the next read from R or r. If header is set, the first line
+// must contain a colon (the field name may not be folded).
+func (r *Reader) readContinuedLineSlice(header bool) ([]byte, error) {
+	start := r.count
+	line, err := r.readLineSlice(-1, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(line) == 0 {
+		return line, nil // an empty line is never continued
+	}
+	if header && bytes.IndexByte(line, ':') < 0 {
+		return nil, ProtocolError("malformed MIME header: missing colon: " + strconv.Quote(string(line)))
+	}
+
+	// If the next line is already buffered and cannot be a continuation
+	// (it starts with a letter, or it is empty), return the line where it
+	// lies, as net/textproto does.
+	if r.R.Buffered() > 1 {
+		p, _ := r.R.Peek(2)
+		if isASCIILetter(p[0]) || p[0] == '\n' || p[0] == '\r' && p[1] == '\n' {
+			return trim(line), nil
+		}
+	}
+
+	// Reading on overwrites R's buffer: copy the line.
+	r.buf = append(r.buf[:0], trim(line)...)
+	for {
+		n, err := r.skipSpace(start)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			break
+		}
+		r.buf = append(r.buf, ' ')
+		line, err := r.readLineSlice(-1, r.count-start)
+		if err != nil {
+			if isLimitError(err) {
+				return nil, err
+			}
+			break // as net/textproto: the error comes with the next read
+		}
+		r.buf = append(r.buf, trim(line)...)
+	}
+	return r.buf, nil
+}
+
+// skipSpace reads spaces and tabs from R and returns how many it read.
+// Like net/textproto it reads them one at a time with ReadByte, and
+// ignores a read error (R reports it again, or the next read sees it).
+// start is where the current logical line began, for the limits.
+func (r *Reader) skipSpace(start int64) (int, error) {
+	if r.err != nil {
+		return 0, nil // a read error is owed: stop here
+	}
+	n := 0
+	for {
+		c, err := r.R.ReadByte()
+		if err != nil {
+			break
+		}
+		if c != ' ' && c != '\t' {
+			r.R.UnreadByte()
+			break
+		}
+		n++
+		r.count++
+		if r.lim.MaxLineBytes > 0 && r.count-start > int64(r.lim.MaxLineBytes) {
+			return n, r.limitFailed(true, lineTooLong(r.lim.MaxLineBytes))
+		}
+		if r.inHeader && r.lim.MaxHeaderBytes > 0 && r.count > r.hdrEnd {
+			return n, r.limitFailed(true, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
+		}
+	}
+	return n, nil
+}
+
+// ReadCodeLine reads a response code line of the form
+//
+//	code message
+//
+// where code is a three-digit status code and the message
+// extends to the rest of the line. An example of such a line is:
+//
+//	220 mail.example.com ESMTP ready
+//
+// If expectCode is 1 to 999 and the code does not start with its digits
+// (expectCode 31 accepts 310 to 319), ReadCodeLine returns the code and
+// message with err set to &Error{code, message}. An expectCode of 0 or
+// less accepts any code.
+//
+// A multi-line response ("250-first line") gives a ProtocolError; read
+// those with ReadResponse.
+func (r *Reader) ReadCodeLine(expectCode int) (code int, message string, err error) {
+	code, continued, message, err := r.readCodeLine(expectCode)
+	if err == nil && continued {
+		err = ProtocolError("unexpected multi-line response: " + strconv.Quote(message))
+	}
+	return
+}
+
+func (r *Reader) readCodeLine(expectCode int) (code int, continued bool, message string, err error) {
+	line, err := r.ReadLine()
+	if err != nil {
+		return
+	}
+	return parseCodeLine(line, expectCode)
+}
+
+// parseCodeLine splits "ddd message" or "ddd-message" and checks the code
+// against expectCode, with net/textproto's results and errors.
+func parseCodeLine(line string, expectCode int) (code int, continued bool, message string, err error) {
+	if len(line) < 4 || line[3] != ' ' && line[3] != '-' {
+		return 0, false, "", ProtocolError("short response: " + strconv.Quote(line))
+	}
+	continued = line[3] == '-'
+	code, err = strconv.Atoi(line[:3])
+	if err != nil || code < 100 {
+		return code, continued, "", ProtocolError("invalid response code: " + strconv.Quote(line))
+	}
+	message = line[4:]
+	if codeMismatch(code, expectCode) {
+		err = &Error{code, message}
+	}
+	return
+}
+
+// codeMismatch reports whether code fails to start with the digits of
+// expectCode (when expectCode has one to three digits).
+func codeMismatch(code, expectCode int) bool {
+	switch {
+	case expectCode >= 1 && expectCode <= 9:
+		return code/100 != expectCode
+	case expectCode >= 10 && expectCode <= 99:
+		return code/10 != expectCode
+	case expectCode >= 100 && expectCode <= 999:
+		return code != expectCode
+	}
+	return false
+}
+
+// ReadResponse reads a response of one or more lines:
+//
+//	code-message line 1
+//	code-message line 2
+//	...
+//	code message line n
+//
+// The lines before the last have a hyphen after the code; the last has a
+// space. The returned message joins the lines' messages with \n. As RFC
+// 959 allows, lines in between that do not start with the same code
+// followed by a space or hyphen are taken whole as part of the message:
+//
+//	code-message line 1
+//	message line 2
+//	...
+//	code message line n
+//
+// If expectCode is 1 to 999 and the code does not start with its digits,
+// ReadResponse returns the code and message with err set to
+// &Error{code, message}. An expectCode of 0 or less accepts any code.
+func (r *Reader) ReadResponse(expectCode int) (code int, message string, err error) {
+	code, continued, first, err := r.readCodeLine(expectCode)
+	multi := continued
+	var msg strings.Builder
+	msg.WriteString(first)
+	for continued {
+		line, lerr := r.ReadLine()
+		if lerr != nil {
+			return 0, "", lerr
+		}
+		code2, cont2, more, perr := parseCodeLine(line, 0)
+		msg.WriteByte('\n')
+		if perr != nil || code2 != code {
+			// Not a line of this response's form: part of the text.
+			msg.WriteString(strings.TrimRight(line, "\r\n"))
+			continue
+		}
+		msg.WriteString(more)
+		continued = cont2
+	}
+	message = msg.String()
+	if err != nil && multi && message != "" {
+		// The code did not match: report the whole text.
+		err = &Error{code, message}
+	}
+	return
+}
+
+// ReadDotLines reads a dot-encoded block (see [Reader.DotReader]) and
+// returns its decoded lines, without their \r\n or \n. A missing end line
+// gives the lines read and [io.ErrUnexpectedEOF].
+//
+// It reads line by line with ReadLine, as net/textproto does, so a line
+// consisting of a lone dot ends the block whatever its line ending.
+func (r *Reader) ReadDotLines() ([]string, error) {
+	var lines []string
+	for {
+		line, err := r.ReadLine()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return lines, err
+		}
+		if len(line) > 0 && line[0] == '.' {
+			if len(line) == 1 {
+				return lines, nil
+			}
+			line = line[1:]
+		}
+		lines = append(lines, line)
+	}
+}
+
+// A field is one header field read by ReadMIMEHeader: its key is either an
+// interned common key or arena[ko:ko+kn]; its value is arena[vo:vo+vn].
+type field struct {
+	key            string
+	ko, kn, vo, vn int
+}
+
+// ReadMIMEHeader reads a MIME-style header from r: "Key: value" fields,
+// possibly continued over several lines, up to an empty line. The returned
+// map holds each key in canonical form (see [CanonicalMIMEHeaderKey]) with
+// its values in the order they came.
+//
+// For example, the input
+//
+//	my-key: Value 1
+//	Long-Key: Even
+//	       Longer Value
+//	My-Key: Value 2
+//
+// followed by an empty line gives
+//
+//	MIMEHeader{
+//		"My-Key":   {"Value 1", "Value 2"},
+//		"Long-Key": {"Even Longer Value"},
+//	}
+//
+// A malformed line gives a ProtocolError, and the fields read before it.
+//
+// All the keys and values of one header share one allocation: keeping any
+// of them keeps the whole header's text in memory.
+func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
+	if r.err != nil || r.skipLine || r.skipHeader {
+		if err := r.begin(); err != nil {
+			return make(MIMEHeader), err
+		}
+	}
+	if r.lim != (Limits{}) {
+		r.inHeader = true
+		r.hdrEnd = r.count + r.lim.MaxHeaderBytes
+		defer func() { r.inHeader = false }()
+	}
+
+	// net/textproto peeks here before it closes an open dot block: once to
+	// size the map (which we need not do; the map is built at the end with
+	// the exact count) and once to check the first byte. Peek the same way,
+	// so that R reads its source at the same moments.
+	r.R.Peek(1)
+	if p, err := r.R.Peek(1); err == nil && (p[0] == ' ' || p[0] == '\t') {
+		line, err := r.readLineSlice(errorQuoteLimit, 0)
+		if err != nil {
+			return make(MIMEHeader), err
+		}
+		return make(MIMEHeader), ProtocolError("malformed MIME header initial line: " + strconv.Quote(string(line)))
+	}
+
+	r.arena = r.arena[:0]
+	r.fields = r.fields[:0]
+	for {
+		kv, err := r.readContinuedLineSlice(true)
+		if len(kv) == 0 {
+			return r.header(), err
+		}
+		k, v, _ := bytes.Cut(kv, colon) // the colon is there: readContinuedLineSlice checked
+		f, ok := r.appendKey(k)
+		if !ok {
+			return r.header(), malformedLine(kv)
+		}
+		for _, c := range v {
+			if badValueByte[c] {
+				// net/textproto quotes the line with the key already
+				// canonicalized.
+				key := f.key
+				if key == "" {
+					key = string(r.arena[f.ko : f.ko+f.kn])
+				}
+				return r.header(), ProtocolError("malformed MIME header line: " + strconv.Quote(key+":"+string(v)))
+			}
+		}
+		if r.lim.MaxHeaderFields > 0 && len(r.fields) >= r.lim.MaxHeaderFields {
+			return r.header(), r.limitFailed(false, headerTooLarge(int64(r.lim.MaxHeaderFields), "fields"))
+		}
+		i := 0
+		for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
+			i++
+		}
+		f.vo = len(r.arena)
+		f.vn = len(v) - i
+		r.arena = append(r.arena, v[i:]...)
+		r.fields = append(r.fields, f)
+	}
+}
+
+var colon = []byte(":")
+
+func malformedLine(kv []byte) error {
+	return ProtocolError("malformed MIME header line: " + strconv.Quote(string(kv)))
+}
+
+// appendKey validates the field name k and appends its canonical form to
+// r.arena, unless it is a common key. As in net/textproto, a name with
+// spaces (but no other byte that is not a token byte) is accepted as is,
+// without canonicalization.
+func (r *Reader) appendKey(k []byte) (field, bool) {
+	if len(k) == 0 {
+		return field{}, false
+	}
+	spaces := false
+	for _, c := range k {
+		if !tokenByte[c] {
+			if c != ' ' {
+				return field{}, false
+			}
+			spaces = true
+		}
+	}
+	off := len(r.arena)
+	r.arena = append(r.arena, k...)
+	if !spaces {
+		key := r.arena[off:]
+		canonicalize(key, true)
+		if s, ok := commonHeader[string(key)]; ok {
+			r.arena = r.arena[:off]
+			return field{key: s}, true
+		}
+	}
+	return field{ko: off, kn: len(k)}, true
+}
+
+// header builds the map of the fields read so far. Their keys and values
+// become substrings of one string, and the first value of each key gets a
+// one-element, full-capacity slice of one shared array.
+func (r *Reader) header() MIMEHeader {
+	m := make(MIMEHeader, len(r.fields))
+	if len(r.fields) > 0 {
+		text := string(r.arena)
+		vals := make([]string, len(r.fields))
+		for i, f := range r.fields {
+			key := f.key
+			if key == "" {
+				key = text[f.ko : f.ko+f.kn]
+			}
+			value := text[f.vo : f.vo+f.vn]
+			if vv, ok := m[key]; ok {
+				m[key] = append(vv, value)
+			} else {
+				vals[i] = value
+				m[key] = vals[i : i+1 : i+1]
+			}
+		}
+	}
+	if cap(r.arena) > keepScratch {
+		r.arena = nil
+	}
+	if cap(r.fields) > keepScratch/64 {
+		r.fields = nil
+	}
+	return m
+}

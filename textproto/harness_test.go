@@ -1,0 +1,268 @@
+package textproto
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	stdtp "net/textproto"
+	"reflect"
+	"testing"
+	"testing/iotest"
+)
+
+// The differential harness drives a net/textproto Reader and ours with the
+// same calls over the same input, fed the same way, and compares every
+// result, every error and how much of the input each call consumed.
+
+type opKind uint8
+
+const (
+	opReadLine opKind = iota
+	opReadLineBytes
+	opReadContinuedLine
+	opReadContinuedLineBytes
+	opReadCodeLine
+	opReadResponse
+	opReadMIMEHeader
+	opReadDotLines
+	numOps
+)
+
+// An op is one Reader method call; arg is the expectCode of ReadCodeLine
+// and ReadResponse.
+type op struct {
+	kind opKind
+	arg  int
+}
+
+func (o op) String() string {
+	names := [...]string{"ReadLine", "ReadLineBytes", "ReadContinuedLine", "ReadContinuedLineBytes",
+		"ReadCodeLine", "ReadResponse", "ReadMIMEHeader", "ReadDotLines"}
+	if o.kind == opReadCodeLine || o.kind == opReadResponse {
+		return fmt.Sprintf("%s(%d)", names[o.kind], o.arg)
+	}
+	return names[o.kind]
+}
+
+// expectCodes are the expectCode arguments the harness uses.
+var expectCodes = []int{0, 2, 25, 250, 3, 220, -1, 1000}
+
+// An outcome is everything a call returned.
+type outcome struct {
+	S     string
+	B     []byte
+	BNil  bool
+	Code  int
+	Lines []string
+	H     map[string][]string
+	Err   error
+}
+
+func (o outcome) String() string {
+	return fmt.Sprintf("{S:%q B:%q nil:%v Code:%d Lines:%q H:%q Err:%#v(%v)}", o.S, o.B, o.BNil, o.Code, o.Lines, o.H, o.Err, o.Err)
+}
+
+// stdErr maps net/textproto's error types onto ours, so that equal errors
+// compare equal.
+func stdErr(err error) error {
+	switch e := err.(type) {
+	case stdtp.ProtocolError:
+		return ProtocolError(e)
+	case *stdtp.Error:
+		return &Error{e.Code, e.Msg}
+	}
+	if err != nil && err.Error() == errMessageTooLarge.Error() && reflect.TypeOf(err) == reflect.TypeOf(errMessageTooLarge) {
+		return errMessageTooLarge
+	}
+	return err
+}
+
+func errEqual(a, b error) bool {
+	if ea, ok := a.(*Error); ok {
+		eb, ok := b.(*Error)
+		return ok && *ea == *eb
+	}
+	return a == b
+}
+
+func (o outcome) equal(p outcome) bool {
+	return o.S == p.S && bytes.Equal(o.B, p.B) && o.BNil == p.BNil && o.Code == p.Code &&
+		reflect.DeepEqual(o.Lines, p.Lines) && reflect.DeepEqual(o.H, p.H) && errEqual(o.Err, p.Err)
+}
+
+func applyStd(r *stdtp.Reader, o op) (out outcome) {
+	switch o.kind {
+	case opReadLine:
+		out.S, out.Err = r.ReadLine()
+	case opReadLineBytes:
+		out.B, out.Err = r.ReadLineBytes()
+		out.BNil = out.B == nil
+	case opReadContinuedLine:
+		out.S, out.Err = r.ReadContinuedLine()
+	case opReadContinuedLineBytes:
+		out.B, out.Err = r.ReadContinuedLineBytes()
+		out.BNil = out.B == nil
+	case opReadCodeLine:
+		out.Code, out.S, out.Err = r.ReadCodeLine(o.arg)
+	case opReadResponse:
+		out.Code, out.S, out.Err = r.ReadResponse(o.arg)
+	case opReadMIMEHeader:
+		var h stdtp.MIMEHeader
+		h, out.Err = r.ReadMIMEHeader()
+		out.H = map[string][]string(h)
+	case opReadDotLines:
+		out.Lines, out.Err = r.ReadDotLines()
+	}
+	out.Err = stdErr(out.Err)
+	return out
+}
+
+func applyOurs(r *Reader, o op) (out outcome) {
+	switch o.kind {
+	case opReadLine:
+		out.S, out.Err = r.ReadLine()
+	case opReadLineBytes:
+		out.B, out.Err = r.ReadLineBytes()
+		out.BNil = out.B == nil
+	case opReadContinuedLine:
+		out.S, out.Err = r.ReadContinuedLine()
+	case opReadContinuedLineBytes:
+		out.B, out.Err = r.ReadContinuedLineBytes()
+		out.BNil = out.B == nil
+	case opReadCodeLine:
+		out.Code, out.S, out.Err = r.ReadCodeLine(o.arg)
+	case opReadResponse:
+		out.Code, out.S, out.Err = r.ReadResponse(o.arg)
+	case opReadMIMEHeader:
+		var h MIMEHeader
+		h, out.Err = r.ReadMIMEHeader()
+		out.H = map[string][]string(h)
+	case opReadDotLines:
+		out.Lines, out.Err = r.ReadDotLines()
+	}
+	return out
+}
+
+// sourceErr reports whether err is one the test sources fail with.
+func sourceErr(err error) bool {
+	switch err {
+	case io.EOF, errInjected, iotest.ErrTimeout, io.ErrUnexpectedEOF, io.ErrNoProgress:
+		return true
+	}
+	return false
+}
+
+// diffStats counts what the harness saw, to show the cases are not
+// vacuous.
+type diffStats struct {
+	calls, deviations int
+}
+
+// diffRun runs ops (cycling through them) over input with the given bufio
+// size and feed until both readers have stopped making progress, and
+// reports the first difference that is not the documented deviation.
+func diffRun(input []byte, size int, f feed, ops []op, st *diffStats) error {
+	sc, oc := f.open(input), f.open(input)
+	sb, ob := bufio.NewReaderSize(sc, size), bufio.NewReaderSize(oc, size)
+	std := stdtp.NewReader(sb)
+	ours := &Reader{R: ob}
+	pos := func(c *counter, b *bufio.Reader) int { return c.n - b.Buffered() }
+
+	var done []op
+	idle := 0
+	maxCalls := 2*len(input) + 20
+	for i := 0; i < maxCalls && idle < 4; i++ {
+		o := ops[i%len(ops)]
+		done = append(done, o)
+		before := pos(sc, sb)
+		want := applyStd(std, o)
+		got := applyOurs(ours, o)
+		st.calls++
+		ps, po := pos(sc, sb), pos(oc, ob)
+		if want.equal(got) && ps == po {
+			if ps == before && want.Err != nil {
+				idle++
+			} else {
+				idle = 0
+			}
+			continue
+		}
+		if ps != po {
+			return fmt.Errorf("call %d %v: consumed up to %d, net/textproto up to %d\n ours: %v\n std:  %v", i, o, po, ps, got, want)
+		}
+		// The only allowed difference: a line net/textproto lost.
+		if err := checkDeviation(input, size, sc.log, done, got, want, ours); err != nil {
+			return fmt.Errorf("call %d %v (input[%d:%d]): %v", i, o, before, ps, err)
+		}
+		st.deviations++
+		return nil // the readers have parted ways; the check covered the rest
+	}
+	return nil
+}
+
+// checkDeviation checks that a difference between our result got and
+// net/textproto's want, in the last call of calls, is the documented one:
+// a line cut off by a read error exactly at the end of a full bufio buffer,
+// which net/textproto drops, is returned, and the read error comes from
+// the next call.
+//
+// net/textproto drops the line when the Read after the full buffer
+// returns no data and an error. Had that error come with the last data
+// instead, it would have returned the line. So we replay to it, with the
+// same bufio size, the Read results it got (log), but with the error
+// moved onto the last Read that returned data and repeated ever after:
+// our result must equal what it returns then.
+func checkDeviation(input []byte, size int, log []readRec, calls []op, got, want outcome, ours *Reader) error {
+	last := len(log) - 1
+	d := last
+	for d >= 0 && log[d].n == 0 {
+		d--
+	}
+	var end error
+	switch {
+	case last >= 0 && log[last].n == 0 && log[last].err != nil:
+		end = log[last].err
+	case last-d >= 100:
+		end = io.ErrNoProgress // bufio's error after 100 empty Reads
+	default:
+		return fmt.Errorf("difference not caused by a read error\n ours: %v\n std:  %v", got, want)
+	}
+	if d < 0 {
+		return fmt.Errorf("difference before any data was read\n ours: %v\n std:  %v", got, want)
+	}
+	recs := append([]readRec(nil), log[:d+1]...)
+	recs[d].err = end
+	rr := stdtp.NewReader(bufio.NewReaderSize(&replay{data: input, recs: recs, end: end}, size))
+	var ref outcome
+	for _, o := range calls {
+		ref = applyStd(rr, o)
+	}
+	if !got.equal(ref) {
+		return fmt.Errorf("difference is not the documented deviation\n ours:     %v\n std:      %v\n lossless: %v", got, want, ref)
+	}
+	// The error that cut the line is owed to the next call, unless this
+	// call already reported it.
+	if ours.err != nil {
+		if ours.err != end {
+			return fmt.Errorf("owed error %v, want %v", ours.err, end)
+		}
+		if o2 := applyOurs(ours, op{kind: opReadLine}); o2.S != "" || o2.Err != end {
+			return fmt.Errorf("next call after the deviation gave %v, want the owed error %v", o2, end)
+		}
+	}
+	return nil
+}
+
+// diffAll runs diffRun over every bufio size and feed, failing t on the
+// first difference.
+func diffAll(t *testing.T, input []byte, sizes []int, ops []op, st *diffStats) {
+	t.Helper()
+	for _, size := range sizes {
+		for _, f := range feeds {
+			if err := diffRun(input, size, f, ops, st); err != nil {
+				t.Fatalf("input %q, bufio size %d, feed %s, ops %v:\n%v", input, size, f.name, ops, err)
+			}
+		}
+	}
+}
