@@ -25,6 +25,7 @@ const (
 	maxIovecs       = 1024 // per writev, the Linux and Darwin IOV_MAX
 	defaultMaxQueue = 1 << 20
 	defaultMinWin   = 64 << 10
+	adaptPeriod     = 5 * time.Millisecond
 )
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); return &b }}
@@ -85,6 +86,10 @@ type Writer struct {
 	deadline time.Time
 	iov      [][]byte
 	stats    Stats
+	// adaptive window sampling
+	adBytes int64
+	adBusy  time.Duration
+	adStart time.Time
 }
 
 // NewWriter returns a Writer sending to dst. If opt is nil, defaults apply.
@@ -280,9 +285,9 @@ func (w *Writer) writeBatchLocked() {
 	}
 	bufs := net.Buffers(iov)
 	n, err := bufs.WriteTo(w.dst)
-	var elapsed time.Duration
+	var end time.Time
 	if w.opt.TargetDelay > 0 {
-		elapsed = time.Since(start)
+		end = time.Now()
 	}
 	clear(iov)
 
@@ -293,7 +298,7 @@ func (w *Writer) writeBatchLocked() {
 		w.err = err
 	}
 	if w.opt.TargetDelay > 0 && n > 0 {
-		w.adaptLocked(n, elapsed)
+		w.adaptLocked(n, end.Sub(start), end)
 	}
 	if w.waiters > 0 {
 		w.broadcastLocked()
@@ -325,13 +330,24 @@ func (w *Writer) consumeLocked(n int) {
 }
 
 // adaptLocked updates the drain-rate estimate and the window after a writev
-// of n bytes that took elapsed.
-func (w *Writer) adaptLocked(n int64, elapsed time.Duration) {
-	rate := float64(n) / max(elapsed.Seconds(), 1e-6)
+// of n bytes that took elapsed. The rate is bytes over time spent in writev,
+// sampled every adaptPeriod of writev time or wall time: a peer that drains
+// slowly keeps writev blocked, so the sample converges on its rate.
+func (w *Writer) adaptLocked(n int64, elapsed time.Duration, now time.Time) {
+	w.adBytes += n
+	w.adBusy += elapsed
+	if w.adStart.IsZero() {
+		w.adStart = now.Add(-elapsed)
+	}
+	if now.Sub(w.adStart) < adaptPeriod {
+		return
+	}
+	rate := float64(w.adBytes) / max(w.adBusy.Seconds(), 1e-6)
+	w.adBytes, w.adBusy, w.adStart = 0, 0, time.Time{}
 	if w.stats.DrainRate == 0 {
 		w.stats.DrainRate = rate
 	} else {
-		w.stats.DrainRate += (rate - w.stats.DrainRate) / 4
+		w.stats.DrainRate += (rate - w.stats.DrainRate) / 2
 	}
 	win := int(min(w.stats.DrainRate*w.opt.TargetDelay.Seconds(), float64(w.opt.MaxQueued)))
 	w.setWindow(max(win, w.opt.MinWindow))

@@ -1,0 +1,66 @@
+package netio
+
+import (
+	"io"
+	"testing"
+	"time"
+)
+
+// The adaptive window shrinks to about drain rate × TargetDelay for a slow
+// peer and stays at MaxQueued for a fast one.
+func TestAdaptiveWindow(t *testing.T) {
+	const max = 1 << 20
+	opt := &Options{MaxQueued: max, TargetDelay: 10 * time.Millisecond, MinWindow: 4 << 10}
+
+	t.Run("slow", func(t *testing.T) {
+		cli, srv := tcpPair(t)
+		SetSendBuffer(cli, 16<<10)
+		SetRecvBuffer(srv, 16<<10)
+		go func() { // about 2 MB/s
+			b := make([]byte, 8<<10)
+			for {
+				if _, err := io.ReadFull(srv, b); err != nil {
+					return
+				}
+				time.Sleep(4 * time.Millisecond)
+			}
+		}()
+		w := NewWriter(cli, opt)
+		msg := make([]byte, 512)
+		w.SetWriteDeadline(time.Now().Add(1500 * time.Millisecond))
+		for {
+			if _, err := w.Write(msg); err != nil {
+				break // deadline: the run is over
+			}
+		}
+		s := w.Stats()
+		t.Logf("slow peer: %+v", s)
+		if s.Window > max/4 {
+			t.Errorf("window %d for a peer draining ~2 MB/s with a 10ms target, want well under %d", s.Window, max/4)
+		}
+		if s.DrainRate < 0.2e6 || s.DrainRate > 50e6 {
+			t.Errorf("drain rate %.0f B/s, want about 2e6", s.DrainRate)
+		}
+		cli.Close()
+		w.Close()
+	})
+	t.Run("fast", func(t *testing.T) {
+		cli, srv := tcpPair(t)
+		go io.Copy(io.Discard, srv)
+		w := NewWriter(cli, opt)
+		msg := make([]byte, 512)
+		for start := time.Now(); time.Since(start) < 200*time.Millisecond; {
+			for i := 0; i < 1000; i++ {
+				w.Write(msg)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s := w.Stats()
+		t.Logf("fast peer: %+v", s)
+		if s.Window < max/2 {
+			t.Errorf("window %d for a peer draining at loopback speed, want about %d", s.Window, max)
+		}
+	})
+}

@@ -1,0 +1,151 @@
+package netio_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wirespeed/wirespeed/netio"
+)
+
+// serveLines answers each "\n"-terminated request on c with "OK " and the
+// request. The responses to pipelined requests go out together: the netio
+// flusher writes them with one writev when the loop blocks reading.
+func serveLines(c net.Conn) {
+	conn := netio.NewConn(c, nil)
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		conn.WriteString("OK " + line) // no Flush needed
+	}
+}
+
+func Example() {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			serveLines(c)
+		}
+	}()
+
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	defer c.Close()
+	c.Write([]byte("one\ntwo\nthree\n")) // three pipelined requests
+	r := bufio.NewReader(c)
+	for i := 0; i < 3; i++ {
+		resp, _ := r.ReadString('\n')
+		fmt.Print(resp)
+	}
+	// Output:
+	// OK one
+	// OK two
+	// OK three
+}
+
+// A text protocol server (SMTP, NNTP, ...) built on textproto.NewConn gets
+// coalesced writes by handing it a netio.Conn: textproto flushes its
+// bufio.Writer after every line, which costs a copy instead of a system call.
+// The standard library's net/textproto is shown; any textproto.NewConn that
+// takes an io.ReadWriteCloser composes the same way.
+func ExampleNewConn_textproto() {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		tc := textproto.NewConn(netio.NewConn(c, nil))
+		defer tc.Close()
+		tc.PrintfLine("200 ready")
+		for {
+			line, err := tc.ReadLine()
+			if err != nil {
+				return
+			}
+			tc.PrintfLine("250 %s accepted", line)
+		}
+	}()
+
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	client := textproto.NewConn(c)
+	defer client.Close()
+	c.Write([]byte("a\r\nb\r\nc\r\n")) // pipelined commands
+	for i := 0; i < 4; i++ {
+		line, _ := client.ReadLine()
+		fmt.Println(line)
+	}
+	// Output:
+	// 200 ready
+	// 250 a accepted
+	// 250 b accepted
+	// 250 c accepted
+}
+
+// A Writer with a bounded queue that fails instead of blocking: a server can
+// shed load for a client that does not read.
+func ExampleWriter_nonBlocking() {
+	w := netio.NewWriter(io.Discard, &netio.Options{MaxQueued: 64 << 10, NonBlocking: true})
+	defer w.Close()
+	if _, err := w.Write(make([]byte, 100<<10)); err == netio.ErrQueueFull {
+		fmt.Println("message larger than the queue bound:", err)
+	}
+	// Output: message larger than the queue bound: netio: send queue full
+}
+
+// Sending a file: io.Copy to a Conn flushes queued writes, then the file goes
+// out with sendfile.
+func ExampleCopy() {
+	dir, _ := os.MkdirTemp("", "netio")
+	defer os.RemoveAll(dir)
+	name := filepath.Join(dir, "body.txt")
+	os.WriteFile(name, []byte("file body\n"), 0o600)
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		conn := netio.NewConn(c, nil)
+		conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		conn.WriteString("header\n")
+		f, _ := os.Open(name)
+		netio.Copy(conn, f)
+		f.Close()
+		conn.Close()
+	}()
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	defer c.Close()
+	b, _ := io.ReadAll(c)
+	fmt.Print(string(b))
+	// Output:
+	// header
+	// file body
+}
+
+// Tuning helpers work on any net.Conn exposing its socket.
+func ExampleSetNotSentLowat() {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	defer c.Close()
+	netio.SetNoDelay(c, true)
+	netio.SetSendBuffer(c, 256<<10)
+	err := netio.SetNotSentLowat(c, 16<<10) // Linux only
+	o, _ := netio.GetSockOpts(c)
+	fmt.Println(o.NoDelay, o.SendBuffer >= 256<<10, err == nil == (o.NotSentLowat == 16<<10))
+	// Output: true true true
+}
