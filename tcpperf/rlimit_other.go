@@ -1,0 +1,5 @@
+//go:build !unix
+
+package tcpperf
+
+func ensureFDs(need uint64) error { return nil }

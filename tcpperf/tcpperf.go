@@ -1,0 +1,592 @@
+// Package tcpperf is a TCP latency load generator for echo and line
+// protocols, in the manner of wrk2.
+//
+// Open loop (QPS > 0): every message has an intended send time on a
+// constant-rate schedule, spread evenly over the connections, and its
+// latency runs from that intended time to the moment its whole response has
+// been read. A server that stalls is therefore charged for every message the
+// schedule wanted to send meanwhile (no coordinated omission). Sends are
+// paced by a few pacer goroutines that sleep on a timerfd (Linux) until just
+// before each send and spin for the rest, so the schedule does not inherit
+// the millisecond granularity of Go timers; the pacers' own lateness (actual
+// minus intended send time) is reported so that the tool's floor is visible.
+//
+// Closed loop (QPS = 0): each connection keeps Depth messages in flight,
+// sending as many new ones, in one write, as responses it has just read;
+// latency runs from the actual send.
+//
+// Every response is checked against the message it answers: in echo mode the
+// same bytes, in line mode the same line (servers answer one line per
+// request line). Percentiles come from HdrHistogram (1 ns to 1 h, 3
+// significant digits); an optional interval log in HdrHistogram's standard
+// format lets runs from several client machines be merged with its tools.
+//
+// Limits: one pacer writes synchronously, so a client CPU that cannot keep up
+// with the rate shows up as send lateness (and in the latencies, honestly).
+// Responses are matched to requests by order, so servers must answer in
+// order, as TCP echo and pipelined line protocols do.
+package tcpperf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Errors returned by Run.
+var (
+	ErrConfig  = errors.New("tcpperf: bad configuration")
+	ErrFDLimit = errors.New("tcpperf: not enough file descriptors")
+	ErrConnect = errors.New("tcpperf: no connection could be opened")
+)
+
+// Config describes a run. Zero fields take the defaults noted.
+type Config struct {
+	Addr     string
+	Conns    int           // connections (default 1)
+	QPS      float64       // messages per second over all connections; 0 = closed loop
+	Depth    int           // closed loop: messages in flight per connection (default 1)
+	MsgSize  int           // bytes per message, "\n" included (default 64, at least 1)
+	Duration time.Duration // measured time (default 10s)
+	Warmup   time.Duration // time before the measurement, not recorded
+	Mode     string        // "echo" (default) or "line"
+	Pacers   int           // open loop: pacer goroutines (default 1, at most Conns)
+	// Spin is how long before each send a pacer stops sleeping and spins
+	// (default 30µs). Larger is more punctual and burns more CPU.
+	Spin         time.Duration
+	DialTimeout  time.Duration // default 5s
+	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
+	Progress     io.Writer     // one line per second; nil for none
+	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
+}
+
+// Result is the outcome of a run. Latencies are in microseconds.
+type Result struct {
+	Mode            string  `json:"mode"`
+	Conns           int     `json:"conns"`
+	TargetQPS       float64 `json:"target_qps"`
+	Depth           int     `json:"depth,omitempty"`
+	MsgSize         int     `json:"msg_size"`
+	DurationS       float64 `json:"duration_s"`
+	P50             float64 `json:"p50_us"`
+	P90             float64 `json:"p90_us"`
+	P99             float64 `json:"p99_us"`
+	P999            float64 `json:"p999_us"`
+	P9999           float64 `json:"p9999_us"`
+	Max             float64 `json:"max_us"`
+	Mean            float64 `json:"mean_us"`
+	AchievedQPS     float64 `json:"achieved_qps"`
+	Sent            int64   `json:"sent"`
+	Received        int64   `json:"received"` // responses recorded in the measurement
+	Errors          int64   `json:"errors"`   // sum of the kinds below
+	ConnectFailures int64   `json:"connect_failures"`
+	WriteErrors     int64   `json:"write_errors"`
+	ReadErrors      int64   `json:"read_errors"`
+	ContentErrors   int64   `json:"content_errors"`
+	Unanswered      int64   `json:"unanswered"`
+	LatenessP50     float64 `json:"send_lateness_p50_us"`
+	LatenessP99     float64 `json:"send_lateness_p99_us"`
+	LatenessMax     float64 `json:"send_lateness_max_us"`
+}
+
+const (
+	// coarseSpin is the spin window where only Go timers are available.
+	coarseSpin  = 2 * time.Millisecond
+	histMax     = int64(time.Hour)
+	maxInflight = 1 << 20 // per connection
+)
+
+// recorder is a histogram written by many goroutines and read per interval.
+type recorder struct {
+	mu         sync.Mutex
+	cur, spare *hdrhistogram.Histogram
+	total      *hdrhistogram.Histogram
+}
+
+func newRecorder() *recorder {
+	return &recorder{cur: newHist(), spare: newHist(), total: newHist()}
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
+
+func (r *recorder) record(ns int64) {
+	ns = min(max(ns, 1), histMax)
+	r.mu.Lock()
+	r.cur.RecordValue(ns)
+	r.mu.Unlock()
+}
+
+// interval returns the values recorded since the last call, after adding
+// them to the total; the histogram is valid until the next call.
+func (r *recorder) interval() *hdrhistogram.Histogram {
+	r.spare.Reset()
+	r.mu.Lock()
+	h := r.cur
+	r.cur = r.spare
+	r.mu.Unlock()
+	r.spare = h
+	r.total.Merge(h)
+	return h
+}
+
+type counters struct {
+	sent, received, write, read, content, unanswered, connect atomic.Int64
+	inflight                                                  atomic.Int64
+}
+
+// A conn is one client connection and the send times of its outstanding
+// messages, oldest first.
+type conn struct {
+	nc   net.Conn
+	id   int
+	wmu  sync.Mutex // serialises sends (and guards wbuf)
+	mu   sync.Mutex // guards the rest
+	q    []int64    // send times (ns since base), q[qh:] outstanding
+	qh   int
+	sent uint64 // next sequence number to send
+	dead bool
+	wbuf []byte
+}
+
+func (c *conn) push(t int64) bool {
+	if len(c.q)-c.qh >= maxInflight {
+		return false
+	}
+	if c.qh > 0 && len(c.q) == cap(c.q) {
+		n := copy(c.q, c.q[c.qh:])
+		c.q, c.qh = c.q[:n], 0
+	}
+	c.q = append(c.q, t)
+	return true
+}
+
+func (c *conn) pop() (int64, bool) {
+	if c.qh == len(c.q) {
+		return 0, false
+	}
+	t := c.q[c.qh]
+	c.qh++
+	if c.qh == len(c.q) {
+		c.q, c.qh = c.q[:0], 0
+	}
+	return t, true
+}
+
+// fillMsg writes message seq of a connection into b: filler, the sequence
+// number in hex at the start, "\n" at the end.
+func fillMsg(b []byte, id int, seq uint64) {
+	for i := range b {
+		b[i] = 'a' + byte((i+id)%26)
+	}
+	const hex = "0123456789abcdef"
+	for i := min(16, len(b)-1) - 1; i >= 0; i-- {
+		b[i] = hex[seq&15]
+		seq >>= 4
+	}
+	b[len(b)-1] = '\n'
+}
+
+type run struct {
+	cfg       Config
+	base      time.Time
+	start     int64 // ns since base: first intended send
+	measure   int64 // start of the measurement
+	end       int64 // end of sending
+	conns     []*conn
+	lat, late *recorder
+	n         counters
+	stopping  atomic.Bool
+}
+
+func (r *run) now() int64 { return int64(time.Since(r.base)) }
+
+func (r *run) measured(t int64) bool { return t >= r.measure && t < r.end }
+
+func (cfg *Config) check() error {
+	if cfg.Conns == 0 {
+		cfg.Conns = 1
+	}
+	if cfg.Depth == 0 {
+		cfg.Depth = 1
+	}
+	if cfg.MsgSize == 0 {
+		cfg.MsgSize = 64
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = 10 * time.Second
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = "echo"
+	}
+	if cfg.Pacers == 0 {
+		cfg.Pacers = 1
+	}
+	cfg.Pacers = min(cfg.Pacers, cfg.Conns)
+	if cfg.Spin == 0 {
+		cfg.Spin = 30 * time.Microsecond
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = 2 * time.Second
+	}
+	switch {
+	case cfg.Addr == "":
+		return fmt.Errorf("%w: no address", ErrConfig)
+	case cfg.Conns < 0 || cfg.Depth < 0 || cfg.Pacers < 0 || cfg.Spin < 0:
+		return fmt.Errorf("%w: negative count", ErrConfig)
+	case cfg.MsgSize < 1 || cfg.MsgSize > 1<<20:
+		return fmt.Errorf("%w: message size %d not in [1, 1 MiB]", ErrConfig, cfg.MsgSize)
+	case cfg.QPS < 0:
+		return fmt.Errorf("%w: negative rate", ErrConfig)
+	case cfg.Duration < 0 || cfg.Warmup < 0:
+		return fmt.Errorf("%w: negative duration", ErrConfig)
+	case cfg.Mode != "echo" && cfg.Mode != "line":
+		return fmt.Errorf("%w: mode %q is neither echo nor line", ErrConfig, cfg.Mode)
+	}
+	return nil
+}
+
+// Run connects, runs the load described by cfg and returns the result. It
+// stops early, with the results so far, when ctx is done.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := ensureFDs(uint64(cfg.Conns) + 64); err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, lat: newRecorder(), late: newRecorder()}
+	if err := r.connect(ctx); err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, c := range r.conns {
+			c.nc.Close()
+		}
+	}()
+
+	r.base = time.Now()
+	if cfg.QPS > 0 {
+		r.start = int64(10 * time.Millisecond) // let the readers settle
+	}
+	r.measure = r.start + int64(cfg.Warmup)
+	r.end = r.measure + int64(cfg.Duration)
+	var hlog *hdrhistogram.HistogramLogWriter
+	if cfg.HdrLog != nil {
+		hlog = hdrhistogram.NewHistogramLogWriter(cfg.HdrLog)
+		startMs := r.base.Add(time.Duration(r.measure)).UnixMilli()
+		hlog.SetBaseTime(startMs)
+		hlog.OutputLogFormatVersion()
+		hlog.OutputComment("[tcpperf latencies in nanoseconds]")
+		hlog.OutputStartTime(startMs)
+		hlog.OutputBaseTime(startMs)
+		hlog.OutputLegend()
+	}
+
+	var readers sync.WaitGroup
+	for _, c := range r.conns {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			r.reader(c)
+		}()
+	}
+	var senders sync.WaitGroup
+	if cfg.QPS > 0 {
+		for p := 0; p < cfg.Pacers; p++ {
+			senders.Add(1)
+			go func() {
+				defer senders.Done()
+				r.pacer(ctx, p)
+			}()
+		}
+	} else {
+		for _, c := range r.conns {
+			r.sendBatch(c, cfg.Depth, r.now())
+		}
+	}
+
+	// Once a second: progress and the interval log.
+	sendDone := make(chan struct{})
+	go func() { senders.Wait(); close(sendDone) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastTick := r.now()
+	var lastSent, lastRecv int64
+	report := func() {
+		now := r.now()
+		h, lh := r.lat.interval(), r.late.interval()
+		if hlog != nil && now > r.measure {
+			h.SetStartTimeMs(r.base.Add(time.Duration(max(lastTick, r.measure))).UnixMilli())
+			h.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
+			hlog.OutputIntervalHistogram(h)
+		}
+		if cfg.Progress != nil {
+			secs := float64(now-lastTick) / 1e9
+			sent, recv := r.n.sent.Load(), r.n.received.Load()
+			phase := ""
+			if now < r.measure {
+				phase = " (warmup)"
+			}
+			fmt.Fprintf(cfg.Progress, "%6.1fs  sent %8.0f/s  recv %8.0f/s  p50 %s  p99 %s  max %s  lateness p99 %s  errors %d%s\n",
+				float64(now-r.start)/1e9, float64(sent-lastSent)/secs, float64(recv-lastRecv)/secs,
+				us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99)), us(h.Max()), us(lh.ValueAtQuantile(99)), r.errors(), phase)
+			lastSent, lastRecv = sent, recv
+		}
+		lastTick = now
+	}
+	closedLoopEnd := time.NewTimer(time.Until(r.base.Add(time.Duration(r.end))))
+	defer closedLoopEnd.Stop()
+wait:
+	for {
+		select {
+		case <-tick.C:
+			report()
+		case <-sendDone:
+			if cfg.QPS > 0 {
+				break wait
+			}
+		case <-closedLoopEnd.C:
+			if cfg.QPS == 0 {
+				break wait
+			}
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	r.stopping.Store(true) // closed loop: send no more
+	senders.Wait()
+
+	// Wait for the outstanding responses, then close.
+	drainEnd := time.Now().Add(cfg.DrainTimeout)
+	for r.n.inflight.Load() > 0 && time.Now().Before(drainEnd) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	measuredEnd := min(r.now(), r.end)
+	for _, c := range r.conns {
+		c.nc.Close()
+	}
+	readers.Wait()
+	r.n.unanswered.Store(r.n.inflight.Load())
+	report()
+	return r.result(float64(measuredEnd-r.measure) / 1e9), nil
+}
+
+func us(ns int64) string {
+	switch {
+	case ns < 10_000:
+		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
+	case ns < 10_000_000:
+		return fmt.Sprintf("%.0fµs", float64(ns)/1e3)
+	}
+	return fmt.Sprintf("%.0fms", float64(ns)/1e6)
+}
+
+func (r *run) errors() int64 {
+	return r.n.write.Load() + r.n.read.Load() + r.n.content.Load() + r.n.unanswered.Load() + r.n.connect.Load()
+}
+
+func (r *run) result(secs float64) *Result {
+	h, lh := r.lat.total, r.late.total
+	q := func(h *hdrhistogram.Histogram, p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1e3 }
+	res := &Result{
+		Mode: r.cfg.Mode, Conns: r.cfg.Conns, TargetQPS: r.cfg.QPS,
+		MsgSize: r.cfg.MsgSize, DurationS: secs,
+		P50: q(h, 50), P90: q(h, 90), P99: q(h, 99), P999: q(h, 99.9), P9999: q(h, 99.99),
+		Max: float64(h.Max()) / 1e3, Mean: h.Mean() / 1e3,
+		Sent: r.n.sent.Load(), Received: h.TotalCount(),
+		ConnectFailures: r.n.connect.Load(), WriteErrors: r.n.write.Load(), ReadErrors: r.n.read.Load(),
+		ContentErrors: r.n.content.Load(), Unanswered: r.n.unanswered.Load(),
+		LatenessP50: q(lh, 50), LatenessP99: q(lh, 99), LatenessMax: float64(lh.Max()) / 1e3,
+	}
+	if r.cfg.QPS == 0 {
+		res.Depth = r.cfg.Depth
+	}
+	if secs > 0 {
+		res.AchievedQPS = float64(res.Received) / secs
+	}
+	res.Errors = r.errors()
+	return res
+}
+
+func (r *run) connect(ctx context.Context) error {
+	d := net.Dialer{Timeout: r.cfg.DialTimeout}
+	conns := make([]*conn, r.cfg.Conns)
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := range conns {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			nc, err := d.DialContext(ctx, "tcp", r.cfg.Addr)
+			if err != nil {
+				r.n.connect.Add(1)
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				return
+			}
+			if tc, ok := nc.(*net.TCPConn); ok {
+				tc.SetNoDelay(true)
+			}
+			conns[i] = &conn{nc: nc, id: i, wbuf: make([]byte, r.cfg.MsgSize*max(1, r.cfg.Depth))}
+		}()
+	}
+	wg.Wait()
+	for _, c := range conns {
+		if c != nil {
+			r.conns = append(r.conns, c)
+		}
+	}
+	if len(r.conns) == 0 {
+		if errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE) {
+			return fmt.Errorf("%w: %v (raise the file descriptor limit)", ErrFDLimit, firstErr)
+		}
+		return fmt.Errorf("%w to %s: %v", ErrConnect, r.cfg.Addr, firstErr)
+	}
+	return nil
+}
+
+// pacer sends the open-loop schedule of pacer p: message k of this pacer is
+// due at start + (k*Pacers + p)/QPS and goes to the pacer's connections in
+// turn.
+func (r *run) pacer(ctx context.Context, p int) {
+	var mine []*conn
+	for i := p; i < len(r.conns); i += r.cfg.Pacers {
+		mine = append(mine, r.conns[i])
+	}
+	sl, _ := NewSleeper(r.cfg.Spin)
+	defer sl.Close()
+	step := 1e9 / r.cfg.QPS
+	P := int64(r.cfg.Pacers)
+	for k := int64(0); ctx.Err() == nil; k++ {
+		t := r.start + int64(float64(k*P+int64(p))*step)
+		if t >= r.end {
+			return
+		}
+		sl.SleepUntil(r.base.Add(time.Duration(t)))
+		if r.measured(t) {
+			r.late.record(r.now() - t)
+		}
+		r.sendBatch(mine[k%int64(len(mine))], 1, t)
+	}
+}
+
+// sendBatch sends n messages on c, each with intended time t.
+func (r *run) sendBatch(c *conn, n int, t int64) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	if c.dead {
+		c.mu.Unlock()
+		return
+	}
+	size := r.cfg.MsgSize
+	b := c.wbuf[:n*size]
+	k := 0
+	for ; k < n && c.push(t); k++ {
+		fillMsg(b[k*size:(k+1)*size], c.id, c.sent)
+		c.sent++
+	}
+	c.mu.Unlock()
+	if k < n { // more than maxInflight outstanding: the server is not answering
+		r.n.write.Add(int64(n - k))
+	}
+	if k == 0 {
+		return
+	}
+	r.n.inflight.Add(int64(k))
+	r.n.sent.Add(int64(k))
+	if _, err := c.nc.Write(b[:k*size]); err != nil {
+		r.fail(c, &r.n.write)
+	}
+}
+
+// fail marks c dead, counting an error unless the run is over.
+func (r *run) fail(c *conn, counter *atomic.Int64) {
+	c.mu.Lock()
+	dead := c.dead
+	c.dead = true
+	c.mu.Unlock()
+	if !dead && !r.stopping.Load() {
+		counter.Add(1)
+	}
+}
+
+// reader reads and checks c's responses in order, recording latencies, and
+// in closed loop sends a new message for each response.
+func (r *run) reader(c *conn) {
+	size := r.cfg.MsgSize
+	br := bufio.NewReaderSize(c.nc, max(64<<10, 2*size))
+	buf := make([]byte, size)
+	want := make([]byte, size)
+	var seq uint64
+	replace := 0 // closed loop: responses to replace with new messages
+	for {
+		var msg []byte
+		var err error
+		if r.cfg.Mode == "echo" {
+			_, err = io.ReadFull(br, buf)
+			msg = buf
+		} else {
+			msg, err = br.ReadSlice('\n')
+		}
+		now := r.now()
+		if err != nil {
+			r.fail(c, &r.n.read) // not counted once the run is over
+			return
+		}
+		c.mu.Lock()
+		t, ok := c.pop()
+		c.mu.Unlock()
+		if !ok {
+			r.n.content.Add(1) // a response nobody asked for
+			continue
+		}
+		r.n.inflight.Add(-1)
+		fillMsg(want, c.id, seq)
+		seq++
+		if !bytes.Equal(msg, want) {
+			r.n.content.Add(1)
+		}
+		if r.measured(t) {
+			r.lat.record(now - t)
+			r.n.received.Add(1)
+		}
+		if r.cfg.QPS > 0 {
+			continue
+		}
+		replace++
+		if !complete(br, r.cfg.Mode, size) && !r.stopping.Load() && now < r.end {
+			r.sendBatch(c, replace, r.now())
+			replace = 0
+		}
+	}
+}
+
+// complete reports whether br holds a whole response already.
+func complete(br *bufio.Reader, mode string, size int) bool {
+	n := br.Buffered()
+	if mode == "echo" {
+		return n >= size
+	}
+	b, _ := br.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}

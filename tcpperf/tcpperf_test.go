@@ -1,0 +1,241 @@
+package tcpperf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// server runs a line or echo server on 127.0.0.1:0 until the test ends.
+// handle is called per connection.
+func server(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() { defer wg.Done(); defer c.Close(); handle(c) }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+func echo(c net.Conn) { io.Copy(c, c) }
+
+// delayedLines answers each line exactly delay after reading it.
+func delayedLines(delay time.Duration, corrupt bool) func(net.Conn) {
+	return func(c net.Conn) {
+		sl, _ := NewSleeper(30 * time.Microsecond)
+		defer sl.Close()
+		r := bufio.NewReader(c)
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			at := time.Now().Add(delay)
+			if corrupt {
+				line[0] ^= 1
+			}
+			sl.SleepUntil(at)
+			if _, err := c.Write(line); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Against a server that answers each request 1 ms late, the latencies are at
+// least 1 ms, and not wildly more (the tight bound belongs to the benchmark
+// measurement, not to a test on a shared machine).
+func TestDelayedServerPercentiles(t *testing.T) {
+	addr := server(t, delayedLines(time.Millisecond, false))
+	var hlog bytes.Buffer
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 4, QPS: 400, MsgSize: 64, Mode: "line",
+		Duration: time.Second, Warmup: 200 * time.Millisecond, HdrLog: &hlog,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", *res)
+	if res.P50 < 1000 || res.P50 > 50_000 {
+		t.Errorf("P50 %.1fµs against a 1ms server, want in [1000, 50000]", res.P50)
+	}
+	if !(res.P50 <= res.P90 && res.P90 <= res.P99 && res.P99 <= res.P999 && res.P999 <= res.P9999 && res.P9999 <= res.Max) {
+		t.Errorf("percentiles not monotonic: %+v", res)
+	}
+	if res.Errors != 0 || res.ContentErrors != 0 {
+		t.Errorf("errors: %+v", res)
+	}
+	// 400/s for 1s: the count is exact up to the edges of the window.
+	if res.Received < 390 || res.Received > 410 {
+		t.Errorf("received %d responses in the measurement, want about 400", res.Received)
+	}
+	if res.AchievedQPS < 300 || res.AchievedQPS > 500 {
+		t.Errorf("achieved %.0f/s, want about 400", res.AchievedQPS)
+	}
+
+	// The interval log reads back with HdrHistogram's reader and adds up to
+	// the same histogram.
+	lr := hdrhistogram.NewHistogramLogReader(&hlog)
+	var total int64
+	var maxNs int64
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading the log: %v\n%s", err, hlog.String())
+		}
+		if h == nil {
+			break
+		}
+		total += h.TotalCount()
+		maxNs = max(maxNs, h.Max())
+	}
+	if total != res.Received {
+		t.Errorf("log holds %d values, the run recorded %d", total, res.Received)
+	}
+	if math.Abs(float64(maxNs)/1e3-res.Max) > res.Max/100 {
+		t.Errorf("log max %dns, run max %.1fµs", maxNs, res.Max)
+	}
+}
+
+// The same load against an immediate echo server measures far less: the
+// tool's floor is well under the 1 ms it is asked to see.
+func TestFloorBelowDelay(t *testing.T) {
+	addr := server(t, echo)
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 4, QPS: 400, Duration: 500 * time.Millisecond, Mode: "echo",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", *res)
+	if res.Errors != 0 || res.Received < 150 {
+		t.Fatalf("errors or missing responses: %+v", res)
+	}
+	if res.P50 >= 1000 {
+		t.Errorf("P50 %.1fµs against an immediate echo server; the floor should be far below 1ms", res.P50)
+	}
+}
+
+func TestClosedLoop(t *testing.T) {
+	addr := server(t, echo)
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 3, Depth: 8, MsgSize: 100, Mode: "line", Duration: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", *res)
+	if res.Errors != 0 || res.Received < 100 || res.Depth != 8 {
+		t.Fatalf("closed loop: %+v", res)
+	}
+	if res.Sent < res.Received {
+		t.Fatalf("received more than sent: %+v", res)
+	}
+}
+
+// Responses are checked: a server that flips a bit is caught.
+func TestContentChecked(t *testing.T) {
+	addr := server(t, delayedLines(0, true))
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 2, QPS: 200, Mode: "line", Duration: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ContentErrors == 0 || res.Errors < res.ContentErrors {
+		t.Fatalf("corrupting server not detected: %+v", res)
+	}
+}
+
+// A server that never answers: everything is unanswered, the run still ends.
+func TestUnanswered(t *testing.T) {
+	addr := server(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	start := time.Now()
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 2, QPS: 200, Duration: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unanswered != res.Sent || res.Sent == 0 || res.Received != 0 {
+		t.Fatalf("silent server: %+v", res)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("run took %v", d)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{},
+		{Addr: "x", Mode: "http"},
+		{Addr: "x", MsgSize: -1},
+		{Addr: "x", QPS: -1},
+	} {
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
+		}
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	res, err := Run(context.Background(), Config{Addr: addr, Conns: 3, QPS: 10, Duration: time.Millisecond})
+	if !errors.Is(err, ErrConnect) || res != nil {
+		t.Errorf("closed port: %v, want ErrConnect", err)
+	}
+	if err := ensureFDs(math.MaxInt64); !errors.Is(err, ErrFDLimit) {
+		t.Errorf("impossible fd count: %v, want ErrFDLimit", err)
+	}
+}
+
+// The sleeper wakes at or after the instant asked, never before.
+func TestSleeperNeverEarly(t *testing.T) {
+	sl, err := NewSleeper(20 * time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sl.Close()
+	for i := 0; i < 50; i++ {
+		at := time.Now().Add(time.Duration(i*37) * time.Microsecond)
+		sl.SleepUntil(at)
+		if now := time.Now(); now.Before(at) {
+			t.Fatalf("woke %v early", at.Sub(now))
+		}
+	}
+}
