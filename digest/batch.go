@@ -267,7 +267,7 @@ func (e *engine) scalarWorker() {
 			r.Err = err
 		} else {
 			h.Reset()
-			r.Size, r.Err = hashFile(e.alg, h, r.Path, buf, e.progress, &e.cancel, &r.Sum)
+			r.Size, r.Err = hashFile(e.alg, h, r.Path, buf[:], e.progress, &e.cancel, &r.Sum)
 		}
 		e.done(s)
 	}
@@ -324,8 +324,7 @@ func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum
 	if eof {
 		h.Reset()
 		h.Write(buf[:n])
-		s.alg = MD5
-		h.Sum(s.b[:0])
+		*s = finish(MD5, h, buf[:])
 		return size, false, nil
 	}
 	mh.Reset()
@@ -345,8 +344,7 @@ func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum
 		size += int64(m)
 		e.addProgress(m)
 	}
-	s.alg = MD5
-	mh.Sum(s.b[:0])
+	*s = finish(MD5, mh, buf[:])
 	return size, true, nil
 }
 

@@ -30,7 +30,7 @@ func Reader(a Algorithm, r io.Reader) (Sum, error) {
 			return Sum{}, err
 		}
 	}
-	return finish(a, h), nil
+	return finish(a, h, buf[:]), nil
 }
 
 // File returns the digest of the named file. It never reads the whole
@@ -47,14 +47,16 @@ func File(a Algorithm, path string) (Sum, error) {
 	h := getHash(a)
 	defer putHash(a, h)
 	var s Sum
-	_, err := hashFile(a, h, path, buf, nil, nil, &s)
+	_, err := hashFile(a, h, path, buf[:], nil, nil, &s)
 	return s, err
 }
 
-// finish returns the digest h has computed.
-func finish(a Algorithm, h hash.Hash) Sum {
+// finish returns the digest h has computed. h.Sum goes through an
+// interface, so its argument escapes: the pooled buffer serves as scratch
+// space to keep the Sum itself off the heap.
+func finish(a Algorithm, h hash.Hash, scratch []byte) Sum {
 	s := Sum{alg: a}
-	h.Sum(s.b[:0])
+	copy(s.b[:], h.Sum(scratch[:0]))
 	return s
 }
 
@@ -64,7 +66,7 @@ type progress interface{ Add(int64) int64 }
 // hashFile streams path into h (already reset) and stores the digest in
 // *s. It returns the number of bytes hashed. A non-nil c is polled before
 // every read.
-func hashFile(a Algorithm, h hash.Hash, path string, buf *buffer, p progress, c *canceller, s *Sum) (int64, error) {
+func hashFile(a Algorithm, h hash.Hash, path string, buf []byte, p progress, c *canceller, s *Sum) (int64, error) {
 	f, err := openFile(path)
 	if err != nil {
 		return 0, err
@@ -75,7 +77,7 @@ func hashFile(a Algorithm, h hash.Hash, path string, buf *buffer, p progress, c 
 		if err := c.check("read", path); err != nil {
 			return size, err
 		}
-		n, err := f.read(path, buf[:])
+		n, err := f.read(path, buf)
 		if err != nil {
 			return size, err
 		}
@@ -88,7 +90,6 @@ func hashFile(a Algorithm, h hash.Hash, path string, buf *buffer, p progress, c 
 			p.Add(int64(n))
 		}
 	}
-	s.alg = a
-	h.Sum(s.b[:0])
+	*s = finish(a, h, buf)
 	return size, nil
 }

@@ -1,0 +1,576 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wirespeed/wirespeed/digest"
+)
+
+// `wirespeed sum` is a drop-in for coreutils md5sum, sha1sum, sha224sum,
+// sha256sum, sha384sum and sha512sum (release 9.1): the same standard
+// output byte for byte, the same exit status, and the same diagnostics on
+// standard error except for the program name, which is "wirespeed sum"
+// (the command that actually ran) instead of "md5sum". Files are hashed
+// in parallel (-j) and reported in argument order.
+
+func init() {
+	register(command{name: "sum", summary: "print or check MD5/SHA checksums like md5sum, in parallel", run: runSum})
+}
+
+const sumProg = "wirespeed sum"
+
+type sumConfig struct {
+	alg           digest.Algorithm
+	check         bool
+	binary        int // -1 unset, 0 text (-t), 1 binary (-b, --tag)
+	tag           bool
+	zero          bool
+	status        bool
+	warn          bool
+	quiet         bool
+	strict        bool
+	ignoreMissing bool
+	jobs          int
+	debug         bool
+	files         []string
+}
+
+func runSum(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, code, done := parseSumArgs(args, stdout, stderr)
+	if done {
+		return code
+	}
+	r := newSumRun(cfg, stdin, stdout, stderr)
+	return r.run()
+}
+
+// sumUsageError reports a command-line mistake the way coreutils does and
+// returns its exit status (1).
+func sumUsageError(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "%s: %s\n", sumProg, fmt.Sprintf(format, a...))
+	fmt.Fprintf(stderr, "Try '%s --help' for more information.\n", sumProg)
+	return 1
+}
+
+const sumHelp = `Usage: wirespeed sum [OPTION]... [FILE]...
+Print or check MD5 or SHA checksums, like md5sum and sha*sum, hashing
+files in parallel.
+
+With no FILE, or when FILE is -, read standard input.
+
+  -a, --algorithm=NAME  md5 (default), sha1, sha224, sha256, sha384, sha512
+  -b, --binary          read in binary mode
+  -c, --check           read checksums from the FILEs and check them
+      --tag             create a BSD-style checksum
+  -t, --text            read in text mode (default)
+  -z, --zero            end each output line with NUL, not newline,
+                          and disable file name escaping
+  -j, --jobs=N          use N CPU cores (default: all)
+      --debug           report on standard error how files were hashed
+
+The following five options are useful only when verifying checksums:
+      --ignore-missing  don't fail or report status for missing files
+      --quiet           don't print OK for each successfully verified file
+      --status          don't output anything, status code shows success
+      --strict          exit non-zero for improperly formatted checksum lines
+  -w, --warn            warn about improperly formatted checksum lines
+
+      --help            display this help and exit
+      --version         output version information and exit
+
+Output and exit status are those of GNU coreutils 9.1 md5sum/sha*sum;
+diagnostics name the program "wirespeed sum". A progress line appears on
+standard error when it is a terminal and a run takes more than a second.
+`
+
+type longOpt struct {
+	name   string
+	hasArg bool
+	short  byte // the equivalent short option, or 0
+}
+
+var sumLongOpts = []longOpt{
+	{"algorithm", true, 'a'},
+	{"binary", false, 'b'},
+	{"check", false, 'c'},
+	{"debug", false, 0},
+	{"help", false, 0},
+	{"ignore-missing", false, 0},
+	{"jobs", true, 'j'},
+	{"quiet", false, 0},
+	{"status", false, 0},
+	{"strict", false, 0},
+	{"tag", false, 0},
+	{"text", false, 't'},
+	{"version", false, 0},
+	{"warn", false, 'w'},
+	{"zero", false, 'z'},
+}
+
+// parseSumArgs parses arguments like GNU getopt_long: options and operands
+// may mix, "--" ends options, long options may be abbreviated to a unique
+// prefix. done is true when the command should exit with code right away.
+func parseSumArgs(args []string, stdout, stderr io.Writer) (cfg sumConfig, code int, done bool) {
+	cfg = sumConfig{alg: digest.MD5, binary: -1}
+	apply := func(name string, arg string) (int, bool) {
+		switch name {
+		case "algorithm":
+			a, err := digest.ParseAlgorithm(arg)
+			if err != nil {
+				return sumUsageError(stderr, "invalid argument %s for '--algorithm' (valid: md5, sha1, sha224, sha256, sha384, sha512)", quoteArg(arg)), true
+			}
+			cfg.alg = a
+		case "binary":
+			cfg.binary = 1
+		case "check":
+			cfg.check = true
+		case "debug":
+			cfg.debug = true
+		case "help":
+			io.WriteString(stdout, sumHelp)
+			return 0, true
+		case "ignore-missing":
+			cfg.ignoreMissing = true
+		case "jobs":
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 1 || n > 4096 {
+				return sumUsageError(stderr, "invalid number of jobs: %s", quoteArg(arg)), true
+			}
+			cfg.jobs = n
+		case "quiet":
+			cfg.status, cfg.warn, cfg.quiet = false, false, true
+		case "status":
+			cfg.status, cfg.warn, cfg.quiet = true, false, false
+		case "strict":
+			cfg.strict = true
+		case "tag":
+			cfg.tag = true
+			cfg.binary = 1
+		case "text":
+			cfg.binary = 0
+		case "version":
+			fmt.Fprintf(stdout, "%s (wirespeed) for GNU coreutils %s compatibility\n", sumProg, "9.1")
+			return 0, true
+		case "warn":
+			cfg.status, cfg.warn, cfg.quiet = false, true, false
+		case "zero":
+			cfg.zero = true
+		}
+		return 0, false
+	}
+	shortName := map[byte]string{}
+	for _, o := range sumLongOpts {
+		if o.short != 0 {
+			shortName[o.short] = o.name
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			cfg.files = append(cfg.files, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "--"):
+			name, arg, hasEq := strings.Cut(a[2:], "=")
+			var matches []longOpt
+			for _, o := range sumLongOpts {
+				if o.name == name {
+					matches = []longOpt{o}
+					break
+				}
+				if strings.HasPrefix(o.name, name) {
+					matches = append(matches, o)
+				}
+			}
+			switch {
+			case len(matches) == 0:
+				return cfg, sumUsageError(stderr, "unrecognized option '%s'", a), true
+			case len(matches) > 1:
+				var b strings.Builder
+				fmt.Fprintf(&b, "option '%s' is ambiguous; possibilities:", a)
+				for _, m := range matches {
+					fmt.Fprintf(&b, " '--%s'", m.name)
+				}
+				return cfg, sumUsageError(stderr, "%s", b.String()), true
+			}
+			o := matches[0]
+			if hasEq && !o.hasArg {
+				return cfg, sumUsageError(stderr, "option '--%s' doesn't allow an argument", o.name), true
+			}
+			if o.hasArg && !hasEq {
+				if i+1 >= len(args) {
+					return cfg, sumUsageError(stderr, "option '--%s' requires an argument", o.name), true
+				}
+				i++
+				arg = args[i]
+			}
+			if c, stop := apply(o.name, arg); stop {
+				return cfg, c, true
+			}
+		case len(a) > 1 && a[0] == '-':
+			for j := 1; j < len(a); j++ {
+				c := a[j]
+				name, ok := shortName[c]
+				if !ok {
+					return cfg, sumUsageError(stderr, "invalid option -- '%c'", c), true
+				}
+				arg := ""
+				if c == 'a' || c == 'j' {
+					if j+1 < len(a) {
+						arg = a[j+1:]
+					} else if i+1 < len(args) {
+						i++
+						arg = args[i]
+					} else {
+						return cfg, sumUsageError(stderr, "option requires an argument -- '%c'", c), true
+					}
+					j = len(a)
+				}
+				if code, stop := apply(name, arg); stop {
+					return cfg, code, true
+				}
+			}
+		default:
+			cfg.files = append(cfg.files, a)
+		}
+	}
+	// The same checks, in the same order, as coreutils.
+	switch {
+	case cfg.tag && cfg.binary == 0:
+		return cfg, sumUsageError(stderr, "--tag does not support --text mode"), true
+	case cfg.zero && cfg.check:
+		return cfg, sumUsageError(stderr, "the --zero option is not supported when verifying checksums"), true
+	case cfg.tag && cfg.check:
+		return cfg, sumUsageError(stderr, "the --tag option is meaningless when verifying checksums"), true
+	case cfg.binary >= 0 && cfg.check:
+		return cfg, sumUsageError(stderr, "the --binary and --text options are meaningless when verifying checksums"), true
+	case cfg.ignoreMissing && !cfg.check:
+		return cfg, sumUsageError(stderr, "the --ignore-missing option is meaningful only when verifying checksums"), true
+	case cfg.status && !cfg.check:
+		return cfg, sumUsageError(stderr, "the --status option is meaningful only when verifying checksums"), true
+	case cfg.warn && !cfg.check:
+		return cfg, sumUsageError(stderr, "the --warn option is meaningful only when verifying checksums"), true
+	case cfg.quiet && !cfg.check:
+		return cfg, sumUsageError(stderr, "the --quiet option is meaningful only when verifying checksums"), true
+	case cfg.strict && !cfg.check:
+		return cfg, sumUsageError(stderr, "the --strict option is meaningful only when verifying checksums"), true
+	}
+	if len(cfg.files) == 0 {
+		cfg.files = []string{"-"}
+	}
+	return cfg, 0, false
+}
+
+// quoteArg quotes an option argument in a diagnostic, as coreutils'
+// quote() does in the C locale.
+func quoteArg(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// An event is one thing to report, in input order: a file to hash (the
+// only kind that goes through the parallel pool) or something that is
+// handled in sequence (standard input, a malformed line, a summary).
+type event struct {
+	kind   eventKind
+	name   string
+	binary bool
+	want   [2 * digest.MaxSize]byte // expected hex digest (check mode)
+	nwant  int
+	cf     *checkFile // the check file a line came from
+	line   int        // its line number
+	msg    string     // evMessage: a diagnostic
+}
+
+type eventKind uint8
+
+const (
+	evFile      eventKind = iota // hash name in the pool
+	evStdin                      // hash standard input, in sequence
+	evMessage                    // print msg on standard error
+	evMalformed                  // an improperly formatted check line
+	evSummary                    // end of a check file
+	evReadError                  // a check file could not be read to the end
+)
+
+// maxQueued bounds the events waiting behind a file still being hashed.
+const maxQueued = 4096
+
+type sumRun struct {
+	cfg    sumConfig
+	stdin  io.Reader
+	out    *bufio.Writer
+	outTTY bool
+	errw   io.Writer
+	utf8   bool
+
+	mu        sync.Mutex
+	drained   sync.Cond // signalled when the queue shrinks
+	queue     []event   // events after the oldest unreported file
+	head      int
+	failed    bool
+	lastFlush time.Time
+	meter     *progressMeter
+
+	progress   atomic.Int64
+	filesDone  atomic.Int64
+	multiFiles int
+	bsdRev     int // coreutils' bsd_reversed: -1 unknown, 0 standard, 1 reversed
+}
+
+func newSumRun(cfg sumConfig, stdin io.Reader, stdout, stderr io.Writer) *sumRun {
+	r := &sumRun{cfg: cfg, stdin: stdin, errw: stderr, utf8: utf8Locale(), bsdRev: -1}
+	r.out = bufio.NewWriterSize(stdout, 64<<10)
+	r.outTTY = isTerminal(stdout)
+	r.drained.L = &r.mu
+	return r
+}
+
+func (r *sumRun) run() int {
+	if !r.cfg.status && isTerminal(r.errw) {
+		r.meter = startProgress(r)
+	}
+	var events iter.Seq[event]
+	if r.cfg.check {
+		events = r.checkEvents
+	} else {
+		events = func(yield func(event) bool) {
+			for _, f := range r.cfg.files {
+				ev := event{kind: evFile, name: f, binary: r.cfg.binary == 1}
+				if f == "-" {
+					ev.kind = evStdin
+				}
+				if !yield(ev) {
+					return
+				}
+			}
+		}
+	}
+	paths := func(yield func(string) bool) {
+		for ev := range events {
+			if !r.emit(ev, yield) {
+				return
+			}
+		}
+	}
+	opts := &digest.Options{Workers: r.cfg.jobs, Progress: &r.progress}
+	err := digest.Each(context.Background(), r.cfg.alg, paths, opts, r.fileDone)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.drain()
+	if r.meter != nil {
+		r.meter.stop()
+	}
+	if err != nil {
+		r.diag("%v", err)
+		r.failed = true
+	}
+	if r.cfg.debug {
+		r.diag("debug: %s, %d jobs, multi-buffer MD5 %q: %d of %d files", r.cfg.alg, opts.Workers, digest.MultiBuffer(), r.multiFiles, r.filesDone.Load())
+	}
+	if err := r.out.Flush(); err != nil {
+		fmt.Fprintf(r.errw, "%s: write error: %s\n", sumProg, errText(err))
+		return 1
+	}
+	if r.failed {
+		return 1
+	}
+	return 0
+}
+
+// emit queues ev behind the files still being hashed, or handles it at
+// once when nothing is pending; files go on to the pool through yield.
+func (r *sumRun) emit(ev event, yield func(string) bool) bool {
+	r.mu.Lock()
+	if ev.kind == evFile {
+		r.queue = append(r.queue, ev)
+		r.mu.Unlock()
+		return yield(ev.name)
+	}
+	if r.head == len(r.queue) {
+		r.handle(ev, nil)
+	} else {
+		r.queue = append(r.queue, ev)
+		for len(r.queue)-r.head > maxQueued {
+			r.drained.Wait()
+		}
+	}
+	r.mu.Unlock()
+	return true
+}
+
+// fileDone receives the pool's results in input order.
+func (r *sumRun) fileDone(res digest.Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev := r.queue[r.head]
+	r.pop()
+	r.handle(ev, &res)
+	if res.MultiBuffer {
+		r.multiFiles++
+	}
+	r.filesDone.Add(1)
+	for r.head < len(r.queue) && r.queue[r.head].kind != evFile {
+		ev := r.queue[r.head]
+		r.pop()
+		r.handle(ev, nil)
+	}
+	r.drained.Broadcast()
+	return nil
+}
+
+func (r *sumRun) pop() {
+	r.queue[r.head] = event{}
+	r.head++
+	if r.head == len(r.queue) {
+		r.queue, r.head = r.queue[:0], 0
+	} else if r.head > 1024 && r.head*2 > len(r.queue) {
+		n := copy(r.queue, r.queue[r.head:])
+		r.queue, r.head = r.queue[:n], 0
+	}
+}
+
+// drain handles what is left after the pool has finished.
+func (r *sumRun) drain() {
+	for r.head < len(r.queue) {
+		ev := r.queue[r.head]
+		r.pop()
+		r.handle(ev, nil)
+	}
+}
+
+// handle reports one event; res is the pool's result for evFile.
+// r.mu is held.
+func (r *sumRun) handle(ev event, res *digest.Result) {
+	switch ev.kind {
+	case evFile, evStdin:
+		var sum digest.Sum
+		var err error
+		if res != nil {
+			sum, err = res.Sum, res.Err
+		} else {
+			sum, err = digest.Reader(r.cfg.alg, r.stdin)
+			if err != nil {
+				err = &os.PathError{Op: "read", Path: ev.name, Err: err}
+			}
+		}
+		if r.cfg.check {
+			r.checked(ev, sum, err)
+		} else {
+			r.printed(ev, sum, err)
+		}
+	case evMessage:
+		r.diag("%s", ev.msg)
+		r.failed = true
+	case evMalformed:
+		ev.cf.misformatted++
+		if r.cfg.warn {
+			r.diag("%s: %d: improperly formatted %s checksum line", quoteName(ev.cf.displayName(), r.utf8), ev.line, r.cfg.alg.Tag())
+		}
+	case evSummary:
+		r.summarize(ev.cf)
+	case evReadError:
+		r.diag("%s: read error", quoteName(ev.cf.displayName(), r.utf8))
+		r.failed = true
+	}
+}
+
+// printed writes one checksum line, or the file's error.
+func (r *sumRun) printed(ev event, sum digest.Sum, err error) {
+	if err != nil {
+		r.fileError(ev.name, err)
+		r.failed = true
+		return
+	}
+	var line [2*digest.MaxSize + 64]byte
+	b := line[:0]
+	esc := !r.cfg.zero && needsEscape(ev.name)
+	if esc {
+		b = append(b, '\\')
+	}
+	if r.cfg.tag {
+		b = append(b, r.cfg.alg.Tag()...)
+		b = append(b, " ("...)
+		b = r.appendName(b, ev.name, esc)
+		b = append(b, ") = "...)
+		b = sum.AppendHex(b)
+	} else {
+		b = sum.AppendHex(b)
+		b = append(b, ' ')
+		if ev.binary {
+			b = append(b, '*')
+		} else {
+			b = append(b, ' ')
+		}
+		b = r.appendName(b, ev.name, esc)
+	}
+	if r.cfg.zero {
+		b = append(b, 0)
+	} else {
+		b = append(b, '\n')
+	}
+	r.write(b)
+}
+
+func (r *sumRun) appendName(b []byte, name string, esc bool) []byte {
+	if esc {
+		return appendEscaped(b, name)
+	}
+	return append(b, name...)
+}
+
+// write puts a line on standard output, flushing when stdout is a
+// terminal or output has waited a while.
+func (r *sumRun) write(b []byte) {
+	r.out.Write(b)
+	if now := time.Now(); r.outTTY || now.Sub(r.lastFlush) > 200*time.Millisecond {
+		r.out.Flush()
+		r.lastFlush = now
+	}
+}
+
+// diag writes "wirespeed sum: MSG" on standard error, after flushing
+// standard output so that the two streams interleave as coreutils' do.
+func (r *sumRun) diag(format string, a ...any) {
+	r.out.Flush()
+	if r.meter != nil {
+		r.meter.clear()
+	}
+	fmt.Fprintf(r.errw, "%s: %s\n", sumProg, fmt.Sprintf(format, a...))
+}
+
+func (r *sumRun) fileError(name string, err error) {
+	r.diag("%s: %s", quoteName(name, r.utf8), errText(err))
+}
+
+// errText is strerror's wording for system errors ("No such file or
+// directory"), and the error's own text otherwise.
+func errText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		s := errno.Error()
+		if s != "" && 'a' <= s[0] && s[0] <= 'z' {
+			s = string(s[0]-'a'+'A') + s[1:]
+		}
+		return s
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && termCheck(f)
+}

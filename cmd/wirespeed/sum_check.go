@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/wirespeed/wirespeed/digest"
+)
+
+// Check mode (-c): read checksum lines and verify the files they name,
+// with coreutils' parsing rules, messages and exit status.
+
+// A checkFile is one checksum file being verified and its tallies.
+type checkFile struct {
+	name         string // as given; "-" is standard input
+	misformatted int
+	mismatched   int
+	openFail     int
+	properly     bool // some line was properly formatted
+	matched      bool // some checksum matched
+}
+
+func (cf *checkFile) displayName() string {
+	if cf.name == "-" {
+		return "standard input"
+	}
+	return cf.name
+}
+
+// checkEvents yields, for every checksum file in turn, one event per
+// line worth reporting and a summary at its end. It runs on the pool's
+// feeding goroutine, so it reads ahead of the results.
+func (r *sumRun) checkEvents(yield func(event) bool) {
+	for _, name := range r.cfg.files {
+		if !r.checkFileEvents(name, yield) {
+			return
+		}
+	}
+}
+
+func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
+	cf := &checkFile{name: name}
+	var src io.Reader = r.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return yield(event{kind: evMessage, msg: quoteName(name, r.utf8) + ": " + errText(err)})
+		}
+		defer f.Close()
+		src = f
+	}
+	br := bufio.NewReaderSize(src, 64<<10)
+	var line []byte
+	for lineNo := 1; ; lineNo++ {
+		var err error
+		line, err = readLine(br, line[:0])
+		if len(line) > 0 {
+			if ev, ok := r.checkLineEvent(cf, lineNo, line); ok && !yield(ev) {
+				return false
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return yield(event{kind: evReadError, cf: cf})
+		}
+	}
+	return yield(event{kind: evSummary, cf: cf})
+}
+
+// readLine appends the next line, with its '\n' if any, to dst.
+func readLine(br *bufio.Reader, dst []byte) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		dst = append(dst, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if err == nil && len(dst) == 0 {
+				err = io.EOF
+			}
+			return dst, err
+		}
+	}
+}
+
+// checkLineEvent turns one raw line into an event; ok is false for lines
+// that are skipped silently (comments and blank lines).
+func (r *sumRun) checkLineEvent(cf *checkFile, lineNo int, line []byte) (event, bool) {
+	if line[0] == '#' {
+		return event{}, false
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(line) == 0 {
+		return event{}, false
+	}
+	c, ok := parseCheckLine(line, r.cfg.alg, &r.bsdRev)
+	if !ok || (cf.name == "-" && c.name == "-") {
+		return event{kind: evMalformed, cf: cf, line: lineNo}, true
+	}
+	ev := event{kind: evFile, name: c.name, cf: cf, line: lineNo}
+	if c.name == "-" {
+		ev.kind = evStdin
+	}
+	ev.nwant = copy(ev.want[:], c.hex)
+	return ev, true
+}
+
+type checkLine struct {
+	name   string
+	hex    []byte
+	binary bool
+}
+
+// parseCheckLine parses "HEX  NAME", "HEX *NAME", "HEX NAME" (the BSD
+// reversed form) and "TAG (NAME) = HEX", each optionally escaped by a
+// leading backslash, following coreutils' rules to the letter, including
+// its treatment of the line as a C string. bsdRev is coreutils'
+// bsd_reversed state, shared by all lines of a run: once one form of
+// plain line is seen, the other is rejected.
+func parseCheckLine(s []byte, alg digest.Algorithm, bsdRev *int) (checkLine, bool) {
+	at := func(i int) byte {
+		if i < len(s) {
+			return s[i]
+		}
+		return 0
+	}
+	white := func(c byte) bool { return c == ' ' || c == '\t' }
+	hexLen := 2 * alg.Size()
+	i := 0
+	for white(at(i)) {
+		i++
+	}
+	escaped := false
+	if at(i) == '\\' {
+		i++
+		escaped = true
+	}
+	if tag := alg.Tag(); bytes.HasPrefix(s[i:], []byte(tag)) {
+		i += len(tag)
+		if at(i) == ' ' {
+			i++
+		}
+		if at(i) != '(' {
+			return checkLine{}, false
+		}
+		return parseTagged(s[i+1:], escaped, hexLen)
+	}
+	minLen := hexLen + 2
+	if at(i) == '\\' {
+		minLen++
+	}
+	if len(s)-i < minLen {
+		return checkLine{}, false
+	}
+	start := i
+	for at(i) != 0 && !white(at(i)) {
+		i++
+	}
+	if i == len(s) {
+		return checkLine{}, false
+	}
+	c := checkLine{hex: s[start:i]}
+	i++
+	if !validHex(c.hex, hexLen) {
+		return checkLine{}, false
+	}
+	if len(s)-i == 1 || (at(i) != ' ' && at(i) != '*') {
+		if *bsdRev == 0 {
+			return checkLine{}, false
+		}
+		*bsdRev = 1
+	} else if *bsdRev != 1 {
+		*bsdRev = 0
+		c.binary = at(i) == '*'
+		i++
+	}
+	var ok bool
+	if c.name, ok = lineName(s[min(i, len(s)):], escaped); !ok {
+		return checkLine{}, false
+	}
+	return c, true
+}
+
+// parseTagged parses "NAME) = HEX", what follows "TAG (".
+func parseTagged(s []byte, escaped bool, hexLen int) (checkLine, bool) {
+	if len(s) == 0 {
+		return checkLine{}, false
+	}
+	i := bytes.LastIndexByte(s, ')')
+	if i < 0 {
+		return checkLine{}, false
+	}
+	var c checkLine
+	var ok bool
+	if c.name, ok = lineName(s[:i], escaped); !ok {
+		return checkLine{}, false
+	}
+	rest := bytes.TrimLeft(s[i+1:], " \t")
+	if len(rest) == 0 || rest[0] != '=' {
+		return checkLine{}, false
+	}
+	c.hex = bytes.TrimLeft(rest[1:], " \t")
+	if !validHex(c.hex, hexLen) {
+		return checkLine{}, false
+	}
+	return c, true
+}
+
+// lineName decodes a file name field: unescaped if the line was escaped,
+// else cut at the first NUL as C would.
+func lineName(b []byte, escaped bool) (string, bool) {
+	if escaped {
+		return unescapeName(b)
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b), true
+}
+
+func validHex(b []byte, n int) bool {
+	if len(b) != n {
+		return false
+	}
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// checked reports one verified (or unreadable) file. r.mu is held.
+func (r *sumRun) checked(ev event, sum digest.Sum, err error) {
+	cf := ev.cf
+	cf.properly = true
+	// coreutils 9.1 escapes a name in -c output only if it has a newline.
+	esc := !r.cfg.status && strings.Contains(ev.name, "\n")
+	if err != nil {
+		if r.cfg.ignoreMissing && isMissing(err) {
+			return
+		}
+		r.fileError(ev.name, err)
+		cf.openFail++
+		if !r.cfg.status {
+			r.writeStatus(ev.name, esc, ": FAILED open or read\n")
+		}
+		return
+	}
+	match := sum.MatchHex(ev.want[:ev.nwant])
+	if match {
+		cf.matched = true
+	} else {
+		cf.mismatched++
+	}
+	switch {
+	case r.cfg.status:
+	case !match:
+		r.writeStatus(ev.name, esc, ": FAILED\n")
+	case !r.cfg.quiet:
+		r.writeStatus(ev.name, esc, ": OK\n")
+	}
+}
+
+func (r *sumRun) writeStatus(name string, esc bool, status string) {
+	b := make([]byte, 0, len(name)+len(status)+8)
+	if esc {
+		b = append(b, '\\')
+	}
+	b = r.appendName(b, name, esc)
+	r.write(append(b, status...))
+}
+
+// isMissing reports an open(2) that failed with ENOENT, the only failure
+// --ignore-missing ignores.
+func isMissing(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Op == "open" && errors.Is(pe.Err, syscall.ENOENT)
+}
+
+// summarize prints the end-of-file warnings of one checksum file and
+// records its verdict. r.mu is held.
+func (r *sumRun) summarize(cf *checkFile) {
+	name := quoteName(cf.displayName(), r.utf8)
+	if !cf.properly {
+		r.diag("%s: no properly formatted checksum lines found", name)
+		r.failed = true
+		return
+	}
+	if !r.cfg.status {
+		if n := cf.misformatted; n == 1 {
+			r.diag("WARNING: 1 line is improperly formatted")
+		} else if n > 1 {
+			r.diag("WARNING: %d lines are improperly formatted", n)
+		}
+		if n := cf.openFail; n == 1 {
+			r.diag("WARNING: 1 listed file could not be read")
+		} else if n > 1 {
+			r.diag("WARNING: %d listed files could not be read", n)
+		}
+		if n := cf.mismatched; n == 1 {
+			r.diag("WARNING: 1 computed checksum did NOT match")
+		} else if n > 1 {
+			r.diag("WARNING: %d computed checksums did NOT match", n)
+		}
+		if r.cfg.ignoreMissing && !cf.matched {
+			r.diag("%s: no file was verified", name)
+		}
+	}
+	if !cf.matched || cf.mismatched > 0 || cf.openFail > 0 || (r.cfg.strict && cf.misformatted > 0) {
+		r.failed = true
+	}
+}
