@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -375,7 +376,11 @@ func (r *sumRun) run() int {
 		r.failed = true
 	}
 	if r.cfg.debug {
-		r.diag("debug: %s, %d jobs, multi-buffer MD5 %q: %d of %d files", r.cfg.alg, opts.Workers, digest.MultiBuffer(), r.multiFiles, r.filesDone.Load())
+		jobs := r.cfg.jobs
+		if jobs == 0 {
+			jobs = runtime.GOMAXPROCS(0)
+		}
+		r.diag("debug: %s, %d jobs, multi-buffer MD5 %q: %d of %d files", r.cfg.alg, jobs, digest.MultiBuffer(), r.multiFiles, r.filesDone.Load())
 	}
 	if err := r.out.Flush(); err != nil {
 		fmt.Fprintf(r.errw, "%s: write error: %s\n", sumProg, errText(err))
