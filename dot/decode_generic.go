@@ -43,28 +43,54 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 				i++
 				continue
 			}
-			// The run of line bytes up to the next CR or LF is copied verbatim.
-			run := src[i:]
-			run = run[:lineEnd(run)]
-			m := len(run)
+			// A run of line bytes is copied as it is. In Strict and Raw mode
+			// it ends at the next CR or LF. In Compat mode it ends at the
+			// next LF, less a CR right before it or at the end of src (it
+			// may start "\r\n"): net/textproto passes other CRs through.
+			// Nothing past the room left in dst (plus one byte, to see a
+			// CR's successor) is looked at.
+			room := len(dst) - o
+			if d.err != nil {
+				room = len(src) - i
+			}
+			run := src[i:min(len(src), i+room+1)]
+			var m int
+			if strict {
+				m = indexCRLF(run)
+			} else {
+				if m = indexLF(run); m < 0 {
+					m = len(run)
+				}
+				if run[m-1] == '\r' && (m < len(run) || i+m == len(src)) {
+					m--
+				}
+			}
 			if d.err == nil {
-				room := len(dst) - o
-				if d.MaxSize > 0 && int64(m) > d.MaxSize-(d.n+int64(o)) && d.MaxSize-(d.n+int64(o)) <= int64(room) {
+				quota := int64(room) + 1
+				if d.MaxSize > 0 {
+					quota = d.MaxSize - (d.n + int64(o))
+				}
+				if int64(m) > quota && quota <= int64(room) {
 					// The run passes MaxSize before it fills dst.
-					q := int(d.MaxSize - (d.n + int64(o)))
-					o += copy(dst[o:], run[:q])
+					o += copy(dst[o:], run[:quota])
 					d.fail(ErrTooLarge)
 				} else if m > room {
 					o += copy(dst[o:], run[:room])
 					i += room
 					goto out
 				} else {
-					o += copy(dst[o:], run)
+					o += copy(dst[o:], run[:m])
 				}
 			}
 			i += m
 
 		case dBOL:
+			if d.err == nil && d.MaxSize == 0 {
+				if o2, i2 := decodeLines(d.Mode, dst, src, o, i); i2 != i {
+					o, i = o2, i2
+					continue
+				}
+			}
 			switch c {
 			case '.':
 				st = dDot

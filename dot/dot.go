@@ -44,7 +44,6 @@
 package dot
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 
@@ -108,15 +107,3 @@ func (e *SyntaxError) Error() string {
 }
 
 func (e *SyntaxError) Unwrap() error { return e.Err }
-
-// lineEnd returns the index of the first CR or LF in b, or len(b).
-func lineEnd(b []byte) int {
-	n := bytes.IndexByte(b, '\n')
-	if n < 0 {
-		n = len(b)
-	}
-	if r := bytes.IndexByte(b[:n], '\r'); r >= 0 {
-		return r
-	}
-	return n
-}

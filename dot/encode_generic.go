@@ -15,17 +15,38 @@ func encodeGeneric(e *Encoder, dst, src []byte) (o, i int) {
 		switch st {
 		case eData:
 			if c != '\r' && c != '\n' {
-				run := src[i:]
-				run = run[:lineEnd(run)]
-				n := copy(dst[o:], run)
-				o += n
-				i += n
-				if n < len(run) {
+				// A run of line bytes is copied as it is, up to the next
+				// LF (Compat) or CR or LF (Strict), or as far as dst has room.
+				run := src[i:min(len(src), i+len(dst)-o)]
+				if len(run) == 0 {
 					goto out
+				}
+				var m int
+				if strict {
+					m = indexCRLF(run)
+				} else if m = indexLF(run); m < 0 {
+					m = len(run)
+				}
+				o += copy(dst[o:], run[:m])
+				i += m
+				if !strict {
+					// net/textproto's CR state toggles along a run of CRs:
+					// the byte after a CR is written without a look.
+					k := 0
+					for k < m && run[m-1-k] == '\r' {
+						k++
+					}
+					if k&1 == 1 {
+						st = eCR
+					}
 				}
 				continue
 			}
 		case eBegin, eBOL:
+			if o2, i2 := encodeLines(e.Mode, dst, src, o, i); i2 != i {
+				o, i, st = o2, i2, eBOL
+				continue
+			}
 			if c == '.' {
 				if len(dst)-o < 2 {
 					goto out

@@ -1,0 +1,181 @@
+package dot
+
+// Whole-line fast paths of the generic kernels. At the start of a line,
+// with no limit, no error and room in dst, they decode or encode complete
+// ordinary lines in one step each: one scan for the line end, one copy.
+// They return at the first line they do not fully understand (an open line
+// at the end of src, a possible end marker, a bare CR or LF, a Compat
+// quirk, not enough room), always at the start of that line, and leave it
+// to the one-byte state machine, so every subtle case has one
+// implementation.
+
+// decodeLines decodes complete lines from src[i:], which starts a line,
+// into dst[o:]. It returns the new o and i; both stop at a line start.
+func decodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
+	for i < len(src) {
+		start := i
+		switch src[i] {
+		case '.':
+			if i+1 >= len(src) || src[i+1] == '\r' || src[i+1] == '\n' {
+				return o, i // maybe the end marker
+			}
+			start++ // the stuffed dot
+		case '\r':
+			if i+1 < len(src) && src[i+1] == '\n' { // an empty line
+				if mode == Raw {
+					if len(dst)-o < 2 {
+						return o, i
+					}
+					dst[o] = '\r'
+					o++
+				} else if len(dst)-o < 1 {
+					return o, i
+				}
+				dst[o] = '\n'
+				o++
+				i += 2
+				continue
+			}
+			return o, i
+		case '\n':
+			return o, i
+		}
+		var end, next int // content is src[start:end]; the next line starts at next
+		if mode == Compat {
+			lf := indexLF(src[start:])
+			if lf < 0 {
+				return o, i
+			}
+			end, next = start+lf, start+lf+1
+			if end > start && src[end-1] == '\r' {
+				end--
+			}
+		} else {
+			e := start + indexCRLF(src[start:])
+			if e+1 >= len(src) || src[e] != '\r' || src[e+1] != '\n' {
+				return o, i // open, or a bare CR or LF
+			}
+			end, next = e, e+2
+		}
+		n := end - start
+		need := n + 1
+		if mode == Raw {
+			need++
+		}
+		if len(dst)-o < need {
+			return o, i
+		}
+		o = put(dst, o, src[start:end])
+		if mode == Raw {
+			dst[o] = '\r'
+			o++
+		}
+		dst[o] = '\n'
+		o++
+		i = next
+	}
+	return o, i
+}
+
+// encodeLines encodes complete lines from src[i:], which starts a line,
+// into dst[o:]. It returns the new o and i; both stop at a line start.
+// Lines whose encoding is the line itself (no stuffed dot, no added CR) are
+// not copied one by one: a run of them is copied at once.
+func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
+	v := i // src[v:i] is encoded as it is, but not yet copied to dst
+	for i < len(src) {
+		room := len(dst) - o - (i - v)
+		c := src[i]
+		if c == '\r' && i+1 < len(src) && src[i+1] == '\n' { // an empty line, as it is
+			if room < 2 {
+				break
+			}
+			i += 2
+			continue
+		}
+		if c == '\n' && mode == Compat { // an empty line, given its CR
+			if room < 2 {
+				break
+			}
+			o += copy(dst[o:], src[v:i])
+			dst[o], dst[o+1] = '\r', '\n'
+			o += 2
+			i++
+			v = i
+			continue
+		}
+		if c == '\r' || c == '\n' {
+			break
+		}
+		// The line is src[i:end]; the next one starts at next.
+		var end, next int
+		crlf := false // a CR is added before the LF
+		if mode == Compat {
+			lf := indexLF(src[i:])
+			if lf < 0 {
+				break
+			}
+			end, next = i+lf, i+lf+1
+			// net/textproto's CR state toggles along a run of CRs before
+			// the LF; in the CR state it writes the LF alone.
+			k := 0
+			for end-1-k >= i && src[end-1-k] == '\r' {
+				k++
+			}
+			crlf = k&1 == 0
+		} else {
+			e := i + indexCRLF(src[i:])
+			if e+1 >= len(src) || src[e] != '\r' || src[e+1] != '\n' {
+				break // open, or a bare CR or LF
+			}
+			end, next = e+2, e+2
+		}
+		if c != '.' && !crlf {
+			if room < next-i {
+				break
+			}
+			i = next
+			continue
+		}
+		need := next - i
+		if c == '.' {
+			need++
+		}
+		if crlf {
+			need++
+		}
+		if room < need {
+			break
+		}
+		o += copy(dst[o:], src[v:i])
+		if c == '.' {
+			dst[o] = '.'
+			o++
+		}
+		o = put(dst, o, src[i:end])
+		if crlf {
+			dst[o] = '\r'
+			o++
+		}
+		if end < next {
+			dst[o] = '\n'
+			o++
+		}
+		i = next
+		v = i
+	}
+	return o + copy(dst[o:], src[v:i]), i
+}
+
+// put copies b to dst[o:] and returns the new o. Short lines are copied
+// inline, without a call to memmove.
+func put(dst []byte, o int, b []byte) int {
+	if len(b) <= 16 {
+		d := dst[o : o+len(b)]
+		for k := range b {
+			d[k] = b[k]
+		}
+		return o + len(b)
+	}
+	return o + copy(dst[o:], b)
+}
