@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wirespeed/wirespeed/tcpperf"
+)
+
+func init() {
+	benchRunners["net"] = runBenchNet
+}
+
+// A netPoint is one load of `wirespeed bench net`.
+type netPoint struct {
+	Name  string  `json:"name"`
+	Mode  string  `json:"mode"`
+	Conns int     `json:"conns"`
+	QPS   float64 `json:"qps"`   // 0: closed loop
+	Depth int     `json:"depth"` // closed loop
+}
+
+const defaultNetPoints = "low=echo/10/1000/0,20k=echo/100/20000/0,pipelined=line/100/0/16"
+
+func parseNetPoints(s string) ([]netPoint, error) {
+	var ps []netPoint
+	for _, item := range strings.Split(s, ",") {
+		name, spec, ok := strings.Cut(strings.TrimSpace(item), "=")
+		f := strings.Split(spec, "/")
+		if !ok || name == "" || len(f) != 4 {
+			return nil, fmt.Errorf("point %q: want NAME=MODE/CONNS/QPS/DEPTH", item)
+		}
+		p := netPoint{Name: name, Mode: f[0]}
+		var err1, err2, err3 error
+		p.Conns, err1 = strconv.Atoi(f[1])
+		p.QPS, err2 = strconv.ParseFloat(f[2], 64)
+		p.Depth, err3 = strconv.Atoi(f[3])
+		if err := errors.Join(err1, err2, err3); err != nil || p.Conns < 1 || p.QPS < 0 || (p.QPS == 0 && p.Depth < 1) {
+			return nil, fmt.Errorf("point %q: bad numbers", item)
+		}
+		if p.Mode != "echo" && p.Mode != "line" {
+			return nil, fmt.Errorf("point %q: mode must be echo or line", item)
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// A netRow is one engine at one point.
+type netRow struct {
+	Point        string          `json:"point"`
+	Engine       string          `json:"engine"`
+	Result       *tcpperf.Result `json:"result,omitempty"`
+	ServerCPUSec float64         `json:"server_cpu_s"`
+	ServerRSSMB  float64         `json:"server_peak_rss_mb"`
+	ServerCPUs   string          `json:"server_cpus,omitempty"` // Cpus_allowed_list at start
+	ClientCPUs   string          `json:"client_cpus,omitempty"`
+	Err          string          `json:"error,omitempty"`
+}
+
+type benchNetConfig struct {
+	exe              string
+	engines          []string
+	points           []netPoint
+	duration, warmup time.Duration
+	msgSize          int
+	serverCPU        int // -1: no pinning
+	clientCPU        int
+	sockperf         bool
+}
+
+func runBenchNet(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench net", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	exe, _ := os.Executable()
+	var cfg benchNetConfig
+	engines := fs.String("engines", "std,netio,gnet,evio", "engines to compare")
+	points := fs.String("points", defaultNetPoints, "loads: NAME=MODE/CONNS/QPS/DEPTH,... (QPS 0 = closed loop with DEPTH in flight per connection)")
+	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per run")
+	fs.DurationVar(&cfg.warmup, "warmup", time.Second, "warmup per run")
+	fs.IntVar(&cfg.msgSize, "msg-size", 64, "message size")
+	fs.IntVar(&cfg.serverCPU, "server-cpu", 0, "CPU for the server (-1: no pinning)")
+	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for tcpperf (-1: no pinning)")
+	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed")
+	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
+	jsonOut := fs.Bool("json", false, "print the rows as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var err error
+	if cfg.points, err = parseNetPoints(*points); err != nil {
+		fmt.Fprintln(stderr, "wirespeed bench net:", err)
+		return 2
+	}
+	for _, e := range strings.Split(*engines, ",") {
+		if _, ok := engines_[e]; !ok {
+			fmt.Fprintf(stderr, "wirespeed bench net: unknown engine %q\n", e)
+			return 2
+		}
+		cfg.engines = append(cfg.engines, e)
+	}
+	if runtime.NumCPU() < 2 || !canPin {
+		fmt.Fprintln(stderr, "wirespeed bench net: fewer than 2 CPUs or no affinity control: not pinning; server and client share CPUs")
+		cfg.serverCPU, cfg.clientCPU = -1, -1
+	}
+	rows := benchNet(cfg, stderr)
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			return 1
+		}
+	} else {
+		printNetTable(stdout, cfg, rows)
+	}
+	for _, r := range rows {
+		if r.Err != "" {
+			return 1
+		}
+	}
+	return 0
+}
+
+var engines_ = engines // the serve engines, by name
+
+func benchNet(cfg benchNetConfig, progress io.Writer) []netRow {
+	var rows []netRow
+	for i, p := range cfg.points {
+		if i == 0 && cfg.sockperf && p.QPS > 0 {
+			if path, err := exec.LookPath("sockperf"); err == nil {
+				fmt.Fprintf(progress, "%s: sockperf ping-pong\n", p.Name)
+				rows = append(rows, runSockperf(cfg, p, path))
+			}
+		}
+		for _, e := range cfg.engines {
+			fmt.Fprintf(progress, "%s: %s\n", p.Name, e)
+			rows = append(rows, runNetPoint(cfg, p, e))
+		}
+	}
+	return rows
+}
+
+// runNetPoint runs a fresh server of engine e and tcpperf against it.
+func runNetPoint(cfg benchNetConfig, p netPoint, engine string) netRow {
+	row := netRow{Point: p.Name, Engine: engine}
+	srv := exec.Command(cfg.exe, "serve", "-engine", engine, "-mode", p.Mode, "-addr", "127.0.0.1:0")
+	srv.Stderr = os.Stderr
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	if err := startPinned(srv, cfg.serverCPU); err != nil {
+		row.Err = "start server: " + err.Error()
+		return row
+	}
+	row.ServerCPUs = cpusAllowed(srv.Process.Pid)
+	defer func() {
+		if srv.ProcessState == nil {
+			srv.Process.Kill()
+			srv.Wait()
+		}
+	}()
+	addr, err := readListening(out)
+	if err != nil {
+		row.Err = "server: " + err.Error()
+		return row
+	}
+	go io.Copy(io.Discard, out)
+
+	cli := exec.Command(cfg.exe, "tcpperf", "-addr", addr, "-mode", p.Mode,
+		"-conns", strconv.Itoa(p.Conns), "-qps", strconv.FormatFloat(p.QPS, 'f', -1, 64),
+		"-depth", strconv.Itoa(max(p.Depth, 1)), "-msg-size", strconv.Itoa(cfg.msgSize),
+		"-duration", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json", "-q")
+	var cliOut, cliErr bytes.Buffer
+	cli.Stdout, cli.Stderr = &cliOut, &cliErr
+	if err := startPinned(cli, cfg.clientCPU); err != nil {
+		row.Err = "start tcpperf: " + err.Error()
+		return row
+	}
+	row.ClientCPUs = cpusAllowed(cli.Process.Pid)
+	cli.Wait() // exit status 1 just means errors, which the JSON reports
+	var res tcpperf.Result
+	if err := json.Unmarshal(cliOut.Bytes(), &res); err != nil {
+		row.Err = "tcpperf: " + strings.TrimSpace(cliErr.String())
+		return row
+	}
+	row.Result = &res
+
+	srv.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		srv.Process.Kill()
+		err = <-done
+		if err == nil {
+			err = errors.New("did not stop on SIGTERM")
+		}
+	}
+	if err != nil {
+		row.Err = "server exit: " + err.Error()
+	}
+	if ru, ok := srv.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		row.ServerCPUSec = tvSec(ru.Utime) + tvSec(ru.Stime)
+		row.ServerRSSMB = float64(ru.Maxrss) / 1024 // Linux reports KiB
+	}
+	return row
+}
+
+func tvSec(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+
+// readListening reads the server's first line, "listening on ADDR".
+func readListening(r io.Reader) (string, error) {
+	ch := make(chan string, 1)
+	br := bufio.NewReader(r)
+	go func() { line, _ := br.ReadString('\n'); ch <- line }()
+	select {
+	case line := <-ch:
+		addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+		if !ok {
+			return "", fmt.Errorf("unexpected first line %q", line)
+		}
+		return addr, nil
+	case <-time.After(20 * time.Second):
+		return "", errors.New("no address printed within 20s")
+	}
+}
+
+// cpusAllowed returns the Cpus_allowed_list of a process ("" if unknown).
+func cpusAllowed(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	m := regexp.MustCompile(`(?m)^Cpus_allowed_list:\s*(\S+)`).FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}
+
+var sockperfPct = regexp.MustCompile(`percentile (\d+\.\d+) =\s+([\d.]+)|<MAX> observation =\s+([\d.]+)`)
+
+// runSockperf measures the kernel's TCP ping-pong round trip with sockperf,
+// server and client pinned like the engines.
+func runSockperf(cfg benchNetConfig, p netPoint, path string) netRow {
+	row := netRow{Point: p.Name, Engine: "sockperf"}
+	port := strconv.Itoa(20000 + os.Getpid()%20000)
+	srv := exec.Command(path, "server", "--tcp", "-i", "127.0.0.1", "-p", port)
+	if err := startPinned(srv, cfg.serverCPU); err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	row.ServerCPUs = cpusAllowed(srv.Process.Pid)
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+	secs := int((cfg.duration + cfg.warmup + time.Second - 1) / time.Second)
+	cli := exec.Command(path, "ping-pong", "--tcp", "-i", "127.0.0.1", "-p", port, "--full-rtt",
+		"-m", strconv.Itoa(cfg.msgSize), "--mps", strconv.FormatFloat(p.QPS, 'f', 0, 64), "-t", strconv.Itoa(secs))
+	var out bytes.Buffer
+	cli.Stdout, cli.Stderr = &out, &out
+	if err := startPinned(cli, cfg.clientCPU); err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	row.ClientCPUs = cpusAllowed(cli.Process.Pid)
+	if err := cli.Wait(); err != nil {
+		row.Err = "sockperf: " + err.Error()
+		return row
+	}
+	res := &tcpperf.Result{Mode: "ping-pong", Conns: 1, TargetQPS: p.QPS, MsgSize: cfg.msgSize}
+	for _, m := range sockperfPct.FindAllStringSubmatch(out.String(), -1) {
+		if m[3] != "" {
+			res.Max, _ = strconv.ParseFloat(m[3], 64)
+			continue
+		}
+		v, _ := strconv.ParseFloat(m[2], 64)
+		switch m[1] {
+		case "50.000":
+			res.P50 = v
+		case "90.000":
+			res.P90 = v
+		case "99.000":
+			res.P99 = v
+		case "99.900":
+			res.P999 = v
+		case "99.990":
+			res.P9999 = v
+		}
+	}
+	if res.P50 == 0 {
+		row.Err = "sockperf: no percentiles in its output"
+		return row
+	}
+	row.Result = res
+	return row
+}
+
+func printNetTable(w io.Writer, cfg benchNetConfig, rows []netRow) {
+	pin := fmt.Sprintf("server on CPU %d, tcpperf on CPU %d", cfg.serverCPU, cfg.clientCPU)
+	if cfg.serverCPU < 0 {
+		pin = "not pinned"
+	}
+	fmt.Fprintf(w, "%d-byte messages, %v measured after %v warmup per run, %s\n", cfg.msgSize, cfg.duration, cfg.warmup, pin)
+	for _, p := range cfg.points {
+		load := fmt.Sprintf("open loop %.0f msg/s", p.QPS)
+		if p.QPS == 0 {
+			load = fmt.Sprintf("closed loop, depth %d", p.Depth)
+		}
+		fmt.Fprintf(w, "\n%s: %s mode, %d conns, %s\n", p.Name, p.Mode, p.Conns, load)
+		fmt.Fprintf(w, "%-10s %9s %9s %10s %12s %9s %9s %8s %9s\n", "engine", "p50 µs", "p99 µs", "p99.99 µs", "msg/s", "srv CPU s", "srv RSS MB", "errors", "late p50")
+		for _, r := range rows {
+			if r.Point != p.Name {
+				continue
+			}
+			if r.Result == nil {
+				fmt.Fprintf(w, "%-10s %s\n", r.Engine, r.Err)
+				continue
+			}
+			res := r.Result
+			rate, cpu, rss, errs, late := fmt.Sprintf("%.0f", res.AchievedQPS), fmt.Sprintf("%.2f", r.ServerCPUSec), fmt.Sprintf("%.1f", r.ServerRSSMB), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
+			if r.Engine == "sockperf" {
+				rate, cpu, rss, errs, late = "-", "-", "-", "-", "-"
+			}
+			if p.QPS == 0 {
+				late = "-"
+			}
+			fmt.Fprintf(w, "%-10s %9.1f %9.1f %10.1f %12s %9s %9s %8s %9s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, rss, errs, late)
+			if r.Err != "" {
+				fmt.Fprintf(w, "           (%s)\n", r.Err)
+			}
+		}
+	}
+}
