@@ -28,7 +28,6 @@
 package tcpperf
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -156,6 +155,7 @@ type conn struct {
 	sent uint64 // next sequence number to send
 	dead bool
 	wbuf []byte
+	tmpl []byte // message filler
 }
 
 func (c *conn) push(t int64) bool {
@@ -182,18 +182,40 @@ func (c *conn) pop() (int64, bool) {
 	return t, true
 }
 
-// fillMsg writes message seq of a connection into b: filler, the sequence
-// number in hex at the start, "\n" at the end.
-func fillMsg(b []byte, id int, seq uint64) {
+// msgTemplate is the filler of a connection's messages, "\n" at the end.
+func msgTemplate(id, size int) []byte {
+	b := make([]byte, size)
 	for i := range b {
 		b[i] = 'a' + byte((i+id)%26)
 	}
+	b[size-1] = '\n'
+	return b
+}
+
+// hexLen is how many leading bytes of a message carry its sequence number.
+func hexLen(size int) int { return min(16, size-1) }
+
+// fillMsg writes message seq into b: the template with the sequence number
+// in hex at the start.
+func fillMsg(b, tmpl []byte, seq uint64) {
+	copy(b, tmpl)
+	putHex(b[:hexLen(len(b))], seq)
+}
+
+func putHex(b []byte, seq uint64) {
 	const hex = "0123456789abcdef"
-	for i := min(16, len(b)-1) - 1; i >= 0; i-- {
+	for i := len(b) - 1; i >= 0; i-- {
 		b[i] = hex[seq&15]
 		seq >>= 4
 	}
-	b[len(b)-1] = '\n'
+}
+
+// checkMsg reports whether b is message seq.
+func checkMsg(b, tmpl []byte, seq uint64) bool {
+	var h [16]byte
+	n := hexLen(len(b))
+	putHex(h[:n], seq)
+	return bytes.Equal(b[:n], h[:n]) && bytes.Equal(b[n:], tmpl[n:])
 }
 
 type run struct {
@@ -446,7 +468,7 @@ func (r *run) connect(ctx context.Context) error {
 			if tc, ok := nc.(*net.TCPConn); ok {
 				tc.SetNoDelay(true)
 			}
-			conns[i] = &conn{nc: nc, id: i, wbuf: make([]byte, r.cfg.MsgSize*max(1, r.cfg.Depth))}
+			conns[i] = &conn{nc: nc, id: i, wbuf: make([]byte, r.cfg.MsgSize*max(1, r.cfg.Depth)), tmpl: msgTemplate(i, r.cfg.MsgSize)}
 		}()
 	}
 	wg.Wait()
@@ -502,7 +524,7 @@ func (r *run) sendBatch(c *conn, n int, t int64) {
 	b := c.wbuf[:n*size]
 	k := 0
 	for ; k < n && c.push(t); k++ {
-		fillMsg(b[k*size:(k+1)*size], c.id, c.sent)
+		fillMsg(b[k*size:(k+1)*size], c.tmpl, c.sent)
 		c.sent++
 	}
 	c.mu.Unlock()
@@ -531,62 +553,62 @@ func (r *run) fail(c *conn, counter *atomic.Int64) {
 }
 
 // reader reads and checks c's responses in order, recording latencies, and
-// in closed loop sends a new message for each response.
+// in closed loop sends as many new messages as responses it has just read.
+// Responses have the size of messages (in line mode too: one line back per
+// line sent); all those completed by one read share its arrival time.
 func (r *run) reader(c *conn) {
 	size := r.cfg.MsgSize
-	br := bufio.NewReaderSize(c.nc, max(64<<10, 2*size))
-	buf := make([]byte, size)
-	want := make([]byte, size)
+	buf := make([]byte, max(64<<10, 2*size))
+	var start, end int // unparsed data: buf[start:end]
 	var seq uint64
-	replace := 0 // closed loop: responses to replace with new messages
+	var sent []int64
 	for {
-		var msg []byte
-		var err error
-		if r.cfg.Mode == "echo" {
-			_, err = io.ReadFull(br, buf)
-			msg = buf
-		} else {
-			msg, err = br.ReadSlice('\n')
-		}
+		n, err := c.nc.Read(buf[end:])
 		now := r.now()
+		end += n
+		k := (end - start) / size // complete responses
+		if k > 0 {
+			sent = sent[:0]
+			c.mu.Lock()
+			for i := 0; i < k; i++ {
+				t, ok := c.pop()
+				if !ok {
+					break
+				}
+				sent = append(sent, t)
+			}
+			c.mu.Unlock()
+			r.n.inflight.Add(-int64(len(sent)))
+			r.n.content.Add(int64(k - len(sent))) // responses nobody asked for
+			bad, measured := 0, 0
+			r.lat.mu.Lock()
+			for i, t := range sent {
+				if !checkMsg(buf[start+i*size:start+(i+1)*size], c.tmpl, seq) {
+					bad++
+				}
+				seq++
+				if r.measured(t) {
+					r.lat.cur.RecordValue(min(max(now-t, 1), histMax))
+					measured++
+				}
+			}
+			r.lat.mu.Unlock()
+			r.n.content.Add(int64(bad))
+			r.n.received.Add(int64(measured))
+			start += k * size
+			if r.cfg.QPS == 0 && !r.stopping.Load() && now < r.end {
+				r.sendBatch(c, len(sent), r.now())
+			}
+		}
 		if err != nil {
 			r.fail(c, &r.n.read) // not counted once the run is over
 			return
 		}
-		c.mu.Lock()
-		t, ok := c.pop()
-		c.mu.Unlock()
-		if !ok {
-			r.n.content.Add(1) // a response nobody asked for
-			continue
-		}
-		r.n.inflight.Add(-1)
-		fillMsg(want, c.id, seq)
-		seq++
-		if !bytes.Equal(msg, want) {
-			r.n.content.Add(1)
-		}
-		if r.measured(t) {
-			r.lat.record(now - t)
-			r.n.received.Add(1)
-		}
-		if r.cfg.QPS > 0 {
-			continue
-		}
-		replace++
-		if !complete(br, r.cfg.Mode, size) && !r.stopping.Load() && now < r.end {
-			r.sendBatch(c, replace, r.now())
-			replace = 0
+		if start == end {
+			start, end = 0, 0
+		} else if len(buf)-end < size {
+			end = copy(buf, buf[start:end])
+			start = 0
 		}
 	}
-}
-
-// complete reports whether br holds a whole response already.
-func complete(br *bufio.Reader, mode string, size int) bool {
-	n := br.Buffered()
-	if mode == "echo" {
-		return n >= size
-	}
-	b, _ := br.Peek(n)
-	return bytes.IndexByte(b, '\n') >= 0
 }
