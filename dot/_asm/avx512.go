@@ -1,0 +1,454 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// broadcastZ returns a ZMM register holding c in every byte.
+func broadcastZ(c byte) reg.VecVirtual {
+	t := GP32()
+	MOVL(U32(c), t)
+	z := ZMM()
+	VPBROADCASTB(t, z)
+	return z
+}
+
+// cmpMaskZ returns a general register with bit i set where byte i of v
+// equals byte i of c.
+func cmpMaskZ(v, c reg.VecVirtual) reg.GPVirtual {
+	k := K()
+	VPCMPEQB(c, v, k)
+	m := GP64()
+	KMOVQ(k, m)
+	return m
+}
+
+// decodeAVX512 generates the AVX-512 decoder. Per 64-byte block it builds
+// bit masks of LF, CR and '.' and of LF and CR one byte ahead (a second,
+// overlapping load), derives the bytes to delete and the first position it
+// must not pass, compacts the kept bytes with VPCOMPRESSB and stores them
+// with a byte mask. Loads past the end of src and stores past the room
+// left are masked off, so no byte outside the slices is touched.
+func decodeAVX512() {
+	TEXT("decodeAVX512", NOSPLIT, signature)
+	Doc("decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).")
+	dst := Load(Param("dst").Base(), GP64())
+	room := Load(Param("dst").Len(), GP64())
+	src := Load(Param("src").Base(), GP64())
+	rem := Load(Param("src").Len(), GP64())
+	flags := Load(Param("flags"), GP64())
+
+	cbol := GP64() // 1 if the block's first byte starts a line
+	MOVQ(flags, cbol)
+	ANDQ(U8(1), cbol)
+	ccr := GP64() // 1 if the byte before the block is a CR (Strict, Raw)
+	XORQ(ccr, ccr)
+	ones := GP64()
+	MOVQ(I32(-1), ones)
+	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
+
+	TESTQ(rem, rem)
+	JZ(LabelRef("dec512_done"))
+	TESTQ(room, room)
+	JZ(LabelRef("dec512_done"))
+
+	modes := []int{compat, strict, raw}
+	labels := dispatchMode("dec512", flags, modes)
+	for i, m := range modes {
+		Label(labels[i])
+		p := "dec512_" + modeName[m]
+		loop := p + "_loop"
+		Label(loop)
+
+		// The block is src[:min(rem, 64)]; its look-ahead is one byte
+		// further, when there is one.
+		r := GP64()
+		MOVQ(U32(65), r)
+		CMPQ(rem, r)
+		CMOVQLT(rem, r)
+		lm := GP64() // bytes of the block that exist
+		BZHIQ(r, ones, lm)
+		DECQ(r)
+		lm1 := GP64() // bytes of the look-ahead block that exist
+		BZHIQ(r, ones, lm1)
+		k1, k2 := K(), K()
+		KMOVQ(lm, k1)
+		KMOVQ(lm1, k2)
+		v, vn := ZMM(), ZMM()
+		VMOVDQU8_Z(Mem{Base: src}, k1, v)
+		VMOVDQU8_Z(Mem{Base: src, Disp: 1}, k2, vn)
+
+		lf := cmpMaskZ(v, zlf)
+		cr := cmpMaskZ(v, zcr)
+		dot := cmpMaskZ(v, zdot)
+		nlf := cmpMaskZ(vn, zlf) // next byte is LF
+		ncr := cmpMaskZ(vn, zcr) // next byte is CR
+
+		bol := GP64() // starts a line: after an LF
+		LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
+		dotB := GP64() // a dot starting a line
+		MOVQ(dot, dotB)
+		ANDQ(bol, dotB)
+
+		// Stop before: a line-leading dot followed by CR or LF (an end
+		// marker or a quirk);
+		bail := GP64()
+		ORQ(nlf, ncr)
+		MOVQ(ncr, bail)
+		ANDQ(dotB, bail)
+		if m == compat {
+			// an LF at the start of a line (net/textproto's alternation);
+			ANDQ(lf, bol)
+			ORQ(bol, bail)
+		} else {
+			// a bare LF; a bare CR;
+			pcr := GP64()
+			LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr)
+			t := GP64()
+			ANDNQ(lf, pcr, t)
+			ORQ(t, bail)
+			ANDNQ(cr, nlf, t)
+			ORQ(t, bail)
+		}
+		// the end of src, and its last byte if that is a CR or a
+		// line-leading dot, whose meaning depends on the byte after it.
+		XORQ(lm, lm1)
+		t2 := GP64()
+		MOVQ(cr, t2)
+		ORQ(dotB, t2)
+		ANDQ(t2, lm1)
+		ORQ(lm1, bail)
+		ANDNQ(ones, lm, t2)
+		ORQ(t2, bail)
+		cut := GP64()
+		TZCNTQ(bail, cut) // 64 if nothing stops us
+
+		// Delete the CR of each CRLF (not in Raw mode) and stuffed dots.
+		del := GP64()
+		switch m {
+		case compat:
+			MOVQ(cr, del)
+			ANDQ(nlf, del)
+			ORQ(dotB, del)
+		case strict:
+			MOVQ(cr, del) // every CR before cut precedes an LF
+			ORQ(dotB, del)
+		case raw:
+			MOVQ(dotB, del)
+		}
+		keep := GP64()
+		ANDNQ(ones, del, keep)
+		BZHIQ(cut, keep, keep)
+		cnt := GP64()
+		POPCNTQ(keep, cnt)
+		CMPQ(cnt, room)
+		JAE(LabelRef(p + "_room"))
+
+		storeCompressed(v, keep, cnt, dst, ones)
+		ADDQ(cnt, dst)
+		SUBQ(cnt, room)
+		CMPQ(cut, U8(64))
+		JNE(LabelRef(p + "_partial"))
+		ADDQ(U8(64), src)
+		SUBQ(U8(64), rem)
+		SHRQ(U8(63), lf)
+		MOVQ(lf, cbol)
+		if m != compat {
+			SHRQ(U8(63), cr)
+			MOVQ(cr, ccr)
+		}
+		TESTQ(rem, rem)
+		JNZ(LabelRef(loop))
+		JMP(LabelRef("dec512_done"))
+
+		Label(p + "_partial")
+		ADDQ(cut, src)
+		JMP(LabelRef("dec512_done"))
+
+		// The kept bytes fill dst: stop right after the last one that
+		// fits, as the generic kernel does.
+		Label(p + "_room")
+		b := GP64()
+		MOVQ(room, b)
+		DECQ(b)
+		one := GP64()
+		MOVQ(U32(1), one)
+		SHLXQ(b, one, one)
+		PDEPQ(keep, one, one)
+		TZCNTQ(one, cut)
+		if m == raw {
+			// Not the CR of a CRLF without its LF, which the generic
+			// kernel writes only with the LF.
+			BTQ(cut, cr)
+			SETCS(b.As8())
+			MOVBQZX(b.As8(), b)
+			SUBQ(b, room)
+			SUBQ(b, cut)
+		}
+		INCQ(cut)
+		BZHIQ(cut, keep, keep)
+		storeCompressed(v, keep, room, dst, ones)
+		ADDQ(room, dst)
+		ADDQ(cut, src)
+		JMP(LabelRef("dec512_done"))
+	}
+
+	Label("dec512_done")
+	VZEROUPPER()
+	returnCounts(dst, src)
+	RET()
+}
+
+// storeCompressed stores the bytes of v selected by keep (cnt of them)
+// contiguously at dst, touching no other byte.
+func storeCompressed(v reg.VecVirtual, keep, cnt, dst, ones reg.Register) {
+	k := K()
+	KMOVQ(keep, k)
+	out := ZMM()
+	VPCOMPRESSB_Z(v, k, out)
+	sm := GP64()
+	BZHIQ(cnt, ones, sm)
+	ks := K()
+	KMOVQ(sm, ks)
+	VMOVDQU8(out, ks, Mem{Base: dst})
+}
+
+// encodeAVX512 generates the AVX-512 encoder. A 64-byte block that needs
+// no insertion is stored as it is. Otherwise each 32-byte half is spread
+// over up to 64 output bytes with VPEXPANDB: the output positions of the
+// input bytes come from the insertion mask by PDEP/PEXT, and the inserted
+// slots are filled with '.' (before a line-leading dot) or CR (before a
+// bare LF, Compat only).
+func encodeAVX512() {
+	TEXT("encodeAVX512", NOSPLIT, signature)
+	Doc("encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).")
+	dst := Load(Param("dst").Base(), GP64())
+	room := Load(Param("dst").Len(), GP64())
+	src := Load(Param("src").Base(), GP64())
+	rem := Load(Param("src").Len(), GP64())
+	flags := Load(Param("flags"), GP64())
+
+	cbol := GP64()
+	MOVQ(flags, cbol)
+	ANDQ(U8(1), cbol)
+	ccr := GP64()
+	XORQ(ccr, ccr)
+	ones := GP64()
+	MOVQ(I32(-1), ones)
+	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
+
+	TESTQ(rem, rem)
+	JZ(LabelRef("enc512_done"))
+	TESTQ(room, room)
+	JZ(LabelRef("enc512_done"))
+
+	// Raw encodes as Strict.
+	SHRQ(U8(1), flags)
+	TESTQ(flags, flags)
+	JNZ(LabelRef("enc512_strict"))
+	JMP(LabelRef("enc512_compat"))
+
+	for _, m := range []int{compat, strict} {
+		p := "enc512_" + modeName[m]
+		loop := p + "_loop"
+		Label(p)
+		Label(loop)
+
+		r := GP64()
+		MOVQ(U32(65), r)
+		CMPQ(rem, r)
+		CMOVQLT(rem, r)
+		lm := GP64()
+		BZHIQ(r, ones, lm)
+		k1 := K()
+		KMOVQ(lm, k1)
+		v := ZMM()
+		VMOVDQU8_Z(Mem{Base: src}, k1, v)
+		var nlf reg.GPVirtual
+		if m == strict {
+			DECQ(r)
+			lm1 := GP64()
+			BZHIQ(r, ones, lm1)
+			k2 := K()
+			KMOVQ(lm1, k2)
+			vn := ZMM()
+			VMOVDQU8_Z(Mem{Base: src, Disp: 1}, k2, vn)
+			nlf = cmpMaskZ(vn, zlf)
+		}
+		lf := cmpMaskZ(v, zlf)
+		cr := cmpMaskZ(v, zcr)
+		dot := cmpMaskZ(v, zdot)
+
+		bol := GP64()
+		LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
+		pcr := GP64()
+		LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr)
+		ins := GP64() // insert a byte before these
+		MOVQ(dot, ins)
+		ANDQ(bol, ins)
+		bail := GP64()
+		t := GP64()
+		if m == compat {
+			// A bare LF gets a CR. A CR right after a CR is written as it
+			// is (net/textproto's toggle): stop there.
+			ANDNQ(lf, pcr, t)
+			ORQ(t, ins)
+			MOVQ(cr, bail)
+			ANDQ(pcr, bail)
+		} else {
+			// A bare LF, or a CR not followed by LF (or by the end of
+			// src), is an error: stop there.
+			ANDNQ(lf, pcr, bail)
+			ANDNQ(cr, nlf, t)
+			ORQ(t, bail)
+		}
+		ANDNQ(ones, lm, t)
+		ORQ(t, bail)
+		cut := GP64()
+		TZCNTQ(bail, cut)
+		BZHIQ(cut, ins, ins)
+
+		// A whole block with nothing to insert is a copy.
+		TESTQ(ins, ins)
+		JNZ(LabelRef(p + "_slow"))
+		CMPQ(cut, U8(64))
+		JNE(LabelRef(p + "_slow"))
+		CMPQ(room, U8(64))
+		JBE(LabelRef(p + "_slow")) // room for the LF of a last CR, too
+		VMOVDQU64(v, Mem{Base: dst})
+		ADDQ(U8(64), dst)
+		SUBQ(U8(64), room)
+		ADDQ(U8(64), src)
+		SUBQ(U8(64), rem)
+		Label(p + "_next")
+		SHRQ(U8(63), lf)
+		MOVQ(lf, cbol)
+		SHRQ(U8(63), cr)
+		MOVQ(cr, ccr)
+		TESTQ(rem, rem)
+		JNZ(LabelRef(loop))
+		JMP(LabelRef("enc512_done"))
+
+		Label(p + "_slow")
+		h := GP64()
+		MOVL(ins.As32(), h.As32())
+		c := GP64()
+		MOVQ(U32(32), c)
+		CMPQ(cut, c)
+		CMOVQLT(cut, c)
+		crh := GP64()
+		MOVL(cr.As32(), crh.As32())
+		encodeHalf(m, p+"_lo", v, h, lf, crh, c, dst, room, src, rem, ones, zcr, zdot)
+		v1 := ZMM()
+		VEXTRACTI64X4(U8(1), v, v1.AsY())
+		MOVQ(ins, h)
+		SHRQ(U8(32), h)
+		lfh := GP64()
+		MOVQ(lf, lfh)
+		SHRQ(U8(32), lfh)
+		MOVQ(cut, c)
+		SUBQ(U8(32), c)
+		MOVQ(cr, crh)
+		SHRQ(U8(32), crh)
+		encodeHalf(m, p+"_hi", v1, h, lfh, crh, c, dst, room, src, rem, ones, zcr, zdot)
+		JMP(LabelRef(p + "_next"))
+	}
+
+	Label("enc512_done")
+	VZEROUPPER()
+	returnCounts(dst, src)
+	RET()
+}
+
+// encodeHalf encodes the first cut (0..32) bytes of s, whose insertion
+// mask is h and LF and CR masks lf and cr (32 bits), at dst. It falls through if it encoded all 32
+// bytes and jumps to the end otherwise.
+func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, src, rem, ones reg.Register, zcr, zdot reg.VecVirtual) {
+	TESTQ(cut, cut)
+	JZ(LabelRef("enc512_done"))
+	// Output slots: two per input byte that gets an insertion, one per
+	// other byte. M marks the slots that hold input bytes.
+	c55, cAA := GP64(), GP64()
+	MOVQ(U64(0x5555555555555555), c55)
+	MOVQ(U64(0xAAAAAAAAAAAAAAAA), cAA)
+	pm := GP64()
+	PDEPQ(c55, h, pm)
+	ORQ(cAA, pm)
+	mm := GP64()
+	PEXTQ(pm, cAA, mm)
+	n := GP64() // output length
+	POPCNTQ(h, n)
+	ADDQ(cut, n)
+	CMPQ(n, room)
+	if m == strict {
+		JAE(LabelRef(p + "_room")) // a last CR needs room for its LF
+	} else {
+		JA(LabelRef(p + "_room"))
+	}
+	expandStore(m, s, h, lf, mm, n, dst, ones, zcr, zdot)
+	ADDQ(n, dst)
+	SUBQ(n, room)
+	ADDQ(cut, src)
+	SUBQ(cut, rem)
+	CMPQ(cut, U8(32))
+	JNE(LabelRef("enc512_done"))
+	JMP(LabelRef(p + "_ok"))
+
+	// Only the input bytes whose output fits completely are encoded.
+	Label(p + "_room")
+	t := GP64()
+	BZHIQ(room, mm, t) // room <= n <= 64
+	POPCNTQ(t, cut)
+	if m == strict {
+		// Not a CR without its LF: the generic kernel holds a CR back
+		// and writes it with the LF.
+		MOVQ(cut, t)
+		DECQ(t) // -1 if nothing fits: bit 63 of cr, which is clear
+		BTQ(t, cr)
+		SETCS(t.As8())
+		MOVBQZX(t.As8(), t)
+		SUBQ(t, cut)
+	}
+	BZHIQ(cut, h, h)
+	POPCNTQ(h, n)
+	ADDQ(cut, n)
+	expandStore(m, s, h, lf, mm, n, dst, ones, zcr, zdot)
+	ADDQ(n, dst)
+	ADDQ(cut, src)
+	JMP(LabelRef("enc512_done"))
+	Label(p + "_ok")
+}
+
+// expandStore spreads the bytes of s over the slots mm, fills the other
+// slots (insertions) and stores the first n output bytes at dst.
+func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, ones reg.Register, zcr, zdot reg.VecVirtual) {
+	k := K()
+	KMOVQ(mm, k)
+	out := ZMM()
+	VPEXPANDB_Z(s, k, out)
+	q := GP64() // inserted slots
+	ANDNQ(ones, mm, q)
+	BZHIQ(n, q, q)
+	if m == compat {
+		// The slots before LFs get CR, the others '.'.
+		il := GP64()
+		MOVQ(h, il)
+		ANDQ(lf, il)
+		PDEPQ(mm, il, il)
+		SHRQ(U8(1), il)
+		ANDNQ(q, il, q)
+		kl := K()
+		KMOVQ(il, kl)
+		VMOVDQU8(zcr, kl, out)
+	}
+	kq := K()
+	KMOVQ(q, kq)
+	VMOVDQU8(zdot, kq, out)
+	sm := GP64()
+	BZHIQ(n, ones, sm)
+	ks := K()
+	KMOVQ(sm, ks)
+	VMOVDQU8(out, ks, Mem{Base: dst})
+}

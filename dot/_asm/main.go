@@ -1,0 +1,70 @@
+// Command _asm generates the SIMD kernels of package dot with avo.
+//
+//	cd dot/_asm && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stubs.go -pkg dot
+//
+// Every kernel has the same shape:
+//
+//	func k(dst, src []byte, flags uint64) (nDst, nSrc int)
+//
+// flags bit 0 says src starts a line; bits 1 and up hold the Mode (0 Compat,
+// 1 Strict, 2 Raw). A kernel decodes or encodes a prefix of src into dst
+// and returns how much it wrote and consumed. It only handles what it is
+// sure of: it stops before anything the reference kernel must decide (an
+// end marker, a bare CR or LF it cannot pass, a byte whose meaning depends
+// on input it cannot see, output that does not fit), and the Go side in
+// kernel_amd64.go derives the state from the last bytes consumed and hands
+// the rest to the generic kernel. The algorithm is documented in
+// kernel_amd64.go; the comments here follow the instructions.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+const signature = "func(dst, src []byte, flags uint64) (nDst, nSrc int)"
+
+// Modes, as in package dot.
+const (
+	compat = iota
+	strict
+	raw
+)
+
+var modeName = [...]string{compat: "compat", strict: "strict", raw: "raw"}
+
+func main() {
+	ConstraintExpr("!purego")
+	decodeAVX512()
+	encodeAVX512()
+	decodeAVX2()
+	encodeAVX2()
+	Generate()
+}
+
+// returnCounts stores dst-dst0 and src-src0 as the results.
+func returnCounts(dst, src reg.Register) {
+	d0 := Load(Param("dst").Base(), GP64())
+	s0 := Load(Param("src").Base(), GP64())
+	SUBQ(d0, dst)
+	SUBQ(s0, src)
+	Store(dst, Return("nDst"))
+	Store(src, Return("nSrc"))
+}
+
+// dispatchMode jumps to label+"_"+mode for the mode in flags>>1 (flags is
+// clobbered) and returns the label names in mode order.
+func dispatchMode(prefix string, flags Op, modes []int) []string {
+	SHRQ(U8(1), flags)
+	names := make([]string, len(modes))
+	for i, m := range modes {
+		names[i] = prefix + "_" + modeName[m]
+	}
+	for i, m := range modes[1:] {
+		CMPQ(flags, U32(m))
+		JEQ(LabelRef(names[i+1]))
+	}
+	JMP(LabelRef(names[0]))
+	return names
+}

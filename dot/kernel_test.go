@@ -1,0 +1,488 @@
+package dot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Differential tests of the SIMD kernels against the generic kernel, the
+// reference. Every test runs once per kernel as subtest impl=<name>, and
+// skips the kernels this CPU or build lacks. A kernel must give, call by
+// call, the same nDst, nSrc, error and output as the generic kernel, and
+// leave the Decoder or Encoder in the same state.
+
+var kernelNames = []string{"generic", "avx2", "avx512"}
+
+// forKernels runs f for each kernel as subtest impl=<name>.
+func forKernels(t *testing.T, f func(t *testing.T, k kernel)) {
+	for _, name := range kernelNames {
+		t.Run("impl="+name, func(t *testing.T) {
+			k, ok := kernelByName(name)
+			if !ok {
+				t.Skipf("no %s kernel on this CPU or build", name)
+			}
+			f(t, k)
+		})
+	}
+}
+
+func kernelByName(name string) (kernel, bool) {
+	for _, k := range kernels() {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kernel{}, false
+}
+
+// withKernel runs f with k active.
+func withKernel(k kernel, f func()) {
+	restore, ok := useKernel(k.name)
+	if !ok {
+		panic("no kernel " + k.name)
+	}
+	defer restore()
+	f()
+}
+
+// kCall is what one Transform call shows: its results, its output and the
+// transformer's state after it.
+type kCall struct {
+	nDst, nSrc int
+	err        error
+	out        string
+	state      string
+}
+
+func (c kCall) String() string {
+	return fmt.Sprintf("{nDst=%d nSrc=%d err=%v out=%q state=%s}", c.nDst, c.nSrc, c.err, c.out, c.state)
+}
+
+func kSameErr(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	var sa, sb *SyntaxError
+	if errors.As(a, &sa) || errors.As(b, &sb) {
+		return errors.As(a, &sa) && errors.As(b, &sb) && *sa == *sb
+	}
+	return a == b
+}
+
+func (c kCall) equal(o kCall) bool {
+	return c.nDst == o.nDst && c.nSrc == o.nSrc && kSameErr(c.err, o.err) && c.out == o.out && c.state == o.state
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func (d *Decoder) snapshot() string {
+	return fmt.Sprintf("st=%d off=%d n=%d err=%s", d.state, d.off, d.n, errString(d.err))
+}
+
+func (e *Encoder) snapshot() string {
+	return fmt.Sprintf("st=%d tail=%d off=%d err=%s", e.state, e.tail, e.off, errString(e.err))
+}
+
+// A kRun describes how input is fed to a transformer: src arrives in
+// windows of srcStep bytes (unconsumed bytes stay in the window), each
+// call gets a fresh dst of dstLen bytes, and both slices sit at the given
+// offsets from a 64-byte boundary with guard bytes after them.
+type kRun struct {
+	srcStep, dstLen int
+	srcAlign        int
+	dstAlign        int
+	// exact says the kernel must leave dst[nDst:] untouched, as the
+	// generic and AVX-512 kernels do (AVX2 may use it as scratch).
+	exact bool
+}
+
+const (
+	guardLen  = 80
+	dstGuard  = 0xEE
+	srcGuard  = '\n' // a byte that would change decisions if it were read
+	maxKCalls = 1 << 20
+)
+
+// alignedBuf returns n bytes at offset align from a 64-byte boundary,
+// followed by guardLen bytes of g (in cap but outside len and cap of the
+// returned slice), and the whole backing array.
+func alignedBuf(n, align int, g byte) (b, whole []byte) {
+	whole = make([]byte, n+align+guardLen+64)
+	base := 0
+	for (kAddr(whole)+uintptr(base))%64 != 0 {
+		base++
+	}
+	for i := range whole {
+		whole[i] = g
+	}
+	start := base + align
+	return whole[start : start+n : start+n], whole[start:]
+}
+
+// kAddr returns the address of b's first byte.
+func kAddr(b []byte) uintptr { return reflect.ValueOf(b).Pointer() }
+
+// transformer is the Transform method of a Decoder or Encoder.
+type transformer interface {
+	Transform(dst, src []byte, atEOF bool) (int, int, error)
+	snapshot() string
+}
+
+// kTrace runs t over in as r says and returns every call. what describes
+// the run in failure messages.
+func kTrace(tb testing.TB, what string, tr transformer, in []byte, r kRun) []kCall {
+	tb.Helper()
+	var calls []kCall
+	pos, end := 0, 0
+	dstLen := r.dstLen
+	for len(calls) < maxKCalls {
+		if end-pos < r.srcStep && end < len(in) {
+			end = min(len(in), pos+r.srcStep)
+		}
+		src, srcWhole := alignedBuf(end-pos, r.srcAlign, srcGuard)
+		copy(src, in[pos:end])
+		dst, dstWhole := alignedBuf(dstLen, r.dstAlign, dstGuard)
+		nd, ns, err := tr.Transform(dst, src, end == len(in))
+		if nd < 0 || nd > len(dst) || ns < 0 || ns > len(src) {
+			tb.Fatalf("%s: Transform returned nDst=%d nSrc=%d for len(dst)=%d len(src)=%d", what, nd, ns, len(dst), len(src))
+		}
+		for i := len(dst); i < len(dstWhole); i++ {
+			if dstWhole[i] != dstGuard {
+				tb.Fatalf("%s: call %d: write past dst: byte %d of %d overwritten", what, len(calls), i, len(dst))
+			}
+		}
+		if r.exact {
+			for i := nd; i < len(dst); i++ {
+				if dst[i] != dstGuard {
+					tb.Fatalf("%s: call %d: write past output: dst[%d] overwritten, nDst=%d, out %q", what, len(calls), i, nd, dst)
+				}
+			}
+		}
+		for i := len(src); i < len(srcWhole); i++ {
+			if srcWhole[i] != srcGuard {
+				tb.Fatalf("%s: write into src guard", what)
+			}
+		}
+		if !bytes.Equal(src, in[pos:end]) {
+			tb.Fatalf("%s: src modified", what)
+		}
+		calls = append(calls, kCall{nd, ns, err, string(dst[:nd]), tr.snapshot()})
+		pos += ns
+		switch err {
+		case nil:
+			if end == len(in) {
+				return calls // the encoder has finished
+			}
+		case ErrShortDst:
+			if nd == 0 && ns == 0 {
+				dstLen = 2*dstLen + 1
+			}
+		default:
+			if nd == 0 && ns == 0 {
+				return calls
+			}
+		}
+	}
+	tb.Fatalf("%s: no progress after %d calls", what, maxKCalls)
+	return nil
+}
+
+// diffDecode compares kernel k with the generic kernel on one decoding run.
+func diffDecode(tb testing.TB, k kernel, mode Mode, max int64, in []byte, r kRun) {
+	tb.Helper()
+	what := fmt.Sprintf("decode %v max=%d run=%+v in=%q", mode, max, r, clip(in))
+	var want, got []kCall
+	withKernel(genericKernel, func() {
+		want = kTrace(tb, what+" (generic)", &Decoder{Mode: mode, MaxSize: max}, in, kRun{r.srcStep, r.dstLen, r.srcAlign, r.dstAlign, true})
+	})
+	withKernel(k, func() { got = kTrace(tb, what, &Decoder{Mode: mode, MaxSize: max}, in, r) })
+	compareTraces(tb, what, got, want)
+}
+
+// diffEncode compares kernel k with the generic kernel on one encoding run.
+func diffEncode(tb testing.TB, k kernel, mode Mode, in []byte, r kRun) {
+	tb.Helper()
+	what := fmt.Sprintf("encode %v run=%+v in=%q", mode, r, clip(in))
+	var want, got []kCall
+	withKernel(genericKernel, func() {
+		want = kTrace(tb, what+" (generic)", &Encoder{Mode: mode}, in, kRun{r.srcStep, r.dstLen, r.srcAlign, r.dstAlign, true})
+	})
+	withKernel(k, func() { got = kTrace(tb, what, &Encoder{Mode: mode}, in, r) })
+	compareTraces(tb, what, got, want)
+}
+
+func clip(b []byte) []byte {
+	if len(b) > 400 {
+		return b[:400]
+	}
+	return b
+}
+
+func compareTraces(tb testing.TB, what string, got, want []kCall) {
+	tb.Helper()
+	for i := range min(len(got), len(want)) {
+		if !got[i].equal(want[i]) {
+			tb.Fatalf("%s\ncall %d:\n got %v\nwant %v", what, i, got[i], want[i])
+		}
+	}
+	if len(got) != len(want) {
+		tb.Fatalf("%s\n%d calls, want %d", what, len(got), len(want))
+	}
+}
+
+var modes = []Mode{Compat, Strict, Raw}
+
+// kInput returns n random bytes in one of several styles: mail-like lines,
+// lines with many dots and line ends, or noise over the special bytes.
+func kInput(r *rand.Rand, n, style int) []byte {
+	b := make([]byte, 0, n)
+	switch style % 4 {
+	case 0: // CRLF lines, some dot-stuffed
+		for len(b) < n {
+			l := r.IntN(90)
+			if r.IntN(4) == 0 {
+				b = append(b, '.', '.')
+			}
+			for range l {
+				b = append(b, byte('a'+r.IntN(26)))
+			}
+			b = append(b, '\r', '\n')
+		}
+	case 1: // short lines with every kind of ending and leading dots
+		ends := []string{"\r\n", "\r\n", "\r\n", "\n", "\r", "\r\r\n"}
+		for len(b) < n {
+			switch r.IntN(5) {
+			case 0:
+				b = append(b, '.')
+			case 1:
+				b = append(b, '.', '.')
+			}
+			for range r.IntN(6) {
+				b = append(b, "ab.\x00"[r.IntN(4)])
+			}
+			b = append(b, ends[r.IntN(len(ends))]...)
+		}
+	case 2: // noise over the special bytes
+		const alphabet = "..\r\r\r\n\n\nab\x00"
+		for len(b) < n {
+			b = append(b, alphabet[r.IntN(len(alphabet))])
+		}
+	case 3: // long ordinary stretches with rare special bytes
+		for len(b) < n {
+			c := byte('a' + r.IntN(26))
+			switch r.IntN(40) {
+			case 0:
+				c = '\r'
+			case 1:
+				c = '\n'
+			case 2:
+				c = '.'
+			}
+			b = append(b, c)
+		}
+	}
+	return b[:n]
+}
+
+// TestKernelsEdges runs every length from 0 to 300 at every alignment of
+// src, whole and in windows, against the generic kernel.
+func TestKernelsEdges(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		exact := k.name != "avx2"
+		r := rand.New(rand.NewPCG(1, 2))
+		for n := 0; n <= 300; n++ {
+			for align := 0; align < 64; align++ {
+				in := kInput(r, n, n+align)
+				if r.IntN(3) == 0 && n > 3 {
+					in = append(in[:n-3], ".\r\n"...)
+				}
+				run := kRun{srcStep: n + 1, dstLen: n + 1, srcAlign: align, dstAlign: (align * 7) % 64, exact: exact}
+				for _, mode := range modes {
+					diffDecode(t, k, mode, 0, in, run)
+					diffEncode(t, k, mode, in, run)
+				}
+			}
+			// Small windows and small dst, around the block size.
+			for _, step := range []int{1, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129} {
+				for _, dl := range []int{1, 2, 5, 32, 63, 64, 65, 96, 100, 129, 2*n + 3} {
+					in := kInput(r, n, step+dl)
+					run := kRun{srcStep: step, dstLen: dl, srcAlign: (n + step) % 64, dstAlign: (n + dl) % 64, exact: exact}
+					mode := modes[(step+dl+n)%3]
+					diffDecode(t, k, mode, int64(r.IntN(2*n+2))*int64(r.IntN(2)), in, run)
+					diffEncode(t, k, mode, in, run)
+				}
+			}
+		}
+	})
+}
+
+// TestKernelsRandom compares longer random inputs under random windows,
+// dst sizes and limits.
+func TestKernelsRandom(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		exact := k.name != "avx2"
+		r := rand.New(rand.NewPCG(3, 4))
+		iters := 3000
+		if testing.Short() {
+			iters = 300
+		}
+		for i := range iters {
+			n := r.IntN(3000)
+			in := kInput(r, n, i)
+			if r.IntN(2) == 0 {
+				in = append(in, ".\r\n"...)
+			}
+			run := kRun{
+				srcStep:  1 + r.IntN(n+1),
+				dstLen:   1 + r.IntN(2*n+1),
+				srcAlign: r.IntN(64),
+				dstAlign: r.IntN(64),
+				exact:    exact,
+			}
+			var max int64
+			if r.IntN(3) == 0 {
+				max = int64(r.IntN(n + 1))
+			}
+			mode := modes[r.IntN(3)]
+			diffDecode(t, k, mode, max, in, run)
+			diffEncode(t, k, mode, in, run)
+		}
+	})
+}
+
+// TestKernelsLarge runs inputs longer than one assembly call (asmChunk),
+// with special bytes placed around the chunk and window edges.
+func TestKernelsLarge(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		exact := k.name != "avx2"
+		r := rand.New(rand.NewPCG(5, 6))
+		base := kInput(r, 3*asmChunk, 0)
+		specials := []string{".\r\n", "\r\n.", "\r\n..", "\n", "\r", "\r\r\n", "\n\n", "\r\n.\n", ".\r"}
+		for _, pos := range []int{asmChunk - 3, asmChunk - 2, asmChunk - 1, asmChunk, asmChunk + 1, 2*asmChunk - 1, 4095, 4096} {
+			for _, sp := range specials {
+				in := append([]byte(nil), base...)
+				copy(in[pos:], sp)
+				in = append(in, "\r\n.\r\n"...)
+				for _, mode := range modes {
+					for _, run := range []kRun{
+						{srcStep: len(in), dstLen: len(in) + 1},
+						{srcStep: 4096, dstLen: 32 << 10},
+						{srcStep: 1 << 20, dstLen: 1000},
+					} {
+						run.exact = exact
+						diffDecode(t, k, mode, 0, in, run)
+						diffDecode(t, k, mode, int64(pos), in, run)
+						diffEncode(t, k, mode, in, run)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestKernelsStrictOffsets checks that every kernel reports a bare CR or LF
+// at its exact offset, wherever it is.
+func TestKernelsStrictOffsets(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		line := strings.Repeat("x", 70) + "\r\n"
+		body := []byte(strings.Repeat(line, 10))
+		for pos := 0; pos < len(body); pos += 7 {
+			for _, bad := range []byte{'\r', '\n'} {
+				in := append([]byte(nil), body...)
+				if in[pos] == '\r' || in[pos] == '\n' {
+					continue
+				}
+				in[pos] = bad
+				in = append(in, ".\r\n"...)
+				var derr error
+				withKernel(k, func() {
+					d := Decoder{Mode: Strict}
+					dst := make([]byte, len(in))
+					_, _, derr = d.Transform(dst, in, true)
+				})
+				var se *SyntaxError
+				if !errors.As(derr, &se) || se.Offset != int64(pos) {
+					t.Fatalf("decode: bare %q at %d: err %v", bad, pos, derr)
+				}
+				var eerr error
+				withKernel(k, func() {
+					e := Encoder{Mode: Strict}
+					dst := make([]byte, 2*len(in)+10)
+					_, _, eerr = e.Transform(dst, in[:len(in)-3], true)
+				})
+				if !errors.As(eerr, &se) || se.Offset != int64(pos) {
+					t.Fatalf("encode: bare %q at %d: err %v", bad, pos, eerr)
+				}
+			}
+		}
+	})
+}
+
+// TestKernelsAllocs checks that no kernel allocates.
+func TestKernelsAllocs(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		in := []byte(strings.Repeat("hello world\r\n..dot\r\n\r\n", 400) + ".\r\n")
+		dst := make([]byte, 2*len(in))
+		withKernel(k, func() {
+			for _, mode := range modes {
+				d := Decoder{Mode: mode}
+				if a := testing.AllocsPerRun(50, func() {
+					d.Reset()
+					d.Transform(dst, in, true)
+				}); a != 0 {
+					t.Errorf("decode %v: %v allocs", mode, a)
+				}
+				e := Encoder{Mode: mode}
+				if a := testing.AllocsPerRun(50, func() {
+					e.Reset()
+					e.Transform(dst, in, true)
+				}); a != 0 {
+					t.Errorf("encode %v: %v allocs", mode, a)
+				}
+			}
+		})
+	})
+}
+
+func TestKernelName(t *testing.T) {
+	name := Kernel()
+	if _, ok := kernelByName(name); !ok {
+		t.Fatalf("Kernel() = %q, not one of this CPU's kernels", name)
+	}
+	ks := kernels()
+	if best := ks[len(ks)-1].name; name != best {
+		t.Errorf("Kernel() = %q, want the best available, %q", name, best)
+	}
+	for _, k := range ks {
+		restore, ok := useKernel(k.name)
+		if !ok || Kernel() != k.name {
+			t.Errorf("useKernel(%q): ok=%v Kernel()=%q", k.name, ok, Kernel())
+		}
+		restore()
+	}
+	if Kernel() != name {
+		t.Errorf("restore left %q, want %q", Kernel(), name)
+	}
+	if _, ok := useKernel("nonesuch"); ok {
+		t.Error("useKernel accepted an unknown kernel")
+	}
+}
