@@ -380,6 +380,7 @@ wait:
 			if cfg.QPS > 0 {
 				break wait
 			}
+			sendDone = nil // closed loop: no pacers; wait for the end
 		case <-closedLoopEnd.C:
 			if cfg.QPS == 0 {
 				break wait

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,5 +238,26 @@ func TestSleeperNeverEarly(t *testing.T) {
 		if now := time.Now(); now.Before(at) {
 			t.Fatalf("woke %v early", at.Sub(now))
 		}
+	}
+}
+
+// A closed loop against a slow server leaves the client idle: nothing in the
+// tool busy-waits while responses are outstanding.
+func TestClosedLoopIdleCPU(t *testing.T) {
+	addr := server(t, delayedLines(5*time.Millisecond, false))
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	c0, w0 := cpu(), time.Now()
+	res, err := Run(context.Background(), Config{Addr: addr, Conns: 2, Depth: 1, Mode: "line", Duration: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, wall := cpu()-c0, time.Since(w0)
+	t.Logf("CPU %v over %v; %+v", used, wall, *res)
+	if used > wall/2 {
+		t.Errorf("the process used %v of CPU in %v against a server answering every 5ms", used, wall)
 	}
 }
