@@ -126,11 +126,25 @@ func TestDiffReader(t *testing.T) {
 	seqs := diffSequences()
 	for _, in := range diffInputs {
 		for _, seq := range seqs {
-			diffAll(t, []byte(in), diffSizes, seq, &st)
+			diffAll(t, []byte(in), diffSizes, seq, Limits{}, &st)
 		}
 	}
 	t.Logf("%d calls compared, %d documented deviations", st.calls, st.deviations)
 	if st.deviations == 0 {
 		t.Error("no input hit the documented deviation: the harness's deviation check is untested")
 	}
+}
+
+// TestDiffReaderWithLimits shows that limits the input stays within change
+// nothing: with them set, every result is still net/textproto's.
+func TestDiffReaderWithLimits(t *testing.T) {
+	lim := Limits{MaxLineBytes: 1 << 20, MaxHeaderBytes: 1 << 20, MaxHeaderFields: 1 << 20, MaxDotBytes: 1 << 20}
+	var st diffStats
+	seqs := diffSequences()
+	for _, in := range diffInputs {
+		for _, seq := range seqs[len(seqs)-8:] { // the mixed sequences
+			diffAll(t, []byte(in), []int{16, 4096}, seq, lim, &st)
+		}
+	}
+	t.Logf("%d calls compared, %d documented deviations", st.calls, st.deviations)
 }

@@ -162,11 +162,15 @@ type diffStats struct {
 // diffRun runs ops (cycling through them) over input with the given bufio
 // size and feed until both readers have stopped making progress, and
 // reports the first difference that is not the documented deviation.
-func diffRun(input []byte, size int, f feed, ops []op, st *diffStats) error {
+//
+// Our Reader enforces lim, which the input must stay within (a zero Limits
+// enforces nothing).
+func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats) error {
 	sc, oc := f.open(input), f.open(input)
 	sb, ob := bufio.NewReaderSize(sc, size), bufio.NewReaderSize(oc, size)
 	std := stdtp.NewReader(sb)
 	ours := &Reader{R: ob}
+	ours.SetLimits(lim)
 	pos := func(c *counter, b *bufio.Reader) int { return c.n - b.Buffered() }
 
 	var done []op
@@ -256,11 +260,11 @@ func checkDeviation(input []byte, size int, log []readRec, calls []op, got, want
 
 // diffAll runs diffRun over every bufio size and feed, failing t on the
 // first difference.
-func diffAll(t *testing.T, input []byte, sizes []int, ops []op, st *diffStats) {
+func diffAll(t *testing.T, input []byte, sizes []int, ops []op, lim Limits, st *diffStats) {
 	t.Helper()
 	for _, size := range sizes {
 		for _, f := range feeds {
-			if err := diffRun(input, size, f, ops, st); err != nil {
+			if err := diffRun(input, size, f, ops, lim, st); err != nil {
 				t.Fatalf("input %q, bufio size %d, feed %s, ops %v:\n%v", input, size, f.name, ops, err)
 			}
 		}

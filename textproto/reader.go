@@ -34,6 +34,8 @@ type Reader struct {
 	buf []byte // joins continued lines
 	lim Limits
 
+	limited bool // lim sets a line or header limit
+
 	// err is a read error owed to the next call: a line cut off by an
 	// error exactly at a bufio buffer boundary was returned first (where
 	// net/textproto drops it), and the error comes next.
@@ -70,7 +72,10 @@ func NewReader(r *bufio.Reader) *Reader {
 // SetLimits sets the limits r enforces from now on; the zero Limits turns
 // them off. See [Limits] for what each bounds and what happens to the
 // input that exceeds it.
-func (r *Reader) SetLimits(l Limits) { r.lim = l }
+func (r *Reader) SetLimits(l Limits) {
+	r.lim = l
+	r.limited = l.MaxLineBytes > 0 || l.MaxHeaderBytes > 0 || l.MaxHeaderFields > 0
+}
 
 // Limits returns the limits r enforces.
 func (r *Reader) Limits() Limits { return r.lim }
@@ -112,13 +117,13 @@ func (r *Reader) discard() error {
 	return nil
 }
 
-// readChunk is bufio.Reader.ReadLine: one line, or the part of it that
-// fills R's buffer (more is then true), without its \n or \r\n. As with
-// ReadLine, a \r that ends a full buffer is left for the next call, and a
-// line cut short by an error is returned without the error, which the next
-// call reports.
-func (r *Reader) readChunk() (line []byte, more bool, err error) {
-	line, err = r.R.ReadSlice('\n')
+// chunk is bufio.Reader.ReadLine, given the result of the ReadSlice('\n')
+// it starts with: it returns one line, or the part of it that fills R's
+// buffer (more is then true), without its \n or \r\n. As with ReadLine, a
+// \r that ends a full buffer is left for the next read, and a line cut
+// short by an error is returned without the error, which the next read
+// reports.
+func (r *Reader) chunk(line []byte, err error) (_ []byte, more bool, _ error) {
 	if err == bufio.ErrBufferFull {
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			// The \r may start a \r\n: read it again with the next part.
@@ -169,12 +174,23 @@ func (r *Reader) ReadLineBytes() ([]byte, error) {
 // line unread. base is the length of the logical line read before this
 // physical line (see readContinuedLineSlice), for MaxLineBytes.
 func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
-	if err := r.begin(); err != nil {
-		return nil, err
+	if r.dot != nil || r.err != nil || r.skipLine || r.skipHeader {
+		if err := r.begin(); err != nil {
+			return nil, err
+		}
+	}
+	line, rerr := r.R.ReadSlice('\n')
+	if rerr == nil && stdLim < 0 && !r.limited {
+		// The common case: a whole line in R's buffer, no limits.
+		n := len(line) - 1
+		if n > 0 && line[n-1] == '\r' {
+			n--
+		}
+		return line[:n], nil
 	}
 	var acc []byte // the parts of a line longer than R's buffer
 	for {
-		l, more, err := r.readChunk()
+		l, more, err := r.chunk(line, rerr)
 		if err != nil {
 			if acc != nil {
 				// Deviation: net/textproto drops the line here.
@@ -187,12 +203,14 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 		if stdLim >= 0 && n > stdLim {
 			return nil, errMessageTooLarge
 		}
-		if r.lim.MaxLineBytes > 0 && base+n > int64(r.lim.MaxLineBytes) {
-			return nil, r.limitFailed(more, lineTooLong(r.lim.MaxLineBytes))
-		}
-		if r.inHeader && r.lim.MaxHeaderBytes > 0 && r.count > r.hdrEnd && (base > 0 || more || n > 0) {
-			// Over budget, and not on the empty line that ends the block.
-			return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
+		if r.limited {
+			if r.lim.MaxLineBytes > 0 && base+n > int64(r.lim.MaxLineBytes) {
+				return nil, r.limitFailed(more, lineTooLong(r.lim.MaxLineBytes))
+			}
+			if r.inHeader && r.lim.MaxHeaderBytes > 0 && r.count > r.hdrEnd && (base > 0 || more || n > 0) {
+				// Over budget, and not on the empty line that ends the block.
+				return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
+			}
 		}
 		if acc == nil {
 			if !more {
@@ -204,6 +222,7 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 		if !more {
 			return r.keepLine(acc), nil
 		}
+		line, rerr = r.R.ReadSlice('\n')
 	}
 }
 
@@ -532,7 +551,7 @@ func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
 			return make(MIMEHeader), err
 		}
 	}
-	if r.lim != (Limits{}) {
+	if r.limited {
 		r.inHeader = true
 		r.hdrEnd = r.count + r.lim.MaxHeaderBytes
 		defer func() { r.inHeader = false }()

@@ -1,0 +1,335 @@
+package textproto
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// modelLines is what ReadLine returns, call by call, over input with
+// MaxLineBytes max: each line without its \n or \r\n, or ErrLineTooLong
+// for a longer one, which the next call skips; then io.EOF.
+func modelLines(input []byte, max int) (lines []string, tooLong []bool) {
+	for len(input) > 0 {
+		line, rest, found := bytes.Cut(input, []byte("\n"))
+		input = rest
+		if found {
+			line = bytes.TrimSuffix(line, []byte("\r"))
+		}
+		lines = append(lines, string(line))
+		tooLong = append(tooLong, len(line) > max)
+	}
+	return lines, tooLong
+}
+
+// TestLimitLineModel checks ReadLine with MaxLineBytes against modelLines
+// on random lines around the limit and the buffer size, fed in every way
+// that ends with io.EOF.
+func TestLimitLineModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for iter := 0; iter < 300; iter++ {
+		max := 1 + rng.IntN(40)
+		if iter%10 == 0 {
+			max = 1 + rng.IntN(5000)
+		}
+		var in []byte
+		for n := rng.IntN(12); n > 0; n-- {
+			l := max - 2 + rng.IntN(5)
+			if rng.IntN(4) == 0 {
+				l = rng.IntN(3 * (max + 16))
+			}
+			for i := 0; i < l; i++ {
+				in = append(in, "ab\r \x00"[rng.IntN(5)])
+			}
+			in = append(in, [][]byte{[]byte("\n"), []byte("\r\n"), nil}[rng.IntN(3)]...)
+		}
+		lines, tooLong := modelLines(in, max)
+		for _, size := range []int{16, 37, 4096} {
+			for _, f := range feeds {
+				if f.final != nil || f.onceAt != 0 || f.stall || f.name == "timeout" {
+					continue // an error would cut lines short: not the model
+				}
+				r := NewReader(bufio.NewReaderSize(f.open(in), size))
+				r.SetLimits(Limits{MaxLineBytes: max})
+				for i, want := range lines {
+					got, err := r.ReadLine()
+					if tooLong[i] {
+						if !errors.Is(err, ErrLineTooLong) || got != "" {
+							t.Fatalf("max %d, size %d, feed %s, input %q: line %d: got %q, %v; want ErrLineTooLong", max, size, f.name, in, i, got, err)
+						}
+						continue
+					}
+					if got != want || err != nil {
+						t.Fatalf("max %d, size %d, feed %s, input %q: line %d: got %q, %v; want %q", max, size, f.name, in, i, got, err, want)
+					}
+				}
+				if got, err := r.ReadLine(); got != "" || err != io.EOF {
+					t.Fatalf("max %d, size %d, feed %s, input %q: at the end got %q, %v; want EOF", max, size, f.name, in, got, err)
+				}
+			}
+		}
+	}
+}
+
+// endless is a reader of the byte c forever, then (if tail is set and
+// after n bytes) of tail.
+type endless struct {
+	c    byte
+	n    int64 // bytes of c before tail; <0: forever
+	tail []byte
+	read int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n < 0 || e.read < e.n {
+		if e.n >= 0 && int64(len(p)) > e.n-e.read {
+			p = p[:e.n-e.read]
+		}
+		for i := range p {
+			p[i] = e.c
+		}
+		e.read += int64(len(p))
+		return len(p), nil
+	}
+	if len(e.tail) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, e.tail)
+	e.tail = e.tail[n:]
+	e.read += int64(n)
+	return n, nil
+}
+
+// heapGrowth returns how many bytes f allocates.
+func heapGrowth(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestLimitEndlessLine feeds 64 MiB of one line without a newline: with
+// MaxLineBytes the read fails after reading about a buffer's worth, the
+// next read discards the rest without holding it, and both together
+// allocate almost nothing.
+func TestLimitEndlessLine(t *testing.T) {
+	const stream = 64 << 20
+	src := &endless{c: 'x', n: stream, tail: []byte("\r\nnext line\r\n")}
+	r := NewReader(bufio.NewReader(src))
+	r.SetLimits(Limits{MaxLineBytes: 1000})
+	var line string
+	var err1, err2 error
+	grew := heapGrowth(func() {
+		_, err1 = r.ReadLine()
+		if src.read > 8192 {
+			t.Errorf("read %d bytes before failing, want about one buffer", src.read)
+		}
+		line, err2 = r.ReadLine()
+	})
+	if !errors.Is(err1, ErrLineTooLong) {
+		t.Fatalf("first ReadLine: %v, want ErrLineTooLong", err1)
+	}
+	if line != "next line" || err2 != nil {
+		t.Fatalf("second ReadLine: %q, %v; want the line after the long one", line, err2)
+	}
+	if grew > 256<<10 {
+		t.Errorf("reading a %d-byte line with a limit allocated %d bytes", stream, grew)
+	}
+	t.Logf("with MaxLineBytes 1000: %d bytes allocated for a %d-byte line", grew, stream)
+
+	// The measurement works: without the limit the line is held whole.
+	r = NewReader(bufio.NewReader(&endless{c: 'x', n: stream, tail: []byte("\r\n")}))
+	grew = heapGrowth(func() { line, err2 = r.ReadLine() })
+	if len(line) != stream || err2 != nil || grew < stream {
+		t.Errorf("without a limit: %d-byte line, %v, %d bytes allocated", len(line), err2, grew)
+	}
+}
+
+// TestLimitEndlessHeader feeds endless headers of several shapes: with a
+// limit, ReadMIMEHeader fails, having allocated memory in proportion to
+// the limit only.
+func TestLimitEndlessHeader(t *testing.T) {
+	cases := []struct {
+		name string
+		src  io.Reader
+		lim  Limits
+		want error
+	}{
+		{"one endless field/MaxHeaderBytes", io.MultiReader(strings.NewReader("A: "), &endless{c: 'v', n: -1}),
+			Limits{MaxHeaderBytes: 64 << 10}, ErrHeaderTooLarge},
+		{"one endless field/MaxLineBytes", io.MultiReader(strings.NewReader("A: "), &endless{c: 'v', n: -1}),
+			Limits{MaxLineBytes: 1 << 10}, ErrLineTooLong},
+		{"endless folding/MaxLineBytes", io.MultiReader(strings.NewReader("A: b\r\n"), &endless{c: ' ', n: -1}),
+			Limits{MaxLineBytes: 1 << 10}, ErrLineTooLong},
+		{"endless folding/MaxHeaderBytes", io.MultiReader(strings.NewReader("A: b\r\n"), &endless{c: '\t', n: -1}),
+			Limits{MaxHeaderBytes: 1 << 10}, ErrHeaderTooLarge},
+		{"endless fields/MaxHeaderBytes", &repeater{s: "Key: value\r\n"}, Limits{MaxHeaderBytes: 16 << 10}, ErrHeaderTooLarge},
+		{"endless fields/MaxHeaderFields", &repeater{s: "Key: value\r\n"}, Limits{MaxHeaderFields: 1000}, ErrHeaderTooLarge},
+		{"endless continuation lines/MaxLineBytes", &repeater{s: " more\r\n", first: "A: b\r\n"}, Limits{MaxLineBytes: 64 << 10}, ErrLineTooLong},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewReader(bufio.NewReader(c.src))
+			r.SetLimits(c.lim)
+			var err error
+			grew := heapGrowth(func() { _, err = r.ReadMIMEHeader() })
+			if !errors.Is(err, c.want) {
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+			if grew > 1<<20 {
+				t.Errorf("allocated %d bytes", grew)
+			}
+			t.Logf("%v after %d bytes allocated", err, grew)
+		})
+	}
+}
+
+// A repeater reads first and then s forever.
+type repeater struct {
+	s, first string
+	off      int
+}
+
+func (r *repeater) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if r.first != "" {
+			k := copy(p[n:], r.first)
+			r.first = r.first[k:]
+			n += k
+			continue
+		}
+		k := copy(p[n:], r.s[r.off:])
+		r.off = (r.off + k) % len(r.s)
+		n += k
+	}
+	return n, nil
+}
+
+// TestLimitContinuedLine checks that a continued line counts as one line.
+func TestLimitContinuedLine(t *testing.T) {
+	in := "a\r\n b\r\n c\r\nnext\r\n"
+	// "a\r\n b\r\n c" is 9 bytes.
+	for _, max := range []int{8, 9} {
+		r := NewReader(bufio.NewReader(strings.NewReader(in)))
+		r.SetLimits(Limits{MaxLineBytes: max})
+		got, err := r.ReadContinuedLine()
+		if max == 9 && (got != "a b c" || err != nil) {
+			t.Errorf("max 9: %q, %v; want %q", got, err, "a b c")
+		}
+		if max == 8 && !errors.Is(err, ErrLineTooLong) {
+			t.Errorf("max 8: %q, %v; want ErrLineTooLong", got, err)
+		}
+		if got, err := r.ReadContinuedLine(); got != "next" || err != nil {
+			t.Errorf("max %d: next line %q, %v", max, got, err)
+		}
+	}
+}
+
+// TestLimitHeaderResync checks what ReadMIMEHeader returns when a limit is
+// hit, and that the next call skips the rest of the header block, so that
+// the caller can answer and read on in step with its peer.
+func TestLimitHeaderResync(t *testing.T) {
+	const in = "A: 1\r\nB: 2\r\nC: 3\r\n  folded\r\nD: " + "dddddddddd" + "\r\n\r\nNEXT\r\nE: 5\r\n\r\n"
+	// The fields are 6+6+16+15 = 43 bytes long with their line endings;
+	// as logical lines they are 4, 4, 14 and 13 bytes long.
+	cases := []struct {
+		lim     Limits
+		want    MIMEHeader // nil: no error
+		wantErr error
+	}{
+		{Limits{MaxHeaderFields: 4}, nil, nil},
+		{Limits{MaxHeaderFields: 3}, MIMEHeader{"A": {"1"}, "B": {"2"}, "C": {"3 folded"}}, ErrHeaderTooLarge},
+		{Limits{MaxHeaderFields: 1}, MIMEHeader{"A": {"1"}}, ErrHeaderTooLarge},
+		{Limits{MaxHeaderBytes: 43}, nil, nil},
+		{Limits{MaxHeaderBytes: 42}, MIMEHeader{"A": {"1"}, "B": {"2"}, "C": {"3 folded"}}, ErrHeaderTooLarge},
+		{Limits{MaxHeaderBytes: 20}, MIMEHeader{"A": {"1"}, "B": {"2"}}, ErrHeaderTooLarge},
+		{Limits{MaxHeaderBytes: 3}, MIMEHeader{}, ErrHeaderTooLarge},
+		{Limits{MaxLineBytes: 14}, nil, nil},
+		{Limits{MaxLineBytes: 13}, MIMEHeader{"A": {"1"}, "B": {"2"}}, ErrLineTooLong},
+		{Limits{MaxLineBytes: 5}, MIMEHeader{"A": {"1"}, "B": {"2"}}, ErrLineTooLong},
+	}
+	for _, c := range cases {
+		for _, size := range []int{16, 4096} {
+			for _, next := range []string{"ReadLine", "ReadMIMEHeader"} {
+				r := NewReader(bufio.NewReaderSize(strings.NewReader(in), size))
+				r.SetLimits(c.lim)
+				h, err := r.ReadMIMEHeader()
+				if c.want == nil {
+					if err != nil || len(h) != 4 {
+						t.Errorf("%+v, size %d: %v, %v; want the 4 fields", c.lim, size, h, err)
+					}
+					continue
+				}
+				if !errors.Is(err, c.wantErr) || !reflect.DeepEqual(h, c.want) {
+					t.Errorf("%+v, size %d: %v, %v; want %v, %v", c.lim, size, h, err, c.want, c.wantErr)
+				}
+				if next == "ReadLine" {
+					if l, err := r.ReadLine(); l != "NEXT" || err != nil {
+						t.Errorf("%+v, size %d: ReadLine after the error: %q, %v; want NEXT", c.lim, size, l, err)
+					}
+					continue
+				}
+				// The next header starts after the skipped one: "NEXT" is
+				// a line without a colon. (Lift the limits, which the
+				// next header may exceed too.)
+				r.SetLimits(Limits{})
+				var pe ProtocolError
+				if _, err := r.ReadMIMEHeader(); !errors.As(err, &pe) || !strings.Contains(string(pe), "NEXT") {
+					t.Errorf("%+v, size %d: ReadMIMEHeader after the error: %v; want the NEXT line's error", c.lim, size, err)
+				}
+				if h, err := r.ReadMIMEHeader(); err != nil || h.Get("E") != "5" {
+					t.Errorf("%+v, size %d: third header %v, %v", c.lim, size, h, err)
+				}
+			}
+		}
+	}
+}
+
+// TestLimitDiscardResumes interrupts the discarding of an over-long line
+// with a read error: the error is reported, and the next call resumes.
+func TestLimitDiscardResumes(t *testing.T) {
+	in := strings.Repeat("x", 100) + "\r\nnext\r\n"
+	f := feed{chunk: 16, onceAt: 60}
+	r := NewReader(bufio.NewReaderSize(f.open([]byte(in)), 16))
+	r.SetLimits(Limits{MaxLineBytes: 20})
+	if _, err := r.ReadLine(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("first: %v", err)
+	}
+	if _, err := r.ReadLine(); err != errInjected {
+		t.Fatalf("second: %v, want the read error", err)
+	}
+	if l, err := r.ReadLine(); l != "next" || err != nil {
+		t.Fatalf("third: %q, %v; want next", l, err)
+	}
+}
+
+// TestLimitErrors checks the limit errors' text and matching.
+func TestLimitErrors(t *testing.T) {
+	r := NewReader(bufio.NewReader(strings.NewReader("0123456789\r\n")))
+	r.SetLimits(Limits{MaxLineBytes: 5})
+	_, err := r.ReadLine()
+	if !errors.Is(err, ErrLineTooLong) || errors.Is(err, ErrHeaderTooLarge) {
+		t.Fatalf("%v does not match ErrLineTooLong alone", err)
+	}
+	if got, want := err.Error(), "textproto: line too long (limit 5 bytes)"; got != want {
+		t.Errorf("error text %q, want %q", got, want)
+	}
+	r = NewReader(bufio.NewReader(strings.NewReader("A: 1\r\nB: 2\r\n\r\n")))
+	r.SetLimits(Limits{MaxHeaderFields: 1})
+	_, err = r.ReadMIMEHeader()
+	if got, want := err.Error(), "textproto: header too large (limit 1 fields)"; got != want || !errors.Is(err, ErrHeaderTooLarge) {
+		t.Errorf("error %q, want %q matching ErrHeaderTooLarge", got, want)
+	}
+	if r.Limits() != (Limits{MaxHeaderFields: 1}) {
+		t.Errorf("Limits() = %+v", r.Limits())
+	}
+}
