@@ -106,3 +106,32 @@ func TestDotZeroAllocs(t *testing.T) {
 		t.Errorf("DotWriter: %v allocs per block", a)
 	}
 }
+
+// TestCloseDotZeroAllocs: starting a block and abandoning it (every Reader
+// method does this first) allocates nothing once the Reader has been used.
+func TestCloseDotZeroAllocs(t *testing.T) {
+	in := []byte("a\r\nb\r\n.\r\n")
+	src := bytes.NewReader(nil)
+	br := bufio.NewReader(src)
+	r := NewReader(br)
+	run := func() {
+		src.Reset(in)
+		br.Reset(src)
+		r.DotReader()
+		r.closeDot()
+	}
+	run()
+	if a := testing.AllocsPerRun(50, run); a != 0 {
+		t.Errorf("%v allocs", a)
+	}
+	w := NewWriter(bufio.NewWriter(io.Discard))
+	wrun := func() {
+		d := w.DotWriter()
+		d.Write([]byte("x\n"))
+		w.closeDot()
+	}
+	wrun()
+	if a := testing.AllocsPerRun(50, wrun); a != 0 {
+		t.Errorf("writer: %v allocs", a)
+	}
+}

@@ -138,10 +138,10 @@ func (d *dotReader) WriteTo(w io.Writer) (written int64, err error) {
 
 // closeDot drains the active DotReader, if any, up to its end marker.
 func (r *Reader) closeDot() {
-	var buf [512]byte
-	for r.dot != nil && r.dot.active {
-		// Read ends at the end of the block or on an error.
-		r.dot.Read(buf[:])
+	if r.dot != nil && r.dot.active {
+		// WriteTo ends at the end of the block or on a read error, as
+		// draining with Read would.
+		r.dot.WriteTo(io.Discard)
 	}
 }
 

@@ -48,8 +48,10 @@ func (w *Writer) closeDot() {
 type dotWriter struct {
 	w    *Writer
 	enc  dot.Encoder
-	open bool    // not yet closed
-	end  [5]byte // room for the end marker
+	open bool        // not yet closed
+	one  [2]byte     // room for one input byte's output
+	end  [5]byte     // room for the end marker
+	fin  dot.Encoder // a copy of enc that writes the end marker
 }
 
 // Write encodes b straight into the free space of w.W's buffer. When less
@@ -72,8 +74,8 @@ func (d *dotWriter) Write(b []byte) (n int, err error) {
 			}
 			continue
 		}
-		var out [2]byte
-		nd, ns, terr := d.enc.Transform(out[:], b[n:n+1], false)
+		out := d.one[:]
+		nd, ns, terr := d.enc.Transform(out, b[n:n+1], false)
 		if terr != nil {
 			return n, terr
 		}
@@ -124,8 +126,8 @@ func (d *dotWriter) ReadFrom(src io.Reader) (n int64, err error) {
 func (d *dotWriter) Close() error {
 	d.open = false
 	bw := d.w.W
-	enc := d.enc // the end marker does not change the writer's state
-	n, _, err := enc.Transform(d.end[:], nil, true)
+	d.fin = d.enc // the end marker does not change the writer's state
+	n, _, err := d.fin.Transform(d.end[:], nil, true)
 	if err != nil {
 		return err
 	}
