@@ -125,9 +125,10 @@ func TestCloseDotZeroAllocs(t *testing.T) {
 		t.Errorf("%v allocs", a)
 	}
 	w := NewWriter(bufio.NewWriter(io.Discard))
+	line := []byte("x\n")
 	wrun := func() {
 		d := w.DotWriter()
-		d.Write([]byte("x\n"))
+		d.Write(line)
 		w.closeDot()
 	}
 	wrun()
