@@ -138,13 +138,16 @@ func decodeSIMD(k *simdKernel, d *Decoder, dst, src []byte) (o, i int) {
 	lsI, lsO, lsState := 0, 0, d.state // the last line start passed (limited)
 	for i < len(src) && d.state != dEnd {
 		span := len(src) - i // for the generic kernel, if k cannot run
-		if d.err == nil && (d.state == dBOL || d.state == dData) {
-			room := len(dst) - o
-			if limited {
-				room = int(max(d.MaxSize-n0-int64(o)-1, 0))
+		room := len(dst) - o
+		if limited {
+			room = int(max(d.MaxSize-n0-int64(o)-1, 0))
+		}
+		n := min(len(src)-i, asmChunk)
+		if d.err == nil && n >= k.minSrc && room >= k.minDecRoom {
+			if !limited {
+				span = min(span, genericStep)
 			}
-			n := min(len(src)-i, asmChunk)
-			if n >= k.minSrc && room >= k.minDecRoom {
+			if d.state == dBOL || d.state == dData {
 				s := src[i : i+n]
 				flags := uint64(d.Mode) << 1
 				if d.state == dBOL {
@@ -191,7 +194,7 @@ func decodeSIMD(k *simdKernel, d *Decoder, dst, src []byte) (o, i int) {
 					i, o, d.state = lsI, lsO, lsState
 					span = len(src) - i
 				} else {
-					span = min(span-ni, genericStep)
+					span = min(len(src)-i, genericStep)
 				}
 			}
 		}
@@ -214,10 +217,11 @@ func decodeSIMD(k *simdKernel, d *Decoder, dst, src []byte) (o, i int) {
 func encodeSIMD(k *simdKernel, e *Encoder, dst, src []byte) (o, i int) {
 	off0 := e.off
 	for i < len(src) && e.err == nil {
-		span := len(src) - i
-		if e.state == eBegin || e.state == eBOL || e.state == eData {
-			n := min(len(src)-i, asmChunk)
-			if n >= k.minSrc && len(dst)-o >= k.minEncRo {
+		span := len(src) - i // for the generic kernel, if k cannot run
+		n := min(len(src)-i, asmChunk)
+		if n >= k.minSrc && len(dst)-o >= k.minEncRo {
+			span = min(span, genericStep)
+			if e.state == eBegin || e.state == eBOL || e.state == eData {
 				s := src[i : i+n]
 				flags := uint64(e.Mode) << 1
 				if e.state != eData {
@@ -253,7 +257,7 @@ func encodeSIMD(k *simdKernel, e *Encoder, dst, src []byte) (o, i int) {
 				if ni == n {
 					continue
 				}
-				span = min(span-ni, genericStep)
+				span = min(len(src)-i, genericStep)
 			}
 		}
 		e.off = off0 + int64(i)

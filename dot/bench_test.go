@@ -1,0 +1,159 @@
+package dot
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	stdtp "net/textproto"
+	"sync"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/corpus"
+)
+
+// Kernel benchmarks. Compare the kernels with
+//
+//	go test -run '^$' -bench . -count 6 ./dot | benchstat -col /impl -
+//
+// impl=copy is a plain copy of the same bytes through the same 32 KiB
+// buffer, impl=stdlib is net/textproto's DotReader or DotWriter over the
+// whole input, and impl=generic, avx2 and avx512 run Transform with that
+// kernel forced (kernels this CPU lacks are skipped).
+
+type benchCorpus struct {
+	name    string
+	plain   []byte // encoder input
+	encoded []byte // decoder input: plain dot-encoded, with the end marker
+}
+
+var benchCorpora = sync.OnceValue(func() []benchCorpus {
+	cs := []benchCorpus{
+		{name: "mail", plain: corpus.Mail(corpus.Size)},
+		{name: "base64", plain: corpus.Base64(corpus.Size)},
+		{name: "binary", plain: corpus.Binary(corpus.Size)},
+		{name: "tiny", plain: corpus.Tiny(corpus.Size)},
+		{name: "longline", plain: corpus.LongLine(corpus.Size)},
+		{name: "dots", plain: corpus.Dots(corpus.Size)},
+	}
+	for i := range cs {
+		var buf bytes.Buffer
+		bw := bufio.NewWriter(&buf)
+		w := stdtp.NewWriter(bw).DotWriter()
+		w.Write(cs[i].plain)
+		w.Close()
+		cs[i].encoded = buf.Bytes()
+	}
+	return cs
+})
+
+const benchBuf = 32 << 10
+
+var benchImpls = []string{"copy", "stdlib", "generic", "avx2", "avx512"}
+
+// benchKernel runs f with the named kernel active, or skips.
+func benchKernel(b *testing.B, name string, f func()) {
+	restore, ok := useKernel(name)
+	if !ok {
+		b.Skipf("no %s kernel on this CPU or build", name)
+	}
+	defer restore()
+	f()
+}
+
+// benchCopy copies src through a buffer of benchBuf bytes.
+func benchCopy(b *testing.B, src []byte) {
+	buf := make([]byte, benchBuf)
+	for b.Loop() {
+		for i := 0; i < len(src); {
+			i += copy(buf, src[i:])
+		}
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	for _, c := range benchCorpora() {
+		for _, impl := range benchImpls {
+			b.Run("corpus="+c.name+"/impl="+impl, func(b *testing.B) {
+				b.SetBytes(int64(len(c.encoded)))
+				b.ReportAllocs()
+				switch impl {
+				case "copy":
+					benchCopy(b, c.encoded)
+				case "stdlib":
+					br := bufio.NewReader(nil)
+					r := stdtp.NewReader(br)
+					for b.Loop() {
+						br.Reset(bytes.NewReader(c.encoded))
+						io.Copy(io.Discard, r.DotReader())
+					}
+				default:
+					benchKernel(b, impl, func() { benchDecode(b, c.encoded) })
+				}
+			})
+		}
+	}
+}
+
+// benchDecode decodes src into a benchBuf-byte buffer, as DotReader's
+// WriteTo does.
+func benchDecode(b *testing.B, src []byte) {
+	dst := make([]byte, benchBuf)
+	var d Decoder
+	for b.Loop() {
+		d.Reset()
+		for i := 0; ; {
+			_, n, err := d.Transform(dst, src[i:], true)
+			i += n
+			if err != ErrShortDst {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	for _, c := range benchCorpora() {
+		for _, impl := range benchImpls {
+			b.Run("corpus="+c.name+"/impl="+impl, func(b *testing.B) {
+				b.SetBytes(int64(len(c.plain)))
+				b.ReportAllocs()
+				switch impl {
+				case "copy":
+					benchCopy(b, c.plain)
+				case "stdlib":
+					bw := bufio.NewWriter(io.Discard)
+					w := stdtp.NewWriter(bw)
+					for b.Loop() {
+						d := w.DotWriter()
+						d.Write(c.plain)
+						d.Close()
+					}
+				default:
+					benchKernel(b, impl, func() { benchEncode(b, c.plain) })
+				}
+			})
+		}
+	}
+}
+
+// benchEncode encodes src into a benchBuf-byte buffer.
+func benchEncode(b *testing.B, src []byte) {
+	dst := make([]byte, benchBuf)
+	var e Encoder
+	for b.Loop() {
+		e.Reset()
+		for i := 0; ; {
+			_, n, err := e.Transform(dst, src[i:], true)
+			i += n
+			if err != ErrShortDst {
+				if err != nil {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dot
+
+const raceEnabled = false
