@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Options tune Files and Each. The zero value (or nil) is ready to use.
@@ -196,39 +197,67 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 		e.order <- idx
 		return true
 	}
-	var head []string
-	started := false
-	for p := range paths {
-		if started {
+	if !useMulti {
+		e.start(false)
+		for p := range paths {
 			if !dispatch(p) {
 				return
 			}
-			continue
 		}
-		head = append(head, p)
-		if !useMulti || len(head) >= e.multiMin {
-			e.start(useMulti)
-			started = true
-			for _, h := range head {
-				if !dispatch(h) {
-					return
-				}
-			}
-			head = nil
-		}
-		if ctx.Err() != nil {
-			return
-		}
+		return
 	}
-	if !started {
-		e.start(false)
-		for _, h := range head {
-			if !dispatch(h) {
+	// Look ahead for enough paths to make multi-buffer hashing worth it,
+	// but never hold paths back for long: the iterator runs on its own
+	// goroutine, and after lookaheadWait whatever has arrived starts.
+	// (A caller's iterator may itself wait for results, as a checker
+	// reading a checksum list does.)
+	pathCh := make(chan string)
+	iterDone := make(chan struct{})
+	go func() {
+		defer close(iterDone)
+		defer close(pathCh)
+		for p := range paths {
+			select {
+			case pathCh <- p:
+			case <-ctx.Done():
 				return
 			}
 		}
+	}()
+	defer func() { <-iterDone }() // the iterator has returned when Each does
+	timer := time.NewTimer(lookaheadWait)
+	defer timer.Stop()
+	var head []string
+collect:
+	for len(head) < e.multiMin {
+		select {
+		case p, ok := <-pathCh:
+			if !ok {
+				break collect
+			}
+			head = append(head, p)
+		case <-timer.C:
+			break collect
+		case <-ctx.Done():
+			return
+		}
+	}
+	e.start(len(head) >= e.multiMin)
+	for _, p := range head {
+		if !dispatch(p) {
+			return
+		}
+	}
+	for p := range pathCh {
+		if !dispatch(p) {
+			return
+		}
 	}
 }
+
+// lookaheadWait bounds how long paths wait while Each decides whether a
+// batch is long enough for multi-buffer MD5.
+const lookaheadWait = 50 * time.Millisecond
 
 func (e *engine) start(multi bool) {
 	if !multi {

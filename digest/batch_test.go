@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestParallelEqualsSequential hashes a mixed batch (small and large
@@ -196,5 +197,39 @@ func TestStreamingInput(t *testing.T) {
 	})
 	if err != nil || got != n {
 		t.Fatalf("Each = %v, %d results", err, got)
+	}
+}
+
+// TestLockstepIterator feeds Each from an iterator that waits for each
+// result before yielding the next path, as a checker reading its list
+// lazily may: the look-ahead for multi-buffer MD5 must not hold the first
+// path hostage.
+func TestLockstepIterator(t *testing.T) {
+	paths, _ := writeFiles(t, slices.Repeat([]int{bufferSize + 10}, 20))
+	seen := make(chan int, len(paths))
+	seq := func(yield func(string) bool) {
+		for i, p := range paths {
+			if i > 0 {
+				<-seen
+			}
+			if !yield(p) {
+				return
+			}
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Each(context.Background(), MD5, seq, nil, func(r Result) error {
+			seen <- r.Index
+			return r.Err
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Each deadlocked on a lockstep iterator")
 	}
 }

@@ -214,6 +214,9 @@ func TestSumCheckMatchesCoreutils(t *testing.T) {
 	empty := f.writeCheck(t, "empty.md5", "")
 	dashes := f.writeCheck(t, "dash.md5", plainSum+"  -\n"+plainSum+"  plain\n")
 	noNewline := f.writeCheck(t, "nonl.md5", plainSum+"  plain")
+	// More malformed lines than the event queue holds, behind a pending file.
+	bigSum := strings.Fields(runTool(t, f.dir, "C", nil, coreutils(t, "md5sum"), "big").stdout)[0]
+	flood := f.writeCheck(t, "flood.md5", bigSum+"  big\n"+strings.Repeat("junk\n", 3*maxQueued)+plainSum+"  plain\n")
 	stdinCheck, err := os.ReadFile(filepath.Join(f.dir, mixed))
 	if err != nil {
 		t.Fatal(err)
@@ -246,6 +249,7 @@ func TestSumCheckMatchesCoreutils(t *testing.T) {
 		{nil, []string{"-c", good, "nosuch.md5", mixed}},
 		{[]byte("standard input\n"), []string{"-c", dashes}},
 		{nil, []string{"-c", noNewline}},
+		{nil, []string{"-c", "-w", flood}},
 		{stdinCheck, []string{"-c"}},
 		{stdinCheck, []string{"-c", "-w", "-"}},
 		{[]byte("garbage\n"), []string{"-c"}},
