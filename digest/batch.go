@@ -16,9 +16,11 @@ import (
 // Options tune Files and Each. The zero value (or nil) is ready to use.
 type Options struct {
 	// Workers bounds the CPU cores used for hashing; <= 0 means
-	// runtime.GOMAXPROCS(0). With plain hashing it is the number of files
-	// hashed at once. With multi-buffer MD5 each core runs one SIMD server
-	// hashing up to 16 files at once, so up to 16*Workers files are open.
+	// runtime.GOMAXPROCS(0), and at most 256 are used. With plain hashing
+	// it is the number of files hashed at once, each with a 128 KiB
+	// buffer. With multi-buffer MD5 each core (up to runtime.NumCPU) runs
+	// one SIMD server hashing up to 16 files at once, so up to 16 files
+	// per core are open.
 	Workers int
 	// NoMultiBuffer disables multi-buffer SIMD MD5 (md5-simd): every file
 	// is hashed by crypto/md5. Results are identical either way.
@@ -28,9 +30,12 @@ type Options struct {
 	Progress *atomic.Int64
 }
 
+// maxWorkers caps Options.Workers: each worker holds a 128 KiB buffer.
+const maxWorkers = 256
+
 func (o *Options) workers() int {
 	if o != nil && o.Workers > 0 {
-		return o.Workers
+		return min(o.Workers, maxWorkers)
 	}
 	return runtime.GOMAXPROCS(0)
 }
@@ -267,7 +272,8 @@ func (e *engine) start(multi bool) {
 		}
 		return
 	}
-	servers := simdServers(e.cores)
+	// More SIMD servers than CPUs would only compete for them.
+	servers := simdServers(min(e.cores, runtime.NumCPU()))
 	e.wg.Add(len(servers) * simdLanes)
 	for _, srv := range servers {
 		for range simdLanes {
