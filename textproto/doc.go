@@ -62,7 +62,11 @@
 // resumes. Reading R directly instead of through the Reader sees the
 // undiscarded rest.
 //
-// MaxDotBytes bounds dot-encoded blocks; see below.
+// MaxDotBytes bounds the decoded size of dot-encoded blocks. ReadDotLines
+// reads a block that breaks MaxDotBytes or MaxLineBytes to its end line
+// anyway, keeping only the lines before the excess, and then fails with an
+// error matching dot.ErrTooLarge or ErrLineTooLong: it too stays in step.
+// For DotReader, see below.
 //
 // # Dot encoding
 //

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/dot"
 )
 
 // modelLines is what ReadLine returns, call by call, over input with
@@ -331,5 +333,70 @@ func TestLimitErrors(t *testing.T) {
 	}
 	if r.Limits() != (Limits{MaxHeaderFields: 1}) {
 		t.Errorf("Limits() = %+v", r.Limits())
+	}
+}
+
+// TestLimitDotLines checks ReadDotLines with MaxDotBytes and MaxLineBytes:
+// the whole block is read, the lines before the excess returned, and the
+// next read starts after the block.
+func TestLimitDotLines(t *testing.T) {
+	const in = "one\r\n..two\r\nthree\r\n" + "a-much-longer-line\r\n" + "five\r\n.\r\nNEXT\r\n"
+	cases := []struct {
+		lim  Limits
+		want []string
+		err  error
+	}{
+		{Limits{}, []string{"one", ".two", "three", "a-much-longer-line", "five"}, nil},
+		{Limits{MaxDotBytes: 39}, []string{"one", ".two", "three", "a-much-longer-line", "five"}, nil},
+		{Limits{MaxDotBytes: 38}, []string{"one", ".two", "three", "a-much-longer-line"}, dot.ErrTooLarge},
+		{Limits{MaxDotBytes: 14}, []string{"one", ".two"}, dot.ErrTooLarge},
+		{Limits{MaxLineBytes: 18}, []string{"one", ".two", "three", "a-much-longer-line", "five"}, nil},
+		{Limits{MaxLineBytes: 17}, []string{"one", ".two", "three"}, ErrLineTooLong},
+	}
+	for _, c := range cases {
+		for _, size := range []int{16, 4096} {
+			r := NewReader(bufio.NewReaderSize(strings.NewReader(in), size))
+			r.SetLimits(c.lim)
+			got, err := r.ReadDotLines()
+			if !reflect.DeepEqual(got, c.want) || !errors.Is(err, c.err) || (err == nil) != (c.err == nil) {
+				t.Errorf("%+v, size %d: %q, %v; want %q, %v", c.lim, size, got, err, c.want, c.err)
+			}
+			if l, err := r.ReadLine(); l != "NEXT" || err != nil {
+				t.Errorf("%+v, size %d: after the block: %q, %v", c.lim, size, l, err)
+			}
+		}
+	}
+	// An over-long line in a block is skipped with flat memory.
+	var err error
+	var lines []string
+	src := &endless{c: 'x', n: 8 << 20, tail: []byte("\r\n.\r\n")}
+	r := NewReader(bufio.NewReader(io.MultiReader(strings.NewReader("a\r\n"), src)))
+	r.SetLimits(Limits{MaxDotBytes: 1 << 10, MaxLineBytes: 1 << 10})
+	grew := heapGrowth(func() { lines, err = r.ReadDotLines() })
+	if !errors.Is(err, ErrLineTooLong) || len(lines) != 1 || grew > 256<<10 {
+		t.Errorf("endless line in a block: %q, %v, %d bytes allocated", lines, err, grew)
+	}
+}
+
+// TestLimitDotLinesEndless feeds 64 MiB of short lines as one dot block:
+// with MaxDotBytes, ReadDotLines reads it all, holds at most about the
+// limit, and fails with dot.ErrTooLarge at its end.
+func TestLimitDotLinesEndless(t *testing.T) {
+	const stream = 64 << 20
+	line := "some line of a very long block\r\n"
+	in := io.MultiReader(io.LimitReader(&repeater{s: line}, stream), strings.NewReader(".\r\nNEXT\r\n"))
+	r := NewReader(bufio.NewReader(in))
+	r.SetLimits(Limits{MaxDotBytes: 64 << 10})
+	var lines []string
+	var err error
+	grew := heapGrowth(func() { lines, err = r.ReadDotLines() })
+	if !errors.Is(err, dot.ErrTooLarge) || len(lines) == 0 || len(lines) > (64<<10)/(len(line)-1) {
+		t.Fatalf("%d lines, %v", len(lines), err)
+	}
+	if grew > 1<<20 {
+		t.Errorf("a %d-byte block allocated %d bytes", stream, grew)
+	}
+	if l, err := r.ReadLine(); l != "NEXT" || err != nil {
+		t.Errorf("after the block: %q, %v", l, err)
 	}
 }

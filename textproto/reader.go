@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/dot"
 )
 
 // errMessageTooLarge is what net/textproto reports when the first line of a
@@ -493,13 +495,29 @@ func (r *Reader) ReadResponse(expectCode int) (code int, message string, err err
 // returns its decoded lines, without their \r\n or \n. A missing end line
 // gives the lines read and [io.ErrUnexpectedEOF].
 //
-// It reads line by line with ReadLine, as net/textproto does, so a line
-// consisting of a lone dot ends the block whatever its line ending.
+// It reads line by line, as ReadLine does (and as net/textproto does), so a
+// line consisting of a lone dot ends the block whatever its line ending.
+//
+// With limits (see [Reader.SetLimits]), a block whose decoded size (each
+// line and a \n) exceeds MaxDotBytes, or with a line longer than
+// MaxLineBytes, is read to its end line like any other, keeping only the
+// lines before the excess, and then fails with an error matching
+// [dot.ErrTooLarge] or [ErrLineTooLong]. The connection stays in step.
 func (r *Reader) ReadDotLines() ([]string, error) {
 	var lines []string
+	var size int64
+	var limitErr error // the first limit the block broke
 	for {
-		line, err := r.ReadLine()
+		line, err := r.readLineSlice(-1, 0)
 		if err != nil {
+			if isLimitError(err) {
+				// Skip the line (the next read discards its rest) and
+				// read on to the end of the block.
+				if limitErr == nil {
+					limitErr = err
+				}
+				continue
+			}
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
@@ -507,11 +525,20 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 		}
 		if len(line) > 0 && line[0] == '.' {
 			if len(line) == 1 {
-				return lines, nil
+				return lines, limitErr
 			}
 			line = line[1:]
 		}
-		lines = append(lines, line)
+		if limitErr != nil {
+			continue // not kept: not copied
+		}
+		if max := r.lim.MaxDotBytes; max > 0 {
+			if size += int64(len(line)) + 1; size > max {
+				limitErr = dot.ErrTooLarge
+				continue
+			}
+		}
+		lines = append(lines, string(line))
 	}
 }
 
