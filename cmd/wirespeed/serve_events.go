@@ -153,6 +153,9 @@ func startEvio(cfg serveConfig) (*runningServer, error) {
 		return evio.None
 	}
 	ev.Opened = func(c evio.Conn) ([]byte, evio.Options, evio.Action) {
+		if stopping.Load() {
+			return nil, evio.Options{}, evio.Shutdown
+		}
 		c.SetContext(&evioConn{})
 		return nil, evio.Options{}, evio.None
 	}
@@ -178,12 +181,6 @@ func startEvio(cfg serveConfig) (*runningServer, error) {
 		st.in.End(data)
 		return out, evio.None
 	}
-	ev.Tick = func() (time.Duration, evio.Action) {
-		if stopping.Load() {
-			return 0, evio.Shutdown
-		}
-		return 20 * time.Millisecond, evio.None
-	}
 	done := make(chan error, 1)
 	go func() { done <- evio.Serve(ev, "tcp://"+cfg.addr) }()
 	var addr string
@@ -192,14 +189,25 @@ func startEvio(cfg serveConfig) (*runningServer, error) {
 	case err := <-done:
 		return nil, fmt.Errorf("evio: %w", err)
 	}
-	if nodelayErr != nil {
-		stopping.Store(true)
-		<-done
-		return nil, fmt.Errorf("evio: TCP_NODELAY on the listener: %w", nodelayErr)
-	}
+	// evio stops when an event handler returns Shutdown. (Returning it from
+	// Tick would leave evio's ticker goroutine blocked forever.) stop
+	// connects once to raise an Opened event that does so.
 	stop := func() error {
 		stopping.Store(true)
-		return <-done
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			return fmt.Errorf("evio: cannot connect to stop it: %w", err)
+		}
+		c.Close()
+		err = <-done
+		if errors.Is(err, net.ErrClosed) {
+			err = nil
+		}
+		return err
+	}
+	if nodelayErr != nil {
+		stop()
+		return nil, fmt.Errorf("evio: TCP_NODELAY on the listener: %w", nodelayErr)
 	}
 	return &runningServer{addr: addr, stop: stop}, nil
 }
