@@ -46,12 +46,12 @@ func TestAllocsPerFile(t *testing.T) {
 				}
 			}
 			run() // warm the pools and the SIMD servers
-			perBatch := testing.AllocsPerRun(10, run)
+			perBatch := testing.AllocsPerRun(5, run)
 			perFile := perBatch / float64(c.count)
 			// The marginal cost: the same batch with every file twice.
 			all := paths
 			paths = append(slices.Clone(paths), paths...)
-			marginal := (testing.AllocsPerRun(5, run) - perBatch) / float64(c.count)
+			marginal := (testing.AllocsPerRun(3, run) - perBatch) / float64(c.count)
 			paths = all
 			t.Logf("%.1f allocations per batch of %d, %.2f per file, %.2f per additional file (multi-buffer: %d files)", perBatch, c.count, perFile, marginal, multi)
 			if perFile > 2 || marginal > 2 {

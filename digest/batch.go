@@ -95,6 +95,9 @@ func Each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	if !a.Valid() {
 		return fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
 	}
+	if fn == nil {
+		fn = func(Result) error { return nil }
+	}
 	e := &engine{alg: a, cores: opts.workers()}
 	if opts != nil && opts.Progress != nil {
 		e.progress = opts.Progress
