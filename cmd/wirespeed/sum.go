@@ -329,6 +329,9 @@ type sumRun struct {
 }
 
 func newSumRun(cfg sumConfig, stdin io.Reader, stdout, stderr io.Writer) *sumRun {
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
 	r := &sumRun{cfg: cfg, stdin: stdin, errw: stderr, utf8: utf8Locale(), bsdRev: -1}
 	r.out = bufio.NewWriterSize(stdout, 64<<10)
 	r.outTTY = isTerminal(stdout)
