@@ -27,7 +27,7 @@ func TestAdaptiveWindow(t *testing.T) {
 		}()
 		w := NewWriter(cli, opt)
 		msg := make([]byte, 512)
-		w.SetWriteDeadline(time.Now().Add(1500 * time.Millisecond))
+		w.SetWriteDeadline(time.Now().Add(2 * time.Second))
 		for {
 			if _, err := w.Write(msg); err != nil {
 				break // deadline: the run is over

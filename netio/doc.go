@@ -7,7 +7,7 @@
 // A [Writer] (or the [Conn] wrapping a net.Conn with one) copies each Write
 // into pooled 16 KiB chunks and returns. A flusher goroutine owned by the
 // Writer hands everything queued to the kernel with one writev per batch
-// (net.Buffers, at most 1024 iovecs per call). The flusher runs as soon as
+// (net.Buffers, at most 1024 iovecs and about 256 KiB per call). The flusher runs as soon as
 // the producer gives up the CPU, so a batch is whatever accumulated while
 // the producer was busy or the previous writev was in flight: a
 // request/response server needs no explicit Flush and adds no timer delay,

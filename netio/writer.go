@@ -23,6 +23,10 @@ var (
 const (
 	chunkSize       = 16 << 10
 	maxIovecs       = 1024 // per writev, the Linux and Darwin IOV_MAX
+	// maxBatch bounds the bytes of one writev, so that a slow peer still
+	// shows progress (waking blocked writers, sampling the drain rate) at
+	// least every maxBatch bytes.
+	maxBatch = 256 << 10
 	defaultMaxQueue = 1 << 20
 	defaultMinWin   = 64 << 10
 	adaptPeriod     = 5 * time.Millisecond
@@ -258,14 +262,15 @@ func (w *Writer) flusher() {
 	}
 }
 
-// writeBatchLocked hands up to maxIovecs queued chunks to the kernel with one
-// net.Buffers.WriteTo. It is called with w.mu held and !w.busy, and unlocks
+// writeBatchLocked hands up to maxIovecs queued chunks (and about maxBatch
+// bytes) to the kernel with one net.Buffers.WriteTo. It is called with w.mu held and !w.busy, and unlocks
 // w.mu during the system call.
 func (w *Writer) writeBatchLocked() {
 	w.busy = true
 	iov := w.iov[:0]
+	size := 0
 	for i, c := range w.chunks {
-		if len(iov) == maxIovecs {
+		if len(iov) == maxIovecs || size >= maxBatch {
 			break
 		}
 		b := *c
@@ -273,6 +278,7 @@ func (w *Writer) writeBatchLocked() {
 			b = b[w.head:]
 		}
 		iov = append(iov, b)
+		size += len(b)
 	}
 	w.iov = iov
 	w.stats.Flushes++

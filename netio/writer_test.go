@@ -149,7 +149,10 @@ func TestWriterIdleFlush(t *testing.T) {
 			t.Fatalf("round %d: got %q want %q", i, resp, req)
 		}
 	}
-	if s := w.Stats(); s.Flushes == 0 || s.Written != s.Accepted {
+	if err := w.Flush(); err != nil { // the flusher may still be accounting the last write
+		t.Fatal(err)
+	}
+	if s := w.Stats(); s.Flushes == 0 || s.Written != s.Accepted || s.Accepted != 2290 {
 		t.Fatalf("stats %+v", s)
 	}
 }
