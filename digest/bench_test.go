@@ -65,8 +65,8 @@ func BenchmarkMD5File(b *testing.B) {
 			return h.Sum(nil), err
 		}},
 		{"digest", func(path string) ([]byte, error) {
-			s, err := File(MD5, path)
-			return s.b[:md5.Size], err
+			_, err := File(MD5, path)
+			return nil, err
 		}},
 	}
 	for _, impl := range impls {
