@@ -265,7 +265,7 @@ collect:
 
 // lookaheadWait bounds how long paths wait while Each decides whether a
 // batch is long enough for multi-buffer MD5.
-const lookaheadWait = 50 * time.Millisecond
+const lookaheadWait = 100 * time.Millisecond
 
 func (e *engine) start(multi bool) {
 	if !multi {
