@@ -70,8 +70,39 @@
 //
 // # Dot encoding
 //
-// [TO BE WRITTEN by the owner of dotreader.go and dotwriter.go: DotReader,
-// DotWriter, ReadDotBytes, their modes, MaxDotBytes, and their speed.]
+// [Reader.DotReader], [Reader.ReadDotBytes] and [Writer.DotWriter] decode
+// and encode exactly as net/textproto does (package dot's Compat mode,
+// quirks included): the same data, the same errors, the same Read results
+// for every buffer size, and the same consumption of R; the DotWriter
+// writes the same bytes to W and flushes it at the same points, so even
+// a failing W gives the same results. Closing a DotReader early by calling
+// another Reader method reads the rest of the block, as net/textproto
+// does; a DotWriter closed twice writes its end line twice, as
+// net/textproto's does.
+//
+// The difference is speed: instead of a byte at a time through ReadByte
+// and WriteByte, whole buffered windows go through package dot's kernels
+// (SIMD where the CPU has it; see dot.Kernel). The reader returned by
+// DotReader also implements [io.WriterTo] and the writer returned by
+// DotWriter [io.ReaderFrom], so io.Copy in either direction neither copies
+// through an extra buffer nor allocates. A Reader or Writer reuses one
+// dot reader or writer for all its blocks: as documented, each is valid
+// only until the next call to a method on its Reader or Writer, and using
+// it after that reads or writes the next block instead of failing.
+//
+// [Reader.DotReaderMode] and [Writer.DotWriterMode] give access to the
+// other framings of package dot. dot.Strict follows RFC 5321: only
+// "\r\n.\r\n" ends the data, and a bare CR or LF fails the block with a
+// *dot.SyntaxError naming its offset, so the SMTP smuggling sequences
+// ("\n.\n", "\r.\r\n", ...) never end a message early. dot.Raw frames
+// the same way and keeps "\r\n" line endings in the decoded data. With
+// Limits.MaxDotBytes, a larger block fails with dot.ErrTooLarge. These data
+// errors come after the block has been read to its end line (the data
+// returned stops at the problem), so the caller can reply and go on. In
+// Strict and Raw mode the DotWriter refuses a bare CR or LF in its input
+// with a *dot.SyntaxError; its Close then returns that error and writes no
+// end line, because a message cut short must not be delivered: drop the
+// connection.
 //
 // # Speed and memory
 //
