@@ -99,6 +99,9 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	var todo []benchCase
+	sort.SliceStable(benchCases, func(i, j int) bool {
+		return suiteRank(benchCases[i].suite) < suiteRank(benchCases[j].suite)
+	})
 	for _, c := range benchCases {
 		if (len(want) == 0 || want[c.suite]) && strings.Contains(c.group, *filter) {
 			todo = append(todo, c)
@@ -139,6 +142,18 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	printTable(stdout, results)
 	return 0
+}
+
+// suiteOrder is the order suites are reported in; others follow.
+var suiteOrder = []string{"seed", "dot", "textproto", "digest", "netio"}
+
+func suiteRank(s string) int {
+	for i, x := range suiteOrder {
+		if x == s {
+			return i
+		}
+	}
+	return len(suiteOrder)
 }
 
 func suiteNames() []string {
