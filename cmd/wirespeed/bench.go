@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/dot"
 )
 
 // A benchCase is one measurement of `wirespeed bench`: one implementation
@@ -131,17 +134,32 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "\r%-60s\r", "")
 	addSpeedups(results)
+	env := benchEnv{Go: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), DotKernel: dot.Kernel(), Benchtime: benchtime.String()}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
+		if err := enc.Encode(struct {
+			benchEnv
+			Results []benchResult `json:"results"`
+		}{env, results}); err != nil {
 			fmt.Fprintln(stderr, "wirespeed bench:", err)
 			return 1
 		}
 		return 0
 	}
+	fmt.Fprintf(stdout, "%s %s/%s, %d CPUs, dot kernel %s, benchtime %s\n\n", env.Go, env.GOOS, env.GOARCH, env.CPUs, env.DotKernel, env.Benchtime)
 	printTable(stdout, results)
 	return 0
+}
+
+// benchEnv describes the run.
+type benchEnv struct {
+	Go        string `json:"go"`
+	GOOS      string `json:"goos"`
+	GOARCH    string `json:"goarch"`
+	CPUs      int    `json:"cpus"`
+	DotKernel string `json:"dot_kernel"` // the dot package's kernel: avx512, avx2 or generic
+	Benchtime string `json:"benchtime"`
 }
 
 // suiteOrder is the order suites are reported in; others follow.
