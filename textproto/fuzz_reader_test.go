@@ -37,3 +37,36 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// fuzzLimits turns a control byte into small limits.
+func fuzzLimits(c byte) Limits {
+	return Limits{
+		MaxLineBytes:    []int{0, 1, 5, 20, 100}[int(c)%5],
+		MaxHeaderBytes:  []int64{0, 10, 50, 300}[int(c/5)%4],
+		MaxHeaderFields: []int{0, 1, 3}[int(c/20)%3],
+		MaxDotBytes:     []int64{0, 10, 100}[int(c/60)%3],
+	}
+}
+
+// FuzzReaderLimits runs the calls of FuzzReader on a Reader with small
+// limits (chosen by lim): up to the first limit error every result must be
+// net/textproto's; the limit error must come only when the limit was
+// exceeded; and reading on after it must neither fail nor hang.
+func FuzzReaderLimits(f *testing.F) {
+	for i, in := range diffInputs {
+		if len(in) > 512 {
+			continue
+		}
+		for _, c := range []byte{0, 1, 2, 77, 200} {
+			f.Add([]byte(in), c+byte(i), byte(i)*7+c)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, ctl, lim byte) {
+		size, fd, ops := fuzzCase(ctl)
+		l := fuzzLimits(lim)
+		var st diffStats
+		if err := diffRun(data, size, fd, ops, l, &st); err != nil {
+			t.Fatalf("bufio size %d, feed %s, ops %v, limits %+v:\n%v", size, fd.name, ops, l, err)
+		}
+	})
+}

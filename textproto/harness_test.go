@@ -3,12 +3,16 @@ package textproto
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	stdtp "net/textproto"
 	"reflect"
+	"slices"
 	"testing"
 	"testing/iotest"
+
+	"github.com/wirespeed/wirespeed/dot"
 )
 
 // The differential harness drives a net/textproto Reader and ours with the
@@ -156,7 +160,42 @@ func sourceErr(err error) bool {
 // diffStats counts what the harness saw, to show the cases are not
 // vacuous.
 type diffStats struct {
-	calls, deviations int
+	calls, deviations, limitErrors int
+}
+
+// checkLimitError checks that a call that failed with a limit error,
+// having consumed n bytes, did exceed the limit.
+func checkLimitError(lim Limits, got outcome, n int) error {
+	var le *limitError
+	switch {
+	case errors.As(got.Err, &le) && le.err == ErrLineTooLong:
+		if le.limit != int64(lim.MaxLineBytes) || n <= lim.MaxLineBytes {
+			return fmt.Errorf("%v after %d bytes", got.Err, n)
+		}
+	case errors.As(got.Err, &le) && le.unit == "bytes":
+		if le.limit != lim.MaxHeaderBytes || int64(n) <= lim.MaxHeaderBytes {
+			return fmt.Errorf("%v after %d bytes", got.Err, n)
+		}
+	case errors.As(got.Err, &le):
+		fields := 0
+		for _, v := range got.H {
+			fields += len(v)
+		}
+		if le.limit != int64(lim.MaxHeaderFields) || fields != lim.MaxHeaderFields {
+			return fmt.Errorf("%v with %d fields", got.Err, fields)
+		}
+	case got.Err == dot.ErrTooLarge:
+		size := 0
+		for _, l := range got.Lines {
+			size += len(l) + 1
+		}
+		if int64(size) > lim.MaxDotBytes || int64(n) <= lim.MaxDotBytes {
+			return fmt.Errorf("%v after %d bytes, keeping %d", got.Err, n, size)
+		}
+	default:
+		return fmt.Errorf("unexpected limit error %v", got.Err)
+	}
+	return nil
 }
 
 // diffRun runs ops (cycling through them) over input with the given bufio
@@ -180,17 +219,41 @@ func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats
 		o := ops[i%len(ops)]
 		done = append(done, o)
 		before := pos(sc, sb)
+		hits := ours.limitHits
 		want := applyStd(std, o)
 		got := applyOurs(ours, o)
 		st.calls++
 		ps, po := pos(sc, sb), pos(oc, ob)
-		if want.equal(got) && ps == po {
+		if want.equal(got) && ps == po && ours.limitHits == hits {
 			if ps == before && want.Err != nil {
 				idle++
 			} else {
 				idle = 0
 			}
 			continue
+		}
+		if ours.limitHits > hits {
+			// A limit fired: check it was exceeded, then run on alone
+			// through the discarding.
+			if isLimitError(got.Err) || got.Err == dot.ErrTooLarge {
+				if err := checkLimitError(lim, got, po-before); err != nil {
+					return fmt.Errorf("call %d %v: %v\n ours: %v\n std:  %v", i, o, err, got, want)
+				}
+			} else if o.kind != opReadDotLines || !sourceErr(got.Err) || len(got.Lines) > len(want.Lines) ||
+				!slices.Equal(got.Lines, want.Lines[:len(got.Lines)]) {
+				// Only ReadDotLines reads on after a limit; a read
+				// error that cuts the block then wins.
+				return fmt.Errorf("call %d %v: a limit fired, then\n ours: %v\n std:  %v", i, o, got, want)
+			}
+			st.limitErrors++
+			for j := 0; j < maxCalls && idle < 4; j++ {
+				b := pos(oc, ob)
+				out := applyOurs(ours, ops[(i+j)%len(ops)])
+				if out.Err != nil && pos(oc, ob) == b {
+					idle++
+				}
+			}
+			return nil
 		}
 		if ps != po {
 			return fmt.Errorf("call %d %v: consumed up to %d, net/textproto up to %d\n ours: %v\n std:  %v", i, o, po, ps, got, want)

@@ -56,6 +56,8 @@ type Reader struct {
 	inHeader bool
 	hdrEnd   int64
 
+	limitHits int // limit errors so far (for tests)
+
 	line   []byte  // accumulates a line longer than R's buffer
 	arena  []byte  // the keys and values of the header being read
 	fields []field // the fields of the header being read
@@ -202,9 +204,6 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 			return nil, err
 		}
 		n := int64(len(acc)) + int64(len(l))
-		if stdLim >= 0 && n > stdLim {
-			return nil, errMessageTooLarge
-		}
 		if r.limited {
 			if r.lim.MaxLineBytes > 0 && base+n > int64(r.lim.MaxLineBytes) {
 				return nil, r.limitFailed(more, lineTooLong(r.lim.MaxLineBytes))
@@ -213,6 +212,9 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 				// Over budget, and not on the empty line that ends the block.
 				return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
 			}
+		}
+		if stdLim >= 0 && n > stdLim {
+			return nil, errMessageTooLarge
 		}
 		if acc == nil {
 			if !more {
@@ -255,6 +257,7 @@ func appendGrow(a, b []byte) []byte {
 // err: the rest of the current line if more of it is unread, and the rest
 // of the header block if ReadMIMEHeader is running.
 func (r *Reader) limitFailed(more bool, err error) error {
+	r.limitHits++
 	r.skipLine = more
 	r.skipHeader = r.inHeader
 	return err
@@ -534,6 +537,7 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 		}
 		if max := r.lim.MaxDotBytes; max > 0 {
 			if size += int64(len(line)) + 1; size > max {
+				r.limitHits++
 				limitErr = dot.ErrTooLarge
 				continue
 			}
