@@ -153,7 +153,9 @@ func TestBackpressureDeadlineContextNonBlocking(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	if n, err := w.WriteContext(ctx, make([]byte, 8<<10)); !errors.Is(err, context.Canceled) || n != 0 {
+	// A message as large as the window needs an empty queue: it cannot fit
+	// while the peer reads nothing.
+	if n, err := w.WriteContext(ctx, make([]byte, max)); !errors.Is(err, context.Canceled) || n != 0 {
 		t.Fatalf("WriteContext after cancel: %d, %v", n, err)
 	}
 

@@ -21,12 +21,12 @@ var (
 )
 
 const (
-	chunkSize       = 16 << 10
-	maxIovecs       = 1024 // per writev, the Linux and Darwin IOV_MAX
+	chunkSize = 16 << 10
+	maxIovecs = 1024 // per writev, the Linux and Darwin IOV_MAX
 	// maxBatch bounds the bytes of one writev, so that a slow peer still
 	// shows progress (waking blocked writers, sampling the drain rate) at
 	// least every maxBatch bytes.
-	maxBatch = 256 << 10
+	maxBatch        = 256 << 10
 	defaultMaxQueue = 1 << 20
 	defaultMinWin   = 64 << 10
 	adaptPeriod     = 5 * time.Millisecond
