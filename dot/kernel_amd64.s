@@ -5,8 +5,8 @@
 #include "textflag.h"
 
 // func decodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
-// Requires: AVX, AVX512BW, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
-TEXT ·decodeAVX512(SB), NOSPLIT, $0-72
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
+TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), DX
@@ -15,13 +15,14 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $0-72
 	MOVQ         SI, DI
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
-	MOVQ         $-1, R9
-	MOVL         $0x0000000a, R10
-	VPBROADCASTB R10, Z0
-	MOVL         $0x0000000d, R10
-	VPBROADCASTB R10, Z1
-	MOVL         $0x0000002e, R10
-	VPBROADCASTB R10, Z2
+	MOVQ         $0x00000001, R9
+	MOVQ         $-1, R10
+	MOVL         $0x0000000a, R11
+	VPBROADCASTB R11, Z0
+	MOVL         $0x0000000d, R11
+	VPBROADCASTB R11, Z1
+	MOVL         $0x0000002e, R11
+	VPBROADCASTB R11, Z2
 	TESTQ        BX, BX
 	JZ           dec512_done
 	TESTQ        CX, CX
@@ -32,52 +33,122 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $0-72
 	CMPQ         SI, $0x00000002
 	JEQ          dec512_raw
 
-dec512_compat_loop:
+dec512_compat_fast:
+	CMPQ      BX, $0x41
+	JB        dec512_compat_general
+	CMPQ      CX, $0x41
+	JB        dec512_compat_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	MOVQ      DI, SI
+	ORQ       R9, SI
+	JNZ       dec512_compat_masks
+	KORTESTQ  K1, K2
+	JZ        dec512_compat_clean
+
+dec512_compat_masks:
+	VMOVDQU64     1(DX), Z4
+	KMOVQ         K1, SI
+	KMOVQ         K2, R8
+	VPCMPEQB      Z2, Z3, K1
+	KMOVQ         K1, R13
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R9
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R11
+	LEAQ          (DI)(SI*2), R12
+	ANDQ          R12, R13
+	ORQ           R9, R11
+	ANDQ          R13, R11
+	ANDQ          SI, R12
+	ORQ           R12, R11
+	MOVQ          R8, R12
+	ANDQ          R9, R12
+	ORQ           R13, R12
+	MOVQ          SI, R9
+	ORQ           R8, R9
+	TESTQ         R11, R11
+	JNZ           dec512_compat_general
+	NOTQ          R12
+	POPCNTQ       R12, DI
+	KMOVQ         R12, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	BZHIQ         DI, R10, R8
+	KMOVQ         R8, K1
+	VMOVDQU8      Z3, K1, (AX)
+	ADDQ          DI, AX
+	SUBQ          DI, CX
+	ADDQ          $0x40, DX
+	SUBQ          $0x40, BX
+	MOVQ          SI, DI
+	SHRQ          $0x3f, DI
+	JMP           dec512_compat_fast
+
+dec512_compat_clean:
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
+	CMPQ      BX, $0x41
+	JB        dec512_compat_general
+	CMPQ      CX, $0x41
+	JB        dec512_compat_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JZ        dec512_compat_clean
+	JMP       dec512_compat_masks
+
+dec512_compat_general:
+	TESTQ         BX, BX
+	JZ            dec512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          BX, SI
 	CMOVQLT       BX, SI
-	BZHIQ         SI, R9, R8
+	BZHIQ         SI, R10, R8
 	DECQ          SI
-	BZHIQ         SI, R9, SI
+	BZHIQ         SI, R10, SI
 	KMOVQ         R8, K1
 	KMOVQ         SI, K2
 	VMOVDQU8.Z    (DX), K1, Z3
 	VMOVDQU8.Z    1(DX), K2, Z4
 	VPCMPEQB      Z0, Z3, K1
-	KMOVQ         K1, R10
-	VPCMPEQB      Z1, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, R11
+	KMOVQ         K2, R12
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R12
-	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R13
-	VPCMPEQB      Z1, Z4, K1
+	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R14
-	LEAQ          (DI)(R10*2), DI
-	ANDQ          DI, R12
-	ORQ           R13, R14
-	ANDQ          R12, R14
-	ANDQ          R10, DI
-	ORQ           DI, R14
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R15
+	LEAQ          (DI)(R11*2), DI
+	ANDQ          DI, R13
+	ORQ           R14, R15
+	ANDQ          R13, R15
+	ANDQ          R11, DI
+	ORQ           DI, R15
+	MOVQ          R12, DI
+	ANDQ          R14, DI
+	ORQ           R13, DI
 	XORQ          R8, SI
-	MOVQ          R11, DI
-	ORQ           R12, DI
-	ANDQ          DI, SI
-	ORQ           SI, R14
-	ANDNQ         R9, R8, DI
-	ORQ           DI, R14
-	TZCNTQ        R14, SI
-	MOVQ          R11, DI
-	ANDQ          R13, DI
-	ORQ           R12, DI
-	ANDNQ         R9, DI, DI
+	ORQ           R13, R12
+	ANDQ          R12, SI
+	ORQ           SI, R15
+	ANDNQ         R10, R8, R12
+	ORQ           R12, R15
+	TZCNTQ        R15, SI
+	NOTQ          DI
 	BZHIQ         SI, DI, DI
 	POPCNTQ       DI, R8
 	CMPQ          R8, CX
 	JAE           dec512_compat_room
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R8, R9, DI
+	BZHIQ         R8, R10, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          R8, AX
@@ -86,11 +157,9 @@ dec512_compat_loop:
 	JNE           dec512_compat_partial
 	ADDQ          $0x40, DX
 	SUBQ          $0x40, BX
-	SHRQ          $0x3f, R10
-	MOVQ          R10, DI
-	TESTQ         BX, BX
-	JNZ           dec512_compat_loop
-	JMP           dec512_done
+	MOVQ          R11, DI
+	SHRQ          $0x3f, DI
+	JMP           dec512_compat_fast
 
 dec512_compat_partial:
 	ADDQ SI, DX
@@ -107,7 +176,7 @@ dec512_compat_room:
 	BZHIQ         SI, DI, DI
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         CX, R9, BX
+	BZHIQ         CX, R10, BX
 	KMOVQ         BX, K1
 	VMOVDQU8      Z0, K1, (AX)
 	ADDQ          CX, AX
@@ -115,70 +184,143 @@ dec512_compat_room:
 	JMP           dec512_done
 
 dec512_strict:
-dec512_strict_loop:
+dec512_strict_fast:
+	CMPQ      BX, $0x41
+	JB        dec512_strict_general
+	CMPQ      CX, $0x41
+	JB        dec512_strict_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	MOVQ      DI, SI
+	ORQ       R9, SI
+	JNZ       dec512_strict_masks
+	KORTESTQ  K1, K2
+	JZ        dec512_strict_clean
+
+dec512_strict_masks:
+	VMOVDQU64     1(DX), Z4
+	KMOVQ         K1, SI
+	KMOVQ         K2, R11
+	VPCMPEQB      Z2, Z3, K1
+	KMOVQ         K1, R9
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R13
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R12
+	LEAQ          (DI)(SI*2), R14
+	ANDQ          R14, R9
+	ORQ           R13, R12
+	ANDQ          R9, R12
+	LEAQ          (R8)(R11*2), R14
+	ANDNQ         SI, R14, R14
+	ORQ           R14, R12
+	ANDNQ         R11, R13, R14
+	ORQ           R14, R12
+	MOVQ          R11, R13
+	ORQ           R9, R13
+	MOVQ          SI, R9
+	ORQ           R11, R9
+	TESTQ         R12, R12
+	JNZ           dec512_strict_general
+	NOTQ          R13
+	POPCNTQ       R13, DI
+	KMOVQ         R13, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	BZHIQ         DI, R10, R8
+	KMOVQ         R8, K1
+	VMOVDQU8      Z3, K1, (AX)
+	ADDQ          DI, AX
+	SUBQ          DI, CX
+	ADDQ          $0x40, DX
+	SUBQ          $0x40, BX
+	MOVQ          SI, DI
+	SHRQ          $0x3f, DI
+	MOVQ          R11, R8
+	SHRQ          $0x3f, R8
+	JMP           dec512_strict_fast
+
+dec512_strict_clean:
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
+	CMPQ      BX, $0x41
+	JB        dec512_strict_general
+	CMPQ      CX, $0x41
+	JB        dec512_strict_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JZ        dec512_strict_clean
+	JMP       dec512_strict_masks
+
+dec512_strict_general:
+	TESTQ         BX, BX
+	JZ            dec512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          BX, SI
 	CMOVQLT       BX, SI
-	BZHIQ         SI, R9, R10
+	BZHIQ         SI, R10, R11
 	DECQ          SI
-	BZHIQ         SI, R9, SI
-	KMOVQ         R10, K1
+	BZHIQ         SI, R10, SI
+	KMOVQ         R11, K1
 	KMOVQ         SI, K2
 	VMOVDQU8.Z    (DX), K1, Z3
 	VMOVDQU8.Z    1(DX), K2, Z4
 	VPCMPEQB      Z0, Z3, K1
-	KMOVQ         K1, R11
-	VPCMPEQB      Z1, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, R12
+	KMOVQ         K2, R13
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R13
-	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R14
-	VPCMPEQB      Z1, Z4, K1
+	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R15
-	LEAQ          (DI)(R11*2), DI
-	ANDQ          DI, R13
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, BP
+	LEAQ          (DI)(R12*2), DI
+	ANDQ          DI, R14
+	ORQ           R15, BP
+	MOVQ          BP, DI
+	ANDQ          R14, DI
+	LEAQ          (R8)(R13*2), R8
+	ANDNQ         R12, R8, R8
+	ORQ           R8, DI
+	ANDNQ         R13, R15, R8
+	ORQ           R8, DI
+	MOVQ          R13, R8
+	ORQ           R14, R8
+	XORQ          R11, SI
+	MOVQ          R13, R15
 	ORQ           R14, R15
-	MOVQ          R15, DI
-	ANDQ          R13, DI
-	LEAQ          (R8)(R12*2), R8
-	ANDNQ         R11, R8, R8
-	ORQ           R8, DI
-	ANDNQ         R12, R14, R8
-	ORQ           R8, DI
-	XORQ          R10, SI
-	MOVQ          R12, R8
-	ORQ           R13, R8
-	ANDQ          R8, SI
+	ANDQ          R15, SI
 	ORQ           SI, DI
-	ANDNQ         R9, R10, R8
-	ORQ           R8, DI
+	ANDNQ         R10, R11, R15
+	ORQ           R15, DI
 	TZCNTQ        DI, SI
-	MOVQ          R12, DI
-	ORQ           R13, DI
-	ANDNQ         R9, DI, DI
-	BZHIQ         SI, DI, DI
-	POPCNTQ       DI, R8
-	CMPQ          R8, CX
+	NOTQ          R8
+	BZHIQ         SI, R8, R8
+	POPCNTQ       R8, DI
+	CMPQ          DI, CX
 	JAE           dec512_strict_room
-	KMOVQ         DI, K1
+	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R8, R9, DI
-	KMOVQ         DI, K1
+	BZHIQ         DI, R10, R8
+	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R8, AX
-	SUBQ          R8, CX
+	ADDQ          DI, AX
+	SUBQ          DI, CX
 	CMPQ          SI, $0x40
 	JNE           dec512_strict_partial
 	ADDQ          $0x40, DX
 	SUBQ          $0x40, BX
-	SHRQ          $0x3f, R11
-	MOVQ          R11, DI
-	SHRQ          $0x3f, R12
-	MOVQ          R12, R8
-	TESTQ         BX, BX
-	JNZ           dec512_strict_loop
-	JMP           dec512_done
+	MOVQ          R12, DI
+	SHRQ          $0x3f, DI
+	MOVQ          R13, R8
+	SHRQ          $0x3f, R8
+	JMP           dec512_strict_fast
 
 dec512_strict_partial:
 	ADDQ SI, DX
@@ -189,13 +331,13 @@ dec512_strict_room:
 	DECQ          BX
 	MOVQ          $0x00000001, SI
 	SHLXQ         BX, SI, SI
-	PDEPQ         DI, SI, SI
+	PDEPQ         R8, SI, SI
 	TZCNTQ        SI, SI
 	INCQ          SI
-	BZHIQ         SI, DI, DI
-	KMOVQ         DI, K1
+	BZHIQ         SI, R8, R8
+	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         CX, R9, BX
+	BZHIQ         CX, R10, BX
 	KMOVQ         BX, K1
 	VMOVDQU8      Z0, K1, (AX)
 	ADDQ          CX, AX
@@ -203,69 +345,140 @@ dec512_strict_room:
 	JMP           dec512_done
 
 dec512_raw:
-dec512_raw_loop:
+dec512_raw_fast:
+	CMPQ      BX, $0x41
+	JB        dec512_raw_general
+	CMPQ      CX, $0x41
+	JB        dec512_raw_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	MOVQ      DI, SI
+	ORQ       R9, SI
+	JNZ       dec512_raw_masks
+	KORTESTQ  K1, K2
+	JZ        dec512_raw_clean
+
+dec512_raw_masks:
+	VMOVDQU64     1(DX), Z4
+	KMOVQ         K1, SI
+	KMOVQ         K2, R11
+	VPCMPEQB      Z2, Z3, K1
+	KMOVQ         K1, R13
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R9
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R12
+	LEAQ          (DI)(SI*2), R14
+	ANDQ          R14, R13
+	ORQ           R9, R12
+	ANDQ          R13, R12
+	LEAQ          (R8)(R11*2), R14
+	ANDNQ         SI, R14, R14
+	ORQ           R14, R12
+	ANDNQ         R11, R9, R14
+	ORQ           R14, R12
+	MOVQ          SI, R9
+	ORQ           R11, R9
+	TESTQ         R12, R12
+	JNZ           dec512_raw_general
+	NOTQ          R13
+	POPCNTQ       R13, DI
+	KMOVQ         R13, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	BZHIQ         DI, R10, R8
+	KMOVQ         R8, K1
+	VMOVDQU8      Z3, K1, (AX)
+	ADDQ          DI, AX
+	SUBQ          DI, CX
+	ADDQ          $0x40, DX
+	SUBQ          $0x40, BX
+	MOVQ          SI, DI
+	SHRQ          $0x3f, DI
+	MOVQ          R11, R8
+	SHRQ          $0x3f, R8
+	JMP           dec512_raw_fast
+
+dec512_raw_clean:
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
+	CMPQ      BX, $0x41
+	JB        dec512_raw_general
+	CMPQ      CX, $0x41
+	JB        dec512_raw_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JZ        dec512_raw_clean
+	JMP       dec512_raw_masks
+
+dec512_raw_general:
+	TESTQ         BX, BX
+	JZ            dec512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          BX, SI
 	CMOVQLT       BX, SI
-	BZHIQ         SI, R9, R10
+	BZHIQ         SI, R10, R11
 	DECQ          SI
-	BZHIQ         SI, R9, SI
-	KMOVQ         R10, K1
+	BZHIQ         SI, R10, SI
+	KMOVQ         R11, K1
 	KMOVQ         SI, K2
 	VMOVDQU8.Z    (DX), K1, Z3
 	VMOVDQU8.Z    1(DX), K2, Z4
 	VPCMPEQB      Z0, Z3, K1
-	KMOVQ         K1, R11
-	VPCMPEQB      Z1, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, R12
+	KMOVQ         K2, R13
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R13
-	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R14
-	VPCMPEQB      Z1, Z4, K1
+	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R15
-	LEAQ          (DI)(R11*2), DI
-	ANDQ          DI, R13
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, BP
+	LEAQ          (DI)(R12*2), DI
+	ANDQ          DI, R14
+	ORQ           R15, BP
+	MOVQ          BP, DI
+	ANDQ          R14, DI
+	LEAQ          (R8)(R13*2), R8
+	ANDNQ         R12, R8, R8
+	ORQ           R8, DI
+	ANDNQ         R13, R15, R8
+	ORQ           R8, DI
+	MOVQ          R14, R8
+	XORQ          R11, SI
+	MOVQ          R13, R15
 	ORQ           R14, R15
-	MOVQ          R15, DI
-	ANDQ          R13, DI
-	LEAQ          (R8)(R12*2), R8
-	ANDNQ         R11, R8, R8
-	ORQ           R8, DI
-	ANDNQ         R12, R14, R8
-	ORQ           R8, DI
-	XORQ          R10, SI
-	MOVQ          R12, R8
-	ORQ           R13, R8
-	ANDQ          R8, SI
+	ANDQ          R15, SI
 	ORQ           SI, DI
-	ANDNQ         R9, R10, R8
-	ORQ           R8, DI
+	ANDNQ         R10, R11, R15
+	ORQ           R15, DI
 	TZCNTQ        DI, SI
-	MOVQ          R13, DI
-	ANDNQ         R9, DI, DI
-	BZHIQ         SI, DI, DI
-	POPCNTQ       DI, R8
-	CMPQ          R8, CX
+	NOTQ          R8
+	BZHIQ         SI, R8, R8
+	POPCNTQ       R8, DI
+	CMPQ          DI, CX
 	JAE           dec512_raw_room
-	KMOVQ         DI, K1
+	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R8, R9, DI
-	KMOVQ         DI, K1
+	BZHIQ         DI, R10, R8
+	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R8, AX
-	SUBQ          R8, CX
+	ADDQ          DI, AX
+	SUBQ          DI, CX
 	CMPQ          SI, $0x40
 	JNE           dec512_raw_partial
 	ADDQ          $0x40, DX
 	SUBQ          $0x40, BX
-	SHRQ          $0x3f, R11
-	MOVQ          R11, DI
-	SHRQ          $0x3f, R12
-	MOVQ          R12, R8
-	TESTQ         BX, BX
-	JNZ           dec512_raw_loop
-	JMP           dec512_done
+	MOVQ          R12, DI
+	SHRQ          $0x3f, DI
+	MOVQ          R13, R8
+	SHRQ          $0x3f, R8
+	JMP           dec512_raw_fast
 
 dec512_raw_partial:
 	ADDQ SI, DX
@@ -276,18 +489,18 @@ dec512_raw_room:
 	DECQ          BX
 	MOVQ          $0x00000001, SI
 	SHLXQ         BX, SI, SI
-	PDEPQ         DI, SI, SI
+	PDEPQ         R8, SI, SI
 	TZCNTQ        SI, SI
-	BTQ           SI, R12
+	BTQ           SI, R13
 	SETCS         BL
 	MOVBQZX       BL, BX
 	SUBQ          BX, CX
 	SUBQ          BX, SI
 	INCQ          SI
-	BZHIQ         SI, DI, DI
-	KMOVQ         DI, K1
+	BZHIQ         SI, R8, R8
+	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         CX, R9, BX
+	BZHIQ         CX, R10, BX
 	KMOVQ         BX, K1
 	VMOVDQU8      Z0, K1, (AX)
 	ADDQ          CX, AX
@@ -314,13 +527,14 @@ TEXT ·encodeAVX512(SB), NOSPLIT, $0-72
 	MOVQ         SI, DI
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
-	MOVQ         $-1, R9
-	MOVL         $0x0000000a, R10
-	VPBROADCASTB R10, Z0
-	MOVL         $0x0000000d, R10
-	VPBROADCASTB R10, Z1
-	MOVL         $0x0000002e, R10
-	VPBROADCASTB R10, Z2
+	MOVQ         $0x00000001, R9
+	MOVQ         $-1, R10
+	MOVL         $0x0000000a, R11
+	VPBROADCASTB R11, Z0
+	MOVL         $0x0000000d, R11
+	VPBROADCASTB R11, Z1
+	MOVL         $0x0000002e, R11
+	VPBROADCASTB R11, Z2
 	TESTQ        BX, BX
 	JZ           enc512_done
 	TESTQ        CX, CX
@@ -330,32 +544,54 @@ TEXT ·encodeAVX512(SB), NOSPLIT, $0-72
 	JNZ          enc512_strict
 
 enc512_compat_loop:
+	MOVQ DI, SI
+	ORQ  R9, SI
+	JNZ  enc512_compat_block
+
+enc512_compat_clean:
+	CMPQ      BX, $0x41
+	JB        enc512_compat_block
+	CMPQ      CX, $0x41
+	JB        enc512_compat_block
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JNZ       enc512_compat_block
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
+	JMP       enc512_compat_clean
+
+enc512_compat_block:
 	MOVQ       $0x00000041, SI
 	CMPQ       BX, SI
 	CMOVQLT    BX, SI
-	BZHIQ      SI, R9, SI
-	KMOVQ      SI, K1
+	BZHIQ      SI, R10, R9
+	KMOVQ      R9, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	VPCMPEQB   Z0, Z3, K1
-	KMOVQ      K1, R10
+	KMOVQ      K1, SI
 	VPCMPEQB   Z1, Z3, K1
 	KMOVQ      K1, R11
 	VPCMPEQB   Z2, Z3, K1
 	KMOVQ      K1, R12
-	LEAQ       (DI)(R10*2), DI
+	LEAQ       (DI)(SI*2), DI
 	LEAQ       (R8)(R11*2), R8
 	ANDQ       DI, R12
-	ANDNQ      R10, R8, R13
+	ANDNQ      SI, R8, R13
 	ORQ        R13, R12
 	MOVQ       R11, DI
 	ANDQ       R8, DI
-	ANDNQ      R9, SI, R13
+	ANDNQ      R10, R9, R13
 	ORQ        R13, DI
-	TZCNTQ     DI, SI
-	BZHIQ      SI, R12, R12
+	TZCNTQ     DI, DI
+	BZHIQ      DI, R12, R12
 	TESTQ      R12, R12
 	JNZ        enc512_compat_slow
-	CMPQ       SI, $0x40
+	CMPQ       DI, $0x40
 	JNE        enc512_compat_slow
 	CMPQ       CX, $0x40
 	JBE        enc512_compat_slow
@@ -366,8 +602,10 @@ enc512_compat_loop:
 	SUBQ       $0x40, BX
 
 enc512_compat_next:
-	SHRQ  $0x3f, R10
-	MOVQ  R10, DI
+	MOVQ  SI, R9
+	ORQ   R11, R9
+	SHRQ  $0x3f, SI
+	MOVQ  SI, DI
 	SHRQ  $0x3f, R11
 	MOVQ  R11, R8
 	TESTQ BX, BX
@@ -375,57 +613,61 @@ enc512_compat_next:
 	JMP   enc512_done
 
 enc512_compat_slow:
-	MOVL        R12, DI
-	MOVQ        $0x00000020, R8
-	CMPQ        SI, R8
-	CMOVQLT     SI, R8
+	MOVL        R12, R8
+	MOVQ        $0x00000020, R9
+	CMPQ        DI, R9
+	CMOVQLT     DI, R9
 	MOVL        R11, R13
-	TESTQ       R8, R8
+	TESTQ       R9, R9
 	JZ          enc512_done
 	MOVQ        $0x5555555555555555, R13
 	MOVQ        $0xaaaaaaaaaaaaaaaa, R14
-	PDEPQ       R13, DI, R13
+	PDEPQ       R13, R8, R13
 	ORQ         R14, R13
 	PEXTQ       R13, R14, R13
-	POPCNTQ     DI, R14
-	ADDQ        R8, R14
+	POPCNTQ     R8, R14
+	ADDQ        R9, R14
 	CMPQ        R14, CX
 	JA          enc512_compat_lo_room
 	KMOVQ       R13, K1
-	VPEXPANDB.Z Z3, K1, Z4
-	ANDNQ       R9, R13, R15
+	VPEXPANDB.Z Z3, K1, Z5
+	ANDNQ       R10, R13, R15
 	BZHIQ       R14, R15, R15
-	ANDQ        R10, DI
-	PDEPQ       R13, DI, DI
-	SHRQ        $0x01, DI
-	ANDNQ       R15, DI, R15
-	KMOVQ       DI, K1
-	VMOVDQU8    Z1, K1, Z4
+	ANDQ        SI, R8
+	PDEPQ       R13, R8, R8
+	SHRQ        $0x01, R8
+	ANDNQ       R15, R8, R15
+	KMOVQ       R8, K1
+	VMOVDQU8    Z1, K1, Z5
 	KMOVQ       R15, K1
-	VMOVDQU8    Z2, K1, Z4
-	BZHIQ       R14, R9, DI
-	KMOVQ       DI, K1
-	VMOVDQU8    Z4, K1, (AX)
+	VMOVDQU8    Z2, K1, Z5
+	BZHIQ       R14, R10, R8
+	KMOVQ       R8, K1
+	VMOVDQU8    Z5, K1, (AX)
 	ADDQ        R14, AX
 	SUBQ        R14, CX
-	ADDQ        R8, DX
-	SUBQ        R8, BX
-	CMPQ        R8, $0x20
-	JNE         enc512_done
+	CMPQ        R9, $0x20
+	JNE         enc512_compat_lo_partial
+	ADDQ        $0x20, DX
+	SUBQ        $0x20, BX
 	JMP         enc512_compat_lo_ok
+
+enc512_compat_lo_partial:
+	ADDQ R9, DX
+	JMP  enc512_done
 
 enc512_compat_lo_room:
 	BZHIQ       CX, R13, CX
-	POPCNTQ     CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, R14
-	ADDQ        R8, R14
+	POPCNTQ     CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R14
+	ADDQ        R9, R14
 	KMOVQ       R13, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R9, R13, CX
+	ANDNQ       R10, R13, CX
 	BZHIQ       R14, CX, CX
-	MOVQ        DI, BX
-	ANDQ        R10, BX
+	MOVQ        R8, BX
+	ANDQ        SI, BX
 	PDEPQ       R13, BX, BX
 	SHRQ        $0x01, BX
 	ANDNQ       CX, BX, CX
@@ -433,81 +675,85 @@ enc512_compat_lo_room:
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R14, R9, CX
+	BZHIQ       R14, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
 	ADDQ        R14, AX
-	ADDQ        R8, DX
+	ADDQ        R9, DX
 	JMP         enc512_done
 
 enc512_compat_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y5
-	MOVQ          R12, DI
-	SHRQ          $0x20, DI
-	MOVQ          R10, R12
+	VEXTRACTI64X4 $0x01, Z3, Y4
+	MOVQ          R12, R8
+	SHRQ          $0x20, R8
+	MOVQ          SI, R12
 	SHRQ          $0x20, R12
-	MOVQ          SI, R8
-	SUBQ          $0x20, R8
+	MOVQ          DI, R9
+	SUBQ          $0x20, R9
 	MOVQ          R11, R13
 	SHRQ          $0x20, R13
-	TESTQ         R8, R8
+	TESTQ         R9, R9
 	JZ            enc512_done
-	MOVQ          $0x5555555555555555, SI
+	MOVQ          $0x5555555555555555, DI
 	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
-	PDEPQ         SI, DI, SI
-	ORQ           R13, SI
-	PEXTQ         SI, R13, SI
-	POPCNTQ       DI, R13
-	ADDQ          R8, R13
+	PDEPQ         DI, R8, DI
+	ORQ           R13, DI
+	PEXTQ         DI, R13, DI
+	POPCNTQ       R8, R13
+	ADDQ          R9, R13
 	CMPQ          R13, CX
 	JA            enc512_compat_hi_room
-	KMOVQ         SI, K1
-	VPEXPANDB.Z   Z5, K1, Z3
-	ANDNQ         R9, SI, R14
-	BZHIQ         R13, R14, R14
-	ANDQ          R12, DI
-	PDEPQ         SI, DI, DI
-	SHRQ          $0x01, DI
-	ANDNQ         R14, DI, R14
 	KMOVQ         DI, K1
+	VPEXPANDB.Z   Z4, K1, Z3
+	ANDNQ         R10, DI, R14
+	BZHIQ         R13, R14, R14
+	ANDQ          R12, R8
+	PDEPQ         DI, R8, R8
+	SHRQ          $0x01, R8
+	ANDNQ         R14, R8, R14
+	KMOVQ         R8, K1
 	VMOVDQU8      Z1, K1, Z3
 	KMOVQ         R14, K1
 	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R13, R9, SI
-	KMOVQ         SI, K1
+	BZHIQ         R13, R10, DI
+	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          R13, AX
 	SUBQ          R13, CX
-	ADDQ          R8, DX
-	SUBQ          R8, BX
-	CMPQ          R8, $0x20
-	JNE           enc512_done
+	CMPQ          R9, $0x20
+	JNE           enc512_compat_hi_partial
+	ADDQ          $0x20, DX
+	SUBQ          $0x20, BX
 	JMP           enc512_compat_hi_ok
 
+enc512_compat_hi_partial:
+	ADDQ R9, DX
+	JMP  enc512_done
+
 enc512_compat_hi_room:
-	BZHIQ       CX, SI, CX
-	POPCNTQ     CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, R13
-	ADDQ        R8, R13
-	KMOVQ       SI, K1
-	VPEXPANDB.Z Z5, K1, Z0
-	ANDNQ       R9, SI, CX
+	BZHIQ       CX, DI, CX
+	POPCNTQ     CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R13
+	ADDQ        R9, R13
+	KMOVQ       DI, K1
+	VPEXPANDB.Z Z4, K1, Z0
+	ANDNQ       R10, DI, CX
 	BZHIQ       R13, CX, CX
-	MOVQ        DI, BX
+	MOVQ        R8, BX
 	ANDQ        R12, BX
-	PDEPQ       SI, BX, BX
+	PDEPQ       DI, BX, BX
 	SHRQ        $0x01, BX
 	ANDNQ       CX, BX, CX
 	KMOVQ       BX, K1
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R13, R9, CX
+	BZHIQ       R13, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
 	ADDQ        R13, AX
-	ADDQ        R8, DX
+	ADDQ        R9, DX
 	JMP         enc512_done
 
 enc512_compat_hi_ok:
@@ -515,37 +761,59 @@ enc512_compat_hi_ok:
 
 enc512_strict:
 enc512_strict_loop:
+	MOVQ DI, SI
+	ORQ  R9, SI
+	JNZ  enc512_strict_block
+
+enc512_strict_clean:
+	CMPQ      BX, $0x41
+	JB        enc512_strict_block
+	CMPQ      CX, $0x41
+	JB        enc512_strict_block
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JNZ       enc512_strict_block
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
+	JMP       enc512_strict_clean
+
+enc512_strict_block:
 	MOVQ       $0x00000041, SI
 	CMPQ       BX, SI
 	CMOVQLT    BX, SI
-	BZHIQ      SI, R9, R10
-	KMOVQ      R10, K1
+	BZHIQ      SI, R10, R9
+	KMOVQ      R9, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	DECQ       SI
-	BZHIQ      SI, R9, SI
+	BZHIQ      SI, R10, SI
 	KMOVQ      SI, K1
-	VMOVDQU8.Z 1(DX), K1, Z4
-	VPCMPEQB   Z0, Z4, K1
-	KMOVQ      K1, SI
-	VPCMPEQB   Z0, Z3, K1
-	KMOVQ      K1, R11
-	VPCMPEQB   Z1, Z3, K1
+	VMOVDQU8.Z 1(DX), K1, Z5
+	VPCMPEQB   Z0, Z5, K1
 	KMOVQ      K1, R12
+	VPCMPEQB   Z0, Z3, K1
+	KMOVQ      K1, SI
+	VPCMPEQB   Z1, Z3, K1
+	KMOVQ      K1, R11
 	VPCMPEQB   Z2, Z3, K1
 	KMOVQ      K1, R13
-	LEAQ       (DI)(R11*2), DI
-	LEAQ       (R8)(R12*2), R8
+	LEAQ       (DI)(SI*2), DI
+	LEAQ       (R8)(R11*2), R8
 	ANDQ       DI, R13
-	ANDNQ      R11, R8, DI
-	ANDNQ      R12, SI, SI
-	ORQ        SI, DI
-	ANDNQ      R9, R10, SI
-	ORQ        SI, DI
-	TZCNTQ     DI, SI
-	BZHIQ      SI, R13, R13
+	ANDNQ      SI, R8, DI
+	ANDNQ      R11, R12, R8
+	ORQ        R8, DI
+	ANDNQ      R10, R9, R8
+	ORQ        R8, DI
+	TZCNTQ     DI, DI
+	BZHIQ      DI, R13, R13
 	TESTQ      R13, R13
 	JNZ        enc512_strict_slow
-	CMPQ       SI, $0x40
+	CMPQ       DI, $0x40
 	JNE        enc512_strict_slow
 	CMPQ       CX, $0x40
 	JBE        enc512_strict_slow
@@ -556,134 +824,144 @@ enc512_strict_loop:
 	SUBQ       $0x40, BX
 
 enc512_strict_next:
+	MOVQ  SI, R9
+	ORQ   R11, R9
+	SHRQ  $0x3f, SI
+	MOVQ  SI, DI
 	SHRQ  $0x3f, R11
-	MOVQ  R11, DI
-	SHRQ  $0x3f, R12
-	MOVQ  R12, R8
+	MOVQ  R11, R8
 	TESTQ BX, BX
 	JNZ   enc512_strict_loop
 	JMP   enc512_done
 
 enc512_strict_slow:
-	MOVL        R13, DI
-	MOVQ        $0x00000020, R8
-	CMPQ        SI, R8
-	CMOVQLT     SI, R8
-	MOVL        R12, R10
-	TESTQ       R8, R8
+	MOVL        R13, R8
+	MOVQ        $0x00000020, R9
+	CMPQ        DI, R9
+	CMOVQLT     DI, R9
+	MOVL        R11, R12
+	TESTQ       R9, R9
 	JZ          enc512_done
 	MOVQ        $0x5555555555555555, R14
 	MOVQ        $0xaaaaaaaaaaaaaaaa, R15
-	PDEPQ       R14, DI, R14
+	PDEPQ       R14, R8, R14
 	ORQ         R15, R14
 	PEXTQ       R14, R15, R14
-	POPCNTQ     DI, R15
-	ADDQ        R8, R15
+	POPCNTQ     R8, R15
+	ADDQ        R9, R15
 	CMPQ        R15, CX
 	JAE         enc512_strict_lo_room
 	KMOVQ       R14, K1
-	VPEXPANDB.Z Z3, K1, Z4
-	ANDNQ       R9, R14, DI
-	BZHIQ       R15, DI, DI
-	KMOVQ       DI, K1
-	VMOVDQU8    Z2, K1, Z4
-	BZHIQ       R15, R9, DI
-	KMOVQ       DI, K1
-	VMOVDQU8    Z4, K1, (AX)
+	VPEXPANDB.Z Z3, K1, Z5
+	ANDNQ       R10, R14, R8
+	BZHIQ       R15, R8, R8
+	KMOVQ       R8, K1
+	VMOVDQU8    Z2, K1, Z5
+	BZHIQ       R15, R10, R8
+	KMOVQ       R8, K1
+	VMOVDQU8    Z5, K1, (AX)
 	ADDQ        R15, AX
 	SUBQ        R15, CX
-	ADDQ        R8, DX
-	SUBQ        R8, BX
-	CMPQ        R8, $0x20
-	JNE         enc512_done
+	CMPQ        R9, $0x20
+	JNE         enc512_strict_lo_partial
+	ADDQ        $0x20, DX
+	SUBQ        $0x20, BX
 	JMP         enc512_strict_lo_ok
+
+enc512_strict_lo_partial:
+	ADDQ R9, DX
+	JMP  enc512_done
 
 enc512_strict_lo_room:
 	BZHIQ       CX, R14, CX
-	POPCNTQ     CX, R8
-	MOVQ        R8, CX
+	POPCNTQ     CX, R9
+	MOVQ        R9, CX
 	DECQ        CX
-	BTQ         CX, R10
+	BTQ         CX, R12
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, R15
-	ADDQ        R8, R15
+	SUBQ        CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R15
+	ADDQ        R9, R15
 	KMOVQ       R14, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R9, R14, CX
+	ANDNQ       R10, R14, CX
 	BZHIQ       R15, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R15, R9, CX
+	BZHIQ       R15, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
 	ADDQ        R15, AX
-	ADDQ        R8, DX
+	ADDQ        R9, DX
 	JMP         enc512_done
 
 enc512_strict_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y5
-	MOVQ          R13, DI
-	SHRQ          $0x20, DI
-	MOVQ          R11, R8
+	VEXTRACTI64X4 $0x01, Z3, Y4
+	MOVQ          R13, R8
 	SHRQ          $0x20, R8
-	MOVQ          SI, R8
-	SUBQ          $0x20, R8
-	MOVQ          R12, R10
-	SHRQ          $0x20, R10
-	TESTQ         R8, R8
+	MOVQ          SI, R9
+	SHRQ          $0x20, R9
+	MOVQ          DI, R9
+	SUBQ          $0x20, R9
+	MOVQ          R11, R12
+	SHRQ          $0x20, R12
+	TESTQ         R9, R9
 	JZ            enc512_done
-	MOVQ          $0x5555555555555555, SI
+	MOVQ          $0x5555555555555555, DI
 	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
-	PDEPQ         SI, DI, SI
-	ORQ           R13, SI
-	PEXTQ         SI, R13, SI
-	POPCNTQ       DI, R13
-	ADDQ          R8, R13
+	PDEPQ         DI, R8, DI
+	ORQ           R13, DI
+	PEXTQ         DI, R13, DI
+	POPCNTQ       R8, R13
+	ADDQ          R9, R13
 	CMPQ          R13, CX
 	JAE           enc512_strict_hi_room
-	KMOVQ         SI, K1
-	VPEXPANDB.Z   Z5, K1, Z3
-	ANDNQ         R9, SI, SI
-	BZHIQ         R13, SI, SI
-	KMOVQ         SI, K1
+	KMOVQ         DI, K1
+	VPEXPANDB.Z   Z4, K1, Z3
+	ANDNQ         R10, DI, DI
+	BZHIQ         R13, DI, DI
+	KMOVQ         DI, K1
 	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R13, R9, SI
-	KMOVQ         SI, K1
+	BZHIQ         R13, R10, DI
+	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          R13, AX
 	SUBQ          R13, CX
-	ADDQ          R8, DX
-	SUBQ          R8, BX
-	CMPQ          R8, $0x20
-	JNE           enc512_done
+	CMPQ          R9, $0x20
+	JNE           enc512_strict_hi_partial
+	ADDQ          $0x20, DX
+	SUBQ          $0x20, BX
 	JMP           enc512_strict_hi_ok
 
+enc512_strict_hi_partial:
+	ADDQ R9, DX
+	JMP  enc512_done
+
 enc512_strict_hi_room:
-	BZHIQ       CX, SI, CX
-	POPCNTQ     CX, R8
-	MOVQ        R8, CX
+	BZHIQ       CX, DI, CX
+	POPCNTQ     CX, R9
+	MOVQ        R9, CX
 	DECQ        CX
-	BTQ         CX, R10
+	BTQ         CX, R12
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, R13
-	ADDQ        R8, R13
-	KMOVQ       SI, K1
-	VPEXPANDB.Z Z5, K1, Z0
-	ANDNQ       R9, SI, CX
+	SUBQ        CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R13
+	ADDQ        R9, R13
+	KMOVQ       DI, K1
+	VPEXPANDB.Z Z4, K1, Z0
+	ANDNQ       R10, DI, CX
 	BZHIQ       R13, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R13, R9, CX
+	BZHIQ       R13, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
 	ADDQ        R13, AX
-	ADDQ        R8, DX
+	ADDQ        R9, DX
 	JMP         enc512_done
 
 enc512_strict_hi_ok:
@@ -699,8 +977,522 @@ enc512_done:
 	MOVQ DX, nSrc+64(FP)
 	RET
 
+DATA compactTable<>+0(SB)/8, $0x0706050403020100
+DATA compactTable<>+8(SB)/8, $0x8007060504030201
+DATA compactTable<>+16(SB)/8, $0x8007060504030200
+DATA compactTable<>+24(SB)/8, $0x8080070605040302
+DATA compactTable<>+32(SB)/8, $0x8007060504030100
+DATA compactTable<>+40(SB)/8, $0x8080070605040301
+DATA compactTable<>+48(SB)/8, $0x8080070605040300
+DATA compactTable<>+56(SB)/8, $0x8080800706050403
+DATA compactTable<>+64(SB)/8, $0x8007060504020100
+DATA compactTable<>+72(SB)/8, $0x8080070605040201
+DATA compactTable<>+80(SB)/8, $0x8080070605040200
+DATA compactTable<>+88(SB)/8, $0x8080800706050402
+DATA compactTable<>+96(SB)/8, $0x8080070605040100
+DATA compactTable<>+104(SB)/8, $0x8080800706050401
+DATA compactTable<>+112(SB)/8, $0x8080800706050400
+DATA compactTable<>+120(SB)/8, $0x8080808007060504
+DATA compactTable<>+128(SB)/8, $0x8007060503020100
+DATA compactTable<>+136(SB)/8, $0x8080070605030201
+DATA compactTable<>+144(SB)/8, $0x8080070605030200
+DATA compactTable<>+152(SB)/8, $0x8080800706050302
+DATA compactTable<>+160(SB)/8, $0x8080070605030100
+DATA compactTable<>+168(SB)/8, $0x8080800706050301
+DATA compactTable<>+176(SB)/8, $0x8080800706050300
+DATA compactTable<>+184(SB)/8, $0x8080808007060503
+DATA compactTable<>+192(SB)/8, $0x8080070605020100
+DATA compactTable<>+200(SB)/8, $0x8080800706050201
+DATA compactTable<>+208(SB)/8, $0x8080800706050200
+DATA compactTable<>+216(SB)/8, $0x8080808007060502
+DATA compactTable<>+224(SB)/8, $0x8080800706050100
+DATA compactTable<>+232(SB)/8, $0x8080808007060501
+DATA compactTable<>+240(SB)/8, $0x8080808007060500
+DATA compactTable<>+248(SB)/8, $0x8080808080070605
+DATA compactTable<>+256(SB)/8, $0x8007060403020100
+DATA compactTable<>+264(SB)/8, $0x8080070604030201
+DATA compactTable<>+272(SB)/8, $0x8080070604030200
+DATA compactTable<>+280(SB)/8, $0x8080800706040302
+DATA compactTable<>+288(SB)/8, $0x8080070604030100
+DATA compactTable<>+296(SB)/8, $0x8080800706040301
+DATA compactTable<>+304(SB)/8, $0x8080800706040300
+DATA compactTable<>+312(SB)/8, $0x8080808007060403
+DATA compactTable<>+320(SB)/8, $0x8080070604020100
+DATA compactTable<>+328(SB)/8, $0x8080800706040201
+DATA compactTable<>+336(SB)/8, $0x8080800706040200
+DATA compactTable<>+344(SB)/8, $0x8080808007060402
+DATA compactTable<>+352(SB)/8, $0x8080800706040100
+DATA compactTable<>+360(SB)/8, $0x8080808007060401
+DATA compactTable<>+368(SB)/8, $0x8080808007060400
+DATA compactTable<>+376(SB)/8, $0x8080808080070604
+DATA compactTable<>+384(SB)/8, $0x8080070603020100
+DATA compactTable<>+392(SB)/8, $0x8080800706030201
+DATA compactTable<>+400(SB)/8, $0x8080800706030200
+DATA compactTable<>+408(SB)/8, $0x8080808007060302
+DATA compactTable<>+416(SB)/8, $0x8080800706030100
+DATA compactTable<>+424(SB)/8, $0x8080808007060301
+DATA compactTable<>+432(SB)/8, $0x8080808007060300
+DATA compactTable<>+440(SB)/8, $0x8080808080070603
+DATA compactTable<>+448(SB)/8, $0x8080800706020100
+DATA compactTable<>+456(SB)/8, $0x8080808007060201
+DATA compactTable<>+464(SB)/8, $0x8080808007060200
+DATA compactTable<>+472(SB)/8, $0x8080808080070602
+DATA compactTable<>+480(SB)/8, $0x8080808007060100
+DATA compactTable<>+488(SB)/8, $0x8080808080070601
+DATA compactTable<>+496(SB)/8, $0x8080808080070600
+DATA compactTable<>+504(SB)/8, $0x8080808080800706
+DATA compactTable<>+512(SB)/8, $0x8007050403020100
+DATA compactTable<>+520(SB)/8, $0x8080070504030201
+DATA compactTable<>+528(SB)/8, $0x8080070504030200
+DATA compactTable<>+536(SB)/8, $0x8080800705040302
+DATA compactTable<>+544(SB)/8, $0x8080070504030100
+DATA compactTable<>+552(SB)/8, $0x8080800705040301
+DATA compactTable<>+560(SB)/8, $0x8080800705040300
+DATA compactTable<>+568(SB)/8, $0x8080808007050403
+DATA compactTable<>+576(SB)/8, $0x8080070504020100
+DATA compactTable<>+584(SB)/8, $0x8080800705040201
+DATA compactTable<>+592(SB)/8, $0x8080800705040200
+DATA compactTable<>+600(SB)/8, $0x8080808007050402
+DATA compactTable<>+608(SB)/8, $0x8080800705040100
+DATA compactTable<>+616(SB)/8, $0x8080808007050401
+DATA compactTable<>+624(SB)/8, $0x8080808007050400
+DATA compactTable<>+632(SB)/8, $0x8080808080070504
+DATA compactTable<>+640(SB)/8, $0x8080070503020100
+DATA compactTable<>+648(SB)/8, $0x8080800705030201
+DATA compactTable<>+656(SB)/8, $0x8080800705030200
+DATA compactTable<>+664(SB)/8, $0x8080808007050302
+DATA compactTable<>+672(SB)/8, $0x8080800705030100
+DATA compactTable<>+680(SB)/8, $0x8080808007050301
+DATA compactTable<>+688(SB)/8, $0x8080808007050300
+DATA compactTable<>+696(SB)/8, $0x8080808080070503
+DATA compactTable<>+704(SB)/8, $0x8080800705020100
+DATA compactTable<>+712(SB)/8, $0x8080808007050201
+DATA compactTable<>+720(SB)/8, $0x8080808007050200
+DATA compactTable<>+728(SB)/8, $0x8080808080070502
+DATA compactTable<>+736(SB)/8, $0x8080808007050100
+DATA compactTable<>+744(SB)/8, $0x8080808080070501
+DATA compactTable<>+752(SB)/8, $0x8080808080070500
+DATA compactTable<>+760(SB)/8, $0x8080808080800705
+DATA compactTable<>+768(SB)/8, $0x8080070403020100
+DATA compactTable<>+776(SB)/8, $0x8080800704030201
+DATA compactTable<>+784(SB)/8, $0x8080800704030200
+DATA compactTable<>+792(SB)/8, $0x8080808007040302
+DATA compactTable<>+800(SB)/8, $0x8080800704030100
+DATA compactTable<>+808(SB)/8, $0x8080808007040301
+DATA compactTable<>+816(SB)/8, $0x8080808007040300
+DATA compactTable<>+824(SB)/8, $0x8080808080070403
+DATA compactTable<>+832(SB)/8, $0x8080800704020100
+DATA compactTable<>+840(SB)/8, $0x8080808007040201
+DATA compactTable<>+848(SB)/8, $0x8080808007040200
+DATA compactTable<>+856(SB)/8, $0x8080808080070402
+DATA compactTable<>+864(SB)/8, $0x8080808007040100
+DATA compactTable<>+872(SB)/8, $0x8080808080070401
+DATA compactTable<>+880(SB)/8, $0x8080808080070400
+DATA compactTable<>+888(SB)/8, $0x8080808080800704
+DATA compactTable<>+896(SB)/8, $0x8080800703020100
+DATA compactTable<>+904(SB)/8, $0x8080808007030201
+DATA compactTable<>+912(SB)/8, $0x8080808007030200
+DATA compactTable<>+920(SB)/8, $0x8080808080070302
+DATA compactTable<>+928(SB)/8, $0x8080808007030100
+DATA compactTable<>+936(SB)/8, $0x8080808080070301
+DATA compactTable<>+944(SB)/8, $0x8080808080070300
+DATA compactTable<>+952(SB)/8, $0x8080808080800703
+DATA compactTable<>+960(SB)/8, $0x8080808007020100
+DATA compactTable<>+968(SB)/8, $0x8080808080070201
+DATA compactTable<>+976(SB)/8, $0x8080808080070200
+DATA compactTable<>+984(SB)/8, $0x8080808080800702
+DATA compactTable<>+992(SB)/8, $0x8080808080070100
+DATA compactTable<>+1000(SB)/8, $0x8080808080800701
+DATA compactTable<>+1008(SB)/8, $0x8080808080800700
+DATA compactTable<>+1016(SB)/8, $0x8080808080808007
+DATA compactTable<>+1024(SB)/8, $0x8006050403020100
+DATA compactTable<>+1032(SB)/8, $0x8080060504030201
+DATA compactTable<>+1040(SB)/8, $0x8080060504030200
+DATA compactTable<>+1048(SB)/8, $0x8080800605040302
+DATA compactTable<>+1056(SB)/8, $0x8080060504030100
+DATA compactTable<>+1064(SB)/8, $0x8080800605040301
+DATA compactTable<>+1072(SB)/8, $0x8080800605040300
+DATA compactTable<>+1080(SB)/8, $0x8080808006050403
+DATA compactTable<>+1088(SB)/8, $0x8080060504020100
+DATA compactTable<>+1096(SB)/8, $0x8080800605040201
+DATA compactTable<>+1104(SB)/8, $0x8080800605040200
+DATA compactTable<>+1112(SB)/8, $0x8080808006050402
+DATA compactTable<>+1120(SB)/8, $0x8080800605040100
+DATA compactTable<>+1128(SB)/8, $0x8080808006050401
+DATA compactTable<>+1136(SB)/8, $0x8080808006050400
+DATA compactTable<>+1144(SB)/8, $0x8080808080060504
+DATA compactTable<>+1152(SB)/8, $0x8080060503020100
+DATA compactTable<>+1160(SB)/8, $0x8080800605030201
+DATA compactTable<>+1168(SB)/8, $0x8080800605030200
+DATA compactTable<>+1176(SB)/8, $0x8080808006050302
+DATA compactTable<>+1184(SB)/8, $0x8080800605030100
+DATA compactTable<>+1192(SB)/8, $0x8080808006050301
+DATA compactTable<>+1200(SB)/8, $0x8080808006050300
+DATA compactTable<>+1208(SB)/8, $0x8080808080060503
+DATA compactTable<>+1216(SB)/8, $0x8080800605020100
+DATA compactTable<>+1224(SB)/8, $0x8080808006050201
+DATA compactTable<>+1232(SB)/8, $0x8080808006050200
+DATA compactTable<>+1240(SB)/8, $0x8080808080060502
+DATA compactTable<>+1248(SB)/8, $0x8080808006050100
+DATA compactTable<>+1256(SB)/8, $0x8080808080060501
+DATA compactTable<>+1264(SB)/8, $0x8080808080060500
+DATA compactTable<>+1272(SB)/8, $0x8080808080800605
+DATA compactTable<>+1280(SB)/8, $0x8080060403020100
+DATA compactTable<>+1288(SB)/8, $0x8080800604030201
+DATA compactTable<>+1296(SB)/8, $0x8080800604030200
+DATA compactTable<>+1304(SB)/8, $0x8080808006040302
+DATA compactTable<>+1312(SB)/8, $0x8080800604030100
+DATA compactTable<>+1320(SB)/8, $0x8080808006040301
+DATA compactTable<>+1328(SB)/8, $0x8080808006040300
+DATA compactTable<>+1336(SB)/8, $0x8080808080060403
+DATA compactTable<>+1344(SB)/8, $0x8080800604020100
+DATA compactTable<>+1352(SB)/8, $0x8080808006040201
+DATA compactTable<>+1360(SB)/8, $0x8080808006040200
+DATA compactTable<>+1368(SB)/8, $0x8080808080060402
+DATA compactTable<>+1376(SB)/8, $0x8080808006040100
+DATA compactTable<>+1384(SB)/8, $0x8080808080060401
+DATA compactTable<>+1392(SB)/8, $0x8080808080060400
+DATA compactTable<>+1400(SB)/8, $0x8080808080800604
+DATA compactTable<>+1408(SB)/8, $0x8080800603020100
+DATA compactTable<>+1416(SB)/8, $0x8080808006030201
+DATA compactTable<>+1424(SB)/8, $0x8080808006030200
+DATA compactTable<>+1432(SB)/8, $0x8080808080060302
+DATA compactTable<>+1440(SB)/8, $0x8080808006030100
+DATA compactTable<>+1448(SB)/8, $0x8080808080060301
+DATA compactTable<>+1456(SB)/8, $0x8080808080060300
+DATA compactTable<>+1464(SB)/8, $0x8080808080800603
+DATA compactTable<>+1472(SB)/8, $0x8080808006020100
+DATA compactTable<>+1480(SB)/8, $0x8080808080060201
+DATA compactTable<>+1488(SB)/8, $0x8080808080060200
+DATA compactTable<>+1496(SB)/8, $0x8080808080800602
+DATA compactTable<>+1504(SB)/8, $0x8080808080060100
+DATA compactTable<>+1512(SB)/8, $0x8080808080800601
+DATA compactTable<>+1520(SB)/8, $0x8080808080800600
+DATA compactTable<>+1528(SB)/8, $0x8080808080808006
+DATA compactTable<>+1536(SB)/8, $0x8080050403020100
+DATA compactTable<>+1544(SB)/8, $0x8080800504030201
+DATA compactTable<>+1552(SB)/8, $0x8080800504030200
+DATA compactTable<>+1560(SB)/8, $0x8080808005040302
+DATA compactTable<>+1568(SB)/8, $0x8080800504030100
+DATA compactTable<>+1576(SB)/8, $0x8080808005040301
+DATA compactTable<>+1584(SB)/8, $0x8080808005040300
+DATA compactTable<>+1592(SB)/8, $0x8080808080050403
+DATA compactTable<>+1600(SB)/8, $0x8080800504020100
+DATA compactTable<>+1608(SB)/8, $0x8080808005040201
+DATA compactTable<>+1616(SB)/8, $0x8080808005040200
+DATA compactTable<>+1624(SB)/8, $0x8080808080050402
+DATA compactTable<>+1632(SB)/8, $0x8080808005040100
+DATA compactTable<>+1640(SB)/8, $0x8080808080050401
+DATA compactTable<>+1648(SB)/8, $0x8080808080050400
+DATA compactTable<>+1656(SB)/8, $0x8080808080800504
+DATA compactTable<>+1664(SB)/8, $0x8080800503020100
+DATA compactTable<>+1672(SB)/8, $0x8080808005030201
+DATA compactTable<>+1680(SB)/8, $0x8080808005030200
+DATA compactTable<>+1688(SB)/8, $0x8080808080050302
+DATA compactTable<>+1696(SB)/8, $0x8080808005030100
+DATA compactTable<>+1704(SB)/8, $0x8080808080050301
+DATA compactTable<>+1712(SB)/8, $0x8080808080050300
+DATA compactTable<>+1720(SB)/8, $0x8080808080800503
+DATA compactTable<>+1728(SB)/8, $0x8080808005020100
+DATA compactTable<>+1736(SB)/8, $0x8080808080050201
+DATA compactTable<>+1744(SB)/8, $0x8080808080050200
+DATA compactTable<>+1752(SB)/8, $0x8080808080800502
+DATA compactTable<>+1760(SB)/8, $0x8080808080050100
+DATA compactTable<>+1768(SB)/8, $0x8080808080800501
+DATA compactTable<>+1776(SB)/8, $0x8080808080800500
+DATA compactTable<>+1784(SB)/8, $0x8080808080808005
+DATA compactTable<>+1792(SB)/8, $0x8080800403020100
+DATA compactTable<>+1800(SB)/8, $0x8080808004030201
+DATA compactTable<>+1808(SB)/8, $0x8080808004030200
+DATA compactTable<>+1816(SB)/8, $0x8080808080040302
+DATA compactTable<>+1824(SB)/8, $0x8080808004030100
+DATA compactTable<>+1832(SB)/8, $0x8080808080040301
+DATA compactTable<>+1840(SB)/8, $0x8080808080040300
+DATA compactTable<>+1848(SB)/8, $0x8080808080800403
+DATA compactTable<>+1856(SB)/8, $0x8080808004020100
+DATA compactTable<>+1864(SB)/8, $0x8080808080040201
+DATA compactTable<>+1872(SB)/8, $0x8080808080040200
+DATA compactTable<>+1880(SB)/8, $0x8080808080800402
+DATA compactTable<>+1888(SB)/8, $0x8080808080040100
+DATA compactTable<>+1896(SB)/8, $0x8080808080800401
+DATA compactTable<>+1904(SB)/8, $0x8080808080800400
+DATA compactTable<>+1912(SB)/8, $0x8080808080808004
+DATA compactTable<>+1920(SB)/8, $0x8080808003020100
+DATA compactTable<>+1928(SB)/8, $0x8080808080030201
+DATA compactTable<>+1936(SB)/8, $0x8080808080030200
+DATA compactTable<>+1944(SB)/8, $0x8080808080800302
+DATA compactTable<>+1952(SB)/8, $0x8080808080030100
+DATA compactTable<>+1960(SB)/8, $0x8080808080800301
+DATA compactTable<>+1968(SB)/8, $0x8080808080800300
+DATA compactTable<>+1976(SB)/8, $0x8080808080808003
+DATA compactTable<>+1984(SB)/8, $0x8080808080020100
+DATA compactTable<>+1992(SB)/8, $0x8080808080800201
+DATA compactTable<>+2000(SB)/8, $0x8080808080800200
+DATA compactTable<>+2008(SB)/8, $0x8080808080808002
+DATA compactTable<>+2016(SB)/8, $0x8080808080800100
+DATA compactTable<>+2024(SB)/8, $0x8080808080808001
+DATA compactTable<>+2032(SB)/8, $0x8080808080808000
+DATA compactTable<>+2040(SB)/8, $0x8080808080808080
+DATA compactTable<>+2048(SB)/8, $0x0f0e0d0c0b0a0908
+DATA compactTable<>+2056(SB)/8, $0x800f0e0d0c0b0a09
+DATA compactTable<>+2064(SB)/8, $0x800f0e0d0c0b0a08
+DATA compactTable<>+2072(SB)/8, $0x80800f0e0d0c0b0a
+DATA compactTable<>+2080(SB)/8, $0x800f0e0d0c0b0908
+DATA compactTable<>+2088(SB)/8, $0x80800f0e0d0c0b09
+DATA compactTable<>+2096(SB)/8, $0x80800f0e0d0c0b08
+DATA compactTable<>+2104(SB)/8, $0x8080800f0e0d0c0b
+DATA compactTable<>+2112(SB)/8, $0x800f0e0d0c0a0908
+DATA compactTable<>+2120(SB)/8, $0x80800f0e0d0c0a09
+DATA compactTable<>+2128(SB)/8, $0x80800f0e0d0c0a08
+DATA compactTable<>+2136(SB)/8, $0x8080800f0e0d0c0a
+DATA compactTable<>+2144(SB)/8, $0x80800f0e0d0c0908
+DATA compactTable<>+2152(SB)/8, $0x8080800f0e0d0c09
+DATA compactTable<>+2160(SB)/8, $0x8080800f0e0d0c08
+DATA compactTable<>+2168(SB)/8, $0x808080800f0e0d0c
+DATA compactTable<>+2176(SB)/8, $0x800f0e0d0b0a0908
+DATA compactTable<>+2184(SB)/8, $0x80800f0e0d0b0a09
+DATA compactTable<>+2192(SB)/8, $0x80800f0e0d0b0a08
+DATA compactTable<>+2200(SB)/8, $0x8080800f0e0d0b0a
+DATA compactTable<>+2208(SB)/8, $0x80800f0e0d0b0908
+DATA compactTable<>+2216(SB)/8, $0x8080800f0e0d0b09
+DATA compactTable<>+2224(SB)/8, $0x8080800f0e0d0b08
+DATA compactTable<>+2232(SB)/8, $0x808080800f0e0d0b
+DATA compactTable<>+2240(SB)/8, $0x80800f0e0d0a0908
+DATA compactTable<>+2248(SB)/8, $0x8080800f0e0d0a09
+DATA compactTable<>+2256(SB)/8, $0x8080800f0e0d0a08
+DATA compactTable<>+2264(SB)/8, $0x808080800f0e0d0a
+DATA compactTable<>+2272(SB)/8, $0x8080800f0e0d0908
+DATA compactTable<>+2280(SB)/8, $0x808080800f0e0d09
+DATA compactTable<>+2288(SB)/8, $0x808080800f0e0d08
+DATA compactTable<>+2296(SB)/8, $0x80808080800f0e0d
+DATA compactTable<>+2304(SB)/8, $0x800f0e0c0b0a0908
+DATA compactTable<>+2312(SB)/8, $0x80800f0e0c0b0a09
+DATA compactTable<>+2320(SB)/8, $0x80800f0e0c0b0a08
+DATA compactTable<>+2328(SB)/8, $0x8080800f0e0c0b0a
+DATA compactTable<>+2336(SB)/8, $0x80800f0e0c0b0908
+DATA compactTable<>+2344(SB)/8, $0x8080800f0e0c0b09
+DATA compactTable<>+2352(SB)/8, $0x8080800f0e0c0b08
+DATA compactTable<>+2360(SB)/8, $0x808080800f0e0c0b
+DATA compactTable<>+2368(SB)/8, $0x80800f0e0c0a0908
+DATA compactTable<>+2376(SB)/8, $0x8080800f0e0c0a09
+DATA compactTable<>+2384(SB)/8, $0x8080800f0e0c0a08
+DATA compactTable<>+2392(SB)/8, $0x808080800f0e0c0a
+DATA compactTable<>+2400(SB)/8, $0x8080800f0e0c0908
+DATA compactTable<>+2408(SB)/8, $0x808080800f0e0c09
+DATA compactTable<>+2416(SB)/8, $0x808080800f0e0c08
+DATA compactTable<>+2424(SB)/8, $0x80808080800f0e0c
+DATA compactTable<>+2432(SB)/8, $0x80800f0e0b0a0908
+DATA compactTable<>+2440(SB)/8, $0x8080800f0e0b0a09
+DATA compactTable<>+2448(SB)/8, $0x8080800f0e0b0a08
+DATA compactTable<>+2456(SB)/8, $0x808080800f0e0b0a
+DATA compactTable<>+2464(SB)/8, $0x8080800f0e0b0908
+DATA compactTable<>+2472(SB)/8, $0x808080800f0e0b09
+DATA compactTable<>+2480(SB)/8, $0x808080800f0e0b08
+DATA compactTable<>+2488(SB)/8, $0x80808080800f0e0b
+DATA compactTable<>+2496(SB)/8, $0x8080800f0e0a0908
+DATA compactTable<>+2504(SB)/8, $0x808080800f0e0a09
+DATA compactTable<>+2512(SB)/8, $0x808080800f0e0a08
+DATA compactTable<>+2520(SB)/8, $0x80808080800f0e0a
+DATA compactTable<>+2528(SB)/8, $0x808080800f0e0908
+DATA compactTable<>+2536(SB)/8, $0x80808080800f0e09
+DATA compactTable<>+2544(SB)/8, $0x80808080800f0e08
+DATA compactTable<>+2552(SB)/8, $0x8080808080800f0e
+DATA compactTable<>+2560(SB)/8, $0x800f0d0c0b0a0908
+DATA compactTable<>+2568(SB)/8, $0x80800f0d0c0b0a09
+DATA compactTable<>+2576(SB)/8, $0x80800f0d0c0b0a08
+DATA compactTable<>+2584(SB)/8, $0x8080800f0d0c0b0a
+DATA compactTable<>+2592(SB)/8, $0x80800f0d0c0b0908
+DATA compactTable<>+2600(SB)/8, $0x8080800f0d0c0b09
+DATA compactTable<>+2608(SB)/8, $0x8080800f0d0c0b08
+DATA compactTable<>+2616(SB)/8, $0x808080800f0d0c0b
+DATA compactTable<>+2624(SB)/8, $0x80800f0d0c0a0908
+DATA compactTable<>+2632(SB)/8, $0x8080800f0d0c0a09
+DATA compactTable<>+2640(SB)/8, $0x8080800f0d0c0a08
+DATA compactTable<>+2648(SB)/8, $0x808080800f0d0c0a
+DATA compactTable<>+2656(SB)/8, $0x8080800f0d0c0908
+DATA compactTable<>+2664(SB)/8, $0x808080800f0d0c09
+DATA compactTable<>+2672(SB)/8, $0x808080800f0d0c08
+DATA compactTable<>+2680(SB)/8, $0x80808080800f0d0c
+DATA compactTable<>+2688(SB)/8, $0x80800f0d0b0a0908
+DATA compactTable<>+2696(SB)/8, $0x8080800f0d0b0a09
+DATA compactTable<>+2704(SB)/8, $0x8080800f0d0b0a08
+DATA compactTable<>+2712(SB)/8, $0x808080800f0d0b0a
+DATA compactTable<>+2720(SB)/8, $0x8080800f0d0b0908
+DATA compactTable<>+2728(SB)/8, $0x808080800f0d0b09
+DATA compactTable<>+2736(SB)/8, $0x808080800f0d0b08
+DATA compactTable<>+2744(SB)/8, $0x80808080800f0d0b
+DATA compactTable<>+2752(SB)/8, $0x8080800f0d0a0908
+DATA compactTable<>+2760(SB)/8, $0x808080800f0d0a09
+DATA compactTable<>+2768(SB)/8, $0x808080800f0d0a08
+DATA compactTable<>+2776(SB)/8, $0x80808080800f0d0a
+DATA compactTable<>+2784(SB)/8, $0x808080800f0d0908
+DATA compactTable<>+2792(SB)/8, $0x80808080800f0d09
+DATA compactTable<>+2800(SB)/8, $0x80808080800f0d08
+DATA compactTable<>+2808(SB)/8, $0x8080808080800f0d
+DATA compactTable<>+2816(SB)/8, $0x80800f0c0b0a0908
+DATA compactTable<>+2824(SB)/8, $0x8080800f0c0b0a09
+DATA compactTable<>+2832(SB)/8, $0x8080800f0c0b0a08
+DATA compactTable<>+2840(SB)/8, $0x808080800f0c0b0a
+DATA compactTable<>+2848(SB)/8, $0x8080800f0c0b0908
+DATA compactTable<>+2856(SB)/8, $0x808080800f0c0b09
+DATA compactTable<>+2864(SB)/8, $0x808080800f0c0b08
+DATA compactTable<>+2872(SB)/8, $0x80808080800f0c0b
+DATA compactTable<>+2880(SB)/8, $0x8080800f0c0a0908
+DATA compactTable<>+2888(SB)/8, $0x808080800f0c0a09
+DATA compactTable<>+2896(SB)/8, $0x808080800f0c0a08
+DATA compactTable<>+2904(SB)/8, $0x80808080800f0c0a
+DATA compactTable<>+2912(SB)/8, $0x808080800f0c0908
+DATA compactTable<>+2920(SB)/8, $0x80808080800f0c09
+DATA compactTable<>+2928(SB)/8, $0x80808080800f0c08
+DATA compactTable<>+2936(SB)/8, $0x8080808080800f0c
+DATA compactTable<>+2944(SB)/8, $0x8080800f0b0a0908
+DATA compactTable<>+2952(SB)/8, $0x808080800f0b0a09
+DATA compactTable<>+2960(SB)/8, $0x808080800f0b0a08
+DATA compactTable<>+2968(SB)/8, $0x80808080800f0b0a
+DATA compactTable<>+2976(SB)/8, $0x808080800f0b0908
+DATA compactTable<>+2984(SB)/8, $0x80808080800f0b09
+DATA compactTable<>+2992(SB)/8, $0x80808080800f0b08
+DATA compactTable<>+3000(SB)/8, $0x8080808080800f0b
+DATA compactTable<>+3008(SB)/8, $0x808080800f0a0908
+DATA compactTable<>+3016(SB)/8, $0x80808080800f0a09
+DATA compactTable<>+3024(SB)/8, $0x80808080800f0a08
+DATA compactTable<>+3032(SB)/8, $0x8080808080800f0a
+DATA compactTable<>+3040(SB)/8, $0x80808080800f0908
+DATA compactTable<>+3048(SB)/8, $0x8080808080800f09
+DATA compactTable<>+3056(SB)/8, $0x8080808080800f08
+DATA compactTable<>+3064(SB)/8, $0x808080808080800f
+DATA compactTable<>+3072(SB)/8, $0x800e0d0c0b0a0908
+DATA compactTable<>+3080(SB)/8, $0x80800e0d0c0b0a09
+DATA compactTable<>+3088(SB)/8, $0x80800e0d0c0b0a08
+DATA compactTable<>+3096(SB)/8, $0x8080800e0d0c0b0a
+DATA compactTable<>+3104(SB)/8, $0x80800e0d0c0b0908
+DATA compactTable<>+3112(SB)/8, $0x8080800e0d0c0b09
+DATA compactTable<>+3120(SB)/8, $0x8080800e0d0c0b08
+DATA compactTable<>+3128(SB)/8, $0x808080800e0d0c0b
+DATA compactTable<>+3136(SB)/8, $0x80800e0d0c0a0908
+DATA compactTable<>+3144(SB)/8, $0x8080800e0d0c0a09
+DATA compactTable<>+3152(SB)/8, $0x8080800e0d0c0a08
+DATA compactTable<>+3160(SB)/8, $0x808080800e0d0c0a
+DATA compactTable<>+3168(SB)/8, $0x8080800e0d0c0908
+DATA compactTable<>+3176(SB)/8, $0x808080800e0d0c09
+DATA compactTable<>+3184(SB)/8, $0x808080800e0d0c08
+DATA compactTable<>+3192(SB)/8, $0x80808080800e0d0c
+DATA compactTable<>+3200(SB)/8, $0x80800e0d0b0a0908
+DATA compactTable<>+3208(SB)/8, $0x8080800e0d0b0a09
+DATA compactTable<>+3216(SB)/8, $0x8080800e0d0b0a08
+DATA compactTable<>+3224(SB)/8, $0x808080800e0d0b0a
+DATA compactTable<>+3232(SB)/8, $0x8080800e0d0b0908
+DATA compactTable<>+3240(SB)/8, $0x808080800e0d0b09
+DATA compactTable<>+3248(SB)/8, $0x808080800e0d0b08
+DATA compactTable<>+3256(SB)/8, $0x80808080800e0d0b
+DATA compactTable<>+3264(SB)/8, $0x8080800e0d0a0908
+DATA compactTable<>+3272(SB)/8, $0x808080800e0d0a09
+DATA compactTable<>+3280(SB)/8, $0x808080800e0d0a08
+DATA compactTable<>+3288(SB)/8, $0x80808080800e0d0a
+DATA compactTable<>+3296(SB)/8, $0x808080800e0d0908
+DATA compactTable<>+3304(SB)/8, $0x80808080800e0d09
+DATA compactTable<>+3312(SB)/8, $0x80808080800e0d08
+DATA compactTable<>+3320(SB)/8, $0x8080808080800e0d
+DATA compactTable<>+3328(SB)/8, $0x80800e0c0b0a0908
+DATA compactTable<>+3336(SB)/8, $0x8080800e0c0b0a09
+DATA compactTable<>+3344(SB)/8, $0x8080800e0c0b0a08
+DATA compactTable<>+3352(SB)/8, $0x808080800e0c0b0a
+DATA compactTable<>+3360(SB)/8, $0x8080800e0c0b0908
+DATA compactTable<>+3368(SB)/8, $0x808080800e0c0b09
+DATA compactTable<>+3376(SB)/8, $0x808080800e0c0b08
+DATA compactTable<>+3384(SB)/8, $0x80808080800e0c0b
+DATA compactTable<>+3392(SB)/8, $0x8080800e0c0a0908
+DATA compactTable<>+3400(SB)/8, $0x808080800e0c0a09
+DATA compactTable<>+3408(SB)/8, $0x808080800e0c0a08
+DATA compactTable<>+3416(SB)/8, $0x80808080800e0c0a
+DATA compactTable<>+3424(SB)/8, $0x808080800e0c0908
+DATA compactTable<>+3432(SB)/8, $0x80808080800e0c09
+DATA compactTable<>+3440(SB)/8, $0x80808080800e0c08
+DATA compactTable<>+3448(SB)/8, $0x8080808080800e0c
+DATA compactTable<>+3456(SB)/8, $0x8080800e0b0a0908
+DATA compactTable<>+3464(SB)/8, $0x808080800e0b0a09
+DATA compactTable<>+3472(SB)/8, $0x808080800e0b0a08
+DATA compactTable<>+3480(SB)/8, $0x80808080800e0b0a
+DATA compactTable<>+3488(SB)/8, $0x808080800e0b0908
+DATA compactTable<>+3496(SB)/8, $0x80808080800e0b09
+DATA compactTable<>+3504(SB)/8, $0x80808080800e0b08
+DATA compactTable<>+3512(SB)/8, $0x8080808080800e0b
+DATA compactTable<>+3520(SB)/8, $0x808080800e0a0908
+DATA compactTable<>+3528(SB)/8, $0x80808080800e0a09
+DATA compactTable<>+3536(SB)/8, $0x80808080800e0a08
+DATA compactTable<>+3544(SB)/8, $0x8080808080800e0a
+DATA compactTable<>+3552(SB)/8, $0x80808080800e0908
+DATA compactTable<>+3560(SB)/8, $0x8080808080800e09
+DATA compactTable<>+3568(SB)/8, $0x8080808080800e08
+DATA compactTable<>+3576(SB)/8, $0x808080808080800e
+DATA compactTable<>+3584(SB)/8, $0x80800d0c0b0a0908
+DATA compactTable<>+3592(SB)/8, $0x8080800d0c0b0a09
+DATA compactTable<>+3600(SB)/8, $0x8080800d0c0b0a08
+DATA compactTable<>+3608(SB)/8, $0x808080800d0c0b0a
+DATA compactTable<>+3616(SB)/8, $0x8080800d0c0b0908
+DATA compactTable<>+3624(SB)/8, $0x808080800d0c0b09
+DATA compactTable<>+3632(SB)/8, $0x808080800d0c0b08
+DATA compactTable<>+3640(SB)/8, $0x80808080800d0c0b
+DATA compactTable<>+3648(SB)/8, $0x8080800d0c0a0908
+DATA compactTable<>+3656(SB)/8, $0x808080800d0c0a09
+DATA compactTable<>+3664(SB)/8, $0x808080800d0c0a08
+DATA compactTable<>+3672(SB)/8, $0x80808080800d0c0a
+DATA compactTable<>+3680(SB)/8, $0x808080800d0c0908
+DATA compactTable<>+3688(SB)/8, $0x80808080800d0c09
+DATA compactTable<>+3696(SB)/8, $0x80808080800d0c08
+DATA compactTable<>+3704(SB)/8, $0x8080808080800d0c
+DATA compactTable<>+3712(SB)/8, $0x8080800d0b0a0908
+DATA compactTable<>+3720(SB)/8, $0x808080800d0b0a09
+DATA compactTable<>+3728(SB)/8, $0x808080800d0b0a08
+DATA compactTable<>+3736(SB)/8, $0x80808080800d0b0a
+DATA compactTable<>+3744(SB)/8, $0x808080800d0b0908
+DATA compactTable<>+3752(SB)/8, $0x80808080800d0b09
+DATA compactTable<>+3760(SB)/8, $0x80808080800d0b08
+DATA compactTable<>+3768(SB)/8, $0x8080808080800d0b
+DATA compactTable<>+3776(SB)/8, $0x808080800d0a0908
+DATA compactTable<>+3784(SB)/8, $0x80808080800d0a09
+DATA compactTable<>+3792(SB)/8, $0x80808080800d0a08
+DATA compactTable<>+3800(SB)/8, $0x8080808080800d0a
+DATA compactTable<>+3808(SB)/8, $0x80808080800d0908
+DATA compactTable<>+3816(SB)/8, $0x8080808080800d09
+DATA compactTable<>+3824(SB)/8, $0x8080808080800d08
+DATA compactTable<>+3832(SB)/8, $0x808080808080800d
+DATA compactTable<>+3840(SB)/8, $0x8080800c0b0a0908
+DATA compactTable<>+3848(SB)/8, $0x808080800c0b0a09
+DATA compactTable<>+3856(SB)/8, $0x808080800c0b0a08
+DATA compactTable<>+3864(SB)/8, $0x80808080800c0b0a
+DATA compactTable<>+3872(SB)/8, $0x808080800c0b0908
+DATA compactTable<>+3880(SB)/8, $0x80808080800c0b09
+DATA compactTable<>+3888(SB)/8, $0x80808080800c0b08
+DATA compactTable<>+3896(SB)/8, $0x8080808080800c0b
+DATA compactTable<>+3904(SB)/8, $0x808080800c0a0908
+DATA compactTable<>+3912(SB)/8, $0x80808080800c0a09
+DATA compactTable<>+3920(SB)/8, $0x80808080800c0a08
+DATA compactTable<>+3928(SB)/8, $0x8080808080800c0a
+DATA compactTable<>+3936(SB)/8, $0x80808080800c0908
+DATA compactTable<>+3944(SB)/8, $0x8080808080800c09
+DATA compactTable<>+3952(SB)/8, $0x8080808080800c08
+DATA compactTable<>+3960(SB)/8, $0x808080808080800c
+DATA compactTable<>+3968(SB)/8, $0x808080800b0a0908
+DATA compactTable<>+3976(SB)/8, $0x80808080800b0a09
+DATA compactTable<>+3984(SB)/8, $0x80808080800b0a08
+DATA compactTable<>+3992(SB)/8, $0x8080808080800b0a
+DATA compactTable<>+4000(SB)/8, $0x80808080800b0908
+DATA compactTable<>+4008(SB)/8, $0x8080808080800b09
+DATA compactTable<>+4016(SB)/8, $0x8080808080800b08
+DATA compactTable<>+4024(SB)/8, $0x808080808080800b
+DATA compactTable<>+4032(SB)/8, $0x80808080800a0908
+DATA compactTable<>+4040(SB)/8, $0x8080808080800a09
+DATA compactTable<>+4048(SB)/8, $0x8080808080800a08
+DATA compactTable<>+4056(SB)/8, $0x808080808080800a
+DATA compactTable<>+4064(SB)/8, $0x8080808080800908
+DATA compactTable<>+4072(SB)/8, $0x8080808080808009
+DATA compactTable<>+4080(SB)/8, $0x8080808080808008
+DATA compactTable<>+4088(SB)/8, $0x8080808080808080
+GLOBL compactTable<>(SB), RODATA|NOPTR, $4096
+
 // func decodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
-// Requires: AVX, AVX2, BMI, BMI2, SSE2
+// Requires: AVX, AVX2, BMI, BMI2, POPCNT, SSE2
 TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
@@ -730,7 +1522,7 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 dec2_compat_loop:
 	MOVQ      BX, SI
 	SUBQ      DX, SI
-	CMPQ      SI, $0x40
+	CMPQ      SI, $0x41
 	JLT       dec2_done
 	MOVQ      CX, SI
 	SUBQ      AX, SI
@@ -741,55 +1533,95 @@ dec2_compat_loop:
 	VPCMPEQB  Y0, Y3, Y5
 	VPMOVMSKB Y5, SI
 	VPCMPEQB  Y1, Y3, Y5
-	VPMOVMSKB Y5, R8
-	VPCMPEQB  Y2, Y3, Y5
 	VPMOVMSKB Y5, R9
+	VPCMPEQB  Y2, Y3, Y5
+	VPMOVMSKB Y5, R8
 	VPCMPEQB  Y0, Y4, Y5
 	VPMOVMSKB Y5, R10
 	VPCMPEQB  Y1, Y4, Y4
 	VPMOVMSKB Y4, R11
 	LEAQ      (DI)(SI*2), DI
-	ANDQ      DI, R9
+	MOVQ      R8, R12
+	ANDQ      DI, R12
 	ORQ       R10, R11
-	ANDQ      R9, R11
+	MOVQ      R11, R8
+	ANDQ      R12, R8
 	ANDQ      SI, DI
-	ORQ       DI, R11
-	BTSQ      $0x20, R11
-	TZCNTQ    R11, DI
-	ANDQ      R10, R8
-	ORQ       R9, R8
-	BZHIQ     DI, R8, R8
+	ORQ       DI, R8
+	BTSQ      $0x20, R8
+	TZCNTQ    R8, R8
+	ANDQ      R10, R9
+	ORQ       R12, R9
+	SHRQ      $0x1f, SI
+	MOVQ      SI, DI
+	BZHIQ     R8, R9, R9
+	BLSRQ     R9, SI
+	JNZ       dec2_compat_table
+	MOVQ      R9, SI
+	BTSQ      $0x20, SI
+	TZCNTQ    SI, SI
 	VMOVDQU   Y3, (AX)
-	XORQ      R9, R9
-	TESTQ     R8, R8
-	JZ        dec2_compat_runs_done
+	VMOVDQU   1(DX)(SI*1), Y3
+	VMOVDQU   Y3, (AX)(SI*1)
+	POPCNTQ   R9, SI
+	ADDQ      R8, AX
+	SUBQ      SI, AX
+	JMP       dec2_compat_next
 
-dec2_compat_runs:
-	TZCNTQ  R8, R10
-	BLSRQ   R8, R8
-	ADDQ    R10, AX
-	SUBQ    R9, AX
-	LEAQ    1(R10), R9
-	VMOVDQU (DX)(R9*1), Y3
-	VMOVDQU Y3, (AX)
-	TESTQ   R8, R8
-	JNZ     dec2_compat_runs
+dec2_compat_table:
+	MOVQ         $-1, SI
+	SHLXQ        R8, SI, SI
+	ORQ          SI, R9
+	LEAQ         compactTable<>+0(SB), SI
+	MOVBQZX      R9, R10
+	MOVQ         R9, R11
+	SHRQ         $0x08, R11
+	MOVBQZX      R11, R11
+	POPCNTQ      R10, R12
+	MOVQ         $0x00000008, R13
+	SUBQ         R12, R13
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R11*8), X4, X4
+	VPSHUFB      X4, X3, X4
+	VMOVQ        X4, (AX)
+	VPEXTRQ      $0x01, X4, (AX)(R13*1)
+	POPCNTQ      R11, R10
+	LEAQ         8(R13), R11
+	SUBQ         R10, R11
+	MOVQ         R9, R10
+	SHRQ         $0x10, R10
+	MOVBQZX      R10, R10
+	SHRQ         $0x18, R9
+	MOVBQZX      R9, R9
+	POPCNTQ      R10, R12
+	LEAQ         8(R11), R13
+	SUBQ         R12, R13
+	VEXTRACTI128 $0x01, Y3, X3
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R9*8), X4, X4
+	VPSHUFB      X4, X3, X3
+	VMOVQ        X3, (AX)(R11*1)
+	VPEXTRQ      $0x01, X3, (AX)(R13*1)
+	POPCNTQ      R9, SI
+	LEAQ         8(R13), R9
+	SUBQ         SI, R9
+	ADDQ         R9, AX
 
-dec2_compat_runs_done:
-	ADDQ DI, AX
-	SUBQ R9, AX
-	ADDQ DI, DX
-	CMPQ DI, $0x20
-	JNE  dec2_done
-	SHRQ $0x1f, SI
-	MOVQ SI, DI
+dec2_compat_next:
+	CMPQ R8, $0x20
+	JNE  dec2_compat_partial
+	ADDQ $0x20, DX
 	JMP  dec2_compat_loop
+
+dec2_compat_partial:
+	ADDQ R8, DX
+	JMP  dec2_done
 
 dec2_strict:
 dec2_strict_loop:
 	MOVQ      BX, SI
 	SUBQ      DX, SI
-	CMPQ      SI, $0x40
+	CMPQ      SI, $0x41
 	JLT       dec2_done
 	MOVQ      CX, SI
 	SUBQ      AX, SI
@@ -819,43 +1651,81 @@ dec2_strict_loop:
 	ANDNQ     R10, R11, SI
 	ORQ       SI, DI
 	BTSQ      $0x20, DI
-	TZCNTQ    DI, SI
-	MOVQ      R10, DI
-	ORQ       R13, DI
-	BZHIQ     SI, DI, DI
+	TZCNTQ    DI, R11
+	MOVQ      R10, R12
+	ORQ       R13, R12
+	SHRQ      $0x1f, R9
+	MOVQ      R9, DI
+	SHRQ      $0x1f, R10
+	MOVQ      R10, R8
+	BZHIQ     R11, R12, R12
+	BLSRQ     R12, SI
+	JNZ       dec2_strict_table
+	MOVQ      R12, SI
+	BTSQ      $0x20, SI
+	TZCNTQ    SI, SI
 	VMOVDQU   Y3, (AX)
-	XORQ      R8, R8
-	TESTQ     DI, DI
-	JZ        dec2_strict_runs_done
+	VMOVDQU   1(DX)(SI*1), Y3
+	VMOVDQU   Y3, (AX)(SI*1)
+	POPCNTQ   R12, SI
+	ADDQ      R11, AX
+	SUBQ      SI, AX
+	JMP       dec2_strict_next
 
-dec2_strict_runs:
-	TZCNTQ  DI, R11
-	BLSRQ   DI, DI
-	ADDQ    R11, AX
-	SUBQ    R8, AX
-	LEAQ    1(R11), R8
-	VMOVDQU (DX)(R8*1), Y3
-	VMOVDQU Y3, (AX)
-	TESTQ   DI, DI
-	JNZ     dec2_strict_runs
+dec2_strict_table:
+	MOVQ         $-1, SI
+	SHLXQ        R11, SI, SI
+	ORQ          SI, R12
+	LEAQ         compactTable<>+0(SB), SI
+	MOVBQZX      R12, R9
+	MOVQ         R12, R10
+	SHRQ         $0x08, R10
+	MOVBQZX      R10, R10
+	POPCNTQ      R9, R13
+	MOVQ         $0x00000008, R14
+	SUBQ         R13, R14
+	VMOVQ        (SI)(R9*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R10*8), X4, X4
+	VPSHUFB      X4, X3, X4
+	VMOVQ        X4, (AX)
+	VPEXTRQ      $0x01, X4, (AX)(R14*1)
+	POPCNTQ      R10, R9
+	LEAQ         8(R14), R10
+	SUBQ         R9, R10
+	MOVQ         R12, R9
+	SHRQ         $0x10, R9
+	MOVBQZX      R9, R9
+	SHRQ         $0x18, R12
+	MOVBQZX      R12, R12
+	POPCNTQ      R9, R13
+	LEAQ         8(R10), R14
+	SUBQ         R13, R14
+	VEXTRACTI128 $0x01, Y3, X3
+	VMOVQ        (SI)(R9*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R12*8), X4, X4
+	VPSHUFB      X4, X3, X3
+	VMOVQ        X3, (AX)(R10*1)
+	VPEXTRQ      $0x01, X3, (AX)(R14*1)
+	POPCNTQ      R12, SI
+	LEAQ         8(R14), R9
+	SUBQ         SI, R9
+	ADDQ         R9, AX
 
-dec2_strict_runs_done:
-	ADDQ SI, AX
-	SUBQ R8, AX
-	ADDQ SI, DX
-	CMPQ SI, $0x20
-	JNE  dec2_done
-	SHRQ $0x1f, R9
-	MOVQ R9, DI
-	SHRQ $0x1f, R10
-	MOVQ R10, R8
+dec2_strict_next:
+	CMPQ R11, $0x20
+	JNE  dec2_strict_partial
+	ADDQ $0x20, DX
 	JMP  dec2_strict_loop
+
+dec2_strict_partial:
+	ADDQ R11, DX
+	JMP  dec2_done
 
 dec2_raw:
 dec2_raw_loop:
 	MOVQ      BX, SI
 	SUBQ      DX, SI
-	CMPQ      SI, $0x40
+	CMPQ      SI, $0x41
 	JLT       dec2_done
 	MOVQ      CX, SI
 	SUBQ      AX, SI
@@ -885,36 +1755,73 @@ dec2_raw_loop:
 	ANDNQ     R10, R11, SI
 	ORQ       SI, DI
 	BTSQ      $0x20, DI
-	TZCNTQ    DI, SI
-	MOVQ      R13, DI
-	BZHIQ     SI, DI, DI
+	TZCNTQ    DI, R11
+	MOVQ      R13, R12
+	SHRQ      $0x1f, R9
+	MOVQ      R9, DI
+	SHRQ      $0x1f, R10
+	MOVQ      R10, R8
+	BZHIQ     R11, R12, R12
+	BLSRQ     R12, SI
+	JNZ       dec2_raw_table
+	MOVQ      R12, SI
+	BTSQ      $0x20, SI
+	TZCNTQ    SI, SI
 	VMOVDQU   Y3, (AX)
-	XORQ      R8, R8
-	TESTQ     DI, DI
-	JZ        dec2_raw_runs_done
+	VMOVDQU   1(DX)(SI*1), Y3
+	VMOVDQU   Y3, (AX)(SI*1)
+	POPCNTQ   R12, SI
+	ADDQ      R11, AX
+	SUBQ      SI, AX
+	JMP       dec2_raw_next
 
-dec2_raw_runs:
-	TZCNTQ  DI, R11
-	BLSRQ   DI, DI
-	ADDQ    R11, AX
-	SUBQ    R8, AX
-	LEAQ    1(R11), R8
-	VMOVDQU (DX)(R8*1), Y3
-	VMOVDQU Y3, (AX)
-	TESTQ   DI, DI
-	JNZ     dec2_raw_runs
+dec2_raw_table:
+	MOVQ         $-1, SI
+	SHLXQ        R11, SI, SI
+	ORQ          SI, R12
+	LEAQ         compactTable<>+0(SB), SI
+	MOVBQZX      R12, R9
+	MOVQ         R12, R10
+	SHRQ         $0x08, R10
+	MOVBQZX      R10, R10
+	POPCNTQ      R9, R13
+	MOVQ         $0x00000008, R14
+	SUBQ         R13, R14
+	VMOVQ        (SI)(R9*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R10*8), X4, X4
+	VPSHUFB      X4, X3, X4
+	VMOVQ        X4, (AX)
+	VPEXTRQ      $0x01, X4, (AX)(R14*1)
+	POPCNTQ      R10, R9
+	LEAQ         8(R14), R10
+	SUBQ         R9, R10
+	MOVQ         R12, R9
+	SHRQ         $0x10, R9
+	MOVBQZX      R9, R9
+	SHRQ         $0x18, R12
+	MOVBQZX      R12, R12
+	POPCNTQ      R9, R13
+	LEAQ         8(R10), R14
+	SUBQ         R13, R14
+	VEXTRACTI128 $0x01, Y3, X3
+	VMOVQ        (SI)(R9*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R12*8), X4, X4
+	VPSHUFB      X4, X3, X3
+	VMOVQ        X3, (AX)(R10*1)
+	VPEXTRQ      $0x01, X3, (AX)(R14*1)
+	POPCNTQ      R12, SI
+	LEAQ         8(R14), R9
+	SUBQ         SI, R9
+	ADDQ         R9, AX
 
-dec2_raw_runs_done:
-	ADDQ SI, AX
-	SUBQ R8, AX
-	ADDQ SI, DX
-	CMPQ SI, $0x20
-	JNE  dec2_done
-	SHRQ $0x1f, R9
-	MOVQ R9, DI
-	SHRQ $0x1f, R10
-	MOVQ R10, R8
+dec2_raw_next:
+	CMPQ R11, $0x20
+	JNE  dec2_raw_partial
+	ADDQ $0x20, DX
 	JMP  dec2_raw_loop
+
+dec2_raw_partial:
+	ADDQ R11, DX
 
 dec2_done:
 	VZEROUPPER
@@ -1005,14 +1912,18 @@ enc2_compat_runs:
 enc2_compat_runs_done:
 	ADDQ SI, AX
 	SUBQ DI, AX
-	ADDQ SI, DX
 	CMPQ SI, $0x20
-	JNE  enc2_done
+	JNE  enc2_compat_partial
+	ADDQ $0x20, DX
 	SHRQ $0x1f, R9
 	MOVQ R9, DI
 	SHRQ $0x1f, R10
 	MOVQ R10, R8
 	JMP  enc2_compat_loop
+
+enc2_compat_partial:
+	ADDQ SI, DX
+	JMP  enc2_done
 
 enc2_strict:
 enc2_strict_loop:
@@ -1064,14 +1975,17 @@ enc2_strict_runs:
 enc2_strict_runs_done:
 	ADDQ SI, AX
 	SUBQ DI, AX
-	ADDQ SI, DX
 	CMPQ SI, $0x20
-	JNE  enc2_done
+	JNE  enc2_strict_partial
+	ADDQ $0x20, DX
 	SHRQ $0x1f, R9
 	MOVQ R9, DI
 	SHRQ $0x1f, R10
 	MOVQ R10, R8
 	JMP  enc2_strict_loop
+
+enc2_strict_partial:
+	ADDQ SI, DX
 
 enc2_done:
 	VZEROUPPER

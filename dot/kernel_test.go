@@ -246,7 +246,7 @@ var modes = []Mode{Compat, Strict, Raw}
 // lines with many dots and line ends, or noise over the special bytes.
 func kInput(r *rand.Rand, n, style int) []byte {
 	b := make([]byte, 0, n)
-	switch style % 4 {
+	switch style % 5 {
 	case 0: // CRLF lines, some dot-stuffed
 		for len(b) < n {
 			l := r.IntN(90)
@@ -276,6 +276,14 @@ func kInput(r *rand.Rand, n, style int) []byte {
 		const alphabet = "..\r\r\r\n\n\nab\x00"
 		for len(b) < n {
 			b = append(b, alphabet[r.IntN(len(alphabet))])
+		}
+	case 4: // long lines: copied whole by the SIMD kernels' copy loops
+		ends := []string{"\r\n", "\r\n", "\n", "\r", "\r\n.", "\r\n..", "\r\n.\r\n"}
+		for len(b) < n {
+			for range 60 + r.IntN(300) {
+				b = append(b, "abc.de"[r.IntN(6)])
+			}
+			b = append(b, ends[r.IntN(len(ends))]...)
 		}
 	case 3: // long ordinary stretches with rare special bytes
 		for len(b) < n {
@@ -382,11 +390,12 @@ func TestKernelsLarge(t *testing.T) {
 		}
 		exact := k.name != "avx2"
 		r := rand.New(rand.NewPCG(5, 6))
-		base := kInput(r, 2*asmChunk+100, 0)
+		// Short CRLF lines, and long lines.
+		bases := [][]byte{kInput(r, 2*asmChunk+100, 0), kInput(r, 2*asmChunk+100, 4)}
 		specials := []string{".\r\n", "\r\n..", "\n\n", "\r", "\r\r\n", "\r\n.\n"}
-		for _, pos := range []int{asmChunk - 2, asmChunk - 1, asmChunk, 2*asmChunk - 1, 4095} {
+		for pi, pos := range []int{asmChunk - 2, asmChunk - 1, asmChunk, 2*asmChunk - 1, 4095} {
 			for si, sp := range specials {
-				in := append([]byte(nil), base...)
+				in := append([]byte(nil), bases[(pi+si)%2]...)
 				copy(in[pos:], sp)
 				in = append(in, "\r\n.\r\n"...)
 				for mi, mode := range modes {

@@ -28,10 +28,16 @@ func cmpMaskY(v, c reg.VecVirtual) reg.GPVirtual {
 }
 
 // decodeAVX2 generates the AVX2 decoder: the masks of decodeAVX512 on
-// 32-byte blocks, and compaction by overlapping 32-byte stores, one per
-// run of kept bytes. It stops with less than 64 bytes of src or of room
-// left: the stores may write up to 32 bytes past the output (inside dst).
+// 32-byte blocks. A block with at most one byte to delete is stored whole,
+// then its rest is stored again one byte lower over the deleted byte.
+// Otherwise each 8-byte group is packed with a PSHUFB whose control comes
+// from a 256-entry table indexed by the group's deletion mask, and stored
+// with an 8-byte store; the output advances by the number of bytes kept.
+// It stops with less than 65 bytes of src or 64 bytes of room left: the
+// stores may write up to 32 bytes past the output (inside dst).
 func decodeAVX2() {
+	table := compactTable()
+
 	TEXT("decodeAVX2", NOSPLIT, signature)
 	Doc("decodeAVX2 decodes with AVX2 (see the package's kernel notes).")
 	dst := Load(Param("dst").Base(), GP64())
@@ -59,7 +65,7 @@ func decodeAVX2() {
 		t := GP64()
 		MOVQ(srcEnd, t)
 		SUBQ(src, t)
-		CMPQ(t, U8(64))
+		CMPQ(t, U8(65))
 		JLT(LabelRef("dec2_done"))
 		MOVQ(dstEnd, t)
 		SUBQ(dst, t)
@@ -99,58 +105,157 @@ func decodeAVX2() {
 		cut := GP64()
 		TZCNTQ(bail, cut)
 
-		del := GP64()
+		// gone: deleted bytes, and every byte from cut on.
+		gone := GP64()
 		switch m {
 		case compat:
-			MOVQ(cr, del)
-			ANDQ(nlf, del)
-			ORQ(dotB, del)
+			MOVQ(cr, gone)
+			ANDQ(nlf, gone)
+			ORQ(dotB, gone)
 		case strict:
-			MOVQ(cr, del)
-			ORQ(dotB, del)
+			MOVQ(cr, gone)
+			ORQ(dotB, gone)
 		case raw:
-			MOVQ(dotB, del)
+			MOVQ(dotB, gone)
 		}
-		BZHIQ(cut, del, del)
-
-		// Store the block, then each run after a deleted byte over the
-		// tail of the previous store.
-		VMOVDQU(v, Mem{Base: dst})
-		s := GP64() // start of the current run in the block
-		XORQ(s, s)
-		TESTQ(del, del)
-		JZ(LabelRef(p + "_runs_done"))
-		Label(p + "_runs")
-		j := GP64()
-		TZCNTQ(del, j)
-		BLSRQ(del, del)
-		ADDQ(j, dst)
-		SUBQ(s, dst)
-		LEAQ(Mem{Base: j, Disp: 1}, s)
-		w := YMM()
-		VMOVDQU(Mem{Base: src, Index: s, Scale: 1}, w)
-		VMOVDQU(w, Mem{Base: dst})
-		TESTQ(del, del)
-		JNZ(LabelRef(p + "_runs"))
-		Label(p + "_runs_done")
-		ADDQ(cut, dst)
-		SUBQ(s, dst)
-		ADDQ(cut, src)
-		CMPQ(cut, U8(32))
-		JNE(LabelRef("dec2_done"))
+		// The carries into the next block (used only if this one is whole).
 		SHRQ(U8(31), lf)
 		MOVQ(lf, cbol)
 		if m != compat {
 			SHRQ(U8(31), cr)
 			MOVQ(cr, ccr)
 		}
+		BZHIQ(cut, gone, gone)
+		// At most one byte to delete (the usual case: a CRLF every line):
+		// store the block, then the rest of it over the deleted byte.
+		BLSRQ(gone, t)
+		JNZ(LabelRef(p + "_table"))
+		{
+			j := GP64()
+			MOVQ(gone, j)
+			BTSQ(U8(32), j)
+			TZCNTQ(j, j)
+			VMOVDQU(v, Mem{Base: dst})
+			w := YMM()
+			VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 1}, w)
+			VMOVDQU(w, Mem{Base: dst, Index: j, Scale: 1})
+			POPCNTQ(gone, j)
+			ADDQ(cut, dst)
+			SUBQ(j, dst)
+			JMP(LabelRef(p + "_next"))
+		}
+
+		// Otherwise pack each 8-byte group by table.
+		Label(p + "_table")
+		MOVQ(I32(-1), t)
+		SHLXQ(cut, t, t)
+		ORQ(t, gone)
+
+		// The four 8-byte groups are packed and stored at offsets computed
+		// off the dst chain: dst advances once per block.
+		var ms [4]reg.GPVirtual
+		group := func(g int) {
+			ms[g] = GP64()
+			if g == 0 {
+				MOVBQZX(gone.As8(), ms[g])
+			} else {
+				MOVQ(gone, ms[g])
+				SHRQ(U8(8*g), ms[g])
+				MOVBQZX(ms[g].As8(), ms[g])
+			}
+		}
+		// next returns off + 8 - (bytes deleted from group g).
+		next := func(off reg.GPVirtual, g int) reg.GPVirtual {
+			c := GP64()
+			POPCNTQ(ms[g], c)
+			n := GP64()
+			if off == nil {
+				MOVQ(U32(8), n)
+			} else {
+				LEAQ(Mem{Base: off, Disp: 8}, n)
+			}
+			SUBQ(c, n)
+			return n
+		}
+		ptab := GP64()
+		LEAQ(table, ptab)
+		group(0)
+		group(1)
+		o1 := next(nil, 0)
+		compactLane(v.AsX(), ms[0], ms[1], dst, nil, o1, ptab)
+		o2 := next(o1, 1)
+		group(2)
+		group(3)
+		o3 := next(o2, 2)
+		hi := XMM()
+		VEXTRACTI128(U8(1), v, hi)
+		compactLane(hi, ms[2], ms[3], dst, o2, o3, ptab)
+		total := next(o3, 3)
+		ADDQ(total, dst)
+
+		Label(p + "_next")
+		// src advances by a constant on the loop path: a data-dependent
+		// advance would chain every block's loads to the previous block's
+		// masks.
+		CMPQ(cut, U8(32))
+		JNE(LabelRef(p + "_partial"))
+		ADDQ(U8(32), src)
 		JMP(LabelRef(loop))
+		Label(p + "_partial")
+		ADDQ(cut, src)
+		JMP(LabelRef("dec2_done"))
 	}
 
 	Label("dec2_done")
 	VZEROUPPER()
 	returnCounts(dst, src)
 	RET()
+}
+
+// compactTable returns a table of 8-byte PSHUFB controls: entry m (of 256)
+// lists, in order, the positions of the clear bits of m, for the low group
+// (0-7) of a 16-byte lane; entry 256+m the same for the high group (8-15).
+func compactTable() Mem {
+	t := GLOBL("compactTable", RODATA|NOPTR)
+	for m := 0; m < 256; m++ {
+		DATA(8*m, U64(compactEntry(m, 0)))
+	}
+	for m := 0; m < 256; m++ {
+		DATA(2048+8*m, U64(compactEntry(m, 8)))
+	}
+	return t
+}
+
+func compactEntry(m, base int) uint64 {
+	var e uint64
+	n := 0
+	for b := 0; b < 8; b++ {
+		if m&(1<<b) == 0 {
+			e |= uint64(base+b) << (8 * n)
+			n++
+		}
+	}
+	for ; n < 8; n++ {
+		e |= 0x80 << (8 * n) // PSHUFB writes zero
+	}
+	return e
+}
+
+// compactLane packs the bytes of the 16-byte lane x whose bits are clear
+// in the group masks mlo and mhi with PSHUFB, and stores the low group at
+// dst+olo (dst if olo is nil) and the high one at dst+ohi.
+func compactLane(x reg.Register, mlo, mhi reg.GPVirtual, dst, olo, ohi, ptab reg.Register) {
+	ctrl := XMM()
+	VMOVQ(Mem{Base: ptab, Index: mlo, Scale: 8}, ctrl)
+	VPINSRQ(U8(1), Mem{Base: ptab, Index: mhi, Scale: 8, Disp: 2048}, ctrl, ctrl)
+	out := XMM()
+	VPSHUFB(ctrl, x, out)
+	if olo == nil {
+		VMOVQ(out, Mem{Base: dst})
+	} else {
+		VMOVQ(out, Mem{Base: dst, Index: olo, Scale: 1})
+	}
+	VPEXTRQ(U8(1), out, Mem{Base: dst, Index: ohi, Scale: 1})
 }
 
 // encodeAVX2 generates the AVX2 encoder: the masks of encodeAVX512 on
@@ -266,14 +371,17 @@ func encodeAVX2() {
 		Label(p + "_runs_done")
 		ADDQ(cut, dst)
 		SUBQ(s, dst)
-		ADDQ(cut, src)
 		CMPQ(cut, U8(32))
-		JNE(LabelRef("enc2_done"))
+		JNE(LabelRef(p + "_partial"))
+		ADDQ(U8(32), src)
 		SHRQ(U8(31), lf)
 		MOVQ(lf, cbol)
 		SHRQ(U8(31), cr)
 		MOVQ(cr, ccr)
 		JMP(LabelRef(loop))
+		Label(p + "_partial")
+		ADDQ(cut, src)
+		JMP(LabelRef("enc2_done"))
 	}
 
 	Label("enc2_done")

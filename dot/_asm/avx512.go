@@ -29,8 +29,10 @@ func cmpMaskZ(v, c reg.VecVirtual) reg.GPVirtual {
 // bit masks of LF, CR and '.' and of LF and CR one byte ahead (a second,
 // overlapping load), derives the bytes to delete and the first position it
 // must not pass, compacts the kept bytes with VPCOMPRESSB and stores them
-// with a byte mask. Loads past the end of src and stores past the room
-// left are masked off, so no byte outside the slices is touched.
+// with a byte mask. A fast loop takes whole blocks that have a byte after
+// them, room for all their output and nothing to stop at; everything else
+// goes through the general path, which masks its loads past the end of
+// src, so no byte outside src and dst[:nDst] is touched.
 func decodeAVX512() {
 	TEXT("decodeAVX512", NOSPLIT, signature)
 	Doc("decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).")
@@ -45,6 +47,8 @@ func decodeAVX512() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64() // 1 if the byte before the block is a CR (Strict, Raw)
 	XORQ(ccr, ccr)
+	dirty := GP64() // 0 if the block before has no CR or LF (fast loop)
+	MOVQ(U32(1), dirty)
 	ones := GP64()
 	MOVQ(I32(-1), ones)
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
@@ -59,9 +63,79 @@ func decodeAVX512() {
 	for i, m := range modes {
 		Label(labels[i])
 		p := "dec512_" + modeName[m]
-		loop := p + "_loop"
-		Label(loop)
+		fast := p + "_fast"
+		general := p + "_general"
 
+		// The fast loop.
+		Label(fast)
+		CMPQ(rem, U8(65))
+		JB(LabelRef(general))
+		CMPQ(room, U8(65))
+		JB(LabelRef(general))
+		{
+			v, vn := ZMM(), ZMM()
+			VMOVDQU64(Mem{Base: src}, v)
+			klf, kcr := K(), K()
+			VPCMPEQB(zlf, v, klf)
+			VPCMPEQB(zcr, v, kcr)
+			// Inside a long line (this block and the one before it have no
+			// CR or LF), blocks are copied as they are. Waiting for a
+			// second such block keeps the branch predictable on short lines.
+			Label(p + "_classify")
+			t := GP64()
+			MOVQ(cbol, t)
+			ORQ(dirty, t)
+			JNZ(LabelRef(p + "_masks"))
+			KORTESTQ(klf, kcr)
+			JZ(LabelRef(p + "_clean"))
+
+			Label(p + "_masks")
+			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
+			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
+			MOVQ(mk.lf, dirty)
+			ORQ(mk.cr, dirty)
+			TESTQ(mk.bail, mk.bail)
+			JNZ(LabelRef(general))
+			keep := mk.del
+			NOTQ(keep)
+			cnt := GP64()
+			POPCNTQ(keep, cnt)
+			storeCompressed(v, keep, cnt, dst, ones)
+			ADDQ(cnt, dst)
+			SUBQ(cnt, room)
+			ADDQ(U8(64), src)
+			SUBQ(U8(64), rem)
+			MOVQ(mk.lf, cbol)
+			SHRQ(U8(63), cbol)
+			if m != compat {
+				MOVQ(mk.cr, ccr)
+				SHRQ(U8(63), ccr)
+			}
+			JMP(LabelRef(fast))
+
+			// The copy loop for long lines.
+			Label(p + "_clean")
+			VMOVDQU64(v, Mem{Base: dst})
+			ADDQ(U8(64), dst)
+			SUBQ(U8(64), room)
+			ADDQ(U8(64), src)
+			SUBQ(U8(64), rem)
+			CMPQ(rem, U8(65))
+			JB(LabelRef(general))
+			CMPQ(room, U8(65))
+			JB(LabelRef(general))
+			VMOVDQU64(Mem{Base: src}, v)
+			VPCMPEQB(zlf, v, klf)
+			VPCMPEQB(zcr, v, kcr)
+			KORTESTQ(klf, kcr)
+			JZ(LabelRef(p + "_clean"))
+			JMP(LabelRef(p + "_masks"))
+		}
+
+		// The general path: one block, of any length, with any room.
+		Label(general)
+		TESTQ(rem, rem)
+		JZ(LabelRef("dec512_done"))
 		// The block is src[:min(rem, 64)]; its look-ahead is one byte
 		// further, when there is one.
 		r := GP64()
@@ -79,45 +153,16 @@ func decodeAVX512() {
 		v, vn := ZMM(), ZMM()
 		VMOVDQU8_Z(Mem{Base: src}, k1, v)
 		VMOVDQU8_Z(Mem{Base: src, Disp: 1}, k2, vn)
+		mk := decodeMasks(m, v, vn, zlf, zcr, zdot, cbol, ccr)
+		bail, cr := mk.bail, mk.cr
 
-		lf := cmpMaskZ(v, zlf)
-		cr := cmpMaskZ(v, zcr)
-		dot := cmpMaskZ(v, zdot)
-		nlf := cmpMaskZ(vn, zlf) // next byte is LF
-		ncr := cmpMaskZ(vn, zcr) // next byte is CR
-
-		bol := GP64() // starts a line: after an LF
-		LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
-		dotB := GP64() // a dot starting a line
-		MOVQ(dot, dotB)
-		ANDQ(bol, dotB)
-
-		// Stop before: a line-leading dot followed by CR or LF (an end
-		// marker or a quirk);
-		bail := GP64()
-		ORQ(nlf, ncr)
-		MOVQ(ncr, bail)
-		ANDQ(dotB, bail)
-		if m == compat {
-			// an LF at the start of a line (net/textproto's alternation);
-			ANDQ(lf, bol)
-			ORQ(bol, bail)
-		} else {
-			// a bare LF; a bare CR;
-			pcr := GP64()
-			LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr)
-			t := GP64()
-			ANDNQ(lf, pcr, t)
-			ORQ(t, bail)
-			ANDNQ(cr, nlf, t)
-			ORQ(t, bail)
-		}
-		// the end of src, and its last byte if that is a CR or a
-		// line-leading dot, whose meaning depends on the byte after it.
+		// Also stop at the end of src, and before its last byte if that is
+		// a CR or a line-leading dot, whose meaning depends on the byte
+		// after it.
 		XORQ(lm, lm1)
 		t2 := GP64()
 		MOVQ(cr, t2)
-		ORQ(dotB, t2)
+		ORQ(mk.dotB, t2)
 		ANDQ(t2, lm1)
 		ORQ(lm1, bail)
 		ANDNQ(ones, lm, t2)
@@ -125,21 +170,8 @@ func decodeAVX512() {
 		cut := GP64()
 		TZCNTQ(bail, cut) // 64 if nothing stops us
 
-		// Delete the CR of each CRLF (not in Raw mode) and stuffed dots.
-		del := GP64()
-		switch m {
-		case compat:
-			MOVQ(cr, del)
-			ANDQ(nlf, del)
-			ORQ(dotB, del)
-		case strict:
-			MOVQ(cr, del) // every CR before cut precedes an LF
-			ORQ(dotB, del)
-		case raw:
-			MOVQ(dotB, del)
-		}
-		keep := GP64()
-		ANDNQ(ones, del, keep)
+		keep := mk.del
+		NOTQ(keep)
 		BZHIQ(cut, keep, keep)
 		cnt := GP64()
 		POPCNTQ(keep, cnt)
@@ -153,15 +185,13 @@ func decodeAVX512() {
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(64), src)
 		SUBQ(U8(64), rem)
-		SHRQ(U8(63), lf)
-		MOVQ(lf, cbol)
+		MOVQ(mk.lf, cbol)
+		SHRQ(U8(63), cbol)
 		if m != compat {
-			SHRQ(U8(63), cr)
 			MOVQ(cr, ccr)
+			SHRQ(U8(63), ccr)
 		}
-		TESTQ(rem, rem)
-		JNZ(LabelRef(loop))
-		JMP(LabelRef("dec512_done"))
+		JMP(LabelRef(fast))
 
 		Label(p + "_partial")
 		ADDQ(cut, src)
@@ -201,6 +231,74 @@ func decodeAVX512() {
 	RET()
 }
 
+// decodeMaskSet holds the masks of one block.
+type decodeMaskSet struct {
+	lf, cr, dotB reg.GPVirtual
+	bail         reg.GPVirtual // positions to stop in front of (not counting the end of src)
+	del          reg.GPVirtual // bytes to delete
+}
+
+// decodeMasks compares the block v and the look-ahead block vn (v shifted
+// by one byte) with LF, CR and '.' and derives the masks.
+func decodeMasks(m int, v, vn, zlf, zcr, zdot reg.VecVirtual, cbol, ccr reg.Register) decodeMaskSet {
+	klf, kcr := K(), K()
+	VPCMPEQB(zlf, v, klf)
+	VPCMPEQB(zcr, v, kcr)
+	return decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
+}
+
+// decodeMasksK is decodeMasks with the LF and CR compares of v done.
+func decodeMasksK(m int, v, vn reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, cbol, ccr reg.Register) decodeMaskSet {
+	lf, cr := GP64(), GP64()
+	KMOVQ(klf, lf)
+	KMOVQ(kcr, cr)
+	dot := cmpMaskZ(v, zdot)
+	nlf := cmpMaskZ(vn, zlf) // next byte is LF
+	ncr := cmpMaskZ(vn, zcr) // next byte is CR
+
+	bol := GP64() // starts a line: after an LF
+	LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
+	dotB := GP64() // a dot starting a line
+	MOVQ(dot, dotB)
+	ANDQ(bol, dotB)
+
+	// Stop before: a line-leading dot followed by CR or LF (an end marker
+	// or a quirk);
+	bail := GP64()
+	ORQ(nlf, ncr)
+	MOVQ(ncr, bail)
+	ANDQ(dotB, bail)
+	if m == compat {
+		// an LF at the start of a line (net/textproto's alternation).
+		ANDQ(lf, bol)
+		ORQ(bol, bail)
+	} else {
+		// a bare LF; a bare CR.
+		pcr := GP64()
+		LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr)
+		t := GP64()
+		ANDNQ(lf, pcr, t)
+		ORQ(t, bail)
+		ANDNQ(cr, nlf, t)
+		ORQ(t, bail)
+	}
+
+	// Delete the CR of each CRLF (not in Raw mode) and stuffed dots.
+	del := GP64()
+	switch m {
+	case compat:
+		MOVQ(cr, del)
+		ANDQ(nlf, del)
+		ORQ(dotB, del)
+	case strict:
+		MOVQ(cr, del) // every CR before a stop precedes an LF
+		ORQ(dotB, del)
+	case raw:
+		MOVQ(dotB, del)
+	}
+	return decodeMaskSet{lf: lf, cr: cr, dotB: dotB, bail: bail, del: del}
+}
+
 // storeCompressed stores the bytes of v selected by keep (cnt of them)
 // contiguously at dst, touching no other byte.
 func storeCompressed(v reg.VecVirtual, keep, cnt, dst, ones reg.Register) {
@@ -235,6 +333,8 @@ func encodeAVX512() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64()
 	XORQ(ccr, ccr)
+	dirty := GP64() // 0 if the block before has no CR or LF
+	MOVQ(U32(1), dirty)
 	ones := GP64()
 	MOVQ(I32(-1), ones)
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
@@ -256,6 +356,34 @@ func encodeAVX512() {
 		Label(p)
 		Label(loop)
 
+		// Inside a long line (the block before this one has no CR or LF
+		// and this one neither), blocks are copied as they are.
+		{
+			t := GP64()
+			MOVQ(cbol, t)
+			ORQ(dirty, t)
+			JNZ(LabelRef(p + "_block"))
+			Label(p + "_clean")
+			CMPQ(rem, U8(65))
+			JB(LabelRef(p + "_block"))
+			CMPQ(room, U8(65))
+			JB(LabelRef(p + "_block"))
+			v := ZMM()
+			VMOVDQU64(Mem{Base: src}, v)
+			klf, kcr := K(), K()
+			VPCMPEQB(zlf, v, klf)
+			VPCMPEQB(zcr, v, kcr)
+			KORTESTQ(klf, kcr)
+			JNZ(LabelRef(p + "_block"))
+			VMOVDQU64(v, Mem{Base: dst})
+			ADDQ(U8(64), dst)
+			SUBQ(U8(64), room)
+			ADDQ(U8(64), src)
+			SUBQ(U8(64), rem)
+			JMP(LabelRef(p + "_clean"))
+		}
+
+		Label(p + "_block")
 		r := GP64()
 		MOVQ(U32(65), r)
 		CMPQ(rem, r)
@@ -323,6 +451,8 @@ func encodeAVX512() {
 		ADDQ(U8(64), src)
 		SUBQ(U8(64), rem)
 		Label(p + "_next")
+		MOVQ(lf, dirty)
+		ORQ(cr, dirty)
 		SHRQ(U8(63), lf)
 		MOVQ(lf, cbol)
 		SHRQ(U8(63), cr)
@@ -390,11 +520,14 @@ func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, sr
 	expandStore(m, s, h, lf, mm, n, dst, ones, zcr, zdot)
 	ADDQ(n, dst)
 	SUBQ(n, room)
-	ADDQ(cut, src)
-	SUBQ(cut, rem)
 	CMPQ(cut, U8(32))
-	JNE(LabelRef("enc512_done"))
+	JNE(LabelRef(p + "_partial"))
+	ADDQ(U8(32), src) // a constant advance keeps the loads off the masks' chain
+	SUBQ(U8(32), rem)
 	JMP(LabelRef(p + "_ok"))
+	Label(p + "_partial")
+	ADDQ(cut, src)
+	JMP(LabelRef("enc512_done"))
 
 	// Only the input bytes whose output fits completely are encoded.
 	Label(p + "_room")
