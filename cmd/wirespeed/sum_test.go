@@ -161,3 +161,26 @@ func TestSumProgressLine(t *testing.T) {
 		t.Error("a buffer is not a terminal")
 	}
 }
+
+// TestBenchDigestRegistered checks that `wirespeed bench digest` has the
+// comparison of the issue, without running it (it generates 128 MiB).
+func TestBenchDigestRegistered(t *testing.T) {
+	impls := map[string][]string{}
+	for _, c := range benchCases {
+		if c.suite == "digest" {
+			impls[c.group] = append(impls[c.group], c.impl)
+			if c.bytes <= 0 || c.fn == nil {
+				t.Errorf("%s/%s: no payload or function", c.group, c.impl)
+			}
+		}
+	}
+	want := map[string]string{
+		"MD5File/size=64MiB":         "ReadFile+Sum io.Copy bufio+io.Copy CopyBuffer4K wirespeed",
+		"MD5ManyFiles/files=64x1MiB": "io.Copy wirespeed-crypto-md5 wirespeed",
+	}
+	for g, w := range want {
+		if got := strings.Join(impls[g], " "); got != w {
+			t.Errorf("%s: impls %q, want %q", g, got, w)
+		}
+	}
+}
