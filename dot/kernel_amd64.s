@@ -52,27 +52,30 @@ dec512_compat_masks:
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R13
-	VPCMPEQB      Z0, Z4, K1
-	KMOVQ         K1, R9
-	VPCMPEQB      Z1, Z4, K1
 	KMOVQ         K1, R11
-	LEAQ          (DI)(SI*2), R12
-	ANDQ          R12, R13
-	ORQ           R9, R11
-	ANDQ          R13, R11
-	ANDQ          SI, R12
-	ORQ           R12, R11
-	MOVQ          R8, R12
-	ANDQ          R9, R12
-	ORQ           R13, R12
-	MOVQ          SI, R9
-	ORQ           R8, R9
-	TESTQ         R11, R11
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R12
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R13
+	LEAQ          (DI)(SI*2), R14
+	ANDQ          R14, R11
+	ORQ           R12, R13
+	ANDQ          R11, R13
+	ANDQ          SI, R14
+	ORQ           R14, R13
+	MOVQ          R8, R14
+	ANDQ          R12, R14
+	ORQ           R11, R14
+	MOVQ          SI, R11
+	ORQ           R8, R11
+	NEGQ          R11
+	ADCQ          R9, R9
+	ANDQ          $0x03, R9
+	TESTQ         R13, R13
 	JNZ           dec512_compat_general
-	NOTQ          R12
-	POPCNTQ       R12, DI
-	KMOVQ         R12, K1
+	NOTQ          R14
+	POPCNTQ       R14, DI
+	KMOVQ         R14, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
 	BZHIQ         DI, R10, R8
 	KMOVQ         R8, K1
@@ -203,25 +206,28 @@ dec512_strict_masks:
 	KMOVQ         K1, SI
 	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R9
+	KMOVQ         K1, R12
 	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R13
 	VPCMPEQB      Z1, Z4, K1
-	KMOVQ         K1, R12
-	LEAQ          (DI)(SI*2), R14
-	ANDQ          R14, R9
-	ORQ           R13, R12
-	ANDQ          R9, R12
-	LEAQ          (R8)(R11*2), R14
-	ANDNQ         SI, R14, R14
-	ORQ           R14, R12
-	ANDNQ         R11, R13, R14
-	ORQ           R14, R12
+	KMOVQ         K1, R14
+	LEAQ          (DI)(SI*2), R15
+	ANDQ          R15, R12
+	ORQ           R13, R14
+	ANDQ          R12, R14
+	LEAQ          (R8)(R11*2), R15
+	ANDNQ         SI, R15, R15
+	ORQ           R15, R14
+	ANDNQ         R11, R13, R15
+	ORQ           R15, R14
 	MOVQ          R11, R13
-	ORQ           R9, R13
-	MOVQ          SI, R9
-	ORQ           R11, R9
-	TESTQ         R12, R12
+	ORQ           R12, R13
+	MOVQ          SI, R12
+	ORQ           R11, R12
+	NEGQ          R12
+	ADCQ          R9, R9
+	ANDQ          $0x03, R9
+	TESTQ         R14, R14
 	JNZ           dec512_strict_general
 	NOTQ          R13
 	POPCNTQ       R13, DI
@@ -364,27 +370,30 @@ dec512_raw_masks:
 	KMOVQ         K1, SI
 	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R13
-	VPCMPEQB      Z0, Z4, K1
-	KMOVQ         K1, R9
-	VPCMPEQB      Z1, Z4, K1
 	KMOVQ         K1, R12
-	LEAQ          (DI)(SI*2), R14
-	ANDQ          R14, R13
-	ORQ           R9, R12
-	ANDQ          R13, R12
-	LEAQ          (R8)(R11*2), R14
-	ANDNQ         SI, R14, R14
-	ORQ           R14, R12
-	ANDNQ         R11, R9, R14
-	ORQ           R14, R12
-	MOVQ          SI, R9
-	ORQ           R11, R9
-	TESTQ         R12, R12
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R13
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R14
+	LEAQ          (DI)(SI*2), R15
+	ANDQ          R15, R12
+	ORQ           R13, R14
+	ANDQ          R12, R14
+	LEAQ          (R8)(R11*2), R15
+	ANDNQ         SI, R15, R15
+	ORQ           R15, R14
+	ANDNQ         R11, R13, R15
+	ORQ           R15, R14
+	MOVQ          SI, R13
+	ORQ           R11, R13
+	NEGQ          R13
+	ADCQ          R9, R9
+	ANDQ          $0x03, R9
+	TESTQ         R14, R14
 	JNZ           dec512_raw_general
-	NOTQ          R13
-	POPCNTQ       R13, DI
-	KMOVQ         R13, K1
+	NOTQ          R12
+	POPCNTQ       R12, DI
+	KMOVQ         R12, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
 	BZHIQ         DI, R10, R8
 	KMOVQ         R8, K1
@@ -518,7 +527,7 @@ dec512_done:
 
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
-TEXT ·encodeAVX512(SB), NOSPLIT, $0-72
+TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), DX
@@ -569,29 +578,29 @@ enc512_compat_block:
 	MOVQ       $0x00000041, SI
 	CMPQ       BX, SI
 	CMOVQLT    BX, SI
-	BZHIQ      SI, R10, R9
-	KMOVQ      R9, K1
+	BZHIQ      SI, R10, SI
+	KMOVQ      SI, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	VPCMPEQB   Z0, Z3, K1
-	KMOVQ      K1, SI
-	VPCMPEQB   Z1, Z3, K1
 	KMOVQ      K1, R11
-	VPCMPEQB   Z2, Z3, K1
+	VPCMPEQB   Z1, Z3, K1
 	KMOVQ      K1, R12
-	LEAQ       (DI)(SI*2), DI
-	LEAQ       (R8)(R11*2), R8
-	ANDQ       DI, R12
-	ANDNQ      SI, R8, R13
-	ORQ        R13, R12
-	MOVQ       R11, DI
+	VPCMPEQB   Z2, Z3, K1
+	KMOVQ      K1, R13
+	LEAQ       (DI)(R11*2), DI
+	LEAQ       (R8)(R12*2), R8
+	ANDQ       DI, R13
+	ANDNQ      R11, R8, R14
+	ORQ        R14, R13
+	MOVQ       R12, DI
 	ANDQ       R8, DI
-	ANDNQ      R10, R9, R13
-	ORQ        R13, DI
-	TZCNTQ     DI, DI
-	BZHIQ      DI, R12, R12
-	TESTQ      R12, R12
+	ANDNQ      R10, SI, R14
+	ORQ        R14, DI
+	TZCNTQ     DI, SI
+	BZHIQ      SI, R13, R13
+	TESTQ      R13, R13
 	JNZ        enc512_compat_slow
-	CMPQ       DI, $0x40
+	CMPQ       SI, $0x40
 	JNE        enc512_compat_slow
 	CMPQ       CX, $0x40
 	JBE        enc512_compat_slow
@@ -602,73 +611,150 @@ enc512_compat_block:
 	SUBQ       $0x40, BX
 
 enc512_compat_next:
-	MOVQ  SI, R9
-	ORQ   R11, R9
-	SHRQ  $0x3f, SI
-	MOVQ  SI, DI
+	MOVQ  R11, SI
+	ORQ   R12, SI
+	NEGQ  SI
+	ADCQ  R9, R9
+	ANDQ  $0x03, R9
 	SHRQ  $0x3f, R11
-	MOVQ  R11, R8
+	MOVQ  R11, DI
+	SHRQ  $0x3f, R12
+	MOVQ  R12, R8
 	TESTQ BX, BX
 	JNZ   enc512_compat_loop
 	JMP   enc512_done
 
 enc512_compat_slow:
-	MOVL        R12, R8
-	MOVQ        $0x00000020, R9
-	CMPQ        DI, R9
-	CMOVQLT     DI, R9
-	MOVL        R11, R13
-	TESTQ       R9, R9
+	MOVL        R13, DI
+	MOVQ        $0x00000020, R8
+	CMPQ        SI, R8
+	CMOVQLT     SI, R8
+	MOVL        R12, R14
+	TESTQ       R8, R8
 	JZ          enc512_done
-	MOVQ        $0x5555555555555555, R13
-	MOVQ        $0xaaaaaaaaaaaaaaaa, R14
-	PDEPQ       R13, R8, R13
-	ORQ         R14, R13
-	PEXTQ       R13, R14, R13
-	POPCNTQ     R8, R14
-	ADDQ        R9, R14
-	CMPQ        R14, CX
+	MOVQ        $0x5555555555555555, R14
+	MOVQ        $0xaaaaaaaaaaaaaaaa, R15
+	PDEPQ       R14, DI, R14
+	ORQ         R15, R14
+	PEXTQ       R14, R15, R14
+	POPCNTQ     DI, R15
+	ADDQ        R8, R15
+	CMPQ        R15, CX
 	JA          enc512_compat_lo_room
-	KMOVQ       R13, K1
+	KMOVQ       R14, K1
 	VPEXPANDB.Z Z3, K1, Z5
-	ANDNQ       R10, R13, R15
-	BZHIQ       R14, R15, R15
-	ANDQ        SI, R8
-	PDEPQ       R13, R8, R8
-	SHRQ        $0x01, R8
-	ANDNQ       R15, R8, R15
-	KMOVQ       R8, K1
+	ANDNQ       R10, R14, BP
+	BZHIQ       R15, BP, BP
+	ANDQ        R11, DI
+	PDEPQ       R14, DI, DI
+	SHRQ        $0x01, DI
+	ANDNQ       BP, DI, BP
+	KMOVQ       DI, K1
 	VMOVDQU8    Z1, K1, Z5
-	KMOVQ       R15, K1
+	KMOVQ       BP, K1
 	VMOVDQU8    Z2, K1, Z5
-	BZHIQ       R14, R10, R8
-	KMOVQ       R8, K1
+	BZHIQ       R15, R10, DI
+	KMOVQ       DI, K1
 	VMOVDQU8    Z5, K1, (AX)
-	ADDQ        R14, AX
-	SUBQ        R14, CX
-	CMPQ        R9, $0x20
+	ADDQ        R15, AX
+	SUBQ        R15, CX
+	CMPQ        R8, $0x20
 	JNE         enc512_compat_lo_partial
 	ADDQ        $0x20, DX
 	SUBQ        $0x20, BX
 	JMP         enc512_compat_lo_ok
 
 enc512_compat_lo_partial:
-	ADDQ R9, DX
+	ADDQ R8, DX
 	JMP  enc512_done
 
 enc512_compat_lo_room:
-	BZHIQ       CX, R13, CX
-	POPCNTQ     CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R14
-	ADDQ        R9, R14
-	KMOVQ       R13, K1
+	BZHIQ       CX, R14, CX
+	POPCNTQ     CX, R8
+	BZHIQ       R8, DI, DI
+	POPCNTQ     DI, R15
+	ADDQ        R8, R15
+	KMOVQ       R14, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R10, R13, CX
+	ANDNQ       R10, R14, CX
+	BZHIQ       R15, CX, CX
+	MOVQ        DI, BX
+	ANDQ        R11, BX
+	PDEPQ       R14, BX, BX
+	SHRQ        $0x01, BX
+	ANDNQ       CX, BX, CX
+	KMOVQ       BX, K1
+	VMOVDQU8    Z1, K1, Z0
+	KMOVQ       CX, K1
+	VMOVDQU8    Z2, K1, Z0
+	BZHIQ       R15, R10, CX
+	KMOVQ       CX, K1
+	VMOVDQU8    Z0, K1, (AX)
+	ADDQ        R15, AX
+	ADDQ        R8, DX
+	JMP         enc512_done
+
+enc512_compat_lo_ok:
+	VEXTRACTI64X4 $0x01, Z3, Y4
+	MOVQ          R13, DI
+	SHRQ          $0x20, DI
+	MOVQ          R11, R13
+	SHRQ          $0x20, R13
+	MOVQ          SI, R8
+	SUBQ          $0x20, R8
+	MOVQ          R12, R14
+	SHRQ          $0x20, R14
+	TESTQ         R8, R8
+	JZ            enc512_done
+	MOVQ          $0x5555555555555555, SI
+	MOVQ          $0xaaaaaaaaaaaaaaaa, R14
+	PDEPQ         SI, DI, SI
+	ORQ           R14, SI
+	PEXTQ         SI, R14, SI
+	POPCNTQ       DI, R14
+	ADDQ          R8, R14
+	CMPQ          R14, CX
+	JA            enc512_compat_hi_room
+	KMOVQ         SI, K1
+	VPEXPANDB.Z   Z4, K1, Z3
+	ANDNQ         R10, SI, R15
+	BZHIQ         R14, R15, R15
+	ANDQ          R13, DI
+	PDEPQ         SI, DI, DI
+	SHRQ          $0x01, DI
+	ANDNQ         R15, DI, R15
+	KMOVQ         DI, K1
+	VMOVDQU8      Z1, K1, Z3
+	KMOVQ         R15, K1
+	VMOVDQU8      Z2, K1, Z3
+	BZHIQ         R14, R10, SI
+	KMOVQ         SI, K1
+	VMOVDQU8      Z3, K1, (AX)
+	ADDQ          R14, AX
+	SUBQ          R14, CX
+	CMPQ          R8, $0x20
+	JNE           enc512_compat_hi_partial
+	ADDQ          $0x20, DX
+	SUBQ          $0x20, BX
+	JMP           enc512_compat_hi_ok
+
+enc512_compat_hi_partial:
+	ADDQ R8, DX
+	JMP  enc512_done
+
+enc512_compat_hi_room:
+	BZHIQ       CX, SI, CX
+	POPCNTQ     CX, R8
+	BZHIQ       R8, DI, DI
+	POPCNTQ     DI, R14
+	ADDQ        R8, R14
+	KMOVQ       SI, K1
+	VPEXPANDB.Z Z4, K1, Z0
+	ANDNQ       R10, SI, CX
 	BZHIQ       R14, CX, CX
-	MOVQ        R8, BX
-	ANDQ        SI, BX
-	PDEPQ       R13, BX, BX
+	MOVQ        DI, BX
+	ANDQ        R13, BX
+	PDEPQ       SI, BX, BX
 	SHRQ        $0x01, BX
 	ANDNQ       CX, BX, CX
 	KMOVQ       BX, K1
@@ -679,81 +765,7 @@ enc512_compat_lo_room:
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
 	ADDQ        R14, AX
-	ADDQ        R9, DX
-	JMP         enc512_done
-
-enc512_compat_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y4
-	MOVQ          R12, R8
-	SHRQ          $0x20, R8
-	MOVQ          SI, R12
-	SHRQ          $0x20, R12
-	MOVQ          DI, R9
-	SUBQ          $0x20, R9
-	MOVQ          R11, R13
-	SHRQ          $0x20, R13
-	TESTQ         R9, R9
-	JZ            enc512_done
-	MOVQ          $0x5555555555555555, DI
-	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
-	PDEPQ         DI, R8, DI
-	ORQ           R13, DI
-	PEXTQ         DI, R13, DI
-	POPCNTQ       R8, R13
-	ADDQ          R9, R13
-	CMPQ          R13, CX
-	JA            enc512_compat_hi_room
-	KMOVQ         DI, K1
-	VPEXPANDB.Z   Z4, K1, Z3
-	ANDNQ         R10, DI, R14
-	BZHIQ         R13, R14, R14
-	ANDQ          R12, R8
-	PDEPQ         DI, R8, R8
-	SHRQ          $0x01, R8
-	ANDNQ         R14, R8, R14
-	KMOVQ         R8, K1
-	VMOVDQU8      Z1, K1, Z3
-	KMOVQ         R14, K1
-	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R13, R10, DI
-	KMOVQ         DI, K1
-	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R13, AX
-	SUBQ          R13, CX
-	CMPQ          R9, $0x20
-	JNE           enc512_compat_hi_partial
-	ADDQ          $0x20, DX
-	SUBQ          $0x20, BX
-	JMP           enc512_compat_hi_ok
-
-enc512_compat_hi_partial:
-	ADDQ R9, DX
-	JMP  enc512_done
-
-enc512_compat_hi_room:
-	BZHIQ       CX, DI, CX
-	POPCNTQ     CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R13
-	ADDQ        R9, R13
-	KMOVQ       DI, K1
-	VPEXPANDB.Z Z4, K1, Z0
-	ANDNQ       R10, DI, CX
-	BZHIQ       R13, CX, CX
-	MOVQ        R8, BX
-	ANDQ        R12, BX
-	PDEPQ       DI, BX, BX
-	SHRQ        $0x01, BX
-	ANDNQ       CX, BX, CX
-	KMOVQ       BX, K1
-	VMOVDQU8    Z1, K1, Z0
-	KMOVQ       CX, K1
-	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R13, R10, CX
-	KMOVQ       CX, K1
-	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R13, AX
-	ADDQ        R9, DX
+	ADDQ        R8, DX
 	JMP         enc512_done
 
 enc512_compat_hi_ok:
@@ -786,34 +798,34 @@ enc512_strict_block:
 	MOVQ       $0x00000041, SI
 	CMPQ       BX, SI
 	CMOVQLT    BX, SI
-	BZHIQ      SI, R10, R9
-	KMOVQ      R9, K1
+	BZHIQ      SI, R10, R11
+	KMOVQ      R11, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	DECQ       SI
 	BZHIQ      SI, R10, SI
 	KMOVQ      SI, K1
 	VMOVDQU8.Z 1(DX), K1, Z5
 	VPCMPEQB   Z0, Z5, K1
-	KMOVQ      K1, R12
-	VPCMPEQB   Z0, Z3, K1
 	KMOVQ      K1, SI
+	VPCMPEQB   Z0, Z3, K1
+	KMOVQ      K1, R12
 	VPCMPEQB   Z1, Z3, K1
-	KMOVQ      K1, R11
-	VPCMPEQB   Z2, Z3, K1
 	KMOVQ      K1, R13
-	LEAQ       (DI)(SI*2), DI
-	LEAQ       (R8)(R11*2), R8
-	ANDQ       DI, R13
-	ANDNQ      SI, R8, DI
-	ANDNQ      R11, R12, R8
-	ORQ        R8, DI
-	ANDNQ      R10, R9, R8
-	ORQ        R8, DI
-	TZCNTQ     DI, DI
-	BZHIQ      DI, R13, R13
-	TESTQ      R13, R13
+	VPCMPEQB   Z2, Z3, K1
+	KMOVQ      K1, R14
+	LEAQ       (DI)(R12*2), DI
+	LEAQ       (R8)(R13*2), R8
+	ANDQ       DI, R14
+	ANDNQ      R12, R8, DI
+	ANDNQ      R13, SI, SI
+	ORQ        SI, DI
+	ANDNQ      R10, R11, SI
+	ORQ        SI, DI
+	TZCNTQ     DI, SI
+	BZHIQ      SI, R14, R14
+	TESTQ      R14, R14
 	JNZ        enc512_strict_slow
-	CMPQ       DI, $0x40
+	CMPQ       SI, $0x40
 	JNE        enc512_strict_slow
 	CMPQ       CX, $0x40
 	JBE        enc512_strict_slow
@@ -824,144 +836,147 @@ enc512_strict_block:
 	SUBQ       $0x40, BX
 
 enc512_strict_next:
-	MOVQ  SI, R9
-	ORQ   R11, R9
-	SHRQ  $0x3f, SI
-	MOVQ  SI, DI
-	SHRQ  $0x3f, R11
-	MOVQ  R11, R8
+	MOVQ  R12, SI
+	ORQ   R13, SI
+	NEGQ  SI
+	ADCQ  R9, R9
+	ANDQ  $0x03, R9
+	SHRQ  $0x3f, R12
+	MOVQ  R12, DI
+	SHRQ  $0x3f, R13
+	MOVQ  R13, R8
 	TESTQ BX, BX
 	JNZ   enc512_strict_loop
 	JMP   enc512_done
 
 enc512_strict_slow:
-	MOVL        R13, R8
-	MOVQ        $0x00000020, R9
-	CMPQ        DI, R9
-	CMOVQLT     DI, R9
-	MOVL        R11, R12
-	TESTQ       R9, R9
+	MOVL        R14, DI
+	MOVQ        $0x00000020, R8
+	CMPQ        SI, R8
+	CMOVQLT     SI, R8
+	MOVL        R13, R11
+	TESTQ       R8, R8
 	JZ          enc512_done
-	MOVQ        $0x5555555555555555, R14
-	MOVQ        $0xaaaaaaaaaaaaaaaa, R15
-	PDEPQ       R14, R8, R14
-	ORQ         R15, R14
-	PEXTQ       R14, R15, R14
-	POPCNTQ     R8, R15
-	ADDQ        R9, R15
-	CMPQ        R15, CX
+	MOVQ        $0x5555555555555555, R15
+	MOVQ        $0xaaaaaaaaaaaaaaaa, BP
+	PDEPQ       R15, DI, R15
+	ORQ         BP, R15
+	PEXTQ       R15, BP, R15
+	POPCNTQ     DI, BP
+	ADDQ        R8, BP
+	CMPQ        BP, CX
 	JAE         enc512_strict_lo_room
-	KMOVQ       R14, K1
+	KMOVQ       R15, K1
 	VPEXPANDB.Z Z3, K1, Z5
-	ANDNQ       R10, R14, R8
-	BZHIQ       R15, R8, R8
-	KMOVQ       R8, K1
+	ANDNQ       R10, R15, DI
+	BZHIQ       BP, DI, DI
+	KMOVQ       DI, K1
 	VMOVDQU8    Z2, K1, Z5
-	BZHIQ       R15, R10, R8
-	KMOVQ       R8, K1
+	BZHIQ       BP, R10, DI
+	KMOVQ       DI, K1
 	VMOVDQU8    Z5, K1, (AX)
-	ADDQ        R15, AX
-	SUBQ        R15, CX
-	CMPQ        R9, $0x20
+	ADDQ        BP, AX
+	SUBQ        BP, CX
+	CMPQ        R8, $0x20
 	JNE         enc512_strict_lo_partial
 	ADDQ        $0x20, DX
 	SUBQ        $0x20, BX
 	JMP         enc512_strict_lo_ok
 
 enc512_strict_lo_partial:
-	ADDQ R9, DX
+	ADDQ R8, DX
 	JMP  enc512_done
 
 enc512_strict_lo_room:
-	BZHIQ       CX, R14, CX
-	POPCNTQ     CX, R9
-	MOVQ        R9, CX
+	BZHIQ       CX, R15, CX
+	POPCNTQ     CX, R8
+	MOVQ        R8, CX
 	DECQ        CX
-	BTQ         CX, R12
+	BTQ         CX, R11
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R15
-	ADDQ        R9, R15
-	KMOVQ       R14, K1
+	SUBQ        CX, R8
+	BZHIQ       R8, DI, DI
+	POPCNTQ     DI, BP
+	ADDQ        R8, BP
+	KMOVQ       R15, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R10, R14, CX
-	BZHIQ       R15, CX, CX
+	ANDNQ       R10, R15, CX
+	BZHIQ       BP, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R15, R10, CX
+	BZHIQ       BP, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R15, AX
-	ADDQ        R9, DX
+	ADDQ        BP, AX
+	ADDQ        R8, DX
 	JMP         enc512_done
 
 enc512_strict_lo_ok:
 	VEXTRACTI64X4 $0x01, Z3, Y4
-	MOVQ          R13, R8
+	MOVQ          R14, DI
+	SHRQ          $0x20, DI
+	MOVQ          R12, R8
 	SHRQ          $0x20, R8
-	MOVQ          SI, R9
-	SHRQ          $0x20, R9
-	MOVQ          DI, R9
-	SUBQ          $0x20, R9
-	MOVQ          R11, R12
-	SHRQ          $0x20, R12
-	TESTQ         R9, R9
+	MOVQ          SI, R8
+	SUBQ          $0x20, R8
+	MOVQ          R13, R11
+	SHRQ          $0x20, R11
+	TESTQ         R8, R8
 	JZ            enc512_done
-	MOVQ          $0x5555555555555555, DI
-	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
-	PDEPQ         DI, R8, DI
-	ORQ           R13, DI
-	PEXTQ         DI, R13, DI
-	POPCNTQ       R8, R13
-	ADDQ          R9, R13
-	CMPQ          R13, CX
+	MOVQ          $0x5555555555555555, SI
+	MOVQ          $0xaaaaaaaaaaaaaaaa, R14
+	PDEPQ         SI, DI, SI
+	ORQ           R14, SI
+	PEXTQ         SI, R14, SI
+	POPCNTQ       DI, R14
+	ADDQ          R8, R14
+	CMPQ          R14, CX
 	JAE           enc512_strict_hi_room
-	KMOVQ         DI, K1
+	KMOVQ         SI, K1
 	VPEXPANDB.Z   Z4, K1, Z3
-	ANDNQ         R10, DI, DI
-	BZHIQ         R13, DI, DI
-	KMOVQ         DI, K1
+	ANDNQ         R10, SI, SI
+	BZHIQ         R14, SI, SI
+	KMOVQ         SI, K1
 	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R13, R10, DI
-	KMOVQ         DI, K1
+	BZHIQ         R14, R10, SI
+	KMOVQ         SI, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R13, AX
-	SUBQ          R13, CX
-	CMPQ          R9, $0x20
+	ADDQ          R14, AX
+	SUBQ          R14, CX
+	CMPQ          R8, $0x20
 	JNE           enc512_strict_hi_partial
 	ADDQ          $0x20, DX
 	SUBQ          $0x20, BX
 	JMP           enc512_strict_hi_ok
 
 enc512_strict_hi_partial:
-	ADDQ R9, DX
+	ADDQ R8, DX
 	JMP  enc512_done
 
 enc512_strict_hi_room:
-	BZHIQ       CX, DI, CX
-	POPCNTQ     CX, R9
-	MOVQ        R9, CX
+	BZHIQ       CX, SI, CX
+	POPCNTQ     CX, R8
+	MOVQ        R8, CX
 	DECQ        CX
-	BTQ         CX, R12
+	BTQ         CX, R11
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R13
-	ADDQ        R9, R13
-	KMOVQ       DI, K1
+	SUBQ        CX, R8
+	BZHIQ       R8, DI, DI
+	POPCNTQ     DI, R14
+	ADDQ        R8, R14
+	KMOVQ       SI, K1
 	VPEXPANDB.Z Z4, K1, Z0
-	ANDNQ       R10, DI, CX
-	BZHIQ       R13, CX, CX
+	ANDNQ       R10, SI, CX
+	BZHIQ       R14, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R13, R10, CX
+	BZHIQ       R14, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R13, AX
-	ADDQ        R9, DX
+	ADDQ        R14, AX
+	ADDQ        R8, DX
 	JMP         enc512_done
 
 enc512_strict_hi_ok:
@@ -1504,14 +1519,15 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 	MOVQ         SI, DI
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
-	MOVL         $0x0000000a, R9
-	MOVD         R9, X0
+	MOVQ         $0x00000001, R9
+	MOVL         $0x0000000a, R10
+	MOVD         R10, X0
 	VPBROADCASTB X0, Y0
-	MOVL         $0x0000000d, R9
-	MOVD         R9, X1
+	MOVL         $0x0000000d, R10
+	MOVD         R10, X1
 	VPBROADCASTB X1, Y1
-	MOVL         $0x0000002e, R9
-	MOVD         R9, X2
+	MOVL         $0x0000002e, R10
+	MOVD         R10, X2
 	VPBROADCASTB X2, Y2
 	SHRQ         $0x01, SI
 	CMPQ         SI, $0x00000001
@@ -1520,50 +1536,71 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 	JEQ          dec2_raw
 
 dec2_compat_loop:
-	MOVQ      BX, SI
-	SUBQ      DX, SI
-	CMPQ      SI, $0x41
-	JLT       dec2_done
-	MOVQ      CX, SI
-	SUBQ      AX, SI
-	CMPQ      SI, $0x40
-	JLT       dec2_done
+	MOVQ     BX, SI
+	SUBQ     DX, SI
+	CMPQ     SI, $0x41
+	JLT      dec2_done
+	MOVQ     CX, SI
+	SUBQ     AX, SI
+	CMPQ     SI, $0x40
+	JLT      dec2_done
+	MOVQ     DI, SI
+	ORQ      R9, SI
+	JNZ      dec2_compat_block
+	VMOVDQU  (DX), Y3
+	VPCMPEQB Y0, Y3, Y4
+	VPCMPEQB Y1, Y3, Y5
+	VPOR     Y4, Y5, Y4
+	VPTEST   Y4, Y4
+	JNZ      dec2_compat_block
+	VMOVDQU  Y3, (AX)
+	ADDQ     $0x20, DX
+	ADDQ     $0x20, AX
+	JMP      dec2_compat_loop
+
+dec2_compat_block:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
 	VPMOVMSKB Y5, SI
 	VPCMPEQB  Y1, Y3, Y5
-	VPMOVMSKB Y5, R9
+	VPMOVMSKB Y5, R11
 	VPCMPEQB  Y2, Y3, Y5
 	VPMOVMSKB Y5, R8
 	VPCMPEQB  Y0, Y4, Y5
-	VPMOVMSKB Y5, R10
+	VPMOVMSKB Y5, R12
 	VPCMPEQB  Y1, Y4, Y4
-	VPMOVMSKB Y4, R11
-	LEAQ      (DI)(SI*2), DI
-	MOVQ      R8, R12
-	ANDQ      DI, R12
-	ORQ       R10, R11
-	MOVQ      R11, R8
-	ANDQ      R12, R8
-	ANDQ      SI, DI
-	ORQ       DI, R8
+	VPMOVMSKB Y4, R10
+	LEAQ      (DI)(SI*2), R13
+	MOVQ      R8, DI
+	ANDQ      R13, DI
+	ORQ       R12, R10
+	MOVQ      R10, R8
+	ANDQ      DI, R8
+	ANDQ      SI, R13
+	ORQ       R13, R8
 	BTSQ      $0x20, R8
 	TZCNTQ    R8, R8
-	ANDQ      R10, R9
-	ORQ       R12, R9
+	MOVQ      R11, R10
+	ANDQ      R12, R10
+	ORQ       DI, R10
+	MOVQ      SI, DI
+	ORQ       R11, DI
+	NEGQ      DI
+	ADCQ      R9, R9
+	ANDQ      $0x07, R9
 	SHRQ      $0x1f, SI
 	MOVQ      SI, DI
-	BZHIQ     R8, R9, R9
-	BLSRQ     R9, SI
+	BZHIQ     R8, R10, R10
+	BLSRQ     R10, SI
 	JNZ       dec2_compat_table
-	MOVQ      R9, SI
+	MOVQ      R10, SI
 	BTSQ      $0x20, SI
 	TZCNTQ    SI, SI
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   1(DX)(SI*1), Y3
 	VMOVDQU   Y3, (AX)(SI*1)
-	POPCNTQ   R9, SI
+	POPCNTQ   R10, SI
 	ADDQ      R8, AX
 	SUBQ      SI, AX
 	JMP       dec2_compat_next
@@ -1571,41 +1608,41 @@ dec2_compat_loop:
 dec2_compat_table:
 	MOVQ         $-1, SI
 	SHLXQ        R8, SI, SI
-	ORQ          SI, R9
+	ORQ          SI, R10
 	LEAQ         compactTable<>+0(SB), SI
-	MOVBQZX      R9, R10
-	MOVQ         R9, R11
-	SHRQ         $0x08, R11
-	MOVBQZX      R11, R11
-	POPCNTQ      R10, R12
-	MOVQ         $0x00000008, R13
-	SUBQ         R12, R13
-	VMOVQ        (SI)(R10*8), X4
-	VPINSRQ      $0x01, 2048(SI)(R11*8), X4, X4
+	MOVBQZX      R10, R11
+	MOVQ         R10, R12
+	SHRQ         $0x08, R12
+	MOVBQZX      R12, R12
+	POPCNTQ      R11, R13
+	MOVQ         $0x00000008, R14
+	SUBQ         R13, R14
+	VMOVQ        (SI)(R11*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R12*8), X4, X4
 	VPSHUFB      X4, X3, X4
 	VMOVQ        X4, (AX)
-	VPEXTRQ      $0x01, X4, (AX)(R13*1)
-	POPCNTQ      R11, R10
-	LEAQ         8(R13), R11
-	SUBQ         R10, R11
-	MOVQ         R9, R10
-	SHRQ         $0x10, R10
+	VPEXTRQ      $0x01, X4, (AX)(R14*1)
+	POPCNTQ      R12, R11
+	LEAQ         8(R14), R12
+	SUBQ         R11, R12
+	MOVQ         R10, R11
+	SHRQ         $0x10, R11
+	MOVBQZX      R11, R11
+	SHRQ         $0x18, R10
 	MOVBQZX      R10, R10
-	SHRQ         $0x18, R9
-	MOVBQZX      R9, R9
-	POPCNTQ      R10, R12
-	LEAQ         8(R11), R13
-	SUBQ         R12, R13
+	POPCNTQ      R11, R13
+	LEAQ         8(R12), R14
+	SUBQ         R13, R14
 	VEXTRACTI128 $0x01, Y3, X3
-	VMOVQ        (SI)(R10*8), X4
-	VPINSRQ      $0x01, 2048(SI)(R9*8), X4, X4
+	VMOVQ        (SI)(R11*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R10*8), X4, X4
 	VPSHUFB      X4, X3, X3
-	VMOVQ        X3, (AX)(R11*1)
-	VPEXTRQ      $0x01, X3, (AX)(R13*1)
-	POPCNTQ      R9, SI
-	LEAQ         8(R13), R9
-	SUBQ         SI, R9
-	ADDQ         R9, AX
+	VMOVQ        X3, (AX)(R12*1)
+	VPEXTRQ      $0x01, X3, (AX)(R14*1)
+	POPCNTQ      R10, SI
+	LEAQ         8(R14), R10
+	SUBQ         SI, R10
+	ADDQ         R10, AX
 
 dec2_compat_next:
 	CMPQ R8, $0x20
@@ -1619,209 +1656,249 @@ dec2_compat_partial:
 
 dec2_strict:
 dec2_strict_loop:
-	MOVQ      BX, SI
-	SUBQ      DX, SI
-	CMPQ      SI, $0x41
-	JLT       dec2_done
-	MOVQ      CX, SI
-	SUBQ      AX, SI
-	CMPQ      SI, $0x40
-	JLT       dec2_done
+	MOVQ     BX, SI
+	SUBQ     DX, SI
+	CMPQ     SI, $0x41
+	JLT      dec2_done
+	MOVQ     CX, SI
+	SUBQ     AX, SI
+	CMPQ     SI, $0x40
+	JLT      dec2_done
+	MOVQ     DI, SI
+	ORQ      R9, SI
+	JNZ      dec2_strict_block
+	VMOVDQU  (DX), Y3
+	VPCMPEQB Y0, Y3, Y4
+	VPCMPEQB Y1, Y3, Y5
+	VPOR     Y4, Y5, Y4
+	VPTEST   Y4, Y4
+	JNZ      dec2_strict_block
+	VMOVDQU  Y3, (AX)
+	ADDQ     $0x20, DX
+	ADDQ     $0x20, AX
+	JMP      dec2_strict_loop
+
+dec2_strict_block:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
-	VPMOVMSKB Y5, R9
-	VPCMPEQB  Y1, Y3, Y5
 	VPMOVMSKB Y5, R10
+	VPCMPEQB  Y1, Y3, Y5
+	VPMOVMSKB Y5, R11
 	VPCMPEQB  Y2, Y3, Y5
 	VPMOVMSKB Y5, SI
 	VPCMPEQB  Y0, Y4, Y5
-	VPMOVMSKB Y5, R11
+	VPMOVMSKB Y5, R12
 	VPCMPEQB  Y1, Y4, Y4
-	VPMOVMSKB Y4, R12
-	LEAQ      (DI)(R9*2), DI
-	MOVQ      SI, R13
-	ANDQ      DI, R13
-	ORQ       R11, R12
-	MOVQ      R12, DI
-	ANDQ      R13, DI
-	LEAQ      (R8)(R10*2), SI
-	ANDNQ     R9, SI, SI
+	VPMOVMSKB Y4, R13
+	LEAQ      (DI)(R10*2), DI
+	MOVQ      SI, R14
+	ANDQ      DI, R14
+	ORQ       R12, R13
+	MOVQ      R13, DI
+	ANDQ      R14, DI
+	LEAQ      (R8)(R11*2), SI
+	ANDNQ     R10, SI, SI
 	ORQ       SI, DI
-	ANDNQ     R10, R11, SI
+	ANDNQ     R11, R12, SI
 	ORQ       SI, DI
 	BTSQ      $0x20, DI
-	TZCNTQ    DI, R11
-	MOVQ      R10, R12
-	ORQ       R13, R12
-	SHRQ      $0x1f, R9
-	MOVQ      R9, DI
+	TZCNTQ    DI, R12
+	MOVQ      R11, R13
+	ORQ       R14, R13
+	MOVQ      R10, SI
+	ORQ       R11, SI
+	NEGQ      SI
+	ADCQ      R9, R9
+	ANDQ      $0x07, R9
 	SHRQ      $0x1f, R10
-	MOVQ      R10, R8
-	BZHIQ     R11, R12, R12
-	BLSRQ     R12, SI
+	MOVQ      R10, DI
+	SHRQ      $0x1f, R11
+	MOVQ      R11, R8
+	BZHIQ     R12, R13, R13
+	BLSRQ     R13, SI
 	JNZ       dec2_strict_table
-	MOVQ      R12, SI
+	MOVQ      R13, SI
 	BTSQ      $0x20, SI
 	TZCNTQ    SI, SI
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   1(DX)(SI*1), Y3
 	VMOVDQU   Y3, (AX)(SI*1)
-	POPCNTQ   R12, SI
-	ADDQ      R11, AX
+	POPCNTQ   R13, SI
+	ADDQ      R12, AX
 	SUBQ      SI, AX
 	JMP       dec2_strict_next
 
 dec2_strict_table:
 	MOVQ         $-1, SI
-	SHLXQ        R11, SI, SI
-	ORQ          SI, R12
+	SHLXQ        R12, SI, SI
+	ORQ          SI, R13
 	LEAQ         compactTable<>+0(SB), SI
-	MOVBQZX      R12, R9
-	MOVQ         R12, R10
-	SHRQ         $0x08, R10
-	MOVBQZX      R10, R10
-	POPCNTQ      R9, R13
-	MOVQ         $0x00000008, R14
-	SUBQ         R13, R14
-	VMOVQ        (SI)(R9*8), X4
-	VPINSRQ      $0x01, 2048(SI)(R10*8), X4, X4
+	MOVBQZX      R13, R10
+	MOVQ         R13, R11
+	SHRQ         $0x08, R11
+	MOVBQZX      R11, R11
+	POPCNTQ      R10, R14
+	MOVQ         $0x00000008, R15
+	SUBQ         R14, R15
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R11*8), X4, X4
 	VPSHUFB      X4, X3, X4
 	VMOVQ        X4, (AX)
-	VPEXTRQ      $0x01, X4, (AX)(R14*1)
-	POPCNTQ      R10, R9
-	LEAQ         8(R14), R10
-	SUBQ         R9, R10
-	MOVQ         R12, R9
-	SHRQ         $0x10, R9
-	MOVBQZX      R9, R9
-	SHRQ         $0x18, R12
-	MOVBQZX      R12, R12
-	POPCNTQ      R9, R13
-	LEAQ         8(R10), R14
-	SUBQ         R13, R14
+	VPEXTRQ      $0x01, X4, (AX)(R15*1)
+	POPCNTQ      R11, R10
+	LEAQ         8(R15), R11
+	SUBQ         R10, R11
+	MOVQ         R13, R10
+	SHRQ         $0x10, R10
+	MOVBQZX      R10, R10
+	SHRQ         $0x18, R13
+	MOVBQZX      R13, R13
+	POPCNTQ      R10, R14
+	LEAQ         8(R11), R15
+	SUBQ         R14, R15
 	VEXTRACTI128 $0x01, Y3, X3
-	VMOVQ        (SI)(R9*8), X4
-	VPINSRQ      $0x01, 2048(SI)(R12*8), X4, X4
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R13*8), X4, X4
 	VPSHUFB      X4, X3, X3
-	VMOVQ        X3, (AX)(R10*1)
-	VPEXTRQ      $0x01, X3, (AX)(R14*1)
-	POPCNTQ      R12, SI
-	LEAQ         8(R14), R9
-	SUBQ         SI, R9
-	ADDQ         R9, AX
+	VMOVQ        X3, (AX)(R11*1)
+	VPEXTRQ      $0x01, X3, (AX)(R15*1)
+	POPCNTQ      R13, SI
+	LEAQ         8(R15), R10
+	SUBQ         SI, R10
+	ADDQ         R10, AX
 
 dec2_strict_next:
-	CMPQ R11, $0x20
+	CMPQ R12, $0x20
 	JNE  dec2_strict_partial
 	ADDQ $0x20, DX
 	JMP  dec2_strict_loop
 
 dec2_strict_partial:
-	ADDQ R11, DX
+	ADDQ R12, DX
 	JMP  dec2_done
 
 dec2_raw:
 dec2_raw_loop:
-	MOVQ      BX, SI
-	SUBQ      DX, SI
-	CMPQ      SI, $0x41
-	JLT       dec2_done
-	MOVQ      CX, SI
-	SUBQ      AX, SI
-	CMPQ      SI, $0x40
-	JLT       dec2_done
+	MOVQ     BX, SI
+	SUBQ     DX, SI
+	CMPQ     SI, $0x41
+	JLT      dec2_done
+	MOVQ     CX, SI
+	SUBQ     AX, SI
+	CMPQ     SI, $0x40
+	JLT      dec2_done
+	MOVQ     DI, SI
+	ORQ      R9, SI
+	JNZ      dec2_raw_block
+	VMOVDQU  (DX), Y3
+	VPCMPEQB Y0, Y3, Y4
+	VPCMPEQB Y1, Y3, Y5
+	VPOR     Y4, Y5, Y4
+	VPTEST   Y4, Y4
+	JNZ      dec2_raw_block
+	VMOVDQU  Y3, (AX)
+	ADDQ     $0x20, DX
+	ADDQ     $0x20, AX
+	JMP      dec2_raw_loop
+
+dec2_raw_block:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
-	VPMOVMSKB Y5, R9
-	VPCMPEQB  Y1, Y3, Y5
 	VPMOVMSKB Y5, R10
+	VPCMPEQB  Y1, Y3, Y5
+	VPMOVMSKB Y5, R11
 	VPCMPEQB  Y2, Y3, Y5
 	VPMOVMSKB Y5, SI
 	VPCMPEQB  Y0, Y4, Y5
-	VPMOVMSKB Y5, R11
+	VPMOVMSKB Y5, R12
 	VPCMPEQB  Y1, Y4, Y4
-	VPMOVMSKB Y4, R12
-	LEAQ      (DI)(R9*2), DI
-	MOVQ      SI, R13
-	ANDQ      DI, R13
-	ORQ       R11, R12
-	MOVQ      R12, DI
-	ANDQ      R13, DI
-	LEAQ      (R8)(R10*2), SI
-	ANDNQ     R9, SI, SI
+	VPMOVMSKB Y4, R13
+	LEAQ      (DI)(R10*2), DI
+	MOVQ      SI, R14
+	ANDQ      DI, R14
+	ORQ       R12, R13
+	MOVQ      R13, DI
+	ANDQ      R14, DI
+	LEAQ      (R8)(R11*2), SI
+	ANDNQ     R10, SI, SI
 	ORQ       SI, DI
-	ANDNQ     R10, R11, SI
+	ANDNQ     R11, R12, SI
 	ORQ       SI, DI
 	BTSQ      $0x20, DI
-	TZCNTQ    DI, R11
-	MOVQ      R13, R12
-	SHRQ      $0x1f, R9
-	MOVQ      R9, DI
+	TZCNTQ    DI, R12
+	MOVQ      R14, R13
+	MOVQ      R10, SI
+	ORQ       R11, SI
+	NEGQ      SI
+	ADCQ      R9, R9
+	ANDQ      $0x07, R9
 	SHRQ      $0x1f, R10
-	MOVQ      R10, R8
-	BZHIQ     R11, R12, R12
-	BLSRQ     R12, SI
+	MOVQ      R10, DI
+	SHRQ      $0x1f, R11
+	MOVQ      R11, R8
+	BZHIQ     R12, R13, R13
+	BLSRQ     R13, SI
 	JNZ       dec2_raw_table
-	MOVQ      R12, SI
+	MOVQ      R13, SI
 	BTSQ      $0x20, SI
 	TZCNTQ    SI, SI
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   1(DX)(SI*1), Y3
 	VMOVDQU   Y3, (AX)(SI*1)
-	POPCNTQ   R12, SI
-	ADDQ      R11, AX
+	POPCNTQ   R13, SI
+	ADDQ      R12, AX
 	SUBQ      SI, AX
 	JMP       dec2_raw_next
 
 dec2_raw_table:
 	MOVQ         $-1, SI
-	SHLXQ        R11, SI, SI
-	ORQ          SI, R12
+	SHLXQ        R12, SI, SI
+	ORQ          SI, R13
 	LEAQ         compactTable<>+0(SB), SI
-	MOVBQZX      R12, R9
-	MOVQ         R12, R10
-	SHRQ         $0x08, R10
-	MOVBQZX      R10, R10
-	POPCNTQ      R9, R13
-	MOVQ         $0x00000008, R14
-	SUBQ         R13, R14
-	VMOVQ        (SI)(R9*8), X4
-	VPINSRQ      $0x01, 2048(SI)(R10*8), X4, X4
+	MOVBQZX      R13, R10
+	MOVQ         R13, R11
+	SHRQ         $0x08, R11
+	MOVBQZX      R11, R11
+	POPCNTQ      R10, R14
+	MOVQ         $0x00000008, R15
+	SUBQ         R14, R15
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R11*8), X4, X4
 	VPSHUFB      X4, X3, X4
 	VMOVQ        X4, (AX)
-	VPEXTRQ      $0x01, X4, (AX)(R14*1)
-	POPCNTQ      R10, R9
-	LEAQ         8(R14), R10
-	SUBQ         R9, R10
-	MOVQ         R12, R9
-	SHRQ         $0x10, R9
-	MOVBQZX      R9, R9
-	SHRQ         $0x18, R12
-	MOVBQZX      R12, R12
-	POPCNTQ      R9, R13
-	LEAQ         8(R10), R14
-	SUBQ         R13, R14
+	VPEXTRQ      $0x01, X4, (AX)(R15*1)
+	POPCNTQ      R11, R10
+	LEAQ         8(R15), R11
+	SUBQ         R10, R11
+	MOVQ         R13, R10
+	SHRQ         $0x10, R10
+	MOVBQZX      R10, R10
+	SHRQ         $0x18, R13
+	MOVBQZX      R13, R13
+	POPCNTQ      R10, R14
+	LEAQ         8(R11), R15
+	SUBQ         R14, R15
 	VEXTRACTI128 $0x01, Y3, X3
-	VMOVQ        (SI)(R9*8), X4
-	VPINSRQ      $0x01, 2048(SI)(R12*8), X4, X4
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R13*8), X4, X4
 	VPSHUFB      X4, X3, X3
-	VMOVQ        X3, (AX)(R10*1)
-	VPEXTRQ      $0x01, X3, (AX)(R14*1)
-	POPCNTQ      R12, SI
-	LEAQ         8(R14), R9
-	SUBQ         SI, R9
-	ADDQ         R9, AX
+	VMOVQ        X3, (AX)(R11*1)
+	VPEXTRQ      $0x01, X3, (AX)(R15*1)
+	POPCNTQ      R13, SI
+	LEAQ         8(R15), R10
+	SUBQ         SI, R10
+	ADDQ         R10, AX
 
 dec2_raw_next:
-	CMPQ R11, $0x20
+	CMPQ R12, $0x20
 	JNE  dec2_raw_partial
 	ADDQ $0x20, DX
 	JMP  dec2_raw_loop
 
 dec2_raw_partial:
-	ADDQ R11, DX
+	ADDQ R12, DX
 
 dec2_done:
 	VZEROUPPER
@@ -1846,67 +1923,83 @@ TEXT ·encodeAVX2(SB), NOSPLIT, $0-72
 	MOVQ         SI, DI
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
-	MOVL         $0x0000000a, R9
-	MOVD         R9, X0
+	MOVQ         $0x00000001, R9
+	MOVL         $0x0000000a, R10
+	MOVD         R10, X0
 	VPBROADCASTB X0, Y0
-	MOVL         $0x0000000d, R9
-	MOVD         R9, X1
+	MOVL         $0x0000000d, R10
+	MOVD         R10, X1
 	VPBROADCASTB X1, Y1
-	MOVL         $0x0000002e, R9
-	MOVD         R9, X2
+	MOVL         $0x0000002e, R10
+	MOVD         R10, X2
 	VPBROADCASTB X2, Y2
 	SHRQ         $0x01, SI
 	TESTQ        SI, SI
 	JNZ          enc2_strict
 
 enc2_compat_loop:
-	MOVQ      BX, SI
-	SUBQ      DX, SI
-	CMPQ      SI, $0x40
-	JLT       enc2_done
-	MOVQ      CX, SI
-	SUBQ      AX, SI
-	CMPQ      SI, $0x60
-	JLT       enc2_done
+	MOVQ     BX, SI
+	SUBQ     DX, SI
+	CMPQ     SI, $0x40
+	JLT      enc2_done
+	MOVQ     CX, SI
+	SUBQ     AX, SI
+	CMPQ     SI, $0x60
+	JLT      enc2_done
+	MOVQ     DI, SI
+	ORQ      R9, SI
+	JNZ      enc2_compat_block
+	VMOVDQU  (DX), Y3
+	VPCMPEQB Y0, Y3, Y4
+	VPCMPEQB Y1, Y3, Y5
+	VPOR     Y4, Y5, Y4
+	VPTEST   Y4, Y4
+	JNZ      enc2_compat_block
+	VMOVDQU  Y3, (AX)
+	ADDQ     $0x20, DX
+	ADDQ     $0x20, AX
+	JMP      enc2_compat_loop
+
+enc2_compat_block:
 	VMOVDQU   (DX), Y3
 	VPCMPEQB  Y0, Y3, Y4
-	VPMOVMSKB Y4, R9
-	VPCMPEQB  Y1, Y3, Y4
 	VPMOVMSKB Y4, R10
+	VPCMPEQB  Y1, Y3, Y4
+	VPMOVMSKB Y4, R11
 	VPCMPEQB  Y2, Y3, Y4
 	VPMOVMSKB Y4, SI
-	LEAQ      (DI)(R9*2), DI
-	LEAQ      (R8)(R10*2), R8
-	MOVQ      SI, R11
-	ANDQ      DI, R11
-	ANDNQ     R9, R8, SI
-	ORQ       SI, R11
-	MOVQ      R10, SI
+	LEAQ      (DI)(R10*2), DI
+	LEAQ      (R8)(R11*2), R8
+	MOVQ      SI, R12
+	ANDQ      DI, R12
+	ANDNQ     R10, R8, SI
+	ORQ       SI, R12
+	MOVQ      R11, SI
 	ANDQ      R8, SI
 	BTSQ      $0x20, SI
 	TZCNTQ    SI, SI
-	BZHIQ     SI, R11, R11
+	BZHIQ     SI, R12, R12
 	VMOVDQU   Y3, (AX)
 	XORQ      DI, DI
-	TESTQ     R11, R11
+	TESTQ     R12, R12
 	JZ        enc2_compat_runs_done
 
 enc2_compat_runs:
-	TZCNTQ  R11, R8
-	BLSRQ   R11, R11
+	TZCNTQ  R12, R8
+	BLSRQ   R12, R12
 	ADDQ    R8, AX
 	SUBQ    DI, AX
 	MOVBLZX (DX)(R8*1), DI
-	MOVL    $0x0000002e, R12
-	MOVL    $0x0000000d, R13
+	MOVL    $0x0000002e, R13
+	MOVL    $0x0000000d, R14
 	CMPL    DI, $0x0a
-	CMOVLEQ R13, R12
-	MOVB    R12, (AX)
+	CMOVLEQ R14, R13
+	MOVB    R13, (AX)
 	INCQ    AX
 	MOVQ    R8, DI
 	VMOVDQU (DX)(DI*1), Y3
 	VMOVDQU Y3, (AX)
-	TESTQ   R11, R11
+	TESTQ   R12, R12
 	JNZ     enc2_compat_runs
 
 enc2_compat_runs_done:
@@ -1915,10 +2008,15 @@ enc2_compat_runs_done:
 	CMPQ SI, $0x20
 	JNE  enc2_compat_partial
 	ADDQ $0x20, DX
-	SHRQ $0x1f, R9
-	MOVQ R9, DI
+	MOVQ R10, SI
+	ORQ  R11, SI
+	NEGQ SI
+	ADCQ R9, R9
+	ANDQ $0x07, R9
 	SHRQ $0x1f, R10
-	MOVQ R10, R8
+	MOVQ R10, DI
+	SHRQ $0x1f, R11
+	MOVQ R11, R8
 	JMP  enc2_compat_loop
 
 enc2_compat_partial:
@@ -1927,41 +2025,56 @@ enc2_compat_partial:
 
 enc2_strict:
 enc2_strict_loop:
-	MOVQ      BX, SI
-	SUBQ      DX, SI
-	CMPQ      SI, $0x40
-	JLT       enc2_done
-	MOVQ      CX, SI
-	SUBQ      AX, SI
-	CMPQ      SI, $0x60
-	JLT       enc2_done
+	MOVQ     BX, SI
+	SUBQ     DX, SI
+	CMPQ     SI, $0x40
+	JLT      enc2_done
+	MOVQ     CX, SI
+	SUBQ     AX, SI
+	CMPQ     SI, $0x60
+	JLT      enc2_done
+	MOVQ     DI, SI
+	ORQ      R9, SI
+	JNZ      enc2_strict_block
+	VMOVDQU  (DX), Y3
+	VPCMPEQB Y0, Y3, Y4
+	VPCMPEQB Y1, Y3, Y5
+	VPOR     Y4, Y5, Y4
+	VPTEST   Y4, Y4
+	JNZ      enc2_strict_block
+	VMOVDQU  Y3, (AX)
+	ADDQ     $0x20, DX
+	ADDQ     $0x20, AX
+	JMP      enc2_strict_loop
+
+enc2_strict_block:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y4, Y4
 	VPMOVMSKB Y4, SI
 	VPCMPEQB  Y0, Y3, Y4
-	VPMOVMSKB Y4, R9
-	VPCMPEQB  Y1, Y3, Y4
 	VPMOVMSKB Y4, R10
-	VPCMPEQB  Y2, Y3, Y4
+	VPCMPEQB  Y1, Y3, Y4
 	VPMOVMSKB Y4, R11
-	LEAQ      (DI)(R9*2), DI
-	LEAQ      (R8)(R10*2), R8
-	ANDQ      DI, R11
-	ANDNQ     R9, R8, DI
-	ANDNQ     R10, SI, SI
+	VPCMPEQB  Y2, Y3, Y4
+	VPMOVMSKB Y4, R12
+	LEAQ      (DI)(R10*2), DI
+	LEAQ      (R8)(R11*2), R8
+	ANDQ      DI, R12
+	ANDNQ     R10, R8, DI
+	ANDNQ     R11, SI, SI
 	ORQ       SI, DI
 	BTSQ      $0x20, DI
 	TZCNTQ    DI, SI
-	BZHIQ     SI, R11, R11
+	BZHIQ     SI, R12, R12
 	VMOVDQU   Y3, (AX)
 	XORQ      DI, DI
-	TESTQ     R11, R11
+	TESTQ     R12, R12
 	JZ        enc2_strict_runs_done
 
 enc2_strict_runs:
-	TZCNTQ  R11, R8
-	BLSRQ   R11, R11
+	TZCNTQ  R12, R8
+	BLSRQ   R12, R12
 	ADDQ    R8, AX
 	SUBQ    DI, AX
 	MOVB    $0x2e, (AX)
@@ -1969,7 +2082,7 @@ enc2_strict_runs:
 	MOVQ    R8, DI
 	VMOVDQU (DX)(DI*1), Y3
 	VMOVDQU Y3, (AX)
-	TESTQ   R11, R11
+	TESTQ   R12, R12
 	JNZ     enc2_strict_runs
 
 enc2_strict_runs_done:
@@ -1978,10 +2091,15 @@ enc2_strict_runs_done:
 	CMPQ SI, $0x20
 	JNE  enc2_strict_partial
 	ADDQ $0x20, DX
-	SHRQ $0x1f, R9
-	MOVQ R9, DI
+	MOVQ R10, SI
+	ORQ  R11, SI
+	NEGQ SI
+	ADCQ R9, R9
+	ANDQ $0x07, R9
 	SHRQ $0x1f, R10
-	MOVQ R10, R8
+	MOVQ R10, DI
+	SHRQ $0x1f, R11
+	MOVQ R11, R8
 	JMP  enc2_strict_loop
 
 enc2_strict_partial:

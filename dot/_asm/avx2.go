@@ -53,6 +53,8 @@ func decodeAVX2() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64()
 	XORQ(ccr, ccr)
+	dirty := GP64() // see trackDirty
+	MOVQ(U32(1), dirty)
 	ylf, ycr, ydot := broadcastY('\n'), broadcastY('\r'), broadcastY('.')
 
 	modes := []int{compat, strict, raw}
@@ -71,6 +73,7 @@ func decodeAVX2() {
 		SUBQ(dst, t)
 		CMPQ(t, U8(64))
 		JLT(LabelRef("dec2_done"))
+		cleanLoopY(p, loop, src, dst, cbol, dirty, ylf, ycr)
 
 		v, vn := YMM(), YMM()
 		VMOVDQU(Mem{Base: src}, v)
@@ -119,6 +122,7 @@ func decodeAVX2() {
 			MOVQ(dotB, gone)
 		}
 		// The carries into the next block (used only if this one is whole).
+		trackDirty(dirty, lf, cr, 7)
 		SHRQ(U8(31), lf)
 		MOVQ(lf, cbol)
 		if m != compat {
@@ -279,6 +283,8 @@ func encodeAVX2() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64()
 	XORQ(ccr, ccr)
+	dirty := GP64() // see trackDirty
+	MOVQ(U32(1), dirty)
 	ylf, ycr, ydot := broadcastY('\n'), broadcastY('\r'), broadcastY('.')
 
 	SHRQ(U8(1), flags)
@@ -300,6 +306,7 @@ func encodeAVX2() {
 		SUBQ(dst, t)
 		CMPQ(t, U8(96))
 		JLT(LabelRef("enc2_done"))
+		cleanLoopY(p, loop, src, dst, cbol, dirty, ylf, ycr)
 
 		v := YMM()
 		VMOVDQU(Mem{Base: src}, v)
@@ -374,6 +381,7 @@ func encodeAVX2() {
 		CMPQ(cut, U8(32))
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(32), src)
+		trackDirty(dirty, lf, cr, 7)
 		SHRQ(U8(31), lf)
 		MOVQ(lf, cbol)
 		SHRQ(U8(31), cr)
@@ -388,4 +396,28 @@ func encodeAVX2() {
 	VZEROUPPER()
 	returnCounts(dst, src)
 	RET()
+}
+
+// cleanLoopY copies 32-byte blocks inside a long line: once three blocks
+// in a row had no CR or LF (dirty is 0, see trackDirty) and the next one
+// does not start a line, a block with no CR or LF is stored as it is. It returns to loop, which
+// checks the bounds, after each block, and falls through at the first
+// other block.
+func cleanLoopY(p, loop string, src, dst, cbol, dirty reg.Register, ylf, ycr reg.VecVirtual) {
+	t := GP64()
+	MOVQ(cbol, t)
+	ORQ(dirty, t)
+	JNZ(LabelRef(p + "_block"))
+	v, e, f := YMM(), YMM(), YMM()
+	VMOVDQU(Mem{Base: src}, v)
+	VPCMPEQB(ylf, v, e)
+	VPCMPEQB(ycr, v, f)
+	VPOR(e, f, e)
+	VPTEST(e, e)
+	JNZ(LabelRef(p + "_block"))
+	VMOVDQU(v, Mem{Base: dst})
+	ADDQ(U8(32), src)
+	ADDQ(U8(32), dst)
+	JMP(LabelRef(loop))
+	Label(p + "_block")
 }

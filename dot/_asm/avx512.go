@@ -47,7 +47,7 @@ func decodeAVX512() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64() // 1 if the byte before the block is a CR (Strict, Raw)
 	XORQ(ccr, ccr)
-	dirty := GP64() // 0 if the block before has no CR or LF (fast loop)
+	dirty := GP64() // see trackDirty
 	MOVQ(U32(1), dirty)
 	ones := GP64()
 	MOVQ(I32(-1), ones)
@@ -78,9 +78,8 @@ func decodeAVX512() {
 			klf, kcr := K(), K()
 			VPCMPEQB(zlf, v, klf)
 			VPCMPEQB(zcr, v, kcr)
-			// Inside a long line (this block and the one before it have no
-			// CR or LF), blocks are copied as they are. Waiting for a
-			// second such block keeps the branch predictable on short lines.
+			// Inside a long line (this block and the two before it have no
+			// CR or LF, see trackDirty), blocks are copied as they are.
 			Label(p + "_classify")
 			t := GP64()
 			MOVQ(cbol, t)
@@ -92,8 +91,7 @@ func decodeAVX512() {
 			Label(p + "_masks")
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
-			MOVQ(mk.lf, dirty)
-			ORQ(mk.cr, dirty)
+			trackDirty(dirty, mk.lf, mk.cr, 3)
 			TESTQ(mk.bail, mk.bail)
 			JNZ(LabelRef(general))
 			keep := mk.del
@@ -333,7 +331,7 @@ func encodeAVX512() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64()
 	XORQ(ccr, ccr)
-	dirty := GP64() // 0 if the block before has no CR or LF
+	dirty := GP64() // see trackDirty
 	MOVQ(U32(1), dirty)
 	ones := GP64()
 	MOVQ(I32(-1), ones)
@@ -356,8 +354,8 @@ func encodeAVX512() {
 		Label(p)
 		Label(loop)
 
-		// Inside a long line (the block before this one has no CR or LF
-		// and this one neither), blocks are copied as they are.
+		// Inside a long line (this block and the two before it have no
+		// CR or LF, see trackDirty), blocks are copied as they are.
 		{
 			t := GP64()
 			MOVQ(cbol, t)
@@ -451,8 +449,7 @@ func encodeAVX512() {
 		ADDQ(U8(64), src)
 		SUBQ(U8(64), rem)
 		Label(p + "_next")
-		MOVQ(lf, dirty)
-		ORQ(cr, dirty)
+		trackDirty(dirty, lf, cr, 3)
 		SHRQ(U8(63), lf)
 		MOVQ(lf, cbol)
 		SHRQ(U8(63), cr)

@@ -68,3 +68,17 @@ func dispatchMode(prefix string, flags Op, modes []int) []string {
 	JMP(LabelRef(names[0]))
 	return names
 }
+
+// trackDirty shifts into dirty a bit saying whether the block with masks
+// lf and cr has a CR or LF, keeping the bits in mask (one per block). The
+// copy loops for long lines start only when dirty is 0: after enough
+// blocks with no line end (longer than any short line), so that on short
+// lines the branch that tries them is never taken.
+func trackDirty(dirty, lf, cr reg.Register, mask uint8) {
+	x := GP64()
+	MOVQ(lf, x)
+	ORQ(cr, x)
+	NEGQ(x) // CF = x != 0
+	ADCQ(dirty, dirty)
+	ANDQ(U8(mask), dirty)
+}
