@@ -25,8 +25,11 @@
 // buffer exactly (once or more) and the next Read returns no data but an
 // error (io.EOF at the end of an unterminated last line, or any read
 // error), net/textproto drops the line and returns only the error. This
-// package returns the line, and the error from the next call on the
-// Reader. It applies to every method that reads lines: ReadLine and
+// package returns the line, and the error when it next reads: from the
+// next call on the Reader, or later in the same call for the methods that
+// read on (ReadMIMEHeader, ReadDotLines, ReadResponse). If the error was
+// transient and more input follows, that input starts a new line, as it
+// does in net/textproto when an error interrupts a line. It applies to every method that reads lines: ReadLine and
 // ReadLineBytes return the line; ReadContinuedLine and
 // ReadContinuedLineBytes include it (net/textproto drops a lost
 // continuation line silently, keeping the space it appended for it);
