@@ -323,24 +323,29 @@ func printNetTable(w io.Writer, cfg benchNetConfig, rows []netRow) {
 			load = fmt.Sprintf("closed loop, depth %d", p.Depth)
 		}
 		fmt.Fprintf(w, "\n%s: %s mode, %d conns, %s\n", p.Name, p.Mode, p.Conns, load)
-		fmt.Fprintf(w, "%-10s %9s %9s %10s %12s %9s %9s %8s %9s\n", "engine", "p50 µs", "p99 µs", "p99.99 µs", "msg/s", "srv CPU s", "srv RSS MB", "errors", "late p50")
+		fmt.Fprintf(w, "%-9s %9s %9s %10s %10s %9s %10s %10s %7s %8s\n", "engine", "p50 µs", "p99 µs", "p99.99 µs", "msg/s", "srv CPU s", "CPU µs/msg", "srv RSS MB", "errors", "late p50")
 		for _, r := range rows {
 			if r.Point != p.Name {
 				continue
 			}
 			if r.Result == nil {
-				fmt.Fprintf(w, "%-10s %s\n", r.Engine, r.Err)
+				fmt.Fprintf(w, "%-9s %s\n", r.Engine, r.Err)
 				continue
 			}
 			res := r.Result
 			rate, cpu, rss, errs, late := fmt.Sprintf("%.0f", res.AchievedQPS), fmt.Sprintf("%.2f", r.ServerCPUSec), fmt.Sprintf("%.1f", r.ServerRSSMB), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
+			perMsg := "-"
+			if res.Sent > 0 {
+				// warmup included, like the CPU time
+				perMsg = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(res.Sent))
+			}
 			if r.Engine == "sockperf" {
-				rate, cpu, rss, errs, late = "-", "-", "-", "-", "-"
+				rate, cpu, perMsg, rss, errs, late = "-", "-", "-", "-", "-", "-"
 			}
 			if p.QPS == 0 {
 				late = "-"
 			}
-			fmt.Fprintf(w, "%-10s %9.1f %9.1f %10.1f %12s %9s %9s %8s %9s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, rss, errs, late)
+			fmt.Fprintf(w, "%-9s %9.1f %9.1f %10.1f %10s %9s %10s %10s %7s %8s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, errs, late)
 			if r.Err != "" {
 				fmt.Fprintf(w, "           (%s)\n", r.Err)
 			}

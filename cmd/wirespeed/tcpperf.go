@@ -59,7 +59,7 @@ func runTcpperf(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	res, err := tcpperf.Run(ctx, cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "wirespeed tcpperf:", err)
+		fmt.Fprintln(stderr, "wirespeed", err) // err names tcpperf
 		return 1
 	}
 	if *jsonOut {
