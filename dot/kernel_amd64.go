@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-//go:generate sh -c "cd _asm && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stubs.go -pkg dot"
+//go:generate sh -c "cd _asm && go run . -out ../kernel_amd64.s -stubs ../kernel_stubs_amd64.go -pkg dot"
 
 // SIMD kernels.
 //
@@ -52,9 +52,6 @@ import (
 // The AVX-512 kernels use masked loads and stores and touch no byte
 // outside src and dst[:nDst]. The AVX2 kernels never read or write outside
 // src and dst either, but may use dst[nDst:] as scratch space.
-
-// asmChunk bounds the input of one assembly call.
-const asmChunk = 64 << 10
 
 // genericStep is how many bytes the generic kernel handles at a time
 // before the SIMD kernel is tried again.

@@ -12,6 +12,10 @@ type kernel struct {
 	encode func(e *Encoder, dst, src []byte) (int, int)
 }
 
+// asmChunk bounds the input of one call of an assembly kernel, so that the
+// goroutine can be preempted between calls.
+const asmChunk = 64 << 10
+
 var genericKernel = kernel{name: "generic", decode: decodeGeneric, encode: encodeGeneric}
 
 // active is the kernel in use, chosen once at start-up (tests may swap it

@@ -1,6 +1,6 @@
 // Command _asm generates the SIMD kernels of package dot with avo.
 //
-//	cd dot/_asm && go run . -out ../kernel_amd64.s -stubs ../kernel_amd64_stubs.go -pkg dot
+//	cd dot/_asm && go run . -out ../kernel_amd64.s -stubs ../kernel_stubs_amd64.go -pkg dot
 //
 // Every kernel has the same shape:
 //
