@@ -89,6 +89,7 @@ type Writer struct {
 	waiters  int
 	deadline time.Time
 	iov      [][]byte
+	bufs     net.Buffers // iov as handed to WriteTo, which consumes it
 	stats    Stats
 	// adaptive window sampling
 	adBytes int64
@@ -289,8 +290,8 @@ func (w *Writer) writeBatchLocked() {
 	if w.opt.TargetDelay > 0 {
 		start = time.Now()
 	}
-	bufs := net.Buffers(iov)
-	n, err := bufs.WriteTo(w.dst)
+	w.bufs = iov // a field: a local would escape to the heap through WriteTo
+	n, err := w.bufs.WriteTo(w.dst)
 	var end time.Time
 	if w.opt.TargetDelay > 0 {
 		end = time.Now()
