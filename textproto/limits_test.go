@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -398,5 +399,18 @@ func TestLimitDotLinesEndless(t *testing.T) {
 	}
 	if l, err := r.ReadLine(); l != "NEXT" || err != nil {
 		t.Errorf("after the block: %q, %v", l, err)
+	}
+}
+
+// TestLimitHuge checks that the largest limits are no limits.
+func TestLimitHuge(t *testing.T) {
+	r := NewReader(bufio.NewReader(strings.NewReader("A: 1\r\nB: 2\r\n\r\nline\r\n")))
+	r.SetLimits(Limits{MaxLineBytes: math.MaxInt, MaxHeaderBytes: math.MaxInt64, MaxHeaderFields: math.MaxInt, MaxDotBytes: math.MaxInt64})
+	h, err := r.ReadMIMEHeader()
+	if err != nil || len(h) != 2 {
+		t.Fatalf("%v, %v", h, err)
+	}
+	if l, err := r.ReadLine(); l != "line" || err != nil {
+		t.Fatalf("%q, %v", l, err)
 	}
 }

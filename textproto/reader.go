@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -585,6 +586,9 @@ func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
 	if r.limited {
 		r.inHeader = true
 		r.hdrEnd = r.count + r.lim.MaxHeaderBytes
+		if r.hdrEnd < r.count {
+			r.hdrEnd = math.MaxInt64 // no overflow for huge limits
+		}
 		defer func() { r.inHeader = false }()
 	}
 
