@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/textproto"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/wirespeed/wirespeed/netio"
+	"github.com/wirespeed/wirespeed/textproto"
 )
 
 // serveLines answers each "\n"-terminated request on c with "OK " and the
@@ -56,8 +56,8 @@ func Example() {
 // A text protocol server (SMTP, NNTP, ...) built on textproto.NewConn gets
 // coalesced writes by handing it a netio.Conn: textproto flushes its
 // bufio.Writer after every line, which costs a copy instead of a system call.
-// The standard library's net/textproto is shown; any textproto.NewConn that
-// takes an io.ReadWriteCloser composes the same way.
+// wirespeed's textproto (a drop-in net/textproto) is shown; the standard
+// library's composes the same way.
 func ExampleNewConn_textproto() {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	defer ln.Close()
