@@ -160,3 +160,46 @@ func TestDotRawRoundTrip(t *testing.T) {
 		t.Fatalf("%d %v", got, err)
 	}
 }
+
+// TestDotReaderAfterLimitError: a block read after a line broke MaxLineBytes
+// starts after the rest of that line, as the next ReadLine would.
+func TestDotReaderAfterLimitError(t *testing.T) {
+	r := NewReader(bufio.NewReaderSize(strings.NewReader("a line that is too long\r\nxx\r\n.\r\nQUIT\r\n"), 16))
+	r.SetLimits(Limits{MaxLineBytes: 5})
+	if _, err := r.ReadLine(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("ReadLine: %v", err)
+	}
+	got, err := io.ReadAll(r.DotReader())
+	if string(got) != "xx\n" || err != nil {
+		t.Fatalf("DotReader: %q %v", got, err)
+	}
+	if line, _ := r.ReadLine(); line != "QUIT" {
+		t.Fatalf("next line %q", line)
+	}
+}
+
+// TestDotReaderOwedError: when ReadLine returned a line net/textproto would
+// have lost and owes the read error behind it, the DotReader's first read
+// returns that error, where net/textproto's would have returned it.
+func TestDotReaderOwedError(t *testing.T) {
+	for _, how := range []string{"read", "writeto"} {
+		r := NewReader(bufio.NewReaderSize(&chunkReader{data: []byte("0123456789abcdef"), n: 16, err: errBroken}, 16))
+		if line, err := r.ReadLine(); line != "0123456789abcdef" || err != nil {
+			t.Fatalf("ReadLine: %q %v", line, err)
+		}
+		d := r.DotReader()
+		var err error
+		if how == "read" {
+			_, err = d.Read(make([]byte, 8))
+		} else {
+			_, err = io.Copy(io.Discard, d)
+		}
+		if err != errBroken {
+			t.Errorf("%s: first result %v, want the owed error", how, err)
+		}
+		if line, err := r.ReadLine(); err != errBroken || line != "" {
+			// The source keeps failing; the owed error was not the cause.
+			t.Errorf("%s: then ReadLine %q %v", how, line, err)
+		}
+	}
+}

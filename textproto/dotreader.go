@@ -39,26 +39,40 @@ func (r *Reader) DotReader() io.Reader {
 // in those modes fails the read with a [*dot.SyntaxError] once the block has
 // been consumed up to its end marker, so the connection stays in step.
 func (r *Reader) DotReaderMode(mode dot.Mode) io.Reader {
-	r.closeDot()
+	// begin closes an open block, and skips what a limit error left unread;
+	// an error it returns (or owes from the last call) is the block's.
+	err := r.begin()
 	// The reader is only valid until the next call to a method on r, so
 	// one allocation serves every block read through r.
 	if r.dot == nil {
 		r.dot = new(dotReader)
 	}
-	*r.dot = dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true}
+	*r.dot = dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true, err: err}
 	return r.dot
 }
 
 type dotReader struct {
 	r      *Reader
 	dec    dot.Decoder
-	active bool // not yet at the end of the block or an error
+	active bool  // not yet at the end of the block or an error
+	err    error // a read error that came before the block: its first result
+}
+
+// early returns the read error that came before the block, once.
+func (d *dotReader) early() error {
+	err := d.err
+	d.err = nil
+	d.active = false
+	return err
 }
 
 // Read decodes into b. Like net/textproto, it fills b completely unless the
 // block ends or the input fails, and it reads r.R only through its buffer:
 // bufio's Peek and Discard, so the bytes after the end marker stay unread.
 func (d *dotReader) Read(b []byte) (n int, err error) {
+	if d.err != nil {
+		return 0, d.early()
+	}
 	br := d.r.R
 	for n < len(b) && !d.dec.Done() {
 		if br.Buffered() == 0 {
@@ -93,6 +107,9 @@ var writeToBufs = sync.Pool{New: func() any { return new([writeToSize]byte) }}
 // DotReader decode whole buffered windows at a time, and it does not
 // allocate.
 func (d *dotReader) WriteTo(w io.Writer) (written int64, err error) {
+	if d.err != nil {
+		return 0, d.early()
+	}
 	buf := writeToBufs.Get().(*[writeToSize]byte)
 	defer writeToBufs.Put(buf)
 	br := d.r.R
