@@ -1,14 +1,10 @@
 package textproto_test
 
 import (
-	"bufio"
-	"bytes"
-	"io"
-	stdtp "net/textproto"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/benchcase"
 	"github.com/wirespeed/wirespeed/internal/corpus"
-	"github.com/wirespeed/wirespeed/textproto"
 )
 
 // Compare the implementations with
@@ -22,35 +18,6 @@ import (
 // Besides wall time, each benchmark reports cpu-ns/op: the CPU time the
 // process used (GC included), which a busy shared machine disturbs much
 // less than wall time.
-
-// headerSize is the size of the header corpus: a large mail header.
-const headerSize = 4 << 10
-
-// lineReader is the part of both Readers the ReadLine benchmark uses.
-type lineReader interface {
-	ReadLine() (string, error)
-}
-
-func benchReadLine(b *testing.B, data []byte, newReader func(*bufio.Reader) lineReader) {
-	br := bufio.NewReader(nil)
-	r := newReader(br)
-	src := bytes.NewReader(data)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	defer reportCPU(b)()
-	for b.Loop() {
-		src.Reset(data)
-		br.Reset(src)
-		for {
-			if _, err := r.ReadLine(); err != nil {
-				if err != io.EOF {
-					b.Fatal(err)
-				}
-				break
-			}
-		}
-	}
-}
 
 // reportCPU starts measuring CPU time; the function it returns reports it
 // per op.
@@ -73,44 +40,25 @@ func BenchmarkReadLine(b *testing.B) {
 		{"tiny", corpus.Tiny(corpus.Size)},
 	}
 	for _, c := range corpora {
-		b.Run("corpus="+c.name+"/impl=stdlib", func(b *testing.B) {
-			benchReadLine(b, c.data, func(br *bufio.Reader) lineReader { return stdtp.NewReader(br) })
-		})
-		b.Run("corpus="+c.name+"/impl=wirespeed", func(b *testing.B) {
-			benchReadLine(b, c.data, func(br *bufio.Reader) lineReader { return textproto.NewReader(br) })
-		})
+		for _, impl := range []string{"stdlib", "wirespeed"} {
+			b.Run("corpus="+c.name+"/impl="+impl, func(b *testing.B) {
+				b.SetBytes(int64(len(c.data)))
+				b.ReportAllocs()
+				defer reportCPU(b)()
+				benchcase.ReadLines(b, impl, c.data)
+			})
+		}
 	}
 }
 
 func BenchmarkReadMIMEHeader(b *testing.B) {
-	data := corpus.Header(headerSize)
-	src := bytes.NewReader(data)
-	b.Run("corpus=header/impl=stdlib", func(b *testing.B) {
-		br := bufio.NewReader(nil)
-		r := stdtp.NewReader(br)
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			src.Reset(data)
-			br.Reset(src)
-			if _, err := r.ReadMIMEHeader(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("corpus=header/impl=wirespeed", func(b *testing.B) {
-		br := bufio.NewReader(nil)
-		r := textproto.NewReader(br)
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			src.Reset(data)
-			br.Reset(src)
-			if _, err := r.ReadMIMEHeader(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	data := corpus.Header(benchcase.HeaderSize)
+	for _, impl := range []string{"stdlib", "wirespeed"} {
+		b.Run("corpus=header/impl="+impl, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			benchcase.ReadHeader(b, impl, data)
+		})
+	}
 }
