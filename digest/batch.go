@@ -85,6 +85,8 @@ func Files(ctx context.Context, a Algorithm, paths []string, opts *Options) ([]R
 // MD5 over many files uses multi-buffer SIMD hashing where the CPU has it
 // (see MultiBuffer); files smaller than 128 KiB and short batches
 // (fewer than 8 files per worker) use crypto/md5, which is faster there.
+// To tell, Each looks ahead up to 8 paths per worker, waiting at most
+// 100 ms for them, so a slow or lazy iterator delays nothing for long.
 //
 // A file's error does not stop the others. If fn returns an error, Each
 // stops and returns it. If ctx is cancelled, Each stops taking paths,
