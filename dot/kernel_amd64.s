@@ -12,6 +12,12 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         src_base+24(FP), DX
 	MOVQ         src_len+32(FP), BX
 	MOVQ         flags+48(FP), SI
+	TESTQ        BX, BX
+	JZ           dec512_done
+	TESTQ        CX, CX
+	JZ           dec512_done
+	LEAQ         -65(DX)(BX*1), BX
+	LEAQ         -65(AX)(CX*1), CX
 	MOVQ         SI, DI
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
@@ -23,10 +29,6 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	VPBROADCASTB R11, Z1
 	MOVL         $0x0000002e, R11
 	VPBROADCASTB R11, Z2
-	TESTQ        BX, BX
-	JZ           dec512_done
-	TESTQ        CX, CX
-	JZ           dec512_done
 	SHRQ         $0x01, SI
 	CMPQ         SI, $0x00000001
 	JEQ          dec512_strict
@@ -34,15 +36,14 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	JEQ          dec512_raw
 
 dec512_compat_fast:
-	CMPQ      BX, $0x41
-	JB        dec512_compat_general
-	CMPQ      CX, $0x41
-	JB        dec512_compat_general
+	CMPQ      DX, BX
+	JGT       dec512_compat_general
+	CMPQ      AX, CX
+	JGT       dec512_compat_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
-	MOVQ      DI, SI
-	ORQ       R9, SI
+	TESTQ     R9, R9
 	JNZ       dec512_compat_masks
 	KORTESTQ  K1, K2
 	JZ        dec512_compat_clean
@@ -81,9 +82,7 @@ dec512_compat_masks:
 	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          DI, AX
-	SUBQ          DI, CX
 	ADDQ          $0x40, DX
-	SUBQ          $0x40, BX
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
 	JMP           dec512_compat_fast
@@ -91,13 +90,11 @@ dec512_compat_masks:
 dec512_compat_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
 	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	CMPQ      BX, $0x41
-	JB        dec512_compat_general
-	CMPQ      CX, $0x41
-	JB        dec512_compat_general
+	CMPQ      DX, BX
+	JGT       dec512_compat_general
+	CMPQ      AX, CX
+	JGT       dec512_compat_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
@@ -106,21 +103,24 @@ dec512_compat_clean:
 	JMP       dec512_compat_masks
 
 dec512_compat_general:
-	TESTQ         BX, BX
+	LEAQ          65(BX), R9
+	SUBQ          DX, R9
 	JZ            dec512_done
+	LEAQ          65(CX), R8
+	SUBQ          AX, R8
 	MOVQ          $0x00000041, SI
-	CMPQ          BX, SI
-	CMOVQLT       BX, SI
-	BZHIQ         SI, R10, R8
+	CMPQ          R9, SI
+	CMOVQLT       R9, SI
+	BZHIQ         SI, R10, R9
 	DECQ          SI
-	BZHIQ         SI, R10, SI
-	KMOVQ         R8, K1
-	KMOVQ         SI, K2
+	BZHIQ         SI, R10, R11
+	KMOVQ         R9, K1
+	KMOVQ         R11, K2
 	VMOVDQU8.Z    (DX), K1, Z3
 	VMOVDQU8.Z    1(DX), K2, Z4
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
-	KMOVQ         K1, R11
+	KMOVQ         K1, SI
 	KMOVQ         K2, R12
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R13
@@ -128,75 +128,73 @@ dec512_compat_general:
 	KMOVQ         K1, R14
 	VPCMPEQB      Z1, Z4, K1
 	KMOVQ         K1, R15
-	LEAQ          (DI)(R11*2), DI
+	LEAQ          (DI)(SI*2), DI
 	ANDQ          DI, R13
 	ORQ           R14, R15
 	ANDQ          R13, R15
-	ANDQ          R11, DI
+	ANDQ          SI, DI
 	ORQ           DI, R15
 	MOVQ          R12, DI
 	ANDQ          R14, DI
 	ORQ           R13, DI
-	XORQ          R8, SI
+	XORQ          R9, R11
 	ORQ           R13, R12
-	ANDQ          R12, SI
-	ORQ           SI, R15
-	ANDNQ         R10, R8, R12
+	ANDQ          R12, R11
+	ORQ           R11, R15
+	ANDNQ         R10, R9, R12
 	ORQ           R12, R15
-	TZCNTQ        R15, SI
+	TZCNTQ        R15, R9
 	NOTQ          DI
-	BZHIQ         SI, DI, DI
-	POPCNTQ       DI, R8
-	CMPQ          R8, CX
+	BZHIQ         R9, DI, DI
+	POPCNTQ       DI, R11
+	CMPQ          R11, R8
 	JAE           dec512_compat_room
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R8, R10, DI
+	BZHIQ         R11, R10, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R8, AX
-	SUBQ          R8, CX
-	CMPQ          SI, $0x40
+	ADDQ          R11, AX
+	CMPQ          R9, $0x40
 	JNE           dec512_compat_partial
 	ADDQ          $0x40, DX
-	SUBQ          $0x40, BX
-	MOVQ          R11, DI
+	MOVQ          $0x00000003, R9
+	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
 	JMP           dec512_compat_fast
 
 dec512_compat_partial:
-	ADDQ SI, DX
+	ADDQ R9, DX
 	JMP  dec512_done
 
 dec512_compat_room:
-	MOVQ          CX, BX
-	DECQ          BX
-	MOVQ          $0x00000001, SI
-	SHLXQ         BX, SI, SI
-	PDEPQ         DI, SI, SI
-	TZCNTQ        SI, SI
-	INCQ          SI
-	BZHIQ         SI, DI, DI
+	MOVQ          R8, CX
+	DECQ          CX
+	MOVQ          $0x00000001, BX
+	SHLXQ         CX, BX, BX
+	PDEPQ         DI, BX, BX
+	TZCNTQ        BX, R9
+	INCQ          R9
+	BZHIQ         R9, DI, DI
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         CX, R10, BX
-	KMOVQ         BX, K1
+	BZHIQ         R8, R10, CX
+	KMOVQ         CX, K1
 	VMOVDQU8      Z0, K1, (AX)
-	ADDQ          CX, AX
-	ADDQ          SI, DX
+	ADDQ          R8, AX
+	ADDQ          R9, DX
 	JMP           dec512_done
 
 dec512_strict:
 dec512_strict_fast:
-	CMPQ      BX, $0x41
-	JB        dec512_strict_general
-	CMPQ      CX, $0x41
-	JB        dec512_strict_general
+	CMPQ      DX, BX
+	JGT       dec512_strict_general
+	CMPQ      AX, CX
+	JGT       dec512_strict_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
-	MOVQ      DI, SI
-	ORQ       R9, SI
+	TESTQ     R9, R9
 	JNZ       dec512_strict_masks
 	KORTESTQ  K1, K2
 	JZ        dec512_strict_clean
@@ -237,9 +235,7 @@ dec512_strict_masks:
 	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          DI, AX
-	SUBQ          DI, CX
 	ADDQ          $0x40, DX
-	SUBQ          $0x40, BX
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
 	MOVQ          R11, R8
@@ -249,13 +245,11 @@ dec512_strict_masks:
 dec512_strict_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
 	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	CMPQ      BX, $0x41
-	JB        dec512_strict_general
-	CMPQ      CX, $0x41
-	JB        dec512_strict_general
+	CMPQ      DX, BX
+	JGT       dec512_strict_general
+	CMPQ      AX, CX
+	JGT       dec512_strict_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
@@ -264,103 +258,104 @@ dec512_strict_clean:
 	JMP       dec512_strict_masks
 
 dec512_strict_general:
-	TESTQ         BX, BX
+	LEAQ          65(BX), R11
+	SUBQ          DX, R11
 	JZ            dec512_done
+	LEAQ          65(CX), R9
+	SUBQ          AX, R9
 	MOVQ          $0x00000041, SI
-	CMPQ          BX, SI
-	CMOVQLT       BX, SI
-	BZHIQ         SI, R10, R11
+	CMPQ          R11, SI
+	CMOVQLT       R11, SI
+	BZHIQ         SI, R10, R12
 	DECQ          SI
-	BZHIQ         SI, R10, SI
-	KMOVQ         R11, K1
-	KMOVQ         SI, K2
+	BZHIQ         SI, R10, R13
+	KMOVQ         R12, K1
+	KMOVQ         R13, K2
 	VMOVDQU8.Z    (DX), K1, Z3
 	VMOVDQU8.Z    1(DX), K2, Z4
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
-	KMOVQ         K1, R12
-	KMOVQ         K2, R13
+	KMOVQ         K1, SI
+	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R14
 	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R15
 	VPCMPEQB      Z1, Z4, K1
 	KMOVQ         K1, BP
-	LEAQ          (DI)(R12*2), DI
+	LEAQ          (DI)(SI*2), DI
 	ANDQ          DI, R14
 	ORQ           R15, BP
 	MOVQ          BP, DI
 	ANDQ          R14, DI
-	LEAQ          (R8)(R13*2), R8
-	ANDNQ         R12, R8, R8
+	LEAQ          (R8)(R11*2), R8
+	ANDNQ         SI, R8, R8
 	ORQ           R8, DI
-	ANDNQ         R13, R15, R8
+	ANDNQ         R11, R15, R8
 	ORQ           R8, DI
-	MOVQ          R13, R8
+	MOVQ          R11, R8
 	ORQ           R14, R8
-	XORQ          R11, SI
-	MOVQ          R13, R15
+	XORQ          R12, R13
+	MOVQ          R11, R15
 	ORQ           R14, R15
-	ANDQ          R15, SI
-	ORQ           SI, DI
-	ANDNQ         R10, R11, R15
+	ANDQ          R15, R13
+	ORQ           R13, DI
+	ANDNQ         R10, R12, R15
 	ORQ           R15, DI
-	TZCNTQ        DI, SI
+	TZCNTQ        DI, DI
 	NOTQ          R8
-	BZHIQ         SI, R8, R8
-	POPCNTQ       R8, DI
-	CMPQ          DI, CX
+	BZHIQ         DI, R8, R8
+	POPCNTQ       R8, R12
+	CMPQ          R12, R9
 	JAE           dec512_strict_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         DI, R10, R8
+	BZHIQ         R12, R10, R8
 	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          DI, AX
-	SUBQ          DI, CX
-	CMPQ          SI, $0x40
+	ADDQ          R12, AX
+	CMPQ          DI, $0x40
 	JNE           dec512_strict_partial
 	ADDQ          $0x40, DX
-	SUBQ          $0x40, BX
-	MOVQ          R12, DI
+	MOVQ          $0x00000003, R9
+	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
-	MOVQ          R13, R8
+	MOVQ          R11, R8
 	SHRQ          $0x3f, R8
 	JMP           dec512_strict_fast
 
 dec512_strict_partial:
-	ADDQ SI, DX
+	ADDQ DI, DX
 	JMP  dec512_done
 
 dec512_strict_room:
-	MOVQ          CX, BX
-	DECQ          BX
-	MOVQ          $0x00000001, SI
-	SHLXQ         BX, SI, SI
-	PDEPQ         R8, SI, SI
-	TZCNTQ        SI, SI
-	INCQ          SI
-	BZHIQ         SI, R8, R8
+	MOVQ          R9, CX
+	DECQ          CX
+	MOVQ          $0x00000001, BX
+	SHLXQ         CX, BX, BX
+	PDEPQ         R8, BX, BX
+	TZCNTQ        BX, DI
+	INCQ          DI
+	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         CX, R10, BX
-	KMOVQ         BX, K1
+	BZHIQ         R9, R10, CX
+	KMOVQ         CX, K1
 	VMOVDQU8      Z0, K1, (AX)
-	ADDQ          CX, AX
-	ADDQ          SI, DX
+	ADDQ          R9, AX
+	ADDQ          DI, DX
 	JMP           dec512_done
 
 dec512_raw:
 dec512_raw_fast:
-	CMPQ      BX, $0x41
-	JB        dec512_raw_general
-	CMPQ      CX, $0x41
-	JB        dec512_raw_general
+	CMPQ      DX, BX
+	JGT       dec512_raw_general
+	CMPQ      AX, CX
+	JGT       dec512_raw_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
-	MOVQ      DI, SI
-	ORQ       R9, SI
+	TESTQ     R9, R9
 	JNZ       dec512_raw_masks
 	KORTESTQ  K1, K2
 	JZ        dec512_raw_clean
@@ -399,9 +394,7 @@ dec512_raw_masks:
 	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          DI, AX
-	SUBQ          DI, CX
 	ADDQ          $0x40, DX
-	SUBQ          $0x40, BX
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
 	MOVQ          R11, R8
@@ -411,13 +404,11 @@ dec512_raw_masks:
 dec512_raw_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
 	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	CMPQ      BX, $0x41
-	JB        dec512_raw_general
-	CMPQ      CX, $0x41
-	JB        dec512_raw_general
+	CMPQ      DX, BX
+	JGT       dec512_raw_general
+	CMPQ      AX, CX
+	JGT       dec512_raw_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
@@ -426,94 +417,96 @@ dec512_raw_clean:
 	JMP       dec512_raw_masks
 
 dec512_raw_general:
-	TESTQ         BX, BX
+	LEAQ          65(BX), R11
+	SUBQ          DX, R11
 	JZ            dec512_done
+	LEAQ          65(CX), R9
+	SUBQ          AX, R9
 	MOVQ          $0x00000041, SI
-	CMPQ          BX, SI
-	CMOVQLT       BX, SI
-	BZHIQ         SI, R10, R11
+	CMPQ          R11, SI
+	CMOVQLT       R11, SI
+	BZHIQ         SI, R10, R12
 	DECQ          SI
-	BZHIQ         SI, R10, SI
-	KMOVQ         R11, K1
-	KMOVQ         SI, K2
+	BZHIQ         SI, R10, R13
+	KMOVQ         R12, K1
+	KMOVQ         R13, K2
 	VMOVDQU8.Z    (DX), K1, Z3
 	VMOVDQU8.Z    1(DX), K2, Z4
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
-	KMOVQ         K1, R12
-	KMOVQ         K2, R13
+	KMOVQ         K1, SI
+	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R14
 	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R15
 	VPCMPEQB      Z1, Z4, K1
 	KMOVQ         K1, BP
-	LEAQ          (DI)(R12*2), DI
+	LEAQ          (DI)(SI*2), DI
 	ANDQ          DI, R14
 	ORQ           R15, BP
 	MOVQ          BP, DI
 	ANDQ          R14, DI
-	LEAQ          (R8)(R13*2), R8
-	ANDNQ         R12, R8, R8
+	LEAQ          (R8)(R11*2), R8
+	ANDNQ         SI, R8, R8
 	ORQ           R8, DI
-	ANDNQ         R13, R15, R8
+	ANDNQ         R11, R15, R8
 	ORQ           R8, DI
 	MOVQ          R14, R8
-	XORQ          R11, SI
-	MOVQ          R13, R15
+	XORQ          R12, R13
+	MOVQ          R11, R15
 	ORQ           R14, R15
-	ANDQ          R15, SI
-	ORQ           SI, DI
-	ANDNQ         R10, R11, R15
+	ANDQ          R15, R13
+	ORQ           R13, DI
+	ANDNQ         R10, R12, R15
 	ORQ           R15, DI
-	TZCNTQ        DI, SI
+	TZCNTQ        DI, DI
 	NOTQ          R8
-	BZHIQ         SI, R8, R8
-	POPCNTQ       R8, DI
-	CMPQ          DI, CX
+	BZHIQ         DI, R8, R8
+	POPCNTQ       R8, R12
+	CMPQ          R12, R9
 	JAE           dec512_raw_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         DI, R10, R8
+	BZHIQ         R12, R10, R8
 	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          DI, AX
-	SUBQ          DI, CX
-	CMPQ          SI, $0x40
+	ADDQ          R12, AX
+	CMPQ          DI, $0x40
 	JNE           dec512_raw_partial
 	ADDQ          $0x40, DX
-	SUBQ          $0x40, BX
-	MOVQ          R12, DI
+	MOVQ          $0x00000003, R9
+	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
-	MOVQ          R13, R8
+	MOVQ          R11, R8
 	SHRQ          $0x3f, R8
 	JMP           dec512_raw_fast
 
 dec512_raw_partial:
-	ADDQ SI, DX
+	ADDQ DI, DX
 	JMP  dec512_done
 
 dec512_raw_room:
-	MOVQ          CX, BX
-	DECQ          BX
-	MOVQ          $0x00000001, SI
-	SHLXQ         BX, SI, SI
-	PDEPQ         R8, SI, SI
-	TZCNTQ        SI, SI
-	BTQ           SI, R13
-	SETCS         BL
-	MOVBQZX       BL, BX
-	SUBQ          BX, CX
-	SUBQ          BX, SI
-	INCQ          SI
-	BZHIQ         SI, R8, R8
+	MOVQ          R9, CX
+	DECQ          CX
+	MOVQ          $0x00000001, BX
+	SHLXQ         CX, BX, BX
+	PDEPQ         R8, BX, BX
+	TZCNTQ        BX, DI
+	BTQ           DI, R11
+	SETCS         CL
+	MOVBQZX       CL, CX
+	SUBQ          CX, R9
+	SUBQ          CX, DI
+	INCQ          DI
+	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         CX, R10, BX
-	KMOVQ         BX, K1
+	BZHIQ         R9, R10, CX
+	KMOVQ         CX, K1
 	VMOVDQU8      Z0, K1, (AX)
-	ADDQ          CX, AX
-	ADDQ          SI, DX
+	ADDQ          R9, AX
+	ADDQ          DI, DX
 
 dec512_done:
 	VZEROUPPER
@@ -527,7 +520,7 @@ dec512_done:
 
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
-TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
+TEXT ·encodeAVX512(SB), NOSPLIT, $0-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), DX
@@ -552,12 +545,56 @@ TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	TESTQ        SI, SI
 	JNZ          enc512_strict
 
-enc512_compat_loop:
-	MOVQ DI, SI
-	ORQ  R9, SI
-	JNZ  enc512_compat_block
+enc512_compat_fast:
+	CMPQ      BX, $0x41
+	JB        enc512_compat_block
+	CMPQ      CX, $0x41
+	JB        enc512_compat_block
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	TESTQ     R9, R9
+	JNZ       enc512_compat_masks
+	KORTESTQ  K1, K2
+	JZ        enc512_compat_clean
+
+enc512_compat_masks:
+	KMOVQ     K1, SI
+	KMOVQ     K2, R11
+	VPCMPEQB  Z2, Z3, K1
+	KMOVQ     K1, R12
+	LEAQ      (DI)(SI*2), R13
+	LEAQ      (R8)(R11*2), R14
+	ANDQ      R13, R12
+	ANDNQ     SI, R14, R13
+	ORQ       R13, R12
+	MOVQ      R11, R13
+	ANDQ      R14, R13
+	ORQ       R13, R12
+	MOVQ      SI, R13
+	ORQ       R11, R13
+	NEGQ      R13
+	ADCQ      R9, R9
+	ANDQ      $0x03, R9
+	TESTQ     R12, R12
+	JNZ       enc512_compat_block
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
+	SHRQ      $0x3f, SI
+	MOVQ      SI, DI
+	SHRQ      $0x3f, R11
+	MOVQ      R11, R8
+	JMP       enc512_compat_fast
 
 enc512_compat_clean:
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
 	CMPQ      BX, $0x41
 	JB        enc512_compat_block
 	CMPQ      CX, $0x41
@@ -566,41 +603,36 @@ enc512_compat_clean:
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
-	JNZ       enc512_compat_block
-	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
-	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	JMP       enc512_compat_clean
+	JZ        enc512_compat_clean
+	JMP       enc512_compat_masks
 
 enc512_compat_block:
 	MOVQ       $0x00000041, SI
 	CMPQ       BX, SI
 	CMOVQLT    BX, SI
-	BZHIQ      SI, R10, SI
-	KMOVQ      SI, K1
+	BZHIQ      SI, R10, R9
+	KMOVQ      R9, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	VPCMPEQB   Z0, Z3, K1
-	KMOVQ      K1, R11
+	KMOVQ      K1, SI
 	VPCMPEQB   Z1, Z3, K1
-	KMOVQ      K1, R12
+	KMOVQ      K1, R11
 	VPCMPEQB   Z2, Z3, K1
-	KMOVQ      K1, R13
-	LEAQ       (DI)(R11*2), DI
-	LEAQ       (R8)(R12*2), R8
-	ANDQ       DI, R13
-	ANDNQ      R11, R8, R14
-	ORQ        R14, R13
-	MOVQ       R12, DI
+	KMOVQ      K1, R12
+	LEAQ       (DI)(SI*2), DI
+	LEAQ       (R8)(R11*2), R8
+	ANDQ       DI, R12
+	ANDNQ      SI, R8, R13
+	ORQ        R13, R12
+	MOVQ       R11, DI
 	ANDQ       R8, DI
-	ANDNQ      R10, SI, R14
-	ORQ        R14, DI
-	TZCNTQ     DI, SI
-	BZHIQ      SI, R13, R13
-	TESTQ      R13, R13
+	ANDNQ      R10, R9, R13
+	ORQ        R13, DI
+	TZCNTQ     DI, DI
+	BZHIQ      DI, R12, R12
+	TESTQ      R12, R12
 	JNZ        enc512_compat_slow
-	CMPQ       SI, $0x40
+	CMPQ       DI, $0x40
 	JNE        enc512_compat_slow
 	CMPQ       CX, $0x40
 	JBE        enc512_compat_slow
@@ -611,150 +643,72 @@ enc512_compat_block:
 	SUBQ       $0x40, BX
 
 enc512_compat_next:
-	MOVQ  R11, SI
-	ORQ   R12, SI
-	NEGQ  SI
-	ADCQ  R9, R9
-	ANDQ  $0x03, R9
+	MOVQ  $0x00000003, R9
+	SHRQ  $0x3f, SI
+	MOVQ  SI, DI
 	SHRQ  $0x3f, R11
-	MOVQ  R11, DI
-	SHRQ  $0x3f, R12
-	MOVQ  R12, R8
+	MOVQ  R11, R8
 	TESTQ BX, BX
-	JNZ   enc512_compat_loop
+	JNZ   enc512_compat_fast
 	JMP   enc512_done
 
 enc512_compat_slow:
-	MOVL        R13, DI
-	MOVQ        $0x00000020, R8
-	CMPQ        SI, R8
-	CMOVQLT     SI, R8
-	MOVL        R12, R14
-	TESTQ       R8, R8
+	MOVL        R12, R8
+	MOVQ        $0x00000020, R9
+	CMPQ        DI, R9
+	CMOVQLT     DI, R9
+	MOVL        R11, R13
+	TESTQ       R9, R9
 	JZ          enc512_done
-	MOVQ        $0x5555555555555555, R14
-	MOVQ        $0xaaaaaaaaaaaaaaaa, R15
-	PDEPQ       R14, DI, R14
-	ORQ         R15, R14
-	PEXTQ       R14, R15, R14
-	POPCNTQ     DI, R15
-	ADDQ        R8, R15
-	CMPQ        R15, CX
+	MOVQ        $0x5555555555555555, R13
+	MOVQ        $0xaaaaaaaaaaaaaaaa, R14
+	PDEPQ       R13, R8, R13
+	ORQ         R14, R13
+	PEXTQ       R13, R14, R13
+	POPCNTQ     R8, R14
+	ADDQ        R9, R14
+	CMPQ        R14, CX
 	JA          enc512_compat_lo_room
-	KMOVQ       R14, K1
+	KMOVQ       R13, K1
 	VPEXPANDB.Z Z3, K1, Z5
-	ANDNQ       R10, R14, BP
-	BZHIQ       R15, BP, BP
-	ANDQ        R11, DI
-	PDEPQ       R14, DI, DI
-	SHRQ        $0x01, DI
-	ANDNQ       BP, DI, BP
-	KMOVQ       DI, K1
+	ANDNQ       R10, R13, R15
+	BZHIQ       R14, R15, R15
+	ANDQ        SI, R8
+	PDEPQ       R13, R8, R8
+	SHRQ        $0x01, R8
+	ANDNQ       R15, R8, R15
+	KMOVQ       R8, K1
 	VMOVDQU8    Z1, K1, Z5
-	KMOVQ       BP, K1
+	KMOVQ       R15, K1
 	VMOVDQU8    Z2, K1, Z5
-	BZHIQ       R15, R10, DI
-	KMOVQ       DI, K1
+	BZHIQ       R14, R10, R8
+	KMOVQ       R8, K1
 	VMOVDQU8    Z5, K1, (AX)
-	ADDQ        R15, AX
-	SUBQ        R15, CX
-	CMPQ        R8, $0x20
+	ADDQ        R14, AX
+	SUBQ        R14, CX
+	CMPQ        R9, $0x20
 	JNE         enc512_compat_lo_partial
 	ADDQ        $0x20, DX
 	SUBQ        $0x20, BX
 	JMP         enc512_compat_lo_ok
 
 enc512_compat_lo_partial:
-	ADDQ R8, DX
+	ADDQ R9, DX
 	JMP  enc512_done
 
 enc512_compat_lo_room:
-	BZHIQ       CX, R14, CX
-	POPCNTQ     CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, R15
-	ADDQ        R8, R15
-	KMOVQ       R14, K1
+	BZHIQ       CX, R13, CX
+	POPCNTQ     CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R14
+	ADDQ        R9, R14
+	KMOVQ       R13, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R10, R14, CX
-	BZHIQ       R15, CX, CX
-	MOVQ        DI, BX
-	ANDQ        R11, BX
-	PDEPQ       R14, BX, BX
-	SHRQ        $0x01, BX
-	ANDNQ       CX, BX, CX
-	KMOVQ       BX, K1
-	VMOVDQU8    Z1, K1, Z0
-	KMOVQ       CX, K1
-	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R15, R10, CX
-	KMOVQ       CX, K1
-	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R15, AX
-	ADDQ        R8, DX
-	JMP         enc512_done
-
-enc512_compat_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y4
-	MOVQ          R13, DI
-	SHRQ          $0x20, DI
-	MOVQ          R11, R13
-	SHRQ          $0x20, R13
-	MOVQ          SI, R8
-	SUBQ          $0x20, R8
-	MOVQ          R12, R14
-	SHRQ          $0x20, R14
-	TESTQ         R8, R8
-	JZ            enc512_done
-	MOVQ          $0x5555555555555555, SI
-	MOVQ          $0xaaaaaaaaaaaaaaaa, R14
-	PDEPQ         SI, DI, SI
-	ORQ           R14, SI
-	PEXTQ         SI, R14, SI
-	POPCNTQ       DI, R14
-	ADDQ          R8, R14
-	CMPQ          R14, CX
-	JA            enc512_compat_hi_room
-	KMOVQ         SI, K1
-	VPEXPANDB.Z   Z4, K1, Z3
-	ANDNQ         R10, SI, R15
-	BZHIQ         R14, R15, R15
-	ANDQ          R13, DI
-	PDEPQ         SI, DI, DI
-	SHRQ          $0x01, DI
-	ANDNQ         R15, DI, R15
-	KMOVQ         DI, K1
-	VMOVDQU8      Z1, K1, Z3
-	KMOVQ         R15, K1
-	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R14, R10, SI
-	KMOVQ         SI, K1
-	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R14, AX
-	SUBQ          R14, CX
-	CMPQ          R8, $0x20
-	JNE           enc512_compat_hi_partial
-	ADDQ          $0x20, DX
-	SUBQ          $0x20, BX
-	JMP           enc512_compat_hi_ok
-
-enc512_compat_hi_partial:
-	ADDQ R8, DX
-	JMP  enc512_done
-
-enc512_compat_hi_room:
-	BZHIQ       CX, SI, CX
-	POPCNTQ     CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, R14
-	ADDQ        R8, R14
-	KMOVQ       SI, K1
-	VPEXPANDB.Z Z4, K1, Z0
-	ANDNQ       R10, SI, CX
+	ANDNQ       R10, R13, CX
 	BZHIQ       R14, CX, CX
-	MOVQ        DI, BX
-	ANDQ        R13, BX
-	PDEPQ       SI, BX, BX
+	MOVQ        R8, BX
+	ANDQ        SI, BX
+	PDEPQ       R13, BX, BX
 	SHRQ        $0x01, BX
 	ANDNQ       CX, BX, CX
 	KMOVQ       BX, K1
@@ -765,19 +719,139 @@ enc512_compat_hi_room:
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
 	ADDQ        R14, AX
-	ADDQ        R8, DX
+	ADDQ        R9, DX
+	JMP         enc512_done
+
+enc512_compat_lo_ok:
+	VEXTRACTI64X4 $0x01, Z3, Y4
+	MOVQ          R12, R8
+	SHRQ          $0x20, R8
+	MOVQ          SI, R12
+	SHRQ          $0x20, R12
+	MOVQ          DI, R9
+	SUBQ          $0x20, R9
+	MOVQ          R11, R13
+	SHRQ          $0x20, R13
+	TESTQ         R9, R9
+	JZ            enc512_done
+	MOVQ          $0x5555555555555555, DI
+	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
+	PDEPQ         DI, R8, DI
+	ORQ           R13, DI
+	PEXTQ         DI, R13, DI
+	POPCNTQ       R8, R13
+	ADDQ          R9, R13
+	CMPQ          R13, CX
+	JA            enc512_compat_hi_room
+	KMOVQ         DI, K1
+	VPEXPANDB.Z   Z4, K1, Z3
+	ANDNQ         R10, DI, R14
+	BZHIQ         R13, R14, R14
+	ANDQ          R12, R8
+	PDEPQ         DI, R8, R8
+	SHRQ          $0x01, R8
+	ANDNQ         R14, R8, R14
+	KMOVQ         R8, K1
+	VMOVDQU8      Z1, K1, Z3
+	KMOVQ         R14, K1
+	VMOVDQU8      Z2, K1, Z3
+	BZHIQ         R13, R10, DI
+	KMOVQ         DI, K1
+	VMOVDQU8      Z3, K1, (AX)
+	ADDQ          R13, AX
+	SUBQ          R13, CX
+	CMPQ          R9, $0x20
+	JNE           enc512_compat_hi_partial
+	ADDQ          $0x20, DX
+	SUBQ          $0x20, BX
+	JMP           enc512_compat_hi_ok
+
+enc512_compat_hi_partial:
+	ADDQ R9, DX
+	JMP  enc512_done
+
+enc512_compat_hi_room:
+	BZHIQ       CX, DI, CX
+	POPCNTQ     CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R13
+	ADDQ        R9, R13
+	KMOVQ       DI, K1
+	VPEXPANDB.Z Z4, K1, Z0
+	ANDNQ       R10, DI, CX
+	BZHIQ       R13, CX, CX
+	MOVQ        R8, BX
+	ANDQ        R12, BX
+	PDEPQ       DI, BX, BX
+	SHRQ        $0x01, BX
+	ANDNQ       CX, BX, CX
+	KMOVQ       BX, K1
+	VMOVDQU8    Z1, K1, Z0
+	KMOVQ       CX, K1
+	VMOVDQU8    Z2, K1, Z0
+	BZHIQ       R13, R10, CX
+	KMOVQ       CX, K1
+	VMOVDQU8    Z0, K1, (AX)
+	ADDQ        R13, AX
+	ADDQ        R9, DX
 	JMP         enc512_done
 
 enc512_compat_hi_ok:
 	JMP enc512_compat_next
 
 enc512_strict:
-enc512_strict_loop:
-	MOVQ DI, SI
-	ORQ  R9, SI
-	JNZ  enc512_strict_block
+enc512_strict_fast:
+	CMPQ      BX, $0x41
+	JB        enc512_strict_block
+	CMPQ      CX, $0x41
+	JB        enc512_strict_block
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	TESTQ     R9, R9
+	JNZ       enc512_strict_masks
+	KORTESTQ  K1, K2
+	JZ        enc512_strict_clean
+
+enc512_strict_masks:
+	VMOVDQU64 1(DX), Z4
+	VPCMPEQB  Z0, Z4, K3
+	KMOVQ     K3, SI
+	KMOVQ     K1, R11
+	KMOVQ     K2, R12
+	VPCMPEQB  Z2, Z3, K1
+	KMOVQ     K1, R13
+	LEAQ      (DI)(R11*2), R14
+	LEAQ      (R8)(R12*2), R15
+	ANDQ      R14, R13
+	ANDNQ     R11, R15, R14
+	ORQ       R14, R13
+	ANDNQ     R12, SI, R14
+	ORQ       R14, R13
+	MOVQ      R11, SI
+	ORQ       R12, SI
+	NEGQ      SI
+	ADCQ      R9, R9
+	ANDQ      $0x03, R9
+	TESTQ     R13, R13
+	JNZ       enc512_strict_block
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
+	SHRQ      $0x3f, R11
+	MOVQ      R11, DI
+	SHRQ      $0x3f, R12
+	MOVQ      R12, R8
+	JMP       enc512_strict_fast
 
 enc512_strict_clean:
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, CX
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, BX
 	CMPQ      BX, $0x41
 	JB        enc512_strict_block
 	CMPQ      CX, $0x41
@@ -786,46 +860,41 @@ enc512_strict_clean:
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
-	JNZ       enc512_strict_block
-	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
-	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	JMP       enc512_strict_clean
+	JZ        enc512_strict_clean
+	JMP       enc512_strict_masks
 
 enc512_strict_block:
 	MOVQ       $0x00000041, SI
 	CMPQ       BX, SI
 	CMOVQLT    BX, SI
-	BZHIQ      SI, R10, R11
-	KMOVQ      R11, K1
+	BZHIQ      SI, R10, R9
+	KMOVQ      R9, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	DECQ       SI
 	BZHIQ      SI, R10, SI
 	KMOVQ      SI, K1
-	VMOVDQU8.Z 1(DX), K1, Z5
-	VPCMPEQB   Z0, Z5, K1
-	KMOVQ      K1, SI
-	VPCMPEQB   Z0, Z3, K1
+	VMOVDQU8.Z 1(DX), K1, Z4
+	VPCMPEQB   Z0, Z4, K1
 	KMOVQ      K1, R12
+	VPCMPEQB   Z0, Z3, K1
+	KMOVQ      K1, SI
 	VPCMPEQB   Z1, Z3, K1
-	KMOVQ      K1, R13
+	KMOVQ      K1, R11
 	VPCMPEQB   Z2, Z3, K1
-	KMOVQ      K1, R14
-	LEAQ       (DI)(R12*2), DI
-	LEAQ       (R8)(R13*2), R8
-	ANDQ       DI, R14
-	ANDNQ      R12, R8, DI
-	ANDNQ      R13, SI, SI
-	ORQ        SI, DI
-	ANDNQ      R10, R11, SI
-	ORQ        SI, DI
-	TZCNTQ     DI, SI
-	BZHIQ      SI, R14, R14
-	TESTQ      R14, R14
+	KMOVQ      K1, R13
+	LEAQ       (DI)(SI*2), DI
+	LEAQ       (R8)(R11*2), R8
+	ANDQ       DI, R13
+	ANDNQ      SI, R8, DI
+	ANDNQ      R11, R12, R8
+	ORQ        R8, DI
+	ANDNQ      R10, R9, R8
+	ORQ        R8, DI
+	TZCNTQ     DI, DI
+	BZHIQ      DI, R13, R13
+	TESTQ      R13, R13
 	JNZ        enc512_strict_slow
-	CMPQ       SI, $0x40
+	CMPQ       DI, $0x40
 	JNE        enc512_strict_slow
 	CMPQ       CX, $0x40
 	JBE        enc512_strict_slow
@@ -836,147 +905,143 @@ enc512_strict_block:
 	SUBQ       $0x40, BX
 
 enc512_strict_next:
-	MOVQ  R12, SI
-	ORQ   R13, SI
-	NEGQ  SI
-	ADCQ  R9, R9
-	ANDQ  $0x03, R9
-	SHRQ  $0x3f, R12
-	MOVQ  R12, DI
-	SHRQ  $0x3f, R13
-	MOVQ  R13, R8
+	MOVQ  $0x00000003, R9
+	SHRQ  $0x3f, SI
+	MOVQ  SI, DI
+	SHRQ  $0x3f, R11
+	MOVQ  R11, R8
 	TESTQ BX, BX
-	JNZ   enc512_strict_loop
+	JNZ   enc512_strict_fast
 	JMP   enc512_done
 
 enc512_strict_slow:
-	MOVL        R14, DI
-	MOVQ        $0x00000020, R8
-	CMPQ        SI, R8
-	CMOVQLT     SI, R8
-	MOVL        R13, R11
-	TESTQ       R8, R8
+	MOVL        R13, R8
+	MOVQ        $0x00000020, R9
+	CMPQ        DI, R9
+	CMOVQLT     DI, R9
+	MOVL        R11, R12
+	TESTQ       R9, R9
 	JZ          enc512_done
-	MOVQ        $0x5555555555555555, R15
-	MOVQ        $0xaaaaaaaaaaaaaaaa, BP
-	PDEPQ       R15, DI, R15
-	ORQ         BP, R15
-	PEXTQ       R15, BP, R15
-	POPCNTQ     DI, BP
-	ADDQ        R8, BP
-	CMPQ        BP, CX
+	MOVQ        $0x5555555555555555, R14
+	MOVQ        $0xaaaaaaaaaaaaaaaa, R15
+	PDEPQ       R14, R8, R14
+	ORQ         R15, R14
+	PEXTQ       R14, R15, R14
+	POPCNTQ     R8, R15
+	ADDQ        R9, R15
+	CMPQ        R15, CX
 	JAE         enc512_strict_lo_room
-	KMOVQ       R15, K1
-	VPEXPANDB.Z Z3, K1, Z5
-	ANDNQ       R10, R15, DI
-	BZHIQ       BP, DI, DI
-	KMOVQ       DI, K1
-	VMOVDQU8    Z2, K1, Z5
-	BZHIQ       BP, R10, DI
-	KMOVQ       DI, K1
-	VMOVDQU8    Z5, K1, (AX)
-	ADDQ        BP, AX
-	SUBQ        BP, CX
-	CMPQ        R8, $0x20
+	KMOVQ       R14, K1
+	VPEXPANDB.Z Z3, K1, Z4
+	ANDNQ       R10, R14, R8
+	BZHIQ       R15, R8, R8
+	KMOVQ       R8, K1
+	VMOVDQU8    Z2, K1, Z4
+	BZHIQ       R15, R10, R8
+	KMOVQ       R8, K1
+	VMOVDQU8    Z4, K1, (AX)
+	ADDQ        R15, AX
+	SUBQ        R15, CX
+	CMPQ        R9, $0x20
 	JNE         enc512_strict_lo_partial
 	ADDQ        $0x20, DX
 	SUBQ        $0x20, BX
 	JMP         enc512_strict_lo_ok
 
 enc512_strict_lo_partial:
-	ADDQ R8, DX
+	ADDQ R9, DX
 	JMP  enc512_done
 
 enc512_strict_lo_room:
-	BZHIQ       CX, R15, CX
-	POPCNTQ     CX, R8
-	MOVQ        R8, CX
+	BZHIQ       CX, R14, CX
+	POPCNTQ     CX, R9
+	MOVQ        R9, CX
 	DECQ        CX
-	BTQ         CX, R11
+	BTQ         CX, R12
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, BP
-	ADDQ        R8, BP
-	KMOVQ       R15, K1
+	SUBQ        CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R15
+	ADDQ        R9, R15
+	KMOVQ       R14, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R10, R15, CX
-	BZHIQ       BP, CX, CX
+	ANDNQ       R10, R14, CX
+	BZHIQ       R15, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       BP, R10, CX
+	BZHIQ       R15, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        BP, AX
-	ADDQ        R8, DX
+	ADDQ        R15, AX
+	ADDQ        R9, DX
 	JMP         enc512_done
 
 enc512_strict_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y4
-	MOVQ          R14, DI
-	SHRQ          $0x20, DI
-	MOVQ          R12, R8
+	VEXTRACTI64X4 $0x01, Z3, Y5
+	MOVQ          R13, R8
 	SHRQ          $0x20, R8
-	MOVQ          SI, R8
-	SUBQ          $0x20, R8
-	MOVQ          R13, R11
-	SHRQ          $0x20, R11
-	TESTQ         R8, R8
+	MOVQ          SI, R9
+	SHRQ          $0x20, R9
+	MOVQ          DI, R9
+	SUBQ          $0x20, R9
+	MOVQ          R11, R12
+	SHRQ          $0x20, R12
+	TESTQ         R9, R9
 	JZ            enc512_done
-	MOVQ          $0x5555555555555555, SI
-	MOVQ          $0xaaaaaaaaaaaaaaaa, R14
-	PDEPQ         SI, DI, SI
-	ORQ           R14, SI
-	PEXTQ         SI, R14, SI
-	POPCNTQ       DI, R14
-	ADDQ          R8, R14
-	CMPQ          R14, CX
+	MOVQ          $0x5555555555555555, DI
+	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
+	PDEPQ         DI, R8, DI
+	ORQ           R13, DI
+	PEXTQ         DI, R13, DI
+	POPCNTQ       R8, R13
+	ADDQ          R9, R13
+	CMPQ          R13, CX
 	JAE           enc512_strict_hi_room
-	KMOVQ         SI, K1
-	VPEXPANDB.Z   Z4, K1, Z3
-	ANDNQ         R10, SI, SI
-	BZHIQ         R14, SI, SI
-	KMOVQ         SI, K1
+	KMOVQ         DI, K1
+	VPEXPANDB.Z   Z5, K1, Z3
+	ANDNQ         R10, DI, DI
+	BZHIQ         R13, DI, DI
+	KMOVQ         DI, K1
 	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R14, R10, SI
-	KMOVQ         SI, K1
+	BZHIQ         R13, R10, DI
+	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R14, AX
-	SUBQ          R14, CX
-	CMPQ          R8, $0x20
+	ADDQ          R13, AX
+	SUBQ          R13, CX
+	CMPQ          R9, $0x20
 	JNE           enc512_strict_hi_partial
 	ADDQ          $0x20, DX
 	SUBQ          $0x20, BX
 	JMP           enc512_strict_hi_ok
 
 enc512_strict_hi_partial:
-	ADDQ R8, DX
+	ADDQ R9, DX
 	JMP  enc512_done
 
 enc512_strict_hi_room:
-	BZHIQ       CX, SI, CX
-	POPCNTQ     CX, R8
-	MOVQ        R8, CX
+	BZHIQ       CX, DI, CX
+	POPCNTQ     CX, R9
+	MOVQ        R9, CX
 	DECQ        CX
-	BTQ         CX, R11
+	BTQ         CX, R12
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R8
-	BZHIQ       R8, DI, DI
-	POPCNTQ     DI, R14
-	ADDQ        R8, R14
-	KMOVQ       SI, K1
-	VPEXPANDB.Z Z4, K1, Z0
-	ANDNQ       R10, SI, CX
-	BZHIQ       R14, CX, CX
+	SUBQ        CX, R9
+	BZHIQ       R9, R8, R8
+	POPCNTQ     R8, R13
+	ADDQ        R9, R13
+	KMOVQ       DI, K1
+	VPEXPANDB.Z Z5, K1, Z0
+	ANDNQ       R10, DI, CX
+	BZHIQ       R13, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R14, R10, CX
+	BZHIQ       R13, R10, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R14, AX
-	ADDQ        R8, DX
+	ADDQ        R13, AX
+	ADDQ        R9, DX
 	JMP         enc512_done
 
 enc512_strict_hi_ok:

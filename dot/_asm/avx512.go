@@ -37,10 +37,18 @@ func decodeAVX512() {
 	TEXT("decodeAVX512", NOSPLIT, signature)
 	Doc("decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).")
 	dst := Load(Param("dst").Base(), GP64())
-	room := Load(Param("dst").Len(), GP64())
+	dstLim := Load(Param("dst").Len(), GP64())
 	src := Load(Param("src").Base(), GP64())
-	rem := Load(Param("src").Len(), GP64())
+	srcLim := Load(Param("src").Len(), GP64())
 	flags := Load(Param("flags"), GP64())
+	TESTQ(srcLim, srcLim)
+	JZ(LabelRef("dec512_done"))
+	TESTQ(dstLim, dstLim)
+	JZ(LabelRef("dec512_done"))
+	// The fast loop runs while 65 bytes of src and of dst are left:
+	// while src <= srcLim and dst <= dstLim.
+	LEAQ(Mem{Base: src, Index: srcLim, Scale: 1, Disp: -65}, srcLim)
+	LEAQ(Mem{Base: dst, Index: dstLim, Scale: 1, Disp: -65}, dstLim)
 
 	cbol := GP64() // 1 if the block's first byte starts a line
 	MOVQ(flags, cbol)
@@ -53,11 +61,6 @@ func decodeAVX512() {
 	MOVQ(I32(-1), ones)
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
 
-	TESTQ(rem, rem)
-	JZ(LabelRef("dec512_done"))
-	TESTQ(room, room)
-	JZ(LabelRef("dec512_done"))
-
 	modes := []int{compat, strict, raw}
 	labels := dispatchMode("dec512", flags, modes)
 	for i, m := range modes {
@@ -68,10 +71,10 @@ func decodeAVX512() {
 
 		// The fast loop.
 		Label(fast)
-		CMPQ(rem, U8(65))
-		JB(LabelRef(general))
-		CMPQ(room, U8(65))
-		JB(LabelRef(general))
+		CMPQ(src, srcLim)
+		JGT(LabelRef(general))
+		CMPQ(dst, dstLim)
+		JGT(LabelRef(general))
 		{
 			v, vn := ZMM(), ZMM()
 			VMOVDQU64(Mem{Base: src}, v)
@@ -80,10 +83,8 @@ func decodeAVX512() {
 			VPCMPEQB(zcr, v, kcr)
 			// Inside a long line (this block and the two before it have no
 			// CR or LF, see trackDirty), blocks are copied as they are.
-			Label(p + "_classify")
-			t := GP64()
-			MOVQ(cbol, t)
-			ORQ(dirty, t)
+			// (After an LF dirty is not 0: a line start is never copied.)
+			TESTQ(dirty, dirty)
 			JNZ(LabelRef(p + "_masks"))
 			KORTESTQ(klf, kcr)
 			JZ(LabelRef(p + "_clean"))
@@ -100,9 +101,7 @@ func decodeAVX512() {
 			POPCNTQ(keep, cnt)
 			storeCompressed(v, keep, cnt, dst, ones)
 			ADDQ(cnt, dst)
-			SUBQ(cnt, room)
 			ADDQ(U8(64), src)
-			SUBQ(U8(64), rem)
 			MOVQ(mk.lf, cbol)
 			SHRQ(U8(63), cbol)
 			if m != compat {
@@ -115,13 +114,11 @@ func decodeAVX512() {
 			Label(p + "_clean")
 			VMOVDQU64(v, Mem{Base: dst})
 			ADDQ(U8(64), dst)
-			SUBQ(U8(64), room)
 			ADDQ(U8(64), src)
-			SUBQ(U8(64), rem)
-			CMPQ(rem, U8(65))
-			JB(LabelRef(general))
-			CMPQ(room, U8(65))
-			JB(LabelRef(general))
+			CMPQ(src, srcLim)
+			JGT(LabelRef(general))
+			CMPQ(dst, dstLim)
+			JGT(LabelRef(general))
 			VMOVDQU64(Mem{Base: src}, v)
 			VPCMPEQB(zlf, v, klf)
 			VPCMPEQB(zcr, v, kcr)
@@ -132,8 +129,12 @@ func decodeAVX512() {
 
 		// The general path: one block, of any length, with any room.
 		Label(general)
-		TESTQ(rem, rem)
+		rem, room := GP64(), GP64()
+		LEAQ(Mem{Base: srcLim, Disp: 65}, rem)
+		SUBQ(src, rem)
 		JZ(LabelRef("dec512_done"))
+		LEAQ(Mem{Base: dstLim, Disp: 65}, room)
+		SUBQ(dst, room)
 		// The block is src[:min(rem, 64)]; its look-ahead is one byte
 		// further, when there is one.
 		r := GP64()
@@ -178,11 +179,10 @@ func decodeAVX512() {
 
 		storeCompressed(v, keep, cnt, dst, ones)
 		ADDQ(cnt, dst)
-		SUBQ(cnt, room)
 		CMPQ(cut, U8(64))
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(64), src)
-		SUBQ(U8(64), rem)
+		MOVQ(U32(3), dirty)
 		MOVQ(mk.lf, cbol)
 		SHRQ(U8(63), cbol)
 		if m != compat {
@@ -350,37 +350,92 @@ func encodeAVX512() {
 
 	for _, m := range []int{compat, strict} {
 		p := "enc512_" + modeName[m]
-		loop := p + "_loop"
 		Label(p)
-		Label(loop)
 
-		// Inside a long line (this block and the two before it have no
-		// CR or LF, see trackDirty), blocks are copied as they are.
+		fast := p + "_fast"
+		general := p + "_block"
+		// The fast loop: whole blocks with a byte after them, room for
+		// them and nothing to insert or stop at are copied.
+		Label(fast)
+		CMPQ(rem, U8(65))
+		JB(LabelRef(general))
+		CMPQ(room, U8(65))
+		JB(LabelRef(general))
 		{
-			t := GP64()
-			MOVQ(cbol, t)
-			ORQ(dirty, t)
-			JNZ(LabelRef(p + "_block"))
-			Label(p + "_clean")
-			CMPQ(rem, U8(65))
-			JB(LabelRef(p + "_block"))
-			CMPQ(room, U8(65))
-			JB(LabelRef(p + "_block"))
 			v := ZMM()
 			VMOVDQU64(Mem{Base: src}, v)
 			klf, kcr := K(), K()
 			VPCMPEQB(zlf, v, klf)
 			VPCMPEQB(zcr, v, kcr)
+			// Inside a long line (this block and the two before it have no
+			// CR or LF, see trackDirty) the copy loop below needs no masks.
+			TESTQ(dirty, dirty)
+			JNZ(LabelRef(p + "_masks"))
 			KORTESTQ(klf, kcr)
-			JNZ(LabelRef(p + "_block"))
+			JZ(LabelRef(p + "_clean"))
+
+			Label(p + "_masks")
+			var nlf reg.GPVirtual
+			if m == strict {
+				vn := ZMM()
+				VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
+				nlf = cmpMaskZ(vn, zlf)
+			}
+			lf, cr := GP64(), GP64()
+			KMOVQ(klf, lf)
+			KMOVQ(kcr, cr)
+			dot := cmpMaskZ(v, zdot)
+			bol := GP64()
+			LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
+			pcr := GP64()
+			LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr)
+			stop := GP64() // insertions and stops
+			MOVQ(dot, stop)
+			ANDQ(bol, stop)
+			t := GP64()
+			ANDNQ(lf, pcr, t) // Compat: bare LFs get a CR; Strict: they stop
+			ORQ(t, stop)
+			if m == compat {
+				MOVQ(cr, t)
+				ANDQ(pcr, t)
+			} else {
+				ANDNQ(cr, nlf, t)
+			}
+			ORQ(t, stop)
+			trackDirty(dirty, lf, cr, 3)
+			TESTQ(stop, stop)
+			JNZ(LabelRef(general))
 			VMOVDQU64(v, Mem{Base: dst})
 			ADDQ(U8(64), dst)
 			SUBQ(U8(64), room)
 			ADDQ(U8(64), src)
 			SUBQ(U8(64), rem)
-			JMP(LabelRef(p + "_clean"))
+			SHRQ(U8(63), lf)
+			MOVQ(lf, cbol)
+			SHRQ(U8(63), cr)
+			MOVQ(cr, ccr)
+			JMP(LabelRef(fast))
+
+			// The copy loop for long lines.
+			Label(p + "_clean")
+			VMOVDQU64(v, Mem{Base: dst})
+			ADDQ(U8(64), dst)
+			SUBQ(U8(64), room)
+			ADDQ(U8(64), src)
+			SUBQ(U8(64), rem)
+			CMPQ(rem, U8(65))
+			JB(LabelRef(general))
+			CMPQ(room, U8(65))
+			JB(LabelRef(general))
+			VMOVDQU64(Mem{Base: src}, v)
+			VPCMPEQB(zlf, v, klf)
+			VPCMPEQB(zcr, v, kcr)
+			KORTESTQ(klf, kcr)
+			JZ(LabelRef(p + "_clean"))
+			JMP(LabelRef(p + "_masks"))
 		}
 
+		// The general path: one block, of any length, with any room.
 		Label(p + "_block")
 		r := GP64()
 		MOVQ(U32(65), r)
@@ -449,13 +504,13 @@ func encodeAVX512() {
 		ADDQ(U8(64), src)
 		SUBQ(U8(64), rem)
 		Label(p + "_next")
-		trackDirty(dirty, lf, cr, 3)
+		MOVQ(U32(3), dirty)
 		SHRQ(U8(63), lf)
 		MOVQ(lf, cbol)
 		SHRQ(U8(63), cr)
 		MOVQ(cr, ccr)
 		TESTQ(rem, rem)
-		JNZ(LabelRef(loop))
+		JNZ(LabelRef(fast))
 		JMP(LabelRef("enc512_done"))
 
 		Label(p + "_slow")
