@@ -87,8 +87,8 @@
 // and WriteByte, whole buffered windows go through package dot's kernels
 // (SIMD where the CPU has it; see dot.Kernel). The reader returned by
 // DotReader also implements [io.WriterTo] and the writer returned by
-// DotWriter [io.ReaderFrom], so io.Copy in either direction neither copies
-// through an extra buffer nor allocates. A Reader or Writer reuses one
+// DotWriter [io.ReaderFrom], so io.Copy in either direction decodes or
+// encodes whole windows through one pooled buffer and does not allocate. A Reader or Writer reuses one
 // dot reader or writer for all its blocks: as documented, each is valid
 // only until the next call to a method on its Reader or Writer, and using
 // it after that reads or writes the next block instead of failing.

@@ -39,40 +39,50 @@ func (r *Reader) DotReader() io.Reader {
 // in those modes fails the read with a [*dot.SyntaxError] once the block has
 // been consumed up to its end marker, so the connection stays in step.
 func (r *Reader) DotReaderMode(mode dot.Mode) io.Reader {
-	// begin closes an open block, and skips what a limit error left unread;
-	// an error it returns (or owes from the last call) is the block's.
-	err := r.begin()
+	r.closeDot()
 	// The reader is only valid until the next call to a method on r, so
 	// one allocation serves every block read through r.
 	if r.dot == nil {
 		r.dot = new(dotReader)
 	}
-	*r.dot = dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true, err: err}
+	*r.dot = dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true, fresh: true}
 	return r.dot
 }
 
 type dotReader struct {
 	r      *Reader
 	dec    dot.Decoder
-	active bool  // not yet at the end of the block or an error
-	err    error // a read error that came before the block: its first result
+	active bool    // the block is open: the next Reader method drains it
+	fresh  bool    // r.begin has not run for this block yet
+	carry  [2]byte // room for a "\r\n" too big for the caller's buffer (Raw)
+	pend   []byte  // what of carry is still to be returned
 }
 
-// early returns the read error that came before the block, once.
-func (d *dotReader) early() error {
-	err := d.err
-	d.err = nil
-	d.active = false
-	return err
+// start runs r.begin before the first byte of the block: it returns a read
+// error owed from the previous call, and skips what a limit error left
+// unread. If it fails, that error ends the block, as a read error would,
+// and a later Read on the block tries again.
+func (d *dotReader) start() error {
+	if !d.fresh {
+		return nil
+	}
+	d.active = false // r.begin's closeDot must leave this block alone
+	if err := d.r.begin(); err != nil {
+		return err
+	}
+	d.fresh, d.active = false, true
+	return nil
 }
 
 // Read decodes into b. Like net/textproto, it fills b completely unless the
 // block ends or the input fails, and it reads r.R only through its buffer:
 // bufio's Peek and Discard, so the bytes after the end marker stay unread.
 func (d *dotReader) Read(b []byte) (n int, err error) {
-	if d.err != nil {
-		return 0, d.early()
+	if err := d.start(); err != nil {
+		return 0, err
 	}
+	n = copy(b, d.pend)
+	d.pend = d.pend[n:]
 	br := d.r.R
 	for n < len(b) && !d.dec.Done() {
 		if br.Buffered() == 0 {
@@ -85,10 +95,17 @@ func (d *dotReader) Read(b []byte) (n int, err error) {
 		}
 		src, _ := br.Peek(br.Buffered())
 		nd, ns, _ := d.dec.Transform(b[n:], src, false)
+		if nd == 0 && ns == 0 {
+			// Raw mode writes "\r\n" whole, and b has one byte left.
+			nd, ns, _ = d.dec.Transform(d.carry[:], src, false)
+			k := copy(b[n:], d.carry[:nd])
+			d.pend = d.carry[k:nd]
+			nd = k
+		}
 		br.Discard(ns)
 		n += nd
 	}
-	if err == nil && d.dec.Done() {
+	if err == nil && d.dec.Done() && len(d.pend) == 0 {
 		_, _, err = d.dec.Transform(nil, nil, false)
 	}
 	if err != nil {
@@ -107,13 +124,14 @@ var writeToBufs = sync.Pool{New: func() any { return new([writeToSize]byte) }}
 // DotReader decode whole buffered windows at a time, and it does not
 // allocate.
 func (d *dotReader) WriteTo(w io.Writer) (written int64, err error) {
-	if d.err != nil {
-		return 0, d.early()
+	if err := d.start(); err != nil {
+		return 0, err
 	}
 	buf := writeToBufs.Get().(*[writeToSize]byte)
 	defer writeToBufs.Put(buf)
 	br := d.r.R
-	n := 0
+	n := copy(buf[:], d.pend)
+	d.pend = nil
 	for !d.dec.Done() {
 		if br.Buffered() == 0 {
 			if _, err = br.Peek(1); err != nil {
@@ -127,7 +145,9 @@ func (d *dotReader) WriteTo(w io.Writer) (written int64, err error) {
 		nd, ns, _ := d.dec.Transform(buf[n:], src, false)
 		br.Discard(ns)
 		n += nd
-		if n == len(buf) {
+		// Write out a full buffer, or one without room for the "\r\n" that
+		// Raw mode writes whole.
+		if n == len(buf) || nd == 0 && ns == 0 {
 			m, werr := writeAll(w, buf[:n])
 			written += int64(m)
 			if werr != nil {
