@@ -59,7 +59,7 @@ type Config struct {
 	Duration time.Duration // measured time (default 10s)
 	Warmup   time.Duration // time before the measurement, not recorded
 	Mode     string        // "echo" (default) or "line"
-	Pacers   int           // open loop: pacer goroutines (default 1, at most Conns)
+	Pacers   int           // open loop: pacer goroutines (default 1, at most the connections opened)
 	// Spin is how long before each send a pacer stops sleeping and spins
 	// (default 30µs). Larger is more punctual and burns more CPU.
 	Spin         time.Duration
@@ -67,12 +67,16 @@ type Config struct {
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
 	Progress     io.Writer     // one line per second; nil for none
 	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
+
+	// dial replaces net.Dialer.DialContext in tests.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Result is the outcome of a run. Latencies are in microseconds.
 type Result struct {
 	Mode            string  `json:"mode"`
-	Conns           int     `json:"conns"`
+	Conns           int     `json:"conns"`     // requested
+	Connected       int     `json:"connected"` // opened (Conns - ConnectFailures)
 	TargetQPS       float64 `json:"target_qps"`
 	Depth           int     `json:"depth,omitempty"`
 	MsgSize         int     `json:"msg_size"`
@@ -89,6 +93,7 @@ type Result struct {
 	Received        int64   `json:"received"` // responses recorded in the measurement
 	Errors          int64   `json:"errors"`   // sum of the kinds below
 	ConnectFailures int64   `json:"connect_failures"`
+	ConnectError    string  `json:"connect_error,omitempty"` // the first failure, when some connections opened
 	WriteErrors     int64   `json:"write_errors"`
 	ReadErrors      int64   `json:"read_errors"`
 	ContentErrors   int64   `json:"content_errors"`
@@ -219,15 +224,16 @@ func checkMsg(b, tmpl []byte, seq uint64) bool {
 }
 
 type run struct {
-	cfg       Config
-	base      time.Time
-	start     int64 // ns since base: first intended send
-	measure   int64 // start of the measurement
-	end       int64 // end of sending
-	conns     []*conn
-	lat, late *recorder
-	n         counters
-	stopping  atomic.Bool
+	cfg        Config
+	base       time.Time
+	start      int64 // ns since base: first intended send
+	measure    int64 // start of the measurement
+	end        int64 // end of sending
+	conns      []*conn
+	connectErr string // connect failures, if some connections opened
+	lat, late  *recorder
+	n          counters
+	stopping   atomic.Bool
 }
 
 func (r *run) now() int64 { return int64(time.Since(r.base)) }
@@ -292,6 +298,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r := &run{cfg: cfg, lat: newRecorder(), late: newRecorder()}
 	if err := r.connect(ctx); err != nil {
 		return nil, err
+	}
+	// Connections that failed to open are reported (ConnectFailures); the
+	// run goes on with the others, with no pacer left without a connection.
+	r.cfg.Pacers = min(r.cfg.Pacers, len(r.conns))
+	cfg = r.cfg
+	if r.connectErr != "" && cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "%s; going on with %d\n", r.connectErr, len(r.conns))
 	}
 	defer func() {
 		for _, c := range r.conns {
@@ -425,12 +438,12 @@ func (r *run) result(secs float64) *Result {
 	h, lh := r.lat.total, r.late.total
 	q := func(h *hdrhistogram.Histogram, p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1e3 }
 	res := &Result{
-		Mode: r.cfg.Mode, Conns: r.cfg.Conns, TargetQPS: r.cfg.QPS,
+		Mode: r.cfg.Mode, Conns: r.cfg.Conns, Connected: len(r.conns), TargetQPS: r.cfg.QPS,
 		MsgSize: r.cfg.MsgSize, DurationS: secs,
 		P50: q(h, 50), P90: q(h, 90), P99: q(h, 99), P999: q(h, 99.9), P9999: q(h, 99.99),
 		Max: float64(h.Max()) / 1e3, Mean: h.Mean() / 1e3,
 		Sent: r.n.sent.Load(), Received: h.TotalCount(),
-		ConnectFailures: r.n.connect.Load(), WriteErrors: r.n.write.Load(), ReadErrors: r.n.read.Load(),
+		ConnectFailures: r.n.connect.Load(), ConnectError: r.connectErr, WriteErrors: r.n.write.Load(), ReadErrors: r.n.read.Load(),
 		ContentErrors: r.n.content.Load(), Unanswered: r.n.unanswered.Load(),
 		LatenessP50: q(lh, 50), LatenessP99: q(lh, 99), LatenessMax: float64(lh.Max()) / 1e3,
 	}
@@ -446,6 +459,10 @@ func (r *run) result(secs float64) *Result {
 
 func (r *run) connect(ctx context.Context) error {
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
+	dial := d.DialContext
+	if r.cfg.dial != nil {
+		dial = r.cfg.dial
+	}
 	conns := make([]*conn, r.cfg.Conns)
 	var firstErr error
 	var mu sync.Mutex
@@ -456,7 +473,7 @@ func (r *run) connect(ctx context.Context) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			nc, err := d.DialContext(ctx, "tcp", r.cfg.Addr)
+			nc, err := dial(ctx, "tcp", r.cfg.Addr)
 			if err != nil {
 				r.n.connect.Add(1)
 				mu.Lock()
@@ -478,11 +495,18 @@ func (r *run) connect(ctx context.Context) error {
 			r.conns = append(r.conns, c)
 		}
 	}
+	fdLimit := errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE)
 	if len(r.conns) == 0 {
-		if errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE) {
+		if fdLimit {
 			return fmt.Errorf("%w: %v (raise the file descriptor limit)", ErrFDLimit, firstErr)
 		}
 		return fmt.Errorf("%w to %s: %v", ErrConnect, r.cfg.Addr, firstErr)
+	}
+	if firstErr != nil {
+		r.connectErr = fmt.Sprintf("%d of %d connections failed, the first with: %v", r.cfg.Conns-len(r.conns), r.cfg.Conns, firstErr)
+		if fdLimit {
+			r.connectErr += " (raise the file descriptor limit)"
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -260,5 +261,49 @@ func TestClosedLoopIdleCPU(t *testing.T) {
 	t.Logf("CPU %v over %v; %+v", used, wall, *res)
 	if used > wall/2 {
 		t.Errorf("the process used %v of CPU in %v against a server answering every 5ms", used, wall)
+	}
+}
+
+// failingDialer fails all but every keep-th dial with ECONNREFUSED.
+func failingDialer(keep int) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var mu sync.Mutex
+	n := 0
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		n++
+		fail := n%keep != 0
+		mu.Unlock()
+		if fail {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
+// Some connections fail to open (normal at 10k connections): the run goes on
+// with the others, all pacers included, and reports the failures.
+func TestPartialConnectFailure(t *testing.T) {
+	addr := server(t, echo)
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 16, Pacers: 16, QPS: 400, Duration: 300 * time.Millisecond,
+		dial: failingDialer(4),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", *res)
+	if res.ConnectFailures != 12 || res.Connected != 4 || res.Conns != 16 {
+		t.Fatalf("want 12 connect failures and 4 connections: %+v", res)
+	}
+	if !strings.Contains(res.ConnectError, "12 of 16") || !strings.Contains(res.ConnectError, "refused") {
+		t.Errorf("connect error %q", res.ConnectError)
+	}
+	if res.Errors != res.ConnectFailures || res.Unanswered != 0 {
+		t.Fatalf("errors other than the connect failures: %+v", res)
+	}
+	// The whole schedule went out on the 4 connections: 400/s for 0.3s.
+	if res.Received < 110 || res.Received > 130 {
+		t.Fatalf("received %d responses, want about 120", res.Received)
 	}
 }

@@ -283,7 +283,7 @@ func runSockperf(cfg benchNetConfig, p netPoint, path string) netRow {
 		row.Err = "sockperf: " + err.Error()
 		return row
 	}
-	res := &tcpperf.Result{Mode: "ping-pong", Conns: 1, TargetQPS: p.QPS, MsgSize: cfg.msgSize}
+	res := &tcpperf.Result{Mode: "ping-pong", Conns: 1, Connected: 1, TargetQPS: p.QPS, MsgSize: cfg.msgSize}
 	for _, m := range sockperfPct.FindAllStringSubmatch(out.String(), -1) {
 		if m[3] != "" {
 			res.Max, _ = strconv.ParseFloat(m[3], 64)

@@ -82,7 +82,11 @@ func printTcpperf(w io.Writer, r *tcpperf.Result) {
 	if r.TargetQPS == 0 {
 		load = fmt.Sprintf("closed loop, depth %d", r.Depth)
 	}
-	fmt.Fprintf(w, "%s mode, %d conns, %s, %d-byte messages, %.1fs measured\n", r.Mode, r.Conns, load, r.MsgSize, r.DurationS)
+	conns := fmt.Sprint(r.Conns)
+	if r.Connected != r.Conns {
+		conns = fmt.Sprintf("%d of %d", r.Connected, r.Conns)
+	}
+	fmt.Fprintf(w, "%s mode, %s conns, %s, %d-byte messages, %.1fs measured\n", r.Mode, conns, load, r.MsgSize, r.DurationS)
 	fmt.Fprintf(w, "achieved %.0f msg/s (sent %d, received %d)\n", r.AchievedQPS, r.Sent, r.Received)
 	fmt.Fprintf(w, "latency µs   p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  p99.99 %.1f  max %.1f\n", r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max)
 	if r.TargetQPS > 0 {
@@ -90,4 +94,7 @@ func printTcpperf(w io.Writer, r *tcpperf.Result) {
 	}
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
+	if r.ConnectError != "" {
+		fmt.Fprintln(w, "connect:", r.ConnectError)
+	}
 }
