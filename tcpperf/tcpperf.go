@@ -21,7 +21,16 @@
 // significant digits); an optional interval log in HdrHistogram's standard
 // format lets runs from several client machines be merged with its tools.
 //
-// Limits: one pacer writes synchronously, so a client CPU that cannot keep up
+// Sends never block the pacers or the response readers: each send tries one
+// non-blocking write, and what the socket does not take is written by a
+// goroutine of that connection, while the readers go on reading. A server
+// that stops reading therefore delays only its own connections; up to 4 MiB
+// (or Depth messages) wait per connection, later messages count as write
+// errors, and everything unanswered at the end counts as Unanswered. Run
+// returns DrainTimeout after the end of the schedule at the latest, and
+// promptly when ctx is done.
+//
+// Limits: a pacer does the sends itself, so a client CPU that cannot keep up
 // with the rate shows up as send lateness (and in the latencies, honestly).
 // Responses are matched to requests by order, so servers must answer in
 // order, as TCP echo and pipelined line protocols do.
@@ -89,15 +98,15 @@ type Result struct {
 	Max             float64 `json:"max_us"`
 	Mean            float64 `json:"mean_us"`
 	AchievedQPS     float64 `json:"achieved_qps"`
-	Sent            int64   `json:"sent"`
+	Sent            int64   `json:"sent"`     // messages written or queued for writing
 	Received        int64   `json:"received"` // responses recorded in the measurement
 	Errors          int64   `json:"errors"`   // sum of the kinds below
 	ConnectFailures int64   `json:"connect_failures"`
 	ConnectError    string  `json:"connect_error,omitempty"` // the first failure, when some connections opened
-	WriteErrors     int64   `json:"write_errors"`
+	WriteErrors     int64   `json:"write_errors"`            // failed connections, and messages not sent because too many were waiting
 	ReadErrors      int64   `json:"read_errors"`
 	ContentErrors   int64   `json:"content_errors"`
-	Unanswered      int64   `json:"unanswered"`
+	Unanswered      int64   `json:"unanswered"` // sent, no response by the end of the drain
 	LatenessP50     float64 `json:"send_lateness_p50_us"`
 	LatenessP99     float64 `json:"send_lateness_p99_us"`
 	LatenessMax     float64 `json:"send_lateness_max_us"`
@@ -108,6 +117,12 @@ const (
 	coarseSpin  = 2 * time.Millisecond
 	histMax     = int64(time.Hour)
 	maxInflight = 1 << 20 // per connection
+	// minMaxPending is the least a connection may hold unsent (open loop:
+	// past it, messages are counted as write errors; closed loop holds at
+	// most Depth messages).
+	minMaxPending = 4 << 20
+	// maxNap bounds one pacer sleep, so that pacers notice cancellation.
+	maxNap = 50 * time.Millisecond
 )
 
 // recorder is a histogram written by many goroutines and read per interval.
@@ -150,17 +165,29 @@ type counters struct {
 
 // A conn is one client connection and the send times of its outstanding
 // messages, oldest first.
+//
+// Sending never blocks: a send appends its messages to pending and, unless a
+// flush goroutine owns the socket, tries one non-blocking write; whatever
+// the kernel did not take is left to a flush goroutine started for the
+// purpose, which writes (blocking) until pending is empty and then exits.
+// So neither the pacers nor the readers (which send in closed loop) ever
+// wait for a peer that does not read.
 type conn struct {
 	nc   net.Conn
 	id   int
-	wmu  sync.Mutex // serialises sends (and guards wbuf)
+	tmpl []byte // message filler
+
+	wmu      sync.Mutex // serialises sends; guards the fields up to mu
+	pending  []byte     // accepted messages not yet handed to the kernel
+	spare    []byte     // the flush goroutine's buffer, swapped with pending
+	flushing bool       // a flush goroutine owns the socket
+	raw      rawWriter  // non-blocking write, if the platform has one
+
 	mu   sync.Mutex // guards the rest
 	q    []int64    // send times (ns since base), q[qh:] outstanding
 	qh   int
 	sent uint64 // next sequence number to send
 	dead bool
-	wbuf []byte
-	tmpl []byte // message filler
 }
 
 func (c *conn) push(t int64) bool {
@@ -200,13 +227,6 @@ func msgTemplate(id, size int) []byte {
 // hexLen is how many leading bytes of a message carry its sequence number.
 func hexLen(size int) int { return min(16, size-1) }
 
-// fillMsg writes message seq into b: the template with the sequence number
-// in hex at the start.
-func fillMsg(b, tmpl []byte, seq uint64) {
-	copy(b, tmpl)
-	putHex(b[:hexLen(len(b))], seq)
-}
-
 func putHex(b []byte, seq uint64) {
 	const hex = "0123456789abcdef"
 	for i := len(b) - 1; i >= 0; i-- {
@@ -230,7 +250,9 @@ type run struct {
 	measure    int64 // start of the measurement
 	end        int64 // end of sending
 	conns      []*conn
-	connectErr string // connect failures, if some connections opened
+	flushers   sync.WaitGroup // conn flush goroutines
+	maxPend    int            // most bytes pending per connection
+	connectErr string         // connect failures, if some connections opened
 	lat, late  *recorder
 	n          counters
 	stopping   atomic.Bool
@@ -296,6 +318,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	r := &run{cfg: cfg, lat: newRecorder(), late: newRecorder()}
+	r.maxPend = max(minMaxPending, cfg.MsgSize*cfg.Depth)
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -412,9 +435,10 @@ wait:
 	}
 	measuredEnd := min(r.now(), r.end)
 	for _, c := range r.conns {
-		c.nc.Close()
+		c.nc.Close() // ends blocked reads and flush writes
 	}
 	readers.Wait()
+	r.flushers.Wait()
 	r.n.unanswered.Store(r.n.inflight.Load())
 	report()
 	return r.result(float64(measuredEnd-r.measure) / 1e9), nil
@@ -486,7 +510,7 @@ func (r *run) connect(ctx context.Context) error {
 			if tc, ok := nc.(*net.TCPConn); ok {
 				tc.SetNoDelay(true)
 			}
-			conns[i] = &conn{nc: nc, id: i, wbuf: make([]byte, r.cfg.MsgSize*max(1, r.cfg.Depth)), tmpl: msgTemplate(i, r.cfg.MsgSize)}
+			conns[i] = &conn{nc: nc, id: i, tmpl: msgTemplate(i, r.cfg.MsgSize), raw: newRawWriter(nc)}
 		}()
 	}
 	wg.Wait()
@@ -528,7 +552,14 @@ func (r *run) pacer(ctx context.Context, p int) {
 		if t >= r.end {
 			return
 		}
-		sl.SleepUntil(r.base.Add(time.Duration(t)))
+		due := r.base.Add(time.Duration(t))
+		for time.Until(due) > maxNap {
+			sl.SleepUntil(time.Now().Add(maxNap))
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		sl.SleepUntil(due)
 		if r.measured(t) {
 			r.late.record(r.now() - t)
 		}
@@ -536,8 +567,10 @@ func (r *run) pacer(ctx context.Context, p int) {
 	}
 }
 
-// sendBatch sends n messages on c, each with intended time t.
+// sendBatch sends n messages on c, each with intended time t, without
+// blocking (see conn).
 func (r *run) sendBatch(c *conn, n int, t int64) {
+	size := r.cfg.MsgSize
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.mu.Lock()
@@ -545,15 +578,18 @@ func (r *run) sendBatch(c *conn, n int, t int64) {
 		c.mu.Unlock()
 		return
 	}
-	size := r.cfg.MsgSize
-	b := c.wbuf[:n*size]
+	// At most maxInflight outstanding and maxPend unsent: past that the
+	// server is not answering, or not reading.
+	room := min(n, (r.maxPend-len(c.pending))/size)
 	k := 0
-	for ; k < n && c.push(t); k++ {
-		fillMsg(b[k*size:(k+1)*size], c.tmpl, c.sent)
+	for ; k < room && c.push(t); k++ {
+		off := len(c.pending)
+		c.pending = append(c.pending, c.tmpl...)
+		putHex(c.pending[off:off+hexLen(size)], c.sent)
 		c.sent++
 	}
 	c.mu.Unlock()
-	if k < n { // more than maxInflight outstanding: the server is not answering
+	if k < n {
 		r.n.write.Add(int64(n - k))
 	}
 	if k == 0 {
@@ -561,9 +597,50 @@ func (r *run) sendBatch(c *conn, n int, t int64) {
 	}
 	r.n.inflight.Add(int64(k))
 	r.n.sent.Add(int64(k))
-	if _, err := c.nc.Write(b[:k*size]); err != nil {
-		r.fail(c, &r.n.write)
+	if c.flushing {
+		return // the flush goroutine takes it from here
 	}
+	if c.raw != nil {
+		w, err := c.raw.tryWrite(c.pending)
+		if err != nil {
+			c.pending = c.pending[:0]
+			r.fail(c, &r.n.write)
+			return
+		}
+		rest := copy(c.pending, c.pending[w:])
+		c.pending = c.pending[:rest]
+		if rest == 0 {
+			return
+		}
+	}
+	c.flushing = true
+	r.flushers.Add(1)
+	go r.flush(c)
+}
+
+// flush writes c's pending bytes, blocking, until there are none; sends
+// made meanwhile append to pending. It gives up on a write error (the
+// connection is closed at the end of the run, which ends a blocked write).
+func (r *run) flush(c *conn) {
+	defer r.flushers.Done()
+	c.wmu.Lock()
+	for len(c.pending) > 0 {
+		b := c.pending
+		c.pending, c.spare = c.spare[:0], nil
+		c.wmu.Unlock()
+		_, err := c.nc.Write(b)
+		c.wmu.Lock()
+		c.spare = b[:0]
+		if err != nil {
+			c.pending = c.pending[:0]
+			c.wmu.Unlock()
+			r.fail(c, &r.n.write)
+			c.wmu.Lock()
+			break
+		}
+	}
+	c.flushing = false
+	c.wmu.Unlock()
 }
 
 // fail marks c dead, counting an error unless the run is over.

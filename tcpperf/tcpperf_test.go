@@ -307,3 +307,96 @@ func TestPartialConnectFailure(t *testing.T) {
 		t.Fatalf("received %d responses, want about 120", res.Received)
 	}
 }
+
+// silentServer accepts connections and never reads from them, until the test
+// ends.
+func silentServer(t *testing.T) string {
+	stop := make(chan struct{})
+	addr := server(t, func(net.Conn) { <-stop })
+	t.Cleanup(func() { close(stop) }) // runs before server's cleanup
+	return addr
+}
+
+// runWithin runs cfg and fails the test if Run has not returned within limit.
+func runWithin(t *testing.T, ctx context.Context, cfg Config, limit time.Duration) *Result {
+	t.Helper()
+	type out struct {
+		res *Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() { res, err := Run(ctx, cfg); ch <- out{res, err} }()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		t.Logf("%+v", *o.res)
+		return o.res
+	case <-time.After(limit):
+		t.Fatalf("Run did not return within %v", limit)
+	}
+	return nil
+}
+
+// A server that stops reading fills the socket buffers; Run still returns
+// promptly when its context is cancelled, and at the end of the run, and
+// counts what the server never answered.
+func TestNonReadingServer(t *testing.T) {
+	addr := silentServer(t)
+	// 1 MiB messages fill the loopback buffers within a few sends.
+	cfg := Config{Addr: addr, Conns: 2, QPS: 100, MsgSize: 1 << 20, Mode: "echo", DrainTimeout: 100 * time.Millisecond}
+
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(500*time.Millisecond, cancel)
+		c := cfg
+		c.Duration = time.Hour
+		start := time.Now()
+		res := runWithin(t, ctx, c, 20*time.Second)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("Run returned %v after start, the context was cancelled after 500ms", d)
+		}
+		if res.Sent == 0 || res.Received != 0 || res.Errors == 0 {
+			t.Errorf("want messages sent, none answered, errors: %+v", res)
+		}
+	})
+	t.Run("end", func(t *testing.T) {
+		c := cfg
+		c.Duration = 500 * time.Millisecond
+		res := runWithin(t, context.Background(), c, 20*time.Second)
+		if res.Sent == 0 || res.Received != 0 || res.Unanswered == 0 || res.Errors < res.Unanswered {
+			t.Errorf("want messages sent, none answered, errors: %+v", res)
+		}
+	})
+}
+
+// Closed loop with more bytes in flight than the socket buffers hold: the
+// client keeps reading responses while its sends are blocked, so neither it
+// nor the echo server deadlocks.
+func TestClosedLoopDeeperThanBuffers(t *testing.T) {
+	const buf = 32 << 10 // socket buffers on both sides
+	addr := server(t, func(c net.Conn) {
+		c.(*net.TCPConn).SetReadBuffer(buf)
+		c.(*net.TCPConn).SetWriteBuffer(buf)
+		echo(c)
+	})
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+			rc.Control(func(fd uintptr) {
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, buf)
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, buf)
+			})
+			return nil
+		}}
+		return d.DialContext(ctx, network, addr)
+	}
+	// 16 × 64 KiB in flight: several times what the buffers hold.
+	res := runWithin(t, context.Background(), Config{
+		Addr: addr, Conns: 1, Depth: 16, MsgSize: 64 << 10, Mode: "echo", Duration: 300 * time.Millisecond,
+		dial: dial,
+	}, 20*time.Second)
+	if res.Errors != 0 || res.Received == 0 {
+		t.Fatalf("closed loop, 32 MiB in flight: %+v", res)
+	}
+}
