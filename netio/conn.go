@@ -57,11 +57,28 @@ func (c *Conn) SetDeadline(t time.Time) error {
 // sendfile or splice where the kernel allows (see [Copy]).
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) { return c.w.ReadFrom(r) }
 
-// Close flushes the queue (bounded by the write deadline, if one is set),
-// stops the writer and closes the connection. It returns the first error.
+// Close waits up to Options.Linger (default [DefaultLinger]) for the queue
+// to reach the kernel, then closes the connection, which also ends a writev
+// blocked on a peer that does not read, and stops the writer. It returns nil
+// when everything written went out and the connection closed cleanly;
+// [ErrUnsent] when it closed with data still queued (linger over, or
+// negative); the write deadline's os.ErrDeadlineExceeded if that came first;
+// or the writer's earlier write error.
 func (c *Conn) Close() error {
-	err := c.w.Close()
-	if cerr := c.Conn.Close(); err == nil || errors.Is(err, net.ErrClosed) {
+	var err error
+	if linger := c.w.opt.Linger; linger > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), linger)
+		err = c.w.FlushContext(ctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = ErrUnsent
+		}
+	} else if c.w.Stats().Queued > 0 {
+		err = ErrUnsent
+	}
+	cerr := c.Conn.Close()
+	c.w.Close() // quick now: a writev on the closed connection fails at once
+	if err == nil {
 		err = cerr
 	}
 	return err

@@ -41,9 +41,20 @@
 // MaxQueued), so the queue never holds much more than TargetDelay worth of
 // data for a slow peer.
 //
+// Closing: [Conn.Close] never blocks for long. It waits at most
+// Options.Linger (default [DefaultLinger], 5s; negative for no wait) for the
+// queue to reach the kernel, then closes the connection whatever the peer
+// does, which also ends a writev stuck on a peer that stopped reading; if
+// data was still queued it returns [ErrUnsent] (Stats says how much). So
+// aborting a stuck connection with Close works as with a plain net.Conn,
+// only up to Linger later, and a graceful close (the last responses, then
+// Close) loses nothing from a peer that reads. Call Flush first for an
+// unbounded graceful close.
+//
 // Limits: a Writer starts one goroutine on first use; call Close to stop it.
-// Flush and Close block in writev while the socket is full; bound them with a
-// write deadline on the connection ([Conn.SetWriteDeadline] sets both).
+// Flush, and Close of a bare Writer (which does not own the connection),
+// block in writev while the socket is full; bound them with a write deadline
+// on the connection ([Conn.SetWriteDeadline] sets both).
 //
 // # Zero-copy file send
 //

@@ -18,7 +18,14 @@ var (
 	ErrQueueFull = errors.New("netio: send queue full")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("netio: writer closed")
+	// ErrUnsent is returned by Conn.Close when it closed the connection
+	// with data still queued: the linger time ran out, or Linger is
+	// negative. Stats tells how much (Accepted - Written).
+	ErrUnsent = errors.New("netio: connection closed with queued data unsent")
 )
+
+// DefaultLinger is how long Conn.Close waits for queued data by default.
+const DefaultLinger = 5 * time.Second
 
 const (
 	chunkSize = 16 << 10
@@ -51,6 +58,11 @@ type Options struct {
 	// MinWindow is the smallest adaptive window. Default 64 KiB (at most
 	// MaxQueued).
 	MinWindow int
+	// Linger bounds how long Conn.Close waits for queued data to reach the
+	// kernel before closing the connection anyway (it then returns
+	// ErrUnsent). Default DefaultLinger; negative: do not wait. An earlier
+	// write deadline ends the wait too. Writer.Close does not use it.
+	Linger time.Duration
 }
 
 // Stats is a snapshot of a Writer's counters.
@@ -111,6 +123,9 @@ func NewWriter(dst io.Writer, opt *Options) *Writer {
 		o.MinWindow = defaultMinWin
 	}
 	o.MinWindow = min(o.MinWindow, o.MaxQueued)
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
 	w.setWindow(o.MaxQueued)
 	return w
 }
@@ -459,7 +474,9 @@ func (w *Writer) flush(ctx context.Context) error {
 }
 
 // Close flushes the queue (see Flush), stops the flusher goroutine and makes
-// later Writes fail with ErrClosed. It does not close the underlying writer.
+// later Writes fail with ErrClosed. It does not close the underlying writer,
+// so it blocks while a writev does (bound it with a write deadline on the
+// connection, or use [Conn.Close], which is bounded by Options.Linger).
 // If the flush fails for lack of time (deadline), the flusher keeps trying
 // in the background until the queue drains or a write fails.
 func (w *Writer) Close() error {
