@@ -169,8 +169,8 @@ func TestBackpressureDeadlineContextNonBlocking(t *testing.T) {
 	if n, err := nb.Write([]byte("x")); !errors.Is(err, ErrQueueFull) || n != 0 {
 		t.Fatalf("NonBlocking Write on a full queue: %d, %v", n, err)
 	}
-	if n, err := nb.Write(make([]byte, 5<<10)); !errors.Is(err, ErrQueueFull) || n != 0 {
-		t.Fatalf("NonBlocking Write larger than the window: %d, %v", n, err)
+	if n, err := nb.Write(make([]byte, 5<<10)); !errors.Is(err, ErrTooLarge) || n != 0 {
+		t.Fatalf("NonBlocking Write larger than MaxQueued: %d, %v", n, err)
 	}
 	nb.mu.Lock()
 	nb.busy = false

@@ -36,7 +36,10 @@
 // blocking Write waits until the queue drains to the low watermark, or until
 // the deadline set by SetWriteDeadline or the context of WriteContext ends;
 // with Options.NonBlocking, Write instead fails at once with [ErrQueueFull]
-// and accepts nothing. With Options.TargetDelay set, the window follows the
+// and accepts nothing. A NonBlocking Write larger than the current window
+// is accepted whole into an empty queue (the window may have adapted below
+// the message size), and one larger than MaxQueued, which can never fit,
+// fails with [ErrTooLarge]. With Options.TargetDelay set, the window follows the
 // measured drain rate (window = rate × TargetDelay, between MinWindow and
 // MaxQueued), so the queue never holds much more than TargetDelay worth of
 // data for a slow peer.

@@ -2,6 +2,7 @@ package netio_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -98,10 +99,10 @@ func ExampleNewConn_textproto() {
 func ExampleWriter_nonBlocking() {
 	w := netio.NewWriter(io.Discard, &netio.Options{MaxQueued: 64 << 10, NonBlocking: true})
 	defer w.Close()
-	if _, err := w.Write(make([]byte, 100<<10)); err == netio.ErrQueueFull {
-		fmt.Println("message larger than the queue bound:", err)
+	if _, err := w.Write(make([]byte, 100<<10)); errors.Is(err, netio.ErrTooLarge) {
+		fmt.Println(err)
 	}
-	// Output: message larger than the queue bound: netio: send queue full
+	// Output: netio: message larger than the send queue bound
 }
 
 // Sending a file: io.Copy to a Conn flushes queued writes, then the file goes

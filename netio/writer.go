@@ -14,8 +14,11 @@ import (
 // contexts with the context's error, as in the net package.
 var (
 	// ErrQueueFull is returned by Write on a NonBlocking Writer whose queue
-	// has no room for the whole message. Nothing was accepted.
+	// has no room for the whole message now. Nothing was accepted.
 	ErrQueueFull = errors.New("netio: send queue full")
+	// ErrTooLarge is returned by Write on a NonBlocking Writer for a message
+	// larger than MaxQueued, which can never fit. Nothing was accepted.
+	ErrTooLarge = errors.New("netio: message larger than the send queue bound")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("netio: writer closed")
 	// ErrUnsent is returned by Conn.Close when it closed the connection
@@ -49,7 +52,10 @@ type Options struct {
 	// LowWater is where a blocked Write resumes. Default half the window.
 	LowWater int
 	// NonBlocking makes Write fail with ErrQueueFull instead of waiting
-	// when the message does not fit. WriteContext always waits.
+	// when the message does not fit. A message larger than the current
+	// window is accepted whole when the queue is empty, so the adaptive
+	// window never locks it out; one larger than MaxQueued fails with
+	// ErrTooLarge. WriteContext always waits.
 	NonBlocking bool
 	// TargetDelay, if positive, enables the adaptive window: the window is
 	// the measured drain rate times TargetDelay, kept within
@@ -140,11 +146,15 @@ func (w *Writer) setWindow(win int) {
 
 // Write queues a copy of p. When p does not fit in the window, Write waits
 // until the queue has drained to the low watermark and p fits, or until the
-// deadline set by SetWriteDeadline (a NonBlocking Writer fails at once with
-// ErrQueueFull instead). It returns len(p) and nil, or the number of bytes
-// accepted and the reason the rest was not. A p no larger than the window is
-// accepted whole or not at all, so concurrent Writes of messages never
-// interleave; a larger p is queued piecewise as room appears.
+// deadline set by SetWriteDeadline. It returns len(p) and nil, or the number
+// of bytes accepted and the reason the rest was not. A p no larger than the
+// window is accepted whole or not at all, so concurrent Writes of messages
+// never interleave; a larger p is queued piecewise as room appears.
+//
+// A NonBlocking Writer never waits and accepts p whole or not at all: when p
+// does not fit it fails at once with ErrQueueFull, except that a p larger
+// than the window is accepted into an empty queue; a p larger than MaxQueued
+// fails with ErrTooLarge.
 func (w *Writer) Write(p []byte) (int, error) { return write(w, nil, p) }
 
 // WriteString is like Write for a string, without converting it.
@@ -169,16 +179,19 @@ func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) 
 			return 0, nil
 		}
 		room := w.window - w.queued
-		if room >= len(p) {
+		blocking := ctx != nil || !w.opt.NonBlocking
+		if room >= len(p) || (!blocking && w.queued == 0 && len(p) <= w.opt.MaxQueued) {
 			appendQueued(w, p)
 			w.kickLocked()
 			w.stats.Writes++
 			w.mu.Unlock()
 			return total + len(p), nil
 		}
-		blocking := ctx != nil || !w.opt.NonBlocking
 		if !blocking {
 			w.mu.Unlock()
+			if len(p) > w.opt.MaxQueued {
+				return total, ErrTooLarge
+			}
 			return total, ErrQueueFull
 		}
 		if len(p) > w.window && room > 0 {

@@ -1,0 +1,71 @@
+package netio
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+)
+
+// stall makes w's queue stop draining, as if a writev were stuck, until the
+// returned function is called.
+func stall(w *Writer) (release func()) {
+	w.mu.Lock()
+	w.busy = true
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		w.busy = false
+		w.kickLocked()
+		w.mu.Unlock()
+	}
+}
+
+// NonBlocking: a message larger than the current window is accepted whole
+// when the queue is empty (the adaptive window may have shrunk to MinWindow),
+// and refused with ErrQueueFull otherwise; a message larger than MaxQueued can
+// never fit and fails with ErrTooLarge.
+func TestNonBlockingLargerThanWindow(t *testing.T) {
+	var out bytes.Buffer
+	const maxQ = 64 << 10
+	w := NewWriter(&out, &Options{MaxQueued: maxQ, MinWindow: 4 << 10, TargetDelay: time.Millisecond, NonBlocking: true})
+	w.mu.Lock()
+	w.setWindow(4 << 10) // as after adapting to a slow peer
+	w.mu.Unlock()
+	release := stall(w)
+
+	_, msgs := messages(5, 40, 800) // about 16 KiB
+	if len(msgs) <= 4<<10 || len(msgs) > maxQ {
+		t.Fatalf("test message of %d bytes", len(msgs))
+	}
+	if n, err := w.Write(msgs); n != len(msgs) || err != nil {
+		t.Fatalf("message of %d bytes, window 4 KiB, empty queue: %d, %v; want it accepted", len(msgs), n, err)
+	}
+	if n, err := w.Write([]byte("x")); !errors.Is(err, ErrQueueFull) || n != 0 {
+		t.Fatalf("Write past the window: %d, %v; want 0, ErrQueueFull", n, err)
+	}
+	release()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Empty again: a message of exactly MaxQueued fits, one byte more never
+	// will.
+	release = stall(w)
+	if n, err := w.Write(make([]byte, maxQ+1)); !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrQueueFull) || n != 0 {
+		t.Fatalf("message larger than MaxQueued: %d, %v; want 0, ErrTooLarge", n, err)
+	}
+	big := bytes.Repeat([]byte("y"), maxQ)
+	if n, err := w.Write(big); n != maxQ || err != nil {
+		t.Fatalf("message of MaxQueued bytes, empty queue: %d, %v", n, err)
+	}
+	if h := w.heldBytes(); h > maxQ+chunkSize {
+		t.Fatalf("holding %d bytes, bound %d", h, maxQ+chunkSize)
+	}
+	release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := append(msgs, big...); !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("output %d bytes, want %d; equal prefix %d", out.Len(), len(want), commonPrefix(out.Bytes(), want))
+	}
+}
