@@ -27,6 +27,13 @@ type serveConfig struct {
 	mode   string
 	addr   string
 	delay  time.Duration // std and netio: answer each request this late
+	hooks  *serveHooks   // tests only
+}
+
+// serveHooks let tests order the steps of the std and netio engines.
+type serveHooks struct {
+	accepted   func() // after Accept, before the connection is registered
+	stopClosed func() // in stop, after closing the registered connections
 }
 
 // maxLine bounds a request line in line mode; longer lines close the
@@ -107,9 +114,10 @@ func startStd(cfg serveConfig, coalesce bool) (*runningServer, error) {
 		return nil, err
 	}
 	var (
-		mu    sync.Mutex
-		conns = map[net.Conn]bool{}
-		wg    sync.WaitGroup
+		mu     sync.Mutex
+		conns  = map[net.Conn]bool{}
+		closed bool // stop has closed conns: register no more
+		wg     sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
@@ -119,12 +127,20 @@ func startStd(cfg serveConfig, coalesce bool) (*runningServer, error) {
 			if err != nil {
 				return
 			}
+			if cfg.hooks != nil && cfg.hooks.accepted != nil {
+				cfg.hooks.accepted()
+			}
 			c.(*net.TCPConn).SetNoDelay(true)
 			var rw net.Conn = c
 			if coalesce {
 				rw = netio.NewConn(c, nil)
 			}
 			mu.Lock()
+			if closed { // accepted just before stop closed the listener
+				mu.Unlock()
+				c.Close()
+				continue
+			}
 			conns[c] = true
 			mu.Unlock()
 			wg.Add(1)
@@ -141,10 +157,14 @@ func startStd(cfg serveConfig, coalesce bool) (*runningServer, error) {
 	stop := func() error {
 		err := ln.Close()
 		mu.Lock()
+		closed = true
 		for c := range conns {
 			c.Close()
 		}
 		mu.Unlock()
+		if cfg.hooks != nil && cfg.hooks.stopClosed != nil {
+			cfg.hooks.stopClosed()
+		}
 		wg.Wait()
 		return err
 	}

@@ -164,3 +164,46 @@ func TestServeDelay(t *testing.T) {
 		t.Fatalf("2ms server: %+v", res)
 	}
 }
+
+// A connection accepted just before stop closes the listener, but registered
+// after stop closed the connections it knew of, is closed too: stop does not
+// wait for that client to hang up.
+func TestServeStopAcceptRace(t *testing.T) {
+	for _, engine := range []string{"std", "netio"} {
+		t.Run(engine, func(t *testing.T) {
+			accepted, proceed := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			hooks := &serveHooks{
+				accepted:   func() { once.Do(func() { close(accepted) }); <-proceed },
+				stopClosed: func() { close(proceed) },
+			}
+			s, err := startServer(serveConfig{engine: engine, mode: "echo", addr: "127.0.0.1:0", hooks: hooks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			<-accepted // the server holds c, not yet registered
+			done := make(chan error, 1)
+			go func() { done <- s.stop() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				c.Close() // let stop finish
+				<-done
+				t.Fatal("stop waited for a connection accepted during shutdown")
+			}
+			// The server closed c.
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := c.Read(make([]byte, 1)); err == nil {
+				t.Fatal("connection still open after stop")
+			}
+		})
+	}
+}
