@@ -26,7 +26,7 @@ type serveConfig struct {
 	engine string
 	mode   string
 	addr   string
-	delay  time.Duration // std and netio: answer each request this late
+	delay  time.Duration // std and netio: answer each request this long after reading it
 	hooks  *serveHooks   // tests only
 }
 
@@ -60,7 +60,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (the same through netio.Conn), gnet or evio")
 	fs.StringVar(&cfg.mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request)")
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:9000", "listen address (port 0 picks one)")
-	fs.DurationVar(&cfg.delay, "delay", 0, "answer each request exactly this late (std and netio engines; for checking latency tools)")
+	fs.DurationVar(&cfg.delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio engines; for checking latency tools)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine std|netio|gnet|evio] [-mode echo|line] [-addr HOST:PORT] [-delay D]")
 		fs.PrintDefaults()
@@ -172,19 +172,15 @@ func startStd(cfg serveConfig, coalesce bool) (*runningServer, error) {
 }
 
 func handleStd(c net.Conn, cfg serveConfig) {
-	var sl *tcpperf.Sleeper
 	if cfg.delay > 0 {
-		sl, _ = tcpperf.NewSleeper(30 * time.Microsecond)
-		defer sl.Close()
+		handleDelayed(c, cfg)
+		return
 	}
 	if cfg.mode == "echo" {
 		buf := make([]byte, 64<<10)
 		for {
 			n, err := c.Read(buf)
 			if n > 0 {
-				if sl != nil {
-					sl.SleepUntil(time.Now().Add(cfg.delay))
-				}
 				if _, werr := c.Write(buf[:n]); werr != nil {
 					return
 				}
@@ -201,11 +197,61 @@ func handleStd(c net.Conn, cfg serveConfig) {
 		if err != nil {
 			return // EOF, error, or a line longer than maxLine
 		}
-		if sl != nil {
-			sl.SleepUntil(time.Now().Add(cfg.delay))
-		}
 		out = respond(out[:0], line)
 		if _, err := c.Write(out); err != nil {
+			return
+		}
+	}
+}
+
+// A delayedResponse is due at a fixed time after its request was read.
+type delayedResponse struct {
+	due time.Time
+	b   []byte
+}
+
+// maxDelayed bounds the responses waiting per connection in -delay mode;
+// past it the reader waits, and later requests are stamped late.
+const maxDelayed = 4096
+
+// handleDelayed serves c with every response written cfg.delay after its
+// request was read: a goroutine reads and stamps requests (each chunk in
+// echo mode, each line in line mode) while this one writes the responses
+// when due, so pipelined requests are not delayed by their predecessors'
+// waits.
+func handleDelayed(c net.Conn, cfg serveConfig) {
+	ch := make(chan delayedResponse, maxDelayed)
+	go func() {
+		defer close(ch)
+		if cfg.mode == "echo" {
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := c.Read(buf)
+				if n > 0 {
+					ch <- delayedResponse{time.Now().Add(cfg.delay), append([]byte(nil), buf[:n]...)}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}
+		r := bufio.NewReaderSize(c, maxLine)
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				return // EOF, error, or a line longer than maxLine
+			}
+			ch <- delayedResponse{time.Now().Add(cfg.delay), respond(nil, line)}
+		}
+	}()
+	sl, _ := tcpperf.NewSleeper(30 * time.Microsecond)
+	defer sl.Close()
+	for d := range ch {
+		sl.SleepUntil(d.due)
+		if _, err := c.Write(d.b); err != nil {
+			c.Close() // ends the reader
+			for range ch {
+			}
 			return
 		}
 	}

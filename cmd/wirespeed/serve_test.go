@@ -207,3 +207,80 @@ func TestServeStopAcceptRace(t *testing.T) {
 		})
 	}
 }
+
+// -delay: each response is written delay after its own request was read, so
+// the second of two pipelined requests is not answered a delay after the
+// first (the old one-at-a-time sleep made the k-th k delays late).
+func TestServeDelayPipelined(t *testing.T) {
+	const delay = 150 * time.Millisecond
+	for _, tc := range []struct {
+		engine, mode string
+		reqs         []string // written in one go, or 20ms apart in echo mode
+	}{
+		{"std", "line", []string{"a\nb\n"}},
+		{"netio", "line", []string{"a\nb\n"}},
+		{"std", "echo", []string{"a\n", "b\n"}},
+	} {
+		t.Run(tc.engine+"/"+tc.mode, func(t *testing.T) {
+			s, err := startServer(serveConfig{engine: tc.engine, mode: tc.mode, addr: "127.0.0.1:0", delay: delay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.stop()
+			// The gap between the two responses is about 0 (20ms in echo
+			// mode), where one-at-a-time sleeping makes it at least delay.
+			// A stall of the loaded machine may widen it: try a few times.
+			var gaps []time.Duration
+			for attempt := 0; attempt < 3; attempt++ {
+				gap := pipelinedGap(t, s.addr, tc.reqs, delay)
+				gaps = append(gaps, gap)
+				if gap < delay/2 {
+					return
+				}
+			}
+			t.Fatalf("gaps between the responses to two pipelined requests %v, want under %v", gaps, delay/2)
+		})
+	}
+}
+
+// pipelinedGap sends reqs (two lines in all) and returns the time between
+// the two response lines; it fails the test if a response comes back less
+// than delay after its request was sent.
+func pipelinedGap(t *testing.T, addr string, reqs []string, delay time.Duration) time.Duration {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	sent := make(chan time.Time, 2)
+	go func() {
+		for i, r := range reqs {
+			if i > 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+			now := time.Now()
+			c.Write([]byte(r))
+			for range strings.Count(r, "\n") {
+				sent <- now
+			}
+		}
+	}()
+	br := bufio.NewReader(c)
+	var at [2]time.Time
+	for i := range at {
+		line, err := br.ReadString('\n')
+		at[i] = time.Now()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := string(rune('a'+i)) + "\n"; line != want {
+			t.Fatalf("response %d: %q, want %q", i, line, want)
+		}
+		if d := at[i].Sub(<-sent); d < delay {
+			t.Fatalf("response %d came %v after its request, before the %v delay", i, d, delay)
+		}
+	}
+	return at[1].Sub(at[0])
+}
