@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -215,9 +216,7 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
 		}
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := refusingAddr(t)
 	res, err := Run(context.Background(), Config{Addr: addr, Conns: 3, QPS: 10, Duration: time.Millisecond})
 	if !errors.Is(err, ErrConnect) || res != nil {
 		t.Errorf("closed port: %v, want ErrConnect", err)
@@ -225,6 +224,27 @@ func TestErrors(t *testing.T) {
 	if err := ensureFDs(math.MaxInt64); !errors.Is(err, ErrFDLimit) {
 		t.Errorf("impossible fd count: %v, want ErrFDLimit", err)
 	}
+}
+
+// refusingAddr returns a loopback address that refuses connections for the
+// rest of the test: a TCP socket is bound to it but does not listen, so no
+// other test or process can take the port meanwhile (as one could after a
+// listener is closed).
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 // The sleeper wakes at or after the instant asked, never before.
