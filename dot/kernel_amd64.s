@@ -91,6 +91,31 @@ dec512_compat_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
+
+dec512_compat_clean2:
+	LEAQ      64(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512_compat_clean1
+	LEAQ      64(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512_compat_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	VPCMPEQB  Z0, Z4, K3
+	VPCMPEQB  Z1, Z4, K4
+	KORQ      K1, K2, K1
+	KORQ      K3, K4, K3
+	KORTESTQ  K1, K3
+	JNZ       dec512_compat_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	ADDQ      $0x80, AX
+	ADDQ      $0x80, DX
+	JMP       dec512_compat_clean2
+
+dec512_compat_clean1:
 	CMPQ      DX, BX
 	JGT       dec512_compat_general
 	CMPQ      AX, CX
@@ -246,6 +271,31 @@ dec512_strict_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
+
+dec512_strict_clean2:
+	LEAQ      64(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512_strict_clean1
+	LEAQ      64(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512_strict_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	VPCMPEQB  Z0, Z4, K3
+	VPCMPEQB  Z1, Z4, K4
+	KORQ      K1, K2, K1
+	KORQ      K3, K4, K3
+	KORTESTQ  K1, K3
+	JNZ       dec512_strict_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	ADDQ      $0x80, AX
+	ADDQ      $0x80, DX
+	JMP       dec512_strict_clean2
+
+dec512_strict_clean1:
 	CMPQ      DX, BX
 	JGT       dec512_strict_general
 	CMPQ      AX, CX
@@ -405,6 +455,31 @@ dec512_raw_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
+
+dec512_raw_clean2:
+	LEAQ      64(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512_raw_clean1
+	LEAQ      64(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512_raw_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	VPCMPEQB  Z0, Z4, K3
+	VPCMPEQB  Z1, Z4, K4
+	KORQ      K1, K2, K1
+	KORQ      K3, K4, K3
+	KORTESTQ  K1, K3
+	JNZ       dec512_raw_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	ADDQ      $0x80, AX
+	ADDQ      $0x80, DX
+	JMP       dec512_raw_clean2
+
+dec512_raw_clean1:
 	CMPQ      DX, BX
 	JGT       dec512_raw_general
 	CMPQ      AX, CX
@@ -520,36 +595,37 @@ dec512_done:
 
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
-TEXT ·encodeAVX512(SB), NOSPLIT, $0-72
+TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), DX
 	MOVQ         src_len+32(FP), BX
 	MOVQ         flags+48(FP), SI
-	MOVQ         SI, DI
-	ANDQ         $0x01, DI
-	XORQ         R8, R8
-	MOVQ         $0x00000001, R9
-	MOVQ         $-1, R10
-	MOVL         $0x0000000a, R11
-	VPBROADCASTB R11, Z0
-	MOVL         $0x0000000d, R11
-	VPBROADCASTB R11, Z1
-	MOVL         $0x0000002e, R11
-	VPBROADCASTB R11, Z2
 	TESTQ        BX, BX
 	JZ           enc512_done
 	TESTQ        CX, CX
 	JZ           enc512_done
+	LEAQ         -65(DX)(BX*1), BX
+	LEAQ         -65(AX)(CX*1), CX
+	MOVQ         SI, DI
+	ANDQ         $0x01, DI
+	XORQ         R8, R8
+	MOVQ         $0x00000001, R9
+	MOVL         $0x0000000a, R10
+	VPBROADCASTB R10, Z0
+	MOVL         $0x0000000d, R10
+	VPBROADCASTB R10, Z1
+	MOVL         $0x0000002e, R10
+	VPBROADCASTB R10, Z2
 	SHRQ         $0x01, SI
 	TESTQ        SI, SI
 	JNZ          enc512_strict
 
 enc512_compat_fast:
-	CMPQ      BX, $0x41
-	JB        enc512_compat_block
-	CMPQ      CX, $0x41
-	JB        enc512_compat_block
+	CMPQ      DX, BX
+	JGT       enc512_compat_block
+	CMPQ      AX, CX
+	JGT       enc512_compat_block
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
@@ -560,45 +636,63 @@ enc512_compat_fast:
 
 enc512_compat_masks:
 	KMOVQ     K1, SI
-	KMOVQ     K2, R11
+	KMOVQ     K2, R10
 	VPCMPEQB  Z2, Z3, K1
-	KMOVQ     K1, R12
-	LEAQ      (DI)(SI*2), R13
-	LEAQ      (R8)(R11*2), R14
-	ANDQ      R13, R12
-	ANDNQ     SI, R14, R13
-	ORQ       R13, R12
-	MOVQ      R11, R13
-	ANDQ      R14, R13
-	ORQ       R13, R12
-	MOVQ      SI, R13
-	ORQ       R11, R13
-	NEGQ      R13
-	ADCQ      R9, R9
-	ANDQ      $0x03, R9
-	TESTQ     R12, R12
+	KMOVQ     K1, R11
+	LEAQ      (DI)(SI*2), R9
+	LEAQ      (R8)(R10*2), R12
+	ANDQ      R9, R11
+	ANDNQ     SI, R12, R9
+	ORQ       R9, R11
+	MOVQ      R10, R9
+	ANDQ      R12, R9
+	ORQ       R9, R11
+	MOVQ      SI, R9
+	ORQ       R10, R9
+	TESTQ     R11, R11
 	JNZ       enc512_compat_block
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
 	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
 	SHRQ      $0x3f, SI
 	MOVQ      SI, DI
-	SHRQ      $0x3f, R11
-	MOVQ      R11, R8
+	SHRQ      $0x3f, R10
+	MOVQ      R10, R8
 	JMP       enc512_compat_fast
 
 enc512_compat_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
 	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	CMPQ      BX, $0x41
-	JB        enc512_compat_block
-	CMPQ      CX, $0x41
-	JB        enc512_compat_block
+
+enc512_compat_clean2:
+	LEAQ      64(DX), SI
+	CMPQ      SI, BX
+	JGT       enc512_compat_clean1
+	LEAQ      64(AX), SI
+	CMPQ      SI, CX
+	JGT       enc512_compat_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	VPCMPEQB  Z0, Z4, K3
+	VPCMPEQB  Z1, Z4, K4
+	KORQ      K1, K2, K1
+	KORQ      K3, K4, K3
+	KORTESTQ  K1, K3
+	JNZ       enc512_compat_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	ADDQ      $0x80, AX
+	ADDQ      $0x80, DX
+	JMP       enc512_compat_clean2
+
+enc512_compat_clean1:
+	CMPQ      DX, BX
+	JGT       enc512_compat_block
+	CMPQ      AX, CX
+	JGT       enc512_compat_block
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
@@ -607,181 +701,193 @@ enc512_compat_clean:
 	JMP       enc512_compat_masks
 
 enc512_compat_block:
+	LEAQ       65(BX), R9
+	SUBQ       DX, R9
+	JZ         enc512_done
+	LEAQ       65(CX), R11
+	SUBQ       AX, R11
 	MOVQ       $0x00000041, SI
-	CMPQ       BX, SI
-	CMOVQLT    BX, SI
-	BZHIQ      SI, R10, R9
-	KMOVQ      R9, K1
+	CMPQ       R9, SI
+	CMOVQLT    R9, SI
+	MOVQ       $-1, R12
+	BZHIQ      SI, R12, R12
+	KMOVQ      R12, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	VPCMPEQB   Z0, Z3, K1
 	KMOVQ      K1, SI
 	VPCMPEQB   Z1, Z3, K1
-	KMOVQ      K1, R11
+	KMOVQ      K1, R10
 	VPCMPEQB   Z2, Z3, K1
-	KMOVQ      K1, R12
+	KMOVQ      K1, R13
 	LEAQ       (DI)(SI*2), DI
-	LEAQ       (R8)(R11*2), R8
-	ANDQ       DI, R12
-	ANDNQ      SI, R8, R13
-	ORQ        R13, R12
-	MOVQ       R11, DI
+	LEAQ       (R8)(R10*2), R8
+	ANDQ       DI, R13
+	ANDNQ      SI, R8, R14
+	ORQ        R14, R13
+	MOVQ       R10, DI
 	ANDQ       R8, DI
-	ANDNQ      R10, R9, R13
-	ORQ        R13, DI
+	MOVQ       R12, R14
+	NOTQ       R14
+	ORQ        R14, DI
 	TZCNTQ     DI, DI
-	BZHIQ      DI, R12, R12
-	TESTQ      R12, R12
+	BZHIQ      DI, R13, R13
+	TESTQ      R13, R13
 	JNZ        enc512_compat_slow
 	CMPQ       DI, $0x40
 	JNE        enc512_compat_slow
-	CMPQ       CX, $0x40
+	CMPQ       R11, $0x40
 	JBE        enc512_compat_slow
 	VMOVDQU64  Z3, (AX)
 	ADDQ       $0x40, AX
-	SUBQ       $0x40, CX
+	SUBQ       $0x40, R11
 	ADDQ       $0x40, DX
-	SUBQ       $0x40, BX
+	SUBQ       $0x40, R9
 
 enc512_compat_next:
-	MOVQ  $0x00000003, R9
-	SHRQ  $0x3f, SI
-	MOVQ  SI, DI
-	SHRQ  $0x3f, R11
-	MOVQ  R11, R8
-	TESTQ BX, BX
-	JNZ   enc512_compat_fast
-	JMP   enc512_done
+	MOVQ $0x00000003, R9
+	SHRQ $0x3f, SI
+	MOVQ SI, DI
+	SHRQ $0x3f, R10
+	MOVQ R10, R8
+	JMP  enc512_compat_fast
 
 enc512_compat_slow:
-	MOVL        R12, R8
-	MOVQ        $0x00000020, R9
-	CMPQ        DI, R9
-	CMOVQLT     DI, R9
-	MOVL        R11, R13
-	TESTQ       R9, R9
+	MOVL        R13, R8
+	MOVQ        $0x00000020, R12
+	CMPQ        DI, R12
+	CMOVQLT     DI, R12
+	MOVL        R10, R14
+	TESTQ       R12, R12
 	JZ          enc512_done
-	MOVQ        $0x5555555555555555, R13
-	MOVQ        $0xaaaaaaaaaaaaaaaa, R14
-	PDEPQ       R13, R8, R13
-	ORQ         R14, R13
-	PEXTQ       R13, R14, R13
-	POPCNTQ     R8, R14
-	ADDQ        R9, R14
-	CMPQ        R14, CX
+	MOVQ        $0x5555555555555555, R14
+	MOVQ        $0xaaaaaaaaaaaaaaaa, R15
+	PDEPQ       R14, R8, R14
+	ORQ         R15, R14
+	PEXTQ       R14, R15, R14
+	POPCNTQ     R8, R15
+	ADDQ        R12, R15
+	CMPQ        R15, R11
 	JA          enc512_compat_lo_room
-	KMOVQ       R13, K1
-	VPEXPANDB.Z Z3, K1, Z5
-	ANDNQ       R10, R13, R15
-	BZHIQ       R14, R15, R15
+	KMOVQ       R14, K1
+	VPEXPANDB.Z Z3, K1, Z4
+	MOVQ        R14, BP
+	NOTQ        BP
+	BZHIQ       R15, BP, BP
 	ANDQ        SI, R8
-	PDEPQ       R13, R8, R8
+	PDEPQ       R14, R8, R8
 	SHRQ        $0x01, R8
-	ANDNQ       R15, R8, R15
+	ANDNQ       BP, R8, BP
 	KMOVQ       R8, K1
-	VMOVDQU8    Z1, K1, Z5
-	KMOVQ       R15, K1
-	VMOVDQU8    Z2, K1, Z5
-	BZHIQ       R14, R10, R8
+	VMOVDQU8    Z1, K1, Z4
+	KMOVQ       BP, K1
+	VMOVDQU8    Z2, K1, Z4
+	MOVQ        $-1, R8
+	BZHIQ       R15, R8, R8
 	KMOVQ       R8, K1
-	VMOVDQU8    Z5, K1, (AX)
-	ADDQ        R14, AX
-	SUBQ        R14, CX
-	CMPQ        R9, $0x20
+	VMOVDQU8    Z4, K1, (AX)
+	ADDQ        R15, AX
+	SUBQ        R15, R11
+	CMPQ        R12, $0x20
 	JNE         enc512_compat_lo_partial
 	ADDQ        $0x20, DX
-	SUBQ        $0x20, BX
+	SUBQ        $0x20, R9
 	JMP         enc512_compat_lo_ok
 
 enc512_compat_lo_partial:
-	ADDQ R9, DX
+	ADDQ R12, DX
 	JMP  enc512_done
 
 enc512_compat_lo_room:
-	BZHIQ       CX, R13, CX
-	POPCNTQ     CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R14
-	ADDQ        R9, R14
-	KMOVQ       R13, K1
+	BZHIQ       R11, R14, CX
+	POPCNTQ     CX, R12
+	BZHIQ       R12, R8, R8
+	POPCNTQ     R8, R15
+	ADDQ        R12, R15
+	KMOVQ       R14, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R10, R13, CX
-	BZHIQ       R14, CX, CX
+	MOVQ        R14, CX
+	NOTQ        CX
+	BZHIQ       R15, CX, CX
 	MOVQ        R8, BX
 	ANDQ        SI, BX
-	PDEPQ       R13, BX, BX
+	PDEPQ       R14, BX, BX
 	SHRQ        $0x01, BX
 	ANDNQ       CX, BX, CX
 	KMOVQ       BX, K1
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R14, R10, CX
+	MOVQ        $-1, CX
+	BZHIQ       R15, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R14, AX
-	ADDQ        R9, DX
+	ADDQ        R15, AX
+	ADDQ        R12, DX
 	JMP         enc512_done
 
 enc512_compat_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y4
-	MOVQ          R12, R8
+	VEXTRACTI64X4 $0x01, Z3, Y5
+	MOVQ          R13, R8
 	SHRQ          $0x20, R8
-	MOVQ          SI, R12
-	SHRQ          $0x20, R12
-	MOVQ          DI, R9
-	SUBQ          $0x20, R9
-	MOVQ          R11, R13
+	MOVQ          SI, R13
 	SHRQ          $0x20, R13
-	TESTQ         R9, R9
+	MOVQ          DI, R12
+	SUBQ          $0x20, R12
+	MOVQ          R10, R14
+	SHRQ          $0x20, R14
+	TESTQ         R12, R12
 	JZ            enc512_done
 	MOVQ          $0x5555555555555555, DI
-	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
+	MOVQ          $0xaaaaaaaaaaaaaaaa, R14
 	PDEPQ         DI, R8, DI
-	ORQ           R13, DI
-	PEXTQ         DI, R13, DI
-	POPCNTQ       R8, R13
-	ADDQ          R9, R13
-	CMPQ          R13, CX
+	ORQ           R14, DI
+	PEXTQ         DI, R14, DI
+	POPCNTQ       R8, R14
+	ADDQ          R12, R14
+	CMPQ          R14, R11
 	JA            enc512_compat_hi_room
 	KMOVQ         DI, K1
-	VPEXPANDB.Z   Z4, K1, Z3
-	ANDNQ         R10, DI, R14
-	BZHIQ         R13, R14, R14
-	ANDQ          R12, R8
+	VPEXPANDB.Z   Z5, K1, Z3
+	MOVQ          DI, R15
+	NOTQ          R15
+	BZHIQ         R14, R15, R15
+	ANDQ          R13, R8
 	PDEPQ         DI, R8, R8
 	SHRQ          $0x01, R8
-	ANDNQ         R14, R8, R14
+	ANDNQ         R15, R8, R15
 	KMOVQ         R8, K1
 	VMOVDQU8      Z1, K1, Z3
-	KMOVQ         R14, K1
+	KMOVQ         R15, K1
 	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R13, R10, DI
+	MOVQ          $-1, DI
+	BZHIQ         R14, DI, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R13, AX
-	SUBQ          R13, CX
-	CMPQ          R9, $0x20
+	ADDQ          R14, AX
+	SUBQ          R14, R11
+	CMPQ          R12, $0x20
 	JNE           enc512_compat_hi_partial
 	ADDQ          $0x20, DX
-	SUBQ          $0x20, BX
+	SUBQ          $0x20, R9
 	JMP           enc512_compat_hi_ok
 
 enc512_compat_hi_partial:
-	ADDQ R9, DX
+	ADDQ R12, DX
 	JMP  enc512_done
 
 enc512_compat_hi_room:
-	BZHIQ       CX, DI, CX
-	POPCNTQ     CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R13
-	ADDQ        R9, R13
+	BZHIQ       R11, DI, CX
+	POPCNTQ     CX, R12
+	BZHIQ       R12, R8, R8
+	POPCNTQ     R8, R14
+	ADDQ        R12, R14
 	KMOVQ       DI, K1
-	VPEXPANDB.Z Z4, K1, Z0
-	ANDNQ       R10, DI, CX
-	BZHIQ       R13, CX, CX
+	VPEXPANDB.Z Z5, K1, Z0
+	MOVQ        DI, CX
+	NOTQ        CX
+	BZHIQ       R14, CX, CX
 	MOVQ        R8, BX
-	ANDQ        R12, BX
+	ANDQ        R13, BX
 	PDEPQ       DI, BX, BX
 	SHRQ        $0x01, BX
 	ANDNQ       CX, BX, CX
@@ -789,11 +895,12 @@ enc512_compat_hi_room:
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R13, R10, CX
+	MOVQ        $-1, CX
+	BZHIQ       R14, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R13, AX
-	ADDQ        R9, DX
+	ADDQ        R14, AX
+	ADDQ        R12, DX
 	JMP         enc512_done
 
 enc512_compat_hi_ok:
@@ -801,10 +908,10 @@ enc512_compat_hi_ok:
 
 enc512_strict:
 enc512_strict_fast:
-	CMPQ      BX, $0x41
-	JB        enc512_strict_block
-	CMPQ      CX, $0x41
-	JB        enc512_strict_block
+	CMPQ      DX, BX
+	JGT       enc512_strict_block
+	CMPQ      AX, CX
+	JGT       enc512_strict_block
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
@@ -816,46 +923,64 @@ enc512_strict_fast:
 enc512_strict_masks:
 	VMOVDQU64 1(DX), Z4
 	VPCMPEQB  Z0, Z4, K3
-	KMOVQ     K3, SI
-	KMOVQ     K1, R11
-	KMOVQ     K2, R12
+	KMOVQ     K3, R9
+	KMOVQ     K1, SI
+	KMOVQ     K2, R10
 	VPCMPEQB  Z2, Z3, K1
-	KMOVQ     K1, R13
-	LEAQ      (DI)(R11*2), R14
-	LEAQ      (R8)(R12*2), R15
-	ANDQ      R14, R13
-	ANDNQ     R11, R15, R14
-	ORQ       R14, R13
-	ANDNQ     R12, SI, R14
-	ORQ       R14, R13
-	MOVQ      R11, SI
-	ORQ       R12, SI
-	NEGQ      SI
-	ADCQ      R9, R9
-	ANDQ      $0x03, R9
-	TESTQ     R13, R13
+	KMOVQ     K1, R11
+	LEAQ      (DI)(SI*2), R12
+	LEAQ      (R8)(R10*2), R13
+	ANDQ      R12, R11
+	ANDNQ     SI, R13, R12
+	ORQ       R12, R11
+	ANDNQ     R10, R9, R12
+	ORQ       R12, R11
+	MOVQ      SI, R9
+	ORQ       R10, R9
+	TESTQ     R11, R11
 	JNZ       enc512_strict_block
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
 	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	SHRQ      $0x3f, R11
-	MOVQ      R11, DI
-	SHRQ      $0x3f, R12
-	MOVQ      R12, R8
+	SHRQ      $0x3f, SI
+	MOVQ      SI, DI
+	SHRQ      $0x3f, R10
+	MOVQ      R10, R8
 	JMP       enc512_strict_fast
 
 enc512_strict_clean:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
-	SUBQ      $0x40, CX
 	ADDQ      $0x40, DX
-	SUBQ      $0x40, BX
-	CMPQ      BX, $0x41
-	JB        enc512_strict_block
-	CMPQ      CX, $0x41
-	JB        enc512_strict_block
+
+enc512_strict_clean2:
+	LEAQ      64(DX), SI
+	CMPQ      SI, BX
+	JGT       enc512_strict_clean1
+	LEAQ      64(AX), SI
+	CMPQ      SI, CX
+	JGT       enc512_strict_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	VPCMPEQB  Z0, Z4, K3
+	VPCMPEQB  Z1, Z4, K4
+	KORQ      K1, K2, K1
+	KORQ      K3, K4, K3
+	KORTESTQ  K1, K3
+	JNZ       enc512_strict_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	ADDQ      $0x80, AX
+	ADDQ      $0x80, DX
+	JMP       enc512_strict_clean2
+
+enc512_strict_clean1:
+	CMPQ      DX, BX
+	JGT       enc512_strict_block
+	CMPQ      AX, CX
+	JGT       enc512_strict_block
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
@@ -864,184 +989,197 @@ enc512_strict_clean:
 	JMP       enc512_strict_masks
 
 enc512_strict_block:
+	LEAQ       65(BX), R9
+	SUBQ       DX, R9
+	JZ         enc512_done
+	LEAQ       65(CX), R11
+	SUBQ       AX, R11
 	MOVQ       $0x00000041, SI
-	CMPQ       BX, SI
-	CMOVQLT    BX, SI
-	BZHIQ      SI, R10, R9
-	KMOVQ      R9, K1
+	CMPQ       R9, SI
+	CMOVQLT    R9, SI
+	MOVQ       $-1, R12
+	BZHIQ      SI, R12, R12
+	KMOVQ      R12, K1
 	VMOVDQU8.Z (DX), K1, Z3
 	DECQ       SI
-	BZHIQ      SI, R10, SI
-	KMOVQ      SI, K1
+	MOVQ       $-1, R10
+	BZHIQ      SI, R10, R10
+	KMOVQ      R10, K1
 	VMOVDQU8.Z 1(DX), K1, Z4
 	VPCMPEQB   Z0, Z4, K1
-	KMOVQ      K1, R12
+	KMOVQ      K1, R13
 	VPCMPEQB   Z0, Z3, K1
 	KMOVQ      K1, SI
 	VPCMPEQB   Z1, Z3, K1
-	KMOVQ      K1, R11
+	KMOVQ      K1, R10
 	VPCMPEQB   Z2, Z3, K1
-	KMOVQ      K1, R13
+	KMOVQ      K1, R14
 	LEAQ       (DI)(SI*2), DI
-	LEAQ       (R8)(R11*2), R8
-	ANDQ       DI, R13
+	LEAQ       (R8)(R10*2), R8
+	ANDQ       DI, R14
 	ANDNQ      SI, R8, DI
-	ANDNQ      R11, R12, R8
+	ANDNQ      R10, R13, R8
 	ORQ        R8, DI
-	ANDNQ      R10, R9, R8
+	MOVQ       R12, R8
+	NOTQ       R8
 	ORQ        R8, DI
 	TZCNTQ     DI, DI
-	BZHIQ      DI, R13, R13
-	TESTQ      R13, R13
+	BZHIQ      DI, R14, R14
+	TESTQ      R14, R14
 	JNZ        enc512_strict_slow
 	CMPQ       DI, $0x40
 	JNE        enc512_strict_slow
-	CMPQ       CX, $0x40
+	CMPQ       R11, $0x40
 	JBE        enc512_strict_slow
 	VMOVDQU64  Z3, (AX)
 	ADDQ       $0x40, AX
-	SUBQ       $0x40, CX
+	SUBQ       $0x40, R11
 	ADDQ       $0x40, DX
-	SUBQ       $0x40, BX
+	SUBQ       $0x40, R9
 
 enc512_strict_next:
-	MOVQ  $0x00000003, R9
-	SHRQ  $0x3f, SI
-	MOVQ  SI, DI
-	SHRQ  $0x3f, R11
-	MOVQ  R11, R8
-	TESTQ BX, BX
-	JNZ   enc512_strict_fast
-	JMP   enc512_done
+	MOVQ $0x00000003, R9
+	SHRQ $0x3f, SI
+	MOVQ SI, DI
+	SHRQ $0x3f, R10
+	MOVQ R10, R8
+	JMP  enc512_strict_fast
 
 enc512_strict_slow:
-	MOVL        R13, R8
-	MOVQ        $0x00000020, R9
-	CMPQ        DI, R9
-	CMOVQLT     DI, R9
-	MOVL        R11, R12
-	TESTQ       R9, R9
+	MOVL        R14, R8
+	MOVQ        $0x00000020, R12
+	CMPQ        DI, R12
+	CMOVQLT     DI, R12
+	MOVL        R10, R13
+	TESTQ       R12, R12
 	JZ          enc512_done
-	MOVQ        $0x5555555555555555, R14
-	MOVQ        $0xaaaaaaaaaaaaaaaa, R15
-	PDEPQ       R14, R8, R14
-	ORQ         R15, R14
-	PEXTQ       R14, R15, R14
-	POPCNTQ     R8, R15
-	ADDQ        R9, R15
-	CMPQ        R15, CX
+	MOVQ        $0x5555555555555555, R15
+	MOVQ        $0xaaaaaaaaaaaaaaaa, BP
+	PDEPQ       R15, R8, R15
+	ORQ         BP, R15
+	PEXTQ       R15, BP, R15
+	POPCNTQ     R8, BP
+	ADDQ        R12, BP
+	CMPQ        BP, R11
 	JAE         enc512_strict_lo_room
-	KMOVQ       R14, K1
+	KMOVQ       R15, K1
 	VPEXPANDB.Z Z3, K1, Z4
-	ANDNQ       R10, R14, R8
-	BZHIQ       R15, R8, R8
+	MOVQ        R15, R8
+	NOTQ        R8
+	BZHIQ       BP, R8, R8
 	KMOVQ       R8, K1
 	VMOVDQU8    Z2, K1, Z4
-	BZHIQ       R15, R10, R8
+	MOVQ        $-1, R8
+	BZHIQ       BP, R8, R8
 	KMOVQ       R8, K1
 	VMOVDQU8    Z4, K1, (AX)
-	ADDQ        R15, AX
-	SUBQ        R15, CX
-	CMPQ        R9, $0x20
+	ADDQ        BP, AX
+	SUBQ        BP, R11
+	CMPQ        R12, $0x20
 	JNE         enc512_strict_lo_partial
 	ADDQ        $0x20, DX
-	SUBQ        $0x20, BX
+	SUBQ        $0x20, R9
 	JMP         enc512_strict_lo_ok
 
 enc512_strict_lo_partial:
-	ADDQ R9, DX
+	ADDQ R12, DX
 	JMP  enc512_done
 
 enc512_strict_lo_room:
-	BZHIQ       CX, R14, CX
-	POPCNTQ     CX, R9
-	MOVQ        R9, CX
+	BZHIQ       R11, R15, CX
+	POPCNTQ     CX, R12
+	MOVQ        R12, CX
 	DECQ        CX
-	BTQ         CX, R12
+	BTQ         CX, R13
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R15
-	ADDQ        R9, R15
-	KMOVQ       R14, K1
+	SUBQ        CX, R12
+	BZHIQ       R12, R8, R8
+	POPCNTQ     R8, BP
+	ADDQ        R12, BP
+	KMOVQ       R15, K1
 	VPEXPANDB.Z Z3, K1, Z0
-	ANDNQ       R10, R14, CX
-	BZHIQ       R15, CX, CX
+	MOVQ        R15, CX
+	NOTQ        CX
+	BZHIQ       BP, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R15, R10, CX
+	MOVQ        $-1, CX
+	BZHIQ       BP, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R15, AX
-	ADDQ        R9, DX
+	ADDQ        BP, AX
+	ADDQ        R12, DX
 	JMP         enc512_done
 
 enc512_strict_lo_ok:
 	VEXTRACTI64X4 $0x01, Z3, Y5
-	MOVQ          R13, R8
+	MOVQ          R14, R8
 	SHRQ          $0x20, R8
-	MOVQ          SI, R9
-	SHRQ          $0x20, R9
-	MOVQ          DI, R9
-	SUBQ          $0x20, R9
-	MOVQ          R11, R12
+	MOVQ          SI, R12
 	SHRQ          $0x20, R12
-	TESTQ         R9, R9
+	MOVQ          DI, R12
+	SUBQ          $0x20, R12
+	MOVQ          R10, R13
+	SHRQ          $0x20, R13
+	TESTQ         R12, R12
 	JZ            enc512_done
 	MOVQ          $0x5555555555555555, DI
-	MOVQ          $0xaaaaaaaaaaaaaaaa, R13
+	MOVQ          $0xaaaaaaaaaaaaaaaa, R14
 	PDEPQ         DI, R8, DI
-	ORQ           R13, DI
-	PEXTQ         DI, R13, DI
-	POPCNTQ       R8, R13
-	ADDQ          R9, R13
-	CMPQ          R13, CX
+	ORQ           R14, DI
+	PEXTQ         DI, R14, DI
+	POPCNTQ       R8, R14
+	ADDQ          R12, R14
+	CMPQ          R14, R11
 	JAE           enc512_strict_hi_room
 	KMOVQ         DI, K1
 	VPEXPANDB.Z   Z5, K1, Z3
-	ANDNQ         R10, DI, DI
-	BZHIQ         R13, DI, DI
+	NOTQ          DI
+	BZHIQ         R14, DI, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z2, K1, Z3
-	BZHIQ         R13, R10, DI
+	MOVQ          $-1, DI
+	BZHIQ         R14, DI, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R13, AX
-	SUBQ          R13, CX
-	CMPQ          R9, $0x20
+	ADDQ          R14, AX
+	SUBQ          R14, R11
+	CMPQ          R12, $0x20
 	JNE           enc512_strict_hi_partial
 	ADDQ          $0x20, DX
-	SUBQ          $0x20, BX
+	SUBQ          $0x20, R9
 	JMP           enc512_strict_hi_ok
 
 enc512_strict_hi_partial:
-	ADDQ R9, DX
+	ADDQ R12, DX
 	JMP  enc512_done
 
 enc512_strict_hi_room:
-	BZHIQ       CX, DI, CX
-	POPCNTQ     CX, R9
-	MOVQ        R9, CX
+	BZHIQ       R11, DI, CX
+	POPCNTQ     CX, R12
+	MOVQ        R12, CX
 	DECQ        CX
-	BTQ         CX, R12
+	BTQ         CX, R13
 	SETCS       CL
 	MOVBQZX     CL, CX
-	SUBQ        CX, R9
-	BZHIQ       R9, R8, R8
-	POPCNTQ     R8, R13
-	ADDQ        R9, R13
+	SUBQ        CX, R12
+	BZHIQ       R12, R8, R8
+	POPCNTQ     R8, R14
+	ADDQ        R12, R14
 	KMOVQ       DI, K1
 	VPEXPANDB.Z Z5, K1, Z0
-	ANDNQ       R10, DI, CX
-	BZHIQ       R13, CX, CX
+	MOVQ        DI, CX
+	NOTQ        CX
+	BZHIQ       R14, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	BZHIQ       R13, R10, CX
+	MOVQ        $-1, CX
+	BZHIQ       R14, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R13, AX
-	ADDQ        R9, DX
+	ADDQ        R14, AX
+	ADDQ        R12, DX
 	JMP         enc512_done
 
 enc512_strict_hi_ok:

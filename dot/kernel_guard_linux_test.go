@@ -57,7 +57,7 @@ func TestKernelsPageGuards(t *testing.T) {
 							} else {
 								dst = dstPage[:dl:dl]
 							}
-							mode := modes[(n+style+dl)%3]
+							mode := kModes[(n+style+dl)%3]
 							guardRun(t, fmt.Sprintf("decode %v n=%d dst=%d atEnd=%v", mode, n, dl, atEnd), func() {
 								d := Decoder{Mode: mode}
 								d.Transform(dst, src, true)

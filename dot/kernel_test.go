@@ -240,7 +240,7 @@ func compareTraces(tb testing.TB, what func() string, got, want []kCall) {
 	}
 }
 
-var modes = []Mode{Compat, Strict, Raw}
+var kModes = []Mode{Compat, Strict, Raw}
 
 // kInput returns n random bytes in one of several styles: mail-like lines,
 // lines with many dots and line ends, or noise over the special bytes.
@@ -322,7 +322,7 @@ func TestKernelsEdges(t *testing.T) {
 					in = append(in[:n-3], ".\r\n"...)
 				}
 				run := kRun{srcStep: n + 1, dstLen: n + 1, srcAlign: align, dstAlign: (align * 7) % 64, exact: exact}
-				for _, mode := range modes {
+				for _, mode := range kModes {
 					diffDecode(t, k, mode, 0, in, run)
 					diffEncode(t, k, mode, in, run)
 				}
@@ -335,7 +335,7 @@ func TestKernelsEdges(t *testing.T) {
 					}
 					in := kInput(r, n, step+dl)
 					run := kRun{srcStep: step, dstLen: dl, srcAlign: (n + step) % 64, dstAlign: (n + dl) % 64, exact: exact}
-					mode := modes[(step+dl+n)%3]
+					mode := kModes[(step+dl+n)%3]
 					diffDecode(t, k, mode, int64(r.IntN(2*n+2))*int64(r.IntN(2)), in, run)
 					diffEncode(t, k, mode, in, run)
 				}
@@ -374,7 +374,7 @@ func TestKernelsRandom(t *testing.T) {
 			if r.IntN(3) == 0 {
 				max = int64(r.IntN(n + 1))
 			}
-			mode := modes[r.IntN(3)]
+			mode := kModes[r.IntN(3)]
 			diffDecode(t, k, mode, max, in, run)
 			diffEncode(t, k, mode, in, run)
 		}
@@ -398,7 +398,7 @@ func TestKernelsLarge(t *testing.T) {
 				in := append([]byte(nil), bases[(pi+si)%2]...)
 				copy(in[pos:], sp)
 				in = append(in, "\r\n.\r\n"...)
-				for mi, mode := range modes {
+				for mi, mode := range kModes {
 					runs := []kRun{
 						{srcStep: len(in), dstLen: len(in) + 1},
 						{srcStep: 4096, dstLen: 32 << 10},
@@ -460,7 +460,7 @@ func TestKernelsAllocs(t *testing.T) {
 		in := []byte(strings.Repeat("hello world\r\n..dot\r\n\r\n", 400) + ".\r\n")
 		dst := make([]byte, 2*len(in))
 		withKernel(k, func() {
-			for _, mode := range modes {
+			for _, mode := range kModes {
 				d := Decoder{Mode: mode}
 				if a := testing.AllocsPerRun(50, func() {
 					d.Reset()

@@ -110,21 +110,7 @@ func decodeAVX512() {
 			}
 			JMP(LabelRef(fast))
 
-			// The copy loop for long lines.
-			Label(p + "_clean")
-			VMOVDQU64(v, Mem{Base: dst})
-			ADDQ(U8(64), dst)
-			ADDQ(U8(64), src)
-			CMPQ(src, srcLim)
-			JGT(LabelRef(general))
-			CMPQ(dst, dstLim)
-			JGT(LabelRef(general))
-			VMOVDQU64(Mem{Base: src}, v)
-			VPCMPEQB(zlf, v, klf)
-			VPCMPEQB(zcr, v, kcr)
-			KORTESTQ(klf, kcr)
-			JZ(LabelRef(p + "_clean"))
-			JMP(LabelRef(p + "_masks"))
+			cleanLoopZ(p, src, dst, srcLim, dstLim, v, klf, kcr, zlf, zcr, general)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -321,10 +307,17 @@ func encodeAVX512() {
 	TEXT("encodeAVX512", NOSPLIT, signature)
 	Doc("encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).")
 	dst := Load(Param("dst").Base(), GP64())
-	room := Load(Param("dst").Len(), GP64())
+	dstLim := Load(Param("dst").Len(), GP64())
 	src := Load(Param("src").Base(), GP64())
-	rem := Load(Param("src").Len(), GP64())
+	srcLim := Load(Param("src").Len(), GP64())
 	flags := Load(Param("flags"), GP64())
+	TESTQ(srcLim, srcLim)
+	JZ(LabelRef("enc512_done"))
+	TESTQ(dstLim, dstLim)
+	JZ(LabelRef("enc512_done"))
+	// The fast loop runs while 65 bytes of src and of dst are left.
+	LEAQ(Mem{Base: src, Index: srcLim, Scale: 1, Disp: -65}, srcLim)
+	LEAQ(Mem{Base: dst, Index: dstLim, Scale: 1, Disp: -65}, dstLim)
 
 	cbol := GP64()
 	MOVQ(flags, cbol)
@@ -333,14 +326,7 @@ func encodeAVX512() {
 	XORQ(ccr, ccr)
 	dirty := GP64() // see trackDirty
 	MOVQ(U32(1), dirty)
-	ones := GP64()
-	MOVQ(I32(-1), ones)
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
-
-	TESTQ(rem, rem)
-	JZ(LabelRef("enc512_done"))
-	TESTQ(room, room)
-	JZ(LabelRef("enc512_done"))
 
 	// Raw encodes as Strict.
 	SHRQ(U8(1), flags)
@@ -357,10 +343,10 @@ func encodeAVX512() {
 		// The fast loop: whole blocks with a byte after them, room for
 		// them and nothing to insert or stop at are copied.
 		Label(fast)
-		CMPQ(rem, U8(65))
-		JB(LabelRef(general))
-		CMPQ(room, U8(65))
-		JB(LabelRef(general))
+		CMPQ(src, srcLim)
+		JGT(LabelRef(general))
+		CMPQ(dst, dstLim)
+		JGT(LabelRef(general))
 		{
 			v := ZMM()
 			VMOVDQU64(Mem{Base: src}, v)
@@ -402,47 +388,36 @@ func encodeAVX512() {
 				ANDNQ(cr, nlf, t)
 			}
 			ORQ(t, stop)
-			trackDirty(dirty, lf, cr, 3)
+			trackDirty(dirty, lf, cr, 1)
 			TESTQ(stop, stop)
 			JNZ(LabelRef(general))
 			VMOVDQU64(v, Mem{Base: dst})
 			ADDQ(U8(64), dst)
-			SUBQ(U8(64), room)
 			ADDQ(U8(64), src)
-			SUBQ(U8(64), rem)
 			SHRQ(U8(63), lf)
 			MOVQ(lf, cbol)
 			SHRQ(U8(63), cr)
 			MOVQ(cr, ccr)
 			JMP(LabelRef(fast))
 
-			// The copy loop for long lines.
-			Label(p + "_clean")
-			VMOVDQU64(v, Mem{Base: dst})
-			ADDQ(U8(64), dst)
-			SUBQ(U8(64), room)
-			ADDQ(U8(64), src)
-			SUBQ(U8(64), rem)
-			CMPQ(rem, U8(65))
-			JB(LabelRef(general))
-			CMPQ(room, U8(65))
-			JB(LabelRef(general))
-			VMOVDQU64(Mem{Base: src}, v)
-			VPCMPEQB(zlf, v, klf)
-			VPCMPEQB(zcr, v, kcr)
-			KORTESTQ(klf, kcr)
-			JZ(LabelRef(p + "_clean"))
-			JMP(LabelRef(p + "_masks"))
+			cleanLoopZ(p, src, dst, srcLim, dstLim, v, klf, kcr, zlf, zcr, general)
 		}
 
 		// The general path: one block, of any length, with any room.
-		Label(p + "_block")
+		Label(general)
+		rem, room := GP64(), GP64()
+		LEAQ(Mem{Base: srcLim, Disp: 65}, rem)
+		SUBQ(src, rem)
+		JZ(LabelRef("enc512_done"))
+		LEAQ(Mem{Base: dstLim, Disp: 65}, room)
+		SUBQ(dst, room)
 		r := GP64()
 		MOVQ(U32(65), r)
 		CMPQ(rem, r)
 		CMOVQLT(rem, r)
 		lm := GP64()
-		BZHIQ(r, ones, lm)
+		MOVQ(I32(-1), lm)
+		BZHIQ(r, lm, lm)
 		k1 := K()
 		KMOVQ(lm, k1)
 		v := ZMM()
@@ -451,7 +426,8 @@ func encodeAVX512() {
 		if m == strict {
 			DECQ(r)
 			lm1 := GP64()
-			BZHIQ(r, ones, lm1)
+			MOVQ(I32(-1), lm1)
+			BZHIQ(r, lm1, lm1)
 			k2 := K()
 			KMOVQ(lm1, k2)
 			vn := ZMM()
@@ -485,7 +461,8 @@ func encodeAVX512() {
 			ANDNQ(cr, nlf, t)
 			ORQ(t, bail)
 		}
-		ANDNQ(ones, lm, t)
+		MOVQ(lm, t)
+		NOTQ(t)
 		ORQ(t, bail)
 		cut := GP64()
 		TZCNTQ(bail, cut)
@@ -509,9 +486,7 @@ func encodeAVX512() {
 		MOVQ(lf, cbol)
 		SHRQ(U8(63), cr)
 		MOVQ(cr, ccr)
-		TESTQ(rem, rem)
-		JNZ(LabelRef(fast))
-		JMP(LabelRef("enc512_done"))
+		JMP(LabelRef(fast))
 
 		Label(p + "_slow")
 		h := GP64()
@@ -522,7 +497,7 @@ func encodeAVX512() {
 		CMOVQLT(cut, c)
 		crh := GP64()
 		MOVL(cr.As32(), crh.As32())
-		encodeHalf(m, p+"_lo", v, h, lf, crh, c, dst, room, src, rem, ones, zcr, zdot)
+		encodeHalf(m, p+"_lo", v, h, lf, crh, c, dst, room, src, rem, zcr, zdot)
 		v1 := ZMM()
 		VEXTRACTI64X4(U8(1), v, v1.AsY())
 		MOVQ(ins, h)
@@ -534,7 +509,7 @@ func encodeAVX512() {
 		SUBQ(U8(32), c)
 		MOVQ(cr, crh)
 		SHRQ(U8(32), crh)
-		encodeHalf(m, p+"_hi", v1, h, lfh, crh, c, dst, room, src, rem, ones, zcr, zdot)
+		encodeHalf(m, p+"_hi", v1, h, lfh, crh, c, dst, room, src, rem, zcr, zdot)
 		JMP(LabelRef(p + "_next"))
 	}
 
@@ -547,7 +522,7 @@ func encodeAVX512() {
 // encodeHalf encodes the first cut (0..32) bytes of s, whose insertion
 // mask is h and LF and CR masks lf and cr (32 bits), at dst. It falls through if it encoded all 32
 // bytes and jumps to the end otherwise.
-func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, src, rem, ones reg.Register, zcr, zdot reg.VecVirtual) {
+func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, src, rem reg.Register, zcr, zdot reg.VecVirtual) {
 	TESTQ(cut, cut)
 	JZ(LabelRef("enc512_done"))
 	// Output slots: two per input byte that gets an insertion, one per
@@ -569,7 +544,7 @@ func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, sr
 	} else {
 		JA(LabelRef(p + "_room"))
 	}
-	expandStore(m, s, h, lf, mm, n, dst, ones, zcr, zdot)
+	expandStore(m, s, h, lf, mm, n, dst, zcr, zdot)
 	ADDQ(n, dst)
 	SUBQ(n, room)
 	CMPQ(cut, U8(32))
@@ -599,7 +574,7 @@ func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, sr
 	BZHIQ(cut, h, h)
 	POPCNTQ(h, n)
 	ADDQ(cut, n)
-	expandStore(m, s, h, lf, mm, n, dst, ones, zcr, zdot)
+	expandStore(m, s, h, lf, mm, n, dst, zcr, zdot)
 	ADDQ(n, dst)
 	ADDQ(cut, src)
 	JMP(LabelRef("enc512_done"))
@@ -608,13 +583,14 @@ func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, sr
 
 // expandStore spreads the bytes of s over the slots mm, fills the other
 // slots (insertions) and stores the first n output bytes at dst.
-func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, ones reg.Register, zcr, zdot reg.VecVirtual) {
+func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, zdot reg.VecVirtual) {
 	k := K()
 	KMOVQ(mm, k)
 	out := ZMM()
 	VPEXPANDB_Z(s, k, out)
 	q := GP64() // inserted slots
-	ANDNQ(ones, mm, q)
+	MOVQ(mm, q)
+	NOTQ(q)
 	BZHIQ(n, q, q)
 	if m == compat {
 		// The slots before LFs get CR, the others '.'.
@@ -632,8 +608,59 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, ones reg.Register, 
 	KMOVQ(q, kq)
 	VMOVDQU8(zdot, kq, out)
 	sm := GP64()
-	BZHIQ(n, ones, sm)
+	MOVQ(I32(-1), sm)
+	BZHIQ(n, sm, sm)
 	ks := K()
 	KMOVQ(sm, ks)
 	VMOVDQU8(out, ks, Mem{Base: dst})
+}
+
+// cleanLoopZ emits, at label p+"_clean", the copy loop for long lines:
+// the block v at src (no CR or LF, not starting a line) is stored, then
+// blocks are copied two at a time while both have no CR or LF, and one at
+// a time otherwise. The first block with a CR or LF goes to p+"_masks"
+// with v, klf and kcr holding it and its LF and CR masks; the end of src
+// or dst (the fast loop's limits) goes to general.
+func cleanLoopZ(p string, src, dst, srcLim, dstLim reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general string) {
+	Label(p + "_clean")
+	VMOVDQU64(v, Mem{Base: dst})
+	ADDQ(U8(64), dst)
+	ADDQ(U8(64), src)
+	Label(p + "_clean2")
+	t := GP64()
+	LEAQ(Mem{Base: src, Disp: 64}, t)
+	CMPQ(t, srcLim)
+	JGT(LabelRef(p + "_clean1"))
+	LEAQ(Mem{Base: dst, Disp: 64}, t)
+	CMPQ(t, dstLim)
+	JGT(LabelRef(p + "_clean1"))
+	w := ZMM()
+	VMOVDQU64(Mem{Base: src}, v)
+	VMOVDQU64(Mem{Base: src, Disp: 64}, w)
+	k1, k2, k3, k4 := K(), K(), K(), K()
+	VPCMPEQB(zlf, v, k1)
+	VPCMPEQB(zcr, v, k2)
+	VPCMPEQB(zlf, w, k3)
+	VPCMPEQB(zcr, w, k4)
+	KORQ(k1, k2, k1)
+	KORQ(k3, k4, k3)
+	KORTESTQ(k1, k3)
+	JNZ(LabelRef(p + "_clean1"))
+	VMOVDQU64(v, Mem{Base: dst})
+	VMOVDQU64(w, Mem{Base: dst, Disp: 64})
+	ADDQ(U8(128), dst)
+	ADDQ(U8(128), src)
+	JMP(LabelRef(p + "_clean2"))
+
+	Label(p + "_clean1")
+	CMPQ(src, srcLim)
+	JGT(LabelRef(general))
+	CMPQ(dst, dstLim)
+	JGT(LabelRef(general))
+	VMOVDQU64(Mem{Base: src}, v)
+	VPCMPEQB(zlf, v, klf)
+	VPCMPEQB(zcr, v, kcr)
+	KORTESTQ(klf, kcr)
+	JZ(LabelRef(p + "_clean"))
+	JMP(LabelRef(p + "_masks"))
 }

@@ -69,16 +69,21 @@ func dispatchMode(prefix string, flags Op, modes []int) []string {
 	return names
 }
 
-// trackDirty shifts into dirty a bit saying whether the block with masks
-// lf and cr has a CR or LF, keeping the bits in mask (one per block). The
-// copy loops for long lines start only when dirty is 0: after enough
-// blocks with no line end (longer than any short line), so that on short
-// lines the branch that tries them is never taken.
-func trackDirty(dirty, lf, cr reg.Register, mask uint8) {
+// trackDirty records in dirty whether the block with masks lf and cr has
+// a CR or LF. The copy loops for long lines are tried only when dirty is
+// 0. With history 1, dirty is simply lf|cr; with a longer history (a bit
+// mask, one bit per block) the loops wait for that many line-free blocks
+// in a row, so that on short lines the branch that tries them is not taken.
+func trackDirty(dirty, lf, cr reg.Register, history uint8) {
+	if history == 1 {
+		MOVQ(lf, dirty)
+		ORQ(cr, dirty)
+		return
+	}
 	x := GP64()
 	MOVQ(lf, x)
 	ORQ(cr, x)
 	NEGQ(x) // CF = x != 0
 	ADCQ(dirty, dirty)
-	ANDQ(U8(mask), dirty)
+	ANDQ(U8(history), dirty)
 }
