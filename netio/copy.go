@@ -59,16 +59,9 @@ func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
 // r's.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	w.mu.Lock()
-	target := w.stats.Accepted
-	for (w.stats.Written < target || w.busy) && w.err == nil {
-		if !w.busy {
-			w.writeBatchLocked()
-			continue
-		}
-		if err := w.waitLocked(nil, false, func() bool { return !w.busy }); err != nil {
-			w.mu.Unlock()
-			return 0, err
-		}
+	if err := w.drainLocked(nil, w.stats.Accepted, true); err != nil {
+		w.mu.Unlock()
+		return 0, err
 	}
 	if err := w.errLocked(true); err != nil {
 		w.mu.Unlock()

@@ -467,8 +467,24 @@ func (w *Writer) FlushContext(ctx context.Context) error { return w.flush(ctx) }
 func (w *Writer) flush(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	target := w.stats.Accepted
-	for w.stats.Written < target && w.err == nil {
+	if err := w.drainLocked(ctx, w.stats.Accepted, false); err != nil {
+		return err
+	}
+	if ctx == nil && w.queued > 0 {
+		w.kickLocked() // writes queued after target are the flusher's
+	}
+	return w.err
+}
+
+// drainLocked waits, with w.mu held, until every byte accepted before
+// target is written or a write fails (the error is then in w.err), and with
+// idle also until no writev is in flight. With a nil ctx the caller writes
+// batches itself whenever no writev is in flight; otherwise the flusher
+// writes and the wait ends when ctx is done. It returns only wait errors
+// (deadline, ctx).
+func (w *Writer) drainLocked(ctx context.Context, target int64, idle bool) error {
+	done := func() bool { return w.stats.Written >= target && !(idle && w.busy) }
+	for !done() && w.err == nil {
 		if ctx == nil && !w.busy {
 			w.writeBatchLocked()
 			continue
@@ -476,14 +492,11 @@ func (w *Writer) flush(ctx context.Context) error {
 		if ctx != nil {
 			w.kickLocked()
 		}
-		if err := w.waitLocked(ctx, false, func() bool { return w.stats.Written >= target }); err != nil {
+		if err := w.waitLocked(ctx, false, func() bool { return done() || (ctx == nil && !w.busy) }); err != nil {
 			return err
 		}
 	}
-	if ctx == nil && w.queued > 0 {
-		w.kickLocked() // writes queued after target are the flusher's
-	}
-	return w.err
+	return nil
 }
 
 // Close flushes the queue (see Flush), stops the flusher goroutine and makes

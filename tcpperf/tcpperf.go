@@ -139,10 +139,15 @@ func newRecorder() *recorder {
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
 
 func (r *recorder) record(ns int64) {
-	ns = min(max(ns, 1), histMax)
 	r.mu.Lock()
-	r.cur.RecordValue(ns)
+	r.recordLocked(ns)
 	r.mu.Unlock()
+}
+
+// recordLocked records ns, clamped to the histogram's range; r.mu is held
+// (a reader records all the responses of one read under one lock).
+func (r *recorder) recordLocked(ns int64) {
+	r.cur.RecordValue(min(max(ns, 1), histMax))
 }
 
 // interval returns the values recorded since the last call, after adding
@@ -689,7 +694,7 @@ func (r *run) reader(c *conn) {
 				}
 				seq++
 				if r.measured(t) {
-					r.lat.cur.RecordValue(min(max(now-t, 1), histMax))
+					r.lat.recordLocked(now - t)
 					measured++
 				}
 			}
