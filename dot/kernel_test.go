@@ -246,7 +246,7 @@ var kModes = []Mode{Compat, Strict, Raw}
 // lines with many dots and line ends, or noise over the special bytes.
 func kInput(r *rand.Rand, n, style int) []byte {
 	b := make([]byte, 0, n)
-	switch style % 5 {
+	switch style % 6 {
 	case 0: // CRLF lines, some dot-stuffed
 		for len(b) < n {
 			l := r.IntN(90)
@@ -284,6 +284,13 @@ func kInput(r *rand.Rand, n, style int) []byte {
 				b = append(b, "abc.de"[r.IntN(6)])
 			}
 			b = append(b, ends[r.IntN(len(ends))]...)
+		}
+	case 5: // very long lines, past the two-block copy loops
+		for len(b) < n {
+			for range 200 + r.IntN(2000) {
+				b = append(b, "abcdefgh."[r.IntN(9)])
+			}
+			b = append(b, "\r\n\n\r"[r.IntN(3):][:1+r.IntN(2)]...)
 		}
 	case 3: // long ordinary stretches with rare special bytes
 		for len(b) < n {
@@ -391,11 +398,11 @@ func TestKernelsLarge(t *testing.T) {
 		exact := k.name != "avx2"
 		r := rand.New(rand.NewPCG(5, 6))
 		// Short CRLF lines, and long lines.
-		bases := [][]byte{kInput(r, 2*asmChunk+100, 0), kInput(r, 2*asmChunk+100, 4)}
+		bases := [][]byte{kInput(r, 2*asmChunk+100, 0), kInput(r, 2*asmChunk+100, 4), kInput(r, 2*asmChunk+100, 5)}
 		specials := []string{".\r\n", "\r\n..", "\n\n", "\r", "\r\r\n", "\r\n.\n"}
 		for pi, pos := range []int{asmChunk - 2, asmChunk - 1, asmChunk, 2*asmChunk - 1, 4095} {
 			for si, sp := range specials {
-				in := append([]byte(nil), bases[(pi+si)%2]...)
+				in := append([]byte(nil), bases[(pi+si)%3]...)
 				copy(in[pos:], sp)
 				in = append(in, "\r\n.\r\n"...)
 				for mi, mode := range kModes {
