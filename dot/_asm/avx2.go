@@ -400,9 +400,9 @@ func encodeAVX2() {
 
 // cleanLoopY copies 32-byte blocks inside a long line: once three blocks
 // in a row had no CR or LF (dirty is 0, see trackDirty) and the next one
-// does not start a line, a block with no CR or LF is stored as it is. It returns to loop, which
-// checks the bounds, after each block, and falls through at the first
-// other block.
+// does not start a line, a block with no CR or LF is stored as it is. It
+// returns to loop, which checks the bounds, after each block, and falls
+// through at the first other block.
 func cleanLoopY(p, loop string, src, dst, cbol, dirty reg.Register, ylf, ycr reg.VecVirtual) {
 	t := GP64()
 	MOVQ(cbol, t)
