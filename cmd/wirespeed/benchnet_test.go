@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -31,6 +32,12 @@ func buildWirespeed(t *testing.T) string {
 
 func TestBenchNet(t *testing.T) {
 	bin := buildWirespeed(t)
+	if raceBuild {
+		// A race-enabled process sleeps 1s at exit (ThreadSanitizer's
+		// atexit_sleep_ms); with two children per row that was most of
+		// this test's time.
+		t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
 	points, err := parseNetPoints("open=echo/2/200/0,closed=line/2/0/4")
 	if err != nil {
 		t.Fatal(err)
