@@ -73,11 +73,12 @@ func (c *Conn) Close() error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = ErrUnsent
 		}
-	} else if c.w.Stats().Queued > 0 {
-		err = ErrUnsent
 	}
 	cerr := c.Conn.Close()
 	c.w.Close() // quick now: a writev on the closed connection fails at once
+	if err == nil && c.w.Stats().Queued > 0 {
+		err = ErrUnsent // negative Linger, or written by others meanwhile
+	}
 	if err == nil {
 		err = cerr
 	}
