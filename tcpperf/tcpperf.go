@@ -185,6 +185,7 @@ type conn struct {
 	wmu      sync.Mutex // serialises sends; guards the fields up to mu
 	pending  []byte     // accepted messages not yet handed to the kernel
 	spare    []byte     // the flush goroutine's buffer, swapped with pending
+	writing  int        // bytes in the flush goroutine's write
 	flushing bool       // a flush goroutine owns the socket
 	raw      rawWriter  // non-blocking write, if the platform has one
 
@@ -585,7 +586,7 @@ func (r *run) sendBatch(c *conn, n int, t int64) {
 	}
 	// At most maxInflight outstanding and maxPend unsent: past that the
 	// server is not answering, or not reading.
-	room := min(n, (r.maxPend-len(c.pending))/size)
+	room := min(n, (r.maxPend-len(c.pending)-c.writing)/size)
 	k := 0
 	for ; k < room && c.push(t); k++ {
 		off := len(c.pending)
@@ -632,10 +633,11 @@ func (r *run) flush(c *conn) {
 	for len(c.pending) > 0 {
 		b := c.pending
 		c.pending, c.spare = c.spare[:0], nil
+		c.writing = len(b)
 		c.wmu.Unlock()
 		_, err := c.nc.Write(b)
 		c.wmu.Lock()
-		c.spare = b[:0]
+		c.spare, c.writing = b[:0], 0
 		if err != nil {
 			c.pending = c.pending[:0]
 			c.wmu.Unlock()

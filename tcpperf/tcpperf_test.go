@@ -377,16 +377,18 @@ func TestNonReadingServer(t *testing.T) {
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("Run returned %v after start, the context was cancelled after 500ms", d)
 		}
-		if res.Sent == 0 || res.Received != 0 || res.Errors == 0 {
-			t.Errorf("want messages sent, none answered, errors: %+v", res)
+		// About 25 MiB were due per connection; at most 4 MiB wait beyond what
+		// the kernel holds, the rest count as write errors.
+		if res.Sent == 0 || res.Received != 0 || res.WriteErrors == 0 || res.Errors < res.WriteErrors+res.Unanswered {
+			t.Errorf("want messages sent, none answered, write errors: %+v", res)
 		}
 	})
 	t.Run("end", func(t *testing.T) {
 		c := cfg
 		c.Duration = 500 * time.Millisecond
 		res := runWithin(t, context.Background(), c, 20*time.Second)
-		if res.Sent == 0 || res.Received != 0 || res.Unanswered == 0 || res.Errors < res.Unanswered {
-			t.Errorf("want messages sent, none answered, errors: %+v", res)
+		if res.Sent == 0 || res.Received != 0 || res.Unanswered != res.Sent || res.WriteErrors == 0 || res.Errors < res.Unanswered+res.WriteErrors {
+			t.Errorf("want messages sent, none answered, write errors: %+v", res)
 		}
 	})
 }
