@@ -54,13 +54,24 @@ type dotWriter struct {
 	fin  dot.Encoder // a copy of enc that writes the end marker
 }
 
-// Write encodes b straight into the free space of w.W's buffer. When less
-// room is left than one input byte may need, it writes that byte's output
-// with WriteByte, as net/textproto does, so w.W flushes at the same points.
+// Write encodes b straight into the free space of w.W's buffer, and flushes
+// it when it is full, as WriteByte would. When one byte of room is left, it
+// writes the next input byte's output with WriteByte, as net/textproto
+// does, so w.W flushes at the same points.
 func (d *dotWriter) Write(b []byte) (n int, err error) {
 	bw := d.w.W
 	for n < len(b) {
-		if free := bw.Available(); free >= 2 {
+		free := bw.Available()
+		if free == 0 && bw.Buffered() > 0 {
+			// The buffer is full: WriteByte would flush it before the next
+			// byte, and fail the Write without counting that byte if the
+			// flush fails. Do the same, without encoding a byte alone.
+			if err = bw.Flush(); err != nil {
+				return n, err
+			}
+			continue
+		}
+		if free >= 2 {
 			dst := bw.AvailableBuffer()[:free]
 			nd, ns, terr := d.enc.Transform(dst, b[n:], false)
 			if nd > 0 {
