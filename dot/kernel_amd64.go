@@ -61,33 +61,66 @@ import (
 // before the SIMD kernel is tried again.
 const genericStep = 16
 
-// An asmKernel decodes or encodes a prefix of src into dst. flags bit 0 is
-// set if src starts a line; flags>>1 is the Mode.
-type asmKernel func(dst, src []byte, flags uint64) (nDst, nSrc int)
+// The assembly kernels (kernel_stubs_amd64.go) decode or encode a prefix of
+// src into dst. flags bit 0 is set if src starts a line; flags>>1 is the
+// Mode. They are called directly (see asmDecode, asmEncode), never through
+// function values, so that dst and src do not escape.
 
-// A simdKernel is a pair of assembly kernels and the least src and room in
-// dst they work with.
-type simdKernel struct {
-	dec, enc               asmKernel
+// simdLimits are the least src and room in dst an assembly kernel works
+// with.
+type simdLimits struct {
 	minSrc                 int
 	minDecRoom, minEncRoom int
 }
 
 var (
-	avx512 = simdKernel{dec: decodeAVX512, enc: encodeAVX512, minSrc: 1, minDecRoom: 1, minEncRoom: 1}
-	avx2   = simdKernel{dec: decodeAVX2, enc: encodeAVX2, minSrc: 65, minDecRoom: 64, minEncRoom: 96}
+	avx512Limits = simdLimits{minSrc: 1, minDecRoom: 1, minEncRoom: 1}
+	avx2Limits   = simdLimits{minSrc: 65, minDecRoom: 64, minEncRoom: 96}
 
-	avx512Kernel = kernel{
-		name:   "avx512",
-		decode: func(d *Decoder, dst, src []byte) (int, int) { return decodeSIMD(&avx512, d, dst, src) },
-		encode: func(e *Encoder, dst, src []byte) (int, int) { return encodeSIMD(&avx512, e, dst, src) },
-	}
-	avx2Kernel = kernel{
-		name:   "avx2",
-		decode: func(d *Decoder, dst, src []byte) (int, int) { return decodeSIMD(&avx2, d, dst, src) },
-		encode: func(e *Encoder, dst, src []byte) (int, int) { return encodeSIMD(&avx2, e, dst, src) },
-	}
+	avx512Kernel = kernel{name: "avx512", id: kAVX512}
+	avx2Kernel   = kernel{name: "avx2", id: kAVX2}
 )
+
+func decode(d *Decoder, dst, src []byte) (int, int) {
+	switch active.id {
+	case kAVX512:
+		return decodeSIMD(kAVX512, d, dst, src)
+	case kAVX2:
+		return decodeSIMD(kAVX2, d, dst, src)
+	}
+	return decodeGeneric(d, dst, src)
+}
+
+func encode(e *Encoder, dst, src []byte) (int, int) {
+	switch active.id {
+	case kAVX512:
+		return encodeSIMD(kAVX512, e, dst, src)
+	case kAVX2:
+		return encodeSIMD(kAVX2, e, dst, src)
+	}
+	return encodeGeneric(e, dst, src)
+}
+
+func limits(k kernelID) *simdLimits {
+	if k == kAVX512 {
+		return &avx512Limits
+	}
+	return &avx2Limits
+}
+
+func asmDecode(k kernelID, dst, src []byte, flags uint64) (int, int) {
+	if k == kAVX512 {
+		return decodeAVX512(dst, src, flags)
+	}
+	return decodeAVX2(dst, src, flags)
+}
+
+func asmEncode(k kernelID, dst, src []byte, flags uint64) (int, int) {
+	if k == kAVX512 {
+		return encodeAVX512(dst, src, flags)
+	}
+	return encodeAVX2(dst, src, flags)
+}
 
 func hasAVX512() bool {
 	x := &cpu.X86
@@ -124,7 +157,8 @@ func kernels() []kernel {
 // decodeSIMD alternates between the assembly kernel k, for long stretches
 // of ordinary data, and short steps of the generic kernel. It returns what
 // decodeGeneric would return for the same call.
-func decodeSIMD(k *simdKernel, d *Decoder, dst, src []byte) (o, i int) {
+func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
+	k := limits(kid)
 	// The generic kernel computes offsets and the MaxSize quota from d.off
 	// and d.n, which Transform only advances after the call: advance them
 	// for each step and restore them at the end.
@@ -154,7 +188,7 @@ func decodeSIMD(k *simdKernel, d *Decoder, dst, src []byte) (o, i int) {
 				if d.state == dBOL {
 					flags |= 1
 				}
-				no, ni := k.dec(dst[o:o+room], s, flags)
+				no, ni := asmDecode(kid, dst[o:o+room], s, flags)
 				if ni > 0 {
 					st := dData
 					switch s[ni-1] {
@@ -215,7 +249,8 @@ func decodeSIMD(k *simdKernel, d *Decoder, dst, src []byte) (o, i int) {
 }
 
 // encodeSIMD is decodeSIMD's counterpart for encoding.
-func encodeSIMD(k *simdKernel, e *Encoder, dst, src []byte) (o, i int) {
+func encodeSIMD(kid kernelID, e *Encoder, dst, src []byte) (o, i int) {
+	k := limits(kid)
 	off0 := e.off
 	for i < len(src) && e.err == nil {
 		span := len(src) - i // for the generic kernel, if k cannot run
@@ -228,7 +263,7 @@ func encodeSIMD(k *simdKernel, e *Encoder, dst, src []byte) (o, i int) {
 				if e.state != eData {
 					flags |= 1
 				}
-				no, ni := k.enc(dst[o:], s, flags)
+				no, ni := asmEncode(kid, dst[o:], s, flags)
 				if ni > 0 {
 					st := eData
 					switch s[ni-1] {

@@ -5,25 +5,34 @@ package dot
 // SIMD one (kernel_amd64.go). Every kernel produces exactly what the
 // generic one produces: the same output, consumption, state and errors.
 
-// A kernel is a pair of decoding and encoding kernels.
+// A kernel names a pair of decoding and encoding kernels. decode and encode
+// dispatch on its id with a switch rather than through function values, so
+// that escape analysis sees every call and dst and src do not escape (a
+// caller may decode into a stack array without allocating).
 type kernel struct {
-	name   string
-	decode func(d *Decoder, dst, src []byte) (int, int)
-	encode func(e *Encoder, dst, src []byte) (int, int)
+	name string
+	id   kernelID
 }
+
+// A kernelID identifies a kernel.
+type kernelID uint8
+
+const (
+	kGeneric kernelID = iota
+	kAVX2
+	kAVX512
+)
 
 // asmChunk bounds the input of one call of an assembly kernel, so that the
 // goroutine can be preempted between calls.
 const asmChunk = 64 << 10
 
-var genericKernel = kernel{name: "generic", decode: decodeGeneric, encode: encodeGeneric}
+var genericKernel = kernel{name: "generic", id: kGeneric}
 
 // active is the kernel in use, chosen once at start-up (tests may swap it
-// with useKernel).
+// with useKernel). decode and encode (kernel_amd64.go, kernel_other.go)
+// dispatch on active.id.
 var active = bestKernel()
-
-func decode(d *Decoder, dst, src []byte) (int, int) { return active.decode(d, dst, src) }
-func encode(e *Encoder, dst, src []byte) (int, int) { return active.encode(e, dst, src) }
 
 // Kernel names the kernel that decodes and encodes on this machine:
 // "avx512" (AVX-512 VBMI2), "avx2" or "generic" (pure Go, and always with

@@ -5,13 +5,21 @@
 package dot
 
 // decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).
+//
+//go:noescape
 func decodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 
 // encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).
+//
+//go:noescape
 func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 
 // decodeAVX2 decodes with AVX2 (see the package's kernel notes).
+//
+//go:noescape
 func decodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 
 // encodeAVX2 encodes with AVX2 (see the package's kernel notes).
+//
+//go:noescape
 func encodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)

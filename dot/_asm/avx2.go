@@ -40,6 +40,7 @@ func decodeAVX2() {
 
 	TEXT("decodeAVX2", NOSPLIT, signature)
 	Doc("decodeAVX2 decodes with AVX2 (see the package's kernel notes).")
+	Pragma("noescape")
 	dst := Load(Param("dst").Base(), GP64())
 	dstEnd := Load(Param("dst").Len(), GP64())
 	ADDQ(dst, dstEnd)
@@ -270,6 +271,7 @@ func compactLane(x reg.Register, mlo, mhi reg.GPVirtual, dst, olo, ohi, ptab reg
 func encodeAVX2() {
 	TEXT("encodeAVX2", NOSPLIT, signature)
 	Doc("encodeAVX2 encodes with AVX2 (see the package's kernel notes).")
+	Pragma("noescape")
 	dst := Load(Param("dst").Base(), GP64())
 	dstEnd := Load(Param("dst").Len(), GP64())
 	ADDQ(dst, dstEnd)

@@ -36,6 +36,7 @@ func cmpMaskZ(v, c reg.VecVirtual) reg.GPVirtual {
 func decodeAVX512() {
 	TEXT("decodeAVX512", NOSPLIT, signature)
 	Doc("decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).")
+	Pragma("noescape")
 	dst := Load(Param("dst").Base(), GP64())
 	dstLim := Load(Param("dst").Len(), GP64())
 	src := Load(Param("src").Base(), GP64())
@@ -306,6 +307,7 @@ func storeCompressed(v reg.VecVirtual, keep, cnt, dst, ones reg.Register) {
 func encodeAVX512() {
 	TEXT("encodeAVX512", NOSPLIT, signature)
 	Doc("encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).")
+	Pragma("noescape")
 	dst := Load(Param("dst").Base(), GP64())
 	dstLim := Load(Param("dst").Len(), GP64())
 	src := Load(Param("src").Base(), GP64())
