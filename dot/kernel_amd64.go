@@ -53,9 +53,12 @@ import (
 // goroutine can be preempted between calls. A decoder's MaxSize is handled
 // in decodeSIMD.
 //
-// The AVX-512 kernels use masked loads and stores and touch no byte
-// outside src and dst[:nDst]. The AVX2 kernels never read or write outside
-// src and dst either, but may use dst[nDst:] as scratch space.
+// No kernel reads or writes outside src and dst, but the SIMD kernels may
+// use dst[nDst:] as scratch space: where 64 bytes of dst are left, the
+// AVX-512 decoder stores whole compacted blocks (a plain store is cheaper
+// than one masked to the kept bytes), and the AVX2 kernels work in
+// overlapping stores. The AVX-512 kernels mask their loads at the end of
+// src.
 
 // genericStep is how many bytes the generic kernel handles at a time
 // before the SIMD kernel is tried again.

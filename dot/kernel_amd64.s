@@ -78,9 +78,7 @@ dec512_compat_masks:
 	POPCNTQ       R14, DI
 	KMOVQ         R14, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         DI, R10, R8
-	KMOVQ         R8, K1
-	VMOVDQU8      Z3, K1, (AX)
+	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
 	ADDQ          $0x40, DX
 	MOVQ          SI, DI
@@ -256,9 +254,7 @@ dec512_strict_masks:
 	POPCNTQ       R13, DI
 	KMOVQ         R13, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         DI, R10, R8
-	KMOVQ         R8, K1
-	VMOVDQU8      Z3, K1, (AX)
+	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
 	ADDQ          $0x40, DX
 	MOVQ          SI, DI
@@ -440,9 +436,7 @@ dec512_raw_masks:
 	POPCNTQ       R12, DI
 	KMOVQ         R12, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         DI, R10, R8
-	KMOVQ         R8, K1
-	VMOVDQU8      Z3, K1, (AX)
+	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
 	ADDQ          $0x40, DX
 	MOVQ          SI, DI

@@ -100,7 +100,13 @@ func decodeAVX512() {
 			NOTQ(keep)
 			cnt := GP64()
 			POPCNTQ(keep, cnt)
-			storeCompressed(v, keep, cnt, dst, ones)
+			// dst has room for 64 bytes: store them all (past the kept
+			// ones, dst is scratch space until overwritten).
+			kk := K()
+			KMOVQ(keep, kk)
+			out := ZMM()
+			VPCOMPRESSB_Z(v, kk, out)
+			VMOVDQU64(out, Mem{Base: dst})
 			ADDQ(cnt, dst)
 			ADDQ(U8(64), src)
 			MOVQ(mk.lf, cbol)
