@@ -90,28 +90,30 @@ dec512_compat_clean:
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
 
-dec512_compat_clean2:
-	LEAQ      64(DX), SI
+dec512_compat_clean4:
+	LEAQ      192(DX), SI
 	CMPQ      SI, BX
 	JGT       dec512_compat_clean1
-	LEAQ      64(AX), SI
+	LEAQ      192(AX), SI
 	CMPQ      SI, CX
 	JGT       dec512_compat_clean1
 	VMOVDQU64 (DX), Z3
 	VMOVDQU64 64(DX), Z4
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	VPCMPEQB  Z0, Z4, K3
-	VPCMPEQB  Z1, Z4, K4
-	KORQ      K1, K2, K1
-	KORQ      K3, K4, K3
-	KORTESTQ  K1, K3
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(DX), Z6
+	VPMINUB   Z3, Z4, Z7
+	VPMINUB   Z5, Z6, Z8
+	VPMINUB   Z7, Z8, Z7
+	VPCMPUB   $0x02, Z1, Z7, K1
+	KORTESTQ  K1, K1
 	JNZ       dec512_compat_clean1
 	VMOVDQU64 Z3, (AX)
 	VMOVDQU64 Z4, 64(AX)
-	ADDQ      $0x80, AX
-	ADDQ      $0x80, DX
-	JMP       dec512_compat_clean2
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	JMP       dec512_compat_clean4
 
 dec512_compat_clean1:
 	CMPQ      DX, BX
@@ -268,28 +270,30 @@ dec512_strict_clean:
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
 
-dec512_strict_clean2:
-	LEAQ      64(DX), SI
+dec512_strict_clean4:
+	LEAQ      192(DX), SI
 	CMPQ      SI, BX
 	JGT       dec512_strict_clean1
-	LEAQ      64(AX), SI
+	LEAQ      192(AX), SI
 	CMPQ      SI, CX
 	JGT       dec512_strict_clean1
 	VMOVDQU64 (DX), Z3
 	VMOVDQU64 64(DX), Z4
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	VPCMPEQB  Z0, Z4, K3
-	VPCMPEQB  Z1, Z4, K4
-	KORQ      K1, K2, K1
-	KORQ      K3, K4, K3
-	KORTESTQ  K1, K3
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(DX), Z6
+	VPMINUB   Z3, Z4, Z7
+	VPMINUB   Z5, Z6, Z8
+	VPMINUB   Z7, Z8, Z7
+	VPCMPUB   $0x02, Z1, Z7, K1
+	KORTESTQ  K1, K1
 	JNZ       dec512_strict_clean1
 	VMOVDQU64 Z3, (AX)
 	VMOVDQU64 Z4, 64(AX)
-	ADDQ      $0x80, AX
-	ADDQ      $0x80, DX
-	JMP       dec512_strict_clean2
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	JMP       dec512_strict_clean4
 
 dec512_strict_clean1:
 	CMPQ      DX, BX
@@ -450,28 +454,30 @@ dec512_raw_clean:
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
 
-dec512_raw_clean2:
-	LEAQ      64(DX), SI
+dec512_raw_clean4:
+	LEAQ      192(DX), SI
 	CMPQ      SI, BX
 	JGT       dec512_raw_clean1
-	LEAQ      64(AX), SI
+	LEAQ      192(AX), SI
 	CMPQ      SI, CX
 	JGT       dec512_raw_clean1
 	VMOVDQU64 (DX), Z3
 	VMOVDQU64 64(DX), Z4
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	VPCMPEQB  Z0, Z4, K3
-	VPCMPEQB  Z1, Z4, K4
-	KORQ      K1, K2, K1
-	KORQ      K3, K4, K3
-	KORTESTQ  K1, K3
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(DX), Z6
+	VPMINUB   Z3, Z4, Z7
+	VPMINUB   Z5, Z6, Z8
+	VPMINUB   Z7, Z8, Z7
+	VPCMPUB   $0x02, Z1, Z7, K1
+	KORTESTQ  K1, K1
 	JNZ       dec512_raw_clean1
 	VMOVDQU64 Z3, (AX)
 	VMOVDQU64 Z4, 64(AX)
-	ADDQ      $0x80, AX
-	ADDQ      $0x80, DX
-	JMP       dec512_raw_clean2
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	JMP       dec512_raw_clean4
 
 dec512_raw_clean1:
 	CMPQ      DX, BX
@@ -659,28 +665,30 @@ enc512_compat_clean:
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
 
-enc512_compat_clean2:
-	LEAQ      64(DX), SI
+enc512_compat_clean4:
+	LEAQ      192(DX), SI
 	CMPQ      SI, BX
 	JGT       enc512_compat_clean1
-	LEAQ      64(AX), SI
+	LEAQ      192(AX), SI
 	CMPQ      SI, CX
 	JGT       enc512_compat_clean1
 	VMOVDQU64 (DX), Z3
 	VMOVDQU64 64(DX), Z4
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	VPCMPEQB  Z0, Z4, K3
-	VPCMPEQB  Z1, Z4, K4
-	KORQ      K1, K2, K1
-	KORQ      K3, K4, K3
-	KORTESTQ  K1, K3
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(DX), Z6
+	VPMINUB   Z3, Z4, Z7
+	VPMINUB   Z5, Z6, Z8
+	VPMINUB   Z7, Z8, Z7
+	VPCMPUB   $0x02, Z1, Z7, K1
+	KORTESTQ  K1, K1
 	JNZ       enc512_compat_clean1
 	VMOVDQU64 Z3, (AX)
 	VMOVDQU64 Z4, 64(AX)
-	ADDQ      $0x80, AX
-	ADDQ      $0x80, DX
-	JMP       enc512_compat_clean2
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	JMP       enc512_compat_clean4
 
 enc512_compat_clean1:
 	CMPQ      DX, BX
@@ -820,7 +828,7 @@ enc512_compat_lo_room:
 	JMP         enc512_done
 
 enc512_compat_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y5
+	VEXTRACTI64X4 $0x01, Z3, Y9
 	MOVQ          R13, R8
 	SHRQ          $0x20, R8
 	MOVQ          SI, R13
@@ -841,7 +849,7 @@ enc512_compat_lo_ok:
 	CMPQ          R14, R11
 	JA            enc512_compat_hi_room
 	KMOVQ         DI, K1
-	VPEXPANDB.Z   Z5, K1, Z3
+	VPEXPANDB.Z   Z9, K1, Z3
 	MOVQ          DI, R15
 	NOTQ          R15
 	BZHIQ         R14, R15, R15
@@ -876,7 +884,7 @@ enc512_compat_hi_room:
 	POPCNTQ     R8, R14
 	ADDQ        R12, R14
 	KMOVQ       DI, K1
-	VPEXPANDB.Z Z5, K1, Z0
+	VPEXPANDB.Z Z9, K1, Z0
 	MOVQ        DI, CX
 	NOTQ        CX
 	BZHIQ       R14, CX, CX
@@ -947,28 +955,30 @@ enc512_strict_clean:
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
 
-enc512_strict_clean2:
-	LEAQ      64(DX), SI
+enc512_strict_clean4:
+	LEAQ      192(DX), SI
 	CMPQ      SI, BX
 	JGT       enc512_strict_clean1
-	LEAQ      64(AX), SI
+	LEAQ      192(AX), SI
 	CMPQ      SI, CX
 	JGT       enc512_strict_clean1
 	VMOVDQU64 (DX), Z3
 	VMOVDQU64 64(DX), Z4
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	VPCMPEQB  Z0, Z4, K3
-	VPCMPEQB  Z1, Z4, K4
-	KORQ      K1, K2, K1
-	KORQ      K3, K4, K3
-	KORTESTQ  K1, K3
+	VMOVDQU64 128(DX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUB   Z3, Z4, Z8
+	VPMINUB   Z6, Z7, Z9
+	VPMINUB   Z8, Z9, Z8
+	VPCMPUB   $0x02, Z1, Z8, K1
+	KORTESTQ  K1, K1
 	JNZ       enc512_strict_clean1
 	VMOVDQU64 Z3, (AX)
 	VMOVDQU64 Z4, 64(AX)
-	ADDQ      $0x80, AX
-	ADDQ      $0x80, DX
-	JMP       enc512_strict_clean2
+	VMOVDQU64 Z6, 128(AX)
+	VMOVDQU64 Z7, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	JMP       enc512_strict_clean4
 
 enc512_strict_clean1:
 	CMPQ      DX, BX

@@ -625,40 +625,45 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, z
 
 // cleanLoopZ emits, at label p+"_clean", the copy loop for long lines:
 // the block v at src (no CR or LF, not starting a line) is stored, then
-// blocks are copied two at a time while both have no CR or LF, and one at
-// a time otherwise. The first block with a CR or LF goes to p+"_masks"
-// with v, klf and kcr holding it and its LF and CR masks; the end of src
-// or dst (the fast loop's limits) goes to general.
+// blocks are copied four at a time while none of them has a byte <= '\r'
+// (their unsigned minimum, one compare: CR, LF and the rarer other
+// control bytes), and one at a time otherwise. The first block with a CR
+// or LF goes to p+"_masks" with v, klf and kcr holding it and its LF and
+// CR masks; the end of src or dst (the fast loop's limits) goes to
+// general.
 func cleanLoopZ(p string, src, dst, srcLim, dstLim reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general string) {
 	Label(p + "_clean")
 	VMOVDQU64(v, Mem{Base: dst})
 	ADDQ(U8(64), dst)
 	ADDQ(U8(64), src)
-	Label(p + "_clean2")
+	Label(p + "_clean4")
 	t := GP64()
-	LEAQ(Mem{Base: src, Disp: 64}, t)
+	LEAQ(Mem{Base: src, Disp: 192}, t)
 	CMPQ(t, srcLim)
 	JGT(LabelRef(p + "_clean1"))
-	LEAQ(Mem{Base: dst, Disp: 64}, t)
+	LEAQ(Mem{Base: dst, Disp: 192}, t)
 	CMPQ(t, dstLim)
 	JGT(LabelRef(p + "_clean1"))
-	w := ZMM()
+	w, x, y := ZMM(), ZMM(), ZMM()
 	VMOVDQU64(Mem{Base: src}, v)
 	VMOVDQU64(Mem{Base: src, Disp: 64}, w)
-	k1, k2, k3, k4 := K(), K(), K(), K()
-	VPCMPEQB(zlf, v, k1)
-	VPCMPEQB(zcr, v, k2)
-	VPCMPEQB(zlf, w, k3)
-	VPCMPEQB(zcr, w, k4)
-	KORQ(k1, k2, k1)
-	KORQ(k3, k4, k3)
-	KORTESTQ(k1, k3)
+	VMOVDQU64(Mem{Base: src, Disp: 128}, x)
+	VMOVDQU64(Mem{Base: src, Disp: 192}, y)
+	m1, m2 := ZMM(), ZMM()
+	VPMINUB(v, w, m1)
+	VPMINUB(x, y, m2)
+	VPMINUB(m1, m2, m1)
+	k1 := K()
+	VPCMPUB(U8(2), zcr, m1, k1) // m1 <= '\r'
+	KORTESTQ(k1, k1)
 	JNZ(LabelRef(p + "_clean1"))
 	VMOVDQU64(v, Mem{Base: dst})
 	VMOVDQU64(w, Mem{Base: dst, Disp: 64})
-	ADDQ(U8(128), dst)
-	ADDQ(U8(128), src)
-	JMP(LabelRef(p + "_clean2"))
+	VMOVDQU64(x, Mem{Base: dst, Disp: 128})
+	VMOVDQU64(y, Mem{Base: dst, Disp: 192})
+	ADDQ(U32(256), dst)
+	ADDQ(U32(256), src)
+	JMP(LabelRef(p + "_clean4"))
 
 	Label(p + "_clean1")
 	CMPQ(src, srcLim)
