@@ -50,6 +50,9 @@ func (d *Decoder) Reset() {
 // "\r\n", a "." that may start the end marker) is consumed and remembered,
 // so nSrc is len(src) whenever dst has room.
 //
+// Transform may use all of dst as scratch space, as io.Reader.Read may use
+// its buffer: bytes past dst[:nDst] are not preserved.
+//
 // In Compat mode Transform consumes input exactly as far as net/textproto's
 // DotReader does for a Read into the same buffer: it stops as soon as dst is
 // full, even before input that would produce no output.

@@ -28,7 +28,8 @@ type Encoder struct {
 // Reset prepares e for a new block, keeping Mode.
 func (e *Encoder) Reset() { *e = Encoder{Mode: e.Mode} }
 
-// Transform encodes src into dst. With atEOF set and src consumed, it then
+// Transform encodes src into dst; it may use all of dst as scratch space
+// (bytes past dst[:nDst] are not preserved). With atEOF set and src consumed, it then
 // writes the end of the data: in Compat mode exactly what net/textproto's
 // DotWriter writes on Close (a line ending if the last line is open, then
 // ".\r\n"); in Strict and Raw modes a "\r\n" if the last line is open, then
