@@ -635,22 +635,31 @@ enc512_compat_fast:
 	JZ        enc512_compat_clean
 
 enc512_compat_masks:
-	KMOVQ     K1, SI
-	KMOVQ     K2, R10
-	VPCMPEQB  Z2, Z3, K1
-	KMOVQ     K1, R11
-	LEAQ      (DI)(SI*2), R9
-	LEAQ      (R8)(R10*2), R12
-	ANDQ      R9, R11
-	ANDNQ     SI, R12, R9
-	ORQ       R9, R11
-	MOVQ      R10, R9
-	ANDQ      R12, R9
-	ORQ       R9, R11
-	MOVQ      SI, R9
-	ORQ       R10, R9
-	TESTQ     R11, R11
-	JNZ       enc512_compat_block
+	KMOVQ    K1, SI
+	KMOVQ    K2, R10
+	MOVQ     SI, R9
+	ORQ      R10, R9
+	VPCMPEQB Z2, Z3, K1
+	KMOVQ    K1, R11
+	LEAQ     (DI)(SI*2), R12
+	LEAQ     (R8)(R10*2), R13
+	CMPQ     R13, SI
+	JNE      enc512_compat_full
+	TESTQ    R11, R12
+	JNZ      enc512_compat_block
+	JMP      enc512_compat_copy
+
+enc512_compat_full:
+	ANDQ  R12, R11
+	ANDNQ SI, R13, R12
+	ORQ   R12, R11
+	MOVQ  R10, R12
+	ANDQ  R13, R12
+	ORQ   R12, R11
+	TESTQ R11, R11
+	JNZ   enc512_compat_block
+
+enc512_compat_copy:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
@@ -925,29 +934,29 @@ enc512_strict_fast:
 enc512_strict_masks:
 	VMOVDQU64 1(DX), Z4
 	VPCMPEQB  Z0, Z4, K3
-	KMOVQ     K3, R9
-	KMOVQ     K1, SI
-	KMOVQ     K2, R10
+	KMOVQ     K3, SI
+	KMOVQ     K1, R10
+	KMOVQ     K2, R11
+	MOVQ      R10, R9
+	ORQ       R11, R9
 	VPCMPEQB  Z2, Z3, K1
-	KMOVQ     K1, R11
-	LEAQ      (DI)(SI*2), R12
-	LEAQ      (R8)(R10*2), R13
-	ANDQ      R12, R11
-	ANDNQ     SI, R13, R12
-	ORQ       R12, R11
-	ANDNQ     R10, R9, R12
-	ORQ       R12, R11
-	MOVQ      SI, R9
-	ORQ       R10, R9
-	TESTQ     R11, R11
+	KMOVQ     K1, R12
+	LEAQ      (DI)(R10*2), R13
+	LEAQ      (R8)(R11*2), R14
+	ANDQ      R13, R12
+	ANDNQ     R10, R14, R13
+	ORQ       R13, R12
+	ANDNQ     R11, SI, R13
+	ORQ       R13, R12
+	TESTQ     R12, R12
 	JNZ       enc512_strict_block
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
-	SHRQ      $0x3f, SI
-	MOVQ      SI, DI
 	SHRQ      $0x3f, R10
-	MOVQ      R10, R8
+	MOVQ      R10, DI
+	SHRQ      $0x3f, R11
+	MOVQ      R11, R8
 	JMP       enc512_strict_fast
 
 enc512_strict_clean:

@@ -378,11 +378,24 @@ func encodeAVX512() {
 			lf, cr := GP64(), GP64()
 			KMOVQ(klf, lf)
 			KMOVQ(kcr, cr)
+			trackDirty(dirty, lf, cr, 1)
 			dot := cmpMaskZ(v, zdot)
 			bol := GP64()
 			LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
 			pcr := GP64()
 			LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr)
+			if m == compat {
+				// The common case: every LF comes right after a CR, and
+				// only after one (no bare LF, and no CR after a CR, as
+				// the byte after a CR is an LF). Then only a line-leading
+				// dot stops the copy.
+				CMPQ(pcr, lf)
+				JNE(LabelRef(p + "_full"))
+				TESTQ(dot, bol)
+				JNZ(LabelRef(general))
+				JMP(LabelRef(p + "_copy"))
+				Label(p + "_full")
+			}
 			stop := GP64() // insertions and stops
 			MOVQ(dot, stop)
 			ANDQ(bol, stop)
@@ -396,9 +409,9 @@ func encodeAVX512() {
 				ANDNQ(cr, nlf, t)
 			}
 			ORQ(t, stop)
-			trackDirty(dirty, lf, cr, 1)
 			TESTQ(stop, stop)
 			JNZ(LabelRef(general))
+			Label(p + "_copy")
 			VMOVDQU64(v, Mem{Base: dst})
 			ADDQ(U8(64), dst)
 			ADDQ(U8(64), src)
