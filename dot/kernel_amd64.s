@@ -52,6 +52,36 @@ dec512_compat_masks:
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8
+	MOVQ          SI, R11
+	ORQ           R8, R11
+	NEGQ          R11
+	ADCQ          R9, R9
+	ANDQ          $0x03, R9
+	VPCMPEQB      Z0, Z4, K3
+	KMOVQ         K3, R11
+	CMPQ          R8, R11
+	JNE           dec512_compat_full
+	VPCMPEQB      Z2, Z3, K3
+	KMOVQ         K3, R11
+	LEAQ          (DI)(SI*2), R12
+	TESTQ         R11, R12
+	JNZ           dec512_compat_full
+	TESTQ         DI, SI
+	JNZ           dec512_compat_full
+	NOTQ          R8
+	POPCNTQ       R8, DI
+	KMOVQ         R8, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)
+	ADDQ          DI, AX
+	ADDQ          $0x40, DX
+	MOVQ          SI, DI
+	SHRQ          $0x3f, DI
+	JMP           dec512_compat_fast
+
+dec512_compat_full:
+	KMOVQ         K1, SI
+	KMOVQ         K2, R8
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R11
 	VPCMPEQB      Z0, Z4, K1
@@ -64,19 +94,13 @@ dec512_compat_masks:
 	ANDQ          R11, R13
 	ANDQ          SI, R14
 	ORQ           R14, R13
-	MOVQ          R8, R14
-	ANDQ          R12, R14
-	ORQ           R11, R14
-	MOVQ          SI, R11
-	ORQ           R8, R11
-	NEGQ          R11
-	ADCQ          R9, R9
-	ANDQ          $0x03, R9
+	ANDQ          R12, R8
+	ORQ           R11, R8
 	TESTQ         R13, R13
 	JNZ           dec512_compat_general
-	NOTQ          R14
-	POPCNTQ       R14, DI
-	KMOVQ         R14, K1
+	NOTQ          R8
+	POPCNTQ       R8, DI
+	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX

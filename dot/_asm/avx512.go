@@ -92,8 +92,46 @@ func decodeAVX512() {
 
 			Label(p + "_masks")
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
+			if m == compat {
+				// The common case: the CRs are exactly the bytes before
+				// LFs (so no LF but maybe the first starts a line), no
+				// dot starts a line and the first byte is no LF at the
+				// start of a line. Then the CRs are deleted and nothing
+				// stops the block.
+				lf, cr := GP64(), GP64()
+				KMOVQ(klf, lf)
+				KMOVQ(kcr, cr)
+				trackDirty(dirty, lf, cr, 3)
+				nlf := cmpMaskZ(vn, zlf)
+				CMPQ(cr, nlf)
+				JNE(LabelRef(p + "_full"))
+				dot := cmpMaskZ(v, zdot)
+				bol := GP64()
+				LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
+				TESTQ(dot, bol)
+				JNZ(LabelRef(p + "_full"))
+				TESTQ(cbol, lf) // cbol is 0 or 1
+				JNZ(LabelRef(p + "_full"))
+				keep := cr
+				NOTQ(keep)
+				cnt := GP64()
+				POPCNTQ(keep, cnt)
+				kk := K()
+				KMOVQ(keep, kk)
+				out := ZMM()
+				VPCOMPRESSB_Z(v, kk, out)
+				VMOVDQU64(out, Mem{Base: dst})
+				ADDQ(cnt, dst)
+				ADDQ(U8(64), src)
+				MOVQ(lf, cbol)
+				SHRQ(U8(63), cbol)
+				JMP(LabelRef(fast))
+				Label(p + "_full")
+			}
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
-			trackDirty(dirty, mk.lf, mk.cr, 3)
+			if m != compat {
+				trackDirty(dirty, mk.lf, mk.cr, 3)
+			}
 			TESTQ(mk.bail, mk.bail)
 			JNZ(LabelRef(general))
 			keep := mk.del
