@@ -68,8 +68,8 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	benchtime := fs.Duration("benchtime", 100*time.Millisecond, "target run time of each measurement (longer is steadier)")
-	long := fs.Bool("long", false, "steadier run: -benchtime 1s")
+	benchtime := fs.Duration("benchtime", 500*time.Millisecond, "target run time of each measurement (longer is steadier)")
+	long := fs.Bool("long", false, "steadier run: -benchtime 2s")
 	filter := fs.String("run", "", "only groups whose name contains this string")
 	jsonOut := fs.Bool("json", false, "print results as JSON")
 	fs.Usage = func() {
@@ -85,7 +85,7 @@ func runBench(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *long {
-		*benchtime = time.Second
+		*benchtime = 2 * time.Second
 	}
 	want := map[string]bool{}
 	for _, s := range fs.Args() {
@@ -217,7 +217,7 @@ func addSpeedups(rs []benchResult) {
 }
 
 func printTable(w io.Writer, rs []benchResult) {
-	fmt.Fprintf(w, "%-40s %-14s %12s %12s %9s %10s\n", "benchmark", "impl", "MB/s", "ns/op", "speed-up", "allocs/op")
+	fmt.Fprintf(w, "%-36s %-20s %10s %12s %9s %10s\n", "benchmark", "impl", "MB/s", "ns/op", "speed-up", "allocs/op")
 	prev := ""
 	for _, r := range rs {
 		name := r.Group
@@ -232,6 +232,6 @@ func printTable(w io.Writer, rs []benchResult) {
 		if r.Speedup > 0 {
 			sp = fmt.Sprintf("%.1fx", r.Speedup)
 		}
-		fmt.Fprintf(w, "%-40s %-14s %12s %12.0f %9s %10d\n", name, r.Impl, mbs, r.NsPerOp, sp, r.AllocsPerOp)
+		fmt.Fprintf(w, "%-36s %-20s %10s %12.0f %9s %10d\n", name, r.Impl, mbs, r.NsPerOp, sp, r.AllocsPerOp)
 	}
 }
