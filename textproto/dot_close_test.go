@@ -136,3 +136,34 @@ func TestCloseDotZeroAllocs(t *testing.T) {
 		t.Errorf("writer: %v allocs", a)
 	}
 }
+
+// TestDotHandleReuse documents the one dot difference from net/textproto:
+// a Reader or Writer reuses its dot reader or writer, so a handle used
+// after the next call on its Reader or Writer (which net/textproto
+// documents as invalid) serves the new block instead of failing.
+func TestDotHandleReuse(t *testing.T) {
+	r := NewReader(bufio.NewReader(bytes.NewReader([]byte("one\r\n.\r\ntwo\r\n.\r\n"))))
+	first := r.DotReader()
+	io.ReadAll(first)
+	second := r.DotReader()
+	if first != second {
+		t.Fatal("a new DotReader was allocated")
+	}
+	got, err := io.ReadAll(first)
+	if string(got) != "two\n" || err != nil {
+		t.Fatalf("stale handle read %q, %v", got, err)
+	}
+
+	var buf bytes.Buffer
+	w := NewWriter(bufio.NewWriter(&buf))
+	d1 := w.DotWriter()
+	d1.Close()
+	d2 := w.DotWriter()
+	if d1 != d2 {
+		t.Fatal("a new DotWriter was allocated")
+	}
+	d2.Close()
+	if buf.String() != "\r\n.\r\n\r\n.\r\n" {
+		t.Fatalf("wrote %q", buf.String())
+	}
+}
