@@ -12,6 +12,7 @@ package dot
 func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 	strict := d.Mode != Compat
 	st := d.state
+	var stop bool
 	for i < len(src) && st != dEnd {
 		// Stop as soon as dst is full, before input that might produce no
 		// output: this is where net/textproto's DotReader stops too.
@@ -32,12 +33,8 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 					i++
 					continue
 				}
-				switch d.space(len(dst), o, 1) {
-				case spaceStop:
+				if o, stop = d.emit(dst, o, "\n"); stop {
 					goto out
-				case spaceWrite:
-					dst[o] = '\n'
-					o++
 				}
 				st = dBOL
 				i++
@@ -107,12 +104,8 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 				}
 				// net/textproto emits an LF at the start of a line and then
 				// treats what follows as the middle of a line.
-				switch d.space(len(dst), o, 1) {
-				case spaceStop:
+				if o, stop = d.emit(dst, o, "\n"); stop {
 					goto out
-				case spaceWrite:
-					dst[o] = '\n'
-					o++
 				}
 				st = dData
 				i++
@@ -145,20 +138,12 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 					i++
 					continue
 				}
-				k := 1
+				ending := "\n"
 				if d.Mode == Raw {
-					k = 2
+					ending = "\r\n"
 				}
-				switch d.space(len(dst), o, k) {
-				case spaceStop:
+				if o, stop = d.emit(dst, o, ending); stop {
 					goto out
-				case spaceWrite:
-					if k == 2 {
-						dst[o] = '\r'
-						o++
-					}
-					dst[o] = '\n'
-					o++
 				}
 				st = dBOL
 				i++
@@ -171,12 +156,8 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 				st = dData
 				continue
 			}
-			switch d.space(len(dst), o, 1) {
-			case spaceStop:
+			if o, stop = d.emit(dst, o, "\r"); stop {
 				goto out
-			case spaceWrite:
-				dst[o] = '\r'
-				o++
 			}
 			st = dData
 		}

@@ -125,3 +125,16 @@ func (d *Decoder) space(dstLen, o, k int) int {
 	}
 	return spaceWrite
 }
+
+// emit writes s, one or two bytes of output, to dst[o:] unless the data has
+// been rejected, and returns the new o. It reports stop when dst has no room
+// for s: the caller must stop before consuming the input that makes it.
+func (d *Decoder) emit(dst []byte, o int, s string) (_ int, stop bool) {
+	switch d.space(len(dst), o, len(s)) {
+	case spaceStop:
+		return o, true
+	case spaceWrite:
+		o += copy(dst[o:], s)
+	}
+	return o, false
+}
