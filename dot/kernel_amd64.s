@@ -21,14 +21,15 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         SI, DI
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
-	MOVQ         $0x00000001, R9
-	MOVQ         $-1, R10
-	MOVL         $0x0000000a, R11
-	VPBROADCASTB R11, Z0
-	MOVL         $0x0000000d, R11
-	VPBROADCASTB R11, Z1
-	MOVL         $0x0000002e, R11
-	VPBROADCASTB R11, Z2
+	MOVQ         $0x00000003, R9
+	MOVQ         $0x00000003, R10
+	MOVQ         $-1, R11
+	MOVL         $0x0000000a, R12
+	VPBROADCASTB R12, Z0
+	MOVL         $0x0000000d, R12
+	VPBROADCASTB R12, Z1
+	MOVL         $0x0000002e, R12
+	VPBROADCASTB R12, Z2
 	SHRQ         $0x01, SI
 	CMPQ         SI, $0x00000001
 	JEQ          dec512_strict
@@ -36,67 +37,68 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	JEQ          dec512_raw
 
 dec512_compat_fast:
-	CMPQ      DX, BX
-	JGT       dec512_compat_general
-	CMPQ      AX, CX
-	JGT       dec512_compat_general
+	CMPQ DX, BX
+	JGT  dec512_compat_general
+	CMPQ AX, CX
+	JGT  dec512_compat_general
+
+dec512_compat_body:
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
-	TESTQ     R9, R9
-	JNZ       dec512_compat_masks
+	DECQ      R9
 	KORTESTQ  K1, K2
+	CMOVQNE   R10, R9
+	TESTQ     R9, R9
 	JZ        dec512_compat_clean
 
 dec512_compat_masks:
-	VMOVDQU64     1(DX), Z4
+	VPCMPEQB      1(DX), Z0, K3
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8
-	MOVQ          SI, R11
-	ORQ           R8, R11
-	NEGQ          R11
-	ADCQ          R9, R9
-	ANDQ          $0x03, R9
-	VPCMPEQB      Z0, Z4, K3
-	KMOVQ         K3, R11
-	CMPQ          R8, R11
+	KMOVQ         K3, R12
+	CMPQ          R8, R12
 	JNE           dec512_compat_full
 	VPCMPEQB      Z2, Z3, K3
-	KMOVQ         K3, R11
-	LEAQ          (DI)(SI*2), R12
-	TESTQ         R11, R12
+	KMOVQ         K3, R12
+	ORQ           SI, R12
+	LEAQ          (DI)(SI*2), R13
+	TESTQ         R12, R13
 	JNZ           dec512_compat_full
-	TESTQ         DI, SI
-	JNZ           dec512_compat_full
-	NOTQ          R8
 	POPCNTQ       R8, DI
-	KMOVQ         R8, K1
+	KNOTQ         K2, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
-	ADDQ          DI, AX
+	ADDQ          $0x40, AX
+	SUBQ          DI, AX
 	ADDQ          $0x40, DX
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
-	JMP           dec512_compat_fast
+	CMPQ          DX, BX
+	JGT           dec512_compat_general
+	CMPQ          AX, CX
+	JLE           dec512_compat_body
+	JMP           dec512_compat_general
 
 dec512_compat_full:
+	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R11
-	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R12
-	VPCMPEQB      Z1, Z4, K1
+	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R13
-	LEAQ          (DI)(SI*2), R14
-	ANDQ          R14, R11
-	ORQ           R12, R13
-	ANDQ          R11, R13
-	ANDQ          SI, R14
-	ORQ           R14, R13
-	ANDQ          R12, R8
-	ORQ           R11, R8
-	TESTQ         R13, R13
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R14
+	LEAQ          (DI)(SI*2), R15
+	ANDQ          R15, R12
+	ORQ           R13, R14
+	ANDQ          R12, R14
+	ANDQ          SI, R15
+	ORQ           R15, R14
+	ANDQ          R13, R8
+	ORQ           R12, R8
+	TESTQ         R14, R14
 	JNZ           dec512_compat_general
 	NOTQ          R8
 	POPCNTQ       R8, DI
@@ -149,6 +151,7 @@ dec512_compat_clean1:
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        dec512_compat_clean
+	MOVQ      $0x00000003, R9
 	JMP       dec512_compat_masks
 
 dec512_compat_general:
@@ -160,50 +163,50 @@ dec512_compat_general:
 	MOVQ          $0x00000041, SI
 	CMPQ          R9, SI
 	CMOVQLT       R9, SI
-	BZHIQ         SI, R10, R9
+	BZHIQ         SI, R11, R9
 	DECQ          SI
-	BZHIQ         SI, R10, R11
+	BZHIQ         SI, R11, R12
 	KMOVQ         R9, K1
-	KMOVQ         R11, K2
+	KMOVQ         R12, K2
 	VMOVDQU8.Z    (DX), K1, Z3
 	VMOVDQU8.Z    1(DX), K2, Z4
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
-	KMOVQ         K2, R12
+	KMOVQ         K2, R13
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R13
-	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R14
-	VPCMPEQB      Z1, Z4, K1
+	VPCMPEQB      Z0, Z4, K1
 	KMOVQ         K1, R15
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, BP
 	LEAQ          (DI)(SI*2), DI
-	ANDQ          DI, R13
-	ORQ           R14, R15
-	ANDQ          R13, R15
+	ANDQ          DI, R14
+	ORQ           R15, BP
+	ANDQ          R14, BP
 	ANDQ          SI, DI
-	ORQ           DI, R15
-	MOVQ          R12, DI
-	ANDQ          R14, DI
-	ORQ           R13, DI
-	XORQ          R9, R11
-	ORQ           R13, R12
-	ANDQ          R12, R11
-	ORQ           R11, R15
-	ANDNQ         R10, R9, R12
-	ORQ           R12, R15
-	TZCNTQ        R15, R9
+	ORQ           DI, BP
+	MOVQ          R13, DI
+	ANDQ          R15, DI
+	ORQ           R14, DI
+	XORQ          R9, R12
+	ORQ           R14, R13
+	ANDQ          R13, R12
+	ORQ           R12, BP
+	ANDNQ         R11, R9, R13
+	ORQ           R13, BP
+	TZCNTQ        BP, R9
 	NOTQ          DI
 	BZHIQ         R9, DI, DI
-	POPCNTQ       DI, R11
-	CMPQ          R11, R8
+	POPCNTQ       DI, R12
+	CMPQ          R12, R8
 	JAE           dec512_compat_room
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R11, R10, DI
+	BZHIQ         R12, R11, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R11, AX
+	ADDQ          R12, AX
 	CMPQ          R9, $0x40
 	JNE           dec512_compat_partial
 	ADDQ          $0x40, DX
@@ -227,7 +230,7 @@ dec512_compat_room:
 	BZHIQ         R9, DI, DI
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         R8, R10, CX
+	BZHIQ         R8, R11, CX
 	KMOVQ         CX, K1
 	VMOVDQU8      Z0, K1, (AX)
 	ADDQ          R8, AX
@@ -251,7 +254,7 @@ dec512_strict_fast:
 dec512_strict_masks:
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
-	KMOVQ         K2, R11
+	KMOVQ         K2, R10
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R12
 	VPCMPEQB      Z0, Z4, K1
@@ -262,15 +265,15 @@ dec512_strict_masks:
 	ANDQ          R15, R12
 	ORQ           R13, R14
 	ANDQ          R12, R14
-	LEAQ          (R8)(R11*2), R15
+	LEAQ          (R8)(R10*2), R15
 	ANDNQ         SI, R15, R15
 	ORQ           R15, R14
-	ANDNQ         R11, R13, R15
+	ANDNQ         R10, R13, R15
 	ORQ           R15, R14
-	MOVQ          R11, R13
+	MOVQ          R10, R13
 	ORQ           R12, R13
 	MOVQ          SI, R12
-	ORQ           R11, R12
+	ORQ           R10, R12
 	NEGQ          R12
 	ADCQ          R9, R9
 	ANDQ          $0x03, R9
@@ -285,7 +288,7 @@ dec512_strict_masks:
 	ADDQ          $0x40, DX
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
-	MOVQ          R11, R8
+	MOVQ          R10, R8
 	SHRQ          $0x3f, R8
 	JMP           dec512_strict_fast
 
@@ -329,20 +332,21 @@ dec512_strict_clean1:
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        dec512_strict_clean
+	MOVQ      $0x00000003, R9
 	JMP       dec512_strict_masks
 
 dec512_strict_general:
-	LEAQ          65(BX), R11
-	SUBQ          DX, R11
+	LEAQ          65(BX), R10
+	SUBQ          DX, R10
 	JZ            dec512_done
 	LEAQ          65(CX), R9
 	SUBQ          AX, R9
 	MOVQ          $0x00000041, SI
-	CMPQ          R11, SI
-	CMOVQLT       R11, SI
-	BZHIQ         SI, R10, R12
+	CMPQ          R10, SI
+	CMOVQLT       R10, SI
+	BZHIQ         SI, R11, R12
 	DECQ          SI
-	BZHIQ         SI, R10, R13
+	BZHIQ         SI, R11, R13
 	KMOVQ         R12, K1
 	KMOVQ         R13, K2
 	VMOVDQU8.Z    (DX), K1, Z3
@@ -350,7 +354,7 @@ dec512_strict_general:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
-	KMOVQ         K2, R11
+	KMOVQ         K2, R10
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R14
 	VPCMPEQB      Z0, Z4, K1
@@ -362,19 +366,19 @@ dec512_strict_general:
 	ORQ           R15, BP
 	MOVQ          BP, DI
 	ANDQ          R14, DI
-	LEAQ          (R8)(R11*2), R8
+	LEAQ          (R8)(R10*2), R8
 	ANDNQ         SI, R8, R8
 	ORQ           R8, DI
-	ANDNQ         R11, R15, R8
+	ANDNQ         R10, R15, R8
 	ORQ           R8, DI
-	MOVQ          R11, R8
+	MOVQ          R10, R8
 	ORQ           R14, R8
 	XORQ          R12, R13
-	MOVQ          R11, R15
+	MOVQ          R10, R15
 	ORQ           R14, R15
 	ANDQ          R15, R13
 	ORQ           R13, DI
-	ANDNQ         R10, R12, R15
+	ANDNQ         R11, R12, R15
 	ORQ           R15, DI
 	TZCNTQ        DI, DI
 	NOTQ          R8
@@ -384,7 +388,7 @@ dec512_strict_general:
 	JAE           dec512_strict_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R12, R10, R8
+	BZHIQ         R12, R11, R8
 	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          R12, AX
@@ -394,7 +398,7 @@ dec512_strict_general:
 	MOVQ          $0x00000003, R9
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
-	MOVQ          R11, R8
+	MOVQ          R10, R8
 	SHRQ          $0x3f, R8
 	JMP           dec512_strict_fast
 
@@ -413,7 +417,7 @@ dec512_strict_room:
 	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         R9, R10, CX
+	BZHIQ         R9, R11, CX
 	KMOVQ         CX, K1
 	VMOVDQU8      Z0, K1, (AX)
 	ADDQ          R9, AX
@@ -437,7 +441,7 @@ dec512_raw_fast:
 dec512_raw_masks:
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
-	KMOVQ         K2, R11
+	KMOVQ         K2, R10
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R12
 	VPCMPEQB      Z0, Z4, K1
@@ -448,13 +452,13 @@ dec512_raw_masks:
 	ANDQ          R15, R12
 	ORQ           R13, R14
 	ANDQ          R12, R14
-	LEAQ          (R8)(R11*2), R15
+	LEAQ          (R8)(R10*2), R15
 	ANDNQ         SI, R15, R15
 	ORQ           R15, R14
-	ANDNQ         R11, R13, R15
+	ANDNQ         R10, R13, R15
 	ORQ           R15, R14
 	MOVQ          SI, R13
-	ORQ           R11, R13
+	ORQ           R10, R13
 	NEGQ          R13
 	ADCQ          R9, R9
 	ANDQ          $0x03, R9
@@ -469,7 +473,7 @@ dec512_raw_masks:
 	ADDQ          $0x40, DX
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
-	MOVQ          R11, R8
+	MOVQ          R10, R8
 	SHRQ          $0x3f, R8
 	JMP           dec512_raw_fast
 
@@ -513,20 +517,21 @@ dec512_raw_clean1:
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        dec512_raw_clean
+	MOVQ      $0x00000003, R9
 	JMP       dec512_raw_masks
 
 dec512_raw_general:
-	LEAQ          65(BX), R11
-	SUBQ          DX, R11
+	LEAQ          65(BX), R10
+	SUBQ          DX, R10
 	JZ            dec512_done
 	LEAQ          65(CX), R9
 	SUBQ          AX, R9
 	MOVQ          $0x00000041, SI
-	CMPQ          R11, SI
-	CMOVQLT       R11, SI
-	BZHIQ         SI, R10, R12
+	CMPQ          R10, SI
+	CMOVQLT       R10, SI
+	BZHIQ         SI, R11, R12
 	DECQ          SI
-	BZHIQ         SI, R10, R13
+	BZHIQ         SI, R11, R13
 	KMOVQ         R12, K1
 	KMOVQ         R13, K2
 	VMOVDQU8.Z    (DX), K1, Z3
@@ -534,7 +539,7 @@ dec512_raw_general:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
-	KMOVQ         K2, R11
+	KMOVQ         K2, R10
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R14
 	VPCMPEQB      Z0, Z4, K1
@@ -546,18 +551,18 @@ dec512_raw_general:
 	ORQ           R15, BP
 	MOVQ          BP, DI
 	ANDQ          R14, DI
-	LEAQ          (R8)(R11*2), R8
+	LEAQ          (R8)(R10*2), R8
 	ANDNQ         SI, R8, R8
 	ORQ           R8, DI
-	ANDNQ         R11, R15, R8
+	ANDNQ         R10, R15, R8
 	ORQ           R8, DI
 	MOVQ          R14, R8
 	XORQ          R12, R13
-	MOVQ          R11, R15
+	MOVQ          R10, R15
 	ORQ           R14, R15
 	ANDQ          R15, R13
 	ORQ           R13, DI
-	ANDNQ         R10, R12, R15
+	ANDNQ         R11, R12, R15
 	ORQ           R15, DI
 	TZCNTQ        DI, DI
 	NOTQ          R8
@@ -567,7 +572,7 @@ dec512_raw_general:
 	JAE           dec512_raw_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R12, R10, R8
+	BZHIQ         R12, R11, R8
 	KMOVQ         R8, K1
 	VMOVDQU8      Z3, K1, (AX)
 	ADDQ          R12, AX
@@ -577,7 +582,7 @@ dec512_raw_general:
 	MOVQ          $0x00000003, R9
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
-	MOVQ          R11, R8
+	MOVQ          R10, R8
 	SHRQ          $0x3f, R8
 	JMP           dec512_raw_fast
 
@@ -592,7 +597,7 @@ dec512_raw_room:
 	SHLXQ         CX, BX, BX
 	PDEPQ         R8, BX, BX
 	TZCNTQ        BX, DI
-	BTQ           DI, R11
+	BTQ           DI, R10
 	SETCS         CL
 	MOVBQZX       CL, CX
 	SUBQ          CX, R9
@@ -601,7 +606,7 @@ dec512_raw_room:
 	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         R9, R10, CX
+	BZHIQ         R9, R11, CX
 	KMOVQ         CX, K1
 	VMOVDQU8      Z0, K1, (AX)
 	ADDQ          R9, AX
@@ -733,6 +738,7 @@ enc512_compat_clean1:
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        enc512_compat_clean
+	MOVQ      $0x00000003, R9
 	JMP       enc512_compat_masks
 
 enc512_compat_block:
@@ -1023,6 +1029,7 @@ enc512_strict_clean1:
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        enc512_strict_clean
+	MOVQ      $0x00000003, R9
 	JMP       enc512_strict_masks
 
 enc512_strict_block:

@@ -56,8 +56,10 @@ func decodeAVX512() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64() // 1 if the byte before the block is a CR (Strict, Raw)
 	XORQ(ccr, ccr)
-	dirty := GP64() // see trackDirty
-	MOVQ(U32(1), dirty)
+	dirty := GP64() // see trackDirty and decodeCompatBody512
+	MOVQ(U32(3), dirty)
+	three := GP64()
+	MOVQ(U32(3), three)
 	ones := GP64()
 	MOVQ(I32(-1), ones)
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
@@ -78,56 +80,24 @@ func decodeAVX512() {
 		JGT(LabelRef(general))
 		{
 			v, vn := ZMM(), ZMM()
-			VMOVDQU64(Mem{Base: src}, v)
 			klf, kcr := K(), K()
-			VPCMPEQB(zlf, v, klf)
-			VPCMPEQB(zcr, v, kcr)
-			// Inside a long line (this block and the two before it have no
-			// CR or LF, see trackDirty), blocks are copied as they are.
-			// (After an LF dirty is not 0: a line start is never copied.)
-			TESTQ(dirty, dirty)
-			JNZ(LabelRef(p + "_masks"))
-			KORTESTQ(klf, kcr)
-			JZ(LabelRef(p + "_clean"))
-
-			Label(p + "_masks")
-			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			if m == compat {
-				// The common case: the CRs are exactly the bytes before
-				// LFs (so no LF but maybe the first starts a line), no
-				// dot starts a line and the first byte is no LF at the
-				// start of a line. Then the CRs are deleted and nothing
-				// stops the block.
-				lf, cr := GP64(), GP64()
-				KMOVQ(klf, lf)
-				KMOVQ(kcr, cr)
-				trackDirty(dirty, lf, cr, 3)
-				nlf := cmpMaskZ(vn, zlf)
-				CMPQ(cr, nlf)
-				JNE(LabelRef(p + "_full"))
-				dot := cmpMaskZ(v, zdot)
-				bol := GP64()
-				LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
-				TESTQ(dot, bol)
-				JNZ(LabelRef(p + "_full"))
-				TESTQ(cbol, lf) // cbol is 0 or 1
-				JNZ(LabelRef(p + "_full"))
-				keep := cr
-				NOTQ(keep)
-				cnt := GP64()
-				POPCNTQ(keep, cnt)
-				kk := K()
-				KMOVQ(keep, kk)
-				out := ZMM()
-				VPCOMPRESSB_Z(v, kk, out)
-				VMOVDQU64(out, Mem{Base: dst})
-				ADDQ(cnt, dst)
-				ADDQ(U8(64), src)
-				MOVQ(lf, cbol)
-				SHRQ(U8(63), cbol)
-				JMP(LabelRef(fast))
-				Label(p + "_full")
+				decodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, dirty, three, v, klf, kcr, zlf, zcr, zdot, general)
+			} else {
+				VMOVDQU64(Mem{Base: src}, v)
+				VPCMPEQB(zlf, v, klf)
+				VPCMPEQB(zcr, v, kcr)
+				// Inside a long line (this block and the two before it
+				// have no CR or LF, see trackDirty), blocks are copied as
+				// they are. (After an LF dirty is not 0: a line start is
+				// never copied.)
+				TESTQ(dirty, dirty)
+				JNZ(LabelRef(p + "_masks"))
+				KORTESTQ(klf, kcr)
+				JZ(LabelRef(p + "_clean"))
+				Label(p + "_masks")
 			}
+			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
 			if m != compat {
 				trackDirty(dirty, mk.lf, mk.cr, 3)
@@ -155,7 +125,7 @@ func decodeAVX512() {
 			}
 			JMP(LabelRef(fast))
 
-			cleanLoopZ(p, src, dst, srcLim, dstLim, v, klf, kcr, zlf, zcr, general)
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -459,7 +429,7 @@ func encodeAVX512() {
 			MOVQ(cr, ccr)
 			JMP(LabelRef(fast))
 
-			cleanLoopZ(p, src, dst, srcLim, dstLim, v, klf, kcr, zlf, zcr, general)
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -682,7 +652,7 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, z
 // or LF goes to p+"_masks" with v, klf and kcr holding it and its LF and
 // CR masks; the end of src or dst (the fast loop's limits) goes to
 // general.
-func cleanLoopZ(p string, src, dst, srcLim, dstLim reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general string) {
+func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general string) {
 	Label(p + "_clean")
 	VMOVDQU64(v, Mem{Base: dst})
 	ADDQ(U8(64), dst)
@@ -726,5 +696,67 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim reg.Register, v reg.VecVirtua
 	VPCMPEQB(zcr, v, kcr)
 	KORTESTQ(klf, kcr)
 	JZ(LabelRef(p + "_clean"))
+	MOVQ(U32(3), dirty)
 	JMP(LabelRef(p + "_masks"))
+}
+
+// decodeCompatBody512 generates the loop body of the AVX-512 Compat
+// decoder for the common case: the CRs of the block are exactly the bytes
+// before its LFs, and no dot or LF starts a line. Then the CRs are deleted
+// and nothing stops the block. This loop runs for nearly all of ordinary
+// text, and its speed is bound by the number of instructions, so it uses
+// as few as it can: the look-ahead compare reads memory directly, and
+// dirty counts down the blocks without CR or LF (three in a row enter the
+// long-line copy loop). Any other block goes on at p+"_full" (with v,
+// klf and kcr set); the long-line loop comes back at p+"_masks".
+func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
+	Label(p + "_body")
+	VMOVDQU64(Mem{Base: src}, v)
+	VPCMPEQB(zlf, v, klf)
+	VPCMPEQB(zcr, v, kcr)
+	DECQ(dirty)
+	KORTESTQ(klf, kcr)
+	CMOVQNE(three, dirty)
+	TESTQ(dirty, dirty)
+	JZ(LabelRef(p + "_clean"))
+
+	Label(p + "_masks")
+	kn := K()
+	VPCMPEQB(Mem{Base: src, Disp: 1}, zlf, kn)
+	lf, cr, nlf := GP64(), GP64(), GP64()
+	KMOVQ(klf, lf)
+	KMOVQ(kcr, cr)
+	KMOVQ(kn, nlf)
+	CMPQ(cr, nlf)
+	JNE(LabelRef(p + "_full"))
+	// With the CRs before the LFs, no LF but the first can start a line.
+	kd := K()
+	VPCMPEQB(zdot, v, kd)
+	t := GP64()
+	KMOVQ(kd, t)
+	ORQ(lf, t)
+	bol := GP64()
+	LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
+	TESTQ(t, bol)
+	JNZ(LabelRef(p + "_full"))
+	cnt := GP64()
+	POPCNTQ(cr, cnt)
+	kk := K()
+	KNOTQ(kcr, kk)
+	out := ZMM()
+	VPCOMPRESSB_Z(v, kk, out)
+	// dst has room for 64 bytes: store them all (past the kept ones, dst
+	// is scratch space until overwritten).
+	VMOVDQU64(out, Mem{Base: dst})
+	ADDQ(U8(64), dst)
+	SUBQ(cnt, dst)
+	ADDQ(U8(64), src)
+	MOVQ(lf, cbol)
+	SHRQ(U8(63), cbol)
+	CMPQ(src, srcLim)
+	JGT(LabelRef(general))
+	CMPQ(dst, dstLim)
+	JLE(LabelRef(p + "_body"))
+	JMP(LabelRef(general))
+	Label(p + "_full")
 }
