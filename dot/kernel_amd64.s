@@ -37,50 +37,60 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	JEQ          dec512_raw
 
 dec512_compat_fast:
-	CMPQ DX, BX
-	JGT  dec512_compat_general
-	CMPQ AX, CX
-	JGT  dec512_compat_general
+	CMPQ  DX, BX
+	JGT   dec512_compat_general
+	CMPQ  AX, CX
+	JGT   dec512_compat_general
+	MOVQ  src_base+24(FP), SI
+	CMPQ  DX, SI
+	JEQ   dec512_compat_general
+	TESTQ DI, DI
+	JZ    dec512_compat_body
+	CMPB  (DX), $0x0a
+	JEQ   dec512_compat_general
 
 dec512_compat_body:
 	VMOVDQU64 (DX), Z3
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	DECQ      R9
-	KORTESTQ  K1, K2
-	CMOVQNE   R10, R9
-	TESTQ     R9, R9
-	JZ        dec512_compat_clean
 
 dec512_compat_masks:
-	VPCMPEQB      1(DX), Z0, K3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX), Z0, K2
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8
-	KMOVQ         K3, R12
-	CMPQ          R8, R12
-	JNE           dec512_compat_full
-	VPCMPEQB      Z2, Z3, K3
-	KMOVQ         K3, R12
-	ORQ           SI, R12
-	LEAQ          (DI)(SI*2), R13
-	TESTQ         R12, R13
-	JNZ           dec512_compat_full
-	POPCNTQ       R8, DI
-	KNOTQ         K2, K1
+	CMPQ          SI, R8
+	JNE           dec512_compat_fullx
+	DECQ          R9
+	CMPQ          SI, $-1
+	CMOVQNE       R10, R9
+	TESTQ         R9, R9
+	JZ            dec512_compat_clean
+	VPCMPEQB      -1(DX), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_compat_fullx
+	POPCNTQ       SI, SI
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
-	ADDQ          $0x40, AX
-	SUBQ          DI, AX
+	ADDQ          SI, AX
 	ADDQ          $0x40, DX
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
 	CMPQ          DX, BX
-	JGT           dec512_compat_general
+	JGT           dec512_compat_exit
 	CMPQ          AX, CX
 	JLE           dec512_compat_body
-	JMP           dec512_compat_general
 
-dec512_compat_full:
+dec512_compat_exit:
+	XORQ  DI, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	JMP   dec512_compat_general
+
+dec512_compat_fullx:
+	MOVQ          R10, R9
+	XORQ          DI, DI
+	CMPB          -1(DX), $0x0a
+	SETEQ         DI
+	VPCMPEQB      Z0, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8

@@ -700,63 +700,86 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	JMP(LabelRef(p + "_masks"))
 }
 
-// decodeCompatBody512 generates the loop body of the AVX-512 Compat
-// decoder for the common case: the CRs of the block are exactly the bytes
-// before its LFs, and no dot or LF starts a line. Then the CRs are deleted
-// and nothing stops the block. This loop runs for nearly all of ordinary
-// text, and its speed is bound by the number of instructions, so it uses
-// as few as it can: the look-ahead compare reads memory directly, and
-// dirty counts down the blocks without CR or LF (three in a row enter the
-// long-line copy loop). Any other block goes on at p+"_full" (with v,
-// klf and kcr set); the long-line loop comes back at p+"_masks".
+// decodeCompatBody512 generates the loop of the AVX-512 Compat decoder for
+// the common case: the CRs of the block are exactly the bytes before its
+// LFs, and no dot starts a line. Then the CRs are deleted and nothing stops
+// the block. This loop runs for nearly all of ordinary text, and its speed
+// is bound by the number of instructions, so it uses as few as it can:
+//   - the look-ahead and look-behind compares read memory directly (a byte
+//     starts a line if the byte before it, in memory, is an LF: so the
+//     first block of a call, whose byte before is not ours, is left to
+//     the general path, and cbol is only brought up to date on the way
+//     out);
+//   - the CR and look-ahead LF masks are taken negated, which is what the
+//     compaction and the output count need;
+//   - the long-line loop is entered after three blocks in a row without a
+//     byte <= '\r' (dirty counts them down).
+//
+// With CRs only before LFs, an LF can start a line only at the block's
+// first byte, and only when the block before did not go through this loop
+// (that block's look-ahead would have seen it): the entry checks that.
+// Any other block goes on at p+"_full" with v, klf and kcr set; the
+// long-line loop comes back at p+"_masks" with v set.
 func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
+	src0 := Load(Param("src").Base(), GP64())
+	CMPQ(src, src0)
+	JEQ(LabelRef(general))
+	TESTQ(cbol, cbol)
+	JZ(LabelRef(p + "_body"))
+	CMPB(Mem{Base: src}, U8('\n'))
+	JEQ(LabelRef(general))
+
 	Label(p + "_body")
 	VMOVDQU64(Mem{Base: src}, v)
-	VPCMPEQB(zlf, v, klf)
-	VPCMPEQB(zcr, v, kcr)
+
+	Label(p + "_masks")
+	kncr, knn := K(), K()
+	VPCMPB(U8(4), zcr, v, kncr)                      // not CR
+	VPCMPB(U8(4), Mem{Base: src, Disp: 1}, zlf, knn) // next is not LF
+	ncr, nnlf := GP64(), GP64()
+	KMOVQ(kncr, ncr)
+	KMOVQ(knn, nnlf)
+	CMPQ(ncr, nnlf)
+	JNE(LabelRef(p + "_fullx"))
 	DECQ(dirty)
-	KORTESTQ(klf, kcr)
+	CMPQ(ncr, I8(-1))
 	CMOVQNE(three, dirty)
 	TESTQ(dirty, dirty)
 	JZ(LabelRef(p + "_clean"))
-
-	Label(p + "_masks")
-	kn := K()
-	VPCMPEQB(Mem{Base: src, Disp: 1}, zlf, kn)
-	lf, cr, nlf := GP64(), GP64(), GP64()
-	KMOVQ(klf, lf)
-	KMOVQ(kcr, cr)
-	KMOVQ(kn, nlf)
-	CMPQ(cr, nlf)
-	JNE(LabelRef(p + "_full"))
-	// With the CRs before the LFs, no LF but the first can start a line.
-	kd := K()
-	VPCMPEQB(zdot, v, kd)
-	t := GP64()
-	KMOVQ(kd, t)
-	ORQ(lf, t)
-	bol := GP64()
-	LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
-	TESTQ(t, bol)
-	JNZ(LabelRef(p + "_full"))
+	kp, kd := K(), K()
+	VPCMPEQB(Mem{Base: src, Disp: -1}, zlf, kp) // after an LF
+	VPCMPEQB(zdot, v, kp, kd)
+	KORTESTQ(kd, kd)
+	JNZ(LabelRef(p + "_fullx"))
 	cnt := GP64()
-	POPCNTQ(cr, cnt)
-	kk := K()
-	KNOTQ(kcr, kk)
+	POPCNTQ(ncr, cnt)
 	out := ZMM()
-	VPCOMPRESSB_Z(v, kk, out)
+	VPCOMPRESSB_Z(v, kncr, out)
 	// dst has room for 64 bytes: store them all (past the kept ones, dst
 	// is scratch space until overwritten).
 	VMOVDQU64(out, Mem{Base: dst})
-	ADDQ(U8(64), dst)
-	SUBQ(cnt, dst)
+	ADDQ(cnt, dst)
 	ADDQ(U8(64), src)
-	MOVQ(lf, cbol)
-	SHRQ(U8(63), cbol)
 	CMPQ(src, srcLim)
-	JGT(LabelRef(general))
+	JGT(LabelRef(p + "_exit"))
 	CMPQ(dst, dstLim)
 	JLE(LabelRef(p + "_body"))
+
+	Label(p + "_exit")
+	afterLF(src, cbol)
 	JMP(LabelRef(general))
+
+	Label(p + "_fullx")
+	MOVQ(three, dirty)
+	afterLF(src, cbol)
+	VPCMPEQB(zlf, v, klf)
+	VPCMPEQB(zcr, v, kcr)
 	Label(p + "_full")
+}
+
+// afterLF sets cbol to 1 if the byte before src is an LF, else to 0.
+func afterLF(src, cbol reg.Register) {
+	XORQ(cbol, cbol)
+	CMPB(Mem{Base: src, Disp: -1}, U8('\n'))
+	SETEQ(cbol.(reg.GPVirtual).As8())
 }
