@@ -123,8 +123,12 @@ dec512_compat_fullx:
 
 dec512_compat_clean:
 	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	ADDQ      $0x40, DX
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
 
 dec512_compat_clean4:
 	LEAQ      192(DX), SI
@@ -304,8 +308,12 @@ dec512_strict_masks:
 
 dec512_strict_clean:
 	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	ADDQ      $0x40, DX
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
 
 dec512_strict_clean4:
 	LEAQ      192(DX), SI
@@ -489,8 +497,12 @@ dec512_raw_masks:
 
 dec512_raw_clean:
 	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	ADDQ      $0x40, DX
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
 
 dec512_raw_clean4:
 	LEAQ      192(DX), SI
@@ -710,8 +722,12 @@ enc512_compat_copy:
 
 enc512_compat_clean:
 	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	ADDQ      $0x40, DX
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
 
 enc512_compat_clean4:
 	LEAQ      192(DX), SI
@@ -1001,8 +1017,12 @@ enc512_strict_masks:
 
 enc512_strict_clean:
 	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	ADDQ      $0x40, DX
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
 
 enc512_strict_clean4:
 	LEAQ      192(DX), SI

@@ -655,10 +655,17 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, z
 func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general string) {
 	Label(p + "_clean")
 	VMOVDQU64(v, Mem{Base: dst})
-	ADDQ(U8(64), dst)
-	ADDQ(U8(64), src)
-	Label(p + "_clean4")
+	// Go on from where dst is aligned to 64 bytes, at most 64 bytes on
+	// (the rest of v is copied again): stores that do not cross cache
+	// lines are cheaper.
 	t := GP64()
+	MOVQ(dst, t)
+	ANDQ(U8(63), t)
+	NEGQ(t)
+	ADDQ(U8(64), t)
+	ADDQ(t, dst)
+	ADDQ(t, src)
+	Label(p + "_clean4")
 	LEAQ(Mem{Base: src, Disp: 192}, t)
 	CMPQ(t, srcLim)
 	JGT(LabelRef(p + "_clean1"))
