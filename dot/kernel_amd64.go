@@ -58,7 +58,10 @@ import (
 // AVX-512 decoder stores whole compacted blocks (a plain store is cheaper
 // than one masked to the kept bytes), and the AVX2 kernels work in
 // overlapping stores. The AVX-512 kernels mask their loads at the end of
-// src.
+// src, and their stores where less than 64 bytes of dst are left; such a
+// masked window never reaches into a page none of its live bytes are on
+// (a masked-off lane on a page that is not mapped in costs a slow assist
+// each time: see BenchmarkPageEnd).
 
 // genericStep is how many bytes the generic kernel handles at a time
 // before the SIMD kernel is tried again.

@@ -180,10 +180,50 @@ dec512_compat_general:
 	BZHIQ         SI, R11, R9
 	DECQ          SI
 	BZHIQ         SI, R11, R12
-	KMOVQ         R9, K1
-	KMOVQ         R12, K2
-	VMOVDQU8.Z    (DX), K1, Z3
-	VMOVDQU8.Z    1(DX), K2, Z4
+	LEAQ          (DX), SI
+	MOVQ          SI, R13
+	ANDQ          $0x00000fff, R13
+	CMPQ          R13, $0x00000fc0
+	JBE           ld_a_plain
+	POPCNTQ       R9, R14
+	ADDQ          R13, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_a_plain
+	SUBQ          $0x00000fc0, R13
+	SUBQ          R13, SI
+	SHLXQ         R13, R9, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_a_done
+
+ld_a_plain:
+	KMOVQ      R9, K1
+	VMOVDQU8.Z (SI), K1, Z3
+
+ld_a_done:
+	LEAQ          1(DX), SI
+	MOVQ          SI, R13
+	ANDQ          $0x00000fff, R13
+	CMPQ          R13, $0x00000fc0
+	JBE           ld_b_plain
+	POPCNTQ       R12, R14
+	ADDQ          R13, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_b_plain
+	SUBQ          $0x00000fc0, R13
+	SUBQ          R13, SI
+	SHLXQ         R13, R12, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z4
+	VPCOMPRESSB.Z Z4, K1, Z4
+	JMP           ld_b_done
+
+ld_b_plain:
+	KMOVQ      R12, K1
+	VMOVDQU8.Z (SI), K1, Z4
+
+ld_b_done:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
@@ -217,17 +257,37 @@ dec512_compat_general:
 	JAE           dec512_compat_room
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R12, R11, DI
-	KMOVQ         DI, K1
-	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R12, AX
-	CMPQ          R9, $0x40
-	JNE           dec512_compat_partial
-	ADDQ          $0x40, DX
-	MOVQ          $0x00000003, R9
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	JMP           dec512_compat_fast
+	MOVQ          $-1, R8
+	BZHIQ         R12, R8, R8
+	MOVQ          AX, DI
+	ANDQ          $0x00000fff, DI
+	CMPQ          DI, $0x00000fc0
+	JBE           st_a_plain
+	ADDQ          R12, DI
+	CMPQ          DI, $0x00001000
+	JA            st_a_plain
+	SUBQ          R12, DI
+	SUBQ          $0x00000fc0, DI
+	SHLXQ         DI, R8, R8
+	KMOVQ         R8, K1
+	VPEXPANDB.Z   Z3, K1, Z3
+	NEGQ          DI
+	VMOVDQU8      Z3, K1, (AX)(DI*1)
+	JMP           st_a_done
+
+st_a_plain:
+	KMOVQ    R8, K1
+	VMOVDQU8 Z3, K1, (AX)
+
+st_a_done:
+	ADDQ R12, AX
+	CMPQ R9, $0x40
+	JNE  dec512_compat_partial
+	ADDQ $0x40, DX
+	MOVQ $0x00000003, R9
+	MOVQ SI, DI
+	SHRQ $0x3f, DI
+	JMP  dec512_compat_fast
 
 dec512_compat_partial:
 	ADDQ R9, DX
@@ -244,12 +304,32 @@ dec512_compat_room:
 	BZHIQ         R9, DI, DI
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         R8, R11, CX
-	KMOVQ         CX, K1
-	VMOVDQU8      Z0, K1, (AX)
-	ADDQ          R8, AX
-	ADDQ          R9, DX
-	JMP           dec512_done
+	MOVQ          $-1, BX
+	BZHIQ         R8, BX, BX
+	MOVQ          AX, CX
+	ANDQ          $0x00000fff, CX
+	CMPQ          CX, $0x00000fc0
+	JBE           st_b_plain
+	ADDQ          R8, CX
+	CMPQ          CX, $0x00001000
+	JA            st_b_plain
+	SUBQ          R8, CX
+	SUBQ          $0x00000fc0, CX
+	SHLXQ         CX, BX, BX
+	KMOVQ         BX, K1
+	VPEXPANDB.Z   Z0, K1, Z0
+	NEGQ          CX
+	VMOVDQU8      Z0, K1, (AX)(CX*1)
+	JMP           st_b_done
+
+st_b_plain:
+	KMOVQ    BX, K1
+	VMOVDQU8 Z0, K1, (AX)
+
+st_b_done:
+	ADDQ R8, AX
+	ADDQ R9, DX
+	JMP  dec512_done
 
 dec512_strict:
 dec512_strict_fast:
@@ -365,10 +445,50 @@ dec512_strict_general:
 	BZHIQ         SI, R11, R12
 	DECQ          SI
 	BZHIQ         SI, R11, R13
-	KMOVQ         R12, K1
-	KMOVQ         R13, K2
-	VMOVDQU8.Z    (DX), K1, Z3
-	VMOVDQU8.Z    1(DX), K2, Z4
+	LEAQ          (DX), SI
+	MOVQ          SI, R10
+	ANDQ          $0x00000fff, R10
+	CMPQ          R10, $0x00000fc0
+	JBE           ld_c_plain
+	POPCNTQ       R12, R14
+	ADDQ          R10, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_c_plain
+	SUBQ          $0x00000fc0, R10
+	SUBQ          R10, SI
+	SHLXQ         R10, R12, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_c_done
+
+ld_c_plain:
+	KMOVQ      R12, K1
+	VMOVDQU8.Z (SI), K1, Z3
+
+ld_c_done:
+	LEAQ          1(DX), SI
+	MOVQ          SI, R10
+	ANDQ          $0x00000fff, R10
+	CMPQ          R10, $0x00000fc0
+	JBE           ld_d_plain
+	POPCNTQ       R13, R14
+	ADDQ          R10, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_d_plain
+	SUBQ          $0x00000fc0, R10
+	SUBQ          R10, SI
+	SHLXQ         R10, R13, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z4
+	VPCOMPRESSB.Z Z4, K1, Z4
+	JMP           ld_d_done
+
+ld_d_plain:
+	KMOVQ      R13, K1
+	VMOVDQU8.Z (SI), K1, Z4
+
+ld_d_done:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
@@ -406,19 +526,39 @@ dec512_strict_general:
 	JAE           dec512_strict_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R12, R11, R8
-	KMOVQ         R8, K1
-	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R12, AX
-	CMPQ          DI, $0x40
-	JNE           dec512_strict_partial
-	ADDQ          $0x40, DX
-	MOVQ          $0x00000003, R9
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	MOVQ          R10, R8
-	SHRQ          $0x3f, R8
-	JMP           dec512_strict_fast
+	MOVQ          $-1, R9
+	BZHIQ         R12, R9, R9
+	MOVQ          AX, R8
+	ANDQ          $0x00000fff, R8
+	CMPQ          R8, $0x00000fc0
+	JBE           st_c_plain
+	ADDQ          R12, R8
+	CMPQ          R8, $0x00001000
+	JA            st_c_plain
+	SUBQ          R12, R8
+	SUBQ          $0x00000fc0, R8
+	SHLXQ         R8, R9, R9
+	KMOVQ         R9, K1
+	VPEXPANDB.Z   Z3, K1, Z3
+	NEGQ          R8
+	VMOVDQU8      Z3, K1, (AX)(R8*1)
+	JMP           st_c_done
+
+st_c_plain:
+	KMOVQ    R9, K1
+	VMOVDQU8 Z3, K1, (AX)
+
+st_c_done:
+	ADDQ R12, AX
+	CMPQ DI, $0x40
+	JNE  dec512_strict_partial
+	ADDQ $0x40, DX
+	MOVQ $0x00000003, R9
+	MOVQ SI, DI
+	SHRQ $0x3f, DI
+	MOVQ R10, R8
+	SHRQ $0x3f, R8
+	JMP  dec512_strict_fast
 
 dec512_strict_partial:
 	ADDQ DI, DX
@@ -435,12 +575,32 @@ dec512_strict_room:
 	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         R9, R11, CX
-	KMOVQ         CX, K1
-	VMOVDQU8      Z0, K1, (AX)
-	ADDQ          R9, AX
-	ADDQ          DI, DX
-	JMP           dec512_done
+	MOVQ          $-1, BX
+	BZHIQ         R9, BX, BX
+	MOVQ          AX, CX
+	ANDQ          $0x00000fff, CX
+	CMPQ          CX, $0x00000fc0
+	JBE           st_d_plain
+	ADDQ          R9, CX
+	CMPQ          CX, $0x00001000
+	JA            st_d_plain
+	SUBQ          R9, CX
+	SUBQ          $0x00000fc0, CX
+	SHLXQ         CX, BX, BX
+	KMOVQ         BX, K1
+	VPEXPANDB.Z   Z0, K1, Z0
+	NEGQ          CX
+	VMOVDQU8      Z0, K1, (AX)(CX*1)
+	JMP           st_d_done
+
+st_d_plain:
+	KMOVQ    BX, K1
+	VMOVDQU8 Z0, K1, (AX)
+
+st_d_done:
+	ADDQ R9, AX
+	ADDQ DI, DX
+	JMP  dec512_done
 
 dec512_raw:
 dec512_raw_fast:
@@ -554,10 +714,50 @@ dec512_raw_general:
 	BZHIQ         SI, R11, R12
 	DECQ          SI
 	BZHIQ         SI, R11, R13
-	KMOVQ         R12, K1
-	KMOVQ         R13, K2
-	VMOVDQU8.Z    (DX), K1, Z3
-	VMOVDQU8.Z    1(DX), K2, Z4
+	LEAQ          (DX), SI
+	MOVQ          SI, R10
+	ANDQ          $0x00000fff, R10
+	CMPQ          R10, $0x00000fc0
+	JBE           ld_e_plain
+	POPCNTQ       R12, R14
+	ADDQ          R10, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_e_plain
+	SUBQ          $0x00000fc0, R10
+	SUBQ          R10, SI
+	SHLXQ         R10, R12, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_e_done
+
+ld_e_plain:
+	KMOVQ      R12, K1
+	VMOVDQU8.Z (SI), K1, Z3
+
+ld_e_done:
+	LEAQ          1(DX), SI
+	MOVQ          SI, R10
+	ANDQ          $0x00000fff, R10
+	CMPQ          R10, $0x00000fc0
+	JBE           ld_f_plain
+	POPCNTQ       R13, R14
+	ADDQ          R10, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_f_plain
+	SUBQ          $0x00000fc0, R10
+	SUBQ          R10, SI
+	SHLXQ         R10, R13, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z4
+	VPCOMPRESSB.Z Z4, K1, Z4
+	JMP           ld_f_done
+
+ld_f_plain:
+	KMOVQ      R13, K1
+	VMOVDQU8.Z (SI), K1, Z4
+
+ld_f_done:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
@@ -594,19 +794,39 @@ dec512_raw_general:
 	JAE           dec512_raw_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	BZHIQ         R12, R11, R8
-	KMOVQ         R8, K1
-	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R12, AX
-	CMPQ          DI, $0x40
-	JNE           dec512_raw_partial
-	ADDQ          $0x40, DX
-	MOVQ          $0x00000003, R9
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	MOVQ          R10, R8
-	SHRQ          $0x3f, R8
-	JMP           dec512_raw_fast
+	MOVQ          $-1, R9
+	BZHIQ         R12, R9, R9
+	MOVQ          AX, R8
+	ANDQ          $0x00000fff, R8
+	CMPQ          R8, $0x00000fc0
+	JBE           st_e_plain
+	ADDQ          R12, R8
+	CMPQ          R8, $0x00001000
+	JA            st_e_plain
+	SUBQ          R12, R8
+	SUBQ          $0x00000fc0, R8
+	SHLXQ         R8, R9, R9
+	KMOVQ         R9, K1
+	VPEXPANDB.Z   Z3, K1, Z3
+	NEGQ          R8
+	VMOVDQU8      Z3, K1, (AX)(R8*1)
+	JMP           st_e_done
+
+st_e_plain:
+	KMOVQ    R9, K1
+	VMOVDQU8 Z3, K1, (AX)
+
+st_e_done:
+	ADDQ R12, AX
+	CMPQ DI, $0x40
+	JNE  dec512_raw_partial
+	ADDQ $0x40, DX
+	MOVQ $0x00000003, R9
+	MOVQ SI, DI
+	SHRQ $0x3f, DI
+	MOVQ R10, R8
+	SHRQ $0x3f, R8
+	JMP  dec512_raw_fast
 
 dec512_raw_partial:
 	ADDQ DI, DX
@@ -628,11 +848,31 @@ dec512_raw_room:
 	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	BZHIQ         R9, R11, CX
-	KMOVQ         CX, K1
-	VMOVDQU8      Z0, K1, (AX)
-	ADDQ          R9, AX
-	ADDQ          DI, DX
+	MOVQ          $-1, BX
+	BZHIQ         R9, BX, BX
+	MOVQ          AX, CX
+	ANDQ          $0x00000fff, CX
+	CMPQ          CX, $0x00000fc0
+	JBE           st_f_plain
+	ADDQ          R9, CX
+	CMPQ          CX, $0x00001000
+	JA            st_f_plain
+	SUBQ          R9, CX
+	SUBQ          $0x00000fc0, CX
+	SHLXQ         CX, BX, BX
+	KMOVQ         BX, K1
+	VPEXPANDB.Z   Z0, K1, Z0
+	NEGQ          CX
+	VMOVDQU8      Z0, K1, (AX)(CX*1)
+	JMP           st_f_done
+
+st_f_plain:
+	KMOVQ    BX, K1
+	VMOVDQU8 Z0, K1, (AX)
+
+st_f_done:
+	ADDQ R9, AX
+	ADDQ DI, DX
 
 dec512_done:
 	VZEROUPPER
@@ -768,47 +1008,67 @@ enc512_compat_clean1:
 	JMP       enc512_compat_masks
 
 enc512_compat_block:
-	LEAQ       65(BX), R9
-	SUBQ       DX, R9
-	JZ         enc512_done
-	LEAQ       65(CX), R11
-	SUBQ       AX, R11
-	MOVQ       $0x00000041, SI
-	CMPQ       R9, SI
-	CMOVQLT    R9, SI
-	MOVQ       $-1, R12
-	BZHIQ      SI, R12, R12
+	LEAQ          65(BX), R9
+	SUBQ          DX, R9
+	JZ            enc512_done
+	LEAQ          65(CX), R11
+	SUBQ          AX, R11
+	MOVQ          $0x00000041, SI
+	CMPQ          R9, SI
+	CMOVQLT       R9, SI
+	MOVQ          $-1, R12
+	BZHIQ         SI, R12, R12
+	LEAQ          (DX), SI
+	MOVQ          SI, R10
+	ANDQ          $0x00000fff, R10
+	CMPQ          R10, $0x00000fc0
+	JBE           ld_g_plain
+	POPCNTQ       R12, R13
+	ADDQ          R10, R13
+	CMPQ          R13, $0x00001000
+	JA            ld_g_plain
+	SUBQ          $0x00000fc0, R10
+	SUBQ          R10, SI
+	SHLXQ         R10, R12, R13
+	KMOVQ         R13, K1
+	VMOVDQU8.Z    (SI), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_g_done
+
+ld_g_plain:
 	KMOVQ      R12, K1
-	VMOVDQU8.Z (DX), K1, Z3
-	VPCMPEQB   Z0, Z3, K1
-	KMOVQ      K1, SI
-	VPCMPEQB   Z1, Z3, K1
-	KMOVQ      K1, R10
-	VPCMPEQB   Z2, Z3, K1
-	KMOVQ      K1, R13
-	LEAQ       (DI)(SI*2), DI
-	LEAQ       (R8)(R10*2), R8
-	ANDQ       DI, R13
-	ANDNQ      SI, R8, R14
-	ORQ        R14, R13
-	MOVQ       R10, DI
-	ANDQ       R8, DI
-	MOVQ       R12, R14
-	NOTQ       R14
-	ORQ        R14, DI
-	TZCNTQ     DI, DI
-	BZHIQ      DI, R13, R13
-	TESTQ      R13, R13
-	JNZ        enc512_compat_slow
-	CMPQ       DI, $0x40
-	JNE        enc512_compat_slow
-	CMPQ       R11, $0x40
-	JBE        enc512_compat_slow
-	VMOVDQU64  Z3, (AX)
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, R11
-	ADDQ       $0x40, DX
-	SUBQ       $0x40, R9
+	VMOVDQU8.Z (SI), K1, Z3
+
+ld_g_done:
+	VPCMPEQB  Z0, Z3, K1
+	KMOVQ     K1, SI
+	VPCMPEQB  Z1, Z3, K1
+	KMOVQ     K1, R10
+	VPCMPEQB  Z2, Z3, K1
+	KMOVQ     K1, R13
+	LEAQ      (DI)(SI*2), DI
+	LEAQ      (R8)(R10*2), R8
+	ANDQ      DI, R13
+	ANDNQ     SI, R8, R14
+	ORQ       R14, R13
+	MOVQ      R10, DI
+	ANDQ      R8, DI
+	MOVQ      R12, R14
+	NOTQ      R14
+	ORQ       R14, DI
+	TZCNTQ    DI, DI
+	BZHIQ     DI, R13, R13
+	TESTQ     R13, R13
+	JNZ       enc512_compat_slow
+	CMPQ      DI, $0x40
+	JNE       enc512_compat_slow
+	CMPQ      R11, $0x40
+	JBE       enc512_compat_slow
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, R11
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, R9
 
 enc512_compat_next:
 	MOVQ $0x00000003, R9
@@ -848,17 +1108,36 @@ enc512_compat_slow:
 	VMOVDQU8    Z1, K1, Z4
 	KMOVQ       BP, K1
 	VMOVDQU8    Z2, K1, Z4
-	MOVQ        $-1, R8
-	BZHIQ       R15, R8, R8
-	KMOVQ       R8, K1
-	VMOVDQU8    Z4, K1, (AX)
-	ADDQ        R15, AX
-	SUBQ        R15, R11
-	CMPQ        R12, $0x20
-	JNE         enc512_compat_lo_partial
-	ADDQ        $0x20, DX
-	SUBQ        $0x20, R9
-	JMP         enc512_compat_lo_ok
+	MOVQ        $-1, R14
+	BZHIQ       R15, R14, R14
+	MOVQ        AX, R8
+	ANDQ        $0x00000fff, R8
+	CMPQ        R8, $0x00000fc0
+	JBE         st_g_plain
+	ADDQ        R15, R8
+	CMPQ        R8, $0x00001000
+	JA          st_g_plain
+	SUBQ        R15, R8
+	SUBQ        $0x00000fc0, R8
+	SHLXQ       R8, R14, R14
+	KMOVQ       R14, K1
+	VPEXPANDB.Z Z4, K1, Z4
+	NEGQ        R8
+	VMOVDQU8    Z4, K1, (AX)(R8*1)
+	JMP         st_g_done
+
+st_g_plain:
+	KMOVQ    R14, K1
+	VMOVDQU8 Z4, K1, (AX)
+
+st_g_done:
+	ADDQ R15, AX
+	SUBQ R15, R11
+	CMPQ R12, $0x20
+	JNE  enc512_compat_lo_partial
+	ADDQ $0x20, DX
+	SUBQ $0x20, R9
+	JMP  enc512_compat_lo_ok
 
 enc512_compat_lo_partial:
 	ADDQ R12, DX
@@ -884,13 +1163,32 @@ enc512_compat_lo_room:
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, CX
-	BZHIQ       R15, CX, CX
-	KMOVQ       CX, K1
-	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R15, AX
-	ADDQ        R12, DX
-	JMP         enc512_done
+	MOVQ        $-1, BX
+	BZHIQ       R15, BX, BX
+	MOVQ        AX, CX
+	ANDQ        $0x00000fff, CX
+	CMPQ        CX, $0x00000fc0
+	JBE         st_h_plain
+	ADDQ        R15, CX
+	CMPQ        CX, $0x00001000
+	JA          st_h_plain
+	SUBQ        R15, CX
+	SUBQ        $0x00000fc0, CX
+	SHLXQ       CX, BX, BX
+	KMOVQ       BX, K1
+	VPEXPANDB.Z Z0, K1, Z0
+	NEGQ        CX
+	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	JMP         st_h_done
+
+st_h_plain:
+	KMOVQ    BX, K1
+	VMOVDQU8 Z0, K1, (AX)
+
+st_h_done:
+	ADDQ R15, AX
+	ADDQ R12, DX
+	JMP  enc512_done
 
 enc512_compat_lo_ok:
 	VEXTRACTI64X4 $0x01, Z3, Y9
@@ -926,17 +1224,36 @@ enc512_compat_lo_ok:
 	VMOVDQU8      Z1, K1, Z3
 	KMOVQ         R15, K1
 	VMOVDQU8      Z2, K1, Z3
-	MOVQ          $-1, DI
-	BZHIQ         R14, DI, DI
-	KMOVQ         DI, K1
-	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R14, AX
-	SUBQ          R14, R11
-	CMPQ          R12, $0x20
-	JNE           enc512_compat_hi_partial
-	ADDQ          $0x20, DX
-	SUBQ          $0x20, R9
-	JMP           enc512_compat_hi_ok
+	MOVQ          $-1, R8
+	BZHIQ         R14, R8, R8
+	MOVQ          AX, DI
+	ANDQ          $0x00000fff, DI
+	CMPQ          DI, $0x00000fc0
+	JBE           st_i_plain
+	ADDQ          R14, DI
+	CMPQ          DI, $0x00001000
+	JA            st_i_plain
+	SUBQ          R14, DI
+	SUBQ          $0x00000fc0, DI
+	SHLXQ         DI, R8, R8
+	KMOVQ         R8, K1
+	VPEXPANDB.Z   Z3, K1, Z3
+	NEGQ          DI
+	VMOVDQU8      Z3, K1, (AX)(DI*1)
+	JMP           st_i_done
+
+st_i_plain:
+	KMOVQ    R8, K1
+	VMOVDQU8 Z3, K1, (AX)
+
+st_i_done:
+	ADDQ R14, AX
+	SUBQ R14, R11
+	CMPQ R12, $0x20
+	JNE  enc512_compat_hi_partial
+	ADDQ $0x20, DX
+	SUBQ $0x20, R9
+	JMP  enc512_compat_hi_ok
 
 enc512_compat_hi_partial:
 	ADDQ R12, DX
@@ -962,13 +1279,32 @@ enc512_compat_hi_room:
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, CX
-	BZHIQ       R14, CX, CX
-	KMOVQ       CX, K1
-	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R14, AX
-	ADDQ        R12, DX
-	JMP         enc512_done
+	MOVQ        $-1, BX
+	BZHIQ       R14, BX, BX
+	MOVQ        AX, CX
+	ANDQ        $0x00000fff, CX
+	CMPQ        CX, $0x00000fc0
+	JBE         st_j_plain
+	ADDQ        R14, CX
+	CMPQ        CX, $0x00001000
+	JA          st_j_plain
+	SUBQ        R14, CX
+	SUBQ        $0x00000fc0, CX
+	SHLXQ       CX, BX, BX
+	KMOVQ       BX, K1
+	VPEXPANDB.Z Z0, K1, Z0
+	NEGQ        CX
+	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	JMP         st_j_done
+
+st_j_plain:
+	KMOVQ    BX, K1
+	VMOVDQU8 Z0, K1, (AX)
+
+st_j_done:
+	ADDQ R14, AX
+	ADDQ R12, DX
+	JMP  enc512_done
 
 enc512_compat_hi_ok:
 	JMP enc512_compat_next
@@ -1063,53 +1399,93 @@ enc512_strict_clean1:
 	JMP       enc512_strict_masks
 
 enc512_strict_block:
-	LEAQ       65(BX), R9
-	SUBQ       DX, R9
-	JZ         enc512_done
-	LEAQ       65(CX), R11
-	SUBQ       AX, R11
-	MOVQ       $0x00000041, SI
-	CMPQ       R9, SI
-	CMOVQLT    R9, SI
-	MOVQ       $-1, R12
-	BZHIQ      SI, R12, R12
+	LEAQ          65(BX), R9
+	SUBQ          DX, R9
+	JZ            enc512_done
+	LEAQ          65(CX), R11
+	SUBQ          AX, R11
+	MOVQ          $0x00000041, SI
+	CMPQ          R9, SI
+	CMOVQLT       R9, SI
+	MOVQ          $-1, R12
+	BZHIQ         SI, R12, R12
+	LEAQ          (DX), R10
+	MOVQ          R10, R13
+	ANDQ          $0x00000fff, R13
+	CMPQ          R13, $0x00000fc0
+	JBE           ld_h_plain
+	POPCNTQ       R12, R14
+	ADDQ          R13, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_h_plain
+	SUBQ          $0x00000fc0, R13
+	SUBQ          R13, R10
+	SHLXQ         R13, R12, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (R10), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_h_done
+
+ld_h_plain:
 	KMOVQ      R12, K1
-	VMOVDQU8.Z (DX), K1, Z3
-	DECQ       SI
-	MOVQ       $-1, R10
-	BZHIQ      SI, R10, R10
+	VMOVDQU8.Z (R10), K1, Z3
+
+ld_h_done:
+	DECQ          SI
+	MOVQ          $-1, R10
+	BZHIQ         SI, R10, R10
+	LEAQ          1(DX), SI
+	MOVQ          SI, R13
+	ANDQ          $0x00000fff, R13
+	CMPQ          R13, $0x00000fc0
+	JBE           ld_i_plain
+	POPCNTQ       R10, R14
+	ADDQ          R13, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_i_plain
+	SUBQ          $0x00000fc0, R13
+	SUBQ          R13, SI
+	SHLXQ         R13, R10, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z4
+	VPCOMPRESSB.Z Z4, K1, Z4
+	JMP           ld_i_done
+
+ld_i_plain:
 	KMOVQ      R10, K1
-	VMOVDQU8.Z 1(DX), K1, Z4
-	VPCMPEQB   Z0, Z4, K1
-	KMOVQ      K1, R13
-	VPCMPEQB   Z0, Z3, K1
-	KMOVQ      K1, SI
-	VPCMPEQB   Z1, Z3, K1
-	KMOVQ      K1, R10
-	VPCMPEQB   Z2, Z3, K1
-	KMOVQ      K1, R14
-	LEAQ       (DI)(SI*2), DI
-	LEAQ       (R8)(R10*2), R8
-	ANDQ       DI, R14
-	ANDNQ      SI, R8, DI
-	ANDNQ      R10, R13, R8
-	ORQ        R8, DI
-	MOVQ       R12, R8
-	NOTQ       R8
-	ORQ        R8, DI
-	TZCNTQ     DI, DI
-	BZHIQ      DI, R14, R14
-	TESTQ      R14, R14
-	JNZ        enc512_strict_slow
-	CMPQ       DI, $0x40
-	JNE        enc512_strict_slow
-	CMPQ       R11, $0x40
-	JBE        enc512_strict_slow
-	VMOVDQU64  Z3, (AX)
-	ADDQ       $0x40, AX
-	SUBQ       $0x40, R11
-	ADDQ       $0x40, DX
-	SUBQ       $0x40, R9
+	VMOVDQU8.Z (SI), K1, Z4
+
+ld_i_done:
+	VPCMPEQB  Z0, Z4, K1
+	KMOVQ     K1, R13
+	VPCMPEQB  Z0, Z3, K1
+	KMOVQ     K1, SI
+	VPCMPEQB  Z1, Z3, K1
+	KMOVQ     K1, R10
+	VPCMPEQB  Z2, Z3, K1
+	KMOVQ     K1, R14
+	LEAQ      (DI)(SI*2), DI
+	LEAQ      (R8)(R10*2), R8
+	ANDQ      DI, R14
+	ANDNQ     SI, R8, DI
+	ANDNQ     R10, R13, R8
+	ORQ       R8, DI
+	MOVQ      R12, R8
+	NOTQ      R8
+	ORQ       R8, DI
+	TZCNTQ    DI, DI
+	BZHIQ     DI, R14, R14
+	TESTQ     R14, R14
+	JNZ       enc512_strict_slow
+	CMPQ      DI, $0x40
+	JNE       enc512_strict_slow
+	CMPQ      R11, $0x40
+	JBE       enc512_strict_slow
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	SUBQ      $0x40, R11
+	ADDQ      $0x40, DX
+	SUBQ      $0x40, R9
 
 enc512_strict_next:
 	MOVQ $0x00000003, R9
@@ -1143,17 +1519,36 @@ enc512_strict_slow:
 	BZHIQ       BP, R8, R8
 	KMOVQ       R8, K1
 	VMOVDQU8    Z2, K1, Z4
-	MOVQ        $-1, R8
-	BZHIQ       BP, R8, R8
-	KMOVQ       R8, K1
-	VMOVDQU8    Z4, K1, (AX)
-	ADDQ        BP, AX
-	SUBQ        BP, R11
-	CMPQ        R12, $0x20
-	JNE         enc512_strict_lo_partial
-	ADDQ        $0x20, DX
-	SUBQ        $0x20, R9
-	JMP         enc512_strict_lo_ok
+	MOVQ        $-1, R13
+	BZHIQ       BP, R13, R13
+	MOVQ        AX, R8
+	ANDQ        $0x00000fff, R8
+	CMPQ        R8, $0x00000fc0
+	JBE         st_k_plain
+	ADDQ        BP, R8
+	CMPQ        R8, $0x00001000
+	JA          st_k_plain
+	SUBQ        BP, R8
+	SUBQ        $0x00000fc0, R8
+	SHLXQ       R8, R13, R13
+	KMOVQ       R13, K1
+	VPEXPANDB.Z Z4, K1, Z4
+	NEGQ        R8
+	VMOVDQU8    Z4, K1, (AX)(R8*1)
+	JMP         st_k_done
+
+st_k_plain:
+	KMOVQ    R13, K1
+	VMOVDQU8 Z4, K1, (AX)
+
+st_k_done:
+	ADDQ BP, AX
+	SUBQ BP, R11
+	CMPQ R12, $0x20
+	JNE  enc512_strict_lo_partial
+	ADDQ $0x20, DX
+	SUBQ $0x20, R9
+	JMP  enc512_strict_lo_ok
 
 enc512_strict_lo_partial:
 	ADDQ R12, DX
@@ -1178,13 +1573,32 @@ enc512_strict_lo_room:
 	BZHIQ       BP, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, CX
-	BZHIQ       BP, CX, CX
-	KMOVQ       CX, K1
-	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        BP, AX
-	ADDQ        R12, DX
-	JMP         enc512_done
+	MOVQ        $-1, BX
+	BZHIQ       BP, BX, BX
+	MOVQ        AX, CX
+	ANDQ        $0x00000fff, CX
+	CMPQ        CX, $0x00000fc0
+	JBE         st_l_plain
+	ADDQ        BP, CX
+	CMPQ        CX, $0x00001000
+	JA          st_l_plain
+	SUBQ        BP, CX
+	SUBQ        $0x00000fc0, CX
+	SHLXQ       CX, BX, BX
+	KMOVQ       BX, K1
+	VPEXPANDB.Z Z0, K1, Z0
+	NEGQ        CX
+	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	JMP         st_l_done
+
+st_l_plain:
+	KMOVQ    BX, K1
+	VMOVDQU8 Z0, K1, (AX)
+
+st_l_done:
+	ADDQ BP, AX
+	ADDQ R12, DX
+	JMP  enc512_done
 
 enc512_strict_lo_ok:
 	VEXTRACTI64X4 $0x01, Z3, Y5
@@ -1213,17 +1627,36 @@ enc512_strict_lo_ok:
 	BZHIQ         R14, DI, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z2, K1, Z3
-	MOVQ          $-1, DI
-	BZHIQ         R14, DI, DI
-	KMOVQ         DI, K1
-	VMOVDQU8      Z3, K1, (AX)
-	ADDQ          R14, AX
-	SUBQ          R14, R11
-	CMPQ          R12, $0x20
-	JNE           enc512_strict_hi_partial
-	ADDQ          $0x20, DX
-	SUBQ          $0x20, R9
-	JMP           enc512_strict_hi_ok
+	MOVQ          $-1, R8
+	BZHIQ         R14, R8, R8
+	MOVQ          AX, DI
+	ANDQ          $0x00000fff, DI
+	CMPQ          DI, $0x00000fc0
+	JBE           st_m_plain
+	ADDQ          R14, DI
+	CMPQ          DI, $0x00001000
+	JA            st_m_plain
+	SUBQ          R14, DI
+	SUBQ          $0x00000fc0, DI
+	SHLXQ         DI, R8, R8
+	KMOVQ         R8, K1
+	VPEXPANDB.Z   Z3, K1, Z3
+	NEGQ          DI
+	VMOVDQU8      Z3, K1, (AX)(DI*1)
+	JMP           st_m_done
+
+st_m_plain:
+	KMOVQ    R8, K1
+	VMOVDQU8 Z3, K1, (AX)
+
+st_m_done:
+	ADDQ R14, AX
+	SUBQ R14, R11
+	CMPQ R12, $0x20
+	JNE  enc512_strict_hi_partial
+	ADDQ $0x20, DX
+	SUBQ $0x20, R9
+	JMP  enc512_strict_hi_ok
 
 enc512_strict_hi_partial:
 	ADDQ R12, DX
@@ -1248,13 +1681,32 @@ enc512_strict_hi_room:
 	BZHIQ       R14, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, CX
-	BZHIQ       R14, CX, CX
-	KMOVQ       CX, K1
-	VMOVDQU8    Z0, K1, (AX)
-	ADDQ        R14, AX
-	ADDQ        R12, DX
-	JMP         enc512_done
+	MOVQ        $-1, BX
+	BZHIQ       R14, BX, BX
+	MOVQ        AX, CX
+	ANDQ        $0x00000fff, CX
+	CMPQ        CX, $0x00000fc0
+	JBE         st_n_plain
+	ADDQ        R14, CX
+	CMPQ        CX, $0x00001000
+	JA          st_n_plain
+	SUBQ        R14, CX
+	SUBQ        $0x00000fc0, CX
+	SHLXQ       CX, BX, BX
+	KMOVQ       BX, K1
+	VPEXPANDB.Z Z0, K1, Z0
+	NEGQ        CX
+	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	JMP         st_n_done
+
+st_n_plain:
+	KMOVQ    BX, K1
+	VMOVDQU8 Z0, K1, (AX)
+
+st_n_done:
+	ADDQ R14, AX
+	ADDQ R12, DX
+	JMP  enc512_done
 
 enc512_strict_hi_ok:
 	JMP enc512_strict_next

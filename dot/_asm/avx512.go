@@ -147,12 +147,9 @@ func decodeAVX512() {
 		DECQ(r)
 		lm1 := GP64() // bytes of the look-ahead block that exist
 		BZHIQ(r, ones, lm1)
-		k1, k2 := K(), K()
-		KMOVQ(lm, k1)
-		KMOVQ(lm1, k2)
 		v, vn := ZMM(), ZMM()
-		VMOVDQU8_Z(Mem{Base: src}, k1, v)
-		VMOVDQU8_Z(Mem{Base: src, Disp: 1}, k2, vn)
+		loadMaskedZ(src, 0, lm, v)
+		loadMaskedZ(src, 1, lm1, vn)
 		mk := decodeMasks(m, v, vn, zlf, zcr, zdot, cbol, ccr)
 		bail, cr := mk.bail, mk.cr
 
@@ -178,7 +175,7 @@ func decodeAVX512() {
 		CMPQ(cnt, room)
 		JAE(LabelRef(p + "_room"))
 
-		storeCompressed(v, keep, cnt, dst, ones)
+		storeCompressed(v, keep, cnt, dst)
 		ADDQ(cnt, dst)
 		CMPQ(cut, U8(64))
 		JNE(LabelRef(p + "_partial"))
@@ -218,7 +215,7 @@ func decodeAVX512() {
 		}
 		INCQ(cut)
 		BZHIQ(cut, keep, keep)
-		storeCompressed(v, keep, room, dst, ones)
+		storeCompressed(v, keep, room, dst)
 		ADDQ(room, dst)
 		ADDQ(cut, src)
 		JMP(LabelRef("dec512_done"))
@@ -300,16 +297,12 @@ func decodeMasksK(m int, v, vn reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, 
 
 // storeCompressed stores the bytes of v selected by keep (cnt of them)
 // contiguously at dst, touching no other byte.
-func storeCompressed(v reg.VecVirtual, keep, cnt, dst, ones reg.Register) {
+func storeCompressed(v reg.VecVirtual, keep, cnt, dst reg.Register) {
 	k := K()
 	KMOVQ(keep, k)
 	out := ZMM()
 	VPCOMPRESSB_Z(v, k, out)
-	sm := GP64()
-	BZHIQ(cnt, ones, sm)
-	ks := K()
-	KMOVQ(sm, ks)
-	VMOVDQU8(out, ks, Mem{Base: dst})
+	storeLowZ(out, cnt, dst)
 }
 
 // encodeAVX512 generates the AVX-512 encoder. A 64-byte block that needs
@@ -447,20 +440,16 @@ func encodeAVX512() {
 		lm := GP64()
 		MOVQ(I32(-1), lm)
 		BZHIQ(r, lm, lm)
-		k1 := K()
-		KMOVQ(lm, k1)
 		v := ZMM()
-		VMOVDQU8_Z(Mem{Base: src}, k1, v)
+		loadMaskedZ(src, 0, lm, v)
 		var nlf reg.GPVirtual
 		if m == strict {
 			DECQ(r)
 			lm1 := GP64()
 			MOVQ(I32(-1), lm1)
 			BZHIQ(r, lm1, lm1)
-			k2 := K()
-			KMOVQ(lm1, k2)
 			vn := ZMM()
-			VMOVDQU8_Z(Mem{Base: src, Disp: 1}, k2, vn)
+			loadMaskedZ(src, 1, lm1, vn)
 			nlf = cmpMaskZ(vn, zlf)
 		}
 		lf := cmpMaskZ(v, zlf)
@@ -636,12 +625,7 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, z
 	kq := K()
 	KMOVQ(q, kq)
 	VMOVDQU8(zdot, kq, out)
-	sm := GP64()
-	MOVQ(I32(-1), sm)
-	BZHIQ(n, sm, sm)
-	ks := K()
-	KMOVQ(sm, ks)
-	VMOVDQU8(out, ks, Mem{Base: dst})
+	storeLowZ(out, n, dst)
 }
 
 // cleanLoopZ emits, at label p+"_clean", the copy loop for long lines:

@@ -87,3 +87,80 @@ func trackDirty(dirty, lf, cr reg.Register, history uint8) {
 	ADCQ(dirty, dirty)
 	ANDQ(U8(history), dirty)
 }
+
+// Masked loads and stores at the ends of src and dst.
+//
+// A masked-off lane of an AVX-512 load or store faults on nothing, but
+// where it falls on a page that is not mapped in (the untouched page after
+// a buffer, say), the CPU takes a slow assist each time: hundreds of
+// cycles. So when a 64-byte window would cross into the next page while
+// the lanes that matter do not, these helpers use the window that ends at
+// the page end instead, and move the bytes into place with VPCOMPRESSB or
+// VPEXPANDB.
+
+var labels = map[string]int{}
+
+// uniq returns a new label name starting with prefix.
+func uniq(prefix string) string {
+	labels[prefix]++
+	return prefix + "_" + string(rune('a'+labels[prefix]-1))
+}
+
+const pageSize = 4096
+
+// loadMaskedZ sets out to the bytes at p+disp selected by m (lanes 0 to
+// n-1 for some n), and its other lanes to 0.
+func loadMaskedZ(p reg.Register, disp int, m reg.Register, out reg.VecVirtual) {
+	l := uniq("ld")
+	a, o, x := GP64(), GP64(), GP64()
+	k := K()
+	LEAQ(Mem{Base: p, Disp: disp}, a)
+	MOVQ(a, o)
+	ANDQ(U32(pageSize-1), o)
+	CMPQ(o, U32(pageSize-64))
+	JBE(LabelRef(l + "_plain"))
+	POPCNTQ(m, x)
+	ADDQ(o, x)
+	CMPQ(x, U32(pageSize))
+	JA(LabelRef(l + "_plain"))
+	SUBQ(U32(pageSize-64), o) // the window moves down by o (1 to 63)
+	SUBQ(o, a)
+	SHLXQ(o, m, x)
+	KMOVQ(x, k)
+	VMOVDQU8_Z(Mem{Base: a}, k, out)
+	VPCOMPRESSB_Z(out, k, out)
+	JMP(LabelRef(l + "_done"))
+	Label(l + "_plain")
+	KMOVQ(m, k)
+	VMOVDQU8_Z(Mem{Base: a}, k, out)
+	Label(l + "_done")
+}
+
+// storeLowZ stores the lowest n bytes of v at p (n at most 64).
+func storeLowZ(v reg.VecVirtual, n, p reg.Register) {
+	l := uniq("st")
+	o, x := GP64(), GP64()
+	k := K()
+	MOVQ(I32(-1), x)
+	BZHIQ(n, x, x)
+	MOVQ(p, o)
+	ANDQ(U32(pageSize-1), o)
+	CMPQ(o, U32(pageSize-64))
+	JBE(LabelRef(l + "_plain"))
+	ADDQ(n, o)
+	CMPQ(o, U32(pageSize))
+	JA(LabelRef(l + "_plain"))
+	SUBQ(n, o)
+	SUBQ(U32(pageSize-64), o) // the window moves down by o (1 to 63)
+	SHLXQ(o, x, x)
+	KMOVQ(x, k)
+	w := ZMM()
+	VPEXPANDB_Z(v, k, w)
+	NEGQ(o)
+	VMOVDQU8(w, k, Mem{Base: p, Index: o, Scale: 1})
+	JMP(LabelRef(l + "_done"))
+	Label(l + "_plain")
+	KMOVQ(x, k)
+	VMOVDQU8(v, k, Mem{Base: p})
+	Label(l + "_done")
+}
