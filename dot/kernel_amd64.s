@@ -901,7 +901,7 @@ TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         SI, DI
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
-	MOVQ         $0x00000001, R9
+	MOVQ         $0x00000003, R9
 	MOVL         $0x0000000a, R10
 	VPBROADCASTB R10, Z0
 	MOVL         $0x0000000d, R10
@@ -913,44 +913,87 @@ TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	JNZ          enc512_strict
 
 enc512_compat_fast:
-	CMPQ      DX, BX
-	JGT       enc512_compat_block
-	CMPQ      AX, CX
-	JGT       enc512_compat_block
+	CMPQ DX, BX
+	JGT  enc512_compat_block
+	CMPQ AX, CX
+	JGT  enc512_compat_block
+	MOVQ src_base+24(FP), SI
+	CMPQ DX, SI
+	JEQ  enc512_compat_block
+
+enc512_compat_body:
 	VMOVDQU64 (DX), Z3
+
+enc512_compat_test:
 	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  -1(DX), Z1, K2
+	KMOVQ     K1, SI
+	KMOVQ     K2, R10
+	CMPQ      SI, R10
+	JNE       enc512_compat_fullx
+	NEGQ      SI
+	SBBQ      R10, R10
+	ANDQ      $0x03, R10
+	DECQ      R9
+	ORQ       R10, R9
+	JZ        enc512_compat_cleanx
+	VPCMPEQB  -1(DX), Z0, K2
+	VPCMPEQB  Z2, Z3, K2, K2
+	KORTESTQ  K2, K2
+	JNZ       enc512_compat_fullx
+	VMOVDQU64 Z3, (AX)
+	ADDQ      $0x40, AX
+	ADDQ      $0x40, DX
+	CMPQ      DX, BX
+	JGT       enc512_compat_exit
+	CMPQ      AX, CX
+	JLE       enc512_compat_body
+
+enc512_compat_exit:
+	XORQ  DI, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	JMP   enc512_compat_block
+
+enc512_compat_cleanx:
+	VPCMPEQB Z1, Z3, K2
+	KORTESTQ K2, K2
+	JZ       enc512_compat_clean
+	MOVQ     $0x00000003, R9
+	JMP      enc512_compat_fully
+
+enc512_compat_cleanexit:
+	MOVQ $0x00000003, R9
+	JMP  enc512_compat_test
+
+enc512_compat_fullx:
+	MOVQ $0x00000003, R9
+
+enc512_compat_fully:
+	XORQ      DI, DI
+	CMPB      -1(DX), $0x0a
+	SETEQ     DI
+	XORQ      R8, R8
+	CMPB      -1(DX), $0x0d
+	SETEQ     R8
 	VPCMPEQB  Z1, Z3, K2
-	TESTQ     R9, R9
-	JNZ       enc512_compat_masks
-	KORTESTQ  K1, K2
-	JZ        enc512_compat_clean
-
-enc512_compat_masks:
-	KMOVQ    K1, SI
-	KMOVQ    K2, R10
-	MOVQ     SI, R9
-	ORQ      R10, R9
-	VPCMPEQB Z2, Z3, K1
-	KMOVQ    K1, R11
-	LEAQ     (DI)(SI*2), R12
-	LEAQ     (R8)(R10*2), R13
-	CMPQ     R13, SI
-	JNE      enc512_compat_full
-	TESTQ    R11, R12
-	JNZ      enc512_compat_block
-	JMP      enc512_compat_copy
-
-enc512_compat_full:
-	ANDQ  R12, R11
-	ANDNQ SI, R13, R12
-	ORQ   R12, R11
-	MOVQ  R10, R12
-	ANDQ  R13, R12
-	ORQ   R12, R11
-	TESTQ R11, R11
-	JNZ   enc512_compat_block
-
-enc512_compat_copy:
+	KMOVQ     K1, SI
+	KMOVQ     K2, R10
+	VPCMPEQB  Z2, Z3, K1
+	KMOVQ     K1, R11
+	LEAQ      (DI)(SI*2), R12
+	LEAQ      (R8)(R10*2), R13
+	ANDQ      R12, R11
+	ANDNQ     SI, R13, R12
+	ORQ       R12, R11
+	MOVQ      R10, R12
+	ANDQ      R13, R12
+	ORQ       R12, R11
+	TESTQ     R11, R11
+	JNZ       enc512_compat_block
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
@@ -1005,7 +1048,7 @@ enc512_compat_clean1:
 	KORTESTQ  K1, K2
 	JZ        enc512_compat_clean
 	MOVQ      $0x00000003, R9
-	JMP       enc512_compat_masks
+	JMP       enc512_compat_cleanexit
 
 enc512_compat_block:
 	LEAQ          65(BX), R9

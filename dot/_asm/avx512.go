@@ -125,7 +125,7 @@ func decodeAVX512() {
 			}
 			JMP(LabelRef(fast))
 
-			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general)
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, p+"_masks")
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -333,8 +333,8 @@ func encodeAVX512() {
 	ANDQ(U8(1), cbol)
 	ccr := GP64()
 	XORQ(ccr, ccr)
-	dirty := GP64() // see trackDirty
-	MOVQ(U32(1), dirty)
+	dirty := GP64() // see trackDirty and encodeCompatBody512
+	MOVQ(U32(3), dirty)
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
 
 	// Raw encodes as Strict.
@@ -358,18 +358,22 @@ func encodeAVX512() {
 		JGT(LabelRef(general))
 		{
 			v := ZMM()
-			VMOVDQU64(Mem{Base: src}, v)
 			klf, kcr := K(), K()
-			VPCMPEQB(zlf, v, klf)
-			VPCMPEQB(zcr, v, kcr)
-			// Inside a long line (this block and the two before it have no
-			// CR or LF, see trackDirty) the copy loop below needs no masks.
-			TESTQ(dirty, dirty)
-			JNZ(LabelRef(p + "_masks"))
-			KORTESTQ(klf, kcr)
-			JZ(LabelRef(p + "_clean"))
-
-			Label(p + "_masks")
+			if m == compat {
+				encodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, ccr, dirty, v, klf, kcr, zlf, zcr, zdot, general)
+			} else {
+				VMOVDQU64(Mem{Base: src}, v)
+				VPCMPEQB(zlf, v, klf)
+				VPCMPEQB(zcr, v, kcr)
+				// Inside a long line (this block and the one before it
+				// have no CR or LF, see trackDirty) the copy loop below
+				// needs no masks.
+				TESTQ(dirty, dirty)
+				JNZ(LabelRef(p + "_masks"))
+				KORTESTQ(klf, kcr)
+				JZ(LabelRef(p + "_clean"))
+				Label(p + "_masks")
+			}
 			var nlf reg.GPVirtual
 			if m == strict {
 				vn := ZMM()
@@ -379,24 +383,14 @@ func encodeAVX512() {
 			lf, cr := GP64(), GP64()
 			KMOVQ(klf, lf)
 			KMOVQ(kcr, cr)
-			trackDirty(dirty, lf, cr, 1)
+			if m != compat {
+				trackDirty(dirty, lf, cr, 1)
+			}
 			dot := cmpMaskZ(v, zdot)
 			bol := GP64()
 			LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
 			pcr := GP64()
 			LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr)
-			if m == compat {
-				// The common case: every LF comes right after a CR, and
-				// only after one (no bare LF, and no CR after a CR, as
-				// the byte after a CR is an LF). Then only a line-leading
-				// dot stops the copy.
-				CMPQ(pcr, lf)
-				JNE(LabelRef(p + "_full"))
-				TESTQ(dot, bol)
-				JNZ(LabelRef(general))
-				JMP(LabelRef(p + "_copy"))
-				Label(p + "_full")
-			}
 			stop := GP64() // insertions and stops
 			MOVQ(dot, stop)
 			ANDQ(bol, stop)
@@ -412,7 +406,6 @@ func encodeAVX512() {
 			ORQ(t, stop)
 			TESTQ(stop, stop)
 			JNZ(LabelRef(general))
-			Label(p + "_copy")
 			VMOVDQU64(v, Mem{Base: dst})
 			ADDQ(U8(64), dst)
 			ADDQ(U8(64), src)
@@ -422,7 +415,11 @@ func encodeAVX512() {
 			MOVQ(cr, ccr)
 			JMP(LabelRef(fast))
 
-			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general)
+			resume := p + "_masks"
+			if m == compat {
+				resume = p + "_cleanexit"
+			}
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, resume)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -636,7 +633,7 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, z
 // or LF goes to p+"_masks" with v, klf and kcr holding it and its LF and
 // CR masks; the end of src or dst (the fast loop's limits) goes to
 // general.
-func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general string) {
+func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general, resume string) {
 	Label(p + "_clean")
 	VMOVDQU64(v, Mem{Base: dst})
 	// Go on from where dst is aligned to 64 bytes, at most 64 bytes on
@@ -688,7 +685,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	KORTESTQ(klf, kcr)
 	JZ(LabelRef(p + "_clean"))
 	MOVQ(U32(3), dirty)
-	JMP(LabelRef(p + "_masks"))
+	JMP(LabelRef(resume))
 }
 
 // decodeCompatBody512 generates the loop of the AVX-512 Compat decoder for
@@ -773,4 +770,86 @@ func afterLF(src, cbol reg.Register) {
 	XORQ(cbol, cbol)
 	CMPB(Mem{Base: src, Disp: -1}, U8('\n'))
 	SETEQ(cbol.(reg.GPVirtual).As8())
+}
+
+// encodeCompatBody512 generates the loop of the AVX-512 Compat encoder for
+// the common case, a block that is copied as it is: every LF comes right
+// after a CR and every CR right before an LF, and no dot starts a line. As
+// in decodeCompatBody512, its speed is bound by the number of
+// instructions: the bytes before the block's bytes are compared in memory
+// (so the first block of a call is left to the general path, and cbol and
+// ccr are only brought up to date on the way out), and dirty counts down
+// the blocks without LF (so without CR, but maybe the last) before the
+// long-line loop. Any other block goes on at p+"_masks" with v, klf and
+// kcr set; the long-line loop comes back at p+"_cleanexit" with v set.
+func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
+	src0 := Load(Param("src").Base(), GP64())
+	CMPQ(src, src0)
+	JEQ(LabelRef(general))
+
+	Label(p + "_body")
+	VMOVDQU64(Mem{Base: src}, v)
+	Label(p + "_test")
+	kpcr := K()
+	VPCMPEQB(zlf, v, klf)
+	VPCMPEQB(Mem{Base: src, Disp: -1}, zcr, kpcr) // after a CR
+	lf, pcr := GP64(), GP64()
+	KMOVQ(klf, lf)
+	KMOVQ(kpcr, pcr)
+	CMPQ(lf, pcr)
+	JNE(LabelRef(p + "_fullx"))
+	// Three blocks in a row without LF enter the long-line loop: dirty
+	// is 3 after a block with LF, else one less than before.
+	NEGQ(lf) // CF = lf != 0
+	SBBQ(pcr, pcr)
+	ANDQ(U8(3), pcr)
+	DECQ(dirty)
+	ORQ(pcr, dirty)
+	JZ(LabelRef(p + "_cleanx"))
+	kp, kd := K(), K()
+	VPCMPEQB(Mem{Base: src, Disp: -1}, zlf, kp) // after an LF
+	VPCMPEQB(zdot, v, kp, kd)
+	KORTESTQ(kd, kd)
+	JNZ(LabelRef(p + "_fullx"))
+	VMOVDQU64(v, Mem{Base: dst})
+	ADDQ(U8(64), dst)
+	ADDQ(U8(64), src)
+	CMPQ(src, srcLim)
+	JGT(LabelRef(p + "_exit"))
+	CMPQ(dst, dstLim)
+	JLE(LabelRef(p + "_body"))
+
+	Label(p + "_exit")
+	afterByte(src, cbol, '\n')
+	afterByte(src, ccr, '\r')
+	JMP(LabelRef(general))
+
+	// The long-line loop takes blocks without CR or LF. This one has no
+	// LF, and a CR only as its last byte (whose LF comes next): the loop
+	// tests the next block, and leaves a CR, if any, to the mask path.
+	Label(p + "_cleanx")
+	VPCMPEQB(zcr, v, kcr)
+	KORTESTQ(kcr, kcr)
+	JZ(LabelRef(p + "_clean"))
+	MOVQ(U32(3), dirty)
+	JMP(LabelRef(p + "_fully"))
+
+	// The long-line loop ends at a block with a byte <= '\r'.
+	Label(p + "_cleanexit")
+	MOVQ(U32(3), dirty)
+	JMP(LabelRef(p + "_test"))
+
+	Label(p + "_fullx")
+	MOVQ(U32(3), dirty)
+	Label(p + "_fully")
+	afterByte(src, cbol, '\n')
+	afterByte(src, ccr, '\r')
+	VPCMPEQB(zcr, v, kcr)
+}
+
+// afterByte sets r to 1 if the byte before src is c, else to 0.
+func afterByte(src, r reg.Register, c byte) {
+	XORQ(r, r)
+	CMPB(Mem{Base: src, Disp: -1}, U8(c))
+	SETEQ(r.(reg.GPVirtual).As8())
 }
