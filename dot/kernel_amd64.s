@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func decodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
 TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
@@ -257,27 +257,60 @@ ld_b_done:
 	JAE           dec512_compat_room
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	MOVQ          $-1, R8
-	BZHIQ         R12, R8, R8
-	MOVQ          AX, DI
-	ANDQ          $0x00000fff, DI
-	CMPQ          DI, $0x00000fc0
-	JBE           st_a_plain
-	ADDQ          R12, DI
-	CMPQ          DI, $0x00001000
-	JA            st_a_plain
-	SUBQ          R12, DI
-	SUBQ          $0x00000fc0, DI
-	SHLXQ         DI, R8, R8
-	KMOVQ         R8, K1
-	VPEXPANDB.Z   Z3, K1, Z3
-	NEGQ          DI
-	VMOVDQU8      Z3, K1, (AX)(DI*1)
+	CMPQ          R8, $0x40
+	JB            st_a_part
+	VMOVDQU64     Z3, (AX)
 	JMP           st_a_done
 
-st_a_plain:
-	KMOVQ    R8, K1
-	VMOVDQU8 Z3, K1, (AX)
+st_a_part:
+	MOVQ          AX, DI
+	TESTQ         $0x00000020, R12
+	JZ            st_a_y0
+	VMOVDQU       Y3, (DI)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, DI
+	JMP           st_a_y
+
+st_a_y0:
+	VMOVDQU Y3, Y3
+
+st_a_y:
+	TESTQ        $0x00000010, R12
+	JZ           st_a_x0
+	VMOVDQU      X3, (DI)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, DI
+	JMP          st_a_x
+
+st_a_x0:
+	VMOVDQU X3, X3
+
+st_a_x:
+	TESTQ   $0x00000008, R12
+	JZ      st_a_8
+	VMOVQ   X3, (DI)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, DI
+
+st_a_8:
+	VMOVQ X3, R8
+	TESTQ $0x00000004, R12
+	JZ    st_a_4
+	MOVL  R8, (DI)
+	SHRQ  $0x20, R8
+	ADDQ  $0x04, DI
+
+st_a_4:
+	TESTQ $0x00000002, R12
+	JZ    st_a_2
+	MOVW  R8, (DI)
+	SHRQ  $0x10, R8
+	ADDQ  $0x02, DI
+
+st_a_2:
+	TESTQ $0x00000001, R12
+	JZ    st_a_done
+	MOVB  R8, (DI)
 
 st_a_done:
 	ADDQ R12, AX
@@ -304,27 +337,60 @@ dec512_compat_room:
 	BZHIQ         R9, DI, DI
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	MOVQ          $-1, BX
-	BZHIQ         R8, BX, BX
-	MOVQ          AX, CX
-	ANDQ          $0x00000fff, CX
-	CMPQ          CX, $0x00000fc0
-	JBE           st_b_plain
-	ADDQ          R8, CX
-	CMPQ          CX, $0x00001000
-	JA            st_b_plain
-	SUBQ          R8, CX
-	SUBQ          $0x00000fc0, CX
-	SHLXQ         CX, BX, BX
-	KMOVQ         BX, K1
-	VPEXPANDB.Z   Z0, K1, Z0
-	NEGQ          CX
-	VMOVDQU8      Z0, K1, (AX)(CX*1)
+	CMPQ          R8, $0x40
+	JB            st_b_part
+	VMOVDQU64     Z0, (AX)
 	JMP           st_b_done
 
-st_b_plain:
-	KMOVQ    BX, K1
-	VMOVDQU8 Z0, K1, (AX)
+st_b_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R8
+	JZ            st_b_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_b_y
+
+st_b_y0:
+	VMOVDQU Y0, Y0
+
+st_b_y:
+	TESTQ        $0x00000010, R8
+	JZ           st_b_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_b_x
+
+st_b_x0:
+	VMOVDQU X0, X0
+
+st_b_x:
+	TESTQ   $0x00000008, R8
+	JZ      st_b_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_b_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R8
+	JZ    st_b_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_b_4:
+	TESTQ $0x00000002, R8
+	JZ    st_b_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_b_2:
+	TESTQ $0x00000001, R8
+	JZ    st_b_done
+	MOVB  BL, (CX)
 
 st_b_done:
 	ADDQ R8, AX
@@ -526,27 +592,60 @@ ld_d_done:
 	JAE           dec512_strict_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	MOVQ          $-1, R9
-	BZHIQ         R12, R9, R9
-	MOVQ          AX, R8
-	ANDQ          $0x00000fff, R8
-	CMPQ          R8, $0x00000fc0
-	JBE           st_c_plain
-	ADDQ          R12, R8
-	CMPQ          R8, $0x00001000
-	JA            st_c_plain
-	SUBQ          R12, R8
-	SUBQ          $0x00000fc0, R8
-	SHLXQ         R8, R9, R9
-	KMOVQ         R9, K1
-	VPEXPANDB.Z   Z3, K1, Z3
-	NEGQ          R8
-	VMOVDQU8      Z3, K1, (AX)(R8*1)
+	CMPQ          R9, $0x40
+	JB            st_c_part
+	VMOVDQU64     Z3, (AX)
 	JMP           st_c_done
 
-st_c_plain:
-	KMOVQ    R9, K1
-	VMOVDQU8 Z3, K1, (AX)
+st_c_part:
+	MOVQ          AX, R8
+	TESTQ         $0x00000020, R12
+	JZ            st_c_y0
+	VMOVDQU       Y3, (R8)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, R8
+	JMP           st_c_y
+
+st_c_y0:
+	VMOVDQU Y3, Y3
+
+st_c_y:
+	TESTQ        $0x00000010, R12
+	JZ           st_c_x0
+	VMOVDQU      X3, (R8)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, R8
+	JMP          st_c_x
+
+st_c_x0:
+	VMOVDQU X3, X3
+
+st_c_x:
+	TESTQ   $0x00000008, R12
+	JZ      st_c_8
+	VMOVQ   X3, (R8)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, R8
+
+st_c_8:
+	VMOVQ X3, R9
+	TESTQ $0x00000004, R12
+	JZ    st_c_4
+	MOVL  R9, (R8)
+	SHRQ  $0x20, R9
+	ADDQ  $0x04, R8
+
+st_c_4:
+	TESTQ $0x00000002, R12
+	JZ    st_c_2
+	MOVW  R9, (R8)
+	SHRQ  $0x10, R9
+	ADDQ  $0x02, R8
+
+st_c_2:
+	TESTQ $0x00000001, R12
+	JZ    st_c_done
+	MOVB  R9, (R8)
 
 st_c_done:
 	ADDQ R12, AX
@@ -575,27 +674,60 @@ dec512_strict_room:
 	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	MOVQ          $-1, BX
-	BZHIQ         R9, BX, BX
-	MOVQ          AX, CX
-	ANDQ          $0x00000fff, CX
-	CMPQ          CX, $0x00000fc0
-	JBE           st_d_plain
-	ADDQ          R9, CX
-	CMPQ          CX, $0x00001000
-	JA            st_d_plain
-	SUBQ          R9, CX
-	SUBQ          $0x00000fc0, CX
-	SHLXQ         CX, BX, BX
-	KMOVQ         BX, K1
-	VPEXPANDB.Z   Z0, K1, Z0
-	NEGQ          CX
-	VMOVDQU8      Z0, K1, (AX)(CX*1)
+	CMPQ          R9, $0x40
+	JB            st_d_part
+	VMOVDQU64     Z0, (AX)
 	JMP           st_d_done
 
-st_d_plain:
-	KMOVQ    BX, K1
-	VMOVDQU8 Z0, K1, (AX)
+st_d_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R9
+	JZ            st_d_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_d_y
+
+st_d_y0:
+	VMOVDQU Y0, Y0
+
+st_d_y:
+	TESTQ        $0x00000010, R9
+	JZ           st_d_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_d_x
+
+st_d_x0:
+	VMOVDQU X0, X0
+
+st_d_x:
+	TESTQ   $0x00000008, R9
+	JZ      st_d_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_d_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R9
+	JZ    st_d_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_d_4:
+	TESTQ $0x00000002, R9
+	JZ    st_d_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_d_2:
+	TESTQ $0x00000001, R9
+	JZ    st_d_done
+	MOVB  BL, (CX)
 
 st_d_done:
 	ADDQ R9, AX
@@ -794,27 +926,60 @@ ld_f_done:
 	JAE           dec512_raw_room
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
-	MOVQ          $-1, R9
-	BZHIQ         R12, R9, R9
-	MOVQ          AX, R8
-	ANDQ          $0x00000fff, R8
-	CMPQ          R8, $0x00000fc0
-	JBE           st_e_plain
-	ADDQ          R12, R8
-	CMPQ          R8, $0x00001000
-	JA            st_e_plain
-	SUBQ          R12, R8
-	SUBQ          $0x00000fc0, R8
-	SHLXQ         R8, R9, R9
-	KMOVQ         R9, K1
-	VPEXPANDB.Z   Z3, K1, Z3
-	NEGQ          R8
-	VMOVDQU8      Z3, K1, (AX)(R8*1)
+	CMPQ          R9, $0x40
+	JB            st_e_part
+	VMOVDQU64     Z3, (AX)
 	JMP           st_e_done
 
-st_e_plain:
-	KMOVQ    R9, K1
-	VMOVDQU8 Z3, K1, (AX)
+st_e_part:
+	MOVQ          AX, R8
+	TESTQ         $0x00000020, R12
+	JZ            st_e_y0
+	VMOVDQU       Y3, (R8)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, R8
+	JMP           st_e_y
+
+st_e_y0:
+	VMOVDQU Y3, Y3
+
+st_e_y:
+	TESTQ        $0x00000010, R12
+	JZ           st_e_x0
+	VMOVDQU      X3, (R8)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, R8
+	JMP          st_e_x
+
+st_e_x0:
+	VMOVDQU X3, X3
+
+st_e_x:
+	TESTQ   $0x00000008, R12
+	JZ      st_e_8
+	VMOVQ   X3, (R8)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, R8
+
+st_e_8:
+	VMOVQ X3, R9
+	TESTQ $0x00000004, R12
+	JZ    st_e_4
+	MOVL  R9, (R8)
+	SHRQ  $0x20, R9
+	ADDQ  $0x04, R8
+
+st_e_4:
+	TESTQ $0x00000002, R12
+	JZ    st_e_2
+	MOVW  R9, (R8)
+	SHRQ  $0x10, R9
+	ADDQ  $0x02, R8
+
+st_e_2:
+	TESTQ $0x00000001, R12
+	JZ    st_e_done
+	MOVB  R9, (R8)
 
 st_e_done:
 	ADDQ R12, AX
@@ -848,27 +1013,60 @@ dec512_raw_room:
 	BZHIQ         DI, R8, R8
 	KMOVQ         R8, K1
 	VPCOMPRESSB.Z Z3, K1, Z0
-	MOVQ          $-1, BX
-	BZHIQ         R9, BX, BX
-	MOVQ          AX, CX
-	ANDQ          $0x00000fff, CX
-	CMPQ          CX, $0x00000fc0
-	JBE           st_f_plain
-	ADDQ          R9, CX
-	CMPQ          CX, $0x00001000
-	JA            st_f_plain
-	SUBQ          R9, CX
-	SUBQ          $0x00000fc0, CX
-	SHLXQ         CX, BX, BX
-	KMOVQ         BX, K1
-	VPEXPANDB.Z   Z0, K1, Z0
-	NEGQ          CX
-	VMOVDQU8      Z0, K1, (AX)(CX*1)
+	CMPQ          R9, $0x40
+	JB            st_f_part
+	VMOVDQU64     Z0, (AX)
 	JMP           st_f_done
 
-st_f_plain:
-	KMOVQ    BX, K1
-	VMOVDQU8 Z0, K1, (AX)
+st_f_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R9
+	JZ            st_f_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_f_y
+
+st_f_y0:
+	VMOVDQU Y0, Y0
+
+st_f_y:
+	TESTQ        $0x00000010, R9
+	JZ           st_f_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_f_x
+
+st_f_x0:
+	VMOVDQU X0, X0
+
+st_f_x:
+	TESTQ   $0x00000008, R9
+	JZ      st_f_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_f_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R9
+	JZ    st_f_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_f_4:
+	TESTQ $0x00000002, R9
+	JZ    st_f_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_f_2:
+	TESTQ $0x00000001, R9
+	JZ    st_f_done
+	MOVB  BL, (CX)
 
 st_f_done:
 	ADDQ R9, AX
@@ -885,7 +1083,7 @@ dec512_done:
 	RET
 
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
 TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
@@ -1151,27 +1349,60 @@ enc512_compat_slow:
 	VMOVDQU8    Z1, K1, Z4
 	KMOVQ       BP, K1
 	VMOVDQU8    Z2, K1, Z4
-	MOVQ        $-1, R14
-	BZHIQ       R15, R14, R14
-	MOVQ        AX, R8
-	ANDQ        $0x00000fff, R8
-	CMPQ        R8, $0x00000fc0
-	JBE         st_g_plain
-	ADDQ        R15, R8
-	CMPQ        R8, $0x00001000
-	JA          st_g_plain
-	SUBQ        R15, R8
-	SUBQ        $0x00000fc0, R8
-	SHLXQ       R8, R14, R14
-	KMOVQ       R14, K1
-	VPEXPANDB.Z Z4, K1, Z4
-	NEGQ        R8
-	VMOVDQU8    Z4, K1, (AX)(R8*1)
+	CMPQ        R11, $0x40
+	JB          st_g_part
+	VMOVDQU64   Z4, (AX)
 	JMP         st_g_done
 
-st_g_plain:
-	KMOVQ    R14, K1
-	VMOVDQU8 Z4, K1, (AX)
+st_g_part:
+	MOVQ          AX, R8
+	TESTQ         $0x00000020, R15
+	JZ            st_g_y0
+	VMOVDQU       Y4, (R8)
+	VEXTRACTI64X4 $0x01, Z4, Y4
+	ADDQ          $0x20, R8
+	JMP           st_g_y
+
+st_g_y0:
+	VMOVDQU Y4, Y4
+
+st_g_y:
+	TESTQ        $0x00000010, R15
+	JZ           st_g_x0
+	VMOVDQU      X4, (R8)
+	VEXTRACTI128 $0x01, Y4, X4
+	ADDQ         $0x10, R8
+	JMP          st_g_x
+
+st_g_x0:
+	VMOVDQU X4, X4
+
+st_g_x:
+	TESTQ   $0x00000008, R15
+	JZ      st_g_8
+	VMOVQ   X4, (R8)
+	VPSRLDQ $0x08, X4, X4
+	ADDQ    $0x08, R8
+
+st_g_8:
+	VMOVQ X4, R14
+	TESTQ $0x00000004, R15
+	JZ    st_g_4
+	MOVL  R14, (R8)
+	SHRQ  $0x20, R14
+	ADDQ  $0x04, R8
+
+st_g_4:
+	TESTQ $0x00000002, R15
+	JZ    st_g_2
+	MOVW  R14, (R8)
+	SHRQ  $0x10, R14
+	ADDQ  $0x02, R8
+
+st_g_2:
+	TESTQ $0x00000001, R15
+	JZ    st_g_done
+	MOVB  R14, (R8)
 
 st_g_done:
 	ADDQ R15, AX
@@ -1206,27 +1437,60 @@ enc512_compat_lo_room:
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, BX
-	BZHIQ       R15, BX, BX
-	MOVQ        AX, CX
-	ANDQ        $0x00000fff, CX
-	CMPQ        CX, $0x00000fc0
-	JBE         st_h_plain
-	ADDQ        R15, CX
-	CMPQ        CX, $0x00001000
-	JA          st_h_plain
-	SUBQ        R15, CX
-	SUBQ        $0x00000fc0, CX
-	SHLXQ       CX, BX, BX
-	KMOVQ       BX, K1
-	VPEXPANDB.Z Z0, K1, Z0
-	NEGQ        CX
-	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	CMPQ        R11, $0x40
+	JB          st_h_part
+	VMOVDQU64   Z0, (AX)
 	JMP         st_h_done
 
-st_h_plain:
-	KMOVQ    BX, K1
-	VMOVDQU8 Z0, K1, (AX)
+st_h_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R15
+	JZ            st_h_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_h_y
+
+st_h_y0:
+	VMOVDQU Y0, Y0
+
+st_h_y:
+	TESTQ        $0x00000010, R15
+	JZ           st_h_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_h_x
+
+st_h_x0:
+	VMOVDQU X0, X0
+
+st_h_x:
+	TESTQ   $0x00000008, R15
+	JZ      st_h_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_h_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R15
+	JZ    st_h_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_h_4:
+	TESTQ $0x00000002, R15
+	JZ    st_h_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_h_2:
+	TESTQ $0x00000001, R15
+	JZ    st_h_done
+	MOVB  BL, (CX)
 
 st_h_done:
 	ADDQ R15, AX
@@ -1267,27 +1531,60 @@ enc512_compat_lo_ok:
 	VMOVDQU8      Z1, K1, Z3
 	KMOVQ         R15, K1
 	VMOVDQU8      Z2, K1, Z3
-	MOVQ          $-1, R8
-	BZHIQ         R14, R8, R8
-	MOVQ          AX, DI
-	ANDQ          $0x00000fff, DI
-	CMPQ          DI, $0x00000fc0
-	JBE           st_i_plain
-	ADDQ          R14, DI
-	CMPQ          DI, $0x00001000
-	JA            st_i_plain
-	SUBQ          R14, DI
-	SUBQ          $0x00000fc0, DI
-	SHLXQ         DI, R8, R8
-	KMOVQ         R8, K1
-	VPEXPANDB.Z   Z3, K1, Z3
-	NEGQ          DI
-	VMOVDQU8      Z3, K1, (AX)(DI*1)
+	CMPQ          R11, $0x40
+	JB            st_i_part
+	VMOVDQU64     Z3, (AX)
 	JMP           st_i_done
 
-st_i_plain:
-	KMOVQ    R8, K1
-	VMOVDQU8 Z3, K1, (AX)
+st_i_part:
+	MOVQ          AX, DI
+	TESTQ         $0x00000020, R14
+	JZ            st_i_y0
+	VMOVDQU       Y3, (DI)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, DI
+	JMP           st_i_y
+
+st_i_y0:
+	VMOVDQU Y3, Y3
+
+st_i_y:
+	TESTQ        $0x00000010, R14
+	JZ           st_i_x0
+	VMOVDQU      X3, (DI)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, DI
+	JMP          st_i_x
+
+st_i_x0:
+	VMOVDQU X3, X3
+
+st_i_x:
+	TESTQ   $0x00000008, R14
+	JZ      st_i_8
+	VMOVQ   X3, (DI)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, DI
+
+st_i_8:
+	VMOVQ X3, R8
+	TESTQ $0x00000004, R14
+	JZ    st_i_4
+	MOVL  R8, (DI)
+	SHRQ  $0x20, R8
+	ADDQ  $0x04, DI
+
+st_i_4:
+	TESTQ $0x00000002, R14
+	JZ    st_i_2
+	MOVW  R8, (DI)
+	SHRQ  $0x10, R8
+	ADDQ  $0x02, DI
+
+st_i_2:
+	TESTQ $0x00000001, R14
+	JZ    st_i_done
+	MOVB  R8, (DI)
 
 st_i_done:
 	ADDQ R14, AX
@@ -1322,27 +1619,60 @@ enc512_compat_hi_room:
 	VMOVDQU8    Z1, K1, Z0
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, BX
-	BZHIQ       R14, BX, BX
-	MOVQ        AX, CX
-	ANDQ        $0x00000fff, CX
-	CMPQ        CX, $0x00000fc0
-	JBE         st_j_plain
-	ADDQ        R14, CX
-	CMPQ        CX, $0x00001000
-	JA          st_j_plain
-	SUBQ        R14, CX
-	SUBQ        $0x00000fc0, CX
-	SHLXQ       CX, BX, BX
-	KMOVQ       BX, K1
-	VPEXPANDB.Z Z0, K1, Z0
-	NEGQ        CX
-	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	CMPQ        R11, $0x40
+	JB          st_j_part
+	VMOVDQU64   Z0, (AX)
 	JMP         st_j_done
 
-st_j_plain:
-	KMOVQ    BX, K1
-	VMOVDQU8 Z0, K1, (AX)
+st_j_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R14
+	JZ            st_j_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_j_y
+
+st_j_y0:
+	VMOVDQU Y0, Y0
+
+st_j_y:
+	TESTQ        $0x00000010, R14
+	JZ           st_j_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_j_x
+
+st_j_x0:
+	VMOVDQU X0, X0
+
+st_j_x:
+	TESTQ   $0x00000008, R14
+	JZ      st_j_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_j_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R14
+	JZ    st_j_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_j_4:
+	TESTQ $0x00000002, R14
+	JZ    st_j_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_j_2:
+	TESTQ $0x00000001, R14
+	JZ    st_j_done
+	MOVB  BL, (CX)
 
 st_j_done:
 	ADDQ R14, AX
@@ -1562,27 +1892,60 @@ enc512_strict_slow:
 	BZHIQ       BP, R8, R8
 	KMOVQ       R8, K1
 	VMOVDQU8    Z2, K1, Z4
-	MOVQ        $-1, R13
-	BZHIQ       BP, R13, R13
-	MOVQ        AX, R8
-	ANDQ        $0x00000fff, R8
-	CMPQ        R8, $0x00000fc0
-	JBE         st_k_plain
-	ADDQ        BP, R8
-	CMPQ        R8, $0x00001000
-	JA          st_k_plain
-	SUBQ        BP, R8
-	SUBQ        $0x00000fc0, R8
-	SHLXQ       R8, R13, R13
-	KMOVQ       R13, K1
-	VPEXPANDB.Z Z4, K1, Z4
-	NEGQ        R8
-	VMOVDQU8    Z4, K1, (AX)(R8*1)
+	CMPQ        R11, $0x40
+	JB          st_k_part
+	VMOVDQU64   Z4, (AX)
 	JMP         st_k_done
 
-st_k_plain:
-	KMOVQ    R13, K1
-	VMOVDQU8 Z4, K1, (AX)
+st_k_part:
+	MOVQ          AX, R8
+	TESTQ         $0x00000020, BP
+	JZ            st_k_y0
+	VMOVDQU       Y4, (R8)
+	VEXTRACTI64X4 $0x01, Z4, Y4
+	ADDQ          $0x20, R8
+	JMP           st_k_y
+
+st_k_y0:
+	VMOVDQU Y4, Y4
+
+st_k_y:
+	TESTQ        $0x00000010, BP
+	JZ           st_k_x0
+	VMOVDQU      X4, (R8)
+	VEXTRACTI128 $0x01, Y4, X4
+	ADDQ         $0x10, R8
+	JMP          st_k_x
+
+st_k_x0:
+	VMOVDQU X4, X4
+
+st_k_x:
+	TESTQ   $0x00000008, BP
+	JZ      st_k_8
+	VMOVQ   X4, (R8)
+	VPSRLDQ $0x08, X4, X4
+	ADDQ    $0x08, R8
+
+st_k_8:
+	VMOVQ X4, R13
+	TESTQ $0x00000004, BP
+	JZ    st_k_4
+	MOVL  R13, (R8)
+	SHRQ  $0x20, R13
+	ADDQ  $0x04, R8
+
+st_k_4:
+	TESTQ $0x00000002, BP
+	JZ    st_k_2
+	MOVW  R13, (R8)
+	SHRQ  $0x10, R13
+	ADDQ  $0x02, R8
+
+st_k_2:
+	TESTQ $0x00000001, BP
+	JZ    st_k_done
+	MOVB  R13, (R8)
 
 st_k_done:
 	ADDQ BP, AX
@@ -1616,27 +1979,60 @@ enc512_strict_lo_room:
 	BZHIQ       BP, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, BX
-	BZHIQ       BP, BX, BX
-	MOVQ        AX, CX
-	ANDQ        $0x00000fff, CX
-	CMPQ        CX, $0x00000fc0
-	JBE         st_l_plain
-	ADDQ        BP, CX
-	CMPQ        CX, $0x00001000
-	JA          st_l_plain
-	SUBQ        BP, CX
-	SUBQ        $0x00000fc0, CX
-	SHLXQ       CX, BX, BX
-	KMOVQ       BX, K1
-	VPEXPANDB.Z Z0, K1, Z0
-	NEGQ        CX
-	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	CMPQ        R11, $0x40
+	JB          st_l_part
+	VMOVDQU64   Z0, (AX)
 	JMP         st_l_done
 
-st_l_plain:
-	KMOVQ    BX, K1
-	VMOVDQU8 Z0, K1, (AX)
+st_l_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, BP
+	JZ            st_l_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_l_y
+
+st_l_y0:
+	VMOVDQU Y0, Y0
+
+st_l_y:
+	TESTQ        $0x00000010, BP
+	JZ           st_l_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_l_x
+
+st_l_x0:
+	VMOVDQU X0, X0
+
+st_l_x:
+	TESTQ   $0x00000008, BP
+	JZ      st_l_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_l_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, BP
+	JZ    st_l_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_l_4:
+	TESTQ $0x00000002, BP
+	JZ    st_l_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_l_2:
+	TESTQ $0x00000001, BP
+	JZ    st_l_done
+	MOVB  BL, (CX)
 
 st_l_done:
 	ADDQ BP, AX
@@ -1670,27 +2066,60 @@ enc512_strict_lo_ok:
 	BZHIQ         R14, DI, DI
 	KMOVQ         DI, K1
 	VMOVDQU8      Z2, K1, Z3
-	MOVQ          $-1, R8
-	BZHIQ         R14, R8, R8
-	MOVQ          AX, DI
-	ANDQ          $0x00000fff, DI
-	CMPQ          DI, $0x00000fc0
-	JBE           st_m_plain
-	ADDQ          R14, DI
-	CMPQ          DI, $0x00001000
-	JA            st_m_plain
-	SUBQ          R14, DI
-	SUBQ          $0x00000fc0, DI
-	SHLXQ         DI, R8, R8
-	KMOVQ         R8, K1
-	VPEXPANDB.Z   Z3, K1, Z3
-	NEGQ          DI
-	VMOVDQU8      Z3, K1, (AX)(DI*1)
+	CMPQ          R11, $0x40
+	JB            st_m_part
+	VMOVDQU64     Z3, (AX)
 	JMP           st_m_done
 
-st_m_plain:
-	KMOVQ    R8, K1
-	VMOVDQU8 Z3, K1, (AX)
+st_m_part:
+	MOVQ          AX, DI
+	TESTQ         $0x00000020, R14
+	JZ            st_m_y0
+	VMOVDQU       Y3, (DI)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, DI
+	JMP           st_m_y
+
+st_m_y0:
+	VMOVDQU Y3, Y3
+
+st_m_y:
+	TESTQ        $0x00000010, R14
+	JZ           st_m_x0
+	VMOVDQU      X3, (DI)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, DI
+	JMP          st_m_x
+
+st_m_x0:
+	VMOVDQU X3, X3
+
+st_m_x:
+	TESTQ   $0x00000008, R14
+	JZ      st_m_8
+	VMOVQ   X3, (DI)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, DI
+
+st_m_8:
+	VMOVQ X3, R8
+	TESTQ $0x00000004, R14
+	JZ    st_m_4
+	MOVL  R8, (DI)
+	SHRQ  $0x20, R8
+	ADDQ  $0x04, DI
+
+st_m_4:
+	TESTQ $0x00000002, R14
+	JZ    st_m_2
+	MOVW  R8, (DI)
+	SHRQ  $0x10, R8
+	ADDQ  $0x02, DI
+
+st_m_2:
+	TESTQ $0x00000001, R14
+	JZ    st_m_done
+	MOVB  R8, (DI)
 
 st_m_done:
 	ADDQ R14, AX
@@ -1724,27 +2153,60 @@ enc512_strict_hi_room:
 	BZHIQ       R14, CX, CX
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
-	MOVQ        $-1, BX
-	BZHIQ       R14, BX, BX
-	MOVQ        AX, CX
-	ANDQ        $0x00000fff, CX
-	CMPQ        CX, $0x00000fc0
-	JBE         st_n_plain
-	ADDQ        R14, CX
-	CMPQ        CX, $0x00001000
-	JA          st_n_plain
-	SUBQ        R14, CX
-	SUBQ        $0x00000fc0, CX
-	SHLXQ       CX, BX, BX
-	KMOVQ       BX, K1
-	VPEXPANDB.Z Z0, K1, Z0
-	NEGQ        CX
-	VMOVDQU8    Z0, K1, (AX)(CX*1)
+	CMPQ        R11, $0x40
+	JB          st_n_part
+	VMOVDQU64   Z0, (AX)
 	JMP         st_n_done
 
-st_n_plain:
-	KMOVQ    BX, K1
-	VMOVDQU8 Z0, K1, (AX)
+st_n_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R14
+	JZ            st_n_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_n_y
+
+st_n_y0:
+	VMOVDQU Y0, Y0
+
+st_n_y:
+	TESTQ        $0x00000010, R14
+	JZ           st_n_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_n_x
+
+st_n_x0:
+	VMOVDQU X0, X0
+
+st_n_x:
+	TESTQ   $0x00000008, R14
+	JZ      st_n_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_n_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R14
+	JZ    st_n_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_n_4:
+	TESTQ $0x00000002, R14
+	JZ    st_n_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_n_2:
+	TESTQ $0x00000001, R14
+	JZ    st_n_done
+	MOVB  BL, (CX)
 
 st_n_done:
 	ADDQ R14, AX

@@ -175,7 +175,7 @@ func decodeAVX512() {
 		CMPQ(cnt, room)
 		JAE(LabelRef(p + "_room"))
 
-		storeCompressed(v, keep, cnt, dst)
+		storeCompressed(v, keep, cnt, dst, room)
 		ADDQ(cnt, dst)
 		CMPQ(cut, U8(64))
 		JNE(LabelRef(p + "_partial"))
@@ -215,7 +215,7 @@ func decodeAVX512() {
 		}
 		INCQ(cut)
 		BZHIQ(cut, keep, keep)
-		storeCompressed(v, keep, room, dst)
+		storeCompressed(v, keep, room, dst, room)
 		ADDQ(room, dst)
 		ADDQ(cut, src)
 		JMP(LabelRef("dec512_done"))
@@ -296,13 +296,13 @@ func decodeMasksK(m int, v, vn reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, 
 }
 
 // storeCompressed stores the bytes of v selected by keep (cnt of them)
-// contiguously at dst, touching no other byte.
-func storeCompressed(v reg.VecVirtual, keep, cnt, dst reg.Register) {
+// contiguously at dst (see storeLowZ).
+func storeCompressed(v reg.VecVirtual, keep, cnt, dst, room reg.Register) {
 	k := K()
 	KMOVQ(keep, k)
 	out := ZMM()
 	VPCOMPRESSB_Z(v, k, out)
-	storeLowZ(out, cnt, dst)
+	storeLowZ(out, cnt, dst, room)
 }
 
 // encodeAVX512 generates the AVX-512 encoder. A 64-byte block that needs
@@ -559,7 +559,7 @@ func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, sr
 	} else {
 		JA(LabelRef(p + "_room"))
 	}
-	expandStore(m, s, h, lf, mm, n, dst, zcr, zdot)
+	expandStore(m, s, h, lf, mm, n, dst, room, zcr, zdot)
 	ADDQ(n, dst)
 	SUBQ(n, room)
 	CMPQ(cut, U8(32))
@@ -589,7 +589,7 @@ func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, sr
 	BZHIQ(cut, h, h)
 	POPCNTQ(h, n)
 	ADDQ(cut, n)
-	expandStore(m, s, h, lf, mm, n, dst, zcr, zdot)
+	expandStore(m, s, h, lf, mm, n, dst, room, zcr, zdot)
 	ADDQ(n, dst)
 	ADDQ(cut, src)
 	JMP(LabelRef("enc512_done"))
@@ -598,7 +598,7 @@ func encodeHalf(m int, p string, s reg.VecVirtual, h, lf, cr, cut, dst, room, sr
 
 // expandStore spreads the bytes of s over the slots mm, fills the other
 // slots (insertions) and stores the first n output bytes at dst.
-func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, zdot reg.VecVirtual) {
+func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, room reg.Register, zcr, zdot reg.VecVirtual) {
 	k := K()
 	KMOVQ(mm, k)
 	out := ZMM()
@@ -622,7 +622,7 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst reg.Register, zcr, z
 	kq := K()
 	KMOVQ(q, kq)
 	VMOVDQU8(zdot, kq, out)
-	storeLowZ(out, n, dst)
+	storeLowZ(out, n, dst, room)
 }
 
 // cleanLoopZ emits, at label p+"_clean", the copy loop for long lines:

@@ -88,15 +88,15 @@ func trackDirty(dirty, lf, cr reg.Register, history uint8) {
 	ANDQ(U8(history), dirty)
 }
 
-// Masked loads and stores at the ends of src and dst.
+// Loads and stores at the ends of src and dst.
 //
-// A masked-off lane of an AVX-512 load or store faults on nothing, but
-// where it falls on a page that is not mapped in (the untouched page after
-// a buffer, say), the CPU takes a slow assist each time: hundreds of
-// cycles. So when a 64-byte window would cross into the next page while
-// the lanes that matter do not, these helpers use the window that ends at
-// the page end instead, and move the bytes into place with VPCOMPRESSB or
-// VPEXPANDB.
+// A masked-off lane of an AVX-512 load faults on nothing, but where it
+// falls on a page that is not mapped in (the untouched page after a
+// buffer, say), the CPU takes a slow assist each time: hundreds of cycles.
+// So when a 64-byte window would cross into the next page while the lanes
+// that matter do not, loadMaskedZ uses the window that ends at the page
+// end instead, and moves the bytes into place with VPCOMPRESSB. Stores
+// are not masked at all (see storeLowZ).
 
 var labels = map[string]int{}
 
@@ -136,31 +136,65 @@ func loadMaskedZ(p reg.Register, disp int, m reg.Register, out reg.VecVirtual) {
 	Label(l + "_done")
 }
 
-// storeLowZ stores the lowest n bytes of v at p (n at most 64).
-func storeLowZ(v reg.VecVirtual, n, p reg.Register) {
+// storeLowZ stores the lowest n bytes of v at p, n <= room, where room is
+// the number of bytes of dst from p on. With 64 bytes of room it stores
+// all 64 (past n, dst is scratch space). Otherwise it stores exactly n
+// bytes, with plain stores of 32, 16, 8, 4, 2 and 1 bytes: a masked store
+// would be shorter, but a later load 4 KiB away from it (as when src and
+// dst sit at the same offset in their pages) waits until it is done, which
+// takes hundreds of cycles on Zen 4 (BenchmarkAlias).
+func storeLowZ(v reg.VecVirtual, n, p, room reg.Register) {
 	l := uniq("st")
-	o, x := GP64(), GP64()
-	k := K()
-	MOVQ(I32(-1), x)
-	BZHIQ(n, x, x)
-	MOVQ(p, o)
-	ANDQ(U32(pageSize-1), o)
-	CMPQ(o, U32(pageSize-64))
-	JBE(LabelRef(l + "_plain"))
-	ADDQ(n, o)
-	CMPQ(o, U32(pageSize))
-	JA(LabelRef(l + "_plain"))
-	SUBQ(n, o)
-	SUBQ(U32(pageSize-64), o) // the window moves down by o (1 to 63)
-	SHLXQ(o, x, x)
-	KMOVQ(x, k)
-	w := ZMM()
-	VPEXPANDB_Z(v, k, w)
-	NEGQ(o)
-	VMOVDQU8(w, k, Mem{Base: p, Index: o, Scale: 1})
+	CMPQ(room, U8(64))
+	JB(LabelRef(l + "_part"))
+	VMOVDQU64(v, Mem{Base: p})
 	JMP(LabelRef(l + "_done"))
-	Label(l + "_plain")
-	KMOVQ(x, k)
-	VMOVDQU8(v, k, Mem{Base: p})
+
+	Label(l + "_part")
+	q := GP64()
+	MOVQ(p, q)
+	y := YMM()
+	TESTQ(U32(32), n)
+	JZ(LabelRef(l + "_y0"))
+	VMOVDQU(v.AsY(), Mem{Base: q})
+	VEXTRACTI64X4(U8(1), v, y)
+	ADDQ(U8(32), q)
+	JMP(LabelRef(l + "_y"))
+	Label(l + "_y0")
+	VMOVDQU(v.AsY(), y)
+	Label(l + "_y")
+	x := XMM()
+	TESTQ(U32(16), n)
+	JZ(LabelRef(l + "_x0"))
+	VMOVDQU(y.AsX(), Mem{Base: q})
+	VEXTRACTI128(U8(1), y, x)
+	ADDQ(U8(16), q)
+	JMP(LabelRef(l + "_x"))
+	Label(l + "_x0")
+	VMOVDQU(y.AsX(), x)
+	Label(l + "_x")
+	TESTQ(U32(8), n)
+	JZ(LabelRef(l + "_8"))
+	VMOVQ(x, Mem{Base: q})
+	VPSRLDQ(U8(8), x, x)
+	ADDQ(U8(8), q)
+	Label(l + "_8")
+	r := GP64()
+	VMOVQ(x, r)
+	TESTQ(U32(4), n)
+	JZ(LabelRef(l + "_4"))
+	MOVL(r.As32(), Mem{Base: q})
+	SHRQ(U8(32), r)
+	ADDQ(U8(4), q)
+	Label(l + "_4")
+	TESTQ(U32(2), n)
+	JZ(LabelRef(l + "_2"))
+	MOVW(r.As16(), Mem{Base: q})
+	SHRQ(U8(16), r)
+	ADDQ(U8(2), q)
+	Label(l + "_2")
+	TESTQ(U32(1), n)
+	JZ(LabelRef(l + "_done"))
+	MOVB(r.As8(), Mem{Base: q})
 	Label(l + "_done")
 }
