@@ -228,8 +228,8 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 					o += no
 					i += ni
 				}
-				if ni == n && i < len(src) {
-					continue
+				if ni == n && (i < len(src) || !limited) {
+					continue // (at the end of src, the loop ends)
 				}
 				if limited {
 					i, o, d.state = lsI, lsO, lsState

@@ -43,7 +43,7 @@ dec512_compat_fast:
 	JGT   dec512_compat_general
 	MOVQ  src_base+24(FP), SI
 	CMPQ  DX, SI
-	JEQ   dec512_compat_general
+	JEQ   dec512_compat_first
 	TESTQ DI, DI
 	JZ    dec512_compat_body
 	CMPB  (DX), $0x0a
@@ -84,11 +84,17 @@ dec512_compat_exit:
 	SETEQ DI
 	JMP   dec512_compat_general
 
+dec512_compat_first:
+	VMOVDQU64 (DX), Z3
+	JMP       dec512_compat_fully
+
 dec512_compat_fullx:
+	XORQ  DI, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+
+dec512_compat_fully:
 	MOVQ          R10, R9
-	XORQ          DI, DI
-	CMPB          -1(DX), $0x0a
-	SETEQ         DI
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
@@ -106,20 +112,30 @@ dec512_compat_fullx:
 	ANDQ          R12, R14
 	ANDQ          SI, R15
 	ORQ           R15, R14
-	ANDQ          R13, R8
-	ORQ           R12, R8
+	MOVQ          R8, R15
+	ANDQ          R13, R15
+	ORQ           R12, R15
 	TESTQ         R14, R14
 	JNZ           dec512_compat_general
-	NOTQ          R8
-	POPCNTQ       R8, DI
-	KMOVQ         R8, K1
+	NOTQ          R15
+	POPCNTQ       R15, DI
+	KMOVQ         R15, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
-	ADDQ          $0x40, DX
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	JMP           dec512_compat_fast
+	TESTQ         SI, SI
+	JNZ           dec512_compat_dirty
+	TESTQ         R8, R8
+	JNZ           dec512_compat_dirty
+	CMPB          64(DX), $0x0a
+	JEQ           dec512_compat_dirty
+	MOVQ          $0x00000001, R9
+
+dec512_compat_dirty:
+	ADDQ $0x40, DX
+	MOVQ SI, DI
+	SHRQ $0x3f, DI
+	JMP  dec512_compat_fast
 
 dec512_compat_clean:
 	VMOVDQU64 Z3, (AX)

@@ -116,6 +116,19 @@ func decodeAVX512() {
 			VPCOMPRESSB_Z(v, kk, out)
 			VMOVDQU64(out, Mem{Base: dst})
 			ADDQ(cnt, dst)
+			if m == compat {
+				// After a block without CR or LF, before a byte that is
+				// no LF (so the next block has no line start), the next
+				// block can enter the long-line loop.
+				TESTQ(mk.lf, mk.lf)
+				JNZ(LabelRef(p + "_dirty"))
+				TESTQ(mk.cr, mk.cr)
+				JNZ(LabelRef(p + "_dirty"))
+				CMPB(Mem{Base: src, Disp: 64}, U8('\n'))
+				JEQ(LabelRef(p + "_dirty"))
+				MOVQ(U32(1), dirty)
+				Label(p + "_dirty")
+			}
 			ADDQ(U8(64), src)
 			MOVQ(mk.lf, cbol)
 			SHRQ(U8(63), cbol)
@@ -711,7 +724,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
 	src0 := Load(Param("src").Base(), GP64())
 	CMPQ(src, src0)
-	JEQ(LabelRef(general))
+	JEQ(LabelRef(p + "_first"))
 	TESTQ(cbol, cbol)
 	JZ(LabelRef(p + "_body"))
 	CMPB(Mem{Base: src}, U8('\n'))
@@ -757,9 +770,16 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	afterLF(src, cbol)
 	JMP(LabelRef(general))
 
+	// The first block of a call (whose byte before is not ours, but
+	// cbol is right) goes through the mask path.
+	Label(p + "_first")
+	VMOVDQU64(Mem{Base: src}, v)
+	JMP(LabelRef(p + "_fully"))
+
 	Label(p + "_fullx")
-	MOVQ(three, dirty)
 	afterLF(src, cbol)
+	Label(p + "_fully")
+	MOVQ(three, dirty)
 	VPCMPEQB(zlf, v, klf)
 	VPCMPEQB(zcr, v, kcr)
 	Label(p + "_full")
