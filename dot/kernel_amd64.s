@@ -1127,52 +1127,59 @@ TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	JNZ          enc512_strict
 
 enc512_compat_fast:
-	CMPQ DX, BX
-	JGT  enc512_compat_block
-	CMPQ AX, CX
-	JGT  enc512_compat_block
-	MOVQ src_base+24(FP), SI
-	CMPQ DX, SI
-	JEQ  enc512_compat_block
+	CMPQ    DX, BX
+	JGT     enc512_compat_block
+	CMPQ    AX, CX
+	JGT     enc512_compat_block
+	MOVQ    src_base+24(FP), SI
+	CMPQ    DX, SI
+	JEQ     enc512_compat_block
+	MOVQ    BX, R10
+	SUBQ    DX, R10
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R10
+	CMOVQLT SI, R10
+	XORQ    SI, SI
 
 enc512_compat_body:
-	VMOVDQU64 (DX), Z3
+	VMOVDQU64 (DX)(SI*1), Z3
 
 enc512_compat_test:
+	VMOVDQU64 -1(DX)(SI*1), Z4
 	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  -1(DX), Z1, K2
-	KMOVQ     K1, SI
-	KMOVQ     K2, R10
-	CMPQ      SI, R10
+	VPCMPEQB  Z1, Z4, K2
+	KMOVQ     K1, R11
+	KMOVQ     K2, R12
+	CMPQ      R11, R12
 	JNE       enc512_compat_fullx
-	NEGQ      SI
-	SBBQ      R10, R10
-	ANDQ      $0x03, R10
+	NEGQ      R11
+	SBBQ      R12, R12
+	ANDQ      $0x03, R12
 	DECQ      R9
-	ORQ       R10, R9
+	ORQ       R12, R9
 	JZ        enc512_compat_cleanx
-	VPCMPEQB  -1(DX), Z0, K2
+	VPCMPEQB  Z0, Z4, K2
 	VPCMPEQB  Z2, Z3, K2, K2
 	KORTESTQ  K2, K2
 	JNZ       enc512_compat_fullx
-	VMOVDQU64 Z3, (AX)
-	ADDQ      $0x40, AX
-	ADDQ      $0x40, DX
-	CMPQ      DX, BX
-	JGT       enc512_compat_exit
-	CMPQ      AX, CX
+	VMOVDQU64 Z3, (AX)(SI*1)
+	ADDQ      $0x40, SI
+	CMPQ      SI, R10
 	JLE       enc512_compat_body
-
-enc512_compat_exit:
-	XORQ  DI, DI
-	CMPB  -1(DX), $0x0a
-	SETEQ DI
-	XORQ  R8, R8
-	CMPB  -1(DX), $0x0d
-	SETEQ R8
-	JMP   enc512_compat_block
+	ADDQ      SI, DX
+	ADDQ      SI, AX
+	XORQ      DI, DI
+	CMPB      -1(DX), $0x0a
+	SETEQ     DI
+	XORQ      R8, R8
+	CMPB      -1(DX), $0x0d
+	SETEQ     R8
+	JMP       enc512_compat_block
 
 enc512_compat_cleanx:
+	ADDQ     SI, DX
+	ADDQ     SI, AX
 	VPCMPEQB Z1, Z3, K2
 	KORTESTQ K2, K2
 	JZ       enc512_compat_clean
@@ -1180,10 +1187,19 @@ enc512_compat_cleanx:
 	JMP      enc512_compat_fully
 
 enc512_compat_cleanexit:
-	MOVQ $0x00000003, R9
-	JMP  enc512_compat_test
+	MOVQ    $0x00000003, R9
+	MOVQ    BX, R10
+	SUBQ    DX, R10
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R10
+	CMOVQLT SI, R10
+	XORQ    SI, SI
+	JMP     enc512_compat_test
 
 enc512_compat_fullx:
+	ADDQ SI, DX
+	ADDQ SI, AX
 	MOVQ $0x00000003, R9
 
 enc512_compat_fully:
@@ -1235,18 +1251,18 @@ enc512_compat_clean4:
 	JGT       enc512_compat_clean1
 	VMOVDQU64 (DX), Z3
 	VMOVDQU64 64(DX), Z4
-	VMOVDQU64 128(DX), Z5
-	VMOVDQU64 192(DX), Z6
-	VPMINUB   Z3, Z4, Z7
-	VPMINUB   Z5, Z6, Z8
-	VPMINUB   Z7, Z8, Z7
-	VPCMPUB   $0x02, Z1, Z7, K1
+	VMOVDQU64 128(DX), Z6
+	VMOVDQU64 192(DX), Z7
+	VPMINUB   Z3, Z4, Z8
+	VPMINUB   Z6, Z7, Z9
+	VPMINUB   Z8, Z9, Z8
+	VPCMPUB   $0x02, Z1, Z8, K1
 	KORTESTQ  K1, K1
 	JNZ       enc512_compat_clean1
 	VMOVDQU64 Z3, (AX)
 	VMOVDQU64 Z4, 64(AX)
-	VMOVDQU64 Z5, 128(AX)
-	VMOVDQU64 Z6, 192(AX)
+	VMOVDQU64 Z6, 128(AX)
+	VMOVDQU64 Z7, 192(AX)
 	ADDQ      $0x00000100, AX
 	ADDQ      $0x00000100, DX
 	JMP       enc512_compat_clean4
@@ -1514,7 +1530,7 @@ st_h_done:
 	JMP  enc512_done
 
 enc512_compat_lo_ok:
-	VEXTRACTI64X4 $0x01, Z3, Y9
+	VEXTRACTI64X4 $0x01, Z3, Y5
 	MOVQ          R13, R8
 	SHRQ          $0x20, R8
 	MOVQ          SI, R13
@@ -1535,7 +1551,7 @@ enc512_compat_lo_ok:
 	CMPQ          R14, R11
 	JA            enc512_compat_hi_room
 	KMOVQ         DI, K1
-	VPEXPANDB.Z   Z9, K1, Z3
+	VPEXPANDB.Z   Z5, K1, Z3
 	MOVQ          DI, R15
 	NOTQ          R15
 	BZHIQ         R14, R15, R15
@@ -1622,7 +1638,7 @@ enc512_compat_hi_room:
 	POPCNTQ     R8, R14
 	ADDQ        R12, R14
 	KMOVQ       DI, K1
-	VPEXPANDB.Z Z9, K1, Z0
+	VPEXPANDB.Z Z5, K1, Z0
 	MOVQ        DI, CX
 	NOTQ        CX
 	BZHIQ       R14, CX, CX

@@ -807,12 +807,28 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	CMPQ(src, src0)
 	JEQ(LabelRef(general))
 
+	// The loop copies blocks as they are, so src and dst advance together:
+	// by i, up to lim.
+	i, lim := GP64(), GP64()
+	enter := func() {
+		MOVQ(srcLim, lim)
+		SUBQ(src, lim)
+		t := GP64()
+		MOVQ(dstLim, t)
+		SUBQ(dst, t)
+		CMPQ(t, lim)
+		CMOVQLT(t, lim)
+		XORQ(i, i)
+	}
+	enter()
 	Label(p + "_body")
-	VMOVDQU64(Mem{Base: src}, v)
+	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
 	Label(p + "_test")
+	vp := ZMM()
+	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1, Disp: -1}, vp) // the bytes before
 	kpcr := K()
 	VPCMPEQB(zlf, v, klf)
-	VPCMPEQB(Mem{Base: src, Disp: -1}, zcr, kpcr) // after a CR
+	VPCMPEQB(zcr, vp, kpcr)
 	lf, pcr := GP64(), GP64()
 	KMOVQ(klf, lf)
 	KMOVQ(kpcr, pcr)
@@ -827,19 +843,17 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	ORQ(pcr, dirty)
 	JZ(LabelRef(p + "_cleanx"))
 	kp, kd := K(), K()
-	VPCMPEQB(Mem{Base: src, Disp: -1}, zlf, kp) // after an LF
+	VPCMPEQB(zlf, vp, kp) // after an LF
 	VPCMPEQB(zdot, v, kp, kd)
 	KORTESTQ(kd, kd)
 	JNZ(LabelRef(p + "_fullx"))
-	VMOVDQU64(v, Mem{Base: dst})
-	ADDQ(U8(64), dst)
-	ADDQ(U8(64), src)
-	CMPQ(src, srcLim)
-	JGT(LabelRef(p + "_exit"))
-	CMPQ(dst, dstLim)
+	VMOVDQU64(v, Mem{Base: dst, Index: i, Scale: 1})
+	ADDQ(U8(64), i)
+	CMPQ(i, lim)
 	JLE(LabelRef(p + "_body"))
 
-	Label(p + "_exit")
+	ADDQ(i, src)
+	ADDQ(i, dst)
 	afterByte(src, cbol, '\n')
 	afterByte(src, ccr, '\r')
 	JMP(LabelRef(general))
@@ -848,18 +862,23 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	// LF, and a CR only as its last byte (whose LF comes next): the loop
 	// tests the next block, and leaves a CR, if any, to the mask path.
 	Label(p + "_cleanx")
+	ADDQ(i, src)
+	ADDQ(i, dst)
 	VPCMPEQB(zcr, v, kcr)
 	KORTESTQ(kcr, kcr)
 	JZ(LabelRef(p + "_clean"))
 	MOVQ(U32(3), dirty)
 	JMP(LabelRef(p + "_fully"))
 
-	// The long-line loop ends at a block with a byte <= '\r'.
+	// The long-line loop ends at a block with a byte <= '\r', at src.
 	Label(p + "_cleanexit")
 	MOVQ(U32(3), dirty)
+	enter()
 	JMP(LabelRef(p + "_test"))
 
 	Label(p + "_fullx")
+	ADDQ(i, src)
+	ADDQ(i, dst)
 	MOVQ(U32(3), dirty)
 	Label(p + "_fully")
 	afterByte(src, cbol, '\n')
