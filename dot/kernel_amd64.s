@@ -45,50 +45,76 @@ dec512_compat_fast:
 	CMPQ  DX, SI
 	JEQ   dec512_compat_first
 	TESTQ DI, DI
-	JZ    dec512_compat_body
+	JZ    dec512_compat_enter
 	CMPB  (DX), $0x0a
 	JEQ   dec512_compat_general
 
-dec512_compat_body:
-	VMOVDQU64 (DX), Z3
+dec512_compat_enter:
+	MOVQ    BX, R12
+	SUBQ    DX, R12
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R12
+	CMOVQLT SI, R12
+	XORQ    SI, SI
+	XORQ    R8, R8
 
-dec512_compat_masks:
+dec512_compat_body:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512_compat_test:
 	VPCMPB        $0x04, Z1, Z3, K1
-	VPCMPB        $0x04, 1(DX), Z0, K2
-	KMOVQ         K1, SI
-	KMOVQ         K2, R8
-	CMPQ          SI, R8
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R13
+	KMOVQ         K2, R14
+	CMPQ          R13, R14
 	JNE           dec512_compat_fullx
 	DECQ          R9
-	CMPQ          SI, $-1
+	CMPQ          R13, $-1
 	CMOVQNE       R10, R9
 	TESTQ         R9, R9
-	JZ            dec512_compat_clean
-	VPCMPEQB      -1(DX), Z0, K2
+	JZ            dec512_compat_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512_compat_fullx
-	POPCNTQ       SI, SI
+	POPCNTQ       R13, R13
 	VPCOMPRESSB.Z Z3, K1, Z3
-	VMOVDQU64     Z3, (AX)
-	ADDQ          SI, AX
-	ADDQ          $0x40, DX
-	CMPQ          DX, BX
-	JGT           dec512_compat_exit
-	CMPQ          AX, CX
+	VMOVDQU64     Z3, (AX)(R8*1)
+	ADDQ          R13, R8
+	ADDQ          $0x40, SI
+	CMPQ          SI, R12
 	JLE           dec512_compat_body
+	ADDQ          SI, DX
+	ADDQ          R8, AX
+	XORQ          DI, DI
+	CMPB          -1(DX), $0x0a
+	SETEQ         DI
+	JMP           dec512_compat_general
 
-dec512_compat_exit:
-	XORQ  DI, DI
-	CMPB  -1(DX), $0x0a
-	SETEQ DI
-	JMP   dec512_compat_general
+dec512_compat_cleanx:
+	ADDQ SI, DX
+	ADDQ R8, AX
+	JMP  dec512_compat_clean
+
+dec512_compat_masks:
+	MOVQ    BX, R12
+	SUBQ    DX, R12
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R12
+	CMOVQLT SI, R12
+	XORQ    SI, SI
+	XORQ    R8, R8
+	JMP     dec512_compat_test
 
 dec512_compat_first:
 	VMOVDQU64 (DX), Z3
 	JMP       dec512_compat_fully
 
 dec512_compat_fullx:
+	ADDQ  SI, DX
+	ADDQ  R8, AX
 	XORQ  DI, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI

@@ -726,17 +726,37 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	CMPQ(src, src0)
 	JEQ(LabelRef(p + "_first"))
 	TESTQ(cbol, cbol)
-	JZ(LabelRef(p + "_body"))
+	JZ(LabelRef(p + "_enter"))
 	CMPB(Mem{Base: src}, U8('\n'))
 	JEQ(LabelRef(general))
 
+	// The loop reads src+i and writes dst+j, j <= i (decoding only
+	// deletes), while i <= lim.
+	i, j, lim := GP64(), GP64(), GP64()
+	enter := func() {
+		MOVQ(srcLim, lim)
+		SUBQ(src, lim)
+		t := GP64()
+		MOVQ(dstLim, t)
+		SUBQ(dst, t)
+		CMPQ(t, lim)
+		CMOVQLT(t, lim)
+		XORQ(i, i)
+		XORQ(j, j)
+	}
+	leave := func() {
+		ADDQ(i, src)
+		ADDQ(j, dst)
+	}
+	Label(p + "_enter")
+	enter()
 	Label(p + "_body")
-	VMOVDQU64(Mem{Base: src}, v)
+	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
 
-	Label(p + "_masks")
+	Label(p + "_test")
 	kncr, knn := K(), K()
-	VPCMPB(U8(4), zcr, v, kncr)                      // not CR
-	VPCMPB(U8(4), Mem{Base: src, Disp: 1}, zlf, knn) // next is not LF
+	VPCMPB(U8(4), zcr, v, kncr)                                          // not CR
+	VPCMPB(U8(4), Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zlf, knn) // next is not LF
 	ncr, nnlf := GP64(), GP64()
 	KMOVQ(kncr, ncr)
 	KMOVQ(knn, nnlf)
@@ -746,9 +766,9 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	CMPQ(ncr, I8(-1))
 	CMOVQNE(three, dirty)
 	TESTQ(dirty, dirty)
-	JZ(LabelRef(p + "_clean"))
+	JZ(LabelRef(p + "_cleanx"))
 	kp, kd := K(), K()
-	VPCMPEQB(Mem{Base: src, Disp: -1}, zlf, kp) // after an LF
+	VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: -1}, zlf, kp) // after an LF
 	VPCMPEQB(zdot, v, kp, kd)
 	KORTESTQ(kd, kd)
 	JNZ(LabelRef(p + "_fullx"))
@@ -758,17 +778,25 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	VPCOMPRESSB_Z(v, kncr, out)
 	// dst has room for 64 bytes: store them all (past the kept ones, dst
 	// is scratch space until overwritten).
-	VMOVDQU64(out, Mem{Base: dst})
-	ADDQ(cnt, dst)
-	ADDQ(U8(64), src)
-	CMPQ(src, srcLim)
-	JGT(LabelRef(p + "_exit"))
-	CMPQ(dst, dstLim)
+	VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
+	ADDQ(cnt, j)
+	ADDQ(U8(64), i)
+	CMPQ(i, lim)
 	JLE(LabelRef(p + "_body"))
 
-	Label(p + "_exit")
+	leave()
 	afterLF(src, cbol)
 	JMP(LabelRef(general))
+
+	Label(p + "_cleanx")
+	leave()
+	JMP(LabelRef(p + "_clean"))
+
+	// The long-line loop comes back at a block with a byte <= '\r', at
+	// src.
+	Label(p + "_masks")
+	enter()
+	JMP(LabelRef(p + "_test"))
 
 	// The first block of a call (whose byte before is not ours, but
 	// cbol is right) goes through the mask path.
@@ -777,6 +805,7 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	JMP(LabelRef(p + "_fully"))
 
 	Label(p + "_fullx")
+	leave()
 	afterLF(src, cbol)
 	Label(p + "_fully")
 	MOVQ(three, dirty)
