@@ -1159,7 +1159,7 @@ enc512_compat_fast:
 	JGT     enc512_compat_block
 	MOVQ    src_base+24(FP), SI
 	CMPQ    DX, SI
-	JEQ     enc512_compat_block
+	JEQ     enc512_compat_first
 	MOVQ    BX, R10
 	SUBQ    DX, R10
 	MOVQ    CX, SI
@@ -1223,18 +1223,26 @@ enc512_compat_cleanexit:
 	XORQ    SI, SI
 	JMP     enc512_compat_test
 
+enc512_compat_first:
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	MOVQ      $0x00000003, R9
+	JMP       enc512_compat_fullz
+
 enc512_compat_fullx:
 	ADDQ SI, DX
 	ADDQ SI, AX
 	MOVQ $0x00000003, R9
 
 enc512_compat_fully:
-	XORQ      DI, DI
-	CMPB      -1(DX), $0x0a
-	SETEQ     DI
-	XORQ      R8, R8
-	CMPB      -1(DX), $0x0d
-	SETEQ     R8
+	XORQ  DI, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+
+enc512_compat_fullz:
 	VPCMPEQB  Z1, Z3, K2
 	KMOVQ     K1, SI
 	KMOVQ     K2, R10
@@ -1253,11 +1261,16 @@ enc512_compat_fully:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
-	SHRQ      $0x3f, SI
-	MOVQ      SI, DI
-	SHRQ      $0x3f, R10
-	MOVQ      R10, R8
-	JMP       enc512_compat_fast
+	TESTQ     SI, SI
+	JNZ       enc512_compat_dirty
+	MOVQ      $0x00000001, R9
+
+enc512_compat_dirty:
+	SHRQ $0x3f, SI
+	MOVQ SI, DI
+	SHRQ $0x3f, R10
+	MOVQ R10, R8
+	JMP  enc512_compat_fast
 
 enc512_compat_clean:
 	VMOVDQU64 Z3, (AX)

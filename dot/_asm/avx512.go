@@ -422,6 +422,15 @@ func encodeAVX512() {
 			VMOVDQU64(v, Mem{Base: dst})
 			ADDQ(U8(64), dst)
 			ADDQ(U8(64), src)
+			if m == compat {
+				// After a block without LF (so the next block has no
+				// line start), the next block can enter the long-line
+				// loop.
+				TESTQ(lf, lf)
+				JNZ(LabelRef(p + "_dirty"))
+				MOVQ(U32(1), dirty)
+				Label(p + "_dirty")
+			}
 			SHRQ(U8(63), lf)
 			MOVQ(lf, cbol)
 			SHRQ(U8(63), cr)
@@ -708,13 +717,15 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 // is bound by the number of instructions, so it uses as few as it can:
 //   - the look-ahead and look-behind compares read memory directly (a byte
 //     starts a line if the byte before it, in memory, is an LF: so the
-//     first block of a call, whose byte before is not ours, is left to
-//     the general path, and cbol is only brought up to date on the way
-//     out);
+//     first block of a call, whose byte before is not ours, goes through
+//     the mask path, and cbol is only brought up to date on the way out);
 //   - the CR and look-ahead LF masks are taken negated, which is what the
 //     compaction and the output count need;
+//   - src and dst advance by index, under one bound (dst advances no more
+//     than src);
 //   - the long-line loop is entered after three blocks in a row without a
-//     byte <= '\r' (dirty counts them down).
+//     CR (dirty counts them down; a block through the mask path may count
+//     as one).
 //
 // With CRs only before LFs, an LF can start a line only at the block's
 // first byte, and only when the block before did not go through this loop
@@ -834,7 +845,7 @@ func afterLF(src, cbol reg.Register) {
 func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
 	src0 := Load(Param("src").Base(), GP64())
 	CMPQ(src, src0)
-	JEQ(LabelRef(general))
+	JEQ(LabelRef(p + "_first"))
 
 	// The loop copies blocks as they are, so src and dst advance together:
 	// by i, up to lim.
@@ -905,6 +916,14 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	enter()
 	JMP(LabelRef(p + "_test"))
 
+	// The first block of a call (whose byte before is not ours, but cbol
+	// and ccr are right) goes through the mask path.
+	Label(p + "_first")
+	VMOVDQU64(Mem{Base: src}, v)
+	VPCMPEQB(zlf, v, klf)
+	MOVQ(U32(3), dirty)
+	JMP(LabelRef(p + "_fullz"))
+
 	Label(p + "_fullx")
 	ADDQ(i, src)
 	ADDQ(i, dst)
@@ -912,6 +931,7 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	Label(p + "_fully")
 	afterByte(src, cbol, '\n')
 	afterByte(src, ccr, '\r')
+	Label(p + "_fullz")
 	VPCMPEQB(zcr, v, kcr)
 }
 
