@@ -173,10 +173,10 @@ dec512_compat_clean:
 	ADDQ      SI, DX
 
 dec512_compat_clean4:
-	LEAQ      192(DX), SI
+	LEAQ      191(DX), SI
 	CMPQ      SI, BX
 	JGT       dec512_compat_clean1
-	LEAQ      192(AX), SI
+	LEAQ      191(AX), SI
 	CMPQ      SI, CX
 	JGT       dec512_compat_clean1
 	VMOVDQU64 (DX), Z3
@@ -198,15 +198,21 @@ dec512_compat_clean4:
 	JMP       dec512_compat_clean4
 
 dec512_compat_clean1:
-	CMPQ      DX, BX
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
 	JGT       dec512_compat_general
-	CMPQ      AX, CX
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
 	JGT       dec512_compat_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        dec512_compat_clean
+	CMPQ      DX, BX
+	JGT       dec512_compat_general
+	CMPQ      AX, CX
+	JGT       dec512_compat_general
 	MOVQ      $0x00000003, R9
 	JMP       dec512_compat_masks
 
@@ -216,6 +222,7 @@ dec512_compat_general:
 	JZ            dec512_done
 	LEAQ          65(CX), R8
 	SUBQ          AX, R8
+	JZ            dec512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          R9, SI
 	CMOVQLT       R9, SI
@@ -504,10 +511,10 @@ dec512_strict_clean:
 	ADDQ      SI, DX
 
 dec512_strict_clean4:
-	LEAQ      192(DX), SI
+	LEAQ      191(DX), SI
 	CMPQ      SI, BX
 	JGT       dec512_strict_clean1
-	LEAQ      192(AX), SI
+	LEAQ      191(AX), SI
 	CMPQ      SI, CX
 	JGT       dec512_strict_clean1
 	VMOVDQU64 (DX), Z3
@@ -529,15 +536,21 @@ dec512_strict_clean4:
 	JMP       dec512_strict_clean4
 
 dec512_strict_clean1:
-	CMPQ      DX, BX
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
 	JGT       dec512_strict_general
-	CMPQ      AX, CX
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
 	JGT       dec512_strict_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        dec512_strict_clean
+	CMPQ      DX, BX
+	JGT       dec512_strict_general
+	CMPQ      AX, CX
+	JGT       dec512_strict_general
 	MOVQ      $0x00000003, R9
 	JMP       dec512_strict_masks
 
@@ -547,6 +560,7 @@ dec512_strict_general:
 	JZ            dec512_done
 	LEAQ          65(CX), R9
 	SUBQ          AX, R9
+	JZ            dec512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          R10, SI
 	CMOVQLT       R10, SI
@@ -839,10 +853,10 @@ dec512_raw_clean:
 	ADDQ      SI, DX
 
 dec512_raw_clean4:
-	LEAQ      192(DX), SI
+	LEAQ      191(DX), SI
 	CMPQ      SI, BX
 	JGT       dec512_raw_clean1
-	LEAQ      192(AX), SI
+	LEAQ      191(AX), SI
 	CMPQ      SI, CX
 	JGT       dec512_raw_clean1
 	VMOVDQU64 (DX), Z3
@@ -864,15 +878,21 @@ dec512_raw_clean4:
 	JMP       dec512_raw_clean4
 
 dec512_raw_clean1:
-	CMPQ      DX, BX
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
 	JGT       dec512_raw_general
-	CMPQ      AX, CX
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
 	JGT       dec512_raw_general
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        dec512_raw_clean
+	CMPQ      DX, BX
+	JGT       dec512_raw_general
+	CMPQ      AX, CX
+	JGT       dec512_raw_general
 	MOVQ      $0x00000003, R9
 	JMP       dec512_raw_masks
 
@@ -882,6 +902,7 @@ dec512_raw_general:
 	JZ            dec512_done
 	LEAQ          65(CX), R9
 	SUBQ          AX, R9
+	JZ            dec512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          R10, SI
 	CMOVQLT       R10, SI
@@ -1282,10 +1303,10 @@ enc512_compat_clean:
 	ADDQ      SI, DX
 
 enc512_compat_clean4:
-	LEAQ      192(DX), SI
+	LEAQ      191(DX), SI
 	CMPQ      SI, BX
 	JGT       enc512_compat_clean1
-	LEAQ      192(AX), SI
+	LEAQ      191(AX), SI
 	CMPQ      SI, CX
 	JGT       enc512_compat_clean1
 	VMOVDQU64 (DX), Z3
@@ -1307,15 +1328,21 @@ enc512_compat_clean4:
 	JMP       enc512_compat_clean4
 
 enc512_compat_clean1:
-	CMPQ      DX, BX
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
 	JGT       enc512_compat_block
-	CMPQ      AX, CX
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
 	JGT       enc512_compat_block
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        enc512_compat_clean
+	CMPQ      DX, BX
+	JGT       enc512_compat_block
+	CMPQ      AX, CX
+	JGT       enc512_compat_block
 	MOVQ      $0x00000003, R9
 	JMP       enc512_compat_cleanexit
 
@@ -1325,6 +1352,7 @@ enc512_compat_block:
 	JZ            enc512_done
 	LEAQ          65(CX), R11
 	SUBQ          AX, R11
+	JZ            enc512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          R9, SI
 	CMOVQLT       R9, SI
@@ -1805,10 +1833,10 @@ enc512_strict_clean:
 	ADDQ      SI, DX
 
 enc512_strict_clean4:
-	LEAQ      192(DX), SI
+	LEAQ      191(DX), SI
 	CMPQ      SI, BX
 	JGT       enc512_strict_clean1
-	LEAQ      192(AX), SI
+	LEAQ      191(AX), SI
 	CMPQ      SI, CX
 	JGT       enc512_strict_clean1
 	VMOVDQU64 (DX), Z3
@@ -1830,15 +1858,21 @@ enc512_strict_clean4:
 	JMP       enc512_strict_clean4
 
 enc512_strict_clean1:
-	CMPQ      DX, BX
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
 	JGT       enc512_strict_block
-	CMPQ      AX, CX
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
 	JGT       enc512_strict_block
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
 	JZ        enc512_strict_clean
+	CMPQ      DX, BX
+	JGT       enc512_strict_block
+	CMPQ      AX, CX
+	JGT       enc512_strict_block
 	MOVQ      $0x00000003, R9
 	JMP       enc512_strict_masks
 
@@ -1848,6 +1882,7 @@ enc512_strict_block:
 	JZ            enc512_done
 	LEAQ          65(CX), R11
 	SUBQ          AX, R11
+	JZ            enc512_done
 	MOVQ          $0x00000041, SI
 	CMPQ          R9, SI
 	CMOVQLT       R9, SI

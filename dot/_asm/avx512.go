@@ -149,6 +149,7 @@ func decodeAVX512() {
 		JZ(LabelRef("dec512_done"))
 		LEAQ(Mem{Base: dstLim, Disp: 65}, room)
 		SUBQ(dst, room)
+		JZ(LabelRef("dec512_done"))
 		// The block is src[:min(rem, 64)]; its look-ahead is one byte
 		// further, when there is one.
 		r := GP64()
@@ -452,6 +453,7 @@ func encodeAVX512() {
 		JZ(LabelRef("enc512_done"))
 		LEAQ(Mem{Base: dstLim, Disp: 65}, room)
 		SUBQ(dst, room)
+		JZ(LabelRef("enc512_done"))
 		r := GP64()
 		MOVQ(U32(65), r)
 		CMPQ(rem, r)
@@ -653,8 +655,7 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, room reg.Register, 
 // (their unsigned minimum, one compare: CR, LF and the rarer other
 // control bytes), and one at a time otherwise. The first block with a CR
 // or LF goes to p+"_masks" with v, klf and kcr holding it and its LF and
-// CR masks; the end of src or dst (the fast loop's limits) goes to
-// general.
+// CR masks; the end of src or dst goes to general.
 func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general, resume string) {
 	Label(p + "_clean")
 	VMOVDQU64(v, Mem{Base: dst})
@@ -668,11 +669,13 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	ADDQ(U8(64), t)
 	ADDQ(t, dst)
 	ADDQ(t, src)
+	// Blocks without CR or LF need no byte after them: these loops go on
+	// while 64 bytes of src and dst are left, not 65 (srcLim, dstLim).
 	Label(p + "_clean4")
-	LEAQ(Mem{Base: src, Disp: 192}, t)
+	LEAQ(Mem{Base: src, Disp: 191}, t)
 	CMPQ(t, srcLim)
 	JGT(LabelRef(p + "_clean1"))
-	LEAQ(Mem{Base: dst, Disp: 192}, t)
+	LEAQ(Mem{Base: dst, Disp: 191}, t)
 	CMPQ(t, dstLim)
 	JGT(LabelRef(p + "_clean1"))
 	w, x, y := ZMM(), ZMM(), ZMM()
@@ -697,15 +700,22 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	JMP(LabelRef(p + "_clean4"))
 
 	Label(p + "_clean1")
-	CMPQ(src, srcLim)
+	LEAQ(Mem{Base: src, Disp: -1}, t)
+	CMPQ(t, srcLim)
 	JGT(LabelRef(general))
-	CMPQ(dst, dstLim)
+	LEAQ(Mem{Base: dst, Disp: -1}, t)
+	CMPQ(t, dstLim)
 	JGT(LabelRef(general))
 	VMOVDQU64(Mem{Base: src}, v)
 	VPCMPEQB(zlf, v, klf)
 	VPCMPEQB(zcr, v, kcr)
 	KORTESTQ(klf, kcr)
 	JZ(LabelRef(p + "_clean"))
+	// The mask paths need the 65 bytes.
+	CMPQ(src, srcLim)
+	JGT(LabelRef(general))
+	CMPQ(dst, dstLim)
+	JGT(LabelRef(general))
 	MOVQ(U32(3), dirty)
 	JMP(LabelRef(resume))
 }
