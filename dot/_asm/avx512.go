@@ -84,18 +84,11 @@ func decodeAVX512() {
 			if m == compat {
 				decodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, dirty, three, v, klf, kcr, zlf, zcr, zdot, general)
 			} else {
-				VMOVDQU64(Mem{Base: src}, v)
-				VPCMPEQB(zlf, v, klf)
-				VPCMPEQB(zcr, v, kcr)
 				// Inside a long line (this block and the two before it
 				// have no CR or LF, see trackDirty), blocks are copied as
 				// they are. (After an LF dirty is not 0: a line start is
 				// never copied.)
-				TESTQ(dirty, dirty)
-				JNZ(LabelRef(p + "_masks"))
-				KORTESTQ(klf, kcr)
-				JZ(LabelRef(p + "_clean"))
-				Label(p + "_masks")
+				blockHead512(p, src, dirty, v, klf, kcr, zlf, zcr)
 			}
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
@@ -376,17 +369,10 @@ func encodeAVX512() {
 			if m == compat {
 				encodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, ccr, dirty, v, klf, kcr, zlf, zcr, zdot, general)
 			} else {
-				VMOVDQU64(Mem{Base: src}, v)
-				VPCMPEQB(zlf, v, klf)
-				VPCMPEQB(zcr, v, kcr)
 				// Inside a long line (this block and the one before it
 				// have no CR or LF, see trackDirty) the copy loop below
 				// needs no masks.
-				TESTQ(dirty, dirty)
-				JNZ(LabelRef(p + "_masks"))
-				KORTESTQ(klf, kcr)
-				JZ(LabelRef(p + "_clean"))
-				Label(p + "_masks")
+				blockHead512(p, src, dirty, v, klf, kcr, zlf, zcr)
 			}
 			var nlf reg.GPVirtual
 			if m == strict {
@@ -647,6 +633,20 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, room reg.Register, 
 	KMOVQ(q, kq)
 	VMOVDQU8(zdot, kq, out)
 	storeLowZ(out, n, dst, room)
+}
+
+// blockHead512 loads the block at src into v and its LF and CR masks into
+// klf and kcr, and goes to the long-line loop if dirty is 0 and the block
+// has no CR or LF; otherwise it goes on at p+"_masks".
+func blockHead512(p string, src, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual) {
+	VMOVDQU64(Mem{Base: src}, v)
+	VPCMPEQB(zlf, v, klf)
+	VPCMPEQB(zcr, v, kcr)
+	TESTQ(dirty, dirty)
+	JNZ(LabelRef(p + "_masks"))
+	KORTESTQ(klf, kcr)
+	JZ(LabelRef(p + "_clean"))
+	Label(p + "_masks")
 }
 
 // cleanLoopZ emits, at label p+"_clean", the copy loop for long lines:
