@@ -58,10 +58,12 @@ import (
 // AVX-512 decoder stores whole compacted blocks (a plain store is cheaper
 // than one masked to the kept bytes), and the AVX2 kernels work in
 // overlapping stores. The AVX-512 kernels mask their loads at the end of
-// src, and their stores where less than 64 bytes of dst are left; such a
-// masked window never reaches into a page none of its live bytes are on
-// (a masked-off lane on a page that is not mapped in costs a slow assist
-// each time: see BenchmarkPageEnd).
+// src; such a masked window never reaches into a page none of its live
+// bytes are on (a masked-off lane on a page that is not mapped in costs a
+// slow assist each time: see BenchmarkPageEnd). Where less than 64 bytes
+// of dst are left they store exactly the output, in plain stores of 32,
+// 16, 8, 4, 2 and 1 bytes, not a masked store (a load 4 KiB after a
+// masked store waits for it: see BenchmarkAlias).
 
 // genericStep is how many bytes the generic kernel handles at a time
 // before the SIMD kernel is tried again.

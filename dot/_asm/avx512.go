@@ -29,10 +29,10 @@ func cmpMaskZ(v, c reg.VecVirtual) reg.GPVirtual {
 // bit masks of LF, CR and '.' and of LF and CR one byte ahead (a second,
 // overlapping load), derives the bytes to delete and the first position it
 // must not pass, compacts the kept bytes with VPCOMPRESSB and stores them
-// with a byte mask. A fast loop takes whole blocks that have a byte after
+// (see storeLowZ). A fast loop takes whole blocks that have a byte after
 // them, room for all their output and nothing to stop at; everything else
 // goes through the general path, which masks its loads past the end of
-// src, so no byte outside src and dst[:nDst] is touched.
+// src (see loadMaskedZ), so no byte outside src and dst is touched.
 func decodeAVX512() {
 	TEXT("decodeAVX512", NOSPLIT, signature)
 	Doc("decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).")
