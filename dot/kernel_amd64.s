@@ -2876,27 +2876,56 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 	JEQ          dec2_raw
 
 dec2_compat_loop:
-	MOVQ     BX, SI
-	SUBQ     DX, SI
-	CMPQ     SI, $0x41
-	JLT      dec2_done
-	MOVQ     CX, SI
-	SUBQ     AX, SI
-	CMPQ     SI, $0x40
-	JLT      dec2_done
-	MOVQ     DI, SI
-	ORQ      R9, SI
-	JNZ      dec2_compat_block
-	VMOVDQU  (DX), Y3
-	VPCMPEQB Y0, Y3, Y4
-	VPCMPEQB Y1, Y3, Y5
-	VPOR     Y4, Y5, Y4
-	VPTEST   Y4, Y4
-	JNZ      dec2_compat_block
-	VMOVDQU  Y3, (AX)
-	ADDQ     $0x20, DX
-	ADDQ     $0x20, AX
-	JMP      dec2_compat_loop
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x41
+	JLT          dec2_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x40
+	JLT          dec2_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          dec2_compat_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          dec2_compat_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+dec2_compat_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        dec2_compat_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        dec2_compat_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       dec2_compat_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	JMP       dec2_compat_clean4
 
 dec2_compat_block:
 	VMOVDQU   (DX), Y3
@@ -2996,27 +3025,56 @@ dec2_compat_partial:
 
 dec2_strict:
 dec2_strict_loop:
-	MOVQ     BX, SI
-	SUBQ     DX, SI
-	CMPQ     SI, $0x41
-	JLT      dec2_done
-	MOVQ     CX, SI
-	SUBQ     AX, SI
-	CMPQ     SI, $0x40
-	JLT      dec2_done
-	MOVQ     DI, SI
-	ORQ      R9, SI
-	JNZ      dec2_strict_block
-	VMOVDQU  (DX), Y3
-	VPCMPEQB Y0, Y3, Y4
-	VPCMPEQB Y1, Y3, Y5
-	VPOR     Y4, Y5, Y4
-	VPTEST   Y4, Y4
-	JNZ      dec2_strict_block
-	VMOVDQU  Y3, (AX)
-	ADDQ     $0x20, DX
-	ADDQ     $0x20, AX
-	JMP      dec2_strict_loop
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x41
+	JLT          dec2_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x40
+	JLT          dec2_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          dec2_strict_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          dec2_strict_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+dec2_strict_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        dec2_strict_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        dec2_strict_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       dec2_strict_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	JMP       dec2_strict_clean4
 
 dec2_strict_block:
 	VMOVDQU   (DX), Y3
@@ -3120,27 +3178,56 @@ dec2_strict_partial:
 
 dec2_raw:
 dec2_raw_loop:
-	MOVQ     BX, SI
-	SUBQ     DX, SI
-	CMPQ     SI, $0x41
-	JLT      dec2_done
-	MOVQ     CX, SI
-	SUBQ     AX, SI
-	CMPQ     SI, $0x40
-	JLT      dec2_done
-	MOVQ     DI, SI
-	ORQ      R9, SI
-	JNZ      dec2_raw_block
-	VMOVDQU  (DX), Y3
-	VPCMPEQB Y0, Y3, Y4
-	VPCMPEQB Y1, Y3, Y5
-	VPOR     Y4, Y5, Y4
-	VPTEST   Y4, Y4
-	JNZ      dec2_raw_block
-	VMOVDQU  Y3, (AX)
-	ADDQ     $0x20, DX
-	ADDQ     $0x20, AX
-	JMP      dec2_raw_loop
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x41
+	JLT          dec2_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x40
+	JLT          dec2_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          dec2_raw_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          dec2_raw_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+dec2_raw_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        dec2_raw_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        dec2_raw_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       dec2_raw_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	JMP       dec2_raw_clean4
 
 dec2_raw_block:
 	VMOVDQU   (DX), Y3
@@ -3278,27 +3365,56 @@ TEXT ·encodeAVX2(SB), NOSPLIT, $0-72
 	JNZ          enc2_strict
 
 enc2_compat_loop:
-	MOVQ     BX, SI
-	SUBQ     DX, SI
-	CMPQ     SI, $0x40
-	JLT      enc2_done
-	MOVQ     CX, SI
-	SUBQ     AX, SI
-	CMPQ     SI, $0x60
-	JLT      enc2_done
-	MOVQ     DI, SI
-	ORQ      R9, SI
-	JNZ      enc2_compat_block
-	VMOVDQU  (DX), Y3
-	VPCMPEQB Y0, Y3, Y4
-	VPCMPEQB Y1, Y3, Y5
-	VPOR     Y4, Y5, Y4
-	VPTEST   Y4, Y4
-	JNZ      enc2_compat_block
-	VMOVDQU  Y3, (AX)
-	ADDQ     $0x20, DX
-	ADDQ     $0x20, AX
-	JMP      enc2_compat_loop
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x40
+	JLT          enc2_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x60
+	JLT          enc2_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          enc2_compat_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          enc2_compat_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+enc2_compat_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        enc2_compat_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        enc2_compat_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       enc2_compat_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	JMP       enc2_compat_clean4
 
 enc2_compat_block:
 	VMOVDQU   (DX), Y3
@@ -3365,27 +3481,56 @@ enc2_compat_partial:
 
 enc2_strict:
 enc2_strict_loop:
-	MOVQ     BX, SI
-	SUBQ     DX, SI
-	CMPQ     SI, $0x40
-	JLT      enc2_done
-	MOVQ     CX, SI
-	SUBQ     AX, SI
-	CMPQ     SI, $0x60
-	JLT      enc2_done
-	MOVQ     DI, SI
-	ORQ      R9, SI
-	JNZ      enc2_strict_block
-	VMOVDQU  (DX), Y3
-	VPCMPEQB Y0, Y3, Y4
-	VPCMPEQB Y1, Y3, Y5
-	VPOR     Y4, Y5, Y4
-	VPTEST   Y4, Y4
-	JNZ      enc2_strict_block
-	VMOVDQU  Y3, (AX)
-	ADDQ     $0x20, DX
-	ADDQ     $0x20, AX
-	JMP      enc2_strict_loop
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x40
+	JLT          enc2_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x60
+	JLT          enc2_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          enc2_strict_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          enc2_strict_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+enc2_strict_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        enc2_strict_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        enc2_strict_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       enc2_strict_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	JMP       enc2_strict_clean4
 
 enc2_strict_block:
 	VMOVDQU   (DX), Y3
