@@ -41,6 +41,17 @@
 //
 // An encoder reports a bare CR or LF as soon as it sees it and stays failed:
 // the stream it was writing cannot be finished safely.
+//
+// # Kernels
+//
+// The work is done by one of three kernels, chosen once at start-up from
+// the CPU's features ([Kernel] names it): AVX-512 (VBMI2 and BW), AVX2, or
+// the pure-Go reference, which the purego build tag forces. All three give
+// the same results for every input and every way of splitting it (the
+// tests and fuzz targets run each against the pure-Go one). None allocates
+// or touches memory outside src and dst, though Transform may use all of
+// dst as scratch space; an assembly call handles at most 64 KiB, so a
+// goroutine in a long Transform can still be preempted.
 package dot
 
 import (
