@@ -3419,64 +3419,63 @@ enc2_compat_clean4:
 enc2_compat_block:
 	VMOVDQU   (DX), Y3
 	VPCMPEQB  Y0, Y3, Y4
-	VPMOVMSKB Y4, R10
-	VPCMPEQB  Y1, Y3, Y4
-	VPMOVMSKB Y4, R11
-	VPCMPEQB  Y2, Y3, Y4
 	VPMOVMSKB Y4, SI
-	LEAQ      (DI)(R10*2), DI
-	LEAQ      (R8)(R11*2), R8
-	MOVQ      SI, R12
-	ANDQ      DI, R12
-	ANDNQ     R10, R8, SI
-	ORQ       SI, R12
-	MOVQ      R11, SI
-	ANDQ      R8, SI
-	BTSQ      $0x20, SI
-	TZCNTQ    SI, SI
-	BZHIQ     SI, R12, R12
+	VPCMPEQB  Y1, Y3, Y4
+	VPMOVMSKB Y4, R10
+	VPCMPEQB  Y2, Y3, Y4
+	VPMOVMSKB Y4, R11
+	LEAQ      (DI)(SI*2), DI
+	LEAQ      (R8)(R10*2), R8
+	ANDQ      DI, R11
+	ANDNQ     SI, R8, DI
+	ORQ       DI, R11
+	MOVQ      R10, DI
+	ANDQ      R8, DI
+	BTSQ      $0x20, DI
+	TZCNTQ    DI, DI
+	BZHIQ     DI, R11, R11
 	VMOVDQU   Y3, (AX)
-	XORQ      DI, DI
-	TESTQ     R12, R12
+	XORQ      R8, R8
+	TESTQ     R11, R11
 	JZ        enc2_compat_runs_done
 
 enc2_compat_runs:
-	TZCNTQ  R12, R8
-	BLSRQ   R12, R12
-	ADDQ    R8, AX
-	SUBQ    DI, AX
-	MOVBLZX (DX)(R8*1), DI
+	TZCNTQ  R11, R12
+	BLSRQ   R11, R11
+	ADDQ    R12, AX
+	SUBQ    R8, AX
+	MOVBLZX (DX)(R12*1), R8
 	MOVL    $0x0000002e, R13
 	MOVL    $0x0000000d, R14
-	CMPL    DI, $0x0a
+	CMPL    R8, $0x0a
 	CMOVLEQ R14, R13
 	MOVB    R13, (AX)
 	INCQ    AX
-	MOVQ    R8, DI
-	VMOVDQU (DX)(DI*1), Y3
+	MOVQ    R12, R8
+	VMOVDQU (DX)(R8*1), Y3
 	VMOVDQU Y3, (AX)
-	TESTQ   R12, R12
+	TESTQ   R11, R11
 	JNZ     enc2_compat_runs
 
 enc2_compat_runs_done:
-	ADDQ SI, AX
-	SUBQ DI, AX
-	CMPQ SI, $0x20
+	ADDQ DI, AX
+	SUBQ R8, AX
+	CMPQ DI, $0x20
 	JNE  enc2_compat_partial
 	ADDQ $0x20, DX
-	MOVQ R10, SI
-	ORQ  R11, SI
-	NEGQ SI
+	MOVQ SI, DI
+	ORQ  R10, DI
+	NEGQ DI
 	ADCQ R9, R9
 	ANDQ $0x07, R9
+	SHRQ $0x1f, SI
+	MOVQ SI, DI
 	SHRQ $0x1f, R10
-	MOVQ R10, DI
-	SHRQ $0x1f, R11
-	MOVQ R11, R8
+	MOVQ R10, R8
 	JMP  enc2_compat_loop
 
 enc2_compat_partial:
-	ADDQ SI, DX
+	ADDQ DI, DX
 	JMP  enc2_done
 
 enc2_strict:

@@ -38,24 +38,9 @@ func cmpMaskY(v, c reg.VecVirtual) reg.GPVirtual {
 func decodeAVX2() {
 	table := compactTable()
 
-	TEXT("decodeAVX2", NOSPLIT, signature)
-	Doc("decodeAVX2 decodes with AVX2 (see the package's kernel notes).")
-	Pragma("noescape")
-	dst := Load(Param("dst").Base(), GP64())
-	dstEnd := Load(Param("dst").Len(), GP64())
-	ADDQ(dst, dstEnd)
-	src := Load(Param("src").Base(), GP64())
-	srcEnd := Load(Param("src").Len(), GP64())
-	ADDQ(src, srcEnd)
-	flags := Load(Param("flags"), GP64())
-
-	cbol := GP64()
-	MOVQ(flags, cbol)
-	ANDQ(U8(1), cbol)
-	ccr := GP64()
-	XORQ(ccr, ccr)
-	dirty := GP64() // see trackDirty
-	MOVQ(U32(1), dirty)
+	a := begin("decodeAVX2", "decodeAVX2 decodes with AVX2 (see the package's kernel notes).", true)
+	dst, dstEnd, src, srcEnd, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
+	cbol, ccr, dirty := lineState(flags, 1) // dirty: see trackDirty
 	ylf, ycr, ydot := broadcastY('\n'), broadcastY('\r'), broadcastY('.')
 
 	modes := []int{compat, strict, raw}
@@ -65,15 +50,8 @@ func decodeAVX2() {
 		p := "dec2_" + modeName[m]
 		loop := p + "_loop"
 		Label(loop)
-		t := GP64()
-		MOVQ(srcEnd, t)
-		SUBQ(src, t)
-		CMPQ(t, U8(65))
-		JLT(LabelRef("dec2_done"))
-		MOVQ(dstEnd, t)
-		SUBQ(dst, t)
-		CMPQ(t, U8(64))
-		JLT(LabelRef("dec2_done"))
+		needLeft(src, srcEnd, 65, dst, dstEnd, 64, "dec2_done")
+		t := GP64() // a temporary
 		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr)
 
 		v, vn := YMM(), YMM()
@@ -269,24 +247,9 @@ func compactLane(x reg.Register, mlo, mhi reg.GPVirtual, dst, olo, ohi, ptab reg
 // than 64 bytes of src or 96 bytes of room left: the stores may write up
 // to 32 bytes past the output (inside dst).
 func encodeAVX2() {
-	TEXT("encodeAVX2", NOSPLIT, signature)
-	Doc("encodeAVX2 encodes with AVX2 (see the package's kernel notes).")
-	Pragma("noescape")
-	dst := Load(Param("dst").Base(), GP64())
-	dstEnd := Load(Param("dst").Len(), GP64())
-	ADDQ(dst, dstEnd)
-	src := Load(Param("src").Base(), GP64())
-	srcEnd := Load(Param("src").Len(), GP64())
-	ADDQ(src, srcEnd)
-	flags := Load(Param("flags"), GP64())
-
-	cbol := GP64()
-	MOVQ(flags, cbol)
-	ANDQ(U8(1), cbol)
-	ccr := GP64()
-	XORQ(ccr, ccr)
-	dirty := GP64() // see trackDirty
-	MOVQ(U32(1), dirty)
+	a := begin("encodeAVX2", "encodeAVX2 encodes with AVX2 (see the package's kernel notes).", true)
+	dst, dstEnd, src, srcEnd, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
+	cbol, ccr, dirty := lineState(flags, 1) // dirty: see trackDirty
 	ylf, ycr, ydot := broadcastY('\n'), broadcastY('\r'), broadcastY('.')
 
 	SHRQ(U8(1), flags)
@@ -299,15 +262,8 @@ func encodeAVX2() {
 		loop := p + "_loop"
 		Label(p)
 		Label(loop)
-		t := GP64()
-		MOVQ(srcEnd, t)
-		SUBQ(src, t)
-		CMPQ(t, U8(64))
-		JLT(LabelRef("enc2_done"))
-		MOVQ(dstEnd, t)
-		SUBQ(dst, t)
-		CMPQ(t, U8(96))
-		JLT(LabelRef("enc2_done"))
+		needLeft(src, srcEnd, 64, dst, dstEnd, 96, "enc2_done")
+		t := GP64() // a temporary
 		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr)
 
 		v := YMM()
@@ -398,6 +354,20 @@ func encodeAVX2() {
 	VZEROUPPER()
 	returnCounts(dst, src)
 	RET()
+}
+
+// needLeft goes to done unless at least nSrc bytes of src and nDst bytes
+// of dst are left.
+func needLeft(src, srcEnd reg.Register, nSrc uint8, dst, dstEnd reg.Register, nDst uint8, done string) {
+	t := GP64()
+	MOVQ(srcEnd, t)
+	SUBQ(src, t)
+	CMPQ(t, U8(nSrc))
+	JLT(LabelRef(done))
+	MOVQ(dstEnd, t)
+	SUBQ(dst, t)
+	CMPQ(t, U8(nDst))
+	JLT(LabelRef(done))
 }
 
 // cleanLoopY copies 32-byte blocks inside a long line: once three blocks

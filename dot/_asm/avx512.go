@@ -34,30 +34,12 @@ func cmpMaskZ(v, c reg.VecVirtual) reg.GPVirtual {
 // goes through the general path, which masks its loads past the end of
 // src (see loadMaskedZ), so no byte outside src and dst is touched.
 func decodeAVX512() {
-	TEXT("decodeAVX512", NOSPLIT, signature)
-	Doc("decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).")
-	Pragma("noescape")
-	dst := Load(Param("dst").Base(), GP64())
-	dstLim := Load(Param("dst").Len(), GP64())
-	src := Load(Param("src").Base(), GP64())
-	srcLim := Load(Param("src").Len(), GP64())
-	flags := Load(Param("flags"), GP64())
-	TESTQ(srcLim, srcLim)
-	JZ(LabelRef("dec512_done"))
-	TESTQ(dstLim, dstLim)
-	JZ(LabelRef("dec512_done"))
-	// The fast loop runs while 65 bytes of src and of dst are left:
-	// while src <= srcLim and dst <= dstLim.
-	LEAQ(Mem{Base: src, Index: srcLim, Scale: 1, Disp: -65}, srcLim)
-	LEAQ(Mem{Base: dst, Index: dstLim, Scale: 1, Disp: -65}, dstLim)
-
-	cbol := GP64() // 1 if the block's first byte starts a line
-	MOVQ(flags, cbol)
-	ANDQ(U8(1), cbol)
-	ccr := GP64() // 1 if the byte before the block is a CR (Strict, Raw)
-	XORQ(ccr, ccr)
-	dirty := GP64() // see trackDirty and decodeCompatBody512
-	MOVQ(U32(3), dirty)
+	a := begin("decodeAVX512", "decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).", false)
+	dst, dstLim, src, srcLim, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
+	limits512(a, "dec512_done")
+	// ccr is used in Strict and Raw mode; for dirty see trackDirty and
+	// decodeCompatBody512.
+	cbol, ccr, dirty := lineState(flags, 3)
 	three := GP64()
 	MOVQ(U32(3), three)
 	ones := GP64()
@@ -136,19 +118,9 @@ func decodeAVX512() {
 
 		// The general path: one block, of any length, with any room.
 		Label(general)
-		rem, room := GP64(), GP64()
-		LEAQ(Mem{Base: srcLim, Disp: 65}, rem)
-		SUBQ(src, rem)
-		JZ(LabelRef("dec512_done"))
-		LEAQ(Mem{Base: dstLim, Disp: 65}, room)
-		SUBQ(dst, room)
-		JZ(LabelRef("dec512_done"))
 		// The block is src[:min(rem, 64)]; its look-ahead is one byte
 		// further, when there is one.
-		r := GP64()
-		MOVQ(U32(65), r)
-		CMPQ(rem, r)
-		CMOVQLT(rem, r)
+		_, room, r := generalHead512(src, dst, srcLim, dstLim, "dec512_done")
 		lm := GP64() // bytes of the block that exist
 		BZHIQ(r, ones, lm)
 		DECQ(r)
@@ -232,6 +204,47 @@ func decodeAVX512() {
 	VZEROUPPER()
 	returnCounts(dst, src)
 	RET()
+}
+
+// limits512 goes to done if src or dst is empty, and turns a.srcN and
+// a.dstN into the limits of the fast loops, which run while 65 bytes of src
+// and of dst are left: while src <= srcLim and dst <= dstLim.
+func limits512(a args, done string) {
+	TESTQ(a.srcN, a.srcN)
+	JZ(LabelRef(done))
+	TESTQ(a.dstN, a.dstN)
+	JZ(LabelRef(done))
+	LEAQ(Mem{Base: a.src, Index: a.srcN, Scale: 1, Disp: -65}, a.srcN)
+	LEAQ(Mem{Base: a.dst, Index: a.dstN, Scale: 1, Disp: -65}, a.dstN)
+}
+
+// generalHead512 starts a general path: rem is what is left of src and
+// room of dst (it goes to done if either is 0), and r is min(rem, 65).
+func generalHead512(src, dst, srcLim, dstLim reg.Register, done string) (rem, room, r reg.GPVirtual) {
+	rem, room = GP64(), GP64()
+	LEAQ(Mem{Base: srcLim, Disp: 65}, rem)
+	SUBQ(src, rem)
+	JZ(LabelRef(done))
+	LEAQ(Mem{Base: dstLim, Disp: 65}, room)
+	SUBQ(dst, room)
+	JZ(LabelRef(done))
+	r = GP64()
+	MOVQ(U32(65), r)
+	CMPQ(rem, r)
+	CMOVQLT(rem, r)
+	return rem, room, r
+}
+
+// loopLimit sets lim to min(srcLim-src, dstLim-dst): how far an index into
+// both src and dst may go while the fast loops' limits hold.
+func loopLimit(src, dst, srcLim, dstLim, lim reg.Register) {
+	MOVQ(srcLim, lim)
+	SUBQ(src, lim)
+	t := GP64()
+	MOVQ(dstLim, t)
+	SUBQ(dst, t)
+	CMPQ(t, lim)
+	CMOVQLT(t, lim)
 }
 
 // decodeMaskSet holds the masks of one block.
@@ -319,29 +332,10 @@ func storeCompressed(v reg.VecVirtual, keep, cnt, dst, room reg.Register) {
 // slots are filled with '.' (before a line-leading dot) or CR (before a
 // bare LF, Compat only).
 func encodeAVX512() {
-	TEXT("encodeAVX512", NOSPLIT, signature)
-	Doc("encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).")
-	Pragma("noescape")
-	dst := Load(Param("dst").Base(), GP64())
-	dstLim := Load(Param("dst").Len(), GP64())
-	src := Load(Param("src").Base(), GP64())
-	srcLim := Load(Param("src").Len(), GP64())
-	flags := Load(Param("flags"), GP64())
-	TESTQ(srcLim, srcLim)
-	JZ(LabelRef("enc512_done"))
-	TESTQ(dstLim, dstLim)
-	JZ(LabelRef("enc512_done"))
-	// The fast loop runs while 65 bytes of src and of dst are left.
-	LEAQ(Mem{Base: src, Index: srcLim, Scale: 1, Disp: -65}, srcLim)
-	LEAQ(Mem{Base: dst, Index: dstLim, Scale: 1, Disp: -65}, dstLim)
-
-	cbol := GP64()
-	MOVQ(flags, cbol)
-	ANDQ(U8(1), cbol)
-	ccr := GP64()
-	XORQ(ccr, ccr)
-	dirty := GP64() // see trackDirty and encodeCompatBody512
-	MOVQ(U32(3), dirty)
+	a := begin("encodeAVX512", "encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).", false)
+	dst, dstLim, src, srcLim, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
+	limits512(a, "enc512_done")
+	cbol, ccr, dirty := lineState(flags, 3) // dirty: see encodeCompatBody512
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
 
 	// Raw encodes as Strict.
@@ -433,17 +427,7 @@ func encodeAVX512() {
 
 		// The general path: one block, of any length, with any room.
 		Label(general)
-		rem, room := GP64(), GP64()
-		LEAQ(Mem{Base: srcLim, Disp: 65}, rem)
-		SUBQ(src, rem)
-		JZ(LabelRef("enc512_done"))
-		LEAQ(Mem{Base: dstLim, Disp: 65}, room)
-		SUBQ(dst, room)
-		JZ(LabelRef("enc512_done"))
-		r := GP64()
-		MOVQ(U32(65), r)
-		CMPQ(rem, r)
-		CMOVQLT(rem, r)
+		rem, room, r := generalHead512(src, dst, srcLim, dstLim, "enc512_done")
 		lm := GP64()
 		MOVQ(I32(-1), lm)
 		BZHIQ(r, lm, lm)
@@ -755,13 +739,7 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	// deletes), while i <= lim.
 	i, j, lim := GP64(), GP64(), GP64()
 	enter := func() {
-		MOVQ(srcLim, lim)
-		SUBQ(src, lim)
-		t := GP64()
-		MOVQ(dstLim, t)
-		SUBQ(dst, t)
-		CMPQ(t, lim)
-		CMOVQLT(t, lim)
+		loopLimit(src, dst, srcLim, dstLim, lim)
 		XORQ(i, i)
 		XORQ(j, j)
 	}
@@ -861,13 +839,7 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	// by i, up to lim.
 	i, lim := GP64(), GP64()
 	enter := func() {
-		MOVQ(srcLim, lim)
-		SUBQ(src, lim)
-		t := GP64()
-		MOVQ(dstLim, t)
-		SUBQ(dst, t)
-		CMPQ(t, lim)
-		CMOVQLT(t, lim)
+		loopLimit(src, dst, srcLim, dstLim, lim)
 		XORQ(i, i)
 	}
 	enter()

@@ -43,6 +43,51 @@ func main() {
 	Generate()
 }
 
+// args holds the registers every kernel starts from.
+type args struct {
+	dst, dstN, src, srcN, flags reg.GPVirtual
+}
+
+// begin starts the kernel name (doc describes it) and loads its arguments.
+// With ends, dstN and srcN become the ends of dst and src; otherwise they
+// hold the lengths.
+func begin(name, doc string, ends bool) args {
+	TEXT(name, NOSPLIT, signature)
+	Doc(doc)
+	Pragma("noescape")
+	var a args
+	a.dst, a.dstN = GP64(), GP64()
+	Load(Param("dst").Base(), a.dst)
+	Load(Param("dst").Len(), a.dstN)
+	if ends {
+		ADDQ(a.dst, a.dstN)
+	}
+	a.src, a.srcN = GP64(), GP64()
+	Load(Param("src").Base(), a.src)
+	Load(Param("src").Len(), a.srcN)
+	if ends {
+		ADDQ(a.src, a.srcN)
+	}
+	a.flags = GP64()
+	Load(Param("flags"), a.flags)
+	return a
+}
+
+// lineState sets up the state a kernel carries from block to block: cbol
+// (1 if the block's first byte starts a line, from flags bit 0), ccr (1 if
+// the byte before the block is a CR; never so at the start) and dirty (see
+// trackDirty), set to dirty0.
+func lineState(flags reg.Register, dirty0 uint32) (cbol, ccr, dirty reg.GPVirtual) {
+	cbol = GP64()
+	MOVQ(flags, cbol)
+	ANDQ(U8(1), cbol)
+	ccr = GP64()
+	XORQ(ccr, ccr)
+	dirty = GP64()
+	MOVQ(U32(dirty0), dirty)
+	return cbol, ccr, dirty
+}
+
 // returnCounts stores dst-dst0 and src-src0 as the results.
 func returnCounts(dst, src reg.Register) {
 	d0 := Load(Param("dst").Base(), GP64())
