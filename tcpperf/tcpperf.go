@@ -49,6 +49,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
 // Errors returned by Run.
@@ -113,8 +115,6 @@ type Result struct {
 }
 
 const (
-	// coarseSpin is the spin window where only Go timers are available.
-	coarseSpin  = 2 * time.Millisecond
 	histMax     = int64(time.Hour)
 	maxInflight = 1 << 20 // per connection
 	// minMaxPending is the least a connection may hold unsent (open loop:
@@ -549,7 +549,7 @@ func (r *run) pacer(ctx context.Context, p int) {
 	for i := p; i < len(r.conns); i += r.cfg.Pacers {
 		mine = append(mine, r.conns[i])
 	}
-	sl, _ := NewSleeper(r.cfg.Spin)
+	sl, _ := sleep.New(r.cfg.Spin)
 	defer sl.Close()
 	step := 1e9 / r.cfg.QPS
 	P := int64(r.cfg.Pacers)
@@ -560,12 +560,12 @@ func (r *run) pacer(ctx context.Context, p int) {
 		}
 		due := r.base.Add(time.Duration(t))
 		for time.Until(due) > maxNap {
-			sl.SleepUntil(time.Now().Add(maxNap))
+			sl.Until(time.Now().Add(maxNap))
 			if ctx.Err() != nil {
 				return
 			}
 		}
-		sl.SleepUntil(due)
+		sl.Until(due)
 		if r.measured(t) {
 			r.late.record(r.now() - t)
 		}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
 // server runs a line or echo server on 127.0.0.1:0 until the test ends.
@@ -61,7 +63,7 @@ func echo(c net.Conn) { io.Copy(c, c) }
 // delayedLines answers each line exactly delay after reading it.
 func delayedLines(delay time.Duration, corrupt bool) func(net.Conn) {
 	return func(c net.Conn) {
-		sl, _ := NewSleeper(30 * time.Microsecond)
+		sl, _ := sleep.New(30 * time.Microsecond)
 		defer sl.Close()
 		r := bufio.NewReader(c)
 		for {
@@ -73,7 +75,7 @@ func delayedLines(delay time.Duration, corrupt bool) func(net.Conn) {
 			if corrupt {
 				line[0] ^= 1
 			}
-			sl.SleepUntil(at)
+			sl.Until(at)
 			if _, err := c.Write(line); err != nil {
 				return
 			}
@@ -245,22 +247,6 @@ func refusingAddr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
-}
-
-// The sleeper wakes at or after the instant asked, never before.
-func TestSleeperNeverEarly(t *testing.T) {
-	sl, err := NewSleeper(20 * time.Microsecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sl.Close()
-	for i := 0; i < 50; i++ {
-		at := time.Now().Add(time.Duration(i*37) * time.Microsecond)
-		sl.SleepUntil(at)
-		if now := time.Now(); now.Before(at) {
-			t.Fatalf("woke %v early", at.Sub(now))
-		}
-	}
 }
 
 // A closed loop against a slow server leaves the client idle: nothing in the

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/netio"
-	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
 func init() {
@@ -244,10 +244,10 @@ func handleDelayed(c net.Conn, cfg serveConfig) {
 			ch <- delayedResponse{time.Now().Add(cfg.delay), respond(nil, line)}
 		}
 	}()
-	sl, _ := tcpperf.NewSleeper(30 * time.Microsecond)
+	sl, _ := sleep.New(30 * time.Microsecond)
 	defer sl.Close()
 	for d := range ch {
-		sl.SleepUntil(d.due)
+		sl.Until(d.due)
 		if _, err := c.Write(d.b); err != nil {
 			c.Close() // ends the reader
 			for range ch {

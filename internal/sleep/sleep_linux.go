@@ -1,4 +1,4 @@
-package tcpperf
+package sleep
 
 import (
 	"os"
@@ -19,9 +19,9 @@ type Sleeper struct {
 	buf  [8]byte
 }
 
-// NewSleeper returns a Sleeper that spins for the last spin before each
+// New returns a Sleeper that spins for the last spin before each
 // instant. Close releases its timer.
-func NewSleeper(spin time.Duration) (*Sleeper, error) {
+func New(spin time.Duration) (*Sleeper, error) {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return &Sleeper{Spin: max(spin, coarseSpin)}, nil // fall back to time.Sleep
@@ -29,8 +29,8 @@ func NewSleeper(spin time.Duration) (*Sleeper, error) {
 	return &Sleeper{Spin: spin, fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}, nil
 }
 
-// SleepUntil returns at t or just after it.
-func (s *Sleeper) SleepUntil(t time.Time) {
+// Until returns at t or just after it.
+func (s *Sleeper) Until(t time.Time) {
 	for {
 		d := time.Until(t) - s.Spin
 		if d <= 0 {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package tcpperf
+package sleep
 
 import "time"
 
@@ -9,14 +9,14 @@ import "time"
 // about a millisecond late). On Linux it uses a timerfd and spins far less.
 type Sleeper struct{ Spin time.Duration }
 
-// NewSleeper returns a Sleeper; spin is raised to the granularity of Go's
+// New returns a Sleeper; spin is raised to the granularity of Go's
 // timers on this system.
-func NewSleeper(spin time.Duration) (*Sleeper, error) {
+func New(spin time.Duration) (*Sleeper, error) {
 	return &Sleeper{Spin: max(spin, coarseSpin)}, nil
 }
 
-// SleepUntil returns at t or just after it.
-func (s *Sleeper) SleepUntil(t time.Time) {
+// Until returns at t or just after it.
+func (s *Sleeper) Until(t time.Time) {
 	if d := time.Until(t) - s.Spin; d > 0 {
 		time.Sleep(d)
 	}
