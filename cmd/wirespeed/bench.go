@@ -43,10 +43,6 @@ func registerBench(cases ...benchCase) { benchCases = append(benchCases, cases..
 // child processes): `wirespeed bench NAME [flags]` hands over to them.
 var benchRunners = map[string]func(args []string, stdout, stderr io.Writer) int{}
 
-func init() {
-	register(command{name: "bench", summary: "compare wirespeed with the standard library side by side", run: runBench})
-}
-
 // benchResult is one row of the report.
 type benchResult struct {
 	Suite       string  `json:"suite"`

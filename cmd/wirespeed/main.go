@@ -1,41 +1,63 @@
 // Command wirespeed runs the wirespeed benchmarks and tools.
 //
-//	wirespeed bench [flags]      compare wirespeed with the standard library
-//	wirespeed help               list the subcommands
+//	wirespeed bench [flags] [suite...]   compare wirespeed with the standard library
+//	wirespeed bench net [flags]          compare the serve engines under tcpperf load
+//	wirespeed sum [OPTION]... [FILE]...  md5sum/sha*sum, in parallel
+//	wirespeed serve [flags]              echo or line server on one engine
+//	wirespeed tcpperf [flags]            TCP latency load generator
+//	wirespeed help                       list the commands
 //
-// Each subcommand lives in its own file and registers itself in init.
+// Each command is a package under internal/; this one only dispatches.
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/sumcmd"
 )
 
 // A command is one subcommand of wirespeed.
 type command struct {
 	name    string
 	summary string
-	// run executes the subcommand with the arguments after its name and
-	// returns the process exit status.
-	run func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	// interrupt: SIGINT and SIGTERM cancel the context instead of ending
+	// the process, so that the command can stop cleanly (servers, load
+	// runs). Other commands die on them, as md5sum does.
+	interrupt bool
+	run       func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
-var commands = map[string]command{}
-
-// register adds c to the subcommand table; it is called from init functions.
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("wirespeed: duplicate command " + c.name)
+// commands returns the subcommands, in the order help lists them.
+func commands() []command {
+	return []command{
+		{name: "bench", summary: "compare wirespeed with the standard library side by side", run: legacy(runBench)},
+		{name: "serve", summary: "run an echo or line server on the std, netio, gnet or evio engine", interrupt: true, run: legacy(runServe)},
+		{name: "sum", summary: sumcmd.Summary, run: sumcmd.Run},
+		{name: "tcpperf", summary: "open- or closed-loop TCP latency load generator (HdrHistogram percentiles)", interrupt: true, run: legacy(runTcpperf)},
 	}
-	commands[c.name] = c
+}
+
+func legacy(f func(args []string, stdin io.Reader, stdout, stderr io.Writer) int) func(context.Context, []string, io.Reader, io.Writer, io.Writer) error {
+	return func(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+		if code := f(args, stdin, stdout, stderr); code != 0 {
+			return cli.StatusError{Status: code}
+		}
+		return nil
+	}
 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run dispatches args to a command and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
@@ -44,24 +66,38 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "wirespeed: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		ctx := context.Background()
+		if c.interrupt {
+			var stop context.CancelFunc
+			ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+		}
+		err := c.run(ctx, args[1:], stdin, stdout, stderr)
+		status, print := cli.Status(err)
+		if print {
+			// Errors that already name the command ("tcpperf: ...",
+			// "bench net: ...") are not prefixed with it again.
+			if msg := err.Error(); strings.HasPrefix(msg, c.name+":") || strings.HasPrefix(msg, c.name+" ") {
+				fmt.Fprintf(stderr, "wirespeed %s\n", msg)
+			} else {
+				fmt.Fprintf(stderr, "wirespeed %s: %s\n", c.name, msg)
+			}
+		}
+		return status
 	}
-	return c.run(args[1:], stdin, stdout, stderr)
+	fmt.Fprintf(stderr, "wirespeed: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: wirespeed <command> [arguments]")
 	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 }

@@ -17,10 +17,6 @@ import (
 	"github.com/wirespeed/wirespeed/netio"
 )
 
-func init() {
-	register(command{name: "serve", summary: "run an echo or line server on the std, netio, gnet or evio engine", run: runServe})
-}
-
 // serveConfig selects one service (echo or line) on one engine.
 type serveConfig struct {
 	engine string

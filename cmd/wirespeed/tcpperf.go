@@ -14,10 +14,6 @@ import (
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
-func init() {
-	register(command{name: "tcpperf", summary: "open- or closed-loop TCP latency load generator (HdrHistogram percentiles)", run: runTcpperf})
-}
-
 func runTcpperf(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tcpperf", flag.ContinueOnError)
 	fs.SetOutput(stderr)

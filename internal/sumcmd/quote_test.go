@@ -1,4 +1,4 @@
-package main
+package sumcmd
 
 import (
 	"math/rand/v2"
@@ -55,5 +55,18 @@ func TestEscapeRoundTrip(t *testing.T) {
 		if _, ok := unescapeName([]byte(bad)); ok {
 			t.Errorf("unescapeName(%q) accepted", bad)
 		}
+	}
+}
+
+// as91 turns the check-mode escaping of later coreutils releases (names
+// with '\' or '\r' escaped too) into 9.1's, and leaves 9.1's alone.
+func TestAs91(t *testing.T) {
+	later := "\\back\\\\slash: OK\n\\cr\\rret: FAILED\n\\new\\nline: OK\nplain: FAILED open or read\n"
+	want := "back\\slash: OK\ncr\rret: FAILED\n\\new\\nline: OK\nplain: FAILED open or read\n"
+	if got := as91(later); got != want {
+		t.Errorf("as91(%q) = %q, want %q", later, got, want)
+	}
+	if got := as91(want); got != want {
+		t.Errorf("as91 changed 9.1 output %q to %q", want, got)
 	}
 }

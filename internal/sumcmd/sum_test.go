@@ -1,4 +1,4 @@
-package main
+package sumcmd
 
 import (
 	"bytes"
@@ -94,23 +94,32 @@ func TestSumInterleaving(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
 	var both bytes.Buffer
 	t.Chdir(dir)
-	code := run([]string{"sum", "a", "nosuch", "a", "."}, nil, &both, &both)
-	want := md5hex([]byte("a")) + "  a\n" +
+	code := runSum([]string{"a", "nosuch", "a", "."}, nil, &both, &both)
+	if want := interleaved(); code != 1 || both.String() != want {
+		t.Errorf("got %d %q\nwant %q", code, both.String(), want)
+	}
+}
+
+func interleaved() string {
+	return md5hex([]byte("a")) + "  a\n" +
 		"wirespeed sum: nosuch: No such file or directory\n" +
 		md5hex([]byte("a")) + "  a\n" +
 		"wirespeed sum: .: Is a directory\n"
-	if code != 1 || both.String() != want {
-		t.Errorf("got %d %q\nwant %q", code, both.String(), want)
-	}
-	if path, err := exec.LookPath("md5sum"); err == nil {
-		cmd := exec.Command(path, "a", "nosuch", "a", ".")
-		cmd.Args[0] = "md5sum"
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "LC_ALL=C")
-		out, _ := cmd.CombinedOutput()
-		if got := strings.ReplaceAll(string(out), "md5sum: ", "wirespeed sum: "); got != want {
-			t.Errorf("md5sum 2>&1 gives %q", got)
-		}
+}
+
+// TestSumInterleavingMatchesCoreutils checks that the order above is
+// md5sum's.
+func TestSumInterleavingMatchesCoreutils(t *testing.T) {
+	path := coreutils(t, "md5sum")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a"), []byte("a"), 0o644)
+	cmd := exec.Command(path, "a", "nosuch", "a", ".")
+	cmd.Args[0] = "md5sum"
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, _ := cmd.CombinedOutput()
+	if got := strings.ReplaceAll(string(out), "md5sum: ", "wirespeed sum: "); got != interleaved() {
+		t.Errorf("md5sum 2>&1 gives %q, want %q", got, interleaved())
 	}
 }
 
@@ -159,28 +168,5 @@ func TestSumProgressLine(t *testing.T) {
 	}
 	if isTerminal(&errw) {
 		t.Error("a buffer is not a terminal")
-	}
-}
-
-// TestBenchDigestRegistered checks that `wirespeed bench digest` has the
-// comparison of the issue, without running it (it generates 128 MiB).
-func TestBenchDigestRegistered(t *testing.T) {
-	impls := map[string][]string{}
-	for _, c := range benchCases {
-		if c.suite == "digest" {
-			impls[c.group] = append(impls[c.group], c.impl)
-			if c.bytes <= 0 || c.fn == nil {
-				t.Errorf("%s/%s: no payload or function", c.group, c.impl)
-			}
-		}
-	}
-	want := map[string]string{
-		"MD5File/size=64MiB":         "ReadFile+Sum io.Copy bufio+io.Copy CopyBuffer4K wirespeed",
-		"MD5ManyFiles/files=64x1MiB": "io.Copy wirespeed-crypto-md5 wirespeed",
-	}
-	for g, w := range want {
-		if got := strings.Join(impls[g], " "); got != w {
-			t.Errorf("%s: impls %q, want %q", g, got, w)
-		}
 	}
 }

@@ -1,8 +1,9 @@
-package main
+package sumcmd
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -225,16 +226,14 @@ func lineName(b []byte, escaped bool) (string, bool) {
 	return string(b), true
 }
 
+// validHex reports whether b is n hexadecimal digits.
 func validHex(b []byte, n int) bool {
-	if len(b) != n {
+	var buf [digest.MaxSize]byte
+	if len(b) != n || n > 2*len(buf) {
 		return false
 	}
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	_, err := hex.Decode(buf[:], b)
+	return err == nil
 }
 
 // checked reports one verified (or unreadable) file. r.mu is held.

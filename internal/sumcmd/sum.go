@@ -1,4 +1,10 @@
-package main
+// Package sumcmd is `wirespeed sum`, a drop-in for coreutils md5sum,
+// sha1sum, sha224sum, sha256sum, sha384sum and sha512sum (release 9.1): the
+// same standard output byte for byte, the same exit status, and the same
+// diagnostics on standard error except for the program name, which is
+// "wirespeed sum" (the command that actually ran) instead of "md5sum".
+// Files are hashed in parallel (-j) and reported in argument order.
+package sumcmd
 
 import (
 	"bufio"
@@ -17,18 +23,11 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/internal/cli"
 )
 
-// `wirespeed sum` is a drop-in for coreutils md5sum, sha1sum, sha224sum,
-// sha256sum, sha384sum and sha512sum (release 9.1): the same standard
-// output byte for byte, the same exit status, and the same diagnostics on
-// standard error except for the program name, which is "wirespeed sum"
-// (the command that actually ran) instead of "md5sum". Files are hashed
-// in parallel (-j) and reported in argument order.
-
-func init() {
-	register(command{name: "sum", summary: "print or check MD5/SHA checksums like md5sum, in parallel", run: runSum})
-}
+// Summary is the one-line description of the command.
+const Summary = "print or check MD5/SHA checksums like md5sum, in parallel"
 
 const sumProg = "wirespeed sum"
 
@@ -48,13 +47,19 @@ type sumConfig struct {
 	files         []string
 }
 
-func runSum(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Run runs `wirespeed sum` with the arguments after "sum". It prints its
+// diagnostics itself, as coreutils does; a failure is a cli.StatusError with
+// coreutils' exit status. The context is unused: like md5sum, sum runs to
+// the end or until a signal ends the process.
+func Run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, code, done := parseSumArgs(args, stdout, stderr)
-	if done {
-		return code
+	if !done {
+		code = newSumRun(cfg, stdin, stdout, stderr).run()
 	}
-	r := newSumRun(cfg, stdin, stdout, stderr)
-	return r.run()
+	if code != 0 {
+		return cli.StatusError{Status: code}
+	}
+	return nil
 }
 
 // sumUsageError reports a command-line mistake the way coreutils does and
