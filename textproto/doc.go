@@ -88,10 +88,10 @@
 // (SIMD where the CPU has it; see dot.Kernel). The reader returned by
 // DotReader also implements [io.WriterTo] and the writer returned by
 // DotWriter [io.ReaderFrom], so io.Copy in either direction decodes or
-// encodes whole windows through one pooled buffer and does not allocate. A Reader or Writer reuses one
-// dot reader or writer for all its blocks: as documented, each is valid
-// only until the next call to a method on its Reader or Writer, and using
-// it after that reads or writes the next block instead of failing.
+// encodes whole windows through one pooled buffer and does not allocate.
+// As in net/textproto, every block gets a new dot reader or writer, and
+// one used after the next call on its Reader or Writer goes on in its own
+// state: a drained reader returns io.EOF, it never reads the next block.
 //
 // [Reader.DotReaderMode] and [Writer.DotWriterMode] give access to the
 // other framings of package dot. dot.Strict follows RFC 5321: only

@@ -40,12 +40,9 @@ func (r *Reader) DotReader() io.Reader {
 // been consumed up to its end marker, so the connection stays in step.
 func (r *Reader) DotReaderMode(mode dot.Mode) io.Reader {
 	r.closeDot()
-	// The reader is only valid until the next call to a method on r, so
-	// one allocation serves every block read through r.
-	if r.dot == nil {
-		r.dot = new(dotReader)
-	}
-	*r.dot = dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true, fresh: true}
+	// Each block gets its own reader, so that one kept past its block
+	// cannot read the next: once drained it returns io.EOF.
+	r.dot = &dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true, fresh: true}
 	return r.dot
 }
 
@@ -61,9 +58,15 @@ type dotReader struct {
 // start runs r.begin before the first byte of the block: it returns a read
 // error owed from the previous call, and skips what a limit error left
 // unread. If it fails, that error ends the block, as a read error would,
-// and a later Read on the block tries again.
+// and a later Read on the block tries again. A reader that r no longer
+// holds (a newer block has begun) leaves r alone and reads on from where
+// it stopped, as net/textproto's does.
 func (d *dotReader) start() error {
 	if !d.fresh {
+		return nil
+	}
+	if d.r.dot != d {
+		d.fresh = false
 		return nil
 	}
 	d.active = false // r.begin's closeDot must leave this block alone

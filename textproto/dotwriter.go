@@ -30,12 +30,9 @@ func (w *Writer) DotWriter() io.WriteCloser {
 // connection). Close adds a final "\r\n" if the last line is open.
 func (w *Writer) DotWriterMode(mode dot.Mode) io.WriteCloser {
 	w.closeDot()
-	// The writer is only valid until the next call to a method on w, so
-	// one allocation serves every block written through w.
-	if w.dot == nil {
-		w.dot = new(dotWriter)
-	}
-	*w.dot = dotWriter{w: w, enc: dot.Encoder{Mode: mode}, open: true}
+	// Each block gets its own writer: one used after its block, like
+	// net/textproto's, goes on writing to w.W in its own state.
+	w.dot = &dotWriter{w: w, enc: dot.Encoder{Mode: mode}, open: true}
 	return w.dot
 }
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package textproto
+
+const raceEnabled = false
