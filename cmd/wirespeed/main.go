@@ -21,6 +21,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/sumcmd"
+	"github.com/wirespeed/wirespeed/internal/tcpperfcmd"
 )
 
 // A command is one subcommand of wirespeed.
@@ -40,7 +41,9 @@ func commands() []command {
 		{name: "bench", summary: "compare wirespeed with the standard library side by side", run: legacy(runBench)},
 		{name: "serve", summary: "run an echo or line server on the std, netio, gnet or evio engine", interrupt: true, run: legacy(runServe)},
 		{name: "sum", summary: sumcmd.Summary, run: sumcmd.Run},
-		{name: "tcpperf", summary: "open- or closed-loop TCP latency load generator (HdrHistogram percentiles)", interrupt: true, run: legacy(runTcpperf)},
+		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+			return tcpperfcmd.Run(ctx, args, stdout, stderr)
+		}},
 	}
 }
 

@@ -1,4 +1,6 @@
-package main
+// Package tcpperfcmd is `wirespeed tcpperf`, the command-line front end of
+// package tcpperf.
+package tcpperfcmd
 
 import (
 	"context"
@@ -7,14 +9,20 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"text/tabwriter"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
-func runTcpperf(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+// Summary is the one-line description of the command.
+const Summary = "open- or closed-loop TCP latency load generator (HdrHistogram percentiles)"
+
+// Run runs `wirespeed tcpperf` with the arguments after "tcpperf" until the
+// load is done or ctx is cancelled. A run that counted errors returns
+// cli.StatusError 1 after printing its result.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tcpperf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg tcpperf.Config
@@ -37,7 +45,7 @@ func runTcpperf(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return cli.StatusError{Status: 2} // the flag package has said why
 	}
 	if !*quiet {
 		cfg.Progress = stderr
@@ -45,35 +53,31 @@ func runTcpperf(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *hdrLog != "" {
 		f, err := os.Create(*hdrLog)
 		if err != nil {
-			fmt.Fprintln(stderr, "wirespeed tcpperf:", err)
-			return 1
+			return err
 		}
 		defer f.Close()
 		cfg.HdrLog = f
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer cancel()
 	res, err := tcpperf.Run(ctx, cfg)
 	if err != nil {
-		fmt.Fprintln(stderr, "wirespeed", err) // err names tcpperf
-		return 1
+		return err // it names tcpperf
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(stdout)
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintln(stderr, "wirespeed tcpperf:", err)
-			return 1
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return err
 		}
-	} else {
-		printTcpperf(stdout, res)
+	} else if err := Print(stdout, res); err != nil {
+		return err
 	}
 	if res.Errors > 0 {
-		return 1
+		return cli.StatusError{Status: 1}
 	}
-	return 0
+	return nil
 }
 
-func printTcpperf(w io.Writer, r *tcpperf.Result) {
+// Print writes r for people: the load, the throughput, the percentiles as a
+// table and the errors by kind.
+func Print(w io.Writer, r *tcpperf.Result) error {
 	load := fmt.Sprintf("%.0f msg/s open loop", r.TargetQPS)
 	if r.TargetQPS == 0 {
 		load = fmt.Sprintf("closed loop, depth %d", r.Depth)
@@ -84,13 +88,23 @@ func printTcpperf(w io.Writer, r *tcpperf.Result) {
 	}
 	fmt.Fprintf(w, "%s mode, %s conns, %s, %d-byte messages, %.1fs measured\n", r.Mode, conns, load, r.MsgSize, r.DurationS)
 	fmt.Fprintf(w, "achieved %.0f msg/s (sent %d, received %d)\n", r.AchievedQPS, r.Sent, r.Received)
-	fmt.Fprintf(w, "latency µs   p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  p99.99 %.1f  max %.1f\n", r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "µs\tp50\tp90\tp99\tp99.9\tp99.99\tmax\t")
+	fmt.Fprintf(tw, "latency\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max)
 	if r.TargetQPS > 0 {
-		fmt.Fprintf(w, "send lateness µs (the tool's own floor)   p50 %.1f  p99 %.1f  max %.1f\n", r.LatenessP50, r.LatenessP99, r.LatenessMax)
+		fmt.Fprintf(tw, "send lateness\t%.1f\t-\t%.1f\t-\t-\t%.1f\t\n", r.LatenessP50, r.LatenessP99, r.LatenessMax)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.TargetQPS > 0 {
+		fmt.Fprintln(w, "(send lateness is the tool's own floor: actual minus intended send time)")
 	}
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
 	if r.ConnectError != "" {
-		fmt.Fprintln(w, "connect:", r.ConnectError)
+		_, err := fmt.Fprintln(w, "connect:", r.ConnectError)
+		return err
 	}
+	return nil
 }

@@ -1,0 +1,118 @@
+package tcpperfcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/tcpperf"
+)
+
+// echoServer answers on 127.0.0.1:0 with the bytes it reads.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// The flags reach tcpperf.Config and -json prints the Result; -hdr-log
+// writes a log. Counts are asserted, not rates.
+func TestRunJSON(t *testing.T) {
+	addr := echoServer(t)
+	hdr := filepath.Join(t.TempDir(), "hdr.log")
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), []string{"-addr", addr, "-conns", "2", "-qps", "0", "-depth", "3", "-msg-size", "32",
+		"-duration", "100ms", "-warmup", "0s", "-mode", "line", "-json", "-q", "-hdr-log", hdr}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	var res tcpperf.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	if res.Mode != "line" || res.Conns != 2 || res.Connected != 2 || res.Depth != 3 || res.MsgSize != 32 || res.TargetQPS != 0 {
+		t.Errorf("flags not passed on: %+v", res)
+	}
+	if res.Received == 0 || res.Errors != 0 {
+		t.Errorf("run: %+v", res)
+	}
+	if errb.Len() != 0 {
+		t.Errorf("-q printed progress: %q", errb.String())
+	}
+	if fi, err := os.Stat(hdr); err != nil || fi.Size() == 0 {
+		t.Errorf("hdr log: %v, %v", fi, err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), []string{"-nosuchflag"}, &out, &errb)
+	if status, print := cli.Status(err); status != 2 || print {
+		t.Errorf("bad flag: %v (status %d)", err, status)
+	}
+	err = Run(context.Background(), []string{"-mode", "http", "-q"}, &out, &errb)
+	if !errors.Is(err, tcpperf.ErrConfig) {
+		t.Errorf("bad mode: %v, want tcpperf.ErrConfig", err)
+	}
+	// Nothing listens on a closed listener's port: no connection opens.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out.Reset()
+	err = Run(context.Background(), []string{"-addr", addr, "-conns", "1", "-duration", "10ms", "-warmup", "0s", "-q"}, &out, &errb)
+	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConnect) || status != 1 || !print {
+		t.Errorf("refused: %v (status %d)\n%s", err, status, out.String())
+	}
+}
+
+func TestPrint(t *testing.T) {
+	r := &tcpperf.Result{Mode: "echo", Conns: 10, Connected: 9, TargetQPS: 1000, MsgSize: 64, DurationS: 10,
+		P50: 12.5, P90: 20, P99: 100.25, P999: 1000, P9999: 2000, Max: 12345.6, AchievedQPS: 999.6, Sent: 10000, Received: 9990,
+		Errors: 11, ConnectFailures: 1, Unanswered: 10, ConnectError: "refused", LatenessP50: 1, LatenessP99: 2, LatenessMax: 3}
+	var b bytes.Buffer
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `echo mode, 9 of 10 conns, 1000 msg/s open loop, 64-byte messages, 10.0s measured
+achieved 1000 msg/s (sent 10000, received 9990)
+             µs   p50   p90    p99   p99.9  p99.99      max
+        latency  12.5  20.0  100.2  1000.0  2000.0  12345.6
+  send lateness   1.0     -    2.0       -       -      3.0
+(send lateness is the tool's own floor: actual minus intended send time)
+errors 11 (connect 1, write 0, read 0, content 0, unanswered 10)
+connect: refused
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	r.TargetQPS, r.Depth, r.Connected, r.ConnectError = 0, 4, 10, ""
+	b.Reset()
+	Print(&b, r)
+	if s := b.String(); !strings.Contains(s, "closed loop, depth 4") || strings.Contains(s, "lateness") {
+		t.Errorf("closed loop:\n%s", s)
+	}
+}
