@@ -136,29 +136,3 @@ func TestPrintfLine(t *testing.T) {
 type brokenWriter struct{}
 
 func (brokenWriter) Write([]byte) (int, error) { return 0, errInjected }
-
-// TestErrorStrings compares Error, ProtocolError, TrimString and
-// TrimBytes with net/textproto's.
-func TestErrorStrings(t *testing.T) {
-	for _, e := range []Error{{0, ""}, {5, "x"}, {250, "ok \"quoted\"\n"}, {1234, "é"}, {-1, "\x00"}} {
-		if got, want := e.Error(), (&stdtp.Error{Code: e.Code, Msg: e.Msg}).Error(); got != want {
-			t.Errorf("Error %v: %q, want %q", e, got, want)
-		}
-	}
-	if got := ProtocolError("bad thing").Error(); got != stdtp.ProtocolError("bad thing").Error() {
-		t.Errorf("ProtocolError: %q", got)
-	}
-	for _, s := range []string{"", " ", " \t\r\n", "a", " a ", "\ta b\r\n", "\va\v", "\u00a0a", "a\n\n"} {
-		if got, want := TrimString(s), stdtp.TrimString(s); got != want {
-			t.Errorf("TrimString(%q) = %q, want %q", s, got, want)
-		}
-		b := []byte(s)
-		got, want := TrimBytes(b), stdtp.TrimBytes(b)
-		if !bytes.Equal(got, want) || len(got) != len(want) || cap(got) != cap(want) {
-			t.Errorf("TrimBytes(%q) = %q (cap %d), want %q (cap %d)", s, got, cap(got), want, cap(want))
-		}
-	}
-	if TrimBytes(nil) != nil {
-		t.Error("TrimBytes(nil) is not nil")
-	}
-}

@@ -67,15 +67,10 @@ func (o outcome) String() string {
 	return fmt.Sprintf("{S:%q B:%q nil:%v Code:%d Lines:%q H:%q Err:%#v(%v)}", o.S, o.B, o.BNil, o.Code, o.Lines, o.H, o.Err, o.Err)
 }
 
-// stdErr maps net/textproto's error types onto ours, so that equal errors
-// compare equal.
+// stdErr maps net/textproto's unexported "message too large" error onto
+// ours, so that equal errors compare equal. (Error and ProtocolError are
+// the same types in both packages.)
 func stdErr(err error) error {
-	switch e := err.(type) {
-	case stdtp.ProtocolError:
-		return ProtocolError(e)
-	case *stdtp.Error:
-		return &Error{e.Code, e.Msg}
-	}
 	if err != nil && err.Error() == errMessageTooLarge.Error() && reflect.TypeOf(err) == reflect.TypeOf(errMessageTooLarge) {
 		return errMessageTooLarge
 	}

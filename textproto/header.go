@@ -1,87 +1,26 @@
 package textproto
 
-// A MIMEHeader maps header field names (keys) to their values, in the
-// order they appeared. Keys are in canonical form (see
-// [CanonicalMIMEHeaderKey]); the methods canonicalize the key they are
-// given.
-type MIMEHeader map[string][]string
+import nettextproto "net/textproto"
 
-// Add appends value to the values of key.
-func (h MIMEHeader) Add(key, value string) {
-	key = CanonicalMIMEHeaderKey(key)
-	h[key] = append(h[key], value)
-}
-
-// Set replaces the values of key with the single value.
-func (h MIMEHeader) Set(key, value string) {
-	h[CanonicalMIMEHeaderKey(key)] = []string{value}
-}
-
-// Get returns the first value of key, or "" if there is none. Use Values,
-// or the map directly, for all values or for a key that is not canonical.
-func (h MIMEHeader) Get(key string) string {
-	if h == nil {
-		return ""
-	}
-	vs := h[CanonicalMIMEHeaderKey(key)]
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0]
-}
-
-// Values returns the values of key; the returned slice is the map's own,
-// not a copy.
-func (h MIMEHeader) Values(key string) []string {
-	if h == nil {
-		return nil
-	}
-	return h[CanonicalMIMEHeaderKey(key)]
-}
-
-// Del removes key and its values.
-func (h MIMEHeader) Del(key string) {
-	delete(h, CanonicalMIMEHeaderKey(key))
-}
+// A MIMEHeader maps header field names (keys) to their values. It is
+// net/textproto's own type, so a header read here goes as it is to any API
+// that takes one, such as mime/multipart's.
+type MIMEHeader = nettextproto.MIMEHeader
 
 // CanonicalMIMEHeaderKey returns the canonical form of the header field
 // name s: the first letter and every letter after a hyphen upper case, all
 // other letters lower case ("content-TYPE" becomes "Content-Type"). Names
 // are taken to be ASCII. If s contains a space or any byte that RFC 9110
 // does not allow in a field name (a token), s is returned unchanged.
+// It is net/textproto's function.
 func CanonicalMIMEHeaderKey(s string) string {
-	upper := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !tokenByte[c] {
-			return s
-		}
-		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
-			return canonicalKeyString(s, i)
-		}
-		upper = c == '-'
-	}
-	return s
-}
-
-// canonicalKeyString canonicalizes s, whose first i bytes are valid and
-// already canonical.
-func canonicalKeyString(s string, i int) string {
-	for j := i; j < len(s); j++ {
-		if !tokenByte[s[j]] {
-			return s
-		}
-	}
-	b := []byte(s)
-	canonicalize(b[i:], i == 0 || b[i-1] == '-')
-	if k, ok := commonHeader[string(b)]; ok {
-		return k
-	}
-	return string(b)
+	return nettextproto.CanonicalMIMEHeaderKey(s)
 }
 
 // canonicalize rewrites the valid key bytes b in place into canonical
-// case; upper says whether b[0] starts a word.
+// case; upper says whether b[0] starts a word. ReadMIMEHeader uses it on
+// the keys it reads, which it then interns (commonHeader) or keeps in its
+// arena.
 func canonicalize(b []byte, upper bool) {
 	for i, c := range b {
 		if upper && 'a' <= c && c <= 'z' {

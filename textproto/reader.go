@@ -428,7 +428,7 @@ func parseCodeLine(line string, expectCode int) (code int, continued bool, messa
 	}
 	message = line[4:]
 	if codeMismatch(code, expectCode) {
-		err = &Error{code, message}
+		err = &Error{Code: code, Msg: message}
 	}
 	return
 }
@@ -490,7 +490,7 @@ func (r *Reader) ReadResponse(expectCode int) (code int, message string, err err
 	message = msg.String()
 	if err != nil && multi && message != "" {
 		// The code did not match: report the whole text.
-		err = &Error{code, message}
+		err = &Error{Code: code, Msg: message}
 	}
 	return
 }
@@ -707,4 +707,9 @@ func (r *Reader) header() MIMEHeader {
 		r.fields = nil
 	}
 	return m
+}
+
+func isASCIILetter(c byte) bool {
+	c |= 0x20 // fold to lower case
+	return 'a' <= c && c <= 'z'
 }

@@ -2,31 +2,19 @@ package textproto
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
+	nettextproto "net/textproto"
 )
 
 // An Error is a numeric reply from the peer that was not the code the
-// caller expected.
-type Error struct {
-	Code int
-	Msg  string
-}
-
-// Error formats the code with three digits and quotes the message, as
-// net/textproto does: `550 "mailbox unavailable"`.
-func (e *Error) Error() string {
-	return fmt.Sprintf("%03d %q", e.Code, e.Msg)
-}
+// caller expected. It is net/textproto's own type, so errors.As finds it
+// with a *net/textproto.Error as well.
+type Error = nettextproto.Error
 
 // A ProtocolError reports input that breaks the protocol's rules, such as
-// a malformed response line or header.
-type ProtocolError string
-
-func (p ProtocolError) Error() string {
-	return string(p)
-}
+// a malformed response line or header. It is net/textproto's own type.
+type ProtocolError = nettextproto.ProtocolError
 
 // A Conn is a text protocol connection: a [Reader] and a [Writer] over the
 // same network connection, and a [Pipeline] that orders the requests and
@@ -42,11 +30,10 @@ type Conn struct {
 // NewConn returns a [Conn] that reads and writes conn through a bufio.Reader
 // and a bufio.Writer of the default size.
 func NewConn(conn io.ReadWriteCloser) *Conn {
-	return &Conn{
-		Reader: Reader{R: bufio.NewReader(conn)},
-		Writer: Writer{W: bufio.NewWriter(conn)},
-		conn:   conn,
-	}
+	c := &Conn{conn: conn}
+	c.Reader.R = bufio.NewReader(conn)
+	c.Writer.W = bufio.NewWriter(conn)
+	return c
 }
 
 // Close closes the connection.
@@ -66,51 +53,28 @@ func Dial(network, addr string) (*Conn, error) {
 
 // Cmd waits for its turn in the request pipeline, sends one command line
 // (format and args as for fmt.Sprintf, followed by \r\n) and flushes it.
-// It returns the command's pipeline id: pass it to StartResponse and
-// EndResponse around reading the reply, so that replies are read in the
-// order the commands were sent.
+// It returns the command's pipeline id, or 0 and the error if sending
+// failed: pass the id to StartResponse and EndResponse around reading the
+// reply, so that replies are read in the order the commands were sent.
 func (c *Conn) Cmd(format string, args ...any) (id uint, err error) {
 	id = c.Next()
 	c.StartRequest(id)
 	err = c.PrintfLine(format, args...)
-	c.EndRequest(id)
+	c.EndRequest(id) // the next command may go, even after a failure
 	if err != nil {
-		return 0, err
+		id = 0
 	}
-	return id, nil
+	return id, err
 }
 
 // TrimString returns s without leading and trailing ASCII space
-// (space, tab, CR and LF).
+// (space, tab, CR and LF). It is net/textproto's function.
 func TrimString(s string) string {
-	i, j := 0, len(s)
-	for i < j && isASCIISpace(s[i]) {
-		i++
-	}
-	for j > i && isASCIISpace(s[j-1]) {
-		j--
-	}
-	return s[i:j]
+	return nettextproto.TrimString(s)
 }
 
 // TrimBytes returns b without leading and trailing ASCII space
-// (space, tab, CR and LF).
+// (space, tab, CR and LF). It is net/textproto's function.
 func TrimBytes(b []byte) []byte {
-	i, j := 0, len(b)
-	for i < j && isASCIISpace(b[i]) {
-		i++
-	}
-	for j > i && isASCIISpace(b[j-1]) {
-		j--
-	}
-	return b[i:j]
-}
-
-func isASCIISpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
-}
-
-func isASCIILetter(c byte) bool {
-	c |= 0x20 // fold to lower case
-	return 'a' <= c && c <= 'z'
+	return nettextproto.TrimBytes(b)
 }
