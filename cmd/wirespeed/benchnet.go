@@ -12,11 +12,13 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -106,7 +108,7 @@ func runBenchNet(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	for _, e := range strings.Split(*engines, ",") {
-		if _, ok := engines_[e]; !ok {
+		if !slices.Contains(serve.Engines(), e) {
 			fmt.Fprintf(stderr, "wirespeed bench net: unknown engine %q\n", e)
 			return 2
 		}
@@ -133,8 +135,6 @@ func runBenchNet(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
-var engines_ = engines // the serve engines, by name
 
 func benchNet(cfg benchNetConfig, progress io.Writer) []netRow {
 	var rows []netRow

@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/internal/sumcmd"
 	"github.com/wirespeed/wirespeed/internal/tcpperfcmd"
 )
@@ -39,7 +40,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{name: "bench", summary: "compare wirespeed with the standard library side by side", run: legacy(runBench)},
-		{name: "serve", summary: "run an echo or line server on the std, netio, gnet or evio engine", interrupt: true, run: legacy(runServe)},
+		{name: "serve", summary: serve.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+			return serve.Run(ctx, args, stdout, stderr)
+		}},
 		{name: "sum", summary: sumcmd.Summary, run: sumcmd.Run},
 		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return tcpperfcmd.Run(ctx, args, stdout, stderr)

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bytes"
@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"os"
 	"runtime"
-	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -36,28 +35,21 @@ func (s *gnetServer) OnBoot(eng gnet.Engine) gnet.Action {
 	return gnet.None
 }
 
-// gnetAddr reads the bound address of the engine's listener (for port 0).
+// gnetAddr reads the bound address of the engine's listener (for port 0)
+// from a duplicate of its descriptor, which gnet's API hands out.
 func gnetAddr(eng gnet.Engine) (string, error) {
 	fd, err := eng.Dup()
 	if err != nil {
 		return "", err
 	}
-	defer syscall.Close(fd)
-	sa, err := syscall.Getsockname(fd)
+	f := os.NewFile(uintptr(fd), "gnet listener")
+	defer f.Close()
+	ln, err := net.FileListener(f)
 	if err != nil {
 		return "", err
 	}
-	return sockaddrString(sa)
-}
-
-func sockaddrString(sa syscall.Sockaddr) (string, error) {
-	switch a := sa.(type) {
-	case *syscall.SockaddrInet4:
-		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port)), nil
-	case *syscall.SockaddrInet6:
-		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port)), nil
-	}
-	return "", fmt.Errorf("unexpected socket address %T", sa)
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 func (s *gnetServer) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
@@ -93,26 +85,36 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
-func startGnet(cfg serveConfig) (*runningServer, error) {
-	s := &gnetServer{mode: cfg.mode, ready: make(chan error, 1)}
+func startGnet(srv *Server, cfg Config, h *hooks) error {
+	s := &gnetServer{mode: cfg.Mode, ready: make(chan error, 1)}
+	logger := &gnetLogger{log: cfg.ErrorLog, fail: srv.fail}
+	if h.gnetLogger != nil {
+		h.gnetLogger(logger)
+	}
 	done := make(chan error, 1)
 	go func() {
-		done <- gnet.Run(s, "tcp://"+cfg.addr,
+		done <- gnet.Run(s, "tcp://"+cfg.Addr,
 			gnet.WithMulticore(true),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
-			gnet.WithLogger(gnetLogger{}))
+			gnet.WithLogger(logger))
 	}()
 	select {
 	case err := <-s.ready:
 		if err != nil {
 			s.eng.Stop(context.Background())
 			<-done
-			return nil, err
+			return err
 		}
 	case err := <-done:
-		return nil, fmt.Errorf("gnet: %w", err)
+		select {
+		case <-srv.failed:
+			err = errors.Join(srv.failErr, err)
+		default:
+		}
+		return fmt.Errorf("gnet: %w", err)
 	}
-	stop := func() error {
+	srv.addr = s.addr
+	srv.stop = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		err := s.eng.Stop(ctx)
@@ -121,17 +123,27 @@ func startGnet(cfg serveConfig) (*runningServer, error) {
 		}
 		return err
 	}
-	return &runningServer{addr: s.addr, stop: stop}, nil
+	return nil
 }
 
-// gnetLogger drops gnet's informational messages and prints its errors.
-type gnetLogger struct{}
+// gnetLogger drops gnet's informational messages and logs its warnings and
+// errors. gnet calls Fatalf where it cannot go on (and expects the process
+// to exit): this records the failure, which makes Serve stop the engine and
+// return it.
+type gnetLogger struct {
+	log  *log.Logger
+	fail func(error)
+}
 
-func (gnetLogger) Debugf(string, ...any)     {}
-func (gnetLogger) Infof(string, ...any)      {}
-func (gnetLogger) Warnf(f string, a ...any)  { log.Printf("gnet: "+f, a...) }
-func (gnetLogger) Errorf(f string, a ...any) { log.Printf("gnet: "+f, a...) }
-func (gnetLogger) Fatalf(f string, a ...any) { log.Fatalf("gnet: "+f, a...) }
+func (*gnetLogger) Debugf(string, ...any)       {}
+func (*gnetLogger) Infof(string, ...any)        {}
+func (l *gnetLogger) Warnf(f string, a ...any)  { l.log.Printf("gnet: "+f, a...) }
+func (l *gnetLogger) Errorf(f string, a ...any) { l.log.Printf("gnet: "+f, a...) }
+func (l *gnetLogger) Fatalf(f string, a ...any) {
+	err := fmt.Errorf("%w: gnet: %s", ErrFatal, fmt.Sprintf(f, a...))
+	l.log.Print(err)
+	l.fail(err)
+}
 
 // evioConn is the per-connection state of the evio line service.
 type evioConn struct {
@@ -140,16 +152,19 @@ type evioConn struct {
 }
 
 // startEvio runs the service on evio, one loop per CPU the process may use.
-// evio has no option for TCP_NODELAY; Linux accepted sockets inherit it from
-// the listener, so it is set there.
-func startEvio(cfg serveConfig) (*runningServer, error) {
+//
+// Its connections run with Nagle's algorithm (the kernel's default): evio
+// has no option for TCP_NODELAY and no way to reach its sockets. (On Linux
+// accepted sockets inherit TCP_NODELAY from the listener, but evio creates
+// the listener itself and does not expose it.) So a response written while
+// an earlier one on the same connection is still unacknowledged waits for
+// that ACK; one request in flight per connection is not affected.
+func startEvio(srv *Server, cfg Config) error {
 	var stopping atomic.Bool
 	ready := make(chan string, 1)
-	var nodelayErr error
 	ev := evio.Events{NumLoops: runtime.GOMAXPROCS(0)}
-	ev.Serving = func(srv evio.Server) evio.Action {
-		nodelayErr = setListenerNoDelay(srv.Addrs[0])
-		ready <- srv.Addrs[0].String()
+	ev.Serving = func(s evio.Server) evio.Action {
+		ready <- s.Addrs[0].String()
 		return evio.None
 	}
 	ev.Opened = func(c evio.Conn) ([]byte, evio.Options, evio.Action) {
@@ -160,7 +175,7 @@ func startEvio(cfg serveConfig) (*runningServer, error) {
 		return nil, evio.Options{}, evio.None
 	}
 	ev.Data = func(c evio.Conn, in []byte) ([]byte, evio.Action) {
-		if cfg.mode == "echo" {
+		if cfg.Mode == "echo" {
 			return in, evio.None
 		}
 		st := c.Context().(*evioConn)
@@ -182,19 +197,18 @@ func startEvio(cfg serveConfig) (*runningServer, error) {
 		return out, evio.None
 	}
 	done := make(chan error, 1)
-	go func() { done <- evio.Serve(ev, "tcp://"+cfg.addr) }()
-	var addr string
+	go func() { done <- evio.Serve(ev, "tcp://"+cfg.Addr) }()
 	select {
-	case addr = <-ready:
+	case srv.addr = <-ready:
 	case err := <-done:
-		return nil, fmt.Errorf("evio: %w", err)
+		return fmt.Errorf("evio: %w", err)
 	}
 	// evio stops when an event handler returns Shutdown. (Returning it from
 	// Tick would leave evio's ticker goroutine blocked forever.) stop
 	// connects once to raise an Opened event that does so.
-	stop := func() error {
+	srv.stop = func() error {
 		stopping.Store(true)
-		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		c, err := net.DialTimeout("tcp", srv.addr, 10*time.Second)
 		if err != nil {
 			return fmt.Errorf("evio: cannot connect to stop it: %w", err)
 		}
@@ -205,28 +219,5 @@ func startEvio(cfg serveConfig) (*runningServer, error) {
 		}
 		return err
 	}
-	if nodelayErr != nil {
-		stop()
-		return nil, fmt.Errorf("evio: TCP_NODELAY on the listener: %w", nodelayErr)
-	}
-	return &runningServer{addr: addr, stop: stop}, nil
-}
-
-// setListenerNoDelay finds this process's listening socket bound to addr and
-// sets TCP_NODELAY on it.
-func setListenerNoDelay(addr net.Addr) error {
-	want := addr.String()
-	for fd := 3; fd < 4096; fd++ {
-		if v, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_ACCEPTCONN); err != nil || v != 1 {
-			continue
-		}
-		sa, err := syscall.Getsockname(fd)
-		if err != nil {
-			continue
-		}
-		if s, err := sockaddrString(sa); err == nil && s == want {
-			return syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-		}
-	}
-	return errors.New("listening socket not found")
+	return nil
 }
