@@ -193,6 +193,33 @@ func checkLimitError(lim Limits, got outcome, n int) error {
 	return nil
 }
 
+// limitFired reports whether our Reader, whose call o gave got where
+// net/textproto gave want, stopped on a limit in that call (the harness
+// stops at the first, so no earlier call did): it returned a limit error,
+// or it is still to discard the rest of a line or header, or it is
+// ReadDotLines, which reads on to the end of the block after a limit, a
+// read error then cut the block, and the first line net/textproto returned
+// beyond ours broke a limit. (That line is its raw line without a stuffed
+// dot, so a line of exactly MaxLineBytes counts.)
+func limitFired(lim Limits, o op, got, want outcome, ours *Reader) bool {
+	if isLimitError(got.Err) || got.Err == dot.ErrTooLarge || ours.skipLine || ours.skipHeader {
+		return true
+	}
+	if o.kind != opReadDotLines || !sourceErr(got.Err) || len(want.Lines) <= len(got.Lines) ||
+		!slices.Equal(got.Lines, want.Lines[:len(got.Lines)]) {
+		return false
+	}
+	l := want.Lines[len(got.Lines)]
+	if lim.MaxLineBytes > 0 && len(l) >= lim.MaxLineBytes {
+		return true
+	}
+	size := int64(len(l)) + 1
+	for _, g := range got.Lines {
+		size += int64(len(g)) + 1
+	}
+	return lim.MaxDotBytes > 0 && size > lim.MaxDotBytes
+}
+
 // diffRun runs ops (cycling through them) over input with the given bufio
 // size and feed until both readers have stopped making progress, and
 // reports the first difference that is not the documented deviation.
@@ -214,12 +241,12 @@ func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats
 		o := ops[i%len(ops)]
 		done = append(done, o)
 		before := pos(sc, sb)
-		hits := ours.limitHits
 		want := applyStd(std, o)
 		got := applyOurs(ours, o)
 		st.calls++
 		ps, po := pos(sc, sb), pos(oc, ob)
-		if want.equal(got) && ps == po && ours.limitHits == hits {
+		fired := limitFired(lim, o, got, want, ours)
+		if want.equal(got) && ps == po && !fired {
 			if ps == before && want.Err != nil {
 				idle++
 			} else {
@@ -227,7 +254,7 @@ func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats
 			}
 			continue
 		}
-		if ours.limitHits > hits {
+		if fired {
 			// A limit fired: check it was exceeded, then run on alone
 			// through the discarding.
 			if isLimitError(got.Err) || got.Err == dot.ErrTooLarge {

@@ -57,8 +57,6 @@ type Reader struct {
 	inHeader bool
 	hdrEnd   int64
 
-	limitHits int // limit errors so far (for tests)
-
 	line   []byte  // accumulates a line longer than R's buffer
 	arena  []byte  // the keys and values of the header being read
 	fields []field // the fields of the header being read
@@ -258,7 +256,6 @@ func appendGrow(a, b []byte) []byte {
 // err: the rest of the current line if more of it is unread, and the rest
 // of the header block if ReadMIMEHeader is running.
 func (r *Reader) limitFailed(more bool, err error) error {
-	r.limitHits++
 	r.skipLine = more
 	r.skipHeader = r.inHeader
 	return err
@@ -538,7 +535,6 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 		}
 		if max := r.lim.MaxDotBytes; max > 0 {
 			if size += int64(len(line)) + 1; size > max {
-				r.limitHits++
 				limitErr = dot.ErrTooLarge
 				continue
 			}
