@@ -14,6 +14,15 @@ import (
 	"github.com/wirespeed/wirespeed/textproto"
 )
 
+// B is what a benchmark body needs of its driver: *testing.B under go test,
+// or the driver of `wirespeed bench`. Loop reports whether to run another op
+// and, like testing.B.Loop, starts the timer at its first call, so setup
+// before the loop is not measured.
+type B interface {
+	Loop() bool
+	Fatal(args ...any)
+}
+
 // FillReader is the endless reader of golang/go#56047: every Read fills p
 // with one byte value, by doubling copies.
 type FillReader byte
@@ -44,34 +53,79 @@ func seedSource() func() io.Reader {
 }
 
 // The seed table of golang/go#56047, each op moving 4 MiB of dots.
+//
+// bufio.Writer.ReadFrom and bufio.Reader.WriteTo hand a copy over to the
+// other side's io.ReaderFrom when their buffer is empty, and io.Discard has
+// one: io.Copy through a bufio.Writer or from a bufio.Reader into io.Discard
+// would run IONull's code and never touch bufio's buffer. The BufioWrite
+// and BufioRead rows are about that buffer, so they write to io.Discard
+// without its ReadFrom method.
 
-func IONull(b *testing.B) {
-	src := seedSource()
-	for b.Loop() {
-		io.Copy(io.Discard, src())
+// A SeedOp is one row of the seed table that has a single implementation.
+type SeedOp struct {
+	Name string
+	Fn   func(B)
+}
+
+// SeedOps returns the seed rows that compare bufio with itself.
+func SeedOps() []SeedOp { return seedOps(io.Discard, seedSource) }
+
+// seedOps returns the seed rows writing to dst (io.Discard, or a test's
+// counting writer) and reading from the sources src returns.
+func seedOps(dst io.Writer, src func() func() io.Reader) []SeedOp {
+	return []SeedOp{
+		{"IONull", func(b B) { ioNull(b, dst, src()) }},
+		{"BufioWrite", func(b B) { bufioWrite(b, onlyWriter{dst}, src()) }},
+		{"BufioRead", func(b B) { bufioRead(b, onlyWriter{dst}, src()) }},
+		{"BufioWriteByte", func(b B) { bufioWriteByte(b, dst) }},
+		{"BufioReadByte", func(b B) { bufioReadByte(b, src()) }},
 	}
 }
 
-func BufioWrite(b *testing.B) {
-	bw := bufio.NewWriter(io.Discard)
-	src := seedSource()
+func seedOp(name string) func(B) {
+	for _, op := range SeedOps() {
+		if op.Name == name {
+			return op.Fn
+		}
+	}
+	panic("benchcase: no seed op " + name)
+}
+
+// IONull, BufioWrite, BufioRead, BufioWriteByte and BufioReadByte are the
+// SeedOps for go test -bench.
+func IONull(b *testing.B)         { seedOp("IONull")(b) }
+func BufioWrite(b *testing.B)     { seedOp("BufioWrite")(b) }
+func BufioRead(b *testing.B)      { seedOp("BufioRead")(b) }
+func BufioWriteByte(b *testing.B) { seedOp("BufioWriteByte")(b) }
+func BufioReadByte(b *testing.B)  { seedOp("BufioReadByte")(b) }
+
+// ioNull copies each source into dst with io.Copy.
+func ioNull(b B, dst io.Writer, src func() io.Reader) {
+	for b.Loop() {
+		io.Copy(dst, src())
+	}
+}
+
+// bufioWrite copies each source through a default-size bufio.Writer.
+func bufioWrite(b B, dst io.Writer, src func() io.Reader) {
+	bw := bufio.NewWriter(dst)
 	for b.Loop() {
 		io.Copy(bw, src())
 		bw.Flush()
 	}
 }
 
-func BufioRead(b *testing.B) {
+// bufioRead copies each source through a default-size bufio.Reader.
+func bufioRead(b B, dst io.Writer, src func() io.Reader) {
 	br := bufio.NewReader(nil)
-	src := seedSource()
 	for b.Loop() {
 		br.Reset(src())
-		io.Copy(io.Discard, br)
+		io.Copy(dst, br)
 	}
 }
 
-func BufioWriteByte(b *testing.B) {
-	bw := bufio.NewWriter(io.Discard)
+func bufioWriteByte(b B, dst io.Writer) {
+	bw := bufio.NewWriter(dst)
 	for b.Loop() {
 		for range SeedSize {
 			bw.WriteByte('.')
@@ -80,9 +134,8 @@ func BufioWriteByte(b *testing.B) {
 	}
 }
 
-func BufioReadByte(b *testing.B) {
+func bufioReadByte(b B, src func() io.Reader) {
 	br := bufio.NewReader(nil)
-	src := seedSource()
 	for b.Loop() {
 		br.Reset(src())
 		for {
@@ -92,6 +145,9 @@ func BufioReadByte(b *testing.B) {
 		}
 	}
 }
+
+// onlyWriter hides a writer's other methods, such as io.Discard's ReadFrom.
+type onlyWriter struct{ io.Writer }
 
 // onlyReader hides a reader's other methods (as io.LimitReader does), so
 // that io.Copy takes the DotReader's or DotWriter's own path.
@@ -109,7 +165,7 @@ func reuse(data []byte) func() io.Reader {
 
 // DotWriter copies src through a DotWriter into io.Discard. The Writer is
 // reused across ops, as a connection's would be.
-func DotWriter(b *testing.B, impl string, src func() io.Reader) {
+func DotWriter(b B, impl string, src func() io.Reader) {
 	bw := bufio.NewWriter(io.Discard)
 	switch impl {
 	case "stdlib":
@@ -133,7 +189,7 @@ func DotWriter(b *testing.B, impl string, src func() io.Reader) {
 
 // DotReader copies a DotReader over src into io.Discard. The Reader is
 // reused across ops, as a connection's would be.
-func DotReader(b *testing.B, impl string, src func() io.Reader) {
+func DotReader(b B, impl string, src func() io.Reader) {
 	br := bufio.NewReader(nil)
 	switch impl {
 	case "stdlib":
@@ -154,12 +210,12 @@ func DotReader(b *testing.B, impl string, src func() io.Reader) {
 }
 
 // SeedDotWriter and SeedDotReader are the seed benchmark's dot rows.
-func SeedDotWriter(impl string) func(*testing.B) {
-	return func(b *testing.B) { DotWriter(b, impl, seedSource()) }
+func SeedDotWriter(impl string) func(B) {
+	return func(b B) { DotWriter(b, impl, seedSource()) }
 }
 
-func SeedDotReader(impl string) func(*testing.B) {
-	return func(b *testing.B) { DotReader(b, impl, seedSource()) }
+func SeedDotReader(impl string) func(B) {
+	return func(b B) { DotReader(b, impl, seedSource()) }
 }
 
 // A Corpus is a named benchmark input in its plain and dot-encoded forms.
@@ -195,14 +251,14 @@ func Encode(plain []byte) []byte {
 }
 
 // CorpusDotReader and CorpusDotWriter run DotReader and DotWriter on c.
-func CorpusDotReader(c Corpus, impl string) func(*testing.B) {
-	return func(b *testing.B) {
+func CorpusDotReader(c Corpus, impl string) func(B) {
+	return func(b B) {
 		DotReader(b, impl, reuse(c.Encoded))
 	}
 }
 
-func CorpusDotWriter(c Corpus, impl string) func(*testing.B) {
-	return func(b *testing.B) {
+func CorpusDotWriter(c Corpus, impl string) func(B) {
+	return func(b B) {
 		DotWriter(b, impl, reuse(c.Plain))
 	}
 }
@@ -210,8 +266,8 @@ func CorpusDotWriter(c Corpus, impl string) func(*testing.B) {
 // CorpusCopy is the plain-copy baseline for a DotReader: copying the same
 // encoded bytes into a buffer of the same size, which is what moving them
 // costs at the least.
-func CorpusCopy(c Corpus) func(*testing.B) {
-	return func(b *testing.B) {
+func CorpusCopy(c Corpus) func(B) {
+	return func(b B) {
 		dst := make([]byte, len(c.Encoded))
 		for b.Loop() {
 			copy(dst, c.Encoded)

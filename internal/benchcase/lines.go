@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"io"
 	stdtp "net/textproto"
-	"testing"
 
 	"github.com/wirespeed/wirespeed/textproto"
 )
@@ -16,7 +15,7 @@ const HeaderSize = 4 << 10
 // ReadLines reads data line by line with ReadLine until io.EOF, each op,
 // through a Reader reused across ops whose default-size bufio.Reader is
 // reset onto data.
-func ReadLines(b *testing.B, impl string, data []byte) {
+func ReadLines(b B, impl string, data []byte) {
 	br := bufio.NewReader(nil)
 	var readLine func() (string, error)
 	switch impl {
@@ -44,7 +43,7 @@ func ReadLines(b *testing.B, impl string, data []byte) {
 
 // ReadHeader reads the header block data with ReadMIMEHeader, each op, in
 // the same way.
-func ReadHeader(b *testing.B, impl string, data []byte) {
+func ReadHeader(b B, impl string, data []byte) {
 	br := bufio.NewReader(nil)
 	var readHeader func() error
 	switch impl {
