@@ -84,13 +84,39 @@ type simdLimits struct {
 var (
 	avx512Limits = simdLimits{minSrc: 1, minDecRoom: 1, minEncRoom: 1}
 	avx2Limits   = simdLimits{minSrc: 65, minDecRoom: 64, minEncRoom: 96}
-
-	avx512Kernel = kernel{name: "avx512", id: kAVX512}
-	avx2Kernel   = kernel{name: "avx2", id: kAVX2}
 )
 
+// Whether the CPU has what each SIMD kernel needs. They are set once, at
+// start-up; only tests (export_amd64_test.go) turn them off, to run the
+// other kernels.
+var (
+	useAVX512 = hasAVX512()
+	useAVX2   = hasAVX2()
+)
+
+func hasAVX512() bool {
+	x := &cpu.X86
+	return x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VBMI2 && x.HasBMI1 && x.HasBMI2 && x.HasPOPCNT
+}
+
+func hasAVX2() bool {
+	x := &cpu.X86
+	return x.HasAVX2 && x.HasBMI1 && x.HasBMI2 && x.HasPOPCNT
+}
+
+// activeKernel is the best kernel the CPU can run.
+func activeKernel() kernelID {
+	switch {
+	case useAVX512:
+		return kAVX512
+	case useAVX2:
+		return kAVX2
+	}
+	return kGeneric
+}
+
 func decode(d *Decoder, dst, src []byte) (int, int) {
-	switch active.id {
+	switch activeKernel() {
 	case kAVX512:
 		return decodeSIMD(kAVX512, d, dst, src)
 	case kAVX2:
@@ -100,7 +126,7 @@ func decode(d *Decoder, dst, src []byte) (int, int) {
 }
 
 func encode(e *Encoder, dst, src []byte) (int, int) {
-	switch active.id {
+	switch activeKernel() {
 	case kAVX512:
 		return encodeSIMD(kAVX512, e, dst, src)
 	case kAVX2:
@@ -128,38 +154,6 @@ func asmEncode(k kernelID, dst, src []byte, flags uint64) (int, int) {
 		return encodeAVX512(dst, src, flags)
 	}
 	return encodeAVX2(dst, src, flags)
-}
-
-func hasAVX512() bool {
-	x := &cpu.X86
-	return x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VBMI2 && x.HasBMI1 && x.HasBMI2 && x.HasPOPCNT
-}
-
-func hasAVX2() bool {
-	x := &cpu.X86
-	return x.HasAVX2 && x.HasBMI1 && x.HasBMI2 && x.HasPOPCNT
-}
-
-func bestKernel() kernel {
-	switch {
-	case hasAVX512():
-		return avx512Kernel
-	case hasAVX2():
-		return avx2Kernel
-	}
-	return genericKernel
-}
-
-// kernels lists the kernels this build and CPU can run.
-func kernels() []kernel {
-	ks := []kernel{genericKernel}
-	if hasAVX2() {
-		ks = append(ks, avx2Kernel)
-	}
-	if hasAVX512() {
-		ks = append(ks, avx512Kernel)
-	}
-	return ks
 }
 
 // decodeSIMD alternates between the assembly kernel k, for long stretches
