@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/internal/sumcmd"
@@ -39,7 +40,9 @@ type command struct {
 // commands returns the subcommands, in the order help lists them.
 func commands() []command {
 	return []command{
-		{name: "bench", summary: "compare wirespeed with the standard library side by side", run: legacy(runBench)},
+		{name: "bench", summary: bench.Summary, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+			return bench.Run(ctx, args, stdout, stderr)
+		}},
 		{name: "serve", summary: serve.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return serve.Run(ctx, args, stdout, stderr)
 		}},
@@ -47,15 +50,6 @@ func commands() []command {
 		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return tcpperfcmd.Run(ctx, args, stdout, stderr)
 		}},
-	}
-}
-
-func legacy(f func(args []string, stdin io.Reader, stdout, stderr io.Writer) int) func(context.Context, []string, io.Reader, io.Writer, io.Writer) error {
-	return func(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-		if code := f(args, stdin, stdout, stderr); code != 0 {
-			return cli.StatusError{Status: code}
-		}
-		return nil
 	}
 }
 

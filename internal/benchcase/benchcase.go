@@ -61,6 +61,11 @@ func seedSource() func() io.Reader {
 // and BufioRead rows are about that buffer, so they write to io.Discard
 // without its ReadFrom method.
 
+// SeedNote explains the BufioWrite and BufioRead rows where a table shows
+// them.
+const SeedNote = "seed: bufio.Writer.ReadFrom and bufio.Reader.WriteTo hand a copy to io.Discard's own ReadFrom, skipping bufio's buffer, " +
+	"so the BufioWrite and BufioRead rows write to io.Discard with ReadFrom hidden."
+
 // A SeedOp is one row of the seed table that has a single implementation.
 type SeedOp struct {
 	Name string

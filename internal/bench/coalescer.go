@@ -1,28 +1,30 @@
-package main
+package bench
 
 import (
 	"io"
 	"net"
 	"strconv"
-	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/benchcase"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
-// The `wirespeed bench netio` rows: 64-byte messages over loopback TCP, one
+// coalescerCases are the netio rows: messages over loopback TCP, one
 // conn.Write each (stdlib) or through netio's coalescing Writer.
-func init() {
+func coalescerCases() []Case {
+	var cs []Case
 	for _, size := range []int{64, 512} {
 		group := "Coalescer/size=" + strconv.Itoa(size)
-		registerBench(
-			benchCase{suite: "netio", group: group, impl: "stdlib", bytes: int64(size), fn: coalescerBench(size, false)},
-			benchCase{suite: "netio", group: group, impl: "wirespeed", bytes: int64(size), fn: coalescerBench(size, true)},
+		cs = append(cs,
+			Case{Suite: "netio", Group: group, Impl: "stdlib", Bytes: int64(size), Fn: coalescerBench(size, false)},
+			Case{Suite: "netio", Group: group, Impl: "wirespeed", Bytes: int64(size), Fn: coalescerBench(size, true)},
 		)
 	}
+	return cs
 }
 
-func coalescerBench(size int, coalesce bool) func(b *testing.B) {
-	return func(b *testing.B) {
+func coalescerBench(size int, coalesce bool) func(benchcase.B) {
+	return func(b benchcase.B) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			b.Fatal(err)
@@ -48,8 +50,7 @@ func coalescerBench(size int, coalesce bool) func(b *testing.B) {
 			w = nw
 		}
 		msg := make([]byte, size)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
+		for b.Loop() {
 			if _, err := w.Write(msg); err != nil {
 				b.Fatal(err)
 			}

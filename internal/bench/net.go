@@ -1,8 +1,9 @@
-package main
+package bench
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,15 +17,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
-
-func init() {
-	benchRunners["net"] = runBenchNet
-}
 
 // A netPoint is one load of `wirespeed bench net`.
 type netPoint struct {
@@ -73,7 +72,7 @@ type netRow struct {
 	Err          string          `json:"error,omitempty"`
 }
 
-type benchNetConfig struct {
+type netConfig struct {
 	exe              string
 	engines          []string
 	points           []netPoint
@@ -84,12 +83,15 @@ type benchNetConfig struct {
 	sockperf         bool
 }
 
-func runBenchNet(args []string, stdout, stderr io.Writer) int {
+// RunNet runs `wirespeed bench net` with the arguments after "net": a
+// fresh `wirespeed serve` of each engine at each load point, measured by a
+// `wirespeed tcpperf` child, both pinned to their own CPU where possible.
+func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench net", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	exe, _ := os.Executable()
-	var cfg benchNetConfig
-	engines := fs.String("engines", "std,netio,gnet,evio", "engines to compare")
+	var cfg netConfig
+	engines := fs.String("engines", strings.Join(serve.Engines(), ","), "engines to compare")
 	points := fs.String("points", defaultNetPoints, "loads: NAME=MODE/CONNS/QPS/DEPTH,... (QPS 0 = closed loop with DEPTH in flight per connection)")
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per run")
 	fs.DurationVar(&cfg.warmup, "warmup", time.Second, "warmup per run")
@@ -100,17 +102,15 @@ func runBenchNet(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return cli.StatusError{Status: 2} // the flag package has said why
 	}
 	var err error
 	if cfg.points, err = parseNetPoints(*points); err != nil {
-		fmt.Fprintln(stderr, "wirespeed bench net:", err)
-		return 2
+		return cli.Usagef("bench net: %v", err)
 	}
 	for _, e := range strings.Split(*engines, ",") {
 		if !slices.Contains(serve.Engines(), e) {
-			fmt.Fprintf(stderr, "wirespeed bench net: unknown engine %q\n", e)
-			return 2
+			return cli.Usagef("bench net: unknown engine %q", e)
 		}
 		cfg.engines = append(cfg.engines, e)
 	}
@@ -118,46 +118,49 @@ func runBenchNet(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "wirespeed bench net: fewer than 2 CPUs or no affinity control: not pinning; server and client share CPUs")
 		cfg.serverCPU, cfg.clientCPU = -1, -1
 	}
-	rows := benchNet(cfg, stderr)
+	rows := benchNet(ctx, cfg, stderr)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rows); err != nil {
-			return 1
+			return err
 		}
-	} else {
-		printNetTable(stdout, cfg, rows)
+	} else if err := printNetTable(stdout, cfg, rows); err != nil {
+		return err
 	}
 	for _, r := range rows {
 		if r.Err != "" {
-			return 1
+			return cli.StatusError{Status: 1} // the table says which
 		}
 	}
-	return 0
+	return nil
 }
 
-func benchNet(cfg benchNetConfig, progress io.Writer) []netRow {
+func benchNet(ctx context.Context, cfg netConfig, progress io.Writer) []netRow {
 	var rows []netRow
 	for i, p := range cfg.points {
 		if i == 0 && cfg.sockperf && p.QPS > 0 {
 			if path, err := exec.LookPath("sockperf"); err == nil {
 				fmt.Fprintf(progress, "%s: sockperf ping-pong\n", p.Name)
-				rows = append(rows, runSockperf(cfg, p, path))
+				rows = append(rows, runSockperf(ctx, cfg, p, path))
 			}
 		}
 		for _, e := range cfg.engines {
+			if ctx.Err() != nil {
+				return rows
+			}
 			fmt.Fprintf(progress, "%s: %s\n", p.Name, e)
-			rows = append(rows, runNetPoint(cfg, p, e))
+			rows = append(rows, runNetPoint(ctx, cfg, p, e, progress))
 		}
 	}
 	return rows
 }
 
 // runNetPoint runs a fresh server of engine e and tcpperf against it.
-func runNetPoint(cfg benchNetConfig, p netPoint, engine string) netRow {
+func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, stderr io.Writer) netRow {
 	row := netRow{Point: p.Name, Engine: engine}
-	srv := exec.Command(cfg.exe, "serve", "-engine", engine, "-mode", p.Mode, "-addr", "127.0.0.1:0")
-	srv.Stderr = os.Stderr
+	srv := exec.CommandContext(ctx, cfg.exe, "serve", "-engine", engine, "-mode", p.Mode, "-addr", "127.0.0.1:0")
+	srv.Stderr = stderr
 	out, err := srv.StdoutPipe()
 	if err != nil {
 		row.Err = err.Error()
@@ -181,18 +184,18 @@ func runNetPoint(cfg benchNetConfig, p netPoint, engine string) netRow {
 	}
 	go io.Copy(io.Discard, out)
 
-	cli := exec.Command(cfg.exe, "tcpperf", "-addr", addr, "-mode", p.Mode,
+	client := exec.CommandContext(ctx, cfg.exe, "tcpperf", "-addr", addr, "-mode", p.Mode,
 		"-conns", strconv.Itoa(p.Conns), "-qps", strconv.FormatFloat(p.QPS, 'f', -1, 64),
 		"-depth", strconv.Itoa(max(p.Depth, 1)), "-msg-size", strconv.Itoa(cfg.msgSize),
 		"-duration", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json", "-q")
 	var cliOut, cliErr bytes.Buffer
-	cli.Stdout, cli.Stderr = &cliOut, &cliErr
-	if err := startPinned(cli, cfg.clientCPU); err != nil {
+	client.Stdout, client.Stderr = &cliOut, &cliErr
+	if err := startPinned(client, cfg.clientCPU); err != nil {
 		row.Err = "start tcpperf: " + err.Error()
 		return row
 	}
-	row.ClientCPUs = cpusAllowed(cli.Process.Pid)
-	cli.Wait() // exit status 1 just means errors, which the JSON reports
+	row.ClientCPUs = cpusAllowed(client.Process.Pid)
+	client.Wait() // exit status 1 just means errors, which the JSON reports
 	var res tcpperf.Result
 	if err := json.Unmarshal(cliOut.Bytes(), &res); err != nil {
 		row.Err = "tcpperf: " + strings.TrimSpace(cliErr.String())
@@ -226,18 +229,44 @@ func tvSec(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Use
 
 // readListening reads the server's first line, "listening on ADDR".
 func readListening(r io.Reader) (string, error) {
-	ch := make(chan string, 1)
-	br := bufio.NewReader(r)
-	go func() { line, _ := br.ReadString('\n'); ch <- line }()
-	select {
-	case line := <-ch:
-		addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-		if !ok {
-			return "", fmt.Errorf("unexpected first line %q", line)
+	line, err := readLine(r, func(line string) bool { return true })
+	if err != nil {
+		return "", err
+	}
+	addr, ok := strings.CutPrefix(line, "listening on ")
+	if !ok {
+		return "", fmt.Errorf("unexpected first line %q", line)
+	}
+	return addr, nil
+}
+
+// readLine returns the first line of r (trimmed) for which match is true,
+// within 20s; a child that says nothing so long is stuck.
+func readLine(r io.Reader, match func(line string) bool) (string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); match(line) {
+				ch <- result{line: line}
+				return
+			}
 		}
-		return addr, nil
+		err := sc.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		ch <- result{err: err}
+	}()
+	select {
+	case res := <-ch:
+		return res.line, res.err
 	case <-time.After(20 * time.Second):
-		return "", errors.New("no address printed within 20s")
+		return "", errors.New("not ready within 20s")
 	}
 }
 
@@ -256,30 +285,54 @@ func cpusAllowed(pid int) string {
 
 var sockperfPct = regexp.MustCompile(`percentile (\d+\.\d+) =\s+([\d.]+)|<MAX> observation =\s+([\d.]+)`)
 
+// sockperfReady is in the line sockperf's server prints once it waits on
+// its sockets ("sockperf: [tid N] using recvfrom() to block on socket(s)").
+const sockperfReady = "to block on socket"
+
 // runSockperf measures the kernel's TCP ping-pong round trip with sockperf,
-// server and client pinned like the engines.
-func runSockperf(cfg benchNetConfig, p netPoint, path string) netRow {
+// server and client pinned like the engines. The server binds port 0 (and
+// prints 0 as its port), so its port is read from /proc once it says it is
+// ready.
+func runSockperf(ctx context.Context, cfg netConfig, p netPoint, path string) netRow {
 	row := netRow{Point: p.Name, Engine: "sockperf"}
-	port := strconv.Itoa(20000 + os.Getpid()%20000)
-	srv := exec.Command(path, "server", "--tcp", "-i", "127.0.0.1", "-p", port)
+	srv := exec.CommandContext(ctx, path, "server", "--tcp", "-i", "127.0.0.1", "-p", "0")
+	srvOut, err := srv.StdoutPipe()
+	if err != nil {
+		row.Err = err.Error()
+		return row
+	}
+	srv.Stderr = srv.Stdout
 	if err := startPinned(srv, cfg.serverCPU); err != nil {
 		row.Err = err.Error()
 		return row
 	}
 	row.ServerCPUs = cpusAllowed(srv.Process.Pid)
 	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	time.Sleep(500 * time.Millisecond)
+	if _, err := readLine(srvOut, func(line string) bool { return strings.Contains(line, sockperfReady) }); err != nil {
+		row.Err = "sockperf server: " + err.Error()
+		return row
+	}
+	go io.Copy(io.Discard, srvOut)
+	ports, err := listeningPorts(srv.Process.Pid)
+	if err == nil && len(ports) != 1 {
+		err = fmt.Errorf("listening on ports %v, want one", ports)
+	}
+	if err != nil {
+		row.Err = "sockperf server: " + err.Error()
+		return row
+	}
+	port := strconv.Itoa(ports[0])
 	secs := int((cfg.duration + cfg.warmup + time.Second - 1) / time.Second)
-	cli := exec.Command(path, "ping-pong", "--tcp", "-i", "127.0.0.1", "-p", port, "--full-rtt",
+	client := exec.CommandContext(ctx, path, "ping-pong", "--tcp", "-i", "127.0.0.1", "-p", port, "--full-rtt",
 		"-m", strconv.Itoa(cfg.msgSize), "--mps", strconv.FormatFloat(p.QPS, 'f', 0, 64), "-t", strconv.Itoa(secs))
 	var out bytes.Buffer
-	cli.Stdout, cli.Stderr = &out, &out
-	if err := startPinned(cli, cfg.clientCPU); err != nil {
+	client.Stdout, client.Stderr = &out, &out
+	if err := startPinned(client, cfg.clientCPU); err != nil {
 		row.Err = err.Error()
 		return row
 	}
-	row.ClientCPUs = cpusAllowed(cli.Process.Pid)
-	if err := cli.Wait(); err != nil {
+	row.ClientCPUs = cpusAllowed(client.Process.Pid)
+	if err := client.Wait(); err != nil {
 		row.Err = "sockperf: " + err.Error()
 		return row
 	}
@@ -311,7 +364,8 @@ func runSockperf(cfg benchNetConfig, p netPoint, path string) netRow {
 	return row
 }
 
-func printNetTable(w io.Writer, cfg benchNetConfig, rows []netRow) {
+// printNetTable writes one table per load point.
+func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 	pin := fmt.Sprintf("server on CPU %d, tcpperf on CPU %d", cfg.serverCPU, cfg.clientCPU)
 	if cfg.serverCPU < 0 {
 		pin = "not pinned"
@@ -323,13 +377,15 @@ func printNetTable(w io.Writer, cfg benchNetConfig, rows []netRow) {
 			load = fmt.Sprintf("closed loop, depth %d", p.Depth)
 		}
 		fmt.Fprintf(w, "\n%s: %s mode, %d conns, %s\n", p.Name, p.Mode, p.Conns, load)
-		fmt.Fprintf(w, "%-9s %9s %9s %10s %10s %9s %10s %10s %7s %8s\n", "engine", "p50 µs", "p99 µs", "p99.99 µs", "msg/s", "srv CPU s", "CPU µs/msg", "srv RSS MB", "errors", "late p50")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "engine\tp50 µs\tp99 µs\tp99.99 µs\tmsg/s\tsrv CPU s\tCPU µs/msg\tsrv RSS MB\terrors\tlate p50")
+		var failed []netRow
 		for _, r := range rows {
 			if r.Point != p.Name {
 				continue
 			}
 			if r.Result == nil {
-				fmt.Fprintf(w, "%-9s %s\n", r.Engine, r.Err)
+				failed = append(failed, r)
 				continue
 			}
 			res := r.Result
@@ -345,10 +401,19 @@ func printNetTable(w io.Writer, cfg benchNetConfig, rows []netRow) {
 			if p.QPS == 0 {
 				late = "-"
 			}
-			fmt.Fprintf(w, "%-9s %9.1f %9.1f %10.1f %10s %9s %10s %10s %7s %8s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, errs, late)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, errs, late)
 			if r.Err != "" {
-				fmt.Fprintf(w, "           (%s)\n", r.Err)
+				failed = append(failed, r)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, r := range failed {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", r.Engine, r.Err); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
 }

@@ -1,18 +1,25 @@
-package main
+package bench
 
 import (
 	"bytes"
+	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/serve"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
-// buildWirespeed builds this command (with the test's race setting, so the
-// build cache is shared) for tests that run it as child processes.
+// buildWirespeed builds the wirespeed command (with the test's race
+// setting, so the build cache is shared) for tests that run it as child
+// processes.
 func buildWirespeed(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -23,27 +30,27 @@ func buildWirespeed(t *testing.T) string {
 	if raceBuild {
 		args = append(args, "-race")
 	}
-	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	out, err := exec.Command("go", append(args, "github.com/wirespeed/wirespeed/cmd/wirespeed")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if raceBuild {
+		// A race-enabled process sleeps 1s at exit (ThreadSanitizer's
+		// atexit_sleep_ms); with two children per row that was most of
+		// the test's time.
+		t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}
 	return bin
 }
 
 func TestBenchNet(t *testing.T) {
 	bin := buildWirespeed(t)
-	if raceBuild {
-		// A race-enabled process sleeps 1s at exit (ThreadSanitizer's
-		// atexit_sleep_ms); with two children per row that was most of
-		// this test's time.
-		t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	}
 	points, err := parseNetPoints("open=echo/2/200/0,closed=line/2/0/4")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := benchNetConfig{
-		exe: bin, engines: []string{"std", "netio", "gnet", "evio"}, points: points,
+	cfg := netConfig{
+		exe: bin, engines: serve.Engines(), points: points,
 		duration: 300 * time.Millisecond, warmup: 100 * time.Millisecond, msgSize: 64,
 		serverCPU: 0, clientCPU: 1,
 	}
@@ -51,7 +58,7 @@ func TestBenchNet(t *testing.T) {
 	if !pinned {
 		cfg.serverCPU, cfg.clientCPU = -1, -1
 	}
-	rows := benchNet(cfg, &bytes.Buffer{})
+	rows := benchNet(context.Background(), cfg, &bytes.Buffer{})
 	if len(rows) != 8 {
 		t.Fatalf("%d rows, want 8", len(rows))
 	}
@@ -71,11 +78,52 @@ func TestBenchNet(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	printNetTable(&out, cfg, rows)
-	for _, want := range []string{"open: echo mode, 2 conns, open loop 200 msg/s", "closed: line mode, 2 conns, closed loop, depth 4", "netio", "evio"} {
+	if err := printNetTable(&out, cfg, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"open: echo mode, 2 conns, open loop 200 msg/s", "closed: line mode, 2 conns, closed loop, depth 4", "netio", "evio", "p99.99 µs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// sockperf's server on port 0 is found once it says it is ready, and its
+// ping-pong percentiles are read.
+func TestBenchNetSockperf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sockperf for a second")
+	}
+	path := tooltest.Path(t, "sockperf")
+	if !canPin {
+		t.Skip("finding sockperf's port needs Linux")
+	}
+	cfg := netConfig{duration: 500 * time.Millisecond, msgSize: 64, serverCPU: -1, clientCPU: -1}
+	row := runSockperf(context.Background(), cfg, netPoint{Name: "low", Mode: "echo", Conns: 1, QPS: 1000}, path)
+	if row.Err != "" || row.Result == nil {
+		t.Fatalf("sockperf row: %+v", row)
+	}
+	if r := row.Result; r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
+		t.Errorf("percentiles %+v", *r)
+	}
+}
+
+// listeningPorts finds this process's listener.
+func TestListeningPorts(t *testing.T) {
+	if !canPin {
+		t.Skip("needs Linux's /proc")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ports, err := listeningPorts(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if port := ln.Addr().(*net.TCPAddr).Port; !slices.Contains(ports, port) {
+		t.Errorf("ports %v lack %d", ports, port)
 	}
 }
 

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package bench
+
+import (
+	"errors"
+	"os/exec"
+)
+
+const canPin = false
+
+func startPinned(cmd *exec.Cmd, cpu int) error { return cmd.Start() }
+
+func listeningPorts(pid int) ([]int, error) {
+	return nil, errors.New("finding a child's listening port needs Linux's /proc")
+}
