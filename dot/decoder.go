@@ -1,6 +1,12 @@
 package dot
 
-import "io"
+import (
+	"io"
+
+	"golang.org/x/text/transform"
+)
+
+var _ transform.Transformer = (*Decoder)(nil)
 
 // Decoder states. The zero state is the start of a line.
 const (
@@ -15,7 +21,9 @@ const (
 // A Decoder removes dot-stuffing from one data block. The zero value is a
 // Compat decoder with no size limit; set Mode and MaxSize before the first
 // call to Transform, and call Reset before reusing it for another block.
-// A Decoder implements golang.org/x/text/transform.Transformer.
+// A Decoder implements golang.org/x/text/transform.Transformer; through
+// transform.NewReader it loses the bytes after the block (see the package
+// documentation).
 type Decoder struct {
 	Mode Mode
 	// MaxSize, if positive, bounds the decoded size of the block. Output

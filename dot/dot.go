@@ -10,6 +10,12 @@
 // github.com/wirespeed/wirespeed/textproto builds its DotReader and DotWriter
 // on them.
 //
+// A Decoder stops at the end marker, but transform.NewReader reads its source
+// ahead, in chunks: the bytes after the end marker (in SMTP, the next command)
+// are read with the block and lost. To read on after a block, decode from
+// bytes the caller keeps, such as a bufio.Reader's buffer through Peek and
+// Discard, as textproto's DotReader does.
+//
 // # Modes
 //
 // [Compat] reproduces net/textproto exactly, quirks included: on decode,
@@ -92,6 +98,8 @@ var (
 	// never return it, because they keep partial state themselves.
 	ErrShortSrc = transform.ErrShortSrc
 )
+
+var _ error = (*SyntaxError)(nil)
 
 var (
 	// ErrTooLarge reports a block whose decoded size exceeds the

@@ -1,5 +1,9 @@
 package dot
 
+import "golang.org/x/text/transform"
+
+var _ transform.Transformer = (*Encoder)(nil)
+
 // Encoder states. The zero state is the start of the data.
 const (
 	eBegin uint8 = iota // nothing written yet
@@ -29,11 +33,11 @@ type Encoder struct {
 func (e *Encoder) Reset() { *e = Encoder{Mode: e.Mode} }
 
 // Transform encodes src into dst; it may use all of dst as scratch space
-// (bytes past dst[:nDst] are not preserved). With atEOF set and src consumed, it then
-// writes the end of the data: in Compat mode exactly what net/textproto's
-// DotWriter writes on Close (a line ending if the last line is open, then
-// ".\r\n"); in Strict and Raw modes a "\r\n" if the last line is open, then
-// ".\r\n". Its error is
+// (bytes past dst[:nDst] are not preserved). With atEOF set and src
+// consumed, it then writes the end of the data: in Compat mode exactly what
+// net/textproto's DotWriter writes on Close (a line ending if the last line
+// is open, then ".\r\n"); in Strict and Raw modes a "\r\n" if the last
+// line is open, then ".\r\n". Its error is
 //   - nil: all of src was consumed (and, with atEOF, the end marker written);
 //   - ErrShortDst: dst has no room for the next byte's output;
 //   - a *SyntaxError (Strict and Raw): a bare CR or LF in src. nSrc stops

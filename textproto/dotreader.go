@@ -7,22 +7,13 @@ import (
 	"github.com/wirespeed/wirespeed/dot"
 )
 
-// DotReader returns a new [Reader] that satisfies Reads using the
-// decoded text of a dot-encoded block read from r.
-// The returned Reader is only valid until the next call
-// to a method on r.
-//
-// Dot encoding is a common framing used for data blocks
-// in text protocols such as SMTP.  The data consists of a sequence
-// of lines, each of which ends in "\r\n".  The sequence itself
-// ends at a line containing just a dot: ".\r\n".  Lines beginning
-// with a dot are escaped with an additional dot to avoid
-// looking like the end of the sequence.
-//
-// The decoded form returned by the Reader's Read method
-// rewrites the "\r\n" line endings into the simpler "\n",
-// removes leading dot escapes if present, and stops with error [io.EOF]
-// after consuming (and discarding) the end-of-sequence line.
+// DotReader returns a reader of the dot-encoded block that r reads next,
+// the framing of SMTP DATA and NNTP articles: a series of "\r\n"-ended
+// lines closed by a line holding only ".", where a line that starts with
+// "." carries one more ".". Its Read returns the lines with "\n" endings
+// and without the added dots, and io.EOF once it has consumed the closing
+// line. It is meant to be used until the next call on r, which first reads
+// what is left of the block.
 //
 // It decodes exactly as net/textproto does ([dot.Compat]), consumes r.R
 // exactly as far, and also implements [io.WriterTo]. With a
@@ -45,6 +36,9 @@ func (r *Reader) DotReaderMode(mode dot.Mode) io.Reader {
 	r.dot = &dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true, fresh: true}
 	return r.dot
 }
+
+// Dot readers are io.WriterTo, so that io.Copy decodes whole windows.
+var _ io.WriterTo = (*dotReader)(nil)
 
 type dotReader struct {
 	r      *Reader
@@ -185,9 +179,8 @@ func (r *Reader) closeDot() {
 	}
 }
 
-// ReadDotBytes reads a dot-encoding and returns the decoded data.
-//
-// See the documentation for the [Reader.DotReader] method for details about dot-encoding.
+// ReadDotBytes reads a whole dot-encoded block (see [Reader.DotReader])
+// and returns its decoded data.
 func (r *Reader) ReadDotBytes() ([]byte, error) {
 	return io.ReadAll(r.DotReader())
 }

@@ -7,13 +7,11 @@ import (
 	"github.com/wirespeed/wirespeed/dot"
 )
 
-// DotWriter returns a writer that can be used to write a dot-encoding to w.
-// It takes care of inserting leading dots when necessary,
-// translating line-ending \n into \r\n, and adding the final .\r\n line
-// when the DotWriter is closed. The caller should close the
-// DotWriter before the next call to a method on w.
-//
-// See the documentation for the [Reader.DotReader] method for details about dot-encoding.
+// DotWriter returns a writer that dot-encodes what is written to it onto
+// w (see [Reader.DotReader] for the framing): it turns "\n" line endings
+// into "\r\n" and doubles a dot at the start of a line, and Close ends the
+// block with a "." line and flushes w.W. Close it before the next call on
+// w, which would otherwise close it.
 //
 // It encodes exactly as net/textproto does ([dot.Compat]), writes to w.W in
 // the same pattern (the same bytes, flushed at the same points), and also
@@ -41,6 +39,12 @@ func (w *Writer) closeDot() {
 		w.dot.Close()
 	}
 }
+
+// Dot writers are io.ReaderFrom, so that io.Copy encodes whole windows.
+var (
+	_ io.WriteCloser = (*dotWriter)(nil)
+	_ io.ReaderFrom  = (*dotWriter)(nil)
+)
 
 type dotWriter struct {
 	w    *Writer

@@ -25,12 +25,12 @@ const errorQuoteLimit = 80
 // bigger ones are left to the garbage collector after the call.
 const keepScratch = 64 << 10
 
-// A Reader implements convenience methods for reading requests
-// or responses from a text protocol network connection.
+// A Reader reads the lines, replies, headers and dot-encoded blocks of a
+// text protocol from R.
 //
 // A Reader made with NewReader, or as &Reader{R: br}, behaves exactly as
-// net/textproto's does, apart from the documented deviations (see the
-// package documentation). SetLimits adds bounds on what it accepts.
+// net/textproto's does, apart from the deviation the package documentation
+// describes. SetLimits adds bounds on what it accepts.
 type Reader struct {
 	R   *bufio.Reader
 	dot *dotReader
@@ -62,7 +62,7 @@ type Reader struct {
 	fields []field // the fields of the header being read
 }
 
-// NewReader returns a new [Reader] reading from r.
+// NewReader returns a [Reader] that reads from r.
 //
 // Without limits (see [Reader.SetLimits]) a Reader buffers lines and
 // headers of any length, as net/textproto does; bound the input (for
@@ -153,14 +153,13 @@ func (r *Reader) chunk(line []byte, err error) (_ []byte, more bool, _ error) {
 	return line[:n], false, nil
 }
 
-// ReadLine reads a single line from r,
-// eliding the final \n or \r\n from the returned string.
+// ReadLine reads one line and returns it without its "\n" or "\r\n".
 func (r *Reader) ReadLine() (string, error) {
 	line, err := r.readLineSlice(-1, 0)
 	return string(line), err
 }
 
-// ReadLineBytes is like [Reader.ReadLine] but returns a []byte instead of a string.
+// ReadLineBytes is [Reader.ReadLine] returning a new []byte.
 func (r *Reader) ReadLineBytes() ([]byte, error) {
 	line, err := r.readLineSlice(-1, 0)
 	if line != nil {
@@ -261,25 +260,20 @@ func (r *Reader) limitFailed(more bool, err error) error {
 	return err
 }
 
-// ReadContinuedLine reads a possibly continued line from r,
-// eliding the final trailing ASCII white space.
-// Lines after the first are considered continuations if they
-// begin with a space or tab character. In the returned data,
-// continuation lines are separated from the previous line
-// only by a single space: the newline and leading white space
-// are removed.
+// ReadContinuedLine reads a line together with the lines that continue it
+// (those that start with a space or tab, as folded header fields do) and
+// returns them as one line: each part without its surrounding spaces and
+// tabs, joined by single spaces. An empty line is never continued.
 //
 // For example, the input "Subject: a\r\n  long\r\n\tline\r\nNext\r\n"
 // gives "Subject: a long line" and then "Next".
-//
-// Empty lines are never continued.
 func (r *Reader) ReadContinuedLine() (string, error) {
 	line, err := r.readContinuedLineSlice(false)
 	return string(line), err
 }
 
-// ReadContinuedLineBytes is like [Reader.ReadContinuedLine] but
-// returns a []byte instead of a string.
+// ReadContinuedLineBytes is [Reader.ReadContinuedLine] returning a new
+// []byte.
 func (r *Reader) ReadContinuedLineBytes() ([]byte, error) {
 	line, err := r.readContinuedLineSlice(false)
 	if line != nil {
@@ -380,19 +374,15 @@ func (r *Reader) skipSpace(start int64) (int, error) {
 	return n, nil
 }
 
-// ReadCodeLine reads a response code line of the form
-//
-//	code message
-//
-// where code is a three-digit status code and the message
-// extends to the rest of the line. An example of such a line is:
+// ReadCodeLine reads a one-line reply, a three-digit code, a space and a
+// message, such as
 //
 //	220 mail.example.com ESMTP ready
 //
 // If expectCode is 1 to 999 and the code does not start with its digits
 // (expectCode 31 accepts 310 to 319), ReadCodeLine returns the code and
-// message with err set to &Error{code, message}. An expectCode of 0 or
-// less accepts any code.
+// message with err set to &Error{Code: code, Msg: message}. An expectCode
+// of 0 or less accepts any code.
 //
 // A multi-line response ("250-first line") gives a ProtocolError; read
 // those with ReadResponse.
@@ -463,7 +453,8 @@ func codeMismatch(code, expectCode int) bool {
 //
 // If expectCode is 1 to 999 and the code does not start with its digits,
 // ReadResponse returns the code and message with err set to
-// &Error{code, message}. An expectCode of 0 or less accepts any code.
+// &Error{Code: code, Msg: message}. An expectCode of 0 or less accepts any
+// code.
 func (r *Reader) ReadResponse(expectCode int) (code int, message string, err error) {
 	code, continued, first, err := r.readCodeLine(expectCode)
 	multi := continued

@@ -36,7 +36,7 @@ func NewConn(conn io.ReadWriteCloser) *Conn {
 	return c
 }
 
-// Close closes the connection.
+// Close closes the network connection under c.
 func (c *Conn) Close() error {
 	return c.conn.Close()
 }
@@ -67,14 +67,14 @@ func (c *Conn) Cmd(format string, args ...any) (id uint, err error) {
 	return id, err
 }
 
-// TrimString returns s without leading and trailing ASCII space
-// (space, tab, CR and LF). It is net/textproto's function.
+// TrimString returns s with the spaces, tabs, CRs and LFs at either end
+// cut off. It is net/textproto's function.
 func TrimString(s string) string {
 	return nettextproto.TrimString(s)
 }
 
-// TrimBytes returns b without leading and trailing ASCII space
-// (space, tab, CR and LF). It is net/textproto's function.
+// TrimBytes returns the part of b between the spaces, tabs, CRs and LFs at
+// either end. It is net/textproto's function.
 func TrimBytes(b []byte) []byte {
 	return nettextproto.TrimBytes(b)
 }

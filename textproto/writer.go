@@ -5,14 +5,13 @@ import (
 	"fmt"
 )
 
-// A Writer implements convenience methods for writing
-// requests or responses to a text protocol network connection.
+// A Writer writes the lines and dot-encoded blocks of a text protocol to W.
 type Writer struct {
 	W   *bufio.Writer
 	dot *dotWriter
 }
 
-// NewWriter returns a new [Writer] writing to w.
+// NewWriter returns a [Writer] that writes to w.
 func NewWriter(w *bufio.Writer) *Writer {
 	return &Writer{W: w}
 }
