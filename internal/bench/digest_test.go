@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"io"
+	"os"
 	"slices"
 	"testing"
 )
@@ -31,6 +32,9 @@ func (f *file) WriteTo(w io.Writer) (int64, error) {
 // every byte: io.Copy in 32 KiB reads through File.WriteTo, bufio+io.Copy
 // into bufio's default 4096-byte buffer, CopyBuffer4K into its 4 KiB one.
 func TestFileCopiesReadSizes(t *testing.T) {
+	if _, ok := any((*os.File)(nil)).(io.WriterTo); !ok {
+		t.Error("*os.File has no WriteTo: the MD5File note and onlyReader are out of date")
+	}
 	data := bytes.Repeat([]byte("0123456789abcdef"), 100<<10/16) // 100 KiB
 	sum := md5.Sum(data)
 	want := map[string]struct {

@@ -218,14 +218,12 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 	if err != nil {
 		row.Err = "server exit: " + err.Error()
 	}
+	row.ServerCPUSec = (srv.ProcessState.UserTime() + srv.ProcessState.SystemTime()).Seconds()
 	if ru, ok := srv.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		row.ServerCPUSec = tvSec(ru.Utime) + tvSec(ru.Stime)
 		row.ServerRSSMB = float64(ru.Maxrss) / 1024 // Linux reports KiB
 	}
 	return row
 }
-
-func tvSec(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
 
 // readListening reads the server's first line, "listening on ADDR".
 func readListening(r io.Reader) (string, error) {
