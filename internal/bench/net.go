@@ -335,7 +335,18 @@ func runSockperf(ctx context.Context, cfg netConfig, p netPoint, path string) ne
 		return row
 	}
 	res := &tcpperf.Result{Mode: "ping-pong", Conns: 1, Connected: 1, TargetQPS: p.QPS, MsgSize: cfg.msgSize}
-	for _, m := range sockperfPct.FindAllStringSubmatch(out.String(), -1) {
+	if !parseSockperf(out.String(), res) {
+		row.Err = "sockperf: no percentiles in its output"
+		return row
+	}
+	row.Result = res
+	return row
+}
+
+// parseSockperf fills res's percentiles from the output of sockperf
+// ping-pong and reports whether it found them.
+func parseSockperf(out string, res *tcpperf.Result) bool {
+	for _, m := range sockperfPct.FindAllStringSubmatch(out, -1) {
 		if m[3] != "" {
 			res.Max, _ = strconv.ParseFloat(m[3], 64)
 			continue
@@ -354,12 +365,7 @@ func runSockperf(ctx context.Context, cfg netConfig, p netPoint, path string) ne
 			res.P9999 = v
 		}
 	}
-	if res.P50 == 0 {
-		row.Err = "sockperf: no percentiles in its output"
-		return row
-	}
-	row.Result = res
-	return row
+	return res.P50 > 0
 }
 
 // printNetTable writes one table per load point.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/internal/tooltest"
+	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
 // buildWirespeed builds the wirespeed command (with the test's race
@@ -136,5 +137,24 @@ func TestParseNetPoints(t *testing.T) {
 		if _, err := parseNetPoints(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// The percentiles of a real sockperf 3.7 ping-pong run.
+func TestParseSockperf(t *testing.T) {
+	out, err := os.ReadFile("testdata/sockperf-ping-pong.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res tcpperf.Result
+	if !parseSockperf(string(out), &res) {
+		t.Fatal("no percentiles found")
+	}
+	want := tcpperf.Result{P50: 13.430, P90: 64.546, P99: 2886.599, P999: 2955.803, P9999: 4883.845, Max: 4883.845}
+	if res != want {
+		t.Errorf("got %+v\nwant %+v", res, want)
+	}
+	if parseSockperf("sockperf: ERROR: connect failed\n", &tcpperf.Result{}) {
+		t.Error("percentiles found in an error message")
 	}
 }
