@@ -60,7 +60,8 @@ var badValueByte = func() (t [256]bool) {
 }()
 
 // commonHeader interns frequent canonical keys, so that reading them
-// allocates nothing. It lists the same names as net/textproto.
+// allocates nothing. It lists the names net/textproto interns as of Go
+// 1.27 (Go 1.26 lacks Referer).
 var commonHeader = func() map[string]string {
 	m := make(map[string]string)
 	for _, k := range []string{
@@ -70,8 +71,9 @@ var commonHeader = func() map[string]string {
 		"Content-Type", "Cookie", "Date", "Dkim-Signature", "Etag", "Expires",
 		"From", "Host", "If-Modified-Since", "If-None-Match", "In-Reply-To",
 		"Last-Modified", "Location", "Message-Id", "Mime-Version", "Pragma",
-		"Received", "Return-Path", "Server", "Set-Cookie", "Subject", "To",
-		"User-Agent", "Via", "X-Forwarded-For", "X-Imforwards", "X-Powered-By",
+		"Received", "Referer", "Return-Path", "Server", "Set-Cookie",
+		"Subject", "To", "User-Agent", "Via", "X-Forwarded-For",
+		"X-Imforwards", "X-Powered-By",
 	} {
 		m[k] = k
 	}
