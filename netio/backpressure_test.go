@@ -12,43 +12,75 @@ import (
 	"time"
 )
 
-// fillUntilBlocked writes msg in a goroutine until a Write blocks for a
-// while; it returns when the writer is stuck, with the bytes accepted so far
-// appended to *sent.
-func waitQueued(t *testing.T, w *Writer, atLeast int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for w.Stats().Queued < atLeast {
-		if time.Now().After(deadline) {
-			t.Fatalf("queue never reached %d bytes: %+v", atLeast, w.Stats())
-		}
-		time.Sleep(time.Millisecond)
-	}
+// gate is a peer that takes nothing until released: every Write blocks
+// until release, then succeeds (appending to buf) or fails with the error
+// given to release.
+type gate struct {
+	entered chan struct{} // one token when the first Write blocks
+	open    chan struct{}
+	once    sync.Once
+	err     error
+	mu      sync.Mutex
+	buf     bytes.Buffer
 }
 
-// A peer that stops reading: memory stays under the bound, blocked writers
-// wake when the peer drains, and everything arrives in order.
-func TestBackpressureBoundAndWake(t *testing.T) {
-	cli, srv := tcpPair(t)
-	SetSendBuffer(cli, 16<<10)
-	SetRecvBuffer(srv, 16<<10)
-	const max = 128 << 10
-	w := NewWriter(cli, &Options{MaxQueued: max})
-	defer w.Close()
+func newGate() *gate {
+	return &gate{entered: make(chan struct{}, 1), open: make(chan struct{})}
+}
 
-	// Writers push 64-byte messages; the peer is not reading yet.
+func (g *gate) Write(p []byte) (int, error) {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	<-g.open
+	if g.err != nil {
+		return 0, g.err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.buf.Write(p)
+}
+
+func (g *gate) release(err error) {
+	g.once.Do(func() { g.err = err; close(g.open) })
+}
+
+// waits returns a channel that receives a token each time a Write on w is
+// about to wait for room (up to n tokens are kept).
+func waits(w *Writer, n int) <-chan struct{} {
+	ch := make(chan struct{}, n)
+	w.SetWaitHook(func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	return ch
+}
+
+// A peer that takes nothing: writers block at the bound, memory stays
+// under it, the blocked writers wake when the peer drains, and every
+// writer's messages arrive whole and in order.
+func TestBackpressureBoundAndWake(t *testing.T) {
+	const maxQ = 128 << 10
+	peer := newGate()
+	w := NewWriter(peer, &Options{MaxQueued: maxQ})
+	blocked := waits(w, 16)
+
+	// Each writer has more to send than the bound, so each must block.
 	const writers, per = 3, 4000
 	var (
 		mu   sync.Mutex
 		sent = map[int][]byte{}
 		wg   sync.WaitGroup
 	)
-	for g := 0; g < writers; g++ {
+	for g := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var mine []byte
-			for i := 0; i < per; i++ {
+			for i := range per {
 				m := bytes.Repeat([]byte{byte('a' + g)}, 63)
 				m = append(m, byte(i))
 				if _, err := w.Write(m); err != nil {
@@ -62,35 +94,29 @@ func TestBackpressureBoundAndWake(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
-	waitQueued(t, w, max/2)
-	// Let the writers pile up against the bound, sampling it.
-	for i := 0; i < 50; i++ {
-		s := w.Stats()
-		if s.Queued > max {
-			t.Fatalf("queued %d bytes, bound %d", s.Queued, max)
-		}
-		if h := w.heldBytes(); h > max+chunkSize {
-			t.Fatalf("holding %d bytes of chunks, bound %d", h, max+chunkSize)
-		}
-		time.Sleep(time.Millisecond)
+	// Nothing drains until release, so nothing wakes a writer: each waits
+	// exactly once. The flusher's writev is stuck in the peer.
+	for range writers {
+		<-blocked
 	}
-	if s := w.Stats(); s.Accepted >= writers*per*64 {
-		t.Fatalf("all writes accepted although the peer reads nothing: %+v", s)
+	<-peer.entered
+	s := w.Stats()
+	if s.Queued > maxQ || s.Written != 0 || s.Accepted != int64(s.Queued) || s.Flushes != 1 {
+		t.Fatalf("all writers blocked: %+v, want at most %d queued, nothing written, one writev in flight", s, maxQ)
 	}
-	// Now drain: every blocked writer must finish.
-	got := readAll(srv)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("blocked writers did not wake after the peer drained")
+	if maxQ-s.Queued >= 64 {
+		t.Fatalf("writers blocked with room in the queue: %+v", s)
 	}
+	if h := w.HeldBytes(); h > maxQ+chunkSize {
+		t.Fatalf("holding %d bytes of chunks, bound %d", h, maxQ+chunkSize)
+	}
+
+	peer.release(nil)
+	wg.Wait()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cli.CloseWrite()
-	b := <-got
+	b := peer.buf.Bytes()
 	if len(b) != writers*per*64 {
 		t.Fatalf("peer got %d bytes, want %d", len(b), writers*per*64)
 	}
@@ -100,68 +126,87 @@ func TestBackpressureBoundAndWake(t *testing.T) {
 	for i := 0; i < len(b); i += 64 {
 		per64[b[i]] = append(per64[b[i]], b[i:i+64]...)
 	}
-	for g := 0; g < writers; g++ {
+	for g := range writers {
 		if !bytes.Equal(per64[byte('a'+g)], sent[g]) {
 			t.Errorf("writer %d: stream differs", g)
 		}
 	}
 }
 
-func (w *Writer) heldBytes() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.chunks) * w.chunk
-}
-
-// With the peer stalled: deadlines fire, contexts cancel, NonBlocking fails
-// fast, and nothing partial is accepted for a message that fits the window.
+// With the peer stalled: deadlines and contexts end the wait of a Write
+// that does not fit, accepting nothing of it; a new deadline wakes a
+// blocked Write; NonBlocking fails at once.
 func TestBackpressureDeadlineContextNonBlocking(t *testing.T) {
-	cli, srv := tcpPair(t)
-	SetSendBuffer(cli, 16<<10)
-	SetRecvBuffer(srv, 16<<10)
-	const max = 64 << 10
-	w := NewWriter(cli, &Options{MaxQueued: max})
-	msg := make([]byte, 1000)
-	// Write until the queue is full and stays full: a Write then hits its
-	// deadline, accepting nothing.
-	var err error
-	for i := 0; err == nil; i++ {
-		if i > 100000 {
-			t.Fatalf("the queue never filled: %+v", w.Stats())
-		}
-		w.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-		start := time.Now()
-		var n int
-		n, err = w.Write(msg)
+	const maxQ, size = 64 << 10, 1000
+	peer := newGate()
+	w := NewWriter(peer, &Options{MaxQueued: maxQ})
+	blocked := waits(w, 1)
+	msg := make([]byte, size)
+
+	// A deadline already past fails a Write only when it would wait: the
+	// queue takes exactly what fits.
+	w.SetWriteDeadline(time.Now().Add(-time.Second))
+	accepted := 0
+	for {
+		n, err := w.Write(msg)
 		if err != nil {
 			if !errors.Is(err, os.ErrDeadlineExceeded) || n != 0 {
 				t.Fatalf("Write past deadline: %d, %v; want 0, os.ErrDeadlineExceeded", n, err)
 			}
-			if d := time.Since(start); d < 40*time.Millisecond || d > 10*time.Second {
-				t.Fatalf("deadline fired after %v, want about 50ms", d)
-			}
+			break
 		}
+		accepted += n
 	}
-	if s := w.Stats(); s.Queued+len(msg) <= max-max/2 {
-		t.Fatalf("deadline fired with room in the queue: %+v", s)
+	<-blocked
+	<-peer.entered // the flusher's writev is stuck in the peer
+	if accepted != maxQ/size*size {
+		t.Fatalf("accepted %d bytes before the deadline, want %d", accepted, maxQ/size*size)
 	}
+	// The flusher is stuck in writev: Flush waits, and the deadline ends it.
 	if err := w.Flush(); !errors.Is(err, os.ErrDeadlineExceeded) {
-		// The flusher is stuck in writev, so Flush waits and times out.
 		t.Fatalf("Flush past deadline: %v", err)
+	}
+
+	// A deadline reached while waiting: the Write's timer fires.
+	w.SetWriteDeadline(time.Now().Add(time.Millisecond))
+	if n, err := w.Write(msg); !errors.Is(err, os.ErrDeadlineExceeded) || n != 0 {
+		t.Fatalf("Write until a deadline: %d, %v; want 0, os.ErrDeadlineExceeded", n, err)
+	}
+	<-blocked
+
+	// A deadline set while a Write waits (none before) wakes it.
+	w.SetWriteDeadline(time.Time{})
+	done := make(chan error, 1)
+	go func() { _, err := w.Write(msg); done <- err }()
+	<-blocked
+	w.SetWriteDeadline(time.Now().Add(-time.Second))
+	if err := <-done; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Write woken by a past deadline: %v", err)
 	}
 	w.SetWriteDeadline(time.Time{})
 
+	// A context cancelled while WriteContext waits. A message as large as
+	// the window needs an empty queue: it cannot fit while the peer takes
+	// nothing.
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	// A message as large as the window needs an empty queue: it cannot fit
-	// while the peer reads nothing.
-	if n, err := w.WriteContext(ctx, make([]byte, max)); !errors.Is(err, context.Canceled) || n != 0 {
-		t.Fatalf("WriteContext after cancel: %d, %v", n, err)
+	type result struct {
+		n   int
+		err error
+	}
+	ctxDone := make(chan result, 1)
+	go func() { n, err := w.WriteContext(ctx, make([]byte, maxQ)); ctxDone <- result{n, err} }()
+	<-blocked
+	cancel()
+	if r := <-ctxDone; !errors.Is(r.err, context.Canceled) || r.n != 0 {
+		t.Fatalf("WriteContext after cancel: %d, %v", r.n, r.err)
+	}
+	if s := w.Stats(); s.Accepted != int64(accepted) {
+		t.Fatalf("failed writes accepted something: %+v, want %d accepted", s, accepted)
 	}
 
 	nb := NewWriter(io.Discard, &Options{MaxQueued: 4 << 10, NonBlocking: true})
-	nb.busy = true // as if a writev were stuck: nothing drains
-	for i := 0; i < 4; i++ {
+	release := nb.Stall()
+	for range 4 {
 		if _, err := nb.Write(make([]byte, 1<<10)); err != nil {
 			t.Fatal(err)
 		}
@@ -172,21 +217,20 @@ func TestBackpressureDeadlineContextNonBlocking(t *testing.T) {
 	if n, err := nb.Write(make([]byte, 5<<10)); !errors.Is(err, ErrTooLarge) || n != 0 {
 		t.Fatalf("NonBlocking Write larger than MaxQueued: %d, %v", n, err)
 	}
-	nb.mu.Lock()
-	nb.busy = false
-	nb.kickLocked()
-	nb.mu.Unlock()
+	release()
 	if err := nb.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	// Closing the connection unblocks the stuck flusher; Close reports it.
-	cli.Close()
-	if err := w.Close(); err == nil {
-		t.Fatal("Close after the connection was closed under a full queue: nil error")
+	// The peer fails the stuck writev: Close reports that error, and the
+	// accounting holds.
+	lost := errors.New("connection lost")
+	peer.release(lost)
+	if err := w.Close(); !errors.Is(err, lost) {
+		t.Fatalf("Close after the peer failed: %v, want %v", err, lost)
 	}
 	s := w.Stats()
-	if s.Written+int64(s.Queued) != s.Accepted {
+	if s.Written != 0 || int64(s.Queued) != s.Accepted {
 		t.Fatalf("accounting: %+v", s)
 	}
 }
@@ -227,11 +271,11 @@ func TestPeerResetMidBatch(t *testing.T) {
 	if !errors.Is(werr, syscall.ECONNRESET) && !errors.Is(werr, syscall.EPIPE) {
 		t.Fatalf("error after reset: %v; want ECONNRESET or EPIPE", werr)
 	}
-	if _, err := w.Write([]byte("more")); !errors.Is(err, werr) && err.Error() != werr.Error() {
+	if _, err := w.Write([]byte("more")); !errors.Is(err, werr) {
 		t.Fatalf("error not sticky: %v then %v", werr, err)
 	}
-	if err := w.Flush(); err == nil {
-		t.Fatal("Flush after reset: nil error")
+	if err := w.Flush(); !errors.Is(err, werr) {
+		t.Fatalf("Flush after reset: %v, want %v", err, werr)
 	}
 	s := w.Stats()
 	if s.Accepted != accepted {

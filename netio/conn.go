@@ -8,6 +8,14 @@ import (
 	"time"
 )
 
+var (
+	_ net.Conn        = (*Conn)(nil)
+	_ io.StringWriter = (*Conn)(nil)
+	_ io.ReaderFrom   = (*Conn)(nil)
+	_ io.StringWriter = (*Writer)(nil)
+	_ io.ReaderFrom   = (*Writer)(nil)
+)
+
 // A Conn is a net.Conn whose writes go through a coalescing [Writer]. Reads
 // and everything else go straight to the wrapped connection.
 type Conn struct {

@@ -68,6 +68,7 @@
 //
 // # Tuning
 //
-// [SetNoDelay], [SetSendBuffer], [SetRecvBuffer], [SetNotSentLowat] and
-// [GetSockOpts] set and read socket options through SyscallConn.
+// [SetNotSentLowat] sets the one option the net package lacks, and
+// [GetSockOpts] reads back those that (*net.TCPConn).SetNoDelay,
+// SetWriteBuffer and SetReadBuffer set.
 package netio

@@ -7,20 +7,6 @@ import (
 	"time"
 )
 
-// stall makes w's queue stop draining, as if a writev were stuck, until the
-// returned function is called.
-func stall(w *Writer) (release func()) {
-	w.mu.Lock()
-	w.busy = true
-	w.mu.Unlock()
-	return func() {
-		w.mu.Lock()
-		w.busy = false
-		w.kickLocked()
-		w.mu.Unlock()
-	}
-}
-
 // NonBlocking: a message larger than the current window is accepted whole
 // when the queue is empty (the adaptive window may have shrunk to MinWindow),
 // and refused with ErrQueueFull otherwise; a message larger than MaxQueued can
@@ -29,10 +15,8 @@ func TestNonBlockingLargerThanWindow(t *testing.T) {
 	var out bytes.Buffer
 	const maxQ = 64 << 10
 	w := NewWriter(&out, &Options{MaxQueued: maxQ, MinWindow: 4 << 10, TargetDelay: time.Millisecond, NonBlocking: true})
-	w.mu.Lock()
-	w.setWindow(4 << 10) // as after adapting to a slow peer
-	w.mu.Unlock()
-	release := stall(w)
+	w.SetWindow(4 << 10) // as after adapting to a slow peer
+	release := w.Stall()
 
 	_, msgs := messages(5, 40, 800) // about 16 KiB
 	if len(msgs) <= 4<<10 || len(msgs) > maxQ {
@@ -50,7 +34,7 @@ func TestNonBlockingLargerThanWindow(t *testing.T) {
 	}
 	// Empty again: a message of exactly MaxQueued fits, one byte more never
 	// will.
-	release = stall(w)
+	release = w.Stall()
 	if n, err := w.Write(make([]byte, maxQ+1)); !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrQueueFull) || n != 0 {
 		t.Fatalf("message larger than MaxQueued: %d, %v; want 0, ErrTooLarge", n, err)
 	}
@@ -58,7 +42,7 @@ func TestNonBlockingLargerThanWindow(t *testing.T) {
 	if n, err := w.Write(big); n != maxQ || err != nil {
 		t.Fatalf("message of MaxQueued bytes, empty queue: %d, %v", n, err)
 	}
-	if h := w.heldBytes(); h > maxQ+chunkSize {
+	if h := w.HeldBytes(); h > maxQ+chunkSize {
 		t.Fatalf("holding %d bytes, bound %d", h, maxQ+chunkSize)
 	}
 	release()

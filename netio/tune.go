@@ -7,36 +7,20 @@ import (
 	"syscall"
 )
 
-// ErrNoSyscallConn is returned by the tuning helpers for a connection that
-// does not expose its socket (it does not implement syscall.Conn).
+// ErrNoSyscallConn is returned by SetNotSentLowat and GetSockOpts for a
+// connection that does not expose its socket (it does not implement
+// syscall.Conn).
 var ErrNoSyscallConn = errors.New("netio: connection has no socket to tune")
 
-// SockOpts are the socket options the tuning helpers manage, as the kernel
-// reports them (Linux reports twice the buffer sizes set).
+// SockOpts are socket options as the kernel reports them: Linux reports
+// twice the buffer sizes set. The net package sets the first three
+// ((*net.TCPConn).SetNoDelay, SetWriteBuffer, SetReadBuffer) but cannot read
+// them back.
 type SockOpts struct {
-	NoDelay      bool
-	SendBuffer   int
-	RecvBuffer   int
-	NotSentLowat int // 0 where unsupported or unset
-}
-
-// SetNoDelay sets TCP_NODELAY (Go's default for TCP is on).
-func SetNoDelay(c net.Conn, on bool) error {
-	v := 0
-	if on {
-		v = 1
-	}
-	return setInt(c, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, v, "TCP_NODELAY")
-}
-
-// SetSendBuffer sets SO_SNDBUF, turning off the kernel's autotuning of it.
-func SetSendBuffer(c net.Conn, bytes int) error {
-	return setInt(c, syscall.SOL_SOCKET, syscall.SO_SNDBUF, bytes, "SO_SNDBUF")
-}
-
-// SetRecvBuffer sets SO_RCVBUF, turning off the kernel's autotuning of it.
-func SetRecvBuffer(c net.Conn, bytes int) error {
-	return setInt(c, syscall.SOL_SOCKET, syscall.SO_RCVBUF, bytes, "SO_RCVBUF")
+	NoDelay      bool // TCP_NODELAY
+	SendBuffer   int  // SO_SNDBUF
+	RecvBuffer   int  // SO_RCVBUF
+	NotSentLowat int  // TCP_NOTSENT_LOWAT; 0 where unsupported or unset
 }
 
 // SetNotSentLowat sets TCP_NOTSENT_LOWAT where the system has it (Linux):
@@ -50,7 +34,8 @@ func SetNotSentLowat(c net.Conn, bytes int) error {
 	return setInt(c, syscall.IPPROTO_TCP, notSentLowat, bytes, "TCP_NOTSENT_LOWAT")
 }
 
-// GetSockOpts reads the options back from the kernel.
+// GetSockOpts reads the options of c's socket back from the kernel. A
+// [Conn] is seen through to the connection it wraps.
 func GetSockOpts(c net.Conn) (SockOpts, error) {
 	var o SockOpts
 	var nd int

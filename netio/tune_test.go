@@ -2,16 +2,17 @@ package netio
 
 import (
 	"errors"
-	"net"
 	"runtime"
 	"testing"
 )
 
+// GetSockOpts reads back what the net package and SetNotSentLowat set, on
+// a Conn as on the connection it wraps.
 func TestTuning(t *testing.T) {
 	cli, _ := tcpPair(t)
-	c := NewConn(cli, nil) // helpers see through a Conn
+	c := NewConn(cli, nil)
 	for _, on := range []bool{false, true} {
-		if err := SetNoDelay(c, on); err != nil {
+		if err := cli.SetNoDelay(on); err != nil {
 			t.Fatal(err)
 		}
 		o, err := GetSockOpts(c)
@@ -22,10 +23,10 @@ func TestTuning(t *testing.T) {
 			t.Fatalf("NoDelay %v after setting %v", o.NoDelay, on)
 		}
 	}
-	if err := SetSendBuffer(c, 96<<10); err != nil {
+	if err := cli.SetWriteBuffer(96 << 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := SetRecvBuffer(c, 80<<10); err != nil {
+	if err := cli.SetReadBuffer(80 << 10); err != nil {
 		t.Fatal(err)
 	}
 	err := SetNotSentLowat(c, 16<<10)
@@ -36,7 +37,7 @@ func TestTuning(t *testing.T) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	o, err := GetSockOpts(c)
+	o, err := GetSockOpts(cli)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +48,11 @@ func TestTuning(t *testing.T) {
 	if runtime.GOOS == "linux" && o.NotSentLowat != 16<<10 {
 		t.Fatalf("TCP_NOTSENT_LOWAT %d, want %d", o.NotSentLowat, 16<<10)
 	}
-	p1, _ := net.Pipe()
-	defer p1.Close()
-	if err := SetNoDelay(p1, true); !errors.Is(err, ErrNoSyscallConn) {
-		t.Fatalf("net.Pipe: %v, want ErrNoSyscallConn", err)
+	p1, _ := pipe(t)
+	if _, err := GetSockOpts(p1); !errors.Is(err, ErrNoSyscallConn) {
+		t.Fatalf("GetSockOpts(net.Pipe): %v, want ErrNoSyscallConn", err)
+	}
+	if err := SetNotSentLowat(NewConn(p1, nil), 1); !errors.Is(err, ErrNoSyscallConn) && !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("SetNotSentLowat(net.Pipe): %v, want ErrNoSyscallConn", err)
 	}
 }

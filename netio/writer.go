@@ -88,7 +88,11 @@ type Stats struct {
 type Writer struct {
 	dst   io.Writer
 	opt   Options
-	chunk int // chunk size; chunkSize except in tests
+	chunk int              // chunk size; chunkSize except in tests
+	now   func() time.Time // clock of the adaptive window; time.Now except in tests
+	// waitHook, if set (only by tests), is called with mu held each time a
+	// Write is about to wait for room.
+	waitHook func()
 
 	mu       sync.Mutex
 	chunks   []*[]byte // queued data; the first starts at head
@@ -117,7 +121,7 @@ type Writer struct {
 
 // NewWriter returns a Writer sending to dst. If opt is nil, defaults apply.
 func NewWriter(dst io.Writer, opt *Options) *Writer {
-	w := &Writer{dst: dst, chunk: chunkSize, kick: make(chan struct{}, 1)}
+	w := &Writer{dst: dst, chunk: chunkSize, now: time.Now, kick: make(chan struct{}, 1)}
 	if opt != nil {
 		w.opt = *opt
 	}
@@ -200,6 +204,9 @@ func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) 
 			w.kickLocked()
 			p = p[room:]
 			total += room
+		}
+		if w.waitHook != nil {
+			w.waitHook()
 		}
 		if err := w.waitLocked(ctx, true, func() bool {
 			need := len(p)
@@ -292,8 +299,8 @@ func (w *Writer) flusher() {
 }
 
 // writeBatchLocked hands up to maxIovecs queued chunks (and about maxBatch
-// bytes) to the kernel with one net.Buffers.WriteTo. It is called with w.mu held and !w.busy, and unlocks
-// w.mu during the system call.
+// bytes) to the kernel with one net.Buffers.WriteTo. It is called with w.mu
+// held and !w.busy, and unlocks w.mu during the system call.
 func (w *Writer) writeBatchLocked() {
 	w.busy = true
 	iov := w.iov[:0]
@@ -316,13 +323,13 @@ func (w *Writer) writeBatchLocked() {
 
 	var start time.Time
 	if w.opt.TargetDelay > 0 {
-		start = time.Now()
+		start = w.now()
 	}
 	w.bufs = iov // a field: a local would escape to the heap through WriteTo
 	n, err := w.bufs.WriteTo(w.dst)
 	var end time.Time
 	if w.opt.TargetDelay > 0 {
-		end = time.Now()
+		end = w.now()
 	}
 	clear(iov)
 

@@ -9,7 +9,6 @@ import (
 	"io"
 	"sync"
 	"testing"
-	"time"
 )
 
 // The peer receives exactly the concatenation of the writes, in order, for
@@ -135,7 +134,6 @@ func TestWriterIdleFlush(t *testing.T) {
 		}
 	}()
 	r := bufio.NewReader(cli)
-	cli.SetReadDeadline(time.Now().Add(20 * time.Second))
 	for i := 0; i < 200; i++ {
 		req := fmt.Sprintf("request %d\n", i)
 		if _, err := w.WriteString(req); err != nil {
@@ -157,29 +155,31 @@ func TestWriterIdleFlush(t *testing.T) {
 	}
 }
 
-// blockingReader blocks in Read until release is closed, then reports EOF.
-type blockingReader struct{ release chan struct{} }
+// blockingReader signals entered when Read is first called, then blocks
+// until release is closed and reports EOF.
+type blockingReader struct{ entered, release chan struct{} }
 
-func (r blockingReader) Read([]byte) (int, error) { <-r.release; return 0, io.EOF }
+func (r blockingReader) Read([]byte) (int, error) {
+	close(r.entered)
+	<-r.release
+	return 0, io.EOF
+}
 
 // A batch never passes more than 1024 buffers to one writev, and a queue of
 // more chunks goes out in several writevs, in order.
 func TestWriterIovecCap(t *testing.T) {
 	cli, srv := tcpPair(t)
 	got := readAll(srv)
-	w := NewWriter(cli, &Options{MaxQueued: 1 << 20})
-	w.chunk = 64 // test hook: tiny chunks, so that 3000 writes fill 3000 chunks
+	// Tiny chunks, so that 3000 writes fill 3000 chunks.
+	w := NewWriterForTest(cli, &Options{MaxQueued: 1 << 20}, 64, nil)
 	// ReadFrom holds the connection while it copies, so everything written
 	// meanwhile queues up.
-	br := blockingReader{make(chan struct{})}
+	br := blockingReader{make(chan struct{}), make(chan struct{})}
 	copied := make(chan error, 1)
 	go func() { _, err := w.ReadFrom(br); copied <- err }()
-	for w.Stats().Flushes != 0 || !w.isBusy() {
-		time.Sleep(time.Millisecond)
-	}
-	msgs, want := messages(7, 3000, 64)
-	want = want[:0]
-	for i := range msgs {
+	<-br.entered
+	var want []byte
+	for i := range 3000 {
 		m := bytes.Repeat([]byte{byte(i)}, 64)
 		want = append(want, m...)
 		if _, err := w.Write(m); err != nil {
@@ -207,12 +207,6 @@ func TestWriterIovecCap(t *testing.T) {
 	if b := <-got; !bytes.Equal(b, want) {
 		t.Fatalf("peer got %d bytes, want %d; equal prefix %d", len(b), len(want), commonPrefix(b, want))
 	}
-}
-
-func (w *Writer) isBusy() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.busy
 }
 
 func TestWriterClosed(t *testing.T) {
