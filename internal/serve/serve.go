@@ -83,8 +83,8 @@ func (s *Server) fail(err error) {
 	})
 }
 
-// hooks let tests observe and order the steps of the std and netio
-// engines; production code passes nil.
+// hooks let tests observe and order the steps of the engines (accept and
+// stop races, -delay's clock and waits, gnet's logger); Start passes nil.
 type hooks struct {
 	accepted   func()              // after Accept, before the connection is registered
 	stopClosed func()              // in stop, after closing the registered connections
