@@ -48,8 +48,9 @@
 // line (and after a failed ReadMIMEHeader the rest of the header block), so
 // the caller can answer ("500 line too long") and read on in step with the
 // peer. Discarding reads as much as the peer sends: bound it with a deadline
-// on the connection. ReadDotLines and dot readers read a block that breaks a
-// limit to its end line before they fail.
+// on the connection. If it fails with a read error, the call returns that
+// error and the next call resumes it. ReadDotLines and dot readers read a
+// block that breaks a limit to its end line before they fail.
 //
 // # Dot encoding
 //

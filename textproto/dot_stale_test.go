@@ -158,10 +158,10 @@ func TestStaleDotReaderMatchesStdlib(t *testing.T) {
 					}
 					staleSeqs(maxLen, 3, perHandle, global, func(seq []staleStep) {
 						runs++
-						sb, ss := open()
-						ob, os := open()
-						want := runStaleReader(stdtp.NewReader(sb), sb, ss, seq)
-						got := runStaleReader(NewReader(ob), ob, os, seq)
+						sb, ssrc := open()
+						ob, osrc := open()
+						want := runStaleReader(stdtp.NewReader(sb), sb, ssrc, seq)
+						got := runStaleReader(NewReader(ob), ob, osrc, seq)
 						if got != want {
 							t.Fatalf("input %q, bufio %d, chunk %d, error at %d, calls %v:\nnet/textproto:\n%swirespeed:\n%s",
 								in, bufSize, chunk, at, seq, want, got)
