@@ -39,6 +39,8 @@ package tcpperf
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -49,8 +51,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
 // Errors returned by Run.
@@ -78,9 +78,6 @@ type Config struct {
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
 	Progress     io.Writer     // one line per second; nil for none
 	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
-
-	// dial replaces net.Dialer.DialContext in tests.
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Result is the outcome of a run. Latencies are in microseconds.
@@ -233,12 +230,14 @@ func msgTemplate(id, size int) []byte {
 // hexLen is how many leading bytes of a message carry its sequence number.
 func hexLen(size int) int { return min(16, size-1) }
 
+// putHex writes the last len(b) (at most 16) digits of seq in lower-case
+// hexadecimal to b.
 func putHex(b []byte, seq uint64) {
-	const hex = "0123456789abcdef"
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i] = hex[seq&15]
-		seq >>= 4
-	}
+	var be [8]byte
+	var h [16]byte
+	binary.BigEndian.PutUint64(be[:], seq)
+	hex.Encode(h[:], be[:])
+	copy(b, h[16-len(b):])
 }
 
 // checkMsg reports whether b is message seq.
@@ -251,6 +250,8 @@ func checkMsg(b, tmpl []byte, seq uint64) bool {
 
 type run struct {
 	cfg        Config
+	env        env
+	drained    chan struct{} // a token when the last outstanding response is read after stopping
 	base       time.Time
 	start      int64 // ns since base: first intended send
 	measure    int64 // start of the measurement
@@ -264,7 +265,7 @@ type run struct {
 	stopping   atomic.Bool
 }
 
-func (r *run) now() int64 { return int64(time.Since(r.base)) }
+func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
 
 func (r *run) measured(t int64) bool { return t >= r.measure && t < r.end }
 
@@ -317,13 +318,19 @@ func (cfg *Config) check() error {
 // Run connects, runs the load described by cfg and returns the result. It
 // stops early, with the results so far, when ctx is done.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	var d net.Dialer
+	return runIn(ctx, cfg, env{dial: d.DialContext, clock: realClock{}})
+}
+
+func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	if err := ensureFDs(uint64(cfg.Conns) + 64); err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, lat: newRecorder(), late: newRecorder()}
+	clk := env.clock
+	r := &run{cfg: cfg, env: env, drained: make(chan struct{}, 1), lat: newRecorder(), late: newRecorder()}
 	r.maxPend = max(minMaxPending, cfg.MsgSize*cfg.Depth)
 	if err := r.connect(ctx); err != nil {
 		return nil, err
@@ -341,7 +348,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}()
 
-	r.base = time.Now()
+	r.base = clk.Now()
 	if cfg.QPS > 0 {
 		r.start = int64(10 * time.Millisecond) // let the readers settle
 	}
@@ -385,14 +392,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// Once a second: progress and the interval log.
 	sendDone := make(chan struct{})
 	go func() { senders.Wait(); close(sendDone) }()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	tick := clk.After(time.Second)
 	lastTick := r.now()
 	var lastSent, lastRecv int64
 	report := func() {
 		now := r.now()
 		h, lh := r.lat.interval(), r.late.interval()
-		if hlog != nil && now > r.measure {
+		if hlog != nil && (now > r.measure || h.TotalCount() > 0) {
 			h.SetStartTimeMs(r.base.Add(time.Duration(max(lastTick, r.measure))).UnixMilli())
 			h.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
 			hlog.OutputIntervalHistogram(h)
@@ -411,19 +417,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		lastTick = now
 	}
-	closedLoopEnd := time.NewTimer(time.Until(r.base.Add(time.Duration(r.end))))
-	defer closedLoopEnd.Stop()
+	closedLoopEnd := clk.After(time.Duration(r.end - r.now()))
 wait:
 	for {
 		select {
-		case <-tick.C:
+		case <-tick:
 			report()
+			tick = clk.After(time.Second)
 		case <-sendDone:
 			if cfg.QPS > 0 {
 				break wait
 			}
 			sendDone = nil // closed loop: no pacers; wait for the end
-		case <-closedLoopEnd.C:
+		case <-closedLoopEnd:
 			if cfg.QPS == 0 {
 				break wait
 			}
@@ -434,12 +440,19 @@ wait:
 	r.stopping.Store(true) // closed loop: send no more
 	senders.Wait()
 
-	// Wait for the outstanding responses, then close.
-	drainEnd := time.Now().Add(cfg.DrainTimeout)
-	for r.n.inflight.Load() > 0 && time.Now().Before(drainEnd) && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
+	// Wait for the outstanding responses, then close. Only readers change
+	// inflight now, and the one that takes it to zero sends r.drained.
+	if r.n.inflight.Load() > 0 {
+		select {
+		case <-r.drained:
+		case <-clk.After(cfg.DrainTimeout):
+		case <-ctx.Done():
+		}
 	}
 	measuredEnd := min(r.now(), r.end)
+	if cfg.QPS > 0 && ctx.Err() == nil {
+		measuredEnd = r.end // the whole schedule went out
+	}
 	for _, c := range r.conns {
 		c.nc.Close() // ends blocked reads and flush writes
 	}
@@ -488,11 +501,7 @@ func (r *run) result(secs float64) *Result {
 }
 
 func (r *run) connect(ctx context.Context) error {
-	d := net.Dialer{Timeout: r.cfg.DialTimeout}
-	dial := d.DialContext
-	if r.cfg.dial != nil {
-		dial = r.cfg.dial
-	}
+	dial := r.env.dial
 	conns := make([]*conn, r.cfg.Conns)
 	var firstErr error
 	var mu sync.Mutex
@@ -503,7 +512,9 @@ func (r *run) connect(ctx context.Context) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			nc, err := dial(ctx, "tcp", r.cfg.Addr)
+			dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
+			nc, err := dial(dctx, "tcp", r.cfg.Addr)
+			cancel()
 			if err != nil {
 				r.n.connect.Add(1)
 				mu.Lock()
@@ -528,9 +539,9 @@ func (r *run) connect(ctx context.Context) error {
 	fdLimit := errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE)
 	if len(r.conns) == 0 {
 		if fdLimit {
-			return fmt.Errorf("%w: %v (raise the file descriptor limit)", ErrFDLimit, firstErr)
+			return fmt.Errorf("%w: %w (raise the file descriptor limit)", ErrFDLimit, firstErr)
 		}
-		return fmt.Errorf("%w to %s: %v", ErrConnect, r.cfg.Addr, firstErr)
+		return fmt.Errorf("%w to %s: %w", ErrConnect, r.cfg.Addr, firstErr)
 	}
 	if firstErr != nil {
 		r.connectErr = fmt.Sprintf("%d of %d connections failed, the first with: %v", r.cfg.Conns-len(r.conns), r.cfg.Conns, firstErr)
@@ -549,7 +560,7 @@ func (r *run) pacer(ctx context.Context, p int) {
 	for i := p; i < len(r.conns); i += r.cfg.Pacers {
 		mine = append(mine, r.conns[i])
 	}
-	sl, _ := sleep.New(r.cfg.Spin)
+	sl := r.env.clock.Sleeper(r.cfg.Spin)
 	defer sl.Close()
 	step := 1e9 / r.cfg.QPS
 	P := int64(r.cfg.Pacers)
@@ -558,14 +569,10 @@ func (r *run) pacer(ctx context.Context, p int) {
 		if t >= r.end {
 			return
 		}
-		due := r.base.Add(time.Duration(t))
-		for time.Until(due) > maxNap {
-			sl.Until(time.Now().Add(maxNap))
-			if ctx.Err() != nil {
-				return
-			}
+		sl.Until(ctx, r.base.Add(time.Duration(t)))
+		if ctx.Err() != nil {
+			return
 		}
-		sl.Until(due)
 		if r.measured(t) {
 			r.late.record(r.now() - t)
 		}
@@ -709,7 +716,12 @@ func (r *run) reader(c *conn) {
 			}
 			// Only now, so that the drain at the end never sees zero in
 			// flight while replacements are about to be sent.
-			r.n.inflight.Add(-int64(len(sent)))
+			if r.n.inflight.Add(-int64(len(sent))) == 0 && r.stopping.Load() {
+				select {
+				case r.drained <- struct{}{}:
+				default:
+				}
+			}
 		}
 		if err != nil {
 			r.fail(c, &r.n.read) // not counted once the run is over
