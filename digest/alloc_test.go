@@ -68,3 +68,19 @@ func TestAllocsPerFile(t *testing.T) {
 		t.Errorf("File: %.1f allocations, want <= 1", n)
 	}
 }
+
+// Formatting and matching a Sum allocate nothing.
+func TestSumAllocs(t *testing.T) {
+	s, _ := ParseSum(SHA512, "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e")
+	text := s.AppendHex(nil)
+	bad := slices.Clone(text)
+	bad[7] = 'x'
+	buf := make([]byte, 0, 2*MaxSize)
+	if n := testing.AllocsPerRun(100, func() {
+		if !s.MatchHex(text) || s.MatchHex(bad) || len(s.AppendHex(buf[:0])) != len(text) {
+			t.Fatal("MatchHex or AppendHex wrong")
+		}
+	}); n != 0 {
+		t.Errorf("%.1f allocations, want 0", n)
+	}
+}

@@ -61,13 +61,17 @@ type Result struct {
 // is then ctx.Err(), and otherwise nil: per-file errors are only in the
 // results.
 func Files(ctx context.Context, a Algorithm, paths []string, opts *Options) ([]Result, error) {
+	return files(ctx, a, paths, opts, defaultTuning())
+}
+
+func files(ctx context.Context, a Algorithm, paths []string, opts *Options, tun tuning) ([]Result, error) {
 	results := make([]Result, len(paths))
 	seen := 0
-	err := Each(ctx, a, slices.Values(paths), opts, func(r Result) error {
+	err := each(ctx, a, slices.Values(paths), opts, func(r Result) error {
 		results[r.Index] = r
 		seen++
 		return nil
-	})
+	}, tun)
 	if err != nil {
 		for i := seen; i < len(paths); i++ {
 			results[i] = Result{Index: i, Path: paths[i], Err: &fs.PathError{Op: "open", Path: paths[i], Err: err}}
@@ -94,13 +98,31 @@ func Files(ctx context.Context, a Algorithm, paths []string, opts *Options) ([]R
 // returns ctx.Err(). A read blocked on a FIFO or slow device is not
 // interrupted; cancellation is seen between reads.
 func Each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Options, fn func(Result) error) error {
+	return each(ctx, a, paths, opts, fn, defaultTuning())
+}
+
+// tuning holds the thresholds of the many-files path. Files and Each use
+// defaultTuning; tests and benchmarks construct others (export_test.go).
+type tuning struct {
+	// multiMinPerCore is how many files per core a batch needs before
+	// multi-buffer MD5 is used: with fewer lanes filled, one SIMD core does
+	// no better than crypto/md5 on one core.
+	multiMinPerCore int
+	// multiReadSize is the read size after the first buffer in the
+	// multi-buffer path (BenchmarkReadSize varies it).
+	multiReadSize int
+}
+
+func defaultTuning() tuning { return tuning{multiMinPerCore: 8, multiReadSize: bufferSize} }
+
+func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Options, fn func(Result) error, tun tuning) error {
 	if !a.Valid() {
 		return fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
 	}
 	if fn == nil {
 		fn = func(Result) error { return nil }
 	}
-	e := &engine{alg: a, cores: opts.workers()}
+	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize}
 	if opts != nil && opts.Progress != nil {
 		e.progress = opts.Progress
 	}
@@ -108,7 +130,7 @@ func Each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	window := 4 * e.cores
 	if useMulti {
 		window = 2 * simdLanes * e.cores
-		e.multiMin = multiMinPerCore * e.cores
+		e.multiMin = tun.multiMinPerCore * e.cores
 	}
 	e.slots = make([]slot, window)
 	e.jobs = make(chan int, window)
@@ -148,11 +170,6 @@ func Each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	return ctx.Err()
 }
 
-// multiMinPerCore is how many files per core a batch needs before
-// multi-buffer MD5 is used: with fewer lanes filled, one SIMD core does
-// no better than crypto/md5 on one core. (A variable for tests.)
-var multiMinPerCore = 8
-
 // canceller lets the hashing loops poll for cancellation cheaply.
 type canceller struct {
 	flag atomic.Bool
@@ -175,6 +192,7 @@ type engine struct {
 	alg      Algorithm
 	cores    int
 	multiMin int // files needed before multi-buffer hashing starts
+	readSize int // reads after the first buffer on the multi-buffer path
 	progress progress
 	cancel   canceller
 
@@ -373,7 +391,7 @@ func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum
 		if err := e.cancel.check("read", path); err != nil {
 			return size, true, err
 		}
-		m, err := f.read(path, buf[:multiReadSize])
+		m, err := f.read(path, buf[:e.readSize])
 		if err != nil {
 			return size, true, err
 		}
@@ -387,10 +405,6 @@ func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum
 	*s = finish(MD5, mh, buf[:])
 	return size, true, nil
 }
-
-// multiReadSize is the read size after the first buffer in the
-// multi-buffer path (a variable for BenchmarkReadSize).
-var multiReadSize = bufferSize
 
 func (e *engine) addProgress(n int) {
 	if e.progress != nil {

@@ -11,14 +11,12 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestParallelEqualsSequential hashes a mixed batch (small and large
 // files, missing files, a directory) in parallel and checks every result
 // against File, called one at a time.
 func TestParallelEqualsSequential(t *testing.T) {
-	withMultiMin(t, 2)
 	r := rand.New(rand.NewPCG(7, 7))
 	sizes := make([]int, 120)
 	for i := range sizes {
@@ -52,7 +50,7 @@ func TestParallelEqualsSequential(t *testing.T) {
 			opts.Progress = &prog
 			var total int64
 			next := 0
-			err := Each(context.Background(), a, slices.Values(paths), opts, func(r Result) error {
+			err := EachTuned(context.Background(), a, slices.Values(paths), opts, func(r Result) error {
 				if r.Index != next {
 					t.Fatalf("result %d delivered at position %d", r.Index, next)
 				}
@@ -63,7 +61,7 @@ func TestParallelEqualsSequential(t *testing.T) {
 				}
 				total += r.Size
 				return nil
-			})
+			}, 2, 0)
 			if err != nil || next != len(paths) {
 				t.Fatalf("Each: %v after %d of %d results", err, next, len(paths))
 			}
@@ -139,12 +137,11 @@ func TestCallbackErrorStops(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	withMultiMin(t, 1)
 	paths, _ := writeFiles(t, slices.Repeat([]int{3 * bufferSize}, 100))
 	for _, a := range []Algorithm{MD5, SHA1} {
 		ctx, cancel := context.WithCancel(context.Background())
 		n := 0
-		err := Each(ctx, a, slices.Values(paths), &Options{Workers: 2}, func(r Result) error {
+		err := EachTuned(ctx, a, slices.Values(paths), &Options{Workers: 2}, func(r Result) error {
 			if n++; n == 3 {
 				cancel()
 			}
@@ -157,14 +154,14 @@ func TestCancel(t *testing.T) {
 				t.Errorf("result after cancel: %v, want context.Canceled", r.Err)
 			}
 			return nil
-		})
+		}, 1, 0)
 		if !errors.Is(err, context.Canceled) || n >= len(paths) {
 			t.Errorf("%s: Each = %v after %d results, want Canceled well before %d", a, err, n, len(paths))
 		}
 		// Files reports every path, the unreached ones with the error.
 		ctx, cancel = context.WithCancel(context.Background())
 		cancel()
-		res, err := Files(ctx, a, paths, nil)
+		res, err := FilesTuned(ctx, a, paths, nil, 1, 0)
 		if !errors.Is(err, context.Canceled) || len(res) != len(paths) || !errors.Is(res[len(res)-1].Err, context.Canceled) || res[len(res)-1].Path != paths[len(paths)-1] {
 			t.Errorf("%s: Files on a cancelled context = %v, last %+v", a, err, res[len(res)-1])
 		}
@@ -217,19 +214,11 @@ func TestLockstepIterator(t *testing.T) {
 			}
 		}
 	}
-	done := make(chan error, 1)
-	go func() {
-		done <- Each(context.Background(), MD5, seq, nil, func(r Result) error {
-			seen <- r.Index
-			return r.Err
-		})
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Each deadlocked on a lockstep iterator")
+	err := Each(context.Background(), MD5, seq, nil, func(r Result) error {
+		seen <- r.Index
+		return r.Err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

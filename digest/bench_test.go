@@ -155,13 +155,10 @@ func BenchmarkReadSize(b *testing.B) {
 	paths, _ := writeFiles(b, slices.Repeat([]int{size}, n))
 	for _, kib := range []int{32, 64, 128} {
 		b.Run(fmt.Sprintf("alg=md5-multibuffer/size=%dKiB", kib), func(b *testing.B) {
-			old := multiReadSize
-			multiReadSize = kib << 10
-			defer func() { multiReadSize = old }()
 			b.SetBytes(n * size)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Files(context.Background(), MD5, paths, nil); err != nil {
+				if _, err := FilesTuned(context.Background(), MD5, paths, nil, 0, kib<<10); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -46,11 +46,10 @@ func TestFileAndReaderMatchStdlib(t *testing.T) {
 // TestFilesMatchStdlib runs every batch path (plain workers, and for MD5
 // multi-buffer SIMD where available) against the standard library.
 func TestFilesMatchStdlib(t *testing.T) {
-	withMultiMin(t, 1)
 	paths, data := writeFiles(t, edgeSizes)
 	for _, a := range Algorithms() {
 		for _, opts := range []*Options{nil, {Workers: 1}, {Workers: 3}, {Workers: 2, NoMultiBuffer: true}} {
-			res, err := Files(context.Background(), a, paths, opts)
+			res, err := FilesTuned(context.Background(), a, paths, opts, 1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,10 +43,3 @@ var edgeSizes = []int{
 	3*bufferSize + 7, 32<<10 - 1, 32 << 10, 32<<10 + 1,
 	5<<20 + 3, // large
 }
-
-// withMultiMin lowers the batch length that switches multi-buffer MD5 on.
-func withMultiMin(t testing.TB, perCore int) {
-	old := multiMinPerCore
-	multiMinPerCore = perCore
-	t.Cleanup(func() { multiMinPerCore = old })
-}

@@ -2,6 +2,7 @@ package digest
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 )
@@ -28,13 +29,7 @@ func (s *Sum) Len() int { return s.alg.Size() }
 func (s *Sum) Bytes() []byte { return bytes.Clone(s.b[:s.Len()]) }
 
 // AppendHex appends the lower-case hexadecimal digest to dst.
-func (s *Sum) AppendHex(dst []byte) []byte {
-	const digits = "0123456789abcdef"
-	for _, c := range s.b[:s.Len()] {
-		dst = append(dst, digits[c>>4], digits[c&15])
-	}
-	return dst
-}
+func (s *Sum) AppendHex(dst []byte) []byte { return hex.AppendEncode(dst, s.b[:s.Len()]) }
 
 // String returns the lower-case hexadecimal digest, as md5sum prints it.
 func (s Sum) String() string {
@@ -47,51 +42,29 @@ func (s *Sum) Equal(t Sum) bool {
 	return s.alg == t.alg && s.b == t.b
 }
 
-// MatchHex reports whether hex, in either case, is exactly the
+// MatchHex reports whether text, in either case, is exactly the
 // hexadecimal form of s. It allocates nothing.
-func (s *Sum) MatchHex(hex []byte) bool {
+func (s *Sum) MatchHex(text []byte) bool {
 	n := s.Len()
-	if n == 0 || len(hex) != 2*n {
+	if n == 0 || len(text) != 2*n {
 		return false
 	}
-	for i := 0; i < n; i++ {
-		hi, ok1 := unhex(hex[2*i])
-		lo, ok2 := unhex(hex[2*i+1])
-		if !ok1 || !ok2 || hi<<4|lo != s.b[i] {
-			return false
-		}
-	}
-	return true
+	var b [MaxSize]byte
+	_, err := hex.Decode(b[:n], text)
+	return err == nil && bytes.Equal(b[:n], s.b[:n])
 }
 
 // ParseSum parses a hexadecimal digest (either case) of algorithm a.
-func ParseSum(a Algorithm, hex string) (Sum, error) {
+func ParseSum(a Algorithm, text string) (Sum, error) {
 	if !a.Valid() {
 		return Sum{}, fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
 	}
-	if len(hex) != 2*a.Size() {
-		return Sum{}, fmt.Errorf("%w: %s digest needs %d hex digits, got %d", ErrMalformedSum, a, 2*a.Size(), len(hex))
+	if len(text) != 2*a.Size() {
+		return Sum{}, fmt.Errorf("%w: %s digest needs %d hex digits, got %d", ErrMalformedSum, a, 2*a.Size(), len(text))
 	}
 	s := Sum{alg: a}
-	for i := range a.Size() {
-		hi, ok1 := unhex(hex[2*i])
-		lo, ok2 := unhex(hex[2*i+1])
-		if !ok1 || !ok2 {
-			return Sum{}, fmt.Errorf("%w: %q", ErrMalformedSum, hex)
-		}
-		s.b[i] = hi<<4 | lo
+	if _, err := hex.Decode(s.b[:a.Size()], []byte(text)); err != nil {
+		return Sum{}, fmt.Errorf("%w: %q", ErrMalformedSum, text)
 	}
 	return s, nil
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }

@@ -1,0 +1,30 @@
+package digest
+
+import (
+	"context"
+	"iter"
+)
+
+// Exported for testing only.
+
+// EachTuned and FilesTuned are Each and Files with multi-buffer MD5 used
+// from minPerCore files per core on, and reads of readSize bytes after its
+// first buffer (0 for either: the default).
+func EachTuned(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Options, fn func(Result) error, minPerCore, readSize int) error {
+	return each(ctx, a, paths, opts, fn, testTuning(minPerCore, readSize))
+}
+
+func FilesTuned(ctx context.Context, a Algorithm, paths []string, opts *Options, minPerCore, readSize int) ([]Result, error) {
+	return files(ctx, a, paths, opts, testTuning(minPerCore, readSize))
+}
+
+func testTuning(minPerCore, readSize int) tuning {
+	t := defaultTuning()
+	if minPerCore > 0 {
+		t.multiMinPerCore = minPerCore
+	}
+	if readSize > 0 {
+		t.multiReadSize = readSize
+	}
+	return t
+}
