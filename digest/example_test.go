@@ -2,6 +2,7 @@ package digest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -98,4 +99,57 @@ func ExampleParseSum() {
 	got, _ := digest.Reader(digest.MD5, strings.NewReader("abc"))
 	fmt.Println(got.Equal(want))
 	// Output: true
+}
+
+func ExampleParseAlgorithm() {
+	for _, name := range []string{"sha256sum", "SHA1", "md5", "crc32"} {
+		a, err := digest.ParseAlgorithm(name)
+		fmt.Println(a, a.Size(), errors.Is(err, digest.ErrUnknownAlgorithm))
+	}
+	// Output:
+	// sha256 32 false
+	// sha1 20 false
+	// md5 16 false
+	// Algorithm(0) 0 true
+}
+
+func ExampleAlgorithms() {
+	for _, a := range digest.Algorithms() {
+		fmt.Println(a.Tag(), a.Size())
+	}
+	// Output:
+	// MD5 16
+	// SHA1 20
+	// SHA224 28
+	// SHA256 32
+	// SHA384 48
+	// SHA512 64
+}
+
+// MatchHex checks a digest from a checksum list without parsing it.
+func ExampleSum_MatchHex() {
+	sum, _ := digest.Reader(digest.MD5, strings.NewReader("abc"))
+	fmt.Println(sum.MatchHex([]byte("900150983CD24FB0D6963F7D28E17F72")))
+	fmt.Println(sum.MatchHex([]byte("d41d8cd98f00b204e9800998ecf8427e")))
+	// Output:
+	// true
+	// false
+}
+
+// AppendHex formats into a caller's buffer, as md5sum lines are built.
+func ExampleSum_AppendHex() {
+	sum, _ := digest.Reader(digest.SHA1, strings.NewReader("abc"))
+	line := sum.AppendHex(nil)
+	line = append(line, "  -\n"...)
+	fmt.Print(string(line))
+	// Output: a9993e364706816aba3e25717850c26c9cd0d89d  -
+}
+
+// MultiBuffer tells whether MD5 batches can use multi-buffer SIMD here.
+func ExampleMultiBuffer() {
+	if isa := digest.MultiBuffer(); isa != "" {
+		fmt.Println("multi-buffer MD5 with", isa)
+	} else {
+		fmt.Println("crypto/md5 only")
+	}
 }

@@ -7,6 +7,11 @@ import (
 	"fmt"
 )
 
+var (
+	_ fmt.Stringer = Sum{}
+	_ fmt.Stringer = Algorithm(0)
+)
+
 // A Sum is a computed digest. It is a value type of fixed size, so
 // producing one allocates nothing. The zero Sum has no algorithm and no
 // bytes.

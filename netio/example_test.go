@@ -195,3 +195,16 @@ func ExampleNewWriter() {
 	// line 2
 	// 3 21 21
 }
+
+// Close gives a peer that does not read Options.Linger to take the queue,
+// then closes the connection anyway and says data was left.
+func ExampleConn_Close() {
+	c, peer := net.Pipe() // buffers nothing: data waits until the peer reads
+	defer peer.Close()
+	conn := netio.NewConn(c, &netio.Options{Linger: 10 * time.Millisecond})
+	conn.WriteString("never read\n")
+	err := conn.Close()
+	s := conn.Stats()
+	fmt.Println(err, s.Accepted-s.Written)
+	// Output: netio: connection closed with queued data unsent 11
+}

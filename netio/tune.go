@@ -26,7 +26,8 @@ type SockOpts struct {
 // SetNotSentLowat sets TCP_NOTSENT_LOWAT where the system has it (Linux):
 // the socket reports writable only while less than bytes are unsent, which
 // keeps queued data in the Writer, where backpressure sees it, instead of
-// in the kernel. Elsewhere it returns an error matching errors.ErrUnsupported.
+// in the kernel. Elsewhere it returns an error matching
+// errors.ErrUnsupported.
 func SetNotSentLowat(c net.Conn, bytes int) error {
 	if notSentLowat < 0 {
 		return fmt.Errorf("netio: TCP_NOTSENT_LOWAT: %w", errors.ErrUnsupported)

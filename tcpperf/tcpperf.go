@@ -1,39 +1,3 @@
-// Package tcpperf is a TCP latency load generator for echo and line
-// protocols, in the manner of wrk2.
-//
-// Open loop (QPS > 0): every message has an intended send time on a
-// constant-rate schedule, spread evenly over the connections, and its
-// latency runs from that intended time to the moment its whole response has
-// been read. A server that stalls is therefore charged for every message the
-// schedule wanted to send meanwhile (no coordinated omission). Sends are
-// paced by a few pacer goroutines that sleep on a timerfd (Linux) until just
-// before each send and spin for the rest, so the schedule does not inherit
-// the millisecond granularity of Go timers; the pacers' own lateness (actual
-// minus intended send time) is reported so that the tool's floor is visible.
-//
-// Closed loop (QPS = 0): each connection keeps Depth messages in flight,
-// sending as many new ones, in one write, as responses it has just read;
-// latency runs from the actual send.
-//
-// Every response is checked against the message it answers: in echo mode the
-// same bytes, in line mode the same line (servers answer one line per
-// request line). Percentiles come from HdrHistogram (1 ns to 1 h, 3
-// significant digits); an optional interval log in HdrHistogram's standard
-// format lets runs from several client machines be merged with its tools.
-//
-// Sends never block the pacers or the response readers: each send tries one
-// non-blocking write, and what the socket does not take is written by a
-// goroutine of that connection, while the readers go on reading. A server
-// that stops reading therefore delays only its own connections; up to 4 MiB
-// (or Depth messages) wait per connection, later messages count as write
-// errors, and everything unanswered at the end counts as Unanswered. Run
-// returns DrainTimeout after the end of the schedule at the latest, and
-// promptly when ctx is done.
-//
-// Limits: a pacer does the sends itself, so a client CPU that cannot keep up
-// with the rate shows up as send lateness (and in the latencies, honestly).
-// Responses are matched to requests by order, so servers must answer in
-// order, as TCP echo and pipelined line protocols do.
 package tcpperf
 
 import (
@@ -45,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -531,11 +496,7 @@ func (r *run) connect(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	for _, c := range conns {
-		if c != nil {
-			r.conns = append(r.conns, c)
-		}
-	}
+	r.conns = slices.DeleteFunc(conns, func(c *conn) bool { return c == nil })
 	fdLimit := errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE)
 	if len(r.conns) == 0 {
 		if fdLimit {
