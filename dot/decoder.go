@@ -30,6 +30,16 @@ type Decoder struct {
 	// stops at MaxSize bytes; the decoder then discards input up to the
 	// end marker and reports ErrTooLarge in place of io.EOF.
 	MaxSize int64
+	// Bare says what a Strict or Raw decoder does with a bare CR or LF (one
+	// that is not part of a CRLF). Compat mode ignores it: it does what
+	// net/textproto does.
+	Bare BarePolicy
+	// MaxLine, if positive, bounds the length of every line of the block,
+	// counted on the wire: its bytes up to its line ending, a stuffing dot
+	// included. A longer line is reported as ErrLineTooLong, after the
+	// block, as ErrTooLarge is; output stops in front of its first byte
+	// too many.
+	MaxLine int
 
 	state uint8
 	off   int64 // input bytes consumed
@@ -37,9 +47,10 @@ type Decoder struct {
 	err   error // first problem with the data, reported at the end marker
 }
 
-// Reset prepares d for a new block, keeping Mode and MaxSize.
+// Reset prepares d for a new block, keeping Mode, MaxSize, Bare and
+// MaxLine.
 func (d *Decoder) Reset() {
-	*d = Decoder{Mode: d.Mode, MaxSize: d.MaxSize}
+	*d = Decoder{Mode: d.Mode, MaxSize: d.MaxSize, Bare: d.Bare, MaxLine: d.MaxLine}
 }
 
 // Transform decodes src into dst and reports how many bytes it wrote and
@@ -81,6 +92,13 @@ func (d *Decoder) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err er
 	}
 	return nDst, nSrc, nil
 }
+
+// Size returns the number of decoded bytes the block has produced so far:
+// the bytes Transform has written to its dst arguments since the last
+// Reset. Once a problem with the data has been found, no more output is
+// produced, so after a block rejected for ErrTooLarge Size is at most
+// MaxSize.
+func (d *Decoder) Size() int64 { return d.n }
 
 // Done reports whether the end marker has been consumed.
 func (d *Decoder) Done() bool { return d.state == dEnd }

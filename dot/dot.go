@@ -76,6 +76,27 @@ const (
 	Raw                // Strict framing, CRLF kept in decoded output
 )
 
+// BarePolicy says what a Strict or Raw Decoder does with a bare CR or LF.
+type BarePolicy uint8
+
+const (
+	BareReject    BarePolicy = iota // the zero value: today's behaviour, a *SyntaxError after the block
+	BareKeep                        // keep the byte as data; it ends no line
+	BareNormalize                   // treat it as a line ending: "\r\n" in Raw output, "\n" in Strict output
+)
+
+func (p BarePolicy) String() string {
+	switch p {
+	case BareReject:
+		return "reject"
+	case BareKeep:
+		return "keep"
+	case BareNormalize:
+		return "normalize"
+	}
+	return "BarePolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
 func (m Mode) String() string {
 	switch m {
 	case Compat:
@@ -105,6 +126,8 @@ var (
 	// ErrTooLarge reports a block whose decoded size exceeds the
 	// decoder's MaxSize.
 	ErrTooLarge = errors.New("dot: data too large")
+	// ErrLineTooLong reports a line longer than the decoder's MaxLine.
+	ErrLineTooLong = errors.New("dot: line too long")
 	// ErrBareCR reports a CR not followed by LF (Strict and Raw modes).
 	ErrBareCR = errors.New("dot: bare CR")
 	// ErrBareLF reports an LF not preceded by CR (Strict and Raw modes).
