@@ -182,9 +182,11 @@ func checkLimitError(lim Limits, got outcome, n int) error {
 	case got.Err == dot.ErrTooLarge:
 		size := 0
 		for _, l := range got.Lines {
-			size += len(l) + 1
+			size += int(dotLineCost(len(l)))
 		}
-		if int64(size) > lim.MaxDotBytes || int64(n) <= lim.MaxDotBytes {
+		// Each line consumed (at least its "\n") costs at most
+		// stringHeaderSize bytes per byte consumed.
+		if int64(size) > lim.MaxDotBytes || int64(n)*stringHeaderSize <= lim.MaxDotBytes {
 			return fmt.Errorf("%v after %d bytes, keeping %d", got.Err, n, size)
 		}
 	default:
@@ -213,9 +215,9 @@ func limitFired(lim Limits, o op, got, want outcome, ours *Reader) bool {
 	if lim.MaxLineBytes > 0 && len(l) >= lim.MaxLineBytes {
 		return true
 	}
-	size := int64(len(l)) + 1
+	size := dotLineCost(len(l))
 	for _, g := range got.Lines {
-		size += int64(len(g)) + 1
+		size += dotLineCost(len(g))
 	}
 	return lim.MaxDotBytes > 0 && size > lim.MaxDotBytes
 }

@@ -348,9 +348,12 @@ func TestLimitDotLines(t *testing.T) {
 		err  error
 	}{
 		{Limits{}, []string{"one", ".two", "three", "a-much-longer-line", "five"}, nil},
-		{Limits{MaxDotBytes: 39}, []string{"one", ".two", "three", "a-much-longer-line", "five"}, nil},
-		{Limits{MaxDotBytes: 38}, []string{"one", ".two", "three", "a-much-longer-line"}, dot.ErrTooLarge},
-		{Limits{MaxDotBytes: 14}, []string{"one", ".two"}, dot.ErrTooLarge},
+		// Each line costs its length and a string header: 19, 20, 21,
+		// 34 and 20 bytes on 64-bit systems.
+		{Limits{MaxDotBytes: 34 + 5*stringHeaderSize}, []string{"one", ".two", "three", "a-much-longer-line", "five"}, nil},
+		{Limits{MaxDotBytes: 34 + 5*stringHeaderSize - 1}, []string{"one", ".two", "three", "a-much-longer-line"}, dot.ErrTooLarge},
+		{Limits{MaxDotBytes: 7 + 2*stringHeaderSize}, []string{"one", ".two"}, dot.ErrTooLarge},
+		{Limits{MaxDotBytes: 7 + 2*stringHeaderSize - 1}, []string{"one"}, dot.ErrTooLarge},
 		{Limits{MaxLineBytes: 18}, []string{"one", ".two", "three", "a-much-longer-line", "five"}, nil},
 		{Limits{MaxLineBytes: 17}, []string{"one", ".two", "three"}, ErrLineTooLong},
 	}

@@ -490,14 +490,17 @@ func (r *Reader) ReadResponse(expectCode int) (code int, message string, err err
 // It reads line by line, as ReadLine does (and as net/textproto does), so a
 // line consisting of a lone dot ends the block whatever its line ending.
 //
-// With limits (see [Reader.SetLimits]), a block whose decoded size (each
-// line and a \n) exceeds MaxDotBytes, or with a line longer than
-// MaxLineBytes, is read to its end line like any other, keeping only the
-// lines before the excess, and then fails with an error matching
-// [dot.ErrTooLarge] or [ErrLineTooLong]. The connection stays in step.
+// With limits (see [Reader.SetLimits]), a block with a line longer than
+// MaxLineBytes, or whose lines take more memory than MaxDotBytes, is read
+// to its end line like any other, keeping only the lines before the
+// excess, and then fails with an error matching [ErrLineTooLong] or
+// [dot.ErrTooLarge]. The connection stays in step. Each line kept counts
+// as its length plus the size of a string header (16 bytes on 64-bit
+// systems), so that the returned lines and their slice never take more
+// than about MaxDotBytes of memory, even when the lines are empty.
 func (r *Reader) ReadDotLines() ([]string, error) {
 	var lines []string
-	var size int64
+	var size int64     // the memory the kept lines take
 	var limitErr error // the first limit the block broke
 	for {
 		line, err := r.readLineSlice(-1, 0)
@@ -525,13 +528,38 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 			continue // not kept: not copied
 		}
 		if max := r.lim.MaxDotBytes; max > 0 {
-			if size += int64(len(line)) + 1; size > max {
+			if size += dotLineCost(len(line)); size > max {
 				limitErr = dot.ErrTooLarge
 				continue
+			}
+			if len(lines) == cap(lines) {
+				lines = growLines(lines, (max-size)/stringHeaderSize)
 			}
 		}
 		lines = append(lines, string(line))
 	}
+}
+
+// stringHeaderSize is the size of a string header: a pointer and a length.
+const stringHeaderSize = 2 * strconv.IntSize / 8
+
+// dotLineCost is what ReadDotLines charges a line of n bytes against
+// MaxDotBytes: its bytes and the string header that holds it.
+func dotLineCost(n int) int64 { return int64(n) + stringHeaderSize }
+
+// growLines returns lines with room for one more line and, doubling its
+// capacity, at most more further lines: the number of lines the rest of
+// the MaxDotBytes budget can pay for. So the spare capacity of the slice
+// is paid for by the budget too.
+func growLines(lines []string, more int64) []string {
+	c := int64(2 * cap(lines))
+	if c < 8 {
+		c = 8
+	}
+	if limit := int64(len(lines)) + 1 + more; c > limit {
+		c = limit
+	}
+	return append(make([]string, 0, c), lines...)
 }
 
 // A field is one header field read by ReadMIMEHeader: its key is either an
