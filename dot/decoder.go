@@ -18,12 +18,20 @@ const (
 	dEnd                // consumed the end marker
 )
 
+// Kinds of problems with the data, as bits of Decoder.found.
+const (
+	foundTooLarge uint8 = 1 << iota
+	foundLineTooLong
+	foundBareLF
+	foundBareCR
+)
+
 // A Decoder removes dot-stuffing from one data block. The zero value is a
-// Compat decoder with no size limit; set Mode and MaxSize before the first
-// call to Transform, and call Reset before reusing it for another block.
-// A Decoder implements golang.org/x/text/transform.Transformer; through
-// transform.NewReader it loses the bytes after the block (see the package
-// documentation).
+// Compat decoder with no limits; set Mode, MaxSize, Bare and MaxLine before
+// the first call to Transform, and call Reset before reusing it for another
+// block. A Decoder implements golang.org/x/text/transform.Transformer;
+// through transform.NewReader it loses the bytes after the block (see the
+// package documentation).
 type Decoder struct {
 	Mode Mode
 	// MaxSize, if positive, bounds the decoded size of the block. Output
@@ -31,20 +39,30 @@ type Decoder struct {
 	// end marker and reports ErrTooLarge in place of io.EOF.
 	MaxSize int64
 	// Bare says what a Strict or Raw decoder does with a bare CR or LF (one
-	// that is not part of a CRLF). Compat mode ignores it: it does what
-	// net/textproto does.
+	// that is not part of a CRLF); see the package documentation. Compat
+	// mode ignores it: it does what net/textproto does.
 	Bare BarePolicy
 	// MaxLine, if positive, bounds the length of every line of the block,
-	// counted on the wire: its bytes up to its line ending, a stuffing dot
-	// included. A longer line is reported as ErrLineTooLong, after the
-	// block, as ErrTooLarge is; output stops in front of its first byte
-	// too many.
+	// counted on the wire as textproto's Limits.MaxLineBytes counts: the
+	// bytes of the line before its line ending, a stuffing dot included.
+	// A line ends in CRLF, in Compat mode also in a bare LF, and with
+	// BareNormalize in a bare LF; other bare CRs and LFs count as bytes of
+	// the line. Output stops in front of the first byte too many; the
+	// decoder then discards input up to the end marker and reports
+	// ErrLineTooLong in place of io.EOF. RFC 5321 §4.5.3.1.6 allows 998
+	// bytes and the CRLF.
 	MaxLine int
 
-	state uint8
-	off   int64 // input bytes consumed
-	n     int64 // output bytes produced
-	err   error // first problem with the data, reported at the end marker
+	state   uint8
+	soft    bool  // the line started after a bare LF taken as a line ending (BareNormalize)
+	found   uint8 // the kinds of problems found
+	line    int   // bytes of the current line so far (only with MaxLine)
+	off     int64 // input bytes consumed
+	n       int64 // output bytes produced
+	dropped int64 // output bytes dropped after a problem, while MaxSize is not yet passed
+	lfOff   int64 // offset of the first bare LF (BareReject)
+	crOff   int64 // offset of the first bare CR (BareReject)
+	err     error // the first problem with the data: output stopped there
 }
 
 // Reset prepares d for a new block, keeping Mode, MaxSize, Bare and
@@ -60,8 +78,9 @@ func (d *Decoder) Reset() {
 //   - ErrShortDst: dst filled up before src was consumed;
 //   - io.EOF: the end marker was consumed; nSrc counts it, and any bytes
 //     after it in src are left alone;
-//   - ErrTooLarge or a *SyntaxError: the block has ended, as for io.EOF, but
-//     its data was rejected;
+//   - ErrTooLarge, ErrLineTooLong, a *SyntaxError, or an error matching
+//     several of them: the block has ended, as for io.EOF, but its data
+//     was rejected (see the package documentation);
 //   - io.ErrUnexpectedEOF: atEOF was set and src ended inside the block.
 //
 // Once the block has ended, Transform consumes nothing and returns the same
@@ -95,37 +114,114 @@ func (d *Decoder) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err er
 
 // Size returns the number of decoded bytes the block has produced so far:
 // the bytes Transform has written to its dst arguments since the last
-// Reset. Once a problem with the data has been found, no more output is
-// produced, so after a block rejected for ErrTooLarge Size is at most
-// MaxSize.
+// Reset. Output stops at the first problem with the data, and so does
+// Size: it is at most MaxSize.
 func (d *Decoder) Size() int64 { return d.n }
 
 // Done reports whether the end marker has been consumed.
 func (d *Decoder) Done() bool { return d.state == dEnd }
 
-// Err returns the problem found in the data so far (ErrTooLarge or a
-// *SyntaxError), or nil. Transform reports it when the block ends; Err lets
-// a caller give up early instead.
-func (d *Decoder) Err() error { return d.err }
+// Err returns the problem found in the data so far, as Transform will
+// report it when the block ends (see the package documentation), or nil.
+// Transform reports it when the block ends; Err lets a caller give up
+// early instead.
+func (d *Decoder) Err() error {
+	if d.err == nil {
+		return nil
+	}
+	return d.dataErr()
+}
 
 // final is the error Transform returns after the end marker.
 func (d *Decoder) final() error {
-	if d.err != nil {
-		return d.err
+	if d.err == nil {
+		return io.EOF
 	}
-	return io.EOF
+	return d.dataErr()
 }
 
-// fail records the first problem with the data; later output is dropped.
-func (d *Decoder) fail(err error) {
+// dataErr is the error for the problems found: the one problem's own
+// error if there was one kind, otherwise a *dataErrors with every kind,
+// in order of precedence.
+func (d *Decoder) dataErr() error {
+	if d.found&(d.found-1) == 0 {
+		return d.err
+	}
+	var e dataErrors
+	errs := e.errs[:0]
+	if d.found&foundTooLarge != 0 {
+		errs = append(errs, ErrTooLarge)
+	}
+	if d.found&foundLineTooLong != 0 {
+		errs = append(errs, ErrLineTooLong)
+	}
+	if d.found&foundBareLF != 0 {
+		errs = append(errs, &SyntaxError{Offset: d.lfOff, Err: ErrBareLF})
+	}
+	if d.found&foundBareCR != 0 {
+		errs = append(errs, &SyntaxError{Offset: d.crOff, Err: ErrBareCR})
+	}
+	e.n = len(errs)
+	return &e
+}
+
+// dataErrors reports several kinds of problems with one block. It matches
+// each of them with errors.Is and errors.As; its text lists them in order
+// of precedence.
+type dataErrors struct {
+	errs [4]error
+	n    int
+}
+
+func (e *dataErrors) Error() string {
+	s := e.errs[0].Error()
+	for _, err := range e.errs[1:e.n] {
+		s += "; " + err.Error()
+	}
+	return s
+}
+
+func (e *dataErrors) Unwrap() []error { return e.errs[:e.n] }
+
+// problem records a problem of the given kind (one of the found bits),
+// whose error is err, unless one of that kind was found already. Output
+// stops at the first problem.
+func (d *Decoder) problem(kind uint8, err error) {
+	if d.found&kind != 0 {
+		return
+	}
+	d.found |= kind
 	if d.err == nil {
 		d.err = err
 	}
 }
 
-// bare records a bare CR or LF at input offset off.
+// bare records a bare CR or LF at input offset off (BareReject).
 func (d *Decoder) bare(kind error, off int64) {
-	d.fail(&SyntaxError{Offset: off, Err: kind})
+	if kind == ErrBareLF {
+		if d.found&foundBareLF == 0 {
+			d.lfOff = off
+			d.problem(foundBareLF, &SyntaxError{Offset: off, Err: kind})
+		}
+		return
+	}
+	if d.found&foundBareCR == 0 {
+		d.crOff = off
+		d.problem(foundBareCR, &SyntaxError{Offset: off, Err: kind})
+	}
+}
+
+// drop counts k bytes of output dropped after a problem, when o have been
+// written in this call, and records ErrTooLarge once the block would have
+// passed MaxSize.
+func (d *Decoder) drop(o, k int) {
+	if d.MaxSize > 0 && d.found&foundTooLarge == 0 {
+		d.dropped += int64(k)
+		if d.n+int64(o)+d.dropped > d.MaxSize {
+			d.problem(foundTooLarge, ErrTooLarge)
+			d.dropped = 0 // no longer needed
+		}
+	}
 }
 
 // Space verdicts for output of k bytes at dst[o:].
@@ -140,10 +236,11 @@ const (
 // would pass MaxSize.
 func (d *Decoder) space(dstLen, o, k int) int {
 	if d.err != nil {
+		d.drop(o, k)
 		return spaceDrop
 	}
 	if d.MaxSize > 0 && d.n+int64(o+k) > d.MaxSize {
-		d.fail(ErrTooLarge)
+		d.problem(foundTooLarge, ErrTooLarge)
 		return spaceDrop
 	}
 	if o+k > dstLen {

@@ -22,17 +22,6 @@ func (r decResult) String() string {
 	return fmt.Sprintf("out=%q consumed=%d err=%v", r.out, r.consumed, r.err)
 }
 
-func sameErr(a, b error) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	var sa, sb *SyntaxError
-	if errors.As(a, &sa) && errors.As(b, &sb) {
-		return *sa == *sb
-	}
-	return a == b
-}
-
 func (r decResult) equal(o decResult) bool {
 	return bytes.Equal(r.out, o.out) && r.consumed == o.consumed && sameErr(r.err, o.err)
 }
@@ -40,7 +29,13 @@ func (r decResult) equal(o decResult) bool {
 // decodeChunked decodes in with src delivered in pieces of srcStep bytes and
 // dst offered in pieces of dstStep bytes, with atEOF after the last piece.
 func decodeChunked(mode Mode, max int64, in []byte, srcStep, dstStep int) decResult {
-	d := Decoder{Mode: mode, MaxSize: max}
+	return decodeChunkedCfg(modelConfig{mode: mode, maxSize: max}, in, srcStep, dstStep)
+}
+
+// decodeChunkedCfg is decodeChunked for a Decoder set up as cfg says.
+func decodeChunkedCfg(cfg modelConfig, in []byte, srcStep, dstStep int) decResult {
+	d := cfg.decoder()
+	mode, max := cfg.mode, cfg.maxSize
 	var out []byte
 	consumed := 0
 	dst := make([]byte, dstStep)
@@ -81,75 +76,6 @@ func stdDecode(in []byte) decResult {
 	return decResult{out, len(in) - br.Buffered(), err}
 }
 
-// refStrict is an independent model of Strict and Raw decoding: it splits
-// the whole input at CRLF, unlike the streaming state machine.
-func refStrict(in []byte, raw bool, max int64) decResult {
-	var out []byte
-	var firstErr error
-	emit := func(b []byte) {
-		if firstErr != nil {
-			return
-		}
-		if max > 0 && int64(len(out)+len(b)) > max {
-			firstErr = ErrTooLarge
-			return
-		}
-		out = append(out, b...)
-	}
-	pos := 0
-	for {
-		i := bytes.Index(in[pos:], []byte("\r\n"))
-		if i < 0 {
-			// The last line is unterminated: its bytes up to the first CR
-			// or LF have been decoded already.
-			line := in[pos:]
-			if len(line) > 0 && line[0] == '.' {
-				line = line[1:]
-			}
-			if k := bytes.IndexAny(line, "\r\n"); k >= 0 {
-				line = line[:k]
-			}
-			for _, c := range line {
-				emit([]byte{c})
-			}
-			return decResult{out, len(in), io.ErrUnexpectedEOF}
-		}
-		line := in[pos : pos+i]
-		if string(line) == "." {
-			if firstErr == nil {
-				firstErr = io.EOF
-			}
-			return decResult{out, pos + i + 2, firstErr}
-		}
-		base := pos
-		if len(line) > 0 && line[0] == '.' {
-			line, base = line[1:], base+1
-		}
-		if k := bytes.IndexAny(line, "\r\n"); k >= 0 {
-			for _, c := range line[:k] {
-				emit([]byte{c})
-			}
-			kind := ErrBareCR
-			if line[k] == '\n' {
-				kind = ErrBareLF
-			}
-			if firstErr == nil {
-				firstErr = &SyntaxError{Offset: int64(base + k), Err: kind}
-			}
-		} else {
-			for _, c := range line {
-				emit([]byte{c})
-			}
-			if raw {
-				emit([]byte("\r\n"))
-			} else {
-				emit([]byte("\n"))
-			}
-		}
-		pos += i + 2
-	}
-}
-
 func oracle(mode Mode, max int64, in []byte) (decResult, bool) {
 	switch mode {
 	case Compat:
@@ -158,7 +84,7 @@ func oracle(mode Mode, max int64, in []byte) (decResult, bool) {
 		}
 		return stdDecode(in), true
 	default:
-		return refStrict(in, mode == Raw, max), true
+		return modelDecode(modelConfig{mode: mode, maxSize: max}, in), true
 	}
 }
 

@@ -24,26 +24,60 @@
 // leading dots are doubled.
 //
 // [Strict] follows RFC 5321 §4.1.1.4 and §2.3.8: lines end only in "\r\n"
-// and only "\r\n.\r\n" ends the data. A bare CR or bare LF anywhere is an
-// error (a [*SyntaxError] naming its offset), so sequences such as "\n.\n"
-// or "\r\n.\r" cannot end a message early: this is the mode that is immune to
-// SMTP smuggling (CVE-2023-51764 and its family). Decoded lines end in "\n".
-// The Strict encoder takes "\r\n"-terminated lines and refuses bare CR or LF
-// in its input instead of inventing line breaks.
+// and only "\r\n.\r\n" ends the data. By default a bare CR or bare LF
+// anywhere is an error (a [*SyntaxError] naming its offset), so sequences
+// such as "\n.\n" or "\r\n.\r" cannot end a message early: this is the
+// mode that is immune to SMTP smuggling (CVE-2023-51764 and its family).
+// Decoded lines end in "\n". The Strict encoder takes "\r\n"-terminated
+// lines and refuses bare CR or LF in its input instead of inventing line
+// breaks.
 //
 // [Raw] frames exactly like Strict, but decoded output keeps the "\r\n" line
 // endings as they were on the wire: what servers that store messages
 // verbatim need. The Raw encoder is the Strict encoder.
 //
+// # Bare CR and LF
+//
+// A Strict or Raw [Decoder]'s Bare field says what it does with a bare CR
+// or LF, one that is not part of a CRLF:
+//   - [BareReject], the default, rejects the block with a [*SyntaxError].
+//   - [BareKeep] keeps the byte as data, as go-smtp's server does. It ends
+//     no line, so a "." after a bare LF does not start a line: it is data,
+//     neither a stuffed dot nor an end marker.
+//   - [BareNormalize] takes a bare LF for a line ending and writes the
+//     mode's line ending for it ("\n" in Strict, "\r\n" in Raw), as Postfix
+//     does with smtpd_forbid_bare_newline = normalize. A bare CR is kept
+//     as data, as Postfix keeps it. The line after a bare LF is a line like
+//     any other, so a leading dot on it is a stuffed one, but it cannot end
+//     the data: only a CRLF, ".", CRLF does, as Postfix requires. ".\r\n"
+//     after a bare LF, and ".\n" after anything, are a stuffed dot and an
+//     empty line.
+//
+// Under every policy "\r\n.\r\n" is the only end marker (and ".\r\n" at
+// the start of the data), so none of them opens the data to smuggling; a
+// line that starts with "." and is not the end marker loses the dot,
+// whatever follows it. "a\r\r\n.\r\n" is a line "a\r" (or an error) and
+// the end marker under every policy.
+//
 // # Errors in the data
 //
 // A decoder reports problems with the data itself (a block larger than
-// [Decoder.MaxSize], a bare CR or LF in Strict or Raw mode) only after it
-// has consumed the rest of the block, terminator included, in place of
-// [io.EOF]. Output stops at the first problem, but the input stays in step,
-// so a server can reply (SMTP 552 or 550) and read the next command. Every
-// error a Decoder returns other than [ErrShortDst] therefore means the block
-// has ended, or the input ended early ([io.ErrUnexpectedEOF]).
+// [Decoder.MaxSize], a line longer than [Decoder.MaxLine], a bare CR or LF
+// under [BareReject]) only after it has consumed the rest of the block,
+// terminator included, in place of [io.EOF]. Output stops at the first
+// problem, but the input stays in step, so a server can reply (SMTP 552 or
+// 550) and read the next command. Every error a Decoder returns other than
+// [ErrShortDst] therefore means the block has ended, or the input ended
+// early ([io.ErrUnexpectedEOF]).
+//
+// The decoder reads the whole block for problems, not only up to the first.
+// If it found one kind of problem, it returns that kind's error:
+// [ErrTooLarge], [ErrLineTooLong], or a [*SyntaxError] for the first bare
+// LF or the first bare CR. If it found several kinds, its error matches
+// each of them with errors.Is (and errors.As finds the *SyntaxErrors), and
+// its text names them in order of precedence: ErrTooLarge first (servers
+// answer 552 to a message too large before they look at its content), then
+// ErrLineTooLong, then a bare LF, then a bare CR.
 //
 // An encoder reports a bare CR or LF as soon as it sees it and stays failed:
 // the stream it was writing cannot be finished safely.
@@ -72,7 +106,7 @@ type Mode uint8
 
 const (
 	Compat Mode = iota // exactly net/textproto's behaviour
-	Strict             // RFC 5321: CRLF only, bare CR/LF is an error, LF output
+	Strict             // RFC 5321: CRLF only (see BarePolicy for bare CR/LF), LF output
 	Raw                // Strict framing, CRLF kept in decoded output
 )
 
@@ -82,7 +116,7 @@ type BarePolicy uint8
 const (
 	BareReject    BarePolicy = iota // the zero value: today's behaviour, a *SyntaxError after the block
 	BareKeep                        // keep the byte as data; it ends no line
-	BareNormalize                   // treat it as a line ending: "\r\n" in Raw output, "\n" in Strict output
+	BareNormalize                   // treat it as a line ending: "\r\n" in Raw output, "\n" in Strict output (a bare LF; a bare CR is kept)
 )
 
 func (p BarePolicy) String() string {
@@ -128,9 +162,11 @@ var (
 	ErrTooLarge = errors.New("dot: data too large")
 	// ErrLineTooLong reports a line longer than the decoder's MaxLine.
 	ErrLineTooLong = errors.New("dot: line too long")
-	// ErrBareCR reports a CR not followed by LF (Strict and Raw modes).
+	// ErrBareCR reports a CR not followed by LF (Strict and Raw modes,
+	// BareReject).
 	ErrBareCR = errors.New("dot: bare CR")
-	// ErrBareLF reports an LF not preceded by CR (Strict and Raw modes).
+	// ErrBareLF reports an LF not preceded by CR (Strict and Raw modes,
+	// BareReject).
 	ErrBareLF = errors.New("dot: bare LF")
 	// ErrClosed reports input passed to an Encoder after it wrote the end
 	// marker.

@@ -172,7 +172,8 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 	// got there itself: it does reach every line start in the state
 	// machine, with the same output.
 	limited := d.MaxSize > 0 && d.MaxSize-n0 <= int64(len(dst))
-	lsI, lsO, lsState := 0, 0, d.state // the last line start passed (limited)
+	// The last line start passed (limited), and the state there.
+	lsI, lsO, lsState, lsSoft, lsLine := 0, 0, d.state, d.soft, d.line
 	for i < len(src) && d.state != dEnd {
 		span := len(src) - i // for the generic kernel, if k cannot run
 		room := len(dst) - o
@@ -186,41 +187,35 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 			}
 			if d.state == dBOL || d.state == dData {
 				s := src[i : i+n]
-				flags := uint64(d.Mode) << 1
-				if d.state == dBOL {
-					flags |= 1
-				}
-				no, ni := asmDecode(kid, dst[o:o+room], s, flags)
-				if ni > 0 {
-					st := dData
-					switch s[ni-1] {
-					case '\n':
-						st = dBOL
-					case '\r':
-						if ni < len(s) && s[ni] == '\n' {
-							// The CR of a CRLF: in Compat and Strict mode it
-							// was deleted, as in state dCR; in Raw mode it was
-							// written, so give it back.
-							st = dCR
-							if d.Mode == Raw {
-								ni--
-								no--
-								st = d.state
-								if ni > 0 {
-									st = dData
-									if s[ni-1] == '\n' {
-										st = dBOL
-									}
-								}
-							}
+				no, ni, st := asmStep(kid, d, dst[o:o+room], s)
+				if d.MaxLine > 0 && ni > 0 {
+					line, start, ok := checkLines(s[:ni], d.line, d.MaxLine, st == dCR)
+					if !ok {
+						// A line too long: the generic kernel decodes it,
+						// from its start if it starts in s. The kernel redoes
+						// the lines before it.
+						if start > 0 {
+							no, ni, st = asmStep(kid, d, dst[o:o+room], s[:start])
+							line, _, _ = checkLines(s[:ni], d.line, d.MaxLine, st == dCR)
+						} else {
+							no, ni, st = 0, 0, d.state
 						}
+						// Past the line's last allowed byte, the generic
+						// kernel finds the problem.
+						n = -1
+						span = min(len(src)-i-ni, start+d.MaxLine+2-ni)
 					}
+					if ni > 0 {
+						d.line = line
+					}
+				}
+				if ni > 0 {
 					if limited {
 						if j := bytes.LastIndexByte(s[:ni], '\n'); j >= 0 {
-							lsI, lsO, lsState = i+j+1, o+bytes.LastIndexByte(dst[o:o+no], '\n')+1, dBOL
+							lsI, lsO, lsState, lsSoft, lsLine = i+j+1, o+bytes.LastIndexByte(dst[o:o+no], '\n')+1, dBOL, false, 0
 						}
 					}
-					d.state = st
+					d.state, d.soft = st, false
 					o += no
 					i += ni
 				}
@@ -228,9 +223,9 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 					continue // (at the end of src, the loop ends)
 				}
 				if limited {
-					i, o, d.state = lsI, lsO, lsState
+					i, o, d.state, d.soft, d.line = lsI, lsO, lsState, lsSoft, lsLine
 					span = len(src) - i
-				} else {
+				} else if n >= 0 {
 					span = min(len(src)-i, genericStep)
 				}
 			}
@@ -243,11 +238,92 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 			break // dst is full
 		}
 		if limited {
-			lsI, lsO, lsState = i, o, d.state
+			lsI, lsO, lsState, lsSoft, lsLine = i, o, d.state, d.soft, d.line
 		}
 	}
 	d.off, d.n = off0, n0
 	return o, i
+}
+
+// asmStep runs the assembly kernel k on s, which starts in state d.state
+// (dBOL or dData), and returns the output and input bytes it took and the
+// state after them. It writes to dst.
+func asmStep(kid kernelID, d *Decoder, dst, s []byte) (no, ni int, st uint8) {
+	flags := uint64(d.Mode) << 1
+	if d.state == dBOL {
+		flags |= 1
+	}
+	no, ni = asmDecode(kid, dst, s, flags)
+	st = d.state
+	if ni == 0 {
+		return
+	}
+	st = dData
+	switch s[ni-1] {
+	case '\n':
+		st = dBOL
+	case '\r':
+		if ni < len(s) && s[ni] == '\n' {
+			// The CR of a CRLF: in Compat and Strict mode it was deleted,
+			// as in state dCR; in Raw mode it was written, so give it back.
+			st = dCR
+			if d.Mode == Raw {
+				ni--
+				no--
+				st = d.state
+				if ni > 0 {
+					st = dData
+					if s[ni-1] == '\n' {
+						st = dBOL
+					}
+				}
+			}
+		}
+	}
+	return
+}
+
+// checkLines checks the lines in b, a span an assembly kernel decoded, for
+// lines longer than limit bytes. The first line in b has line bytes before
+// b; crPending says b ends in the CR of a CRLF. It returns the length of
+// the line open at the end of b, or, if a line is too long, ok false and
+// where that line starts in b (0 or less if before b).
+//
+// It does not look at every line: from a line start it jumps limit bytes on
+// and searches back for an LF, so a few calls per limit bytes do.
+func checkLines(b []byte, line, limit int, crPending bool) (n, start int, ok bool) {
+	p := -line // the current line starts at b[p]
+	for {
+		last := p + limit // b[last] would be the first byte too many
+		if last >= len(b) {
+			// The rest of b is short enough; the open line starts after
+			// its last LF.
+			if j := bytes.LastIndexByte(b[max(p, 0):], '\n'); j >= 0 {
+				p = max(p, 0) + j + 1
+			}
+			n = len(b) - p
+			if crPending {
+				n--
+			}
+			return n, 0, true
+		}
+		if j := bytes.LastIndexByte(b[max(p, 0):last+1], '\n'); j >= 0 {
+			p = max(p, 0) + j + 1
+			continue
+		}
+		// No LF up to b[last]: the line is too long unless b[last] is the
+		// CR of its CRLF.
+		if b[last] == '\r' {
+			if last+1 < len(b) && b[last+1] == '\n' {
+				p = last + 2
+				continue
+			}
+			if last+1 == len(b) && crPending {
+				return limit, 0, true
+			}
+		}
+		return 0, p, false
+	}
 }
 
 // encodeSIMD is decodeSIMD's counterpart for encoding.

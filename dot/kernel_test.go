@@ -61,34 +61,34 @@ type kCall struct {
 
 // kState is the state of a Decoder or Encoder.
 type kState struct {
-	st, tail uint8
-	off, n   int64
-	err      error
+	st, tail     uint8
+	soft         bool
+	found        uint8
+	line         int
+	off, n       int64
+	dropped      int64
+	lfOff, crOff int64
+	err          error
 }
 
 func (c kCall) String() string {
-	return fmt.Sprintf("{nDst=%d nSrc=%d err=%v out=%q state={st=%d tail=%d off=%d n=%d err=%v}}",
-		c.nDst, c.nSrc, c.err, c.out, c.state.st, c.state.tail, c.state.off, c.state.n, c.state.err)
+	return fmt.Sprintf("{nDst=%d nSrc=%d err=%v out=%q state=%+v}", c.nDst, c.nSrc, c.err, c.out, c.state)
 }
 
-func kSameErr(a, b error) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	var sa, sb *SyntaxError
-	if errors.As(a, &sa) || errors.As(b, &sb) {
-		return errors.As(a, &sa) && errors.As(b, &sb) && *sa == *sb
-	}
-	return a == b
-}
+func kSameErr(a, b error) bool { return sameErr(a, b) }
 
 func (c kCall) equal(o kCall) bool {
 	a, b := c.state, o.state
+	sa, sb := a, b
+	sa.err, sb.err = nil, nil
 	return c.nDst == o.nDst && c.nSrc == o.nSrc && kSameErr(c.err, o.err) && c.out == o.out &&
-		a.st == b.st && a.tail == b.tail && a.off == b.off && a.n == b.n && kSameErr(a.err, b.err)
+		sa == sb && kSameErr(a.err, b.err)
 }
 
-func (d *Decoder) snapshot() kState { return kState{st: d.state, off: d.off, n: d.n, err: d.err} }
+func (d *Decoder) snapshot() kState {
+	return kState{st: d.state, soft: d.soft, found: d.found, line: d.line, off: d.off, n: d.n,
+		dropped: d.dropped, lfOff: d.lfOff, crOff: d.crOff, err: d.err}
+}
 func (e *Encoder) snapshot() kState { return kState{st: e.state, tail: e.tail, off: e.off, err: e.err} }
 
 // A kRun describes how input is fed to a transformer: src arrives in
@@ -199,14 +199,32 @@ func kTrace(tb testing.TB, what func() string, tr transformer, in []byte, r kRun
 // diffDecode compares kernel k with the generic kernel on one decoding run.
 func diffDecode(tb testing.TB, k kernel, mode Mode, max int64, in []byte, r kRun) {
 	tb.Helper()
-	what := func() string { return fmt.Sprintf("decode %v max=%d run=%+v in=%q", mode, max, r, clip(in)) }
+	diffDecodeCfg(tb, k, modelConfig{mode: mode, maxSize: max}, in, r)
+}
+
+// diffDecodeCfg is diffDecode for a Decoder set up as cfg says.
+func diffDecodeCfg(tb testing.TB, k kernel, cfg modelConfig, in []byte, r kRun) {
+	tb.Helper()
+	what := func() string { return fmt.Sprintf("decode %+v run=%+v in=%q", cfg, r, clip(in)) }
 	var want, got []kCall
 	withKernel(genericKernel, func() {
-		want = kTrace(tb, func() string { return what() + " (generic)" }, &Decoder{Mode: mode, MaxSize: max}, in,
+		want = kTrace(tb, func() string { return what() + " (generic)" }, cfg.decoder(), in,
 			kRun{r.srcStep, r.dstLen, r.srcAlign, r.dstAlign, true})
 	})
-	withKernel(k, func() { got = kTrace(tb, what, &Decoder{Mode: mode, MaxSize: max}, in, r) })
+	withKernel(k, func() { got = kTrace(tb, what, cfg.decoder(), in, r) })
 	compareTraces(tb, what, got, want)
+}
+
+// kConfig picks a decoder set-up from x: every mode and policy, with and
+// without a line limit (small, around the block sizes, or large).
+func kConfig(x int, max int64) modelConfig {
+	lines := []int{0, 0, 1, 3, 31, 64, 65, 100, 998}
+	return modelConfig{
+		mode:    kModes[x%3],
+		bare:    barePolicies[x/3%3],
+		maxSize: max,
+		maxLine: lines[x/9%len(lines)],
+	}
 }
 
 // diffEncode compares kernel k with the generic kernel on one encoding run.
@@ -334,6 +352,7 @@ func TestKernelsEdges(t *testing.T) {
 					diffDecode(t, k, mode, 0, in, run)
 					diffEncode(t, k, mode, in, run)
 				}
+				diffDecodeCfg(t, k, kConfig(n*7+align, 0), in, run)
 			}
 			// Small windows and small dst, around the block size.
 			for si, step := range []int{1, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129} {
@@ -344,8 +363,10 @@ func TestKernelsEdges(t *testing.T) {
 					in := kInput(r, n, step+dl)
 					run := kRun{srcStep: step, dstLen: dl, srcAlign: (n + step) % 64, dstAlign: (n + dl) % 64, exact: exact}
 					mode := kModes[(step+dl+n)%3]
-					diffDecode(t, k, mode, int64(r.IntN(2*n+2))*int64(r.IntN(2)), in, run)
+					max := int64(r.IntN(2*n+2)) * int64(r.IntN(2))
+					diffDecode(t, k, mode, max, in, run)
 					diffEncode(t, k, mode, in, run)
+					diffDecodeCfg(t, k, kConfig(r.IntN(81), max), in, run)
 				}
 			}
 		}
@@ -361,6 +382,7 @@ func TestKernelsRandom(t *testing.T) {
 		}
 		exact := k.name == "generic"
 		r := rand.New(rand.NewPCG(3, 4))
+		rc := rand.New(rand.NewPCG(30, 40))
 		iters := 3000
 		if testing.Short() {
 			iters = 300
@@ -385,6 +407,12 @@ func TestKernelsRandom(t *testing.T) {
 			mode := kModes[r.IntN(3)]
 			diffDecode(t, k, mode, max, in, run)
 			diffEncode(t, k, mode, in, run)
+			// (A stream of its own, so that the runs above stay as they were.)
+			cfg := kConfig(rc.IntN(81), max)
+			if rc.IntN(3) == 0 {
+				cfg.maxLine = 1 + rc.IntN(2500)
+			}
+			diffDecodeCfg(t, k, cfg, in, run)
 		}
 	})
 }
@@ -417,6 +445,59 @@ func TestKernelsLarge(t *testing.T) {
 					diffEncode(t, k, mode, in, run)
 					if mode == Compat {
 						diffDecode(t, k, mode, int64(pos), in, run)
+					}
+					cfg := modelConfig{mode: mode, bare: barePolicies[(pi+si)%3], maxLine: []int{998, 2100, asmChunk - 1, asmChunk + 1}[(pi+mi)%4]}
+					diffDecodeCfg(t, k, cfg, in, run)
+				}
+			}
+		}
+	})
+}
+
+// TestKernelsMaxLine puts lines of MaxLine-1, MaxLine and MaxLine+1 bytes
+// (CRLF lines, with or without a stuffed dot) at every position around
+// the vector widths and the ends of src and dst, for every kernel.
+func TestKernelsMaxLine(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		limits := []int{1, 2, 5, 31, 32, 33, 63, 64, 65, 127, 998, 5000}
+		if testing.Short() || raceEnabled {
+			limits = []int{2, 33, 64, 998}
+		}
+		for _, max := range limits {
+			for _, delta := range []int{-1, 0, 1} {
+				l := max + delta
+				if l < 1 {
+					continue
+				}
+				for _, pre := range []int{0, 1, 7, 31, 32, 33, 64, 100} {
+					var b []byte
+					for range pre {
+						b = append(b, "ab\r\n"[len(b)%4])
+					}
+					if len(b) > 0 && b[len(b)-1] == '\r' {
+						b = append(b, '\n')
+					}
+					line := strings.Repeat("x", l)
+					if pre%2 == 1 {
+						line = "." + line[1:]
+						if l == 1 {
+							line = ".."
+						}
+					}
+					in := append(b, line+"\r\n"+line+"\r\n.\r\n"...)
+					for x, run := range []kRun{
+						{srcStep: len(in), dstLen: len(in) + 1},
+						{srcStep: 64, dstLen: 100},
+						{srcStep: len(in), dstLen: l + 3},
+						{srcStep: 7, dstLen: 65},
+					} {
+						cfg := modelConfig{mode: kModes[x%3], bare: barePolicies[(pre+x)%3], maxLine: max}
+						diffDecodeCfg(t, k, cfg, in, run)
+						cfg.maxSize = int64(len(in) / 2)
+						diffDecodeCfg(t, k, cfg, in, run)
 					}
 				}
 			}

@@ -10,8 +10,9 @@ package dot
 // implementation.
 
 // decodeLines decodes complete lines from src[i:], which starts a line,
-// into dst[o:]. It returns the new o and i; both stop at a line start.
-func decodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
+// into dst[o:]. It returns the new o and i; both stop at a line start. If
+// maxLine is positive, it stops in front of a line longer than that.
+func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 	for i < len(src) {
 		start := i
 		switch src[i] {
@@ -56,6 +57,9 @@ func decodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 				return o, i // open, or a bare CR or LF
 			}
 			end, next = e, e+2
+		}
+		if maxLine > 0 && end-i > maxLine {
+			return o, i
 		}
 		n := end - start
 		need := n + 1
