@@ -24,7 +24,8 @@ func randomChunks(seed uint64, max int) func(int) int {
 
 // outcome is what a payload did, for the tests that count.
 type outcome struct {
-	deviation int // offset of go-smtp's known deviation, or -1
+	deviation int  // offset of go-smtp's known deviation, or -1
+	differs   bool // go-smtp's data or end differs from Raw with BareKeep
 }
 
 // differential sends payload to go-smtp twice, once read a byte at a time
@@ -54,7 +55,10 @@ func differential(t testing.TB, p *peer, payload []byte, seed uint64) outcome {
 	}
 	got := exact.msgs[0]
 	ref := dotDecode(wire, &dot.Decoder{Mode: dot.Raw, Bare: dot.BareKeep}, len(wire), len(wire)+1)
-	out := outcome{deviation: goSMTPDeviation(wire, min(ref.end, int64(len(wire))))}
+	out := outcome{
+		deviation: goSMTPDeviation(wire, min(ref.end, int64(len(wire)))),
+		differs:   ref.end != exact.end || !bytes.Equal(ref.data, got.body) || ref.err != nil || got.err != nil,
+	}
 	for _, d := range decoders() {
 		res := d.decode(wire)
 		if res.end != ref.end {

@@ -38,6 +38,7 @@ type event struct {
 	starved bool
 	off     int64  // bytes handed to go-smtp when the event happened
 	line    string // the reply, when !starved
+	msgs    int    // Session.Data calls made before the reply
 }
 
 // meteredConn is the server's end of a connection. It hands go-smtp at most
@@ -98,7 +99,10 @@ func (m *meteredConn) Read(p []byte) (int, error) {
 func (m *meteredConn) Write(p []byte) (int, error) {
 	if m.armed.CompareAndSwap(true, false) {
 		m.watch.Store(-1)
-		m.events <- event{off: m.delivered, line: string(p)}
+		m.mu.Lock()
+		n := len(m.msgs)
+		m.mu.Unlock()
+		m.events <- event{off: m.delivered, line: string(p), msgs: n}
 	}
 	return m.Conn.Write(p)
 }
@@ -407,7 +411,9 @@ func (p *peer) exchange(tb testing.TB, payload []byte, tr transfer) transcript {
 		tb.Fatalf("go-smtp wrote %q but the client read %q", ev.line, line)
 	}
 	t.dataReply = line
-	t.msgs = m.messages()
+	// Only the messages before the reply: go-smtp may take more from
+	// the bytes after the block.
+	t.msgs = m.messages()[:ev.msgs]
 
 	at := tr.followUpAt
 	if at < 0 {

@@ -129,20 +129,27 @@ func bareFree(b []byte) bool {
 	return true
 }
 
-// q quotes b for a test message, shortening long runs of one byte.
+// q quotes b for a test message, shortening runs of more than 16 equal
+// bytes to the byte and a count.
 func q(b []byte) string {
-	var sb []byte
+	var out []byte
+	lit := 0 // start of the bytes not yet quoted
 	for i := 0; i < len(b); {
 		j := i
 		for j < len(b) && b[j] == b[i] {
 			j++
 		}
 		if j-i > 16 {
-			sb = fmt.Appendf(sb, "%q×%d", b[i:i+1], j-i)
-		} else {
-			sb = fmt.Appendf(sb, "%q", b[i:j])
+			if lit < i {
+				out = fmt.Appendf(out, "%q", b[lit:i])
+			}
+			out = fmt.Appendf(out, "%q×%d", b[i:i+1], j-i)
+			lit = j
 		}
 		i = j
 	}
-	return string(sb)
+	if lit < len(b) || len(b) == 0 {
+		out = fmt.Appendf(out, "%q", b[lit:])
+	}
+	return string(out)
 }
