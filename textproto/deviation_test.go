@@ -63,10 +63,11 @@ func TestDeviationReadLine(t *testing.T) {
 
 func TestDeviationReadContinuedLine(t *testing.T) {
 	// net/textproto loses the continuation line, and keeps the space it
-	// appended for it.
+	// appended for it; from Go 1.27.3 it fails the call with io.EOF.
 	in := "a\r\n " + strings.Repeat("b", 16)
 	std, ours := deviationReaders(in)
-	if s, err := std.ReadContinuedLine(); s != "a " || err != nil {
+	if s, err := std.ReadContinuedLine(); continuedLineFails && (s != "" || err != io.EOF) ||
+		!continuedLineFails && (s != "a " || err != nil) {
 		t.Fatalf("net/textproto: %q, %v", s, err)
 	}
 	if s, err := ours.ReadContinuedLine(); s != "a "+strings.Repeat("b", 16) || err != nil {

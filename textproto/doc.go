@@ -86,9 +86,15 @@
 //
 // ReadLine copies a line that lies whole in R's buffer once, into its
 // string; longer lines are assembled in a buffer that is kept for lines up
-// to 64 KiB. ReadMIMEHeader allocates once for the text of all keys and
-// values, once for the value slices and once for the map, where
-// net/textproto allocates for most keys and values. Keeping any one of its
-// strings therefore keeps the text of the whole header (usually a few KiB);
-// copy it with strings.Clone to keep it alone.
+// to 64 KiB. ReadMIMEHeader copies the values of a header into strings of
+// up to 8 KiB (a value over 2 KiB gets one of its own), allocates each
+// distinct key once (common keys not at all), puts all values in one
+// []string, cut into exact, full-capacity slices, and makes the map at its
+// final size; net/textproto allocates for most keys and values and grows
+// the map and the value slices as it goes. So a Reader reused for one
+// header after another never allocates more than net/textproto for the
+// same header; its first header also allocates the scratch buffers it
+// keeps, which stay under a few KiB for small headers. Keeping one of the
+// values keeps the up to 8 KiB of text it was copied with; copy it with
+// strings.Clone to keep it alone.
 package textproto

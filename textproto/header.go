@@ -20,7 +20,7 @@ func CanonicalMIMEHeaderKey(s string) string {
 // canonicalize rewrites the valid key bytes b in place into canonical
 // case; upper says whether b[0] starts a word. ReadMIMEHeader uses it on
 // the keys it reads, which it then interns (commonHeader) or keeps in its
-// arena.
+// headerBuilder.
 func canonicalize(b []byte, upper bool) {
 	for i, c := range b {
 		if upper && 'a' <= c && c <= 'z' {
@@ -59,23 +59,25 @@ var badValueByte = func() (t [256]bool) {
 	return t
 }()
 
-// commonHeader interns frequent canonical keys, so that reading them
-// allocates nothing. It lists the names net/textproto interns as of Go
-// 1.27 (Go 1.26 lacks Referer).
-var commonHeader = func() map[string]string {
-	m := make(map[string]string)
-	for _, k := range []string{
-		"Accept", "Accept-Charset", "Accept-Encoding", "Accept-Language",
-		"Accept-Ranges", "Cache-Control", "Cc", "Connection", "Content-Id",
-		"Content-Language", "Content-Length", "Content-Transfer-Encoding",
-		"Content-Type", "Cookie", "Date", "Dkim-Signature", "Etag", "Expires",
-		"From", "Host", "If-Modified-Since", "If-None-Match", "In-Reply-To",
-		"Last-Modified", "Location", "Message-Id", "Mime-Version", "Pragma",
-		"Received", "Referer", "Return-Path", "Server", "Set-Cookie",
-		"Subject", "To", "User-Agent", "Via", "X-Forwarded-For",
-		"X-Imforwards", "X-Powered-By",
-	} {
-		m[k] = k
+// commonKeys are frequent canonical keys that ReadMIMEHeader interns, so
+// that reading them allocates nothing: the names net/textproto interns as
+// of Go 1.27 (Go 1.26 lacks Referer). commonHeader maps each to its index.
+var commonKeys = [...]string{
+	"Accept", "Accept-Charset", "Accept-Encoding", "Accept-Language",
+	"Accept-Ranges", "Cache-Control", "Cc", "Connection", "Content-Id",
+	"Content-Language", "Content-Length", "Content-Transfer-Encoding",
+	"Content-Type", "Cookie", "Date", "Dkim-Signature", "Etag", "Expires",
+	"From", "Host", "If-Modified-Since", "If-None-Match", "In-Reply-To",
+	"Last-Modified", "Location", "Message-Id", "Mime-Version", "Pragma",
+	"Received", "Referer", "Return-Path", "Server", "Set-Cookie",
+	"Subject", "To", "User-Agent", "Via", "X-Forwarded-For",
+	"X-Imforwards", "X-Powered-By",
+}
+
+var commonHeader = func() map[string]int32 {
+	m := make(map[string]int32, len(commonKeys))
+	for i, k := range commonKeys {
+		m[k] = int32(i)
 	}
 	return m
 }()

@@ -2,13 +2,17 @@ package textproto
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	stdtp "net/textproto"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/corpus"
 )
 
 // The shapes of input below once made a Reader allocate much more than its
@@ -99,5 +103,92 @@ func TestMemoryDotLinesUnlimited(t *testing.T) {
 	t.Logf("%d empty lines: %d bytes allocated, net/textproto %d", n, got, want)
 	if got > want+want/100 {
 		t.Errorf("%d empty lines: %d bytes allocated, net/textproto %d", n, got, want)
+	}
+}
+
+// headerShapes are inputs on which ReadMIMEHeader must allocate no more
+// than net/textproto's: each func returns a fresh source of one header
+// followed by "NEXT\r\n".
+var headerShapes = []struct {
+	name string
+	src  func() io.Reader
+}{
+	{"repeated key", func() io.Reader { return repeatedFields(64 << 10) }},
+	{"unique keys", func() io.Reader { return uniqueFields(64 << 10) }},
+	{"long unique keys", func() io.Reader {
+		return &genLines{n: 8 << 10, line: func(i int, b []byte) []byte {
+			b = append(b, strings.Repeat("k", 100)...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			return append(b, ": x\r\n"...)
+		}, tail: "\r\nNEXT\r\n"}
+	}},
+	{"values of 400 bytes", func() io.Reader { return longValues(8<<10, 400) }},
+	{"values of 600 bytes", func() io.Reader { return longValues(8<<10, 600) }},
+	{"values of 100 KiB", func() io.Reader { return longValues(64, 100<<10) }},
+	{"mail corpus", func() io.Reader { return bytes.NewReader(mailHeader) }},
+	{"http", func() io.Reader { return strings.NewReader(httpHeader + "NEXT\r\n") }},
+}
+
+var mailHeader = append(corpus.Header(64<<10), "NEXT\r\n"...)
+
+func longValues(n, size int) io.Reader {
+	v := strings.Repeat("v", size)
+	return &genLines{n: n, line: func(i int, b []byte) []byte {
+		b = append(b, "Key-"...)
+		b = strconv.AppendInt(b, int64(i%7), 10)
+		b = append(b, ": "...)
+		return append(append(b, v...), "\r\n"...)
+	}, tail: "\r\nNEXT\r\n"}
+}
+
+// TestMemoryHeader checks that ReadMIMEHeader allocates no more bytes
+// than net/textproto's on each shape, with Readers reused over many
+// headers, as a server's are. A new Reader also allocates its scratch
+// buffers on its first header: on headers of more than a few KiB it still
+// allocates less than net/textproto, and on small ones at most
+// firstHeaderScratch more.
+func TestMemoryHeader(t *testing.T) {
+	const firstHeaderScratch = 2 << 10
+	for _, c := range headerShapes {
+		t.Run(c.name, func(t *testing.T) {
+			ours := NewReader(bufio.NewReader(c.src()))
+			std := stdtp.NewReader(bufio.NewReader(c.src()))
+			var h1, h2 MIMEHeader
+			var err1, err2 error
+			got := heapGrowth(func() { h1, err1 = ours.ReadMIMEHeader() })
+			want := heapGrowth(func() { h2, err2 = std.ReadMIMEHeader() })
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(h1, h2) {
+				t.Fatalf("different headers, or %v, %v", err1, err2)
+			}
+			if l, err := ours.ReadLine(); l != "NEXT" || err != nil {
+				t.Fatalf("after the header: %q, %v", l, err)
+			}
+			t.Logf("new Reader: %d bytes allocated, net/textproto %d", got, want)
+			if got > want && (want >= 64<<10 || got > want+firstHeaderScratch) {
+				t.Errorf("new Reader: %d bytes allocated, net/textproto %d", got, want)
+			}
+
+			// Reused, as a server reads one header after another.
+			const runs = 10
+			br := bufio.NewReader(c.src())
+			ours, std = NewReader(br), stdtp.NewReader(br)
+			ours.ReadMIMEHeader() // allocate the scratch
+			got = heapGrowth(func() {
+				for range runs {
+					br.Reset(c.src())
+					ours.ReadMIMEHeader()
+				}
+			})
+			want = heapGrowth(func() {
+				for range runs {
+					br.Reset(c.src())
+					std.ReadMIMEHeader()
+				}
+			})
+			t.Logf("reused: %d bytes allocated, net/textproto %d", got/runs, want/runs)
+			if got > want {
+				t.Errorf("reused: %d bytes allocated, net/textproto %d", got/runs, want/runs)
+			}
+		})
 	}
 }

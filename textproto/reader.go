@@ -57,9 +57,8 @@ type Reader struct {
 	inHeader bool
 	hdrEnd   int64
 
-	line   []byte  // accumulates a line longer than R's buffer
-	arena  []byte  // the keys and values of the header being read
-	fields []field // the fields of the header being read
+	line []byte        // accumulates a line longer than R's buffer
+	hdr  headerBuilder // the header being read
 }
 
 // NewReader returns a [Reader] that reads from r.
@@ -562,13 +561,6 @@ func growLines(lines []string, more int64) []string {
 	return append(make([]string, 0, c), lines...)
 }
 
-// A field is one header field read by ReadMIMEHeader: its key is either an
-// interned common key or arena[ko:ko+kn]; its value is arena[vo:vo+vn].
-type field struct {
-	key            string
-	ko, kn, vo, vn int
-}
-
 // ReadMIMEHeader reads a MIME-style header from r: "Key: value" fields,
 // possibly continued over several lines, up to an empty line. The returned
 // map holds each key in canonical form (see [CanonicalMIMEHeaderKey]) with
@@ -590,8 +582,8 @@ type field struct {
 //
 // A malformed line gives a ProtocolError, and the fields read before it.
 //
-// All the keys and values of one header share one allocation: keeping any
-// of them keeps the whole header's text in memory.
+// The values share a few allocations: keeping one keeps the up to 8 KiB
+// of text it was copied with (see the package documentation on memory).
 func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
 	if r.err != nil || r.skipLine || r.skipHeader {
 		if err := r.begin(); err != nil {
@@ -620,40 +612,32 @@ func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
 		return make(MIMEHeader), ProtocolError("malformed MIME header initial line: " + strconv.Quote(string(line)))
 	}
 
-	r.arena = r.arena[:0]
-	r.fields = r.fields[:0]
+	r.hdr.reset(r.R)
 	for {
 		kv, err := r.readContinuedLineSlice(true)
 		if len(kv) == 0 {
-			return r.header(), err
+			return r.hdr.build(), err
 		}
 		k, v, _ := bytes.Cut(kv, colon) // the colon is there: readContinuedLineSlice checked
-		f, ok := r.appendKey(k)
+		key, ok := r.hdr.canonicalKey(k)
 		if !ok {
-			return r.header(), malformedLine(kv)
+			return r.hdr.build(), malformedLine(kv)
 		}
 		for _, c := range v {
 			if badValueByte[c] {
 				// net/textproto quotes the line with the key already
 				// canonicalized.
-				key := f.key
-				if key == "" {
-					key = string(r.arena[f.ko : f.ko+f.kn])
-				}
-				return r.header(), ProtocolError("malformed MIME header line: " + strconv.Quote(key+":"+string(v)))
+				return r.hdr.build(), ProtocolError("malformed MIME header line: " + strconv.Quote(string(key)+":"+string(v)))
 			}
 		}
-		if r.lim.MaxHeaderFields > 0 && len(r.fields) >= r.lim.MaxHeaderFields {
-			return r.header(), r.limitFailed(false, headerTooLarge(int64(r.lim.MaxHeaderFields), "fields"))
+		if r.lim.MaxHeaderFields > 0 && r.hdr.fields() >= r.lim.MaxHeaderFields {
+			return r.hdr.build(), r.limitFailed(false, headerTooLarge(int64(r.lim.MaxHeaderFields), "fields"))
 		}
 		i := 0
 		for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
 			i++
 		}
-		f.vo = len(r.arena)
-		f.vn = len(v) - i
-		r.arena = append(r.arena, v[i:]...)
-		r.fields = append(r.fields, f)
+		r.hdr.add(v[i:])
 	}
 }
 
@@ -661,67 +645,6 @@ var colon = []byte(":")
 
 func malformedLine(kv []byte) error {
 	return ProtocolError("malformed MIME header line: " + strconv.Quote(string(kv)))
-}
-
-// appendKey validates the field name k and appends its canonical form to
-// r.arena, unless it is a common key. As in net/textproto, a name with
-// spaces (but no other byte that is not a token byte) is accepted as is,
-// without canonicalization.
-func (r *Reader) appendKey(k []byte) (field, bool) {
-	if len(k) == 0 {
-		return field{}, false
-	}
-	spaces := false
-	for _, c := range k {
-		if !tokenByte[c] {
-			if c != ' ' {
-				return field{}, false
-			}
-			spaces = true
-		}
-	}
-	off := len(r.arena)
-	r.arena = append(r.arena, k...)
-	if !spaces {
-		key := r.arena[off:]
-		canonicalize(key, true)
-		if s, ok := commonHeader[string(key)]; ok {
-			r.arena = r.arena[:off]
-			return field{key: s}, true
-		}
-	}
-	return field{ko: off, kn: len(k)}, true
-}
-
-// header builds the map of the fields read so far. Their keys and values
-// become substrings of one string, and the first value of each key gets a
-// one-element, full-capacity slice of one shared array.
-func (r *Reader) header() MIMEHeader {
-	m := make(MIMEHeader, len(r.fields))
-	if len(r.fields) > 0 {
-		text := string(r.arena)
-		vals := make([]string, len(r.fields))
-		for i, f := range r.fields {
-			key := f.key
-			if key == "" {
-				key = text[f.ko : f.ko+f.kn]
-			}
-			value := text[f.vo : f.vo+f.vn]
-			if vv, ok := m[key]; ok {
-				m[key] = append(vv, value)
-			} else {
-				vals[i] = value
-				m[key] = vals[i : i+1 : i+1]
-			}
-		}
-	}
-	if cap(r.arena) > keepScratch {
-		r.arena = nil
-	}
-	if cap(r.fields) > keepScratch/64 {
-		r.fields = nil
-	}
-	return m
 }
 
 func isASCIILetter(c byte) bool {

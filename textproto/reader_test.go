@@ -25,7 +25,7 @@ func TestReadMIMEHeaderAllocs(t *testing.T) {
 		data []byte
 		max  float64 // our allocations at most
 	}{
-		{"http", []byte(httpHeader), 6},
+		{"http", []byte(httpHeader), 8},
 		{"corpus", corpus.Header(4 << 10), 40},
 	} {
 		src := bytes.NewReader(nil)

@@ -1,0 +1,305 @@
+package textproto
+
+import (
+	"bufio"
+	"bytes"
+	"hash/maphash"
+)
+
+// A headerBuilder collects the fields of the MIME header that
+// ReadMIMEHeader is reading and builds the MIMEHeader at the end, in few
+// allocations and, with a Reader reused for more than one header, in no
+// more memory than net/textproto's ReadMIMEHeader takes for the same
+// input:
+//
+//   - the values are gathered in a scratch buffer of at most maxChunk
+//     bytes, which is copied into an exactly sized string when it is full
+//     and at the end; the header's values are substrings of those strings
+//     (a value longer than bigValue gets a string of its own);
+//   - keys are told apart as they are read (common keys by their index,
+//     the others through a hash table), so each distinct key is stored
+//     once (net/textproto allocates a key for each field) and the map is
+//     made with its final size;
+//   - every key's values get an exact, full-capacity part of one []string,
+//     so no value slice grows by appending.
+//
+// The scratch slices grow by doubling (the built-in append grows large
+// slices by only a quarter, which allocates about five times their final
+// size in all) and are kept for the next header while they are small.
+type headerBuilder struct {
+	br     *bufio.Reader          // the source, for sizing the scratch
+	text   []byte                 // the values since the last chunk
+	vlen   []uint16               // per field, its value's length if in a chunk
+	chunks []string               // the values before, in strings of up to maxChunk bytes
+	big    []string               // the values longer than bigValue, in field order
+	kbuf   []byte                 // the key being canonicalized
+	keys   []hdrKey               // the distinct keys, in the order they first came
+	field  []uint32               // per field: its key (index in keys) | inBig
+	table  []int32                // open addressing over the keys not interned: index+1
+	hashed int                    // keys in table
+	common [len(commonKeys)]int32 // index+1 in keys of each common key seen
+	seed   maphash.Seed
+	seeded bool
+}
+
+// A hdrKey is a distinct key of the header.
+type hdrKey struct {
+	s string
+	n int32 // its fields; while build runs, where its next value goes
+}
+
+const (
+	// inBig marks a field whose value is in big. (Key indexes stay below
+	// it: 2^31 distinct keys would take hundreds of GiB, in net/textproto
+	// as here.)
+	inBig = 1 << 31
+
+	// bigValue is the longest value gathered in the scratch buffer (its
+	// length fits in vlen).
+	bigValue = 2 << 10
+
+	// maxChunk bounds the scratch buffer, which a Reader keeps.
+	maxChunk = 8 << 10
+)
+
+// reset prepares b for a new header read from br.
+func (b *headerBuilder) reset(br *bufio.Reader) {
+	b.br = br
+	b.text = b.text[:0]
+	b.chunks = b.chunks[:0]
+	b.big = b.big[:0]
+	b.keys = b.keys[:0]
+	b.field = b.field[:0]
+	b.vlen = b.vlen[:0]
+	b.common = [len(commonKeys)]int32{}
+	if b.hashed > 0 {
+		clear(b.table)
+		b.hashed = 0
+	}
+}
+
+// fields returns the number of fields added.
+func (b *headerBuilder) fields() int { return len(b.field) }
+
+// canonicalKey validates the field name k and returns its canonical form,
+// valid until the next call. As in net/textproto, a name with spaces (but
+// no other byte that is not a token byte) is accepted as is, without
+// canonicalization.
+func (b *headerBuilder) canonicalKey(k []byte) ([]byte, bool) {
+	if len(k) == 0 {
+		return nil, false
+	}
+	spaces := false
+	for _, c := range k {
+		if !tokenByte[c] {
+			if c != ' ' {
+				return nil, false
+			}
+			spaces = true
+		}
+	}
+	b.kbuf = append(b.kbuf[:0], k...)
+	if !spaces {
+		canonicalize(b.kbuf, true)
+	}
+	return b.kbuf, true
+}
+
+// add adds a field with the key canonicalKey returned last and value v.
+func (b *headerBuilder) add(v []byte) {
+	k, isNew := b.lookup(b.kbuf)
+	if isNew {
+		var s string
+		if c, ok := commonHeader[string(b.kbuf)]; ok {
+			s = commonKeys[c]
+		} else {
+			s = string(b.kbuf)
+		}
+		b.keys = grow(b.keys, 1)
+		b.keys = append(b.keys, hdrKey{s: s})
+	}
+	b.keys[k].n++
+	f := uint32(k)
+	if len(v) > bigValue {
+		f |= inBig
+		b.big = grow(b.big, 1)
+		b.big = append(b.big, string(v))
+	} else {
+		b.room(len(v))
+		b.text = append(b.text, v...)
+	}
+	b.field = grow(b.field, 1)
+	b.field = append(b.field, f)
+	b.vlen = grow(b.vlen, 1)
+	b.vlen = append(b.vlen, uint16(len(v)))
+}
+
+// room makes room for need more bytes in text, which stays within
+// maxChunk: a full buffer is copied out into chunks. A new buffer is
+// given about as much room as the rest of the header in R's buffer, if
+// its end is there, or as the buffer holds, so that it rarely grows.
+func (b *headerBuilder) room(need int) {
+	if len(b.text)+need <= cap(b.text) {
+		return
+	}
+	if len(b.text)+need > maxChunk {
+		b.flush()
+		if need <= cap(b.text) {
+			return
+		}
+	}
+	c := max(2*cap(b.text), len(b.text)+need)
+	if cap(b.text) == 0 {
+		c = max(c, b.visible())
+	}
+	b.text = append(make([]byte, 0, min(c, maxChunk)), b.text...)
+}
+
+// visible returns the length of the rest of the header in R's buffer, or
+// maxChunk if its end is not there.
+func (b *headerBuilder) visible() int {
+	p, _ := b.br.Peek(b.br.Buffered())
+	n := maxChunk
+	if i := bytes.Index(p, []byte("\n\r\n")); i >= 0 {
+		p, n = p[:i], i
+	}
+	if i := bytes.Index(p, []byte("\n\n")); i >= 0 {
+		n = i
+	}
+	return n
+}
+
+// flush copies text out into chunks.
+func (b *headerBuilder) flush() {
+	if len(b.text) > 0 {
+		b.chunks = grow(b.chunks, 1)
+		b.chunks = append(b.chunks, string(b.text))
+		b.text = b.text[:0]
+	}
+}
+
+// lookup returns the index in keys of key, or, if it is new, the index it
+// gets and true.
+func (b *headerBuilder) lookup(key []byte) (int32, bool) {
+	next := int32(len(b.keys))
+	if c, ok := commonHeader[string(key)]; ok {
+		if k := b.common[c]; k > 0 {
+			return k - 1, false
+		}
+		b.common[c] = next + 1
+		return next, true
+	}
+	if !b.seeded {
+		b.seed, b.seeded = maphash.MakeSeed(), true
+	}
+	if 2*(b.hashed+1) > len(b.table) {
+		b.rehash()
+	}
+	mask := uint64(len(b.table) - 1)
+	for i := maphash.Bytes(b.seed, key) & mask; ; i = (i + 1) & mask {
+		k := b.table[i] - 1
+		if k < 0 {
+			b.table[i] = next + 1
+			b.hashed++
+			return next, true
+		}
+		if b.keys[k].s == string(key) {
+			return k, false
+		}
+	}
+}
+
+// rehash doubles the hash table and enters the keys that are not common
+// again.
+func (b *headerBuilder) rehash() {
+	n := max(2*len(b.table), 32)
+	if n <= cap(b.table) {
+		b.table = b.table[:n]
+		clear(b.table)
+	} else {
+		b.table = make([]int32, n)
+	}
+	mask := uint64(n - 1)
+	for k, key := range b.keys {
+		if _, ok := commonHeader[key.s]; ok {
+			continue // not in the table
+		}
+		i := maphash.String(b.seed, key.s) & mask
+		for b.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		b.table[i] = int32(k) + 1
+	}
+}
+
+// build returns the header of the fields added so far.
+func (b *headerBuilder) build() MIMEHeader {
+	if cap(b.table)*4 > keepScratch {
+		// Not needed any more: let it go before the map is made.
+		b.table, b.hashed = nil, 0
+	}
+	m := make(MIMEHeader, len(b.keys))
+	if len(b.field) > 0 {
+		b.flush()
+		vals := make([]string, len(b.field))
+		off := 0
+		for i := range b.keys {
+			k := &b.keys[i]
+			n := int(k.n)
+			m[k.s] = vals[off : off+n : off+n]
+			k.n = int32(off)
+			off += n
+		}
+		var text string // the chunk being read, from p
+		p, ci, bi := 0, 0, 0
+		for i, f := range b.field {
+			k := &b.keys[f&^inBig]
+			if f&inBig != 0 {
+				vals[k.n] = b.big[bi]
+				bi++
+			} else {
+				n := int(b.vlen[i])
+				if p+n > len(text) {
+					// Not in this chunk: it starts the next one.
+					text, p = b.chunks[ci], 0
+					ci++
+				}
+				vals[k.n] = text[p : p+n]
+				p += n
+			}
+			k.n++
+		}
+	}
+	clear(b.chunks) // let the header's text go with the header
+	clear(b.big)
+	clear(b.keys)
+	if cap(b.chunks)*16 > keepScratch {
+		b.chunks = nil
+	}
+	if cap(b.big)*16 > keepScratch {
+		b.big = nil
+	}
+	if cap(b.keys)*24 > keepScratch {
+		b.keys = nil
+	}
+	if cap(b.field)*4 > keepScratch {
+		b.field, b.vlen = nil, nil
+	}
+	if cap(b.kbuf) > keepScratch {
+		b.kbuf = nil
+	}
+	return m
+}
+
+// grow returns s with room for n more elements, doubling its capacity when
+// it must grow.
+func grow[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	c := 2 * cap(s)
+	if c < len(s)+n {
+		c = 2 * (len(s) + n)
+	}
+	return append(make([]T, 0, c), s...)
+}
