@@ -333,10 +333,10 @@ func (r *Reader) readContinuedLineSlice(header bool) ([]byte, error) {
 		r.buf = append(r.buf, ' ')
 		line, err := r.readLineSlice(-1, r.count-start)
 		if err != nil {
-			if isLimitError(err) {
+			if isLimitError(err) || continuedLineFails {
 				return nil, err
 			}
-			break // as net/textproto: the error comes with the next read
+			break // as net/textproto before Go 1.27.3: the error comes with the next read
 		}
 		r.buf = append(r.buf, trim(line)...)
 	}

@@ -1,0 +1,19 @@
+package textproto
+
+import (
+	"bufio"
+	nettextproto "net/textproto"
+	"strings"
+)
+
+// continuedLineFails reports whether the linked net/textproto fails
+// ReadContinuedLine (and so ReadMIMEHeader) with the read error that cuts
+// off a continuation line, as Go 1.27.3 and later do, instead of returning
+// the line read so far and leaving the error to the next call. It is
+// found out by asking net/textproto, since the change came in a point
+// release that build tags cannot tell apart.
+var continuedLineFails = func() bool {
+	r := nettextproto.NewReader(bufio.NewReader(strings.NewReader("a\r\n ")))
+	_, err := r.ReadContinuedLine()
+	return err != nil
+}()
