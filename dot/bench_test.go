@@ -94,11 +94,43 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeLimits measures what Bare and MaxLine cost a Raw decoder
+// on corpora whose lines are short and end in CRLF. Compare with
+//
+//	go test -run '^$' -bench DecodeLimits -count 6 ./dot | benchstat -col /cfg -
+func BenchmarkDecodeLimits(b *testing.B) {
+	cfgs := []struct {
+		name string
+		d    Decoder
+	}{
+		{"none", Decoder{Mode: Raw}},
+		{"maxline=998", Decoder{Mode: Raw, MaxLine: 998}},
+		{"bare=keep", Decoder{Mode: Raw, Bare: BareKeep}},
+		{"bare=normalize", Decoder{Mode: Raw, Bare: BareNormalize}},
+	}
+	for _, c := range benchCorpora() {
+		if c.name != "mail" && c.name != "base64" && c.name != "tiny" {
+			continue // lines too long, or bare CRs
+		}
+		for _, impl := range []string{"generic", "avx2", "avx512"} {
+			for _, cfg := range cfgs {
+				b.Run("corpus="+c.name+"/impl="+impl+"/cfg="+cfg.name, func(b *testing.B) {
+					b.SetBytes(int64(len(c.encoded)))
+					b.ReportAllocs()
+					benchKernel(b, impl, func() { benchDecodeWith(b, cfg.d, c.encoded) })
+				})
+			}
+		}
+	}
+}
+
 // benchDecode decodes src into a benchBuf-byte buffer, as DotReader's
 // WriteTo does.
-func benchDecode(b *testing.B, src []byte) {
+func benchDecode(b *testing.B, src []byte) { benchDecodeWith(b, Decoder{}, src) }
+
+// benchDecodeWith is benchDecode with a decoder set up as d.
+func benchDecodeWith(b *testing.B, d Decoder, src []byte) {
 	dst := make([]byte, benchBuf)
-	var d Decoder
 	for b.Loop() {
 		d.Reset()
 		for i := 0; ; {

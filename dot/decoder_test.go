@@ -172,10 +172,21 @@ func randomInput(r *rand.Rand, n int) []byte {
 
 func FuzzDecoder(f *testing.F) {
 	for i, s := range decodeInputs {
-		f.Add([]byte(s), uint8(i%3), uint16(i%5), uint8(i%7+1), uint8(i%4+1))
+		f.Add([]byte(s), uint8(i%3), uint8(i%4), uint16(i%5), uint8(i%6), uint8(i%7+1), uint8(i%4+1))
 	}
-	f.Fuzz(func(t *testing.T, in []byte, mode uint8, max uint16, srcStep, dstStep uint8) {
-		checkDecode(t, Mode(mode%3), int64(max), in, int(srcStep)+1, int(dstStep)+1)
+	for i, c := range policyCases {
+		f.Add([]byte(c.in), uint8(1+i%2), uint8(c.policy), uint16(0), uint8(i%4), uint8(i%5+1), uint8(i%3+1))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, mode, bare uint8, max uint16, maxLine, srcStep, dstStep uint8) {
+		cfg := modelConfig{mode: Mode(mode % 3), bare: BarePolicy(bare % 3), maxSize: int64(max), maxLine: int(maxLine)}
+		if cfg.mode == Compat && cfg.maxSize == 0 && cfg.maxLine == 0 {
+			checkDecode(t, cfg.mode, 0, in, int(srcStep)+1, int(dstStep)+1)
+		}
+		want := modelDecode(cfg, in)
+		got := decodeChunkedCfg(cfg, in, int(srcStep)+1, int(dstStep)+1)
+		if !got.equal(want) {
+			t.Fatalf("%+v %q src=%d dst=%d:\n got %v\nwant %v", cfg, in, int(srcStep)+1, int(dstStep)+1, got, want)
+		}
 	})
 }
 

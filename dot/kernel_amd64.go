@@ -298,7 +298,7 @@ func checkLines(b []byte, line, limit int, crPending bool) (n, start int, ok boo
 		if last >= len(b) {
 			// The rest of b is short enough; the open line starts after
 			// its last LF.
-			if j := bytes.LastIndexByte(b[max(p, 0):], '\n'); j >= 0 {
+			if j := lastIndexLF(b[max(p, 0):]); j >= 0 {
 				p = max(p, 0) + j + 1
 			}
 			n = len(b) - p
@@ -307,7 +307,7 @@ func checkLines(b []byte, line, limit int, crPending bool) (n, start int, ok boo
 			}
 			return n, 0, true
 		}
-		if j := bytes.LastIndexByte(b[max(p, 0):last+1], '\n'); j >= 0 {
+		if j := lastIndexLF(b[max(p, 0) : last+1]); j >= 0 {
 			p = max(p, 0) + j + 1
 			continue
 		}

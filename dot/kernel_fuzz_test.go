@@ -19,6 +19,9 @@ func kernelSeeds() [][]byte {
 		[]byte("\r\n.\r"),
 		[]byte("x\r\r\n\n\r.\r\n"),
 		[]byte("\x00.\r\n"),
+		[]byte("hey\r\n\n.\nthis is a test\r\n.\r\n"),
+		[]byte("a\n.\r\nb\r\n.\r\n"),
+		[]byte("a\r\r\n.\r\n"),
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for style := range 5 {
@@ -31,10 +34,10 @@ func kernelSeeds() [][]byte {
 
 func FuzzKernelDecode(f *testing.F) {
 	for i, s := range kernelSeeds() {
-		f.Add(s, uint8(i), uint16(i%3*40), uint16(i*37), uint16(i*53), uint8(i*11))
+		f.Add(s, uint8(i), uint8(i/3), uint16(i%3*40), uint16(i%5*33), uint16(i*37), uint16(i*53), uint8(i*11))
 	}
-	f.Fuzz(func(t *testing.T, in []byte, mode uint8, max, srcStep, dstLen uint16, align uint8) {
-		m := Mode(mode % 3)
+	f.Fuzz(func(t *testing.T, in []byte, mode, bare uint8, max, maxLine, srcStep, dstLen uint16, align uint8) {
+		cfg := modelConfig{mode: Mode(mode % 3), bare: BarePolicy(bare % 3), maxSize: int64(max), maxLine: int(maxLine)}
 		for _, k := range kernels() {
 			if k.name == "generic" {
 				continue
@@ -46,7 +49,7 @@ func FuzzKernelDecode(f *testing.F) {
 				dstAlign: int(align/4) % 64,
 				exact:    k.name == "generic",
 			}
-			diffDecode(t, k, m, int64(max), in, run)
+			diffDecodeCfg(t, k, cfg, in, run)
 		}
 	})
 }

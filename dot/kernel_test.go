@@ -592,3 +592,18 @@ func TestKernelName(t *testing.T) {
 		t.Error("useKernel accepted an unknown kernel")
 	}
 }
+
+func TestLastIndexLF(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for n := 0; n < 80; n++ {
+		for range 200 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = "\n\x0a\x8a\x0b\x09\xff\x00a"[r.IntN(8)]
+			}
+			if got, want := lastIndexLF(b), bytes.LastIndexByte(b, '\n'); got != want {
+				t.Fatalf("lastIndexLF(%q) = %d, want %d", b, got, want)
+			}
+		}
+	}
+}

@@ -163,7 +163,7 @@ func modelDecode(cfg modelConfig, in []byte) decResult {
 			i++
 		default:
 			m.lineByte()
-			m.put(string(c))
+			m.put(string([]byte{c}))
 			bol = false
 			i++
 		}
@@ -240,7 +240,7 @@ func modelCompat(m *modelState, in []byte) decResult {
 			}
 		}
 		m.lineByte()
-		m.put(string(c))
+		m.put(string([]byte{c}))
 	}
 	return m.result(len(in), false)
 }

@@ -61,3 +61,27 @@ func indexCRLF(b []byte) int {
 	}
 	return n
 }
+
+// lastIndexLF returns the index of the last '\n' in b, or -1. It is
+// searched a word at a time from the end: bytes has no vectorised
+// LastIndexByte, and the line-length check looks back only a line's
+// length or so.
+func lastIndexLF(b []byte) int {
+	const lo7 = 0x7f7f7f7f7f7f7f7f
+	i := len(b)
+	for ; i >= 8; i -= 8 {
+		x := binary.LittleEndian.Uint64(b[i-8:]) ^ lf8
+		// The high bit of each byte of y is set exactly where x has a zero
+		// byte (no borrows, unlike zeroByte).
+		if y := ^((x&lo7 + lo7) | x | lo7); y != 0 {
+			return i - 8 + 7 - bits.LeadingZeros64(y)>>3
+		}
+	}
+	for i > 0 {
+		i--
+		if b[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
