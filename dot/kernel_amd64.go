@@ -50,8 +50,13 @@ import (
 // (after an LF: start of a line; after a CR whose LF follows: the CR
 // state, or, where the CR was already written, one byte back; otherwise
 // inside a line). An assembly call handles at most asmChunk bytes, so the
-// goroutine can be preempted between calls. A decoder's MaxSize is handled
-// in decodeSIMD.
+// goroutine can be preempted between calls. A decoder's MaxSize and
+// MaxLine are handled in decodeSIMD: the kernels know no limits. After each
+// call, the span it decoded is checked for a line longer than MaxLine
+// (checkLines: a backward search for an LF per MaxLine bytes, so a few
+// words per line of ordinary mail); such a line is left to the generic
+// kernel. Bare CRs and LFs under BareKeep and BareNormalize need nothing:
+// the kernels stop in front of them in Strict and Raw mode anyway.
 //
 // No kernel reads or writes outside src and dst, but the SIMD kernels may
 // use dst[nDst:] as scratch space: where 64 bytes of dst are left, the
