@@ -16,11 +16,10 @@ import (
 // what is left of the block.
 //
 // It decodes exactly as net/textproto does ([dot.Compat]), consumes r.R
-// exactly as far, and also implements [io.WriterTo]. With a
-// [Limits.MaxDotBytes] limit, a larger block fails with [dot.ErrTooLarge]
-// after the whole block has been consumed.
+// exactly as far, and also implements [io.WriterTo]. It is a [*DotReader]
+// under the limits of r (see [Reader.DotReaderWith]).
 func (r *Reader) DotReader() io.Reader {
-	return r.DotReaderMode(dot.Compat)
+	return r.DotReaderWith(DotOptions{})
 }
 
 // DotReaderMode is like [Reader.DotReader] but decodes in the given mode:
@@ -30,17 +29,58 @@ func (r *Reader) DotReader() io.Reader {
 // in those modes fails the read with a [*dot.SyntaxError] once the block has
 // been consumed up to its end marker, so the connection stays in step.
 func (r *Reader) DotReaderMode(mode dot.Mode) io.Reader {
+	return r.DotReaderWith(DotOptions{Mode: mode})
+}
+
+// DotOptions are the framing and limits of one dot-encoded block, for
+// [Reader.DotReaderWith]. A zero limit takes the Reader's (see [Limits]);
+// a negative one sets no limit for the block.
+type DotOptions struct {
+	Mode dot.Mode       // the framing: dot.Compat, dot.Strict or dot.Raw
+	Bare dot.BarePolicy // what Strict and Raw do with a bare CR or LF
+
+	// MaxBytes bounds the decoded size of the block, as
+	// Limits.MaxDotBytes does: a larger block fails with dot.ErrTooLarge.
+	MaxBytes int64
+
+	// MaxLineBytes bounds the length of each line of the block on the
+	// wire, as Limits.MaxLineBytes does: a longer line fails the block
+	// with dot.ErrLineTooLong.
+	MaxLineBytes int
+}
+
+// DotReaderWith is like [Reader.DotReader] with the framing and limits
+// of opt, for one block: a server can, for example, take each
+// transaction's size limit from its SIZE parameter without calling
+// SetLimits. What breaks a limit or the framing's rules fails the block
+// once it has been read to its end line, with an error that matches every
+// kind of problem found (see the package documentation on errors).
+func (r *Reader) DotReaderWith(opt DotOptions) *DotReader {
 	r.closeDot()
+	maxBytes, maxLine := opt.MaxBytes, opt.MaxLineBytes
+	if maxBytes == 0 {
+		maxBytes = r.lim.MaxDotBytes
+	}
+	if maxLine == 0 {
+		maxLine = r.lim.MaxLineBytes
+	}
 	// Each block gets its own reader, so that one kept past its block
 	// cannot read the next: once drained it returns io.EOF.
-	r.dot = &dotReader{r: r, dec: dot.Decoder{Mode: mode, MaxSize: r.lim.MaxDotBytes}, active: true, fresh: true}
+	r.dot = &DotReader{r: r, dec: dot.Decoder{
+		Mode:    opt.Mode,
+		Bare:    opt.Bare,
+		MaxSize: max(maxBytes, 0),
+		MaxLine: max(maxLine, 0),
+	}, active: true, fresh: true}
 	return r.dot
 }
 
 // Dot readers are io.WriterTo, so that io.Copy decodes whole windows.
-var _ io.WriterTo = (*dotReader)(nil)
+var _ io.WriterTo = (*DotReader)(nil)
 
-type dotReader struct {
+// A DotReader reads one dot-encoded block; see [Reader.DotReader] and
+// [Reader.DotReaderWith].
+type DotReader struct {
 	r      *Reader
 	dec    dot.Decoder
 	active bool    // the block is open: the next Reader method drains it
@@ -49,13 +89,17 @@ type dotReader struct {
 	pend   []byte  // what of carry is still to be returned
 }
 
+// Size returns the number of decoded bytes of the block read so far (at
+// most the block's MaxBytes).
+func (d *DotReader) Size() int64 { return d.dec.Size() - int64(len(d.pend)) }
+
 // start runs r.begin before the first byte of the block: it returns a read
 // error owed from the previous call, and skips what a limit error left
 // unread. If it fails, that error ends the block, as a read error would,
 // and a later Read on the block tries again. A reader that r no longer
 // holds (a newer block has begun) leaves r alone and reads on from where
 // it stopped, as net/textproto's does.
-func (d *dotReader) start() error {
+func (d *DotReader) start() error {
 	if !d.fresh {
 		return nil
 	}
@@ -74,7 +118,7 @@ func (d *dotReader) start() error {
 // Read decodes into b. Like net/textproto, it fills b completely unless the
 // block ends or the input fails, and it reads r.R only through its buffer:
 // bufio's Peek and Discard, so the bytes after the end marker stay unread.
-func (d *dotReader) Read(b []byte) (n int, err error) {
+func (d *DotReader) Read(b []byte) (n int, err error) {
 	if err := d.start(); err != nil {
 		return 0, err
 	}
@@ -120,7 +164,7 @@ var writeToBufs = sync.Pool{New: func() any { return new([writeToSize]byte) }}
 // WriteTo decodes the rest of the block into w. It makes io.Copy from a
 // DotReader decode whole buffered windows at a time, and it does not
 // allocate.
-func (d *dotReader) WriteTo(w io.Writer) (written int64, err error) {
+func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
 	if err := d.start(); err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package textproto_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,4 +46,56 @@ func ExampleWriter_DotWriter() {
 	fmt.Printf("%q\n", conn.String())
 	// Output:
 	// "hello\r\n..world\r\n.\r\n"
+}
+
+func ExampleReader_DotReaderWith() {
+	// An SMTP server takes the size limit of each transaction from the
+	// client's SIZE parameter, on top of the limits it set once.
+	conn := strings.NewReader("a line\r\nand a line much too long\r\n.\r\nQUIT\r\n")
+	r := textproto.NewReader(bufio.NewReader(conn))
+	r.SetLimits(textproto.Limits{MaxLineBytes: 998})
+	d := r.DotReaderWith(textproto.DotOptions{Mode: dot.Strict, MaxBytes: 10, MaxLineBytes: 20})
+	_, err := io.Copy(io.Discard, d)
+	switch {
+	case errors.Is(err, dot.ErrTooLarge): // takes precedence
+		fmt.Println("552 message too large")
+	case errors.Is(err, dot.ErrLineTooLong):
+		fmt.Println("500 line too long")
+	}
+	fmt.Println(errors.Is(err, dot.ErrLineTooLong), d.Size())
+	cmd, _ := r.ReadLine()
+	fmt.Println(cmd)
+	// Output:
+	// 552 message too large
+	// true 10
+	// QUIT
+}
+
+func ExampleDotReader_Size() {
+	conn := strings.NewReader("one\r\n..two\r\n.\r\n")
+	r := textproto.NewReader(bufio.NewReader(conn))
+	d := r.DotReaderWith(textproto.DotOptions{})
+	io.Copy(io.Discard, d)
+	fmt.Println(d.Size()) // "one\n.two\n"
+	// Output:
+	// 9
+}
+
+func ExampleDotReader_Read() {
+	r := textproto.NewReader(bufio.NewReader(strings.NewReader("hi\r\n.\r\n")))
+	d := r.DotReaderWith(textproto.DotOptions{Mode: dot.Raw})
+	b := make([]byte, 16)
+	n, err := d.Read(b)
+	fmt.Printf("%q %v\n", b[:n], err) // the block ended within b
+	// Output:
+	// "hi\r\n" EOF
+}
+
+func ExampleDotReader_WriteTo() {
+	r := textproto.NewReader(bufio.NewReader(strings.NewReader("hi\r\n.\r\n")))
+	var sb strings.Builder
+	n, err := r.DotReaderWith(textproto.DotOptions{}).WriteTo(&sb)
+	fmt.Printf("%q %d %v\n", sb.String(), n, err)
+	// Output:
+	// "hi\n" 3 <nil>
 }

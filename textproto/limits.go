@@ -3,6 +3,8 @@ package textproto
 import (
 	"errors"
 	"strconv"
+
+	"github.com/wirespeed/wirespeed/dot"
 )
 
 // Limits bounds what a [Reader] will accept from its peer. The zero value
@@ -62,6 +64,12 @@ func (e *limitError) Error() string {
 }
 
 func (e *limitError) Unwrap() error { return e.err }
+
+// Is makes a line too long match dot.ErrLineTooLong as well, so that every
+// error of a dot block (ReadDotLines's too) can be told by dot's sentinels.
+func (e *limitError) Is(target error) bool {
+	return e.err == ErrLineTooLong && target == dot.ErrLineTooLong
+}
 
 func lineTooLong(limit int) error {
 	return &limitError{ErrLineTooLong, int64(limit), "bytes"}

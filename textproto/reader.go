@@ -33,7 +33,7 @@ const keepScratch = 64 << 10
 // describes. SetLimits adds bounds on what it accepts.
 type Reader struct {
 	R   *bufio.Reader
-	dot *dotReader
+	dot *DotReader
 	buf []byte // joins continued lines
 	lim Limits
 
