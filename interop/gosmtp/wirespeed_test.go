@@ -33,18 +33,19 @@ type decoder struct {
 }
 
 // decoders lists the wirespeed decoders compared with go-smtp: textproto's
-// Raw dot reader (bare CR and LF rejected) and package dot's Raw decoder
-// with each bare policy that go-smtp's behaviour can be held against, fed in
-// pieces of several sizes.
+// Raw dot readers (bare CR and LF rejected, and kept) and package dot's Raw
+// decoder with each bare policy that go-smtp's behaviour can be held
+// against, fed in pieces of several sizes.
 func decoders() []decoder {
 	ds := []decoder{
-		{name: "textproto/DotReaderMode(Raw)", lines: true, decode: func(s []byte) decoded {
+		{name: "textproto/DotReaderMode(Raw)/buf4096", lines: true, decode: func(s []byte) decoded {
 			return textprotoDecode(s, 4096, func(r *textproto.Reader) io.Reader { return r.DotReaderMode(dot.Raw) })
 		}},
 		{name: "textproto/DotReaderMode(Raw)/buf16", lines: true, decode: func(s []byte) decoded {
 			return textprotoDecode(s, 16, func(r *textproto.Reader) io.Reader { return r.DotReaderMode(dot.Raw) })
 		}},
 	}
+	ds = append(ds, withDecoders()...)
 	for _, bare := range []dot.BarePolicy{dot.BareReject, dot.BareKeep} {
 		for _, sz := range []struct{ src, dst int }{{1 << 20, 1 << 20}, {1, 1 << 20}, {7, 3}, {1, 1}} {
 			ds = append(ds, decoder{
