@@ -29,9 +29,10 @@ type outcome struct {
 }
 
 // differential sends payload to go-smtp twice, once read a byte at a time
-// (exact offsets) and once in random pieces from random writes, decodes the
-// same bytes with every wirespeed decoder, and fails t on any difference
-// that goSMTPDeviation does not explain.
+// (exact offsets) and once in random pieces from random writes, and a third
+// time with the next commands right behind it if it ends the block at its
+// last byte. It decodes the same bytes with every wirespeed decoder and
+// fails t on any difference that goSMTPDeviation does not explain.
 func differential(t testing.TB, p *peer, payload []byte, seed uint64) outcome {
 	t.Helper()
 	exact := p.exchange(t, payload, transfer{serverChunk: oneByte, followUp: true, followUpAt: -1})
@@ -42,6 +43,19 @@ func differential(t testing.TB, p *peer, payload []byte, seed uint64) outcome {
 		followUpAt:  exact.end,
 	})
 	checkTranscript(t, exact)
+	if exact.end == int64(len(payload)) && !exact.closerSent {
+		// The payload ends the block at its last byte: the commands
+		// after it may come in the same writes and reads.
+		piped := p.exchange(t, payload, transfer{
+			serverChunk: randomChunks(seed+2, 4096),
+			clientChunk: randomChunks(seed+3, 64),
+			pipeline:    true,
+		})
+		if !bytes.Equal(exact.sent, piped.sent) || exact.dataReply != piped.dataReply ||
+			!slices.Equal(exact.after, piped.after) || !sameMessages(exact.msgs, piped.msgs) {
+			t.Errorf("go-smtp differs between a payload alone and one pipelined with %q:\n%s\n%s", followUp, exact, piped)
+		}
+	}
 
 	// go-smtp itself must not depend on how the bytes arrive.
 	if !bytes.Equal(exact.sent, stream.sent) || exact.dataReply != stream.dataReply ||

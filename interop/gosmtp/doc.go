@@ -1,12 +1,20 @@
 // Package gosmtp holds tests, and nothing else, that check wirespeed's dot
-// decoding against an unmodified github.com/emersion/go-smtp server.
+// decoding and encoding against github.com/emersion/go-smtp, unmodified and
+// used through its public API only.
 //
-// The tests send the same DATA payloads to a go-smtp server, over loopback
-// TCP or net.Pipe, and through wirespeed's textproto and dot decoders, and
-// compare the message bytes each one keeps, the byte at which each ends the
-// block, and the replies to the commands that follow. go-smtp keeps CRLF line
-// endings and keeps bare CR and LF as data, so its peer in wirespeed is the
-// Raw mode with dot.BareKeep.
+// The DATA tests send the same payloads to a go-smtp server, over loopback
+// TCP or net.Pipe, and through wirespeed's decoders, and compare the message
+// bytes each keeps, the byte at which each ends the block, and the replies
+// to the commands that follow. go-smtp keeps CRLF line endings and keeps bare
+// CR and LF as data, so its counterpart is Raw mode with dot.BareKeep; Raw
+// with BareReject must frame alike and refuse what go-smtp keeps bare. Other
+// tests compare go-smtp's message size and line length limits with
+// wirespeed's, send wirespeed's Raw dot writer's output to go-smtp's server,
+// and go-smtp's client's output to wirespeed's Raw dot reader.
+//
+// Where go-smtp departs from RFC 5321 the tests say why and check that it
+// does: the bare-CR cases in deviation_test.go and known_test.go, the limits
+// in limits_test.go.
 //
 // The module is separate from wirespeed's so that users of wirespeed never
 // download go-smtp.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	nettextproto "net/textproto"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -311,6 +312,10 @@ type transfer struct {
 	// the DATA reply's offset, which is exact only with one-byte Reads.
 	followUp   bool
 	followUpAt int64
+	// pipeline sends followUp right behind the payload, without waiting
+	// for the DATA reply, as a client pipelining commands may: only for a
+	// payload known to end its block at its last byte.
+	pipeline bool
 }
 
 // A transcript is what a go-smtp server did with one DATA payload.
@@ -382,12 +387,18 @@ func (p *peer) exchange(tb testing.TB, payload []byte, tr transfer) transcript {
 	var t transcript
 	start := sent
 	var ev event
-	if len(payload) > 0 {
+	switch {
+	case tr.pipeline:
+		m.arm(-1)
+		send(append(slices.Clip(payload), followUp...), tr.clientChunk)
+		t.sent = append(t.sent, payload...)
+		ev = <-m.events
+	case len(payload) > 0:
 		m.arm(start + int64(len(payload)))
 		send(payload, tr.clientChunk)
 		t.sent = append(t.sent, payload...)
 		ev = <-m.events
-	} else {
+	default:
 		// go-smtp is already waiting for data: it cannot have ended the
 		// block in no bytes.
 		m.arm(-1)
@@ -419,8 +430,10 @@ func (p *peer) exchange(tb testing.TB, payload []byte, tr transfer) transcript {
 	if at < 0 {
 		at = t.end
 	}
-	if tr.followUp && at == int64(len(t.sent)) {
-		send([]byte(followUp), nil)
+	if tr.pipeline || tr.followUp && at == int64(len(t.sent)) {
+		if !tr.pipeline {
+			send([]byte(followUp), nil)
+		}
 		for range 2 {
 			line, err := r.ReadLine()
 			if err != nil {
