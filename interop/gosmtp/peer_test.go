@@ -341,51 +341,85 @@ func (t transcript) String() string {
 
 func (m message) String() string { return fmt.Sprintf("{%s %v}", q(m.body), m.err) }
 
+// A client is the test's end of a connection to go-smtp, after MAIL and
+// RCPT.
+type client struct {
+	tb   testing.TB
+	c    net.Conn
+	m    *meteredConn
+	w    *asyncWriter
+	r    *nettextproto.Reader
+	sent int64 // bytes sent on the connection so far
+}
+
+// open dials go-smtp, sets how it reads (see transfer.serverChunk) and
+// starts a transaction with EHLO, MAIL (with mailParams, if any) and RCPT.
+func (p *peer) open(tb testing.TB, serverChunk func(int) int, mailParams string) *client {
+	tb.Helper()
+	c, m := p.dial(tb)
+	if serverChunk != nil {
+		m.chunk.Store(&serverChunk)
+	}
+	cl := &client{tb: tb, c: c, m: m, w: newAsyncWriter(c), r: nettextproto.NewReader(bufio.NewReader(c))}
+	cl.expect("", 220)
+	cl.expect("EHLO client.test", 250)
+	cl.expect("MAIL FROM:<from@client.test>"+mailParams, 250)
+	cl.expect("RCPT TO:<to@gosmtp.test>", 250)
+	return cl
+}
+
+// close closes the connection and waits for the writer.
+func (cl *client) close() {
+	cl.c.Close()
+	cl.w.wait()
+}
+
+// send writes b in pieces of chunk(i) bytes, or whole if chunk is nil.
+func (cl *client) send(b []byte, chunk func(int) int) {
+	for i := 0; len(b) > 0; i++ {
+		n := len(b)
+		if chunk != nil {
+			n = min(n, max(1, chunk(i)))
+		}
+		cl.w.write(b[:n])
+		cl.sent += int64(n)
+		b = b[n:]
+	}
+}
+
+// expect sends cmd, unless it is empty, and reads a reply with code.
+func (cl *client) expect(cmd string, code int) {
+	cl.tb.Helper()
+	if cmd != "" {
+		cl.send([]byte(cmd+"\r\n"), nil)
+	}
+	if _, _, err := cl.r.ReadResponse(code); err != nil {
+		cl.tb.Fatalf("go-smtp: %q: %v", cmd, err)
+	}
+}
+
+// readLine reads one reply line.
+func (cl *client) readLine(what string) string {
+	cl.tb.Helper()
+	line, err := cl.r.ReadLine()
+	if err != nil {
+		cl.tb.Fatalf("go-smtp: reading the reply to %s: %v", what, err)
+	}
+	return line
+}
+
 // exchange sends one message with payload as its DATA to go-smtp and
 // records what happened.
 func (p *peer) exchange(tb testing.TB, payload []byte, tr transfer) transcript {
 	tb.Helper()
-	c, m := p.dial(tb)
-	if tr.serverChunk != nil {
-		f := tr.serverChunk
-		m.chunk.Store(&f)
-	}
-	w := newAsyncWriter(c)
-	defer func() {
-		c.Close()
-		w.wait()
-	}()
-	r := nettextproto.NewReader(bufio.NewReader(c))
-
-	var sent int64 // bytes sent on the connection so far
-	send := func(b []byte, chunk func(int) int) {
-		for i := 0; len(b) > 0; i++ {
-			n := len(b)
-			if chunk != nil {
-				n = min(n, max(1, chunk(i)))
-			}
-			w.write(b[:n])
-			sent += int64(n)
-			b = b[n:]
-		}
-	}
-	expect := func(cmd string, code int) {
-		tb.Helper()
-		if cmd != "" {
-			send([]byte(cmd+"\r\n"), nil)
-		}
-		if _, _, err := r.ReadResponse(code); err != nil {
-			tb.Fatalf("go-smtp: %q: %v", cmd, err)
-		}
-	}
-	expect("", 220)
-	expect("EHLO client.test", 250)
-	expect("MAIL FROM:<from@client.test>", 250)
-	expect("RCPT TO:<to@gosmtp.test>", 250)
-	expect("DATA", 354)
+	cl := p.open(tb, tr.serverChunk, "")
+	defer cl.close()
+	m := cl.m
+	send := cl.send
+	cl.expect("DATA", 354)
 
 	var t transcript
-	start := sent
+	start := cl.sent
 	var ev event
 	switch {
 	case tr.pipeline:
@@ -414,10 +448,7 @@ func (p *peer) exchange(tb testing.TB, payload []byte, tr transfer) transcript {
 		}
 	}
 	t.end = ev.off - start
-	line, err := r.ReadLine()
-	if err != nil {
-		tb.Fatalf("go-smtp: reading the DATA reply: %v", err)
-	}
+	line := cl.readLine("DATA")
 	if line+"\r\n" != ev.line {
 		tb.Fatalf("go-smtp wrote %q but the client read %q", ev.line, line)
 	}
@@ -435,11 +466,7 @@ func (p *peer) exchange(tb testing.TB, payload []byte, tr transfer) transcript {
 			send([]byte(followUp), nil)
 		}
 		for range 2 {
-			line, err := r.ReadLine()
-			if err != nil {
-				tb.Fatalf("go-smtp: reading the reply to %q: %v", followUp, err)
-			}
-			t.after = append(t.after, line)
+			t.after = append(t.after, cl.readLine(followUp))
 		}
 	}
 	return t
