@@ -198,8 +198,8 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 					if !ok {
 						// A line too long: the generic kernel decodes it,
 						// from its start if it starts in s. The kernel redoes
-						// the lines before it.
-						if start > 0 {
+						// the lines before it (if they are enough for it).
+						if start >= k.minSrc {
 							no, ni, st = asmStep(kid, d, dst[o:o+room], s[:start])
 							line, _, _ = checkLines(s[:ni], d.line, d.MaxLine, st == dCR)
 						} else {
