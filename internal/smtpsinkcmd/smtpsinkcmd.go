@@ -1,0 +1,272 @@
+// Package smtpsinkcmd is `wirespeed smtp-sink`, the command-line front end
+// of package smtpsink.
+package smtpsinkcmd
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsink"
+)
+
+// Summary is the one-line description of the command.
+const Summary = "SMTP/LMTP server that accepts mail and discards it (Postfix smtp-sink's flags)"
+
+// Result is what the command prints when it stops: the server's address
+// and counters.
+type Result struct {
+	Addr string `json:"addr"`
+	smtpsink.Stats
+	ErrorTotal uint64 `json:"error_replies"`
+}
+
+// Run runs `wirespeed smtp-sink` with the arguments after "smtp-sink"
+// until ctx is cancelled, then prints the summary.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("smtp-sink", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg smtpsink.Config
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address (port 0 picks one)")
+	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP instead of SMTP (as smtp-sink -L)")
+	fs.StringVar(&cfg.Hostname, "h", "smtp-sink", "host name in the greeting and the EHLO reply (as smtp-sink -h)")
+	fs.Int64Var(&cfg.MaxSize, "size", 0, "message size limit in bytes, announced in EHLO SIZE (0: none)")
+	fs.IntVar(&cfg.MaxCommandBytes, "cmd-line", smtpsink.DefaultMaxCommandBytes, "command line limit in bytes, CRLF not counted (longer: 500)")
+	fs.IntVar(&cfg.MaxDataLineBytes, "data-line", 0, "message line limit in bytes, CRLF not counted (0: none; RFC 5321: 998)")
+	fs.IntVar(&cfg.MaxRecipients, "max-rcpt", smtpsink.DefaultMaxRecipients, "recipients per transaction (more: 452)")
+	bare := fs.String("bare", "reject", "a bare CR or LF in a message: reject (550), keep (as data) or normalize (bare LF ends a line)")
+	fs.BoolVar(&cfg.No8BitMIME, "8", false, "do not announce 8BITMIME (as smtp-sink -8)")
+	fs.BoolVar(&cfg.NoPipelining, "p", false, "do not announce PIPELINING (as smtp-sink -p)")
+	fs.BoolVar(&cfg.NoESMTP, "e", false, "no ESMTP: refuse EHLO (as smtp-sink -e)")
+	fs.BoolVar(&cfg.NoChunking, "no-chunking", false, "do not announce CHUNKING and BINARYMIME (BDAT is refused)")
+	fs.BoolVar(&cfg.NoSMTPUTF8, "no-smtputf8", false, "do not announce SMTPUTF8")
+	hard := fs.String("f", "", "commands to refuse with 500 (as smtp-sink -f), e.g. RCPT,.")
+	soft := fs.String("r", "", "commands to refuse with 450 (as smtp-sink -r)")
+	drop := fs.String("q", "", "commands after which to disconnect without a reply (as smtp-sink -q)")
+	shut := fs.String("Q", "", "commands to answer with 421 and disconnect (as smtp-sink -Q)")
+	var replies replyFlag
+	fs.Var(&replies, "reply", "CMD=CODE[:TEXT]: force reply CODE (400-599) to CMD; repeatable, e.g. -reply RCPT=550")
+	fs.Var((*seconds)(&cfg.DataDelay), "w", "wait this long before the reply to a message's data, in seconds or as a duration (as smtp-sink -w)")
+	cfg.Timeout = 100 * time.Second
+	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
+	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
+	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
+	alg := fs.String("digest", "", "hash every message's data with ALG (md5, sha1, sha256, ...) and log \"HEX BYTES SESSION-N\" per message")
+	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
+	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-digest ALG] [-json] [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cli.StatusError{Status: 2} // the flag package has said why
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("smtp-sink: unexpected argument %q (the address is -addr)", fs.Arg(0))
+	}
+	switch *bare {
+	case "reject":
+		cfg.Bare = dot.BareReject
+	case "keep":
+		cfg.Bare = dot.BareKeep
+	case "normalize", "normalise":
+		cfg.Bare = dot.BareNormalize
+	default:
+		return cli.Usagef("smtp-sink: -bare %q: want reject, keep or normalize", *bare)
+	}
+	cfg.Force = map[string]smtpsink.Reply{}
+	for _, f := range []struct {
+		flag, list string
+		r          smtpsink.Reply
+	}{
+		{"f", *hard, smtpsink.Reply{Code: 500}},
+		{"r", *soft, smtpsink.Reply{Code: 450}},
+		{"q", *drop, smtpsink.Reply{Close: true}},
+		{"Q", *shut, smtpsink.Reply{Code: 421, Text: "4.3.0 Error: closing connection", Close: true}},
+	} {
+		for _, c := range strings.FieldsFunc(f.list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+			c = strings.ToUpper(c)
+			if !slices.Contains(smtpsink.ForceCommands, c) {
+				return cli.Usagef("smtp-sink: -%s: unknown command %q (one of %s)", f.flag, c, strings.Join(smtpsink.ForceCommands, " "))
+			}
+			cfg.Force[c] = f.r
+		}
+	}
+	for c, r := range replies {
+		cfg.Force[c] = r
+	}
+	if cfg.MaxCommandBytes <= 0 || cfg.MaxRecipients <= 0 {
+		return cli.Usagef("smtp-sink: -cmd-line and -max-rcpt must be positive")
+	}
+	if cfg.MaxSize < 0 || cfg.MaxDataLineBytes < 0 || cfg.MaxConns < 0 {
+		return cli.Usagef("smtp-sink: -size, -data-line and -m must not be negative")
+	}
+	// -M cancels runCtx; a signal cancels ctx, which also closes the
+	// server at once.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var logMu sync.Mutex
+	var logW io.Writer
+	var logErr error
+	if *alg != "" {
+		a, err := digest.ParseAlgorithm(*alg)
+		if err != nil {
+			return cli.Usagef("smtp-sink: -digest: %v", err)
+		}
+		cfg.Digest = a
+		logW = stdout
+		if *digestLog != "-" {
+			f, err := os.Create(*digestLog)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			logW = f
+		}
+	}
+	var received uint64
+	if logW != nil || *maxMsgs > 0 {
+		var line []byte
+		cfg.OnMessage = func(m smtpsink.Message) {
+			logMu.Lock()
+			defer logMu.Unlock()
+			if logW != nil {
+				line = m.Digest.AppendHex(line[:0])
+				line = append(line, ' ')
+				line = strconv.AppendInt(line, m.Size, 10)
+				line = append(line, ' ')
+				line = strconv.AppendUint(line, m.Session, 10)
+				line = append(line, '-')
+				line = strconv.AppendInt(line, int64(m.Seq), 10)
+				line = append(line, '\n')
+				if _, err := logW.Write(line); err != nil && logErr == nil {
+					logErr = err
+				}
+			}
+			if received++; *maxMsgs > 0 && received == *maxMsgs {
+				cancel()
+			}
+		}
+	}
+	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
+	s, err := smtpsink.Listen(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("smtp-sink: %w", err)
+	}
+	fmt.Fprintf(stdout, "listening on %s\n", s.Addr())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	var serveErr error
+	select {
+	case <-runCtx.Done():
+	case serveErr = <-served:
+	}
+	if ctx.Err() == nil && runCtx.Err() != nil {
+		// -M: let the sessions have the last reply; QUIT ends them.
+		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+		s.Shutdown(sctx)
+		scancel()
+	}
+	s.Close()
+	res := Result{Addr: s.Addr().String(), Stats: s.Stats()}
+	res.ErrorTotal = res.ErrorCount()
+	if *jsonOut {
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return err
+		}
+	} else if err := Print(stdout, res); err != nil {
+		return err
+	}
+	if serveErr != nil {
+		return fmt.Errorf("smtp-sink: %w", serveErr)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if logErr != nil {
+		return fmt.Errorf("smtp-sink: -digest-log: %w", logErr)
+	}
+	return nil
+}
+
+// Print writes the summary for people: two lines, the counts and the
+// error replies by code.
+func Print(w io.Writer, r Result) error {
+	fmt.Fprintf(w, "sessions %d (aborted %d), messages %d, recipients %d, bytes %d\n",
+		r.Sessions, r.Aborted, r.Messages, r.Recipients, r.Bytes)
+	codes := make([]int, 0, len(r.Errors))
+	for c := range r.Errors {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	var b strings.Builder
+	fmt.Fprintf(&b, "error replies %d", r.ErrorTotal)
+	for i, c := range codes {
+		sep := ", "
+		if i == 0 {
+			sep = " ("
+		}
+		fmt.Fprintf(&b, "%s%d: %d", sep, c, r.Errors[c])
+	}
+	if len(codes) > 0 {
+		b.WriteString(")")
+	}
+	_, err := fmt.Fprintln(w, b.String())
+	return err
+}
+
+// seconds is a duration flag that also takes plain seconds, as Postfix's
+// tools do ("-w 2" or "-w 1.5" or "-w 300ms").
+type seconds time.Duration
+
+func (s *seconds) String() string { return time.Duration(*s).String() }
+
+func (s *seconds) Set(v string) error {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f < 0 {
+			return fmt.Errorf("negative")
+		}
+		*s = seconds(f * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want seconds or a duration such as 250ms")
+	}
+	*s = seconds(d)
+	return nil
+}
+
+// replyFlag collects -reply CMD=CODE[:TEXT].
+type replyFlag map[string]smtpsink.Reply
+
+func (f *replyFlag) String() string { return "" }
+
+func (f *replyFlag) Set(v string) error {
+	cmd, rest, ok := strings.Cut(v, "=")
+	cmd = strings.ToUpper(cmd)
+	if !ok || !slices.Contains(smtpsink.ForceCommands, cmd) {
+		return fmt.Errorf("want CMD=CODE[:TEXT] with CMD one of %s", strings.Join(smtpsink.ForceCommands, " "))
+	}
+	code, text, _ := strings.Cut(rest, ":")
+	n, err := strconv.Atoi(code)
+	if err != nil || n < 400 || n > 599 {
+		return fmt.Errorf("code %q: want 400 to 599", code)
+	}
+	if *f == nil {
+		*f = replyFlag{}
+	}
+	(*f)[cmd] = smtpsink.Reply{Code: n, Text: text, Close: n == 421}
+	return nil
+}

@@ -1,0 +1,149 @@
+package smtpsink
+
+import (
+	"fmt"
+	"log"
+	"strings"
+	"time"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/dot"
+)
+
+// Config describes a sink. The zero value (with Addr set) is an ESMTP sink
+// with PIPELINING, 8BITMIME, CHUNKING, BINARYMIME and SMTPUTF8, no size
+// limit, strict framing (a bare CR or LF fails the message with 550) and
+// the default line and recipient limits.
+type Config struct {
+	// Addr is the TCP address to listen on; port 0 picks one.
+	Addr string
+
+	// LMTP serves LMTP (RFC 2033) instead of SMTP: LHLO instead of
+	// HELO/EHLO, and one reply per accepted recipient after the data.
+	LMTP bool
+
+	// Hostname is the name in the greeting and the HELO/EHLO reply;
+	// empty means "smtp-sink".
+	Hostname string
+
+	// MaxSize bounds the size of a message's data, CRLF line endings
+	// included and dot-stuffing removed (RFC 1870), and is announced in
+	// the EHLO reply's SIZE keyword. A MAIL command declaring more is
+	// refused with 552; a message that turns out larger is read to its end
+	// and refused with 552. 0 means no limit.
+	MaxSize int64
+
+	// MaxCommandBytes bounds a command line, CRLF not counted. A longer
+	// line is skipped to its end and answered with 500, and the session
+	// goes on. 0 means DefaultMaxCommandBytes; it also bounds the memory a
+	// session holds for a command.
+	MaxCommandBytes int
+
+	// MaxDataLineBytes bounds each line of a message, CRLF not counted
+	// (RFC 5321 sets 998); a message with a longer line is read to its
+	// end and refused with 500. 0 means no limit: the data is streamed,
+	// so memory stays bounded anyway.
+	MaxDataLineBytes int
+
+	// MaxRecipients bounds the recipients of one transaction; more are
+	// refused with 452. 0 means DefaultMaxRecipients.
+	MaxRecipients int
+
+	// Bare says what to do with a bare CR or LF in a message (one not part
+	// of a CRLF): dot.BareReject (the default) refuses the message with
+	// 550 after reading it to its end, dot.BareKeep keeps it as data,
+	// dot.BareNormalize takes a bare LF for a line ending. Under every
+	// policy only CRLF "." CRLF ends DATA (RFC 5321 §4.1.1.4).
+	Bare dot.BarePolicy
+
+	// Extensions that are announced unless turned off.
+	NoESMTP      bool // EHLO is refused (502); clients fall back to HELO
+	NoPipelining bool
+	No8BitMIME   bool
+	NoChunking   bool // neither CHUNKING (BDAT) nor BINARYMIME
+	NoSMTPUTF8   bool
+
+	// Digest, if set, hashes the data of every message; Message.Digest
+	// holds the sum.
+	Digest digest.Algorithm
+
+	// OnMessage, if set, is called for each message accepted, after its
+	// data has been read and before the reply that accepts it is sent, so
+	// a client that has seen the reply knows the call has returned. It is
+	// called from the session's goroutine: sessions call it concurrently.
+	OnMessage func(Message)
+
+	// Force gives commands a reply of their own instead of the normal one
+	// (test knobs, as Postfix smtp-sink's -f, -r, -q and -Q). The keys are
+	// command names in upper case (HELO, EHLO, LHLO, MAIL, RCPT, DATA,
+	// BDAT, RSET, NOOP, VRFY, QUIT, ...), "CONNECT" for the greeting and
+	// "." for the reply to a message's data (after DATA's end line or BDAT
+	// LAST). See [Reply].
+	Force map[string]Reply
+
+	// DataDelay is how long to wait before the reply to a message's data
+	// (after DATA's end line, or the LAST BDAT chunk), as Postfix
+	// smtp-sink's -w.
+	DataDelay time.Duration
+
+	// Timeout bounds the wait for each read from the client and each write
+	// to it; a session that exceeds it is closed. 0 means none.
+	Timeout time.Duration
+
+	// MaxConns bounds the sessions served at once; further connections
+	// wait in the listen queue. 0 means no limit.
+	MaxConns int
+
+	// ErrorLog receives accept errors; nil means the log package's
+	// standard logger.
+	ErrorLog *log.Logger
+}
+
+// Defaults for the zero fields of Config.
+const (
+	// DefaultMaxCommandBytes is Postfix's line_length_limit: RFC 5321
+	// sets 512 bytes with CRLF, which extensions' parameters may exceed.
+	DefaultMaxCommandBytes = 2048
+	// DefaultMaxRecipients is the number of recipients of one
+	// transaction that the sink accepts by default; RFC 5321 §4.5.3.1.8
+	// requires at least 100.
+	DefaultMaxRecipients = 1000
+)
+
+// A Reply is a forced reply (see Config.Force). Code must be 0 or 400 to
+// 599. A command with a forced reply has no effect, except that the data
+// of a message ("." or BDAT) is still read to its end so the session stays
+// in step; a forced BDAT reply fails its transaction.
+type Reply struct {
+	Code  int    // the reply code; 0 sends none (Close must then be set)
+	Text  string // the text after the code; empty: a generic one for the code
+	Close bool   // close the connection after the reply
+}
+
+// ForceCommands are the names Config.Force accepts.
+var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
+
+func (c *Config) validate() error {
+	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 {
+		return fmt.Errorf("smtpsink: negative limit")
+	}
+	if c.Digest != 0 && !c.Digest.Valid() {
+		return fmt.Errorf("smtpsink: %w", digest.ErrUnknownAlgorithm)
+	}
+	if c.Bare > dot.BareNormalize {
+		return fmt.Errorf("smtpsink: unknown bare CR/LF policy %d", c.Bare)
+	}
+	for name, r := range c.Force {
+		known := false
+		for _, k := range ForceCommands {
+			known = known || k == name
+		}
+		if !known {
+			return fmt.Errorf("smtpsink: Force: unknown command %q (one of %s)", name, strings.Join(ForceCommands, " "))
+		}
+		if r.Code == 0 && !r.Close || r.Code != 0 && (r.Code < 400 || r.Code > 599) {
+			return fmt.Errorf("smtpsink: Force[%s]: code %d: want 400 to 599, or 0 with Close", name, r.Code)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,319 @@
+// Package smtpsink is an SMTP and LMTP server that accepts mail and throws
+// it away as fast as the machine allows: a load target for SMTP clients
+// and a sink for integration tests (Config.OnMessage reports each message,
+// with a digest of its data if asked).
+//
+// It speaks ESMTP with PIPELINING (RFC 2920: the replies to a pipelined
+// group leave in one write), SIZE, 8BITMIME, CHUNKING and BINARYMIME (RFC
+// 3030), SMTPUTF8 and ENHANCEDSTATUSCODES, or LMTP (RFC 2033). It does not
+// parse headers. Bad input gets the reply RFC 5321 gives it and the
+// session goes on where the RFC allows: a command line too long gets 500
+// and is skipped, a message too large is read to its end and refused with
+// 552, a bare CR or LF refuses the message with 550 (Config.Bare). Memory
+// per session is bounded whatever the peer sends: command lines by
+// Config.MaxCommandBytes, recipients by Config.MaxRecipients, and message
+// data is streamed, never held.
+package smtpsink
+
+import (
+	"context"
+	"errors"
+	"log"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirespeed/wirespeed/digest"
+)
+
+// A Message is what Config.OnMessage learns about an accepted message.
+type Message struct {
+	Session    uint64     // the session's number, from 1, in the order the sessions were accepted
+	Seq        int        // the message's number in its session, from 1
+	From       string     // the reverse path, without its angle brackets ("" for <>)
+	To         []string   // the accepted recipients, without angle brackets
+	Size       int64      // bytes of data: CRLF line endings included, dot-stuffing removed
+	Digest     digest.Sum // of the data, if Config.Digest is set
+	Body       string     // the MAIL BODY parameter: "", "7BIT", "8BITMIME" or "BINARYMIME"
+	SMTPUTF8   bool       // MAIL had the SMTPUTF8 parameter
+	Chunks     int        // BDAT chunks; 0 for DATA
+	RemoteAddr net.Addr   // the client's address
+	_          struct{}   // keyed fields only
+}
+
+// Stats are a Server's counters.
+type Stats struct {
+	Sessions   uint64 `json:"sessions"`   // accepted connections
+	Active     uint64 `json:"active"`     // sessions open now
+	Aborted    uint64 `json:"aborted"`    // sessions that ended without QUIT (the peer left, a timeout, a forced close)
+	Messages   uint64 `json:"messages"`   // messages accepted
+	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
+	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
+	// Errors counts the 4xx and 5xx replies sent, by code.
+	Errors map[int]uint64 `json:"errors"`
+}
+
+// ErrorCount returns the number of 4xx and 5xx replies.
+func (s Stats) ErrorCount() uint64 {
+	var n uint64
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
+}
+
+// counters are the live Stats.
+type counters struct {
+	sessions, active, aborted, messages, recipients, bytes atomic.Uint64
+	codes                                                  [200]atomic.Uint64 // replies 400 to 599
+}
+
+// A Server is a sink listening on a TCP address.
+type Server struct {
+	cfg   Config
+	h     hooks
+	ln    net.Listener
+	ehlo  []byte // the EHLO reply after its first line's code
+	stats counters
+
+	serving atomic.Bool
+	stop    chan struct{} // closed: accept no more
+	kill    chan struct{} // closed: sessions end now
+	once    sync.Once
+	kOnce   sync.Once
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	wg      sync.WaitGroup
+	nextID  atomic.Uint64
+	sem     chan struct{}
+}
+
+// hooks let tests reach inside; Listen passes none.
+type hooks struct {
+	sleep   func(d time.Duration)   // DataDelay: waits d (nil: a timer, cut short by Close)
+	wrap    func(net.Conn) net.Conn // wraps each accepted connection
+	readBuf int                     // size of each session's read buffer (0: readBufSize)
+}
+
+// readBufSize is a session's read buffer: large enough that a pipelined
+// group and most of a message window arrive in one read system call.
+const readBufSize = 64 << 10
+
+// writeBufSize is a session's reply buffer; one EHLO reply or a few
+// hundred pipelined replies fit.
+const writeBufSize = 4 << 10
+
+// Listen listens on cfg.Addr and returns the Server; call Serve to accept
+// sessions. The Server is closed when ctx is done, as if by Close.
+func Listen(ctx context.Context, cfg Config) (*Server, error) {
+	return listen(ctx, cfg, hooks{})
+}
+
+func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname = "smtp-sink"
+	}
+	if cfg.MaxCommandBytes == 0 {
+		cfg.MaxCommandBytes = DefaultMaxCommandBytes
+	}
+	if cfg.MaxRecipients == 0 {
+		cfg.MaxRecipients = DefaultMaxRecipients
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = log.Default()
+	}
+	if h.readBuf == 0 {
+		h.readBuf = readBufSize
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	s := newServer(cfg, h)
+	s.ln = ln
+	context.AfterFunc(ctx, func() { s.Close() })
+	return s, nil
+}
+
+func newServer(cfg Config, h hooks) *Server {
+	s := &Server{cfg: cfg, h: h, stop: make(chan struct{}), kill: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	s.ehlo = ehloReply(&cfg)
+	if cfg.MaxConns > 0 {
+		s.sem = make(chan struct{}, cfg.MaxConns)
+	}
+	return s
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// ErrServing is returned by a second call to Serve.
+var ErrServing = errors.New("smtpsink: Serve called twice")
+
+// Serve accepts sessions until Close or Shutdown, and then returns nil;
+// it returns an error if accepting fails otherwise.
+func (s *Server) Serve() error {
+	if !s.serving.CompareAndSwap(false, true) {
+		return ErrServing
+	}
+	var backoff time.Duration
+	for {
+		if s.sem != nil {
+			select {
+			case s.sem <- struct{}{}:
+			case <-s.stop:
+				return nil
+			}
+		}
+		c, err := s.ln.Accept()
+		if err != nil {
+			if s.sem != nil {
+				<-s.sem
+			}
+			select {
+			case <-s.stop:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && !errors.Is(err, net.ErrClosed) {
+				// Out of file descriptors and the like: wait and retry,
+				// as net/http does.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.cfg.ErrorLog.Printf("smtpsink: accept: %v; retrying in %v", err, backoff)
+				t := time.NewTimer(backoff)
+				select {
+				case <-t.C:
+				case <-s.stop:
+					t.Stop()
+					return nil
+				}
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if !s.track(c) {
+			c.Close()
+			return nil
+		}
+		go func() {
+			defer func() {
+				s.untrack(c)
+				if s.sem != nil {
+					<-s.sem
+				}
+			}()
+			s.serveConn(c)
+		}()
+	}
+}
+
+// track registers c, unless the server is stopping.
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.stop:
+		return false
+	default:
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// serveConn runs one session on c and closes c.
+func (s *Server) serveConn(c net.Conn) {
+	id := s.nextID.Add(1)
+	s.stats.sessions.Add(1)
+	s.stats.active.Add(1)
+	defer s.stats.active.Add(^uint64(0))
+	rw := c
+	if s.h.wrap != nil {
+		rw = s.h.wrap(c)
+	}
+	ss := newSession(s, rw, id)
+	if !ss.run() {
+		s.stats.aborted.Add(1)
+	}
+	c.Close()
+}
+
+// Close stops accepting, closes every session's connection and waits for
+// the sessions to end. It may be called more than once, and concurrently.
+func (s *Server) Close() error {
+	err := s.stopAccepting()
+	s.closeConns()
+	s.wg.Wait()
+	return err
+}
+
+// Shutdown stops accepting and waits for the open sessions to end
+// (their clients to QUIT) until ctx is done, and then closes them as
+// Close does, returning ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.stopAccepting()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return err
+	case <-ctx.Done():
+		s.Close()
+		return ctx.Err()
+	}
+}
+
+func (s *Server) stopAccepting() error {
+	var err error
+	s.once.Do(func() {
+		s.mu.Lock()
+		close(s.stop)
+		s.mu.Unlock()
+		if s.ln != nil {
+			err = s.ln.Close()
+		}
+	})
+	return err
+}
+
+func (s *Server) closeConns() {
+	s.kOnce.Do(func() { close(s.kill) })
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+}
+
+// Stats returns the counters so far.
+func (s *Server) Stats() Stats {
+	st := Stats{
+		Sessions:   s.stats.sessions.Load(),
+		Active:     s.stats.active.Load(),
+		Aborted:    s.stats.aborted.Load(),
+		Messages:   s.stats.messages.Load(),
+		Recipients: s.stats.recipients.Load(),
+		Bytes:      s.stats.bytes.Load(),
+		Errors:     map[int]uint64{},
+	}
+	for i := range s.stats.codes {
+		if n := s.stats.codes[i].Load(); n > 0 {
+			st.Errors[400+i] = n
+		}
+	}
+	return st
+}

@@ -1,0 +1,581 @@
+package smtpsink
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/textproto"
+)
+
+// A session is one client's connection.
+type session struct {
+	s    *Server
+	cfg  *Config
+	conn net.Conn
+	id   uint64
+	r    *textproto.Reader
+	bw   *bufio.Writer
+	out  []byte    // the reply being built
+	hash hash.Hash // Config.Digest's, reused for each message
+	sink io.Writer // where message data goes: hash or io.Discard
+
+	greeted bool // HELO, EHLO or LHLO accepted
+	esmtp   bool // by EHLO or LHLO
+	refused bool // a forced CONNECT reply: only QUIT is served
+	quit    bool
+	nmsg    int
+
+	// The transaction.
+	inTx   bool
+	from   string
+	to     []string // kept only for OnMessage
+	nrcpt  int
+	body   string
+	utf8   bool
+	bdat   *chunkState // a BDAT message in progress
+	failed error       // the data error a BDAT message has met
+}
+
+// connIO is the session's side of the connection: reads flush the pending
+// replies first, so a reply waits in the buffer only while more input is
+// buffered (RFC 2920), and both directions get the timeout.
+type connIO struct {
+	c       net.Conn
+	bw      *bufio.Writer
+	timeout time.Duration
+}
+
+func (f *connIO) Read(p []byte) (int, error) {
+	if f.bw.Buffered() > 0 {
+		if err := f.bw.Flush(); err != nil {
+			return 0, err
+		}
+	}
+	if f.timeout > 0 {
+		f.c.SetReadDeadline(time.Now().Add(f.timeout))
+	}
+	return f.c.Read(p)
+}
+
+func (f *connIO) Write(p []byte) (int, error) {
+	if f.timeout > 0 {
+		f.c.SetWriteDeadline(time.Now().Add(f.timeout))
+	}
+	return f.c.Write(p)
+}
+
+func newSession(s *Server, c net.Conn, id uint64) *session {
+	ss := &session{s: s, cfg: &s.cfg, conn: c, id: id, sink: io.Discard}
+	cio := &connIO{c: c, timeout: s.cfg.Timeout}
+	ss.bw = bufio.NewWriterSize(cio, writeBufSize)
+	cio.bw = ss.bw
+	ss.r = textproto.NewReader(bufio.NewReaderSize(cio, s.h.readBuf))
+	ss.r.SetLimits(textproto.Limits{MaxLineBytes: s.cfg.MaxCommandBytes})
+	if s.cfg.Digest != 0 {
+		ss.hash = s.cfg.Digest.New()
+		ss.sink = ss.hash
+	}
+	ss.out = make([]byte, 0, 256)
+	return ss
+}
+
+// run serves the session until QUIT (it then returns true), the peer
+// leaves, a write fails or a forced reply closes it.
+func (ss *session) run() bool {
+	if f, ok := ss.cfg.Force["CONNECT"]; ok {
+		if !ss.forced(f) {
+			return false
+		}
+		ss.refused = true
+	} else {
+		proto := " ESMTP"
+		if ss.cfg.LMTP {
+			proto = " LMTP"
+		}
+		ss.reply(220, ss.cfg.Hostname+proto+" wirespeed smtp-sink")
+	}
+	if ss.bw.Flush() != nil {
+		return false
+	}
+	for !ss.quit {
+		line, err := ss.r.ReadLine()
+		if err != nil {
+			if !errors.Is(err, textproto.ErrLineTooLong) {
+				return false
+			}
+			ss.reply(500, "5.5.2 Error: line too long")
+			continue
+		}
+		sync, ok := ss.command(line)
+		if !ok {
+			ss.bw.Flush()
+			return false
+		}
+		if sync && ss.bw.Flush() != nil {
+			return false
+		}
+	}
+	return ss.bw.Flush() == nil
+}
+
+// command serves one command line. sync reports a command after which the
+// client waits for the replies (RFC 2920 §3.1: EHLO, DATA, VRFY, EXPN,
+// TURN, QUIT and NOOP end a group); ok is false when the session must end.
+func (ss *session) command(line string) (sync, ok bool) {
+	verb, arg := line, ""
+	if i := strings.IndexByte(line, ' '); i >= 0 {
+		verb, arg = line[:i], line[i+1:]
+	}
+	verb = strings.ToUpper(verb) // no allocation when already upper case
+	if f, ok := ss.cfg.Force[verb]; ok && verb != "BDAT" {
+		if verb == "QUIT" {
+			ss.quit = true
+		}
+		return true, ss.forced(f)
+	}
+	if ss.refused && verb != "QUIT" {
+		ss.reply(503, "5.5.1 Error: no service, QUIT only")
+		return false, true
+	}
+	switch verb {
+	case "HELO", "EHLO", "LHLO":
+		ss.hello(verb, arg)
+		return true, true
+	case "MAIL":
+		ss.mail(arg)
+	case "RCPT":
+		ss.rcpt(arg)
+	case "DATA":
+		return true, ss.data(arg)
+	case "BDAT":
+		if !ss.cfg.NoChunking {
+			return false, ss.bdatCmd(arg)
+		}
+		ss.reply(500, "5.5.2 Error: command not recognized")
+	case "RSET":
+		if arg != "" {
+			ss.reply(501, "5.5.4 Syntax: RSET")
+			break
+		}
+		ss.reset()
+		ss.reply(250, "2.0.0 Ok")
+	case "NOOP":
+		ss.reply(250, "2.0.0 Ok")
+		return true, true
+	case "VRFY":
+		if strings.TrimSpace(arg) == "" {
+			ss.reply(501, "5.5.4 Syntax: VRFY address")
+		} else {
+			ss.reply(252, "2.0.0 Cannot VRFY, but will take mail for it")
+		}
+		return true, true
+	case "HELP":
+		ss.reply(214, "2.0.0 Commands: HELO EHLO LHLO MAIL RCPT DATA BDAT RSET NOOP VRFY HELP QUIT")
+		return true, true
+	case "QUIT":
+		ss.reply(221, "2.0.0 Bye")
+		ss.quit = true
+		return true, true
+	case "EXPN", "TURN":
+		ss.reply(502, "5.5.1 Error: command not implemented")
+		return true, true
+	case "STARTTLS", "AUTH", "ETRN", "ATRN":
+		ss.reply(502, "5.5.1 Error: command not implemented")
+	default:
+		ss.reply(500, "5.5.2 Error: command not recognized")
+	}
+	return false, true
+}
+
+// forced sends a forced reply; it returns false if the session ends.
+func (ss *session) forced(f Reply) bool {
+	if f.Code != 0 {
+		text := f.Text
+		if text == "" {
+			text = string(rune('0'+f.Code/100)) + ".3.0 Error: command failed"
+		}
+		ss.reply(f.Code, text)
+	}
+	return !f.Close
+}
+
+// reply buffers one reply line; codes 400 to 599 are counted.
+func (ss *session) reply(code int, text string) {
+	ss.count(code)
+	b := strconv.AppendInt(ss.out[:0], int64(code), 10)
+	b = append(b, ' ')
+	b = append(b, text...)
+	b = append(b, '\r', '\n')
+	ss.out = b
+	ss.bw.Write(b) // a failed write shows at the next Flush
+}
+
+func (ss *session) count(code int) {
+	if code >= 400 && code <= 599 {
+		ss.s.stats.codes[code-400].Add(1)
+	}
+}
+
+// reset ends the transaction.
+func (ss *session) reset() {
+	ss.inTx, ss.from, ss.nrcpt, ss.body, ss.utf8 = false, "", 0, "", false
+	ss.to = ss.to[:0]
+	ss.bdat, ss.failed = nil, nil
+}
+
+func (ss *session) hello(verb, arg string) {
+	switch {
+	case ss.cfg.LMTP && verb != "LHLO":
+		ss.reply(500, "5.5.1 Error: this is LMTP: send LHLO")
+		return
+	case !ss.cfg.LMTP && verb == "LHLO":
+		ss.reply(500, "5.5.2 Error: command not recognized")
+		return
+	case verb == "EHLO" && ss.cfg.NoESMTP:
+		ss.reply(502, "5.5.1 Error: command not implemented")
+		return
+	case strings.TrimSpace(arg) == "":
+		ss.reply(501, "5.5.4 Syntax: "+verb+" hostname")
+		return
+	}
+	ss.reset()
+	ss.greeted, ss.esmtp = true, verb != "HELO"
+	if !ss.esmtp {
+		ss.reply(250, ss.cfg.Hostname)
+		return
+	}
+	ss.bw.Write(ss.s.ehlo)
+}
+
+// ehloReply renders the EHLO (LHLO) reply once per server.
+func ehloReply(cfg *Config) []byte {
+	kw := []string{cfg.Hostname}
+	if !cfg.NoPipelining {
+		kw = append(kw, "PIPELINING")
+	}
+	if cfg.MaxSize > 0 {
+		kw = append(kw, "SIZE "+strconv.FormatInt(cfg.MaxSize, 10))
+	} else {
+		kw = append(kw, "SIZE")
+	}
+	if !cfg.No8BitMIME {
+		kw = append(kw, "8BITMIME")
+	}
+	if !cfg.NoChunking {
+		kw = append(kw, "CHUNKING", "BINARYMIME")
+	}
+	if !cfg.NoSMTPUTF8 {
+		kw = append(kw, "SMTPUTF8")
+	}
+	kw = append(kw, "ENHANCEDSTATUSCODES")
+	var b []byte
+	for i, k := range kw {
+		sep := byte('-')
+		if i == len(kw)-1 {
+			sep = ' '
+		}
+		b = append(b, "250"...)
+		b = append(b, sep)
+		b = append(b, k...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+func (ss *session) mail(arg string) {
+	switch {
+	case !ss.greeted:
+		ss.reply(503, "5.5.1 Error: send HELO/EHLO first")
+		return
+	case ss.inTx:
+		ss.reply(503, "5.5.1 Error: nested MAIL command")
+		return
+	}
+	path, params, ok := parsePath(arg, "FROM:")
+	if !ok {
+		ss.reply(501, "5.5.4 Syntax: MAIL FROM:<address>")
+		return
+	}
+	body, utf8 := "", false
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, " ")
+		if p == "" {
+			continue
+		}
+		key, val, hasVal := strings.Cut(p, "=")
+		key = strings.ToUpper(key)
+		if !ss.esmtp {
+			ss.reply(555, "5.5.4 Error: MAIL parameters need EHLO")
+			return
+		}
+		switch {
+		case key == "SIZE":
+			n, err := strconv.ParseInt(val, 10, 64)
+			if !hasVal || err != nil || n < 0 || val[0] == '+' {
+				ss.reply(501, "5.5.4 Syntax: SIZE=number")
+				return
+			}
+			if ss.cfg.MaxSize > 0 && n > ss.cfg.MaxSize {
+				ss.reply(552, "5.3.4 Error: message size exceeds fixed limit")
+				return
+			}
+		case key == "BODY":
+			b := strings.ToUpper(val)
+			switch {
+			case b == "7BIT", b == "8BITMIME" && !ss.cfg.No8BitMIME, b == "BINARYMIME" && !ss.cfg.NoChunking:
+				body = b
+			default:
+				ss.reply(501, "5.5.4 Error: unsupported BODY type")
+				return
+			}
+		case key == "SMTPUTF8" && !hasVal && !ss.cfg.NoSMTPUTF8:
+			utf8 = true
+		default:
+			ss.reply(555, "5.5.4 Error: unsupported MAIL parameter")
+			return
+		}
+	}
+	ss.inTx, ss.body, ss.utf8 = true, body, utf8
+	if ss.cfg.OnMessage != nil {
+		ss.from = path
+	}
+	ss.reply(250, "2.1.0 Ok")
+}
+
+func (ss *session) rcpt(arg string) {
+	switch {
+	case !ss.inTx:
+		ss.reply(503, "5.5.1 Error: need MAIL command")
+		return
+	case ss.bdat != nil:
+		ss.reply(503, "5.5.1 Error: BDAT in progress")
+		return
+	}
+	path, params, ok := parsePath(arg, "TO:")
+	if !ok || path == "" {
+		ss.reply(501, "5.5.4 Syntax: RCPT TO:<address>")
+		return
+	}
+	if strings.TrimSpace(params) != "" {
+		ss.reply(555, "5.5.4 Error: unsupported RCPT parameter")
+		return
+	}
+	if ss.nrcpt >= ss.cfg.MaxRecipients {
+		ss.reply(452, "4.5.3 Error: too many recipients")
+		return
+	}
+	ss.nrcpt++
+	if ss.cfg.OnMessage != nil {
+		ss.to = append(ss.to, path)
+	}
+	ss.reply(250, "2.1.5 Ok")
+}
+
+// parsePath parses `FROM:<path> params` (prefix "FROM:") or `TO:...`:
+// the prefix in any case, optional spaces, and a path in angle brackets
+// (a quoted local part may hold '>'). It returns the path without its
+// brackets and the rest after it.
+func parsePath(arg, prefix string) (path, params string, ok bool) {
+	if len(arg) < len(prefix) || !strings.EqualFold(arg[:len(prefix)], prefix) {
+		return "", "", false
+	}
+	rest := strings.TrimLeft(arg[len(prefix):], " ")
+	if rest == "" || rest[0] != '<' {
+		return "", "", false
+	}
+	quoted := false
+	for i := 1; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case c == '\\' && quoted:
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == '>' && !quoted:
+			params = rest[i+1:]
+			if params != "" && params[0] != ' ' {
+				return "", "", false
+			}
+			return rest[1:i], strings.TrimLeft(params, " "), true
+		}
+	}
+	return "", "", false
+}
+
+// checkData returns the reply to a DATA or BDAT command that cannot start
+// a message, or 0 if it can.
+func (ss *session) checkData() (int, string) {
+	switch {
+	case !ss.inTx:
+		return 503, "5.5.1 Error: need MAIL command"
+	case ss.nrcpt == 0:
+		return 554, "5.5.1 Error: no valid recipients"
+	}
+	return 0, ""
+}
+
+func (ss *session) data(arg string) bool {
+	if arg != "" {
+		ss.reply(501, "5.5.4 Syntax: DATA")
+		return true
+	}
+	if code, text := ss.checkData(); code != 0 {
+		ss.reply(code, text)
+		return true
+	}
+	switch {
+	case ss.bdat != nil:
+		ss.reply(503, "5.5.1 Error: BDAT in progress")
+		return true
+	case ss.body == "BINARYMIME":
+		ss.reply(503, "5.5.1 Error: BODY=BINARYMIME needs BDAT")
+		return true
+	}
+	ss.reply(354, "End data with <CR><LF>.<CR><LF>")
+	if ss.bw.Flush() != nil {
+		return false
+	}
+	ss.startHash()
+	dr := ss.r.DotReaderWith(textproto.DotOptions{
+		Mode:         dot.Raw,
+		Bare:         ss.cfg.Bare,
+		MaxBytes:     limitOrNone(ss.cfg.MaxSize),
+		MaxLineBytes: int(limitOrNone(int64(ss.cfg.MaxDataLineBytes))),
+	})
+	_, err := dr.WriteTo(ss.sink)
+	if err != nil && !isDataError(err) {
+		return false // the peer left or the connection failed
+	}
+	return ss.endMessage(err, dr.Size(), 0)
+}
+
+// limitOrNone turns a Config limit (0: none) into a DotOptions one
+// (negative: none).
+func limitOrNone(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// isDataError reports an error about the message data, after which the
+// session is still in step.
+func isDataError(err error) bool {
+	return errors.Is(err, dot.ErrTooLarge) || errors.Is(err, dot.ErrLineTooLong) ||
+		errors.Is(err, dot.ErrBareLF) || errors.Is(err, dot.ErrBareCR)
+}
+
+// dataReply is the reply to a message's data that met err: RFC 5321's
+// 552 for too much data, 500 for a line too long (§4.5.3.1.6), 550 for a
+// bare CR or LF; the first that applies, in that order.
+func dataReply(err error) (int, string) {
+	switch {
+	case errors.Is(err, dot.ErrTooLarge):
+		return 552, "5.3.4 Error: message size exceeds fixed limit"
+	case errors.Is(err, dot.ErrLineTooLong):
+		return 500, "5.5.2 Error: line too long"
+	case errors.Is(err, dot.ErrBareLF):
+		return 550, "5.5.2 Error: bare <LF> received"
+	case errors.Is(err, dot.ErrBareCR):
+		return 550, "5.5.2 Error: bare <CR> received"
+	}
+	return 554, "5.6.0 Error: bad message data"
+}
+
+func (ss *session) startHash() {
+	if ss.hash != nil {
+		ss.hash.Reset()
+	}
+}
+
+// endMessage replies to the end of a message's data (err: its data error)
+// and ends the transaction. It returns false if the session ends.
+func (ss *session) endMessage(err error, size int64, chunks int) bool {
+	code, text := 250, ""
+	f, forced := ss.cfg.Force["."]
+	switch {
+	case forced:
+		code, text = f.Code, f.Text
+		if code != 0 && text == "" {
+			text = string(rune('0'+code/100)) + ".3.0 Error: command failed"
+		}
+	case err != nil:
+		code, text = dataReply(err)
+	}
+	if d := ss.cfg.DataDelay; d > 0 {
+		if !ss.sleep(d) {
+			return false
+		}
+	}
+	if code == 250 {
+		ss.nmsg++
+		ss.s.stats.messages.Add(1)
+		ss.s.stats.bytes.Add(uint64(size))
+		ss.s.stats.recipients.Add(uint64(ss.nrcpt))
+		if ss.cfg.OnMessage != nil {
+			m := Message{Session: ss.id, Seq: ss.nmsg, From: ss.from, To: append([]string(nil), ss.to...),
+				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.conn.RemoteAddr()}
+			if ss.hash != nil {
+				m.Digest = ss.sum()
+			}
+			ss.cfg.OnMessage(m)
+		}
+		text = ss.queuedText()
+	}
+	n := 1
+	if ss.cfg.LMTP {
+		n = ss.nrcpt
+	}
+	for range n {
+		if code != 0 {
+			ss.reply(code, text)
+		}
+	}
+	ss.reset()
+	return !(forced && f.Close)
+}
+
+// sum returns the digest of the message data hashed so far. (digest.Sum
+// is built from its hexadecimal form: package digest makes Sums only from
+// its own readers and from text.)
+func (ss *session) sum() digest.Sum {
+	var b [digest.MaxSize]byte
+	var h [2 * digest.MaxSize]byte
+	sum, _ := digest.ParseSum(ss.cfg.Digest, string(hex.AppendEncode(h[:0], ss.hash.Sum(b[:0]))))
+	return sum
+}
+
+// queuedText is the text of the reply that accepts a message: its id is
+// SESSION-N, as the -digest log names it.
+func (ss *session) queuedText() string {
+	b := append(ss.out[:0], "2.0.0 Ok: queued as "...)
+	b = strconv.AppendUint(b, ss.id, 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(ss.nmsg), 10)
+	return string(b)
+}
+
+// sleep waits d, or until the server closes (then it returns false).
+func (ss *session) sleep(d time.Duration) bool {
+	if ss.s.h.sleep != nil {
+		ss.s.h.sleep(d)
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ss.s.kill:
+		return false
+	}
+}
