@@ -155,7 +155,9 @@ func (ss *session) command(line string) (sync, ok bool) {
 	case "RCPT":
 		ss.rcpt(arg)
 	case "DATA":
-		return true, ss.data(arg)
+		// data flushes its 354 itself; the reply to the message may be
+		// followed by more pipelined commands.
+		return false, ss.data(arg)
 	case "BDAT":
 		if !ss.cfg.NoChunking {
 			return false, ss.bdatCmd(arg)
@@ -424,21 +426,20 @@ func (ss *session) checkData() (int, string) {
 }
 
 func (ss *session) data(arg string) bool {
-	if arg != "" {
-		ss.reply(501, "5.5.4 Syntax: DATA")
-		return true
-	}
-	if code, text := ss.checkData(); code != 0 {
-		ss.reply(code, text)
-		return true
-	}
+	code, text := ss.checkData()
 	switch {
+	case arg != "":
+		code, text = 501, "5.5.4 Syntax: DATA"
+	case code != 0:
 	case ss.bdat != nil:
-		ss.reply(503, "5.5.1 Error: BDAT in progress")
-		return true
+		code, text = 503, "5.5.1 Error: BDAT in progress"
 	case ss.body == "BINARYMIME":
-		ss.reply(503, "5.5.1 Error: BODY=BINARYMIME needs BDAT")
-		return true
+		code, text = 503, "5.5.1 Error: BODY=BINARYMIME needs BDAT"
+	}
+	if code != 0 {
+		// A refused DATA ends a group too (RFC 2920).
+		ss.reply(code, text)
+		return ss.bw.Flush() == nil
 	}
 	ss.reply(354, "End data with <CR><LF>.<CR><LF>")
 	if ss.bw.Flush() != nil {
