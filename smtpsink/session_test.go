@@ -232,4 +232,3 @@ func TestDataErrors(t *testing.T) {
 		})
 	}
 }
-
