@@ -206,3 +206,7 @@ func pipeSession(t *testing.T, cfg Config, h hooks) (net.Conn, *bufio.Reader, *w
 	}
 	return cli, br, wl
 }
+
+func nettextprotoDial(s *Server) (*nettextproto.Conn, error) {
+	return nettextproto.Dial("tcp", s.Addr().String())
+}

@@ -1,0 +1,113 @@
+package smtpsink
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
+)
+
+// swaks, a client nobody here wrote, sends known data, plain and
+// pipelined, to SMTP and LMTP sinks: no protocol error, and the digest
+// of what the sink got is that of the data swaks was given (with CRLF
+// line endings and the leading dot unstuffed).
+func TestSwaks(t *testing.T) {
+	swaks := tooltest.Path(t, "swaks")
+	data := "Subject: interop\n\nline one\n.leading dot\n\n..two dots\nlast line"
+	want := strings.ReplaceAll(data, "\n", "\r\n") + "\r\n"
+	sum := sha256.Sum256([]byte(want))
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		args []string
+	}{
+		{"plain", Config{}, nil},
+		{"pipeline", Config{}, []string{"--pipeline"}},
+		{"lmtp", Config{LMTP: true}, []string{"--protocol", "LMTP", "--pipeline"}},
+		{"helo", Config{NoESMTP: true}, []string{"--protocol", "SMTP"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got messages
+			tc.cfg.Digest, tc.cfg.OnMessage = digest.SHA256, got.add
+			s := startSink(t, tc.cfg, hooks{})
+			args := append([]string{"--server", s.Addr().String(), "--from", "s@x.test", "--to", "a@y.test,b@y.test",
+				"--data", data, "--timeout", "20"}, tc.args...)
+			out, err := exec.Command(swaks, args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("swaks: %v\n%s", err, out)
+			}
+			if strings.Contains(string(out), "<** ") { // swaks marks error replies so
+				t.Errorf("error reply:\n%s", out)
+			}
+			if tc.name != "plain" && tc.name != "helo" && !regexp.MustCompile(`-> MAIL FROM:<s@x.test>\n *-> RCPT TO:<a@y.test>\n *-> RCPT TO:<b@y.test>\n *-> DATA\n`).Match(out) {
+				t.Errorf("swaks did not pipeline:\n%s", out)
+			}
+			ms := got.all()
+			if len(ms) != 1 {
+				t.Fatalf("%d messages\n%s", len(ms), out)
+			}
+			m := ms[0]
+			if m.From != "s@x.test" || strings.Join(m.To, " ") != "a@y.test b@y.test" || m.Size != int64(len(want)) ||
+				m.Digest.String() != hex.EncodeToString(sum[:]) {
+				t.Errorf("got %+v digest %v; want size %d digest %x\n%s", m, m.Digest, len(want), sum, out)
+			}
+			if st := s.Stats(); st.ErrorCount() != 0 || st.Aborted != 0 {
+				t.Errorf("stats %+v\n%s", st, out)
+			}
+		})
+	}
+}
+
+// Postfix's smtp-source, the load generator Postfix's smtp-sink is
+// measured with, over several sessions, in SMTP and LMTP: every message
+// arrives, with no error reply and no session aborted.
+func TestSMTPSource(t *testing.T) {
+	source := tooltest.Path(t, "smtp-source")
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		args []string
+	}{
+		{"smtp", Config{}, nil},
+		{"smtp one session per message", Config{}, nil},
+		{"lmtp", Config{LMTP: true}, []string{"-L"}},
+		{"sized", Config{MaxSize: 8192, MaxDataLineBytes: 998}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got messages
+			tc.cfg.OnMessage = got.add
+			s := startSink(t, tc.cfg, hooks{})
+			args := append([]string{"-s", "2", "-m", "20", "-l", "4096", "-r", "3"}, tc.args...)
+			if !strings.Contains(tc.name, "per message") {
+				args = append(args, "-d")
+			}
+			args = append(args, s.Addr().String())
+			out, err := exec.Command(source, args...).CombinedOutput()
+			if err != nil || len(out) > 0 {
+				t.Fatalf("smtp-source %v: %v\n%s", args, err, out)
+			}
+			st := s.Stats()
+			if st.Messages != 20 || st.Recipients != 60 || st.ErrorCount() != 0 || st.Aborted != 0 {
+				t.Errorf("stats %+v", st)
+			}
+			for _, m := range got.all() {
+				if m.Size < 4096 || len(m.To) != 3 {
+					t.Errorf("message %+v", m)
+				}
+			}
+			wantSessions := uint64(2)
+			if strings.Contains(tc.name, "per message") {
+				wantSessions = 20
+			}
+			if st.Sessions != wantSessions {
+				t.Errorf("%s sessions, want %d", strconv.FormatUint(st.Sessions, 10), wantSessions)
+			}
+		})
+	}
+}

@@ -1,0 +1,192 @@
+package smtpsink
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+)
+
+// LMTP answers the data once per accepted recipient (RFC 2033 §4.2),
+// refusals included, and only those that were accepted.
+func TestLMTP(t *testing.T) {
+	var got messages
+	s := startSink(t, Config{LMTP: true, MaxRecipients: 3, OnMessage: got.add}, hooks{})
+	c := dial(t, s)
+	c.cmd(250, "LHLO c")
+	c.send("MAIL FROM:<a@b>\r\nRCPT TO:<1@b>\r\nRCPT TO:<>\r\nRCPT TO:<2@b>\r\nRCPT TO:<3@b>\r\nRCPT TO:<4@b>\r\nDATA\r\n")
+	if got := c.codes(7); got != "250 250 501 250 250 452 354" {
+		t.Fatalf("got %s", got)
+	}
+	c.send("hi\r\n.\r\n")
+	if got := c.codes(3); got != "250 250 250" {
+		t.Fatalf("got %s", got)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<1@b>")
+	c.cmd(250, "RCPT TO:<2@b>")
+	c.cmd(354, "DATA")
+	c.send("bare\nLF\r\n.\r\n")
+	if got := c.codes(2); got != "550 550" {
+		t.Fatalf("got %s", got)
+	}
+	c.cmd(221, "QUIT")
+	if ms := got.all(); len(ms) != 1 || len(ms[0].To) != 3 || ms[0].Size != 4 {
+		t.Errorf("messages %+v", ms)
+	}
+	if st := s.Stats(); st.Messages != 1 || st.Recipients != 3 || st.Errors[550] != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// Forced replies (Postfix smtp-sink's -f, -r, -q, -Q): the command has no
+// effect, data is still read to its end, and Close ends the session.
+func TestForce(t *testing.T) {
+	t.Run("hard RCPT", func(t *testing.T) {
+		c := dial(t, startSink(t, Config{Force: map[string]Reply{"RCPT": {Code: 550, Text: "5.1.1 no such user"}}}, hooks{}))
+		c.cmd(250, "EHLO c")
+		c.cmd(250, "MAIL FROM:<a@b>")
+		if msg := c.cmd(550, "RCPT TO:<a@b>"); msg != "5.1.1 no such user" {
+			t.Errorf("text %q", msg)
+		}
+		c.cmd(554, "DATA")
+		c.cmd(221, "QUIT")
+	})
+	t.Run("soft dot", func(t *testing.T) {
+		s := startSink(t, Config{Force: map[string]Reply{".": {Code: 450}}}, hooks{})
+		c := dial(t, s)
+		c.cmd(250, "EHLO c")
+		for range 2 {
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<a@b>")
+			c.cmd(354, "DATA")
+			c.send("x\r\n.\r\n")
+			if msg := c.expect(450); msg != "4.3.0 Error: command failed" {
+				t.Errorf("text %q", msg)
+			}
+		}
+		c.cmd(221, "QUIT")
+		if st := s.Stats(); st.Messages != 0 || st.Errors[450] != 2 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+	t.Run("421 MAIL", func(t *testing.T) {
+		s := startSink(t, Config{Force: map[string]Reply{"MAIL": {Code: 421, Close: true}}}, hooks{})
+		c := dial(t, s)
+		c.cmd(250, "EHLO c")
+		c.cmd(421, "MAIL FROM:<a@b>")
+		if _, err := c.R.ReadByte(); err != io.EOF {
+			t.Errorf("after 421: %v, want EOF", err)
+		}
+	})
+	t.Run("drop DATA", func(t *testing.T) {
+		c := dial(t, startSink(t, Config{Force: map[string]Reply{"DATA": {Close: true}}}, hooks{}))
+		c.cmd(250, "EHLO c")
+		c.cmd(250, "MAIL FROM:<a@b>")
+		c.cmd(250, "RCPT TO:<a@b>")
+		c.send("DATA\r\n")
+		if _, err := c.R.ReadByte(); err != io.EOF {
+			t.Errorf("after DATA: %v, want EOF", err)
+		}
+	})
+	t.Run("CONNECT", func(t *testing.T) {
+		s := startSink(t, Config{Force: map[string]Reply{"CONNECT": {Code: 554, Text: "5.3.2 go away"}}}, hooks{})
+		c, err := nettextprotoDial(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if code, msg, err := c.ReadResponse(554); err != nil || msg != "5.3.2 go away" {
+			t.Fatalf("greeting %d %q %v", code, msg, err)
+		}
+		cl := &client{t: t, Conn: c}
+		cl.cmd(503, "EHLO c")
+		cl.cmd(221, "QUIT")
+	})
+	t.Run("invalid", func(t *testing.T) {
+		for _, f := range []map[string]Reply{{"FROB": {Code: 500}}, {"RCPT": {Code: 250}}, {"RCPT": {}}} {
+			if _, err := Listen(t.Context(), Config{Addr: "127.0.0.1:0", Force: f}); err == nil {
+				t.Errorf("Force %v accepted", f)
+			}
+		}
+	})
+}
+
+// DataDelay waits before the reply to the data, through the clock the
+// test gives it: no reply can leave while the wait has not returned.
+func TestDataDelay(t *testing.T) {
+	waits := make(chan time.Duration)
+	release := make(chan struct{})
+	s := startSink(t, Config{DataDelay: 3 * time.Second}, hooks{sleep: func(d time.Duration) {
+		waits <- d
+		<-release
+	}})
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<a@b>")
+	c.cmd(354, "DATA")
+	c.send("x\r\n.\r\n")
+	if d := <-waits; d != 3*time.Second {
+		t.Errorf("waited %v", d)
+	}
+	if st := s.Stats(); st.Messages != 0 {
+		t.Errorf("message counted before the wait ended: %+v", st)
+	}
+	close(release)
+	c.expect(250)
+	c.cmd(221, "QUIT")
+}
+
+// Close ends idle sessions (counted as aborted) and Serve returns nil;
+// Shutdown waits for a session to QUIT.
+func TestCloseShutdown(t *testing.T) {
+	s, err := Listen(context.Background(), Config{Addr: "127.0.0.1:0", ErrorLog: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	c2 := dial(t, s)
+	c2.cmd(250, "HELO c")
+	c2.cmd(221, "QUIT")
+
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	c.cmd(250, "NOOP") // still served while shutting down
+	c.cmd(221, "QUIT")
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if st := s.Stats(); st.Sessions != 2 || st.Aborted != 0 || st.Active != 0 {
+		t.Errorf("stats %+v", st)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err = Listen(ctx, Config{Addr: "127.0.0.1:0", ErrorLog: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { served <- s.Serve() }()
+	c = dial(t, s)
+	c.cmd(250, "EHLO c")
+	cancel() // closes the server, as Close does
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if _, err := c.R.ReadByte(); err != io.EOF {
+		t.Errorf("after Close: %v, want EOF", err)
+	}
+	s.Close() // waits for the session's end
+	if st := s.Stats(); st.Sessions != 1 || st.Aborted != 1 || st.Active != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if err := s.Serve(); err != ErrServing {
+		t.Errorf("second Serve: %v", err)
+	}
+}
