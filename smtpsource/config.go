@@ -1,0 +1,143 @@
+package smtpsource
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// Errors returned by Run.
+var (
+	ErrConfig  = errors.New("smtpsource: bad configuration")
+	ErrConnect = errors.New("smtpsource: no connection could be opened")
+)
+
+// Config describes a run. Zero fields take the defaults noted; the ones
+// that Postfix smtp-source(1) also has are named after its flags.
+type Config struct {
+	// Addr is host:port (port 25 if left out), optionally "inet:host:port",
+	// or "unix:/path" for a UNIX-domain socket.
+	Addr       string
+	Sessions   int    // -s: sessions in parallel (default 1)
+	Messages   int    // -m: messages in total (default 1)
+	Length     int    // -l: body bytes, not counting the header nor the last line's CRLF; 0: smtp-source's four-line default body
+	Reuse      bool   // -d: send the next message on the same connection instead of disconnecting
+	Recipients int    // -r: recipients per message (default 1), named "N"+To, ..., "2"+To, To
+	From       string // -f: sender (default foo@Helo)
+	To         string // -t: recipient (default foo@Helo)
+	Helo       string // -M: the EHLO/LHLO name (default: the host name)
+	Subject    string // -S: a Subject header (default none)
+	LMTP       bool   // -L: speak LMTP (LHLO; one end-of-data reply per accepted recipient)
+	// Counter, if set, gets a running count of completed messages as
+	// smtp-source -c prints it: "N\r" each time, "\n" at the end.
+	Counter io.Writer
+
+	// Pipelining sends MAIL, the RCPTs and DATA (or the BDAT chunks) in
+	// one write when the server offers PIPELINING (RFC 2920).
+	Pipelining bool
+	// Chunking sends the message with BDAT when the server offers CHUNKING
+	// (RFC 3030), in chunks of ChunkSize bytes (default 64 KiB).
+	Chunking  bool
+	ChunkSize int
+	// Body is the body's kind: "" or "pattern" (smtp-source's lines of X
+	// with a line counter), "mail" (text lines, some starting with '.'),
+	// "base64" (76-character lines) or "longline" (one line of Length
+	// bytes). Length bytes of it follow the header.
+	Body string
+	// Message, if set, is sent instead of a generated header and body, as
+	// smtp-source -F does: its lines get CRLF endings (a missing last one
+	// added) and are dot-stuffed on the wire.
+	Message []byte
+
+	// QPS > 0 starts messages on an open-loop schedule, message k at k/QPS
+	// after the start, each on the next free session; its latency runs
+	// from that intended start. 0: each session starts its next message as
+	// soon as the last one is done.
+	QPS float64
+	// Spin is how long before each intended start a waiting session stops
+	// sleeping and spins (default 30µs).
+	Spin        time.Duration
+	DialTimeout time.Duration // default 5s
+	Timeout     time.Duration // for each reply (default 100s, as smtp-sink's)
+	Progress    io.Writer     // one line per second; nil for none
+	HdrLog      io.Writer     // HdrHistogram interval log of message latencies (ns); nil for none
+	// Digests keeps the MD5 and size of each message the server accepted,
+	// as it received the data (after dot-unstuffing, CRLF kept), in
+	// Result.Digests, for Verify.
+	Digests bool
+}
+
+func (cfg *Config) check() error {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&cfg.Sessions, 1)
+	def(&cfg.Messages, 1)
+	def(&cfg.Recipients, 1)
+	def(&cfg.ChunkSize, 64<<10)
+	if cfg.Helo == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "localhost"
+		}
+		cfg.Helo = h
+	}
+	if cfg.From == "" {
+		cfg.From = "foo@" + cfg.Helo
+	}
+	if cfg.To == "" {
+		cfg.To = "foo@" + cfg.Helo
+	}
+	cfg.From = strings.TrimSuffix(strings.TrimPrefix(cfg.From, "<"), ">")
+	cfg.To = strings.TrimSuffix(strings.TrimPrefix(cfg.To, "<"), ">")
+	if cfg.Spin == 0 {
+		cfg.Spin = 30 * time.Microsecond
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 100 * time.Second
+	}
+	switch {
+	case cfg.Addr == "":
+		return fmt.Errorf("%w: no address", ErrConfig)
+	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
+		return fmt.Errorf("%w: negative count", ErrConfig)
+	case cfg.QPS < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0:
+		return fmt.Errorf("%w: negative rate or time", ErrConfig)
+	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
+		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
+	}
+	switch cfg.Body {
+	case "", "pattern", "mail", "base64", "longline":
+	default:
+		return fmt.Errorf("%w: body %q is none of pattern, mail, base64, longline", ErrConfig, cfg.Body)
+	}
+	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.Message == nil {
+		return fmt.Errorf("%w: body %s needs a length", ErrConfig, cfg.Body)
+	}
+	return nil
+}
+
+// network returns the network and address to dial for cfg.Addr.
+func network(addr string) (string, string) {
+	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
+		return "unix", p
+	}
+	addr = strings.TrimPrefix(addr, "inet:")
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		if strings.Count(addr, ":") > 1 && !strings.HasPrefix(addr, "[") {
+			addr = "[" + addr + "]" // a bare IPv6 address
+		}
+		addr = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
+		addr = net.JoinHostPort(addr, "25")
+	}
+	return "tcp", addr
+}

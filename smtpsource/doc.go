@@ -1,0 +1,37 @@
+// Package smtpsource is an SMTP and LMTP load client in the manner of
+// Postfix's smtp-source(1): Sessions in parallel send Messages in all, each
+// with Recipients recipients and a body of Length bytes, on a connection of
+// their own or, with Reuse (smtp-source -d), one after another on the same
+// connection.
+//
+// Beyond smtp-source it pipelines MAIL, RCPT and DATA in one write when the
+// server offers PIPELINING (RFC 2920), sends BDAT chunks when it offers
+// CHUNKING (RFC 3030), sends realistic bodies (mail text with lines that
+// need dot-stuffing, base64, long lines), runs an open-loop schedule (QPS)
+// in which a message's latency runs from its intended start, so a server
+// that stalls is charged for the messages that wait meanwhile (no
+// coordinated omission), and reports per-phase latency percentiles from
+// HdrHistogram: connect, banner, EHLO, MAIL, RCPT, DATA (to the 354),
+// the data to its reply, and the whole message.
+//
+// Guarantees:
+//   - Every reply is read and counted by phase and code; a 4xx or 5xx
+//     reply is a rejection, a reply that is not SMTP a protocol error, a
+//     failed read or write (a disconnect, a timeout) an I/O error. The run
+//     goes on: a failed transaction is reset (RSET), a broken connection is
+//     replaced for the next message.
+//   - Messages are deterministic: message k is its header (From, To, a
+//     Date fixed at the start of the run, a Message-Id carrying k, an
+//     optional Subject) and a body that is the same for every message, so
+//     the digest of each (Config.Digests) can be compared with what a
+//     sink logged (Verify).
+//   - Percentiles come from HdrHistogram (1 ns to 1 h, 3 significant
+//     digits); the optional interval log of message latencies is in
+//     HdrHistogram's format.
+//
+// Differences from smtp-source: sessions greet with EHLO (LHLO in LMTP),
+// not HELO, so that the server's extensions are known, and fall back to
+// HELO when EHLO is refused; a refused command does not end the run
+// (smtp-source stops unless -A is given); and only the flags listed in
+// Config are supported.
+package smtpsource

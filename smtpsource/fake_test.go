@@ -1,0 +1,272 @@
+package smtpsource
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/textproto"
+)
+
+// fakeServer is a small scripted SMTP/LMTP server on 127.0.0.1:0 for the
+// tests: it answers every command with a default success reply unless
+// reply says otherwise, reads DATA with textproto's Raw dot reader and BDAT
+// chunks by their sizes, and keeps what it was sent. It sends its replies
+// when it has read all the commands it was sent so far, as Postfix does,
+// so the replies to a pipelined group leave together.
+type fakeServer struct {
+	ext  []string // EHLO keywords offered
+	lmtp bool     // answer the end of data once per accepted recipient
+	// reply, if set, returns the reply to a command ("CONNECT" for the
+	// greeting, "." for the end of data, with the recipient as arg in
+	// LMTP); "" for the default, "close" to drop the connection instead.
+	reply func(verb, arg string) string
+	// clk, if set, is moved on by delay[verb] before each reply.
+	clk   *fakeClock
+	delay map[string]time.Duration
+	// delayFor, if set, gives the delay instead, by command and argument.
+	delayFor func(verb, arg string) time.Duration
+
+	mu    sync.Mutex
+	cmds  []string // command lines, in order, over all connections
+	msgs  [][]byte // the data of each message, as received
+	conns int
+}
+
+func (f *fakeServer) start(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			f.mu.Lock()
+			f.conns++
+			f.mu.Unlock()
+			wg.Add(1)
+			go func() { defer wg.Done(); defer c.Close(); f.serve(c) }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+func (f *fakeServer) commands() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.cmds...)
+}
+
+func (f *fakeServer) messages() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.msgs...)
+}
+
+func (f *fakeServer) serve(c net.Conn) {
+	tr := textproto.NewReader(bufio.NewReader(c))
+	w := bufio.NewWriter(c)
+	// send answers verb with the scripted reply or def; false: drop the
+	// connection.
+	send := func(verb, arg, def string) bool {
+		r := def
+		if f.reply != nil {
+			if s := f.reply(verb, arg); s != "" {
+				r = s
+			}
+		}
+		if r == "close" {
+			return false
+		}
+		if f.clk != nil {
+			d := f.delay[verb]
+			if f.delayFor != nil {
+				d = f.delayFor(verb, arg)
+			}
+			f.clk.Advance(d)
+		}
+		w.WriteString(r + "\r\n")
+		if tr.R.Buffered() > 0 {
+			return true // pipelined commands: answer them together, as servers do
+		}
+		return w.Flush() == nil
+	}
+	code := func(r string) int { n, _ := strconv.Atoi(r[:3]); return n }
+	reply := func(verb, arg, def string) string {
+		if f.reply != nil {
+			if s := f.reply(verb, arg); s != "" {
+				return s
+			}
+		}
+		return def
+	}
+	if !send("CONNECT", "", "220 fake ESMTP") {
+		return
+	}
+	var rcpts []string // accepted in this transaction
+	mailOK := false
+	var chunked []byte
+	// end answers the end of a message's data.
+	end := func(data []byte) bool {
+		f.mu.Lock()
+		f.msgs = append(f.msgs, data)
+		f.mu.Unlock()
+		ok := true
+		if f.lmtp {
+			for _, rc := range rcpts {
+				ok = ok && send(".", rc, "250 2.0.0 Ok: "+rc)
+			}
+		} else {
+			ok = send(".", "", "250 2.0.0 Ok: queued")
+		}
+		rcpts, mailOK = nil, false
+		return ok
+	}
+	for {
+		line, err := tr.ReadLine()
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.cmds = append(f.cmds, line)
+		f.mu.Unlock()
+		verb, arg, _ := strings.Cut(line, " ")
+		verb = strings.ToUpper(verb)
+		switch verb {
+		case "EHLO", "LHLO":
+			r := reply(verb, arg, "")
+			if r == "" {
+				r = "250-fake"
+				for _, e := range f.ext {
+					r += "\r\n250-" + e
+				}
+				r += "\r\n250 8BITMIME"
+			}
+			if !send(verb, arg, r) {
+				return
+			}
+		case "MAIL":
+			r := reply(verb, arg, "250 2.1.0 Ok")
+			mailOK = code(r)/100 == 2
+			if !send(verb, arg, r) {
+				return
+			}
+		case "RCPT":
+			r := reply(verb, arg, "250 2.1.5 Ok")
+			if mailOK && code(r)/100 == 2 {
+				rcpts = append(rcpts, arg)
+			}
+			if !send(verb, arg, r) {
+				return
+			}
+		case "DATA":
+			r := reply(verb, arg, "354 go ahead")
+			if !mailOK || len(rcpts) == 0 {
+				r = reply(verb, arg, "554 5.5.1 no valid recipients")
+			}
+			if !send(verb, arg, r) {
+				return
+			}
+			if code(r) != 354 {
+				continue
+			}
+			data, err := io.ReadAll(tr.DotReaderMode(dot.Raw))
+			if err != nil || !end(data) {
+				return
+			}
+		case "BDAT":
+			sz, last, _ := strings.Cut(arg, " ")
+			n, _ := strconv.Atoi(sz)
+			b := make([]byte, n)
+			if _, err := io.ReadFull(tr.R, b); err != nil {
+				return
+			}
+			chunked = append(chunked, b...)
+			if !mailOK || len(rcpts) == 0 {
+				chunked = nil
+				if !send(verb, arg, "554 5.5.1 no valid recipients") {
+					return
+				}
+				continue
+			}
+			if last != "LAST" {
+				if !send(verb, arg, "250 2.0.0 "+sz+" bytes") {
+					return
+				}
+				continue
+			}
+			data := chunked
+			chunked = nil
+			if !end(data) {
+				return
+			}
+		case "RSET":
+			rcpts, mailOK, chunked = nil, false, nil
+			if !send(verb, arg, "250 2.0.0 Ok") {
+				return
+			}
+		case "QUIT":
+			send(verb, arg, "221 2.0.0 Bye")
+			return
+		default:
+			if !send(verb, arg, "250 Ok") {
+				return
+			}
+		}
+	}
+}
+
+// writeLog wraps a dialer's connections to keep each Write as it was made.
+type writeLog struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (l *writeLog) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &loggedConn{Conn: c, l: l}, nil
+}
+
+type loggedConn struct {
+	net.Conn
+	l *writeLog
+}
+
+func (c *loggedConn) Write(b []byte) (int, error) {
+	c.l.mu.Lock()
+	c.l.writes = append(c.l.writes, string(b))
+	c.l.mu.Unlock()
+	return c.Conn.Write(b)
+}

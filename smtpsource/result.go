@@ -1,0 +1,156 @@
+package smtpsource
+
+import (
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Phases of a message whose latencies are recorded. Each runs from the
+// write of its command to the reply that ends it (with pipelining, all of
+// a group's replies count from the group's one write).
+const (
+	PhaseConnect = iota // dial: from the start of the dial to the open connection
+	PhaseBanner         // from the open connection to the 220 greeting
+	PhaseEHLO           // EHLO (LHLO) to its reply (HELO too, if EHLO is refused)
+	PhaseMail           // MAIL FROM to its reply
+	PhaseRcpt           // RCPT TO to its reply, once per recipient
+	PhaseData           // DATA to its 354 go-ahead (none with BDAT)
+	PhaseDot            // from the first byte of the message data to its (last) reply
+	PhaseMessage        // a whole accepted message, from its start (its intended start in open loop), connect included when a connection is opened for it, QUIT not
+	numPhases
+)
+
+var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message"}
+
+const histMax = int64(time.Hour)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
+
+func record(h *hdrhistogram.Histogram, ns int64) { h.RecordValue(min(max(ns, 1), histMax)) }
+
+// A recorder is a histogram written by many sessions and read per interval.
+type recorder struct {
+	mu         sync.Mutex
+	cur, spare *hdrhistogram.Histogram
+	total      *hdrhistogram.Histogram
+}
+
+func newRecorder() *recorder { return &recorder{cur: newHist(), spare: newHist(), total: newHist()} }
+
+func (r *recorder) record(ns int64) {
+	r.mu.Lock()
+	record(r.cur, ns)
+	r.mu.Unlock()
+}
+
+// interval returns the values recorded since the last call, after adding
+// them to the total; the histogram is valid until the next call.
+func (r *recorder) interval() *hdrhistogram.Histogram {
+	r.spare.Reset()
+	r.mu.Lock()
+	h := r.cur
+	r.cur = r.spare
+	r.mu.Unlock()
+	r.spare = h
+	r.total.Merge(h)
+	return h
+}
+
+// Latency summarises one phase's latencies, in microseconds.
+type Latency struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50_us"`
+	P90   float64 `json:"p90_us"`
+	P99   float64 `json:"p99_us"`
+	P999  float64 `json:"p999_us"`
+	Max   float64 `json:"max_us"`
+	Mean  float64 `json:"mean_us"`
+}
+
+func latency(h *hdrhistogram.Histogram) *Latency {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1e3 }
+	return &Latency{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9),
+		Max: float64(h.Max()) / 1e3, Mean: h.Mean() / 1e3}
+}
+
+// Phases holds the latencies of each phase; a phase that never happened
+// is nil.
+type Phases struct {
+	Connect *Latency `json:"connect,omitempty"`
+	Banner  *Latency `json:"banner,omitempty"`
+	EHLO    *Latency `json:"ehlo,omitempty"`
+	Mail    *Latency `json:"mail,omitempty"`
+	Rcpt    *Latency `json:"rcpt,omitempty"`
+	Data    *Latency `json:"data,omitempty"`
+	Dot     *Latency `json:"dot,omitempty"`
+	Message *Latency `json:"message,omitempty"`
+}
+
+// List returns the phases in order, with their names.
+func (p *Phases) List() []struct {
+	Name string
+	L    *Latency
+} {
+	ls := []*Latency{p.Connect, p.Banner, p.EHLO, p.Mail, p.Rcpt, p.Data, p.Dot, p.Message}
+	out := make([]struct {
+		Name string
+		L    *Latency
+	}, len(ls))
+	for i, l := range ls {
+		out[i].Name, out[i].L = phaseNames[i], l
+	}
+	return out
+}
+
+// A Digest is the MD5 and size of a message's data as the server received
+// it (dot-unstuffed, CRLF kept).
+type Digest struct {
+	MD5  [16]byte
+	Size int64
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Proto      string  `json:"proto"` // "smtp" or "lmtp"
+	Sessions   int     `json:"sessions"`
+	Messages   int     `json:"messages"` // asked for
+	Length     int     `json:"length"`   // -l
+	Recipients int     `json:"recipients_per_message"`
+	TargetQPS  float64 `json:"target_qps"` // 0: closed loop
+	Pipelining bool    `json:"pipelining"` // used: asked for and offered (on the last connection opened)
+	Chunking   bool    `json:"chunking"`   // used: asked for and offered
+	DurationS  float64 `json:"duration_s"` // from the first start to the last reply
+
+	Started     int64   `json:"started"`   // messages begun
+	Delivered   int64   `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
+	Failed      int64   `json:"failed"`    // begun and not accepted
+	RcptOK      int64   `json:"recipients_accepted"`
+	Connections int64   `json:"connections"` // opened
+	Bytes       int64   `json:"bytes"`       // message data of the delivered messages, as the server keeps it
+	MsgPerS     float64 `json:"messages_per_s"`
+	MBPerS      float64 `json:"mb_per_s"` // Bytes per second, in 10^6 bytes
+
+	// Replies counts reply codes by phase: "banner", "ehlo", "helo",
+	// "mail", "rcpt", "data", "dot" (LMTP: one per recipient), "rset",
+	// "quit".
+	Replies map[string]map[int]int64 `json:"replies"`
+	Phases  Phases                   `json:"latency"`
+	// Lateness is how late messages started after their intended start
+	// (open loop only): the time all sessions were busy, and the tool's own
+	// floor.
+	Lateness *Latency `json:"lateness,omitempty"`
+
+	Errors         int64  `json:"errors"`          // the sum of the kinds below
+	ConnectErrors  int64  `json:"connect_errors"`  // dials that failed
+	IOErrors       int64  `json:"io_errors"`       // reads and writes that failed, disconnects, timeouts
+	ProtocolErrors int64  `json:"protocol_errors"` // replies that are not SMTP replies, or come unasked
+	Rejections     int64  `json:"rejections"`      // 4xx and 5xx replies
+	FirstError     string `json:"first_error,omitempty"`
+
+	Digests []Digest `json:"-"` // with Config.Digests: the delivered messages', in no order
+}

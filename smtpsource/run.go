@@ -1,0 +1,191 @@
+package smtpsource
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+type counters struct {
+	started, delivered, failed, rcptOK, conns, bytes, data atomic.Int64
+	connect, io, protocol, reject                        atomic.Int64
+}
+
+type run struct {
+	cfg  Config
+	env  env
+	tmpl *template
+	base time.Time
+	next atomic.Int64 // the next message to start
+	n    counters
+	msg  *recorder // PhaseMessage, read once a second
+
+	// The commands of a transaction, made once: "MAIL FROM:<...>\r\n" and
+	// each "RCPT TO:<...>\r\n".
+	mailCmd  []byte
+	rcptCmds [][]byte
+
+	counterMu sync.Mutex // serialises Config.Counter writes
+
+	mu       sync.Mutex // guards the rest: sessions merge into it as they end
+	phases   [numPhases]*hdrhistogram.Histogram
+	late     *hdrhistogram.Histogram
+	replies  map[string]map[int]int64
+	digests  []Digest
+	firstErr string
+	pipe     bool
+	chunk    bool
+}
+
+func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
+
+// Run sends cfg.Messages messages to the server at cfg.Addr over
+// cfg.Sessions sessions and returns what happened. Refused commands,
+// broken connections and the like are counted in the Result; the error
+// is for a configuration Run cannot use and for a run in which no
+// connection could be opened. It stops early, with the results so far,
+// when ctx is done.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	var d net.Dialer
+	return runIn(ctx, cfg, env{dial: d.DialContext, clock: realClock{}})
+}
+
+func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, env: env, msg: newRecorder(), late: newHist(), replies: map[string]map[int]int64{}}
+	for i := range r.phases {
+		r.phases[i] = newHist()
+	}
+	r.mailCmd = []byte("MAIL FROM:<" + cfg.From + ">\r\n")
+	for i := cfg.Recipients; i >= 1; i-- {
+		to := cfg.To
+		if i > 1 {
+			to = strconv.Itoa(i) + to
+		}
+		r.rcptCmds = append(r.rcptCmds, []byte("RCPT TO:<"+to+">\r\n"))
+	}
+	clk := env.clock
+	r.base = clk.Now()
+	r.tmpl = newTemplate(&r.cfg, r.base)
+
+	var hlog *hdrhistogram.HistogramLogWriter
+	if cfg.HdrLog != nil {
+		hlog = hdrhistogram.NewHistogramLogWriter(cfg.HdrLog)
+		startMs := r.base.UnixMilli()
+		hlog.SetBaseTime(startMs)
+		hlog.OutputLogFormatVersion()
+		hlog.OutputComment("[smtpsource message latencies in nanoseconds]")
+		hlog.OutputStartTime(startMs)
+		hlog.OutputBaseTime(startMs)
+		hlog.OutputLegend()
+	}
+
+	var wg sync.WaitGroup
+	for i := 0; i < min(cfg.Sessions, cfg.Messages); i++ { // no session without a message
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := newSession(r)
+			s.run(ctx)
+			s.merge()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	tick := clk.After(time.Second)
+	lastTick := int64(0)
+	var lastDone int64
+	report := func() {
+		now := r.now()
+		h := r.msg.interval()
+		if hlog != nil {
+			h.SetStartTimeMs(r.base.Add(time.Duration(lastTick)).UnixMilli())
+			h.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
+			hlog.OutputIntervalHistogram(h)
+		}
+		if cfg.Progress != nil {
+			secs := float64(now-lastTick) / 1e9
+			d := r.n.delivered.Load()
+			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  errors %d\n",
+				float64(now)/1e9, d, float64(d-lastDone)/secs,
+				us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99)), us(h.Max()), r.errors())
+			lastDone = d
+		}
+		lastTick = now
+	}
+wait:
+	for {
+		select {
+		case <-tick:
+			report()
+			tick = clk.After(time.Second)
+		case <-done:
+			break wait
+		}
+	}
+	end := r.now()
+	if hlog != nil || cfg.Progress != nil {
+		report()
+	} else {
+		r.msg.interval()
+	}
+	if cfg.Counter != nil && r.n.data.Load() > 0 {
+		fmt.Fprintln(cfg.Counter)
+	}
+	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 {
+		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
+	}
+	return r.result(float64(end) / 1e9), nil
+}
+
+func us(ns int64) string {
+	switch {
+	case ns < 10_000:
+		return fmt.Sprintf("%.1fµs", float64(ns)/1e3)
+	case ns < 10_000_000:
+		return fmt.Sprintf("%.0fµs", float64(ns)/1e3)
+	}
+	return fmt.Sprintf("%.0fms", float64(ns)/1e6)
+}
+
+func (r *run) errors() int64 {
+	return r.n.connect.Load() + r.n.io.Load() + r.n.protocol.Load() + r.n.reject.Load()
+}
+
+func (r *run) result(secs float64) *Result {
+	cfg := &r.cfg
+	res := &Result{
+		Proto: "smtp", Sessions: cfg.Sessions, Messages: cfg.Messages, Length: cfg.Length, Recipients: cfg.Recipients,
+		TargetQPS: cfg.QPS, Pipelining: r.pipe, Chunking: r.chunk, DurationS: secs,
+		Started: r.n.started.Load(), Delivered: r.n.delivered.Load(), Failed: r.n.failed.Load(), RcptOK: r.n.rcptOK.Load(),
+		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),
+		Replies: r.replies, Lateness: latency(r.late),
+		ConnectErrors: r.n.connect.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),
+		FirstError: r.firstErr, Digests: r.digests,
+	}
+	if cfg.LMTP {
+		res.Proto = "lmtp"
+	}
+	if cfg.QPS == 0 {
+		res.Lateness = nil
+	}
+	p := &res.Phases
+	p.Connect, p.Banner, p.EHLO = latency(r.phases[PhaseConnect]), latency(r.phases[PhaseBanner]), latency(r.phases[PhaseEHLO])
+	p.Mail, p.Rcpt, p.Data, p.Dot = latency(r.phases[PhaseMail]), latency(r.phases[PhaseRcpt]), latency(r.phases[PhaseData]), latency(r.phases[PhaseDot])
+	p.Message = latency(r.msg.total)
+	if secs > 0 {
+		res.MsgPerS = float64(res.Delivered) / secs
+		res.MBPerS = float64(res.Bytes) / 1e6 / secs
+	}
+	res.Errors = r.errors()
+	return res
+}

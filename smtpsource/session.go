@@ -1,0 +1,571 @@
+package smtpsource
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/wirespeed/wirespeed/textproto"
+)
+
+// A session sends messages one after another, on one connection (Reuse)
+// or on a connection per message. It keeps its own histograms and counts
+// and merges them into the run when it ends.
+type session struct {
+	r       *run
+	c       *smtpConn // nil: none open
+	hist    [numPhases]*hdrhistogram.Histogram
+	late    *hdrhistogram.Histogram
+	replies map[string]map[int]int64
+	digests []Digest
+	hdr     []byte // the current message's header
+	pipe    bool   // pipelining used on the last connection
+	chunk   bool
+}
+
+// An smtpConn is one open connection and what its server offered.
+type smtpConn struct {
+	nc         net.Conn
+	bw         *bufio.Writer
+	tr         *textproto.Reader
+	pipelining bool // offered
+	chunking   bool // offered
+	stop       func() bool
+}
+
+func newSession(r *run) *session {
+	s := &session{r: r, late: newHist(), replies: map[string]map[int]int64{}}
+	for i := range s.hist {
+		s.hist[i] = newHist()
+	}
+	return s
+}
+
+func (s *session) run(ctx context.Context) {
+	r := s.r
+	if r.cfg.Reuse {
+		// Connect first, as smtp-source -d does: the messages then go out
+		// on open connections (a failure is retried with the first one).
+		s.open(ctx)
+	}
+	var sl sleeper
+	if r.cfg.QPS > 0 {
+		sl = r.env.clock.Sleeper(r.cfg.Spin)
+		defer sl.Close()
+	}
+	for ctx.Err() == nil {
+		k := r.next.Add(1) - 1
+		if k >= int64(r.cfg.Messages) {
+			break
+		}
+		var t0 int64
+		if r.cfg.QPS > 0 {
+			t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
+			sl.Until(ctx, r.base.Add(time.Duration(t0)))
+			if ctx.Err() != nil {
+				break
+			}
+			record(s.late, r.now()-t0)
+		} else {
+			t0 = r.now()
+		}
+		r.n.started.Add(1)
+		if s.message(ctx, k, t0) {
+			r.n.delivered.Add(1)
+		} else {
+			r.n.failed.Add(1)
+		}
+	}
+	s.quit(ctx)
+}
+
+// merge adds the session's histograms and counts to the run's.
+func (s *session) merge() {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, h := range s.hist {
+		r.phases[i].Merge(h)
+	}
+	r.late.Merge(s.late)
+	for phase, codes := range s.replies {
+		m := r.replies[phase]
+		if m == nil {
+			m = map[int]int64{}
+			r.replies[phase] = m
+		}
+		for code, n := range codes {
+			m[code] += n
+		}
+	}
+	r.digests = append(r.digests, s.digests...)
+	r.pipe = r.pipe || s.pipe
+	r.chunk = r.chunk || s.chunk
+}
+
+// fail counts err in counter and keeps the first error's text, unless
+// the run is being cancelled (closing the connections then breaks them).
+func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 }, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	counter.Add(1)
+	r := s.r
+	r.mu.Lock()
+	if r.firstErr == "" {
+		r.firstErr = err.Error()
+	}
+	r.mu.Unlock()
+}
+
+// ioFail counts a failed read or write, or a malformed reply, and closes
+// the connection.
+func (s *session) ioFail(ctx context.Context, phase string, err error) {
+	var pe textproto.ProtocolError
+	if errors.As(err, &pe) {
+		s.fail(ctx, &s.r.n.protocol, fmt.Errorf("%s: %w", phase, err))
+	} else {
+		s.fail(ctx, &s.r.n.io, fmt.Errorf("%s: %w", phase, err))
+	}
+	s.close()
+}
+
+func (s *session) close() {
+	if s.c != nil {
+		s.c.stop()
+		s.c.nc.Close()
+		s.c = nil
+	}
+}
+
+// reply reads one reply of phase and counts its code; a 4xx or 5xx reply
+// is a rejection.
+func (s *session) reply(ctx context.Context, phase string) (int, string, error) {
+	code, msg, err := s.c.tr.ReadResponse(0)
+	if err != nil {
+		s.ioFail(ctx, phase, err)
+		return 0, "", err
+	}
+	m := s.replies[phase]
+	if m == nil {
+		m = map[int]int64{}
+		s.replies[phase] = m
+	}
+	m[code]++
+	if code >= 400 {
+		s.fail(ctx, &s.r.n.reject, fmt.Errorf("%s: %d %s", phase, code, firstLine(msg)))
+	}
+	return code, msg, nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func (s *session) since(phase int, t int64) {
+	record(s.hist[phase], s.r.now()-t)
+}
+
+// flush writes what is buffered; a failure closes the connection.
+func (s *session) flush(ctx context.Context, phase string) error {
+	if err := s.c.bw.Flush(); err != nil {
+		s.ioFail(ctx, phase, err)
+		return err
+	}
+	return nil
+}
+
+// open dials, reads the greeting and sends EHLO (LHLO), falling back to
+// HELO when EHLO is refused.
+func (s *session) open(ctx context.Context) error {
+	r := s.r
+	netw, addr := network(r.cfg.Addr)
+	t := r.now()
+	dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
+	nc, err := r.env.dial(dctx, netw, addr)
+	cancel()
+	if err != nil {
+		s.fail(ctx, &r.n.connect, err)
+		return err
+	}
+	s.since(PhaseConnect, t)
+	r.n.conns.Add(1)
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
+	s.c = &smtpConn{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
+		stop: context.AfterFunc(ctx, func() { nc.Close() })}
+	t = r.now()
+	code, _, err := s.reply(ctx, "banner")
+	if err != nil {
+		return err
+	}
+	s.since(PhaseBanner, t)
+	if code != 220 {
+		s.quit(ctx)
+		return errors.New("no greeting")
+	}
+	verb := "EHLO"
+	if r.cfg.LMTP {
+		verb = "LHLO"
+	}
+	for {
+		fmt.Fprintf(s.c.bw, "%s %s\r\n", verb, r.cfg.Helo)
+		if err := s.flush(ctx, strings.ToLower(verb)); err != nil {
+			return err
+		}
+		t = r.now()
+		code, msg, err := s.reply(ctx, strings.ToLower(verb))
+		if err != nil {
+			return err
+		}
+		s.since(PhaseEHLO, t)
+		if code/100 == 2 {
+			if verb != "HELO" {
+				s.extensions(msg)
+			}
+			return nil
+		}
+		if verb != "EHLO" || code/100 != 5 {
+			s.quit(ctx)
+			return errors.New("greeting refused")
+		}
+		verb = "HELO"
+	}
+}
+
+// extensions notes the ones offered in an EHLO reply's lines.
+func (s *session) extensions(msg string) {
+	lines := strings.Split(msg, "\n")
+	for _, l := range lines[1:] {
+		kw, _, _ := strings.Cut(strings.ToUpper(strings.TrimSpace(l)), " ")
+		switch kw {
+		case "PIPELINING":
+			s.c.pipelining = true
+		case "CHUNKING":
+			s.c.chunking = true
+		}
+	}
+	s.pipe = s.c.pipelining && s.r.cfg.Pipelining
+	s.chunk = s.c.chunking && s.r.cfg.Chunking
+}
+
+// quit sends QUIT and closes the connection, if one is open.
+func (s *session) quit(ctx context.Context) {
+	if s.c == nil {
+		return
+	}
+	s.c.bw.WriteString("QUIT\r\n")
+	if s.flush(ctx, "quit") == nil {
+		if _, _, err := s.reply(ctx, "quit"); err != nil {
+			return
+		}
+	}
+	s.close()
+}
+
+// rset ends a transaction that failed, on a connection that is kept.
+func (s *session) rset(ctx context.Context) {
+	s.c.bw.WriteString("RSET\r\n")
+	if s.flush(ctx, "rset") != nil {
+		return
+	}
+	if code, _, err := s.reply(ctx, "rset"); err == nil && code/100 != 2 {
+		s.close()
+	}
+}
+
+// message sends message k, which started at t0 (ns since the run's
+// base), opening a connection first if none is open, and reports whether
+// the server accepted it.
+func (s *session) message(ctx context.Context, k, t0 int64) bool {
+	r := s.r
+	if s.c == nil {
+		if err := s.open(ctx); err != nil {
+			s.close()
+			return false
+		}
+	}
+	s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
+	ok, open := s.transaction(ctx, k)
+	if ok {
+		record(s.hist[PhaseMessage], r.now()-t0)
+		r.msg.record(r.now() - t0)
+		if r.cfg.Digests {
+			s.digests = append(s.digests, r.tmpl.digest(k))
+		}
+	}
+	switch {
+	case s.c == nil:
+	case !r.cfg.Reuse:
+		s.quit(ctx)
+	case open:
+		s.rset(ctx)
+	}
+	return ok
+}
+
+// transaction sends MAIL, RCPT and the data of message k and reports
+// whether the server accepted the message and whether a transaction is
+// left open (to be reset). A broken connection is closed (s.c = nil).
+func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
+	r := s.r
+	c := s.c
+	s.hdr = r.tmpl.header(s.hdr[:0], k)
+	bdat := c.chunking && r.cfg.Chunking
+	if c.pipelining && r.cfg.Pipelining {
+		return s.pipelined(ctx, bdat)
+	}
+	c.bw.Write(r.mailCmd)
+	if s.flush(ctx, "mail") != nil {
+		return false, false
+	}
+	t := r.now()
+	code, _, err := s.reply(ctx, "mail")
+	if err != nil {
+		return false, false
+	}
+	s.since(PhaseMail, t)
+	if code/100 != 2 {
+		return false, false
+	}
+	accepted := 0
+	for _, rc := range r.rcptCmds {
+		c.bw.Write(rc)
+		if s.flush(ctx, "rcpt") != nil {
+			return false, false
+		}
+		t := r.now()
+		code, _, err := s.reply(ctx, "rcpt")
+		if err != nil {
+			return false, false
+		}
+		s.since(PhaseRcpt, t)
+		if code/100 == 2 {
+			accepted++
+		}
+	}
+	r.n.rcptOK.Add(int64(accepted))
+	if accepted == 0 {
+		return false, true
+	}
+	if bdat {
+		return s.chunks(ctx, accepted, false)
+	}
+	c.bw.WriteString("DATA\r\n")
+	if s.flush(ctx, "data") != nil {
+		return false, false
+	}
+	t = r.now()
+	code, _, err = s.reply(ctx, "data")
+	if err != nil {
+		return false, false
+	}
+	s.since(PhaseData, t)
+	if code != 354 {
+		return false, true
+	}
+	return s.data(ctx, accepted)
+}
+
+// pipelined sends MAIL, the RCPTs and DATA (or the BDAT chunks) in one
+// write and reads their replies.
+func (s *session) pipelined(ctx context.Context, bdat bool) (ok, open bool) {
+	r := s.r
+	c := s.c
+	c.bw.Write(r.mailCmd)
+	for _, rc := range r.rcptCmds {
+		c.bw.Write(rc)
+	}
+	if bdat {
+		return s.chunks(ctx, 0, true)
+	}
+	c.bw.WriteString("DATA\r\n")
+	if s.flush(ctx, "mail") != nil {
+		return false, false
+	}
+	t := r.now()
+	mailOK, accepted, err := s.envelopeReplies(ctx, t)
+	if err != nil {
+		return false, false
+	}
+	code, _, err := s.reply(ctx, "data")
+	if err != nil {
+		return false, false
+	}
+	s.since(PhaseData, t)
+	if code != 354 {
+		return false, mailOK
+	}
+	if !mailOK || accepted == 0 {
+		// The server takes data for a transaction it has refused (RFC
+		// 2920 allows it): end the data at once.
+		c.bw.WriteString(".\r\n")
+		if s.flush(ctx, "dot") != nil {
+			return false, false
+		}
+		if _, _, err := s.reply(ctx, "dot"); err != nil {
+			return false, false
+		}
+		return false, false
+	}
+	return s.data(ctx, accepted)
+}
+
+// envelopeReplies reads the replies to a pipelined MAIL and its RCPTs,
+// sent at t.
+func (s *session) envelopeReplies(ctx context.Context, t int64) (mailOK bool, accepted int, err error) {
+	code, _, err := s.reply(ctx, "mail")
+	if err != nil {
+		return false, 0, err
+	}
+	s.since(PhaseMail, t)
+	mailOK = code/100 == 2
+	for range s.r.rcptCmds {
+		code, _, err := s.reply(ctx, "rcpt")
+		if err != nil {
+			return false, 0, err
+		}
+		s.since(PhaseRcpt, t)
+		if code/100 == 2 {
+			accepted++
+		}
+	}
+	if !mailOK {
+		accepted = 0
+	}
+	s.r.n.rcptOK.Add(int64(accepted))
+	return mailOK, accepted, nil
+}
+
+// data sends the message's header and dot-stuffed body after a 354 and
+// reads the end-of-data reply (LMTP: one per accepted recipient).
+func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
+	r := s.r
+	c := s.c
+	t := r.now()
+	c.bw.Write(s.hdr)
+	c.bw.Write(r.tmpl.encoded)
+	if s.flush(ctx, "dot") != nil {
+		return false, false
+	}
+	return s.endReplies(ctx, accepted, t)
+}
+
+// endReplies reads the replies to the end of a message's data, sent from
+// t on: one, or in LMTP one per accepted recipient.
+func (s *session) endReplies(ctx context.Context, accepted int, t int64) (ok, open bool) {
+	r := s.r
+	n := 1
+	if r.cfg.LMTP {
+		n = accepted
+	}
+	delivered := false
+	for i := 0; i < n; i++ {
+		code, _, err := s.reply(ctx, "dot")
+		if err != nil {
+			return false, false
+		}
+		if code/100 == 2 {
+			delivered = true
+		}
+	}
+	s.since(PhaseDot, t)
+	if r.cfg.Counter != nil {
+		r.counterMu.Lock()
+		fmt.Fprintf(r.cfg.Counter, "%d\r", r.n.data.Add(1))
+		r.counterMu.Unlock()
+	} else {
+		r.n.data.Add(1)
+	}
+	if delivered {
+		r.n.bytes.Add(int64(len(s.hdr) + len(r.tmpl.body)))
+	}
+	return delivered, false
+}
+
+// chunks sends the message as BDAT chunks of ChunkSize bytes. In a
+// pipelined group (the MAIL and RCPTs are buffered before them), all
+// chunks go out in one go and the replies are read after; otherwise each
+// chunk waits for its reply, and accepted says how many recipients the
+// server took.
+func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok, open bool) {
+	r := s.r
+	c := s.c
+	hdr, body := s.hdr, r.tmpl.body
+	total := len(hdr) + len(body)
+	size := r.cfg.ChunkSize
+	n := max(1, (total+size-1)/size) // chunks
+	var t int64
+	if pipelined {
+		t = r.now()
+	}
+	write := func(i int) {
+		from, to := i*size, min((i+1)*size, total)
+		fmt.Fprintf(c.bw, "BDAT %d", to-from)
+		if i == n-1 {
+			c.bw.WriteString(" LAST")
+		}
+		c.bw.WriteString("\r\n")
+		if from < len(hdr) {
+			c.bw.Write(hdr[from:min(to, len(hdr))])
+		}
+		if to > len(hdr) {
+			c.bw.Write(body[max(from-len(hdr), 0) : to-len(hdr)])
+		}
+	}
+	if pipelined {
+		for i := 0; i < n; i++ {
+			write(i)
+		}
+		if s.flush(ctx, "mail") != nil {
+			return false, false
+		}
+		mailOK, acc, err := s.envelopeReplies(ctx, t)
+		if err != nil {
+			return false, false
+		}
+		ok := true
+		for i := 0; i < n-1; i++ {
+			code, _, err := s.reply(ctx, "bdat")
+			if err != nil {
+				return false, false
+			}
+			ok = ok && code/100 == 2
+		}
+		if !mailOK || acc == 0 || !ok {
+			// Refused: the server answers the last chunk once.
+			if _, _, err := s.reply(ctx, "dot"); err != nil {
+				return false, false
+			}
+			return false, mailOK
+		}
+		return s.endReplies(ctx, acc, t)
+	}
+	t = r.now()
+	for i := 0; i < n-1; i++ {
+		write(i)
+		if s.flush(ctx, "bdat") != nil {
+			return false, false
+		}
+		code, _, err := s.reply(ctx, "bdat")
+		if err != nil {
+			return false, false
+		}
+		if code/100 != 2 {
+			return false, true
+		}
+	}
+	write(n - 1)
+	if s.flush(ctx, "dot") != nil {
+		return false, false
+	}
+	return s.endReplies(ctx, accepted, t)
+}

@@ -1,0 +1,568 @@
+package smtpsource
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// base is a configuration with fixed names, so that tests can spell out
+// what goes on the wire.
+func base(addr string) Config {
+	return Config{Addr: addr, Helo: "client.test", From: "from@client.test", To: "to@server.test", Length: 300}
+}
+
+func runOK(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := RunWith(context.Background(), cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// sentLog turns a fake server's messages into a digest log.
+func sentLog(msgs [][]byte) string {
+	var b strings.Builder
+	for i, m := range msgs {
+		fmt.Fprintf(&b, "%x %d SESSION-%d\n", md5.Sum(m), len(m), i)
+	}
+	return b.String()
+}
+
+// Closed loop over two sessions that reuse their connections: every
+// message arrives whole (header and body as generated, dot-stuffing
+// undone by the server), every recipient is named as smtp-source -r names
+// them, and the counts add up.
+func TestClosedLoop(t *testing.T) {
+	f := &fakeServer{}
+	addr := f.start(t)
+	cfg := base(addr)
+	cfg.Sessions, cfg.Messages, cfg.Recipients, cfg.Reuse, cfg.Body, cfg.Digests = 2, 10, 3, true, "mail", true
+	res := runOK(t, cfg)
+	if res.Started != 10 || res.Delivered != 10 || res.Failed != 0 || res.RcptOK != 30 || res.Connections != 2 || res.Errors != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if res.Replies["mail"][250] != 10 || res.Replies["rcpt"][250] != 30 || res.Replies["data"][354] != 10 || res.Replies["dot"][250] != 10 || res.Replies["quit"][221] != 2 {
+		t.Errorf("replies %v", res.Replies)
+	}
+	msgs := f.messages()
+	if len(msgs) != 10 {
+		t.Fatalf("%d messages arrived", len(msgs))
+	}
+	body := MakeBody("mail", 300)
+	if !bytes.Contains(body, []byte("\r\n.")) {
+		t.Fatal("the mail body has no line to dot-stuff")
+	}
+	for _, m := range msgs {
+		hdr, b, ok := bytes.Cut(m, []byte("\r\n\r\n"))
+		if !ok || !bytes.Equal(b, body) || !bytes.HasPrefix(hdr, []byte("From: <from@client.test>\r\nTo: <to@server.test>\r\nDate: ")) {
+			t.Fatalf("message:\n%q", m)
+		}
+	}
+	if res.Bytes != int64(len(msgs[0]))*10 {
+		t.Errorf("bytes %d, want %d", res.Bytes, len(msgs[0])*10)
+	}
+	rcpts := map[string]int{}
+	for _, c := range f.commands() {
+		if strings.HasPrefix(c, "RCPT") {
+			rcpts[c]++
+		}
+	}
+	if len(rcpts) != 3 || rcpts["RCPT TO:<3to@server.test>"] != 10 || rcpts["RCPT TO:<2to@server.test>"] != 10 || rcpts["RCPT TO:<to@server.test>"] != 10 {
+		t.Errorf("recipients %v", rcpts)
+	}
+	// What the server received is what the run says it delivered.
+	v, err := Verify(strings.NewReader(sentLog(msgs)), res.Digests)
+	if err != nil || !v.OK() || v.Matched != 10 {
+		t.Errorf("verify: %+v, %v", v, err)
+	}
+	// A message changed or lost on the way shows.
+	msgs[3] = append([]byte("X"), msgs[3]...)
+	v, err = Verify(strings.NewReader(sentLog(msgs[1:])), res.Digests)
+	if err != nil || v.Matched != 8 || v.Missing != 2 || v.Unexpected != 1 {
+		t.Errorf("verify against a changed log: %+v, %v", v, err)
+	}
+}
+
+// Without -d, each message has its own connection, ended with QUIT. The
+// recipients are named as smtp-source -r names them, in its order.
+func TestConnectionPerMessage(t *testing.T) {
+	f := &fakeServer{}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Recipients = 3, 3
+	res := runOK(t, cfg)
+	var cmds []string
+	for _, c := range f.commands()[:7] {
+		cmds = append(cmds, c)
+	}
+	want := []string{"EHLO client.test", "MAIL FROM:<from@client.test>", "RCPT TO:<3to@server.test>", "RCPT TO:<2to@server.test>", "RCPT TO:<to@server.test>", "DATA", "QUIT"}
+	if strings.Join(cmds, "|") != strings.Join(want, "|") {
+		t.Errorf("commands %q, want %q", cmds, want)
+	}
+	if res.Delivered != 3 || res.Connections != 3 || res.Replies["quit"][221] != 3 || res.Replies["ehlo"][250] != 3 || res.Errors != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if res.Phases.Connect.Count != 3 || res.Phases.Banner.Count != 3 || res.Phases.Message.Count != 3 {
+		t.Errorf("phases %+v", res.Phases)
+	}
+}
+
+// Refusals at each step are counted by phase and code, the transaction is
+// reset when one is open, and the next message goes out on the same
+// connection; with and without pipelining.
+func TestRejections(t *testing.T) {
+	for _, c := range []struct {
+		name, verb, reply string
+		rset              bool
+	}{
+		{"mail", "MAIL", "451 4.3.0 try later", false},
+		{"rcpt", "RCPT", "550 5.1.1 no such user", true},
+		{"data", "DATA", "451 4.3.0 not now", true},
+		{"dot", ".", "552 5.3.4 too big", false},
+	} {
+		for _, pipe := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pipelining=%v", c.name, pipe), func(t *testing.T) {
+				var n atomic.Int64
+				f := &fakeServer{ext: []string{"PIPELINING"}, reply: func(verb, arg string) string {
+					if verb == c.verb {
+						if n.Add(1) == 1 { // only the first message's
+							return c.reply
+						}
+					}
+					return ""
+				}}
+				cfg := base(f.start(t))
+				cfg.Messages, cfg.Reuse, cfg.Pipelining = 2, true, pipe
+				res := runOK(t, cfg)
+				code := 0
+				fmt.Sscan(c.reply, &code)
+				phase := strings.ToLower(c.verb)
+				if c.verb == "." {
+					phase = "dot"
+				}
+				if res.Delivered != 1 || res.Failed != 1 || res.Rejections < 1 || res.Replies[phase][code] != 1 || res.Connections != 1 || res.IOErrors+res.ProtocolErrors != 0 {
+					t.Fatalf("%+v", res)
+				}
+				if !strings.Contains(res.FirstError, c.reply) {
+					t.Errorf("first error %q", res.FirstError)
+				}
+				if got := res.Replies["rset"][250] == 1; got != c.rset {
+					t.Errorf("RSET sent: %v, want %v (%v)", got, c.rset, f.commands())
+				}
+				if len(f.messages()) != 1+b2i(c.verb == ".") {
+					t.Errorf("%d messages arrived", len(f.messages()))
+				}
+			})
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A server that drops the connection: an I/O error, and the next message
+// opens a new connection.
+func TestDisconnect(t *testing.T) {
+	var n atomic.Int64
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "RCPT" {
+			if n.Add(1) == 1 {
+				return "close"
+			}
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse = 3, true
+	res := runOK(t, cfg)
+	if res.Delivered != 2 || res.Failed != 1 || res.IOErrors != 1 || res.Connections != 2 || res.Errors != 1 {
+		t.Fatalf("%+v", res)
+	}
+	// Connection refused: no connection at all is an error of Run.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	if _, err := Run(context.Background(), base(addr)); !errors.Is(err, ErrConnect) {
+		t.Errorf("refused: %v, want ErrConnect", err)
+	}
+}
+
+// Replies that are not SMTP are protocol errors.
+func TestProtocolError(t *testing.T) {
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "MAIL" {
+			return "hello there"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	res := runOK(t, cfg)
+	if res.ProtocolErrors != 1 || res.Delivered != 0 || res.Failed != 1 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// With PIPELINING offered, MAIL, the RCPTs and DATA leave in one write;
+// without it, or without -pipelining, one command per write.
+func TestPipeliningGroup(t *testing.T) {
+	for _, c := range []struct {
+		offer, ask, want bool
+	}{{true, true, true}, {false, true, false}, {true, false, false}} {
+		f := &fakeServer{}
+		if c.offer {
+			f.ext = []string{"PIPELINING"}
+		}
+		var l writeLog
+		cfg := base(f.start(t))
+		cfg.Recipients, cfg.Pipelining = 2, c.ask
+		res, err := RunWith(context.Background(), cfg, l.dial, nil)
+		if err != nil || res.Delivered != 1 || res.Errors != 0 || res.Pipelining != c.want {
+			t.Fatalf("%+v: %+v, %v", c, res, err)
+		}
+		group := "MAIL FROM:<from@client.test>\r\nRCPT TO:<2to@server.test>\r\nRCPT TO:<to@server.test>\r\nDATA\r\n"
+		found := false
+		for _, w := range l.writes {
+			found = found || w == group
+		}
+		if found != c.want {
+			t.Errorf("%+v: group in one write: %v; writes %q", c, found, l.writes)
+		}
+	}
+}
+
+// BDAT: the message is cut into chunks of ChunkSize, the last with LAST,
+// and arrives whole; pipelined, the chunks follow the envelope in one
+// write. Without CHUNKING offered, DATA is used.
+func TestChunking(t *testing.T) {
+	for _, pipe := range []bool{false, true} {
+		f := &fakeServer{ext: []string{"PIPELINING", "CHUNKING"}}
+		var l writeLog
+		cfg := base(f.start(t))
+		cfg.Chunking, cfg.ChunkSize, cfg.Pipelining, cfg.Body, cfg.Digests = true, 100, pipe, "mail", true
+		res, err := RunWith(context.Background(), cfg, l.dial, nil)
+		if err != nil || res.Delivered != 1 || res.Errors != 0 || !res.Chunking {
+			t.Fatalf("pipelining %v: %+v, %v", pipe, res, err)
+		}
+		msgs := f.messages()
+		if len(msgs) != 1 || !bytes.HasSuffix(msgs[0], MakeBody("mail", 300)) {
+			t.Fatalf("arrived: %q", msgs)
+		}
+		var bdat []string
+		for _, c := range f.commands() {
+			if strings.HasPrefix(c, "BDAT") {
+				bdat = append(bdat, c)
+			}
+		}
+		size := len(msgs[0])
+		want := []string{"BDAT 100", "BDAT 100", "BDAT 100", "BDAT 100", fmt.Sprintf("BDAT %d LAST", size-400)}
+		if size <= 400 || size > 500 || strings.Join(bdat, "|") != strings.Join(want, "|") {
+			t.Errorf("chunks %q for %d bytes", bdat, size)
+		}
+		if res.Replies["bdat"][250] != 4 || res.Replies["dot"][250] != 1 || res.Replies["data"] != nil {
+			t.Errorf("replies %v", res.Replies)
+		}
+		if v, err := Verify(strings.NewReader(sentLog(msgs)), res.Digests); err != nil || !v.OK() {
+			t.Errorf("verify %+v %v", v, err)
+		}
+		if pipe && (len(l.writes) != 3 || !strings.HasPrefix(l.writes[1], "MAIL FROM:<from@client.test>\r\nRCPT TO:<to@server.test>\r\nBDAT 100\r\n") || !strings.HasSuffix(l.writes[1], "\r\n")) {
+			t.Errorf("pipelined writes %q", l.writes) // EHLO, the group with all chunks, QUIT
+		}
+	}
+	f := &fakeServer{}
+	cfg := base(f.start(t))
+	cfg.Chunking = true
+	if res := runOK(t, cfg); res.Chunking || res.Delivered != 1 || res.Replies["data"][354] != 1 {
+		t.Errorf("CHUNKING not offered: %+v", res)
+	}
+}
+
+// LMTP: one end-of-data reply per accepted recipient; a message is
+// delivered when one recipient took it.
+func TestLMTP(t *testing.T) {
+	for _, c := range []struct {
+		refuse    string // the recipient whose delivery fails; "*" all
+		delivered int64
+	}{{"", 1}, {"<2to@server.test>", 1}, {"*", 0}} {
+		f := &fakeServer{lmtp: true, ext: []string{"PIPELINING", "CHUNKING"}, reply: func(verb, arg string) string {
+			if verb == "." && (c.refuse == "*" || arg == "TO:"+c.refuse) {
+				return "452 4.2.2 mailbox full"
+			}
+			return ""
+		}}
+		for _, chunking := range []bool{false, true} {
+			cfg := base(f.start(t))
+			cfg.LMTP, cfg.Recipients, cfg.Chunking, cfg.Pipelining = true, 3, chunking, chunking
+			res := runOK(t, cfg)
+			refused := int64(0)
+			switch c.refuse {
+			case "":
+			case "*":
+				refused = 3
+			default:
+				refused = 1
+			}
+			if res.Proto != "lmtp" || res.Delivered != c.delivered || res.Replies["lhlo"][250] != 1 || res.Replies["dot"][250] != 3-refused || res.Replies["dot"][452] != refused || res.Rejections != refused {
+				t.Errorf("refuse %q, chunking %v: %+v", c.refuse, chunking, res)
+			}
+		}
+	}
+}
+
+// The smtp-source body (facts from running Postfix's smtp-source -l N):
+// lines of a digit (line number modulo 10) and 77 X's while more than 80
+// bytes are left, then the rest in X's; -l does not count the last CRLF.
+func TestPatternBody(t *testing.T) {
+	x := func(n int) string { return strings.Repeat("X", n) }
+	for _, c := range []struct {
+		l    int
+		want string
+	}{
+		{1, "X\r\n"},
+		{80, x(80) + "\r\n"},
+		{81, "1" + x(77) + "\r\n" + "X\r\n"},
+		{100, "1" + x(77) + "\r\n" + x(20) + "\r\n"},
+		{160, "1" + x(77) + "\r\n" + x(80) + "\r\n"},
+	} {
+		if got := string(PatternBody(c.l)); got != c.want || len(got) != c.l+2 {
+			t.Errorf("-l %d: %q, want %q", c.l, got, c.want)
+		}
+	}
+	if b := PatternBody(1000); !bytes.HasPrefix(b[9*80:], []byte("0XX")) || !bytes.HasPrefix(b[10*80:], []byte("1XX")) {
+		t.Errorf("line counter after 9: %q", b[9*80:11*80])
+	}
+	if got := string(PatternBody(0)); !strings.HasPrefix(got, "La de da de da 1.\r\n") || strings.Count(got, "\r\n") != 4 {
+		t.Errorf("default body %q", got)
+	}
+	for _, kind := range []string{"mail", "base64", "longline"} {
+		for _, l := range []int{1, 2, 77, 78, 79, 1000} {
+			b := MakeBody(kind, l)
+			if len(b) != l+2 || !bytes.HasSuffix(b, []byte("\r\n")) || bytes.Contains(CRLFLines(b), []byte("\r\r")) {
+				t.Errorf("%s %d: %q", kind, l, b)
+			}
+		}
+	}
+	if got := string(CRLFLines([]byte("a\nb\r\n.c\rd"))); got != "a\r\nb\r\n.c d\r\n" {
+		t.Errorf("CRLFLines: %q", got)
+	}
+}
+
+// A file message is sent as it is, its lines ended with CRLF and
+// dot-stuffed on the wire.
+func TestMessageFile(t *testing.T) {
+	f := &fakeServer{}
+	cfg := base(f.start(t))
+	cfg.Message = []byte("Subject: x\n\n.leading dot\n..two\n.\nend")
+	runOK(t, cfg)
+	if m := f.messages(); len(m) != 1 || string(m[0]) != "Subject: x\r\n\r\n.leading dot\r\n..two\r\n.\r\nend\r\n" {
+		t.Errorf("arrived: %q", m)
+	}
+}
+
+// The phases are timed exactly on the test's clock: the server takes
+// 2, 3, 4, 5 and 6 ms for EHLO, MAIL, RCPT, DATA and the end of data (and
+// no time for the greeting, which it may send before the client's dial
+// returns), so every percentile of every phase is its delay, as a
+// reference histogram holding that one value gives it.
+func TestPhaseLatencies(t *testing.T) {
+	clk := newFakeClock()
+	ms := time.Millisecond
+	f := &fakeServer{clk: clk, delay: map[string]time.Duration{"EHLO": 2 * ms, "MAIL": 3 * ms, "RCPT": 4 * ms, "DATA": 5 * ms, ".": 6 * ms, "QUIT": 7 * ms}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Recipients = 4, 2
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 4 || res.Errors != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	want := func(l *Latency, n int64, d time.Duration) {
+		t.Helper()
+		ref := hdrhistogram.New(1, histMax, 3)
+		ref.RecordValue(max(int64(d), 1))
+		v := float64(ref.ValueAtQuantile(50)) / 1e3
+		if l == nil || l.Count != n || l.P50 != v || l.P90 != v || l.P99 != v || l.P999 != v || l.Max != float64(ref.Max())/1e3 || l.Mean != ref.Mean()/1e3 {
+			t.Errorf("%+v, want %d of %v", l, n, d)
+		}
+	}
+	p := res.Phases
+	want(p.Connect, 4, 0) // the fake clock does not move while dialling: recorded as 1ns
+	want(p.Banner, 4, 0)
+	want(p.EHLO, 4, 2*ms)
+	want(p.Mail, 4, 3*ms)
+	want(p.Rcpt, 8, 4*ms)
+	want(p.Data, 4, 5*ms)
+	want(p.Dot, 4, 6*ms)
+	want(p.Message, 4, (2+3+4+4+5+6)*ms)
+	// 4 messages of 24ms and a QUIT of 7ms after each.
+	if res.DurationS != 0.124 || res.MsgPerS != 4/0.124 {
+		t.Errorf("duration %v, %v msg/s", res.DurationS, res.MsgPerS)
+	}
+
+	// Mixed values: recipients that take 2, 3 and 7ms give the
+	// percentiles of a reference histogram holding the same values.
+	clk = newFakeClock()
+	f = &fakeServer{clk: clk, delayFor: func(verb, arg string) time.Duration {
+		switch {
+		case verb != "RCPT":
+			return 0
+		case strings.Contains(arg, "<3"):
+			return 2 * ms
+		case strings.Contains(arg, "<2"):
+			return 3 * ms
+		}
+		return 7 * ms
+	}}
+	cfg = base(f.start(t))
+	cfg.Messages, cfg.Recipients, cfg.Reuse = 3, 3, true
+	res, err = RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 3 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	ref := hdrhistogram.New(1, histMax, 3)
+	for i := 0; i < 3; i++ {
+		for _, d := range []time.Duration{2, 3, 7} {
+			ref.RecordValue(int64(d * ms))
+		}
+	}
+	r := res.Phases.Rcpt
+	q := func(p float64) float64 { return float64(ref.ValueAtQuantile(p)) / 1e3 }
+	if r.Count != 9 || r.P50 != q(50) || r.P90 != q(90) || r.P99 != q(99) || r.Max != float64(ref.Max())/1e3 || r.Mean != ref.Mean()/1e3 || r.P50 == r.P90 {
+		t.Errorf("rcpt %+v, want p50 %v p90 %v", r, q(50), q(90))
+	}
+	want(res.Phases.Message, 3, 12*ms)
+
+	// Pipelined, all replies of a group count from its one write: the
+	// server answers MAIL, 3 RCPTs and DATA in 1ms each, and sends the
+	// replies together, so each phase took 5ms.
+	clk = newFakeClock()
+	f = &fakeServer{ext: []string{"PIPELINING"}, clk: clk, delay: map[string]time.Duration{"MAIL": ms, "RCPT": ms, "DATA": ms, ".": 10 * ms}}
+	cfg = base(f.start(t))
+	cfg.Messages, cfg.Recipients, cfg.Reuse, cfg.Pipelining = 3, 3, true, true
+	res, err = RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 3 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	want(res.Phases.Mail, 3, 5*ms)
+	want(res.Phases.Rcpt, 9, 5*ms)
+	want(res.Phases.Data, 3, 5*ms)
+	want(res.Phases.Dot, 3, 10*ms)
+	want(res.Phases.Message, 3, 15*ms)
+}
+
+// Open loop on the test's clock, one session, a message due every 10ms:
+// against a server that answers each command in 1ms, each message takes
+// 4ms and none is late (but the first, which waited 2ms for the greeting
+// and EHLO of the session's connection, opened at the start); when the
+// end of data takes 15ms, each message starts where the last ended, and
+// its latency, counted from its intended start, grows by 8ms a message:
+// the wait is charged (no coordinated omission).
+func TestOpenLoop(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		dot       time.Duration
+		latencies []time.Duration
+		late      []time.Duration
+	}{
+		{ms, []time.Duration{6, 4, 4, 4, 4}, []time.Duration{2, 0, 0, 0, 0}},
+		{15 * ms, []time.Duration{20, 28, 36, 44, 52}, []time.Duration{2, 10, 18, 26, 34}},
+	} {
+		clk := newFakeClock()
+		f := &fakeServer{clk: clk, delay: map[string]time.Duration{"CONNECT": ms, "EHLO": ms, "MAIL": ms, "RCPT": ms, "DATA": ms, ".": c.dot}}
+		cfg := base(f.start(t))
+		cfg.Messages, cfg.Reuse, cfg.QPS = 5, true, 100
+		res, err := RunWith(context.Background(), cfg, nil, clk)
+		if err != nil || res.Delivered != 5 || res.Errors != 0 {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		lat, late := hdrhistogram.New(1, histMax, 3), hdrhistogram.New(1, histMax, 3)
+		for i := range c.latencies {
+			lat.RecordValue(int64(c.latencies[i] * ms))
+			late.RecordValue(max(int64(c.late[i]*ms), 1))
+		}
+		m, l := res.Phases.Message, res.Lateness
+		q := func(h *hdrhistogram.Histogram, p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1e3 }
+		if m.Count != 5 || m.P50 != q(lat, 50) || m.Max != float64(lat.Max())/1e3 || m.Mean != lat.Mean()/1e3 {
+			t.Errorf("dot %v: latency %+v, want p50 %v max %v", c.dot, m, q(lat, 50), float64(lat.Max())/1e3)
+		}
+		if l == nil || l.Count != 5 || l.P50 != q(late, 50) || l.Max != float64(late.Max())/1e3 {
+			t.Errorf("dot %v: lateness %+v, want p50 %v max %v", c.dot, l, q(late, 50), float64(late.Max())/1e3)
+		}
+	}
+}
+
+// -c's counter, the progress lines (one per second of the test's clock)
+// and the interval log.
+func TestCounterProgressLog(t *testing.T) {
+	clk := newFakeClock()
+	f := &fakeServer{clk: clk, delay: map[string]time.Duration{".": 400 * time.Millisecond}}
+	cfg := base(f.start(t))
+	var counter, progress, hlog bytes.Buffer
+	cfg.Messages, cfg.Reuse, cfg.Counter, cfg.Progress, cfg.HdrLog = 5, true, &counter, &progress, &hlog
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 5 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if counter.String() != "1\r2\r3\r4\r5\r\n" {
+		t.Errorf("counter %q", counter.String())
+	}
+	if n := strings.Count(progress.String(), "\n"); n < 2 || !strings.Contains(progress.String(), "delivered") {
+		t.Errorf("progress:\n%s", progress.String())
+	}
+	lr := hdrhistogram.NewHistogramLogReader(&hlog)
+	var total int64
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, hlog.String())
+		}
+		if h == nil {
+			break
+		}
+		total += h.TotalCount()
+	}
+	if total != 5 {
+		t.Errorf("the log holds %d latencies, want 5", total)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{},
+		{Addr: "x", Sessions: -1},
+		{Addr: "x", QPS: -1},
+		{Addr: "x", Body: "html"},
+		{Addr: "x", Body: "base64"},
+		{Addr: "x", From: "a\r\nRCPT TO:<b>"},
+	} {
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
+		}
+	}
+	for in, want := range map[string][2]string{
+		"host":             {"tcp", "host:25"},
+		"inet:host:2525":   {"tcp", "host:2525"},
+		"127.0.0.1:25":     {"tcp", "127.0.0.1:25"},
+		"[::1]:26":         {"tcp", "[::1]:26"},
+		"::1":              {"tcp", "[::1]:25"},
+		"unix:/run/s.sock": {"unix", "/run/s.sock"},
+	} {
+		if n, a := Network(in); n != want[0] || a != want[1] {
+			t.Errorf("%q: %s %s, want %v", in, n, a, want)
+		}
+	}
+	if _, err := Verify(strings.NewReader("nothex 12\n"), nil); err == nil {
+		t.Error("a bad digest line was taken")
+	}
+}
