@@ -174,8 +174,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case serveErr = <-served:
 	}
 	if ctx.Err() == nil && runCtx.Err() != nil {
-		// -M: let the sessions have the last reply; QUIT ends them.
-		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+		// -M: let the sessions have the last reply; QUIT ends them, or
+		// else the time limit -t.
+		grace := cfg.Timeout
+		if grace == 0 {
+			grace = 10 * time.Second
+		}
+		sctx, scancel := context.WithTimeout(context.Background(), grace)
 		s.Shutdown(sctx)
 		scancel()
 	}

@@ -1,0 +1,153 @@
+package smtpsinkcmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/smtp"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+)
+
+// run starts the command with args on 127.0.0.1:0 and returns the address
+// from its first line, and a function that cancels its context (as SIGINT
+// does) and returns what it printed after that line, and its error.
+func run(t *testing.T, args ...string) (addr string, stop func() (string, error)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() {
+		err := Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, &stderr)
+		pw.Close()
+		done <- err
+	}()
+	br := bufio.NewReader(pr)
+	first, err := br.ReadString('\n')
+	if !strings.HasPrefix(first, "listening on ") {
+		cancel()
+		t.Fatalf("first line %q (%v); stderr %s", first, err, stderr.String())
+	}
+	rest := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(br)
+		rest <- string(b)
+	}()
+	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), func() (string, error) {
+		cancel()
+		err := <-done
+		return <-rest, err
+	}
+}
+
+func send(t *testing.T, addr, body string) {
+	t.Helper()
+	if err := smtp.SendMail(addr, nil, "a@x.test", []string{"b@y.test"}, []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The summary counts sessions, messages, bytes and error replies by
+// code; -digest logs one line per message with the digest of its data.
+func TestRunSummaryDigest(t *testing.T) {
+	addr, stop := run(t, "-digest", "md5", "-size", "100")
+	body := "Subject: x\r\n\r\nhello\r\n"
+	send(t, addr, body)
+	send(t, addr, body)
+	if err := smtp.SendMail(addr, nil, "a@x.test", []string{"b@y.test"}, []byte(strings.Repeat("z", 200))); err == nil ||
+		!strings.Contains(err.Error(), "552") {
+		t.Errorf("too large: %v", err)
+	}
+	out, err := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := md5.Sum([]byte(body))
+	h := hex.EncodeToString(sum[:])
+	// net/smtp hangs up without QUIT after the 552: one aborted session.
+	want := fmt.Sprintf("%s %d 1-1\n%s %d 2-1\nsessions 3 (aborted 1), messages 2, recipients 2, bytes %d\nerror replies 1 (552: 1)\n",
+		h, len(body), h, len(body), 2*len(body))
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// -json prints one object; -digest-log writes the lines to a file.
+func TestRunJSON(t *testing.T) {
+	logf := filepath.Join(t.TempDir(), "digests")
+	addr, stop := run(t, "-json", "-digest", "sha256", "-digest-log", logf, "-f", "rcpt")
+	if err := smtp.SendMail(addr, nil, "a@x.test", []string{"b@y.test"}, []byte("x\r\n")); err == nil {
+		t.Error("RCPT was not refused")
+	}
+	out, err := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Addr     string            `json:"addr"`
+		Sessions int               `json:"sessions"`
+		Messages int               `json:"messages"`
+		Errors   map[string]uint64 `json:"errors"`
+		Total    uint64            `json:"error_replies"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if res.Addr != addr || res.Sessions != 1 || res.Messages != 0 || res.Errors["500"] != 1 || res.Total != 1 {
+		t.Errorf("result %+v", res)
+	}
+	if b, err := os.ReadFile(logf); err != nil || len(b) != 0 {
+		t.Errorf("digest log %q %v", b, err)
+	}
+}
+
+// -M stops after that many messages, once their replies are out.
+func TestRunMaxMessages(t *testing.T) {
+	ctx := context.Background()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-M", "2"}, pw, io.Discard)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	first, _ := br.ReadString('\n')
+	addr := strings.TrimSpace(strings.TrimPrefix(first, "listening on "))
+	send(t, addr, "one\r\n")
+	send(t, addr, "two\r\n")
+	rest, _ := io.ReadAll(br)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rest), "messages 2,") {
+		t.Errorf("summary %q", rest)
+	}
+}
+
+// Command-line mistakes are usage errors (exit status 2).
+func TestRunUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
+		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-nosuchflag"},
+	} {
+		err := Run(context.Background(), args, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != 2 {
+			t.Errorf("%q: %v (status %d), want a usage error", args, err, status)
+		}
+	}
+	var se cli.StatusError
+	if err := Run(context.Background(), []string{"-addr", "256.0.0.1:x"}, io.Discard, io.Discard); err == nil || errors.As(err, &se) {
+		t.Errorf("bad address: %v", err)
+	}
+}

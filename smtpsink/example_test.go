@@ -1,0 +1,72 @@
+package smtpsink_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/smtp"
+	"strings"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/smtpsink"
+)
+
+// A sink inside an integration test: the code under test sends mail to
+// it, and OnMessage has seen each message by the time the client has the
+// reply.
+func Example() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // closes the sink
+	got := make(chan smtpsink.Message, 10)
+	s, err := smtpsink.Listen(ctx, smtpsink.Config{
+		Addr:      "127.0.0.1:0",
+		MaxSize:   1 << 20,
+		Digest:    digest.SHA256,
+		OnMessage: func(m smtpsink.Message) { got <- m },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve()
+
+	// The code under test; here the standard library's client.
+	body := "Subject: hello\r\n\r\nHello, sink.\r\n"
+	if err := smtp.SendMail(s.Addr().String(), nil, "app@example.com", []string{"ops@example.com", "dev@example.com"}, []byte(body)); err != nil {
+		log.Fatal(err)
+	}
+
+	m := <-got
+	fmt.Println(m.From, strings.Join(m.To, " "), m.Size)
+	fmt.Println(m.Digest)
+	want, _ := digest.Reader(digest.SHA256, strings.NewReader(body))
+	fmt.Println(m.Digest.Equal(want))
+	st := s.Stats()
+	fmt.Println(st.Messages, st.Recipients, st.Bytes, st.ErrorCount())
+	// Output:
+	// app@example.com ops@example.com dev@example.com 32
+	// 5d752bc0a0fa4308af0d2935c4337ae01d8938bea50c8d2dbdf2b240551595e9
+	// true
+	// 1 2 32 0
+}
+
+// Forced replies and a size limit make the failures a client must handle.
+func ExampleConfig_force() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := smtpsink.Listen(ctx, smtpsink.Config{
+		Addr: "127.0.0.1:0",
+		Force: map[string]smtpsink.Reply{
+			"RCPT": {Code: 450, Text: "4.2.0 try again later"},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve()
+	err = smtp.SendMail(s.Addr().String(), nil, "a@example.com", []string{"b@example.com"}, []byte("x\r\n"))
+	fmt.Println(err)
+	fmt.Println(s.Stats().Errors)
+	// Output:
+	// 450 "4.2.0 try again later"
+	// map[450:1]
+}
