@@ -14,7 +14,7 @@ import (
 
 type counters struct {
 	started, delivered, failed, rcptOK, conns, bytes, data atomic.Int64
-	connect, io, protocol, reject                        atomic.Int64
+	connect, io, protocol, reject                          atomic.Int64
 }
 
 type run struct {
