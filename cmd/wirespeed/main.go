@@ -4,6 +4,7 @@
 //	wirespeed bench net [flags]          compare the serve engines under tcpperf load
 //	wirespeed sum [OPTION]... [FILE]...  md5sum/sha*sum, in parallel
 //	wirespeed serve [flags]              echo or line server on one engine
+//	wirespeed smtp-sink [flags]          SMTP/LMTP server that accepts and discards mail
 //	wirespeed tcpperf [flags]            TCP latency load generator
 //	wirespeed help                       list the commands
 //
@@ -22,6 +23,7 @@ import (
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/serve"
+	"github.com/wirespeed/wirespeed/internal/smtpsinkcmd"
 	"github.com/wirespeed/wirespeed/internal/sumcmd"
 	"github.com/wirespeed/wirespeed/internal/tcpperfcmd"
 )
@@ -45,6 +47,9 @@ func commands() []command {
 		}},
 		{name: "serve", summary: serve.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return serve.Run(ctx, args, stdout, stderr)
+		}},
+		{name: "smtp-sink", summary: smtpsinkcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+			return smtpsinkcmd.Run(ctx, args, stdout, stderr)
 		}},
 		{name: "sum", summary: sumcmd.Summary, run: sumcmd.Run},
 		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
