@@ -1,0 +1,79 @@
+package smtpsink
+
+import (
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Whatever the peer sends, a session holds a bounded amount: a 16 MiB
+// command line, a 16 MiB message line and thousands of recipients
+// allocate far less than they weigh.
+func TestMemoryBounded(t *testing.T) {
+	s := startSink(t, Config{MaxRecipients: 100}, hooks{})
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	var rcpts strings.Builder
+	for range 5000 {
+		rcpts.WriteString("RCPT TO:<" + strings.Repeat("r", 200) + "@b>\r\n")
+	}
+	rcptBytes := []byte(rcpts.String())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	errc := make(chan error, 1)
+	go func() {
+		w := func(b []byte) {
+			if _, err := c.raw.Write(b); err != nil {
+				errc <- err
+			}
+		}
+		for range 256 {
+			w(chunk)
+		}
+		w([]byte("\r\nMAIL FROM:<a@b>\r\n"))
+		w(rcptBytes)
+		w([]byte("DATA\r\n"))
+		for range 256 {
+			w(chunk)
+		}
+		w([]byte("\r\n.\r\n"))
+		errc <- nil
+	}()
+	if got := c.codes(2); got != "500 250" {
+		t.Fatalf("got %s", got)
+	}
+	for i := range 5000 {
+		want := 250
+		if i >= 100 {
+			want = 452
+		}
+		c.expect(want)
+	}
+	c.expect(354)
+	c.expect(250)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// 33 MiB and 1 MiB of recipients went in; the client's reading of
+	// 5000 replies allocates too.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("%d MiB allocated", alloc>>20)
+	} else {
+		t.Logf("%d KiB allocated", alloc>>10)
+	}
+	c.cmd(221, "QUIT")
+}
+
+// A session that sends nothing for Timeout is closed.
+func TestTimeout(t *testing.T) {
+	s := startSink(t, Config{Timeout: 20 * time.Millisecond}, hooks{})
+	c := dial(t, s)
+	if _, err := c.R.ReadByte(); err != io.EOF {
+		t.Errorf("idle session: %v, want EOF", err)
+	}
+}
