@@ -28,6 +28,7 @@ func (w *Writer) DotWriter() io.WriteCloser {
 // connection). Close adds a final "\r\n" if the last line is open.
 func (w *Writer) DotWriterMode(mode dot.Mode) io.WriteCloser {
 	w.closeDot()
+	w.closeChunks()
 	// Each block gets its own writer: one used after its block, like
 	// net/textproto's, goes on writing to w.W in its own state.
 	w.dot = &dotWriter{w: w, enc: dot.Encoder{Mode: mode}, open: true}

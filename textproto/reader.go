@@ -32,10 +32,11 @@ const keepScratch = 64 << 10
 // net/textproto's does, apart from the deviation the package documentation
 // describes. SetLimits adds bounds on what it accepts.
 type Reader struct {
-	R   *bufio.Reader
-	dot *DotReader
-	buf []byte // joins continued lines
-	lim Limits
+	R    *bufio.Reader
+	dot  *DotReader
+	bdat *Chunk // the BDAT chunk being read
+	buf  []byte // joins continued lines
+	lim  Limits
 
 	limited bool // lim sets a line or header limit
 
@@ -87,6 +88,7 @@ func (r *Reader) Limits() Limits { return r.lim }
 // unread.
 func (r *Reader) begin() error {
 	r.closeDot()
+	r.closeChunk()
 	if r.err != nil {
 		err := r.err
 		r.err = nil
@@ -175,7 +177,7 @@ func (r *Reader) ReadLineBytes() ([]byte, error) {
 // line unread. base is the length of the logical line read before this
 // physical line (see readContinuedLineSlice), for MaxLineBytes.
 func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
-	if r.dot != nil || r.err != nil || r.skipLine || r.skipHeader {
+	if r.dot != nil || r.bdat != nil || r.err != nil || r.skipLine || r.skipHeader {
 		if err := r.begin(); err != nil {
 			return nil, err
 		}

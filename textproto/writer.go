@@ -7,8 +7,9 @@ import (
 
 // A Writer writes the lines and dot-encoded blocks of a text protocol to W.
 type Writer struct {
-	W   *bufio.Writer
-	dot *dotWriter
+	W      *bufio.Writer
+	dot    *dotWriter
+	chunks *ChunkWriter
 }
 
 // NewWriter returns a [Writer] that writes to w.
@@ -18,11 +19,12 @@ func NewWriter(w *bufio.Writer) *Writer {
 
 var crlf = []byte("\r\n")
 
-// PrintfLine closes an open DotWriter, writes the line formatted by format
+// PrintfLine closes an open DotWriter or ChunkWriter, writes the line formatted by format
 // and args (as fmt.Fprintf would) followed by \r\n, and flushes W. It
 // returns the error of the flush, which reports any earlier write error.
 func (w *Writer) PrintfLine(format string, args ...any) error {
 	w.closeDot()
+	w.closeChunks()
 	fmt.Fprintf(w.W, format, args...)
 	w.W.Write(crlf)
 	return w.W.Flush()
