@@ -218,10 +218,10 @@ func (s *session) open(ctx context.Context) error {
 	}
 	for {
 		fmt.Fprintf(s.c.bw, "%s %s\r\n", verb, r.cfg.Helo)
+		t = r.now()
 		if err := s.flush(ctx, strings.ToLower(verb)); err != nil {
 			return err
 		}
-		t = r.now()
 		code, msg, err := s.reply(ctx, strings.ToLower(verb))
 		if err != nil {
 			return err
@@ -324,10 +324,10 @@ func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
 		return s.pipelined(ctx, bdat)
 	}
 	c.bw.Write(r.mailCmd)
+	t := r.now()
 	if s.flush(ctx, "mail") != nil {
 		return false, false
 	}
-	t := r.now()
 	code, _, err := s.reply(ctx, "mail")
 	if err != nil {
 		return false, false
@@ -339,10 +339,10 @@ func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
 	accepted := 0
 	for _, rc := range r.rcptCmds {
 		c.bw.Write(rc)
+		t := r.now()
 		if s.flush(ctx, "rcpt") != nil {
 			return false, false
 		}
-		t := r.now()
 		code, _, err := s.reply(ctx, "rcpt")
 		if err != nil {
 			return false, false
@@ -360,10 +360,10 @@ func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
 		return s.chunks(ctx, accepted, false)
 	}
 	c.bw.WriteString("DATA\r\n")
+	t = r.now()
 	if s.flush(ctx, "data") != nil {
 		return false, false
 	}
-	t = r.now()
 	code, _, err = s.reply(ctx, "data")
 	if err != nil {
 		return false, false
@@ -388,10 +388,10 @@ func (s *session) pipelined(ctx context.Context, bdat bool) (ok, open bool) {
 		return s.chunks(ctx, 0, true)
 	}
 	c.bw.WriteString("DATA\r\n")
+	t := r.now()
 	if s.flush(ctx, "mail") != nil {
 		return false, false
 	}
-	t := r.now()
 	mailOK, accepted, err := s.envelopeReplies(ctx, t)
 	if err != nil {
 		return false, false
