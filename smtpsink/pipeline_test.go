@@ -17,7 +17,8 @@ var pipelineGroups = []struct{ send, reply string }{
 		"250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n250 2.1.5 Ok\r\n500 5.5.2 Error: command not recognized\r\n354 End data with <CR><LF>.<CR><LF>\r\n"},
 	{"Subject: s\r\n\r\nbody\r\n.\r\nMAIL FROM:<a@b>\r\nRCPT TO:<x@y>\r\nDATA\r\n",
 		"250 2.0.0 Ok: queued as 1-1\r\n250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n"},
-	{"..\r\n.\r\nRSET\r\nQUIT\r\n", "250 2.0.0 Ok: queued as 1-2\r\n250 2.0.0 Ok\r\n221 2.0.0 Bye\r\n"},
+	{"..\r\n.\r\nMAIL FROM:<a@b>\r\nRCPT TO:<x@y>\r\nBDAT 5\r\nhelloBDAT 4 LAST\r\n..\r\nRSET\r\nQUIT\r\n",
+		"250 2.0.0 Ok: queued as 1-2\r\n250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n250 2.0.0 5 octets received\r\n250 2.0.0 Ok: queued as 1-3\r\n250 2.0.0 Ok\r\n221 2.0.0 Bye\r\n"},
 }
 
 // A pipelined group that arrives in one read is answered in one write.
