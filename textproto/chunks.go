@@ -94,7 +94,8 @@ type Chunks struct {
 	scan     bool  // the line rules must be checked
 	useDec   bool  // by dec (all but BareNormalize)
 	dec      dot.Decoder
-	decBase  int64 // the offset in the data where dec started
+	decBase  int64              // the offset in the data where dec started
+	scratch  *[writeToSize]byte // from writeToBufs, for the message
 
 	size  int64 // data bytes returned
 	off   int64 // data bytes consumed, of all chunks
@@ -240,6 +241,10 @@ func (k *Chunk) end() error {
 	if c.found != c.dfor {
 		c.derr, c.dfor = c.dataErr(), c.found
 	}
+	if c.ended && c.scratch != nil {
+		writeToBufs.Put(c.scratch)
+		c.scratch = nil
+	}
 	return k.finalErr()
 }
 
@@ -349,8 +354,7 @@ func (k *Chunk) WriteTo(w io.Writer) (written int64, err error) {
 	if k.open {
 		var buf *[writeToSize]byte
 		if c.bare == dot.BareNormalize && !c.binary {
-			buf = writeToBufs.Get().(*[writeToSize]byte)
-			defer writeToBufs.Put(buf)
+			buf = c.buf()
 		}
 		for k.left > 0 {
 			src, err := k.window()
@@ -460,8 +464,7 @@ func (c *Chunks) check(src []byte) int {
 // (BDAT data may hold "\r\n.\r\n") it is started again, at the start of
 // a line, as the data goes on.
 func (c *Chunks) decCheck(src []byte) int {
-	buf := writeToBufs.Get().(*[writeToSize]byte)
-	defer writeToBufs.Put(buf)
+	buf := c.buf()
 	clean := c.dec.Err() == nil
 	base, n := c.off, len(src)
 	for len(src) > 0 {
@@ -488,14 +491,21 @@ func (c *Chunks) decCheck(src []byte) int {
 // decEnd checks the end of the data with the decoder: a CR there is bare.
 func (c *Chunks) decEnd() {
 	if !c.dec.Done() {
-		buf := writeToBufs.Get().(*[writeToSize]byte)
-		_, _, err := c.dec.Transform(buf[:], endMarker, true)
-		writeToBufs.Put(buf)
+		_, _, err := c.dec.Transform(c.buf()[:], endMarker, true)
 		c.harvest(err)
 	}
 }
 
 var endMarker = []byte("\r\n.\r\n")
+
+// buf returns the message's scratch buffer, taken from writeToBufs on
+// first use and put back after the LAST chunk.
+func (c *Chunks) buf() *[writeToSize]byte {
+	if c.scratch == nil {
+		c.scratch = writeToBufs.Get().(*[writeToSize]byte)
+	}
+	return c.scratch
+}
 
 // harvest records the problems of a decoder's error.
 func (c *Chunks) harvest(err error) {
