@@ -3,7 +3,9 @@ package smtpsink
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,5 +111,54 @@ func TestSMTPSource(t *testing.T) {
 				t.Errorf("%s sessions, want %d", strconv.FormatUint(st.Sessions, 10), wantSessions)
 			}
 		})
+	}
+}
+
+// Perl's Net::SMTP (libnet, part of Perl), a client nobody here wrote,
+// sends BODY=BINARYMIME in BDAT chunks, the only way it uses CHUNKING:
+// binary data with NULs, bare CR and LF and an embedded CRLF "." CRLF
+// arrives unchanged. (Net::SMTP speaks SMTP only; TestBDATLMTP covers
+// LMTP.)
+func TestNetSMTPBDAT(t *testing.T) {
+	perl := tooltest.Path(t, "perl")
+	if out, err := exec.Command(perl, "-MNet::SMTP", "-e", "exit(Net::SMTP->can('bdatlast') ? 0 : 1)").CombinedOutput(); err != nil {
+		tooltest.Unavailable(t, "perl's Net::SMTP has no bdatlast: %v %s", err, out)
+	}
+	var data []byte
+	for i := range 70000 {
+		data = append(data, byte(i*7), byte(i))
+	}
+	data = append(data, "\r\n.\r\n\n.\n\r"...)
+	path := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Chunks of 0, 1, 4096 and 65537 bytes, then the rest with LAST.
+	script := `
+use strict; use Net::SMTP;
+my ($addr, $path) = @ARGV;
+open(my $f, '<:raw', $path) or die; local $/; my $d = <$f>;
+my $s = Net::SMTP->new($addr, Hello => 'perl.test', Timeout => 20) or die "connect: $@";
+$s->mail('p@perl.test', Bits => 'binary') or die "MAIL: " . $s->message;
+$s->to('a@b.test', 'c@d.test') or die "RCPT: " . $s->message;
+my $off = 0;
+for my $n (0, 1, 4096, 65537) { $s->bdat(substr($d, $off, $n)) or die "BDAT $n: " . $s->message; $off += $n; }
+$s->bdatlast(substr($d, $off)) or die "BDAT LAST: " . $s->code . " " . $s->message;
+$s->quit or die "QUIT";
+`
+	var got messages
+	s := startSink(t, Config{Digest: digest.SHA256, OnMessage: got.add}, hooks{})
+	out, err := exec.Command(perl, "-e", script, s.Addr().String(), path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("perl: %v\n%s", err, out)
+	}
+	ms := got.all()
+	sum := sha256.Sum256(data)
+	if len(ms) != 1 || ms[0].Size != int64(len(data)) || ms[0].Chunks != 5 || ms[0].Body != "BINARYMIME" ||
+		ms[0].Digest.String() != hex.EncodeToString(sum[:]) {
+		t.Errorf("messages %+v, want %d bytes", ms, len(data))
+	}
+	if st := s.Stats(); st.ErrorCount() != 0 || st.Aborted != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
