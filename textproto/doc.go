@@ -50,7 +50,20 @@
 // peer. Discarding reads as much as the peer sends: bound it with a deadline
 // on the connection. If it fails with a read error, the call returns that
 // error and the next call resumes it. ReadDotLines and dot readers read a
-// block that breaks a limit to its end line before they fail.
+// block that breaks a limit to its end line before they fail, and BDAT
+// chunks are read to their end.
+//
+// # Errors in message data
+//
+// Message data (a dot block, or the chunks of a BDAT message) that breaks
+// a limit or a rule of its framing is read to its end before the error is
+// reported, so the server can answer and read the next command. The error
+// matches every kind of problem found with errors.Is: [dot.ErrTooLarge],
+// [dot.ErrLineTooLong], and a [*dot.SyntaxError] for a bare LF and one for
+// a bare CR, in that order of precedence, which its text follows. A server
+// should answer by the first that matches: too large takes precedence over
+// problems with the content, as in go-smtp and chasquid, so a message too
+// large gets 552 whatever else is wrong with it.
 //
 // # Dot encoding
 //
@@ -81,6 +94,19 @@
 // *dot.SyntaxError, and its Close then returns the error without writing the
 // end line: a message cut short must not be delivered, so drop the
 // connection.
+//
+// [Reader.DotReaderWith] takes a block's mode, bare CR/LF policy
+// ([dot.BarePolicy]) and limits, in place of the Reader's [Limits], and
+// its [*DotReader] tells the decoded size so far.
+//
+// # BDAT
+//
+// [Reader.Chunks] reads a message sent in BDAT chunks (RFC 3030 CHUNKING,
+// with BINARYMIME) under the same limits and line rules as dot blocks,
+// counted over the whole message: the server reads each BDAT command and
+// hands its size to [Chunks.Next]. The data is not dot-encoded; a chunk
+// implements [io.WriterTo], which writes straight out of R's buffer.
+// [Writer.WriteChunk] and [Writer.ChunkWriter] send chunks.
 //
 // # Memory
 //

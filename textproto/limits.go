@@ -21,12 +21,24 @@ import (
 // its empty line) without buffering it, then reads on. So a server can
 // reply with an error and stay in step with its peer. Reading R directly
 // instead sees the unread rest.
+//
+// MaxLineBytes and MaxDotBytes also bound message data: dot-encoded blocks
+// and BDAT chunks. There a limit fails the block or message only once it
+// has been read to its end, with dot's errors (see the package
+// documentation on errors in message data). [Reader.DotReaderWith] and
+// [Reader.Chunks] take other limits for one block or message.
 type Limits struct {
 	// MaxLineBytes bounds the length of one line, not counting its line
 	// ending. For ReadContinuedLine and ReadMIMEHeader a line and its
 	// continuation lines count as one line, with the line breaks and
 	// white space between them. Longer lines fail with an error matching
 	// ErrLineTooLong.
+	//
+	// It bounds the lines of dot blocks too, counted on the wire (a
+	// stuffing dot included), and of BDAT messages that are not
+	// BINARYMIME: dot readers and chunks fail with dot.ErrLineTooLong,
+	// ReadDotLines with ErrLineTooLong, which matches dot.ErrLineTooLong
+	// as well.
 	MaxLineBytes int
 
 	// MaxHeaderBytes bounds the total size of the fields of a MIME header
@@ -39,9 +51,13 @@ type Limits struct {
 	// More fields fail with an error matching ErrHeaderTooLarge.
 	MaxHeaderFields int
 
-	// MaxDotBytes bounds the decoded size of one dot-encoded block.
-	// Larger blocks fail with an error matching dot.ErrTooLarge, after the
-	// rest of the block, terminator included, has been read and discarded.
+	// MaxDotBytes bounds the decoded size of one dot-encoded block, and
+	// the data of one BDAT message, all its chunks together. Larger ones
+	// fail with an error matching dot.ErrTooLarge, after the rest of the
+	// block (terminator included) or chunk has been read and discarded.
+	// ReadDotLines counts each line it keeps as its length plus a string
+	// header (16 bytes on 64-bit systems), so that the lines it returns
+	// take at most about MaxDotBytes of memory.
 	MaxDotBytes int64
 }
 
