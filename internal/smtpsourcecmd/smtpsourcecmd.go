@@ -1,0 +1,230 @@
+// Package smtpsourcecmd is `wirespeed smtp-source`, the command-line front
+// end of package smtpsource: Postfix smtp-source's flags with their
+// meanings, and more.
+package smtpsourcecmd
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsource"
+)
+
+// Summary is the one-line description of the command.
+const Summary = "SMTP/LMTP load client: Postfix smtp-source's flags, plus pipelining, BDAT, open loop, per-phase percentiles"
+
+// Run runs `wirespeed smtp-source` with the arguments after
+// "smtp-source" until the messages are sent or ctx is cancelled. A run
+// that counted errors, or whose -verify found a difference, returns
+// cli.StatusError 1 after printing its result.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("smtp-source", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg smtpsource.Config
+	// Postfix smtp-source's flags, with its meanings.
+	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel (smtp-source -s)")
+	fs.IntVar(&cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
+	fs.IntVar(&cfg.Length, "l", 0, "body `length` in bytes, not counting the header nor the last CRLF; 0: smtp-source's four-line body (smtp-source -l)")
+	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
+	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
+	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>) (smtp-source -f)")
+	fs.StringVar(&cfg.To, "t", "", "recipient `address` (default foo@<-M name>) (smtp-source -t)")
+	fs.StringVar(&cfg.Helo, "M", "", "`name` for EHLO and the default addresses (default: the host name) (smtp-source -M)")
+	fs.StringVar(&cfg.Subject, "S", "", "a Subject header (smtp-source -S)")
+	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP (smtp-source -L)")
+	counter := fs.Bool("c", false, "a running count of completed messages on stdout, as smtp-source -c prints it (stderr with -json)")
+	// Beyond smtp-source.
+	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
+	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
+	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes`")
+	body := fs.String("body", "pattern", "body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
+	fs.Float64Var(&cfg.QPS, "qps", 0, "open loop: start `rate` messages per second over all sessions, latency from each intended start; 0: closed loop")
+	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
+	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "wait this long for each reply")
+	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
+	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
+	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of message latencies (ns) to `file`")
+	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-s sessions] [-m messages] [-l length] [-d] [-r recipients] [-f from] [-t to] [-L] [-c] [-pipelining] [-chunking] [-body kind] [-qps rate] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cli.StatusError{Status: 2} // the flag package has said why
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())
+	}
+	cfg.Addr = fs.Arg(0)
+	if path, ok := strings.CutPrefix(*body, "file:"); ok {
+		msg, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("smtp-source: %w", err)
+		}
+		cfg.Message = msg
+	} else {
+		cfg.Body = *body
+	}
+	if *counter {
+		cfg.Counter = stdout
+		if *jsonOut {
+			cfg.Counter = stderr
+		}
+	}
+	if !*quiet {
+		cfg.Progress = stderr
+	}
+	if *hdrLog != "" {
+		f, err := os.Create(*hdrLog)
+		if err != nil {
+			return fmt.Errorf("smtp-source: %w", err)
+		}
+		defer f.Close()
+		cfg.HdrLog = f
+	}
+	cfg.Digests = *verify != ""
+	res, err := smtpsource.Run(ctx, cfg)
+	if err != nil {
+		return err // it names smtpsource
+	}
+	var v *smtpsource.Verification
+	if *verify != "" {
+		f, err := os.Open(*verify)
+		if err != nil {
+			return fmt.Errorf("smtp-source: -verify: %w", err)
+		}
+		v, err = smtpsource.Verify(f, res.Digests)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if *jsonOut {
+		out := struct {
+			*smtpsource.Result
+			Verify *smtpsource.Verification `json:"verify,omitempty"`
+		}{res, v}
+		if err := json.NewEncoder(stdout).Encode(out); err != nil {
+			return err
+		}
+	} else if err := Print(stdout, res, v); err != nil {
+		return err
+	}
+	if res.Errors > 0 || (v != nil && !v.OK()) {
+		return cli.StatusError{Status: 1}
+	}
+	return nil
+}
+
+// Print writes r (and v, if not nil) for people: the load, the
+// throughput, the latencies by phase as a table, the reply codes and the
+// errors by kind.
+func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error {
+	load := "closed loop"
+	if r.TargetQPS > 0 {
+		load = fmt.Sprintf("open loop at %.0f msg/s", r.TargetQPS)
+	}
+	var ext []string
+	if r.Pipelining {
+		ext = append(ext, "pipelining")
+	}
+	if r.Chunking {
+		ext = append(ext, "BDAT")
+	}
+	if len(ext) > 0 {
+		load += ", " + strings.Join(ext, ", ")
+	}
+	fmt.Fprintf(w, "%s, %d sessions, %s, %d messages, -l %d, %d recipients each, %.3fs\n",
+		strings.ToUpper(r.Proto), r.Sessions, load, r.Messages, r.Length, r.Recipients, r.DurationS)
+	fmt.Fprintf(w, "delivered %d of %d started (failed %d), %.0f msg/s, %.2f MB/s, %d connections\n",
+		r.Delivered, r.Started, r.Failed, r.MsgPerS, r.MBPerS, r.Connections)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "µs\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
+	rows := r.Phases.List()
+	if r.Lateness != nil {
+		rows = append(rows, struct {
+			Name string
+			L    *smtpsource.Latency
+		}{"lateness", r.Lateness})
+	}
+	for _, p := range rows {
+		if l := p.L; l != nil {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", p.Name, l.Count, l.P50, l.P90, l.P99, l.P999, l.Max, l.Mean)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Lateness != nil {
+		fmt.Fprintln(w, "(lateness: start minus intended start, the tool's own floor when sessions are free; message latency counts from the intended start)")
+	}
+	fmt.Fprintf(w, "replies: %s\n", replies(r.Replies))
+	fmt.Fprintf(w, "errors %d (connect %d, i/o %d, protocol %d, rejections %d)\n",
+		r.Errors, r.ConnectErrors, r.IOErrors, r.ProtocolErrors, r.Rejections)
+	if r.FirstError != "" {
+		fmt.Fprintln(w, "first error:", r.FirstError)
+	}
+	if v != nil {
+		verdict := "ok"
+		if !v.OK() {
+			verdict = "MISMATCH"
+		}
+		fmt.Fprintf(w, "verify: %s: %d matched, %d delivered but not logged, %d logged but not delivered\n", verdict, v.Matched, v.Missing, v.Unexpected)
+	}
+	return nil
+}
+
+// phaseOrder is the order in which replies prints the phases.
+var phaseOrder = []string{"banner", "ehlo", "lhlo", "helo", "mail", "rcpt", "data", "bdat", "dot", "rset", "quit"}
+
+// replies formats reply counts as "banner 220×10; mail 250×99 451×1; ...".
+func replies(m map[string]map[int]int64) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, phase := range phaseOrder {
+		seen[phase] = true
+		if codes := m[phase]; codes != nil {
+			parts = append(parts, phase+" "+codeList(codes))
+		}
+	}
+	var rest []string
+	for phase := range m {
+		if !seen[phase] {
+			rest = append(rest, phase)
+		}
+	}
+	sort.Strings(rest)
+	for _, phase := range rest {
+		parts = append(parts, phase+" "+codeList(m[phase]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func codeList(codes map[int]int64) string {
+	keys := make([]int, 0, len(codes))
+	for c := range codes {
+		keys = append(keys, c)
+	}
+	sort.Ints(keys)
+	var b strings.Builder
+	for i, c := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d×%d", c, codes[c])
+	}
+	return b.String()
+}

@@ -1,0 +1,238 @@
+package smtpsourcecmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsource"
+	"github.com/wirespeed/wirespeed/textproto"
+)
+
+// sink is a minimal SMTP server on 127.0.0.1:0 that offers PIPELINING,
+// takes every message and, before it answers, logs the digest of each to
+// log as a sink does: "<hex md5> <bytes> <n>".
+type sink struct {
+	mu  sync.Mutex
+	log io.Writer
+	n   int
+}
+
+func (s *sink) start(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); defer c.Close(); s.serve(c) }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func (s *sink) serve(c net.Conn) {
+	tr := textproto.NewReader(bufio.NewReader(c))
+	w := bufio.NewWriter(c)
+	say := func(line string) {
+		w.WriteString(line + "\r\n")
+		if tr.R.Buffered() == 0 {
+			w.Flush()
+		}
+	}
+	say("220 sink ESMTP")
+	for {
+		line, err := tr.ReadLine()
+		if err != nil {
+			return
+		}
+		switch verb, _, _ := strings.Cut(strings.ToUpper(line), " "); verb {
+		case "EHLO":
+			say("250-sink\r\n250 PIPELINING")
+		case "DATA":
+			say("354 go ahead")
+			data, err := io.ReadAll(tr.DotReaderMode(dot.Raw))
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			if s.log != nil {
+				fmt.Fprintf(s.log, "%x %d %d\n", md5.Sum(data), len(data), s.n)
+			}
+			s.n++
+			s.mu.Unlock()
+			say("250 2.0.0 queued")
+		case "QUIT":
+			say("221 bye")
+			return
+		default:
+			say("250 ok")
+		}
+	}
+}
+
+// The flags reach smtpsource.Config, -json prints the Result, -hdr-log
+// writes a log. Counts are asserted, not
+// rates.
+func TestRunJSON(t *testing.T) {
+	var s sink
+	addr := s.start(t)
+	dir := t.TempDir()
+	hdr := filepath.Join(dir, "hdr.log")
+	var out, errb bytes.Buffer
+	args := []string{"-s", "2", "-m", "10", "-l", "500", "-d", "-r", "2", "-pipelining", "-body", "mail", "-json", "-q", "-hdr-log", hdr, addr}
+	if err := Run(context.Background(), args, &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	var res smtpsource.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	if res.Sessions != 2 || res.Messages != 10 || res.Length != 500 || res.Recipients != 2 || !res.Pipelining || res.Connections != 2 || res.Delivered != 10 || res.Errors != 0 {
+		t.Errorf("flags not passed on: %+v", res)
+	}
+	if res.Phases.Message == nil || res.Phases.Message.Count != 10 || res.Replies["rcpt"][250] != 20 {
+		t.Errorf("phases %+v, replies %v", res.Phases, res.Replies)
+	}
+	if errb.Len() != 0 {
+		t.Errorf("-q printed progress: %q", errb.String())
+	}
+	if fi, err := os.Stat(hdr); err != nil || fi.Size() == 0 {
+		t.Errorf("hdr log: %v, %v", fi, err)
+	}
+
+}
+
+// -verify compares the messages a run delivered with the digest log the
+// sink wrote meanwhile: all match; the messages of another run in the log
+// are reported. -c prints smtp-source's counter before
+// the result.
+func TestVerifyAndCounter(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "digests")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := sink{log: f}
+	addr := s.start(t)
+	ctx := context.Background()
+	var out, errb bytes.Buffer
+	args := []string{"-s", "3", "-m", "12", "-l", "3000", "-d", "-body", "mail", "-pipelining", "-c", "-q", "-M", "client.test", "-verify", logPath, addr}
+	if err := Run(ctx, args, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	o := out.String()
+	if !strings.HasPrefix(o, "1\r2\r3\r4\r5\r6\r7\r8\r9\r10\r11\r12\r\nSMTP, 3 sessions, closed loop, pipelining, 12 messages, -l 3000") {
+		t.Errorf("-c output:\n%q", o)
+	}
+	if !strings.Contains(o, "errors 0 ") || !strings.Contains(o, "verify: ok: 12 matched, 0 delivered but not logged, 0 logged but not delivered") {
+		t.Errorf("output:\n%s", o)
+	}
+	// The log now holds the 12 messages of the last run and the 2 of this
+	// one: the 12 are not this run's (their Message-Ids differ).
+	out.Reset()
+	args = []string{"-m", "2", "-l", "3000", "-d", "-body", "mail", "-json", "-q", "-M", "client.test", "-verify", logPath, addr}
+	err = Run(ctx, args, &out, &errb)
+	if status, print := cli.Status(err); status != 1 || print {
+		t.Errorf("mismatch: %v", err)
+	}
+	var v struct {
+		Delivered int64                   `json:"delivered"`
+		Verify    smtpsource.Verification `json:"verify"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Delivered != 2 || v.Verify.Matched != 2 || v.Verify.Missing != 0 || v.Verify.Unexpected != 12 {
+		t.Errorf("verify against a log of other messages: %+v %v", v, err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	ctx := context.Background()
+	err := Run(ctx, []string{"-nosuchflag"}, &out, &errb)
+	if status, print := cli.Status(err); status != 2 || print {
+		t.Errorf("bad flag: %v (status %d)", err, status)
+	}
+	for _, args := range [][]string{{}, {"-q"}} {
+		if status, print := cli.Status(Run(ctx, args, &out, &errb)); status != 2 || !print {
+			t.Errorf("%q: no address: status %d", args, status)
+		}
+	}
+	err = Run(ctx, []string{"a:1", "b:2"}, &out, &errb)
+	if status, print := cli.Status(err); status != 2 || !print {
+		t.Errorf("two addresses: %v (status %d)", err, status)
+	}
+	err = Run(ctx, []string{"-body", "html", "-q", "127.0.0.1:1"}, &out, &errb)
+	if !errors.Is(err, smtpsource.ErrConfig) {
+		t.Errorf("bad body: %v, want smtpsource.ErrConfig", err)
+	}
+	err = Run(ctx, []string{"-body", "file:/nonexistent/x", "-q", "127.0.0.1:1"}, &out, &errb)
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing body file: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	err = Run(ctx, []string{"-q", addr}, &out, &errb)
+	if status, print := cli.Status(err); !errors.Is(err, smtpsource.ErrConnect) || status != 1 || !print {
+		t.Errorf("refused: %v (status %d)", err, status)
+	}
+}
+
+func TestPrint(t *testing.T) {
+	l := func(n int64, p50 float64) *smtpsource.Latency {
+		return &smtpsource.Latency{Count: n, P50: p50, P90: 2 * p50, P99: 3 * p50, P999: 4 * p50, Max: 5 * p50, Mean: 1.5 * p50}
+	}
+	r := &smtpsource.Result{Proto: "smtp", Sessions: 10, Messages: 100, Length: 4096, Recipients: 1, TargetQPS: 50, Pipelining: true, DurationS: 2,
+		Started: 100, Delivered: 99, Failed: 1, Connections: 10, MsgPerS: 49.5, MBPerS: 0.21,
+		Replies: map[string]map[int]int64{"mail": {250: 99, 451: 1}, "banner": {220: 10}, "xclient": {250: 1}},
+		Phases:  smtpsource.Phases{Connect: l(10, 50), Mail: l(100, 20), Message: l(99, 300)}, Lateness: l(100, 1),
+		Errors: 1, Rejections: 1, FirstError: "mail: 451 try later"}
+	var b bytes.Buffer
+	if err := Print(&b, r, &smtpsource.Verification{Matched: 98, Missing: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := `SMTP, 10 sessions, open loop at 50 msg/s, pipelining, 100 messages, -l 4096, 1 recipients each, 2.000s
+delivered 99 of 100 started (failed 1), 50 msg/s, 0.21 MB/s, 10 connections
+        µs  count    p50    p90    p99   p99.9     max   mean
+   connect     10   50.0  100.0  150.0   200.0   250.0   75.0
+      mail    100   20.0   40.0   60.0    80.0   100.0   30.0
+   message     99  300.0  600.0  900.0  1200.0  1500.0  450.0
+  lateness    100    1.0    2.0    3.0     4.0     5.0    1.5
+(lateness: start minus intended start, the tool's own floor when sessions are free; message latency counts from the intended start)
+replies: banner 220×10; mail 250×99 451×1; xclient 250×1
+errors 1 (connect 0, i/o 0, protocol 0, rejections 1)
+first error: mail: 451 try later
+verify: MISMATCH: 98 matched, 1 delivered but not logged, 0 logged but not delivered
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
