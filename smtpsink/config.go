@@ -3,6 +3,7 @@ package smtpsink
 import (
 	"fmt"
 	"log"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,10 +82,13 @@ type Config struct {
 	// LAST). See [Reply].
 	Force map[string]Reply
 
-	// DataDelay is how long to wait before the reply to a message's data
-	// (after DATA's end line, or the LAST BDAT chunk), as Postfix
-	// smtp-sink's -w.
-	DataDelay time.Duration
+	// Delay is how long to wait before replying to each command named
+	// (the names of Force), as Postfix smtp-sink's -W: "DATA" before the
+	// 354 reply (smtp-sink's -w), "." before the reply to a message's data
+	// (after DATA's end line or the LAST BDAT chunk), "CONNECT" before the
+	// greeting. Replies to earlier pipelined commands still in the buffer
+	// wait with it.
+	Delay map[string]time.Duration
 
 	// Timeout bounds the wait for each read from the client and each write
 	// to it; a session that exceeds it is closed. 0 means none.
@@ -120,7 +124,7 @@ type Reply struct {
 	Close bool   // close the connection after the reply
 }
 
-// ForceCommands are the names Config.Force accepts.
+// ForceCommands are the names Config.Force and Config.Delay accept.
 var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
 
 func (c *Config) validate() error {
@@ -133,12 +137,16 @@ func (c *Config) validate() error {
 	if c.Bare > dot.BareNormalize {
 		return fmt.Errorf("smtpsink: unknown bare CR/LF policy %d", c.Bare)
 	}
-	for name, r := range c.Force {
-		known := false
-		for _, k := range ForceCommands {
-			known = known || k == name
+	for name, d := range c.Delay {
+		if !slices.Contains(ForceCommands, name) {
+			return fmt.Errorf("smtpsink: Delay: unknown command %q (one of %s)", name, strings.Join(ForceCommands, " "))
 		}
-		if !known {
+		if d < 0 {
+			return fmt.Errorf("smtpsink: Delay[%s]: negative", name)
+		}
+	}
+	for name, r := range c.Force {
+		if !slices.Contains(ForceCommands, name) {
 			return fmt.Errorf("smtpsink: Force: unknown command %q (one of %s)", name, strings.Join(ForceCommands, " "))
 		}
 		if r.Code == 0 && !r.Close || r.Code != 0 && (r.Code < 400 || r.Code > 599) {

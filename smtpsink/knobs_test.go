@@ -112,28 +112,35 @@ func TestForce(t *testing.T) {
 	})
 }
 
-// DataDelay waits before the reply to the data, through the clock the
-// test gives it: no reply can leave while the wait has not returned.
-func TestDataDelay(t *testing.T) {
+// Delay waits before the replies to the commands named, through the
+// clock the test gives it: DATA before the 354, "." before the reply to
+// the data. No reply can leave while a wait has not returned.
+func TestDelay(t *testing.T) {
 	waits := make(chan time.Duration)
 	release := make(chan struct{})
-	s := startSink(t, Config{DataDelay: 3 * time.Second}, hooks{sleep: func(d time.Duration) {
-		waits <- d
-		<-release
-	}})
+	s := startSink(t, Config{Delay: map[string]time.Duration{"DATA": 2 * time.Second, ".": 3 * time.Second}},
+		hooks{sleep: func(d time.Duration) {
+			waits <- d
+			<-release
+		}})
 	c := dial(t, s)
 	c.cmd(250, "EHLO c")
 	c.cmd(250, "MAIL FROM:<a@b>")
 	c.cmd(250, "RCPT TO:<a@b>")
-	c.cmd(354, "DATA")
+	c.send("DATA\r\n")
+	if d := <-waits; d != 2*time.Second {
+		t.Errorf("DATA waited %v", d)
+	}
+	release <- struct{}{}
+	c.expect(354)
 	c.send("x\r\n.\r\n")
 	if d := <-waits; d != 3*time.Second {
-		t.Errorf("waited %v", d)
+		t.Errorf(". waited %v", d)
 	}
 	if st := s.Stats(); st.Messages != 0 {
 		t.Errorf("message counted before the wait ended: %+v", st)
 	}
-	close(release)
+	release <- struct{}{}
 	c.expect(250)
 	c.cmd(221, "QUIT")
 }

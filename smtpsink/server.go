@@ -91,7 +91,7 @@ type Server struct {
 
 // hooks let tests reach inside; Listen passes none.
 type hooks struct {
-	sleep   func(d time.Duration)   // DataDelay: waits d (nil: a timer, cut short by Close)
+	sleep   func(d time.Duration)   // Delay: waits d (nil: a timer, cut short by Close)
 	wrap    func(net.Conn) net.Conn // wraps each accepted connection
 	readBuf int                     // size of each session's read buffer (0: readBufSize)
 }

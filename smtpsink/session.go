@@ -91,6 +91,9 @@ func newSession(s *Server, c net.Conn, id uint64) *session {
 // run serves the session until QUIT (it then returns true), the peer
 // leaves, a write fails or a forced reply closes it.
 func (ss *session) run() bool {
+	if !ss.delay("CONNECT") {
+		return false
+	}
 	if f, ok := ss.cfg.Force["CONNECT"]; ok {
 		if !ss.forced(f) {
 			return false
@@ -136,6 +139,9 @@ func (ss *session) command(line string) (sync, ok bool) {
 		verb, arg = line[:i], line[i+1:]
 	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
+	if !ss.delay(verb) {
+		return false, false
+	}
 	if f, ok := ss.cfg.Force[verb]; ok && verb != "BDAT" {
 		if verb == "QUIT" {
 			ss.quit = true
@@ -512,10 +518,8 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	case err != nil:
 		code, text = dataReply(err)
 	}
-	if d := ss.cfg.DataDelay; d > 0 {
-		if !ss.sleep(d) {
-			return false
-		}
+	if !ss.delay(".") {
+		return false
 	}
 	if code == 250 {
 		ss.nmsg++
@@ -563,6 +567,18 @@ func (ss *session) queuedText() string {
 	b = append(b, '-')
 	b = strconv.AppendInt(b, int64(ss.nmsg), 10)
 	return string(b)
+}
+
+// delay waits as long as Config.Delay says for the command, or until the
+// server closes (then it returns false).
+func (ss *session) delay(cmd string) bool {
+	if len(ss.cfg.Delay) == 0 {
+		return true
+	}
+	if d := ss.cfg.Delay[cmd]; d > 0 {
+		return ss.sleep(d)
+	}
+	return true
 }
 
 // sleep waits d, or until the server closes (then it returns false).

@@ -58,7 +58,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shut := fs.String("Q", "", "commands to answer with 421 and disconnect (as smtp-sink -Q)")
 	var replies replyFlag
 	fs.Var(&replies, "reply", "CMD=CODE[:TEXT]: force reply CODE (400-599) to CMD; repeatable, e.g. -reply RCPT=550")
-	fs.Var((*seconds)(&cfg.DataDelay), "w", "wait this long before the reply to a message's data, in seconds or as a duration (as smtp-sink -w)")
+	delays := delayFlag{}
+	fs.Var(oneDelay{"DATA", delays}, "w", "wait this long before the reply to DATA (354), in seconds or as a duration (as smtp-sink -w)")
+	fs.Var(delays, "W", "CMD:DELAY: wait DELAY before the reply to CMD (\".\": to a message's data); repeatable (as smtp-sink -W, without odds)")
 	cfg.Timeout = 100 * time.Second
 	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
 	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
@@ -107,6 +109,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for c, r := range replies {
 		cfg.Force[c] = r
 	}
+	cfg.Delay = delays
 	if cfg.MaxCommandBytes <= 0 || cfg.MaxRecipients <= 0 {
 		return cli.Usagef("smtp-sink: -cmd-line and -max-rcpt must be positive")
 	}
@@ -250,6 +253,42 @@ func (s *seconds) Set(v string) error {
 		return fmt.Errorf("want seconds or a duration such as 250ms")
 	}
 	*s = seconds(d)
+	return nil
+}
+
+// delayFlag collects -W CMD:DELAY.
+type delayFlag map[string]time.Duration
+
+func (f delayFlag) String() string { return "" }
+
+func (f delayFlag) Set(v string) error {
+	cmd, d, ok := strings.Cut(v, ":")
+	cmd = strings.ToUpper(cmd)
+	if !ok || !slices.Contains(smtpsink.ForceCommands, cmd) {
+		return fmt.Errorf("want CMD:DELAY with CMD one of %s", strings.Join(smtpsink.ForceCommands, " "))
+	}
+	var s seconds
+	if err := s.Set(d); err != nil {
+		return err
+	}
+	f[cmd] = time.Duration(s)
+	return nil
+}
+
+// oneDelay sets dst[cmd]: -w is -W DATA:DELAY.
+type oneDelay struct {
+	cmd string
+	dst delayFlag
+}
+
+func (o oneDelay) String() string { return "0s" }
+
+func (o oneDelay) Set(v string) error {
+	var s seconds
+	if err := s.Set(v); err != nil {
+		return err
+	}
+	o.dst[o.cmd] = time.Duration(s)
 	return nil
 }
 

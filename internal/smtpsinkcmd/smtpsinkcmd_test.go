@@ -83,6 +83,17 @@ func TestRunSummaryDigest(t *testing.T) {
 	}
 }
 
+// -w and -W delay replies (here by a millisecond; the waits themselves
+// are tested in package smtpsink with its clock).
+func TestRunDelay(t *testing.T) {
+	addr, stop := run(t, "-w", "0.001", "-W", "rcpt:1ms", "-W", ".:1ms")
+	send(t, addr, "x\r\n")
+	out, err := stop()
+	if err != nil || !strings.Contains(out, "messages 1,") {
+		t.Errorf("%v: %s", err, out)
+	}
+}
+
 // -json prints one object; -digest-log writes the lines to a file.
 func TestRunJSON(t *testing.T) {
 	logf := filepath.Join(t.TempDir(), "digests")
@@ -139,7 +150,7 @@ func TestRunMaxMessages(t *testing.T) {
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
-		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-nosuchflag"},
+		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
