@@ -52,6 +52,22 @@ func TestForce(t *testing.T) {
 		c.cmd(554, "DATA")
 		c.cmd(221, "QUIT")
 	})
+	t.Run("pipelined", func(t *testing.T) {
+		// A forced reply in the middle of a group leaves with the others.
+		cli, br, wl := pipeSession(t, Config{Force: map[string]Reply{"RCPT": {Code: 450}}}, hooks{})
+		cli.Write([]byte("EHLO c\r\n"))
+		io.ReadFull(br, make([]byte, len(ehloReply(&Config{Hostname: "smtp-sink"}))))
+		before := len(wl.log())
+		cli.Write([]byte("MAIL FROM:<a@b>\r\nRCPT TO:<a@b>\r\nRCPT TO:<c@d>\r\nDATA\r\n"))
+		want := "250 2.1.0 Ok\r\n450 4.3.0 Error: command failed\r\n450 4.3.0 Error: command failed\r\n554 5.5.1 Error: no valid recipients\r\n"
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(br, got); err != nil || string(got) != want {
+			t.Fatalf("got %q, %v", got, err)
+		}
+		if w := wl.log()[before:]; len(w) != 1 {
+			t.Errorf("%d writes: %q", len(w), w)
+		}
+	})
 	t.Run("soft dot", func(t *testing.T) {
 		s := startSink(t, Config{Force: map[string]Reply{".": {Code: 450}}}, hooks{})
 		c := dial(t, s)

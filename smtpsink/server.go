@@ -39,7 +39,6 @@ type Message struct {
 	SMTPUTF8   bool       // MAIL had the SMTPUTF8 parameter
 	Chunks     int        // BDAT chunks; 0 for DATA
 	RemoteAddr net.Addr   // the client's address
-	_          struct{}   // keyed fields only
 }
 
 // Stats are a Server's counters.

@@ -146,7 +146,7 @@ func (ss *session) command(line string) (sync, ok bool) {
 		if verb == "QUIT" {
 			ss.quit = true
 		}
-		return true, ss.forced(f)
+		return endsGroup(verb), ss.forced(f)
 	}
 	if ss.refused && verb != "QUIT" {
 		ss.reply(503, "5.5.1 Error: no service, QUIT only")
@@ -202,6 +202,16 @@ func (ss *session) command(line string) (sync, ok bool) {
 		ss.reply(500, "5.5.2 Error: command not recognized")
 	}
 	return false, true
+}
+
+// endsGroup reports the commands after which a pipelining client waits
+// for the replies (RFC 2920 §3.1), and HELP.
+func endsGroup(verb string) bool {
+	switch verb {
+	case "HELO", "EHLO", "LHLO", "DATA", "VRFY", "EXPN", "TURN", "QUIT", "NOOP", "HELP":
+		return true
+	}
+	return false
 }
 
 // forced sends a forced reply; it returns false if the session ends.
