@@ -24,6 +24,7 @@ type session struct {
 	replies map[string]map[int]int64
 	digests []Digest
 	hdr     []byte // the current message's header
+	msg     []byte // the current message, for BDAT without pipelining
 	pipe    bool   // pipelining used on the last connection
 	chunk   bool
 }
@@ -32,6 +33,7 @@ type session struct {
 type smtpConn struct {
 	nc         net.Conn
 	bw         *bufio.Writer
+	tw         *textproto.Writer // on bw
 	tr         *textproto.Reader
 	pipelining bool // offered
 	chunking   bool // offered
@@ -200,7 +202,8 @@ func (s *session) open(ctx context.Context) error {
 		tc.SetNoDelay(true)
 	}
 	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
-	s.c = &smtpConn{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
+	bw := bufio.NewWriterSize(nc, 32<<10)
+	s.c = &smtpConn{nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
 		stop: context.AfterFunc(ctx, func() { nc.Close() })}
 	t = r.now()
 	code, _, err := s.reply(ctx, "banner")
@@ -491,41 +494,22 @@ func (s *session) endReplies(ctx context.Context, accepted int, t int64) (ok, op
 	return delivered, false
 }
 
-// chunks sends the message as BDAT chunks of ChunkSize bytes. In a
-// pipelined group (the MAIL and RCPTs are buffered before them), all
-// chunks go out in one go and the replies are read after; otherwise each
-// chunk waits for its reply, and accepted says how many recipients the
-// server took.
+// chunks sends the message as BDAT chunks of ChunkSize bytes, with
+// textproto's chunk writers. In a pipelined group (the MAIL and RCPTs are
+// buffered before them), all chunks go out in one go and the replies are
+// read after; otherwise each chunk waits for its reply, and accepted says
+// how many recipients the server took.
 func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok, open bool) {
 	r := s.r
 	c := s.c
-	hdr, body := s.hdr, r.tmpl.body
-	total := len(hdr) + len(body)
 	size := r.cfg.ChunkSize
-	n := max(1, (total+size-1)/size) // chunks
-	var t int64
 	if pipelined {
-		t = r.now()
-	}
-	write := func(i int) {
-		from, to := i*size, min((i+1)*size, total)
-		fmt.Fprintf(c.bw, "BDAT %d", to-from)
-		if i == n-1 {
-			c.bw.WriteString(" LAST")
-		}
-		c.bw.WriteString("\r\n")
-		if from < len(hdr) {
-			c.bw.Write(hdr[from:min(to, len(hdr))])
-		}
-		if to > len(hdr) {
-			c.bw.Write(body[max(from-len(hdr), 0) : to-len(hdr)])
-		}
-	}
-	if pipelined {
-		for i := 0; i < n; i++ {
-			write(i)
-		}
-		if s.flush(ctx, "mail") != nil {
+		t := r.now()
+		cw := c.tw.ChunkWriter(size)
+		cw.Write(s.hdr)
+		cw.Write(r.tmpl.body)
+		if err := cw.Close(); err != nil { // flushes the group
+			s.ioFail(ctx, "mail", err)
 			return false, false
 		}
 		mailOK, acc, err := s.envelopeReplies(ctx, t)
@@ -533,7 +517,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 			return false, false
 		}
 		ok := true
-		for i := 0; i < n-1; i++ {
+		for i := 0; i < cw.Chunks()-1; i++ {
 			code, _, err := s.reply(ctx, "bdat")
 			if err != nil {
 				return false, false
@@ -549,12 +533,22 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		}
 		return s.endReplies(ctx, acc, t)
 	}
-	t = r.now()
-	for i := 0; i < n-1; i++ {
-		write(i)
-		if s.flush(ctx, "bdat") != nil {
+	t := r.now()
+	// One chunk may hold the end of the header and the start of the
+	// body: send them from one buffer.
+	s.msg = append(append(s.msg[:0], s.hdr...), r.tmpl.body...)
+	msg := s.msg
+	for {
+		n := min(size, len(msg))
+		last := n == len(msg)
+		if err := c.tw.WriteChunk(msg[:n], last); err != nil { // flushes
+			s.ioFail(ctx, "bdat", err)
 			return false, false
 		}
+		if last {
+			return s.endReplies(ctx, accepted, t)
+		}
+		msg = msg[n:]
 		code, _, err := s.reply(ctx, "bdat")
 		if err != nil {
 			return false, false
@@ -563,9 +557,4 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 			return false, true
 		}
 	}
-	write(n - 1)
-	if s.flush(ctx, "dot") != nil {
-		return false, false
-	}
-	return s.endReplies(ctx, accepted, t)
 }
