@@ -13,6 +13,15 @@
 // per session is bounded whatever the peer sends: command lines by
 // Config.MaxCommandBytes, recipients by Config.MaxRecipients, and message
 // data is streamed, never held.
+//
+// Replies are buffered and written when the session is about to wait for
+// input, or after a command that ends a pipelined group (EHLO, DATA,
+// VRFY, EXPN, TURN, QUIT, NOOP): a group that arrives in one read is
+// answered in one write, and no reply waits for input that may never
+// come.
+//
+// Not supported: STARTTLS, AUTH, DSN, XCLIENT; addresses are taken as
+// given between their angle brackets.
 package smtpsink
 
 import (
