@@ -63,17 +63,21 @@ func TestPipelineSplits(t *testing.T) {
 		}
 		want.WriteString(g.reply)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	splits := map[string]func(n int) int{
-		"bytes":   func(int) int { return 1 },
-		"random":  func(n int) int { return 1 + rng.IntN(min(n, 40)) },
-		"halves":  func(n int) int { return (n + 1) / 2 },
-		"whole":   func(n int) int { return n },
-		"random2": func(n int) int { return 1 + rng.IntN(n) },
+	rng := rand.New(rand.NewPCG(1, 2)) // the same pieces on every run
+	splits := []struct {
+		name  string
+		split func(n int) int
+	}{
+		{"bytes", func(int) int { return 1 }},
+		{"random", func(n int) int { return 1 + rng.IntN(min(n, 40)) }},
+		{"halves", func(n int) int { return (n + 1) / 2 }},
+		{"whole", func(n int) int { return n }},
+		{"random2", func(n int) int { return 1 + rng.IntN(n) }},
 	}
-	for name, split := range splits {
+	for _, sp := range splits {
+		split := sp.split
 		for _, bufSize := range []int{16, 4096} {
-			t.Run(name+"/"+strconv.Itoa(bufSize), func(t *testing.T) {
+			t.Run(sp.name+"/"+strconv.Itoa(bufSize), func(t *testing.T) {
 				cli, br, wl := pipeSession(t, Config{}, hooks{readBuf: bufSize})
 				pieces := 0
 				errc := make(chan error, 1)
