@@ -26,7 +26,8 @@ type fakeServer struct {
 	lmtp bool     // answer the end of data once per accepted recipient
 	// reply, if set, returns the reply to a command ("CONNECT" for the
 	// greeting, "." for the end of data, with the recipient as arg in
-	// LMTP); "" for the default, "close" to drop the connection instead.
+	// LMTP); "" for the default, "close" to drop the connection instead,
+	// "hang" to read on and never answer.
 	reply func(verb, arg string) string
 	// clk, if set, is moved on by delay[verb] before each reply.
 	clk   *fakeClock
@@ -104,6 +105,10 @@ func (f *fakeServer) serve(c net.Conn) {
 			}
 		}
 		if r == "close" {
+			return false
+		}
+		if r == "hang" {
+			io.Copy(io.Discard, c) // until the client closes
 			return false
 		}
 		if f.clk != nil {

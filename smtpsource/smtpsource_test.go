@@ -566,3 +566,28 @@ func TestConfigErrors(t *testing.T) {
 		t.Error("a bad digest line was taken")
 	}
 }
+
+// Cancelling the context ends a run that waits for a reply that never
+// comes: Run returns the results so far, and the connections it broke by
+// closing them are not errors.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var n atomic.Int64
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "." && n.Add(1) == 3 {
+			cancel()
+			return "hang"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse = 10, true
+	res, err := RunWith(ctx, cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Started != 3 || res.Delivered != 2 || res.Failed != 1 || res.Errors != 0 {
+		t.Fatalf("%+v", res)
+	}
+}
