@@ -10,11 +10,13 @@
 // with BareReject must frame alike and refuse what go-smtp keeps bare. Other
 // tests compare go-smtp's message size and line length limits with
 // wirespeed's, send wirespeed's Raw dot writer's output to go-smtp's server,
-// and go-smtp's client's output to wirespeed's Raw dot reader.
+// go-smtp's client's output to wirespeed's Raw dot reader, and messages in
+// BDAT chunks from wirespeed's ChunkWriter to go-smtp's server and
+// wirespeed's Chunks reader.
 //
 // Where go-smtp departs from RFC 5321 the tests say why and check that it
 // does: the bare-CR cases in deviation_test.go and known_test.go, the limits
-// in limits_test.go.
+// in limits_test.go and bdat_test.go.
 //
 // The module is separate from wirespeed's so that users of wirespeed never
 // download go-smtp.
