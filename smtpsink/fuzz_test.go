@@ -10,10 +10,10 @@ import (
 	"github.com/wirespeed/wirespeed/dot"
 )
 
-// Any input, in any order, pipelined or not: the sink never panics, every
-// reply line is well formed, and after the input a QUIT on a line of its
-// own still gets 221 unless the input left the session inside a message
-// or a forced close.
+// Any input, followed by the end of a message, an empty last chunk and
+// QUIT, with LMTP, size, line and bare CR/LF knobs and read buffers from
+// 16 bytes: the sink never panics, the session ends, and every reply line
+// is well formed.
 func FuzzSession(f *testing.F) {
 	for _, g := range pipelineGroups {
 		f.Add(g.send, uint8(0))
