@@ -14,6 +14,10 @@ func TestLMTP(t *testing.T) {
 	s := startSink(t, Config{LMTP: true, MaxRecipients: 3, OnMessage: got.add}, hooks{})
 	c := dial(t, s)
 	c.cmd(250, "LHLO c")
+	c.send("MAIL FROM:<a@b>\r\nRCPT TO:<>\r\nDATA\r\nBDAT 1 LAST\r\nxRSET\r\n")
+	if got := c.codes(5); got != "250 501 503 503 250" { // RFC 2033 §4.2: no recipient, 503
+		t.Fatalf("got %s", got)
+	}
 	c.send("MAIL FROM:<a@b>\r\nRCPT TO:<1@b>\r\nRCPT TO:<>\r\nRCPT TO:<2@b>\r\nRCPT TO:<3@b>\r\nRCPT TO:<4@b>\r\nDATA\r\n")
 	if got := c.codes(7); got != "250 250 501 250 250 452 354" {
 		t.Fatalf("got %s", got)
@@ -34,7 +38,7 @@ func TestLMTP(t *testing.T) {
 	if ms := got.all(); len(ms) != 1 || len(ms[0].To) != 3 || ms[0].Size != 4 {
 		t.Errorf("messages %+v", ms)
 	}
-	if st := s.Stats(); st.Messages != 1 || st.Recipients != 3 || st.Errors[550] != 2 {
+	if st := s.Stats(); st.Messages != 1 || st.Recipients != 3 || st.Errors[550] != 2 || st.Errors[503] != 2 {
 		t.Errorf("stats %+v", st)
 	}
 }

@@ -435,6 +435,8 @@ func (ss *session) checkData() (int, string) {
 	switch {
 	case !ss.inTx:
 		return 503, "5.5.1 Error: need MAIL command"
+	case ss.nrcpt == 0 && ss.cfg.LMTP:
+		return 503, "5.5.1 Error: no valid recipients" // RFC 2033 §4.2: MUST be 503
 	case ss.nrcpt == 0:
 		return 554, "5.5.1 Error: no valid recipients"
 	}
