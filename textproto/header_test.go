@@ -28,7 +28,7 @@ func checkHeaderKey(t *testing.T, k string) {
 	in := k + ": v\r\n\r\n"
 	got, gerr := NewReader(bufio.NewReader(strings.NewReader(in))).ReadMIMEHeader()
 	want, werr := stdtp.NewReader(bufio.NewReader(strings.NewReader(in))).ReadMIMEHeader()
-	if !reflect.DeepEqual(got, want) || !errEqual(gerr, werr) {
+	if !reflect.DeepEqual(got, want) || !errEqual(gerr, stdErr(werr)) {
 		t.Fatalf("key %q: %q, %v; net/textproto %q, %v", k, got, gerr, want, werr)
 	}
 }
