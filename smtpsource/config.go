@@ -62,9 +62,13 @@ type Config struct {
 	// sleeping and spins (default 30µs).
 	Spin        time.Duration
 	DialTimeout time.Duration // default 5s
-	Timeout     time.Duration // for each reply (default 100s, as smtp-sink's)
-	Progress    io.Writer     // one line per second; nil for none
-	HdrLog      io.Writer     // HdrHistogram interval log of message latencies (ns); nil for none
+	// Timeout bounds each exchange on a connection: the greeting and
+	// EHLO, each message from MAIL to its last reply, QUIT (default 100s,
+	// smtp-sink's own timeout). Past it the connection is closed and an
+	// I/O error counted.
+	Timeout  time.Duration
+	Progress io.Writer // one line per second; nil for none
+	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns); nil for none
 	// Digests keeps the MD5 and size of each message the server accepted,
 	// as it received the data (after dot-unstuffing, CRLF kept), in
 	// Result.Digests, for Verify.

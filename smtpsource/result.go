@@ -91,18 +91,18 @@ type Phases struct {
 	Message *Latency `json:"message,omitempty"`
 }
 
+// A NamedLatency is one phase's latencies and the phase's name.
+type NamedLatency struct {
+	Name    string // "connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message"
+	Latency *Latency
+}
+
 // List returns the phases in order, with their names.
-func (p *Phases) List() []struct {
-	Name string
-	L    *Latency
-} {
+func (p *Phases) List() []NamedLatency {
 	ls := []*Latency{p.Connect, p.Banner, p.EHLO, p.Mail, p.Rcpt, p.Data, p.Dot, p.Message}
-	out := make([]struct {
-		Name string
-		L    *Latency
-	}, len(ls))
+	out := make([]NamedLatency, len(ls))
 	for i, l := range ls {
-		out[i].Name, out[i].L = phaseNames[i], l
+		out[i] = NamedLatency{phaseNames[i], l}
 	}
 	return out
 }
@@ -122,8 +122,8 @@ type Result struct {
 	Length     int     `json:"length"`   // -l
 	Recipients int     `json:"recipients_per_message"`
 	TargetQPS  float64 `json:"target_qps"` // 0: closed loop
-	Pipelining bool    `json:"pipelining"` // used: asked for and offered (on the last connection opened)
-	Chunking   bool    `json:"chunking"`   // used: asked for and offered
+	Pipelining bool    `json:"pipelining"` // used: asked for and offered (on a connection at least)
+	Chunking   bool    `json:"chunking"`   // used: asked for and offered (on a connection at least)
 	DurationS  float64 `json:"duration_s"` // from the first start to the last reply
 
 	Started     int64   `json:"started"`   // messages begun

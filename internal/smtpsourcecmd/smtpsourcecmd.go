@@ -46,10 +46,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
 	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes`")
+	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH)")
 	body := fs.String("body", "pattern", "body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
 	fs.Float64Var(&cfg.QPS, "qps", 0, "open loop: start `rate` messages per second over all sessions, latency from each intended start; 0: closed loop")
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
-	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "wait this long for each reply")
+	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (greeting and EHLO, a message from MAIL to its last reply, QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of message latencies (ns) to `file`")
@@ -66,6 +67,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())
 	}
 	cfg.Addr = fs.Arg(0)
+	if *msgFile != "" {
+		*body = "file:" + *msgFile
+	}
 	if path, ok := strings.CutPrefix(*body, "file:"); ok {
 		msg, err := os.ReadFile(path)
 		if err != nil {
@@ -152,13 +156,10 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	fmt.Fprintln(tw, "µs\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
 	rows := r.Phases.List()
 	if r.Lateness != nil {
-		rows = append(rows, struct {
-			Name string
-			L    *smtpsource.Latency
-		}{"lateness", r.Lateness})
+		rows = append(rows, smtpsource.NamedLatency{Name: "lateness", Latency: r.Lateness})
 	}
 	for _, p := range rows {
-		if l := p.L; l != nil {
+		if l := p.Latency; l != nil {
 			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", p.Name, l.Count, l.P50, l.P90, l.P99, l.P999, l.Max, l.Mean)
 		}
 	}

@@ -236,3 +236,26 @@ verify: MISMATCH: 98 matched, 1 delivered but not logged, 0 logged but not deliv
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// -F FILE (and -body file:FILE) sends the file as the whole message, its
+// lines ended with CRLF.
+func TestMessageFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "msg")
+	os.WriteFile(path, []byte("Subject: x\n\n.hello\n"), 0o644)
+	want := fmt.Sprintf("%x %d", md5.Sum([]byte("Subject: x\r\n\r\n.hello\r\n")), len("Subject: x\r\n\r\n.hello\r\n"))
+	for _, flag := range [][]string{{"-F", path}, {"-body", "file:" + path}} {
+		var log bytes.Buffer
+		s := sink{log: &log}
+		addr := s.start(t)
+		var out, errb bytes.Buffer
+		if err := Run(context.Background(), append(flag, "-q", addr), &out, &errb); err != nil {
+			t.Fatalf("%q: %v\n%s", flag, err, out.String())
+		}
+		s.mu.Lock()
+		got := log.String()
+		s.mu.Unlock()
+		if !strings.HasPrefix(got, want+" ") {
+			t.Errorf("%q: the sink logged %q, want %q", flag, got, want)
+		}
+	}
+}
