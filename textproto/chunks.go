@@ -144,9 +144,17 @@ var _ io.WriterTo = (*Chunk)(nil)
 // A chunk after the LAST one is read and discarded, and fails with
 // [ErrChunkAfterLast]. A negative size is taken as 0.
 func (c *Chunks) Next(size int64, last bool) *Chunk {
-	c.r.closeChunk()
+	// Finish what came before, as every Reader call does: the chunk
+	// before, an open dot block, what a limit error left unread. An error
+	// owed from before ends this chunk.
+	err := c.r.begin()
 	k := &c.chunk
 	*k = Chunk{c: c, left: max(size, 0), last: last, open: true, afterLast: c.ended}
+	if err != nil {
+		c.rerr = err
+		k.open = false
+		return k
+	}
 	c.r.bdat = k
 	return k
 }

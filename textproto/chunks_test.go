@@ -492,3 +492,30 @@ func FuzzChunks(f *testing.F) {
 		}
 	})
 }
+
+// TestChunksAfterOtherCalls checks that Next first finishes what the
+// Reader left open (a dot block, an over-long line), and that
+// ReadMIMEHeader first finishes an open chunk.
+func TestChunksAfterOtherCalls(t *testing.T) {
+	r := NewReader(bufio.NewReaderSize(strings.NewReader("dot block\r\n.\r\n"+"abc"+" Key: v\r\n\r\n"), 16))
+	r.DotReader() // left unread
+	c := r.Chunks(ChunkOptions{})
+	k := c.Next(3, true)
+	if b, err := io.ReadAll(k); string(b) != "abc" || err != nil {
+		t.Fatalf("after a dot block: %q, %v", b, err)
+	}
+	r = NewReader(bufio.NewReaderSize(strings.NewReader(" chunk"+"Key: v\r\n\r\n"), 16))
+	c = r.Chunks(ChunkOptions{})
+	c.Next(6, true) // left unread; it starts with a space
+	if h, err := r.ReadMIMEHeader(); err != nil || h.Get("Key") != "v" {
+		t.Fatalf("after a chunk: %v, %v", h, err)
+	}
+	r = NewReader(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 40)+"\r\n"+"abc"), 16))
+	r.SetLimits(Limits{MaxLineBytes: 10})
+	if _, err := r.ReadLine(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(r.Chunks(ChunkOptions{}).Next(3, true)); string(b) != "abc" || err != nil {
+		t.Fatalf("after a line too long: %q, %v", b, err)
+	}
+}

@@ -587,6 +587,7 @@ func growLines(lines []string, more int64) []string {
 // The values share a few allocations: keeping one keeps the up to 8 KiB
 // of text it was copied with (see the package documentation on memory).
 func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
+	r.closeChunk() // (an open dot block is closed below, where net/textproto does)
 	if r.err != nil || r.skipLine || r.skipHeader {
 		if err := r.begin(); err != nil {
 			return make(MIMEHeader), err
