@@ -25,7 +25,8 @@ import (
 //
 // The scratch slices grow by doubling (the built-in append grows large
 // slices by only a quarter, which allocates about five times their final
-// size in all) and are kept for the next header while they are small.
+// size in all) and are kept for the next header while they take no more
+// than keepScratch bytes in all.
 type headerBuilder struct {
 	br     *bufio.Reader          // the source, for sizing the scratch
 	text   []byte                 // the values since the last chunk
@@ -234,7 +235,7 @@ func (b *headerBuilder) rehash() {
 
 // build returns the header of the fields added so far.
 func (b *headerBuilder) build() MIMEHeader {
-	if cap(b.table)*4 > keepScratch {
+	if cap(b.table)*4 > keepScratch/2 {
 		// Not needed any more: let it go before the map is made.
 		b.table, b.hashed = nil, 0
 	}
@@ -273,20 +274,11 @@ func (b *headerBuilder) build() MIMEHeader {
 	clear(b.chunks) // let the header's text go with the header
 	clear(b.big)
 	clear(b.keys)
-	if cap(b.chunks)*16 > keepScratch {
-		b.chunks = nil
-	}
-	if cap(b.big)*16 > keepScratch {
-		b.big = nil
-	}
-	if cap(b.keys)*24 > keepScratch {
-		b.keys = nil
-	}
-	if cap(b.field)*4 > keepScratch {
-		b.field, b.vlen = nil, nil
-	}
-	if cap(b.kbuf) > keepScratch {
-		b.kbuf = nil
+	// Keep the scratch for the next header unless it is big.
+	kept := cap(b.text) + cap(b.kbuf) + 16*(cap(b.chunks)+cap(b.big)) + 24*cap(b.keys) +
+		4*(cap(b.field)+cap(b.table)) + 2*cap(b.vlen)
+	if kept > keepScratch {
+		*b = headerBuilder{seed: b.seed, seeded: b.seeded}
 	}
 	return m
 }

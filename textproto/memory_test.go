@@ -192,3 +192,18 @@ func TestMemoryHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryHeaderScratchKept checks that a Reader keeps at most
+// keepScratch bytes of header scratch after a large header.
+func TestMemoryHeaderScratchKept(t *testing.T) {
+	r := NewReader(bufio.NewReader(uniqueFields(16 << 10)))
+	if _, err := r.ReadMIMEHeader(); err != nil {
+		t.Fatal(err)
+	}
+	b := &r.hdr
+	kept := cap(b.text) + cap(b.kbuf) + 16*(cap(b.chunks)+cap(b.big)) + 24*cap(b.keys) +
+		4*(cap(b.field)+cap(b.table)) + 2*cap(b.vlen)
+	if kept > keepScratch {
+		t.Errorf("%d bytes of scratch kept; want at most %d", kept, keepScratch)
+	}
+}
