@@ -79,6 +79,10 @@ func (r *Reader) Chunks(opt ChunkOptions) *Chunks {
 		c.useDec = true
 		c.dec = dot.Decoder{Mode: dot.Raw, Bare: c.bare, MaxLine: c.maxLine}
 	}
+	if c.scan && c.bare == dot.BareNormalize {
+		c.det = dot.Decoder{Mode: dot.Raw, MaxLine: c.maxLine}
+		c.detSync = true
+	}
 	c.chunk.c = c
 	return c
 }
@@ -96,6 +100,8 @@ type Chunks struct {
 	dec      dot.Decoder
 	decBase  int64              // the offset in the data where dec started
 	scratch  *[writeToSize]byte // from writeToBufs, for the message
+	det      dot.Decoder        // BareNormalize: finds windows without a bare CR or LF
+	detSync  bool               // det is at the current position, from a line start
 
 	size  int64 // data bytes returned
 	off   int64 // data bytes consumed, of all chunks
@@ -326,6 +332,12 @@ func (k *Chunk) Read(b []byte) (n int, err error) {
 			src = src[:min(len(src), len(b)-n)]
 			n += copy(b[n:], c.pass(src))
 			k.consume(len(src))
+		case c.normClean(src[:min(len(src), len(b)-n)]):
+			src = src[:min(len(src), len(b)-n)]
+			m := c.allowed(len(src))
+			n += copy(b[n:], src[:m])
+			c.size += int64(m)
+			k.consume(len(src))
 		default:
 			nd, ns := c.normalize(b[n:], src)
 			if nd == 0 && ns == 0 {
@@ -336,6 +348,7 @@ func (k *Chunk) Read(b []byte) (n int, err error) {
 				nd = m
 			}
 			n += nd
+			c.resync(src[:ns])
 			k.consume(ns)
 		}
 	}
@@ -370,6 +383,7 @@ func (k *Chunk) WriteTo(w io.Writer) (written int64, err error) {
 				return written, err
 			}
 			var out []byte
+			slow := false // normalize wrote out: resync after it is written
 			switch {
 			case k.rejected():
 				if c.scan && !k.afterLast {
@@ -377,17 +391,24 @@ func (k *Chunk) WriteTo(w io.Writer) (written int64, err error) {
 				}
 			case buf == nil:
 				out = c.pass(src)
+			case c.normClean(src):
+				out = src[:c.allowed(len(src))]
+				c.size += int64(len(out))
 			default:
 				var ns int
 				var nd int
 				nd, ns = c.normalize(buf[:], src)
 				out, src = buf[:nd], src[:ns]
+				slow = true
 			}
 			var werr error
 			if len(out) > 0 {
 				var m int
 				m, werr = writeAll(w, out)
 				written += int64(m)
+			}
+			if slow {
+				c.resync(src) // it uses buf
 			}
 			k.consume(len(src))
 			if werr != nil {
@@ -505,6 +526,64 @@ func (c *Chunks) decEnd() {
 }
 
 var endMarker = []byte("\r\n.\r\n")
+
+// normClean reports whether src, the next bytes of a BareNormalize
+// message, is CRLF text without a bare CR or LF and with no line too long:
+// then it is returned as it is. It checks with det, a Raw dot.Decoder
+// that rejects bare CRs and LFs and counts line lengths as BareNormalize
+// does where there are none, and it keeps the line state up to date. A
+// window that is not clean goes to normalize, then resync.
+func (c *Chunks) normClean(src []byte) bool {
+	if c.found != 0 || !c.detSync || c.det.Err() != nil || len(src) == 0 {
+		return false
+	}
+	if c.run(&c.det, src) {
+		c.detSync = false
+		return false
+	}
+	// Clean: a CR pending before src was followed by its LF.
+	tail := src
+	if i := bytes.LastIndexByte(src, '\n'); i >= 0 {
+		tail, c.line, c.cr = src[i+1:], 0, false
+	}
+	c.line += int64(len(tail))
+	if c.cr = len(tail) > 0 && tail[len(tail)-1] == '\r'; c.cr {
+		c.line--
+	}
+	return true
+}
+
+// run feeds src to the decoder d, whose output is dropped, and starts it
+// again after each end marker (BDAT data is not dot-encoded). It reports
+// whether d found a problem.
+func (c *Chunks) run(d *dot.Decoder, src []byte) (problem bool) {
+	buf := c.buf()
+	for len(src) > 0 {
+		_, ns, err := d.Transform(buf[:], src, false)
+		src = src[ns:]
+		if d.Done() {
+			problem = problem || err != io.EOF
+			d.Reset()
+		}
+	}
+	return problem || d.Err() != nil
+}
+
+// resync brings det in step again after normalize has handled p: from
+// the start of the line after the last LF in p, where BareNormalize starts
+// a line. Without one, det stays out of step until the next LF.
+func (c *Chunks) resync(p []byte) {
+	if c.det.Mode != dot.Raw {
+		return // not BareNormalize with line rules
+	}
+	i := bytes.LastIndexByte(p, '\n')
+	if i < 0 {
+		return
+	}
+	c.det.Reset()
+	c.detSync = true
+	c.run(&c.det, p[i+1:])
+}
 
 // buf returns the message's scratch buffer, taken from writeToBufs on
 // first use and put back after the LAST chunk.

@@ -519,3 +519,57 @@ func TestChunksAfterOtherCalls(t *testing.T) {
 		t.Fatalf("after a line too long: %q, %v", b, err)
 	}
 }
+
+// TestChunksLarge checks Chunks against chunkModel on messages of many
+// windows, mail-like lines with rare bare CRs, bare LFs, long lines and
+// end markers, so that the fast paths run and hand over to the exact ones.
+func TestChunksLarge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for m := range 12 {
+		var b []byte
+		for len(b) < 100<<10 {
+			l := rng.IntN(90)
+			if rng.IntN(200) == 0 {
+				l = 1200
+			}
+			for range l {
+				b = append(b, byte('a'+rng.IntN(26)))
+			}
+			switch k := rng.IntN(300); {
+			case m%3 == 0: // clean
+				b = append(b, "\r\n"...)
+			case k == 0:
+				b = append(b, '\n')
+			case k == 1:
+				b = append(b, '\r')
+			case k == 2:
+				b = append(b, "\r\n.\r\n"...)
+			default:
+				b = append(b, "\r\n"...)
+			}
+		}
+		for _, opt := range []ChunkOptions{{}, {Bare: dot.BareKeep, MaxLineBytes: 998}, {Bare: dot.BareNormalize}, {Bare: dot.BareNormalize, MaxLineBytes: 998}, {MaxLineBytes: 998, MaxBytes: 60 << 10}} {
+			want, found, lfOff, crOff := chunkModel(b, modelOpt(opt), true)
+			for _, size := range []int{999, 40 << 10} {
+				wire, _ := wireChunks(b, size, 3000)
+				for _, readLen := range []int{0, 1000, 64 << 10} {
+					r := NewReader(bufio.NewReader(bytes.NewReader(wire)))
+					got, _, err := serveChunks(r, r.Chunks(opt), readLen)
+					where := fmt.Sprintf("message %d, %+v, chunks of %d, reads of %d", m, opt, size, readLen)
+					if err := checkChunkErr(err, found, lfOff, crOff); err != nil {
+						t.Fatalf("%s: %v", where, err)
+					}
+					switch {
+					case found == 0 && !bytes.Equal(got, want),
+						found == chunkTooLarge && !bytes.Equal(got, want[:opt.MaxBytes]),
+						!bytes.HasPrefix(want, got):
+						t.Fatalf("%s: %d bytes of data, not the %d expected", where, len(got), len(want))
+					}
+					if l, err := r.ReadLine(); l != "QUIT" || err != nil {
+						t.Fatalf("%s: then %q, %v", where, l, err)
+					}
+				}
+			}
+		}
+	}
+}
