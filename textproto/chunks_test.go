@@ -331,7 +331,7 @@ func TestChunksInStep(t *testing.T) {
 	if l, err := r.ReadLine(); l != "RSET" || err != nil {
 		t.Fatalf("after an unread chunk: %q, %v", l, err)
 	}
-	if n, err := k.Read(b); n != 0 || err != io.EOF {
+	if n, err := k.Read(b); n != 0 || !errors.Is(err, io.EOF) {
 		t.Errorf("the ended chunk: %d, %v", n, err)
 	}
 	k = c.Next(3, true)
@@ -343,7 +343,7 @@ func TestChunksInStep(t *testing.T) {
 		t.Errorf("%q, %v", l, err)
 	}
 	c = r.Chunks(ChunkOptions{})
-	if _, err := c.Next(5, true).WriteTo(io.Discard); err != io.ErrUnexpectedEOF || c.Err() != io.ErrUnexpectedEOF {
+	if _, err := c.Next(5, true).WriteTo(io.Discard); !errors.Is(err, io.ErrUnexpectedEOF) || !errors.Is(c.Err(), io.ErrUnexpectedEOF) {
 		t.Errorf("cut short: %v, %v", err, c.Err())
 	}
 }
@@ -432,7 +432,7 @@ func TestChunkWriter(t *testing.T) {
 		if err := cw.Close(); err != nil || out.String() != c.want {
 			t.Errorf("closed twice: %v, %q", err, out.String())
 		}
-		if _, err := cw.Write([]byte("x")); err != ErrChunkWriterClosed {
+		if _, err := cw.Write([]byte("x")); !errors.Is(err, ErrChunkWriterClosed) {
 			t.Errorf("write after Close: %v", err)
 		}
 	}
@@ -451,7 +451,7 @@ func TestChunkWriter(t *testing.T) {
 	if err == nil {
 		err = cw.Close()
 	}
-	if err != errInjected || cw.Close() != errInjected {
+	if !errors.Is(err, errInjected) || !errors.Is(cw.Close(), errInjected) {
 		t.Errorf("write error: %v", err)
 	}
 }
