@@ -120,7 +120,7 @@
 // the map and the value slices as it goes. So a Reader reused for one
 // header after another never allocates more than net/textproto for the
 // same header; its first header also allocates the scratch buffers it
-// keeps, which stay under a few KiB for small headers. Keeping one of the
+// keeps (under 1 KiB for a small header, at most 64 KiB). Keeping one of the
 // values keeps the up to 8 KiB of text it was copied with; copy it with
 // strings.Clone to keep it alone.
 package textproto

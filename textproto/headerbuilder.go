@@ -66,6 +66,15 @@ const (
 // reset prepares b for a new header read from br.
 func (b *headerBuilder) reset(br *bufio.Reader) {
 	b.br = br
+	if cap(b.field) == 0 {
+		// First use: room for the fields R's buffer shows.
+		p, _ := br.Peek(br.Buffered())
+		p, _ = headerPart(p)
+		n := min(bytes.Count(p, []byte("\n"))+1, 256)
+		b.keys = make([]hdrKey, 0, n)
+		b.field = make([]uint32, 0, n)
+		b.vlen = make([]uint16, 0, n)
+	}
 	b.text = b.text[:0]
 	b.chunks = b.chunks[:0]
 	b.big = b.big[:0]
@@ -160,14 +169,23 @@ func (b *headerBuilder) room(need int) {
 // maxChunk if its end is not there.
 func (b *headerBuilder) visible() int {
 	p, _ := b.br.Peek(b.br.Buffered())
-	n := maxChunk
+	if p, ok := headerPart(p); ok {
+		return len(p)
+	}
+	return maxChunk
+}
+
+// headerPart returns the part of p, buffered input, before the empty line
+// that ends the header, and whether p holds that line.
+func headerPart(p []byte) ([]byte, bool) {
+	found := false
 	if i := bytes.Index(p, []byte("\n\r\n")); i >= 0 {
-		p, n = p[:i], i
+		p, found = p[:i], true
 	}
 	if i := bytes.Index(p, []byte("\n\n")); i >= 0 {
-		n = i
+		p, found = p[:i], true
 	}
-	return n
+	return p, found
 }
 
 // flush copies text out into chunks.

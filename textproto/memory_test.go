@@ -148,7 +148,7 @@ func longValues(n, size int) io.Reader {
 // allocates less than net/textproto, and on small ones at most
 // firstHeaderScratch more.
 func TestMemoryHeader(t *testing.T) {
-	const firstHeaderScratch = 2 << 10
+	const firstHeaderScratch = 1 << 10
 	for _, c := range headerShapes {
 		t.Run(c.name, func(t *testing.T) {
 			ours := NewReader(bufio.NewReader(c.src()))
