@@ -296,6 +296,11 @@ func asmStep(kid kernelID, d *Decoder, dst, s []byte) (no, ni int, st uint8) {
 //
 // It does not look at every line: from a line start it jumps limit bytes on
 // and searches back for an LF, so a few calls per limit bytes do.
+//
+// At the assembly kernels' speed this is not free: each jump costs a
+// mispredicted branch and a load from a span that has mostly left L1 (see
+// BenchmarkDecodeLimits). Counting the bytes since the last LF inside the
+// kernels, from the LF masks they already have, would be.
 func checkLines(b []byte, line, limit int, crPending bool) (n, start int, ok bool) {
 	p := -line // the current line starts at b[p]
 	for {
