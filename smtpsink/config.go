@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"slices"
 	"strings"
@@ -97,6 +98,14 @@ type Config struct {
 	// MaxConns bounds the sessions served at once; further connections
 	// wait in the listen queue. 0 means no limit.
 	MaxConns int
+
+	// Trace, if set, receives every read from and write to each client,
+	// one line per system call: "ID < "..."" for what was read and
+	// "ID > "..."" for what was written, quoted as Go strings, so a
+	// pipelined group and the one write answering it show as such (as
+	// Postfix smtp-sink's -v shows the conversations). Writes to it are
+	// serialized.
+	Trace io.Writer
 
 	// ErrorLog receives accept errors; nil means the log package's
 	// standard logger.

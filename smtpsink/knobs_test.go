@@ -3,6 +3,7 @@ package smtpsink
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -215,5 +216,25 @@ func TestCloseShutdown(t *testing.T) {
 	}
 	if err := s.Serve(); err != ErrServing {
 		t.Errorf("second Serve: %v", err)
+	}
+}
+
+// Trace shows each read and write: a pipelined group and its one reply.
+func TestTrace(t *testing.T) {
+	var tr strings.Builder
+	cli, br, _ := pipeSession(t, Config{Trace: &tr}, hooks{})
+	cli.Write([]byte("HELO c\r\nNOOP\r\n"))
+	io.ReadFull(br, make([]byte, len("250 smtp-sink\r\n250 2.0.0 Ok\r\n")))
+	cli.Write([]byte("RSET\r\nQUIT\r\n"))
+	io.ReadAll(br)
+	want := `1 > "220 smtp-sink ESMTP wirespeed smtp-sink\r\n"
+1 < "HELO c\r\nNOOP\r\n"
+1 > "250 smtp-sink\r\n"
+1 > "250 2.0.0 Ok\r\n"
+1 < "RSET\r\nQUIT\r\n"
+1 > "250 2.0.0 Ok\r\n221 2.0.0 Bye\r\n"
+`
+	if tr.String() != want {
+		t.Errorf("trace\n%s\nwant\n%s", tr.String(), want)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"log"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +95,7 @@ type Server struct {
 	conns   map[net.Conn]struct{}
 	wg      sync.WaitGroup
 	nextID  atomic.Uint64
+	traceMu sync.Mutex // serializes writes to Config.Trace
 	sem     chan struct{}
 }
 
@@ -253,6 +255,9 @@ func (s *Server) serveConn(c net.Conn) {
 	if s.h.wrap != nil {
 		rw = s.h.wrap(c)
 	}
+	if s.cfg.Trace != nil {
+		rw = &traceConn{Conn: rw, s: s, id: id}
+	}
 	ss := newSession(s, rw, id)
 	if !ss.run() {
 		s.stats.aborted.Add(1)
@@ -324,4 +329,39 @@ func (s *Server) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// traceConn copies a session's reads and writes to Config.Trace.
+type traceConn struct {
+	net.Conn
+	s   *Server
+	id  uint64
+	buf []byte
+}
+
+func (t *traceConn) Read(p []byte) (int, error) {
+	n, err := t.Conn.Read(p)
+	if n > 0 {
+		t.trace('<', p[:n])
+	}
+	return n, err
+}
+
+func (t *traceConn) Write(p []byte) (int, error) {
+	n, err := t.Conn.Write(p)
+	if n > 0 {
+		t.trace('>', p[:n])
+	}
+	return n, err
+}
+
+func (t *traceConn) trace(dir byte, p []byte) {
+	b := strconv.AppendUint(t.buf[:0], t.id, 10)
+	b = append(b, ' ', dir, ' ')
+	b = strconv.AppendQuote(b, string(p))
+	b = append(b, '\n')
+	t.buf = b
+	t.s.traceMu.Lock()
+	t.s.cfg.Trace.Write(b)
+	t.s.traceMu.Unlock()
 }

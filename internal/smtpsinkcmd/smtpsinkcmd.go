@@ -67,6 +67,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
 	alg := fs.String("digest", "", "hash every message's data with ALG (md5, sha1, sha256, ...) and log \"HEX BYTES SESSION-N\" per message")
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
+	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-digest ALG] [-json] [flags]")
@@ -164,6 +165,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
+	if *verbose {
+		cfg.Trace = stderr
+	}
 	s, err := smtpsink.Listen(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("smtp-sink: %w", err)
