@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"io"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -75,5 +76,44 @@ func TestTimeout(t *testing.T) {
 	c := dial(t, s)
 	if _, err := c.R.ReadByte(); err != io.EOF {
 		t.Errorf("idle session: %v, want EOF", err)
+	}
+}
+
+// Sessions reuse their read and write buffers (68 KiB): a client that
+// connects for each message makes no buffer's worth of garbage each time.
+func TestSessionBuffersPooled(t *testing.T) {
+	s := startSink(t, Config{}, hooks{})
+	session := func() {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("QUIT\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		var buf [256]byte
+		for {
+			if _, err := c.Read(buf[:]); err != nil {
+				break
+			}
+		}
+	}
+	session()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const n = 200
+	for range n {
+		session()
+	}
+	runtime.ReadMemStats(&after)
+	// Without the pools it is over 68 KiB; with them about 3 KiB, and
+	// about 18 KiB under the race detector, whose sync.Pool drops a
+	// quarter of what it is given.
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 40<<10 {
+		t.Errorf("%d KiB allocated per session", per>>10)
+	} else {
+		t.Logf("%d bytes allocated per session, client included", per)
 	}
 }

@@ -96,6 +96,8 @@ type Server struct {
 	wg      sync.WaitGroup
 	nextID  atomic.Uint64
 	traceMu sync.Mutex // serializes writes to Config.Trace
+	readers sync.Pool  // *bufio.Reader of h.readBuf bytes
+	writers sync.Pool  // *bufio.Writer of writeBufSize bytes
 	sem     chan struct{}
 }
 
@@ -263,6 +265,7 @@ func (s *Server) serveConn(c net.Conn) {
 		s.stats.aborted.Add(1)
 	}
 	c.Close()
+	ss.release()
 }
 
 // Close stops accepting, closes every session's connection and waits for
