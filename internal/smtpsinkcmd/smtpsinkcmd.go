@@ -1,5 +1,15 @@
 // Package smtpsinkcmd is `wirespeed smtp-sink`, the command-line front end
-// of package smtpsink.
+// of package smtpsink: an SMTP (or, with -L, LMTP) server that accepts
+// mail and discards it, with Postfix smtp-sink's flags where they mean the
+// same (-L -h -8 -p -e -f -r -q -Q -w -W -t -m -M -v).
+//
+//	wirespeed smtp-sink -addr 127.0.0.1:2525                # until SIGINT/SIGTERM, then a summary
+//	wirespeed smtp-sink -addr 127.0.0.1:0 -L -json          # LMTP; the summary as JSON
+//	wirespeed smtp-sink -size 10485760 -data-line 998 -bare normalize
+//	wirespeed smtp-sink -r RCPT -Q . -w 2                   # 450 to RCPT, 421 after the data, 2 s before 354
+//	wirespeed smtp-sink -digest sha256 -digest-log sums.txt # "HEX BYTES SESSION-N" per message
+//
+// The first line printed is "listening on HOST:PORT".
 package smtpsinkcmd
 
 import (
