@@ -25,8 +25,8 @@ type session struct {
 	digests []Digest
 	hdr     []byte // the current message's header
 	msg     []byte // the current message, for BDAT without pipelining
-	pipe    bool   // pipelining used on the last connection
-	chunk   bool
+	pipe    bool   // pipelining used on a connection
+	chunk   bool   // BDAT used on a connection
 }
 
 // An smtpConn is one open connection and what its server offered.
@@ -148,6 +148,15 @@ func (s *session) close() {
 // reply reads one reply of phase and counts its code; a 4xx or 5xx reply
 // is a rejection.
 func (s *session) reply(ctx context.Context, phase string) (int, string, error) {
+	code, msg, err := s.readReply(ctx, phase)
+	if err == nil && code >= 400 {
+		s.reject(ctx, phase, code, msg)
+	}
+	return code, msg, err
+}
+
+// readReply reads one reply of phase and counts its code.
+func (s *session) readReply(ctx context.Context, phase string) (int, string, error) {
 	code, msg, err := s.c.tr.ReadResponse(0)
 	if err != nil {
 		s.ioFail(ctx, phase, err)
@@ -159,10 +168,11 @@ func (s *session) reply(ctx context.Context, phase string) (int, string, error) 
 		s.replies[phase] = m
 	}
 	m[code]++
-	if code >= 400 {
-		s.fail(ctx, &s.r.n.reject, fmt.Errorf("%s: %d %s", phase, code, firstLine(msg)))
-	}
 	return code, msg, nil
+}
+
+func (s *session) reject(ctx context.Context, phase string, code int, msg string) {
+	s.fail(ctx, &s.r.n.reject, fmt.Errorf("%s: %d %s", phase, code, firstLine(msg)))
 }
 
 func firstLine(s string) string {
@@ -212,7 +222,7 @@ func (s *session) open(ctx context.Context) error {
 	}
 	s.since(PhaseBanner, t)
 	if code != 220 {
-		s.quit(ctx)
+		s.close() // counted as a rejection; a QUIT might fail and count again
 		return errors.New("no greeting")
 	}
 	verb := "EHLO"
@@ -225,7 +235,9 @@ func (s *session) open(ctx context.Context) error {
 		if err := s.flush(ctx, strings.ToLower(verb)); err != nil {
 			return err
 		}
-		code, msg, err := s.reply(ctx, strings.ToLower(verb))
+		// A 5xx to EHLO is no error when HELO then works (RFC 5321
+		// §4.1.4): it is counted under "ehlo" but not as a rejection.
+		code, msg, err := s.readReply(ctx, strings.ToLower(verb))
 		if err != nil {
 			return err
 		}
@@ -237,6 +249,7 @@ func (s *session) open(ctx context.Context) error {
 			return nil
 		}
 		if verb != "EHLO" || code/100 != 5 {
+			s.reject(ctx, strings.ToLower(verb), code, msg)
 			s.quit(ctx)
 			return errors.New("greeting refused")
 		}
@@ -256,8 +269,8 @@ func (s *session) extensions(msg string) {
 			s.c.chunking = true
 		}
 	}
-	s.pipe = s.c.pipelining && s.r.cfg.Pipelining
-	s.chunk = s.c.chunking && s.r.cfg.Chunking
+	s.pipe = s.pipe || s.c.pipelining && s.r.cfg.Pipelining
+	s.chunk = s.chunk || s.c.chunking && s.r.cfg.Chunking
 }
 
 // quit sends QUIT and closes the connection, if one is open.

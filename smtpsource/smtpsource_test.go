@@ -591,3 +591,36 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// A server without ESMTP: EHLO refused, HELO taken, the message sent
+// unpipelined, and no error. A server that greets with 554: each
+// connection is a rejection, and the run goes on.
+func TestGreeting(t *testing.T) {
+	f := &fakeServer{ext: []string{"PIPELINING"}, reply: func(verb, arg string) string {
+		if verb == "EHLO" {
+			return "502 5.5.2 EHLO not supported"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Pipelining = true
+	res := runOK(t, cfg)
+	if res.Delivered != 1 || res.Errors != 0 || res.Pipelining || res.Replies["ehlo"][502] != 1 || res.Replies["helo"][250] != 1 {
+		t.Errorf("no ESMTP: %+v", res)
+	}
+	if c := f.commands(); len(c) < 2 || c[0] != "EHLO client.test" || c[1] != "HELO client.test" {
+		t.Errorf("commands %q", c)
+	}
+	f = &fakeServer{reply: func(verb, arg string) string {
+		if verb == "CONNECT" {
+			return "554 5.7.1 go away"
+		}
+		return ""
+	}}
+	cfg = base(f.start(t))
+	cfg.Messages = 2
+	res = runOK(t, cfg)
+	if res.Delivered != 0 || res.Failed != 2 || res.Rejections != 2 || res.Errors != 2 || res.Replies["banner"][554] != 2 || res.Connections != 2 {
+		t.Errorf("554 greeting: %+v", res)
+	}
+}
