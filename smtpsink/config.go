@@ -133,6 +133,15 @@ type Reply struct {
 	Close bool   // close the connection after the reply
 }
 
+// text returns the reply's text, or Postfix smtp-sink's for its class
+// ("4.3.0 Error: command failed", "5.3.0 ...").
+func (r Reply) text() string {
+	if r.Text != "" {
+		return r.Text
+	}
+	return string(rune('0'+r.Code/100)) + ".3.0 Error: command failed"
+}
+
 // ForceCommands are the names Config.Force and Config.Delay accept.
 var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
 

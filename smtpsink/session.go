@@ -35,14 +35,13 @@ type session struct {
 	nmsg    int
 
 	// The transaction.
-	inTx   bool
-	from   string
-	to     []string // kept only for OnMessage
-	nrcpt  int
-	body   string
-	utf8   bool
-	bdat   *chunkState // a BDAT message in progress
-	failed error       // the data error a BDAT message has met
+	inTx  bool
+	from  string
+	to    []string // kept only for OnMessage
+	nrcpt int
+	body  string
+	utf8  bool
+	bdat  *chunkState // a BDAT message in progress
 }
 
 // connIO is the session's side of the connection: reads flush the pending
@@ -240,11 +239,7 @@ func endsGroup(verb string) bool {
 // forced sends a forced reply; it returns false if the session ends.
 func (ss *session) forced(f Reply) bool {
 	if f.Code != 0 {
-		text := f.Text
-		if text == "" {
-			text = string(rune('0'+f.Code/100)) + ".3.0 Error: command failed"
-		}
-		ss.reply(f.Code, text)
+		ss.reply(f.Code, f.text())
 	}
 	return !f.Close
 }
@@ -270,7 +265,7 @@ func (ss *session) count(code int) {
 func (ss *session) reset() {
 	ss.inTx, ss.from, ss.nrcpt, ss.body, ss.utf8 = false, "", 0, "", false
 	ss.to = ss.to[:0]
-	ss.bdat, ss.failed = nil, nil
+	ss.bdat = nil
 }
 
 func (ss *session) hello(verb, arg string) {
@@ -546,10 +541,7 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	f, forced := ss.cfg.Force["."]
 	switch {
 	case forced:
-		code, text = f.Code, f.Text
-		if code != 0 && text == "" {
-			text = string(rune('0'+code/100)) + ".3.0 Error: command failed"
-		}
+		code, text = f.Code, f.text()
 	case err != nil:
 		code, text = dataReply(err)
 	}
