@@ -238,3 +238,35 @@ func TestTrace(t *testing.T) {
 		t.Errorf("trace\n%s\nwant\n%s", tr.String(), want)
 	}
 }
+
+// With MaxConns 1 a second client waits in the listen queue until the
+// first has left, and is then served.
+func TestMaxConns(t *testing.T) {
+	s := startSink(t, Config{MaxConns: 1}, hooks{})
+	c1 := dial(t, s)
+	c1.cmd(250, "EHLO one")
+	greeted := make(chan *client, 1)
+	go func() {
+		c2, err := nettextprotoDial(s)
+		if err != nil {
+			t.Error(err)
+			close(greeted)
+			return
+		}
+		cl := &client{t: t, Conn: c2}
+		if _, _, err := c2.ReadResponse(220); err != nil {
+			t.Error(err)
+		}
+		greeted <- cl
+	}()
+	c1.cmd(221, "QUIT")
+	c2 := <-greeted
+	if c2 == nil {
+		return
+	}
+	defer c2.Close()
+	c2.cmd(221, "QUIT")
+	if st := s.Stats(); st.Sessions != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
