@@ -41,6 +41,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Helo, "M", "", "`name` for EHLO and the default addresses (default: the host name) (smtp-source -M)")
 	fs.StringVar(&cfg.Subject, "S", "", "a Subject header (smtp-source -S)")
 	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP (smtp-source -L)")
+	fs.Bool("A", false, "accepted for smtp-source's -A (don't abort on an unexpected reply): runs never stop at one, they count it")
 	counter := fs.Bool("c", false, "a running count of completed messages on stdout, as smtp-source -c prints it (stderr with -json)")
 	// Beyond smtp-source.
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
