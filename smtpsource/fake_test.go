@@ -47,6 +47,12 @@ func (f *fakeServer) start(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.serveOn(t, ln)
+	return ln.Addr().String()
+}
+
+// serveOn serves the connections of ln until the test ends.
+func (f *fakeServer) serveOn(t testing.TB, ln net.Listener) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var conns []net.Conn
@@ -77,7 +83,6 @@ func (f *fakeServer) start(t testing.TB) string {
 		mu.Unlock()
 		wg.Wait()
 	})
-	return ln.Addr().String()
 }
 
 func (f *fakeServer) commands() []string {

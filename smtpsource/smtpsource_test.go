@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -622,5 +623,40 @@ func TestGreeting(t *testing.T) {
 	res = runOK(t, cfg)
 	if res.Delivered != 0 || res.Failed != 2 || res.Rejections != 2 || res.Errors != 2 || res.Replies["banner"][554] != 2 || res.Connections != 2 {
 		t.Errorf("554 greeting: %+v", res)
+	}
+}
+
+// A server that stops answering: each exchange is bounded by Timeout, the
+// wait counts as an I/O error, and the next message gets a new
+// connection.
+func TestTimeout(t *testing.T) {
+	var n atomic.Int64
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "DATA" && n.Add(1) == 1 {
+			return "hang"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse, cfg.Timeout = 2, true, 50*time.Millisecond
+	res := runOK(t, cfg)
+	if res.Delivered != 1 || res.Failed != 1 || res.IOErrors != 1 || res.Errors != 1 || res.Connections != 2 || !strings.Contains(res.FirstError, "timeout") {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// unix:PATH dials a UNIX-domain socket, as smtp-source's unix:pathname.
+func TestUnixSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "smtp.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Skipf("no UNIX-domain sockets: %v", err)
+	}
+	f := &fakeServer{}
+	f.serveOn(t, ln)
+	cfg := base("unix:" + path)
+	cfg.Messages, cfg.Reuse = 3, true
+	if res := runOK(t, cfg); res.Delivered != 3 || res.Errors != 0 || res.Connections != 1 {
+		t.Fatalf("%+v", res)
 	}
 }
