@@ -166,8 +166,8 @@ func TestDelay(t *testing.T) {
 	c.cmd(221, "QUIT")
 }
 
-// Close ends idle sessions (counted as aborted) and Serve returns nil;
-// Shutdown waits for a session to QUIT.
+// Close ends idle sessions with 421 (counted as aborted) and Serve
+// returns nil; Shutdown waits for a session to QUIT.
 func TestCloseShutdown(t *testing.T) {
 	s, err := Listen(context.Background(), Config{Addr: "127.0.0.1:0", ErrorLog: quiet})
 	if err != nil {
@@ -207,6 +207,7 @@ func TestCloseShutdown(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+	c.expect(421) // RFC 5321 §3.8
 	if _, err := c.R.ReadByte(); err != io.EOF {
 		t.Errorf("after Close: %v, want EOF", err)
 	}
@@ -268,5 +269,37 @@ func TestMaxConns(t *testing.T) {
 	c2.cmd(221, "QUIT")
 	if st := s.Stats(); st.Sessions != 2 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// Close ends a session in the middle of a message, or waiting in a
+// delay, with 421 too.
+func TestCloseMidMessage(t *testing.T) {
+	for _, delay := range []bool{false, true} {
+		cfg := Config{Addr: "127.0.0.1:0", ErrorLog: quiet}
+		if delay {
+			cfg.Delay = map[string]time.Duration{".": time.Hour}
+		}
+		s, err := Listen(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Serve()
+		c := dial(t, s)
+		c.cmd(250, "EHLO c")
+		c.cmd(250, "MAIL FROM:<a@b>")
+		c.cmd(250, "RCPT TO:<a@b>")
+		c.cmd(354, "DATA")
+		if delay {
+			c.send("x\r\n.\r\n")
+		} else {
+			c.send("half a message")
+		}
+		c.send("MAIL FROM:<a@b>\r\n") // a session waiting for DATA's end, or in the delay
+		s.Close()
+		c.expect(421)
+		if st := s.Stats(); st.Aborted != 1 || st.Messages != 0 || st.ErrorCount() != 0 {
+			t.Errorf("stats %+v", st)
+		}
 	}
 }

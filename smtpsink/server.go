@@ -59,7 +59,8 @@ type Stats struct {
 	Messages   uint64 `json:"messages"`   // messages accepted
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
 	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
-	// Errors counts the 4xx and 5xx replies sent, by code.
+	// Errors counts the 4xx and 5xx replies sent, by code, but for the
+	// 421 that Close sends to every session left (those are in Aborted).
 	Errors map[int]uint64 `json:"errors"`
 }
 
@@ -268,14 +269,42 @@ func (s *Server) serveConn(c net.Conn) {
 	ss.release()
 }
 
-// Close stops accepting, closes every session's connection and waits for
-// the sessions to end. It may be called more than once, and concurrently.
+// Close stops accepting, ends every session with a 421 reply (RFC 5321
+// §3.8; a session whose client does not read gets closeGrace for it),
+// closes the connections and waits for the sessions to end. It may be
+// called more than once, and concurrently.
 func (s *Server) Close() error {
 	err := s.stopAccepting()
-	s.closeConns()
-	s.wg.Wait()
+	s.kOnce.Do(func() { close(s.kill) })
+	s.mu.Lock()
+	for c := range s.conns {
+		c.SetReadDeadline(aLongTimeAgo) // wakes the session's read
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return err
+	case <-t.C:
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	<-done
 	return err
 }
+
+// aLongTimeAgo is a read deadline that has passed.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// closeGrace bounds how long Close waits for a session to write its 421
+// (and Shutdown's sessions, if its ctx ends).
+const closeGrace = time.Second
 
 // Shutdown stops accepting and waits for the open sessions to end
 // (their clients to QUIT) until ctx is done, and then closes them as
@@ -304,15 +333,6 @@ func (s *Server) stopAccepting() error {
 		}
 	})
 	return err
-}
-
-func (s *Server) closeConns() {
-	s.kOnce.Do(func() { close(s.kill) })
-	s.mu.Lock()
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
 }
 
 // Stats returns the counters so far.

@@ -51,7 +51,11 @@ type connIO struct {
 	c       net.Conn
 	bw      *bufio.Writer
 	timeout time.Duration
+	kill    <-chan struct{} // the server's: closed when it closes
 }
+
+// errClosing ends a session's reads once the server is closing.
+var errClosing = errors.New("smtpsink: server closing")
 
 func (f *connIO) Read(p []byte) (int, error) {
 	if f.bw.Buffered() > 0 {
@@ -62,19 +66,33 @@ func (f *connIO) Read(p []byte) (int, error) {
 	if f.timeout > 0 {
 		f.c.SetReadDeadline(time.Now().Add(f.timeout))
 	}
+	// Checked after setting the deadline: Server.Close closes kill and
+	// then moves the deadline into the past, so either this sees kill
+	// closed or the read below wakes up.
+	select {
+	case <-f.kill:
+		return 0, errClosing
+	default:
+	}
 	return f.c.Read(p)
 }
 
 func (f *connIO) Write(p []byte) (int, error) {
-	if f.timeout > 0 {
-		f.c.SetWriteDeadline(time.Now().Add(f.timeout))
+	timeout := f.timeout
+	select {
+	case <-f.kill:
+		timeout = closeGrace // the 421 of a closing server
+	default:
+	}
+	if timeout > 0 {
+		f.c.SetWriteDeadline(time.Now().Add(timeout))
 	}
 	return f.c.Write(p)
 }
 
 func newSession(s *Server, c net.Conn, id uint64) *session {
 	ss := &session{s: s, cfg: &s.cfg, conn: c, id: id, sink: io.Discard}
-	cio := &connIO{c: c, timeout: s.cfg.Timeout}
+	cio := &connIO{c: c, timeout: s.cfg.Timeout, kill: s.kill}
 	// The buffers are pooled: a client that opens a connection per
 	// message (smtp-source without -d) would otherwise make 68 KiB of
 	// garbage per message.
@@ -111,8 +129,24 @@ func (ss *session) release() {
 }
 
 // run serves the session until QUIT (it then returns true), the peer
-// leaves, a write fails or a forced reply closes it.
+// leaves, a write fails, a forced reply closes it or the server closes:
+// the client then gets 421 (RFC 5321 §3.8).
 func (ss *session) run() bool {
+	if ss.serve() {
+		return true
+	}
+	select {
+	case <-ss.s.kill:
+		// Not counted in Stats.Errors: whether the client is still
+		// there to get it is a race with its leaving.
+		ss.bw.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
+		ss.bw.Flush()
+	default:
+	}
+	return false
+}
+
+func (ss *session) serve() bool {
 	if !ss.delay("CONNECT") {
 		return false
 	}
