@@ -63,7 +63,7 @@ func TestDeviationReadLine(t *testing.T) {
 
 func TestDeviationReadContinuedLine(t *testing.T) {
 	// net/textproto loses the continuation line, and keeps the space it
-	// appended for it; from Go 1.27.3 it fails the call with io.EOF.
+	// appended for it; from Go 1.26.9 and 1.27.2 it fails the call with io.EOF.
 	in := "a\r\n " + strings.Repeat("b", 16)
 	std, ours := deviationReaders(in)
 	if s, err := std.ReadContinuedLine(); continuedLineFails && (s != "" || err != io.EOF) ||

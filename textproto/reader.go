@@ -338,7 +338,7 @@ func (r *Reader) readContinuedLineSlice(header bool) ([]byte, error) {
 			if isLimitError(err) || continuedLineFails {
 				return nil, err
 			}
-			break // as net/textproto before Go 1.27.3: the error comes with the next read
+			break // as net/textproto before Go 1.26.9 and 1.27.2: the error comes with the next read
 		}
 		r.buf = append(r.buf, trim(line)...)
 	}
