@@ -29,9 +29,10 @@
 // net/textproto. Every method that reads lines keeps the line: ReadLine and
 // ReadLineBytes return it; ReadContinuedLine and ReadContinuedLineBytes
 // include it (net/textproto drops a lost continuation line but keeps the
-// space it added for it, or from Go 1.26.9 and 1.27.2 fails the call); ReadCodeLine and ReadResponse parse it;
-// ReadDotLines returns it before the error; ReadMIMEHeader returns its
-// field, or the ProtocolError for an indented first line.
+// space it added for it, or from Go 1.26.9 and 1.27.2 fails the call);
+// ReadCodeLine and ReadResponse parse it; ReadDotLines returns it before
+// the error; ReadMIMEHeader returns its field, or the ProtocolError for an
+// indented first line.
 //
 // Results differ nowhere else. Only R's unread state can: after
 // net/textproto fails with "message too large" on an indented first header
