@@ -7,18 +7,16 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Phases of a message whose latencies are recorded. Each runs from the
-// write of its command to the reply that ends it (with pipelining, all of
-// a group's replies count from the group's one write).
+// The phases of a message whose latencies are recorded (see Phases).
 const (
-	PhaseConnect = iota // dial: from the start of the dial to the open connection
-	PhaseBanner         // from the open connection to the 220 greeting
-	PhaseEHLO           // EHLO (LHLO) to its reply (HELO too, if EHLO is refused)
-	PhaseMail           // MAIL FROM to its reply
-	PhaseRcpt           // RCPT TO to its reply, once per recipient
-	PhaseData           // DATA to its 354 go-ahead (none with BDAT)
-	PhaseDot            // from the first byte of the message data to its (last) reply
-	PhaseMessage        // a whole accepted message, from its start (its intended start in open loop), connect included when a connection is opened for it, QUIT not
+	phaseConnect = iota
+	phaseBanner
+	phaseEHLO
+	phaseMail
+	phaseRcpt
+	phaseData
+	phaseDot
+	phaseMessage
 	numPhases
 )
 
@@ -79,15 +77,20 @@ func latency(h *hdrhistogram.Histogram) *Latency {
 }
 
 // Phases holds the latencies of each phase; a phase that never happened
-// is nil.
+// is nil. A command's phase runs from its write to the reply that ends it;
+// with pipelining, all the replies of a group count from the group's one
+// write.
 type Phases struct {
-	Connect *Latency `json:"connect,omitempty"`
-	Banner  *Latency `json:"banner,omitempty"`
-	EHLO    *Latency `json:"ehlo,omitempty"`
-	Mail    *Latency `json:"mail,omitempty"`
-	Rcpt    *Latency `json:"rcpt,omitempty"`
-	Data    *Latency `json:"data,omitempty"`
-	Dot     *Latency `json:"dot,omitempty"`
+	Connect *Latency `json:"connect,omitempty"` // the dial
+	Banner  *Latency `json:"banner,omitempty"`  // from the open connection to the greeting
+	EHLO    *Latency `json:"ehlo,omitempty"`    // EHLO (LHLO) to its reply; HELO too, if EHLO is refused
+	Mail    *Latency `json:"mail,omitempty"`    // MAIL FROM to its reply
+	Rcpt    *Latency `json:"rcpt,omitempty"`    // RCPT TO to its reply, once per recipient
+	Data    *Latency `json:"data,omitempty"`    // DATA to its 354 go-ahead (none with BDAT)
+	Dot     *Latency `json:"dot,omitempty"`     // from the first byte of the message's data to its last reply
+	// Message is a whole accepted message, from its start (its intended
+	// start in open loop) to its last reply, the connect included when a
+	// connection is opened for it, QUIT not.
 	Message *Latency `json:"message,omitempty"`
 }
 

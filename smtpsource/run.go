@@ -24,7 +24,7 @@ type run struct {
 	base time.Time
 	next atomic.Int64 // the next message to start
 	n    counters
-	msg  *recorder // PhaseMessage, read once a second
+	msg  *recorder // phaseMessage, read once a second
 
 	// The commands of a transaction, made once: "MAIL FROM:<...>\r\n" and
 	// each "RCPT TO:<...>\r\n".
@@ -179,8 +179,8 @@ func (r *run) result(secs float64) *Result {
 		res.Lateness = nil
 	}
 	p := &res.Phases
-	p.Connect, p.Banner, p.EHLO = latency(r.phases[PhaseConnect]), latency(r.phases[PhaseBanner]), latency(r.phases[PhaseEHLO])
-	p.Mail, p.Rcpt, p.Data, p.Dot = latency(r.phases[PhaseMail]), latency(r.phases[PhaseRcpt]), latency(r.phases[PhaseData]), latency(r.phases[PhaseDot])
+	p.Connect, p.Banner, p.EHLO = latency(r.phases[phaseConnect]), latency(r.phases[phaseBanner]), latency(r.phases[phaseEHLO])
+	p.Mail, p.Rcpt, p.Data, p.Dot = latency(r.phases[phaseMail]), latency(r.phases[phaseRcpt]), latency(r.phases[phaseData]), latency(r.phases[phaseDot])
 	p.Message = latency(r.msg.total)
 	if secs > 0 {
 		res.MsgPerS = float64(res.Delivered) / secs

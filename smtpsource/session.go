@@ -206,7 +206,7 @@ func (s *session) open(ctx context.Context) error {
 		s.fail(ctx, &r.n.connect, err)
 		return err
 	}
-	s.since(PhaseConnect, t)
+	s.since(phaseConnect, t)
 	r.n.conns.Add(1)
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -220,7 +220,7 @@ func (s *session) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.since(PhaseBanner, t)
+	s.since(phaseBanner, t)
 	if code != 220 {
 		s.close() // counted as a rejection; a QUIT might fail and count again
 		return errors.New("no greeting")
@@ -241,7 +241,7 @@ func (s *session) open(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.since(PhaseEHLO, t)
+		s.since(phaseEHLO, t)
 		if code/100 == 2 {
 			if verb != "HELO" {
 				s.extensions(msg)
@@ -312,7 +312,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
 	ok, open := s.transaction(ctx, k)
 	if ok {
-		record(s.hist[PhaseMessage], r.now()-t0)
+		record(s.hist[phaseMessage], r.now()-t0)
 		r.msg.record(r.now() - t0)
 		if r.cfg.Digests {
 			s.digests = append(s.digests, r.tmpl.digest(k))
@@ -348,7 +348,7 @@ func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
 	if err != nil {
 		return false, false
 	}
-	s.since(PhaseMail, t)
+	s.since(phaseMail, t)
 	if code/100 != 2 {
 		return false, false
 	}
@@ -363,7 +363,7 @@ func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
 		if err != nil {
 			return false, false
 		}
-		s.since(PhaseRcpt, t)
+		s.since(phaseRcpt, t)
 		if code/100 == 2 {
 			accepted++
 		}
@@ -384,7 +384,7 @@ func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
 	if err != nil {
 		return false, false
 	}
-	s.since(PhaseData, t)
+	s.since(phaseData, t)
 	if code != 354 {
 		return false, true
 	}
@@ -416,7 +416,7 @@ func (s *session) pipelined(ctx context.Context, bdat bool) (ok, open bool) {
 	if err != nil {
 		return false, false
 	}
-	s.since(PhaseData, t)
+	s.since(phaseData, t)
 	if code != 354 {
 		return false, mailOK
 	}
@@ -442,14 +442,14 @@ func (s *session) envelopeReplies(ctx context.Context, t int64) (mailOK bool, ac
 	if err != nil {
 		return false, 0, err
 	}
-	s.since(PhaseMail, t)
+	s.since(phaseMail, t)
 	mailOK = code/100 == 2
 	for range s.r.rcptCmds {
 		code, _, err := s.reply(ctx, "rcpt")
 		if err != nil {
 			return false, 0, err
 		}
-		s.since(PhaseRcpt, t)
+		s.since(phaseRcpt, t)
 		if code/100 == 2 {
 			accepted++
 		}
@@ -493,7 +493,7 @@ func (s *session) endReplies(ctx context.Context, accepted int, t int64) (ok, op
 			delivered = true
 		}
 	}
-	s.since(PhaseDot, t)
+	s.since(phaseDot, t)
 	if r.cfg.Counter != nil {
 		r.counterMu.Lock()
 		fmt.Fprintf(r.cfg.Counter, "%d\r", r.n.data.Add(1))
