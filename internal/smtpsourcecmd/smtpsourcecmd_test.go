@@ -95,8 +95,7 @@ func (s *sink) serve(c net.Conn) {
 }
 
 // The flags reach smtpsource.Config, -json prints the Result, -hdr-log
-// writes a log. Counts are asserted, not
-// rates.
+// writes a log. Counts are asserted, not rates.
 func TestRunJSON(t *testing.T) {
 	var s sink
 	addr := s.start(t)
@@ -124,12 +123,25 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("hdr log: %v, %v", fi, err)
 	}
 
+	// Open loop: every message of the schedule starts, and its lateness is
+	// recorded.
+	out.Reset()
+	args = []string{"-s", "2", "-m", "20", "-qps", "2000", "-d", "-json", "-q", addr}
+	if err := Run(context.Background(), args, &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	res = smtpsource.Result{}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	if res.TargetQPS != 2000 || res.Delivered != 20 || res.Lateness == nil || res.Lateness.Count != 20 || res.Errors != 0 {
+		t.Errorf("open loop: %+v", res)
+	}
 }
 
 // -verify compares the messages a run delivered with the digest log the
 // sink wrote meanwhile: all match; the messages of another run in the log
-// are reported. -c prints smtp-source's counter before
-// the result.
+// are reported. -c prints smtp-source's counter before the result.
 func TestVerifyAndCounter(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "digests")
