@@ -5,6 +5,7 @@
 //	wirespeed sum [OPTION]... [FILE]...  md5sum/sha*sum, in parallel
 //	wirespeed serve [flags]              echo or line server on one engine
 //	wirespeed smtp-sink [flags]          SMTP/LMTP server that accepts and discards mail
+//	wirespeed smtp-source [flags] ADDR   SMTP/LMTP load client
 //	wirespeed tcpperf [flags]            TCP latency load generator
 //	wirespeed help                       list the commands
 //
@@ -19,11 +20,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/internal/smtpsinkcmd"
+	"github.com/wirespeed/wirespeed/internal/smtpsourcecmd"
 	"github.com/wirespeed/wirespeed/internal/sumcmd"
 	"github.com/wirespeed/wirespeed/internal/tcpperfcmd"
 )
@@ -50,6 +53,9 @@ func commands() []command {
 		}},
 		{name: "smtp-sink", summary: smtpsinkcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return smtpsinkcmd.Run(ctx, args, stdout, stderr)
+		}},
+		{name: "smtp-source", summary: smtpsourcecmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+			return smtpsourcecmd.Run(ctx, args, stdout, stderr)
 		}},
 		{name: "sum", summary: sumcmd.Summary, run: sumcmd.Run},
 		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -102,7 +108,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: wirespeed <command> [arguments]")
 	fmt.Fprintln(w, "\ncommands:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
+	tw.Flush()
 }

@@ -21,7 +21,10 @@ func TestDispatch(t *testing.T) {
 		stderr string // a line stderr must contain
 	}{
 		{nil, 2, "  tcpperf    "},
-		{[]string{"help"}, 0, "  sum        print or check"},
+		{[]string{"help"}, 0, "  sum          print or check"},
+		{[]string{"help"}, 0, "  smtp-source  SMTP/LMTP load client"},
+		{[]string{"smtp-sink", "-nosuchflag"}, 2, "flag provided but not defined: -nosuchflag"},
+		{[]string{"smtp-source", "-nosuchflag"}, 2, "flag provided but not defined: -nosuchflag"},
 		{[]string{"nosuch"}, 2, `wirespeed: unknown command "nosuch"`},
 		{[]string{"bench", "nosuchsuite"}, 2, "wirespeed bench: unknown suite \"nosuchsuite\"\n"},
 		{[]string{"bench", "net", "-engines", "x"}, 2, "wirespeed bench net: unknown engine \"x\"\n"},
