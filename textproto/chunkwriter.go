@@ -13,6 +13,9 @@ import (
 func (w *Writer) WriteChunk(p []byte, last bool) error {
 	w.closeDot()
 	w.closeChunks()
+	if w.err != nil {
+		return w.err
+	}
 	var hdr [maxChunkHeader]byte
 	w.W.Write(appendChunkHeader(hdr[:0], len(p), last))
 	w.W.Write(p)
@@ -35,7 +38,8 @@ func (w *Writer) ChunkWriter(chunkSize int) *ChunkWriter {
 	if chunkSize < 1 {
 		chunkSize = 1
 	}
-	w.chunks = &ChunkWriter{w: w, size: chunkSize, open: true}
+	// After a failed Strict or Raw DotWriter it sends nothing.
+	w.chunks = &ChunkWriter{w: w, size: chunkSize, open: true, err: w.err}
 	return w.chunks
 }
 

@@ -77,7 +77,7 @@
 // or Writer goes on in its own state (a drained reader returns io.EOF) and
 // never reads the next block. Another Reader call reads the rest of an
 // unfinished block first, and a DotWriter closed twice writes its end line
-// twice.
+// twice (Strict and Raw dot writers refuse that; see below).
 //
 // The work is done a buffered window at a time by package dot's kernels, not
 // a byte at a time. Dot readers implement [io.WriterTo] and dot writers
@@ -94,7 +94,11 @@
 // reply and go on. A Strict or Raw dot writer refuses a bare CR or LF with a
 // *dot.SyntaxError, and its Close then returns the error without writing the
 // end line: a message cut short must not be delivered, so drop the
-// connection.
+// connection. The Writer keeps that error (or a write error of such a dot
+// writer) and returns it from every later call that would write, so
+// nothing, not even a command, goes into the unfinished data. Strict and
+// Raw dot writers also refuse to write, or to write the end line again,
+// once closed, with an error matching dot.ErrClosed.
 //
 // [Reader.DotReaderWith] takes a block's mode, bare CR/LF policy
 // ([dot.BarePolicy]) and limits, in place of the Reader's [Limits], and

@@ -135,8 +135,14 @@ func TestDotWriterStrict(t *testing.T) {
 		t.Fatalf("wrote %q: no end marker may follow a refused write", got)
 	}
 
+	// The Writer keeps the error: its connection can only be dropped.
+	if err := w.DotWriterMode(dot.Raw).Close(); !errors.Is(err, dot.ErrBareLF) {
+		t.Fatalf("Close of a new DotWriter after a failed one: %v", err)
+	}
+
 	// A valid message, without a final CRLF, gets one before the marker.
 	buf.Reset()
+	w = NewWriter(bw)
 	d = w.DotWriterMode(dot.Raw)
 	io.WriteString(d, "line\r\n.x")
 	if err := d.Close(); err != nil {

@@ -26,6 +26,16 @@ func (w *Writer) DotWriter() io.WriteCloser {
 // of being turned into a line break, and Close then reports that error and
 // writes no end marker (the data cannot be ended safely; drop the
 // connection). Close adds a final "\r\n" if the last line is open.
+//
+// A Strict or Raw writer is used once: after Close, Write, ReadFrom and
+// another Close fail with an error matching [dot.ErrClosed] and write
+// nothing (net/textproto's writer, and a Compat one, write on). And once
+// a Strict or Raw writer has failed before its end line (a bare CR or LF
+// in its input, or an error writing to W), the data on the wire is
+// unfinished: from then on every method of w that writes (PrintfLine,
+// DotWriter, DotWriterMode and the writers they return, WriteChunk,
+// ChunkWriter) writes nothing and returns that error. Such a connection
+// can only be dropped; use a new Writer for a new one.
 func (w *Writer) DotWriterMode(mode dot.Mode) io.WriteCloser {
 	w.closeDot()
 	w.closeChunks()
@@ -51,6 +61,7 @@ type dotWriter struct {
 	w    *Writer
 	enc  dot.Encoder
 	open bool        // not yet closed
+	done bool        // closed (Strict and Raw refuse to write after it)
 	one  [2]byte     // room for one input byte's output
 	end  [5]byte     // room for the end marker
 	fin  dot.Encoder // a copy of enc that writes the end marker
@@ -61,6 +72,45 @@ type dotWriter struct {
 // writes the next input byte's output with WriteByte, as net/textproto
 // does, so w.W flushes at the same points.
 func (d *dotWriter) Write(b []byte) (n int, err error) {
+	if err := d.refuse(); err != nil {
+		return 0, err
+	}
+	n, err = d.write(b)
+	d.fail(err)
+	return n, err
+}
+
+// refuse returns the error that stops d from writing anything: the
+// Writer's sticky error, or dot.ErrClosed for a Strict or Raw writer
+// that has been closed.
+func (d *dotWriter) refuse() error {
+	if d.w.err != nil {
+		return d.w.err
+	}
+	if d.done && d.enc.Mode != dot.Compat {
+		return errClosed
+	}
+	return nil
+}
+
+// fail makes err, an error of a Strict or Raw writer, sticky on its
+// Writer: the block it was writing is unfinished. A Compat writer does
+// what net/textproto's does, which keeps no such state.
+func (d *dotWriter) fail(err error) {
+	if err != nil && d.enc.Mode != dot.Compat {
+		d.w.err = err
+	}
+}
+
+// errClosed is the error of a Strict or Raw DotWriter used after Close.
+var errClosed error = &closedError{}
+
+type closedError struct{}
+
+func (*closedError) Error() string { return "textproto: " + dot.ErrClosed.Error() }
+func (*closedError) Unwrap() error { return dot.ErrClosed }
+
+func (d *dotWriter) write(b []byte) (n int, err error) {
 	bw := d.w.W
 	for n < len(b) {
 		free := bw.Available()
@@ -113,6 +163,9 @@ var readFromBufs = sync.Pool{New: func() any { return new([readFromSize]byte) }}
 // ReadFrom encodes everything src yields until io.EOF. It makes io.Copy
 // into a DotWriter allocation-free.
 func (d *dotWriter) ReadFrom(src io.Reader) (n int64, err error) {
+	if err := d.refuse(); err != nil {
+		return 0, err
+	}
 	buf := readFromBufs.Get().(*[readFromSize]byte)
 	defer readFromBufs.Put(buf)
 	for {
@@ -135,9 +188,20 @@ func (d *dotWriter) ReadFrom(src io.Reader) (n int64, err error) {
 
 // Close writes the end of the data, as net/textproto does: a line ending
 // if the last line is open, then ".\r\n", and flushes w.W. Like
-// net/textproto, it writes the end again if called again.
+// net/textproto, it writes the end again if called again (in Compat mode;
+// see [Writer.DotWriterMode] for Strict and Raw).
 func (d *dotWriter) Close() error {
-	d.open = false
+	if err := d.refuse(); err != nil {
+		d.open = false
+		return err
+	}
+	err := d.close()
+	d.open, d.done = false, true
+	d.fail(err)
+	return err
+}
+
+func (d *dotWriter) close() error {
 	bw := d.w.W
 	d.fin = d.enc // the end marker does not change the writer's state
 	n, _, err := d.fin.Transform(d.end[:], nil, true)
