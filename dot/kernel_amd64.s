@@ -50,14 +50,14 @@ dec512_compat_fast:
 	JEQ   dec512_compat_general
 
 dec512_compat_enter:
-	MOVQ    BX, R12
-	SUBQ    DX, R12
+	MOVQ    BX, R8
+	SUBQ    DX, R8
 	MOVQ    CX, SI
 	SUBQ    AX, SI
-	CMPQ    SI, R12
-	CMOVQLT SI, R12
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
 	XORQ    SI, SI
-	XORQ    R8, R8
+	XORQ    DI, DI
 
 dec512_compat_body:
 	VMOVDQU64 (DX)(SI*1), Z3
@@ -65,12 +65,12 @@ dec512_compat_body:
 dec512_compat_test:
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
-	KMOVQ         K1, R13
-	KMOVQ         K2, R14
-	CMPQ          R13, R14
+	KMOVQ         K1, R12
+	KMOVQ         K2, R13
+	CMPQ          R12, R13
 	JNE           dec512_compat_fullx
 	DECQ          R9
-	CMPQ          R13, $-1
+	CMPQ          R12, $-1
 	CMOVQNE       R10, R9
 	TESTQ         R9, R9
 	JZ            dec512_compat_cleanx
@@ -78,15 +78,15 @@ dec512_compat_test:
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512_compat_fullx
-	POPCNTQ       R13, R13
+	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
-	VMOVDQU64     Z3, (AX)(R8*1)
-	ADDQ          R13, R8
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
 	ADDQ          $0x40, SI
-	CMPQ          SI, R12
+	CMPQ          SI, R8
 	JLE           dec512_compat_body
 	ADDQ          SI, DX
-	ADDQ          R8, AX
+	ADDQ          DI, AX
 	XORQ          DI, DI
 	CMPB          -1(DX), $0x0a
 	SETEQ         DI
@@ -94,18 +94,18 @@ dec512_compat_test:
 
 dec512_compat_cleanx:
 	ADDQ SI, DX
-	ADDQ R8, AX
+	ADDQ DI, AX
 	JMP  dec512_compat_clean
 
 dec512_compat_masks:
-	MOVQ    BX, R12
-	SUBQ    DX, R12
+	MOVQ    BX, R8
+	SUBQ    DX, R8
 	MOVQ    CX, SI
 	SUBQ    AX, SI
-	CMPQ    SI, R12
-	CMOVQLT SI, R12
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
 	XORQ    SI, SI
-	XORQ    R8, R8
+	XORQ    DI, DI
 	JMP     dec512_compat_test
 
 dec512_compat_first:
@@ -114,7 +114,7 @@ dec512_compat_first:
 
 dec512_compat_fullx:
 	ADDQ  SI, DX
-	ADDQ  R8, AX
+	ADDQ  DI, AX
 	XORQ  DI, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI
@@ -164,6 +164,9 @@ dec512_compat_dirty:
 	JMP  dec512_compat_fast
 
 dec512_compat_clean:
+	XORQ DI, DI
+
+dec512_compat_clean0:
 	VMOVDQU64 Z3, (AX)
 	MOVQ      AX, SI
 	ANDQ      $0x3f, SI
@@ -208,7 +211,7 @@ dec512_compat_clean1:
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
-	JZ        dec512_compat_clean
+	JZ        dec512_compat_clean0
 	CMPQ      DX, BX
 	JGT       dec512_compat_general
 	CMPQ      AX, CX
@@ -502,6 +505,10 @@ dec512_strict_masks:
 	JMP           dec512_strict_fast
 
 dec512_strict_clean:
+	XORQ DI, DI
+	XORQ R8, R8
+
+dec512_strict_clean0:
 	VMOVDQU64 Z3, (AX)
 	MOVQ      AX, SI
 	ANDQ      $0x3f, SI
@@ -546,7 +553,7 @@ dec512_strict_clean1:
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
-	JZ        dec512_strict_clean
+	JZ        dec512_strict_clean0
 	CMPQ      DX, BX
 	JGT       dec512_strict_general
 	CMPQ      AX, CX
@@ -844,6 +851,10 @@ dec512_raw_masks:
 	JMP           dec512_raw_fast
 
 dec512_raw_clean:
+	XORQ DI, DI
+	XORQ R8, R8
+
+dec512_raw_clean0:
 	VMOVDQU64 Z3, (AX)
 	MOVQ      AX, SI
 	ANDQ      $0x3f, SI
@@ -888,7 +899,7 @@ dec512_raw_clean1:
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
-	JZ        dec512_raw_clean
+	JZ        dec512_raw_clean0
 	CMPQ      DX, BX
 	JGT       dec512_raw_general
 	CMPQ      AX, CX
@@ -1181,12 +1192,12 @@ enc512_compat_fast:
 	MOVQ    src_base+24(FP), SI
 	CMPQ    DX, SI
 	JEQ     enc512_compat_first
-	MOVQ    BX, R10
-	SUBQ    DX, R10
+	MOVQ    BX, DI
+	SUBQ    DX, DI
 	MOVQ    CX, SI
 	SUBQ    AX, SI
-	CMPQ    SI, R10
-	CMOVQLT SI, R10
+	CMPQ    SI, DI
+	CMOVQLT SI, DI
 	XORQ    SI, SI
 
 enc512_compat_body:
@@ -1196,15 +1207,15 @@ enc512_compat_test:
 	VMOVDQU64 -1(DX)(SI*1), Z4
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z4, K2
-	KMOVQ     K1, R11
-	KMOVQ     K2, R12
-	CMPQ      R11, R12
+	KMOVQ     K1, R8
+	KMOVQ     K2, R10
+	CMPQ      R8, R10
 	JNE       enc512_compat_fullx
-	NEGQ      R11
-	SBBQ      R12, R12
-	ANDQ      $0x03, R12
+	NEGQ      R8
+	SBBQ      R10, R10
+	ANDQ      $0x03, R10
 	DECQ      R9
-	ORQ       R12, R9
+	ORQ       R10, R9
 	JZ        enc512_compat_cleanx
 	VPCMPEQB  Z0, Z4, K2
 	VPCMPEQB  Z2, Z3, K2, K2
@@ -1212,7 +1223,7 @@ enc512_compat_test:
 	JNZ       enc512_compat_fullx
 	VMOVDQU64 Z3, (AX)(SI*1)
 	ADDQ      $0x40, SI
-	CMPQ      SI, R10
+	CMPQ      SI, DI
 	JLE       enc512_compat_body
 	ADDQ      SI, DX
 	ADDQ      SI, AX
@@ -1235,12 +1246,12 @@ enc512_compat_cleanx:
 
 enc512_compat_cleanexit:
 	MOVQ    $0x00000003, R9
-	MOVQ    BX, R10
-	SUBQ    DX, R10
+	MOVQ    BX, DI
+	SUBQ    DX, DI
 	MOVQ    CX, SI
 	SUBQ    AX, SI
-	CMPQ    SI, R10
-	CMOVQLT SI, R10
+	CMPQ    SI, DI
+	CMOVQLT SI, DI
 	XORQ    SI, SI
 	JMP     enc512_compat_test
 
@@ -1294,6 +1305,10 @@ enc512_compat_dirty:
 	JMP  enc512_compat_fast
 
 enc512_compat_clean:
+	XORQ DI, DI
+	XORQ R8, R8
+
+enc512_compat_clean0:
 	VMOVDQU64 Z3, (AX)
 	MOVQ      AX, SI
 	ANDQ      $0x3f, SI
@@ -1338,7 +1353,7 @@ enc512_compat_clean1:
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
-	JZ        enc512_compat_clean
+	JZ        enc512_compat_clean0
 	CMPQ      DX, BX
 	JGT       enc512_compat_block
 	CMPQ      AX, CX
@@ -1824,6 +1839,10 @@ enc512_strict_masks:
 	JMP       enc512_strict_fast
 
 enc512_strict_clean:
+	XORQ DI, DI
+	XORQ R8, R8
+
+enc512_strict_clean0:
 	VMOVDQU64 Z3, (AX)
 	MOVQ      AX, SI
 	ANDQ      $0x3f, SI
@@ -1868,7 +1887,7 @@ enc512_strict_clean1:
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z3, K2
 	KORTESTQ  K1, K2
-	JZ        enc512_strict_clean
+	JZ        enc512_strict_clean0
 	CMPQ      DX, BX
 	JGT       enc512_strict_block
 	CMPQ      AX, CX

@@ -113,7 +113,11 @@ func decodeAVX512() {
 			}
 			JMP(LabelRef(fast))
 
-			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, p+"_masks")
+			state := []reg.Register{cbol, ccr}
+			if m == compat {
+				state = state[:1] // ccr is not used
+			}
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, p+"_masks", state...)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -422,7 +426,7 @@ func encodeAVX512() {
 			if m == compat {
 				resume = p + "_cleanexit"
 			}
-			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, resume)
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, resume, cbol, ccr)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -639,9 +643,18 @@ func blockHead512(p string, src, dirty reg.Register, v reg.VecVirtual, klf, kcr 
 // (their unsigned minimum, one compare: CR, LF and the rarer other
 // control bytes), and one at a time otherwise. The first block with a CR
 // or LF goes to p+"_masks" with v, klf and kcr holding it and its LF and
-// CR masks; the end of src or dst goes to general.
-func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general, resume string) {
+// CR masks; the end of src or dst goes to general, with the line state
+// registers in state (cbol, and ccr where the general path reads it) 0.
+func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general, resume string, state ...reg.Register) {
 	Label(p + "_clean")
+	// The loop copies only bytes that are neither CR nor LF, so wherever
+	// it stops, the byte before src is neither: no line start, no CR. The
+	// Compat loops enter with cbol and ccr out of date (they compare the
+	// bytes before a block in memory), and the general path reads them.
+	for _, r := range state {
+		XORQ(r, r)
+	}
+	Label(p + "_clean0")
 	VMOVDQU64(v, Mem{Base: dst})
 	// Go on from where dst is aligned to 64 bytes, at most 64 bytes on
 	// (the rest of v is copied again): stores that do not cross cache
@@ -694,7 +707,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	VPCMPEQB(zlf, v, klf)
 	VPCMPEQB(zcr, v, kcr)
 	KORTESTQ(klf, kcr)
-	JZ(LabelRef(p + "_clean"))
+	JZ(LabelRef(p + "_clean0"))
 	// The mask paths need the 65 bytes.
 	CMPQ(src, srcLim)
 	JGT(LabelRef(general))
@@ -712,7 +725,8 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 //   - the look-ahead and look-behind compares read memory directly (a byte
 //     starts a line if the byte before it, in memory, is an LF: so the
 //     first block of a call, whose byte before is not ours, goes through
-//     the mask path, and cbol is only brought up to date on the way out);
+//     the mask path, and cbol is only brought up to date on the way out:
+//     to the mask path here, to the general path by the long-line loop);
 //   - the CR and look-ahead LF masks are taken negated, which is what the
 //     compaction and the output count need;
 //   - src and dst advance by index, under one bound (dst advances no more
@@ -826,7 +840,8 @@ func afterLF(src, cbol reg.Register) {
 // in decodeCompatBody512, its speed is bound by the number of
 // instructions: the bytes before the block's bytes are compared in memory
 // (so the first block of a call is left to the general path, and cbol and
-// ccr are only brought up to date on the way out), and dirty counts down
+// ccr are only brought up to date on the way out: to the mask path here,
+// to the general path by the long-line loop), and dirty counts down
 // the blocks without LF (so without CR, but maybe the last) before the
 // long-line loop. Any other block goes on at p+"_masks" with v, klf and
 // kcr set; the long-line loop comes back at p+"_cleanexit" with v set.
