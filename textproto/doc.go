@@ -52,7 +52,12 @@
 // on the connection. If it fails with a read error, the call returns that
 // error and the next call resumes it. ReadDotLines and dot readers read a
 // block that breaks a limit to its end line before they fail, and BDAT
-// chunks are read to their end.
+// chunks are read to their end. Limits.MaxDiscardBytes (or
+// DotOptions.MaxDiscardBytes) bounds what a dot reader discards after a
+// problem with a block's data: past it the reader gives up with an error
+// matching [ErrNotInStep] and the data error, the Reader fails every later
+// call with it, and the server should close the connection. BDAT chunks
+// need no such bound: the client declares each one's size.
 //
 // # Errors in message data
 //

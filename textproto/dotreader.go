@@ -1,6 +1,7 @@
 package textproto
 
 import (
+	"bufio"
 	"io"
 	"sync"
 
@@ -47,6 +48,11 @@ type DotOptions struct {
 	// wire, as Limits.MaxLineBytes does: a longer line fails the block
 	// with dot.ErrLineTooLong.
 	MaxLineBytes int
+
+	// MaxDiscardBytes bounds how much of the block is read and discarded
+	// after a problem with its data, as Limits.MaxDiscardBytes does:
+	// past it the block fails with an error matching ErrNotInStep.
+	MaxDiscardBytes int64
 }
 
 // DotReaderWith is like [Reader.DotReader] with the framing and limits
@@ -57,9 +63,12 @@ type DotOptions struct {
 // kind of problem found (see the package documentation on errors).
 func (r *Reader) DotReaderWith(opt DotOptions) *DotReader {
 	r.closeDot()
-	maxBytes, maxLine := opt.MaxBytes, opt.MaxLineBytes
+	maxBytes, maxLine, maxDiscard := opt.MaxBytes, opt.MaxLineBytes, opt.MaxDiscardBytes
 	if maxBytes == 0 {
 		maxBytes = r.lim.MaxDotBytes
+	}
+	if maxDiscard == 0 {
+		maxDiscard = r.lim.MaxDiscardBytes
 	}
 	if maxLine == 0 {
 		maxLine = r.lim.MaxLineBytes
@@ -71,7 +80,7 @@ func (r *Reader) DotReaderWith(opt DotOptions) *DotReader {
 		Bare:    opt.Bare,
 		MaxSize: max(maxBytes, 0),
 		MaxLine: max(maxLine, 0),
-	}, active: true, fresh: true}
+	}, maxDiscard: max(maxDiscard, 0), active: true, fresh: true}
 	return r.dot
 }
 
@@ -87,6 +96,14 @@ type DotReader struct {
 	fresh  bool    // r.begin has not run for this block yet
 	carry  [2]byte // room for a "\r\n" too big for the caller's buffer (Raw)
 	pend   []byte  // what of carry is still to be returned
+
+	// With maxDiscard set, discarded counts the input consumed after the
+	// byte at which output stopped (dropping is set from then on), and
+	// lost is the error of giving up.
+	maxDiscard int64
+	discarded  int64
+	dropping   bool
+	lost       error
 }
 
 // Size returns the number of decoded bytes of the block read so far (at
@@ -122,10 +139,17 @@ func (d *DotReader) Read(b []byte) (n int, err error) {
 	if err := d.start(); err != nil {
 		return 0, err
 	}
+	if d.lost != nil {
+		return 0, d.lost
+	}
 	n = copy(b, d.pend)
 	d.pend = d.pend[n:]
 	br := d.r.R
 	for n < len(b) && !d.dec.Done() {
+		if d.overBound() {
+			err = d.giveUp()
+			break
+		}
 		if br.Buffered() == 0 {
 			if _, err = br.Peek(1); err != nil {
 				if err == io.EOF {
@@ -134,11 +158,11 @@ func (d *DotReader) Read(b []byte) (n int, err error) {
 				break
 			}
 		}
-		src, _ := br.Peek(br.Buffered())
-		nd, ns, _ := d.dec.Transform(b[n:], src, false)
+		src := d.window(br)
+		nd, ns := d.transform(b[n:], src)
 		if nd == 0 && ns == 0 {
 			// Raw mode writes "\r\n" whole, and b has one byte left.
-			nd, ns, _ = d.dec.Transform(d.carry[:], src, false)
+			nd, ns = d.transform(d.carry[:], src)
 			k := copy(b[n:], d.carry[:nd])
 			d.pend = d.carry[k:nd]
 			nd = k
@@ -168,12 +192,19 @@ func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
 	if err := d.start(); err != nil {
 		return 0, err
 	}
+	if d.lost != nil {
+		return 0, d.lost
+	}
 	buf := writeToBufs.Get().(*[writeToSize]byte)
 	defer writeToBufs.Put(buf)
 	br := d.r.R
 	n := copy(buf[:], d.pend)
 	d.pend = nil
 	for !d.dec.Done() {
+		if d.overBound() {
+			err = d.giveUp()
+			break
+		}
 		if br.Buffered() == 0 {
 			if _, err = br.Peek(1); err != nil {
 				if err == io.EOF {
@@ -182,8 +213,8 @@ func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
 				break
 			}
 		}
-		src, _ := br.Peek(br.Buffered())
-		nd, ns, _ := d.dec.Transform(buf[n:], src, false)
+		src := d.window(br)
+		nd, ns := d.transform(buf[n:], src)
 		br.Discard(ns)
 		n += nd
 		// Write out a full buffer, or one without room for the "\r\n" that
@@ -212,6 +243,97 @@ func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
 		}
 	}
 	return written, err
+}
+
+// window returns the buffered input to decode next: all of R's buffer, or,
+// while discarding under a bound, no more than the bound leaves.
+func (d *DotReader) window(br *bufio.Reader) []byte {
+	src, _ := br.Peek(br.Buffered())
+	if d.dropping {
+		if room := d.maxDiscard - d.discarded; int64(len(src)) > room {
+			src = src[:room]
+		}
+	}
+	return src
+}
+
+// transform decodes src into dst and, under a discard bound, counts the
+// input consumed after output stopped.
+func (d *DotReader) transform(dst, src []byte) (nd, ns int) {
+	if d.maxDiscard == 0 {
+		nd, ns, _ = d.dec.Transform(dst, src, false)
+		return nd, ns
+	}
+	if d.dropping {
+		nd, ns, _ = d.dec.Transform(dst, src, false)
+		d.discarded += int64(ns)
+		return nd, ns
+	}
+	pre := d.dec
+	nd, ns, _ = d.dec.Transform(dst, src, false)
+	if d.dec.Err() != nil {
+		d.dropping = true
+		k := stopPoint(pre, src[:ns])
+		if int64(ns-k) > d.maxDiscard {
+			// The window went past the bound: decode it again, only up to
+			// the bound. Its output is the same, as it stopped at k.
+			d.dec = pre
+			nd, ns, _ = d.dec.Transform(dst, src[:k+int(d.maxDiscard)], false)
+		}
+		d.discarded = int64(ns - k)
+	}
+	return nd, ns
+}
+
+// stopPoint returns how many bytes of src dec consumes up to and
+// including the byte at which it finds a problem with the data (len(src)
+// if it finds none). It decodes into scratch space, 64 bytes and then one
+// byte at a time; it runs once, for a block that fails.
+func stopPoint(dec dot.Decoder, src []byte) int {
+	for off := 0; off < len(src); {
+		end := min(off+64, len(src))
+		probe := dec
+		feedScratch(&probe, src[off:end])
+		if probe.Err() == nil {
+			dec, off = probe, end
+			continue
+		}
+		for ; off < end; off++ {
+			if feedScratch(&dec, src[off:off+1]); dec.Err() != nil {
+				return off + 1
+			}
+		}
+	}
+	return len(src)
+}
+
+// feedScratch decodes src with dec into scratch space and drops the output.
+func feedScratch(dec *dot.Decoder, src []byte) {
+	var scratch [256]byte
+	for len(src) > 0 {
+		_, ns, err := dec.Transform(scratch[:], src, false)
+		src = src[ns:]
+		if ns == 0 || err != nil && err != dot.ErrShortDst {
+			return
+		}
+	}
+}
+
+// overBound reports whether d has discarded all its bound allows without
+// coming to the end of the block.
+func (d *DotReader) overBound() bool {
+	return d.dropping && d.discarded >= d.maxDiscard && !d.dec.Done()
+}
+
+// giveUp ends the block with ErrNotInStep: its reader and its Reader fail
+// from now on, and nothing drains the rest.
+func (d *DotReader) giveUp() error {
+	d.lost = &notInStepError{errs: [2]error{ErrNotInStep, d.dec.Err()}, limit: d.maxDiscard}
+	d.active = false
+	if d.r.dot == d {
+		d.r.lost = d.lost
+	}
+	return d.lost
 }
 
 // closeDot drains the active DotReader, if any, up to its end marker.

@@ -87,7 +87,7 @@ func ExampleReader_Limits() {
 	r.SetLimits(textproto.Limits{MaxLineBytes: 1000})
 	fmt.Println(r.Limits().MaxLineBytes)
 	// Output:
-	// {MaxLineBytes:0 MaxHeaderBytes:0 MaxHeaderFields:0 MaxDotBytes:0}
+	// {MaxLineBytes:0 MaxHeaderBytes:0 MaxHeaderFields:0 MaxDotBytes:0 MaxDiscardBytes:0}
 	// 1000
 }
 

@@ -59,6 +59,21 @@ type Limits struct {
 	// header (16 bytes on 64-bit systems), so that the lines it returns
 	// take at most about MaxDotBytes of memory.
 	MaxDotBytes int64
+
+	// MaxDiscardBytes bounds how much of a dot-encoded block a dot reader
+	// (DotReader, DotReaderMode, DotReaderWith, ReadDotBytes) reads and
+	// discards after a problem with its data has stopped its output: a
+	// block too large, a line too long, a bare CR or LF under
+	// dot.BareReject. It counts the bytes on the wire after the byte at
+	// which the problem was found. If the end line has not come within
+	// them, the reader gives up with an error matching ErrNotInStep and
+	// the data error, and the Reader fails every later call with it: the
+	// rest of the block would be read as commands, so close the
+	// connection. Zero, the default, sets no bound: the reader reads on to
+	// the end line however much the peer sends, as without it (bound that
+	// with a deadline). It does not apply to ReadDotLines or to BDAT
+	// chunks, whose size the client declares in each BDAT command.
+	MaxDiscardBytes int64
 }
 
 // Errors reported when input exceeds the Reader's [Limits]. The errors
@@ -67,6 +82,26 @@ var (
 	ErrLineTooLong    = errors.New("textproto: line too long")
 	ErrHeaderTooLarge = errors.New("textproto: header too large")
 )
+
+// ErrNotInStep reports a dot block that a reader gave up discarding after
+// a data error (see Limits.MaxDiscardBytes): the rest of the block is
+// still to come, so the session is no longer in step with the peer. The
+// error returned matches it and the data error with errors.Is.
+var ErrNotInStep = errors.New("textproto: gave up discarding: the session is no longer in step")
+
+// A notInStepError is ErrNotInStep with the data error that made the
+// reader discard and the bound it passed.
+type notInStepError struct {
+	errs  [2]error // ErrNotInStep and the data error
+	limit int64
+}
+
+func (e *notInStepError) Error() string {
+	return ErrNotInStep.Error() + " (discarded " + strconv.FormatInt(e.limit, 10) +
+		" bytes after: " + e.errs[1].Error() + ")"
+}
+
+func (e *notInStepError) Unwrap() []error { return e.errs[:] }
 
 // A limitError is a limit's sentinel error with the limit that was hit.
 type limitError struct {

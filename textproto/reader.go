@@ -50,6 +50,11 @@ type Reader struct {
 	// previous call fail with a limit error.
 	skipLine, skipHeader bool
 
+	// lost is set when a dot reader gave up discarding a block (see
+	// Limits.MaxDiscardBytes): the input is out of step, and every later
+	// call fails with it.
+	lost error
+
 	// count is the number of bytes consumed from R by line reads; the
 	// limits are measured with it.
 	count int64
@@ -89,6 +94,9 @@ func (r *Reader) Limits() Limits { return r.lim }
 func (r *Reader) begin() error {
 	r.closeDot()
 	r.closeChunk()
+	if r.lost != nil {
+		return r.lost // before, or while closeDot drained a block
+	}
 	if r.err != nil {
 		err := r.err
 		r.err = nil
