@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -228,4 +229,72 @@ func TestDotDiscardDrain(t *testing.T) {
 	if _, err2 := d.Read(make([]byte, 1)); err2 != err {
 		t.Errorf("the block's reader: %v", err2)
 	}
+}
+
+// TestDotDiscardSame: on random blocks, a reader under a bound returns
+// what one without it returns, unless it gives up (only on a block that
+// fails without it too), and then it has
+// consumed no more than without it.
+func TestDotDiscardSame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "ab.\r\n\r\n"
+	for i := 0; i < 3000; i++ {
+		b := make([]byte, rng.IntN(200))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		in := string(b) + "\r\n.\r\nNEXT\r\n"
+		opt := DotOptions{
+			Mode:         dot.Mode(rng.IntN(3)),
+			MaxBytes:     int64(rng.IntN(40)),
+			MaxLineBytes: rng.IntN(20),
+		}
+		rs := rng.IntN(8)
+		run := func(bound int64) (string, error, int, string) {
+			br := bufio.NewReaderSize(strings.NewReader(in), 16)
+			r := NewReader(br)
+			o := opt
+			o.MaxDiscardBytes = bound
+			d := r.DotReaderWith(o)
+			var out strings.Builder
+			var err error
+			if rs == 0 {
+				_, err = d.WriteTo(&out)
+			} else {
+				buf := make([]byte, rs)
+				for {
+					n, rerr := d.Read(buf)
+					out.Write(buf[:n])
+					if rerr != nil {
+						if rerr != io.EOF {
+							err = rerr
+						}
+						break
+					}
+				}
+			}
+			rest, _ := io.ReadAll(br)
+			return out.String(), err, len(in) - len(rest), string(rest)
+		}
+		wantOut, wantErr, wantUsed, _ := run(0)
+		for _, bound := range []int64{1, 3, 10, int64(len(in))} {
+			out, err, used, _ := run(bound)
+			if errors.Is(err, ErrNotInStep) {
+				if bound == int64(len(in)) || wantErr == nil || used > wantUsed || !strings.HasPrefix(wantOut, out) {
+					t.Fatalf("%q %+v bound %d: gave up: %q %v used %d; unbounded %q %v used %d", in, opt, bound, out, err, used, wantOut, wantErr, wantUsed)
+				}
+				continue
+			}
+			if out != wantOut || !sameErr(err, wantErr) || used != wantUsed {
+				t.Fatalf("%q %+v bound %d: %q %v used %d; unbounded %q %v used %d", in, opt, bound, out, err, used, wantOut, wantErr, wantUsed)
+			}
+		}
+	}
+}
+
+func sameErr(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Error() == b.Error()
 }
