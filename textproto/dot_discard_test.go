@@ -233,8 +233,7 @@ func TestDotDiscardDrain(t *testing.T) {
 
 // TestDotDiscardSame: on random blocks, a reader under a bound returns
 // what one without it returns, unless it gives up (only on a block that
-// fails without it too), and then it has
-// consumed no more than without it.
+// fails without it too), and then it has consumed no more than without it.
 func TestDotDiscardSame(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const alphabet = "ab.\r\n\r\n"
