@@ -31,13 +31,16 @@ func kernelSeeds() [][]byte {
 			seeds = append(seeds, kInput(r, n, style))
 		}
 	}
-	// Long enough for the long-line loops (some 5 blocks), with line ends
-	// at the ends of blocks.
-	for _, in := range lineStartInputs()[:6] {
-		seeds = append(seeds, in)
-	}
 	seeds = append(seeds, kInput(r, 700, 4), kInput(r, 1200, 5))
 	return seeds
+}
+
+// longSeeds are inputs long enough for the long-line loops (some five
+// blocks), with line ends at the ends of blocks (see lineStartInputs),
+// for runs with all of the input in src and room for all of the output.
+func longSeeds() [][]byte {
+	ins := lineStartInputs()
+	return [][]byte{ins[0], ins[10], ins[20], ins[len(ins)-1]}
 }
 
 // fuzzRun is the run a fuzz target makes of its arguments. Mutating a few
@@ -62,6 +65,9 @@ func FuzzKernelDecode(f *testing.F) {
 	for i, s := range kernelSeeds() {
 		f.Add(s, uint8(i), uint8(i/3), uint16(i%3*40), uint16(i%5*33), uint16(i*37), uint16(i*53), uint8(i*11), uint8(i*7), byte(".x\n"[i%3]), uint16(i*13), uint16(i%4*150))
 	}
+	for i, s := range longSeeds() {
+		f.Add(s, uint8(i), uint8(i), uint16(0), uint16(0), uint16(len(s)-1), uint16(2*len(s)), uint8(i*9), uint8(i*17), byte('.'), uint16(0), uint16(0))
+	}
 	f.Fuzz(func(t *testing.T, in []byte, mode, bare uint8, max, maxLine, srcStep, dstLen uint16, srcAlign, dstAlign, fill byte, at, runLen uint16) {
 		cfg := modelConfig{mode: Mode(mode % 3), bare: BarePolicy(bare % 3), maxSize: int64(max), maxLine: int(maxLine)}
 		in, run := fuzzRun(in, fill, at, runLen, srcStep, dstLen, srcAlign, dstAlign)
@@ -77,6 +83,9 @@ func FuzzKernelDecode(f *testing.F) {
 func FuzzKernelEncode(f *testing.F) {
 	for i, s := range kernelSeeds() {
 		f.Add(s, uint8(i), uint16(i*37), uint16(i*53), uint8(i*11), uint8(i*7), byte(".x\n"[i%3]), uint16(i*13), uint16(i%4*150))
+	}
+	for i, s := range longSeeds() {
+		f.Add(s, uint8(0), uint16(len(s)-1), uint16(2*len(s)), uint8(i*9), uint8(i*17), byte('.'), uint16(0), uint16(0))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, mode uint8, srcStep, dstLen uint16, srcAlign, dstAlign, fill byte, at, runLen uint16) {
 		m := Mode(mode % 3)
