@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
 // fakeClock is a clock that moves only when told: when a session waits for
@@ -40,7 +42,7 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-func (c *fakeClock) Sleeper(time.Duration) sleeper { return c }
+func (c *fakeClock) Waiter(time.Duration) sleep.Waiter { return c }
 
 func (c *fakeClock) Until(_ context.Context, t time.Time) { c.moveTo(t) }
 

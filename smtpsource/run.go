@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
 type counters struct {
@@ -53,7 +55,7 @@ func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
 // when ctx is done.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
-	return runIn(ctx, cfg, env{dial: d.DialContext, clock: realClock{}})
+	return runIn(ctx, cfg, env{dial: d.DialContext, clock: sleep.System{}})
 }
 
 func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/textproto"
 )
 
@@ -55,9 +56,9 @@ func (s *session) run(ctx context.Context) {
 		// on open connections (a failure is retried with the first one).
 		s.open(ctx)
 	}
-	var sl sleeper
+	var sl sleep.Waiter
 	if r.cfg.QPS > 0 {
-		sl = r.env.clock.Sleeper(r.cfg.Spin)
+		sl = r.env.clock.Waiter(r.cfg.Spin)
 		defer sl.Close()
 	}
 	for ctx.Err() == nil {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
 // Errors returned by Run.
@@ -83,8 +85,6 @@ const (
 	// past it, messages are counted as write errors; closed loop holds at
 	// most Depth messages).
 	minMaxPending = 4 << 20
-	// maxNap bounds one pacer sleep, so that pacers notice cancellation.
-	maxNap = 50 * time.Millisecond
 )
 
 // recorder is a histogram written by many goroutines and read per interval.
@@ -284,7 +284,7 @@ func (cfg *Config) check() error {
 // stops early, with the results so far, when ctx is done.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
-	return runIn(ctx, cfg, env{dial: d.DialContext, clock: realClock{}})
+	return runIn(ctx, cfg, env{dial: d.DialContext, clock: sleep.System{}})
 }
 
 func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
@@ -521,7 +521,7 @@ func (r *run) pacer(ctx context.Context, p int) {
 	for i := p; i < len(r.conns); i += r.cfg.Pacers {
 		mine = append(mine, r.conns[i])
 	}
-	sl := r.env.clock.Sleeper(r.cfg.Spin)
+	sl := r.env.clock.Waiter(r.cfg.Spin)
 	defer sl.Close()
 	step := 1e9 / r.cfg.QPS
 	P := int64(r.cfg.Pacers)
