@@ -339,7 +339,7 @@ func TestNonReadingServer(t *testing.T) {
 		defer cancel()
 		clk := newFakeClock()
 		stopAt := clk.Now().Add(2 * time.Second) // 100 MiB per connection due
-		clk.moved = func(now time.Time) {
+		clk.Moved = func(now time.Time) {
 			if !now.Before(stopAt) {
 				cancel()
 			}
