@@ -16,16 +16,46 @@ var (
 	_ io.ReaderFrom   = (*Writer)(nil)
 )
 
-// A Conn is a net.Conn whose writes go through a coalescing [Writer]. Reads
-// and everything else go straight to the wrapped connection.
+// A Conn is a net.Conn whose writes go through a coalescing [Writer]. Its
+// Read sends what is queued when it is about to wait (see [Conn.Read]);
+// everything else goes straight to the wrapped connection.
 type Conn struct {
 	net.Conn
 	w *Writer
+	r rawReader
 }
 
 // NewConn wraps c. If opt is nil, defaults apply.
 func NewConn(c net.Conn, opt *Options) *Conn {
-	return &Conn{Conn: c, w: NewWriter(c, opt)}
+	nc := &Conn{Conn: c, w: NewWriter(c, opt)}
+	nc.r.init(nc)
+	return nc
+}
+
+// Read reads from the connection. Once Read has been called, a Write made
+// while no Read is in progress is held for the next Read, which sends
+// everything queued with one writev, in the calling goroutine, when it is
+// about to wait for data: on a *net.TCPConn when the socket has nothing to
+// read, elsewhere before reading. So a request/response server runs no
+// flusher goroutine, and the responses to requests read in one go leave
+// together. A held Write that no Read sends within Options.MaxHold goes to
+// the flusher goroutine, as do Writes made while a Read waits.
+func (c *Conn) Read(p []byte) (int, error) {
+	if !c.w.beginRead() || len(p) == 0 {
+		n, err := c.Conn.Read(p)
+		c.w.endRead()
+		return n, err
+	}
+	var n int
+	var err error
+	if c.r.ok {
+		n, err = c.r.read(p)
+	} else {
+		c.w.flushForRead()
+		n, err = c.Conn.Read(p)
+	}
+	c.w.endRead()
+	return n, err
 }
 
 // Write queues a copy of p; see [Writer.Write].

@@ -5,11 +5,16 @@
 // # Coalescing writer
 //
 // A [Writer] (or a [Conn], a net.Conn wrapped with one) copies each Write
-// into pooled 16 KiB chunks and returns. Its flusher goroutine hands what
-// is queued to the kernel with one writev per batch (at most 1024 buffers,
-// about 256 KiB) as soon as the producer gives up the CPU: a server needs
-// no Flush and no timer, and sixteen pipelined responses leave in one
-// system call.
+// into pooled 16 KiB chunks and returns. What is queued goes to the kernel
+// with one writev per batch (at most 1024 buffers, about 256 KiB): a server
+// needs no Flush and no timer, and sixteen pipelined responses leave in one
+// system call. On a Conn whose Read has been called, a Write made between
+// two Reads is sent by the next Read when the socket has nothing more to
+// read, in the reading goroutine ([Conn.Read]), so request/response
+// traffic runs no goroutine besides the caller's. Otherwise (a writer that
+// does not read, Writes made while a Read waits, a held Write that no Read
+// sends within Options.MaxHold) a flusher goroutine, started on first use,
+// sends the queue as soon as the producer gives up the CPU.
 //
 // Guarantees:
 //   - Bytes reach the kernel in the order Writes returned, without gaps. A
@@ -21,8 +26,8 @@
 //     whatever the peer does; an idle Writer holds no chunk.
 //   - A write error is sticky, and Stats tells how many accepted bytes
 //     reached the kernel (Written) and how many were dropped.
-//   - No allocation per message in steady state (a Write that waits for
-//     room allocates a channel).
+//   - No allocation per message in steady state, Conn.Read included (a
+//     Write that waits for room allocates a channel).
 //
 // Backpressure: a Write that does not fit in the window waits until the
 // queue drains to the low watermark, the write deadline passes or the
@@ -37,7 +42,10 @@
 // reading, and returns [ErrUnsent] if data was left. Call Flush first for
 // an unbounded graceful close.
 //
-// Limits: a Writer runs one goroutine from its first Write until Close.
+// Limits: a Writer runs at most one goroutine, from the first Write it
+// does not hold for a Read until Close. A Conn's Read sends the queue
+// before it waits, and blocks in writev while the socket is full, as a
+// Write on the connection would.
 // Flush, and Close of a bare Writer, block in writev while the socket is
 // full; bound them with a write deadline on the connection
 // ([Conn.SetWriteDeadline] sets both).

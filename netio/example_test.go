@@ -17,8 +17,9 @@ import (
 )
 
 // serveLines answers each "\n"-terminated request on c with "OK " and the
-// request. The responses to pipelined requests go out together: the netio
-// flusher writes them with one writev when the loop blocks reading.
+// request. The responses to pipelined requests go out together: the
+// Conn's Read writes them with one writev when it finds nothing more to
+// read, in this goroutine.
 func serveLines(c net.Conn) {
 	conn := netio.NewConn(c, nil)
 	defer conn.Close()

@@ -2,6 +2,8 @@ package netio
 
 import (
 	"io"
+	"net"
+	"sync"
 	"time"
 )
 
@@ -62,4 +64,68 @@ func (w *Writer) Adapt(n int64, elapsed time.Duration, now time.Time) {
 	w.mu.Lock()
 	w.adaptLocked(n, elapsed, now)
 	w.mu.Unlock()
+}
+
+// A FakeHold is a hold timer that fires only when the test says so.
+type FakeHold struct {
+	mu    sync.Mutex
+	f     func()
+	armed bool
+	arms  int
+}
+
+func (t *FakeHold) Stop() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was := t.armed
+	t.armed = false
+	return was
+}
+
+func (t *FakeHold) Reset(time.Duration) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	was := t.armed
+	t.armed = true
+	t.arms++
+	return was
+}
+
+// Armed reports whether the timer is armed, and how often it was armed.
+func (t *FakeHold) Armed() (bool, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.armed, t.arms
+}
+
+// Fire runs the timer's function if it is armed, as its expiry would.
+func (t *FakeHold) Fire() bool {
+	t.mu.Lock()
+	f, armed := t.f, t.armed
+	t.armed = false
+	t.mu.Unlock()
+	if armed {
+		f()
+	}
+	return armed
+}
+
+// NewConnForTest is NewConn with the hold timer replaced by hold.
+func NewConnForTest(c net.Conn, opt *Options, hold *FakeHold) *Conn {
+	nc := NewConn(c, opt)
+	nc.w.afterFunc = func(_ time.Duration, f func()) stopResetter {
+		hold.mu.Lock()
+		hold.f = f
+		hold.mu.Unlock()
+		hold.Reset(0)
+		return hold
+	}
+	return nc
+}
+
+// FlusherStarted reports whether the flusher goroutine was ever started.
+func (w *Writer) FlusherStarted() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running
 }

@@ -30,6 +30,10 @@ var (
 // DefaultLinger is how long Conn.Close waits for queued data by default.
 const DefaultLinger = 5 * time.Second
 
+// DefaultMaxHold is how long, by default, a Conn holds a Write made between
+// two Reads for the next Read before sending it anyway.
+const DefaultMaxHold = time.Millisecond
+
 const (
 	chunkSize = 16 << 10
 	maxIovecs = 1024 // per writev, the Linux and Darwin IOV_MAX
@@ -69,6 +73,12 @@ type Options struct {
 	// ErrUnsent). Default DefaultLinger; negative: do not wait. An earlier
 	// write deadline ends the wait too. Writer.Close does not use it.
 	Linger time.Duration
+	// MaxHold bounds how long a [Conn] whose Read has been called holds a
+	// Write made while no Read is in progress, waiting for the next Read
+	// to send it (see [Conn.Read]); then the flusher sends it. Default
+	// DefaultMaxHold; negative: never hold, every Write goes to the
+	// flusher. A bare Writer never holds.
+	MaxHold time.Duration
 }
 
 // Stats is a snapshot of a Writer's counters.
@@ -93,19 +103,29 @@ type Writer struct {
 	// waitHook, if set (only by tests), is called with mu held each time a
 	// Write is about to wait for room.
 	waitHook func()
+	// afterFunc arms the hold timer; time.AfterFunc except in tests.
+	afterFunc func(d time.Duration, f func()) stopResetter
 
-	mu       sync.Mutex
-	chunks   []*[]byte // queued data; the first starts at head
-	head     int
-	queued   int
-	window   int
-	low      int
-	err      error
-	closed   bool
-	running  bool // flusher goroutine started
-	parked   bool // flusher waiting on kick
-	busy     bool // a writev is in flight
-	kick     chan struct{}
+	mu      sync.Mutex
+	chunks  []*[]byte // queued data; the first starts at head
+	head    int
+	queued  int
+	window  int
+	low     int
+	err     error
+	closed  bool
+	running bool          // flusher goroutine started
+	parked  bool          // flusher waiting on kick
+	busy    bool          // a writev is in flight
+	kick    chan struct{} // made with the flusher
+	// Holding for the reader (Conn only): once a Read has been called
+	// (readSeen), a Write made while no Read is in progress (readers == 0)
+	// is left for the next Read to send, with the hold timer armed in case
+	// that Read does not come.
+	readSeen bool
+	readers  int
+	holding  bool
+	hold     stopResetter
 	done     chan struct{} // closed when the flusher exits
 	changed  chan struct{} // closed on progress when waiters > 0
 	waiters  int
@@ -121,7 +141,7 @@ type Writer struct {
 
 // NewWriter returns a Writer sending to dst. If opt is nil, defaults apply.
 func NewWriter(dst io.Writer, opt *Options) *Writer {
-	w := &Writer{dst: dst, chunk: chunkSize, now: time.Now, kick: make(chan struct{}, 1)}
+	w := &Writer{dst: dst, chunk: chunkSize, now: time.Now, afterFunc: afterFunc}
 	if opt != nil {
 		w.opt = *opt
 	}
@@ -135,6 +155,9 @@ func NewWriter(dst io.Writer, opt *Options) *Writer {
 	o.MinWindow = min(o.MinWindow, o.MaxQueued)
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
+	}
+	if o.MaxHold == 0 {
+		o.MaxHold = DefaultMaxHold
 	}
 	w.setWindow(o.MaxQueued)
 	return w
@@ -205,6 +228,8 @@ func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) 
 			p = p[room:]
 			total += room
 		}
+		// Whatever is held for a Read must drain for this Write to go on.
+		w.wakeFlusherLocked()
 		if w.waitHook != nil {
 			w.waitHook()
 		}
@@ -265,10 +290,51 @@ func (w *Writer) putChunk(c *[]byte) {
 	}
 }
 
-// kickLocked makes sure the flusher will look at the queue.
+// kickLocked makes sure the queue will be sent: by the next Read of a Conn
+// whose reader is between Reads, or else by the flusher.
 func (w *Writer) kickLocked() {
+	if w.readSeen && w.readers == 0 && w.opt.MaxHold > 0 && !w.closed {
+		if !w.holding {
+			w.holding = true
+			if w.hold == nil {
+				w.hold = w.afterFunc(w.opt.MaxHold, w.holdExpired)
+			} else {
+				w.hold.Reset(w.opt.MaxHold)
+			}
+		}
+		return
+	}
+	w.wakeFlusherLocked()
+}
+
+// unholdLocked disarms the hold timer.
+func (w *Writer) unholdLocked() {
+	if w.holding {
+		w.holding = false
+		w.hold.Stop()
+	}
+}
+
+// holdExpired runs when a held Write waited MaxHold without a Read: the
+// connection is treated as a writer that does not read, whose Writes go to
+// the flusher, until its next Read.
+func (w *Writer) holdExpired() {
+	w.mu.Lock()
+	if w.holding {
+		w.holding = false
+		if w.queued > 0 {
+			w.readSeen = false
+			w.wakeFlusherLocked()
+		}
+	}
+	w.mu.Unlock()
+}
+
+// wakeFlusherLocked starts the flusher goroutine, or wakes it if parked.
+func (w *Writer) wakeFlusherLocked() {
 	if !w.running {
 		w.running = true
+		w.kick = make(chan struct{}, 1)
 		w.done = make(chan struct{})
 		go w.flusher()
 		return
@@ -277,6 +343,43 @@ func (w *Writer) kickLocked() {
 		w.parked = false
 		w.kick <- struct{}{}
 	}
+}
+
+// A stopResetter is the hold timer: a *time.Timer, or a fake in tests.
+type stopResetter interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+func afterFunc(d time.Duration, f func()) stopResetter { return time.AfterFunc(d, f) }
+
+// beginRead marks a Read in progress and reports whether anything is queued
+// for it to send before it waits.
+func (w *Writer) beginRead() (pending bool) {
+	w.mu.Lock()
+	w.readSeen = true
+	w.readers++
+	pending = w.queued > 0
+	w.mu.Unlock()
+	return pending
+}
+
+func (w *Writer) endRead() {
+	w.mu.Lock()
+	w.readers--
+	w.mu.Unlock()
+}
+
+// flushForRead sends what is queued, in the calling goroutine, before a
+// Read waits. A write error is left for the next Write to return.
+func (w *Writer) flushForRead() {
+	w.mu.Lock()
+	w.unholdLocked()
+	w.drainLocked(nil, w.stats.Accepted, false)
+	if w.queued > 0 && w.err == nil {
+		w.wakeFlusherLocked() // written meanwhile by another goroutine
+	}
+	w.mu.Unlock()
 }
 
 func (w *Writer) flusher() {
@@ -474,6 +577,9 @@ func (w *Writer) FlushContext(ctx context.Context) error { return w.flush(ctx) }
 func (w *Writer) flush(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if ctx == nil {
+		w.unholdLocked() // this call sends what is held
+	}
 	if err := w.drainLocked(ctx, w.stats.Accepted, false); err != nil {
 		return err
 	}
@@ -497,7 +603,7 @@ func (w *Writer) drainLocked(ctx context.Context, target int64, idle bool) error
 			continue
 		}
 		if ctx != nil {
-			w.kickLocked()
+			w.wakeFlusherLocked()
 		}
 		if err := w.waitLocked(ctx, false, func() bool { return done() || (ctx == nil && !w.busy) }); err != nil {
 			return err
@@ -520,6 +626,7 @@ func (w *Writer) Close() error {
 		return err
 	}
 	w.closed = true
+	w.unholdLocked()
 	w.broadcastLocked()
 	if w.parked {
 		w.parked = false

@@ -1,0 +1,13 @@
+//go:build !unix
+
+package netio
+
+import "errors"
+
+// rawReader is unused where sockets are not file descriptors: Conn.Read
+// sends the queue before every read that finds something queued.
+type rawReader struct{ ok bool }
+
+func (r *rawReader) init(*Conn) {}
+
+func (r *rawReader) read([]byte) (int, error) { return 0, errors.ErrUnsupported }

@@ -1,0 +1,338 @@
+package netio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// waitInq waits until the kernel holds n unread bytes on c: the test's way
+// to have pipelined requests all arrive before the server reads.
+func waitInq(t *testing.T, c *net.TCPConn, n int) {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var inq int
+		var ierr error
+		if err := rc.Control(func(fd uintptr) { inq, ierr = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); err != nil || ierr != nil {
+			t.Fatal(err, ierr)
+		}
+		if inq >= n {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// Request/response: the response written between two Reads is sent by the
+// second Read when the socket is empty, with one writev and no flusher
+// goroutine and without the hold timer firing.
+func TestConnReadSendsHeld(t *testing.T) {
+	cli, srv := tcpPair(t)
+	hold := &FakeHold{}
+	c := NewConnForTest(srv, nil, hold)
+	defer c.Close()
+	req := make([]byte, 4)
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 3; i++ {
+			if _, err := io.ReadFull(c, req); err != nil {
+				done <- err
+				return
+			}
+			if _, err := c.Write(bytes.ToUpper(req)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	resp := make([]byte, 4)
+	for i, r := range []string{"abc\n", "def\n", "ghi\n"} {
+		if _, err := cli.Write([]byte(r)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			// The last response is held: no Read follows until the
+			// timer fires.
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if armed, _ := hold.Armed(); !armed {
+				t.Fatal("last response not held")
+			}
+			if s := c.Stats(); s.Flushes != 2 {
+				t.Fatalf("%d writev before the timer fired, want 2", s.Flushes)
+			}
+			if !hold.Fire() {
+				t.Fatal("timer not armed")
+			}
+		}
+		if _, err := io.ReadFull(cli, resp); err != nil || string(resp) != strings.ToUpper(r) {
+			t.Fatalf("response %d: %q, %v", i, resp, err)
+		}
+	}
+	c.Flush() // the flusher counts its writev once it returns
+	s := c.Stats()
+	if s.Flushes != 3 || s.Written != 12 {
+		t.Fatalf("stats %+v, want 3 writev of 12 bytes", s)
+	}
+	// Only the expired hold started the flusher.
+	if !c.Writer().FlusherStarted() {
+		t.Fatal("the expired hold did not start the flusher")
+	}
+	if _, arms := hold.Armed(); arms != 3 {
+		t.Fatalf("hold armed %d times, want 3", arms)
+	}
+}
+
+// No flusher goroutine at all while every Write is followed by a Read.
+func TestConnReadNoFlusher(t *testing.T) {
+	cli, srv := tcpPair(t)
+	hold := &FakeHold{}
+	c := NewConnForTest(srv, nil, hold)
+	done := make(chan error, 1)
+	go func() {
+		b := make([]byte, 64)
+		for {
+			n, err := c.Read(b)
+			if err != nil {
+				done <- err
+				return
+			}
+			c.Write(b[:n])
+		}
+	}()
+	msg, resp := []byte("ping"), make([]byte, 4)
+	for i := 0; i < 100; i++ {
+		cli.Write(msg)
+		if _, err := io.ReadFull(cli, resp); err != nil || !bytes.Equal(resp, msg) {
+			t.Fatalf("round trip %d: %q, %v", i, resp, err)
+		}
+	}
+	cli.Close()
+	if err := <-done; err != io.EOF {
+		t.Fatalf("read after the peer closed: %v, want io.EOF", err)
+	}
+	if c.Writer().FlusherStarted() {
+		t.Fatal("a flusher goroutine was started")
+	}
+	if s := c.Stats(); s.Flushes != 100 {
+		t.Fatalf("%d writev for 100 responses", s.Flushes)
+	}
+	c.Close()
+}
+
+// Pipelined requests already in the socket are all read before the
+// responses go, in one writev, although each request has its own Read.
+func TestConnReadCoalescesPipelined(t *testing.T) {
+	cli, srv := tcpPair(t)
+	c := NewConnForTest(srv, nil, &FakeHold{})
+	defer c.Close()
+	const n, size = 16, 8
+	all := bytes.Repeat([]byte("request\n"), n)
+	// The first request alone, so that a Read has been made (and a
+	// response held) before the rest arrive.
+	cli.Write(all[:size])
+	b := make([]byte, size)
+	if _, err := io.ReadFull(c, b); err != nil {
+		t.Fatal(err)
+	}
+	c.Write(b)
+	cli.Write(all[size:])
+	waitInq(t, srv, len(all)-size)
+	go func() {
+		for {
+			if _, err := io.ReadFull(c, b); err != nil {
+				return
+			}
+			c.Write(b)
+		}
+	}()
+	got := make([]byte, len(all))
+	if _, err := io.ReadFull(cli, got); err != nil || !bytes.Equal(got, all) {
+		t.Fatalf("responses %q, %v", got, err)
+	}
+	if s := c.Stats(); s.Flushes != 1 {
+		t.Fatalf("%d writev for %d pipelined responses, want 1", s.Flushes, n)
+	}
+}
+
+// Writes made while a Read waits go out without a Read or the hold timer
+// (the flusher sends them).
+func TestConnWriteWhileReading(t *testing.T) {
+	cli, srv := tcpPair(t)
+	c := NewConnForTest(srv, nil, &FakeHold{})
+	defer c.Close()
+	cli.Write([]byte("x"))
+	b := make([]byte, 1)
+	if _, err := c.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, 1)
+	go func() { _, err := c.Read(b); readErr <- err }()
+	for i := 0; i < 50; i++ {
+		c.Write([]byte("push"))
+		resp := make([]byte, 4)
+		if _, err := io.ReadFull(cli, resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cli.Close()
+	if err := <-readErr; err != io.EOF {
+		t.Fatalf("%v, want io.EOF", err)
+	}
+}
+
+// A Write that must wait for room does not wait for a Read or the timer:
+// what is held goes to the flusher.
+func TestConnHeldWriteWaitsForRoom(t *testing.T) {
+	cli, srv := tcpPair(t)
+	hold := &FakeHold{}
+	c := NewConnForTest(srv, &Options{MaxQueued: 64 << 10}, hold)
+	defer c.Close()
+	cli.Write([]byte("x"))
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(cli)
+	msgs, want := messages(7, 400, 1000)
+	for _, m := range msgs {
+		if _, err := c.Write(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("peer got %d bytes, want %d", len(b), len(want))
+	}
+}
+
+// Read reports what (*net.TCPConn).Read reports, with or without something
+// queued for it to send first: io.EOF, the deadline, a closed connection.
+func TestConnReadErrors(t *testing.T) {
+	for _, pending := range []bool{false, true} {
+		name := "idle"
+		if pending {
+			name = "pending"
+		}
+		t.Run(name, func(t *testing.T) {
+			cli, srv := tcpPair(t)
+			c := NewConnForTest(srv, &Options{Linger: -1}, &FakeHold{})
+			b := make([]byte, 8)
+			prime := func() {
+				if pending {
+					cli.Write([]byte("r"))
+					if _, err := c.Read(b); err != nil {
+						t.Fatal(err)
+					}
+					c.Write([]byte("held"))
+				}
+			}
+			prime()
+			c.SetReadDeadline(time.Now().Add(-time.Second))
+			_, err := c.Read(b)
+			var oe *net.OpError
+			if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &oe) || oe.Op != "read" {
+				t.Fatalf("past deadline: %v, want a read OpError matching os.ErrDeadlineExceeded", err)
+			}
+			c.SetReadDeadline(time.Time{})
+			prime()
+			cli.Close()
+			if n, err := c.Read(b); n != 0 || err != io.EOF {
+				t.Fatalf("after the peer closed: %d, %v; want io.EOF", n, err)
+			}
+			c.Close()
+			if _, err := c.Read(b); !errors.Is(err, net.ErrClosed) {
+				t.Fatalf("after Close: %v, want net.ErrClosed", err)
+			}
+		})
+	}
+}
+
+// A read error other than EOF is wrapped as the net package wraps it.
+func TestConnReadReset(t *testing.T) {
+	cli, srv := tcpPair(t)
+	c := NewConnForTest(srv, nil, &FakeHold{})
+	defer c.Close()
+	cli.Write([]byte("r"))
+	b := make([]byte, 8)
+	if _, err := c.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("held"))
+	cli.SetLinger(0)
+	cli.Write([]byte("more"))
+	waitInq(t, srv, 4)
+	cli.Close() // RST
+	var err error
+	for err == nil {
+		_, err = c.Read(b)
+	}
+	var oe *net.OpError
+	if !errors.Is(err, syscall.ECONNRESET) || !errors.As(err, &oe) || oe.Op != "read" {
+		t.Fatalf("%v, want a read OpError matching ECONNRESET", err)
+	}
+}
+
+// MaxHold < 0: nothing is held, every Write goes to the flusher.
+func TestConnNoHold(t *testing.T) {
+	cli, srv := tcpPair(t)
+	hold := &FakeHold{}
+	c := NewConnForTest(srv, &Options{MaxHold: -1}, hold)
+	defer c.Close()
+	cli.Write([]byte("x"))
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("resp"))
+	resp := make([]byte, 4)
+	if _, err := io.ReadFull(cli, resp); err != nil {
+		t.Fatal(err)
+	}
+	if _, arms := hold.Armed(); arms != 0 || !c.Writer().FlusherStarted() {
+		t.Fatalf("hold armed %d times, flusher %v", arms, c.Writer().FlusherStarted())
+	}
+}
+
+// A request/response exchange through a Conn allocates nothing per message.
+func TestConnReadWriteAllocs(t *testing.T) {
+	cli, srv := tcpPair(t)
+	c := NewConn(srv, nil)
+	defer c.Close()
+	go func() {
+		b := make([]byte, 64)
+		for {
+			n, err := c.Read(b)
+			if err != nil {
+				return
+			}
+			c.Write(b[:n])
+		}
+	}()
+	msg, resp := make([]byte, 64), make([]byte, 64)
+	roundTrip := func() {
+		cli.Write(msg)
+		if _, err := io.ReadFull(cli, resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roundTrip() // the hold timer is made once
+	if a := testing.AllocsPerRun(200, roundTrip); a != 0 {
+		t.Fatalf("%v allocations per round trip", a)
+	}
+}
