@@ -3,14 +3,21 @@ package tcpperf
 import (
 	"context"
 	"net"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
-// env is what a run takes from its surroundings: the network and the
-// clock. Run uses the real ones (sleep.System); the tests pass fakes
-// (export_test.go).
+// env is what a run takes from its surroundings: the network, the clock
+// and the process's CPU time. Run uses the real ones (sleep.System,
+// getrusage); the tests pass fakes (export_test.go).
 type env struct {
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	clock sleep.Clock
+	// realTime: clock is the system clock, so a loop waits for its next
+	// send in epoll (a timerfd) and serves its sockets meanwhile. With a
+	// fake clock a loop polls its sockets and then moves the clock on with
+	// the clock's Waiter.
+	realTime bool
+	cpu      func() time.Duration // user + system time of the process
 }

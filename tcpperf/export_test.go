@@ -3,24 +3,44 @@ package tcpperf
 import (
 	"context"
 	"net"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
 // Exported for testing only.
 
+// Env is what RunEnv takes from the test; nil fields are the real ones.
+type Env struct {
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	Clock sleep.Clock          // a fake clock makes the loops jump it instead of waiting
+	CPU   func() time.Duration // the process's CPU time
+}
+
+// RunEnv is Run in e.
+func RunEnv(ctx context.Context, cfg Config, e Env) (*Result, error) {
+	en := env{dial: e.Dial, clock: e.Clock, cpu: e.CPU}
+	if en.dial == nil {
+		var d net.Dialer
+		en.dial = d.DialContext
+	}
+	if en.clock == nil {
+		en.clock, en.realTime = sleep.System{}, true
+	}
+	if en.cpu == nil {
+		en.cpu = processCPU
+	}
+	return runIn(ctx, cfg, en)
+}
+
 // RunWith is Run with dial (nil for net.Dialer's) and clk (nil for the
 // system clock).
 func RunWith(ctx context.Context, cfg Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), clk sleep.Clock) (*Result, error) {
-	e := env{dial: dial, clock: clk}
-	if e.dial == nil {
-		var d net.Dialer
-		e.dial = d.DialContext
-	}
-	if e.clock == nil {
-		e.clock = sleep.System{}
-	}
-	return runIn(ctx, cfg, e)
+	return RunEnv(ctx, cfg, Env{Dial: dial, Clock: clk})
 }
 
-var CheckFDLimit = checkFDLimit
+var (
+	CheckFDLimit   = checkFDLimit
+	CheckPorts     = checkPorts
+	ParsePortRange = parsePortRange
+)

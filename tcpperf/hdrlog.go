@@ -1,0 +1,71 @@
+package tcpperf
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// newLogWriter starts an HdrHistogram interval log on w whose start and
+// base time is start, to the millisecond, and returns the writer for its
+// intervals. hdrhistogram-go's OutputStartTime and OutputBaseTime write
+// whole seconds, which would misalign the logs of several hosts by up to
+// a second, so the two headers are written here, in the format of
+// HdrHistogram's Java HistogramLogWriter ("%.3f" seconds since the epoch),
+// which the Go, Java and JavaScript readers parse.
+func newLogWriter(w io.Writer, start time.Time) *hdrhistogram.HistogramLogWriter {
+	ms := start.UnixMilli()
+	hlog := hdrhistogram.NewHistogramLogWriter(w)
+	hlog.SetBaseTime(ms)
+	hlog.OutputLogFormatVersion()
+	hlog.OutputComment("[tcpperf latencies in nanoseconds]")
+	fmt.Fprintf(w, "#[StartTime: %d.%03d (seconds since epoch), %s]\n", ms/1000, ms%1000,
+		time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	fmt.Fprintf(w, "#[BaseTime: %d.%03d (seconds since epoch)]\n", ms/1000, ms%1000)
+	hlog.OutputLegend()
+	return hlog
+}
+
+// ErrLog reports an interval log that cannot be read.
+var ErrLog = errors.New("tcpperf: bad interval log")
+
+// MergeLogs reads HdrHistogram interval logs (such as several hosts'
+// HdrLog of one run) with hdrhistogram-go's reader and returns the
+// percentiles of all their values together. Intervals are placed by their
+// absolute times (each log's base time plus the interval's offset), so
+// the result spans from the earliest interval start to the latest end,
+// and AchievedQPS is the combined rate over that span.
+func MergeLogs(logs ...io.Reader) (*Result, error) {
+	all := newHist()
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for i, log := range logs {
+		lr := hdrhistogram.NewHistogramLogReader(log)
+		for {
+			h, err := lr.NextIntervalHistogram()
+			if err != nil {
+				return nil, fmt.Errorf("%w: log %d: %w", ErrLog, i+1, err)
+			}
+			if h == nil {
+				break
+			}
+			if dropped := all.Merge(h); dropped > 0 {
+				return nil, fmt.Errorf("%w: log %d: %d values out of range", ErrLog, i+1, dropped)
+			}
+			first, last = min(first, h.StartTimeMs()), max(last, h.EndTimeMs())
+		}
+	}
+	res := &Result{Mode: "merge", Logs: len(logs)}
+	percentiles(res, all)
+	if first <= last {
+		res.StartMs = first
+		res.DurationS = float64(last-first) / 1e3
+	}
+	if res.DurationS > 0 {
+		res.AchievedQPS = float64(res.Received) / res.DurationS
+	}
+	return res, nil
+}

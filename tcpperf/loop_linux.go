@@ -1,0 +1,366 @@
+package tcpperf
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Epoll data of a loop's own descriptors; a connection's is its index.
+const (
+	evWake  = -1
+	evTimer = -2
+)
+
+// A loop serves its share of the connections from one locked OS thread:
+// it sends its share of the open-loop schedule, reads and checks the
+// responses, and in closed loop sends the next messages. Everything about
+// a connection happens on its loop, so nothing per message is shared with
+// another thread except the loop's recorders, taken once a second.
+type loop struct {
+	r        *run
+	id       int
+	cpu      int // pinned to this CPU, or -1
+	ep       int // epoll
+	wake     int // eventfd: the run changed stopping or quit
+	timer    int // timerfd: the next send is near
+	conns    []*conn
+	buf      []byte // read buffer
+	lat      *recorder
+	late     *recorder
+	n        counters
+	inflight int64 // sent and not answered, on live connections
+}
+
+// A conn is one client connection: its unsent bytes and the send times of
+// its outstanding messages, oldest first.
+type conn struct {
+	fd      int
+	id      int    // in the run
+	idx     int32  // in the loop, its epoll data
+	tmpl    []byte // message filler
+	pending []byte // pending[off:]: accepted messages not yet taken by the kernel
+	off     int
+	out     bool   // waiting for EPOLLOUT
+	partial []byte // the start of a response not wholly read
+	q       []int64
+	qh      int    // q[qh:] outstanding
+	sent    uint64 // sequence number of the next message
+	rseq    uint64 // sequence number of the next response
+	dead    bool
+}
+
+func (c *conn) push(t int64) bool {
+	if len(c.q)-c.qh >= maxInflight {
+		return false
+	}
+	if c.qh > 0 && len(c.q) == cap(c.q) {
+		n := copy(c.q, c.q[c.qh:])
+		c.q, c.qh = c.q[:n], 0
+	}
+	c.q = append(c.q, t)
+	return true
+}
+
+func (c *conn) pop() (int64, bool) {
+	if c.qh == len(c.q) {
+		return 0, false
+	}
+	t := c.q[c.qh]
+	c.qh++
+	if c.qh == len(c.q) {
+		c.q, c.qh = c.q[:0], 0
+	}
+	return t, true
+}
+
+func newLoop(r *run, id, cpu int) (*loop, error) {
+	l := &loop{r: r, id: id, cpu: cpu, ep: -1, wake: -1, timer: -1,
+		buf: make([]byte, max(64<<10, 2*r.cfg.MsgSize)), lat: newRecorder(), late: newRecorder()}
+	var err error
+	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("tcpperf: epoll: %w", err)
+	}
+	if l.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err == nil {
+		l.timer, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	}
+	if err == nil {
+		err = unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: evWake})
+	}
+	if err == nil {
+		err = unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.timer, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: evTimer})
+	}
+	if err != nil {
+		l.close()
+		return nil, fmt.Errorf("tcpperf: event loop: %w", err)
+	}
+	return l, nil
+}
+
+// add hands socket fd, connection id of the run, to the loop.
+func (l *loop) add(fd, id int) error {
+	c := &conn{fd: fd, id: id, idx: int32(len(l.conns)), tmpl: msgTemplate(id, l.r.cfg.MsgSize)}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.idx}); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	l.conns = append(l.conns, c)
+	return nil
+}
+
+func (l *loop) close() {
+	for _, c := range l.conns {
+		unix.Close(c.fd)
+	}
+	for _, fd := range []int{l.timer, l.wake, l.ep} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+var one = binary.NativeEndian.AppendUint64(nil, 1)
+
+func (l *loop) wakeUp() { unix.Write(l.wake, one) }
+
+// run is the loop's thread. It reports on ready once locked (and pinned),
+// waits for begin, and returns when the run sets quit.
+func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{}) {
+	runtime.LockOSThread()
+	// Never unlocked: a thread whose affinity was changed ends with the
+	// goroutine instead of going back to the scheduler.
+	if l.cpu >= 0 {
+		var set unix.CPUSet
+		set.Set(l.cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			ready <- fmt.Errorf("%w: cannot pin loop %d to CPU %d: %w", ErrConfig, l.id, l.cpu, err)
+			return
+		}
+	}
+	ready <- nil
+	<-begin
+	r := l.r
+	if r.quit.Load() {
+		return
+	}
+	cfg := &r.cfg
+	open := cfg.QPS > 0
+	spin := int64(cfg.Spin)
+	var waiter interface {
+		Until(context.Context, time.Time)
+	}
+	if !r.env.realTime {
+		w := r.env.clock.Waiter(cfg.Spin)
+		defer w.Close()
+		waiter = w
+	}
+	if !open {
+		now := r.now()
+		for _, c := range l.conns {
+			l.send(c, cfg.Depth, now)
+		}
+	}
+	events := make([]unix.EpollEvent, 256)
+	var k int64 // this loop's next message of the schedule
+	next := r.due(l.id, 0)
+	scheduling, drainSent := open, false
+	for !r.quit.Load() {
+		stopping := r.stopping.Load()
+		timeout, jump := -1, false
+		if scheduling && !stopping {
+			now := r.now()
+			for next <= now && next < r.end {
+				if r.measured(next) {
+					l.late.record(now - next)
+					l.n.due.Add(1)
+				}
+				l.send(l.conns[k%int64(len(l.conns))], 1, next)
+				k++
+				next = r.due(l.id, k)
+			}
+			switch wait := next - now; {
+			case next >= r.end:
+				scheduling = false
+				r.schedDone <- struct{}{}
+			case !r.env.realTime:
+				timeout, jump = 0, true
+			case wait > spin:
+				unix.TimerfdSettime(l.timer, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(wait - spin)}, nil)
+			default:
+				timeout = 0 // spin: poll the sockets until the send is due
+			}
+		} else if scheduling {
+			scheduling = false
+		}
+		if stopping && !scheduling && l.inflight == 0 && !drainSent {
+			drainSent = true
+			r.drained <- struct{}{}
+		}
+		n, err := unix.EpollWait(l.ep, events, timeout)
+		if err != nil {
+			n = 0 // EINTR
+		}
+		now := r.now()
+		for _, ev := range events[:n] {
+			switch ev.Fd {
+			case evWake, evTimer:
+				var b [8]byte
+				unix.Read(l.wake, b[:])
+				if ev.Fd == evTimer {
+					unix.Read(l.timer, b[:])
+				}
+			default:
+				c := l.conns[ev.Fd]
+				if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+					l.readable(c, now)
+				}
+				if !c.dead && c.out && ev.Events&unix.EPOLLOUT != 0 {
+					l.flush(c)
+				}
+			}
+		}
+		if jump && n == 0 {
+			waiter.Until(ctx, r.base.Add(time.Duration(next)))
+		}
+	}
+}
+
+// send queues n messages on c with intended time t, and writes what the
+// socket takes now unless c waits for room.
+func (l *loop) send(c *conn, n int, t int64) {
+	if c.dead {
+		return
+	}
+	r := l.r
+	size := r.cfg.MsgSize
+	// At most maxInflight outstanding and maxPend unsent: past that the
+	// server is not answering, or not reading.
+	room := min(n, (r.maxPend-(len(c.pending)-c.off))/size)
+	if c.off > 0 && len(c.pending)+room*size > cap(c.pending) {
+		m := copy(c.pending, c.pending[c.off:])
+		c.pending, c.off = c.pending[:m], 0
+	}
+	k := 0
+	for ; k < room && c.push(t); k++ {
+		o := len(c.pending)
+		c.pending = append(c.pending, c.tmpl...)
+		putHex(c.pending[o:o+hexLen(size)], c.sent)
+		c.sent++
+	}
+	if k < n {
+		l.n.write.Add(int64(n - k))
+	}
+	if k == 0 {
+		return
+	}
+	l.inflight += int64(k)
+	l.n.sent.Add(int64(k))
+	if !r.cfg.isOpen() && r.measured(t) {
+		l.n.due.Add(int64(k))
+	}
+	if !c.out {
+		l.flush(c)
+	}
+}
+
+func (cfg *Config) isOpen() bool { return cfg.QPS > 0 }
+
+// flush writes c's pending bytes until the socket takes no more, and asks
+// for EPOLLOUT while some are left.
+func (l *loop) flush(c *conn) {
+	for c.off < len(c.pending) {
+		w, err := unix.Write(c.fd, c.pending[c.off:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil {
+			l.fail(c, &l.n.write)
+			return
+		}
+		c.off += w
+	}
+	if c.off == len(c.pending) {
+		c.pending, c.off = c.pending[:0], 0
+	}
+	if want := c.off < len(c.pending); want != c.out {
+		c.out = want
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.idx}
+		if want {
+			ev.Events |= unix.EPOLLOUT
+		}
+		unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	}
+}
+
+// fail marks c dead, counting an error unless the run is stopping, and
+// its outstanding messages as lost.
+func (l *loop) fail(c *conn, counter *atomic.Int64) {
+	if c.dead {
+		return
+	}
+	c.dead = true
+	unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, c.fd, nil)
+	if !l.r.stopping.Load() {
+		counter.Add(1)
+	}
+	lost := int64(len(c.q) - c.qh)
+	l.n.lost.Add(lost)
+	l.inflight -= lost
+	c.q, c.qh = nil, 0
+	c.pending, c.off = nil, 0
+}
+
+// readable reads what c has, checks and records the whole responses (all
+// those of one read share its arrival time now) and in closed loop sends
+// as many new messages. Responses have the size of messages (in line mode
+// too: one line back per line sent).
+func (l *loop) readable(c *conn, now int64) {
+	p := copy(l.buf, c.partial)
+	n, err := unix.Read(c.fd, l.buf[p:])
+	if n > 0 {
+		l.process(c, l.buf[:p+n], now)
+	}
+	if (n == 0 && err == nil) || (err != nil && err != unix.EAGAIN && err != unix.EINTR) {
+		l.fail(c, &l.n.read)
+	}
+}
+
+func (l *loop) process(c *conn, b []byte, now int64) {
+	r := l.r
+	size := r.cfg.MsgSize
+	k := len(b) / size
+	got, bad, measured := 0, 0, 0
+	if k > 0 {
+		l.lat.mu.Lock()
+		for ; got < k; got++ {
+			t, ok := c.pop()
+			if !ok {
+				break
+			}
+			if !checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq) {
+				bad++
+			}
+			c.rseq++
+			if r.measured(t) {
+				l.lat.recordLocked(now - t)
+				measured++
+			}
+		}
+		l.lat.mu.Unlock()
+	}
+	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
+	l.n.received.Add(int64(measured))
+	l.inflight -= int64(got)
+	c.partial = append(c.partial[:0], b[k*size:]...)
+	if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {
+		l.send(c, got, r.now())
+	}
+}

@@ -1,0 +1,376 @@
+package tcpperf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+)
+
+type run struct {
+	cfg        Config
+	env        env
+	base       time.Time
+	start      int64 // ns since base: first intended send
+	measure    int64 // start of the measurement
+	end        int64 // end of sending
+	step       float64
+	fds        []int // connected sockets, until handed to the loops
+	loops      []*loop
+	maxPend    int    // most bytes pending per connection
+	connectErr string // connect failures, if some connections opened
+	connects   int64  // connect failures
+	// stopping: send no more (the schedule is over, the closed loop's time
+	// is up, or ctx is done). quit: the loops return.
+	stopping, quit atomic.Bool
+	schedDone      chan struct{} // one token per loop whose schedule is over
+	drained        chan struct{} // one token per loop with nothing in flight once stopping
+}
+
+func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
+
+func (r *run) measured(t int64) bool { return t >= r.measure && t < r.end }
+
+// due returns the intended send time of message k of loop l: the run's
+// schedule is one message every 1/QPS, dealt to the loops in turn.
+func (r *run) due(l int, k int64) int64 {
+	return r.start + int64(float64(k*int64(len(r.loops))+int64(l))*r.step)
+}
+
+func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	// Each loop holds an epoll, an eventfd and a timerfd; the dials dup
+	// their sockets (64 at a time); the rest is the runtime's.
+	if err := ensureFDs(uint64(cfg.Conns) + 3*uint64(cfg.Loops) + 128); err != nil {
+		return nil, err
+	}
+	if err := ensurePorts(cfg.Conns); err != nil {
+		return nil, err
+	}
+	clk := env.clock
+	r := &run{cfg: cfg, env: env}
+	r.maxPend = max(minMaxPending, cfg.MsgSize*cfg.Depth)
+	if err := r.connect(ctx); err != nil {
+		return nil, err
+	}
+	r.cfg.Loops = min(r.cfg.Loops, len(r.fds))
+	cfg = r.cfg
+	if r.connectErr != "" && cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "%s; going on with %d\n", r.connectErr, len(r.fds))
+	}
+	r.loops = make([]*loop, 0, cfg.Loops)
+	defer func() {
+		for _, l := range r.loops {
+			l.close()
+		}
+		for _, fd := range r.fds {
+			unix.Close(fd)
+		}
+	}()
+	for i := range cfg.Loops {
+		cpu := -1
+		if len(cfg.CPUs) > 0 {
+			cpu = cfg.CPUs[i%len(cfg.CPUs)]
+		}
+		l, err := newLoop(r, i, cpu)
+		if err != nil {
+			return nil, err
+		}
+		r.loops = append(r.loops, l)
+	}
+	for i, fd := range r.fds {
+		if err := r.loops[i%len(r.loops)].add(fd, i); err != nil {
+			return nil, fmt.Errorf("tcpperf: epoll: %w", err)
+		}
+	}
+	r.fds = nil // the loops close them
+	r.schedDone = make(chan struct{}, len(r.loops))
+	r.drained = make(chan struct{}, len(r.loops))
+	if cfg.QPS > 0 {
+		r.step = 1e9 / cfg.QPS
+	}
+
+	// Start the loops: each locks its thread and pins it, then waits for
+	// the clock's base to be set.
+	ready := make(chan error, len(r.loops))
+	begin := make(chan struct{})
+	var loops sync.WaitGroup
+	for _, l := range r.loops {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			l.run(ctx, ready, begin)
+		}()
+	}
+	var setupErr error
+	for range r.loops {
+		setupErr = cmpOr(setupErr, <-ready)
+	}
+	if setupErr != nil {
+		r.quit.Store(true)
+		close(begin)
+		loops.Wait()
+		return nil, setupErr
+	}
+
+	r.base = clk.Now()
+	if cfg.QPS > 0 {
+		r.start = int64(10 * time.Millisecond) // let the loops settle
+	}
+	r.measure = r.start + int64(cfg.Warmup)
+	r.end = r.measure + int64(cfg.Duration)
+	var hlog *hdrhistogram.HistogramLogWriter
+	if cfg.HdrLog != nil {
+		hlog = newLogWriter(cfg.HdrLog, r.base.Add(time.Duration(r.measure)))
+	}
+	cpu0, wall0 := env.cpu(), time.Now()
+	measureStart := clk.After(time.Duration(r.measure))
+	close(begin)
+
+	// Once a second: progress and the interval log.
+	lat, late := newHist(), newHist()           // this interval's
+	totalLat, totalLate := newHist(), newHist() // the run's
+	tick := clk.After(time.Second)
+	lastTick := r.now()
+	var lastSent, lastRecv int64
+	lastCPU, lastWall := cpu0, wall0
+	report := func() {
+		now := r.now()
+		lat.Reset()
+		late.Reset()
+		for _, l := range r.loops {
+			lat.Merge(l.lat.take())
+			late.Merge(l.late.take())
+		}
+		totalLat.Merge(lat)
+		totalLate.Merge(late)
+		if hlog != nil && (now > r.measure || lat.TotalCount() > 0) {
+			lat.SetStartTimeMs(r.base.Add(time.Duration(max(lastTick, r.measure))).UnixMilli())
+			lat.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
+			hlog.OutputIntervalHistogram(lat)
+		}
+		if cfg.Progress != nil {
+			secs := float64(now-lastTick) / 1e9
+			sent, recv := r.sum(func(n *counters) *atomic.Int64 { return &n.sent }), r.sum(func(n *counters) *atomic.Int64 { return &n.received })
+			cpu, wall := env.cpu(), time.Now()
+			phase := ""
+			if now < r.measure {
+				phase = " (warmup)"
+			}
+			fmt.Fprintf(cfg.Progress, "%6.1fs  sent %8.0f/s  recv %8.0f/s  p50 %s  p99 %s  max %s  lateness p99 %s  cpu %3.0f%%  errors %d%s\n",
+				float64(now-r.start)/1e9, float64(sent-lastSent)/secs, float64(recv-lastRecv)/secs,
+				us(lat.ValueAtQuantile(50)), us(lat.ValueAtQuantile(99)), us(lat.Max()), us(late.ValueAtQuantile(99)),
+				100*float64(cpu-lastCPU)/float64(max(wall.Sub(lastWall), 1)), r.errors(), phase)
+			lastSent, lastRecv, lastCPU, lastWall = sent, recv, cpu, wall
+		}
+		lastTick = now
+	}
+	closedLoopEnd := clk.After(time.Duration(r.end - r.now()))
+	schedules := 0
+wait:
+	for {
+		select {
+		case <-measureStart:
+			cpu0, wall0 = env.cpu(), time.Now()
+		case <-tick:
+			report()
+			tick = clk.After(time.Second)
+		case <-r.schedDone:
+			if schedules++; schedules == len(r.loops) {
+				break wait
+			}
+		case <-closedLoopEnd:
+			if cfg.QPS == 0 {
+				break wait
+			}
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	select {
+	case <-measureStart: // a measurement without time: the end is the start
+		cpu0, wall0 = env.cpu(), time.Now()
+	default:
+	}
+	r.stopping.Store(true)
+	r.wakeAll()
+
+	// Wait for the outstanding responses: each loop sends a token once it
+	// has none.
+	drainEnd := clk.After(cfg.DrainTimeout)
+drain:
+	for range r.loops {
+		select {
+		case <-r.drained:
+		case <-drainEnd:
+			break drain
+		case <-ctx.Done():
+			break drain
+		}
+	}
+	cpu1, wall1 := env.cpu(), time.Now()
+	measuredEnd := min(r.now(), r.end)
+	if cfg.QPS > 0 && ctx.Err() == nil {
+		measuredEnd = r.end // the whole schedule went out
+	}
+	r.quit.Store(true)
+	r.wakeAll()
+	loops.Wait()
+	report()
+
+	secs := float64(measuredEnd-r.measure) / 1e9
+	res := &Result{
+		Mode: cfg.Mode, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), TargetQPS: cfg.QPS,
+		MsgSize: cfg.MsgSize, DurationS: secs,
+		ConnectFailures: r.connects, ConnectError: r.connectErr,
+	}
+	percentiles(res, totalLat)
+	res.LatenessP50 = float64(totalLate.ValueAtQuantile(50)) / 1e3
+	res.LatenessP99 = float64(totalLate.ValueAtQuantile(99)) / 1e3
+	res.LatenessMax = float64(totalLate.Max()) / 1e3
+	for _, l := range r.loops {
+		res.Sent += l.n.sent.Load()
+		res.WriteErrors += l.n.write.Load()
+		res.ReadErrors += l.n.read.Load()
+		res.ContentErrors += l.n.content.Load()
+		res.Unanswered += l.n.lost.Load() + l.inflight
+	}
+	res.Errors = res.ConnectFailures + res.WriteErrors + res.ReadErrors + res.ContentErrors + res.Unanswered
+	if cfg.QPS == 0 {
+		res.Depth = cfg.Depth
+	}
+	if secs > 0 {
+		res.AchievedQPS = float64(res.Received) / secs
+	}
+	if due := r.sum(func(n *counters) *atomic.Int64 { return &n.due }); due > 0 {
+		res.CPUPerMsg = float64(cpu1-cpu0) / 1e3 / float64(due)
+	}
+	if wall := wall1.Sub(wall0); wall > 0 {
+		res.CPUUtil = float64(cpu1-cpu0) / float64(wall)
+	}
+	return res, nil
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// sum adds one counter over the loops.
+func (r *run) sum(f func(*counters) *atomic.Int64) int64 {
+	var n int64
+	for _, l := range r.loops {
+		n += f(&l.n).Load()
+	}
+	return n
+}
+
+func (r *run) errors() int64 {
+	return r.connects + r.sum(func(n *counters) *atomic.Int64 { return &n.write }) +
+		r.sum(func(n *counters) *atomic.Int64 { return &n.read }) + r.sum(func(n *counters) *atomic.Int64 { return &n.content }) +
+		r.sum(func(n *counters) *atomic.Int64 { return &n.lost })
+}
+
+func (r *run) wakeAll() {
+	for _, l := range r.loops {
+		l.wakeUp()
+	}
+}
+
+// connect opens cfg.Conns connections, 64 at a time, with env.dial and
+// keeps a duplicate of each socket's descriptor for the loops (the
+// net.Conn is closed, so the Go runtime's poller forgets it).
+func (r *run) connect(ctx context.Context) error {
+	fds := make([]int, r.cfg.Conns)
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := range fds {
+		fds[i] = -1
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fd, err := r.dialFD(ctx)
+			if err != nil {
+				mu.Lock()
+				r.connects++
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				return
+			}
+			fds[i] = fd
+		}()
+	}
+	wg.Wait()
+	r.fds = slices.DeleteFunc(fds, func(fd int) bool { return fd < 0 })
+	hint := ""
+	switch {
+	case errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE):
+		hint = " (raise the file descriptor limit)"
+	case errors.Is(firstErr, syscall.EADDRNOTAVAIL):
+		hint = " (out of ephemeral ports: widen net.ipv4.ip_local_port_range, wait for TIME_WAIT to pass, or use fewer -conns)"
+	}
+	if len(r.fds) == 0 {
+		switch {
+		case errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE):
+			return fmt.Errorf("%w: %w%s", ErrFDLimit, firstErr, hint)
+		case errors.Is(firstErr, syscall.EADDRNOTAVAIL):
+			return fmt.Errorf("%w: %w%s", ErrPorts, firstErr, hint)
+		}
+		return fmt.Errorf("%w to %s: %w", ErrConnect, r.cfg.Addr, firstErr)
+	}
+	if firstErr != nil {
+		r.connectErr = fmt.Sprintf("%d of %d connections failed, the first with: %v%s", r.cfg.Conns-len(r.fds), r.cfg.Conns, firstErr, hint)
+	}
+	return nil
+}
+
+func (r *run) dialFD(ctx context.Context) (int, error) {
+	dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
+	nc, err := r.env.dial(dctx, "tcp", r.cfg.Addr)
+	cancel()
+	if err != nil {
+		return -1, err
+	}
+	defer nc.Close()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("%w: the dialer's %T has no file descriptor", ErrConfig, nc)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, fmt.Errorf("dup: %w", derr)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package tcpperf
+
+import "time"
+
+// processCPU returns 0: the process's CPU time is not known here.
+func processCPU() time.Duration { return 0 }
