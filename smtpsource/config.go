@@ -37,7 +37,8 @@ type Config struct {
 	Counter io.Writer
 
 	// Pipelining sends MAIL, the RCPTs and DATA (or the BDAT chunks) in
-	// one write when the server offers PIPELINING (RFC 2920).
+	// one write when the server offers PIPELINING (RFC 2920); with Reuse
+	// and DATA, that write is the one with the previous message's data.
 	Pipelining bool
 	// Chunking sends the message with BDAT when the server offers CHUNKING
 	// (RFC 3030), in chunks of ChunkSize bytes (default 64 KiB).

@@ -5,7 +5,10 @@
 // connection.
 //
 // Beyond smtp-source it pipelines MAIL, RCPT and DATA in one write when the
-// server offers PIPELINING (RFC 2920), sends BDAT chunks when it offers
+// server offers PIPELINING (RFC 2920) and, on a kept connection (Reuse),
+// sends them behind the previous message's data and end line in the same
+// write, as RFC 2920 §3.1 allows (DATA ends the group; in open loop only
+// once the next message is due); it sends BDAT chunks when it offers
 // CHUNKING (RFC 3030), sends realistic bodies (mail text with lines that
 // need dot-stuffing, base64, long lines), runs an open-loop schedule (QPS)
 // in which a message's latency runs from its intended start, so a server

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,11 +37,17 @@ type fakeServer struct {
 	delay map[string]time.Duration
 	// delayFor, if set, gives the delay instead, by command and argument.
 	delayFor func(verb, arg string) time.Duration
+	// splitMax > 0 sends the replies in pieces of 1 to splitMax bytes,
+	// each a write of its own (sizes from a PCG seeded with the
+	// connection's number).
+	splitMax int
 
 	mu    sync.Mutex
 	cmds  []string // command lines, in order, over all connections
 	msgs  [][]byte // the data of each message, as received
 	conns int
+	codes map[string]map[int]int64 // reply codes sent, by verb
+	taken [][]byte                 // the data of each message accepted (2xx)
 }
 
 func (f *fakeServer) start(t testing.TB) string {
@@ -69,9 +78,10 @@ func (f *fakeServer) serveOn(t testing.TB, ln net.Listener) {
 			mu.Unlock()
 			f.mu.Lock()
 			f.conns++
+			n := f.conns
 			f.mu.Unlock()
 			wg.Add(1)
-			go func() { defer wg.Done(); defer c.Close(); f.serve(c) }()
+			go func() { defer wg.Done(); defer c.Close(); f.serve(c, n) }()
 		}
 	}()
 	t.Cleanup(func() {
@@ -97,11 +107,51 @@ func (f *fakeServer) messages() [][]byte {
 	return append([][]byte(nil), f.msgs...)
 }
 
-func (f *fakeServer) serve(c net.Conn) {
+// sentCodes returns the reply codes sent, by verb.
+func (f *fakeServer) sentCodes() map[string]map[int]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.codes)
+}
+
+// accepted returns the data of the messages accepted.
+func (f *fakeServer) accepted() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.taken...)
+}
+
+// splitConn writes each Write in pieces of 1 to max bytes.
+type splitConn struct {
+	net.Conn
+	rnd *rand.Rand
+	max int
+}
+
+func (c *splitConn) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := c.Conn.Write(p[n:min(len(p), n+1+c.rnd.IntN(c.max))])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (f *fakeServer) serve(c net.Conn, connNum int) {
 	tr := textproto.NewReader(bufio.NewReader(c))
-	w := bufio.NewWriter(c)
+	var wc io.Writer = c
+	if f.splitMax > 0 {
+		wc = &splitConn{Conn: c, rnd: rand.New(rand.NewPCG(uint64(connNum), 1)), max: f.splitMax}
+	}
+	w := bufio.NewWriter(wc)
+	lastCode := 0 // of the last reply sent
 	// send answers verb with the scripted reply or def; false: drop the
 	// connection.
+	// say sends r, already scripted, as the answer to verb.
+	var say func(verb, arg, r string) bool
 	send := func(verb, arg, def string) bool {
 		r := def
 		if f.reply != nil {
@@ -109,6 +159,9 @@ func (f *fakeServer) serve(c net.Conn) {
 				r = s
 			}
 		}
+		return say(verb, arg, r)
+	}
+	say = func(verb, arg, r string) bool {
 		if r == "close" {
 			return false
 		}
@@ -123,6 +176,16 @@ func (f *fakeServer) serve(c net.Conn) {
 			}
 			f.clk.Advance(d)
 		}
+		f.mu.Lock()
+		if f.codes == nil {
+			f.codes = map[string]map[int]int64{}
+		}
+		if f.codes[verb] == nil {
+			f.codes[verb] = map[int]int64{}
+		}
+		lastCode, _ = strconv.Atoi(r[:3])
+		f.codes[verb][lastCode]++
+		f.mu.Unlock()
 		w.WriteString(r + "\r\n")
 		if tr.R.Buffered() > 0 {
 			return true // pipelined commands: answer them together, as servers do
@@ -149,13 +212,20 @@ func (f *fakeServer) serve(c net.Conn) {
 		f.mu.Lock()
 		f.msgs = append(f.msgs, data)
 		f.mu.Unlock()
-		ok := true
+		ok, taken := true, false
 		if f.lmtp {
 			for _, rc := range rcpts {
 				ok = ok && send(".", rc, "250 2.0.0 Ok: "+rc)
+				taken = taken || ok && lastCode/100 == 2
 			}
 		} else {
 			ok = send(".", "", "250 2.0.0 Ok: queued")
+			taken = ok && lastCode/100 == 2
+		}
+		if taken {
+			f.mu.Lock()
+			f.taken = append(f.taken, data)
+			f.mu.Unlock()
 		}
 		rcpts, mailOK = nil, false
 		return ok
@@ -180,13 +250,13 @@ func (f *fakeServer) serve(c net.Conn) {
 				}
 				r += "\r\n250 8BITMIME"
 			}
-			if !send(verb, arg, r) {
+			if !say(verb, arg, r) {
 				return
 			}
 		case "MAIL":
 			r := reply(verb, arg, "250 2.1.0 Ok")
 			mailOK = code(r)/100 == 2
-			if !send(verb, arg, r) {
+			if !say(verb, arg, r) {
 				return
 			}
 		case "RCPT":
@@ -194,7 +264,7 @@ func (f *fakeServer) serve(c net.Conn) {
 			if mailOK && code(r)/100 == 2 {
 				rcpts = append(rcpts, arg)
 			}
-			if !send(verb, arg, r) {
+			if !say(verb, arg, r) {
 				return
 			}
 		case "DATA":
@@ -202,7 +272,7 @@ func (f *fakeServer) serve(c net.Conn) {
 			if !mailOK || len(rcpts) == 0 {
 				r = reply(verb, arg, "554 5.5.1 no valid recipients")
 			}
-			if !send(verb, arg, r) {
+			if !say(verb, arg, r) {
 				return
 			}
 			if code(r) != 354 {
@@ -279,4 +349,29 @@ func (c *loggedConn) Write(b []byte) (int, error) {
 	c.l.writes = append(c.l.writes, string(b))
 	c.l.mu.Unlock()
 	return c.Conn.Write(b)
+}
+
+// choppyDial dials connections whose every Read returns 1 to max bytes
+// (sizes from a PCG seeded with the connection's number), so that the
+// client meets replies cut anywhere.
+func choppyDial(max int) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var n atomic.Uint64
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &choppyConn{Conn: c, rnd: rand.New(rand.NewPCG(n.Add(1), 2)), max: max}, nil
+	}
+}
+
+type choppyConn struct {
+	net.Conn
+	rnd *rand.Rand
+	max int
+}
+
+func (c *choppyConn) Read(p []byte) (int, error) {
+	return c.Conn.Read(p[:min(len(p), 1+c.rnd.IntN(c.max))])
 }

@@ -28,6 +28,19 @@ type session struct {
 	msg     []byte // the current message, for BDAT without pipelining
 	pipe    bool   // pipelining used on a connection
 	chunk   bool   // BDAT used on a connection
+	// ahead is the next message, when its envelope went out behind the
+	// last message's data; nil otherwise.
+	ahead *ahead
+}
+
+// An ahead message is one whose MAIL, RCPTs and DATA were written in the
+// same group as the previous message's data and end line, as RFC 2920
+// §3.1 allows (DATA ends the group). Its replies follow the previous
+// message's end-of-data reply on c.
+type ahead struct {
+	k, t0 int64     // the message and its start
+	c     *smtpConn // the connection it was written on
+	sent  int64     // when the group was written
 }
 
 // An smtpConn is one open connection and what its server offered.
@@ -62,27 +75,35 @@ func (s *session) run(ctx context.Context) {
 		defer sl.Close()
 	}
 	for ctx.Err() == nil {
-		k := r.next.Add(1) - 1
-		if k >= int64(r.cfg.Messages) {
-			break
-		}
-		var t0 int64
-		if r.cfg.QPS > 0 {
-			t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
-			sl.Until(ctx, r.base.Add(time.Duration(t0)))
-			if ctx.Err() != nil {
+		var k, t0 int64
+		if a := s.ahead; a != nil {
+			k, t0 = a.k, a.t0 // already started and counted
+		} else {
+			k = r.next.Add(1) - 1
+			if k >= int64(r.cfg.Messages) {
 				break
 			}
-			record(s.late, r.now()-t0)
-		} else {
-			t0 = r.now()
+			if r.cfg.QPS > 0 {
+				t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
+				sl.Until(ctx, r.base.Add(time.Duration(t0)))
+				if ctx.Err() != nil {
+					break
+				}
+				record(s.late, r.now()-t0)
+			} else {
+				t0 = r.now()
+			}
+			r.n.started.Add(1)
 		}
-		r.n.started.Add(1)
 		if s.message(ctx, k, t0) {
 			r.n.delivered.Add(1)
 		} else {
 			r.n.failed.Add(1)
 		}
+	}
+	if s.ahead != nil { // cancelled with a message started
+		r.n.failed.Add(1)
+		s.ahead = nil
 	}
 	s.quit(ctx)
 }
@@ -311,7 +332,14 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 		}
 	}
 	s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
-	ok, open := s.transaction(ctx, k)
+	// A message sent ahead on a connection that has since broken is sent
+	// again from its MAIL on the new one.
+	sent := int64(-1)
+	if a := s.ahead; a != nil && a.c == s.c {
+		sent = a.sent
+	}
+	s.ahead = nil
+	ok, open := s.transaction(ctx, k, sent)
 	if ok {
 		record(s.hist[phaseMessage], r.now()-t0)
 		r.msg.record(r.now() - t0)
@@ -332,13 +360,15 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 // transaction sends MAIL, RCPT and the data of message k and reports
 // whether the server accepted the message and whether a transaction is
 // left open (to be reset). A broken connection is closed (s.c = nil).
-func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
+// sent >= 0 says that the MAIL, RCPTs and DATA were written at sent,
+// behind the last message's data.
+func (s *session) transaction(ctx context.Context, k, sent int64) (ok, open bool) {
 	r := s.r
 	c := s.c
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
 	bdat := c.chunking && r.cfg.Chunking
 	if c.pipelining && r.cfg.Pipelining {
-		return s.pipelined(ctx, bdat)
+		return s.pipelined(ctx, bdat, sent)
 	}
 	c.bw.Write(r.mailCmd)
 	t := r.now()
@@ -393,21 +423,22 @@ func (s *session) transaction(ctx context.Context, k int64) (ok, open bool) {
 }
 
 // pipelined sends MAIL, the RCPTs and DATA (or the BDAT chunks) in one
-// write and reads their replies.
-func (s *session) pipelined(ctx context.Context, bdat bool) (ok, open bool) {
+// write, unless they were sent at sent >= 0, and reads their replies.
+func (s *session) pipelined(ctx context.Context, bdat bool, sent int64) (ok, open bool) {
 	r := s.r
 	c := s.c
-	c.bw.Write(r.mailCmd)
-	for _, rc := range r.rcptCmds {
-		c.bw.Write(rc)
-	}
-	if bdat {
-		return s.chunks(ctx, 0, true)
-	}
-	c.bw.WriteString("DATA\r\n")
-	t := r.now()
-	if s.flush(ctx, "mail") != nil {
-		return false, false
+	t := sent
+	if sent < 0 {
+		if bdat {
+			s.envelope()
+			return s.chunks(ctx, 0, true)
+		}
+		s.envelope()
+		c.bw.WriteString("DATA\r\n")
+		t = r.now()
+		if s.flush(ctx, "mail") != nil {
+			return false, false
+		}
 	}
 	mailOK, accepted, err := s.envelopeReplies(ctx, t)
 	if err != nil {
@@ -434,6 +465,14 @@ func (s *session) pipelined(ctx context.Context, bdat bool) (ok, open bool) {
 		return false, false
 	}
 	return s.data(ctx, accepted)
+}
+
+// envelope buffers MAIL and the RCPTs.
+func (s *session) envelope() {
+	s.c.bw.Write(s.r.mailCmd)
+	for _, rc := range s.r.rcptCmds {
+		s.c.bw.Write(rc)
+	}
 }
 
 // envelopeReplies reads the replies to a pipelined MAIL and its RCPTs,
@@ -463,17 +502,60 @@ func (s *session) envelopeReplies(ctx context.Context, t int64) (mailOK bool, ac
 }
 
 // data sends the message's header and dot-stuffed body after a 354 and
-// reads the end-of-data reply (LMTP: one per accepted recipient).
+// reads the end-of-data reply (LMTP: one per accepted recipient). When
+// pipelining on a kept connection, the next message's MAIL, RCPTs and
+// DATA follow the end line in the same write, if there is a next message
+// and (in open loop) it is due.
 func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 	r := s.r
 	c := s.c
 	t := r.now()
 	c.bw.Write(s.hdr)
 	c.bw.Write(r.tmpl.encoded)
+	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining {
+		if k, t0, ok := s.claimDue(ctx); ok {
+			s.envelope()
+			c.bw.WriteString("DATA\r\n")
+			s.ahead = &ahead{k: k, t0: t0, c: c, sent: r.now()}
+		}
+	}
 	if s.flush(ctx, "dot") != nil {
 		return false, false
 	}
 	return s.endReplies(ctx, accepted, t)
+}
+
+// claimDue takes the next message of the run if there is one and, in open
+// loop, its intended start has come, and counts it started.
+func (s *session) claimDue(ctx context.Context) (k, t0 int64, ok bool) {
+	r := s.r
+	if ctx.Err() != nil {
+		return 0, 0, false
+	}
+	if r.cfg.QPS == 0 {
+		k = r.next.Add(1) - 1
+		if k >= int64(r.cfg.Messages) {
+			return 0, 0, false
+		}
+		t0 = r.now()
+	} else {
+		for {
+			k = r.next.Load()
+			if k >= int64(r.cfg.Messages) {
+				return 0, 0, false
+			}
+			t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
+			if t0 > r.now() {
+				return 0, 0, false // not due: it goes out on its own, on time
+			}
+			if r.next.CompareAndSwap(k, k+1) {
+				break
+			}
+		}
+		record(s.late, r.now()-t0)
+	}
+	r.n.started.Add(1)
+	return k, t0, true
 }
 
 // endReplies reads the replies to the end of a message's data, sent from

@@ -446,11 +446,13 @@ func TestPhaseLatencies(t *testing.T) {
 
 	// Pipelined, all replies of a group count from its one write: the
 	// server answers MAIL, 3 RCPTs and DATA in 1ms each, and sends the
-	// replies together, so each phase took 5ms.
+	// replies together, so each phase took 5ms (a connection per message:
+	// no group holds two messages).
 	clk = newFakeClock()
-	f = &fakeServer{ext: []string{"PIPELINING"}, clk: clk, delay: map[string]time.Duration{"MAIL": ms, "RCPT": ms, "DATA": ms, ".": 10 * ms}}
+	delays := map[string]time.Duration{"MAIL": ms, "RCPT": ms, "DATA": ms, ".": 10 * ms}
+	f = &fakeServer{ext: []string{"PIPELINING"}, clk: clk, delay: delays}
 	cfg = base(f.start(t))
-	cfg.Messages, cfg.Recipients, cfg.Reuse, cfg.Pipelining = 3, 3, true, true
+	cfg.Messages, cfg.Recipients, cfg.Pipelining = 3, 3, true
 	res, err = RunWith(context.Background(), cfg, nil, clk)
 	if err != nil || res.Delivered != 3 {
 		t.Fatalf("%+v, %v", res, err)
@@ -460,6 +462,39 @@ func TestPhaseLatencies(t *testing.T) {
 	want(res.Phases.Data, 3, 5*ms)
 	want(res.Phases.Dot, 3, 10*ms)
 	want(res.Phases.Message, 3, 15*ms)
+
+	// On a kept connection the next message's envelope follows the data
+	// (written at 5ms and 20ms): the server sends the end-of-data reply
+	// with the next group's replies, 15ms after the write, and the next
+	// message starts at the write. Message 0 runs from 0 to 20ms, 1 from
+	// 5 to 35ms, 2 from 20 to 45ms (its data goes alone: 10ms).
+	clk = newFakeClock()
+	f = &fakeServer{ext: []string{"PIPELINING"}, clk: clk, delay: delays}
+	cfg = base(f.start(t))
+	cfg.Messages, cfg.Recipients, cfg.Reuse, cfg.Pipelining = 3, 3, true, true
+	res, err = RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 3 || res.Started != 3 || res.Errors != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	hist := func(l *Latency, n int64, ds ...time.Duration) {
+		t.Helper()
+		ref := hdrhistogram.New(1, histMax, 3)
+		for _, d := range ds {
+			ref.RecordValues(int64(d), n)
+		}
+		q := func(p float64) float64 { return float64(ref.ValueAtQuantile(p)) / 1e3 }
+		if l == nil || l.Count != ref.TotalCount() || l.P50 != q(50) || l.P90 != q(90) || l.Max != float64(ref.Max())/1e3 || l.Mean != ref.Mean()/1e3 {
+			t.Errorf("%+v, want %d each of %v", l, n, ds)
+		}
+	}
+	hist(res.Phases.Mail, 1, 5*ms, 15*ms, 15*ms)
+	hist(res.Phases.Rcpt, 3, 5*ms, 15*ms, 15*ms)
+	hist(res.Phases.Data, 1, 5*ms, 15*ms, 15*ms)
+	hist(res.Phases.Dot, 1, 15*ms, 15*ms, 10*ms)
+	hist(res.Phases.Message, 1, 20*ms, 30*ms, 25*ms)
+	if res.DurationS != 0.045 {
+		t.Errorf("duration %v, want 45ms", res.DurationS)
+	}
 }
 
 // Open loop on the test's clock, one session, a message due every 10ms:
