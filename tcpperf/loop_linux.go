@@ -150,7 +150,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	}
 	cfg := &r.cfg
 	open := cfg.QPS > 0
-	spin := int64(cfg.Spin)
+	spin := max(int64(cfg.Spin), 0)
 	var waiter interface {
 		Until(context.Context, time.Time)
 	}
@@ -169,11 +169,14 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	var k int64 // this loop's next message of the schedule
 	next := r.due(l.id, 0)
 	scheduling, drainSent := open, false
+	now, fresh := int64(0), false // fresh: now was read just before, after a poll that found nothing
 	for !r.quit.Load() {
 		stopping := r.stopping.Load()
 		timeout, jump := -1, false
 		if scheduling && !stopping {
-			now := r.now()
+			if !fresh {
+				now = r.now()
+			}
 			for next <= now && next < r.end {
 				if r.measured(next) {
 					l.late.record(now - next)
@@ -201,11 +204,16 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			drainSent = true
 			r.drained <- struct{}{}
 		}
-		n, err := unix.EpollWait(l.ep, events, timeout)
-		if err != nil {
-			n = 0 // EINTR
+		var n int
+		if timeout == 0 {
+			n, _ = rawPoll(l.ep, events)
+		} else {
+			var err error
+			if n, err = unix.EpollWait(l.ep, events, timeout); err != nil {
+				n = 0 // EINTR
+			}
 		}
-		now := r.now()
+		now, fresh = r.now(), n == 0
 		for _, ev := range events[:n] {
 			switch ev.Fd {
 			case evWake, evTimer:
@@ -226,6 +234,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 		}
 		if jump && n == 0 {
 			waiter.Until(ctx, r.base.Add(time.Duration(next)))
+			fresh = false
 		}
 	}
 }
@@ -274,14 +283,14 @@ func (cfg *Config) isOpen() bool { return cfg.QPS > 0 }
 // for EPOLLOUT while some are left.
 func (l *loop) flush(c *conn) {
 	for c.off < len(c.pending) {
-		w, err := unix.Write(c.fd, c.pending[c.off:])
+		w, err := rawWrite(c.fd, c.pending[c.off:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err == unix.EAGAIN {
 			break
 		}
-		if err != nil {
+		if err != 0 {
 			l.fail(c, &l.n.write)
 			return
 		}
@@ -324,11 +333,11 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 // too: one line back per line sent).
 func (l *loop) readable(c *conn, now int64) {
 	p := copy(l.buf, c.partial)
-	n, err := unix.Read(c.fd, l.buf[p:])
+	n, err := rawRead(c.fd, l.buf[p:])
 	if n > 0 {
 		l.process(c, l.buf[:p+n], now)
 	}
-	if (n == 0 && err == nil) || (err != nil && err != unix.EAGAIN && err != unix.EINTR) {
+	if (n == 0 && err == 0) || (err != 0 && err != unix.EAGAIN && err != unix.EINTR) {
 		l.fail(c, &l.n.read)
 	}
 }

@@ -35,7 +35,16 @@ type run struct {
 	drained        chan struct{} // one token per loop with nothing in flight once stopping
 }
 
-func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
+// now is the time since base. The system clock's is read with
+// time.Since, which reads only the monotonic clock (time.Now reads the
+// wall clock too, and clock reads are a tenth of a loop's time at 60k
+// messages a second).
+func (r *run) now() int64 {
+	if r.env.realTime {
+		return int64(time.Since(r.base))
+	}
+	return int64(r.env.clock.Now().Sub(r.base))
+}
 
 func (r *run) measured(t int64) bool { return t >= r.measure && t < r.end }
 

@@ -45,8 +45,8 @@ type Config struct {
 	// CPUs pins loop i to CPU CPUs[i%len(CPUs)]; empty for no pinning.
 	CPUs []int
 	// Spin is how long before each send a loop stops sleeping and polls
-	// without blocking (default 30µs). Larger is more punctual and burns
-	// more CPU.
+	// without blocking (default 30µs; negative: never). Larger is more
+	// punctual and burns more CPU.
 	Spin         time.Duration
 	DialTimeout  time.Duration // default 5s
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
@@ -208,7 +208,7 @@ func (cfg *Config) check() error {
 	switch {
 	case cfg.Addr == "":
 		return fmt.Errorf("%w: no address", ErrConfig)
-	case cfg.Conns < 0 || cfg.Depth < 0 || cfg.Loops < 0 || cfg.Spin < 0:
+	case cfg.Conns < 0 || cfg.Depth < 0 || cfg.Loops < 0:
 		return fmt.Errorf("%w: negative count", ErrConfig)
 	case cfg.MsgSize < 1 || cfg.MsgSize > 1<<20:
 		return fmt.Errorf("%w: message size %d not in [1, 1 MiB]", ErrConfig, cfg.MsgSize)

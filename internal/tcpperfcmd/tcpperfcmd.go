@@ -43,7 +43,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.CPUs = cpus
 		return err
 	})
-	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "loops poll without sleeping this long before each send")
+	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "loops poll without sleeping this long before each send (negative: never)")
 	fs.DurationVar(&cfg.DrainTimeout, "drain", 2*time.Second, "wait this long for outstanding responses at the end")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log (latencies in ns) to this file")
