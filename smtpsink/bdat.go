@@ -68,7 +68,9 @@ func (ss *session) bdatCmd(arg string) bool {
 		})}
 	}
 	ss.bdat.n++
+	ss.cio.startData()
 	_, err := ss.bdat.c.Next(size, last).WriteTo(ss.sink)
+	ss.cio.endData()
 	if err != nil && !isDataError(err) {
 		return false // the peer left or the connection failed
 	}

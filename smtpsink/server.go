@@ -107,6 +107,7 @@ type hooks struct {
 	sleep   func(d time.Duration)   // Delay: waits d (nil: a timer, cut short by Close)
 	wrap    func(net.Conn) net.Conn // wraps each accepted connection
 	readBuf int                     // size of each session's read buffer (0: readBufSize)
+	ackNow  func()                  // called at each quick-ACK request (see connIO)
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
@@ -262,6 +263,7 @@ func (s *Server) serveConn(c net.Conn) {
 		rw = &traceConn{Conn: rw, s: s, id: id}
 	}
 	ss := newSession(s, rw, id)
+	ss.cio.raw = rawConn(c)
 	if !ss.run() {
 		s.stats.aborted.Add(1)
 	}
