@@ -84,11 +84,12 @@ const genericStep = 16
 type simdLimits struct {
 	minSrc                 int
 	minDecRoom, minEncRoom int
+	block                  int // bytes per block: the least MaxLine the kernel keeps
 }
 
 var (
-	avx512Limits = simdLimits{minSrc: 1, minDecRoom: 1, minEncRoom: 1}
-	avx2Limits   = simdLimits{minSrc: 65, minDecRoom: 64, minEncRoom: 96}
+	avx512Limits = simdLimits{minSrc: 1, minDecRoom: 1, minEncRoom: 1, block: 64}
+	avx2Limits   = simdLimits{minSrc: 65, minDecRoom: 64, minEncRoom: 96, block: 32}
 )
 
 // Whether the CPU has what each SIMD kernel needs. They are set once, at
@@ -97,6 +98,9 @@ var (
 var (
 	useAVX512 = hasAVX512()
 	useAVX2   = hasAVX2()
+	// The line-limit kernels need LZCNT too; without it, decodeSIMD checks
+	// the lines the kernels decoded (checkLines).
+	useLZCNT = cpu.X86.HasLZCNT
 )
 
 func hasAVX512() bool {
@@ -147,11 +151,25 @@ func limits(k kernelID) *simdLimits {
 	return &avx2Limits
 }
 
-func asmDecode(k kernelID, dst, src []byte, flags uint64) (int, int) {
-	if k == kAVX512 {
-		return decodeAVX512(dst, src, flags)
+// asmDecode runs the decoder k, or, if maxLine is not 0, its twin that
+// stops in front of the first byte past maxLine bytes of a line. Then *line
+// is the length of the line so far at the start of src, and becomes that
+// at the end of what was consumed, counting every byte since the last LF.
+func asmDecode(k kernelID, dst, src []byte, flags uint64, maxLine int, line *int) (no, ni int) {
+	if maxLine == 0 {
+		if k == kAVX512 {
+			return decodeAVX512(dst, src, flags)
+		}
+		return decodeAVX2(dst, src, flags)
 	}
-	return decodeAVX2(dst, src, flags)
+	lim, p := maxLine+1, *line+1 // the kernels count from the LF
+	if k == kAVX512 {
+		no, ni = decodeLinesAVX512(dst, src, flags, lim, lim-avx512Limits.block, &p)
+	} else {
+		no, ni = decodeLinesAVX2(dst, src, flags, lim, lim-avx2Limits.block, &p)
+	}
+	*line = p - 1
+	return no, ni
 }
 
 func asmEncode(k kernelID, dst, src []byte, flags uint64) (int, int) {
@@ -179,6 +197,13 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 	limited := d.MaxSize > 0 && d.MaxSize-n0 <= int64(len(dst))
 	// The last line start passed (limited), and the state there.
 	lsI, lsO, lsState, lsSoft, lsLine := 0, 0, d.state, d.soft, d.line
+	// Whether the kernel keeps MaxLine itself; otherwise the lines it
+	// decoded are checked after each call.
+	kernelLines := d.MaxLine >= k.block && useLZCNT
+	maxLine := 0
+	if kernelLines {
+		maxLine = d.MaxLine
+	}
 	for i < len(src) && d.state != dEnd {
 		span := len(src) - i // for the generic kernel, if k cannot run
 		room := len(dst) - o
@@ -192,15 +217,15 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 			}
 			if d.state == dBOL || d.state == dData {
 				s := src[i : i+n]
-				no, ni, st := asmStep(kid, d, dst[o:o+room], s)
-				if d.MaxLine > 0 && ni > 0 {
+				no, ni, st := asmStep(kid, d, dst[o:o+room], s, maxLine)
+				if !kernelLines && d.MaxLine > 0 && ni > 0 {
 					line, start, ok := checkLines(s[:ni], d.line, d.MaxLine, st == dCR)
 					if !ok {
 						// A line too long: the generic kernel decodes it,
 						// from its start if it starts in s. The kernel redoes
 						// the lines before it (if they are enough for it).
 						if start >= k.minSrc {
-							no, ni, st = asmStep(kid, d, dst[o:o+room], s[:start])
+							no, ni, st = asmStep(kid, d, dst[o:o+room], s[:start], 0)
 							line, _, _ = checkLines(s[:ni], d.line, d.MaxLine, st == dCR)
 						} else {
 							no, ni, st = 0, 0, d.state
@@ -252,13 +277,15 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 
 // asmStep runs the assembly kernel k on s, which starts in state d.state
 // (dBOL or dData), and returns the output and input bytes it took and the
-// state after them. It writes to dst.
-func asmStep(kid kernelID, d *Decoder, dst, s []byte) (no, ni int, st uint8) {
+// state after them. It writes to dst. With maxLine set, the kernel stops in
+// front of a byte past it (see asmDecode), and d.line is brought up to date.
+func asmStep(kid kernelID, d *Decoder, dst, s []byte, maxLine int) (no, ni int, st uint8) {
 	flags := uint64(d.Mode) << 1
 	if d.state == dBOL {
 		flags |= 1
 	}
-	no, ni = asmDecode(kid, dst, s, flags)
+	line := d.line
+	no, ni = asmDecode(kid, dst, s, flags, maxLine, &line)
 	st = d.state
 	if ni == 0 {
 		return
@@ -271,7 +298,9 @@ func asmStep(kid kernelID, d *Decoder, dst, s []byte) (no, ni int, st uint8) {
 		if ni < len(s) && s[ni] == '\n' {
 			// The CR of a CRLF: in Compat and Strict mode it was deleted,
 			// as in state dCR; in Raw mode it was written, so give it back.
+			// Either way it is not a byte of the line.
 			st = dCR
+			line--
 			if d.Mode == Raw {
 				ni--
 				no--
@@ -284,6 +313,9 @@ func asmStep(kid kernelID, d *Decoder, dst, s []byte) (no, ni int, st uint8) {
 				}
 			}
 		}
+	}
+	if maxLine > 0 {
+		d.line = line
 	}
 	return
 }

@@ -120,7 +120,7 @@ dec512_compat_fullx:
 	SETEQ DI
 
 dec512_compat_fully:
-	MOVQ          R10, R9
+	MOVQ          $0x00000003, R9
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
@@ -1156,6 +1156,1356 @@ dec512_done:
 	MOVQ DX, nSrc+64(FP)
 	RET
 
+// func decodeLinesAVX512(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, LZCNT, POPCNT
+TEXT ·decodeLinesAVX512(SB), NOSPLIT, $8-96
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	MOVQ         src_len+32(FP), BX
+	MOVQ         flags+48(FP), SI
+	TESTQ        BX, BX
+	JZ           dec512l_done
+	TESTQ        CX, CX
+	JZ           dec512l_done
+	LEAQ         -65(DX)(BX*1), BX
+	LEAQ         -65(AX)(CX*1), CX
+	MOVQ         SI, DI
+	ANDQ         $0x01, DI
+	XORQ         R8, R8
+	MOVQ         $0x00000003, R9
+	MOVL         $0x0000000a, R10
+	VPBROADCASTB R10, Z0
+	MOVL         $0x0000000d, R10
+	VPBROADCASTB R10, Z1
+	MOVL         $0x0000002e, R10
+	VPBROADCASTB R10, Z2
+	MOVQ         p+72(FP), R10
+	MOVQ         (R10), R10
+	SHRQ         $0x01, SI
+	CMPQ         SI, $0x00000001
+	JEQ          dec512l_strict
+	CMPQ         SI, $0x00000002
+	JEQ          dec512l_raw
+
+dec512l_compat_fast:
+	CMPQ  DX, BX
+	JGT   dec512l_compat_general
+	CMPQ  AX, CX
+	JGT   dec512l_compat_general
+	MOVQ  src_base+24(FP), SI
+	CMPQ  DX, SI
+	JEQ   dec512l_compat_first
+	TESTQ DI, DI
+	JZ    dec512l_compat_enter
+	CMPB  (DX), $0x0a
+	JEQ   dec512l_compat_general
+
+dec512l_compat_enter:
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R11
+	CMPB    (DX), $0x0a
+	JNE     lf0_a
+	XORQ    R10, R10
+
+lf0_a:
+dec512l_compat_body:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512l_compat_test:
+	CMPQ          R10, limFast+64(FP)
+	JGT           dec512l_compat_genx
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R12
+	KMOVQ         K2, R13
+	CMPQ          R12, R13
+	JNE           dec512l_compat_fullx
+	DECQ          R9
+	CMPQ          R12, $-1
+	CMOVQNE       R11, R9
+	TESTQ         R9, R9
+	JZ            dec512l_compat_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_compat_fullx
+	MOVQ          R12, R13
+	NOTQ          R13
+	LZCNTQ        R13, R13
+	SBBQ          R14, R14
+	ANDQ          R14, R10
+	ADDQ          R13, R10
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+	ADDQ          $0x40, SI
+	CMPQ          SI, R8
+	JLE           dec512l_compat_body
+
+dec512l_compat_genx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	XORQ  DI, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	JMP   dec512l_compat_general
+
+dec512l_compat_cleanx:
+	ADDQ SI, DX
+	ADDQ DI, AX
+	JMP  dec512l_compat_clean
+
+dec512l_compat_masks:
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R11
+	CMPB    (DX), $0x0a
+	JNE     lf0_b
+	XORQ    R10, R10
+
+lf0_b:
+	JMP dec512l_compat_test
+
+dec512l_compat_first:
+	VMOVDQU64 (DX), Z3
+	JMP       dec512l_compat_fully
+
+dec512l_compat_fullx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	XORQ  DI, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+
+dec512l_compat_fully:
+	MOVQ          $0x00000003, R9
+	VPCMPEQB      Z0, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
+	CMPQ          R10, limFast+64(FP)
+	JGT           dec512l_compat_general
+	VMOVDQU64     1(DX), Z4
+	KMOVQ         K1, SI
+	KMOVQ         K2, R8
+	VPCMPEQB      Z2, Z3, K1
+	KMOVQ         K1, R11
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R12
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R13
+	LEAQ          (DI)(SI*2), R14
+	ANDQ          R14, R11
+	ORQ           R12, R13
+	ANDQ          R11, R13
+	ANDQ          SI, R14
+	ORQ           R14, R13
+	MOVQ          R8, R14
+	ANDQ          R12, R14
+	ORQ           R11, R14
+	TESTQ         R13, R13
+	JNZ           dec512l_compat_general
+	NOTQ          R14
+	POPCNTQ       R14, DI
+	KMOVQ         R14, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)
+	ADDQ          DI, AX
+	TESTQ         SI, SI
+	JNZ           dec512l_compat_dirty
+	TESTQ         R8, R8
+	JNZ           dec512l_compat_dirty
+	CMPB          64(DX), $0x0a
+	JEQ           dec512l_compat_dirty
+	MOVQ          $0x00000001, R9
+
+dec512l_compat_dirty:
+	ADDQ   $0x40, DX
+	LZCNTQ SI, DI
+	SBBQ   R8, R8
+	ANDQ   R8, R10
+	ADDQ   DI, R10
+	LEAQ   1(R10)(R8*1), R10
+	MOVQ   SI, DI
+	SHRQ   $0x3f, DI
+	JMP    dec512l_compat_fast
+
+dec512l_compat_clean:
+	XORQ DI, DI
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_compat_general
+
+dec512l_compat_clean0:
+	VMOVDQU64 Z3, (AX)
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
+	ADDQ      SI, R10
+
+dec512l_compat_clean4:
+	LEAQ      191(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512l_compat_clean1
+	LEAQ      191(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512l_compat_clean1
+	LEAQ      192(R10), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec512l_compat_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(DX), Z6
+	VPMINUB   Z3, Z4, Z7
+	VPMINUB   Z5, Z6, Z8
+	VPMINUB   Z7, Z8, Z7
+	VPCMPUB   $0x02, Z1, Z7, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512l_compat_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	ADDQ      $0x00000100, R10
+	JMP       dec512l_compat_clean4
+
+dec512l_compat_clean1:
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512l_compat_general
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512l_compat_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JNZ       dec512l_compat_clean1x
+	CMPQ      R10, limFast+64(FP)
+	JLE       dec512l_compat_clean0
+
+dec512l_compat_clean1x:
+	CMPQ DX, BX
+	JGT  dec512l_compat_general
+	CMPQ AX, CX
+	JGT  dec512l_compat_general
+	MOVQ $0x00000003, R9
+	JMP  dec512l_compat_masks
+
+dec512l_compat_general:
+	LEAQ          65(BX), R9
+	SUBQ          DX, R9
+	JZ            dec512l_done
+	LEAQ          65(CX), R8
+	SUBQ          AX, R8
+	JZ            dec512l_done
+	MOVQ          $0x00000041, SI
+	CMPQ          R9, SI
+	CMOVQLT       R9, SI
+	MOVQ          $-1, R9
+	BZHIQ         SI, R9, R9
+	DECQ          SI
+	MOVQ          $-1, R11
+	BZHIQ         SI, R11, R11
+	LEAQ          (DX), SI
+	MOVQ          SI, R12
+	ANDQ          $0x00000fff, R12
+	CMPQ          R12, $0x00000fc0
+	JBE           ld_g_plain
+	POPCNTQ       R9, R13
+	ADDQ          R12, R13
+	CMPQ          R13, $0x00001000
+	JA            ld_g_plain
+	SUBQ          $0x00000fc0, R12
+	SUBQ          R12, SI
+	SHLXQ         R12, R9, R13
+	KMOVQ         R13, K1
+	VMOVDQU8.Z    (SI), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_g_done
+
+ld_g_plain:
+	KMOVQ      R9, K1
+	VMOVDQU8.Z (SI), K1, Z3
+
+ld_g_done:
+	LEAQ          1(DX), SI
+	MOVQ          SI, R12
+	ANDQ          $0x00000fff, R12
+	CMPQ          R12, $0x00000fc0
+	JBE           ld_h_plain
+	POPCNTQ       R11, R13
+	ADDQ          R12, R13
+	CMPQ          R13, $0x00001000
+	JA            ld_h_plain
+	SUBQ          $0x00000fc0, R12
+	SUBQ          R12, SI
+	SHLXQ         R12, R11, R13
+	KMOVQ         R13, K1
+	VMOVDQU8.Z    (SI), K1, Z4
+	VPCOMPRESSB.Z Z4, K1, Z4
+	JMP           ld_h_done
+
+ld_h_plain:
+	KMOVQ      R11, K1
+	VMOVDQU8.Z (SI), K1, Z4
+
+ld_h_done:
+	VPCMPEQB Z0, Z3, K1
+	VPCMPEQB Z1, Z3, K2
+	KMOVQ    K1, SI
+	KMOVQ    K2, R12
+	VPCMPEQB Z2, Z3, K1
+	KMOVQ    K1, R13
+	VPCMPEQB Z0, Z4, K1
+	KMOVQ    K1, R14
+	VPCMPEQB Z1, Z4, K1
+	KMOVQ    K1, R15
+	LEAQ     (DI)(SI*2), DI
+	ANDQ     DI, R13
+	ORQ      R14, R15
+	ANDQ     R13, R15
+	ANDQ     SI, DI
+	ORQ      DI, R15
+	MOVQ     R12, DI
+	ANDQ     R14, DI
+	ORQ      R13, DI
+	XORQ     R9, R11
+	MOVQ     R12, BP
+	ORQ      R13, BP
+	ANDQ     BP, R11
+	ORQ      R11, R15
+	MOVQ     $-1, R11
+	ANDNQ    R11, R9, BP
+	ORQ      BP, R15
+	MOVQ     R12, R9
+	ANDQ     R14, R9
+	ORQ      SI, R9
+	MOVQ     lim+56(FP), R11
+	SUBQ     R10, R11
+	TZCNTQ   R9, R9
+	CMPQ     R9, R11
+	JLE      lim_a
+	BTSQ     R11, R15
+
+lim_a:
+	TZCNTQ        R15, R9
+	NOTQ          DI
+	BZHIQ         R9, DI, DI
+	POPCNTQ       DI, R11
+	CMPQ          R11, R8
+	JAE           dec512l_compat_room
+	KMOVQ         DI, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	CMPQ          R8, $0x40
+	JB            st_g_part
+	VMOVDQU64     Z3, (AX)
+	JMP           st_g_done
+
+st_g_part:
+	MOVQ          AX, DI
+	TESTQ         $0x00000020, R11
+	JZ            st_g_y0
+	VMOVDQU       Y3, (DI)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, DI
+	JMP           st_g_y
+
+st_g_y0:
+	VMOVDQU Y3, Y3
+
+st_g_y:
+	TESTQ        $0x00000010, R11
+	JZ           st_g_x0
+	VMOVDQU      X3, (DI)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, DI
+	JMP          st_g_x
+
+st_g_x0:
+	VMOVDQU X3, X3
+
+st_g_x:
+	TESTQ   $0x00000008, R11
+	JZ      st_g_8
+	VMOVQ   X3, (DI)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, DI
+
+st_g_8:
+	VMOVQ X3, R8
+	TESTQ $0x00000004, R11
+	JZ    st_g_4
+	MOVL  R8, (DI)
+	SHRQ  $0x20, R8
+	ADDQ  $0x04, DI
+
+st_g_4:
+	TESTQ $0x00000002, R11
+	JZ    st_g_2
+	MOVW  R8, (DI)
+	SHRQ  $0x10, R8
+	ADDQ  $0x02, DI
+
+st_g_2:
+	TESTQ $0x00000001, R11
+	JZ    st_g_done
+	MOVB  R8, (DI)
+
+st_g_done:
+	ADDQ   R11, AX
+	CMPQ   R9, $0x40
+	JNE    dec512l_compat_partial
+	ADDQ   $0x40, DX
+	MOVQ   $0x00000003, R9
+	LZCNTQ SI, DI
+	SBBQ   R8, R8
+	ANDQ   R8, R10
+	ADDQ   DI, R10
+	LEAQ   1(R10)(R8*1), R10
+	MOVQ   SI, DI
+	SHRQ   $0x3f, DI
+	JMP    dec512l_compat_fast
+
+dec512l_compat_partial:
+	ADDQ   R9, DX
+	BZHIQ  R9, SI, CX
+	TESTQ  CX, CX
+	JZ     nolf_a
+	LZCNTQ CX, CX
+	LEAQ   -63(R9)(CX*1), R10
+	JMP    consumed_a
+
+nolf_a:
+	ADDQ R9, R10
+
+consumed_a:
+	JMP dec512l_done
+
+dec512l_compat_room:
+	MOVQ          R8, CX
+	DECQ          CX
+	MOVQ          $0x00000001, BX
+	SHLXQ         CX, BX, BX
+	PDEPQ         DI, BX, BX
+	TZCNTQ        BX, R9
+	INCQ          R9
+	BZHIQ         R9, DI, DI
+	KMOVQ         DI, K1
+	VPCOMPRESSB.Z Z3, K1, Z0
+	CMPQ          R8, $0x40
+	JB            st_h_part
+	VMOVDQU64     Z0, (AX)
+	JMP           st_h_done
+
+st_h_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R8
+	JZ            st_h_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_h_y
+
+st_h_y0:
+	VMOVDQU Y0, Y0
+
+st_h_y:
+	TESTQ        $0x00000010, R8
+	JZ           st_h_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_h_x
+
+st_h_x0:
+	VMOVDQU X0, X0
+
+st_h_x:
+	TESTQ   $0x00000008, R8
+	JZ      st_h_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_h_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R8
+	JZ    st_h_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_h_4:
+	TESTQ $0x00000002, R8
+	JZ    st_h_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_h_2:
+	TESTQ $0x00000001, R8
+	JZ    st_h_done
+	MOVB  BL, (CX)
+
+st_h_done:
+	ADDQ   R8, AX
+	ADDQ   R9, DX
+	BZHIQ  R9, SI, CX
+	TESTQ  CX, CX
+	JZ     nolf_b
+	LZCNTQ CX, CX
+	LEAQ   -63(R9)(CX*1), R10
+	JMP    consumed_b
+
+nolf_b:
+	ADDQ R9, R10
+
+consumed_b:
+	JMP dec512l_done
+
+dec512l_strict:
+dec512l_strict_fast:
+	CMPQ      DX, BX
+	JGT       dec512l_strict_general
+	CMPQ      AX, CX
+	JGT       dec512l_strict_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	TESTQ     R9, R9
+	JNZ       dec512l_strict_masks
+	KORTESTQ  K1, K2
+	JZ        dec512l_strict_clean
+
+dec512l_strict_masks:
+	CMPQ          R10, limFast+64(FP)
+	JGT           dec512l_strict_general
+	VMOVDQU64     1(DX), Z4
+	KMOVQ         K1, SI
+	KMOVQ         K2, R11
+	VPCMPEQB      Z2, Z3, K1
+	KMOVQ         K1, R12
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R13
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R14
+	LEAQ          (DI)(SI*2), R15
+	ANDQ          R15, R12
+	ORQ           R13, R14
+	ANDQ          R12, R14
+	LEAQ          (R8)(R11*2), R15
+	ANDNQ         SI, R15, R15
+	ORQ           R15, R14
+	ANDNQ         R11, R13, R15
+	ORQ           R15, R14
+	MOVQ          R11, R13
+	ORQ           R12, R13
+	MOVQ          SI, R12
+	ORQ           R11, R12
+	NEGQ          R12
+	ADCQ          R9, R9
+	ANDQ          $0x03, R9
+	TESTQ         R14, R14
+	JNZ           dec512l_strict_general
+	NOTQ          R13
+	POPCNTQ       R13, DI
+	KMOVQ         R13, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)
+	ADDQ          DI, AX
+	ADDQ          $0x40, DX
+	LZCNTQ        SI, DI
+	SBBQ          R8, R8
+	ANDQ          R8, R10
+	ADDQ          DI, R10
+	LEAQ          1(R10)(R8*1), R10
+	MOVQ          SI, DI
+	SHRQ          $0x3f, DI
+	MOVQ          R11, R8
+	SHRQ          $0x3f, R8
+	JMP           dec512l_strict_fast
+
+dec512l_strict_clean:
+	XORQ DI, DI
+	XORQ R8, R8
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_strict_general
+
+dec512l_strict_clean0:
+	VMOVDQU64 Z3, (AX)
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
+	ADDQ      SI, R10
+
+dec512l_strict_clean4:
+	LEAQ      191(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512l_strict_clean1
+	LEAQ      191(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512l_strict_clean1
+	LEAQ      192(R10), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec512l_strict_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(DX), Z6
+	VPMINUB   Z3, Z4, Z7
+	VPMINUB   Z5, Z6, Z8
+	VPMINUB   Z7, Z8, Z7
+	VPCMPUB   $0x02, Z1, Z7, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512l_strict_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	ADDQ      $0x00000100, R10
+	JMP       dec512l_strict_clean4
+
+dec512l_strict_clean1:
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512l_strict_general
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512l_strict_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JNZ       dec512l_strict_clean1x
+	CMPQ      R10, limFast+64(FP)
+	JLE       dec512l_strict_clean0
+
+dec512l_strict_clean1x:
+	CMPQ DX, BX
+	JGT  dec512l_strict_general
+	CMPQ AX, CX
+	JGT  dec512l_strict_general
+	MOVQ $0x00000003, R9
+	JMP  dec512l_strict_masks
+
+dec512l_strict_general:
+	LEAQ          65(BX), R11
+	SUBQ          DX, R11
+	JZ            dec512l_done
+	LEAQ          65(CX), R9
+	SUBQ          AX, R9
+	JZ            dec512l_done
+	MOVQ          $0x00000041, SI
+	CMPQ          R11, SI
+	CMOVQLT       R11, SI
+	MOVQ          $-1, R11
+	BZHIQ         SI, R11, R12
+	DECQ          SI
+	MOVQ          $-1, R11
+	BZHIQ         SI, R11, R13
+	LEAQ          (DX), SI
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
+	JBE           ld_i_plain
+	POPCNTQ       R12, R14
+	ADDQ          R11, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_i_plain
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R12, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_i_done
+
+ld_i_plain:
+	KMOVQ      R12, K1
+	VMOVDQU8.Z (SI), K1, Z3
+
+ld_i_done:
+	LEAQ          1(DX), SI
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
+	JBE           ld_j_plain
+	POPCNTQ       R13, R14
+	ADDQ          R11, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_j_plain
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R13, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z4
+	VPCOMPRESSB.Z Z4, K1, Z4
+	JMP           ld_j_done
+
+ld_j_plain:
+	KMOVQ      R13, K1
+	VMOVDQU8.Z (SI), K1, Z4
+
+ld_j_done:
+	VPCMPEQB Z0, Z3, K1
+	VPCMPEQB Z1, Z3, K2
+	KMOVQ    K1, SI
+	KMOVQ    K2, R11
+	VPCMPEQB Z2, Z3, K1
+	KMOVQ    K1, R14
+	VPCMPEQB Z0, Z4, K1
+	KMOVQ    K1, R15
+	VPCMPEQB Z1, Z4, K1
+	KMOVQ    K1, BP
+	LEAQ     (DI)(SI*2), DI
+	ANDQ     DI, R14
+	ORQ      R15, BP
+	MOVQ     BP, DI
+	ANDQ     R14, DI
+	LEAQ     (R8)(R11*2), R8
+	ANDNQ    SI, R8, R8
+	ORQ      R8, DI
+	ANDNQ    R11, R15, R8
+	ORQ      R8, DI
+	MOVQ     R11, R8
+	ORQ      R14, R8
+	XORQ     R12, R13
+	MOVQ     R11, R15
+	ORQ      R14, R15
+	ANDQ     R15, R13
+	ORQ      R13, DI
+	MOVQ     $-1, R13
+	ANDNQ    R13, R12, R15
+	ORQ      R15, DI
+	MOVQ     R11, R12
+	ORQ      SI, R12
+	MOVQ     lim+56(FP), R13
+	SUBQ     R10, R13
+	TZCNTQ   R12, R12
+	CMPQ     R12, R13
+	JLE      lim_b
+	BTSQ     R13, DI
+
+lim_b:
+	TZCNTQ        DI, DI
+	NOTQ          R8
+	BZHIQ         DI, R8, R8
+	POPCNTQ       R8, R12
+	CMPQ          R12, R9
+	JAE           dec512l_strict_room
+	KMOVQ         R8, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	CMPQ          R9, $0x40
+	JB            st_i_part
+	VMOVDQU64     Z3, (AX)
+	JMP           st_i_done
+
+st_i_part:
+	MOVQ          AX, R8
+	TESTQ         $0x00000020, R12
+	JZ            st_i_y0
+	VMOVDQU       Y3, (R8)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, R8
+	JMP           st_i_y
+
+st_i_y0:
+	VMOVDQU Y3, Y3
+
+st_i_y:
+	TESTQ        $0x00000010, R12
+	JZ           st_i_x0
+	VMOVDQU      X3, (R8)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, R8
+	JMP          st_i_x
+
+st_i_x0:
+	VMOVDQU X3, X3
+
+st_i_x:
+	TESTQ   $0x00000008, R12
+	JZ      st_i_8
+	VMOVQ   X3, (R8)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, R8
+
+st_i_8:
+	VMOVQ X3, R9
+	TESTQ $0x00000004, R12
+	JZ    st_i_4
+	MOVL  R9, (R8)
+	SHRQ  $0x20, R9
+	ADDQ  $0x04, R8
+
+st_i_4:
+	TESTQ $0x00000002, R12
+	JZ    st_i_2
+	MOVW  R9, (R8)
+	SHRQ  $0x10, R9
+	ADDQ  $0x02, R8
+
+st_i_2:
+	TESTQ $0x00000001, R12
+	JZ    st_i_done
+	MOVB  R9, (R8)
+
+st_i_done:
+	ADDQ   R12, AX
+	CMPQ   DI, $0x40
+	JNE    dec512l_strict_partial
+	ADDQ   $0x40, DX
+	MOVQ   $0x00000003, R9
+	LZCNTQ SI, DI
+	SBBQ   R8, R8
+	ANDQ   R8, R10
+	ADDQ   DI, R10
+	LEAQ   1(R10)(R8*1), R10
+	MOVQ   SI, DI
+	SHRQ   $0x3f, DI
+	MOVQ   R11, R8
+	SHRQ   $0x3f, R8
+	JMP    dec512l_strict_fast
+
+dec512l_strict_partial:
+	ADDQ   DI, DX
+	BZHIQ  DI, SI, CX
+	TESTQ  CX, CX
+	JZ     nolf_c
+	LZCNTQ CX, CX
+	LEAQ   -63(DI)(CX*1), R10
+	JMP    consumed_c
+
+nolf_c:
+	ADDQ DI, R10
+
+consumed_c:
+	JMP dec512l_done
+
+dec512l_strict_room:
+	MOVQ          R9, CX
+	DECQ          CX
+	MOVQ          $0x00000001, BX
+	SHLXQ         CX, BX, BX
+	PDEPQ         R8, BX, BX
+	TZCNTQ        BX, DI
+	INCQ          DI
+	BZHIQ         DI, R8, R8
+	KMOVQ         R8, K1
+	VPCOMPRESSB.Z Z3, K1, Z0
+	CMPQ          R9, $0x40
+	JB            st_j_part
+	VMOVDQU64     Z0, (AX)
+	JMP           st_j_done
+
+st_j_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R9
+	JZ            st_j_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_j_y
+
+st_j_y0:
+	VMOVDQU Y0, Y0
+
+st_j_y:
+	TESTQ        $0x00000010, R9
+	JZ           st_j_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_j_x
+
+st_j_x0:
+	VMOVDQU X0, X0
+
+st_j_x:
+	TESTQ   $0x00000008, R9
+	JZ      st_j_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_j_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R9
+	JZ    st_j_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_j_4:
+	TESTQ $0x00000002, R9
+	JZ    st_j_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_j_2:
+	TESTQ $0x00000001, R9
+	JZ    st_j_done
+	MOVB  BL, (CX)
+
+st_j_done:
+	ADDQ   R9, AX
+	ADDQ   DI, DX
+	BZHIQ  DI, SI, CX
+	TESTQ  CX, CX
+	JZ     nolf_d
+	LZCNTQ CX, CX
+	LEAQ   -63(DI)(CX*1), R10
+	JMP    consumed_d
+
+nolf_d:
+	ADDQ DI, R10
+
+consumed_d:
+	JMP dec512l_done
+
+dec512l_raw:
+dec512l_raw_fast:
+	CMPQ      DX, BX
+	JGT       dec512l_raw_general
+	CMPQ      AX, CX
+	JGT       dec512l_raw_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	TESTQ     R9, R9
+	JNZ       dec512l_raw_masks
+	KORTESTQ  K1, K2
+	JZ        dec512l_raw_clean
+
+dec512l_raw_masks:
+	CMPQ          R10, limFast+64(FP)
+	JGT           dec512l_raw_general
+	VMOVDQU64     1(DX), Z4
+	KMOVQ         K1, SI
+	KMOVQ         K2, R11
+	VPCMPEQB      Z2, Z3, K1
+	KMOVQ         K1, R12
+	VPCMPEQB      Z0, Z4, K1
+	KMOVQ         K1, R13
+	VPCMPEQB      Z1, Z4, K1
+	KMOVQ         K1, R14
+	LEAQ          (DI)(SI*2), R15
+	ANDQ          R15, R12
+	ORQ           R13, R14
+	ANDQ          R12, R14
+	LEAQ          (R8)(R11*2), R15
+	ANDNQ         SI, R15, R15
+	ORQ           R15, R14
+	ANDNQ         R11, R13, R15
+	ORQ           R15, R14
+	MOVQ          SI, R13
+	ORQ           R11, R13
+	NEGQ          R13
+	ADCQ          R9, R9
+	ANDQ          $0x03, R9
+	TESTQ         R14, R14
+	JNZ           dec512l_raw_general
+	NOTQ          R12
+	POPCNTQ       R12, DI
+	KMOVQ         R12, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)
+	ADDQ          DI, AX
+	ADDQ          $0x40, DX
+	LZCNTQ        SI, DI
+	SBBQ          R8, R8
+	ANDQ          R8, R10
+	ADDQ          DI, R10
+	LEAQ          1(R10)(R8*1), R10
+	MOVQ          SI, DI
+	SHRQ          $0x3f, DI
+	MOVQ          R11, R8
+	SHRQ          $0x3f, R8
+	JMP           dec512l_raw_fast
+
+dec512l_raw_clean:
+	XORQ DI, DI
+	XORQ R8, R8
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_raw_general
+
+dec512l_raw_clean0:
+	VMOVDQU64 Z3, (AX)
+	MOVQ      AX, SI
+	ANDQ      $0x3f, SI
+	NEGQ      SI
+	ADDQ      $0x40, SI
+	ADDQ      SI, AX
+	ADDQ      SI, DX
+	ADDQ      SI, R10
+
+dec512l_raw_clean4:
+	LEAQ      191(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512l_raw_clean1
+	LEAQ      191(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512l_raw_clean1
+	LEAQ      192(R10), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec512l_raw_clean1
+	VMOVDQU64 (DX), Z3
+	VMOVDQU64 64(DX), Z4
+	VMOVDQU64 128(DX), Z5
+	VMOVDQU64 192(DX), Z6
+	VPMINUB   Z3, Z4, Z7
+	VPMINUB   Z5, Z6, Z8
+	VPMINUB   Z7, Z8, Z7
+	VPCMPUB   $0x02, Z1, Z7, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512l_raw_clean1
+	VMOVDQU64 Z3, (AX)
+	VMOVDQU64 Z4, 64(AX)
+	VMOVDQU64 Z5, 128(AX)
+	VMOVDQU64 Z6, 192(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000100, DX
+	ADDQ      $0x00000100, R10
+	JMP       dec512l_raw_clean4
+
+dec512l_raw_clean1:
+	LEAQ      -1(DX), SI
+	CMPQ      SI, BX
+	JGT       dec512l_raw_general
+	LEAQ      -1(AX), SI
+	CMPQ      SI, CX
+	JGT       dec512l_raw_general
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z3, K2
+	KORTESTQ  K1, K2
+	JNZ       dec512l_raw_clean1x
+	CMPQ      R10, limFast+64(FP)
+	JLE       dec512l_raw_clean0
+
+dec512l_raw_clean1x:
+	CMPQ DX, BX
+	JGT  dec512l_raw_general
+	CMPQ AX, CX
+	JGT  dec512l_raw_general
+	MOVQ $0x00000003, R9
+	JMP  dec512l_raw_masks
+
+dec512l_raw_general:
+	LEAQ          65(BX), R11
+	SUBQ          DX, R11
+	JZ            dec512l_done
+	LEAQ          65(CX), R9
+	SUBQ          AX, R9
+	JZ            dec512l_done
+	MOVQ          $0x00000041, SI
+	CMPQ          R11, SI
+	CMOVQLT       R11, SI
+	MOVQ          $-1, R11
+	BZHIQ         SI, R11, R12
+	DECQ          SI
+	MOVQ          $-1, R11
+	BZHIQ         SI, R11, R13
+	LEAQ          (DX), SI
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
+	JBE           ld_k_plain
+	POPCNTQ       R12, R14
+	ADDQ          R11, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_k_plain
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R12, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z3
+	VPCOMPRESSB.Z Z3, K1, Z3
+	JMP           ld_k_done
+
+ld_k_plain:
+	KMOVQ      R12, K1
+	VMOVDQU8.Z (SI), K1, Z3
+
+ld_k_done:
+	LEAQ          1(DX), SI
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
+	JBE           ld_l_plain
+	POPCNTQ       R13, R14
+	ADDQ          R11, R14
+	CMPQ          R14, $0x00001000
+	JA            ld_l_plain
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R13, R14
+	KMOVQ         R14, K1
+	VMOVDQU8.Z    (SI), K1, Z4
+	VPCOMPRESSB.Z Z4, K1, Z4
+	JMP           ld_l_done
+
+ld_l_plain:
+	KMOVQ      R13, K1
+	VMOVDQU8.Z (SI), K1, Z4
+
+ld_l_done:
+	VPCMPEQB Z0, Z3, K1
+	VPCMPEQB Z1, Z3, K2
+	KMOVQ    K1, SI
+	KMOVQ    K2, R11
+	VPCMPEQB Z2, Z3, K1
+	KMOVQ    K1, R14
+	VPCMPEQB Z0, Z4, K1
+	KMOVQ    K1, R15
+	VPCMPEQB Z1, Z4, K1
+	KMOVQ    K1, BP
+	LEAQ     (DI)(SI*2), DI
+	ANDQ     DI, R14
+	ORQ      R15, BP
+	MOVQ     BP, DI
+	ANDQ     R14, DI
+	LEAQ     (R8)(R11*2), R8
+	ANDNQ    SI, R8, R8
+	ORQ      R8, DI
+	ANDNQ    R11, R15, R8
+	ORQ      R8, DI
+	MOVQ     R14, R8
+	XORQ     R12, R13
+	MOVQ     R11, R15
+	ORQ      R14, R15
+	ANDQ     R15, R13
+	ORQ      R13, DI
+	MOVQ     $-1, R13
+	ANDNQ    R13, R12, R15
+	ORQ      R15, DI
+	MOVQ     R11, R12
+	ORQ      SI, R12
+	MOVQ     lim+56(FP), R13
+	SUBQ     R10, R13
+	TZCNTQ   R12, R12
+	CMPQ     R12, R13
+	JLE      lim_c
+	BTSQ     R13, DI
+
+lim_c:
+	TZCNTQ        DI, DI
+	NOTQ          R8
+	BZHIQ         DI, R8, R8
+	POPCNTQ       R8, R12
+	CMPQ          R12, R9
+	JAE           dec512l_raw_room
+	KMOVQ         R8, K1
+	VPCOMPRESSB.Z Z3, K1, Z3
+	CMPQ          R9, $0x40
+	JB            st_k_part
+	VMOVDQU64     Z3, (AX)
+	JMP           st_k_done
+
+st_k_part:
+	MOVQ          AX, R8
+	TESTQ         $0x00000020, R12
+	JZ            st_k_y0
+	VMOVDQU       Y3, (R8)
+	VEXTRACTI64X4 $0x01, Z3, Y3
+	ADDQ          $0x20, R8
+	JMP           st_k_y
+
+st_k_y0:
+	VMOVDQU Y3, Y3
+
+st_k_y:
+	TESTQ        $0x00000010, R12
+	JZ           st_k_x0
+	VMOVDQU      X3, (R8)
+	VEXTRACTI128 $0x01, Y3, X3
+	ADDQ         $0x10, R8
+	JMP          st_k_x
+
+st_k_x0:
+	VMOVDQU X3, X3
+
+st_k_x:
+	TESTQ   $0x00000008, R12
+	JZ      st_k_8
+	VMOVQ   X3, (R8)
+	VPSRLDQ $0x08, X3, X3
+	ADDQ    $0x08, R8
+
+st_k_8:
+	VMOVQ X3, R9
+	TESTQ $0x00000004, R12
+	JZ    st_k_4
+	MOVL  R9, (R8)
+	SHRQ  $0x20, R9
+	ADDQ  $0x04, R8
+
+st_k_4:
+	TESTQ $0x00000002, R12
+	JZ    st_k_2
+	MOVW  R9, (R8)
+	SHRQ  $0x10, R9
+	ADDQ  $0x02, R8
+
+st_k_2:
+	TESTQ $0x00000001, R12
+	JZ    st_k_done
+	MOVB  R9, (R8)
+
+st_k_done:
+	ADDQ   R12, AX
+	CMPQ   DI, $0x40
+	JNE    dec512l_raw_partial
+	ADDQ   $0x40, DX
+	MOVQ   $0x00000003, R9
+	LZCNTQ SI, DI
+	SBBQ   R8, R8
+	ANDQ   R8, R10
+	ADDQ   DI, R10
+	LEAQ   1(R10)(R8*1), R10
+	MOVQ   SI, DI
+	SHRQ   $0x3f, DI
+	MOVQ   R11, R8
+	SHRQ   $0x3f, R8
+	JMP    dec512l_raw_fast
+
+dec512l_raw_partial:
+	ADDQ   DI, DX
+	BZHIQ  DI, SI, CX
+	TESTQ  CX, CX
+	JZ     nolf_e
+	LZCNTQ CX, CX
+	LEAQ   -63(DI)(CX*1), R10
+	JMP    consumed_e
+
+nolf_e:
+	ADDQ DI, R10
+
+consumed_e:
+	JMP dec512l_done
+
+dec512l_raw_room:
+	MOVQ          R9, CX
+	DECQ          CX
+	MOVQ          $0x00000001, BX
+	SHLXQ         CX, BX, BX
+	PDEPQ         R8, BX, BX
+	TZCNTQ        BX, DI
+	BTQ           DI, R11
+	SETCS         CL
+	MOVBQZX       CL, CX
+	SUBQ          CX, R9
+	SUBQ          CX, DI
+	INCQ          DI
+	BZHIQ         DI, R8, R8
+	KMOVQ         R8, K1
+	VPCOMPRESSB.Z Z3, K1, Z0
+	CMPQ          R9, $0x40
+	JB            st_l_part
+	VMOVDQU64     Z0, (AX)
+	JMP           st_l_done
+
+st_l_part:
+	MOVQ          AX, CX
+	TESTQ         $0x00000020, R9
+	JZ            st_l_y0
+	VMOVDQU       Y0, (CX)
+	VEXTRACTI64X4 $0x01, Z0, Y0
+	ADDQ          $0x20, CX
+	JMP           st_l_y
+
+st_l_y0:
+	VMOVDQU Y0, Y0
+
+st_l_y:
+	TESTQ        $0x00000010, R9
+	JZ           st_l_x0
+	VMOVDQU      X0, (CX)
+	VEXTRACTI128 $0x01, Y0, X0
+	ADDQ         $0x10, CX
+	JMP          st_l_x
+
+st_l_x0:
+	VMOVDQU X0, X0
+
+st_l_x:
+	TESTQ   $0x00000008, R9
+	JZ      st_l_8
+	VMOVQ   X0, (CX)
+	VPSRLDQ $0x08, X0, X0
+	ADDQ    $0x08, CX
+
+st_l_8:
+	VMOVQ X0, BX
+	TESTQ $0x00000004, R9
+	JZ    st_l_4
+	MOVL  BX, (CX)
+	SHRQ  $0x20, BX
+	ADDQ  $0x04, CX
+
+st_l_4:
+	TESTQ $0x00000002, R9
+	JZ    st_l_2
+	MOVW  BX, (CX)
+	SHRQ  $0x10, BX
+	ADDQ  $0x02, CX
+
+st_l_2:
+	TESTQ $0x00000001, R9
+	JZ    st_l_done
+	MOVB  BL, (CX)
+
+st_l_done:
+	ADDQ   R9, AX
+	ADDQ   DI, DX
+	BZHIQ  DI, SI, CX
+	TESTQ  CX, CX
+	JZ     nolf_f
+	LZCNTQ CX, CX
+	LEAQ   -63(DI)(CX*1), R10
+	JMP    consumed_f
+
+nolf_f:
+	ADDQ DI, R10
+
+consumed_f:
+dec512l_done:
+	MOVQ p+72(FP), CX
+	MOVQ R10, (CX)
+	VZEROUPPER
+	MOVQ dst_base+0(FP), CX
+	MOVQ src_base+24(FP), BX
+	SUBQ CX, AX
+	SUBQ BX, DX
+	MOVQ AX, nDst+80(FP)
+	MOVQ DX, nSrc+88(FP)
+	RET
+
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
 TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
@@ -1377,24 +2727,24 @@ enc512_compat_block:
 	MOVQ          SI, R10
 	ANDQ          $0x00000fff, R10
 	CMPQ          R10, $0x00000fc0
-	JBE           ld_g_plain
+	JBE           ld_m_plain
 	POPCNTQ       R12, R13
 	ADDQ          R10, R13
 	CMPQ          R13, $0x00001000
-	JA            ld_g_plain
+	JA            ld_m_plain
 	SUBQ          $0x00000fc0, R10
 	SUBQ          R10, SI
 	SHLXQ         R10, R12, R13
 	KMOVQ         R13, K1
 	VMOVDQU8.Z    (SI), K1, Z3
 	VPCOMPRESSB.Z Z3, K1, Z3
-	JMP           ld_g_done
+	JMP           ld_m_done
 
-ld_g_plain:
+ld_m_plain:
 	KMOVQ      R12, K1
 	VMOVDQU8.Z (SI), K1, Z3
 
-ld_g_done:
+ld_m_done:
 	VPCMPEQB  Z0, Z3, K1
 	KMOVQ     K1, SI
 	VPCMPEQB  Z1, Z3, K1
@@ -1464,61 +2814,61 @@ enc512_compat_slow:
 	KMOVQ       BP, K1
 	VMOVDQU8    Z2, K1, Z4
 	CMPQ        R11, $0x40
-	JB          st_g_part
+	JB          st_m_part
 	VMOVDQU64   Z4, (AX)
-	JMP         st_g_done
+	JMP         st_m_done
 
-st_g_part:
+st_m_part:
 	MOVQ          AX, R8
 	TESTQ         $0x00000020, R15
-	JZ            st_g_y0
+	JZ            st_m_y0
 	VMOVDQU       Y4, (R8)
 	VEXTRACTI64X4 $0x01, Z4, Y4
 	ADDQ          $0x20, R8
-	JMP           st_g_y
+	JMP           st_m_y
 
-st_g_y0:
+st_m_y0:
 	VMOVDQU Y4, Y4
 
-st_g_y:
+st_m_y:
 	TESTQ        $0x00000010, R15
-	JZ           st_g_x0
+	JZ           st_m_x0
 	VMOVDQU      X4, (R8)
 	VEXTRACTI128 $0x01, Y4, X4
 	ADDQ         $0x10, R8
-	JMP          st_g_x
+	JMP          st_m_x
 
-st_g_x0:
+st_m_x0:
 	VMOVDQU X4, X4
 
-st_g_x:
+st_m_x:
 	TESTQ   $0x00000008, R15
-	JZ      st_g_8
+	JZ      st_m_8
 	VMOVQ   X4, (R8)
 	VPSRLDQ $0x08, X4, X4
 	ADDQ    $0x08, R8
 
-st_g_8:
+st_m_8:
 	VMOVQ X4, R14
 	TESTQ $0x00000004, R15
-	JZ    st_g_4
+	JZ    st_m_4
 	MOVL  R14, (R8)
 	SHRQ  $0x20, R14
 	ADDQ  $0x04, R8
 
-st_g_4:
+st_m_4:
 	TESTQ $0x00000002, R15
-	JZ    st_g_2
+	JZ    st_m_2
 	MOVW  R14, (R8)
 	SHRQ  $0x10, R14
 	ADDQ  $0x02, R8
 
-st_g_2:
+st_m_2:
 	TESTQ $0x00000001, R15
-	JZ    st_g_done
+	JZ    st_m_done
 	MOVB  R14, (R8)
 
-st_g_done:
+st_m_done:
 	ADDQ R15, AX
 	SUBQ R15, R11
 	CMPQ R12, $0x20
@@ -1552,61 +2902,61 @@ enc512_compat_lo_room:
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
 	CMPQ        R11, $0x40
-	JB          st_h_part
+	JB          st_n_part
 	VMOVDQU64   Z0, (AX)
-	JMP         st_h_done
+	JMP         st_n_done
 
-st_h_part:
+st_n_part:
 	MOVQ          AX, CX
 	TESTQ         $0x00000020, R15
-	JZ            st_h_y0
+	JZ            st_n_y0
 	VMOVDQU       Y0, (CX)
 	VEXTRACTI64X4 $0x01, Z0, Y0
 	ADDQ          $0x20, CX
-	JMP           st_h_y
+	JMP           st_n_y
 
-st_h_y0:
+st_n_y0:
 	VMOVDQU Y0, Y0
 
-st_h_y:
+st_n_y:
 	TESTQ        $0x00000010, R15
-	JZ           st_h_x0
+	JZ           st_n_x0
 	VMOVDQU      X0, (CX)
 	VEXTRACTI128 $0x01, Y0, X0
 	ADDQ         $0x10, CX
-	JMP          st_h_x
+	JMP          st_n_x
 
-st_h_x0:
+st_n_x0:
 	VMOVDQU X0, X0
 
-st_h_x:
+st_n_x:
 	TESTQ   $0x00000008, R15
-	JZ      st_h_8
+	JZ      st_n_8
 	VMOVQ   X0, (CX)
 	VPSRLDQ $0x08, X0, X0
 	ADDQ    $0x08, CX
 
-st_h_8:
+st_n_8:
 	VMOVQ X0, BX
 	TESTQ $0x00000004, R15
-	JZ    st_h_4
+	JZ    st_n_4
 	MOVL  BX, (CX)
 	SHRQ  $0x20, BX
 	ADDQ  $0x04, CX
 
-st_h_4:
+st_n_4:
 	TESTQ $0x00000002, R15
-	JZ    st_h_2
+	JZ    st_n_2
 	MOVW  BX, (CX)
 	SHRQ  $0x10, BX
 	ADDQ  $0x02, CX
 
-st_h_2:
+st_n_2:
 	TESTQ $0x00000001, R15
-	JZ    st_h_done
+	JZ    st_n_done
 	MOVB  BL, (CX)
 
-st_h_done:
+st_n_done:
 	ADDQ R15, AX
 	ADDQ R12, DX
 	JMP  enc512_done
@@ -1646,61 +2996,61 @@ enc512_compat_lo_ok:
 	KMOVQ         R15, K1
 	VMOVDQU8      Z2, K1, Z3
 	CMPQ          R11, $0x40
-	JB            st_i_part
+	JB            st_o_part
 	VMOVDQU64     Z3, (AX)
-	JMP           st_i_done
+	JMP           st_o_done
 
-st_i_part:
+st_o_part:
 	MOVQ          AX, DI
 	TESTQ         $0x00000020, R14
-	JZ            st_i_y0
+	JZ            st_o_y0
 	VMOVDQU       Y3, (DI)
 	VEXTRACTI64X4 $0x01, Z3, Y3
 	ADDQ          $0x20, DI
-	JMP           st_i_y
+	JMP           st_o_y
 
-st_i_y0:
+st_o_y0:
 	VMOVDQU Y3, Y3
 
-st_i_y:
+st_o_y:
 	TESTQ        $0x00000010, R14
-	JZ           st_i_x0
+	JZ           st_o_x0
 	VMOVDQU      X3, (DI)
 	VEXTRACTI128 $0x01, Y3, X3
 	ADDQ         $0x10, DI
-	JMP          st_i_x
+	JMP          st_o_x
 
-st_i_x0:
+st_o_x0:
 	VMOVDQU X3, X3
 
-st_i_x:
+st_o_x:
 	TESTQ   $0x00000008, R14
-	JZ      st_i_8
+	JZ      st_o_8
 	VMOVQ   X3, (DI)
 	VPSRLDQ $0x08, X3, X3
 	ADDQ    $0x08, DI
 
-st_i_8:
+st_o_8:
 	VMOVQ X3, R8
 	TESTQ $0x00000004, R14
-	JZ    st_i_4
+	JZ    st_o_4
 	MOVL  R8, (DI)
 	SHRQ  $0x20, R8
 	ADDQ  $0x04, DI
 
-st_i_4:
+st_o_4:
 	TESTQ $0x00000002, R14
-	JZ    st_i_2
+	JZ    st_o_2
 	MOVW  R8, (DI)
 	SHRQ  $0x10, R8
 	ADDQ  $0x02, DI
 
-st_i_2:
+st_o_2:
 	TESTQ $0x00000001, R14
-	JZ    st_i_done
+	JZ    st_o_done
 	MOVB  R8, (DI)
 
-st_i_done:
+st_o_done:
 	ADDQ R14, AX
 	SUBQ R14, R11
 	CMPQ R12, $0x20
@@ -1734,61 +3084,61 @@ enc512_compat_hi_room:
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
 	CMPQ        R11, $0x40
-	JB          st_j_part
+	JB          st_p_part
 	VMOVDQU64   Z0, (AX)
-	JMP         st_j_done
+	JMP         st_p_done
 
-st_j_part:
+st_p_part:
 	MOVQ          AX, CX
 	TESTQ         $0x00000020, R14
-	JZ            st_j_y0
+	JZ            st_p_y0
 	VMOVDQU       Y0, (CX)
 	VEXTRACTI64X4 $0x01, Z0, Y0
 	ADDQ          $0x20, CX
-	JMP           st_j_y
+	JMP           st_p_y
 
-st_j_y0:
+st_p_y0:
 	VMOVDQU Y0, Y0
 
-st_j_y:
+st_p_y:
 	TESTQ        $0x00000010, R14
-	JZ           st_j_x0
+	JZ           st_p_x0
 	VMOVDQU      X0, (CX)
 	VEXTRACTI128 $0x01, Y0, X0
 	ADDQ         $0x10, CX
-	JMP          st_j_x
+	JMP          st_p_x
 
-st_j_x0:
+st_p_x0:
 	VMOVDQU X0, X0
 
-st_j_x:
+st_p_x:
 	TESTQ   $0x00000008, R14
-	JZ      st_j_8
+	JZ      st_p_8
 	VMOVQ   X0, (CX)
 	VPSRLDQ $0x08, X0, X0
 	ADDQ    $0x08, CX
 
-st_j_8:
+st_p_8:
 	VMOVQ X0, BX
 	TESTQ $0x00000004, R14
-	JZ    st_j_4
+	JZ    st_p_4
 	MOVL  BX, (CX)
 	SHRQ  $0x20, BX
 	ADDQ  $0x04, CX
 
-st_j_4:
+st_p_4:
 	TESTQ $0x00000002, R14
-	JZ    st_j_2
+	JZ    st_p_2
 	MOVW  BX, (CX)
 	SHRQ  $0x10, BX
 	ADDQ  $0x02, CX
 
-st_j_2:
+st_p_2:
 	TESTQ $0x00000001, R14
-	JZ    st_j_done
+	JZ    st_p_done
 	MOVB  BL, (CX)
 
-st_j_done:
+st_p_done:
 	ADDQ R14, AX
 	ADDQ R12, DX
 	JMP  enc512_done
@@ -1911,24 +3261,24 @@ enc512_strict_block:
 	MOVQ          R10, R13
 	ANDQ          $0x00000fff, R13
 	CMPQ          R13, $0x00000fc0
-	JBE           ld_h_plain
+	JBE           ld_n_plain
 	POPCNTQ       R12, R14
 	ADDQ          R13, R14
 	CMPQ          R14, $0x00001000
-	JA            ld_h_plain
+	JA            ld_n_plain
 	SUBQ          $0x00000fc0, R13
 	SUBQ          R13, R10
 	SHLXQ         R13, R12, R14
 	KMOVQ         R14, K1
 	VMOVDQU8.Z    (R10), K1, Z3
 	VPCOMPRESSB.Z Z3, K1, Z3
-	JMP           ld_h_done
+	JMP           ld_n_done
 
-ld_h_plain:
+ld_n_plain:
 	KMOVQ      R12, K1
 	VMOVDQU8.Z (R10), K1, Z3
 
-ld_h_done:
+ld_n_done:
 	DECQ          SI
 	MOVQ          $-1, R10
 	BZHIQ         SI, R10, R10
@@ -1936,24 +3286,24 @@ ld_h_done:
 	MOVQ          SI, R13
 	ANDQ          $0x00000fff, R13
 	CMPQ          R13, $0x00000fc0
-	JBE           ld_i_plain
+	JBE           ld_o_plain
 	POPCNTQ       R10, R14
 	ADDQ          R13, R14
 	CMPQ          R14, $0x00001000
-	JA            ld_i_plain
+	JA            ld_o_plain
 	SUBQ          $0x00000fc0, R13
 	SUBQ          R13, SI
 	SHLXQ         R13, R10, R14
 	KMOVQ         R14, K1
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPCOMPRESSB.Z Z4, K1, Z4
-	JMP           ld_i_done
+	JMP           ld_o_done
 
-ld_i_plain:
+ld_o_plain:
 	KMOVQ      R10, K1
 	VMOVDQU8.Z (SI), K1, Z4
 
-ld_i_done:
+ld_o_done:
 	VPCMPEQB  Z0, Z4, K1
 	KMOVQ     K1, R13
 	VPCMPEQB  Z0, Z3, K1
@@ -2018,61 +3368,61 @@ enc512_strict_slow:
 	KMOVQ       R8, K1
 	VMOVDQU8    Z2, K1, Z4
 	CMPQ        R11, $0x40
-	JB          st_k_part
+	JB          st_q_part
 	VMOVDQU64   Z4, (AX)
-	JMP         st_k_done
+	JMP         st_q_done
 
-st_k_part:
+st_q_part:
 	MOVQ          AX, R8
 	TESTQ         $0x00000020, BP
-	JZ            st_k_y0
+	JZ            st_q_y0
 	VMOVDQU       Y4, (R8)
 	VEXTRACTI64X4 $0x01, Z4, Y4
 	ADDQ          $0x20, R8
-	JMP           st_k_y
+	JMP           st_q_y
 
-st_k_y0:
+st_q_y0:
 	VMOVDQU Y4, Y4
 
-st_k_y:
+st_q_y:
 	TESTQ        $0x00000010, BP
-	JZ           st_k_x0
+	JZ           st_q_x0
 	VMOVDQU      X4, (R8)
 	VEXTRACTI128 $0x01, Y4, X4
 	ADDQ         $0x10, R8
-	JMP          st_k_x
+	JMP          st_q_x
 
-st_k_x0:
+st_q_x0:
 	VMOVDQU X4, X4
 
-st_k_x:
+st_q_x:
 	TESTQ   $0x00000008, BP
-	JZ      st_k_8
+	JZ      st_q_8
 	VMOVQ   X4, (R8)
 	VPSRLDQ $0x08, X4, X4
 	ADDQ    $0x08, R8
 
-st_k_8:
+st_q_8:
 	VMOVQ X4, R13
 	TESTQ $0x00000004, BP
-	JZ    st_k_4
+	JZ    st_q_4
 	MOVL  R13, (R8)
 	SHRQ  $0x20, R13
 	ADDQ  $0x04, R8
 
-st_k_4:
+st_q_4:
 	TESTQ $0x00000002, BP
-	JZ    st_k_2
+	JZ    st_q_2
 	MOVW  R13, (R8)
 	SHRQ  $0x10, R13
 	ADDQ  $0x02, R8
 
-st_k_2:
+st_q_2:
 	TESTQ $0x00000001, BP
-	JZ    st_k_done
+	JZ    st_q_done
 	MOVB  R13, (R8)
 
-st_k_done:
+st_q_done:
 	ADDQ BP, AX
 	SUBQ BP, R11
 	CMPQ R12, $0x20
@@ -2105,61 +3455,61 @@ enc512_strict_lo_room:
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
 	CMPQ        R11, $0x40
-	JB          st_l_part
+	JB          st_r_part
 	VMOVDQU64   Z0, (AX)
-	JMP         st_l_done
+	JMP         st_r_done
 
-st_l_part:
+st_r_part:
 	MOVQ          AX, CX
 	TESTQ         $0x00000020, BP
-	JZ            st_l_y0
+	JZ            st_r_y0
 	VMOVDQU       Y0, (CX)
 	VEXTRACTI64X4 $0x01, Z0, Y0
 	ADDQ          $0x20, CX
-	JMP           st_l_y
+	JMP           st_r_y
 
-st_l_y0:
+st_r_y0:
 	VMOVDQU Y0, Y0
 
-st_l_y:
+st_r_y:
 	TESTQ        $0x00000010, BP
-	JZ           st_l_x0
+	JZ           st_r_x0
 	VMOVDQU      X0, (CX)
 	VEXTRACTI128 $0x01, Y0, X0
 	ADDQ         $0x10, CX
-	JMP          st_l_x
+	JMP          st_r_x
 
-st_l_x0:
+st_r_x0:
 	VMOVDQU X0, X0
 
-st_l_x:
+st_r_x:
 	TESTQ   $0x00000008, BP
-	JZ      st_l_8
+	JZ      st_r_8
 	VMOVQ   X0, (CX)
 	VPSRLDQ $0x08, X0, X0
 	ADDQ    $0x08, CX
 
-st_l_8:
+st_r_8:
 	VMOVQ X0, BX
 	TESTQ $0x00000004, BP
-	JZ    st_l_4
+	JZ    st_r_4
 	MOVL  BX, (CX)
 	SHRQ  $0x20, BX
 	ADDQ  $0x04, CX
 
-st_l_4:
+st_r_4:
 	TESTQ $0x00000002, BP
-	JZ    st_l_2
+	JZ    st_r_2
 	MOVW  BX, (CX)
 	SHRQ  $0x10, BX
 	ADDQ  $0x02, CX
 
-st_l_2:
+st_r_2:
 	TESTQ $0x00000001, BP
-	JZ    st_l_done
+	JZ    st_r_done
 	MOVB  BL, (CX)
 
-st_l_done:
+st_r_done:
 	ADDQ BP, AX
 	ADDQ R12, DX
 	JMP  enc512_done
@@ -2192,61 +3542,61 @@ enc512_strict_lo_ok:
 	KMOVQ         DI, K1
 	VMOVDQU8      Z2, K1, Z3
 	CMPQ          R11, $0x40
-	JB            st_m_part
+	JB            st_s_part
 	VMOVDQU64     Z3, (AX)
-	JMP           st_m_done
+	JMP           st_s_done
 
-st_m_part:
+st_s_part:
 	MOVQ          AX, DI
 	TESTQ         $0x00000020, R14
-	JZ            st_m_y0
+	JZ            st_s_y0
 	VMOVDQU       Y3, (DI)
 	VEXTRACTI64X4 $0x01, Z3, Y3
 	ADDQ          $0x20, DI
-	JMP           st_m_y
+	JMP           st_s_y
 
-st_m_y0:
+st_s_y0:
 	VMOVDQU Y3, Y3
 
-st_m_y:
+st_s_y:
 	TESTQ        $0x00000010, R14
-	JZ           st_m_x0
+	JZ           st_s_x0
 	VMOVDQU      X3, (DI)
 	VEXTRACTI128 $0x01, Y3, X3
 	ADDQ         $0x10, DI
-	JMP          st_m_x
+	JMP          st_s_x
 
-st_m_x0:
+st_s_x0:
 	VMOVDQU X3, X3
 
-st_m_x:
+st_s_x:
 	TESTQ   $0x00000008, R14
-	JZ      st_m_8
+	JZ      st_s_8
 	VMOVQ   X3, (DI)
 	VPSRLDQ $0x08, X3, X3
 	ADDQ    $0x08, DI
 
-st_m_8:
+st_s_8:
 	VMOVQ X3, R8
 	TESTQ $0x00000004, R14
-	JZ    st_m_4
+	JZ    st_s_4
 	MOVL  R8, (DI)
 	SHRQ  $0x20, R8
 	ADDQ  $0x04, DI
 
-st_m_4:
+st_s_4:
 	TESTQ $0x00000002, R14
-	JZ    st_m_2
+	JZ    st_s_2
 	MOVW  R8, (DI)
 	SHRQ  $0x10, R8
 	ADDQ  $0x02, DI
 
-st_m_2:
+st_s_2:
 	TESTQ $0x00000001, R14
-	JZ    st_m_done
+	JZ    st_s_done
 	MOVB  R8, (DI)
 
-st_m_done:
+st_s_done:
 	ADDQ R14, AX
 	SUBQ R14, R11
 	CMPQ R12, $0x20
@@ -2279,61 +3629,61 @@ enc512_strict_hi_room:
 	KMOVQ       CX, K1
 	VMOVDQU8    Z2, K1, Z0
 	CMPQ        R11, $0x40
-	JB          st_n_part
+	JB          st_t_part
 	VMOVDQU64   Z0, (AX)
-	JMP         st_n_done
+	JMP         st_t_done
 
-st_n_part:
+st_t_part:
 	MOVQ          AX, CX
 	TESTQ         $0x00000020, R14
-	JZ            st_n_y0
+	JZ            st_t_y0
 	VMOVDQU       Y0, (CX)
 	VEXTRACTI64X4 $0x01, Z0, Y0
 	ADDQ          $0x20, CX
-	JMP           st_n_y
+	JMP           st_t_y
 
-st_n_y0:
+st_t_y0:
 	VMOVDQU Y0, Y0
 
-st_n_y:
+st_t_y:
 	TESTQ        $0x00000010, R14
-	JZ           st_n_x0
+	JZ           st_t_x0
 	VMOVDQU      X0, (CX)
 	VEXTRACTI128 $0x01, Y0, X0
 	ADDQ         $0x10, CX
-	JMP          st_n_x
+	JMP          st_t_x
 
-st_n_x0:
+st_t_x0:
 	VMOVDQU X0, X0
 
-st_n_x:
+st_t_x:
 	TESTQ   $0x00000008, R14
-	JZ      st_n_8
+	JZ      st_t_8
 	VMOVQ   X0, (CX)
 	VPSRLDQ $0x08, X0, X0
 	ADDQ    $0x08, CX
 
-st_n_8:
+st_t_8:
 	VMOVQ X0, BX
 	TESTQ $0x00000004, R14
-	JZ    st_n_4
+	JZ    st_t_4
 	MOVL  BX, (CX)
 	SHRQ  $0x20, BX
 	ADDQ  $0x04, CX
 
-st_n_4:
+st_t_4:
 	TESTQ $0x00000002, R14
-	JZ    st_n_2
+	JZ    st_t_2
 	MOVW  BX, (CX)
 	SHRQ  $0x10, BX
 	ADDQ  $0x02, CX
 
-st_n_2:
+st_t_2:
 	TESTQ $0x00000001, R14
-	JZ    st_n_done
+	JZ    st_t_done
 	MOVB  BL, (CX)
 
-st_n_done:
+st_t_done:
 	ADDQ R14, AX
 	ADDQ R12, DX
 	JMP  enc512_done
@@ -3354,6 +4704,658 @@ dec2_done:
 	SUBQ BX, DX
 	MOVQ AX, nDst+56(FP)
 	MOVQ DX, nSrc+64(FP)
+	RET
+
+// func decodeLinesAVX2(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
+// Requires: AVX, AVX2, BMI, BMI2, LZCNT, POPCNT, SSE2
+TEXT ·decodeLinesAVX2(SB), NOSPLIT, $32-96
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	ADDQ         AX, CX
+	MOVQ         src_base+24(FP), DX
+	MOVQ         src_len+32(FP), BX
+	ADDQ         DX, BX
+	MOVQ         flags+48(FP), SI
+	MOVQ         SI, DI
+	ANDQ         $0x01, DI
+	XORQ         R8, R8
+	MOVQ         $0x00000001, R9
+	MOVL         $0x0000000a, R10
+	MOVD         R10, X0
+	VPBROADCASTB X0, Y0
+	MOVL         $0x0000000d, R10
+	MOVD         R10, X1
+	VPBROADCASTB X1, Y1
+	MOVL         $0x0000002e, R10
+	MOVD         R10, X2
+	VPBROADCASTB X2, Y2
+	MOVQ         p+72(FP), R10
+	MOVQ         (R10), R10
+	MOVQ         R10, (SP)
+	SHRQ         $0x01, SI
+	CMPQ         SI, $0x00000001
+	JEQ          dec2l_strict
+	CMPQ         SI, $0x00000002
+	JEQ          dec2l_raw
+
+dec2l_compat_loop:
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x41
+	JLT          dec2l_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x40
+	JLT          dec2l_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          dec2l_compat_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          dec2l_compat_block
+	MOVQ         (SP), SI
+	CMPQ         SI, limFast+64(FP)
+	JGT          dec2l_compat_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, (SP)
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+dec2l_compat_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        dec2l_compat_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        dec2l_compat_loop
+	MOVQ      (SP), SI
+	LEAQ      96(SI), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec2l_compat_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       dec2l_compat_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, (SP)
+	JMP       dec2l_compat_clean4
+
+dec2l_compat_block:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   1(DX), Y4
+	VPCMPEQB  Y0, Y3, Y5
+	VPMOVMSKB Y5, SI
+	VPCMPEQB  Y1, Y3, Y5
+	VPMOVMSKB Y5, R11
+	VPCMPEQB  Y2, Y3, Y5
+	VPMOVMSKB Y5, R8
+	VPCMPEQB  Y0, Y4, Y5
+	VPMOVMSKB Y5, R12
+	VPCMPEQB  Y1, Y4, Y4
+	VPMOVMSKB Y4, R10
+	LEAQ      (DI)(SI*2), R13
+	MOVQ      R8, DI
+	ANDQ      R13, DI
+	ORQ       R12, R10
+	MOVQ      R10, R8
+	ANDQ      DI, R8
+	ANDQ      SI, R13
+	ORQ       R13, R8
+	BTSQ      $0x20, R8
+	MOVQ      (SP), R10
+	CMPQ      R10, limFast+64(FP)
+	JGT       dec2l_compat_lines
+
+dec2l_compat_linesok:
+	TZCNTQ  R8, R8
+	MOVQ    R11, R10
+	ANDQ    R12, R10
+	ORQ     DI, R10
+	MOVQ    SI, DI
+	ORQ     R11, DI
+	NEGQ    DI
+	ADCQ    R9, R9
+	ANDQ    $0x07, R9
+	MOVQ    SI, 8(SP)
+	SHRQ    $0x1f, SI
+	MOVQ    SI, DI
+	BZHIQ   R8, R10, R10
+	BLSRQ   R10, SI
+	JNZ     dec2l_compat_table
+	MOVQ    R10, SI
+	BTSQ    $0x20, SI
+	TZCNTQ  SI, SI
+	VMOVDQU Y3, (AX)
+	VMOVDQU 1(DX)(SI*1), Y3
+	VMOVDQU Y3, (AX)(SI*1)
+	POPCNTQ R10, SI
+	ADDQ    R8, AX
+	SUBQ    SI, AX
+	JMP     dec2l_compat_next
+
+dec2l_compat_table:
+	MOVQ         $-1, SI
+	SHLXQ        R8, SI, SI
+	ORQ          SI, R10
+	LEAQ         compactTable<>+0(SB), SI
+	MOVBQZX      R10, R11
+	MOVQ         R10, R12
+	SHRQ         $0x08, R12
+	MOVBQZX      R12, R12
+	POPCNTQ      R11, R13
+	MOVQ         $0x00000008, R14
+	SUBQ         R13, R14
+	VMOVQ        (SI)(R11*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R12*8), X4, X4
+	VPSHUFB      X4, X3, X4
+	VMOVQ        X4, (AX)
+	VPEXTRQ      $0x01, X4, (AX)(R14*1)
+	POPCNTQ      R12, R11
+	LEAQ         8(R14), R12
+	SUBQ         R11, R12
+	MOVQ         R10, R11
+	SHRQ         $0x10, R11
+	MOVBQZX      R11, R11
+	SHRQ         $0x18, R10
+	MOVBQZX      R10, R10
+	POPCNTQ      R11, R13
+	LEAQ         8(R12), R14
+	SUBQ         R13, R14
+	VEXTRACTI128 $0x01, Y3, X3
+	VMOVQ        (SI)(R11*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R10*8), X4, X4
+	VPSHUFB      X4, X3, X3
+	VMOVQ        X3, (AX)(R12*1)
+	VPEXTRQ      $0x01, X3, (AX)(R14*1)
+	POPCNTQ      R10, SI
+	LEAQ         8(R14), R10
+	SUBQ         SI, R10
+	ADDQ         R10, AX
+
+dec2l_compat_next:
+	CMPQ   R8, $0x20
+	JNE    dec2l_compat_partial
+	ADDQ   $0x20, DX
+	MOVQ   8(SP), SI
+	LZCNTL SI, SI
+	SBBQ   R8, R8
+	MOVQ   (SP), R10
+	ANDQ   R8, R10
+	ADDQ   SI, R10
+	LEAQ   1(R10)(R8*1), R10
+	MOVQ   R10, (SP)
+	JMP    dec2l_compat_loop
+
+dec2l_compat_partial:
+	ADDQ   R8, DX
+	MOVQ   8(SP), CX
+	BZHIQ  R8, CX, CX
+	MOVQ   (SP), BX
+	TESTQ  CX, CX
+	JZ     nolf_g
+	LZCNTQ CX, CX
+	LEAQ   -63(R8)(CX*1), BX
+	JMP    consumed_g
+
+nolf_g:
+	ADDQ R8, BX
+
+consumed_g:
+	MOVQ BX, (SP)
+	JMP  dec2l_done
+
+dec2l_compat_lines:
+	MOVQ   R11, R10
+	ANDQ   R12, R10
+	ORQ    SI, R10
+	MOVQ   lim+56(FP), R13
+	MOVQ   (SP), R14
+	SUBQ   R14, R13
+	TZCNTQ R10, R10
+	CMPQ   R10, R13
+	JLE    lim_d
+	BTSQ   R13, R8
+
+lim_d:
+	JMP dec2l_compat_linesok
+
+dec2l_strict:
+dec2l_strict_loop:
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x41
+	JLT          dec2l_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x40
+	JLT          dec2l_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          dec2l_strict_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          dec2l_strict_block
+	MOVQ         (SP), SI
+	CMPQ         SI, limFast+64(FP)
+	JGT          dec2l_strict_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, (SP)
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+dec2l_strict_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        dec2l_strict_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        dec2l_strict_loop
+	MOVQ      (SP), SI
+	LEAQ      96(SI), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec2l_strict_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       dec2l_strict_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, (SP)
+	JMP       dec2l_strict_clean4
+
+dec2l_strict_block:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   1(DX), Y4
+	VPCMPEQB  Y0, Y3, Y5
+	VPMOVMSKB Y5, R10
+	VPCMPEQB  Y1, Y3, Y5
+	VPMOVMSKB Y5, R11
+	VPCMPEQB  Y2, Y3, Y5
+	VPMOVMSKB Y5, SI
+	VPCMPEQB  Y0, Y4, Y5
+	VPMOVMSKB Y5, R12
+	VPCMPEQB  Y1, Y4, Y4
+	VPMOVMSKB Y4, R13
+	LEAQ      (DI)(R10*2), DI
+	MOVQ      SI, R14
+	ANDQ      DI, R14
+	ORQ       R12, R13
+	MOVQ      R13, DI
+	ANDQ      R14, DI
+	LEAQ      (R8)(R11*2), SI
+	ANDNQ     R10, SI, SI
+	ORQ       SI, DI
+	ANDNQ     R11, R12, SI
+	ORQ       SI, DI
+	BTSQ      $0x20, DI
+	MOVQ      (SP), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec2l_strict_lines
+
+dec2l_strict_linesok:
+	TZCNTQ  DI, R12
+	MOVQ    R11, R13
+	ORQ     R14, R13
+	MOVQ    R10, SI
+	ORQ     R11, SI
+	NEGQ    SI
+	ADCQ    R9, R9
+	ANDQ    $0x07, R9
+	MOVQ    R10, 16(SP)
+	SHRQ    $0x1f, R10
+	MOVQ    R10, DI
+	SHRQ    $0x1f, R11
+	MOVQ    R11, R8
+	BZHIQ   R12, R13, R13
+	BLSRQ   R13, SI
+	JNZ     dec2l_strict_table
+	MOVQ    R13, SI
+	BTSQ    $0x20, SI
+	TZCNTQ  SI, SI
+	VMOVDQU Y3, (AX)
+	VMOVDQU 1(DX)(SI*1), Y3
+	VMOVDQU Y3, (AX)(SI*1)
+	POPCNTQ R13, SI
+	ADDQ    R12, AX
+	SUBQ    SI, AX
+	JMP     dec2l_strict_next
+
+dec2l_strict_table:
+	MOVQ         $-1, SI
+	SHLXQ        R12, SI, SI
+	ORQ          SI, R13
+	LEAQ         compactTable<>+0(SB), SI
+	MOVBQZX      R13, R10
+	MOVQ         R13, R11
+	SHRQ         $0x08, R11
+	MOVBQZX      R11, R11
+	POPCNTQ      R10, R14
+	MOVQ         $0x00000008, R15
+	SUBQ         R14, R15
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R11*8), X4, X4
+	VPSHUFB      X4, X3, X4
+	VMOVQ        X4, (AX)
+	VPEXTRQ      $0x01, X4, (AX)(R15*1)
+	POPCNTQ      R11, R10
+	LEAQ         8(R15), R11
+	SUBQ         R10, R11
+	MOVQ         R13, R10
+	SHRQ         $0x10, R10
+	MOVBQZX      R10, R10
+	SHRQ         $0x18, R13
+	MOVBQZX      R13, R13
+	POPCNTQ      R10, R14
+	LEAQ         8(R11), R15
+	SUBQ         R14, R15
+	VEXTRACTI128 $0x01, Y3, X3
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R13*8), X4, X4
+	VPSHUFB      X4, X3, X3
+	VMOVQ        X3, (AX)(R11*1)
+	VPEXTRQ      $0x01, X3, (AX)(R15*1)
+	POPCNTQ      R13, SI
+	LEAQ         8(R15), R10
+	SUBQ         SI, R10
+	ADDQ         R10, AX
+
+dec2l_strict_next:
+	CMPQ   R12, $0x20
+	JNE    dec2l_strict_partial
+	ADDQ   $0x20, DX
+	MOVQ   16(SP), SI
+	LZCNTL SI, SI
+	SBBQ   R10, R10
+	MOVQ   (SP), R11
+	ANDQ   R10, R11
+	ADDQ   SI, R11
+	LEAQ   1(R11)(R10*1), R11
+	MOVQ   R11, (SP)
+	JMP    dec2l_strict_loop
+
+dec2l_strict_partial:
+	ADDQ   R12, DX
+	MOVQ   16(SP), CX
+	BZHIQ  R12, CX, CX
+	MOVQ   (SP), BX
+	TESTQ  CX, CX
+	JZ     nolf_h
+	LZCNTQ CX, CX
+	LEAQ   -63(R12)(CX*1), BX
+	JMP    consumed_h
+
+nolf_h:
+	ADDQ R12, BX
+
+consumed_h:
+	MOVQ BX, (SP)
+	JMP  dec2l_done
+
+dec2l_strict_lines:
+	MOVQ   R11, SI
+	ORQ    R10, SI
+	MOVQ   lim+56(FP), R8
+	MOVQ   (SP), R12
+	SUBQ   R12, R8
+	TZCNTQ SI, SI
+	CMPQ   SI, R8
+	JLE    lim_e
+	BTSQ   R8, DI
+
+lim_e:
+	JMP dec2l_strict_linesok
+
+dec2l_raw:
+dec2l_raw_loop:
+	MOVQ         BX, SI
+	SUBQ         DX, SI
+	CMPQ         SI, $0x41
+	JLT          dec2l_done
+	MOVQ         CX, SI
+	SUBQ         AX, SI
+	CMPQ         SI, $0x40
+	JLT          dec2l_done
+	MOVQ         DI, SI
+	ORQ          R9, SI
+	JNZ          dec2l_raw_block
+	VMOVDQU      (DX), Y3
+	VPCMPEQB     Y0, Y3, Y4
+	VPCMPEQB     Y1, Y3, Y5
+	VPOR         Y4, Y5, Y4
+	VPTEST       Y4, Y4
+	JNZ          dec2l_raw_block
+	MOVQ         (SP), SI
+	CMPQ         SI, limFast+64(FP)
+	JGT          dec2l_raw_block
+	VMOVDQU      Y3, (AX)
+	ADDQ         $0x20, DX
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, (SP)
+	MOVL         $0x0000000e, SI
+	MOVD         SI, X3
+	VPBROADCASTB X3, Y6
+
+dec2l_raw_clean4:
+	LEAQ      128(DX), SI
+	CMPQ      SI, BX
+	JA        dec2l_raw_loop
+	LEAQ      128(AX), SI
+	CMPQ      SI, CX
+	JA        dec2l_raw_loop
+	MOVQ      (SP), SI
+	LEAQ      96(SI), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec2l_raw_loop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y7
+	VMOVDQU   64(DX), Y8
+	VMOVDQU   96(DX), Y9
+	VPMINUB   Y3, Y7, Y4
+	VPMINUB   Y8, Y9, Y5
+	VPMINUB   Y4, Y5, Y4
+	VPMAXUB   Y4, Y6, Y5
+	VPCMPEQB  Y4, Y5, Y5
+	VPMOVMSKB Y5, SI
+	CMPL      SI, $-1
+	JNE       dec2l_raw_loop
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	VMOVDQU   Y8, 64(AX)
+	VMOVDQU   Y9, 96(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, (SP)
+	JMP       dec2l_raw_clean4
+
+dec2l_raw_block:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   1(DX), Y4
+	VPCMPEQB  Y0, Y3, Y5
+	VPMOVMSKB Y5, R10
+	VPCMPEQB  Y1, Y3, Y5
+	VPMOVMSKB Y5, R11
+	VPCMPEQB  Y2, Y3, Y5
+	VPMOVMSKB Y5, SI
+	VPCMPEQB  Y0, Y4, Y5
+	VPMOVMSKB Y5, R12
+	VPCMPEQB  Y1, Y4, Y4
+	VPMOVMSKB Y4, R13
+	LEAQ      (DI)(R10*2), DI
+	MOVQ      SI, R14
+	ANDQ      DI, R14
+	ORQ       R12, R13
+	MOVQ      R13, DI
+	ANDQ      R14, DI
+	LEAQ      (R8)(R11*2), SI
+	ANDNQ     R10, SI, SI
+	ORQ       SI, DI
+	ANDNQ     R11, R12, SI
+	ORQ       SI, DI
+	BTSQ      $0x20, DI
+	MOVQ      (SP), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec2l_raw_lines
+
+dec2l_raw_linesok:
+	TZCNTQ  DI, R12
+	MOVQ    R14, R13
+	MOVQ    R10, SI
+	ORQ     R11, SI
+	NEGQ    SI
+	ADCQ    R9, R9
+	ANDQ    $0x07, R9
+	MOVQ    R10, 24(SP)
+	SHRQ    $0x1f, R10
+	MOVQ    R10, DI
+	SHRQ    $0x1f, R11
+	MOVQ    R11, R8
+	BZHIQ   R12, R13, R13
+	BLSRQ   R13, SI
+	JNZ     dec2l_raw_table
+	MOVQ    R13, SI
+	BTSQ    $0x20, SI
+	TZCNTQ  SI, SI
+	VMOVDQU Y3, (AX)
+	VMOVDQU 1(DX)(SI*1), Y3
+	VMOVDQU Y3, (AX)(SI*1)
+	POPCNTQ R13, SI
+	ADDQ    R12, AX
+	SUBQ    SI, AX
+	JMP     dec2l_raw_next
+
+dec2l_raw_table:
+	MOVQ         $-1, SI
+	SHLXQ        R12, SI, SI
+	ORQ          SI, R13
+	LEAQ         compactTable<>+0(SB), SI
+	MOVBQZX      R13, R10
+	MOVQ         R13, R11
+	SHRQ         $0x08, R11
+	MOVBQZX      R11, R11
+	POPCNTQ      R10, R14
+	MOVQ         $0x00000008, R15
+	SUBQ         R14, R15
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R11*8), X4, X4
+	VPSHUFB      X4, X3, X4
+	VMOVQ        X4, (AX)
+	VPEXTRQ      $0x01, X4, (AX)(R15*1)
+	POPCNTQ      R11, R10
+	LEAQ         8(R15), R11
+	SUBQ         R10, R11
+	MOVQ         R13, R10
+	SHRQ         $0x10, R10
+	MOVBQZX      R10, R10
+	SHRQ         $0x18, R13
+	MOVBQZX      R13, R13
+	POPCNTQ      R10, R14
+	LEAQ         8(R11), R15
+	SUBQ         R14, R15
+	VEXTRACTI128 $0x01, Y3, X3
+	VMOVQ        (SI)(R10*8), X4
+	VPINSRQ      $0x01, 2048(SI)(R13*8), X4, X4
+	VPSHUFB      X4, X3, X3
+	VMOVQ        X3, (AX)(R11*1)
+	VPEXTRQ      $0x01, X3, (AX)(R15*1)
+	POPCNTQ      R13, SI
+	LEAQ         8(R15), R10
+	SUBQ         SI, R10
+	ADDQ         R10, AX
+
+dec2l_raw_next:
+	CMPQ   R12, $0x20
+	JNE    dec2l_raw_partial
+	ADDQ   $0x20, DX
+	MOVQ   24(SP), SI
+	LZCNTL SI, SI
+	SBBQ   R10, R10
+	MOVQ   (SP), R11
+	ANDQ   R10, R11
+	ADDQ   SI, R11
+	LEAQ   1(R11)(R10*1), R11
+	MOVQ   R11, (SP)
+	JMP    dec2l_raw_loop
+
+dec2l_raw_partial:
+	ADDQ   R12, DX
+	MOVQ   24(SP), CX
+	BZHIQ  R12, CX, CX
+	MOVQ   (SP), BX
+	TESTQ  CX, CX
+	JZ     nolf_i
+	LZCNTQ CX, CX
+	LEAQ   -63(R12)(CX*1), BX
+	JMP    consumed_i
+
+nolf_i:
+	ADDQ R12, BX
+
+consumed_i:
+	MOVQ BX, (SP)
+	JMP  dec2l_done
+
+dec2l_raw_lines:
+	MOVQ   R11, SI
+	ORQ    R10, SI
+	MOVQ   lim+56(FP), R8
+	MOVQ   (SP), R12
+	SUBQ   R12, R8
+	TZCNTQ SI, SI
+	CMPQ   SI, R8
+	JLE    lim_f
+	BTSQ   R8, DI
+
+lim_f:
+	JMP dec2l_raw_linesok
+
+dec2l_done:
+	MOVQ (SP), CX
+	MOVQ p+72(FP), BX
+	MOVQ CX, (BX)
+	VZEROUPPER
+	MOVQ dst_base+0(FP), CX
+	MOVQ src_base+24(FP), BX
+	SUBQ CX, AX
+	SUBQ BX, DX
+	MOVQ AX, nDst+80(FP)
+	MOVQ DX, nSrc+88(FP)
 	RET
 
 // func encodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)

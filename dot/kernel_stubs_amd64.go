@@ -9,6 +9,11 @@ package dot
 //go:noescape
 func decodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 
+// decodeLinesAVX512 is decodeAVX512 with a line limit.
+//
+//go:noescape
+func decodeLinesAVX512(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
+
 // encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).
 //
 //go:noescape
@@ -18,6 +23,11 @@ func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 //
 //go:noescape
 func decodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
+
+// decodeLinesAVX2 is decodeAVX2 with a line limit.
+//
+//go:noescape
+func decodeLinesAVX2(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
 
 // encodeAVX2 encodes with AVX2 (see the package's kernel notes).
 //

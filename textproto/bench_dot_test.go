@@ -1,10 +1,15 @@
 package textproto_test
 
 import (
+	"bufio"
+	"bytes"
+	"io"
 	"sync"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/benchcase"
+	"github.com/wirespeed/wirespeed/textproto"
 )
 
 // The benchmarks below share their bodies with `wirespeed bench`. Compare
@@ -73,6 +78,41 @@ func BenchmarkDotWriter(b *testing.B) {
 				b.ReportAllocs()
 				benchcase.CorpusDotWriter(c, impl)(b)
 			})
+		}
+	}
+}
+
+// BenchmarkDotReaderLimits measures what MaxLineBytes costs a server's
+// DotReader (Strict and Raw mode, io.Copy to io.Discard) on the corpora
+// whose lines are short. Compare with
+//
+//	go test -run '^$' -bench DotReaderLimits -count 6 ./textproto | benchstat -col /cfg -
+func BenchmarkDotReaderLimits(b *testing.B) {
+	for _, c := range corpora() {
+		if c.Name != "mail" && c.Name != "base64" {
+			continue
+		}
+		for _, mode := range []dot.Mode{dot.Strict, dot.Raw} {
+			for _, cfg := range []struct {
+				name    string
+				maxLine int
+			}{{"none", 0}, {"maxline=998", 998}} {
+				b.Run("corpus="+c.Name+"/mode="+mode.String()+"/cfg="+cfg.name, func(b *testing.B) {
+					src := bytes.NewReader(c.Encoded)
+					br := bufio.NewReader(src)
+					r := textproto.NewReader(br)
+					b.SetBytes(int64(len(c.Encoded)))
+					b.ReportAllocs()
+					for b.Loop() {
+						src.Reset(c.Encoded)
+						br.Reset(src)
+						d := r.DotReaderWith(textproto.DotOptions{Mode: mode, MaxLineBytes: cfg.maxLine})
+						if _, err := io.Copy(io.Discard, d); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

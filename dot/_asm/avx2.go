@@ -35,24 +35,35 @@ func cmpMaskY(v, c reg.VecVirtual) reg.GPVirtual {
 // with an 8-byte store; the output advances by the number of bytes kept.
 // It stops with less than 65 bytes of src or 64 bytes of room left: the
 // stores may write up to 32 bytes past the output (inside dst).
-func decodeAVX2() {
+//
+// With limited, it generates the twin that keeps a line limit.
+func decodeAVX2(limited bool) {
+	name, sig, pre, doc := "decodeAVX2", signature, "dec2", "decodeAVX2 decodes with AVX2 (see the package's kernel notes)."
+	if limited {
+		name, sig, pre, doc = "decodeLinesAVX2", decSignature, "dec2l", "decodeLinesAVX2 is decodeAVX2 with a line limit."
+	}
+	done := pre + "_done"
 	table := compactTable()
 
-	a := begin("decodeAVX2", "decodeAVX2 decodes with AVX2 (see the package's kernel notes).", true)
+	a := begin(name, doc, sig, true)
 	dst, dstEnd, src, srcEnd, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
 	cbol, ccr, dirty := lineState(flags, 1) // dirty: see trackDirty
 	ylf, ycr, ydot := broadcastY('\n'), broadcastY('\r'), broadcastY('.')
+	var lim *lineLimit
+	if limited {
+		lim = newLineLimit(true)
+	}
 
 	modes := []int{compat, strict, raw}
-	labels := dispatchMode("dec2", flags, modes)
+	labels := dispatchMode(pre, flags, modes)
 	for i, m := range modes {
 		Label(labels[i])
-		p := "dec2_" + modeName[m]
+		p := labels[i]
 		loop := p + "_loop"
 		Label(loop)
-		needLeft(src, srcEnd, 65, dst, dstEnd, 64, "dec2_done")
+		needLeft(src, srcEnd, 65, dst, dstEnd, 64, done)
 		t := GP64() // a temporary
-		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr)
+		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)
 
 		v, vn := YMM(), YMM()
 		VMOVDQU(Mem{Base: src}, v)
@@ -84,6 +95,24 @@ func decodeAVX2() {
 			ORQ(t, bail)
 		}
 		BTSQ(U8(32), bail)
+		outOfLine := func() {}
+		if lim != nil {
+			// A block that might break the line limit stops at the byte
+			// past it, if it has one (out of line, after the loop).
+			lim.fast(p + "_lines")
+			Label(p + "_linesok")
+			outOfLine = func() {
+				Label(p + "_lines")
+				term := GP64() // line endings: CRLFs and LFs
+				MOVQ(cr, term)
+				if m == compat {
+					ANDQ(nlf, term)
+				}
+				ORQ(lf, term)
+				lim.bail(term, bail)
+				JMP(LabelRef(p + "_linesok"))
+			}
+		}
 		cut := GP64()
 		TZCNTQ(bail, cut)
 
@@ -102,6 +131,11 @@ func decodeAVX2() {
 		}
 		// The carries into the next block (used only if this one is whole).
 		trackDirty(dirty, lf, cr, 7)
+		var lfm Mem // the block's LFs, for the line limit after the block
+		if lim != nil {
+			lfm = AllocLocal(8)
+			MOVQ(lf, lfm)
+		}
 		SHRQ(U8(31), lf)
 		MOVQ(lf, cbol)
 		if m != compat {
@@ -183,23 +217,41 @@ func decodeAVX2() {
 		CMPQ(cut, U8(32))
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(32), src)
+		if lim != nil {
+			x := GP64()
+			MOVQ(lfm, x)
+			lim.next(x, 32)
+		}
 		JMP(LabelRef(loop))
 		Label(p + "_partial")
 		ADDQ(cut, src)
-		JMP(LabelRef("dec2_done"))
+		if lim != nil {
+			x := GP64()
+			MOVQ(lfm, x)
+			lim.consume(x, cut)
+		}
+		JMP(LabelRef(done))
+		outOfLine()
 	}
 
-	Label("dec2_done")
+	Label(done)
+	lim.finish()
 	VZEROUPPER()
 	returnCounts(dst, src)
 	RET()
 }
 
+var compactTab *Mem // compactTable's, once made
+
 // compactTable returns a table of 8-byte PSHUFB controls: entry m (of 256)
 // lists, in order, the positions of the clear bits of m, for the low group
 // (0-7) of a 16-byte lane; entry 256+m the same for the high group (8-15).
 func compactTable() Mem {
+	if compactTab != nil {
+		return *compactTab
+	}
 	t := GLOBL("compactTable", RODATA|NOPTR)
+	compactTab = &t
 	for m := 0; m < 256; m++ {
 		DATA(8*m, U64(compactEntry(m, 0)))
 	}
@@ -247,7 +299,7 @@ func compactLane(x reg.Register, mlo, mhi reg.GPVirtual, dst, olo, ohi, ptab reg
 // than 64 bytes of src or 96 bytes of room left: the stores may write up
 // to 32 bytes past the output (inside dst).
 func encodeAVX2() {
-	a := begin("encodeAVX2", "encodeAVX2 encodes with AVX2 (see the package's kernel notes).", true)
+	a := begin("encodeAVX2", "encodeAVX2 encodes with AVX2 (see the package's kernel notes).", signature, true)
 	dst, dstEnd, src, srcEnd, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
 	cbol, ccr, dirty := lineState(flags, 1) // dirty: see trackDirty
 	ylf, ycr, ydot := broadcastY('\n'), broadcastY('\r'), broadcastY('.')
@@ -264,7 +316,7 @@ func encodeAVX2() {
 		Label(loop)
 		needLeft(src, srcEnd, 64, dst, dstEnd, 96, "enc2_done")
 		t := GP64() // a temporary
-		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr)
+		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, nil)
 
 		v := YMM()
 		VMOVDQU(Mem{Base: src}, v)
@@ -378,7 +430,10 @@ func needLeft(src, srcEnd reg.Register, nSrc uint8, dst, dstEnd reg.Register, nD
 // which leaves cbol and dirty as they are. It returns to loop, which
 // checks the bounds, after that, and falls through at the first other
 // block.
-func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Register, ylf, ycr reg.VecVirtual) {
+//
+// With a line limit (lim not nil), only blocks that the limit allows whole
+// are copied.
+func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Register, ylf, ycr reg.VecVirtual, lim *lineLimit) {
 	t := GP64()
 	MOVQ(cbol, t)
 	ORQ(dirty, t)
@@ -390,9 +445,13 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	VPOR(e, f, e)
 	VPTEST(e, e)
 	JNZ(LabelRef(p + "_block"))
+	if lim != nil {
+		lim.fast(p + "_block")
+	}
 	VMOVDQU(v, Mem{Base: dst})
 	ADDQ(U8(32), src)
 	ADDQ(U8(32), dst)
+	lim.advance(U8(32))
 	// Every byte is > '\r' if max(byte, '\r'+1) is the byte.
 	c := GP32()
 	MOVL(U32('\r'+1), c)
@@ -408,6 +467,9 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	LEAQ(Mem{Base: dst, Disp: 128}, t)
 	CMPQ(t, dstEnd)
 	JA(LabelRef(loop))
+	if lim != nil {
+		lim.fastBy(96, loop)
+	}
 	w, x, y := YMM(), YMM(), YMM()
 	VMOVDQU(Mem{Base: src}, v)
 	VMOVDQU(Mem{Base: src, Disp: 32}, w)
@@ -427,6 +489,7 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	VMOVDQU(y, Mem{Base: dst, Disp: 96})
 	ADDQ(U32(128), src)
 	ADDQ(U32(128), dst)
+	lim.advance(U32(128))
 	JMP(LabelRef(p + "_clean4"))
 	Label(p + "_block")
 }

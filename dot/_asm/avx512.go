@@ -33,24 +33,51 @@ func cmpMaskZ(v, c reg.VecVirtual) reg.GPVirtual {
 // them, room for all their output and nothing to stop at; everything else
 // goes through the general path, which masks its loads past the end of
 // src (see loadMaskedZ), so no byte outside src and dst is touched.
-func decodeAVX512() {
-	a := begin("decodeAVX512", "decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes).", false)
+// decodeAVX512 generates the AVX-512 decoder, or with limited its twin
+// that keeps a line limit.
+func decodeAVX512(limited bool) {
+	name, sig, pre, doc := "decodeAVX512", signature, "dec512", "decodeAVX512 decodes with AVX-512 VBMI2 (see the package's kernel notes)."
+	if limited {
+		name, sig, pre, doc = "decodeLinesAVX512", decSignature, "dec512l", "decodeLinesAVX512 is decodeAVX512 with a line limit."
+	}
+	done := pre + "_done"
+	a := begin(name, doc, sig, false)
 	dst, dstLim, src, srcLim, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
-	limits512(a, "dec512_done")
+	limits512(a, done)
 	// ccr is used in Strict and Raw mode; for dirty see trackDirty and
 	// decodeCompatBody512.
 	cbol, ccr, dirty := lineState(flags, 3)
-	three := GP64()
-	MOVQ(U32(3), three)
-	ones := GP64()
-	MOVQ(I32(-1), ones)
+	// The constant 3, for the Compat loop (the twin, which needs one more
+	// register, loads it in the loop).
+	var three reg.GPVirtual
+	if !limited {
+		three = GP64()
+		MOVQ(U32(3), three)
+	}
+	// all ones, in a register (for the twin, which needs one more, a new
+	// one at each use).
+	var allOnes reg.GPVirtual
+	ones := func() reg.GPVirtual {
+		if allOnes == nil || limited {
+			allOnes = GP64()
+			MOVQ(I32(-1), allOnes)
+		}
+		return allOnes
+	}
+	if !limited {
+		ones()
+	}
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
+	var lim *lineLimit
+	if limited {
+		lim = newLineLimit(false)
+	}
 
 	modes := []int{compat, strict, raw}
-	labels := dispatchMode("dec512", flags, modes)
+	labels := dispatchMode(pre, flags, modes)
 	for i, m := range modes {
 		Label(labels[i])
-		p := "dec512_" + modeName[m]
+		p := labels[i]
 		fast := p + "_fast"
 		general := p + "_general"
 
@@ -64,13 +91,16 @@ func decodeAVX512() {
 			v, vn := ZMM(), ZMM()
 			klf, kcr := K(), K()
 			if m == compat {
-				decodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, dirty, three, v, klf, kcr, zlf, zcr, zdot, general)
+				decodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, dirty, three, v, klf, kcr, zlf, zcr, zdot, general, lim)
 			} else {
 				// Inside a long line (this block and the two before it
 				// have no CR or LF, see trackDirty), blocks are copied as
 				// they are. (After an LF dirty is not 0: a line start is
 				// never copied.)
 				blockHead512(p, src, dirty, v, klf, kcr, zlf, zcr)
+			}
+			if lim != nil {
+				lim.fast(general)
 			}
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
@@ -105,6 +135,9 @@ func decodeAVX512() {
 				Label(p + "_dirty")
 			}
 			ADDQ(U8(64), src)
+			if lim != nil {
+				lim.next(mk.lf, 64)
+			}
 			MOVQ(mk.lf, cbol)
 			SHRQ(U8(63), cbol)
 			if m != compat {
@@ -117,19 +150,19 @@ func decodeAVX512() {
 			if m == compat {
 				state = state[:1] // ccr is not used
 			}
-			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, p+"_masks", state...)
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, p+"_masks", lim, state...)
 		}
 
 		// The general path: one block, of any length, with any room.
 		Label(general)
 		// The block is src[:min(rem, 64)]; its look-ahead is one byte
 		// further, when there is one.
-		_, room, r := generalHead512(src, dst, srcLim, dstLim, "dec512_done")
+		_, room, r := generalHead512(src, dst, srcLim, dstLim, done)
 		lm := GP64() // bytes of the block that exist
-		BZHIQ(r, ones, lm)
+		BZHIQ(r, ones(), lm)
 		DECQ(r)
 		lm1 := GP64() // bytes of the look-ahead block that exist
-		BZHIQ(r, ones, lm1)
+		BZHIQ(r, ones(), lm1)
 		v, vn := ZMM(), ZMM()
 		loadMaskedZ(src, 0, lm, v)
 		loadMaskedZ(src, 1, lm1, vn)
@@ -145,8 +178,19 @@ func decodeAVX512() {
 		ORQ(mk.dotB, t2)
 		ANDQ(t2, lm1)
 		ORQ(lm1, bail)
-		ANDNQ(ones, lm, t2)
+		ANDNQ(ones(), lm, t2)
 		ORQ(t2, bail)
+		if lim != nil {
+			// Line endings: CRLFs (in Strict and Raw mode every CR of a
+			// block that is not stopped at) and LFs.
+			term := GP64()
+			MOVQ(cr, term)
+			if m == compat {
+				ANDQ(mk.nlf, term)
+			}
+			ORQ(mk.lf, term)
+			lim.bail(term, bail)
+		}
 		cut := GP64()
 		TZCNTQ(bail, cut) // 64 if nothing stops us
 
@@ -164,6 +208,9 @@ func decodeAVX512() {
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(64), src)
 		MOVQ(U32(3), dirty)
+		if lim != nil {
+			lim.next(mk.lf, 64)
+		}
 		MOVQ(mk.lf, cbol)
 		SHRQ(U8(63), cbol)
 		if m != compat {
@@ -174,7 +221,10 @@ func decodeAVX512() {
 
 		Label(p + "_partial")
 		ADDQ(cut, src)
-		JMP(LabelRef("dec512_done"))
+		if lim != nil {
+			lim.consume(mk.lf, cut)
+		}
+		JMP(LabelRef(done))
 
 		// The kept bytes fill dst: stop right after the last one that
 		// fits, as the generic kernel does.
@@ -201,10 +251,14 @@ func decodeAVX512() {
 		storeCompressed(v, keep, room, dst, room)
 		ADDQ(room, dst)
 		ADDQ(cut, src)
-		JMP(LabelRef("dec512_done"))
+		if lim != nil {
+			lim.consume(mk.lf, cut)
+		}
+		JMP(LabelRef(done))
 	}
 
-	Label("dec512_done")
+	Label(done)
+	lim.finish()
 	VZEROUPPER()
 	returnCounts(dst, src)
 	RET()
@@ -254,6 +308,7 @@ func loopLimit(src, dst, srcLim, dstLim, lim reg.Register) {
 // decodeMaskSet holds the masks of one block.
 type decodeMaskSet struct {
 	lf, cr, dotB reg.GPVirtual
+	nlf          reg.GPVirtual // the next byte is an LF
 	bail         reg.GPVirtual // positions to stop in front of (not counting the end of src)
 	del          reg.GPVirtual // bytes to delete
 }
@@ -316,7 +371,7 @@ func decodeMasksK(m int, v, vn reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, 
 	case raw:
 		MOVQ(dotB, del)
 	}
-	return decodeMaskSet{lf: lf, cr: cr, dotB: dotB, bail: bail, del: del}
+	return decodeMaskSet{lf: lf, cr: cr, dotB: dotB, nlf: nlf, bail: bail, del: del}
 }
 
 // storeCompressed stores the bytes of v selected by keep (cnt of them)
@@ -336,7 +391,7 @@ func storeCompressed(v reg.VecVirtual, keep, cnt, dst, room reg.Register) {
 // slots are filled with '.' (before a line-leading dot) or CR (before a
 // bare LF, Compat only).
 func encodeAVX512() {
-	a := begin("encodeAVX512", "encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).", false)
+	a := begin("encodeAVX512", "encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).", signature, false)
 	dst, dstLim, src, srcLim, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
 	limits512(a, "enc512_done")
 	cbol, ccr, dirty := lineState(flags, 3) // dirty: see encodeCompatBody512
@@ -426,7 +481,7 @@ func encodeAVX512() {
 			if m == compat {
 				resume = p + "_cleanexit"
 			}
-			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, resume, cbol, ccr)
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, resume, nil, cbol, ccr)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -645,7 +700,9 @@ func blockHead512(p string, src, dirty reg.Register, v reg.VecVirtual, klf, kcr 
 // or LF goes to p+"_masks" with v, klf and kcr holding it and its LF and
 // CR masks; the end of src or dst goes to general, with the line state
 // registers in state (cbol, and ccr where the general path reads it) 0.
-func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general, resume string, state ...reg.Register) {
+// With a line limit (lim not nil), the loops copy only blocks that the limit
+// allows whole, and go to general (at the entry) or resume otherwise.
+func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual, general, resume string, lim *lineLimit, state ...reg.Register) {
 	Label(p + "_clean")
 	// The loop copies only bytes that are neither CR nor LF, so wherever
 	// it stops, the byte before src is neither: no line start, no CR. The
@@ -653,6 +710,9 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	// bytes before a block in memory), and the general path reads them.
 	for _, r := range state {
 		XORQ(r, r)
+	}
+	if lim != nil {
+		lim.fast(general)
 	}
 	Label(p + "_clean0")
 	VMOVDQU64(v, Mem{Base: dst})
@@ -666,6 +726,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	ADDQ(U8(64), t)
 	ADDQ(t, dst)
 	ADDQ(t, src)
+	lim.advance(t)
 	// Blocks without CR or LF need no byte after them: these loops go on
 	// while 64 bytes of src and dst are left, not 65 (srcLim, dstLim).
 	Label(p + "_clean4")
@@ -675,6 +736,9 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	LEAQ(Mem{Base: dst, Disp: 191}, t)
 	CMPQ(t, dstLim)
 	JGT(LabelRef(p + "_clean1"))
+	if lim != nil {
+		lim.fastBy(192, p+"_clean1")
+	}
 	w, x, y := ZMM(), ZMM(), ZMM()
 	VMOVDQU64(Mem{Base: src}, v)
 	VMOVDQU64(Mem{Base: src, Disp: 64}, w)
@@ -694,6 +758,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	VMOVDQU64(y, Mem{Base: dst, Disp: 192})
 	ADDQ(U32(256), dst)
 	ADDQ(U32(256), src)
+	lim.advance(U32(256))
 	JMP(LabelRef(p + "_clean4"))
 
 	Label(p + "_clean1")
@@ -707,7 +772,14 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	VPCMPEQB(zlf, v, klf)
 	VPCMPEQB(zcr, v, kcr)
 	KORTESTQ(klf, kcr)
-	JZ(LabelRef(p + "_clean0"))
+	if lim == nil {
+		JZ(LabelRef(p + "_clean0"))
+	} else {
+		JNZ(LabelRef(p + "_clean1x"))
+		CMPQ(lim.load(), lim.limFast)
+		JLE(LabelRef(p + "_clean0"))
+		Label(p + "_clean1x")
+	}
 	// The mask paths need the 65 bytes.
 	CMPQ(src, srcLim)
 	JGT(LabelRef(general))
@@ -740,7 +812,10 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 // (that block's look-ahead would have seen it): the entry checks that.
 // Any other block goes on at p+"_full" with v, klf and kcr set; the
 // long-line loop comes back at p+"_masks" with v set.
-func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
+//
+// With a line limit (ll not nil), a block that might break it leaves for
+// general.
+func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Register, three reg.GPVirtual, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string, ll *lineLimit) {
 	src0 := Load(Param("src").Base(), GP64())
 	CMPQ(src, src0)
 	JEQ(LabelRef(p + "_first"))
@@ -752,10 +827,25 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	// The loop reads src+i and writes dst+j, j <= i (decoding only
 	// deletes), while i <= lim.
 	i, j, lim := GP64(), GP64(), GP64()
+	if three == nil {
+		three = GP64()
+	}
 	enter := func() {
 		loopLimit(src, dst, srcLim, dstLim, lim)
 		XORQ(i, i)
 		XORQ(j, j)
+		if ll != nil {
+			MOVQ(U32(3), three)
+			// The loop counts an LF in the block of the CR before it: an
+			// LF at the start of the first block is counted here.
+			skip := uniq("lf0")
+			CMPB(Mem{Base: src}, U8('\n'))
+			JNE(LabelRef(skip))
+			p := ll.load()
+			XORQ(p, p)
+			ll.store(p)
+			Label(skip)
+		}
 	}
 	leave := func() {
 		ADDQ(i, src)
@@ -767,6 +857,9 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
 
 	Label(p + "_test")
+	if ll != nil {
+		ll.fast(p + "_genx")
+	}
 	kncr, knn := K(), K()
 	VPCMPB(U8(4), zcr, v, kncr)                                          // not CR
 	VPCMPB(U8(4), Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zlf, knn) // next is not LF
@@ -785,6 +878,13 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	VPCMPEQB(zdot, v, kp, kd)
 	KORTESTQ(kd, kd)
 	JNZ(LabelRef(p + "_fullx"))
+	if ll != nil {
+		// The block's LFs follow its CRs.
+		nl := GP64()
+		MOVQ(ncr, nl)
+		NOTQ(nl)
+		ll.nextAfter(nl)
+	}
 	cnt := GP64()
 	POPCNTQ(ncr, cnt)
 	out := ZMM()
@@ -797,6 +897,7 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	CMPQ(i, lim)
 	JLE(LabelRef(p + "_body"))
 
+	Label(p + "_genx")
 	leave()
 	afterLF(src, cbol)
 	JMP(LabelRef(general))
@@ -821,7 +922,7 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty, three 
 	leave()
 	afterLF(src, cbol)
 	Label(p + "_fully")
-	MOVQ(three, dirty)
+	MOVQ(U32(3), dirty)
 	VPCMPEQB(zlf, v, klf)
 	VPCMPEQB(zcr, v, kcr)
 	Label(p + "_full")

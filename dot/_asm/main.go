@@ -7,7 +7,12 @@
 //	func k(dst, src []byte, flags uint64) (nDst, nSrc int)
 //
 // flags bit 0 says src starts a line; bits 1 and up hold the Mode (0 Compat,
-// 1 Strict, 2 Raw). A kernel decodes or encodes a prefix of src into dst
+// 1 Strict, 2 Raw). Each decoder has a twin that keeps a line limit too (see
+// lineLimit):
+//
+//	func k(dst, src []byte, flags uint64, lim, limFast int, p *int) (nDst, nSrc int)
+//
+// A kernel decodes or encodes a prefix of src into dst
 // and returns how much it wrote and consumed. It only handles what it is
 // sure of: it stops before anything the reference kernel must decide (an
 // end marker, a bare CR or LF it cannot pass, a byte whose meaning depends
@@ -23,7 +28,10 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-const signature = "func(dst, src []byte, flags uint64) (nDst, nSrc int)"
+const (
+	signature    = "func(dst, src []byte, flags uint64) (nDst, nSrc int)"
+	decSignature = "func(dst, src []byte, flags uint64, lim, limFast int, p *int) (nDst, nSrc int)"
+)
 
 // Modes, as in package dot.
 const (
@@ -36,9 +44,11 @@ var modeName = [...]string{compat: "compat", strict: "strict", raw: "raw"}
 
 func main() {
 	ConstraintExpr("!purego")
-	decodeAVX512()
+	decodeAVX512(false)
+	decodeAVX512(true)
 	encodeAVX512()
-	decodeAVX2()
+	decodeAVX2(false)
+	decodeAVX2(true)
 	encodeAVX2()
 	Generate()
 }
@@ -51,8 +61,8 @@ type args struct {
 // begin starts the kernel name (doc describes it) and loads its arguments.
 // With ends, dstN and srcN become the ends of dst and src; otherwise they
 // hold the lengths.
-func begin(name, doc string, ends bool) args {
-	TEXT(name, NOSPLIT, signature)
+func begin(name, doc, sig string, ends bool) args {
+	TEXT(name, NOSPLIT, sig)
 	Doc(doc)
 	Pragma("noescape")
 	var a args
@@ -112,6 +122,165 @@ func dispatchMode(prefix string, flags Op, modes []int) []string {
 	}
 	JMP(LabelRef(names[0]))
 	return names
+}
+
+// lineLimit is a decoder's line limit, in the variants that apply it. The
+// kernel (one of its own: every register counts) keeps p, the distance from the start of the block at hand back to
+// the last LF before it (so the line so far has p-1 bytes before the block),
+// and stops in front of the first byte of a line past the limit: the Go side
+// hands it the generic kernel, which reports it. With lim = limit+1, the
+// bytes of a block before its first line ending (a CRLF's CR, or an LF that
+// ends a line: "term") are within the limit if p+tz(term) <= lim. A block
+// (of size bytes) cannot break the limit while p <= limFast = lim-size, which
+// is all the fast paths check; past that, blocks go through the exact check.
+// Lines inside a block are shorter than the block, and the Go side uses these
+// kernels only for limits of at least a block. *p holds p at the start of
+// src, and the kernel leaves there p at the end of what it consumed.
+type lineLimit struct {
+	p            reg.GPVirtual // p, or nil if p is kept in the stack frame
+	pm           Mem
+	lim, limFast Mem
+}
+
+// newLineLimit loads the limit's arguments, with p in a register, or with
+// inMem in the stack frame (where a kernel has no register to spare).
+func newLineLimit(inMem bool) *lineLimit {
+	l := &lineLimit{lim: paramMem("lim"), limFast: paramMem("limFast")}
+	ptr := Load(Param("p"), GP64())
+	if inMem {
+		l.pm = AllocLocal(8)
+		t := GP64()
+		MOVQ(Mem{Base: ptr}, t)
+		MOVQ(t, l.pm)
+	} else {
+		l.p = GP64()
+		MOVQ(Mem{Base: ptr}, l.p)
+	}
+	return l
+}
+
+// finish stores p in *p, at the kernel's end.
+func (l *lineLimit) finish() {
+	if l == nil {
+		return
+	}
+	p := l.load()
+	ptr := Load(Param("p"), GP64())
+	MOVQ(p, Mem{Base: ptr})
+}
+
+// consume moves p over the first n bytes (n < the block size) of a block
+// with LFs at lf, where the kernel stops.
+func (l *lineLimit) consume(lf, n reg.Register) {
+	nolf, done := uniq("nolf"), uniq("consumed")
+	x := GP64()
+	BZHIQ(n, lf, x)
+	p := l.load()
+	TESTQ(x, x)
+	JZ(LabelRef(nolf))
+	LZCNTQ(x, x) // the last LF is at 63-x
+	LEAQ(Mem{Base: n, Index: x, Scale: 1, Disp: -63}, p)
+	JMP(LabelRef(done))
+	Label(nolf)
+	ADDQ(n, p)
+	Label(done)
+	l.store(p)
+}
+
+// paramMem is the memory operand of an integer argument.
+func paramMem(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// load returns a register holding p.
+func (l *lineLimit) load() reg.GPVirtual {
+	if l.p != nil {
+		return l.p
+	}
+	r := GP64()
+	MOVQ(l.pm, r)
+	return r
+}
+
+// store makes r, from load, p.
+func (l *lineLimit) store(r reg.GPVirtual) {
+	if l.p == nil {
+		MOVQ(r, l.pm)
+	}
+}
+
+// fast jumps to slow unless no line can break the limit in the block.
+func (l *lineLimit) fast(slow string) {
+	CMPQ(l.load(), l.limFast)
+	JGT(LabelRef(slow))
+}
+
+// fastBy is fast for n more bytes without CR or LF after the block.
+func (l *lineLimit) fastBy(n int, slow string) {
+	t := GP64()
+	LEAQ(Mem{Base: l.load(), Disp: n}, t)
+	CMPQ(t, l.limFast)
+	JGT(LabelRef(slow))
+}
+
+// bail adds to bail the position of the first byte past the limit, if the
+// block (with line endings at term) has one: lim-p, if the first line
+// ending is after it (lim-p < 64 then). term is clobbered.
+func (l *lineLimit) bail(term, bail reg.Register) {
+	skip := uniq("lim")
+	r := GP64()
+	MOVQ(l.lim, r)
+	SUBQ(l.load(), r)
+	TZCNTQ(term, term)
+	CMPQ(term, r)
+	JLE(LabelRef(skip))
+	BTSQ(r, bail)
+	Label(skip)
+}
+
+// next moves p to the next block, of size bytes (32 or 64), with LFs at lf:
+// after its last LF if it has one, else size bytes on.
+func (l *lineLimit) next(lf reg.Register, size int) {
+	x, m := GP64(), GP64()
+	if size == 32 {
+		LZCNTL(lf.(reg.GPVirtual).As32(), x.As32()) // CF: lf is 0
+	} else {
+		LZCNTQ(lf, x)
+	}
+	SBBQ(m, m) // -1 if lf is 0
+	p := l.load()
+	ANDQ(m, p)
+	ADDQ(x, p)
+	LEAQ(Mem{Base: p, Index: m, Scale: 1, Disp: 1}, p)
+	l.store(p)
+}
+
+// nextAfter is next for a block whose LFs are the bytes after the bits of
+// nl (each block's first byte is then the one after an LF the block before
+// saw), always 64 bytes. nl is clobbered.
+func (l *lineLimit) nextAfter(nl reg.Register) {
+	m := GP64()
+	LZCNTQ(nl, nl)
+	SBBQ(m, m)
+	p := l.load()
+	ANDQ(m, p)
+	ADDQ(nl, p)
+	l.store(p)
+}
+
+// advance adds n to p (n bytes of the line, none of them CR or LF).
+func (l *lineLimit) advance(n Op) {
+	switch {
+	case l == nil:
+	case l.p != nil:
+		ADDQ(n, l.p)
+	default:
+		ADDQ(n, l.pm)
+	}
 }
 
 // trackDirty records in dirty whether the block with masks lf and cr has
