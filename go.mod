@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/cloudwego/netpoll v0.7.2
 	github.com/minio/md5-simd v1.1.2
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/tidwall/evio v1.0.8
@@ -13,6 +14,8 @@ require (
 )
 
 require (
+	github.com/bytedance/gopkg v0.1.1 // indirect
+	github.com/cloudwego/gopkg v0.1.4 // indirect
 	github.com/kavu/go_reuseport v1.5.0 // indirect
 	github.com/klauspost/cpuid/v2 v2.0.1 // indirect
 	github.com/panjf2000/ants/v2 v2.11.3 // indirect

@@ -60,8 +60,8 @@ func TestBenchNet(t *testing.T) {
 		cfg.serverCPU, cfg.clientCPU = -1, -1
 	}
 	rows := benchNet(context.Background(), cfg, &bytes.Buffer{})
-	if len(rows) != 8 {
-		t.Fatalf("%d rows, want 8", len(rows))
+	if want := 2 * len(serve.Engines()); len(rows) != want {
+		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {
 		if r.Err != "" || r.Result == nil {
@@ -82,7 +82,7 @@ func TestBenchNet(t *testing.T) {
 	if err := printNetTable(&out, cfg, rows); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"open: echo mode, 2 conns, open loop 200 msg/s", "closed: line mode, 2 conns, closed loop, depth 4", "netio", "evio", "p99.99 µs"} {
+	for _, want := range []string{"open: echo mode, 2 conns, open loop 200 msg/s", "closed: line mode, 2 conns, closed loop, depth 4", "netio", "evio", "netpoll", "p99.99 µs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

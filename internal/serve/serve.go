@@ -1,6 +1,6 @@
-// Package serve is `wirespeed serve`: an echo or line service on one of four
-// engines (std, netio, gnet, evio), the servers `wirespeed bench net`
-// measures with tcpperf.
+// Package serve is `wirespeed serve`: an echo or line service on one of five
+// engines (std, netio, gnet, evio, netpoll), the servers `wirespeed bench
+// net` measures with tcpperf.
 package serve
 
 import (
@@ -22,7 +22,7 @@ import (
 )
 
 // Summary is the one-line description of the command.
-const Summary = "run an echo or line server on the std, netio, gnet or evio engine"
+const Summary = "run an echo or line server on the std, netio, gnet, evio or netpoll engine"
 
 // Config selects one service (echo or line) on one engine.
 type Config struct {
@@ -41,7 +41,7 @@ type Config struct {
 var ErrFatal = errors.New("serve: engine failed")
 
 // Engines returns the names of the engines.
-func Engines() []string { return []string{"std", "netio", "gnet", "evio"} }
+func Engines() []string { return []string{"std", "netio", "gnet", "evio", "netpoll"} }
 
 // maxLine bounds a request line in line mode; longer lines close the
 // connection.
@@ -98,7 +98,7 @@ func Start(cfg Config) (*Server, error) { return start(cfg, nil) }
 
 func start(cfg Config, h *hooks) (*Server, error) {
 	if !slices.Contains(Engines(), cfg.Engine) {
-		return nil, fmt.Errorf("unknown engine %q (std, netio, gnet, evio)", cfg.Engine)
+		return nil, fmt.Errorf("unknown engine %q (std, netio, gnet, evio, netpoll)", cfg.Engine)
 	}
 	if cfg.Mode != "echo" && cfg.Mode != "line" {
 		return nil, fmt.Errorf("unknown mode %q (echo, line)", cfg.Mode)
@@ -121,6 +121,8 @@ func start(cfg Config, h *hooks) (*Server, error) {
 		err = startGnet(s, cfg, h)
 	case "evio":
 		err = startEvio(s, cfg)
+	case "netpoll":
+		err = startNetpoll(s, cfg)
 	}
 	if err != nil {
 		return nil, err
@@ -153,12 +155,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
-	fs.StringVar(&cfg.Engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (the same through netio.Conn), gnet or evio")
+	fs.StringVar(&cfg.Engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (the same through netio.Conn), gnet, evio or netpoll")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address (port 0 picks one)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio engines; for checking latency tools)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine std|netio|gnet|evio] [-mode echo|line] [-addr HOST:PORT] [-delay D]")
+		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine std|netio|gnet|evio|netpoll] [-mode echo|line] [-addr HOST:PORT] [-delay D]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -243,12 +245,13 @@ func handleStd(c net.Conn, cfg Config, h *hooks) {
 		handleDelayed(c, cfg, h)
 		return
 	}
+	r := &connReader{c: c}
+	defer r.release()
 	if cfg.Mode == "echo" {
-		buf := make([]byte, 64<<10)
 		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				if _, werr := c.Write(buf[:n]); werr != nil {
+			b, err := r.read()
+			if len(b) > 0 {
+				if _, werr := c.Write(b); werr != nil {
 					return
 				}
 			}
@@ -257,16 +260,17 @@ func handleStd(c net.Conn, cfg Config, h *hooks) {
 			}
 		}
 	}
-	r := bufio.NewReaderSize(c, maxLine)
-	out := make([]byte, 0, 256)
-	for {
-		line, err := r.ReadSlice('\n')
-		if err != nil {
-			return // EOF, error, or a line longer than maxLine
-		}
+	var s lineSplitter
+	var out []byte
+	write := func(line []byte) bool {
 		out = respond(out[:0], line)
-		if _, err := c.Write(out); err != nil {
-			return
+		_, err := c.Write(out)
+		return err == nil
+	}
+	for {
+		b, err := r.read()
+		if !s.lines(b, write) || err != nil {
+			return // EOF, error, or a line longer than maxLine
 		}
 	}
 }
