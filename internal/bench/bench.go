@@ -48,10 +48,13 @@ type env struct {
 }
 
 // Run runs `wirespeed bench` with the arguments after "bench"; `bench net
-// ...` runs RunNet.
+// ...` runs RunNet, `bench smtp ...` RunSMTP.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "net" {
 		return RunNet(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "smtp" {
+		return RunSMTP(ctx, args[1:], stdout, stderr)
 	}
 	cases := Cases()
 	suites := suiteNames(cases)
@@ -63,7 +66,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.Bool("json", false, "print results as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed bench [flags] [suite...]")
-		fmt.Fprintf(stderr, "suites: %s net\n", strings.Join(suites, " "))
+		fmt.Fprintf(stderr, "suites: %s net smtp\n", strings.Join(suites, " "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -1,0 +1,621 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsource"
+)
+
+// The sinks and sources `wirespeed bench smtp` knows.
+const (
+	engWirespeed  = "wirespeed"            // wirespeed smtp-sink, or wirespeed smtp-source
+	engPipelining = "wirespeed-pipelining" // wirespeed smtp-source -pipelining
+	engPostfix    = "postfix"              // Postfix's smtp-sink or smtp-source
+)
+
+// An smtpSize is one message size of the suite.
+type smtpSize struct {
+	Name     string
+	Length   int // -l
+	Messages int // -m, per run
+}
+
+type smtpConfig struct {
+	exe              string
+	pfSink, pfSource string // paths; "" where not installed or not wanted
+	sinks, sources   []string
+	sizes            []smtpSize
+	sessions         int
+	count            int           // runs of each row
+	latMessages      int           // messages of each latency-honesty run
+	delay            time.Duration // the sink's wait before its end-of-data reply in the honesty row
+	serverCPU        int           // -1: no pinning
+	clientCPU        int
+}
+
+// An smtpRow is one source driving one sink at one size: the median of its
+// runs by messages/s.
+type smtpRow struct {
+	Size     string `json:"size"`
+	Length   int    `json:"length"`
+	Sink     string `json:"sink"`
+	Source   string `json:"source"`
+	Sessions int    `json:"sessions"`
+	Messages int    `json:"messages"` // per run
+	Runs     int    `json:"runs"`
+	// MsgPerS is the messages sent over the source process's wall time,
+	// from its start to its exit (the same for every source); MBPerS is
+	// MsgPerS times the body length, in 10^6 bytes.
+	MsgPerS float64 `json:"messages_per_s"`
+	MBPerS  float64 `json:"mb_per_s"`
+	// Latency is the whole message's, from wirespeed's source (nil for
+	// Postfix's, which does not measure it); Dot its end-of-data phase.
+	Latency *smtpsource.Latency `json:"latency,omitempty"`
+	Dot     *smtpsource.Latency `json:"dot_latency,omitempty"`
+	// The sink process's CPU time (user and system) per message sent, and
+	// its peak RSS.
+	ServerCPUPerMsgUS float64 `json:"server_cpu_us_per_msg"`
+	ServerRSSMB       float64 `json:"server_peak_rss_mb"`
+	ServerCPUs        string  `json:"server_cpus,omitempty"` // Cpus_allowed_list at start
+	ClientCPUs        string  `json:"client_cpus,omitempty"`
+	Errors            int64   `json:"errors"` // counted by wirespeed's source, over all runs
+	Err               string  `json:"error,omitempty"`
+}
+
+// smtpRun is one run of a row.
+type smtpRun struct {
+	wall       time.Duration
+	res        *smtpsource.Result // wirespeed's source only
+	serverCPU  time.Duration
+	serverRSS  float64 // MB
+	srvCPUs    string
+	cliCPUs    string
+	sinkMsgs   int64 // as the sink counted them (wirespeed's sink; -1 unknown)
+	sourceFail string
+}
+
+// smtpHonesty is the latency-honesty check: wirespeed's source against
+// wirespeed's sink with and without a wait before the end-of-data reply.
+type smtpHonesty struct {
+	DelayUS   float64 `json:"delay_us"`
+	Sessions  int     `json:"sessions"`
+	Messages  int     `json:"messages"`
+	P50Plain  float64 `json:"dot_p50_us"`
+	P50Delay  float64 `json:"dot_p50_delayed_us"`
+	DiffUS    float64 `json:"difference_us"`
+	DiffRatio float64 `json:"difference_over_delay"` // 1.0 is exact
+	Err       string  `json:"error,omitempty"`
+}
+
+// An smtpBar is one of issue 11's ratios, from the rows.
+type smtpBar struct {
+	Name  string  `json:"name"`
+	Ratio float64 `json:"ratio"` // 0: rows missing
+	Bar   string  `json:"bar"`
+}
+
+// postfixTool returns the path of Postfix's tool name, on PATH or in
+// /usr/sbin (where Debian keeps it), or "".
+func postfixTool(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if p, err := exec.LookPath("/usr/sbin/" + name); err == nil {
+		return p
+	}
+	return ""
+}
+
+// RunSMTP runs `wirespeed bench smtp` with the arguments after "smtp".
+func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench smtp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	exe, _ := os.Executable()
+	var cfg smtpConfig
+	sinks := fs.String("sinks", engWirespeed+","+engPostfix, "sinks to drive: wirespeed, postfix (Postfix's smtp-sink, where installed)")
+	sources := fs.String("sources", engWirespeed+","+engPipelining+","+engPostfix, "sources: wirespeed, wirespeed-pipelining (-pipelining), postfix (Postfix's smtp-source, where installed)")
+	postfix := fs.Bool("postfix", true, "use Postfix's smtp-sink and smtp-source where installed (PATH or /usr/sbin)")
+	fs.IntVar(&cfg.sessions, "s", 10, "sessions in parallel (smtp-source -s), reusing connections (-d)")
+	m4k := fs.Int("m4k", 20000, "messages per run with 4 KiB bodies (0: skip the size)")
+	m1m := fs.Int("m1m", 300, "messages per run with 1 MiB bodies (0: skip the size)")
+	fs.IntVar(&cfg.count, "count", 1, "runs of each row, alternating rows; the table shows each row's median run")
+	fs.IntVar(&cfg.latMessages, "lat-m", 2000, "messages of each latency-honesty run (one session, 4 KiB, closed loop; 0: skip)")
+	fs.DurationVar(&cfg.delay, "delay", time.Millisecond, "the sink's wait before its end-of-data reply in the latency-honesty run")
+	fs.IntVar(&cfg.serverCPU, "server-cpu", 0, "CPU for the sink (-1: no pinning)")
+	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for the source (-1: no pinning)")
+	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as sink and source")
+	quick := fs.Bool("quick", false, "short runs (-m4k 200 -m1m 4 -lat-m 50 -count 1 unless given): a smoke test, not a measurement")
+	jsonOut := fs.Bool("json", false, "print the rows as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: wirespeed bench smtp [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cli.StatusError{Status: 2} // the flag package has said why
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("bench smtp: unexpected arguments %q", fs.Args())
+	}
+	if *quick { // for the flags not given
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range map[string]*int{"m4k": m4k, "m1m": m1m, "lat-m": &cfg.latMessages, "count": &cfg.count} {
+			if !set[name] {
+				*v = map[string]int{"m4k": 200, "m1m": 4, "lat-m": 50, "count": 1}[name]
+			}
+		}
+	}
+	if cfg.sessions < 1 || cfg.count < 1 || *m4k < 0 || *m1m < 0 || cfg.latMessages < 0 || cfg.delay <= 0 {
+		return cli.Usagef("bench smtp: -s and -count must be positive, -m4k, -m1m and -lat-m not negative, -delay positive")
+	}
+	if *m4k > 0 {
+		cfg.sizes = append(cfg.sizes, smtpSize{"4KiB", 4096, *m4k})
+	}
+	if *m1m > 0 {
+		cfg.sizes = append(cfg.sizes, smtpSize{"1MiB", 1 << 20, *m1m})
+	}
+	if *postfix {
+		cfg.pfSink, cfg.pfSource = postfixTool("smtp-sink"), postfixTool("smtp-source")
+	}
+	var err error
+	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engPostfix}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
+		return err
+	}
+	if cfg.sources, err = engines(*sources, []string{engWirespeed, engPipelining, engPostfix}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
+		return err
+	}
+	if runtime.NumCPU() < 2 || !canPin {
+		fmt.Fprintln(stderr, "wirespeed bench smtp: fewer than 2 CPUs or no affinity control: not pinning; sink and source share CPUs")
+		cfg.serverCPU, cfg.clientCPU = -1, -1
+	}
+	rows := benchSMTP(ctx, cfg, stderr)
+	var hon *smtpHonesty
+	if cfg.latMessages > 0 && ctx.Err() == nil {
+		fmt.Fprintln(stderr, "latency honesty: wirespeed source, wirespeed sink with and without the wait")
+		hon = smtpLatencyHonesty(ctx, cfg)
+	}
+	bars := smtpBars(rows, hon)
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Rows    []smtpRow    `json:"rows"`
+			Honesty *smtpHonesty `json:"latency_honesty,omitempty"`
+			Bars    []smtpBar    `json:"bars"`
+		}{rows, hon, bars}); err != nil {
+			return err
+		}
+	} else if err := printSMTPTable(stdout, cfg, rows, hon, bars); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Err != "" || r.Errors > 0 {
+			return cli.StatusError{Status: 1} // the table says which
+		}
+	}
+	if hon != nil && hon.Err != "" {
+		return cli.StatusError{Status: 1}
+	}
+	return nil
+}
+
+// engines parses a list of engines, dropping Postfix's with a note when it
+// is not installed.
+func engines(list string, known []string, havePostfix bool, tool string, stderr io.Writer) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(list, ",") {
+		e = strings.TrimSpace(e)
+		switch {
+		case e == "":
+			continue
+		case !slices.Contains(known, e):
+			return nil, cli.Usagef("bench smtp: unknown engine %q (known: %s)", e, strings.Join(known, ", "))
+		case e == engPostfix && !havePostfix:
+			fmt.Fprintf(stderr, "wirespeed bench smtp: Postfix's %s is not installed (or -postfix=false): no %s rows\n", tool, tool)
+			continue
+		}
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, cli.Usagef("bench smtp: no %s to run", tool)
+	}
+	return out, nil
+}
+
+func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRow {
+	type key struct{ size, sink, source string }
+	runs := map[key][]smtpRun{}
+	fails := map[key]string{}
+	total := cfg.count * len(cfg.sizes) * len(cfg.sinks) * len(cfg.sources)
+	i := 0
+	for rep := 0; rep < cfg.count; rep++ {
+		for _, sz := range cfg.sizes {
+			for _, sink := range cfg.sinks {
+				for _, src := range cfg.sources {
+					if ctx.Err() != nil {
+						break
+					}
+					i++
+					fmt.Fprintf(progress, "[%d/%d] %s: %s source into %s sink\n", i, total, sz.Name, src, sink)
+					k := key{sz.Name, sink, src}
+					run, err := runSMTPOnce(ctx, cfg, sink, src, sz.Length, sz.Messages, nil)
+					if err != nil {
+						if fails[k] == "" {
+							fails[k] = err.Error()
+						}
+						continue
+					}
+					runs[k] = append(runs[k], run)
+				}
+			}
+		}
+	}
+	var rows []smtpRow
+	for _, sz := range cfg.sizes {
+		for _, sink := range cfg.sinks {
+			for _, src := range cfg.sources {
+				k := key{sz.Name, sink, src}
+				row := smtpRow{Size: sz.Name, Length: sz.Length, Sink: sink, Source: src, Sessions: cfg.sessions, Messages: sz.Messages, Err: fails[k]}
+				rs := runs[k]
+				row.Runs = len(rs)
+				if len(rs) == 0 {
+					if row.Err == "" {
+						row.Err = "not run"
+					}
+					rows = append(rows, row)
+					continue
+				}
+				for _, r := range rs {
+					if r.res != nil {
+						row.Errors += r.res.Errors
+					}
+					if r.sourceFail != "" && row.Err == "" {
+						row.Err = r.sourceFail
+					}
+				}
+				slices.SortFunc(rs, func(a, b smtpRun) int { return int(a.wall - b.wall) })
+				med := rs[len(rs)/2]
+				row.MsgPerS = float64(sz.Messages) / med.wall.Seconds()
+				row.MBPerS = row.MsgPerS * float64(sz.Length) / 1e6
+				if med.res != nil {
+					row.Latency, row.Dot = med.res.Phases.Message, med.res.Phases.Dot
+				}
+				row.ServerCPUPerMsgUS = med.serverCPU.Seconds() * 1e6 / float64(sz.Messages)
+				row.ServerRSSMB = med.serverRSS
+				row.ServerCPUs, row.ClientCPUs = med.srvCPUs, med.cliCPUs
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows
+}
+
+// smtpLatencyHonesty runs wirespeed's source (one session, closed loop)
+// against wirespeed's sink, once plain and once told to wait cfg.delay
+// before each end-of-data reply, and compares the end-of-data phase's p50.
+func smtpLatencyHonesty(ctx context.Context, cfg smtpConfig) *smtpHonesty {
+	h := &smtpHonesty{DelayUS: float64(cfg.delay) / 1e3, Sessions: 1, Messages: cfg.latMessages}
+	lcfg := cfg
+	lcfg.sessions = 1
+	var p50 [2]float64
+	for i, sinkArgs := range [][]string{nil, {"-W", ".:" + cfg.delay.String()}} {
+		run, err := runSMTPOnce(ctx, lcfg, engWirespeed, engWirespeed, 4096, cfg.latMessages, sinkArgs)
+		switch {
+		case err != nil:
+			h.Err = err.Error()
+		case run.sourceFail != "":
+			h.Err = run.sourceFail
+		case run.res.Phases.Dot == nil:
+			h.Err = "no end-of-data latencies"
+		}
+		if h.Err != "" {
+			return h
+		}
+		p50[i] = run.res.Phases.Dot.P50
+	}
+	h.P50Plain, h.P50Delay = p50[0], p50[1]
+	h.DiffUS = h.P50Delay - h.P50Plain
+	h.DiffRatio = h.DiffUS / h.DelayUS
+	return h
+}
+
+// runSMTPOnce starts a fresh sink, runs one source against it and stops
+// the sink. An error is a run that could not be made; a source that
+// failed (Postfix's exiting non-zero, wirespeed's printing no result) is
+// in sourceFail.
+func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, length, messages int, sinkArgs []string) (smtpRun, error) {
+	run := smtpRun{sinkMsgs: -1}
+	srv, addr, out, err := startSMTPSink(ctx, cfg, sink, sinkArgs)
+	if err != nil {
+		return run, err
+	}
+	run.srvCPUs = cpusAllowed(srv.Process.Pid)
+	stopped := false
+	defer func() {
+		if !stopped {
+			srv.Process.Kill()
+			srv.Wait()
+		}
+	}()
+
+	common := []string{"-d", "-s", strconv.Itoa(cfg.sessions), "-m", strconv.Itoa(messages), "-l", strconv.Itoa(length)}
+	var cmd *exec.Cmd
+	switch source {
+	case engPostfix:
+		cmd = exec.CommandContext(ctx, cfg.pfSource, append(common, addr)...)
+	default:
+		a := append([]string{"smtp-source", "-q", "-json"}, common...)
+		if source == engPipelining {
+			a = append(a, "-pipelining")
+		}
+		cmd = exec.CommandContext(ctx, cfg.exe, append(a, addr)...)
+	}
+	var cliOut, cliErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &cliOut, &cliErr
+	t0 := time.Now()
+	if err := startPinned(cmd, cfg.clientCPU); err != nil {
+		return run, fmt.Errorf("start %s smtp-source: %w", source, err)
+	}
+	run.cliCPUs = cpusAllowed(cmd.Process.Pid)
+	werr := cmd.Wait()
+	run.wall = time.Since(t0)
+	if source == engPostfix {
+		if werr != nil {
+			run.sourceFail = fmt.Sprintf("Postfix smtp-source: %v: %s", werr, strings.TrimSpace(cliErr.String()))
+		}
+	} else {
+		// Exit status 1 only says that errors were counted: the JSON
+		// has them.
+		var res smtpsource.Result
+		if err := json.Unmarshal(cliOut.Bytes(), &res); err != nil {
+			run.sourceFail = fmt.Sprintf("wirespeed smtp-source: %v: %s", werr, strings.TrimSpace(cliErr.String()))
+		} else {
+			run.res = &res
+			if res.Errors > 0 {
+				run.sourceFail = "wirespeed smtp-source: " + res.FirstError
+			}
+		}
+	}
+
+	stopped = true
+	srv.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		srv.Process.Kill()
+		<-done
+		return run, fmt.Errorf("%s smtp-sink did not stop on SIGTERM", sink)
+	}
+	if sink == engWirespeed {
+		if err != nil {
+			return run, fmt.Errorf("wirespeed smtp-sink: %v", err)
+		}
+		var sum struct {
+			Messages int64 `json:"messages"`
+		}
+		if err := json.Unmarshal(out.rest(), &sum); err != nil {
+			return run, fmt.Errorf("wirespeed smtp-sink: no summary: %v", err)
+		}
+		run.sinkMsgs = sum.Messages
+		if run.res != nil && run.res.Errors == 0 && sum.Messages != run.res.Delivered {
+			run.sourceFail = fmt.Sprintf("the sink counted %d messages, the source %d", sum.Messages, run.res.Delivered)
+		}
+	}
+	run.serverCPU = srv.ProcessState.UserTime() + srv.ProcessState.SystemTime()
+	if ru, ok := srv.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		run.serverRSS = float64(ru.Maxrss) / 1024 // Linux reports KiB
+	}
+	return run, nil
+}
+
+// lineWriter keeps what a child writes and hands over its first line.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	first chan string
+	sent  bool
+}
+
+func newLineWriter() *lineWriter { return &lineWriter{first: make(chan string, 1)} }
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.sent {
+		if line, _, ok := bytes.Cut(w.buf.Bytes(), []byte{'\n'}); ok {
+			w.first <- strings.TrimSpace(string(line))
+			w.sent = true
+		}
+	}
+	return len(p), nil
+}
+
+// rest returns what came after the first line.
+func (w *lineWriter) rest() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, rest, _ := bytes.Cut(w.buf.Bytes(), []byte{'\n'})
+	return bytes.Clone(rest)
+}
+
+// startSMTPSink starts a sink on 127.0.0.1 pinned to cfg.serverCPU and
+// returns it once it greets, with its address and its output.
+func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (*exec.Cmd, string, *lineWriter, error) {
+	if sink == engWirespeed {
+		out := newLineWriter()
+		srv := exec.CommandContext(ctx, cfg.exe, append([]string{"smtp-sink", "-addr", "127.0.0.1:0", "-json"}, extra...)...)
+		srv.Stdout = out
+		var errBuf bytes.Buffer
+		srv.Stderr = &errBuf
+		if err := startPinned(srv, cfg.serverCPU); err != nil {
+			return nil, "", nil, fmt.Errorf("start wirespeed smtp-sink: %w", err)
+		}
+		select {
+		case line := <-out.first:
+			addr, ok := strings.CutPrefix(line, "listening on ")
+			if !ok {
+				srv.Process.Kill()
+				srv.Wait()
+				return nil, "", nil, fmt.Errorf("wirespeed smtp-sink: first line %q", line)
+			}
+			return srv, addr, out, nil
+		case <-time.After(20 * time.Second):
+			srv.Process.Kill()
+			srv.Wait()
+			return nil, "", nil, fmt.Errorf("wirespeed smtp-sink not listening within 20s: %s", errBuf.String())
+		}
+	}
+	// Postfix's smtp-sink has no port 0: take a free port and hand it
+	// over, again if someone else took it meanwhile.
+	args := extra
+	if os.Geteuid() == 0 {
+		args = append(args, "-u", "nobody") // it refuses to run as root without
+	}
+	var last string
+	for try := 0; try < 5; try++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		out := newLineWriter()
+		srv := exec.CommandContext(ctx, cfg.pfSink, append(slices.Clone(args), addr, "1024")...)
+		srv.Stdout, srv.Stderr = out, out
+		if err := startPinned(srv, cfg.serverCPU); err != nil {
+			return nil, "", nil, fmt.Errorf("start Postfix smtp-sink: %w", err)
+		}
+		if sinkReady(addr) {
+			return srv, addr, out, nil
+		}
+		srv.Process.Kill()
+		srv.Wait()
+		last = string(out.rest())
+	}
+	return nil, "", nil, fmt.Errorf("Postfix smtp-sink did not start: %s", last)
+}
+
+// sinkReady waits until addr greets a connection with 220.
+func sinkReady(addr string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			time.Sleep(5 * time.Millisecond) // not listening yet: poll again
+			continue
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		c.Write([]byte("QUIT\r\n"))
+		c.Close()
+		return err == nil && strings.HasPrefix(line, "220")
+	}
+	return false
+}
+
+// smtpBars computes issue 11's ratios from the rows (0 where one is
+// missing).
+func smtpBars(rows []smtpRow, h *smtpHonesty) []smtpBar {
+	find := func(size, sink, source string) *smtpRow {
+		for i, r := range rows {
+			if r.Size == size && r.Sink == sink && r.Source == source && r.Err == "" && r.MsgPerS > 0 {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	ratio := func(a, b *smtpRow, mb bool) float64 {
+		if a == nil || b == nil {
+			return 0
+		}
+		if mb {
+			return a.MBPerS / b.MBPerS
+		}
+		return a.MsgPerS / b.MsgPerS
+	}
+	bars := []smtpBar{
+		{"sink msg/s, 4KiB, Postfix's source: wirespeed / Postfix", ratio(find("4KiB", engWirespeed, engPostfix), find("4KiB", engPostfix, engPostfix), false), ">= 1.5"},
+		{"sink MB/s, 1MiB, Postfix's source: wirespeed / Postfix", ratio(find("1MiB", engWirespeed, engPostfix), find("1MiB", engPostfix, engPostfix), true), ">= 5"},
+		{"pair msg/s, 4KiB: wirespeed -pipelining into wirespeed / Postfix into Postfix", ratio(find("4KiB", engWirespeed, engPipelining), find("4KiB", engPostfix, engPostfix), false), ">= 3"},
+		{"source msg/s, 4KiB, Postfix's sink: wirespeed / Postfix", ratio(find("4KiB", engPostfix, engWirespeed), find("4KiB", engPostfix, engPostfix), false), ">= 1"},
+		{"source msg/s, 4KiB, Postfix's sink: wirespeed -pipelining / Postfix", ratio(find("4KiB", engPostfix, engPipelining), find("4KiB", engPostfix, engPostfix), false), ">= 1.5"},
+	}
+	if h != nil && h.Err == "" {
+		bars = append(bars, smtpBar{"end-of-data p50, sink waiting, minus without: / the wait", h.DiffRatio, "0.95 to 1.05"})
+	}
+	return bars
+}
+
+func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty, bars []smtpBar) error {
+	pin := fmt.Sprintf("sink on CPU %d, source on CPU %d", cfg.serverCPU, cfg.clientCPU)
+	if cfg.serverCPU < 0 {
+		pin = "not pinned"
+	}
+	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, median of %d run(s) a row; msg/s over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process\n\n", cfg.sessions, pin, cfg.count)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "size\tsink\tsource\tmsg/s\tMB/s\tp50\tp99\tp99.9\tsrv CPU µs/msg\tsrv RSS MB\terrors")
+	var failed []smtpRow
+	for _, r := range rows {
+		if r.Err != "" {
+			failed = append(failed, r)
+		}
+		if r.Runs == 0 {
+			continue
+		}
+		p50, p99, p999 := "-", "-", "-"
+		if l := r.Latency; l != nil {
+			p50, p99, p999 = fmt.Sprintf("%.0f", l.P50), fmt.Sprintf("%.0f", l.P99), fmt.Sprintf("%.0f", l.P999)
+		}
+		errs := strconv.FormatInt(r.Errors, 10)
+		if r.Source == engPostfix {
+			errs = "-" // it stops at the first; a failed run is reported below
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%.2f\t%.1f\t%s\n", r.Size, r.Sink, r.Source, r.MsgPerS, r.MBPerS, p50, p99, p999, r.ServerCPUPerMsgUS, r.ServerRSSMB, errs)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range failed {
+		fmt.Fprintf(w, "%s %s source into %s sink: %s\n", r.Size, r.Source, r.Sink, r.Err)
+	}
+	if h != nil {
+		fmt.Fprintf(w, "\nlatency honesty (wirespeed source, 1 session, 4 KiB, %d messages, into wirespeed sink): ", h.Messages)
+		if h.Err != "" {
+			fmt.Fprintln(w, h.Err)
+		} else {
+			fmt.Fprintf(w, "end-of-data p50 %.1f µs, with a %.0f µs wait before the reply %.1f µs: +%.1f µs (%.3fx the wait)\n", h.P50Plain, h.DelayUS, h.P50Delay, h.DiffUS, h.DiffRatio)
+		}
+	}
+	fmt.Fprintln(w, "\nissue 11's bars (same run):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ratio\tmeasured\tbar")
+	for _, b := range bars {
+		m := "-"
+		if b.Ratio > 0 {
+			m = fmt.Sprintf("%.2fx", b.Ratio)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Name, m, b.Bar)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
+)
+
+// smtpReport is `bench smtp -json`'s output.
+type smtpReport struct {
+	Rows    []smtpRow    `json:"rows"`
+	Honesty *smtpHonesty `json:"latency_honesty"`
+	Bars    []smtpBar    `json:"bars"`
+}
+
+// runBenchSMTP runs `bench smtp` with args and decodes its JSON.
+func runBenchSMTP(t *testing.T, args ...string) smtpReport {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := RunSMTP(context.Background(), append(args, "-json"), &out, &errOut); err != nil {
+		t.Fatalf("bench smtp %q: %v\n%s\n%s", args, err, out.String(), errOut.String())
+	}
+	var rep smtpReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	return rep
+}
+
+// checkSMTPRows checks that every row ran, with the source's errors, the
+// sink's usage and, for wirespeed's source, latencies; no timing is
+// asserted.
+func checkSMTPRows(t *testing.T, rows []smtpRow) {
+	t.Helper()
+	pinned := runtime.NumCPU() >= 2 && canPin
+	for _, r := range rows {
+		name := r.Size + "/" + r.Sink + "/" + r.Source
+		if r.Err != "" || r.Runs != 1 || r.Errors != 0 || r.MsgPerS <= 0 || r.MBPerS <= 0 {
+			t.Errorf("%s: %+v", name, r)
+		}
+		if r.ServerCPUPerMsgUS <= 0 || r.ServerRSSMB <= 0 {
+			t.Errorf("%s: no sink usage: %+v", name, r)
+		}
+		if wantLat := r.Source != engPostfix; (r.Latency != nil) != wantLat || (r.Dot != nil) != wantLat {
+			t.Errorf("%s: latency %+v, dot %+v", name, r.Latency, r.Dot)
+		} else if wantLat && (r.Latency.Count != int64(r.Messages) || r.Latency.P50 <= 0 || r.Latency.P99 < r.Latency.P50) {
+			t.Errorf("%s: latency %+v", name, r.Latency)
+		}
+		if pinned && (r.ServerCPUs != "0" || r.ClientCPUs != "1") {
+			t.Errorf("%s: sink on CPUs %q, source on %q; want 0 and 1", name, r.ServerCPUs, r.ClientCPUs)
+		}
+	}
+}
+
+// `bench smtp -quick` with wirespeed's tools only: both sizes, both of
+// wirespeed's sources, the latency-honesty runs, the table and the JSON.
+func TestBenchSMTPQuick(t *testing.T) {
+	bin := buildWirespeed(t)
+	rep := runBenchSMTP(t, "-quick", "-exe", bin, "-postfix=false")
+	if len(rep.Rows) != 4 {
+		t.Fatalf("%d rows, want 4: %+v", len(rep.Rows), rep.Rows)
+	}
+	want := []string{"4KiB/wirespeed/wirespeed", "4KiB/wirespeed/wirespeed-pipelining", "1MiB/wirespeed/wirespeed", "1MiB/wirespeed/wirespeed-pipelining"}
+	for i, r := range rep.Rows {
+		if got := r.Size + "/" + r.Sink + "/" + r.Source; got != want[i] {
+			t.Errorf("row %d is %s, want %s", i, got, want[i])
+		}
+		if r.Messages != map[string]int{"4KiB": 200, "1MiB": 4}[r.Size] || r.Sessions != 10 {
+			t.Errorf("%s: %d messages over %d sessions", want[i], r.Messages, r.Sessions)
+		}
+	}
+	checkSMTPRows(t, rep.Rows)
+	h := rep.Honesty
+	if h == nil || h.Err != "" || h.Messages != 50 || h.DelayUS != 1000 || h.P50Plain <= 0 || h.P50Delay <= 0 || h.DiffUS != h.P50Delay-h.P50Plain {
+		t.Errorf("latency honesty %+v", h)
+	}
+	// The Postfix bars have no rows; the honesty bar has its ratio.
+	if len(rep.Bars) != 6 || rep.Bars[2].Ratio != 0 || rep.Bars[5].Ratio != h.DiffRatio {
+		t.Errorf("bars %+v", rep.Bars)
+	}
+
+	var out, errOut bytes.Buffer
+	if err := RunSMTP(context.Background(), []string{"-quick", "-exe", bin, "-postfix=false", "-m1m", "0", "-lat-m", "0", "-sources", "wirespeed"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(out.String(), "\n")
+	var table []string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "size ") {
+			table = lines[i : i+2]
+		}
+	}
+	if table == nil || len(strings.Fields(table[0])) != 15 || !strings.HasPrefix(table[1], "4KiB  wirespeed  wirespeed") || len(strings.Fields(table[1])) != 11 {
+		t.Errorf("table:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "issue 11's bars") || strings.Contains(out.String(), "latency honesty (") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// With Postfix's smtp-sink and smtp-source (a missing one fails under
+// CI=true): every pairing of sinks and sources runs, and every bar has a
+// ratio.
+func TestBenchSMTPPostfix(t *testing.T) {
+	for _, tool := range []string{"smtp-sink", "smtp-source"} {
+		if postfixTool(tool) == "" {
+			tooltest.Unavailable(t, "Postfix's %s is not installed (apt-get install postfix)", tool)
+		}
+	}
+	bin := buildWirespeed(t)
+	rep := runBenchSMTP(t, "-quick", "-exe", bin, "-lat-m", "0")
+	if len(rep.Rows) != 12 {
+		t.Fatalf("%d rows, want 12", len(rep.Rows))
+	}
+	checkSMTPRows(t, rep.Rows)
+	if len(rep.Bars) != 5 {
+		t.Fatalf("bars %+v", rep.Bars)
+	}
+	for _, b := range rep.Bars {
+		if b.Ratio <= 0 {
+			t.Errorf("bar %q has no ratio", b.Name)
+		}
+	}
+}
+
+// Bad flags are usage errors.
+func TestBenchSMTPFlags(t *testing.T) {
+	for _, args := range [][]string{{"-sinks", "exim"}, {"-sources", "swaks"}, {"-s", "0"}, {"-count", "0"}, {"-delay", "0"}, {"extra"}, {"-sinks", "postfix", "-postfix=false"}} {
+		var out, errOut bytes.Buffer
+		err := RunSMTP(context.Background(), args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "bench smtp") {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
