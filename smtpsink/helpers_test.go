@@ -15,7 +15,7 @@ import (
 var quiet = log.New(io.Discard, "", 0)
 
 // startSink listens on 127.0.0.1:0 and serves until the test ends.
-func startSink(t *testing.T, cfg Config, h hooks) *Server {
+func startSink(t testing.TB, cfg Config, h hooks) *Server {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	if cfg.ErrorLog == nil {

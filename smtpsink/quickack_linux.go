@@ -5,22 +5,17 @@ import (
 	"syscall"
 )
 
-// ackNow asks the kernel to acknowledge what c has received at once
-// instead of after the delayed-ACK timer, and to leave its interactive
-// ("pingpong") mode until the sink next replies (TCP_QUICKACK, tcp(7)).
-// See connIO.Read. It is a hint: the caller may ignore its error.
-func ackNow(c syscall.RawConn) error {
-	var err error
-	if cerr := c.Control(func(fd uintptr) {
-		err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
-	}); cerr != nil {
-		return cerr
-	}
-	return err
+// A quickAck sets TCP_QUICKACK (tcp(7)) on a connection: the kernel
+// acknowledges what has arrived at once instead of after the delayed-ACK
+// timer, until the sink next sends. See connIO.
+type quickAck struct {
+	rc  syscall.RawConn
+	set func(fd uintptr) // made once, so that ack does not allocate
+	err error
 }
 
-// rawConn returns c's file descriptor access, if it is a TCP connection.
-func rawConn(c net.Conn) syscall.RawConn {
+// newQuickAck returns nil if c is not a TCP connection.
+func newQuickAck(c net.Conn) *quickAck {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil
@@ -29,5 +24,18 @@ func rawConn(c net.Conn) syscall.RawConn {
 	if err != nil {
 		return nil
 	}
-	return rc
+	q := &quickAck{rc: rc}
+	q.set = func(fd uintptr) {
+		q.err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
+	}
+	return q
+}
+
+// ack asks for the ACK now. It is a hint: the caller may ignore its
+// error.
+func (q *quickAck) ack() error {
+	if err := q.rc.Control(q.set); err != nil {
+		return err
+	}
+	return q.err
 }

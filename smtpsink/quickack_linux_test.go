@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// ackNow works on a real TCP connection, and rawConn finds none in a
-// connection that is not TCP.
-func TestAckNowTCP(t *testing.T) {
+// A quickAck works on a real TCP connection without allocating, and there
+// is none for a connection that is not TCP.
+func TestQuickAckTCP(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -32,17 +32,24 @@ func TestAckNowTCP(t *testing.T) {
 		t.Fatal("accept failed")
 	}
 	defer sc.Close()
-	rc := rawConn(sc)
-	if rc == nil {
-		t.Fatal("rawConn: nil for a TCP connection")
+	q := newQuickAck(sc)
+	if q == nil {
+		t.Fatal("newQuickAck: nil for a TCP connection")
 	}
-	if err := ackNow(rc); err != nil {
-		t.Errorf("ackNow: %v", err)
+	if err := q.ack(); err != nil {
+		t.Errorf("ack: %v", err)
 	}
-	p, q := net.Pipe()
+	if n := testing.AllocsPerRun(100, func() { q.ack() }); n != 0 {
+		t.Errorf("ack: %v allocations", n)
+	}
+	sc.Close()
+	if err := q.ack(); err == nil {
+		t.Error("ack on a closed connection: no error")
+	}
+	p, r := net.Pipe()
 	defer p.Close()
-	defer q.Close()
-	if rawConn(p) != nil {
-		t.Error("rawConn: not nil for net.Pipe")
+	defer r.Close()
+	if newQuickAck(p) != nil {
+		t.Error("newQuickAck: not nil for net.Pipe")
 	}
 }

@@ -2,13 +2,11 @@
 
 package smtpsink
 
-import (
-	"net"
-	"syscall"
-)
+import "net"
 
-// ackNow does nothing: TCP_QUICKACK is Linux's.
-func ackNow(syscall.RawConn) error { return nil }
+// quickAck is Linux's TCP_QUICKACK; elsewhere there is none.
+type quickAck struct{}
 
-// rawConn returns nil: ackNow needs no socket here.
-func rawConn(net.Conn) syscall.RawConn { return nil }
+func newQuickAck(net.Conn) *quickAck { return nil }
+
+func (*quickAck) ack() error { return nil }

@@ -263,7 +263,7 @@ func (s *Server) serveConn(c net.Conn) {
 		rw = &traceConn{Conn: rw, s: s, id: id}
 	}
 	ss := newSession(s, rw, id)
-	ss.cio.raw = rawConn(c)
+	ss.cio.qa = newQuickAck(c)
 	if !ss.run() {
 		s.stats.aborted.Add(1)
 	}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
@@ -55,19 +54,19 @@ type connIO struct {
 	timeout time.Duration
 	kill    <-chan struct{} // the server's: closed when it closes
 
-	// While a message's data streams in, every read but the first asks
-	// for the ACK of what has arrived at once (ackNow). A client that
-	// leaves Nagle's algorithm on (Postfix's smtp-source does) holds the
-	// small last piece of a large message until its earlier segments are
-	// acknowledged, and a server in the middle of a message has no reply
-	// to carry the ACK: without this, the kernel's delayed-ACK timer
-	// (40 ms on Linux) stalls about every other 1 MiB message. The first
-	// read is spared: a message that arrives in one read gets its ACK
-	// with the reply, as without this.
-	raw    syscall.RawConn // the TCP socket, for ackNow; nil if not TCP
-	onAck  func()          // hooks.ackNow
-	inData bool            // reading a message's data
-	nread  int             // reads since inData was set
+	// When a message's data takes a second read, the session asks the
+	// kernel to acknowledge at once from then on (quickAck, which lasts
+	// until the next reply). A client that leaves Nagle's algorithm on
+	// (Postfix's smtp-source does) holds the small last piece of a large
+	// message until its earlier segments are acknowledged, and a server
+	// in the middle of a message has no reply to carry the ACK: without
+	// this, the kernel's delayed-ACK timer (40 ms on Linux) stalls about
+	// every other 1 MiB message. A message that arrives in one read gets
+	// its ACK with the reply, as without this.
+	qa     *quickAck // nil if not TCP
+	onAck  func()    // hooks.ackNow
+	inData bool      // reading a message's data
+	nread  int       // reads since inData was set
 }
 
 // errClosing ends a session's reads once the server is closing.
@@ -91,9 +90,9 @@ func (f *connIO) Read(p []byte) (int, error) {
 	default:
 	}
 	if f.inData {
-		if f.nread > 0 {
-			if f.raw != nil {
-				ackNow(f.raw) // a hint: a failure shows in the read, if at all
+		if f.nread == 1 {
+			if f.qa != nil {
+				f.qa.ack() // a hint: a failure shows in the read, if at all
 			}
 			if f.onAck != nil {
 				f.onAck()
