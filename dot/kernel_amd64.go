@@ -84,7 +84,7 @@ const genericStep = 16
 type simdLimits struct {
 	minSrc                 int
 	minDecRoom, minEncRoom int
-	block                  int // bytes per block: the least MaxLine the kernel keeps
+	block                  int // bytes per block (the kernels keep a MaxLine of two or more)
 }
 
 var (
@@ -162,14 +162,10 @@ func asmDecode(k kernelID, dst, src []byte, flags uint64, maxLine int, line *int
 		}
 		return decodeAVX2(dst, src, flags)
 	}
-	lim, p := maxLine+1, *line+1 // the kernels count from the LF
 	if k == kAVX512 {
-		no, ni = decodeLinesAVX512(dst, src, flags, lim, lim-avx512Limits.block, &p)
-	} else {
-		no, ni = decodeLinesAVX2(dst, src, flags, lim, lim-avx2Limits.block, &p)
+		return decodeLinesAVX512(dst, src, flags, maxLine, maxLine-avx512Limits.block, line)
 	}
-	*line = p - 1
-	return no, ni
+	return decodeLinesAVX2(dst, src, flags, maxLine, maxLine-avx2Limits.block, line)
 }
 
 func asmEncode(k kernelID, dst, src []byte, flags uint64) (int, int) {
@@ -199,7 +195,7 @@ func decodeSIMD(kid kernelID, d *Decoder, dst, src []byte) (o, i int) {
 	lsI, lsO, lsState, lsSoft, lsLine := 0, 0, d.state, d.soft, d.line
 	// Whether the kernel keeps MaxLine itself; otherwise the lines it
 	// decoded are checked after each call.
-	kernelLines := d.MaxLine >= k.block && useLZCNT
+	kernelLines := d.MaxLine >= 2*k.block && useLZCNT
 	maxLine := 0
 	if kernelLines {
 		maxLine = d.MaxLine

@@ -1187,6 +1187,8 @@ TEXT ·decodeLinesAVX512(SB), NOSPLIT, $8-96
 	JEQ          dec512l_strict
 	CMPQ         SI, $0x00000002
 	JEQ          dec512l_raw
+	CMPQ         R10, limFast+64(FP)
+	JGT          dec512l_compat_general
 
 dec512l_compat_fast:
 	CMPQ  DX, BX
@@ -1213,15 +1215,15 @@ dec512l_compat_enter:
 	MOVQ    $0x00000003, R11
 	CMPB    (DX), $0x0a
 	JNE     lf0_a
-	XORQ    R10, R10
+	MOVQ    $-1, R10
 
 lf0_a:
+	ADDQ $0x01, R10
+
 dec512l_compat_body:
 	VMOVDQU64 (DX)(SI*1), Z3
 
 dec512l_compat_test:
-	CMPQ          R10, limFast+64(FP)
-	JGT           dec512l_compat_genx
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
 	KMOVQ         K1, R12
@@ -1237,23 +1239,25 @@ dec512l_compat_test:
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512l_compat_fullx
-	MOVQ          R12, R13
-	NOTQ          R13
-	LZCNTQ        R13, R13
-	SBBQ          R14, R14
-	ANDQ          R14, R10
-	ADDQ          R13, R10
+	ANDNQ         allOnes<>+0(SB), R12, R13
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
 	ADDQ          R12, DI
 	ADDQ          $0x40, SI
+	LZCNTQ        R13, R12
+	SBBQ          R13, R13
+	ANDQ          R13, R10
+	ADDQ          R12, R10
+	CMPQ          R10, limFast+64(FP)
+	JGT           dec512l_compat_genx
 	CMPQ          SI, R8
 	JLE           dec512l_compat_body
 
 dec512l_compat_genx:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
+	ADDQ  $-1, R10
 	XORQ  DI, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI
@@ -1262,6 +1266,7 @@ dec512l_compat_genx:
 dec512l_compat_cleanx:
 	ADDQ SI, DX
 	ADDQ DI, AX
+	ADDQ $-1, R10
 	JMP  dec512l_compat_clean
 
 dec512l_compat_masks:
@@ -1276,10 +1281,11 @@ dec512l_compat_masks:
 	MOVQ    $0x00000003, R11
 	CMPB    (DX), $0x0a
 	JNE     lf0_b
-	XORQ    R10, R10
+	MOVQ    $-1, R10
 
 lf0_b:
-	JMP dec512l_compat_test
+	ADDQ $0x01, R10
+	JMP  dec512l_compat_test
 
 dec512l_compat_first:
 	VMOVDQU64 (DX), Z3
@@ -1288,6 +1294,7 @@ dec512l_compat_first:
 dec512l_compat_fullx:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
+	ADDQ  $-1, R10
 	XORQ  DI, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI
@@ -1296,8 +1303,6 @@ dec512l_compat_fully:
 	MOVQ          $0x00000003, R9
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
-	CMPQ          R10, limFast+64(FP)
-	JGT           dec512l_compat_general
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8
@@ -1334,13 +1339,14 @@ dec512l_compat_fully:
 
 dec512l_compat_dirty:
 	ADDQ   $0x40, DX
-	LZCNTQ SI, DI
-	SBBQ   R8, R8
-	ANDQ   R8, R10
-	ADDQ   DI, R10
-	LEAQ   1(R10)(R8*1), R10
 	MOVQ   SI, DI
 	SHRQ   $0x3f, DI
+	LZCNTQ SI, SI
+	SBBQ   R8, R8
+	ANDQ   R8, R10
+	ADDQ   SI, R10
+	CMPQ   R10, limFast+64(FP)
+	JGT    dec512l_compat_general
 	JMP    dec512l_compat_fast
 
 dec512l_compat_clean:
@@ -1408,6 +1414,8 @@ dec512l_compat_clean1x:
 	CMPQ AX, CX
 	JGT  dec512l_compat_general
 	MOVQ $0x00000003, R9
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_compat_general
 	JMP  dec512l_compat_masks
 
 dec512l_compat_general:
@@ -1576,13 +1584,14 @@ st_g_done:
 	JNE    dec512l_compat_partial
 	ADDQ   $0x40, DX
 	MOVQ   $0x00000003, R9
-	LZCNTQ SI, DI
-	SBBQ   R8, R8
-	ANDQ   R8, R10
-	ADDQ   DI, R10
-	LEAQ   1(R10)(R8*1), R10
 	MOVQ   SI, DI
 	SHRQ   $0x3f, DI
+	LZCNTQ SI, SI
+	SBBQ   R8, R8
+	ANDQ   R8, R10
+	ADDQ   SI, R10
+	CMPQ   R10, limFast+64(FP)
+	JGT    dec512l_compat_general
 	JMP    dec512l_compat_fast
 
 dec512l_compat_partial:
@@ -1591,7 +1600,8 @@ dec512l_compat_partial:
 	TESTQ  CX, CX
 	JZ     nolf_a
 	LZCNTQ CX, CX
-	LEAQ   -63(R9)(CX*1), R10
+	LEAQ   -64(R9)(CX*1), CX
+	MOVQ   CX, R10
 	JMP    consumed_a
 
 nolf_a:
@@ -1673,7 +1683,8 @@ st_h_done:
 	TESTQ  CX, CX
 	JZ     nolf_b
 	LZCNTQ CX, CX
-	LEAQ   -63(R9)(CX*1), R10
+	LEAQ   -64(R9)(CX*1), CX
+	MOVQ   CX, R10
 	JMP    consumed_b
 
 nolf_b:
@@ -1683,6 +1694,9 @@ consumed_b:
 	JMP dec512l_done
 
 dec512l_strict:
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_strict_general
+
 dec512l_strict_fast:
 	CMPQ      DX, BX
 	JGT       dec512l_strict_general
@@ -1697,8 +1711,6 @@ dec512l_strict_fast:
 	JZ        dec512l_strict_clean
 
 dec512l_strict_masks:
-	CMPQ          R10, limFast+64(FP)
-	JGT           dec512l_strict_general
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R11
@@ -1733,15 +1745,16 @@ dec512l_strict_masks:
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
 	ADDQ          $0x40, DX
-	LZCNTQ        SI, DI
-	SBBQ          R8, R8
-	ANDQ          R8, R10
-	ADDQ          DI, R10
-	LEAQ          1(R10)(R8*1), R10
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
 	MOVQ          R11, R8
 	SHRQ          $0x3f, R8
+	LZCNTQ        SI, SI
+	SBBQ          R11, R11
+	ANDQ          R11, R10
+	ADDQ          SI, R10
+	CMPQ          R10, limFast+64(FP)
+	JGT           dec512l_strict_general
 	JMP           dec512l_strict_fast
 
 dec512l_strict_clean:
@@ -1810,6 +1823,8 @@ dec512l_strict_clean1x:
 	CMPQ AX, CX
 	JGT  dec512l_strict_general
 	MOVQ $0x00000003, R9
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_strict_general
 	JMP  dec512l_strict_masks
 
 dec512l_strict_general:
@@ -1980,15 +1995,16 @@ st_i_done:
 	JNE    dec512l_strict_partial
 	ADDQ   $0x40, DX
 	MOVQ   $0x00000003, R9
-	LZCNTQ SI, DI
-	SBBQ   R8, R8
-	ANDQ   R8, R10
-	ADDQ   DI, R10
-	LEAQ   1(R10)(R8*1), R10
 	MOVQ   SI, DI
 	SHRQ   $0x3f, DI
 	MOVQ   R11, R8
 	SHRQ   $0x3f, R8
+	LZCNTQ SI, SI
+	SBBQ   R11, R11
+	ANDQ   R11, R10
+	ADDQ   SI, R10
+	CMPQ   R10, limFast+64(FP)
+	JGT    dec512l_strict_general
 	JMP    dec512l_strict_fast
 
 dec512l_strict_partial:
@@ -1997,7 +2013,8 @@ dec512l_strict_partial:
 	TESTQ  CX, CX
 	JZ     nolf_c
 	LZCNTQ CX, CX
-	LEAQ   -63(DI)(CX*1), R10
+	LEAQ   -64(DI)(CX*1), CX
+	MOVQ   CX, R10
 	JMP    consumed_c
 
 nolf_c:
@@ -2079,7 +2096,8 @@ st_j_done:
 	TESTQ  CX, CX
 	JZ     nolf_d
 	LZCNTQ CX, CX
-	LEAQ   -63(DI)(CX*1), R10
+	LEAQ   -64(DI)(CX*1), CX
+	MOVQ   CX, R10
 	JMP    consumed_d
 
 nolf_d:
@@ -2089,6 +2107,9 @@ consumed_d:
 	JMP dec512l_done
 
 dec512l_raw:
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_raw_general
+
 dec512l_raw_fast:
 	CMPQ      DX, BX
 	JGT       dec512l_raw_general
@@ -2103,8 +2124,6 @@ dec512l_raw_fast:
 	JZ        dec512l_raw_clean
 
 dec512l_raw_masks:
-	CMPQ          R10, limFast+64(FP)
-	JGT           dec512l_raw_general
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R11
@@ -2137,15 +2156,16 @@ dec512l_raw_masks:
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
 	ADDQ          $0x40, DX
-	LZCNTQ        SI, DI
-	SBBQ          R8, R8
-	ANDQ          R8, R10
-	ADDQ          DI, R10
-	LEAQ          1(R10)(R8*1), R10
 	MOVQ          SI, DI
 	SHRQ          $0x3f, DI
 	MOVQ          R11, R8
 	SHRQ          $0x3f, R8
+	LZCNTQ        SI, SI
+	SBBQ          R11, R11
+	ANDQ          R11, R10
+	ADDQ          SI, R10
+	CMPQ          R10, limFast+64(FP)
+	JGT           dec512l_raw_general
 	JMP           dec512l_raw_fast
 
 dec512l_raw_clean:
@@ -2214,6 +2234,8 @@ dec512l_raw_clean1x:
 	CMPQ AX, CX
 	JGT  dec512l_raw_general
 	MOVQ $0x00000003, R9
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_raw_general
 	JMP  dec512l_raw_masks
 
 dec512l_raw_general:
@@ -2383,15 +2405,16 @@ st_k_done:
 	JNE    dec512l_raw_partial
 	ADDQ   $0x40, DX
 	MOVQ   $0x00000003, R9
-	LZCNTQ SI, DI
-	SBBQ   R8, R8
-	ANDQ   R8, R10
-	ADDQ   DI, R10
-	LEAQ   1(R10)(R8*1), R10
 	MOVQ   SI, DI
 	SHRQ   $0x3f, DI
 	MOVQ   R11, R8
 	SHRQ   $0x3f, R8
+	LZCNTQ SI, SI
+	SBBQ   R11, R11
+	ANDQ   R11, R10
+	ADDQ   SI, R10
+	CMPQ   R10, limFast+64(FP)
+	JGT    dec512l_raw_general
 	JMP    dec512l_raw_fast
 
 dec512l_raw_partial:
@@ -2400,7 +2423,8 @@ dec512l_raw_partial:
 	TESTQ  CX, CX
 	JZ     nolf_e
 	LZCNTQ CX, CX
-	LEAQ   -63(DI)(CX*1), R10
+	LEAQ   -64(DI)(CX*1), CX
+	MOVQ   CX, R10
 	JMP    consumed_e
 
 nolf_e:
@@ -2487,7 +2511,8 @@ st_l_done:
 	TESTQ  CX, CX
 	JZ     nolf_f
 	LZCNTQ CX, CX
-	LEAQ   -63(DI)(CX*1), R10
+	LEAQ   -64(DI)(CX*1), CX
+	MOVQ   CX, R10
 	JMP    consumed_f
 
 nolf_f:
@@ -2505,6 +2530,9 @@ dec512l_done:
 	MOVQ AX, nDst+80(FP)
 	MOVQ DX, nSrc+88(FP)
 	RET
+
+DATA allOnes<>+0(SB)/8, $0xffffffffffffffff
+GLOBL allOnes<>(SB), RODATA|NOPTR, $8
 
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
@@ -4895,13 +4923,11 @@ dec2l_compat_next:
 	CMPQ   R8, $0x20
 	JNE    dec2l_compat_partial
 	ADDQ   $0x20, DX
-	MOVQ   8(SP), SI
-	LZCNTL SI, SI
+	LZCNTL 8(SP), SI
 	SBBQ   R8, R8
 	MOVQ   (SP), R10
 	ANDQ   R8, R10
 	ADDQ   SI, R10
-	LEAQ   1(R10)(R8*1), R10
 	MOVQ   R10, (SP)
 	JMP    dec2l_compat_loop
 
@@ -4909,19 +4935,18 @@ dec2l_compat_partial:
 	ADDQ   R8, DX
 	MOVQ   8(SP), CX
 	BZHIQ  R8, CX, CX
-	MOVQ   (SP), BX
 	TESTQ  CX, CX
 	JZ     nolf_g
 	LZCNTQ CX, CX
-	LEAQ   -63(R8)(CX*1), BX
+	LEAQ   -64(R8)(CX*1), CX
+	MOVQ   CX, (SP)
 	JMP    consumed_g
 
 nolf_g:
-	ADDQ R8, BX
+	ADDQ R8, (SP)
 
 consumed_g:
-	MOVQ BX, (SP)
-	JMP  dec2l_done
+	JMP dec2l_done
 
 dec2l_compat_lines:
 	MOVQ   R11, R10
@@ -5100,13 +5125,11 @@ dec2l_strict_next:
 	CMPQ   R12, $0x20
 	JNE    dec2l_strict_partial
 	ADDQ   $0x20, DX
-	MOVQ   16(SP), SI
-	LZCNTL SI, SI
+	LZCNTL 16(SP), SI
 	SBBQ   R10, R10
 	MOVQ   (SP), R11
 	ANDQ   R10, R11
 	ADDQ   SI, R11
-	LEAQ   1(R11)(R10*1), R11
 	MOVQ   R11, (SP)
 	JMP    dec2l_strict_loop
 
@@ -5114,19 +5137,18 @@ dec2l_strict_partial:
 	ADDQ   R12, DX
 	MOVQ   16(SP), CX
 	BZHIQ  R12, CX, CX
-	MOVQ   (SP), BX
 	TESTQ  CX, CX
 	JZ     nolf_h
 	LZCNTQ CX, CX
-	LEAQ   -63(R12)(CX*1), BX
+	LEAQ   -64(R12)(CX*1), CX
+	MOVQ   CX, (SP)
 	JMP    consumed_h
 
 nolf_h:
-	ADDQ R12, BX
+	ADDQ R12, (SP)
 
 consumed_h:
-	MOVQ BX, (SP)
-	JMP  dec2l_done
+	JMP dec2l_done
 
 dec2l_strict_lines:
 	MOVQ   R11, SI
@@ -5303,13 +5325,11 @@ dec2l_raw_next:
 	CMPQ   R12, $0x20
 	JNE    dec2l_raw_partial
 	ADDQ   $0x20, DX
-	MOVQ   24(SP), SI
-	LZCNTL SI, SI
+	LZCNTL 24(SP), SI
 	SBBQ   R10, R10
 	MOVQ   (SP), R11
 	ANDQ   R10, R11
 	ADDQ   SI, R11
-	LEAQ   1(R11)(R10*1), R11
 	MOVQ   R11, (SP)
 	JMP    dec2l_raw_loop
 
@@ -5317,19 +5337,18 @@ dec2l_raw_partial:
 	ADDQ   R12, DX
 	MOVQ   24(SP), CX
 	BZHIQ  R12, CX, CX
-	MOVQ   (SP), BX
 	TESTQ  CX, CX
 	JZ     nolf_i
 	LZCNTQ CX, CX
-	LEAQ   -63(R12)(CX*1), BX
+	LEAQ   -64(R12)(CX*1), CX
+	MOVQ   CX, (SP)
 	JMP    consumed_i
 
 nolf_i:
-	ADDQ R12, BX
+	ADDQ R12, (SP)
 
 consumed_i:
-	MOVQ BX, (SP)
-	JMP  dec2l_done
+	JMP dec2l_done
 
 dec2l_raw_lines:
 	MOVQ   R11, SI

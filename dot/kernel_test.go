@@ -218,7 +218,7 @@ func diffDecodeCfg(tb testing.TB, k kernel, cfg modelConfig, in []byte, r kRun) 
 // kConfig picks a decoder set-up from x: every mode and policy, with and
 // without a line limit (small, around the block sizes, or large).
 func kConfig(x int, max int64) modelConfig {
-	lines := []int{0, 0, 1, 3, 31, 64, 65, 100, 998}
+	lines := []int{0, 0, 1, 3, 31, 64, 65, 100, 128, 129, 200, 998}
 	return modelConfig{
 		mode:    kModes[x%3],
 		bare:    barePolicies[x/3%3],
@@ -462,9 +462,11 @@ func TestKernelsMaxLine(t *testing.T) {
 		if k.name == "generic" {
 			t.Skip("the reference")
 		}
-		limits := []int{1, 2, 5, 31, 32, 33, 63, 64, 65, 127, 998, 5000}
+		// (The kernels keep limits of two blocks or more themselves: 64
+		// and 128 bytes.)
+		limits := []int{1, 2, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 191, 192, 998, 5000}
 		if testing.Short() || raceEnabled {
-			limits = []int{2, 33, 64, 998}
+			limits = []int{2, 33, 64, 128, 998}
 		}
 		for _, max := range limits {
 			for _, delta := range []int{-1, 0, 1} {

@@ -83,7 +83,7 @@ func BenchmarkDotWriter(b *testing.B) {
 }
 
 // BenchmarkDotReaderLimits measures what MaxLineBytes costs a server's
-// DotReader (Strict and Raw mode, io.Copy to io.Discard) on the corpora
+// DotReader (every mode, io.Copy to io.Discard) on the corpora
 // whose lines are short. Compare with
 //
 //	go test -run '^$' -bench DotReaderLimits -count 6 ./textproto | benchstat -col /cfg -
@@ -92,7 +92,7 @@ func BenchmarkDotReaderLimits(b *testing.B) {
 		if c.Name != "mail" && c.Name != "base64" {
 			continue
 		}
-		for _, mode := range []dot.Mode{dot.Strict, dot.Raw} {
+		for _, mode := range []dot.Mode{dot.Compat, dot.Strict, dot.Raw} {
 			for _, cfg := range []struct {
 				name    string
 				maxLine int

@@ -99,7 +99,7 @@ func decodeAVX2(limited bool) {
 		if lim != nil {
 			// A block that might break the line limit stops at the byte
 			// past it, if it has one (out of line, after the loop).
-			lim.fast(p + "_lines")
+			lim.check(p + "_lines")
 			Label(p + "_linesok")
 			outOfLine = func() {
 				Label(p + "_lines")
@@ -218,11 +218,10 @@ func decodeAVX2(limited bool) {
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(32), src)
 		if lim != nil {
-			x := GP64()
-			MOVQ(lfm, x)
-			lim.next(x, 32)
+			lim.next(lfm, 32, loop, "") // (every block checks)
+		} else {
+			JMP(LabelRef(loop))
 		}
-		JMP(LabelRef(loop))
 		Label(p + "_partial")
 		ADDQ(cut, src)
 		if lim != nil {
@@ -446,7 +445,7 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	VPTEST(e, e)
 	JNZ(LabelRef(p + "_block"))
 	if lim != nil {
-		lim.fast(p + "_block")
+		lim.check(p + "_block")
 	}
 	VMOVDQU(v, Mem{Base: dst})
 	ADDQ(U8(32), src)
@@ -468,7 +467,7 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	CMPQ(t, dstEnd)
 	JA(LabelRef(loop))
 	if lim != nil {
-		lim.fastBy(96, loop)
+		lim.checkBy(96, loop)
 	}
 	w, x, y := YMM(), YMM(), YMM()
 	VMOVDQU(Mem{Base: src}, v)

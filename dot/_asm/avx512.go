@@ -80,6 +80,9 @@ func decodeAVX512(limited bool) {
 		p := labels[i]
 		fast := p + "_fast"
 		general := p + "_general"
+		if lim != nil {
+			lim.check(general) // (see lineLimit)
+		}
 
 		// The fast loop.
 		Label(fast)
@@ -98,9 +101,6 @@ func decodeAVX512(limited bool) {
 				// they are. (After an LF dirty is not 0: a line start is
 				// never copied.)
 				blockHead512(p, src, dirty, v, klf, kcr, zlf, zcr)
-			}
-			if lim != nil {
-				lim.fast(general)
 			}
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
@@ -135,16 +135,17 @@ func decodeAVX512(limited bool) {
 				Label(p + "_dirty")
 			}
 			ADDQ(U8(64), src)
-			if lim != nil {
-				lim.next(mk.lf, 64)
-			}
 			MOVQ(mk.lf, cbol)
 			SHRQ(U8(63), cbol)
 			if m != compat {
 				MOVQ(mk.cr, ccr)
 				SHRQ(U8(63), ccr)
 			}
-			JMP(LabelRef(fast))
+			if lim != nil {
+				lim.next(mk.lf, 64, fast, general)
+			} else {
+				JMP(LabelRef(fast))
+			}
 
 			state := []reg.Register{cbol, ccr}
 			if m == compat {
@@ -208,16 +209,17 @@ func decodeAVX512(limited bool) {
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(64), src)
 		MOVQ(U32(3), dirty)
-		if lim != nil {
-			lim.next(mk.lf, 64)
-		}
 		MOVQ(mk.lf, cbol)
 		SHRQ(U8(63), cbol)
 		if m != compat {
 			MOVQ(cr, ccr)
 			SHRQ(U8(63), ccr)
 		}
-		JMP(LabelRef(fast))
+		if lim != nil {
+			lim.next(mk.lf, 64, fast, general)
+		} else {
+			JMP(LabelRef(fast))
+		}
 
 		Label(p + "_partial")
 		ADDQ(cut, src)
@@ -712,7 +714,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 		XORQ(r, r)
 	}
 	if lim != nil {
-		lim.fast(general)
+		lim.check(general)
 	}
 	Label(p + "_clean0")
 	VMOVDQU64(v, Mem{Base: dst})
@@ -737,7 +739,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	CMPQ(t, dstLim)
 	JGT(LabelRef(p + "_clean1"))
 	if lim != nil {
-		lim.fastBy(192, p+"_clean1")
+		lim.checkBy(192, p+"_clean1")
 	}
 	w, x, y := ZMM(), ZMM(), ZMM()
 	VMOVDQU64(Mem{Base: src}, v)
@@ -786,6 +788,9 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	CMPQ(dst, dstLim)
 	JGT(LabelRef(general))
 	MOVQ(U32(3), dirty)
+	if lim != nil {
+		lim.check(general)
+	}
 	JMP(LabelRef(resume))
 }
 
@@ -838,18 +843,22 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 			MOVQ(U32(3), three)
 			// The loop counts an LF in the block of the CR before it: an
 			// LF at the start of the first block is counted here.
+			// The loop keeps r+1 (see nextAfter): an LF at the start of the
+			// first block makes it 0.
 			skip := uniq("lf0")
 			CMPB(Mem{Base: src}, U8('\n'))
 			JNE(LabelRef(skip))
-			p := ll.load()
-			XORQ(p, p)
-			ll.store(p)
+			ll.set(I32(-1))
 			Label(skip)
+			ll.advance(U8(1))
 		}
 	}
 	leave := func() {
 		ADDQ(i, src)
 		ADDQ(j, dst)
+		if ll != nil {
+			ll.advance(I8(-1)) // r again
+		}
 	}
 	Label(p + "_enter")
 	enter()
@@ -857,9 +866,6 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
 
 	Label(p + "_test")
-	if ll != nil {
-		ll.fast(p + "_genx")
-	}
 	kncr, knn := K(), K()
 	VPCMPB(U8(4), zcr, v, kncr)                                          // not CR
 	VPCMPB(U8(4), Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zlf, knn) // next is not LF
@@ -878,12 +884,10 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 	VPCMPEQB(zdot, v, kp, kd)
 	KORTESTQ(kd, kd)
 	JNZ(LabelRef(p + "_fullx"))
+	var nl reg.GPVirtual
 	if ll != nil {
-		// The block's LFs follow its CRs.
-		nl := GP64()
-		MOVQ(ncr, nl)
-		NOTQ(nl)
-		ll.nextAfter(nl)
+		nl = GP64() // the block's CRs, each before an LF
+		ANDNQ(ll.ones, ncr, nl)
 	}
 	cnt := GP64()
 	POPCNTQ(ncr, cnt)
@@ -894,6 +898,13 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 	VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
 	ADDQ(cnt, j)
 	ADDQ(U8(64), i)
+	if ll != nil {
+		// r+1 is the distance back to the last LF, which follows the
+		// last CR: next with the CRs. (Checked against limFast, r+1 is
+		// checked a byte early.)
+		ll.next(nl, 64, p+"_tail", p+"_genx")
+		Label(p + "_tail")
+	}
 	CMPQ(i, lim)
 	JLE(LabelRef(p + "_body"))
 

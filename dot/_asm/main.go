@@ -124,67 +124,53 @@ func dispatchMode(prefix string, flags Op, modes []int) []string {
 	return names
 }
 
-// lineLimit is a decoder's line limit, in the variants that apply it. The
-// kernel (one of its own: every register counts) keeps p, the distance from the start of the block at hand back to
-// the last LF before it (so the line so far has p-1 bytes before the block),
-// and stops in front of the first byte of a line past the limit: the Go side
-// hands it the generic kernel, which reports it. With lim = limit+1, the
-// bytes of a block before its first line ending (a CRLF's CR, or an LF that
-// ends a line: "term") are within the limit if p+tz(term) <= lim. A block
-// (of size bytes) cannot break the limit while p <= limFast = lim-size, which
-// is all the fast paths check; past that, blocks go through the exact check.
-// Lines inside a block are shorter than the block, and the Go side uses these
-// kernels only for limits of at least a block. *p holds p at the start of
-// src, and the kernel leaves there p at the end of what it consumed.
+// lineLimit is a decoder's line limit, in the twin kernels (of their own:
+// every register counts) that keep it. The kernel keeps r, the bytes of the
+// current line before the block at hand (since the last LF: a CR is
+// counted), and stops in front of the first byte of a line past the limit:
+// the Go side hands it to the generic kernel, which reports it. The bytes of
+// a block before its first line ending (a CRLF's CR, or an LF that ends a
+// line: "term") are within the limit if r+tz(term) <= lim. A block (of size
+// bytes) cannot break the limit while r <= limFast = lim-size: that holds at
+// the start of every block of the fast paths (a block with an LF leaves r
+// below size, and lim is at least twice size), and the paths that can break
+// it hand the next block to the general path, which checks exactly. *p
+// holds r at the start of src, and the kernel leaves there r at the end of
+// what it consumed.
 type lineLimit struct {
-	p            reg.GPVirtual // p, or nil if p is kept in the stack frame
-	pm           Mem
+	r            reg.GPVirtual // r, or nil if r is kept in the stack frame
+	rm           Mem
 	lim, limFast Mem
+	ones         Mem // all ones, for ANDN
 }
 
-// newLineLimit loads the limit's arguments, with p in a register, or with
+// newLineLimit loads the limit's arguments, with r in a register, or with
 // inMem in the stack frame (where a kernel has no register to spare).
 func newLineLimit(inMem bool) *lineLimit {
-	l := &lineLimit{lim: paramMem("lim"), limFast: paramMem("limFast")}
+	l := &lineLimit{lim: paramMem("lim"), limFast: paramMem("limFast"), ones: allOnes()}
 	ptr := Load(Param("p"), GP64())
 	if inMem {
-		l.pm = AllocLocal(8)
+		l.rm = AllocLocal(8)
 		t := GP64()
 		MOVQ(Mem{Base: ptr}, t)
-		MOVQ(t, l.pm)
+		MOVQ(t, l.rm)
 	} else {
-		l.p = GP64()
-		MOVQ(Mem{Base: ptr}, l.p)
+		l.r = GP64()
+		MOVQ(Mem{Base: ptr}, l.r)
 	}
 	return l
 }
 
-// finish stores p in *p, at the kernel's end.
-func (l *lineLimit) finish() {
-	if l == nil {
-		return
-	}
-	p := l.load()
-	ptr := Load(Param("p"), GP64())
-	MOVQ(p, Mem{Base: ptr})
-}
+var onesMem *Mem
 
-// consume moves p over the first n bytes (n < the block size) of a block
-// with LFs at lf, where the kernel stops.
-func (l *lineLimit) consume(lf, n reg.Register) {
-	nolf, done := uniq("nolf"), uniq("consumed")
-	x := GP64()
-	BZHIQ(n, lf, x)
-	p := l.load()
-	TESTQ(x, x)
-	JZ(LabelRef(nolf))
-	LZCNTQ(x, x) // the last LF is at 63-x
-	LEAQ(Mem{Base: n, Index: x, Scale: 1, Disp: -63}, p)
-	JMP(LabelRef(done))
-	Label(nolf)
-	ADDQ(n, p)
-	Label(done)
-	l.store(p)
+// allOnes is a read-only 8-byte constant with every bit set.
+func allOnes() Mem {
+	if onesMem == nil {
+		m := GLOBL("allOnes", RODATA|NOPTR)
+		DATA(0, U64(^uint64(0)))
+		onesMem = &m
+	}
+	return *onesMem
 }
 
 // paramMem is the memory operand of an integer argument.
@@ -196,31 +182,31 @@ func paramMem(name string) Mem {
 	return b.Addr
 }
 
-// load returns a register holding p.
+// load returns a register holding r.
 func (l *lineLimit) load() reg.GPVirtual {
-	if l.p != nil {
-		return l.p
+	if l.r != nil {
+		return l.r
 	}
-	r := GP64()
-	MOVQ(l.pm, r)
-	return r
+	t := GP64()
+	MOVQ(l.rm, t)
+	return t
 }
 
-// store makes r, from load, p.
-func (l *lineLimit) store(r reg.GPVirtual) {
-	if l.p == nil {
-		MOVQ(r, l.pm)
+// store makes t, from load, r.
+func (l *lineLimit) store(t reg.GPVirtual) {
+	if l.r == nil {
+		MOVQ(t, l.rm)
 	}
 }
 
-// fast jumps to slow unless no line can break the limit in the block.
-func (l *lineLimit) fast(slow string) {
+// check jumps to slow unless no line can break the limit in the block.
+func (l *lineLimit) check(slow string) {
 	CMPQ(l.load(), l.limFast)
 	JGT(LabelRef(slow))
 }
 
-// fastBy is fast for n more bytes without CR or LF after the block.
-func (l *lineLimit) fastBy(n int, slow string) {
+// checkBy is check for n more bytes without CR or LF after the block.
+func (l *lineLimit) checkBy(n int, slow string) {
 	t := GP64()
 	LEAQ(Mem{Base: l.load(), Disp: n}, t)
 	CMPQ(t, l.limFast)
@@ -228,58 +214,89 @@ func (l *lineLimit) fastBy(n int, slow string) {
 }
 
 // bail adds to bail the position of the first byte past the limit, if the
-// block (with line endings at term) has one: lim-p, if the first line
-// ending is after it (lim-p < 64 then). term is clobbered.
+// block (with line endings at term) has one: lim-r, if the first line
+// ending is after it (lim-r < 64 then). term is clobbered.
 func (l *lineLimit) bail(term, bail reg.Register) {
 	skip := uniq("lim")
-	r := GP64()
-	MOVQ(l.lim, r)
-	SUBQ(l.load(), r)
+	t := GP64()
+	MOVQ(l.lim, t)
+	SUBQ(l.load(), t)
 	TZCNTQ(term, term)
-	CMPQ(term, r)
+	CMPQ(term, t)
 	JLE(LabelRef(skip))
-	BTSQ(r, bail)
+	BTSQ(t, bail)
 	Label(skip)
 }
 
-// next moves p to the next block, of size bytes (32 or 64), with LFs at lf:
-// after its last LF if it has one, else size bytes on.
-func (l *lineLimit) next(lf reg.Register, size int) {
+// next moves r over a block of size bytes (32 or 64) whose last LF, if it
+// has one, is the last set bit of lf (at size-1-x, with x its leading
+// zeros in size bits: r becomes x; else r grows by size), and goes on at
+// ok, or, where the next block might break the limit, at slow (if not
+// empty). It has no branch on lf: in mail, about every other block has no
+// LF.
+func (l *lineLimit) next(lf Op, size int, ok, slow string) {
 	x, m := GP64(), GP64()
 	if size == 32 {
-		LZCNTL(lf.(reg.GPVirtual).As32(), x.As32()) // CF: lf is 0
+		LZCNTL(lf, x.As32()) // CF: lf is 0
 	} else {
 		LZCNTQ(lf, x)
 	}
 	SBBQ(m, m) // -1 if lf is 0
-	p := l.load()
-	ANDQ(m, p)
-	ADDQ(x, p)
-	LEAQ(Mem{Base: p, Index: m, Scale: 1, Disp: 1}, p)
-	l.store(p)
+	t := l.load()
+	ANDQ(m, t)
+	ADDQ(x, t)
+	l.store(t)
+	if slow != "" {
+		l.check(slow)
+	}
+	JMP(LabelRef(ok))
 }
 
-// nextAfter is next for a block whose LFs are the bytes after the bits of
-// nl (each block's first byte is then the one after an LF the block before
-// saw), always 64 bytes. nl is clobbered.
-func (l *lineLimit) nextAfter(nl reg.Register) {
-	m := GP64()
-	LZCNTQ(nl, nl)
-	SBBQ(m, m)
-	p := l.load()
-	ANDQ(m, p)
-	ADDQ(nl, p)
-	l.store(p)
+// set makes x r.
+func (l *lineLimit) set(x Op) {
+	if l.r != nil {
+		MOVQ(x, l.r)
+	} else {
+		MOVQ(x, l.rm)
+	}
 }
 
-// advance adds n to p (n bytes of the line, none of them CR or LF).
+// finish stores r in *p, at the kernel's end.
+func (l *lineLimit) finish() {
+	if l == nil {
+		return
+	}
+	t := l.load()
+	ptr := Load(Param("p"), GP64())
+	MOVQ(t, Mem{Base: ptr})
+}
+
+// consume moves r over the first n bytes (n < the block size) of a block
+// with LFs at lf, where the kernel stops.
+func (l *lineLimit) consume(lf, n reg.Register) {
+	nolf, done := uniq("nolf"), uniq("consumed")
+	x := GP64()
+	BZHIQ(n, lf, x)
+	TESTQ(x, x)
+	JZ(LabelRef(nolf))
+	LZCNTQ(x, x) // the last LF is at 63-x
+	t := GP64()
+	LEAQ(Mem{Base: n, Index: x, Scale: 1, Disp: -64}, t)
+	l.set(t)
+	JMP(LabelRef(done))
+	Label(nolf)
+	l.advance(n)
+	Label(done)
+}
+
+// advance adds n to r (n bytes of the line, none of them an LF).
 func (l *lineLimit) advance(n Op) {
 	switch {
 	case l == nil:
-	case l.p != nil:
-		ADDQ(n, l.p)
+	case l.r != nil:
+		ADDQ(n, l.r)
 	default:
-		ADDQ(n, l.pm)
+		ADDQ(n, l.rm)
 	}
 }
 
