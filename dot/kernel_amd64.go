@@ -50,13 +50,17 @@ import (
 // (after an LF: start of a line; after a CR whose LF follows: the CR
 // state, or, where the CR was already written, one byte back; otherwise
 // inside a line). An assembly call handles at most asmChunk bytes, so the
-// goroutine can be preempted between calls. A decoder's MaxSize and
-// MaxLine are handled in decodeSIMD: the kernels know no limits. After each
-// call, the span it decoded is checked for a line longer than MaxLine
-// (checkLines: a backward search for an LF per MaxLine bytes, so a few
-// words per line of ordinary mail); such a line is left to the generic
-// kernel. Bare CRs and LFs under BareKeep and BareNormalize need nothing:
-// the kernels stop in front of them in Strict and Raw mode anyway.
+// goroutine can be preempted between calls. A decoder's MaxSize is handled
+// in decodeSIMD. MaxLine, from two blocks up, is kept by twin kernels
+// (decodeLinesAVX512, decodeLinesAVX2; see lineLimit in _asm): they count
+// the bytes since the last LF with the LF masks they have (a leading-zero
+// count and a mask per block, no branch), compare only after a block
+// without an LF, and stop in front of the first byte past the limit, which
+// the generic kernel then reports. Smaller limits are checked after each
+// call over the span decoded (checkLines), and a line too long is left to
+// the generic kernel. Bare CRs and LFs under BareKeep and BareNormalize
+// need nothing: the kernels stop in front of them in Strict and Raw mode
+// anyway.
 //
 // No kernel reads or writes outside src and dst, but the SIMD kernels may
 // use dst[nDst:] as scratch space: where 64 bytes of dst are left, the
@@ -325,10 +329,10 @@ func asmStep(kid kernelID, d *Decoder, dst, s []byte, maxLine int) (no, ni int, 
 // It does not look at every line: from a line start it jumps limit bytes on
 // and searches back for an LF, so a few calls per limit bytes do.
 //
-// At the assembly kernels' speed this is not free: each jump costs a
-// mispredicted branch and a load from a span that has mostly left L1 (see
-// BenchmarkDecodeLimits). Counting the bytes since the last LF inside the
-// kernels, from the LF masks they already have, would be.
+// At the assembly kernels' speed this is not free (each jump costs a
+// mispredicted branch and a load from a span that has mostly left L1), so
+// it serves only limits below two blocks, which the twin kernels do not
+// keep.
 func checkLines(b []byte, line, limit int, crPending bool) (n, start int, ok bool) {
 	p := -line // the current line starts at b[p]
 	for {
