@@ -75,6 +75,12 @@ type Config struct {
 	// called from the session's goroutine: sessions call it concurrently.
 	OnMessage func(Message)
 
+	// OnSessionEnd, if set, is called when a session has ended and its
+	// connection is closed, from the session's goroutine (sessions call it
+	// concurrently); Stats counts the session as ended by then, and
+	// Shutdown and Close wait for the call to return.
+	OnSessionEnd func(SessionInfo)
+
 	// Force gives commands a reply of their own instead of the normal one
 	// (test knobs, as Postfix smtp-sink's -f, -r, -q and -Q). The keys are
 	// command names in upper case (HELO, EHLO, LHLO, MAIL, RCPT, DATA,

@@ -51,6 +51,18 @@ type Message struct {
 	RemoteAddr net.Addr   // the client's address
 }
 
+// A SessionInfo is what Config.OnSessionEnd learns about a session that
+// has ended.
+type SessionInfo struct {
+	Session    uint64   // as in Message
+	RemoteAddr net.Addr // the client's address
+	Messages   int      // messages accepted in the session
+	// Quit: the session ended with QUIT. Otherwise the peer left, a
+	// time limit or a forced reply closed it, or the server closed (it
+	// is then counted in Stats.Aborted).
+	Quit bool
+}
+
 // Stats are a Server's counters.
 type Stats struct {
 	Sessions   uint64 `json:"sessions"`   // accepted connections
@@ -254,7 +266,6 @@ func (s *Server) serveConn(c net.Conn) {
 	id := s.nextID.Add(1)
 	s.stats.sessions.Add(1)
 	s.stats.active.Add(1)
-	defer s.stats.active.Add(^uint64(0))
 	rw := c
 	if s.h.wrap != nil {
 		rw = s.h.wrap(c)
@@ -264,11 +275,17 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	ss := newSession(s, rw, id)
 	ss.cio.qa = newQuickAck(c)
-	if !ss.run() {
+	quit := ss.run()
+	if !quit {
 		s.stats.aborted.Add(1)
 	}
 	c.Close()
+	nmsg := ss.nmsg
 	ss.release()
+	s.stats.active.Add(^uint64(0))
+	if s.cfg.OnSessionEnd != nil {
+		s.cfg.OnSessionEnd(SessionInfo{Session: id, RemoteAddr: c.RemoteAddr(), Messages: nmsg, Quit: quit})
+	}
 }
 
 // Close stops accepting, ends every session with a 421 reply (RFC 5321

@@ -1,0 +1,43 @@
+package smtpsink
+
+import (
+	"testing"
+)
+
+// OnSessionEnd learns of each session once it has ended: whether it ended
+// with QUIT and how many messages it brought, with the session counted as
+// ended in Stats.
+func TestOnSessionEnd(t *testing.T) {
+	type end struct {
+		info   SessionInfo
+		active uint64
+	}
+	ends := make(chan end, 2)
+	var s *Server
+	s = startSink(t, Config{OnSessionEnd: func(i SessionInfo) { ends <- end{i, s.Stats().Active} }}, hooks{})
+
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	for range 2 {
+		c.cmd(250, "MAIL FROM:<a@b>")
+		c.cmd(250, "RCPT TO:<c@d>")
+		c.cmd(354, "DATA")
+		c.cmd(250, "x\r\n.")
+	}
+	c.cmd(221, "QUIT")
+	e := <-ends
+	if !e.info.Quit || e.info.Messages != 2 || e.info.Session != 1 || e.info.RemoteAddr.String() != c.raw.LocalAddr().String() || e.active != 0 {
+		t.Errorf("first session: %+v, active %d", e.info, e.active)
+	}
+
+	c = dial(t, s)
+	c.cmd(250, "HELO c")
+	c.raw.Close() // no QUIT
+	e = <-ends
+	if e.info.Quit || e.info.Messages != 0 || e.info.Session != 2 || e.active != 0 {
+		t.Errorf("second session: %+v, active %d", e.info, e.active)
+	}
+	if st := s.Stats(); st.Sessions != 2 || st.Aborted != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
