@@ -99,3 +99,41 @@ func ExampleDotReader_WriteTo() {
 	// Output:
 	// "hi\n" 3 <nil>
 }
+
+// An SMTP server's DATA handler: the size limit of each transaction comes
+// from the client's SIZE parameter, and the reply from what the block held.
+// Whatever it held, the block has been read to its end marker, so the
+// session goes on with the next command.
+func ExampleReader_DotReaderWith_dataHandler() {
+	conn := strings.NewReader("Subject: hi\r\n\r\nhello\r\n.\r\n" +
+		"Subject: big\r\n\r\n" + strings.Repeat("x", 100) + "\r\n.\r\n" +
+		"Subject: odd\r\n\r\nbare\nLF\r\n.\r\n" +
+		"QUIT\r\n")
+	r := textproto.NewReader(bufio.NewReader(conn))
+	data := func(size int64) string {
+		d := r.DotReaderWith(textproto.DotOptions{Mode: dot.Strict, MaxBytes: size, MaxLineBytes: 998})
+		_, err := io.Copy(io.Discard, d) // a real server spools the message
+		switch {
+		case err == nil:
+			return fmt.Sprintf("250 2.0.0 OK: %d bytes", d.Size())
+		case errors.Is(err, dot.ErrTooLarge): // takes precedence over the others
+			return "552 5.3.4 message too large"
+		case errors.Is(err, dot.ErrLineTooLong):
+			return "500 5.5.2 line too long"
+		case errors.Is(err, dot.ErrBareLF), errors.Is(err, dot.ErrBareCR):
+			return "550 5.6.0 bare CR or LF in the message"
+		default: // the connection failed, or ErrNotInStep: close it
+			return "421 4.4.2 closing"
+		}
+	}
+	for _, size := range []int64{1000, 50, 1000} {
+		fmt.Println(data(size))
+	}
+	cmd, _ := r.ReadLine()
+	fmt.Println(cmd)
+	// Output:
+	// 250 2.0.0 OK: 19 bytes
+	// 552 5.3.4 message too large
+	// 550 5.6.0 bare CR or LF in the message
+	// QUIT
+}
