@@ -1,13 +1,14 @@
 // Package smtpsinkcmd is `wirespeed smtp-sink`, the command-line front end
 // of package smtpsink: an SMTP (or, with -L, LMTP) server that accepts
 // mail and discards it, with Postfix smtp-sink's flags where they mean the
-// same (-L -h -8 -p -e -f -r -q -Q -w -W -t -m -M -v).
+// same (-L -h -8 -p -e -f -r -q -Q -w -W -t -m -M -n -c -v).
 //
 //	wirespeed smtp-sink -addr 127.0.0.1:2525                # until SIGINT/SIGTERM, then a summary
 //	wirespeed smtp-sink -addr 127.0.0.1:0 -L -json          # LMTP; the summary as JSON
 //	wirespeed smtp-sink -size 10485760 -data-line 998 -bare normalize
 //	wirespeed smtp-sink -r RCPT -Q . -w 2                   # 450 to RCPT, 421 after the data, 2 s before 354
 //	wirespeed smtp-sink -digest sha256 -digest-log sums.txt # "HEX BYTES SESSION-N" per message
+//	wirespeed smtp-sink -n 10 -c                            # stop after 10 sessions QUIT; counters on stderr
 //
 // The first line printed is "listening on HOST:PORT".
 package smtpsinkcmd
@@ -75,12 +76,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
 	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
 	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
+	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
+	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
 	alg := fs.String("digest", "", "hash every message's data with ALG (md5, sha1, sha256, ...) and log \"HEX BYTES SESSION-N\" per message")
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-digest ALG] [-json] [flags]")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-json] [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -150,8 +153,30 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			logW = f
 		}
 	}
-	var received uint64
-	if logW != nil || *maxMsgs > 0 {
+	// The counters of -c, -M and -n, under logMu.
+	var received, ended, quits uint64
+	var counterLine []byte
+	showCounters := func() {
+		counterLine = fmt.Appendf(counterLine[:0], "sess=%d quit=%d mesg=%d\r", ended, quits, received)
+		stderr.Write(counterLine)
+	}
+	if *counters || *maxQuits > 0 {
+		cfg.OnSessionEnd = func(e smtpsink.SessionInfo) {
+			logMu.Lock()
+			defer logMu.Unlock()
+			ended++
+			if e.Quit {
+				quits++
+			}
+			if *counters {
+				showCounters()
+			}
+			if e.Quit && quits == *maxQuits {
+				cancel()
+			}
+		}
+	}
+	if logW != nil || *maxMsgs > 0 || *counters {
 		var line []byte
 		cfg.OnMessage = func(m smtpsink.Message) {
 			logMu.Lock()
@@ -172,6 +197,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if received++; *maxMsgs > 0 && received == *maxMsgs {
 				cancel()
 			}
+			if *counters {
+				showCounters()
+			}
 		}
 	}
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
@@ -191,8 +219,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case serveErr = <-served:
 	}
 	if ctx.Err() == nil && runCtx.Err() != nil {
-		// -M: let the sessions have the last reply; QUIT ends them, or
-		// else the time limit -t.
+		// -M or -n: let the sessions have the last reply; QUIT ends
+		// them, or else the time limit -t.
 		grace := cfg.Timeout
 		if grace == 0 {
 			grace = 10 * time.Second
@@ -202,6 +230,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		scancel()
 	}
 	s.Close()
+	if *counters {
+		logMu.Lock()
+		showCounters()
+		stderr.Write([]byte("\n")) // the counters stay on the screen
+		logMu.Unlock()
+	}
 	res := Result{Addr: s.Addr().String(), Stats: s.Stats()}
 	res.ErrorTotal = res.ErrorCount()
 	if *jsonOut {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/smtp"
 	"os"
 	"path/filepath"
@@ -23,6 +24,17 @@ import (
 // from its first line, and a function that cancels its context (as SIGINT
 // does) and returns what it printed after that line, and its error.
 func run(t *testing.T, args ...string) (addr string, stop func() (string, error)) {
+	t.Helper()
+	addr, stop2 := start(t, args...)
+	return addr, func() (string, error) {
+		out, _, err := stop2()
+		return out, err
+	}
+}
+
+// start is run whose stop also returns what the command wrote on its
+// standard error.
+func start(t *testing.T, args ...string) (addr string, stop func() (stdout, stderr string, err error)) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -44,10 +56,10 @@ func run(t *testing.T, args ...string) (addr string, stop func() (string, error)
 		b, _ := io.ReadAll(br)
 		rest <- string(b)
 	}()
-	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), func() (string, error) {
+	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), func() (string, string, error) {
 		cancel()
 		err := <-done
-		return <-rest, err
+		return <-rest, stderr.String(), err
 	}
 }
 
@@ -150,7 +162,7 @@ func TestRunMaxMessages(t *testing.T) {
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
-		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"},
+		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
@@ -160,5 +172,67 @@ func TestRunUsage(t *testing.T) {
 	var se cli.StatusError
 	if err := Run(context.Background(), []string{"-addr", "256.0.0.1:x"}, io.Discard, io.Discard); err == nil || errors.As(err, &se) {
 		t.Errorf("bad address: %v", err)
+	}
+}
+
+// -n stops after that many sessions have ended with QUIT; a session that
+// ends without QUIT does not count.
+func TestRunMaxQuits(t *testing.T) {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-n", "2"}, pw, io.Discard)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	first, _ := br.ReadString('\n')
+	addr := strings.TrimSpace(strings.TrimPrefix(first, "listening on "))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if greeting, err := bufio.NewReader(c).ReadString('\n'); err != nil || !strings.HasPrefix(greeting, "220 ") {
+		t.Fatalf("greeting %q %v", greeting, err)
+	}
+	c.Close() // no QUIT
+	send(t, addr, "one\r\n")
+	send(t, addr, "two\r\n") // served: the first QUIT did not stop the sink
+	rest, _ := io.ReadAll(br)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(rest), "sessions 3 (aborted 1), messages 2,") {
+		t.Errorf("summary %q", rest)
+	}
+}
+
+// -c shows the counters on standard error at each message and each
+// session's end, each line ended by a carriage return, and leaves the
+// last on the screen.
+func TestRunCounters(t *testing.T) {
+	addr, stop := start(t, "-c")
+	send(t, addr, "one\r\n")
+	send(t, addr, "two\r\n")
+	out, errOut, err := stop()
+	if err != nil || !strings.Contains(out, "messages 2,") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// One update per message and per session's end, in an order that
+	// depends on when each session's end is seen, and the last again.
+	lines, ok := strings.CutSuffix(errOut, "\r\n")
+	shown := strings.Split(lines, "\r")
+	if !ok || len(shown) != 5 || shown[3] != "sess=2 quit=2 mesg=2" || shown[4] != shown[3] {
+		t.Fatalf("stderr %q", errOut)
+	}
+	var last [3]int
+	for _, l := range shown {
+		var c [3]int
+		if _, err := fmt.Sscanf(l, "sess=%d quit=%d mesg=%d", &c[0], &c[1], &c[2]); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if c[0] < last[0] || c[1] < last[1] || c[2] < last[2] || c[0]+c[2] > last[0]+last[2]+1 {
+			t.Errorf("counters %q after %v", l, last)
+		}
+		last = c
 	}
 }
