@@ -40,9 +40,10 @@ func newTemplate(cfg *Config, start time.Time) *template {
 	return t
 }
 
-// header appends message k's header and the empty line after it to b.
+// header appends message k's header and the empty line after it to b
+// (nothing for Config.Message and OldMode).
 func (t *template) header(b []byte, k int64) []byte {
-	if t.cfg.Message != nil {
+	if t.cfg.Message != nil || t.cfg.OldMode {
 		return b
 	}
 	b = append(b, "From: <"...)

@@ -35,6 +35,26 @@ type Config struct {
 	// Counter, if set, gets a running count of completed messages as
 	// smtp-source -c prints it: "N\r" each time, "\n" at the end.
 	Counter io.Writer
+	// NumberRecipients (-N) puts before each recipient a number no other
+	// recipient of the run has (1, 2, 3, ...) instead of -r's numbers.
+	NumberRecipients bool
+	// OldMode (-o) sends neither EHLO (nor HELO, LHLO) nor a header: the
+	// first transaction follows the greeting, and the message is its body.
+	OldMode bool
+	// Wait (-w) is how long a session waits after a message before it
+	// starts its next; RandomWait (-R), a random time from 0 to it. One
+	// of them at most, and not with QPS.
+	Wait, RandomWait time.Duration
+	// ConnectTries (-C) is how many times a failed dial is tried before
+	// the message fails (default 1); the retries are counted in
+	// Result.ConnectRetries, the last failure as a connect error.
+	ConnectTries int
+	// WindowSize (-T), if positive, sets each socket's receive and send
+	// buffers (SO_RCVBUF, SO_SNDBUF) before it connects, which bounds the
+	// TCP window offered.
+	WindowSize int
+	// IPVersion 4 (-4) or 6 (-6) dials only that version; 0 either.
+	IPVersion int
 
 	// Pipelining sends MAIL, the RCPTs and DATA (or the BDAT chunks) in
 	// one write when the server offers PIPELINING (RFC 2920); with Reuse
@@ -86,6 +106,7 @@ func (cfg *Config) check() error {
 	def(&cfg.Messages, 1)
 	def(&cfg.Recipients, 1)
 	def(&cfg.ChunkSize, 64<<10)
+	def(&cfg.ConnectTries, 1)
 	if cfg.Helo == "" {
 		h, err := os.Hostname()
 		if err != nil || h == "" {
@@ -115,8 +136,16 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: no address", ErrConfig)
 	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
 		return fmt.Errorf("%w: negative count", ErrConfig)
-	case cfg.QPS < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0:
+	case cfg.QPS < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
 		return fmt.Errorf("%w: negative rate or time", ErrConfig)
+	case cfg.Wait > 0 && cfg.RandomWait > 0:
+		return fmt.Errorf("%w: a fixed and a random wait between messages", ErrConfig)
+	case (cfg.Wait > 0 || cfg.RandomWait > 0) && cfg.QPS > 0:
+		return fmt.Errorf("%w: a wait between messages in open loop", ErrConfig)
+	case cfg.ConnectTries < 0 || cfg.WindowSize < 0:
+		return fmt.Errorf("%w: negative connect tries or window size", ErrConfig)
+	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:
+		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
 		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
 	}
@@ -131,10 +160,18 @@ func (cfg *Config) check() error {
 	return nil
 }
 
-// network returns the network and address to dial for cfg.Addr.
-func network(addr string) (string, string) {
+// network returns the network and address to dial for addr, TCP over IP
+// version ipv (4, 6, or 0 for either) unless it is a UNIX-domain socket.
+func network(addr string, ipv int) (string, string) {
 	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
 		return "unix", p
+	}
+	tcp := "tcp"
+	switch ipv {
+	case 4:
+		tcp = "tcp4"
+	case 6:
+		tcp = "tcp6"
 	}
 	addr = strings.TrimPrefix(addr, "inet:")
 	if _, _, err := net.SplitHostPort(addr); err != nil {
@@ -144,5 +181,5 @@ func network(addr string) (string, string) {
 		addr = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
 		addr = net.JoinHostPort(addr, "25")
 	}
-	return "tcp", addr
+	return tcp, addr
 }

@@ -14,10 +14,6 @@ import (
 // system clock).
 func RunWith(ctx context.Context, cfg Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), clk sleep.Clock) (*Result, error) {
 	e := env{dial: dial, clock: clk}
-	if e.dial == nil {
-		var d net.Dialer
-		e.dial = d.DialContext
-	}
 	if e.clock == nil {
 		e.clock = sleep.System{}
 	}
@@ -29,6 +25,7 @@ var (
 	MakeBody    = makeBody
 	CRLFLines   = crlfLines
 	Network     = network
+	Dialer      = dialer
 )
 
 // MessageDigest is the digest of message k of a run with cfg that started

@@ -149,7 +149,8 @@ type Result struct {
 	Lateness *Latency `json:"lateness,omitempty"`
 
 	Errors         int64  `json:"errors"`          // the sum of the kinds below
-	ConnectErrors  int64  `json:"connect_errors"`  // dials that failed
+	ConnectErrors  int64  `json:"connect_errors"`  // dials that failed (their last try, with ConnectTries)
+	ConnectRetries int64  `json:"connect_retries"` // failed dials tried again (ConnectTries), not errors
 	IOErrors       int64  `json:"io_errors"`       // reads and writes that failed, disconnects, timeouts
 	ProtocolErrors int64  `json:"protocol_errors"` // replies that are not SMTP replies, or come unasked
 	Rejections     int64  `json:"rejections"`      // 4xx and 5xx replies

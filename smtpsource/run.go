@@ -16,7 +16,8 @@ import (
 
 type counters struct {
 	started, delivered, failed, rcptOK, conns, bytes, data atomic.Int64
-	connect, io, protocol, reject                          atomic.Int64
+	connect, io, protocol, reject, retries                 atomic.Int64
+	rcptSeq                                                atomic.Int64 // NumberRecipients' last number
 }
 
 type run struct {
@@ -54,13 +55,25 @@ func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
 // connection could be opened. It stops early, with the results so far,
 // when ctx is done.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	return runIn(ctx, cfg, env{clock: sleep.System{}})
+}
+
+// dialer returns the dial function for cfg: net.Dialer's, with the socket
+// buffers set before the connect when cfg.WindowSize asks.
+func dialer(cfg *Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
-	return runIn(ctx, cfg, env{dial: d.DialContext, clock: sleep.System{}})
+	if cfg.WindowSize > 0 {
+		d.Control = windowControl(cfg.WindowSize)
+	}
+	return d.DialContext
 }
 
 func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if env.dial == nil {
+		env.dial = dialer(&cfg)
 	}
 	r := &run{cfg: cfg, env: env, msg: newRecorder(), late: newHist(), replies: map[string]map[int]int64{}}
 	for i := range r.phases {
@@ -171,7 +184,7 @@ func (r *run) result(secs float64) *Result {
 		Started: r.n.started.Load(), Delivered: r.n.delivered.Load(), Failed: r.n.failed.Load(), RcptOK: r.n.rcptOK.Load(),
 		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),
 		Replies: r.replies, Lateness: latency(r.late),
-		ConnectErrors: r.n.connect.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),
+		ConnectRetries: r.n.retries.Load(), ConnectErrors: r.n.connect.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),
 		FirstError: r.firstErr, Digests: r.digests,
 	}
 	if cfg.LMTP {

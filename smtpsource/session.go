@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +32,8 @@ type session struct {
 	chunk   bool   // BDAT used on a connection
 	// ahead is the next message, when its envelope went out behind the
 	// last message's data; nil otherwise.
-	ahead *ahead
+	ahead   *ahead
+	rcptBuf []byte // the last RCPT command made with NumberRecipients
 }
 
 // An ahead message is one whose MAIL, RCPTs and DATA were written in the
@@ -70,11 +73,11 @@ func (s *session) run(ctx context.Context) {
 		s.open(ctx)
 	}
 	var sl sleep.Waiter
-	if r.cfg.QPS > 0 {
+	if r.cfg.QPS > 0 || r.cfg.Wait > 0 || r.cfg.RandomWait > 0 {
 		sl = r.env.clock.Waiter(r.cfg.Spin)
 		defer sl.Close()
 	}
-	for ctx.Err() == nil {
+	for first := true; ctx.Err() == nil; first = false {
 		var k, t0 int64
 		if a := s.ahead; a != nil {
 			k, t0 = a.k, a.t0 // already started and counted
@@ -82,6 +85,12 @@ func (s *session) run(ctx context.Context) {
 			k = r.next.Add(1) - 1
 			if k >= int64(r.cfg.Messages) {
 				break
+			}
+			if d := s.wait(); d > 0 && !first {
+				sl.Until(ctx, r.env.clock.Now().Add(d))
+				if ctx.Err() != nil {
+					break
+				}
 			}
 			if r.cfg.QPS > 0 {
 				t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
@@ -106,6 +115,15 @@ func (s *session) run(ctx context.Context) {
 		s.ahead = nil
 	}
 	s.quit(ctx)
+}
+
+// wait returns how long to wait before the next message (Config.Wait
+// and RandomWait).
+func (s *session) wait() time.Duration {
+	if w := s.r.cfg.RandomWait; w > 0 {
+		return rand.N(w + 1)
+	}
+	return s.r.cfg.Wait
 }
 
 // merge adds the session's histograms and counts to the run's.
@@ -219,11 +237,19 @@ func (s *session) flush(ctx context.Context, phase string) error {
 // HELO when EHLO is refused.
 func (s *session) open(ctx context.Context) error {
 	r := s.r
-	netw, addr := network(r.cfg.Addr)
+	netw, addr := network(r.cfg.Addr, r.cfg.IPVersion)
 	t := r.now()
-	dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
-	nc, err := r.env.dial(dctx, netw, addr)
-	cancel()
+	var nc net.Conn
+	var err error
+	for try := 1; ; try++ {
+		dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
+		nc, err = r.env.dial(dctx, netw, addr)
+		cancel()
+		if err == nil || try >= r.cfg.ConnectTries || ctx.Err() != nil {
+			break
+		}
+		r.n.retries.Add(1) // and at once, as smtp-source -C (it waits 10µs)
+	}
 	if err != nil {
 		s.fail(ctx, &r.n.connect, err)
 		return err
@@ -246,6 +272,9 @@ func (s *session) open(ctx context.Context) error {
 	if code != 220 {
 		s.close() // counted as a rejection; a QUIT might fail and count again
 		return errors.New("no greeting")
+	}
+	if r.cfg.OldMode {
+		return nil // no EHLO, no extensions
 	}
 	verb := "EHLO"
 	if r.cfg.LMTP {
@@ -384,8 +413,8 @@ func (s *session) transaction(ctx context.Context, k, sent int64) (ok, open bool
 		return false, false
 	}
 	accepted := 0
-	for _, rc := range r.rcptCmds {
-		c.bw.Write(rc)
+	for i := range r.rcptCmds {
+		c.bw.Write(s.rcpt(i))
 		t := r.now()
 		if s.flush(ctx, "rcpt") != nil {
 			return false, false
@@ -470,9 +499,23 @@ func (s *session) pipelined(ctx context.Context, bdat bool, sent int64) (ok, ope
 // envelope buffers MAIL and the RCPTs.
 func (s *session) envelope() {
 	s.c.bw.Write(s.r.mailCmd)
-	for _, rc := range s.r.rcptCmds {
-		s.c.bw.Write(rc)
+	for i := range s.r.rcptCmds {
+		s.c.bw.Write(s.rcpt(i))
 	}
+}
+
+// rcpt returns the i-th RCPT command of the next message, valid until the
+// next call.
+func (s *session) rcpt(i int) []byte {
+	r := s.r
+	if !r.cfg.NumberRecipients {
+		return r.rcptCmds[i]
+	}
+	b := append(s.rcptBuf[:0], "RCPT TO:<"...)
+	b = strconv.AppendInt(b, r.n.rcptSeq.Add(1), 10)
+	b = append(b, r.cfg.To...)
+	s.rcptBuf = append(b, ">\r\n"...)
+	return s.rcptBuf
 }
 
 // envelopeReplies reads the replies to a pipelined MAIL and its RCPTs,
@@ -512,7 +555,7 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 	t := r.now()
 	c.bw.Write(s.hdr)
 	c.bw.Write(r.tmpl.encoded)
-	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining {
+	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining && r.cfg.Wait == 0 && r.cfg.RandomWait == 0 {
 		if k, t0, ok := s.claimDue(ctx); ok {
 			s.envelope()
 			c.bw.WriteString("DATA\r\n")

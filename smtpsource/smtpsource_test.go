@@ -581,6 +581,12 @@ func TestConfigErrors(t *testing.T) {
 		{Addr: "x", Body: "html"},
 		{Addr: "x", Body: "base64"},
 		{Addr: "x", From: "a\r\nRCPT TO:<b>"},
+		{Addr: "x", Wait: time.Second, RandomWait: time.Second},
+		{Addr: "x", Wait: time.Second, QPS: 10},
+		{Addr: "x", RandomWait: -1},
+		{Addr: "x", ConnectTries: -1},
+		{Addr: "x", WindowSize: -1},
+		{Addr: "x", IPVersion: 5},
 	} {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
@@ -594,8 +600,16 @@ func TestConfigErrors(t *testing.T) {
 		"::1":              {"tcp", "[::1]:25"},
 		"unix:/run/s.sock": {"unix", "/run/s.sock"},
 	} {
-		if n, a := Network(in); n != want[0] || a != want[1] {
+		if n, a := Network(in, 0); n != want[0] || a != want[1] {
 			t.Errorf("%q: %s %s, want %v", in, n, a, want)
+		}
+	}
+	for ipv, want := range map[int]string{4: "tcp4", 6: "tcp6"} {
+		if n, _ := Network("host:25", ipv); n != want {
+			t.Errorf("IP version %d: %s, want %s", ipv, n, want)
+		}
+		if n, _ := Network("unix:/s", ipv); n != "unix" {
+			t.Errorf("IP version %d, unix:/s: %s", ipv, n)
 		}
 	}
 	if _, err := Verify(strings.NewReader("nothex 12\n"), nil); err == nil {

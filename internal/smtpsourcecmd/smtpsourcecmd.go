@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,6 +44,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP (smtp-source -L)")
 	fs.Bool("A", false, "accepted for smtp-source's -A (don't abort on an unexpected reply): runs never stop at one, they count it")
 	counter := fs.Bool("c", false, "a running count of completed messages on stdout, as smtp-source -c prints it (stderr with -json)")
+	fs.BoolVar(&cfg.NumberRecipients, "N", false, "put a number no other recipient of the run has before each recipient (smtp-source -N)")
+	fs.BoolVar(&cfg.OldMode, "o", false, "old mode: send no EHLO/HELO and no message header (smtp-source -o)")
+	fs.Var((*seconds)(&cfg.Wait), "w", "wait this long between a session's messages, in seconds or as a duration (smtp-source -w)")
+	fs.Var((*seconds)(&cfg.RandomWait), "R", "wait a random time from 0 to this between a session's messages, in seconds or as a duration (smtp-source -R)")
+	fs.IntVar(&cfg.ConnectTries, "C", 1, "try a failed connect this many `times` (smtp-source -C)")
+	fs.IntVar(&cfg.WindowSize, "T", 0, "set the socket buffers, and so the TCP window, to this many `bytes` before connecting (smtp-source -T)")
+	ipv4 := fs.Bool("4", false, "connect over IPv4 only (smtp-source -4)")
+	ipv6 := fs.Bool("6", false, "connect over IPv6 only (smtp-source -6)")
 	// Beyond smtp-source.
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
@@ -58,7 +67,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-s sessions] [-m messages] [-l length] [-d] [-r recipients] [-f from] [-t to] [-L] [-c] [-pipelining] [-chunking] [-body kind] [-qps rate] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -68,6 +77,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())
 	}
 	cfg.Addr = fs.Arg(0)
+	switch {
+	case *ipv4 && *ipv6:
+		return cli.Usagef("smtp-source: -4 and -6 together")
+	case *ipv4:
+		cfg.IPVersion = 4
+	case *ipv6:
+		cfg.IPVersion = 6
+	}
 	if *msgFile != "" {
 		*body = "file:" + *msgFile
 	}
@@ -229,4 +246,26 @@ func codeList(codes map[int]int64) string {
 		fmt.Fprintf(&b, "%d×%d", c, codes[c])
 	}
 	return b.String()
+}
+
+// seconds is a duration flag that also takes a number of seconds, as
+// smtp-source's -w and -R do.
+type seconds time.Duration
+
+func (s *seconds) String() string { return time.Duration(*s).String() }
+
+func (s *seconds) Set(v string) error {
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n < 0 || n > 1e9 {
+			return fmt.Errorf("%q: want 0 to 1e9 seconds", v)
+		}
+		*s = seconds(n * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q: want seconds or a duration such as 10ms", v)
+	}
+	*s = seconds(d)
+	return nil
 }

@@ -26,9 +26,10 @@ import (
 // takes every message and, before it answers, logs the digest of each to
 // log as a sink does: "<hex md5> <bytes> <n>".
 type sink struct {
-	mu  sync.Mutex
-	log io.Writer
-	n   int
+	mu   sync.Mutex
+	log  io.Writer
+	n    int
+	cmds []string // the command lines, over all connections
 }
 
 func (s *sink) start(t *testing.T) string {
@@ -69,6 +70,9 @@ func (s *sink) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		s.mu.Lock()
+		s.cmds = append(s.cmds, line)
+		s.mu.Unlock()
 		switch verb, _, _ := strings.Cut(strings.ToUpper(line), " "); verb {
 		case "EHLO":
 			say("250-sink\r\n250 PIPELINING")
@@ -268,6 +272,46 @@ func TestMessageFile(t *testing.T) {
 		s.mu.Unlock()
 		if !strings.HasPrefix(got, want+" ") {
 			t.Errorf("%q: the sink logged %q, want %q", flag, got, want)
+		}
+	}
+}
+
+// smtp-source's other flags reach smtpsource.Config: -N numbers the
+// recipients, -o sends no EHLO and no header, -4, -C, -T and -w are
+// taken; -4 with -6 and a bad -w are usage errors.
+func TestPostfixFlags(t *testing.T) {
+	var log bytes.Buffer
+	s := sink{log: &log}
+	addr := s.start(t)
+	var out, errb bytes.Buffer
+	args := []string{"-N", "-o", "-r", "2", "-m", "3", "-l", "100", "-d", "-4", "-C", "2", "-T", "16384", "-w", "0.001", "-json", "-q", addr}
+	if err := Run(context.Background(), args, &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	var res smtpsource.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Delivered != 3 || res.RcptOK != 6 || res.Errors != 0 || res.Replies["ehlo"] != nil {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	s.mu.Lock()
+	cmds := strings.Join(s.cmds, "|")
+	s.mu.Unlock()
+	for n := 1; n <= 6; n++ {
+		if !strings.Contains(cmds, fmt.Sprintf("RCPT TO:<%dfoo@", n)) {
+			t.Errorf("no recipient %d: %s", n, cmds)
+		}
+	}
+	if strings.Contains(cmds, "EHLO") || !strings.HasPrefix(cmds, "MAIL FROM:") {
+		t.Errorf("-o: commands %s", cmds)
+	}
+	// -o: the body alone, as smtp-source -l 100 makes it.
+	body := "1" + strings.Repeat("X", 77) + "\r\n" + strings.Repeat("X", 20) + "\r\n"
+	want := fmt.Sprintf("%x %d ", md5.Sum([]byte(body)), len(body))
+	if !strings.HasPrefix(log.String(), want) {
+		t.Errorf("the sink logged %q, want %q...", log.String(), want)
+	}
+	for _, bad := range [][]string{{"-4", "-6", addr}, {"-w", "soon", addr}, {"-R", "-1", addr}} {
+		if status, _ := cli.Status(Run(context.Background(), bad, &out, &errb)); status != 2 {
+			t.Errorf("%q: status %d, want 2", bad, status)
 		}
 	}
 }
