@@ -97,6 +97,15 @@ type Config struct {
 	// wait with it.
 	Delay map[string]time.Duration
 
+	// AbortData makes every DATA fail as Postfix smtp-sink's -A does: the
+	// 354 reply, a wait of AbortDataDelay, then 550 and a closed
+	// connection, with nothing more read from the client, which may be
+	// in the middle of sending the message (the kernel may then reset
+	// the connection before the client reads the 550). A test knob for
+	// a client's handling of a server that gives up mid-message.
+	AbortData      bool
+	AbortDataDelay time.Duration
+
 	// Timeout bounds the wait for each read from the client and each write
 	// to it; a session that exceeds it is closed. 0 means none.
 	Timeout time.Duration
@@ -152,7 +161,7 @@ func (r Reply) text() string {
 var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
 
 func (c *Config) validate() error {
-	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 {
+	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 || c.AbortDataDelay < 0 {
 		return fmt.Errorf("smtpsink: negative limit")
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {

@@ -546,6 +546,14 @@ func (ss *session) data(arg string) bool {
 	if ss.bw.Flush() != nil {
 		return false
 	}
+	if ss.cfg.AbortData {
+		if d := ss.cfg.AbortDataDelay; d > 0 && !ss.sleep(d) {
+			return false
+		}
+		ss.reply(550, "5.0.0 Error: data aborted by the server")
+		ss.bw.Flush()
+		return false
+	}
 	ss.startHash()
 	ss.cio.startData()
 	defer ss.cio.endData()

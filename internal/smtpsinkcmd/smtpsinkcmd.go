@@ -1,7 +1,7 @@
 // Package smtpsinkcmd is `wirespeed smtp-sink`, the command-line front end
 // of package smtpsink: an SMTP (or, with -L, LMTP) server that accepts
 // mail and discards it, with Postfix smtp-sink's flags where they mean the
-// same (-L -h -8 -p -e -f -r -q -Q -w -W -t -m -M -n -c -v).
+// same (-L -h -8 -p -e -f -r -q -Q -w -W -A -t -m -M -n -c -v).
 //
 //	wirespeed smtp-sink -addr 127.0.0.1:2525                # until SIGINT/SIGTERM, then a summary
 //	wirespeed smtp-sink -addr 127.0.0.1:0 -L -json          # LMTP; the summary as JSON
@@ -72,6 +72,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	delays := delayFlag{}
 	fs.Var(oneDelay{"DATA", delays}, "w", "wait this long before the reply to DATA (354), in seconds or as a duration (as smtp-sink -w)")
 	fs.Var(delays, "W", "CMD:DELAY: wait DELAY before the reply to CMD (\".\": to a message's data); repeatable (as smtp-sink -W, without odds)")
+	fs.Var(abortFlag{&cfg}, "A", "answer DATA with 354, wait this long (seconds or a duration; 0: not at all), then 550 and disconnect without reading the message (as smtp-sink -A)")
 	cfg.Timeout = 100 * time.Second
 	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
 	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
@@ -337,6 +338,20 @@ func (o oneDelay) Set(v string) error {
 		return err
 	}
 	o.dst[o.cmd] = time.Duration(s)
+	return nil
+}
+
+// abortFlag is -A DELAY: Config.AbortData after DELAY.
+type abortFlag struct{ cfg *smtpsink.Config }
+
+func (a abortFlag) String() string { return "" }
+
+func (a abortFlag) Set(v string) error {
+	var s seconds
+	if err := s.Set(v); err != nil {
+		return err
+	}
+	a.cfg.AbortData, a.cfg.AbortDataDelay = true, time.Duration(s)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/smtp"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,7 +163,7 @@ func TestRunMaxMessages(t *testing.T) {
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
-		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"},
+		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"}, {"-A", "-1"}, {"-A", "soon"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
@@ -234,5 +235,38 @@ func TestRunCounters(t *testing.T) {
 			t.Errorf("counters %q after %v", l, last)
 		}
 		last = c
+	}
+}
+
+// -A answers DATA with 354 and then 550, and disconnects.
+func TestRunAbortData(t *testing.T) {
+	addr, stop := run(t, "-A", "0")
+	c, err := textproto.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, step := range []struct {
+		cmd  string
+		code int
+	}{{"", 220}, {"HELO c", 250}, {"MAIL FROM:<a@b>", 250}, {"RCPT TO:<c@d>", 250}, {"DATA", 354}} {
+		if step.cmd != "" {
+			if err := c.PrintfLine("%s", step.cmd); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, err := c.ReadResponse(step.code); err != nil {
+			t.Fatalf("%s: %v", step.cmd, err)
+		}
+	}
+	if code, _, err := c.ReadResponse(550); err != nil || code != 550 {
+		t.Fatalf("after 354: %d %v", code, err)
+	}
+	if _, err := c.ReadLine(); err != io.EOF {
+		t.Errorf("after the 550: %v, want EOF", err)
+	}
+	out, err := stop()
+	if err != nil || !strings.HasPrefix(out, "sessions 1 (aborted 1), messages 0,") || !strings.Contains(out, "550: 1") {
+		t.Errorf("%v: %s", err, out)
 	}
 }
