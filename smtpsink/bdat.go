@@ -81,9 +81,10 @@ func (ss *session) bdatCmd(arg string) bool {
 		ss.reply(dataReply(err))
 		return true
 	}
-	b := append(ss.out[:0], "2.0.0 "...)
+	b := append(ss.text[:0], "2.0.0 "...)
 	b = strconv.AppendInt(b, size, 10)
 	b = append(b, " octets received"...)
-	ss.reply(250, string(b))
+	ss.text = b
+	ss.replyText(250, b)
 	return true
 }

@@ -26,6 +26,7 @@ type session struct {
 	bw   *bufio.Writer
 	cio  *connIO
 	out  []byte    // the reply being built
+	text []byte    // the text of a reply with numbers in it (replyText)
 	hash hash.Hash // Config.Digest's, reused for each message
 	sink io.Writer // where message data goes: hash or io.Discard
 
@@ -318,6 +319,19 @@ func (ss *session) reply(code int, text string) {
 	b = append(b, '\r', '\n')
 	ss.out = b
 	ss.bw.Write(b) // a failed write shows at the next Flush
+}
+
+// replyText is reply with a text built in ss.text, which it does not
+// keep: the replies to messages and chunks, which carry numbers, without
+// allocating.
+func (ss *session) replyText(code int, text []byte) {
+	ss.count(code)
+	b := strconv.AppendInt(ss.out[:0], int64(code), 10)
+	b = append(b, ' ')
+	b = append(b, text...)
+	b = append(b, '\r', '\n')
+	ss.out = b
+	ss.bw.Write(b)
 }
 
 func (ss *session) count(code int) {
@@ -636,14 +650,16 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 			}
 			ss.cfg.OnMessage(m)
 		}
-		text = ss.queuedText()
 	}
 	n := 1
 	if ss.cfg.LMTP {
 		n = ss.nrcpt
 	}
 	for range n {
-		if code != 0 {
+		switch {
+		case code == 250:
+			ss.replyText(250, ss.queuedText())
+		case code != 0:
 			ss.reply(code, text)
 		}
 	}
@@ -663,12 +679,13 @@ func (ss *session) sum() digest.Sum {
 
 // queuedText is the text of the reply that accepts a message: its id is
 // SESSION-N, as the -digest log names it.
-func (ss *session) queuedText() string {
-	b := append(ss.out[:0], "2.0.0 Ok: queued as "...)
+func (ss *session) queuedText() []byte {
+	b := append(ss.text[:0], "2.0.0 Ok: queued as "...)
 	b = strconv.AppendUint(b, ss.id, 10)
 	b = append(b, '-')
 	b = strconv.AppendInt(b, int64(ss.nmsg), 10)
-	return string(b)
+	ss.text = b
+	return b
 }
 
 // delay waits as long as Config.Delay says for the command, or until the
