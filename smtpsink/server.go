@@ -18,7 +18,10 @@
 // input, or after a command that ends a pipelined group (EHLO, DATA,
 // VRFY, EXPN, TURN, QUIT, NOOP): a group that arrives in one read is
 // answered in one write, and no reply waits for input that may never
-// come.
+// come. On Linux, a message whose data takes more than one read turns on
+// quick ACKs (TCP_QUICKACK) until its reply, so that a client with
+// Nagle's algorithm on does not wait out the delayed-ACK timer at the end
+// of every large message.
 //
 // Not supported: STARTTLS, AUTH, DSN, XCLIENT; addresses are taken as
 // given between their angle brackets.
