@@ -40,7 +40,10 @@ type Config struct {
 	// Loops is the number of event loops (default 1, at most the
 	// connections opened), each on its own locked OS thread with its share
 	// of the connections and, in open loop, of the schedule. They run in
-	// parallel up to GOMAXPROCS.
+	// parallel up to GOMAXPROCS, and best with GOMAXPROCS above Loops: with
+	// a spare processor for the rest of the program, the runtime leaves a
+	// loop's processor alone while the loop waits in epoll (wirespeed
+	// tcpperf sets GOMAXPROCS so).
 	Loops int
 	// CPUs pins loop i to CPU CPUs[i%len(CPUs)]; empty for no pinning.
 	CPUs []int

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"text/tabwriter"
 	"time"
 
@@ -58,6 +59,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !*quiet {
 		cfg.Progress = stderr
+	}
+	// A spare processor for the rest of the program (see Config.Loops).
+	if n := max(cfg.Loops, 1) + 1; runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
 	}
 	if *hdrLog != "" {
 		f, err := os.Create(*hdrLog)

@@ -1,0 +1,186 @@
+package tcpperf
+
+import (
+	"context"
+	"errors"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Hundreds of connections on three loops, against a real echo server on
+// loopback: the whole schedule goes out, every response comes back in
+// order (each is checked against its sequence number) and none is lost.
+func TestLoopsManyConns(t *testing.T) {
+	var mu sync.Mutex
+	var perConn []int64 // bytes echoed on each connection of the run
+	addr := server(t, func(c net.Conn) {
+		b := make([]byte, 4096)
+		var n64 int64
+		defer func() { mu.Lock(); perConn = append(perConn, n64); mu.Unlock() }()
+		for {
+			n, err := c.Read(b)
+			if _, werr := c.Write(b[:n]); err != nil || werr != nil {
+				return
+			}
+			n64 += int64(n)
+		}
+	})
+	for _, loops := range []int{1, 3} {
+		mu.Lock()
+		perConn = nil
+		mu.Unlock()
+		res, err := RunWith(context.Background(), Config{
+			Addr: addr, Conns: 300, Loops: loops, QPS: 30000, MsgSize: 40,
+			Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
+		}, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 30000/s: 3600 messages in 120ms, 3000 of them measured.
+		if res.Sent != 3600 || res.Received != 3000 || res.Errors != 0 || res.Connected != 300 || res.Loops != loops {
+			t.Errorf("%d loops: want 3600 sent, 3000 measured, no errors: %+v", loops, res)
+		}
+		// Each connection had its 12 messages: the schedule is dealt to
+		// all of them in turn. (Run returns after closing its sockets; the
+		// server's handlers note their counts soon after.)
+		for {
+			mu.Lock()
+			done := len(perConn) == 300
+			mu.Unlock()
+			if done {
+				break
+			}
+			runtime.Gosched()
+		}
+		mu.Lock()
+		for i, n := range perConn {
+			if n != 12*40 {
+				t.Errorf("%d loops: connection %d carried %d bytes, want 12 messages of 40", loops, i, n)
+				break
+			}
+		}
+		mu.Unlock()
+	}
+}
+
+// The same on the system clock, through Run, closed loop: every
+// connection keeps its messages in flight until the end, and the drain
+// collects every response.
+func TestLoopsClosedLoopRealClock(t *testing.T) {
+	addr := server(t, echo)
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 200, Loops: 2, Depth: 4, MsgSize: 64, Duration: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Received == 0 || res.Errors != 0 || res.Unanswered != 0 || res.Sent < res.Received {
+		t.Fatalf("closed loop on 200 connections: %+v", res)
+	}
+}
+
+// trickle echoes what it reads one byte per write, so responses arrive
+// split at every byte.
+func trickle(c net.Conn) {
+	c.(*net.TCPConn).SetNoDelay(true)
+	b := make([]byte, 4096)
+	for {
+		n, err := c.Read(b)
+		for i := 0; i < n; i++ {
+			if _, werr := c.Write(b[i : i+1]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Responses split anywhere are put back together: the counts are exact
+// and no response is taken for a wrong one.
+func TestSplitResponses(t *testing.T) {
+	addr := server(t, trickle)
+	res, err := RunWith(context.Background(), Config{
+		Addr: addr, Conns: 5, QPS: 2000, MsgSize: 33, Duration: 100 * time.Millisecond,
+	}, nil, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != 200 || res.Received != 200 || res.Errors != 0 {
+		t.Fatalf("want 200 sent and received intact: %+v", res)
+	}
+}
+
+// The tool's CPU per message is the process's CPU time from the start of
+// the measurement to the end of the drain over the messages due in it.
+// The fake CPU clock advances 1ms per reading: at the start, at the
+// start of the measurement, at the end.
+func TestCPUPerMessage(t *testing.T) {
+	addr := server(t, echo)
+	var reads time.Duration
+	res, err := RunEnv(context.Background(), Config{
+		Addr: addr, Conns: 2, QPS: 1000, Duration: 200 * time.Millisecond,
+	}, Env{Clock: newFakeClock(), CPU: func() time.Duration { reads += time.Millisecond; return reads }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads != 3*time.Millisecond || res.CPUPerMsg != 5 {
+		t.Fatalf("%v of CPU readings, %.3fµs per message; want 3 readings, 1ms over 200 messages = 5µs", reads, res.CPUPerMsg)
+	}
+}
+
+// A loop pinned to CPU 0 runs; a CPU the machine does not have is a
+// configuration error.
+func TestPinning(t *testing.T) {
+	addr := server(t, echo)
+	res, err := RunWith(context.Background(), Config{Addr: addr, Conns: 2, Loops: 2, CPUs: []int{0}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
+	if err != nil || res.Received != 10 || res.Errors != 0 {
+		t.Fatalf("pinned to CPU 0: %v, %+v", err, res)
+	}
+	_, err = RunWith(context.Background(), Config{Addr: addr, Conns: 2, CPUs: []int{1 << 12}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
+	if !errors.Is(err, ErrConfig) || !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("pinned to CPU 4096: %v, want ErrConfig wrapping EINVAL", err)
+	}
+}
+
+// Out of ephemeral ports: the check says how many the range has and how
+// to widen it, and a dial failing with EADDRNOTAVAIL is ErrPorts too.
+func TestPorts(t *testing.T) {
+	lo, hi, err := ParsePortRange("32768\t60999\n")
+	if err != nil || lo != 32768 || hi != 60999 {
+		t.Fatalf("ParsePortRange: %d, %d, %v", lo, hi, err)
+	}
+	for _, bad := range []string{"", "1", "a b", "60999 32768", "1 2 3"} {
+		if _, _, err := ParsePortRange(bad); err == nil {
+			t.Errorf("ParsePortRange(%q) did not fail", bad)
+		}
+	}
+	if err := CheckPorts(28232, lo, hi); err != nil {
+		t.Errorf("28232 connections in 28232 ports: %v", err)
+	}
+	err = CheckPorts(28233, lo, hi)
+	if !errors.Is(err, ErrPorts) || !contains(err.Error(), "32768-60999 has 28232", "ip_local_port_range") {
+		t.Errorf("28233 connections in 28232 ports: %v", err)
+	}
+	_, err = RunWith(context.Background(), Config{Addr: "x", Conns: 2}, func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.EADDRNOTAVAIL}
+	}, nil)
+	if !errors.Is(err, ErrPorts) || !errors.Is(err, syscall.EADDRNOTAVAIL) {
+		t.Errorf("dial out of ports: %v, want ErrPorts wrapping EADDRNOTAVAIL", err)
+	}
+}
+
+func contains(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
