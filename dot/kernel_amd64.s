@@ -5638,3 +5638,102 @@ enc2_done:
 	MOVQ AX, nDst+56(FP)
 	MOVQ DX, nSrc+64(FP)
 	RET
+
+// func crlfAVX512(text []byte, limFast int, r *int, cr *uint64) (n int)
+// Requires: AVX, AVX512BW, AVX512F, LZCNT
+TEXT ·crlfAVX512(SB), NOSPLIT, $0-56
+	MOVQ         text_base+0(FP), AX
+	MOVQ         text_len+8(FP), CX
+	LEAQ         -64(AX)(CX*1), CX
+	MOVQ         r+32(FP), DX
+	MOVQ         (DX), DX
+	MOVQ         cr+40(FP), BX
+	MOVQ         (BX), BX
+	MOVL         $0x0000000a, SI
+	VPBROADCASTB SI, Z0
+	MOVL         $0x0000000d, SI
+	VPBROADCASTB SI, Z1
+
+crlfAVX512_loop:
+	CMPQ      AX, CX
+	JGT       crlfAVX512_done
+	CMPQ      DX, limFast+24(FP)
+	JGT       crlfAVX512_done
+	VMOVDQU64 (AX), Z2
+	VPCMPEQB  Z0, Z2, K1
+	KMOVQ     K1, SI
+	VPCMPEQB  Z1, Z2, K1
+	KMOVQ     K1, DI
+	LEAQ      (BX)(DI*2), R8
+	CMPQ      R8, SI
+	JNE       crlfAVX512_done
+	MOVQ      DI, BX
+	SHRQ      $0x3f, BX
+	LZCNTQ    SI, SI
+	SBBQ      DI, DI
+	ANDQ      DI, DX
+	ADDQ      SI, DX
+	ADDQ      $0x40, AX
+	JMP       crlfAVX512_loop
+
+crlfAVX512_done:
+	VZEROUPPER
+	MOVQ r+32(FP), CX
+	MOVQ DX, (CX)
+	MOVQ cr+40(FP), CX
+	MOVQ BX, (CX)
+	MOVQ text_base+0(FP), CX
+	SUBQ CX, AX
+	MOVQ AX, n+48(FP)
+	RET
+
+// func crlfAVX2(text []byte, limFast int, r *int, cr *uint64) (n int)
+// Requires: AVX, AVX2, LZCNT, SSE2
+TEXT ·crlfAVX2(SB), NOSPLIT, $0-56
+	MOVQ         text_base+0(FP), AX
+	MOVQ         text_len+8(FP), CX
+	LEAQ         -32(AX)(CX*1), CX
+	MOVQ         r+32(FP), DX
+	MOVQ         (DX), DX
+	MOVQ         cr+40(FP), BX
+	MOVQ         (BX), BX
+	MOVL         $0x0000000a, SI
+	MOVD         SI, X0
+	VPBROADCASTB X0, Y0
+	MOVL         $0x0000000d, SI
+	MOVD         SI, X1
+	VPBROADCASTB X1, Y1
+
+crlfAVX2_loop:
+	CMPQ      AX, CX
+	JGT       crlfAVX2_done
+	CMPQ      DX, limFast+24(FP)
+	JGT       crlfAVX2_done
+	VMOVDQU   (AX), Y2
+	VPCMPEQB  Y0, Y2, Y3
+	VPMOVMSKB Y3, SI
+	VPCMPEQB  Y1, Y2, Y2
+	VPMOVMSKB Y2, DI
+	LEAQ      (BX)(DI*2), R8
+	ANDL      $0xffffffff, R8
+	CMPQ      R8, SI
+	JNE       crlfAVX2_done
+	MOVQ      DI, BX
+	SHRQ      $0x1f, BX
+	LZCNTL    SI, SI
+	SBBQ      DI, DI
+	ANDQ      DI, DX
+	ADDQ      SI, DX
+	ADDQ      $0x20, AX
+	JMP       crlfAVX2_loop
+
+crlfAVX2_done:
+	VZEROUPPER
+	MOVQ r+32(FP), CX
+	MOVQ DX, (CX)
+	MOVQ cr+40(FP), CX
+	MOVQ BX, (CX)
+	MOVQ text_base+0(FP), CX
+	SUBQ CX, AX
+	MOVQ AX, n+48(FP)
+	RET

@@ -33,3 +33,13 @@ func decodeLinesAVX2(dst []byte, src []byte, flags uint64, lim int, limFast int,
 //
 //go:noescape
 func encodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
+
+// crlfAVX512 finds clean CRLF text (see dot.LineState.Clean).
+//
+//go:noescape
+func crlfAVX512(text []byte, limFast int, r *int, cr *uint64) (n int)
+
+// crlfAVX2 finds clean CRLF text (see dot.LineState.Clean).
+//
+//go:noescape
+func crlfAVX2(text []byte, limFast int, r *int, cr *uint64) (n int)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"math/bits"
 	"strconv"
 	"strings"
 
@@ -75,14 +74,6 @@ func (r *Reader) Chunks(opt ChunkOptions) *Chunks {
 	}
 	c.maxBytes, c.maxLine = max(c.maxBytes, 0), max(c.maxLine, 0)
 	c.scan = !c.binary && (c.bare != dot.BareKeep || c.maxLine > 0)
-	if c.scan && c.bare != dot.BareNormalize {
-		c.useDec = true
-		c.dec = dot.Decoder{Mode: dot.Raw, Bare: c.bare, MaxLine: c.maxLine}
-	}
-	if c.scan && c.bare == dot.BareNormalize {
-		c.det = dot.Decoder{Mode: dot.Raw, MaxLine: c.maxLine}
-		c.detSync = true
-	}
 	c.chunk.c = c
 	return c
 }
@@ -93,15 +84,10 @@ type Chunks struct {
 	chunk    Chunk // the current chunk, reused for every chunk
 	binary   bool
 	bare     dot.BarePolicy
-	maxBytes int64 // 0: none
-	maxLine  int   // 0: none
-	scan     bool  // the line rules must be checked
-	useDec   bool  // by dec (all but BareNormalize)
-	dec      dot.Decoder
-	decBase  int64              // the offset in the data where dec started
-	scratch  *[writeToSize]byte // from writeToBufs, for the message
-	det      dot.Decoder        // BareNormalize: finds windows without a bare CR or LF
-	detSync  bool               // det is at the current position, from a line start
+	maxBytes int64              // 0: none
+	maxLine  int                // 0: none
+	scan     bool               // the line rules must be checked
+	scratch  *[writeToSize]byte // from writeToBufs, for the message (BareNormalize)
 
 	size  int64 // data bytes returned
 	off   int64 // data bytes consumed, of all chunks
@@ -242,9 +228,7 @@ func (k *Chunk) end() error {
 	}
 	if k.last {
 		c.ended = true
-		if c.useDec {
-			c.decEnd()
-		} else if c.scan && c.cr {
+		if c.scan && c.cr {
 			// The data ends in a bare CR.
 			c.cr = false
 			c.line++
@@ -348,7 +332,6 @@ func (k *Chunk) Read(b []byte) (n int, err error) {
 				nd = m
 			}
 			n += nd
-			c.resync(src[:ns])
 			k.consume(ns)
 		}
 	}
@@ -383,7 +366,6 @@ func (k *Chunk) WriteTo(w io.Writer) (written int64, err error) {
 				return written, err
 			}
 			var out []byte
-			slow := false // normalize wrote out: resync after it is written
 			switch {
 			case k.rejected():
 				if c.scan && !k.afterLast {
@@ -399,16 +381,12 @@ func (k *Chunk) WriteTo(w io.Writer) (written int64, err error) {
 				var nd int
 				nd, ns = c.normalize(buf[:], src)
 				out, src = buf[:nd], src[:ns]
-				slow = true
 			}
 			var werr error
 			if len(out) > 0 {
 				var m int
 				m, werr = writeAll(w, out)
 				written += int64(m)
-			}
-			if slow {
-				c.resync(src) // it uses buf
 			}
 			k.consume(len(src))
 			if werr != nil {
@@ -479,110 +457,22 @@ func (c *Chunks) normalize(dst, src []byte) (nd, ns int) {
 // (at offset c.off), and returns how many of them come before the first
 // problem found in it (len(src) if none); the state carries over to the
 // next call.
-func (c *Chunks) check(src []byte) int {
-	if c.useDec {
-		return c.decCheck(src)
-	}
-	return c.checkAt(src, c.off)
-}
-
-// decCheck is check with dot's kernels: a Raw dot.Decoder with the same
-// Bare policy and MaxLine sees the same bare CRs and LFs and line lengths
-// (counted on the wire) as the line rules of BDAT data, which is not
-// dot-stuffed. Its output is dropped, and where it finds an end marker
-// (BDAT data may hold "\r\n.\r\n") it is started again, at the start of
-// a line, as the data goes on.
-func (c *Chunks) decCheck(src []byte) int {
-	buf := c.buf()
-	clean := c.dec.Err() == nil
-	base, n := c.off, len(src)
-	for len(src) > 0 {
-		_, ns, err := c.dec.Transform(buf[:], src, false)
-		src, base = src[ns:], base+int64(ns)
-		if c.dec.Done() {
-			c.harvest(err)
-			c.dec.Reset()
-			c.decBase = base
-		}
-	}
-	if err := c.dec.Err(); err != nil {
-		c.harvest(err)
-		if clean {
-			return 0 // this window is not returned
-		}
-	}
-	if c.found != 0 && clean {
-		return 0
-	}
-	return n
-}
-
-// decEnd checks the end of the data with the decoder: a CR there is bare.
-func (c *Chunks) decEnd() {
-	if !c.dec.Done() {
-		_, _, err := c.dec.Transform(c.buf()[:], endMarker, true)
-		c.harvest(err)
-	}
-}
-
-var endMarker = []byte("\r\n.\r\n")
+func (c *Chunks) check(src []byte) int { return c.checkAt(src, c.off) }
 
 // normClean reports whether src, the next bytes of a BareNormalize
 // message, is CRLF text without a bare CR or LF and with no line too long:
-// then it is returned as it is. It checks with det, a Raw dot.Decoder
-// that rejects bare CRs and LFs and counts line lengths as BareNormalize
-// does where there are none, and it keeps the line state up to date. A
-// window that is not clean goes to normalize, then resync.
+// then it is returned as it is, and the line state is kept up to date. A
+// window that is not clean goes to normalize.
 func (c *Chunks) normClean(src []byte) bool {
-	if c.found != 0 || !c.detSync || c.det.Err() != nil || len(src) == 0 {
+	if c.found != 0 || len(src) == 0 {
 		return false
 	}
-	if c.run(&c.det, src) {
-		c.detSync = false
+	s := c.lineState()
+	if s.Clean(src, c.maxLine) < len(src) {
 		return false
 	}
-	// Clean: a CR pending before src was followed by its LF.
-	tail := src
-	if i := bytes.LastIndexByte(src, '\n'); i >= 0 {
-		tail, c.line, c.cr = src[i+1:], 0, false
-	}
-	c.line += int64(len(tail))
-	if c.cr = len(tail) > 0 && tail[len(tail)-1] == '\r'; c.cr {
-		c.line--
-	}
+	c.setLineState(s)
 	return true
-}
-
-// run feeds src to the decoder d, whose output is dropped, and starts it
-// again after each end marker (BDAT data is not dot-encoded). It reports
-// whether d found a problem.
-func (c *Chunks) run(d *dot.Decoder, src []byte) (problem bool) {
-	buf := c.buf()
-	for len(src) > 0 {
-		_, ns, err := d.Transform(buf[:], src, false)
-		src = src[ns:]
-		if d.Done() {
-			problem = problem || err != io.EOF
-			d.Reset()
-		}
-	}
-	return problem || d.Err() != nil
-}
-
-// resync brings det in step again after normalize has handled p: from
-// the start of the line after the last LF in p, where BareNormalize starts
-// a line. Without one, det stays out of step until the next LF.
-func (c *Chunks) resync(p []byte) {
-	if c.det.Mode != dot.Raw {
-		return // not BareNormalize with line rules
-	}
-	i := bytes.LastIndexByte(p, '\n')
-	if i < 0 {
-		return
-	}
-	c.det.Reset()
-	c.detSync = true
-	c.run(&c.det, p[i+1:])
 }
 
 // buf returns the message's scratch buffer, taken from writeToBufs on
@@ -592,28 +482,6 @@ func (c *Chunks) buf() *[writeToSize]byte {
 		c.scratch = writeToBufs.Get().(*[writeToSize]byte)
 	}
 	return c.scratch
-}
-
-// harvest records the problems of a decoder's error.
-func (c *Chunks) harvest(err error) {
-	if err == nil || err == io.EOF {
-		return
-	}
-	if multi, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range multi.Unwrap() {
-			c.harvest(e)
-		}
-		return
-	}
-	var se *dot.SyntaxError
-	switch {
-	case errors.Is(err, dot.ErrLineTooLong):
-		c.found |= chunkLineTooLong
-	case errors.As(err, &se) && se.Err == dot.ErrBareLF:
-		c.bareByte(chunkBareLF, c.decBase+se.Offset)
-	case errors.As(err, &se):
-		c.bareByte(chunkBareCR, c.decBase+se.Offset)
-	}
 }
 
 // checkAt is check for src at offset base of the message. Clean CRLF text
@@ -640,64 +508,20 @@ func (c *Chunks) checkAt(src []byte, base int64) int {
 	return good
 }
 
-const (
-	lo8 = 0x0101010101010101
-	lo7 = 0x7f7f7f7f7f7f7f7f
-	cr8 = '\r' * lo8
-	lf8 = '\n' * lo8
-)
-
-// bytesEqual returns a word with the high bit of each byte set where the
-// byte of x equals the byte of c8 (and no other bit).
-func bytesEqual(x, c8 uint64) uint64 {
-	y := x ^ c8
-	return ^((y&lo7 + lo7) | y | lo7)
-}
-
-// clean checks whole words of b while they are CRLF text with lines no
-// longer than MaxLineBytes: each CR is followed by an LF and each LF
-// follows a CR. It returns how many bytes it checked (a multiple of 8):
-// it stops in front of the first word that is not clean, or holds the
-// byte too many of a line, which checkLines then looks at.
+// clean advances the line rules' state over the clean CRLF text at the
+// start of b (see dot.LineState.Clean, which runs dot's SIMD kernels) and
+// returns its length: b[n], if any, breaks a rule, which checkLines then
+// reports.
 func (c *Chunks) clean(b []byte) int {
-	max := int64(c.maxLine)
-	if max == 0 {
-		max = 1<<63 - 1
-	} else if max < 8 {
-		return 0 // several lines per word: checkLines counts them
-	}
-	var carry uint64 // 0x80: the byte before b is a CR
-	if c.cr {
-		carry = 0x80
-	}
-	start := -c.line - int64(carry>>7) // where the current line starts
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
-			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
-		cr, lf := bytesEqual(x, cr8), bytesEqual(x, lf8)
-		if lf != cr<<8|carry {
-			break // a bare CR or LF
-		}
-		next := cr >> 56 // 0x80 if the word ends in a CR
-		if lf == 0 {
-			if int64(i+8)-start-int64(next>>7) > max {
-				break
-			}
-		} else {
-			first := int64(i + bits.TrailingZeros64(lf)>>3)
-			if first-start-1 > max {
-				break
-			}
-			// The other lines in the word are shorter than 8 bytes.
-			start = int64(i+7-bits.LeadingZeros64(lf)>>3) + 1
-		}
-		carry = next
-	}
-	c.cr = carry != 0
-	c.line = int64(i) - start - int64(carry>>7)
-	return i
+	s := c.lineState()
+	n := s.Clean(b, c.maxLine)
+	c.setLineState(s)
+	return n
 }
+
+func (c *Chunks) lineState() dot.LineState { return dot.LineState{Line: int(c.line), CR: c.cr} }
+
+func (c *Chunks) setLineState(s dot.LineState) { c.line, c.cr = int64(s.Line), s.CR }
 
 // checkLines is check one line at a time, with bytes.IndexByte and
 // bytes.Count, for src at offset base of the message.

@@ -50,6 +50,8 @@ func main() {
 	decodeAVX2(false)
 	decodeAVX2(true)
 	encodeAVX2()
+	crlfKernel("crlfAVX512", 64)
+	crlfKernel("crlfAVX2", 32)
 	Generate()
 }
 
