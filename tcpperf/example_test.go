@@ -1,6 +1,7 @@
 package tcpperf_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -38,4 +39,41 @@ func ExampleRun() {
 	}
 	fmt.Printf("sent %d, received %d, errors %d, p99 > 0: %v\n", res.Sent, res.Received, res.Errors, res.P99 > 0)
 	// Output: sent 10, received 10, errors 0, p99 > 0: true
+}
+
+// Two runs (say, from two client hosts) each write an interval log;
+// MergeLogs gives the percentiles of all their values together.
+func ExampleMergeLogs() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+
+	var logs []io.Reader
+	for range 2 {
+		var hlog bytes.Buffer
+		_, err := tcpperf.Run(context.Background(), tcpperf.Config{
+			Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, HdrLog: &hlog,
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		logs = append(logs, &hlog)
+	}
+	res, err := tcpperf.MergeLogs(logs...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d logs, %d values, p99 > 0: %v\n", res.Logs, res.Received, res.P99 > 0)
+	// Output: 2 logs, 20 values, p99 > 0: true
 }

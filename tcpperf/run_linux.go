@@ -163,7 +163,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		}
 		totalLat.Merge(lat)
 		totalLate.Merge(late)
-		if hlog != nil && (now > r.measure || lat.TotalCount() > 0) {
+		if hlog != nil && (now > max(r.measure, lastTick) || lat.TotalCount() > 0) {
 			lat.SetStartTimeMs(r.base.Add(time.Duration(max(lastTick, r.measure))).UnixMilli())
 			lat.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
 			hlog.OutputIntervalHistogram(lat)

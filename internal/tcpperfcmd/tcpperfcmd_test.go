@@ -43,7 +43,7 @@ func TestRunJSON(t *testing.T) {
 	hdr := filepath.Join(t.TempDir(), "hdr.log")
 	var out, errb bytes.Buffer
 	err := Run(context.Background(), []string{"-addr", addr, "-conns", "2", "-qps", "0", "-depth", "3", "-msg-size", "32",
-		"-duration", "100ms", "-warmup", "0s", "-mode", "line", "-json", "-q", "-hdr-log", hdr}, &out, &errb)
+		"-duration", "100ms", "-warmup", "0s", "-mode", "line", "-json", "-q", "-hdr-log", hdr, "-cpus", "2", "-pin", "0"}, &out, &errb)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
 	}
@@ -51,7 +51,7 @@ func TestRunJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("%v: %q", err, out.String())
 	}
-	if res.Mode != "line" || res.Conns != 2 || res.Connected != 2 || res.Depth != 3 || res.MsgSize != 32 || res.TargetQPS != 0 {
+	if res.Mode != "line" || res.Conns != 2 || res.Connected != 2 || res.Depth != 3 || res.MsgSize != 32 || res.TargetQPS != 0 || res.Loops != 2 {
 		t.Errorf("flags not passed on: %+v", res)
 	}
 	if res.Received == 0 || res.Errors != 0 {

@@ -1,0 +1,115 @@
+package tcpperfcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/tcpperf"
+)
+
+// Two runs' -hdr-log files merge into the percentiles of one histogram
+// holding every value of both, as hdrhistogram-go's reader reads them; the
+// count is the two runs' together.
+func TestMerge(t *testing.T) {
+	addr := echoServer(t)
+	dir := t.TempDir()
+	var received int64
+	var logs []string
+	for i := range 2 {
+		hdr := filepath.Join(dir, []string{"a.hlog", "b.hlog"}[i])
+		var out, errb bytes.Buffer
+		err := Run(context.Background(), []string{"-addr", addr, "-conns", "3", "-qps", "500", "-duration", "200ms", "-warmup", "0s",
+			"-json", "-q", "-hdr-log", hdr}, &out, &errb)
+		if err != nil {
+			t.Fatalf("%v: %s", err, errb.String())
+		}
+		var res tcpperf.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		received += res.Received
+		logs = append(logs, hdr)
+	}
+	all := hdrhistogram.New(1, int64(3600e9), 3)
+	for _, name := range logs {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lr := hdrhistogram.NewHistogramLogReader(f)
+		for {
+			h, err := lr.NextIntervalHistogram()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h == nil {
+				break
+			}
+			all.Merge(h)
+		}
+		f.Close()
+	}
+
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), append([]string{"merge", "-json"}, logs...), &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	var m tcpperf.Result
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("%v: %q", err, out.String())
+	}
+	q := func(p float64) float64 { return float64(all.ValueAtQuantile(p)) / 1e3 }
+	if m.Logs != 2 || m.Received != received || m.Received != all.TotalCount() || m.P50 != q(50) || m.P99 != q(99) || m.P9999 != q(99.99) ||
+		m.Max != float64(all.Max())/1e3 || m.DurationS < 0.4 || m.StartMs == 0 {
+		t.Errorf("merged %+v; want %d values, p50 %.3f, p99 %.3f, p99.99 %.3f, max %.3f", m, received, q(50), q(99), q(99.99), float64(all.Max())/1e3)
+	}
+
+	out.Reset()
+	if err := Run(context.Background(), append([]string{"merge"}, logs...), &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.HasPrefix(s, "2 logs merged, ") || !strings.Contains(s, "latency") || strings.Contains(s, "lateness") {
+		t.Errorf("text output:\n%s", s)
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	if status, _ := cli.Status(Run(context.Background(), []string{"merge"}, &out, &errb)); status != 2 {
+		t.Errorf("merge without files: status %d", status)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.hlog")
+	os.WriteFile(bad, []byte("0.1,0.2,0.3,HISTFAAAA!!!!\n"), 0o644)
+	err := Run(context.Background(), []string{"merge", bad}, &out, &errb)
+	if !errors.Is(err, tcpperf.ErrLog) {
+		t.Errorf("bad log: %v, want tcpperf.ErrLog", err)
+	}
+	if err := Run(context.Background(), []string{"merge", filepath.Join(t.TempDir(), "none")}, &out, &errb); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	for s, want := range map[string]string{"1": "[1]", "0,2": "[0 2]", "4-6,9": "[4 5 6 9]"} {
+		got, err := parseCPUList(s)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("parseCPUList(%q) = %v, %v; want %s", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "a", "3-1", "-1", "1,", "0-99999"} {
+		if _, err := parseCPUList(s); err == nil {
+			t.Errorf("parseCPUList(%q) did not fail", s)
+		}
+	}
+}

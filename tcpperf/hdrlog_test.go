@@ -1,0 +1,135 @@
+package tcpperf
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The interval log's StartTime and BaseTime keep the milliseconds of the
+// measurement's start (hdrhistogram-go's own writer drops them), and
+// hdrhistogram-go's reader places the intervals by them.
+func TestLogStartMillis(t *testing.T) {
+	clk := newFakeClock()
+	base := clk.Now().UnixMilli()
+	if base%1000 != 0 {
+		t.Fatalf("the fake clock starts at %d ms, not at a whole second", base)
+	}
+	addr := server(t, echo)
+	var hlog bytes.Buffer
+	res, err := RunWith(context.Background(), Config{
+		Addr: addr, QPS: 1000, Duration: 1500 * time.Millisecond, Warmup: 237 * time.Millisecond, HdrLog: &hlog,
+	}, nil, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The measurement starts 10ms (the loops' settling) + 237ms after the
+	// run's start.
+	start := base / 1000
+	want := fmt.Sprintf("#[StartTime: %d.247 (seconds since epoch), ", start)
+	if !strings.Contains(hlog.String(), want) || !strings.Contains(hlog.String(), fmt.Sprintf("#[BaseTime: %d.247 (seconds since epoch)]\n", start)) {
+		t.Fatalf("want %q and the same BaseTime in\n%s", want, hlog.String())
+	}
+	lr := hdrhistogram.NewHistogramLogReader(&hlog)
+	var n int64
+	first := int64(-1)
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			break
+		}
+		if first < 0 {
+			first = h.StartTimeMs()
+		}
+		n += h.TotalCount()
+	}
+	// The reader's float arithmetic may lose the last millisecond.
+	if d := first - (start*1000 + 247); d < -1 || d > 0 || n != res.Received {
+		t.Fatalf("first interval at %d ms, want %d; %d values, want %d", first, start*1000+247, n, res.Received)
+	}
+}
+
+// writeLog writes values (ns) as an interval log starting at start, one
+// interval per 100 values, each interval 250ms long.
+func writeLog(w io.Writer, start time.Time, values []int64) {
+	lw := newLogWriter(w, start)
+	h := newHist()
+	at := start
+	for i, v := range values {
+		h.RecordValue(v)
+		if (i+1)%100 == 0 || i == len(values)-1 {
+			h.SetStartTimeMs(at.UnixMilli())
+			at = at.Add(250 * time.Millisecond)
+			h.SetEndTimeMs(at.UnixMilli())
+			lw.OutputIntervalHistogram(h)
+			h.Reset()
+		}
+	}
+}
+
+// Logs of three hosts, started at different moments within a second,
+// merge into the percentiles of one histogram holding all their values;
+// the merged span runs from the earliest start to the latest end.
+func TestMergeLogs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	all := newHist()
+	t0 := time.UnixMilli(1_700_000_000_123)
+	starts := []time.Duration{0, 370 * time.Millisecond, 1640 * time.Millisecond}
+	var logs []io.Reader
+	lastEnd := t0
+	for i, off := range starts {
+		values := make([]int64, 1000+i*333)
+		for j := range values {
+			values[j] = 1000 + int64(rng.ExpFloat64()*50_000) // 1µs up, a long tail
+			all.RecordValue(values[j])
+		}
+		var b bytes.Buffer
+		writeLog(&b, t0.Add(off), values)
+		logs = append(logs, &b)
+		intervals := (len(values) + 99) / 100
+		lastEnd = t0.Add(off + time.Duration(intervals)*250*time.Millisecond)
+	}
+	res, err := MergeLogs(logs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Result{Mode: "merge", Logs: 3}
+	percentiles(want, all)
+	want.StartMs = t0.UnixMilli()
+	want.DurationS = lastEnd.Sub(t0).Seconds()
+	want.AchievedQPS = float64(want.Received) / want.DurationS
+	// The reader rounds interval times through floating point: allow the
+	// span a millisecond.
+	if d := res.DurationS - want.DurationS; d < -0.0015 || d > 0.0015 || res.StartMs < want.StartMs-1 || res.StartMs > want.StartMs {
+		t.Errorf("span %.3fs from %d, want %.3fs from %d", res.DurationS, res.StartMs, want.DurationS, want.StartMs)
+	}
+	res.DurationS, res.StartMs, res.AchievedQPS = want.DurationS, want.StartMs, want.AchievedQPS
+	if *res != *want {
+		t.Errorf("merged\n%+v\nwant\n%+v", res, want)
+	}
+	if res.Received != 1000+1333+1666 {
+		t.Errorf("%d values, want 3999", res.Received)
+	}
+}
+
+// A log that is not one is ErrLog, naming which.
+func TestMergeBadLog(t *testing.T) {
+	var good bytes.Buffer
+	writeLog(&good, time.UnixMilli(1_700_000_000_000), []int64{5, 6, 7})
+	_, err := MergeLogs(&good, strings.NewReader("0.1,0.2,0.3,HISTFAAAA!!!!\n"))
+	if !errors.Is(err, ErrLog) || !regexp.MustCompile(`log 2\b`).MatchString(err.Error()) {
+		t.Fatalf("bad payload: %v, want ErrLog for log 2", err)
+	}
+}
