@@ -82,6 +82,13 @@
 // An encoder reports a bare CR or LF as soon as it sees it and stays failed:
 // the stream it was writing cannot be finished safely.
 //
+// # Text that is not dot-encoded
+//
+// [LineState.Clean] checks CRLF text that is not dot-encoded, such as the
+// data of BDAT chunks (RFC 3030), for the line rules of Strict mode (no
+// bare CR or LF, no line past a limit), piece by piece, with the same
+// kernels.
+//
 // # Kernels
 //
 // The work is done by one of three kernels, chosen once at start-up from
