@@ -89,6 +89,12 @@ func TestMergeErrors(t *testing.T) {
 	if status, _ := cli.Status(Run(context.Background(), []string{"merge"}, &out, &errb)); status != 2 {
 		t.Errorf("merge without files: status %d", status)
 	}
+	empty := filepath.Join(t.TempDir(), "empty.hlog")
+	os.WriteFile(empty, nil, 0o644)
+	out.Reset()
+	if err := Run(context.Background(), []string{"merge", empty, empty}, &out, &errb); err != nil || out.String() != "2 logs merged, no intervals\n" {
+		t.Errorf("empty logs: %v, %q", err, out.String())
+	}
 	bad := filepath.Join(t.TempDir(), "bad.hlog")
 	os.WriteFile(bad, []byte("0.1,0.2,0.3,HISTFAAAA!!!!\n"), 0o644)
 	err := Run(context.Background(), []string{"merge", bad}, &out, &errb)

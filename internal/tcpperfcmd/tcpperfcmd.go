@@ -130,6 +130,10 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 // printMerged writes the result of merged logs: the span and the
 // percentiles, which is all that interval logs hold.
 func printMerged(w io.Writer, r *tcpperf.Result) error {
+	if r.StartMs == 0 {
+		_, err := fmt.Fprintf(w, "%d logs merged, no intervals\n", r.Logs)
+		return err
+	}
 	fmt.Fprintf(w, "%d logs merged, %.3fs from %s\n", r.Logs, r.DurationS, time.UnixMilli(r.StartMs).UTC().Format("2006-01-02T15:04:05.000Z"))
 	fmt.Fprintf(w, "achieved %.0f msg/s (received %d)\n", r.AchievedQPS, r.Received)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
