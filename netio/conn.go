@@ -21,8 +21,9 @@ var (
 // everything else goes straight to the wrapped connection.
 type Conn struct {
 	net.Conn
-	w *Writer
-	r rawReader
+	w    *Writer
+	r    rawReader
+	rbuf *[]byte // ReadPooled's buffer, until its next call
 }
 
 // NewConn wraps c. If opt is nil, defaults apply.
@@ -39,23 +40,56 @@ func NewConn(c net.Conn, opt *Options) *Conn {
 // read, elsewhere before reading. So a request/response server runs no
 // flusher goroutine, and the responses to requests read in one go leave
 // together. A held Write that no Read sends within Options.MaxHold goes to
-// the flusher goroutine, as do Writes made while a Read waits.
+// the flusher goroutine, as do Writes made while a Read waits and what a
+// full socket does not take.
 func (c *Conn) Read(p []byte) (int, error) {
-	if !c.w.beginRead() || len(p) == 0 {
-		n, err := c.Conn.Read(p)
-		c.w.endRead()
-		return n, err
-	}
+	pending := c.w.beginRead()
 	var n int
 	var err error
-	if c.r.ok {
-		n, err = c.r.read(p)
-	} else {
+	switch {
+	case !pending || len(p) == 0:
+		n, err = c.Conn.Read(p)
+	case c.r.ok:
+		n, _, err = c.r.read(p, true)
+	default:
 		c.w.flushForRead()
 		n, err = c.Conn.Read(p)
 	}
 	c.w.endRead()
 	return n, err
+}
+
+// ReadPooled is Read into a buffer of its own, taken from a pool once the
+// socket has data (on a *net.TCPConn; elsewhere before reading), so a
+// connection waiting for data holds no read buffer. The bytes returned, at
+// most 16 KiB, are valid until the next ReadPooled; as with Read, check
+// them before the error. Calls must not overlap.
+func (c *Conn) ReadPooled() ([]byte, error) {
+	if c.rbuf != nil {
+		putRead(c.rbuf)
+		c.rbuf = nil
+	}
+	pending := c.w.beginRead()
+	var n int
+	var err error
+	if c.r.ok {
+		n, c.rbuf, err = c.r.read(nil, pending)
+	} else {
+		if pending {
+			c.w.flushForRead()
+		}
+		c.rbuf = chunkPool.Get().(*[]byte)
+		n, err = c.Conn.Read((*c.rbuf)[:cap(*c.rbuf)])
+		if n == 0 {
+			putRead(c.rbuf)
+			c.rbuf = nil
+		}
+	}
+	c.w.endRead()
+	if c.rbuf == nil {
+		return nil, err
+	}
+	return (*c.rbuf)[:n], err
 }
 
 // Write queues a copy of p; see [Writer.Write].

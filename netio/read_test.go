@@ -332,7 +332,99 @@ func TestConnReadWriteAllocs(t *testing.T) {
 		}
 	}
 	roundTrip() // the hold timer is made once
-	if a := testing.AllocsPerRun(200, roundTrip); a != 0 {
+	if a := testing.AllocsPerRun(200, roundTrip); a != 0 && !raceEnabled {
 		t.Fatalf("%v allocations per round trip", a)
 	}
+}
+
+// ReadPooled: echo through pooled buffers, no allocation per message; a
+// response larger than the socket takes leaves partly from the Read and the
+// rest from the flusher, in order.
+func TestConnReadPooled(t *testing.T) {
+	cli, srv := tcpPair(t)
+	srv.SetWriteBuffer(16 << 10)
+	cli.SetReadBuffer(16 << 10)
+	c := NewConnForTest(srv, nil, &FakeHold{})
+	defer c.Close()
+	go func() {
+		for {
+			b, err := c.ReadPooled()
+			if len(b) > 0 {
+				if b[0] == 'B' { // big: 2 MB back
+					c.Write(bytes.Repeat([]byte("0123456789abcdef"), 128<<10))
+				} else {
+					c.Write(b)
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	msg, resp := make([]byte, 64), make([]byte, 64)
+	roundTrip := func() {
+		cli.Write(msg)
+		if _, err := io.ReadFull(cli, resp); err != nil || !bytes.Equal(resp, msg) {
+			t.Fatalf("%q, %v", resp, err)
+		}
+	}
+	roundTrip()
+	if a := testing.AllocsPerRun(200, roundTrip); a != 0 && !raceEnabled {
+		t.Fatalf("%v allocations per round trip", a)
+	}
+	cli.Write([]byte("B"))
+	big := make([]byte, 2<<20)
+	if _, err := io.ReadFull(cli, big); err != nil || !bytes.Equal(big, bytes.Repeat([]byte("0123456789abcdef"), 128<<10)) {
+		t.Fatalf("big response: %v", err)
+	}
+	roundTrip()
+	if !c.Writer().FlusherStarted() {
+		t.Error("a full socket did not hand the rest to the flusher")
+	}
+}
+
+// ReadPooled reports EOF, deadlines and closing as Read does, on TCP and on
+// a connection without a socket (net.Pipe).
+func TestConnReadPooledErrors(t *testing.T) {
+	t.Run("tcp", func(t *testing.T) {
+		cli, srv := tcpPair(t)
+		c := NewConnForTest(srv, &Options{Linger: -1}, &FakeHold{})
+		cli.Write([]byte("abc"))
+		if b, err := c.ReadPooled(); string(b) != "abc" || err != nil {
+			t.Fatalf("%q, %v", b, err)
+		}
+		c.Write([]byte("held"))
+		c.SetReadDeadline(time.Now().Add(-time.Second))
+		var oe *net.OpError
+		if b, err := c.ReadPooled(); b != nil || !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &oe) || oe.Op != "read" {
+			t.Fatalf("%q, %v", b, err)
+		}
+		c.SetReadDeadline(time.Time{})
+		cli.Close()
+		if b, err := c.ReadPooled(); b != nil || err != io.EOF {
+			t.Fatalf("after the peer closed: %q, %v", b, err)
+		}
+		c.Close()
+		if _, err := c.ReadPooled(); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("after Close: %v", err)
+		}
+	})
+	t.Run("pipe", func(t *testing.T) {
+		a, b := net.Pipe()
+		c := NewConnForTest(b, nil, &FakeHold{})
+		go a.Write([]byte("abc"))
+		if got, err := c.ReadPooled(); string(got) != "abc" || err != nil {
+			t.Fatalf("%q, %v", got, err)
+		}
+		c.Write([]byte("held")) // sent before the next read waits
+		resp := make([]byte, 4)
+		go func() { io.ReadFull(a, resp); a.Close() }()
+		if got, err := c.ReadPooled(); got != nil || err != io.EOF {
+			t.Fatalf("%q, %v", got, err)
+		}
+		if string(resp) != "held" {
+			t.Fatalf("peer got %q", resp)
+		}
+		c.Close()
+	})
 }

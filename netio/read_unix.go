@@ -22,7 +22,8 @@ type rawReader struct {
 	step func(fd uintptr) bool
 
 	mu      sync.Mutex // one read at a time uses the fields below
-	p       []byte
+	p       []byte     // the caller's buffer, or nil for a pooled one
+	buf     *[]byte    // the pooled buffer read into
 	n       int
 	err     error
 	flushed bool
@@ -40,51 +41,121 @@ func (r *rawReader) init(c *Conn) {
 		return
 	}
 	r.ok, r.c, r.rc = true, c, rc
-	r.step = r.readStep
+	r.step = r.readStep()
 }
 
-// readStep is one attempt of RawConn.Read: false means "wait until
+// readStep returns one attempt of RawConn.Read: false means "wait until
 // readable", after sending the queue the first time the socket is empty.
-func (r *rawReader) readStep(fd uintptr) bool {
-	for {
-		n, err := syscall.Read(int(fd), r.p)
-		switch err {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			if !r.flushed {
-				r.flushed = true
-				r.c.w.flushForRead()
-			}
-			// The poller remembers readiness since this Read began, so
-			// data that came during the flush ends the wait at once.
-			return false
+// (A closure rather than a method value, which would add a frame to the
+// goroutine's deepest call chain.)
+func (r *rawReader) readStep() func(fd uintptr) bool {
+	return func(fd uintptr) bool {
+		p := r.p
+		if p == nil {
+			r.buf = chunkPool.Get().(*[]byte)
+			p = (*r.buf)[:cap(*r.buf)]
 		}
-		r.n, r.err = max(n, 0), err
-		return true
+		for {
+			n, err := syscall.Read(int(fd), p)
+			switch err {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				if r.buf != nil { // an idle connection holds no buffer
+					chunkPool.Put(r.buf)
+					r.buf = nil
+				}
+				if !r.flushed {
+					r.flushed = true
+					// Here, not after RawConn.Read returns: the poller
+					// remembers readiness since this Read began, so data
+					// that comes during the flush ends the wait at once,
+					// and a read started anew would have to try the
+					// socket again.
+					if haveWritev {
+						r.c.w.flushNonblocking(int(fd))
+					} else {
+						r.c.w.flushForRead()
+					}
+				}
+				return false
+			}
+			r.n, r.err = max(n, 0), err
+			return true
+		}
 	}
 }
 
-func (r *rawReader) read(p []byte) (int, error) {
+// read reads into p, or into a pooled chunk if p is nil; flush says whether
+// to send the queue if the socket is empty.
+func (r *rawReader) read(p []byte, flush bool) (int, *[]byte, error) {
 	r.mu.Lock()
-	r.p, r.n, r.err, r.flushed = p, 0, nil, false
+	r.p, r.buf, r.n, r.err, r.flushed = p, nil, 0, nil, !flush
 	err := r.rc.Read(r.step)
-	n, rerr := r.n, r.err
-	r.p, r.err = nil, nil
+	n, buf, rerr := r.n, r.buf, r.err
+	r.p, r.buf, r.err = nil, nil, nil
 	r.mu.Unlock()
+	if err == nil && rerr == nil && n > 0 {
+		return n, buf, nil
+	}
+	if buf != nil {
+		putRead(buf)
+	}
+	return 0, nil, r.readError(err, rerr)
+}
+
+// writeNonblock is one non-blocking write of iov on the socket fd (the
+// read callback's descriptor). A full socket is not an error: it wrote 0,
+// and the rest is the flusher's.
+func writeNonblock(fd int, iov [][]byte) (int, error) {
+	for {
+		var n int
+		var err error
+		if len(iov) == 1 {
+			n, err = syscall.Write(fd, iov[0]) // less stack than writev
+		} else {
+			n, err = writevNonblock(fd, iov)
+		}
+		switch err {
+		case nil:
+			return n, nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, nil
+		}
+		return 0, err
+	}
+}
+
+// opError wraps a system call's error as the net package does. It is kept
+// out of line: the read and write paths run on the stack of a connection's
+// goroutine, which should stay at its smallest size.
+//
+//go:noinline
+func (r *rawReader) opError(op string, err error) error {
+	c := r.c.Conn
+	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, err)}
+}
+
+// readError is what read returns when it read nothing.
+//
+//go:noinline
+func (r *rawReader) readError(err, rerr error) error {
 	if err != nil { // closed, deadline: as (*net.TCPConn).Read reports them
 		var oe *net.OpError
 		if errors.As(err, &oe) {
 			oe.Op = "read"
 		}
-		return 0, err
+		return err
 	}
 	if rerr != nil {
-		c := r.c.Conn
-		return n, &net.OpError{Op: "read", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
+		return r.opError("read", rerr)
 	}
-	if n == 0 {
-		return 0, io.EOF
-	}
-	return n, nil
+	return io.EOF
+}
+
+func putRead(b *[]byte) {
+	*b = (*b)[:0]
+	chunkPool.Put(b)
 }

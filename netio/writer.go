@@ -134,9 +134,10 @@ type Writer struct {
 	bufs     net.Buffers // iov as handed to WriteTo, which consumes it
 	stats    Stats
 	// adaptive window sampling
-	adBytes int64
-	adBusy  time.Duration
-	adStart time.Time
+	batchStart time.Time // of the writev in flight
+	adBytes    int64
+	adBusy     time.Duration
+	adStart    time.Time
 }
 
 // NewWriter returns a Writer sending to dst. If opt is nil, defaults apply.
@@ -370,6 +371,24 @@ func (w *Writer) endRead() {
 	w.mu.Unlock()
 }
 
+// flushNonblocking sends what is queued before a Read waits, with
+// non-blocking writes of the socket fd, in the calling goroutine; what the
+// socket cannot take now is left to the flusher. A write error is left for
+// the next Write to return.
+func (w *Writer) flushNonblocking(fd int) {
+	w.mu.Lock()
+	w.unholdLocked()
+	for w.queued > 0 && !w.busy && w.err == nil {
+		if !w.writeBatchWith(fd) {
+			break
+		}
+	}
+	if w.queued > 0 && !w.busy && w.err == nil {
+		w.wakeFlusherLocked()
+	}
+	w.mu.Unlock()
+}
+
 // flushForRead sends what is queued, in the calling goroutine, before a
 // Read waits. A write error is left for the next Write to return.
 func (w *Writer) flushForRead() {
@@ -404,7 +423,48 @@ func (w *Writer) flusher() {
 // writeBatchLocked hands up to maxIovecs queued chunks (and about maxBatch
 // bytes) to the kernel with one net.Buffers.WriteTo. It is called with w.mu
 // held and !w.busy, and unlocks w.mu during the system call.
-func (w *Writer) writeBatchLocked() {
+func (w *Writer) writeBatchLocked() { w.writeBatchWith(-1) }
+
+// writeBatchWith is writeBatchLocked with, if fd >= 0, a non-blocking
+// write of the socket fd instead of the destination's writer. It reports
+// whether the whole batch was written.
+func (w *Writer) writeBatchWith(fd int) bool {
+	size := w.beginBatchLocked()
+	var n int64
+	var err error
+	if fd >= 0 {
+		k, errno := writeNonblock(fd, w.iov)
+		n = int64(k)
+		if errno != nil {
+			err = w.writeError(errno)
+		}
+	} else {
+		w.bufs = w.iov // a field: a local would escape to the heap through WriteTo
+		n, err = w.bufs.WriteTo(w.dst)
+	}
+	w.endBatch(n, err)
+	return int(n) == size
+}
+
+// writeError wraps the error of a write to the socket as the net package
+// does.
+//
+//go:noinline
+func (w *Writer) writeError(err error) error {
+	c, ok := w.dst.(net.Conn)
+	if !ok {
+		return err
+	}
+	return &net.OpError{Op: "writev", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("writev", err)}
+}
+
+// beginBatchLocked puts up to maxIovecs queued chunks (and about maxBatch
+// bytes) in w.iov, marks the writev in flight and unlocks w.mu. It returns
+// the batch's size. It and endBatch are kept out of line so that the frame
+// under the writev, on the stack of a Conn's reading goroutine, stays small.
+//
+//go:noinline
+func (w *Writer) beginBatchLocked() int {
 	w.busy = true
 	iov := w.iov[:0]
 	size := 0
@@ -423,18 +483,21 @@ func (w *Writer) writeBatchLocked() {
 	w.stats.Flushes++
 	w.stats.MaxIovecs = max(w.stats.MaxIovecs, len(iov))
 	w.mu.Unlock()
-
-	var start time.Time
 	if w.opt.TargetDelay > 0 {
-		start = w.now()
+		w.batchStart = w.now()
 	}
-	w.bufs = iov // a field: a local would escape to the heap through WriteTo
-	n, err := w.bufs.WriteTo(w.dst)
+	return size
+}
+
+// endBatch relocks w.mu and accounts for a writev that wrote n bytes.
+//
+//go:noinline
+func (w *Writer) endBatch(n int64, err error) {
 	var end time.Time
 	if w.opt.TargetDelay > 0 {
 		end = w.now()
 	}
-	clear(iov)
+	clear(w.iov)
 
 	w.mu.Lock()
 	w.busy = false
@@ -443,7 +506,7 @@ func (w *Writer) writeBatchLocked() {
 		w.err = err
 	}
 	if w.opt.TargetDelay > 0 && n > 0 {
-		w.adaptLocked(n, end.Sub(start), end)
+		w.adaptLocked(n, end.Sub(w.batchStart), end)
 	}
 	if w.waiters > 0 {
 		w.broadcastLocked()

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"net"
 	"sync"
+
+	"github.com/wirespeed/wirespeed/netio"
 )
 
-// smallRead is the read buffer each connection of the std and netio
-// engines owns: an idle connection holds this much, not a 64 KiB buffer.
+// smallRead is the read buffer each connection of the std engine owns:
+// an idle connection holds this much, not a 64 KiB buffer.
 const smallRead = 1 << 10
 
 // bigRead is the size of the pooled buffers a connection reads into while
@@ -49,6 +51,13 @@ func (r *connReader) release() {
 		r.big = nil
 	}
 }
+
+// A pooledReader reads a netio.Conn with ReadPooled: a connection waiting
+// for data holds no read buffer at all.
+type pooledReader struct{ c *netio.Conn }
+
+func (r pooledReader) read() ([]byte, error) { return r.c.ReadPooled() }
+func (r pooledReader) release()              {}
 
 // A lineSplitter cuts a stream into lines of at most maxLine bytes,
 // keeping a line that crosses reads in a buffer of its own (dropped once

@@ -214,7 +214,7 @@ func startStd(s *Server, cfg Config, h *hooks, coalesce bool) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				handleStd(rw, cfg, h)
+				handleStd(rw, &cfg, h)
 				rw.Close()
 				mu.Lock()
 				delete(conns, c)
@@ -240,39 +240,67 @@ func startStd(s *Server, cfg Config, h *hooks, coalesce bool) error {
 	return nil
 }
 
-func handleStd(c net.Conn, cfg Config, h *hooks) {
+func handleStd(c net.Conn, cfg *Config, h *hooks) {
 	if cfg.Delay > 0 {
 		handleDelayed(c, cfg, h)
 		return
 	}
-	r := &connReader{c: c}
-	defer r.release()
+	var r reader
+	if nc, ok := c.(*netio.Conn); ok {
+		r = pooledReader{nc} // holds no buffer while waiting
+	} else {
+		cr := &connReader{c: c}
+		defer cr.release()
+		r = cr
+	}
 	if cfg.Mode == "echo" {
-		for {
-			b, err := r.read()
-			if len(b) > 0 {
-				if _, werr := c.Write(b); werr != nil {
-					return
-				}
-			}
-			if err != nil {
+		serveEcho(c, r)
+	} else {
+		serveLines(c, r)
+	}
+}
+
+// A reader returns the bytes of the next read, valid until the one after.
+type reader interface{ read() ([]byte, error) }
+
+// serveEcho and serveLines are the std and netio engines' loops, with small
+// frames: every connection's goroutine runs them, and the deepest call
+// chain decides the size of its stack.
+func serveEcho(c net.Conn, r reader) {
+	for {
+		b, err := r.read()
+		if len(b) > 0 {
+			if _, werr := c.Write(b); werr != nil {
 				return
 			}
 		}
+		if err != nil {
+			return
+		}
 	}
+}
+
+func serveLines(c net.Conn, r reader) {
+	lw := &lineWriter{c: c}
 	var s lineSplitter
-	var out []byte
-	write := func(line []byte) bool {
-		out = respond(out[:0], line)
-		_, err := c.Write(out)
-		return err == nil
-	}
 	for {
 		b, err := r.read()
-		if !s.lines(b, write) || err != nil {
+		if !s.lines(b, lw.write) || err != nil {
 			return // EOF, error, or a line longer than maxLine
 		}
 	}
+}
+
+// A lineWriter writes the response to each line with its own Write.
+type lineWriter struct {
+	c   net.Conn
+	out []byte
+}
+
+func (w *lineWriter) write(line []byte) bool {
+	w.out = respond(w.out[:0], line)
+	_, err := w.c.Write(w.out)
+	return err == nil
 }
 
 // A delayedResponse is due at a fixed time after its request was read.
@@ -290,7 +318,7 @@ const maxDelayed = 4096
 // echo mode, each line in line mode) while this one writes the responses
 // when due, so pipelined requests are not delayed by their predecessors'
 // waits.
-func handleDelayed(c net.Conn, cfg Config, h *hooks) {
+func handleDelayed(c net.Conn, cfg *Config, h *hooks) {
 	now, until := time.Now, h.until
 	if h.now != nil {
 		now = h.now
