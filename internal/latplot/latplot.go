@@ -35,7 +35,7 @@ var ErrEmpty = errors.New("latplot: nothing to plot")
 // The plot's geometry, in SVG user units (pixels).
 const (
 	width, height     = 800, 500
-	left, right       = 80, 20
+	left, right       = 80, 50
 	top, bottom       = 40, 60
 	plotW, plotH      = width - left - right, height - top - bottom
 	pointsPerDecade   = 50
@@ -62,8 +62,11 @@ func spectrum(c Curve) []point {
 		if x >= top {
 			break
 		}
-		p := 100 * (1 - math.Pow(10, -x))
-		ps = append(ps, point{x, time.Duration(c.Hist.ValueAtQuantile(p)) * c.Unit})
+		v := c.Hist.Min() // (ValueAtQuantile(0) is 0)
+		if i > 0 {
+			v = c.Hist.ValueAtQuantile(100 * (1 - math.Pow(10, -x)))
+		}
+		ps = append(ps, point{x, time.Duration(v) * c.Unit})
 	}
 	ps = append(ps, point{top, time.Duration(c.Hist.Max()) * c.Unit})
 	return ps

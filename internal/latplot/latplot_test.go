@@ -174,7 +174,10 @@ func TestWriteSVG(t *testing.T) {
 			}
 		}
 		h := curves[i].Hist
-		for _, p := range ps[:len(ps)-1] {
+		if got, want := usAt(ps[0].y), float64(h.Min()); math.Abs(got-want) > 1 {
+			t.Errorf("curve %q starts at %.1f µs, want the minimum %.1f µs", curves[i].Name, got, want)
+		}
+		for _, p := range ps[1 : len(ps)-1] {
 			d := decadeAt(p.x)
 			want := float64(h.ValueAtQuantile(100 * (1 - math.Pow(10, -d))))
 			if got := usAt(p.y); math.Abs(got-want) > 1 { // 1 µs: a tenth of a pixel
