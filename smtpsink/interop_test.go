@@ -114,6 +114,34 @@ func TestSMTPSource(t *testing.T) {
 	}
 }
 
+// smtp-source's 1 MiB messages, which it writes with Nagle's algorithm
+// on, each take many reads: the sink asks for quick ACKs once for each
+// (the stall this prevents is measured, not tested: see BenchmarkSession
+// and the README), and every byte arrives.
+func TestSMTPSourceLarge(t *testing.T) {
+	source := tooltest.Path(t, "smtp-source")
+	var got messages
+	var acks ackCounter
+	s := startSink(t, Config{OnMessage: got.add}, hooks{ackNow: acks.hook()})
+	args := []string{"-s", "2", "-m", "6", "-l", "1048576", "-d", s.Addr().String()}
+	out, err := exec.Command(source, args...).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Fatalf("smtp-source %v: %v\n%s", args, err, out)
+	}
+	st := s.Stats()
+	if st.Messages != 6 || st.ErrorCount() != 0 || st.Aborted != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	for _, m := range got.all() {
+		if m.Size < 1048576 {
+			t.Errorf("message %+v", m)
+		}
+	}
+	if n := acks.n.Load(); n != 6 {
+		t.Errorf("%d quick-ACK requests for 6 messages of 1 MiB, want 6", n)
+	}
+}
+
 // Perl's Net::SMTP (libnet, part of Perl), a client nobody here wrote,
 // sends BODY=BINARYMIME in BDAT chunks, the only way it uses CHUNKING:
 // binary data with NULs, bare CR and LF and an embedded CRLF "." CRLF
