@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -30,6 +31,12 @@ type Conn struct {
 func NewConn(c net.Conn, opt *Options) *Conn {
 	nc := &Conn{Conn: c, w: NewWriter(c, opt)}
 	nc.r.init(nc)
+	if w := nc.w; w.opt.MaxHold > 0 {
+		// Made here, stopped: making it on the first hold would allocate
+		// deep in the connection goroutine's stack.
+		w.hold = w.afterFunc(w.opt.MaxHold, w.holdExpired)
+		w.hold.Stop()
+	}
 	return nc
 }
 
@@ -78,7 +85,7 @@ func (c *Conn) ReadPooled() ([]byte, error) {
 		if pending {
 			c.w.flushForRead()
 		}
-		c.rbuf = chunkPool.Get().(*[]byte)
+		c.rbuf = getRead()
 		n, err = c.Conn.Read((*c.rbuf)[:cap(*c.rbuf)])
 		if n == 0 {
 			putRead(c.rbuf)
@@ -155,4 +162,22 @@ func (c *Conn) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// readPool holds ReadPooled's buffers. It has no New: on a socket, a miss
+// is met in rawReader.read, higher up the stack than the read callback.
+var readPool sync.Pool
+
+// getRead and putRead take and return ReadPooled's buffers.
+func getRead() *[]byte {
+	if b, _ := readPool.Get().(*[]byte); b != nil {
+		return b
+	}
+	b := make([]byte, 0, chunkSize)
+	return &b
+}
+
+func putRead(b *[]byte) {
+	*b = (*b)[:0]
+	readPool.Put(b)
 }

@@ -113,6 +113,7 @@ func (t *FakeHold) Fire() bool {
 // NewConnForTest is NewConn with the hold timer replaced by hold.
 func NewConnForTest(c net.Conn, opt *Options, hold *FakeHold) *Conn {
 	nc := NewConn(c, opt)
+	nc.w.hold = nil // made again, fake, on the first hold
 	nc.w.afterFunc = func(_ time.Duration, f func()) stopResetter {
 		hold.mu.Lock()
 		hold.f = f

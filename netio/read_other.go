@@ -11,5 +11,3 @@ type rawReader struct{ ok bool }
 func (r *rawReader) init(*Conn) {}
 
 func (r *rawReader) read([]byte, bool) (int, *[]byte, error) { return 0, nil, errors.ErrUnsupported }
-
-func writeNonblock(int, [][]byte) (int, error) { return 0, errors.ErrUnsupported }

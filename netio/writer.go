@@ -35,8 +35,9 @@ const DefaultLinger = 5 * time.Second
 const DefaultMaxHold = time.Millisecond
 
 const (
-	chunkSize = 16 << 10
-	maxIovecs = 1024 // per writev, the Linux and Darwin IOV_MAX
+	chunkSize  = 16 << 10
+	smallChunk = 512  // the Writer's own first chunk
+	maxIovecs  = 1024 // per writev, the Linux and Darwin IOV_MAX
 	// maxBatch bounds the bytes of one writev, so that a slow peer still
 	// shows progress (waking blocked writers, sampling the drain rate) at
 	// least every maxBatch bytes.
@@ -106,18 +107,24 @@ type Writer struct {
 	// afterFunc arms the hold timer; time.AfterFunc except in tests.
 	afterFunc func(d time.Duration, f func()) stopResetter
 
-	mu      sync.Mutex
-	chunks  []*[]byte // queued data; the first starts at head
-	head    int
-	queued  int
-	window  int
-	low     int
-	err     error
-	closed  bool
-	running bool          // flusher goroutine started
-	parked  bool          // flusher waiting on kick
-	busy    bool          // a writev is in flight
-	kick    chan struct{} // made with the flusher
+	mu     sync.Mutex
+	chunks []*[]byte // queued data; the first starts at head
+	// small is the chunk used first, in place of a pooled one while free.
+	small     [smallChunk]byte
+	chunks0   [2]*[]byte // chunks' and iov's first backing arrays, so that
+	iov0      [2][]byte  // a small batch allocates nothing deep in a stack
+	smallBuf  []byte     // small[:len] while in chunks
+	smallUsed bool
+	head      int
+	queued    int
+	window    int
+	low       int
+	err       error
+	closed    bool
+	running   bool          // flusher goroutine started
+	parked    bool          // flusher waiting on kick
+	busy      bool          // a writev is in flight
+	kick      chan struct{} // made with the flusher
 	// Holding for the reader (Conn only): once a Read has been called
 	// (readSeen), a Write made while no Read is in progress (readers == 0)
 	// is left for the next Read to send, with the hold timer armed in case
@@ -143,6 +150,7 @@ type Writer struct {
 // NewWriter returns a Writer sending to dst. If opt is nil, defaults apply.
 func NewWriter(dst io.Writer, opt *Options) *Writer {
 	w := &Writer{dst: dst, chunk: chunkSize, now: time.Now, afterFunc: afterFunc}
+	w.chunks, w.iov = w.chunks0[:0], w.iov0[:0]
 	if opt != nil {
 		w.opt = *opt
 	}
@@ -277,6 +285,13 @@ func appendQueued[T []byte | string](w *Writer, p T) {
 }
 
 func (w *Writer) getChunk() *[]byte {
+	if !w.smallUsed && w.chunk == chunkSize {
+		// Requests and responses fit here: no pool, and no allocation
+		// on a pool miss deep in a connection goroutine's stack.
+		w.smallUsed = true
+		w.smallBuf = w.small[:0]
+		return &w.smallBuf
+	}
 	if w.chunk != chunkSize {
 		b := make([]byte, 0, w.chunk)
 		return &b
@@ -285,6 +300,10 @@ func (w *Writer) getChunk() *[]byte {
 }
 
 func (w *Writer) putChunk(c *[]byte) {
+	if c == &w.smallBuf {
+		w.smallUsed = false
+		return
+	}
 	*c = (*c)[:0]
 	if cap(*c) == chunkSize {
 		chunkPool.Put(c)
@@ -371,24 +390,6 @@ func (w *Writer) endRead() {
 	w.mu.Unlock()
 }
 
-// flushNonblocking sends what is queued before a Read waits, with
-// non-blocking writes of the socket fd, in the calling goroutine; what the
-// socket cannot take now is left to the flusher. A write error is left for
-// the next Write to return.
-func (w *Writer) flushNonblocking(fd int) {
-	w.mu.Lock()
-	w.unholdLocked()
-	for w.queued > 0 && !w.busy && w.err == nil {
-		if !w.writeBatchWith(fd) {
-			break
-		}
-	}
-	if w.queued > 0 && !w.busy && w.err == nil {
-		w.wakeFlusherLocked()
-	}
-	w.mu.Unlock()
-}
-
 // flushForRead sends what is queued, in the calling goroutine, before a
 // Read waits. A write error is left for the next Write to return.
 func (w *Writer) flushForRead() {
@@ -422,28 +423,13 @@ func (w *Writer) flusher() {
 
 // writeBatchLocked hands up to maxIovecs queued chunks (and about maxBatch
 // bytes) to the kernel with one net.Buffers.WriteTo. It is called with w.mu
-// held and !w.busy, and unlocks w.mu during the system call.
-func (w *Writer) writeBatchLocked() { w.writeBatchWith(-1) }
-
-// writeBatchWith is writeBatchLocked with, if fd >= 0, a non-blocking
-// write of the socket fd instead of the destination's writer. It reports
-// whether the whole batch was written.
-func (w *Writer) writeBatchWith(fd int) bool {
-	size := w.beginBatchLocked()
-	var n int64
-	var err error
-	if fd >= 0 {
-		k, errno := writeNonblock(fd, w.iov)
-		n = int64(k)
-		if errno != nil {
-			err = w.writeError(errno)
-		}
-	} else {
-		w.bufs = w.iov // a field: a local would escape to the heap through WriteTo
-		n, err = w.bufs.WriteTo(w.dst)
-	}
+// held and !w.busy, and unlocks w.mu during the system call. (Conn.Read's
+// flushFD is the same with a non-blocking write on the socket.)
+func (w *Writer) writeBatchLocked() {
+	w.beginBatchLocked()
+	w.bufs = w.iov // a field: a local would escape to the heap through WriteTo
+	n, err := w.bufs.WriteTo(w.dst)
 	w.endBatch(n, err)
-	return int(n) == size
 }
 
 // writeError wraps the error of a write to the socket as the net package

@@ -2,9 +2,9 @@
 
 package netio
 
-import "errors"
+import "syscall"
 
-// haveWritev is false: Conn.Read sends the queue through the connection.
-const haveWritev = false
+// haveRawWrite is false: Conn.Read sends the queue through the connection.
+const haveRawWrite = false
 
-func writevNonblock(int, [][]byte) (int, error) { return 0, errors.ErrUnsupported }
+func rawWrite(uintptr, [][]byte) (int, syscall.Errno) { return 0, syscall.ENOSYS }
