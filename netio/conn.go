@@ -145,7 +145,7 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) { return c.w.ReadFrom(r) }
 // or the writer's earlier write error.
 func (c *Conn) Close() error {
 	var err error
-	if linger := c.w.opt.Linger; linger > 0 {
+	if linger := c.w.opt.Linger; linger > 0 && !c.w.idle() {
 		ctx, cancel := context.WithTimeout(context.Background(), linger)
 		err = c.w.FlushContext(ctx)
 		cancel()
@@ -162,6 +162,14 @@ func (c *Conn) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// idle reports whether the writer has nothing queued or in flight and no
+// error: Close has nothing to wait for.
+func (w *Writer) idle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queued == 0 && !w.busy && w.err == nil
 }
 
 // readPool holds ReadPooled's buffers. It has no New: on a socket, a miss

@@ -3,7 +3,6 @@
 package netio
 
 import (
-	"errors"
 	"io"
 	"net"
 	"os"
@@ -165,8 +164,7 @@ func (r *rawReader) opError(op string, err error) error {
 //go:noinline
 func (r *rawReader) readError(err, rerr error) error {
 	if err != nil { // closed, deadline: as (*net.TCPConn).Read reports them
-		var oe *net.OpError
-		if errors.As(err, &oe) {
+		if oe, ok := err.(*net.OpError); ok { // RawConn.Read's, made for us
 			oe.Op = "read"
 		}
 		return err
