@@ -12,25 +12,33 @@ import (
 )
 
 // BenchmarkSession runs one SMTP session over loopback, a message per
-// iteration, as Postfix's smtp-source -d drives a sink: MAIL, RCPT and
-// DATA each wait for their reply, the data goes in writes of 128 KiB with
-// Nagle's algorithm on and ".\r\n" as a write of its own. The client does
-// not allocate, so allocs/op are the sink's. Compare runs with benchstat:
+// iteration. In mode=lockstep the client drives the sink as Postfix's
+// smtp-source -d does: MAIL, RCPT and DATA each wait for their reply, and
+// the message and its end line go in writes of 128 KiB with Nagle's
+// algorithm on. In mode=pipelined MAIL, RCPT and DATA go in one write
+// (RFC 2920) and their replies come back in one. The client does not
+// allocate, so allocs/op are the sink's. Compare runs with benchstat:
 //
 //	go test -run XXX -bench Session -count 10 ./smtpsink | tee new.txt
 //	benchstat old.txt new.txt
 func BenchmarkSession(b *testing.B) {
 	for _, size := range []int{4 << 10, 1<<20 + 112} {
-		b.Run(fmt.Sprintf("size=%dKiB", size>>10), func(b *testing.B) {
-			benchSession(b, Config{}, size)
-		})
+		for _, pipelined := range []bool{false, true} {
+			mode := "lockstep"
+			if pipelined {
+				mode = "pipelined"
+			}
+			b.Run(fmt.Sprintf("size=%dKiB/mode=%s", size>>10, mode), func(b *testing.B) {
+				benchSession(b, Config{}, size, pipelined)
+			})
+		}
 	}
-	b.Run("size=4KiB/digest=sha256", func(b *testing.B) {
-		benchSession(b, Config{Digest: digest.SHA256}, 4<<10)
+	b.Run("size=4KiB/mode=lockstep/digest=sha256", func(b *testing.B) {
+		benchSession(b, Config{Digest: digest.SHA256}, 4<<10, false)
 	})
 }
 
-func benchSession(b *testing.B, cfg Config, size int) {
+func benchSession(b *testing.B, cfg Config, size int, pipelined bool) {
 	s := startSink(b, cfg, hooks{})
 	c, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
@@ -66,12 +74,19 @@ func benchSession(b *testing.B, cfg Config, size int) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
+	group := append(append(append([]byte(nil), mail...), rcpt...), data...)
 	for range b.N {
-		send(mail)
-		expect("250")
-		send(rcpt)
-		expect("250")
-		send(data)
+		if pipelined {
+			send(group)
+			expect("250")
+			expect("250")
+		} else {
+			send(mail)
+			expect("250")
+			send(rcpt)
+			expect("250")
+			send(data)
+		}
 		expect("354")
 		for p := msg; len(p) > 0; {
 			n := min(len(p), 128<<10)
