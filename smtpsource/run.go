@@ -35,6 +35,10 @@ type run struct {
 	rcptCmds [][]byte
 
 	counterMu sync.Mutex // serialises Config.Counter writes
+	// dialMu lets one session at a time connect, as smtp-source does: a
+	// burst of handshakes can fill a listener's accept queue, and the
+	// connections past it are reset before the greeting.
+	dialMu sync.Mutex
 
 	mu       sync.Mutex // guards the rest: sessions merge into it as they end
 	phases   [numPhases]*hdrhistogram.Histogram

@@ -243,7 +243,9 @@ func (s *session) open(ctx context.Context) error {
 	var err error
 	for try := 1; ; try++ {
 		dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
+		r.dialMu.Lock()
 		nc, err = r.env.dial(dctx, netw, addr)
+		r.dialMu.Unlock()
 		cancel()
 		if err == nil || try >= r.cfg.ConnectTries || ctx.Err() != nil {
 			break
