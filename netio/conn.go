@@ -25,6 +25,9 @@ type Conn struct {
 	w    *Writer
 	r    rawReader
 	rbuf *[]byte // ReadPooled's buffer, until its next call
+	// drained: the last read returned less than its buffer, so the
+	// socket was empty then; the next Read sends the queue first.
+	drained bool
 }
 
 // NewConn wraps c. If opt is nil, defaults apply.
@@ -42,11 +45,12 @@ func NewConn(c net.Conn, opt *Options) *Conn {
 
 // Read reads from the connection. Once Read has been called, a Write made
 // while no Read is in progress is held for the next Read, which sends
-// everything queued with one writev, in the calling goroutine, when it is
-// about to wait for data: on a *net.TCPConn when the socket has nothing to
-// read, elsewhere before reading. So a request/response server runs no
-// flusher goroutine, and the responses to requests read in one go leave
-// together. A held Write that no Read sends within Options.MaxHold goes to
+// everything queued with one writev, in the calling goroutine, before it
+// can wait for data: on a *net.TCPConn before reading if the last read
+// drained the socket (returned less than its buffer), else when the socket
+// has nothing more to read; elsewhere before reading. So a
+// request/response server runs no flusher goroutine, and the responses to
+// requests read in one go leave together. A held Write that no Read sends within Options.MaxHold goes to
 // the flusher goroutine, as do Writes made while a Read waits and what a
 // full socket does not take.
 func (c *Conn) Read(p []byte) (int, error) {
@@ -57,11 +61,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 	case !pending || len(p) == 0:
 		n, err = c.Conn.Read(p)
 	case c.r.ok:
-		n, _, err = c.r.read(p, true)
+		n, _, err = c.r.read(p, true, c.drained)
 	default:
 		c.w.flushForRead()
 		n, err = c.Conn.Read(p)
 	}
+	c.drained = n < len(p)
 	c.w.endRead()
 	return n, err
 }
@@ -80,7 +85,8 @@ func (c *Conn) ReadPooled() ([]byte, error) {
 	var n int
 	var err error
 	if c.r.ok {
-		n, c.rbuf, err = c.r.read(nil, pending)
+		n, c.rbuf, err = c.r.read(nil, pending, c.drained)
+		c.drained = n < chunkSize
 	} else {
 		if pending {
 			c.w.flushForRead()

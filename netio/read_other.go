@@ -10,4 +10,6 @@ type rawReader struct{ ok bool }
 
 func (r *rawReader) init(*Conn) {}
 
-func (r *rawReader) read([]byte, bool) (int, *[]byte, error) { return 0, nil, errors.ErrUnsupported }
+func (r *rawReader) read([]byte, bool, bool) (int, *[]byte, error) {
+	return 0, nil, errors.ErrUnsupported
+}

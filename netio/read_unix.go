@@ -26,6 +26,7 @@ type rawReader struct {
 	n       int
 	err     error
 	flushed bool
+	first   bool // flush before reading
 	needBuf bool // p is nil and the pool was empty
 }
 
@@ -50,6 +51,12 @@ func (r *rawReader) init(c *Conn) {
 // goroutine's deepest call chain.)
 func (r *rawReader) readStep() func(fd uintptr) bool {
 	return func(fd uintptr) bool {
+		if r.first {
+			// The last read drained the socket: answer what it brought
+			// before reading what came since, as an event loop does.
+			r.first = false
+			r.flush(fd)
+		}
 		p := r.p
 		if p == nil {
 			if r.buf == nil {
@@ -74,19 +81,11 @@ func (r *rawReader) readStep() func(fd uintptr) bool {
 					readPool.Put(r.buf)
 					r.buf = nil
 				}
-				if !r.flushed {
-					r.flushed = true
-					// Here, not after RawConn.Read returns: the poller
-					// remembers readiness since this Read began, so data
-					// that comes during the flush ends the wait at once,
-					// and a read started anew would have to try the
-					// socket again.
-					if haveRawWrite {
-						r.flushFD(fd)
-					} else {
-						r.c.w.flushForRead()
-					}
-				}
+				// Here, not after RawConn.Read returns: the poller
+				// remembers readiness since this Read began, so data that
+				// comes during the flush ends the wait at once, and a
+				// read started anew would have to try the socket again.
+				r.flush(fd)
 				return false
 			}
 			r.n, r.err = max(n, 0), err
@@ -95,11 +94,24 @@ func (r *rawReader) readStep() func(fd uintptr) bool {
 	}
 }
 
-// read reads into p, or into a pooled chunk if p is nil; flush says whether
-// to send the queue if the socket is empty.
-func (r *rawReader) read(p []byte, flush bool) (int, *[]byte, error) {
+// flush sends the queue, once per read.
+func (r *rawReader) flush(fd uintptr) {
+	if r.flushed {
+		return
+	}
+	r.flushed = true
+	if haveRawWrite {
+		r.flushFD(fd)
+	} else {
+		r.c.w.flushForRead()
+	}
+}
+
+// read reads into p, or into a pooled chunk if p is nil. With flush, it
+// sends the queue when the socket is empty, or before reading if first.
+func (r *rawReader) read(p []byte, flush, first bool) (int, *[]byte, error) {
 	r.mu.Lock()
-	r.p, r.buf, r.n, r.err, r.flushed = p, nil, 0, nil, !flush
+	r.p, r.buf, r.n, r.err, r.flushed, r.first = p, nil, 0, nil, !flush, flush && first
 	err := r.rc.Read(r.step)
 	for err == nil && r.needBuf { // the pool was empty
 		r.needBuf = false

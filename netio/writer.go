@@ -36,7 +36,7 @@ const DefaultMaxHold = time.Millisecond
 
 const (
 	chunkSize  = 16 << 10
-	smallChunk = 512  // the Writer's own first chunk
+	smallChunk = 256  // the Writer's own first chunk
 	maxIovecs  = 1024 // per writev, the Linux and Darwin IOV_MAX
 	// maxBatch bounds the bytes of one writev, so that a slow peer still
 	// shows progress (waking blocked writers, sampling the drain rate) at
