@@ -432,3 +432,40 @@ func TestConnReadPooledErrors(t *testing.T) {
 		c.Close()
 	})
 }
+
+// After a read that drained the socket (returned less than its buffer),
+// the next Read sends what is held before it reads, even with data waiting:
+// the responses to one read's requests are not held back by the next
+// requests. After a read that filled its buffer, it reads first.
+func TestConnReadDrainedSendsFirst(t *testing.T) {
+	cli, srv := tcpPair(t)
+	c := NewConnForTest(srv, nil, &FakeHold{})
+	defer c.Close()
+	b := make([]byte, 8)
+	cli.Write([]byte("a"))
+	if n, err := c.Read(b); n != 1 || err != nil { // drained
+		t.Fatal(n, err)
+	}
+	c.Write([]byte("A"))
+	cli.Write([]byte("bbbbbbbb"))
+	waitInq(t, srv, 8)
+	if n, err := c.Read(b); n != 8 || err != nil { // sends "A" first; fills b
+		t.Fatal(n, err)
+	}
+	if s := c.Stats(); s.Flushes != 1 || s.Written != 1 {
+		t.Fatalf("stats %+v: the held response did not go before the read", s)
+	}
+	c.Write([]byte("B"))
+	cli.Write([]byte("c"))
+	waitInq(t, srv, 1)
+	if n, err := c.Read(b); n != 1 || err != nil { // full before: reads first
+		t.Fatal(n, err)
+	}
+	if s := c.Stats(); s.Flushes != 1 {
+		t.Fatalf("stats %+v: sent before reading after a full read", s)
+	}
+	resp := make([]byte, 1)
+	if _, err := io.ReadFull(cli, resp); err != nil || resp[0] != 'A' {
+		t.Fatalf("%q, %v", resp, err)
+	}
+}
