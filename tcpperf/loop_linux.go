@@ -17,6 +17,13 @@ const (
 	evTimer = -2
 )
 
+// connEvents are the events a connection waits for, edge-triggered: a
+// level-triggered socket is polled again by every epoll_wait after it was
+// reported, a cost per response. A read shorter than the buffer has
+// emptied the socket, so one read per edge is enough. EPOLLOUT is added
+// only while a write waits for room.
+const connEvents = unix.EPOLLIN | unix.EPOLLET
+
 // A loop serves its share of the connections from one locked OS thread:
 // it sends its share of the open-loop schedule, reads and checks the
 // responses, and in closed loop sends the next messages. Everything about
@@ -105,7 +112,7 @@ func newLoop(r *run, id, cpu int) (*loop, error) {
 // add hands socket fd, connection id of the run, to the loop.
 func (l *loop) add(fd, id int) error {
 	c := &conn{fd: fd, id: id, idx: int32(len(l.conns)), tmpl: msgTemplate(id, l.r.cfg.MsgSize)}
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.idx}); err != nil {
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: connEvents, Fd: c.idx}); err != nil {
 		unix.Close(fd)
 		return err
 	}
@@ -316,7 +323,7 @@ func (l *loop) flush(c *conn) {
 	}
 	if want := c.off < len(c.pending); want != c.out {
 		c.out = want
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.idx}
+		ev := unix.EpollEvent{Events: connEvents, Fd: c.idx}
 		if want {
 			ev.Events |= unix.EPOLLOUT
 		}
@@ -347,13 +354,21 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 // as many new messages. Responses have the size of messages (in line mode
 // too: one line back per line sent).
 func (l *loop) readable(c *conn, now int64) {
-	p := copy(l.buf, c.partial)
-	n, err := rawRead(c.fd, l.buf[p:])
-	if n > 0 {
-		l.process(c, l.buf[:p+n], now)
-	}
-	if (n == 0 && err == 0) || (err != 0 && err != unix.EAGAIN && err != unix.EINTR) {
-		l.fail(c, &l.n.read)
+	for !c.dead {
+		p := copy(l.buf, c.partial)
+		n, err := rawRead(c.fd, l.buf[p:])
+		if err == unix.EINTR {
+			continue
+		}
+		if n > 0 {
+			l.process(c, l.buf[:p+n], now)
+		}
+		if (n == 0 && err == 0) || (err != 0 && err != unix.EAGAIN) {
+			l.fail(c, &l.n.read)
+		}
+		if p+n < len(l.buf) {
+			return // the socket is empty (edge-triggered: see connEvents)
+		}
 	}
 }
 
