@@ -72,7 +72,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	delays := delayFlag{}
 	fs.Var(oneDelay{"DATA", delays}, "w", "wait this long before the reply to DATA (354), in seconds or as a duration (as smtp-sink -w)")
 	fs.Var(delays, "W", "CMD:DELAY: wait DELAY before the reply to CMD (\".\": to a message's data); repeatable (as smtp-sink -W, without odds)")
-	fs.Var(abortFlag{&cfg}, "A", "answer DATA with 354, wait this long (seconds or a duration; 0: not at all), then 550 and disconnect without reading the message (as smtp-sink -A)")
+	fs.Var(abortFlag{&cfg}, "A", "answer DATA with 354, wait `DELAY` (seconds or a duration; 0: not at all), then 550 and disconnect without reading the message (as smtp-sink -A)")
 	cfg.Timeout = 100 * time.Second
 	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
 	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
