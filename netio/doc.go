@@ -9,12 +9,14 @@
 // with one writev per batch (at most 1024 buffers, about 256 KiB): a server
 // needs no Flush and no timer, and sixteen pipelined responses leave in one
 // system call. On a Conn whose Read has been called, a Write made between
-// two Reads is sent by the next Read when the socket has nothing more to
-// read, in the reading goroutine ([Conn.Read]), so request/response
-// traffic runs no goroutine besides the caller's. Otherwise (a writer that
-// does not read, Writes made while a Read waits, a held Write that no Read
-// sends within Options.MaxHold) a flusher goroutine, started on first use,
-// sends the queue as soon as the producer gives up the CPU.
+// two Reads is sent by the next Read before it can wait for data, in the
+// reading goroutine ([Conn.Read]), so request/response traffic runs no
+// goroutine besides the caller's, and [Conn.ReadPooled] leaves a waiting
+// connection holding no read buffer either. Otherwise (a writer that does
+// not read, Writes made while a Read waits, a held Write that no Read sends
+// within Options.MaxHold, what a full socket does not take) a flusher
+// goroutine, started on first use, sends the queue as soon as the producer
+// gives up the CPU.
 //
 // Guarantees:
 //   - Bytes reach the kernel in the order Writes returned, without gaps. A

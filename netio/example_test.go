@@ -209,3 +209,38 @@ func ExampleConn_Close() {
 	fmt.Println(err, s.Accepted-s.Written)
 	// Output: netio: connection closed with queued data unsent 11
 }
+
+// An echo server whose idle connections hold no read buffer: ReadPooled
+// takes one from a pool once the socket has data, and the echo written
+// back is sent by the next ReadPooled, in this goroutine, before it waits.
+func ExampleConn_ReadPooled() {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		conn := netio.NewConn(c, nil)
+		defer conn.Close()
+		for {
+			b, err := conn.ReadPooled() // valid until the next call
+			conn.Write(b)               // a copy, sent when the loop reads again
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	defer c.Close()
+	for _, msg := range []string{"ping\n", "pong\n"} {
+		c.Write([]byte(msg))
+		resp := make([]byte, len(msg))
+		io.ReadFull(c, resp)
+		fmt.Print(string(resp))
+	}
+	// Output:
+	// ping
+	// pong
+}
