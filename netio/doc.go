@@ -45,9 +45,9 @@
 // an unbounded graceful close.
 //
 // Limits: a Writer runs at most one goroutine, from the first Write it
-// does not hold for a Read until Close. A Conn's Read sends the queue
-// before it waits, and blocks in writev while the socket is full, as a
-// Write on the connection would.
+// does not hold for a Read until Close. On a *net.TCPConn, a Conn's Read
+// sends the queue with non-blocking writes; on other connections it
+// blocks in writev while the socket is full, as a Write would.
 // Flush, and Close of a bare Writer, block in writev while the socket is
 // full; bound them with a write deadline on the connection
 // ([Conn.SetWriteDeadline] sets both).
