@@ -155,7 +155,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
-	fs.StringVar(&cfg.Engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (the same through netio.Conn), gnet, evio or netpoll")
+	fs.StringVar(&cfg.Engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (the same through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address (port 0 picks one)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio engines; for checking latency tools)")
@@ -174,7 +174,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func respond(dst, line []byte) []byte { return append(dst, line...) }
 
 // startStd serves with a goroutine per connection, writing each response
-// with its own Write, on the connection itself or through netio. (Accepted
+// with its own Write, on the connection itself or through netio. std reads
+// into a 1 KiB buffer per connection (and a pooled 64 KiB one while reads
+// fill it); netio reads with Conn.ReadPooled, so a waiting connection holds
+// no buffer, and its Writes go out when the loop reads again. (Accepted
 // connections have TCP_NODELAY: package net sets it on every TCP
 // connection.)
 func startStd(s *Server, cfg Config, h *hooks, coalesce bool) error {
