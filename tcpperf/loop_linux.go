@@ -178,7 +178,11 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	scheduling, drainSent := open, false
 	now, fresh := int64(0), false // fresh: now was read just before, after a poll that found nothing
 	armed := int64(-1)            // the timer is set for the send due then
+	// Idle time: from one poll's return to the next's, when neither the
+	// events of the first nor the sends between them gave any work.
+	polled, worked := r.now(), true
 	for !r.quit.Load() {
+		sent := false
 		stopping := r.stopping.Load()
 		timeout, jump := -1, false
 		if scheduling && !stopping {
@@ -186,6 +190,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 				now = r.now()
 			}
 			for next <= now && next < r.end {
+				sent = true
 				if r.measured(next) {
 					l.late.record(now - next)
 					l.n.due.Add(1)
@@ -231,6 +236,10 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			}
 		}
 		now, fresh = r.now(), n == 0
+		if !worked && !sent {
+			l.n.idle.Add(now - polled)
+		}
+		polled, worked = now, false
 		for _, ev := range events[:n] {
 			switch ev.Fd {
 			case evWake, evTimer:
@@ -241,6 +250,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 					armed = -1
 				}
 			default:
+				worked = true
 				c := l.conns[ev.Fd]
 				if ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 					l.readable(c, now)

@@ -142,7 +142,8 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if cfg.HdrLog != nil {
 		hlog = newLogWriter(cfg.HdrLog, r.base.Add(time.Duration(r.measure)))
 	}
-	cpu0, wall0 := env.cpu(), time.Now()
+	idle := func() int64 { return r.sum(func(n *counters) *atomic.Int64 { return &n.idle }) }
+	cpu0, wall0, idle0, at0 := env.cpu(), time.Now(), idle(), r.now()
 	measureStart := clk.After(time.Duration(r.measure))
 	close(begin)
 
@@ -190,7 +191,7 @@ wait:
 	for {
 		select {
 		case <-measureStart:
-			cpu0, wall0 = env.cpu(), time.Now()
+			cpu0, wall0, idle0, at0 = env.cpu(), time.Now(), idle(), r.now()
 		case <-tick:
 			report()
 			tick = clk.After(time.Second)
@@ -208,7 +209,7 @@ wait:
 	}
 	select {
 	case <-measureStart: // a measurement without time: the end is the start
-		cpu0, wall0 = env.cpu(), time.Now()
+		cpu0, wall0, idle0, at0 = env.cpu(), time.Now(), idle(), r.now()
 	default:
 	}
 	r.stopping.Store(true)
@@ -227,7 +228,7 @@ drain:
 			break drain
 		}
 	}
-	cpu1, wall1 := env.cpu(), time.Now()
+	cpu1, wall1, idle1, at1 := env.cpu(), time.Now(), idle(), r.now()
 	measuredEnd := min(r.now(), r.end)
 	if cfg.QPS > 0 && ctx.Err() == nil {
 		measuredEnd = r.end // the whole schedule went out
@@ -266,6 +267,9 @@ drain:
 	}
 	if wall := wall1.Sub(wall0); wall > 0 {
 		res.CPUUtil = float64(cpu1-cpu0) / float64(wall)
+	}
+	if span := at1 - at0; span > 0 {
+		res.LoopBusy = min(max(1-float64(idle1-idle0)/float64(span*int64(len(r.loops))), 0), 1)
 	}
 	return res, nil
 }

@@ -94,6 +94,10 @@ type Result struct {
 	// measurement, and as a share of one core over that wall time.
 	CPUPerMsg float64 `json:"tool_cpu_per_msg_us"`
 	CPUUtil   float64 `json:"tool_cpu_util"`
+	// LoopBusy is the share of the loops' time, over the same span, spent
+	// on messages rather than waiting or polling for them (Spin burns CPU
+	// without work): near 1, the tool is the bottleneck.
+	LoopBusy float64 `json:"tool_loop_busy"`
 	// Merged logs: how many, and the earliest interval start (Unix ms).
 	Logs    int   `json:"logs,omitempty"`
 	StartMs int64 `json:"start_unix_ms,omitempty"`
@@ -147,6 +151,7 @@ func (r *recorder) take() *hdrhistogram.Histogram {
 // the result.
 type counters struct {
 	sent, due, received, write, read, content, lost atomic.Int64
+	idle                                            atomic.Int64 // ns waiting or polling with nothing to do
 }
 
 // msgTemplate is the filler of a connection's messages, "\n" at the end.

@@ -117,7 +117,7 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	if r.TargetQPS > 0 {
 		fmt.Fprintln(w, "(send lateness is the tool's own floor: actual minus intended send time)")
 	}
-	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core, %d loops)\n", r.CPUPerMsg, 100*r.CPUUtil, r.Loops)
+	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %d loops, busy %.0f%% of the time)\n", r.CPUPerMsg, 100*r.CPUUtil, r.Loops, 100*r.LoopBusy)
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
 	if r.ConnectError != "" {
