@@ -178,8 +178,9 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	scheduling, drainSent := open, false
 	now, fresh := int64(0), false // fresh: now was read just before, after a poll that found nothing
 	armed := int64(-1)            // the timer is set for the send due then
-	// Idle time: from one poll's return to the next's, when neither the
-	// events of the first nor the sends between them gave any work.
+	// Idle time: waits in epoll, jumps of a fake clock, and spinning (from
+	// one poll's return to the next's, when neither the events of the
+	// first nor the sends between them gave any work).
 	polled, worked := r.now(), true
 	for !r.quit.Load() {
 		sent := false
@@ -230,13 +231,15 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 		if timeout == 0 {
 			n, _ = rawPoll(l.ep, events)
 		} else {
+			before := r.now()
 			var err error
 			if n, err = unix.EpollWait(l.ep, events, timeout); err != nil {
 				n = 0 // EINTR
 			}
+			l.n.idle.Add(r.now() - before)
 		}
 		now, fresh = r.now(), n == 0
-		if !worked && !sent {
+		if !worked && !sent && timeout == 0 {
 			l.n.idle.Add(now - polled)
 		}
 		polled, worked = now, false
@@ -261,12 +264,15 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			}
 		}
 		if jump && n == 0 {
+			before := now
 			if stopping {
 				waiter.Until(ctx, r.base.Add(time.Duration(r.now())+cfg.DrainTimeout))
 			} else {
 				waiter.Until(ctx, r.base.Add(time.Duration(next)))
 			}
-			fresh = false
+			now, fresh = r.now(), false
+			l.n.idle.Add(now - before)
+			polled = now
 		}
 	}
 }

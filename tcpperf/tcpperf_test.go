@@ -156,6 +156,23 @@ func TestOpenLoopSchedule(t *testing.T) {
 	}
 }
 
+// On a fake clock that moves only when the loop waits for its next send,
+// the loop is idle the whole time: its work takes no time on that clock.
+func TestLoopBusy(t *testing.T) {
+	addr := server(t, echo)
+	res, err := RunWith(context.Background(), Config{
+		Addr: addr, Conns: 4, QPS: 400, Duration: 500 * time.Millisecond,
+	}, nil, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run reads the clock and the idle time one after the other, so a
+	// step of the schedule (2.5ms of 500) may fall between them.
+	if res.LoopBusy > 0.01 || res.Received != 200 {
+		t.Fatalf("busy %.4f, want 0 (to a step of the schedule): %+v", res.LoopBusy, res)
+	}
+}
+
 // Responses are checked: a server that flips a bit is caught, every time.
 func TestContentChecked(t *testing.T) {
 	clk := newFakeClock()
