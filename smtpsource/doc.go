@@ -32,6 +32,10 @@
 //     digits); the optional interval log of message latencies is in
 //     HdrHistogram's format.
 //
+// As smtp-source does, sessions connect one at a time: a burst of
+// handshakes can overflow a listener's accept queue, and the kernel then
+// resets the connections past it before their greeting.
+//
 // Differences from smtp-source: sessions greet with EHLO (LHLO in LMTP),
 // not HELO, so that the server's extensions are known, and fall back to
 // HELO when EHLO is refused; a refused command does not end the run
