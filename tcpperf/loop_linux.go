@@ -236,11 +236,11 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			if n, err = unix.EpollWait(l.ep, events, timeout); err != nil {
 				n = 0 // EINTR
 			}
-			l.n.idle.Add(r.now() - before)
+			l.idle(before, r.now())
 		}
 		now, fresh = r.now(), n == 0
 		if !worked && !sent && timeout == 0 {
-			l.n.idle.Add(now - polled)
+			l.idle(polled, now)
 		}
 		polled, worked = now, false
 		for _, ev := range events[:n] {
@@ -271,9 +271,16 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 				waiter.Until(ctx, r.base.Add(time.Duration(next)))
 			}
 			now, fresh = r.now(), false
-			l.n.idle.Add(now - before)
+			l.idle(before, now)
 			polled = now
 		}
+	}
+}
+
+// idle counts the time from a to b as idle, from the measurement's start.
+func (l *loop) idle(a, b int64) {
+	if a = max(a, l.r.measure); b > a {
+		l.n.idle.Add(b - a)
 	}
 }
 

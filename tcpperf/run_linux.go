@@ -142,8 +142,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if cfg.HdrLog != nil {
 		hlog = newLogWriter(cfg.HdrLog, r.base.Add(time.Duration(r.measure)))
 	}
-	idle := func() int64 { return r.sum(func(n *counters) *atomic.Int64 { return &n.idle }) }
-	cpu0, wall0, idle0, at0 := env.cpu(), time.Now(), idle(), r.now()
+	cpu0, wall0 := env.cpu(), time.Now()
 	measureStart := clk.After(time.Duration(r.measure))
 	close(begin)
 
@@ -191,7 +190,7 @@ wait:
 	for {
 		select {
 		case <-measureStart:
-			cpu0, wall0, idle0, at0 = env.cpu(), time.Now(), idle(), r.now()
+			cpu0, wall0 = env.cpu(), time.Now()
 		case <-tick:
 			report()
 			tick = clk.After(time.Second)
@@ -209,7 +208,7 @@ wait:
 	}
 	select {
 	case <-measureStart: // a measurement without time: the end is the start
-		cpu0, wall0, idle0, at0 = env.cpu(), time.Now(), idle(), r.now()
+		cpu0, wall0 = env.cpu(), time.Now()
 	default:
 	}
 	r.stopping.Store(true)
@@ -228,7 +227,7 @@ drain:
 			break drain
 		}
 	}
-	cpu1, wall1, idle1, at1 := env.cpu(), time.Now(), idle(), r.now()
+	cpu1, wall1 := env.cpu(), time.Now()
 	measuredEnd := min(r.now(), r.end)
 	if cfg.QPS > 0 && ctx.Err() == nil {
 		measuredEnd = r.end // the whole schedule went out
@@ -268,8 +267,11 @@ drain:
 	if wall := wall1.Sub(wall0); wall > 0 {
 		res.CPUUtil = float64(cpu1-cpu0) / float64(wall)
 	}
-	if span := at1 - at0; span > 0 {
-		res.LoopBusy = min(max(1-float64(idle1-idle0)/float64(span*int64(len(r.loops))), 0), 1)
+	// The loops count idle time from the start of the measurement; they
+	// have all returned, so the clock is where they left it.
+	if span := r.now() - r.measure; span > 0 {
+		idle := r.sum(func(n *counters) *atomic.Int64 { return &n.idle })
+		res.LoopBusy = min(max(1-float64(idle)/float64(span*int64(len(r.loops))), 0), 1)
 	}
 	return res, nil
 }
