@@ -1,7 +1,9 @@
 // Package bench is `wirespeed bench`: the suites that compare wirespeed with
 // the standard library side by side (seed, dot, textproto, digest, netio),
-// run by a driver of its own, and `wirespeed bench net`, which compares the
-// serve engines under tcpperf load in child processes.
+// run by a driver of its own; `wirespeed bench net`, which compares the
+// serve engines under tcpperf load in child processes; and `wirespeed bench
+// smtp`, which drives wirespeed's and Postfix's SMTP sinks with their
+// sources.
 package bench
 
 import (
