@@ -303,3 +303,29 @@ func TestCloseMidMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestDelayRealClock waits with the real clock: a wait longer than
+// preciseWait (a timer, then the Sleeper) and a shorter one (the Sleeper
+// alone) both end with the right replies. (How long they take is a
+// benchmark's business: wirespeed bench smtp's latency-honesty rows.)
+func TestDelayRealClock(t *testing.T) {
+	cfg := Config{Addr: "127.0.0.1:0", ErrorLog: quiet, Delay: map[string]time.Duration{"DATA": preciseWait + time.Millisecond, ".": time.Millisecond}}
+	s, err := Listen(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	defer s.Close()
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	for range 3 {
+		c.cmd(250, "MAIL FROM:<a@b>")
+		c.cmd(250, "RCPT TO:<a@b>")
+		c.cmd(354, "DATA")
+		c.cmd(250, "x\r\n.")
+	}
+	c.cmd(221, "QUIT")
+	if st := s.Stats(); st.Messages != 3 {
+		t.Errorf("stats %+v", st)
+	}
+}

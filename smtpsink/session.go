@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/textproto"
 )
 
@@ -44,6 +45,8 @@ type session struct {
 	body  string
 	utf8  bool
 	bdat  *chunkState // a BDAT message in progress
+
+	sleeper *sleep.Sleeper // Config.Delay's last stretch, made at the first wait
 }
 
 // connIO is the session's side of the connection: reads flush the pending
@@ -158,6 +161,9 @@ func (ss *session) release() {
 	ss.r.R.Reset(nil)
 	ss.s.readers.Put(ss.r.R)
 	ss.bw, ss.r = nil, nil
+	if ss.sleeper != nil {
+		ss.sleeper.Close()
+	}
 }
 
 // run serves the session until QUIT (it then returns true), the peer
@@ -700,18 +706,39 @@ func (ss *session) delay(cmd string) bool {
 	return true
 }
 
+// The last stretch of a wait goes to a sleep.Sleeper, which wakes on time
+// (a Go timer fires up to a millisecond late in a quiet process, which a
+// client measuring the wait would see), spinning for its last sleepSpin;
+// before it, a timer that Close cuts short.
+const (
+	preciseWait = 20 * time.Millisecond
+	sleepSpin   = 30 * time.Microsecond
+)
+
 // sleep waits d, or until the server closes (then it returns false).
 func (ss *session) sleep(d time.Duration) bool {
 	if ss.s.h.sleep != nil {
 		ss.s.h.sleep(d)
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	until := time.Now().Add(d)
+	if far := d - preciseWait; far > 0 {
+		t := time.NewTimer(far)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ss.s.kill:
+			return false
+		}
+	}
+	if ss.sleeper == nil {
+		ss.sleeper, _ = sleep.New(sleepSpin) // on failure, still a working Sleeper
+	}
+	ss.sleeper.Until(until)
 	select {
-	case <-t.C:
-		return true
 	case <-ss.s.kill:
 		return false
+	default:
+		return true
 	}
 }
