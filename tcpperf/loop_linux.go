@@ -17,6 +17,14 @@ const (
 	evTimer = -2
 )
 
+// minNap is the shortest sleep before a send: shorter waits are spun. A
+// sleep costs a timer, a context switch and a wake-up, about 15µs of CPU
+// on a virtual machine (an exit for each) and as much in lateness, so
+// napping for less would cost more than it saves (measured at 30k msg/s
+// over 10,000 connections: a loop that slept before every send spent 29µs
+// of CPU per message, one that spun 15µs of busy time; see the README).
+const minNap = 50 * time.Microsecond
+
 // connEvents are the events a connection waits for, edge-triggered: a
 // level-triggered socket is polled again by every epoll_wait after it was
 // reported, a cost per response. A read shorter than the buffer has
@@ -157,7 +165,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	}
 	cfg := &r.cfg
 	open := cfg.QPS > 0
-	spin := max(int64(cfg.Spin), 0)
+	spin, minNap := max(int64(cfg.Spin), 0), int64(minNap)
 	var waiter interface {
 		Until(context.Context, time.Time)
 	}
@@ -206,7 +214,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 				r.schedDone <- struct{}{}
 			case !r.env.realTime:
 				timeout, jump = 0, true
-			case wait > spin:
+			case cfg.Spin < 0 || wait > spin+minNap:
 				// Arming a timer is dear (in a VM, an exit): once per send.
 				if armed != next {
 					unix.TimerfdSettime(l.timer, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(wait - spin)}, nil)
