@@ -50,9 +50,12 @@ func NewConn(c net.Conn, opt *Options) *Conn {
 // drained the socket (returned less than its buffer), else when the socket
 // has nothing more to read; elsewhere before reading. So a
 // request/response server runs no flusher goroutine, and the responses to
-// requests read in one go leave together. A held Write that no Read sends within Options.MaxHold goes to
-// the flusher goroutine, as do Writes made while a Read waits and what a
-// full socket does not take.
+// requests read in one go leave together. Writes made while a Read waits,
+// and what a full socket does not take, go to the flusher goroutine.
+//
+// So a handler that writes and then waits for something other than this
+// connection must Flush first (or set Options.MaxHold): what it wrote
+// waits for its next Read, Flush or Close.
 func (c *Conn) Read(p []byte) (int, error) {
 	pending := c.w.beginRead()
 	var n int

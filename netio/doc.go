@@ -12,9 +12,10 @@
 // two Reads is sent by the next Read before it can wait for data, in the
 // reading goroutine ([Conn.Read]), so request/response traffic runs no
 // goroutine besides the caller's, and [Conn.ReadPooled] leaves a waiting
-// connection holding no read buffer either. Otherwise (a writer that does
-// not read, Writes made while a Read waits, a held Write that no Read sends
-// within Options.MaxHold, what a full socket does not take) a flusher
+// connection holding no read buffer either; a handler that writes and then
+// waits for something other than the connection calls Flush. Otherwise (a
+// writer that does not read, Writes made while a Read waits, what a full
+// socket does not take, a held Write past Options.MaxHold if set) a flusher
 // goroutine, started on first use, sends the queue as soon as the producer
 // gives up the CPU.
 //

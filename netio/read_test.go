@@ -39,64 +39,77 @@ func waitInq(t *testing.T, c *net.TCPConn, n int) {
 }
 
 // Request/response: the response written between two Reads is sent by the
-// second Read when the socket is empty, with one writev and no flusher
-// goroutine and without the hold timer firing.
+// second Read, with one writev, no flusher goroutine and no timer. The last
+// response, which no Read follows, waits for Flush; with Options.MaxHold, for
+// the hold timer, which hands it to the flusher.
 func TestConnReadSendsHeld(t *testing.T) {
-	cli, srv := tcpPair(t)
-	hold := &FakeHold{}
-	c := NewConnForTest(srv, nil, hold)
-	defer c.Close()
-	req := make([]byte, 4)
-	done := make(chan error, 1)
-	go func() {
-		for i := 0; i < 3; i++ {
-			if _, err := io.ReadFull(c, req); err != nil {
-				done <- err
-				return
+	for _, timer := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "maxhold"}[timer], func(t *testing.T) {
+			cli, srv := tcpPair(t)
+			hold := &FakeHold{}
+			var opt Options
+			if timer {
+				opt.MaxHold = time.Second // fired by the test
 			}
-			if _, err := c.Write(bytes.ToUpper(req)); err != nil {
-				done <- err
-				return
+			c := NewConnForTest(srv, &opt, hold)
+			defer c.Close()
+			req := make([]byte, 4)
+			done := make(chan error, 1)
+			go func() {
+				for i := 0; i < 3; i++ {
+					if _, err := io.ReadFull(c, req); err != nil {
+						done <- err
+						return
+					}
+					if _, err := c.Write(bytes.ToUpper(req)); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			resp := make([]byte, 4)
+			for i, r := range []string{"abc\n", "def\n", "ghi\n"} {
+				if _, err := cli.Write([]byte(r)); err != nil {
+					t.Fatal(err)
+				}
+				if i == 2 {
+					// The last response is held: no Read follows.
+					if err := <-done; err != nil {
+						t.Fatal(err)
+					}
+					if s := c.Stats(); s.Flushes != 2 || s.Queued != 4 {
+						t.Fatalf("stats %+v before the last response was sent", s)
+					}
+					if armed, _ := hold.Armed(); armed != timer {
+						t.Fatalf("hold timer armed: %v", armed)
+					}
+					if timer {
+						hold.Fire()
+					} else if err := c.Flush(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := io.ReadFull(cli, resp); err != nil || string(resp) != strings.ToUpper(r) {
+					t.Fatalf("response %d: %q, %v", i, resp, err)
+				}
 			}
-		}
-		done <- nil
-	}()
-	resp := make([]byte, 4)
-	for i, r := range []string{"abc\n", "def\n", "ghi\n"} {
-		if _, err := cli.Write([]byte(r)); err != nil {
-			t.Fatal(err)
-		}
-		if i == 2 {
-			// The last response is held: no Read follows until the
-			// timer fires.
-			if err := <-done; err != nil {
-				t.Fatal(err)
+			c.Flush() // the flusher counts its writev once it returns
+			if s := c.Stats(); s.Flushes != 3 || s.Written != 12 {
+				t.Fatalf("stats %+v, want 3 writev of 12 bytes", s)
 			}
-			if armed, _ := hold.Armed(); !armed {
-				t.Fatal("last response not held")
+			// Only the expired hold starts the flusher.
+			if c.Writer().FlusherStarted() != timer {
+				t.Fatalf("flusher started: %v", !timer)
 			}
-			if s := c.Stats(); s.Flushes != 2 {
-				t.Fatalf("%d writev before the timer fired, want 2", s.Flushes)
+			want := 0
+			if timer {
+				want = 3
 			}
-			if !hold.Fire() {
-				t.Fatal("timer not armed")
+			if _, arms := hold.Armed(); arms != want {
+				t.Fatalf("hold armed %d times, want %d", arms, want)
 			}
-		}
-		if _, err := io.ReadFull(cli, resp); err != nil || string(resp) != strings.ToUpper(r) {
-			t.Fatalf("response %d: %q, %v", i, resp, err)
-		}
-	}
-	c.Flush() // the flusher counts its writev once it returns
-	s := c.Stats()
-	if s.Flushes != 3 || s.Written != 12 {
-		t.Fatalf("stats %+v, want 3 writev of 12 bytes", s)
-	}
-	// Only the expired hold started the flusher.
-	if !c.Writer().FlusherStarted() {
-		t.Fatal("the expired hold did not start the flusher")
-	}
-	if _, arms := hold.Armed(); arms != 3 {
-		t.Fatalf("hold armed %d times, want 3", arms)
+		})
 	}
 }
 

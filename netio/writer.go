@@ -30,10 +30,6 @@ var (
 // DefaultLinger is how long Conn.Close waits for queued data by default.
 const DefaultLinger = 5 * time.Second
 
-// DefaultMaxHold is how long, by default, a Conn holds a Write made between
-// two Reads for the next Read before sending it anyway.
-const DefaultMaxHold = time.Millisecond
-
 const (
 	chunkSize  = 16 << 10
 	smallChunk = 256  // the Writer's own first chunk
@@ -74,11 +70,14 @@ type Options struct {
 	// ErrUnsent). Default DefaultLinger; negative: do not wait. An earlier
 	// write deadline ends the wait too. Writer.Close does not use it.
 	Linger time.Duration
-	// MaxHold bounds how long a [Conn] whose Read has been called holds a
-	// Write made while no Read is in progress, waiting for the next Read
-	// to send it (see [Conn.Read]); then the flusher sends it. Default
-	// DefaultMaxHold; negative: never hold, every Write goes to the
-	// flusher. A bare Writer never holds.
+	// MaxHold, if positive, bounds how long a [Conn] whose Read has been
+	// called holds a Write made while no Read is in progress for the next
+	// Read to send (see [Conn.Read]); then the flusher sends it. It arms a
+	// timer per held Write, which costs the caller latency where idle
+	// threads wait in the poller (a round trip took twice as long with
+	// GOMAXPROCS 2). Zero, the default: a held Write waits for the next
+	// Read, Flush or Close. Negative: never hold; every Write goes to the
+	// flusher, as on a bare Writer.
 	MaxHold time.Duration
 }
 
@@ -164,9 +163,6 @@ func NewWriter(dst io.Writer, opt *Options) *Writer {
 	o.MinWindow = min(o.MinWindow, o.MaxQueued)
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
-	}
-	if o.MaxHold == 0 {
-		o.MaxHold = DefaultMaxHold
 	}
 	w.setWindow(o.MaxQueued)
 	return w
@@ -313,9 +309,12 @@ func (w *Writer) putChunk(c *[]byte) {
 // kickLocked makes sure the queue will be sent: by the next Read of a Conn
 // whose reader is between Reads, or else by the flusher.
 func (w *Writer) kickLocked() {
-	if w.readSeen && w.readers == 0 && w.opt.MaxHold > 0 && !w.closed {
+	if w.readSeen && w.readers == 0 && w.opt.MaxHold >= 0 && !w.closed {
 		if !w.holding {
 			w.holding = true
+			if w.opt.MaxHold == 0 {
+				return // until the next Read, Flush or Close
+			}
 			if w.hold == nil {
 				w.hold = w.afterFunc(w.opt.MaxHold, w.holdExpired)
 			} else {
@@ -331,7 +330,9 @@ func (w *Writer) kickLocked() {
 func (w *Writer) unholdLocked() {
 	if w.holding {
 		w.holding = false
-		w.hold.Stop()
+		if w.hold != nil {
+			w.hold.Stop()
+		}
 	}
 }
 
