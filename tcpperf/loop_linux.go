@@ -236,15 +236,16 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			timeout, jump = 100, true
 		}
 		var n int
+		var err error
 		if timeout == 0 {
-			n, _ = rawPoll(l.ep, events)
+			n, err = unix.EpollWait(l.ep, events, 0)
 		} else {
 			before := r.now()
-			var err error
-			if n, err = unix.EpollWait(l.ep, events, timeout); err != nil {
-				n = 0 // EINTR
-			}
+			n, err = unix.EpollWait(l.ep, events, timeout)
 			l.idle(before, r.now())
+		}
+		if err != nil {
+			n = 0 // EINTR
 		}
 		now, fresh = r.now(), n == 0
 		if !worked && !sent && timeout == 0 {
@@ -336,14 +337,14 @@ func (cfg *Config) isOpen() bool { return cfg.QPS > 0 }
 // for EPOLLOUT while some are left.
 func (l *loop) flush(c *conn) {
 	for c.off < len(c.pending) {
-		w, err := rawWrite(c.fd, c.pending[c.off:])
+		w, err := unix.Write(c.fd, c.pending[c.off:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err == unix.EAGAIN {
 			break
 		}
-		if err != 0 {
+		if err != nil {
 			l.fail(c, &l.n.write)
 			return
 		}
@@ -387,14 +388,15 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 func (l *loop) readable(c *conn, now int64) {
 	for !c.dead {
 		p := copy(l.buf, c.partial)
-		n, err := rawRead(c.fd, l.buf[p:])
+		n, err := unix.Read(c.fd, l.buf[p:])
 		if err == unix.EINTR {
 			continue
 		}
+		n = max(n, 0)
 		if n > 0 {
 			l.process(c, l.buf[:p+n], now)
 		}
-		if (n == 0 && err == 0) || (err != 0 && err != unix.EAGAIN) {
+		if (n == 0 && err == nil) || (err != nil && err != unix.EAGAIN) {
 			l.fail(c, &l.n.read)
 		}
 		if p+n < len(l.buf) {
