@@ -3,6 +3,7 @@ package netio
 import (
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -121,4 +122,65 @@ func BenchmarkAdaptiveWindow(b *testing.B) {
 	b.ReportMetric(s.DrainRate, "drain-B/s")
 	cli.Close()
 	w.Close()
+}
+
+// BenchmarkConnStack runs 1000 connections of an echo server in the style
+// of serve's netio engine (one goroutine per connection: ReadPooled, then
+// Write, which the next Read sends) and reports the goroutine stack memory
+// each connection holds while it waits in Read (stack-B/conn), the figure
+// that decides a server's memory at 10,000 connections: Go starts a
+// goroutine with a 2 KiB stack and doubles it when a call chain goes
+// deeper. Each op is one 64-byte round trip on every connection.
+func BenchmarkConnStack(b *testing.B) {
+	const conns = 1000
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				nc := NewConn(c, nil)
+				defer nc.Close()
+				for {
+					p, err := nc.ReadPooled()
+					if err != nil {
+						return
+					}
+					if _, err := nc.Write(p); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	cs := make([]net.Conn, conns)
+	for i := range cs {
+		if cs[i], err = net.Dial("tcp", ln.Addr().String()); err != nil {
+			b.Fatal(err)
+		}
+		defer cs[i].Close()
+	}
+	msg, resp := make([]byte, 64), make([]byte, 64)
+	for b.Loop() {
+		for _, c := range cs {
+			if _, err := c.Write(msg); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.StackInuse-before.StackInuse)/conns, "stack-B/conn")
 }
