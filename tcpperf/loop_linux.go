@@ -430,6 +430,7 @@ func (l *loop) process(c *conn, b []byte, now int64) {
 	}
 	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
 	l.n.received.Add(int64(measured))
+	l.n.answered.Add(int64(got))
 	l.inflight -= int64(got)
 	c.partial = append(c.partial[:0], b[k*size:]...)
 	if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {

@@ -170,7 +170,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		}
 		if cfg.Progress != nil {
 			secs := float64(now-lastTick) / 1e9
-			sent, recv := r.sum(func(n *counters) *atomic.Int64 { return &n.sent }), r.sum(func(n *counters) *atomic.Int64 { return &n.received })
+			sent, recv := r.sum(func(n *counters) *atomic.Int64 { return &n.sent }), r.sum(func(n *counters) *atomic.Int64 { return &n.answered })
 			cpu, wall := env.cpu(), time.Now()
 			phase := ""
 			if now < r.measure {

@@ -155,6 +155,7 @@ func (r *recorder) take() *hdrhistogram.Histogram {
 // the result.
 type counters struct {
 	sent, due, received, write, read, content, lost atomic.Int64
+	answered                                        atomic.Int64 // responses, measured or not
 	idle                                            atomic.Int64 // ns waiting or polling with nothing to do
 }
 
