@@ -101,11 +101,14 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed")
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
+	overload := fs.Duration("overload", 2*time.Second, "schedule of the overload experiment, per variant (0: skip it)")
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2} // the flag package has said why
 	}
 	var err error
-	if cfg.points, err = parseNetPoints(*points); err != nil {
+	if *points == "" {
+		cfg.points = nil
+	} else if cfg.points, err = parseNetPoints(*points); err != nil {
 		return cli.Usagef("bench net: %v", err)
 	}
 	for _, e := range strings.Split(*engines, ",") {
@@ -119,18 +122,49 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.serverCPU, cfg.clientCPU = -1, -1
 	}
 	rows := benchNet(ctx, cfg, stderr)
+	var ocfg overloadConfig
+	var orows []overloadRow
+	if *overload > 0 {
+		ocfg = defaultOverload(*overload)
+		for _, v := range overloadVariants() {
+			fmt.Fprintf(stderr, "overload: %s\n", v.Name)
+			orows = append(orows, runOverload(ctx, ocfg, v))
+		}
+	}
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rows); err != nil {
+		out := struct {
+			Points   []netRow        `json:"points"`
+			Overload *overloadConfig `json:"overload,omitempty"`
+			Rows     []overloadRow   `json:"overload_rows,omitempty"`
+		}{Points: rows, Rows: orows}
+		if *overload > 0 {
+			out.Overload = &ocfg
+		}
+		if err := enc.Encode(out); err != nil {
 			return err
 		}
-	} else if err := printNetTable(stdout, cfg, rows); err != nil {
-		return err
+	} else {
+		if len(rows) > 0 {
+			if err := printNetTable(stdout, cfg, rows); err != nil {
+				return err
+			}
+		}
+		if len(orows) > 0 {
+			if err := printOverloadTable(stdout, ocfg, orows); err != nil {
+				return err
+			}
+		}
 	}
 	for _, r := range rows {
 		if r.Err != "" {
 			return cli.StatusError{Status: 1} // the table says which
+		}
+	}
+	for _, r := range orows {
+		if r.Err != "" {
+			return cli.StatusError{Status: 1}
 		}
 	}
 	return nil

@@ -1,0 +1,47 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOverload runs every variant of the overload experiment briefly and
+// checks its accounting: what the producer offered is delivered or
+// dropped, the blocking variants drop nothing, the bound holds, and the
+// table names every variant. (The latencies are the experiment's result,
+// not asserted.)
+func TestOverload(t *testing.T) {
+	cfg := overloadConfig{Rate: 4000, MsgSize: 64, Drain: 64 * 2000, Duration: 200 * time.Millisecond, SockBuf: 16 << 10}
+	var rows []overloadRow
+	for _, v := range overloadVariants() {
+		r := runOverload(context.Background(), cfg, v)
+		if r.Err != "" {
+			t.Fatalf("%s: %s", v.Name, r.Err)
+		}
+		if r.Offered != int64(cfg.Rate*cfg.Duration.Seconds()) || r.Delivered+r.Dropped != r.Offered {
+			t.Errorf("%s: offered %d, delivered %d, dropped %d", v.Name, r.Offered, r.Delivered, r.Dropped)
+		}
+		if !v.Opt.NonBlocking && r.Dropped != 0 {
+			t.Errorf("%s: a blocking writer dropped %d", v.Name, r.Dropped)
+		}
+		if max := v.Opt.MaxQueued; max == 0 && r.PeakQueued > 1<<20+16<<10 {
+			t.Errorf("%s: %d bytes queued, over the 1 MiB bound", v.Name, r.PeakQueued)
+		}
+		rows = append(rows, r)
+	}
+	var out bytes.Buffer
+	if err := printOverloadTable(&out, cfg, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range overloadVariants() {
+		if !strings.Contains(out.String(), v.Name) {
+			t.Errorf("table lacks %q:\n%s", v.Name, out.String())
+		}
+	}
+	if r := runOverload(context.Background(), overloadConfig{MsgSize: 8}, overloadVariants()[0]); r.Err == "" {
+		t.Error("8-byte messages accepted")
+	}
+}
