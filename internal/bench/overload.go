@@ -62,7 +62,7 @@ type overloadRow struct {
 	P50MS      float64 `json:"latency_p50_ms"` // of delivered messages, from their intended send time
 	P99MS      float64 `json:"latency_p99_ms"`
 	MaxMS      float64 `json:"latency_max_ms"`
-	PeakQueued int     `json:"peak_queued_bytes"` // the Writer's, sampled after each Write
+	PeakQueued int     `json:"peak_queued_bytes"`  // the Writer's, sampled after each Write
 	BehindMS   float64 `json:"producer_behind_ms"` // the producer's worst lag behind its schedule
 	Err        string  `json:"error,omitempty"`
 }
