@@ -30,6 +30,38 @@ func newLogWriter(w io.Writer, start time.Time) *hdrhistogram.HistogramLogWriter
 	return hlog
 }
 
+// LogHistogram reads HdrHistogram interval logs (such as a run's HdrLog)
+// and returns one histogram of all their latencies, in nanoseconds: what
+// internal/latplot draws.
+func LogHistogram(logs ...io.Reader) (*hdrhistogram.Histogram, error) {
+	all, _, _, err := mergeLogs(logs)
+	return all, err
+}
+
+// mergeLogs merges the intervals of logs and returns their earliest start
+// and latest end, in Unix milliseconds.
+func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64, err error) {
+	all = newHist()
+	first, last = int64(math.MaxInt64), int64(math.MinInt64)
+	for i, log := range logs {
+		lr := hdrhistogram.NewHistogramLogReader(log)
+		for {
+			h, err := lr.NextIntervalHistogram()
+			if err != nil {
+				return nil, 0, 0, fmt.Errorf("%w: log %d: %w", ErrLog, i+1, err)
+			}
+			if h == nil {
+				break
+			}
+			if dropped := all.Merge(h); dropped > 0 {
+				return nil, 0, 0, fmt.Errorf("%w: log %d: %d values out of range", ErrLog, i+1, dropped)
+			}
+			first, last = min(first, h.StartTimeMs()), max(last, h.EndTimeMs())
+		}
+	}
+	return all, first, last, nil
+}
+
 // ErrLog reports an interval log that cannot be read.
 var ErrLog = errors.New("tcpperf: bad interval log")
 
@@ -40,23 +72,9 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // the result spans from the earliest interval start to the latest end,
 // and AchievedQPS is the combined rate over that span.
 func MergeLogs(logs ...io.Reader) (*Result, error) {
-	all := newHist()
-	first, last := int64(math.MaxInt64), int64(math.MinInt64)
-	for i, log := range logs {
-		lr := hdrhistogram.NewHistogramLogReader(log)
-		for {
-			h, err := lr.NextIntervalHistogram()
-			if err != nil {
-				return nil, fmt.Errorf("%w: log %d: %w", ErrLog, i+1, err)
-			}
-			if h == nil {
-				break
-			}
-			if dropped := all.Merge(h); dropped > 0 {
-				return nil, fmt.Errorf("%w: log %d: %d values out of range", ErrLog, i+1, dropped)
-			}
-			first, last = min(first, h.StartTimeMs()), max(last, h.EndTimeMs())
-		}
+	all, first, last, err := mergeLogs(logs)
+	if err != nil {
+		return nil, err
 	}
 	res := &Result{Mode: "merge", Logs: len(logs)}
 	percentiles(res, all)

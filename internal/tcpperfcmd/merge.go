@@ -1,13 +1,17 @@
 package tcpperfcmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/latplot"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -16,8 +20,9 @@ func merge(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tcpperf merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
+	plot := fs.String("plot", "", "draw each log's latency percentile spectrum, and all of them merged, to this SVG file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed tcpperf merge [-json] FILE...")
+		fmt.Fprintln(stderr, "usage: wirespeed tcpperf merge [-json] [-plot FILE.svg] FILE...")
 		fmt.Fprintln(stderr, "Merges the -hdr-log interval logs of several runs (hosts), aligned by their absolute start times, and prints the percentiles of all their values.")
 		fs.PrintDefaults()
 	}
@@ -28,18 +33,41 @@ func merge(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return cli.StatusError{Status: 2}
 	}
-	var logs []io.Reader
+	var data [][]byte
 	for _, name := range fs.Args() {
-		f, err := os.Open(name)
+		b, err := os.ReadFile(name)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		logs = append(logs, f)
+		data = append(data, b)
 	}
-	res, err := tcpperf.MergeLogs(logs...)
+	readers := func(bs ...[]byte) []io.Reader {
+		rs := make([]io.Reader, len(bs))
+		for i, b := range bs {
+			rs[i] = bytes.NewReader(b)
+		}
+		return rs
+	}
+	res, err := tcpperf.MergeLogs(readers(data...)...)
 	if err != nil {
 		return err
+	}
+	if *plot != "" {
+		var curves []latplot.Curve
+		for i, b := range data {
+			h, err := tcpperf.LogHistogram(readers(b)...)
+			if err != nil {
+				return fmt.Errorf("%s: %w", fs.Arg(i), err)
+			}
+			curves = append(curves, latplot.Curve{Name: filepath.Base(fs.Arg(i)), Hist: h, Unit: time.Nanosecond})
+		}
+		if len(data) > 1 {
+			h, _ := tcpperf.LogHistogram(readers(data...)...)
+			curves = append(curves, latplot.Curve{Name: "merged", Hist: h, Unit: time.Nanosecond})
+		}
+		if err := writePlot(*plot, fmt.Sprintf("tcpperf merge: %d logs", len(data)), curves); err != nil {
+			return err
+		}
 	}
 	if *jsonOut {
 		return json.NewEncoder(stdout).Encode(res)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,6 +118,62 @@ func TestParseCPUList(t *testing.T) {
 	for _, s := range []string{"", "a", "3-1", "-1", "1,", "0-99999"} {
 		if _, err := parseCPUList(s); err == nil {
 			t.Errorf("parseCPUList(%q) did not fail", s)
+		}
+	}
+}
+
+// -plot draws an SVG: one curve for a run, and for merge one per log and
+// one merged (their names in the legend).
+func TestPlot(t *testing.T) {
+	addr := echoServer(t)
+	dir := t.TempDir()
+	var logs []string
+	for i := range 2 {
+		hdr := filepath.Join(dir, fmt.Sprintf("host%d.hlog", i))
+		svg := filepath.Join(dir, fmt.Sprintf("run%d.svg", i))
+		var out, errb bytes.Buffer
+		if err := Run(context.Background(), []string{"-addr", addr, "-conns", "2", "-qps", "400", "-duration", "200ms", "-warmup", "0s",
+			"-q", "-hdr-log", hdr, "-plot", svg}, &out, &errb); err != nil {
+			t.Fatalf("%v: %s", err, errb.String())
+		}
+		if n := curves(t, svg); len(n) != 1 || n[0] != addr {
+			t.Errorf("run plot curves %q, want [%s]", n, addr)
+		}
+		logs = append(logs, hdr)
+	}
+	svg := filepath.Join(dir, "merged.svg")
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), append([]string{"merge", "-plot", svg}, logs...), &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	if n := curves(t, svg); fmt.Sprint(n) != "[host0.hlog host1.hlog merged]" {
+		t.Errorf("merge plot curves %q", n)
+	}
+}
+
+// curves returns the names of the curves in the SVG file.
+func curves(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if e, ok := tok.(xml.StartElement); ok && e.Name.Local == "polyline" {
+			for _, a := range e.Attr {
+				if a.Name.Local == "data-name" {
+					names = append(names, a.Value)
+				}
+			}
 		}
 	}
 }

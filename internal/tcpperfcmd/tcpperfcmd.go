@@ -3,6 +3,7 @@
 package tcpperfcmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/latplot"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -48,6 +50,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.DrainTimeout, "drain", 2*time.Second, "wait this long for outstanding responses at the end")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log (latencies in ns) to this file")
+	plot := fs.String("plot", "", "draw the latency percentile spectrum to this SVG file")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed tcpperf -addr HOST:PORT [-conns N] [-qps R | -qps 0 -depth N] [-cpus N] [-pin CPUS] [-msg-size B] [-duration D] [-warmup D] [-mode echo|line] [-json] [-hdr-log FILE]")
@@ -64,17 +67,39 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if n := max(cfg.Loops, 1) + 1; runtime.GOMAXPROCS(0) < n {
 		runtime.GOMAXPROCS(n)
 	}
+	var logs []io.Writer
 	if *hdrLog != "" {
 		f, err := os.Create(*hdrLog)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		cfg.HdrLog = f
+		logs = append(logs, f)
+	}
+	var plotLog bytes.Buffer // the interval log, for -plot
+	if *plot != "" {
+		logs = append(logs, &plotLog)
+	}
+	if len(logs) > 0 {
+		cfg.HdrLog = io.MultiWriter(logs...)
 	}
 	res, err := tcpperf.Run(ctx, cfg)
 	if err != nil {
 		return err // it names tcpperf
+	}
+	if *plot != "" {
+		h, err := tcpperf.LogHistogram(&plotLog)
+		if err != nil {
+			return err
+		}
+		load := fmt.Sprintf("%.0f msg/s", cfg.QPS)
+		if cfg.QPS == 0 {
+			load = fmt.Sprintf("closed loop, depth %d", cfg.Depth)
+		}
+		title := fmt.Sprintf("tcpperf %s: %s mode, %d conns, %s", cfg.Addr, cfg.Mode, cfg.Conns, load)
+		if err := writePlot(*plot, title, []latplot.Curve{{Name: cfg.Addr, Hist: h, Unit: time.Nanosecond}}); err != nil {
+			return err
+		}
 	}
 	if *jsonOut {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
@@ -140,4 +165,17 @@ func printMerged(w io.Writer, r *tcpperf.Result) error {
 	fmt.Fprintln(tw, "µs\tp50\tp90\tp99\tp99.9\tp99.99\tmax\t")
 	fmt.Fprintf(tw, "latency\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max)
 	return tw.Flush()
+}
+
+// writePlot draws curves to the SVG file path.
+func writePlot(path, title string, curves []latplot.Curve) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := latplot.WriteSVG(f, title, curves); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
