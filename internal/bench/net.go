@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -20,7 +21,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/latplot"
 	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
@@ -34,7 +38,7 @@ type netPoint struct {
 	Depth int     `json:"depth"` // closed loop
 }
 
-const defaultNetPoints = "low=echo/10/1000/0,20k=echo/100/20000/0,pipelined=line/100/0/16"
+const defaultNetPoints = "low=echo/10/1000/0,20k=echo/100/20000/0,10k=echo/10000/20000/0,pipelined=line/100/0/16"
 
 func parseNetPoints(s string) ([]netPoint, error) {
 	var ps []netPoint
@@ -70,6 +74,8 @@ type netRow struct {
 	ServerCPUs   string          `json:"server_cpus,omitempty"` // Cpus_allowed_list at start
 	ClientCPUs   string          `json:"client_cpus,omitempty"`
 	Err          string          `json:"error,omitempty"`
+
+	hist *hdrhistogram.Histogram // the latencies, for -plot
 }
 
 type netConfig struct {
@@ -81,6 +87,9 @@ type netConfig struct {
 	serverCPU        int // -1: no pinning
 	clientCPU        int
 	sockperf         bool
+	plot             string // -plot: SVG files, one per point ("" for none)
+	step             string // the point whose rate is stepped up per engine
+	logDir           string // where tcpperf's interval logs go, for -plot
 }
 
 // RunNet runs `wirespeed bench net` with the arguments after "net": a
@@ -100,6 +109,8 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for tcpperf (-1: no pinning)")
 	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed")
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
+	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files: FILE.svg becomes FILE-POINT.svg")
+	fs.StringVar(&cfg.step, "step", "10k", "the open-loop point whose rate is stepped up (x1.5 a step) for each engine to the highest that keeps p99 under 1 ms (\"\": none)")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	overload := fs.Duration("overload", 2*time.Second, "schedule of the overload experiment, per variant (0: skip it)")
 	if err := fs.Parse(args); err != nil {
@@ -121,7 +132,19 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stderr, "wirespeed bench net: fewer than 2 CPUs or no affinity control: not pinning; server and client share CPUs")
 		cfg.serverCPU, cfg.clientCPU = -1, -1
 	}
+	if cfg.plot != "" {
+		if cfg.logDir, err = os.MkdirTemp("", "wirespeed-bench-net"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(cfg.logDir)
+	}
 	rows := benchNet(ctx, cfg, stderr)
+	steps := stepNet(ctx, cfg, rows, stderr)
+	if cfg.plot != "" {
+		if err := plotNet(cfg, rows); err != nil {
+			return err
+		}
+	}
 	var ocfg overloadConfig
 	var orows []overloadRow
 	if *overload > 0 {
@@ -136,9 +159,10 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		enc.SetIndent("", "  ")
 		out := struct {
 			Points   []netRow        `json:"points"`
+			Steps    []netStep       `json:"steps,omitempty"`
 			Overload *overloadConfig `json:"overload,omitempty"`
 			Rows     []overloadRow   `json:"overload_rows,omitempty"`
-		}{Points: rows, Rows: orows}
+		}{Points: rows, Steps: steps, Rows: orows}
 		if *overload > 0 {
 			out.Overload = &ocfg
 		}
@@ -148,6 +172,11 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else {
 		if len(rows) > 0 {
 			if err := printNetTable(stdout, cfg, rows); err != nil {
+				return err
+			}
+		}
+		if len(steps) > 0 {
+			if err := printSteps(stdout, steps); err != nil {
 				return err
 			}
 		}
@@ -222,6 +251,11 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		"-conns", strconv.Itoa(p.Conns), "-qps", strconv.FormatFloat(p.QPS, 'f', -1, 64),
 		"-depth", strconv.Itoa(max(p.Depth, 1)), "-msg-size", strconv.Itoa(cfg.msgSize),
 		"-duration", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json", "-q")
+	var hlog string
+	if cfg.logDir != "" {
+		hlog = filepath.Join(cfg.logDir, fmt.Sprintf("%s-%s.hlog", p.Name, engine))
+		client.Args = append(client.Args, "-hdr-log", hlog)
+	}
 	var cliOut, cliErr bytes.Buffer
 	client.Stdout, client.Stderr = &cliOut, &cliErr
 	if err := startPinned(client, cfg.clientCPU); err != nil {
@@ -236,6 +270,12 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		return row
 	}
 	row.Result = &res
+	if hlog != "" {
+		if f, err := os.Open(hlog); err == nil {
+			row.hist, _ = tcpperf.LogHistogram(f) // a bad log leaves the curve out
+			f.Close()
+		}
+	}
 
 	srv.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
@@ -416,7 +456,7 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 		}
 		fmt.Fprintf(w, "\n%s: %s mode, %d conns, %s\n", p.Name, p.Mode, p.Conns, load)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "engine\tp50 µs\tp99 µs\tp99.99 µs\tmsg/s\tsrv CPU s\tCPU µs/msg\tsrv RSS MB\terrors\tlate p50")
+		fmt.Fprintln(tw, "engine\tp50 µs\tp99 µs\tp99.99 µs\tmsg/s\tsrv CPU s\tCPU µs/msg\tsrv RSS MB\tKiB/conn\terrors\tlate p50\ttool µs/msg")
 		var failed []netRow
 		for _, r := range rows {
 			if r.Point != p.Name {
@@ -428,18 +468,19 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 			}
 			res := r.Result
 			rate, cpu, rss, errs, late := fmt.Sprintf("%.0f", res.AchievedQPS), fmt.Sprintf("%.2f", r.ServerCPUSec), fmt.Sprintf("%.1f", r.ServerRSSMB), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
+			perConn, tool := fmt.Sprintf("%.1f", r.ServerRSSMB*1024/float64(p.Conns)), fmt.Sprintf("%.2f", res.CPUPerMsg)
 			perMsg := "-"
 			if res.Sent > 0 {
 				// warmup included, like the CPU time
 				perMsg = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(res.Sent))
 			}
 			if r.Engine == "sockperf" {
-				rate, cpu, perMsg, rss, errs, late = "-", "-", "-", "-", "-", "-"
+				rate, cpu, perMsg, rss, perConn, errs, late, tool = "-", "-", "-", "-", "-", "-", "-", "-"
 			}
 			if p.QPS == 0 {
 				late = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, errs, late)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, perConn, errs, late, tool)
 			if r.Err != "" {
 				failed = append(failed, r)
 			}
@@ -454,4 +495,125 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 		}
 	}
 	return nil
+}
+
+// A netStep is the rate search of one engine at the -step point: the
+// highest rate (x1.5 a step from the point's) at which p99 stayed under
+// stepP99.
+type netStep struct {
+	Point  string   `json:"point"`
+	Engine string   `json:"engine"`
+	Best   float64  `json:"best_msg_per_s"` // 0: not even the point's rate
+	Rows   []netRow `json:"runs"`           // from the point's rate up
+}
+
+const (
+	stepP99    = 1000.0 // µs
+	stepFactor = 1.5
+	maxSteps   = 6
+)
+
+// stepNet runs the rate search at cfg.step for each engine, from the
+// point's own run in rows: up by stepFactor while p99 stays under stepP99,
+// the rate is reached and nothing fails.
+func stepNet(ctx context.Context, cfg netConfig, rows []netRow, progress io.Writer) []netStep {
+	var p *netPoint
+	for i := range cfg.points {
+		if cfg.points[i].Name == cfg.step && cfg.points[i].QPS > 0 {
+			p = &cfg.points[i]
+		}
+	}
+	if p == nil {
+		return nil
+	}
+	ok := func(r netRow, qps float64) bool {
+		return r.Err == "" && r.Result != nil && r.Result.Errors == 0 && r.Result.P99 < stepP99 && r.Result.AchievedQPS >= 0.95*qps
+	}
+	var steps []netStep
+	for _, e := range cfg.engines {
+		st := netStep{Point: p.Name, Engine: e}
+		for _, r := range rows {
+			if r.Point == p.Name && r.Engine == e {
+				st.Rows = append(st.Rows, r)
+			}
+		}
+		qps := p.QPS
+		for k := 0; k < maxSteps && len(st.Rows) > 0 && ok(st.Rows[len(st.Rows)-1], qps) && ctx.Err() == nil; k++ {
+			st.Best = qps
+			qps *= stepFactor
+			q := *p
+			q.QPS = qps
+			q.Name = fmt.Sprintf("%s@%.0f", p.Name, qps)
+			fmt.Fprintf(progress, "%s: %s\n", q.Name, e)
+			st.Rows = append(st.Rows, runNetPoint(ctx, cfg, q, e, progress))
+		}
+		if n := len(st.Rows); n > 0 && ok(st.Rows[n-1], qps) {
+			st.Best = qps // the last step passed too
+		}
+		steps = append(steps, st)
+	}
+	return steps
+}
+
+func printSteps(w io.Writer, steps []netStep) error {
+	fmt.Fprintf(w, "\n%s: the highest open-loop rate (x%.1f a step) with p99 under %.0f µs\n", steps[0].Point, stepFactor, stepP99)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "engine\tmsg/s\tp99 µs at it\tCPU µs/msg at it\tp99 µs one step up")
+	for _, st := range steps {
+		best, p99, cpu, next := "-", "-", "-", "-"
+		for i, r := range st.Rows {
+			if r.Result == nil {
+				continue
+			}
+			if r.Result.TargetQPS == st.Best && st.Best > 0 {
+				best, p99 = fmt.Sprintf("%.0f", st.Best), fmt.Sprintf("%.1f", r.Result.P99)
+				if r.Result.Sent > 0 {
+					cpu = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(r.Result.Sent))
+				}
+				if i+1 < len(st.Rows) && st.Rows[i+1].Result != nil {
+					next = fmt.Sprintf("%.1f", st.Rows[i+1].Result.P99)
+				}
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Engine, best, p99, cpu, next)
+	}
+	return tw.Flush()
+}
+
+// plotNet draws each point's latency spectra, one curve per engine.
+func plotNet(cfg netConfig, rows []netRow) error {
+	for _, p := range cfg.points {
+		var curves []latplot.Curve
+		for _, r := range rows {
+			if r.Point == p.Name && r.hist != nil && r.hist.TotalCount() > 0 {
+				curves = append(curves, latplot.Curve{Name: r.Engine, Hist: r.hist, Unit: time.Nanosecond})
+			}
+		}
+		if len(curves) == 0 {
+			continue
+		}
+		load := fmt.Sprintf("%.0f msg/s", p.QPS)
+		if p.QPS == 0 {
+			load = fmt.Sprintf("closed loop, depth %d", p.Depth)
+		}
+		title := fmt.Sprintf("%s: %s, %d conns, %s, %d-byte messages", p.Name, p.Mode, p.Conns, load, cfg.msgSize)
+		f, err := os.Create(plotPath(cfg.plot, p.Name))
+		if err != nil {
+			return err
+		}
+		err = latplot.WriteSVG(f, title, curves)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plotPath is the SVG file of a point: FILE.svg becomes FILE-POINT.svg.
+func plotPath(plot, point string) string {
+	ext := filepath.Ext(plot)
+	return strings.TrimSuffix(plot, ext) + "-" + point + ext
 }
