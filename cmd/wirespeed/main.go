@@ -2,11 +2,13 @@
 //
 //	wirespeed bench [flags] [suite...]   compare wirespeed with the standard library
 //	wirespeed bench net [flags]          compare the serve engines under tcpperf load
+//	wirespeed bench smtp [flags]         wirespeed's and Postfix's smtp-sink and smtp-source
 //	wirespeed sum [OPTION]... [FILE]...  md5sum/sha*sum, in parallel
 //	wirespeed serve [flags]              echo or line server on one engine
 //	wirespeed smtp-sink [flags]          SMTP/LMTP server that accepts and discards mail
 //	wirespeed smtp-source [flags] ADDR   SMTP/LMTP load client
 //	wirespeed tcpperf [flags]            TCP latency load generator
+//	wirespeed tcpperf merge FILE...      merge tcpperf interval logs of several hosts
 //	wirespeed help                       list the commands
 //
 // Each command is a package under internal/; this one only dispatches.
