@@ -277,26 +277,41 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		}
 	}
 
+	if err := stopServer(srv); err != nil {
+		row.Err = "server exit: " + err.Error()
+	}
+	cpu, rss := serverUsage(srv)
+	row.ServerCPUSec, row.ServerRSSMB = cpu.Seconds(), rss
+	return row
+}
+
+// errNoStop reports a server that did not stop on SIGTERM.
+var errNoStop = errors.New("did not stop on SIGTERM")
+
+// stopServer stops srv with SIGTERM, or after 10 s with SIGKILL (then it
+// returns errNoStop), and waits for it.
+func stopServer(srv *exec.Cmd) error {
 	srv.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- srv.Wait() }()
 	select {
-	case err = <-done:
+	case err := <-done:
+		return err
 	case <-time.After(10 * time.Second):
 		srv.Process.Kill()
-		err = <-done
-		if err == nil {
-			err = errors.New("did not stop on SIGTERM")
-		}
+		<-done
+		return errNoStop
 	}
-	if err != nil {
-		row.Err = "server exit: " + err.Error()
-	}
-	row.ServerCPUSec = (srv.ProcessState.UserTime() + srv.ProcessState.SystemTime()).Seconds()
+}
+
+// serverUsage is the CPU time (user and system) and peak RSS in MB of the
+// ended process srv.
+func serverUsage(srv *exec.Cmd) (cpu time.Duration, rssMB float64) {
+	cpu = srv.ProcessState.UserTime() + srv.ProcessState.SystemTime()
 	if ru, ok := srv.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		row.ServerRSSMB = float64(ru.Maxrss) / 1024 // Linux reports KiB
+		rssMB = float64(ru.Maxrss) / 1024 // Linux reports KiB
 	}
-	return row
+	return cpu, rssMB
 }
 
 // readListening reads the server's first line, "listening on ADDR".

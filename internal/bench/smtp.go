@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -396,15 +396,8 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	}
 
 	stopped = true
-	srv.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- srv.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		srv.Process.Kill()
-		<-done
-		return run, fmt.Errorf("%s smtp-sink did not stop on SIGTERM", sink)
+	if err = stopServer(srv); errors.Is(err, errNoStop) {
+		return run, fmt.Errorf("%s smtp-sink %w", sink, err)
 	}
 	if sink == engWirespeed {
 		if err != nil {
@@ -421,10 +414,7 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 			run.sourceFail = fmt.Sprintf("the sink counted %d messages, the source %d", sum.Messages, run.res.Delivered)
 		}
 	}
-	run.serverCPU = srv.ProcessState.UserTime() + srv.ProcessState.SystemTime()
-	if ru, ok := srv.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		run.serverRSS = float64(ru.Maxrss) / 1024 // Linux reports KiB
-	}
+	run.serverCPU, run.serverRSS = serverUsage(srv)
 	return run, nil
 }
 
