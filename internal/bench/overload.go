@@ -62,8 +62,10 @@ type overloadRow struct {
 	P50MS      float64 `json:"latency_p50_ms"` // of delivered messages, from their intended send time
 	P99MS      float64 `json:"latency_p99_ms"`
 	MaxMS      float64 `json:"latency_max_ms"`
-	PeakQueued int     `json:"peak_queued_bytes"`  // the Writer's, sampled after each Write
-	BehindMS   float64 `json:"producer_behind_ms"` // the producer's worst lag behind its schedule
+	PeakQueued int     `json:"peak_queued_bytes"`   // the Writer's, sampled after each Write
+	Window     int     `json:"window_bytes"`        // the Writer's window at the end
+	DrainRate  float64 `json:"drain_rate_estimate"` // its estimate of the reader's rate, bytes/s (adaptive only)
+	BehindMS   float64 `json:"producer_behind_ms"`  // the producer's worst lag behind its schedule
 	Err        string  `json:"error,omitempty"`
 }
 
@@ -141,6 +143,8 @@ func runOverload(ctx context.Context, cfg overloadConfig, v overloadVariant) (ro
 	case <-ctx.Done():
 		row.Err = ctx.Err().Error()
 	}
+	st := w.Stats()
+	row.Window, row.DrainRate = st.Window, st.DrainRate
 	w.Close()
 	row.Delivered = lat.TotalCount()
 	ms := func(v int64) float64 { return float64(v) / 1e6 }
@@ -184,14 +188,18 @@ func printOverloadTable(w io.Writer, cfg overloadConfig, rows []overloadRow) err
 	fmt.Fprintf(w, "\noverload: one connection, %d-byte messages offered at %.0f msg/s (%.1f MB/s) for %v to a reader that drains %.1f MB/s, socket buffers %d KiB;\nlatency of delivered messages from their intended send time\n",
 		cfg.MsgSize, cfg.Rate, cfg.Rate*float64(cfg.MsgSize)/1e6, cfg.Duration, cfg.Drain/1e6, cfg.SockBuf>>10)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "netio.Writer\tdelivered\tdropped\tp50 ms\tp99 ms\tmax ms\tpeak queued KiB\tproducer behind ms")
+	fmt.Fprintln(tw, "netio.Writer\tdelivered\tdropped\tp50 ms\tp99 ms\tmax ms\tpeak queued KiB\twindow KiB at end\tdrain estimate MB/s\tproducer behind ms")
 	for _, r := range rows {
 		if r.Err != "" {
 			fmt.Fprintf(tw, "%s\terror: %s\n", r.Variant, r.Err)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%d\t%.0f\n", r.Variant, r.Delivered,
-			100*float64(r.Dropped)/float64(max(r.Offered, 1)), r.P50MS, r.P99MS, r.MaxMS, r.PeakQueued>>10, r.BehindMS)
+		est := "-"
+		if r.DrainRate > 0 {
+			est = fmt.Sprintf("%.1f", r.DrainRate/1e6)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%d\t%d\t%s\t%.0f\n", r.Variant, r.Delivered,
+			100*float64(r.Dropped)/float64(max(r.Offered, 1)), r.P50MS, r.P99MS, r.MaxMS, r.PeakQueued>>10, r.Window>>10, est, r.BehindMS)
 	}
 	return tw.Flush()
 }
