@@ -131,7 +131,8 @@ func TestListeningPorts(t *testing.T) {
 
 func TestParseNetPoints(t *testing.T) {
 	ps, err := parseNetPoints(defaultNetPoints)
-	if err != nil || len(ps) != 3 || ps[2] != (netPoint{Name: "pipelined", Mode: "line", Conns: 100, Depth: 16}) {
+	if err != nil || len(ps) != 4 || ps[2] != (netPoint{Name: "10k", Mode: "echo", Conns: 10000, QPS: 20000}) ||
+		ps[3] != (netPoint{Name: "pipelined", Mode: "line", Conns: 100, Depth: 16}) {
 		t.Fatalf("%+v, %v", ps, err)
 	}
 	for _, bad := range []string{"", "x", "a=echo/1/1", "a=http/1/1/0", "a=echo/0/1/0", "a=line/1/0/0", "a=echo/x/1/0"} {
