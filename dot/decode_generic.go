@@ -50,23 +50,11 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 					i++
 					continue
 				}
-				switch bare {
-				case BareReject:
-					d.bare(ErrBareLF, d.off+int64(i))
-					d.checkLine(line)
-					line++
-				case BareKeep:
-					d.checkLine(line)
-					if o, stop = d.emit(dst, o, "\n"); stop {
-						goto out
-					}
-					line++
-				case BareNormalize:
-					if o, stop = d.emit(dst, o, ending); stop {
-						goto out
-					}
-					st, soft, line = dBOL, true, 0
+				var nrm bool
+				if o, st, line, nrm, stop = d.bareLF(bare, dst, o, d.off+int64(i), st, line, ending); stop {
+					goto out
 				}
+				soft = soft || nrm
 				i++
 				continue
 			}
@@ -161,24 +149,11 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 					i++
 					continue
 				}
-				switch bare {
-				case BareReject:
-					d.bare(ErrBareLF, d.off+int64(i))
-					d.checkLine(line)
-					st, line = dData, line+1
-				case BareKeep:
-					d.checkLine(line)
-					if o, stop = d.emit(dst, o, "\n"); stop {
-						goto out
-					}
-					line++
-					st = dData
-				case BareNormalize: // an empty line
-					if o, stop = d.emit(dst, o, ending); stop {
-						goto out
-					}
-					soft = true
+				var nrm bool
+				if o, st, line, nrm, stop = d.bareLF(bare, dst, o, d.off+int64(i), st, line, ending); stop {
+					goto out
 				}
+				soft = soft || nrm
 				i++
 			default:
 				st = dData // c is copied as line data
@@ -197,24 +172,11 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 				}
 				// The dot was a stuffed one: "." and a bare LF is not the
 				// end marker.
-				switch bare {
-				case BareReject:
-					d.bare(ErrBareLF, d.off+int64(i))
-					d.checkLine(line)
-					st, line = dData, line+1
-				case BareKeep:
-					d.checkLine(line)
-					if o, stop = d.emit(dst, o, "\n"); stop {
-						goto out
-					}
-					line++
-					st = dData
-				case BareNormalize: // an empty line
-					if o, stop = d.emit(dst, o, ending); stop {
-						goto out
-					}
-					st, soft, line = dBOL, true, 0
+				var nrm bool
+				if o, st, line, nrm, stop = d.bareLF(bare, dst, o, d.off+int64(i), st, line, ending); stop {
+					goto out
 				}
+				soft = soft || nrm
 				i++
 			default:
 				st = dData // the stuffed dot is gone; c is line data
@@ -259,6 +221,30 @@ out:
 		d.line = line
 	}
 	return o, i
+}
+
+// bareLF takes a bare LF, at input offset off, in Strict or Raw mode:
+// after line bytes of a line in state st (dData; or dBOL or dDot, at its
+// start). Under bare it is an error, data, or a line ending written as
+// ending (normalized), and the line goes on, or a new one starts. With
+// stop (dst is full) the state is as it was.
+func (d *Decoder) bareLF(bare BarePolicy, dst []byte, o int, off int64, st uint8, line int, ending string) (_ int, _ uint8, _ int, normalized, stop bool) {
+	switch bare {
+	case BareNormalize:
+		if o, stop = d.emit(dst, o, ending); stop {
+			return o, st, line, false, true
+		}
+		return o, dBOL, 0, true, false
+	case BareReject:
+		d.bare(ErrBareLF, off)
+	}
+	d.checkLine(line)
+	if bare == BareKeep {
+		if o, stop = d.emit(dst, o, "\n"); stop {
+			return o, st, line, false, true
+		}
+	}
+	return o, dData, line + 1, false, false
 }
 
 // checkLine records ErrLineTooLong if one more byte would make the
