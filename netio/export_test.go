@@ -130,3 +130,11 @@ func (w *Writer) FlusherStarted() bool {
 	defer w.mu.Unlock()
 	return w.running
 }
+
+// SetSentHook makes the Loops server started with opt call f after each
+// send of a Handler call's output, with its size and how much of it the
+// socket took at once. f runs on the loop.
+func SetSentHook(opt *LoopOptions, f func(out, written int)) { opt.sent = f }
+
+// Pending is the output c holds unsent; call it on c's loop.
+func (c *LoopConn) Pending() int { return len(c.pending) - c.off }

@@ -1,6 +1,6 @@
-// Package serve is `wirespeed serve`: an echo or line service on one of five
-// engines (std, netio, gnet, evio, netpoll), the servers `wirespeed bench
-// net` measures with tcpperf.
+// Package serve is `wirespeed serve`: an echo or line service on one of six
+// engines (std, netio, netio-conn, gnet, evio, netpoll), the servers
+// `wirespeed bench net` measures with tcpperf.
 package serve
 
 import (
@@ -13,6 +13,7 @@ import (
 	"log"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,14 +23,14 @@ import (
 )
 
 // Summary is the one-line description of the command.
-const Summary = "run an echo or line server on the std, netio, gnet, evio or netpoll engine"
+const Summary = "run an echo or line server on the std, netio, netio-conn, gnet, evio or netpoll engine"
 
 // Config selects one service (echo or line) on one engine.
 type Config struct {
 	Engine string        // one of Engines()
 	Mode   string        // "echo" (return bytes as read) or "line" (one response line per request line)
 	Addr   string        // listen address; port 0 picks one
-	Delay  time.Duration // std and netio: answer each request this long after reading it
+	Delay  time.Duration // std and netio-conn: answer each request this long after reading it
 	// ErrorLog receives the engines' warnings and errors (gnet's); nil
 	// means the log package's standard logger.
 	ErrorLog *log.Logger
@@ -41,7 +42,7 @@ type Config struct {
 var ErrFatal = errors.New("serve: engine failed")
 
 // Engines returns the names of the engines.
-func Engines() []string { return []string{"std", "netio", "gnet", "evio", "netpoll"} }
+func Engines() []string { return []string{"std", "netio", "netio-conn", "gnet", "evio", "netpoll"} }
 
 // maxLine bounds a request line in line mode; longer lines close the
 // connection.
@@ -98,13 +99,13 @@ func Start(cfg Config) (*Server, error) { return start(cfg, nil) }
 
 func start(cfg Config, h *hooks) (*Server, error) {
 	if !slices.Contains(Engines(), cfg.Engine) {
-		return nil, fmt.Errorf("unknown engine %q (std, netio, gnet, evio, netpoll)", cfg.Engine)
+		return nil, fmt.Errorf("unknown engine %q (%s)", cfg.Engine, strings.Join(Engines(), ", "))
 	}
 	if cfg.Mode != "echo" && cfg.Mode != "line" {
 		return nil, fmt.Errorf("unknown mode %q (echo, line)", cfg.Mode)
 	}
-	if cfg.Delay != 0 && cfg.Engine != "std" && cfg.Engine != "netio" {
-		return nil, errors.New("-delay needs the std or netio engine: an event loop cannot wait per request")
+	if cfg.Delay != 0 && cfg.Engine != "std" && cfg.Engine != "netio-conn" {
+		return nil, errors.New("-delay needs the std or netio-conn engine: an event loop cannot wait per request")
 	}
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = log.Default()
@@ -115,8 +116,10 @@ func start(cfg Config, h *hooks) (*Server, error) {
 	s := &Server{failed: make(chan struct{})}
 	var err error
 	switch cfg.Engine {
-	case "std", "netio":
-		err = startStd(s, cfg, h, cfg.Engine == "netio")
+	case "std", "netio-conn":
+		err = startStd(s, cfg, h, cfg.Engine == "netio-conn")
+	case "netio":
+		err = startLoops(s, cfg)
 	case "gnet":
 		err = startGnet(s, cfg, h)
 	case "evio":
@@ -155,12 +158,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
-	fs.StringVar(&cfg.Engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (the same through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
+	fs.StringVar(&cfg.Engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address (port 0 picks one)")
-	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio engines; for checking latency tools)")
+	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine std|netio|gnet|evio|netpoll] [-mode echo|line] [-addr HOST:PORT] [-delay D]")
+		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT] [-delay D]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -206,7 +206,7 @@ func TestServeDelay(t *testing.T) {
 // after stop closed the connections it knew of, is closed too: stop does not
 // wait for that client to hang up.
 func TestServeStopAcceptRace(t *testing.T) {
-	for _, engine := range []string{"std", "netio"} {
+	for _, engine := range []string{"std", "netio-conn"} {
 		t.Run(engine, func(t *testing.T) {
 			accepted, proceed := make(chan struct{}), make(chan struct{})
 			var once sync.Once
@@ -246,7 +246,7 @@ func TestServeDelayPipelined(t *testing.T) {
 		reqs         []string // the second is sent once the first response waits
 	}{
 		{"std", "line", []string{"a\nb\n"}},
-		{"netio", "line", []string{"a\nb\n"}},
+		{"netio-conn", "line", []string{"a\nb\n"}},
 		{"std", "echo", []string{"a\n", "b\n"}},
 	} {
 		t.Run(tc.engine+"/"+tc.mode, func(t *testing.T) {

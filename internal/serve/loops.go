@@ -1,0 +1,57 @@
+package serve
+
+import (
+	"bytes"
+	"net"
+
+	"github.com/wirespeed/wirespeed/netio"
+)
+
+// startLoops serves on netio's event loops (netio.Serve), one per CPU the
+// process may use. Each read is answered with one write: in line mode the
+// responses to all its complete lines, each written with its own
+// LoopConn.Write, as the other engines do.
+func startLoops(s *Server, cfg Config) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	h := loopEcho
+	if cfg.Mode == "line" {
+		h = loopLines
+	}
+	// A line longer than maxLine is more unused input than MaxInput: the
+	// loop closes the connection.
+	lo, err := netio.Serve(ln.(*net.TCPListener), h, &netio.LoopOptions{MaxInput: maxLine})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.addr = ln.Addr().String()
+	s.stop = lo.Close
+	return nil
+}
+
+func loopEcho(c *netio.LoopConn, in []byte) int {
+	if _, err := c.Write(in); err != nil {
+		c.Close()
+	}
+	return len(in)
+}
+
+func loopLines(c *netio.LoopConn, in []byte) int {
+	used := 0
+	for {
+		i := bytes.IndexByte(in[used:], '\n') + 1
+		if i == 0 {
+			return used
+		}
+		// The response to a line is the line (respond), written from the
+		// input, which saves a copy.
+		if _, err := c.Write(in[used : used+i]); err != nil {
+			c.Close()
+			return len(in)
+		}
+		used += i
+	}
+}
