@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -74,6 +75,12 @@ type smtpRow struct {
 	// its peak RSS.
 	ServerCPUPerMsgUS float64 `json:"server_cpu_us_per_msg"`
 	ServerRSSMB       float64 `json:"server_peak_rss_mb"`
+	// The source process's CPU time per message sent, and how often per
+	// message it gave up the CPU to wait (voluntary context switches from
+	// its rusage; 0 where the system does not report them): a source at
+	// the end of its CPU is the limit of its row, whatever the sink.
+	SourceCPUPerMsgUS float64 `json:"source_cpu_us_per_msg"`
+	SourceWaitsPerMsg float64 `json:"source_waits_per_msg"`
 	ServerCPUs        string  `json:"server_cpus,omitempty"` // Cpus_allowed_list at start
 	ClientCPUs        string  `json:"client_cpus,omitempty"`
 	Errors            int64   `json:"errors"` // counted by wirespeed's source, over all runs
@@ -86,6 +93,8 @@ type smtpRun struct {
 	res        *smtpsource.Result // wirespeed's source only
 	serverCPU  time.Duration
 	serverRSS  float64 // MB
+	sourceCPU  time.Duration
+	sourceCS   int64 // voluntary context switches
 	srvCPUs    string
 	cliCPUs    string
 	sinkMsgs   int64 // as the sink counted them (wirespeed's sink; -1 unknown)
@@ -193,6 +202,7 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		hon = smtpLatencyHonesty(ctx, cfg)
 	}
 	bars := smtpBars(rows, hon)
+	ceil := smtpSourceCeiling(rows)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -200,10 +210,11 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			Rows    []smtpRow    `json:"rows"`
 			Honesty *smtpHonesty `json:"latency_honesty,omitempty"`
 			Bars    []smtpBar    `json:"bars"`
-		}{rows, hon, bars}); err != nil {
+			Ceiling *smtpCeiling `json:"postfix_source_ceiling,omitempty"`
+		}{rows, hon, bars, ceil}); err != nil {
 			return err
 		}
-	} else if err := printSMTPTable(stdout, cfg, rows, hon, bars); err != nil {
+	} else if err := printSMTPTable(stdout, cfg, rows, hon, bars, ceil); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -300,6 +311,8 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 				}
 				row.ServerCPUPerMsgUS = med.serverCPU.Seconds() * 1e6 / float64(sz.Messages)
 				row.ServerRSSMB = med.serverRSS
+				row.SourceCPUPerMsgUS = med.sourceCPU.Seconds() * 1e6 / float64(sz.Messages)
+				row.SourceWaitsPerMsg = float64(med.sourceCS) / float64(sz.Messages)
 				row.ServerCPUs, row.ClientCPUs = med.srvCPUs, med.cliCPUs
 				rows = append(rows, row)
 			}
@@ -377,6 +390,10 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	run.cliCPUs = cpusAllowed(cmd.Process.Pid)
 	werr := cmd.Wait()
 	run.wall = time.Since(t0)
+	run.sourceCPU, _ = serverUsage(cmd)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		run.sourceCS = int64(ru.Nvcsw)
+	}
 	if source == engPostfix {
 		if werr != nil {
 			run.sourceFail = fmt.Sprintf("Postfix smtp-source: %v: %s", werr, strings.TrimSpace(cliErr.String()))
@@ -557,14 +574,50 @@ func smtpBars(rows []smtpRow, h *smtpHonesty) []smtpBar {
 	return bars
 }
 
-func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty, bars []smtpBar) error {
+// An smtpCeiling bounds the first bar from the source's side: Postfix's
+// smtp-source has no pipelining and is as much of a load as the sink, so
+// it runs out of CPU first against a sink as fast as wirespeed's. At the
+// CPU per message it spends against wirespeed's sink, it cannot move more
+// than MaxMsgPerS into it, nor more than Ratio times what it moved into
+// Postfix's.
+type smtpCeiling struct {
+	SourceCPUPerMsgUS float64 `json:"source_cpu_us_per_msg"` // smtp-source's, into wirespeed's sink
+	SourceBusy        float64 `json:"source_busy"`           // its CPU time over its wall time there
+	MaxMsgPerS        float64 `json:"max_messages_per_s"`    // 1 s over SourceCPUPerMsgUS
+	Ratio             float64 `json:"ratio"`                 // MaxMsgPerS over its msg/s into Postfix's sink
+}
+
+// smtpSourceCeiling computes the ceiling from the 4 KiB rows of Postfix's
+// source, or returns nil if one is missing.
+func smtpSourceCeiling(rows []smtpRow) *smtpCeiling {
+	var ws, pf *smtpRow
+	for i, r := range rows {
+		if r.Size != "4KiB" || r.Source != engPostfix || r.Err != "" || r.MsgPerS <= 0 || r.SourceCPUPerMsgUS <= 0 {
+			continue
+		}
+		switch r.Sink {
+		case engWirespeed:
+			ws = &rows[i]
+		case engPostfix:
+			pf = &rows[i]
+		}
+	}
+	if ws == nil || pf == nil {
+		return nil
+	}
+	c := &smtpCeiling{SourceCPUPerMsgUS: ws.SourceCPUPerMsgUS, SourceBusy: ws.MsgPerS * ws.SourceCPUPerMsgUS / 1e6, MaxMsgPerS: 1e6 / ws.SourceCPUPerMsgUS}
+	c.Ratio = c.MaxMsgPerS / pf.MsgPerS
+	return c
+}
+
+func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty, bars []smtpBar, ceil *smtpCeiling) error {
 	pin := fmt.Sprintf("sink on CPU %d, source on CPU %d", cfg.serverCPU, cfg.clientCPU)
 	if cfg.serverCPU < 0 {
 		pin = "not pinned"
 	}
-	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, median of %d run(s) a row; msg/s over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process\n\n", cfg.sessions, pin, cfg.count)
+	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, median of %d run(s) a row; msg/s over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process;\nsrc CPU of the source process, src waits its voluntary context switches\n\n", cfg.sessions, pin, cfg.count)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "size\tsink\tsource\tmsg/s\tMB/s\tp50\tp99\tp99.9\tsrv CPU µs/msg\tsrv RSS MB\terrors")
+	fmt.Fprintln(tw, "size\tsink\tsource\tmsg/s\tMB/s\tp50\tp99\tp99.9\tsrv CPU µs/msg\tsrv RSS MB\tsrc CPU µs/msg\tsrc waits/msg\terrors")
 	var failed []smtpRow
 	for _, r := range rows {
 		if r.Err != "" {
@@ -581,7 +634,7 @@ func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty,
 		if r.Source == engPostfix {
 			errs = "-" // it stops at the first; a failed run is reported below
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%.2f\t%.1f\t%s\n", r.Size, r.Sink, r.Source, r.MsgPerS, r.MBPerS, p50, p99, p999, r.ServerCPUPerMsgUS, r.ServerRSSMB, errs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%.2f\t%.1f\t%.2f\t%.3f\t%s\n", r.Size, r.Sink, r.Source, r.MsgPerS, r.MBPerS, p50, p99, p999, r.ServerCPUPerMsgUS, r.ServerRSSMB, r.SourceCPUPerMsgUS, r.SourceWaitsPerMsg, errs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -607,5 +660,13 @@ func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty,
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Name, m, b.Bar)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if ceil != nil {
+		_, err := fmt.Fprintf(w, "\nthe first bar's ceiling: Postfix's smtp-source into wirespeed's sink ran %.0f%% busy at %.2f µs of CPU a message;\nat that cost, all of its CPU moves %.0f msg/s, %.2fx what it moved into Postfix's sink\n",
+			100*ceil.SourceBusy, ceil.SourceCPUPerMsgUS, ceil.MaxMsgPerS, ceil.Ratio)
+		return err
+	}
+	return nil
 }

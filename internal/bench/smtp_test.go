@@ -16,6 +16,7 @@ type smtpReport struct {
 	Rows    []smtpRow    `json:"rows"`
 	Honesty *smtpHonesty `json:"latency_honesty"`
 	Bars    []smtpBar    `json:"bars"`
+	Ceiling *smtpCeiling `json:"postfix_source_ceiling"`
 }
 
 // runBenchSMTP runs `bench smtp` with args and decodes its JSON.
@@ -45,6 +46,10 @@ func checkSMTPRows(t *testing.T, rows []smtpRow) {
 		}
 		if r.ServerCPUPerMsgUS <= 0 || r.ServerRSSMB <= 0 {
 			t.Errorf("%s: no sink usage: %+v", name, r)
+		}
+		// Every source waits at least for its connections' greetings.
+		if r.SourceCPUPerMsgUS <= 0 || r.SourceWaitsPerMsg < 0 || runtime.GOOS == "linux" && r.SourceWaitsPerMsg == 0 {
+			t.Errorf("%s: no source usage: %+v", name, r)
 		}
 		if wantLat := r.Source != engPostfix; (r.Latency != nil) != wantLat || (r.Dot != nil) != wantLat {
 			t.Errorf("%s: latency %+v, dot %+v", name, r.Latency, r.Dot)
@@ -83,6 +88,9 @@ func TestBenchSMTPQuick(t *testing.T) {
 	if len(rep.Bars) != 6 || rep.Bars[2].Ratio != 0 || rep.Bars[5].Ratio != h.DiffRatio {
 		t.Errorf("bars %+v", rep.Bars)
 	}
+	if rep.Ceiling != nil {
+		t.Errorf("a ceiling without Postfix's rows: %+v", rep.Ceiling)
+	}
 
 	var out, errOut bytes.Buffer
 	if err := RunSMTP(context.Background(), []string{"-quick", "-exe", bin, "-postfix=false", "-m1m", "0", "-lat-m", "0", "-sources", "wirespeed"}, &out, &errOut); err != nil {
@@ -95,10 +103,10 @@ func TestBenchSMTPQuick(t *testing.T) {
 			table = lines[i : i+2]
 		}
 	}
-	if table == nil || len(strings.Fields(table[0])) != 15 || !strings.HasPrefix(table[1], "4KiB  wirespeed  wirespeed") || len(strings.Fields(table[1])) != 11 {
+	if table == nil || len(strings.Fields(table[0])) != 20 || !strings.HasPrefix(table[1], "4KiB  wirespeed  wirespeed") || len(strings.Fields(table[1])) != 13 {
 		t.Errorf("table:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), "issue 11's bars") || strings.Contains(out.String(), "latency honesty (") {
+	if !strings.Contains(out.String(), "issue 11's bars") || strings.Contains(out.String(), "latency honesty (") || strings.Contains(out.String(), "ceiling") {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
@@ -125,6 +133,31 @@ func TestBenchSMTPPostfix(t *testing.T) {
 		if b.Ratio <= 0 {
 			t.Errorf("bar %q has no ratio", b.Name)
 		}
+	}
+	if want := smtpSourceCeiling(rep.Rows); rep.Ceiling == nil || want == nil || *rep.Ceiling != *want {
+		t.Errorf("ceiling %+v, want %+v", rep.Ceiling, want)
+	}
+}
+
+// The ceiling comes from the 4 KiB rows of Postfix's source, and only
+// from rows that ran.
+func TestSMTPSourceCeiling(t *testing.T) {
+	rows := []smtpRow{
+		{Size: "1MiB", Sink: engWirespeed, Source: engPostfix, MsgPerS: 4000, SourceCPUPerMsgUS: 100},
+		{Size: "4KiB", Sink: engWirespeed, Source: engWirespeed, MsgPerS: 30000, SourceCPUPerMsgUS: 10},
+		{Size: "4KiB", Sink: engWirespeed, Source: engPostfix, MsgPerS: 30000, SourceCPUPerMsgUS: 25},
+		{Size: "4KiB", Sink: engPostfix, Source: engPostfix, MsgPerS: 20000, SourceCPUPerMsgUS: 30},
+	}
+	c := smtpSourceCeiling(rows)
+	if c == nil || c.SourceCPUPerMsgUS != 25 || c.MaxMsgPerS != 40000 || c.Ratio != 2 || c.SourceBusy != 0.75 {
+		t.Errorf("ceiling %+v, want 25 µs/msg, 75%% busy, 40000 msg/s, 2x", c)
+	}
+	rows[3].Err = "Postfix smtp-source: exit status 1"
+	if c := smtpSourceCeiling(rows); c != nil {
+		t.Errorf("ceiling %+v from a failed row", c)
+	}
+	if c := smtpSourceCeiling(rows[:3]); c != nil {
+		t.Errorf("ceiling %+v without Postfix's sink", c)
 	}
 }
 
