@@ -1,6 +1,7 @@
-// Package netio is a fast send path for TCP connections built on the net
-// package: a coalescing writer, zero-copy file sending, and the socket
-// options the net package cannot set or read back.
+// Package netio is a fast send path for TCP connections: a coalescing
+// writer for net.Conn, event loops that serve connections without a
+// goroutine each, zero-copy file sending, and the socket options the net
+// package cannot set or read back.
 //
 // # Coalescing writer
 //
@@ -52,6 +53,29 @@
 // Flush, and Close of a bare Writer, block in writev while the socket is
 // full; bound them with a write deadline on the connection
 // ([Conn.SetWriteDeadline] sets both).
+//
+// # Event loops
+//
+// [Serve] runs a server on event loops (Linux, epoll): each loop is a
+// thread that accepts connections and serves them, reading a readable
+// connection into the loop's buffer and calling the [Handler], whose
+// output leaves in one write(2) when it returns. A waiting connection
+// holds no goroutine and no buffer, only what its Handler left unused;
+// nothing is allocated per message.
+//
+// Guarantees:
+//   - Output leaves in the order written, and a connection is not read
+//     while output the socket has not taken waits: a peer that stops
+//     reading stops being read. A connection holds at most
+//     LoopOptions.MaxQueued bytes of output (Write fails with
+//     ErrQueueFull past it) and LoopOptions.MaxInput of unused input (the
+//     connection is closed with ErrInputTooLarge past it).
+//   - Input the peer sent before ending its stream is all given to the
+//     Handler, and the output sent, before the connection is closed.
+//
+// Limits: a Handler must not block, and a LoopConn is used only on its
+// loop; writing to a connection from elsewhere, later, is a job for a
+// [Conn].
 //
 // # Zero-copy file send
 //

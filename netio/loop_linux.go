@@ -43,6 +43,13 @@ const (
 	listenEvents = unix.EPOLLIN | unix.EPOLLEXCLUSIVE
 )
 
+// yieldEvery is how often a loop lets the scheduler run: a goroutine
+// that has not been scheduled for 10 ms is seen as running too long, and
+// the runtime then takes its processor away at every system call that
+// blocks (and polls for that every 20 µs), which cost a loop at 10,000
+// connections a fifth more CPU per message.
+const yieldEvery = 2 * time.Millisecond
+
 // keepInput is the most capacity a connection keeps for unused input
 // once its Handler has used all of it.
 const keepInput = 512
@@ -80,7 +87,7 @@ func (s *Loops) start() error {
 	}
 	n := s.opt.Loops
 	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
+		n = max(runtime.GOMAXPROCS(0)-1, 1)
 	}
 	ready := make(chan error, n)
 	for i := range n {
@@ -209,6 +216,7 @@ func (l *loop) run(ready chan<- error) {
 	ready <- nil
 	defer l.shutdown()
 	events := make([]unix.EpollEvent, 256)
+	yielded := time.Now()
 	for !l.s.sys.quit.Load() {
 		timeout := -1
 		if l.pause > 0 {
@@ -222,6 +230,10 @@ func (l *loop) run(ready chan<- error) {
 				continue
 			}
 			timeout = int(wait/time.Millisecond) + 1
+		}
+		if now := time.Now(); now.Sub(yielded) > yieldEvery {
+			runtime.Gosched()
+			yielded = now
 		}
 		n, err := unix.EpollWait(l.ep, events, timeout)
 		if err != nil {

@@ -3,14 +3,15 @@ package serve
 import (
 	"bytes"
 	"net"
+	"runtime"
 
 	"github.com/wirespeed/wirespeed/netio"
 )
 
 // startLoops serves on netio's event loops (netio.Serve), one per CPU the
-// process may use. Each read is answered with one write: in line mode the
-// responses to all its complete lines, each written with its own
-// LoopConn.Write, as the other engines do.
+// process may use (see spareProc). Each read is answered with one write:
+// in line mode the responses to all its complete lines, each written with
+// its own LoopConn.Write, as the other engines do.
 func startLoops(s *Server, cfg Config) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -22,7 +23,7 @@ func startLoops(s *Server, cfg Config) error {
 	}
 	// A line longer than maxLine is more unused input than MaxInput: the
 	// loop closes the connection.
-	lo, err := netio.Serve(ln.(*net.TCPListener), h, &netio.LoopOptions{MaxInput: maxLine})
+	lo, err := netio.Serve(ln.(*net.TCPListener), h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: maxLine})
 	if err != nil {
 		ln.Close()
 		return err
@@ -30,6 +31,14 @@ func startLoops(s *Server, cfg Config) error {
 	s.addr = ln.Addr().String()
 	s.stop = lo.Close
 	return nil
+}
+
+// spareProc raises GOMAXPROCS to one more than the netio engine's loops,
+// which run best with a processor to spare (see netio.LoopOptions.Loops).
+func spareProc() {
+	if n := runtime.NumCPU() + 1; runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+	}
 }
 
 func loopEcho(c *netio.LoopConn, in []byte) int {

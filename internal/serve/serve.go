@@ -170,6 +170,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.StatusError{Status: 2} // the flag package has said why
 	}
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
+	if cfg.Engine == "netio" {
+		spareProc()
+	}
 	return Serve(ctx, cfg, stdout)
 }
 
