@@ -277,12 +277,27 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		}
 	}
 
-	if err := stopServer(srv); err != nil {
+	cpu, rss, err := stopMeasured(srv)
+	if err != nil {
 		row.Err = "server exit: " + err.Error()
 	}
-	cpu, rss := serverUsage(srv)
 	row.ServerCPUSec, row.ServerRSSMB = cpu.Seconds(), rss
 	return row
+}
+
+// stopMeasured stops srv as stopServer does, and returns its CPU time
+// and peak RSS in MB: read from the running process where the system
+// tells it (peakRSS), else from its rusage, which on Linux also counts
+// the memory of this process when it forked the server (the peak is
+// carried over exec).
+func stopMeasured(srv *exec.Cmd) (cpu time.Duration, rssMB float64, err error) {
+	peak, ok := peakRSS(srv.Process.Pid)
+	err = stopServer(srv)
+	cpu, rssMB = serverUsage(srv)
+	if ok {
+		rssMB = peak
+	}
+	return cpu, rssMB, err
 }
 
 // errNoStop reports a server that did not stop on SIGTERM.

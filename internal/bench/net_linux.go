@@ -82,3 +82,19 @@ func listeningPorts(pid int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// peakRSS is process pid's peak resident set in MB (VmHWM in
+// /proc/PID/status), counted from its exec.
+func peakRSS(pid int) (float64, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024, err == nil
+		}
+	}
+	return 0, false
+}
