@@ -23,11 +23,6 @@
 // Nagle's algorithm on does not wait out the delayed-ACK timer at the end
 // of every large message.
 //
-// Config.Spin (off by default) has sessions poll for the client's next
-// command before sleeping: a busy CPU and longer tail latencies for
-// round trips that do not wake the sink, which on a virtual machine
-// saves the client an interrupt.
-//
 // Not supported: STARTTLS, AUTH, DSN, XCLIENT; addresses are taken as
 // given between their angle brackets.
 package smtpsink
