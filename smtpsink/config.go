@@ -110,18 +110,17 @@ type Config struct {
 	// to it; a session that exceeds it is closed. 0 means none.
 	Timeout time.Duration
 
-	// Spin, if positive, makes a session that waits for the client's next
-	// command (or the start of a message's data) poll its connection for
-	// up to Spin first (or until the read deadline of Timeout), yielding
-	// to the other sessions between polls, so that the sink's thread does
-	// not fall asleep between a client's commands: a client then does not
-	// pay for waking it (on a virtual machine, an interrupt to an idle
-	// CPU). A load-test knob with a cost: the sink keeps its CPU busy
-	// while any session spins, and meanwhile the Go scheduler polls the
-	// network only from its monitor thread (about every 10 ms), so a new
-	// connection or a session waiting in the poller (its spin over, or in
-	// the middle of a message) may wait that long: tail latencies grow.
-	// TCP on Unix only; 0, the default, spins not at all.
+	// Spin, if positive, makes a session that waits for input poll its
+	// connection for up to Spin first (or until the read deadline of
+	// Timeout), yielding to the other sessions between polls, so that the
+	// sink's thread does not fall asleep between a client's commands: a
+	// client then does not pay for waking it (on a virtual machine, an
+	// interrupt to an idle CPU). A load-test knob with a cost: the sink
+	// keeps its CPU busy while any session spins, and meanwhile the Go
+	// scheduler polls the network only from its monitor thread (about every
+	// 10 ms), so a new connection or a session that has stopped spinning
+	// may wait that long. TCP on Unix only; 0, the default, spins not at
+	// all.
 	Spin time.Duration
 
 	// MaxConns bounds the sessions served at once; further connections

@@ -105,11 +105,7 @@ func (f *connIO) Read(p []byte) (int, error) {
 		}
 		f.nread++
 	}
-	// Spinning is for the client's turn in the conversation: not for the
-	// second and later reads of a message, whose gaps are the network's
-	// and may be long (while sessions spin, one that waits in the poller
-	// waits for the scheduler to look: see Config.Spin).
-	if f.spin != nil && (!f.inData || f.nread == 1) {
+	if f.spin != nil {
 		return f.spin.Read(p)
 	}
 	return f.c.Read(p)
