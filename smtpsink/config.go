@@ -110,19 +110,6 @@ type Config struct {
 	// to it; a session that exceeds it is closed. 0 means none.
 	Timeout time.Duration
 
-	// Spin, if positive, makes a session that waits for input poll its
-	// connection for up to Spin first (or until the read deadline of
-	// Timeout), yielding to the other sessions between polls, so that the
-	// sink's thread does not fall asleep between a client's commands: a
-	// client then does not pay for waking it (on a virtual machine, an
-	// interrupt to an idle CPU). A load-test knob with a cost: the sink
-	// keeps its CPU busy while any session spins, and meanwhile the Go
-	// scheduler polls the network only from its monitor thread (about every
-	// 10 ms), so a new connection or a session that has stopped spinning
-	// may wait that long. TCP on Unix only; 0, the default, spins not at
-	// all.
-	Spin time.Duration
-
 	// MaxConns bounds the sessions served at once; further connections
 	// wait in the listen queue. 0 means no limit.
 	MaxConns int
@@ -174,7 +161,7 @@ func (r Reply) text() string {
 var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
 
 func (c *Config) validate() error {
-	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 || c.AbortDataDelay < 0 || c.Spin < 0 {
+	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 || c.AbortDataDelay < 0 {
 		return fmt.Errorf("smtpsink: negative limit")
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {

@@ -123,9 +123,6 @@ type hooks struct {
 	wrap    func(net.Conn) net.Conn // wraps each accepted connection
 	readBuf int                     // size of each session's read buffer (0: readBufSize)
 	ackNow  func()                  // called at each quick-ACK request (see connIO)
-	// spinEmpty is called each time a spinning read finds nothing
-	// (Config.Spin), on the session's goroutine.
-	spinEmpty func()
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
@@ -281,9 +278,6 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	ss := newSession(s, rw, id)
 	ss.cio.qa = newQuickAck(c)
-	if rw == c { // not under hooks.wrap or Trace, which see the reads
-		ss.cio.spin = newSpinner(c, s)
-	}
 	quit := ss.run()
 	if !quit {
 		s.stats.aborted.Add(1)

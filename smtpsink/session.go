@@ -68,7 +68,6 @@ type connIO struct {
 	// every other 1 MiB message. A message that arrives in one read gets
 	// its ACK with the reply, as without this.
 	qa     *quickAck // nil if not TCP
-	spin   io.Reader // Config.Spin's reads (spin_unix.go); nil if none
 	onAck  func()    // hooks.ackNow
 	inData bool      // reading a message's data
 	nread  int       // reads since inData was set
@@ -104,9 +103,6 @@ func (f *connIO) Read(p []byte) (int, error) {
 			}
 		}
 		f.nread++
-	}
-	if f.spin != nil {
-		return f.spin.Read(p)
 	}
 	return f.c.Read(p)
 }

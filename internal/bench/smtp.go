@@ -30,7 +30,6 @@ const (
 	engWirespeed  = "wirespeed"            // wirespeed smtp-sink, or wirespeed smtp-source
 	engPipelining = "wirespeed-pipelining" // wirespeed smtp-source -pipelining
 	engPostfix    = "postfix"              // Postfix's smtp-sink or smtp-source
-	engSpin       = "wirespeed-spin"       // wirespeed smtp-sink -spin (bench smtp -spin)
 )
 
 // An smtpSize is one message size of the suite.
@@ -49,7 +48,6 @@ type smtpConfig struct {
 	count            int           // runs of each row
 	latMessages      int           // messages of each latency-honesty run
 	delay            time.Duration // the sink's wait before its end-of-data reply in the honesty row
-	spin             time.Duration // the wirespeed-spin sink's -spin
 	serverCPU        int           // -1: no pinning
 	clientCPU        int
 }
@@ -141,7 +139,7 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	exe, _ := os.Executable()
 	var cfg smtpConfig
-	sinks := fs.String("sinks", engWirespeed+","+engPostfix, "sinks to drive: wirespeed, wirespeed-spin (with -spin), postfix (Postfix's smtp-sink, where installed)")
+	sinks := fs.String("sinks", engWirespeed+","+engPostfix, "sinks to drive: wirespeed, postfix (Postfix's smtp-sink, where installed)")
 	sources := fs.String("sources", engWirespeed+","+engPipelining+","+engPostfix, "sources: wirespeed, wirespeed-pipelining (-pipelining), postfix (Postfix's smtp-source, where installed)")
 	postfix := fs.Bool("postfix", true, "use Postfix's smtp-sink and smtp-source where installed (PATH or /usr/sbin)")
 	fs.IntVar(&cfg.sessions, "s", 10, "sessions in parallel (smtp-source -s), reusing connections (-d)")
@@ -149,7 +147,6 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	m1m := fs.Int("m1m", 300, "messages per run with 1 MiB bodies (0: skip the size)")
 	fs.IntVar(&cfg.count, "count", 1, "runs of each row, alternating rows; the table shows each row's median run")
 	fs.IntVar(&cfg.latMessages, "lat-m", 2000, "messages of each latency-honesty run (one session, 4 KiB, closed loop; 0: skip)")
-	fs.DurationVar(&cfg.spin, "spin", 200*time.Microsecond, "the wirespeed-spin sink's smtp-sink -spin: how long it polls for input before sleeping")
 	fs.DurationVar(&cfg.delay, "delay", time.Millisecond, "the sink's wait before its end-of-data reply in the latency-honesty run")
 	fs.IntVar(&cfg.serverCPU, "server-cpu", 0, "CPU for the sink (-1: no pinning)")
 	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for the source (-1: no pinning)")
@@ -175,8 +172,8 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
-	if cfg.sessions < 1 || cfg.count < 1 || *m4k < 0 || *m1m < 0 || cfg.latMessages < 0 || cfg.delay <= 0 || cfg.spin <= 0 {
-		return cli.Usagef("bench smtp: -s and -count must be positive, -m4k, -m1m and -lat-m not negative, -delay and -spin positive")
+	if cfg.sessions < 1 || cfg.count < 1 || *m4k < 0 || *m1m < 0 || cfg.latMessages < 0 || cfg.delay <= 0 {
+		return cli.Usagef("bench smtp: -s and -count must be positive, -m4k, -m1m and -lat-m not negative, -delay positive")
 	}
 	if *m4k > 0 {
 		cfg.sizes = append(cfg.sizes, smtpSize{"4KiB", 4096, *m4k})
@@ -188,7 +185,7 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg.pfSink, cfg.pfSource = postfixTool("smtp-sink"), postfixTool("smtp-source")
 	}
 	var err error
-	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engSpin, engPostfix}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
+	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engPostfix}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
 		return err
 	}
 	if cfg.sources, err = engines(*sources, []string{engWirespeed, engPipelining, engPostfix}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
@@ -419,7 +416,7 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	if err = stopServer(srv); errors.Is(err, errNoStop) {
 		return run, fmt.Errorf("%s smtp-sink %w", sink, err)
 	}
-	if sink != engPostfix {
+	if sink == engWirespeed {
 		if err != nil {
 			return run, fmt.Errorf("wirespeed smtp-sink: %v", err)
 		}
@@ -472,10 +469,7 @@ func (w *lineWriter) rest() []byte {
 // startSMTPSink starts a sink on 127.0.0.1 pinned to cfg.serverCPU and
 // returns it once it greets, with its address and its output.
 func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (*exec.Cmd, string, *lineWriter, error) {
-	if sink == engSpin {
-		extra = append([]string{"-spin", cfg.spin.String()}, extra...)
-	}
-	if sink != engPostfix {
+	if sink == engWirespeed {
 		out := newLineWriter()
 		srv := exec.CommandContext(ctx, cfg.exe, append([]string{"smtp-sink", "-addr", "127.0.0.1:0", "-json"}, extra...)...)
 		srv.Stdout = out
@@ -573,9 +567,6 @@ func smtpBars(rows []smtpRow, h *smtpHonesty) []smtpBar {
 		{"pair msg/s, 4KiB: wirespeed -pipelining into wirespeed / Postfix into Postfix", ratio(find("4KiB", engWirespeed, engPipelining), find("4KiB", engPostfix, engPostfix), false), ">= 3"},
 		{"source msg/s, 4KiB, Postfix's sink: wirespeed / Postfix", ratio(find("4KiB", engPostfix, engWirespeed), find("4KiB", engPostfix, engPostfix), false), ">= 1"},
 		{"source msg/s, 4KiB, Postfix's sink: wirespeed -pipelining / Postfix", ratio(find("4KiB", engPostfix, engPipelining), find("4KiB", engPostfix, engPostfix), false), ">= 1.5"},
-	}
-	if sp := find("4KiB", engSpin, engPostfix); sp != nil {
-		bars = append(bars, smtpBar{"sink msg/s, 4KiB, Postfix's source: wirespeed -spin / Postfix", ratio(sp, find("4KiB", engPostfix, engPostfix), false), ">= 1.5"})
 	}
 	if h != nil && h.Err == "" {
 		bars = append(bars, smtpBar{"end-of-data p50, sink waiting, minus without: / the wait", h.DiffRatio, "0.95 to 1.05"})

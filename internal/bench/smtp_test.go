@@ -161,20 +161,9 @@ func TestSMTPSourceCeiling(t *testing.T) {
 	}
 }
 
-// The wirespeed-spin sink is wirespeed's with -spin: it counts what the
-// source sent, as the wirespeed sink does.
-func TestBenchSMTPSpin(t *testing.T) {
-	bin := buildWirespeed(t)
-	rep := runBenchSMTP(t, "-quick", "-exe", bin, "-postfix=false", "-sinks", "wirespeed-spin", "-sources", "wirespeed", "-m1m", "0", "-lat-m", "0", "-spin", "50us")
-	if len(rep.Rows) != 1 || rep.Rows[0].Sink != engSpin {
-		t.Fatalf("rows %+v", rep.Rows)
-	}
-	checkSMTPRows(t, rep.Rows)
-}
-
 // Bad flags are usage errors.
 func TestBenchSMTPFlags(t *testing.T) {
-	for _, args := range [][]string{{"-sinks", "exim"}, {"-sources", "swaks"}, {"-s", "0"}, {"-count", "0"}, {"-delay", "0"}, {"-spin", "0"}, {"extra"}, {"-sinks", "postfix", "-postfix=false"}} {
+	for _, args := range [][]string{{"-sinks", "exim"}, {"-sources", "swaks"}, {"-s", "0"}, {"-count", "0"}, {"-delay", "0"}, {"extra"}, {"-sinks", "postfix", "-postfix=false"}} {
 		var out, errOut bytes.Buffer
 		err := RunSMTP(context.Background(), args, &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), "bench smtp") {

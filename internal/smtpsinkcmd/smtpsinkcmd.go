@@ -9,7 +9,6 @@
 //	wirespeed smtp-sink -r RCPT -Q . -w 2                   # 450 to RCPT, 421 after the data, 2 s before 354
 //	wirespeed smtp-sink -digest sha256 -digest-log sums.txt # "HEX BYTES SESSION-N" per message
 //	wirespeed smtp-sink -n 10 -c                            # stop after 10 sessions QUIT; counters on stderr
-//	wirespeed smtp-sink -spin 200us                         # poll 200 µs for input before sleeping (a busy CPU)
 //
 // The first line printed is "listening on HOST:PORT".
 package smtpsinkcmd
@@ -76,7 +75,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(abortFlag{&cfg}, "A", "answer DATA with 354, wait `DELAY` (seconds or a duration; 0: not at all), then 550 and disconnect without reading the message (as smtp-sink -A)")
 	cfg.Timeout = 100 * time.Second
 	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
-	fs.Var((*seconds)(&cfg.Spin), "spin", "before waiting for input, poll the connection this long (seconds or a duration, e.g. 200us; 0: not at all) so the sink's CPU never sleeps between a client's commands: a load-test knob that keeps a CPU busy (see smtpsink.Config.Spin)")
 	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
 	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
 	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")

@@ -107,18 +107,6 @@ func TestRunDelay(t *testing.T) {
 	}
 }
 
-// -spin makes the sessions poll for input first; mail goes through as
-// without it.
-func TestRunSpin(t *testing.T) {
-	addr, stop := run(t, "-spin", "200us")
-	send(t, addr, "x\r\n")
-	send(t, addr, "y\r\n")
-	out, err := stop()
-	if err != nil || !strings.Contains(out, "messages 2,") {
-		t.Errorf("%v: %s", err, out)
-	}
-}
-
 // -json prints one object; -digest-log writes the lines to a file.
 func TestRunJSON(t *testing.T) {
 	logf := filepath.Join(t.TempDir(), "digests")
@@ -175,7 +163,7 @@ func TestRunMaxMessages(t *testing.T) {
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
-		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"}, {"-A", "-1"}, {"-A", "soon"}, {"-spin", "-1ms"}, {"-spin", "fast"},
+		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"}, {"-A", "-1"}, {"-A", "soon"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
