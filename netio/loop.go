@@ -8,8 +8,8 @@ import (
 // A Handler answers what a connection of a [Loops] server sent. It is
 // called on the connection's event loop with the bytes read so far and
 // not yet used, and returns how many of them it used: the rest is given
-// to it again, in front of the next bytes read. in is valid only during
-// the call. What the Handler writes to c leaves, with everything else it
+// to it again, in front of the next bytes read (a used outside 0 to
+// len(in) panics). in is valid only during the call. What the Handler writes to c leaves, with everything else it
 // wrote in the same call, in one write(2) after it returns.
 //
 // A Handler must not block: the loop serves its other connections only

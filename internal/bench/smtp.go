@@ -413,7 +413,9 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	}
 
 	stopped = true
-	if err = stopServer(srv); errors.Is(err, errNoStop) {
+	var srvCPU time.Duration
+	var srvRSS float64
+	if srvCPU, srvRSS, err = stopMeasured(srv); errors.Is(err, errNoStop) {
 		return run, fmt.Errorf("%s smtp-sink %w", sink, err)
 	}
 	if sink == engWirespeed {
@@ -431,7 +433,7 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 			run.sourceFail = fmt.Sprintf("the sink counted %d messages, the source %d", sum.Messages, run.res.Delivered)
 		}
 	}
-	run.serverCPU, run.serverRSS = serverUsage(srv)
+	run.serverCPU, run.serverRSS = srvCPU, srvRSS
 	return run, nil
 }
 
