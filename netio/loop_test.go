@@ -460,3 +460,23 @@ func TestLoopsAllocs(t *testing.T) {
 		t.Errorf("%.2f allocations per round trip, want 0", a)
 	}
 }
+
+// TestLoopsPeerReset: a connection the peer resets is closed, and OnClose
+// learns the system's error.
+func TestLoopsPeerReset(t *testing.T) {
+	closed := make(chan error, 1)
+	got := make(chan struct{}, 1)
+	h := func(c *LoopConn, in []byte) int {
+		got <- struct{}{}
+		return len(in) // answers nothing: the reset finds an empty queue
+	}
+	s := startLoops(t, h, &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }})
+	c := dial(t, s)
+	c.Write([]byte("x"))
+	<-got
+	c.SetLinger(0) // Close sends RST
+	c.Close()
+	if err := <-closed; !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("OnClose learned %v, want ECONNRESET", err)
+	}
+}

@@ -117,7 +117,7 @@ func WriteSVG(w io.Writer, title string, curves []Curve) error {
 	for v := time.Duration(0); v <= yMax; v += yStep {
 		y := py(v)
 		fmt.Fprintf(b, `<line class="grid" x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", left, y, left+plotW, y)
-		fmt.Fprintf(b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y+4, strconv.FormatFloat(float64(v)/float64(unit), 'g', 4, 64))
+		fmt.Fprintf(b, `<text class="tick" x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y+4, strconv.FormatFloat(float64(v)/float64(unit), 'f', -1, 64))
 	}
 	fmt.Fprintf(b, `<text class="label" x="20" y="%d" text-anchor="middle" transform="rotate(-90 20 %d)">latency (%s)</text>`+"\n", top+plotH/2, top+plotH/2, unitName)
 	fmt.Fprintf(b, "</g>\n")
