@@ -71,8 +71,11 @@ type loop struct {
 	maxQueued int
 	maxInput  int
 
-	pause  time.Duration // accept(2) failed: the listener is out of the set for this long
-	resume time.Time
+	// After accept(2) failed, the listener is out of the set until resume
+	// (zero while it is in), for a pause that doubles while failures
+	// last.
+	backoff time.Duration
+	resume  time.Time
 }
 
 func (s *Loops) start() error {
@@ -143,7 +146,7 @@ func (l *loop) acceptAll() {
 		fd, sa, err := unix.Accept4(l.s.sys.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch err {
 		case nil:
-			l.pause = 0
+			l.backoff = 0
 			l.add(fd, sa)
 			continue
 		case unix.EAGAIN:
@@ -154,8 +157,8 @@ func (l *loop) acceptAll() {
 		if f := l.s.opt.OnAcceptError; f != nil {
 			f(fmt.Errorf("netio: accept: %w", err))
 		}
-		l.pause = min(max(2*l.pause, 5*time.Millisecond), time.Second)
-		l.resume = time.Now().Add(l.pause)
+		l.backoff = min(max(2*l.backoff, 5*time.Millisecond), time.Second)
+		l.resume = time.Now().Add(l.backoff)
 		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
 		return
 	}
@@ -219,13 +222,12 @@ func (l *loop) run(ready chan<- error) {
 	yielded := time.Now()
 	for !l.s.sys.quit.Load() {
 		timeout := -1
-		if l.pause > 0 {
+		if !l.resume.IsZero() {
 			wait := time.Until(l.resume)
 			if wait <= 0 {
-				l.pause = 0
+				l.resume = time.Time{}
 				if err := l.listen(); err != nil {
-					l.pause = time.Second
-					l.resume = time.Now().Add(l.pause)
+					l.resume = time.Now().Add(time.Second)
 				}
 				continue
 			}
