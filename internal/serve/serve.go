@@ -180,10 +180,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func respond(dst, line []byte) []byte { return append(dst, line...) }
 
 // startStd serves with a goroutine per connection, writing each response
-// with its own Write, on the connection itself or through netio. std reads
-// into a 1 KiB buffer per connection (and a pooled 64 KiB one while reads
-// fill it); netio reads with Conn.ReadPooled, so a waiting connection holds
-// no buffer, and its Writes go out when the loop reads again. (Accepted
+// with its own Write, on the connection itself (std) or through a
+// netio.Conn (netio-conn). std reads into a 1 KiB buffer per connection
+// (and a pooled 64 KiB one while reads fill it); netio-conn reads with
+// Conn.ReadPooled, so a waiting connection holds no buffer, and its
+// Writes go out when the loop reads again. (Accepted
 // connections have TCP_NODELAY: package net sets it on every TCP
 // connection.)
 func startStd(s *Server, cfg Config, h *hooks, coalesce bool) error {
@@ -272,9 +273,9 @@ func handleStd(c net.Conn, cfg *Config, h *hooks) {
 // A reader returns the bytes of the next read, valid until the one after.
 type reader interface{ read() ([]byte, error) }
 
-// serveEcho and serveLines are the std and netio engines' loops, with small
-// frames: every connection's goroutine runs them, and the deepest call
-// chain decides the size of its stack.
+// serveEcho and serveLines are the std and netio-conn engines' loops, with
+// small frames: every connection's goroutine runs them, and the deepest
+// call chain decides the size of its stack.
 func serveEcho(c net.Conn, r reader) {
 	for {
 		b, err := r.read()
