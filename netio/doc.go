@@ -74,8 +74,8 @@
 //     Handler, and the output sent, before the connection is closed.
 //
 // Limits: a Handler must not block, and a LoopConn is used only on its
-// loop; writing to a connection from elsewhere, later, is a job for a
-// [Conn].
+// loop; another goroutine answers a connection later through
+// [LoopConn.Do], which runs a function on the connection's loop.
 //
 // # Zero-copy file send
 //

@@ -62,8 +62,9 @@ var (
 	ErrServerClosed = errors.New("netio: server closed")
 )
 
-// A LoopConn is a connection of a [Loops] server. Its methods may be
-// called only on its loop: in the Handler, OnOpen and OnClose.
+// A LoopConn is a connection of a [Loops] server. Its methods other than
+// Do may be called only on its loop: in the Handler, OnOpen, OnClose and
+// functions run by Do.
 type LoopConn struct {
 	l      *loop
 	fd     int
@@ -110,6 +111,14 @@ func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
 	l.out = append(l.out, p...)
 	return len(p), nil
 }
+
+// Do runs f on c's loop, as soon as the loop gets to it, where f may use c
+// as a Handler does: what f writes leaves in one write(2) when it
+// returns, behind the output queued before. Do may be called from any
+// goroutine and does not wait for f; f does not run if c has been closed,
+// or Close has been called, by then. It is how a Handler that hands a
+// request to another goroutine answers it later.
+func (c *LoopConn) Do(f func(c *LoopConn)) { c.l.post(c, f) }
 
 // Close closes the connection once what the Handler wrote has been sent;
 // nothing more is read from it. OnClose learns a nil error.

@@ -54,6 +54,12 @@ const yieldEvery = 2 * time.Millisecond
 // once its Handler has used all of it.
 const keepInput = 512
 
+// A task is a function Do posted for a connection.
+type task struct {
+	c *LoopConn
+	f func(*LoopConn)
+}
+
 // A loop is one event loop: a thread with its own epoll set, accepting
 // connections and serving them. Everything about a connection happens on
 // its loop.
@@ -62,7 +68,11 @@ type loop struct {
 	id   int
 	cpu  int // pinned to this CPU, or -1
 	ep   int
-	wake int // eventfd: the server closes
+	wake int // eventfd: tasks are waiting, or the server closes
+
+	mu      sync.Mutex
+	tasks   []task // posted by Do
+	running []task // being run, reused
 
 	conns     []*LoopConn // by index; nil where free
 	free      []int32
@@ -244,7 +254,8 @@ func (l *loop) run(ready chan<- error) {
 		for _, ev := range events[:n] {
 			switch ev.Fd {
 			case evWake:
-				continue // quit
+				l.runTasks() // or the server quits
+				continue
 			case evListen:
 				l.acceptAll()
 				continue
@@ -281,6 +292,39 @@ func (l *loop) add(fd int, sa unix.Sockaddr) {
 	if f := l.s.opt.OnOpen; f != nil {
 		c.calling = true
 		f(c)
+		c.calling = false
+		if l.send(c) && c.closing {
+			l.close(c, nil)
+		}
+	}
+}
+
+func (l *loop) post(c *LoopConn, f func(*LoopConn)) {
+	l.mu.Lock()
+	first := len(l.tasks) == 0
+	l.tasks = append(l.tasks, task{c, f})
+	l.mu.Unlock()
+	if first {
+		l.wakeUp()
+	}
+}
+
+// runTasks runs the functions Do posted, in order. The eventfd is read
+// before the tasks are taken, so a post after that wakes the loop again.
+func (l *loop) runTasks() {
+	var b [8]byte
+	unix.Read(l.wake, b[:])
+	l.mu.Lock()
+	l.running, l.tasks = l.tasks, l.running[:0]
+	l.mu.Unlock()
+	for i, t := range l.running {
+		l.running[i] = task{}
+		c := t.c
+		if c.closed || c.closing {
+			continue
+		}
+		c.calling = true
+		t.f(c)
 		c.calling = false
 		if l.send(c) && c.closing {
 			l.close(c, nil)
@@ -359,6 +403,10 @@ func (l *loop) readable(c *LoopConn, ended bool) {
 func (l *loop) send(c *LoopConn) bool {
 	out := l.out
 	l.out = l.out[:0]
+	if c.waiting { // a task's output, behind what waits for room
+		c.pending = append(c.pending, out...)
+		return false
+	}
 	n := 0
 	for n < len(out) {
 		w, err := unix.Write(c.fd, out[n:])

@@ -16,6 +16,8 @@ type (
 	}
 )
 
+func (l *loop) post(*LoopConn, func(*LoopConn)) {}
+
 func (s *Loops) start() error {
 	return fmt.Errorf("netio: event loops: %w", errors.ErrUnsupported)
 }

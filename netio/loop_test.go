@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -530,5 +531,102 @@ func TestLoopsAcceptError(t *testing.T) {
 	got := make([]byte, 1)
 	if _, err := io.ReadFull(c, got); err != nil || got[0] != 'x' {
 		t.Fatalf("after the pause: %q, %v", got, err)
+	}
+}
+
+// TestLoopsDo: a Handler hands its connection to another goroutine, which
+// answers later through Do, in order; and Do on a closed connection does
+// not run its function.
+func TestLoopsDo(t *testing.T) {
+	later := make(chan *LoopConn, 1)
+	closed := make(chan *LoopConn, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if string(in) == "quit\n" {
+			c.Close()
+		} else {
+			later <- c
+		}
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{Loops: 1, OnClose: func(c *LoopConn, err error) { closed <- c }})
+	c := dial(t, s)
+	c.Write([]byte("sub\n"))
+	lc := <-later
+	go func() {
+		for i := range 3 {
+			lc.Do(func(c *LoopConn) { fmt.Fprintf(c, "tick %d\n", i) })
+		}
+	}()
+	r := bufio.NewReader(c)
+	for i := range 3 {
+		line, err := r.ReadString('\n')
+		if want := fmt.Sprintf("tick %d\n", i); line != want || err != nil {
+			t.Fatalf("got %q, %v; want %q", line, err, want)
+		}
+	}
+
+	// A connection closed before its task runs: the task is skipped,
+	// and a later task on the same loop shows the loop got past it.
+	c2 := dial(t, s)
+	c2.Write([]byte("quit\n"))
+	gone := <-closed
+	ran := make(chan bool, 1)
+	gone.Do(func(*LoopConn) { ran <- true })
+	lc.Do(func(*LoopConn) { ran <- false })
+	if <-ran {
+		t.Fatal("Do ran a function on a closed connection")
+	}
+}
+
+// TestLoopsDoWhileWaiting: what a task writes while the connection waits
+// for room leaves behind the output waiting, not in its middle.
+func TestLoopsDoWhileWaiting(t *testing.T) {
+	blocked := make(chan struct{})
+	var once sync.Once
+	conns := make(chan *LoopConn, 1)
+	opt := &LoopOptions{OnOpen: func(c *LoopConn) { conns <- c }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(blocked) })
+		}
+	})
+	s := startLoops(t, echo, opt)
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
+	}}
+	nc, err := d.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	lc := <-conns
+	all := bytes.Repeat([]byte("a"), 8<<20)
+	go func() {
+		nc.Write(all)
+		nc.(*net.TCPConn).CloseWrite()
+	}()
+	<-blocked
+	const mark = "ZZZZZZZZ"
+	waited := make(chan int, 1)
+	lc.Do(func(c *LoopConn) {
+		waited <- c.Pending()
+		c.WriteString(mark)
+	})
+	// The client reads only once the task has run: its connection
+	// was still waiting for room then.
+	if p := <-waited; p == 0 {
+		t.Fatal("the task ran with no output waiting")
+	}
+	got, err := io.ReadAll(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.IndexByte(got, 'Z')
+	if i < 0 || !bytes.Equal(got[i:i+len(mark)], []byte(mark)) {
+		t.Fatalf("the task's output is missing or split (at %d)", i)
+	}
+	rest := append(got[:i:i], got[i+len(mark):]...)
+	if !bytes.Equal(rest, all) {
+		t.Fatalf("the echo around the task's output: %d bytes, want %d of 'a'", len(rest), len(all))
 	}
 }
