@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"strings"
 
 	"github.com/wirespeed/wirespeed/netio"
 )
@@ -52,4 +53,48 @@ func ExampleServe() {
 	// 3
 	// 5
 	// 7
+}
+
+// A Handler that hands each request to a worker goroutine, which answers
+// through Do on the connection's loop.
+func ExampleLoopConn_Do() {
+	type request struct {
+		c    *netio.LoopConn
+		line string
+	}
+	work := make(chan request, 64) // a queue, so that the Handler does not wait for the worker
+	go func() {
+		for req := range work {
+			resp := strings.ToUpper(req.line) // the slow part, off the loop
+			req.c.Do(func(c *netio.LoopConn) { c.WriteString(resp) })
+		}
+	}()
+	defer close(work)
+
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := netio.Serve(ln, func(c *netio.LoopConn, in []byte) int {
+		k := bytes.LastIndexByte(in, '\n') + 1
+		if k > 0 {
+			work <- request{c, string(in[:k])}
+		}
+		return k
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("hello, loop\n"))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	fmt.Print(line)
+	// Output:
+	// HELLO, LOOP
 }
