@@ -61,7 +61,8 @@
 // connection into the loop's buffer and calling the [Handler], whose
 // output leaves in one write(2) when it returns. A waiting connection
 // holds no goroutine and no buffer, only what its Handler left unused;
-// nothing is allocated per message.
+// nothing is allocated per message (but for output a full socket leaves
+// waiting, and functions passed to [LoopConn.Do]).
 //
 // Guarantees:
 //   - Output leaves in the order written, and a connection is not read

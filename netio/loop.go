@@ -153,7 +153,8 @@ type Loops struct {
 // again until it has been sent, so a peer that does not read its
 // responses stops being read, and a connection holds at most MaxQueued
 // bytes of output and MaxInput of input. Nothing is allocated per
-// message.
+// message, except the output a full socket leaves waiting, and a
+// function passed to Do.
 func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 	s := &Loops{ln: ln, h: h}
 	if opt != nil {
