@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,6 +90,7 @@ type netConfig struct {
 	sockperf         bool
 	plot             string // -plot: SVG files, one per point ("" for none)
 	step             string // the point whose rate is stepped up per engine
+	stepRuns         int    // runs per rate in the step search (0 means 1)
 	logDir           string // where tcpperf's interval logs go, for -plot
 }
 
@@ -111,6 +113,7 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
 	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files: FILE.svg becomes FILE-POINT.svg")
 	fs.StringVar(&cfg.step, "step", "10k", "the open-loop point whose rate is stepped up (x1.5 a step) for each engine to the highest that keeps p99 under 1 ms (\"\": none)")
+	fs.IntVar(&cfg.stepRuns, "step-runs", 1, "runs per rate in the step search: a rate passes when more than half of its runs keep p99 under 1 ms, and the table shows the run with the median p99")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	overload := fs.Duration("overload", 2*time.Second, "schedule of the overload experiment, per variant (0: skip it)")
 	if err := fs.Parse(args); err != nil {
@@ -529,12 +532,13 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 
 // A netStep is the rate search of one engine at the -step point: the
 // highest rate (x1.5 a step from the point's) at which p99 stayed under
-// stepP99.
+// stepP99 in more than half of the rate's runs.
 type netStep struct {
 	Point  string   `json:"point"`
 	Engine string   `json:"engine"`
 	Best   float64  `json:"best_msg_per_s"` // 0: not even the point's rate
-	Rows   []netRow `json:"runs"`           // from the point's rate up
+	Runs   int      `json:"runs_per_rate"`
+	Rows   []netRow `json:"runs"` // from the point's rate up, Runs a rate
 }
 
 const (
@@ -556,54 +560,95 @@ func stepNet(ctx context.Context, cfg netConfig, rows []netRow, progress io.Writ
 	if p == nil {
 		return nil
 	}
-	ok := func(r netRow, qps float64) bool {
-		return r.Err == "" && r.Result != nil && r.Result.Errors == 0 && r.Result.P99 < stepP99 && r.Result.AchievedQPS >= 0.95*qps
-	}
+	runs := max(cfg.stepRuns, 1)
 	var steps []netStep
 	for _, e := range cfg.engines {
-		st := netStep{Point: p.Name, Engine: e}
+		st := netStep{Point: p.Name, Engine: e, Runs: runs}
 		for _, r := range rows {
 			if r.Point == p.Name && r.Engine == e {
 				st.Rows = append(st.Rows, r)
 			}
 		}
-		qps := p.QPS
-		for k := 0; k < maxSteps && len(st.Rows) > 0 && ok(st.Rows[len(st.Rows)-1], qps) && ctx.Err() == nil; k++ {
-			st.Best = qps
-			qps *= stepFactor
-			q := *p
-			q.QPS = qps
-			q.Name = fmt.Sprintf("%s@%.0f", p.Name, qps)
-			fmt.Fprintf(progress, "%s: %s\n", q.Name, e)
-			st.Rows = append(st.Rows, runNetPoint(ctx, cfg, q, e, progress))
+		if len(st.Rows) == 0 {
+			steps = append(steps, st)
+			continue
 		}
-		if n := len(st.Rows); n > 0 && ok(st.Rows[n-1], qps) {
-			st.Best = qps // the last step passed too
+		qps := p.QPS
+		more := func(k int) { // k more runs at qps
+			for range k {
+				if ctx.Err() != nil {
+					return
+				}
+				q := *p
+				q.QPS = qps
+				q.Name = fmt.Sprintf("%s@%.0f", p.Name, qps)
+				fmt.Fprintf(progress, "%s: %s\n", q.Name, e)
+				st.Rows = append(st.Rows, runNetPoint(ctx, cfg, q, e, progress))
+			}
+		}
+		more(runs - len(st.Rows))
+		for k := 0; k <= maxSteps && ctx.Err() == nil; k++ {
+			if !ratePasses(st.Rows[max(len(st.Rows)-runs, 0):], qps) {
+				break
+			}
+			st.Best = qps
+			if k == maxSteps {
+				break
+			}
+			qps *= stepFactor
+			more(runs)
 		}
 		steps = append(steps, st)
 	}
 	return steps
 }
 
+// ratePasses reports whether more than half of rs, the runs at qps,
+// kept p99 under stepP99 with the rate reached and no errors.
+func ratePasses(rs []netRow, qps float64) bool {
+	n := 0
+	for _, r := range rs {
+		if r.Err == "" && r.Result != nil && r.Result.Errors == 0 && r.Result.P99 < stepP99 && r.Result.AchievedQPS >= 0.95*qps {
+			n++
+		}
+	}
+	return 2*n > len(rs)
+}
+
+// medianRun is the run at qps with the median p99 (the lower of the two
+// middle ones), or nil if none was measured.
+func medianRun(rs []netRow, qps float64) *netRow {
+	var at []*netRow
+	for i := range rs {
+		if r := &rs[i]; r.Result != nil && r.Result.TargetQPS == qps {
+			at = append(at, r)
+		}
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	slices.SortFunc(at, func(a, b *netRow) int { return cmp.Compare(a.Result.P99, b.Result.P99) })
+	return at[(len(at)-1)/2]
+}
+
 func printSteps(w io.Writer, steps []netStep) error {
-	fmt.Fprintf(w, "\n%s: the highest open-loop rate (x%.1f a step) with p99 under %.0f µs\n", steps[0].Point, stepFactor, stepP99)
+	fmt.Fprintf(w, "\n%s: the highest open-loop rate (x%.1f a step) with p99 under %.0f µs", steps[0].Point, stepFactor, stepP99)
+	if n := steps[0].Runs; n > 1 {
+		fmt.Fprintf(w, " in more than half of %d runs a rate (the run with the median p99 shown)", n)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "engine\tmsg/s\tp99 µs at it\tCPU µs/msg at it\tp99 µs one step up")
 	for _, st := range steps {
 		best, p99, cpu, next := "-", "-", "-", "-"
-		for i, r := range st.Rows {
-			if r.Result == nil {
-				continue
+		if r := medianRun(st.Rows, st.Best); r != nil && st.Best > 0 {
+			best, p99 = fmt.Sprintf("%.0f", st.Best), fmt.Sprintf("%.1f", r.Result.P99)
+			if r.Result.Sent > 0 {
+				cpu = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(r.Result.Sent))
 			}
-			if r.Result.TargetQPS == st.Best && st.Best > 0 {
-				best, p99 = fmt.Sprintf("%.0f", st.Best), fmt.Sprintf("%.1f", r.Result.P99)
-				if r.Result.Sent > 0 {
-					cpu = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(r.Result.Sent))
-				}
-				if i+1 < len(st.Rows) && st.Rows[i+1].Result != nil {
-					next = fmt.Sprintf("%.1f", st.Rows[i+1].Result.P99)
-				}
-			}
+		}
+		if r := medianRun(st.Rows, st.Best*stepFactor); r != nil && st.Best > 0 {
+			next = fmt.Sprintf("%.1f", r.Result.P99)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Engine, best, p99, cpu, next)
 	}

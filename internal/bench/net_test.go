@@ -217,3 +217,74 @@ func TestBenchNetStepAndPlot(t *testing.T) {
 		}
 	}
 }
+
+// ratePasses wants more than half of a rate's runs good; medianRun picks
+// the run with the median p99 among those at the rate.
+func TestStepMajorityAndMedian(t *testing.T) {
+	run := func(qps, p99 float64, errs int64) netRow {
+		return netRow{Result: &tcpperf.Result{TargetQPS: qps, AchievedQPS: qps, P99: p99, Errors: errs}}
+	}
+	for _, tc := range []struct {
+		rs   []netRow
+		want bool
+	}{
+		{[]netRow{run(100, 500, 0)}, true},
+		{[]netRow{run(100, 1500, 0)}, false},
+		{[]netRow{run(100, 500, 0), run(100, 1500, 0)}, false}, // half is not more than half
+		{[]netRow{run(100, 500, 0), run(100, 1500, 0), run(100, 900, 0)}, true},
+		{[]netRow{run(100, 500, 0), run(100, 600, 1), run(100, 1900, 0)}, false}, // errors fail a run
+		{[]netRow{{Err: "start: no"}, run(100, 500, 0), run(100, 400, 0)}, true},
+		{[]netRow{{Result: &tcpperf.Result{TargetQPS: 100, AchievedQPS: 90, P99: 100}}}, false}, // rate not reached
+	} {
+		if got := ratePasses(tc.rs, 100); got != tc.want {
+			t.Errorf("ratePasses(%v) = %v, want %v", tc.rs, got, tc.want)
+		}
+	}
+	rs := []netRow{run(100, 900, 0), run(150, 50, 0), run(100, 300, 0), run(100, 2000, 0), {Err: "x"}}
+	if m := medianRun(rs, 100); m == nil || m.Result.P99 != 900 {
+		t.Errorf("median run at 100: %+v, want p99 900", m)
+	}
+	if m := medianRun(rs, 150); m == nil || m.Result.P99 != 50 {
+		t.Errorf("median run at 150: %+v, want p99 50", m)
+	}
+	if m := medianRun(rs, 225); m != nil {
+		t.Errorf("median run at a rate not run: %+v", m)
+	}
+}
+
+// With -step-runs 2, every rate of the search is run twice (the point's
+// own run and one more at its rate).
+func TestBenchNetStepRuns(t *testing.T) {
+	bin := buildWirespeed(t)
+	points, err := parseNetPoints("open=echo/2/300/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := netConfig{
+		exe: bin, engines: []string{"std"}, points: points,
+		duration: 200 * time.Millisecond, warmup: 50 * time.Millisecond, msgSize: 64,
+		serverCPU: -1, clientCPU: -1, step: "open", stepRuns: 2,
+	}
+	rows := benchNet(context.Background(), cfg, &bytes.Buffer{})
+	steps := stepNet(context.Background(), cfg, rows, &bytes.Buffer{})
+	if len(steps) != 1 || steps[0].Runs != 2 {
+		t.Fatalf("steps %+v", steps)
+	}
+	st := steps[0]
+	if len(st.Rows)%2 != 0 || len(st.Rows) < 2 {
+		t.Fatalf("%d runs, want two a rate", len(st.Rows))
+	}
+	for i, r := range st.Rows {
+		if r.Result == nil {
+			t.Fatalf("run %d: %s", i, r.Err)
+		}
+		want := 300 * math.Pow(stepFactor, float64(i/2))
+		if math.Abs(r.Result.TargetQPS-want) > 1 {
+			t.Errorf("run %d at %.0f msg/s, want %.0f", i, r.Result.TargetQPS, want)
+		}
+	}
+	var out bytes.Buffer
+	if err := printSteps(&out, steps); err != nil || !strings.Contains(out.String(), "more than half of 2 runs a rate") {
+		t.Errorf("steps table: %v\n%s", err, out.String())
+	}
+}
