@@ -44,6 +44,21 @@ func dial(t testing.TB, s *Loops) *net.TCPConn {
 	return c
 }
 
+// dialSmallWindow dials s with a 16 KiB receive buffer set before the
+// handshake, so that the window is small from the start.
+func dialSmallWindow(t testing.TB, s *Loops) *net.TCPConn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
+	}}
+	c, err := d.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.(*net.TCPConn)
+}
+
 func echo(c *LoopConn, in []byte) int {
 	if _, err := c.Write(in); err != nil {
 		c.Close()
@@ -218,17 +233,7 @@ func TestLoopsBackpressure(t *testing.T) {
 		return len(in)
 	}
 	s := startLoops(t, h, opt)
-	// A small receive buffer from before the handshake, so that the
-	// window is small from the start.
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
-	}}
-	nc, err := d.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	c := nc.(*net.TCPConn)
+	c := dialSmallWindow(t, s)
 	_, all := messages(7, 4000, 4000) // about 8 MB, more than both socket buffers
 	done := make(chan error, 1)
 	go func() {
@@ -591,19 +596,12 @@ func TestLoopsDoWhileWaiting(t *testing.T) {
 		}
 	})
 	s := startLoops(t, echo, opt)
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10) })
-	}}
-	nc, err := d.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := dialSmallWindow(t, s)
 	lc := <-conns
 	all := bytes.Repeat([]byte("a"), 8<<20)
 	go func() {
 		nc.Write(all)
-		nc.(*net.TCPConn).CloseWrite()
+		nc.CloseWrite()
 	}()
 	<-blocked
 	const mark = "ZZZZZZZZ"
