@@ -326,8 +326,8 @@ func stopServer(srv *exec.Cmd) error {
 // ended process srv.
 func serverUsage(srv *exec.Cmd) (cpu time.Duration, rssMB float64) {
 	cpu = srv.ProcessState.UserTime() + srv.ProcessState.SystemTime()
-	if ru, ok := srv.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rssMB = float64(ru.Maxrss) / 1024 // Linux reports KiB
+	if maxRSS, _, ok := rusage(srv.ProcessState); ok {
+		rssMB = float64(maxRSS) / 1024
 	}
 	return cpu, rssMB
 }

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -391,8 +390,8 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	werr := cmd.Wait()
 	run.wall = time.Since(t0)
 	run.sourceCPU, _ = serverUsage(cmd)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		run.sourceCS = int64(ru.Nvcsw)
+	if _, waits, ok := rusage(cmd.ProcessState); ok {
+		run.sourceCS = waits
 	}
 	if source == engPostfix {
 		if werr != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command memtrap measures the memory one Reader call takes on input
 // shaped to stress it, with this package or net/textproto, in a process
 // of its own:
