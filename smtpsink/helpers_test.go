@@ -81,6 +81,16 @@ func (c *client) cmd(code int, line string) string {
 }
 
 // send writes raw bytes.
+// deliver sends n one-line messages from a@b to rcpt, each accepted.
+func (c *client) deliver(n int, rcpt string) {
+	for range n {
+		c.cmd(250, "MAIL FROM:<a@b>")
+		c.cmd(250, "RCPT TO:<"+rcpt+">")
+		c.cmd(354, "DATA")
+		c.cmd(250, "x\r\n.")
+	}
+}
+
 func (c *client) send(s string) {
 	c.t.Helper()
 	if _, err := c.W.WriteString(s); err != nil {

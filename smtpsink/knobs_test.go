@@ -318,12 +318,7 @@ func TestDelayRealClock(t *testing.T) {
 	defer s.Close()
 	c := dial(t, s)
 	c.cmd(250, "EHLO c")
-	for range 3 {
-		c.cmd(250, "MAIL FROM:<a@b>")
-		c.cmd(250, "RCPT TO:<a@b>")
-		c.cmd(354, "DATA")
-		c.cmd(250, "x\r\n.")
-	}
+	c.deliver(3, "a@b")
 	c.cmd(221, "QUIT")
 	if st := s.Stats(); st.Messages != 3 {
 		t.Errorf("stats %+v", st)

@@ -18,12 +18,7 @@ func TestOnSessionEnd(t *testing.T) {
 
 	c := dial(t, s)
 	c.cmd(250, "EHLO c")
-	for range 2 {
-		c.cmd(250, "MAIL FROM:<a@b>")
-		c.cmd(250, "RCPT TO:<c@d>")
-		c.cmd(354, "DATA")
-		c.cmd(250, "x\r\n.")
-	}
+	c.deliver(2, "c@d")
 	c.cmd(221, "QUIT")
 	e := <-ends
 	if !e.info.Quit || e.info.Messages != 2 || e.info.Session != 1 || e.info.RemoteAddr.String() != c.raw.LocalAddr().String() || e.active != 0 {
