@@ -42,7 +42,7 @@ func spareProc() {
 }
 
 func loopEcho(c *netio.LoopConn, in []byte) int {
-	if _, err := c.Write(in); err != nil {
+	if _, err := c.Write(in); err != nil || c.EOF() {
 		c.Close()
 	}
 	return len(in)
@@ -53,6 +53,9 @@ func loopLines(c *netio.LoopConn, in []byte) int {
 	for {
 		i := bytes.IndexByte(in[used:], '\n') + 1
 		if i == 0 {
+			if c.EOF() {
+				c.Close()
+			}
 			return used
 		}
 		// The response to a line is the line (respond), written from the
