@@ -137,17 +137,18 @@ type LoopConn struct {
 	heapAt     int64 // where the connection sits in the loop's heap
 	heapIdx    int32 // -1: not in the heap
 
-	waiting  bool // for room (EPOLLOUT): the connection is not read
-	calling  bool // in a call: Write appends to the loop's output
-	closing  bool // Close was called: close once the output is sent
-	closed   bool
-	eof      bool // the peer ended its stream
-	hup      bool // the last event said the peer ended or failed
-	more     bool // on the loop's list of connections to read on
-	full     bool // a Write failed with ErrQueueFull
-	closeErr error
-	det      *detachedConn
-	gone     atomic.Bool // closed or detached, for Do
+	waiting   bool // for room (EPOLLOUT): the connection is not read
+	calling   bool // in a call: Write appends to the loop's output
+	closing   bool // Close was called: close once the output is sent
+	closed    bool
+	eof       bool // the peer ended its stream
+	lingering bool // closed, waiting for the peer's end of stream
+	hup       bool // the last event said the peer ended or failed
+	more      bool // on the loop's list of connections to read on
+	full      bool // a Write failed with ErrQueueFull
+	closeErr  error
+	det       *detachedConn
+	gone      atomic.Bool // closed or detached, for Do
 }
 
 // RemoteAddr returns the peer's address.

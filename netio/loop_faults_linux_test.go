@@ -269,9 +269,14 @@ func TestLoopsWriteOutsideCall(t *testing.T) {
 		c.WriteString("done\n")
 		return len(in)
 	}
-	s := startLoops(t, h, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c }})
+	s := startLoops(t, h, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) {
+		if first == nil {
+			first = c
+		}
+		conns <- c
+	}})
 	a := dial(t, s)
-	first = <-conns
+	<-conns
 	b := dial(t, s)
 	<-conns
 	b.Write([]byte("x"))
@@ -373,3 +378,31 @@ func TestLoopsReadBudget(t *testing.T) {
 	}
 }
 
+// TestLoopsLingerOnClose: a Handler that closes while the peer is still
+// sending (a QUIT followed by more) does not reset the connection: the
+// reply arrives, then the end of stream, and the server closes once the
+// peer has ended its own.
+func TestLoopsLingerOnClose(t *testing.T) {
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if bytes.HasPrefix(in, []byte("QUIT\n")) {
+			c.WriteString("bye\n")
+			c.Close()
+		}
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }})
+	for range 20 {
+		c := dial(t, s)
+		junk := append([]byte("QUIT\n"), bytes.Repeat([]byte("j"), 256<<10)...)
+		go c.Write(junk)
+		got, err := io.ReadAll(c)
+		if err != nil || string(got) != "bye\n" {
+			t.Fatalf("got %q, %v; want the reply and the end of stream", got, err)
+		}
+		c.Close()
+		if err := <-closed; err != nil {
+			t.Fatalf("OnClose: %v", err)
+		}
+	}
+}

@@ -70,6 +70,9 @@ const (
 	// keepInput is the most capacity a connection keeps for unused input
 	// once its Handler has used all of it.
 	keepInput = 512
+	// lingerTime is how long a closed connection whose peer goes on
+	// sending waits for the peer's end of stream (see linger).
+	lingerTime = 5 * time.Second
 	// acceptBurst is the most connections a loop accepts in a turn.
 	acceptBurst = 64
 )
@@ -126,7 +129,8 @@ func (s *Loops) start() error {
 	if n <= 0 {
 		n = max(runtime.GOMAXPROCS(0)-1, 1)
 	}
-	ready := make(chan error, n)
+	// All loops exist before any runs: each hands connections to the
+	// others.
 	for i := range n {
 		cpu := -1
 		if len(s.opt.CPUs) > 0 {
@@ -134,10 +138,15 @@ func (s *Loops) start() error {
 		}
 		l, err := newLoop(s, i, cpu)
 		if err != nil {
-			s.stopLoops()
+			for _, l := range s.loops {
+				l.stop()
+			}
 			return err
 		}
 		s.loops = append(s.loops, l)
+	}
+	ready := make(chan error, n)
+	for _, l := range s.loops {
 		s.sys.running.Add(1)
 		go l.run(ready)
 	}
@@ -381,6 +390,10 @@ func msUntil(d int64) int {
 
 func (l *loop) event(c *LoopConn, ev uint32) {
 	switch {
+	case c.lingering:
+		if _, done := l.discard(c); done {
+			l.close(c, c.closeErr)
+		}
 	case c.waiting:
 		l.drain(c)
 	case c.eof:
@@ -821,9 +834,55 @@ func (l *loop) close(c *LoopConn, err error) {
 		return
 	}
 	if c.fd >= 0 {
-		unix.Close(c.fd) // which takes it out of the epoll set
+		if c.lingering || !l.graceful(c, err) || !l.linger(c, err) {
+			unix.Close(c.fd) // which takes it out of the epoll set
+		} else {
+			return // closed once the peer's input ends
+		}
 	}
 	l.release(c, err)
+}
+
+// graceful reports whether c closes in good order (its output all sent)
+// with err, and the peer may still be sending.
+func (l *loop) graceful(c *LoopConn, err error) bool {
+	return !c.eof && !c.waiting && !l.s.sys.quit.Load() &&
+		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
+}
+
+// linger ends c's output (FIN) and throws away the input that has
+// arrived unread: closing a socket with unread input would send a reset
+// instead, which can destroy the last reply before the peer reads it.
+// While the peer goes on sending, c lingers, its input thrown away, until
+// the peer ends its stream or lingerTime passes; linger reports whether
+// it does.
+func (l *loop) linger(c *LoopConn, err error) bool {
+	unix.Shutdown(c.fd, unix.SHUT_WR)
+	if n, done := l.discard(c); done || n == 0 {
+		return false
+	}
+	c.lingering, c.closing, c.closeErr = true, true, err
+	c.deadline = l.now + int64(lingerTime)
+	l.schedule(c)
+	return true
+}
+
+// discard reads and drops c's input, up to a bound; done means the
+// stream ended (or failed, or the bound was reached).
+func (l *loop) discard(c *LoopConn) (n int, done bool) {
+	for n < 1<<20 {
+		k, err := unix.Read(c.fd, l.buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return n, false
+		case err != nil || k == 0:
+			return n, true
+		}
+		n += k
+	}
+	return n, true
 }
 
 // release frees c's slot and tells OnClose.
@@ -977,6 +1036,10 @@ func (l *loop) expire() {
 // timeout ends c, which reached a deadline: a write timeout closes it at
 // once, the others after OnTimeout's farewell is sent.
 func (l *loop) timeout(c *LoopConn, err error) {
+	if c.lingering {
+		l.close(c, c.closeErr)
+		return
+	}
 	f := l.s.opt.OnTimeout
 	if err == ErrWriteTimeout || f == nil {
 		l.close(c, err)
