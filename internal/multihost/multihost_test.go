@@ -12,6 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/wirespeed/wirespeed/smtpsource"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -22,53 +23,23 @@ import (
 func TestTCPPerfRecipe(t *testing.T) {
 	n := newNet(t, 2)
 	bin := buildWirespeed(t)
-	dir := t.TempDir()
 	addr, stop := n.startServer(t, bin, "serve", "-engine", "netio", "-mode", "echo", "-addr", serverIP+":0")
-
-	var logs []string
-	var runs []*exec.Cmd
-	var outs []*bytes.Buffer
-	for i, ns := range n.loads {
-		log := filepath.Join(dir, fmt.Sprintf("load%d.hlog", i+1))
-		cmd := n.command(ns, bin, "tcpperf", "-addr", addr, "-conns", "8", "-qps", "2000",
-			"-duration", "2500ms", "-warmup", "500ms", "-json", "-q", "-hdr-log", log)
-		runs, outs, logs = append(runs, cmd), append(outs, startRun(t, cmd)), append(logs, log)
-	}
-	var results []tcpperf.Result
-	var sum int64
-	for i, cmd := range runs {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("%s: %v\n%s", n.loads[i], err, outs[i])
-		}
-		var res tcpperf.Result
-		if err := json.Unmarshal(outs[i].Bytes(), &res); err != nil {
-			t.Fatalf("%s: %v: %s", n.loads[i], err, outs[i])
-		}
-		if res.Errors != 0 || res.Received == 0 {
-			t.Fatalf("%s: %+v", n.loads[i], res)
-		}
-		results = append(results, res)
-		sum += res.Received
-	}
+	logs, outs := runLoads(t, n, func(log string) []string {
+		return []string{bin, "tcpperf", "-addr", addr, "-conns", "8", "-qps", "2000",
+			"-duration", "2500ms", "-warmup", "500ms", "-json", "-q", "-hdr-log", log}
+	})
 	if err := stop(); err != nil {
 		t.Errorf("server: %v", err)
 	}
-
-	// Each log alone: every sample of its run.
-	for i, log := range logs {
-		got := percentilesOf(t, oneHistogram(t, log))
-		want := percentiles{results[i].Received, results[i].P50, results[i].P90, results[i].P99, results[i].P999, results[i].P9999, results[i].Max}
-		if got != want {
-			t.Errorf("%s: the log's samples give %+v; the run reported %+v", log, got, want)
+	var runs []percentiles
+	for i, out := range outs {
+		var r tcpperf.Result
+		if err := json.Unmarshal(out, &r); err != nil || r.Errors != 0 || r.Received == 0 {
+			t.Fatalf("%s: %v: %s", n.loads[i], err, out)
 		}
+		runs = append(runs, percentiles{r.Received, r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max})
 	}
-	merged := mergeJSON(t, bin, logs)
-	all := percentilesOf(t, oneHistogram(t, logs...))
-	got := percentiles{merged.Received, merged.P50, merged.P90, merged.P99, merged.P999, merged.P9999, merged.Max}
-	if got != all || all.Count != sum {
-		t.Errorf("tcpperf merge: %+v\none histogram of both logs' samples: %+v (the runs counted %d)", got, all, sum)
-	}
-	t.Logf("merged %d samples of two hosts: p50 %.1f µs, p99 %.1f µs, max %.1f µs", got.Count, got.P50, got.P99, got.Max)
+	checkMerge(t, bin, logs, runs)
 }
 
 // The same recipe with smtp-source against smtp-sink: smtp-source's
@@ -77,65 +48,75 @@ func TestTCPPerfRecipe(t *testing.T) {
 func TestSMTPSourceRecipe(t *testing.T) {
 	n := newNet(t, 2)
 	bin := buildWirespeed(t)
-	dir := t.TempDir()
 	addr, stop := n.startServer(t, bin, "smtp-sink", "-addr", serverIP+":0")
-
-	var logs []string
-	var runs []*exec.Cmd
-	var outs []*bytes.Buffer
-	for i, ns := range n.loads {
-		log := filepath.Join(dir, fmt.Sprintf("load%d.hlog", i+1))
-		cmd := n.command(ns, bin, "smtp-source", "-s", "4", "-m", "500", "-qps", "250", "-json", "-q", "-hdr-log", log, addr)
-		runs, outs, logs = append(runs, cmd), append(outs, startRun(t, cmd)), append(logs, log)
-	}
-	type latency struct {
-		Count int64   `json:"count"`
-		P50   float64 `json:"p50_us"`
-		P90   float64 `json:"p90_us"`
-		P99   float64 `json:"p99_us"`
-		P999  float64 `json:"p999_us"`
-		Max   float64 `json:"max_us"`
-	}
-	var results []latency
-	var sum int64
-	for i, cmd := range runs {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("%s: %v\n%s", n.loads[i], err, outs[i])
-		}
-		var res struct {
-			Delivered int64 `json:"delivered"`
-			Errors    int64 `json:"errors"`
-			Latency   struct {
-				Message *latency `json:"message"`
-			} `json:"latency"`
-		}
-		if err := json.Unmarshal(outs[i].Bytes(), &res); err != nil {
-			t.Fatalf("%s: %v: %s", n.loads[i], err, outs[i])
-		}
-		if res.Errors != 0 || res.Delivered != 500 || res.Latency.Message == nil || res.Latency.Message.Count != res.Delivered {
-			t.Fatalf("%s: %s", n.loads[i], outs[i])
-		}
-		results = append(results, *res.Latency.Message)
-		sum += res.Delivered
-	}
+	const messages = 500
+	logs, outs := runLoads(t, n, func(log string) []string {
+		return []string{bin, "smtp-source", "-s", "4", "-m", fmt.Sprint(messages), "-qps", "250", "-json", "-q", "-hdr-log", log, addr}
+	})
 	if err := stop(); err != nil {
 		t.Errorf("smtp-sink: %v", err)
 	}
+	var runs []percentiles
+	for i, out := range outs {
+		var r smtpsource.Result
+		err := json.Unmarshal(out, &r)
+		m := r.Phases.Message
+		if err != nil || r.Errors != 0 || r.Delivered != messages || m == nil || m.Count != r.Delivered {
+			t.Fatalf("%s: %v: %s", n.loads[i], err, out)
+		}
+		// smtp-source reports no p99.99: none to compare.
+		runs = append(runs, percentiles{m.Count, m.P50, m.P90, m.P99, m.P999, -1, m.Max})
+	}
+	checkMerge(t, bin, logs, runs)
+}
 
+// runLoads runs args(LOG) in each load namespace at once, LOG being the
+// path of that host's interval log, and returns the logs' paths and the
+// runs' outputs once all have ended; a run that fails ends the test.
+func runLoads(t *testing.T, n *testNet, args func(log string) []string) (logs []string, outs [][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	var cmds []*exec.Cmd
+	var bufs []*bytes.Buffer
+	for i, ns := range n.loads {
+		log := filepath.Join(dir, fmt.Sprintf("load%d.hlog", i+1))
+		cmd := n.command(ns, args(log)...)
+		cmds, bufs, logs = append(cmds, cmd), append(bufs, startRun(t, cmd)), append(logs, log)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: %v\n%s", n.loads[i], err, bufs[i])
+		}
+		outs = append(outs, bufs[i].Bytes())
+	}
+	return logs, outs
+}
+
+// checkMerge checks each log against what its run reported (a negative
+// P9999 in runs: not reported), and `tcpperf merge` of the logs against
+// one histogram of all their samples, exactly; the samples' count must be
+// that of the runs together.
+func checkMerge(t *testing.T, bin string, logs []string, runs []percentiles) {
+	t.Helper()
+	var sum int64
 	for i, log := range logs {
 		got := percentilesOf(t, oneHistogram(t, log))
-		r := results[i]
-		if got.Count != r.Count || got.P50 != r.P50 || got.P90 != r.P90 || got.P99 != r.P99 || got.P999 != r.P999 || got.Max != r.Max {
-			t.Errorf("%s: the log's samples give %+v; the run reported %+v", log, got, r)
+		want := runs[i]
+		if want.P9999 < 0 {
+			want.P9999 = got.P9999
 		}
+		if got != want {
+			t.Errorf("%s: the log's samples give %+v; the run reported %+v", log, got, runs[i])
+		}
+		sum += runs[i].Count
 	}
 	merged := mergeJSON(t, bin, logs)
 	all := percentilesOf(t, oneHistogram(t, logs...))
 	got := percentiles{merged.Received, merged.P50, merged.P90, merged.P99, merged.P999, merged.P9999, merged.Max}
 	if got != all || all.Count != sum {
-		t.Errorf("tcpperf merge: %+v\none histogram of both logs' samples: %+v (the runs delivered %d)", got, all, sum)
+		t.Errorf("tcpperf merge: %+v\none histogram of all the logs' samples: %+v (the runs counted %d)", got, all, sum)
 	}
-	t.Logf("merged %d messages of two hosts: p50 %.1f µs, p99 %.1f µs, max %.1f µs", got.Count, got.P50, got.P99, got.Max)
+	t.Logf("merged %d samples of %d hosts: p50 %.1f µs, p99 %.1f µs, max %.1f µs", got.Count, len(logs), got.P50, got.P99, got.Max)
 }
 
 // startRun starts cmd with its stdout in the returned buffer; a run still
