@@ -37,6 +37,12 @@ type fakeServer struct {
 	delay map[string]time.Duration
 	// delayFor, if set, gives the delay instead, by command and argument.
 	delayFor func(verb, arg string) time.Duration
+	// chunkReset: a refused BDAT chunk ends the transaction, so the later
+	// chunks, LAST included, are refused once each as commands without one
+	// (go-smtp does this). Otherwise the later chunks get the same refusal
+	// and LAST, as any end of data, one reply per accepted recipient in
+	// LMTP (RFC 2033 §4.2; smtp-sink does this).
+	chunkReset bool
 	// splitMax > 0 sends the replies in pieces of 1 to splitMax bytes,
 	// each a write of its own (sizes from a PCG seeded with the
 	// connection's number).
@@ -207,6 +213,7 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 	var rcpts []string // accepted in this transaction
 	mailOK := false
 	var chunked []byte
+	chunkErr := "" // the refusal of an earlier chunk of this message
 	// end answers the end of a message's data.
 	end := func(data []byte) bool {
 		f.mu.Lock()
@@ -292,13 +299,44 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 			chunked = append(chunked, b...)
 			if !mailOK || len(rcpts) == 0 {
 				chunked = nil
-				if !send(verb, arg, "554 5.5.1 no valid recipients") {
+				v := verb
+				if last == "LAST" {
+					v = "." // the reply to the end of the data, as the client counts it
+				}
+				if !send(v, arg, "554 5.5.1 no valid recipients") {
 					return
 				}
 				continue
 			}
+			if chunkErr != "" {
+				if last != "LAST" {
+					if !say(verb, arg, chunkErr) {
+						return
+					}
+					continue
+				}
+				n := 1
+				if f.lmtp {
+					n = len(rcpts)
+				}
+				for range n {
+					if !say(".", "", chunkErr) {
+						return
+					}
+				}
+				rcpts, mailOK, chunked, chunkErr = nil, false, nil, ""
+				continue
+			}
 			if last != "LAST" {
-				if !send(verb, arg, "250 2.0.0 "+sz+" bytes") {
+				r := reply(verb, arg, "250 2.0.0 "+sz+" bytes")
+				if code(r)/100 != 2 {
+					if f.chunkReset {
+						rcpts, mailOK, chunked = nil, false, nil
+					} else {
+						chunkErr = r
+					}
+				}
+				if !say(verb, arg, r) {
 					return
 				}
 				continue
@@ -309,7 +347,7 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 				return
 			}
 		case "RSET":
-			rcpts, mailOK, chunked = nil, false, nil
+			rcpts, mailOK, chunked, chunkErr = nil, false, nil, ""
 			if !send(verb, arg, "250 2.0.0 Ok") {
 				return
 			}

@@ -98,7 +98,6 @@ func TestPipeliningAcrossMessagesOpenLoop(t *testing.T) {
 // it counts delivered are the ones the server accepted, byte for byte, and
 // nothing is a protocol error. Run for SMTP and LMTP.
 func TestPipeliningSplitReplies(t *testing.T) {
-	phase := map[string]string{"CONNECT": "banner", "EHLO": "ehlo", "LHLO": "lhlo", "MAIL": "mail", "RCPT": "rcpt", "DATA": "data", ".": "dot", "RSET": "rset", "QUIT": "quit"}
 	for _, lmtp := range []bool{false, true} {
 		for seed := range 4 {
 			var mails, rcpts, dots atomic.Int64
@@ -126,25 +125,7 @@ func TestPipeliningSplitReplies(t *testing.T) {
 			if err != nil || res.Started != 60 || res.Delivered+res.Failed != 60 || res.IOErrors != 0 || res.ProtocolErrors != 0 || res.Connections != 3 {
 				t.Fatalf("%s: %+v, %v", name, res, err)
 			}
-			sent := f.sentCodes()
-			for verb, codes := range sent {
-				for code, n := range codes {
-					if got := res.Replies[phase[verb]][code]; got != n {
-						t.Errorf("%s: %s %d: server sent %d, client counted %d (client's counts %v)", name, verb, code, n, got, res.Replies)
-					}
-				}
-			}
-			for ph, codes := range res.Replies {
-				for code, n := range codes {
-					found := false
-					for verb, p := range phase {
-						found = found || p == ph && sent[verb][code] == n
-					}
-					if !found {
-						t.Errorf("%s: client counted %d × %d under %s, which the server did not send", name, n, code, ph)
-					}
-				}
-			}
+			sameCodes(t, name, res, f)
 			if taken := f.accepted(); res.Delivered != int64(len(taken)) {
 				t.Errorf("%s: delivered %d, the server accepted %d", name, res.Delivered, len(taken))
 			} else if v, err := Verify(strings.NewReader(sentLog(taken)), res.Digests); err != nil || !v.OK() {
@@ -152,6 +133,37 @@ func TestPipeliningSplitReplies(t *testing.T) {
 			}
 			if res.Delivered == 0 || res.Delivered == 60 || res.Rejections == 0 {
 				t.Errorf("%s: the script refused nothing or everything: %+v", name, res)
+			}
+		}
+	}
+}
+
+// replyPhase is the phase under which the client counts the reply to each
+// of the fake server's verbs.
+var replyPhase = map[string]string{"CONNECT": "banner", "EHLO": "ehlo", "LHLO": "lhlo", "MAIL": "mail", "RCPT": "rcpt",
+	"DATA": "data", "BDAT": "bdat", ".": "dot", "RSET": "rset", "QUIT": "quit", "STARTTLS": "starttls", "AUTH": "auth"}
+
+// sameCodes checks that the reply codes the client counted by phase are
+// the ones the fake server sent by command: every reply was matched to
+// its command.
+func sameCodes(t *testing.T, name string, res *Result, f *fakeServer) {
+	t.Helper()
+	sent := f.sentCodes()
+	for verb, codes := range sent {
+		for code, n := range codes {
+			if got := res.Replies[replyPhase[verb]][code]; got != n {
+				t.Errorf("%s: %s %d: server sent %d, client counted %d (client's counts %v)", name, verb, code, n, got, res.Replies)
+			}
+		}
+	}
+	for ph, codes := range res.Replies {
+		for code, n := range codes {
+			found := false
+			for verb, p := range replyPhase {
+				found = found || p == ph && sent[verb][code] == n
+			}
+			if !found {
+				t.Errorf("%s: client counted %d × %d under %s, which the server did not send (server's %v)", name, n, code, ph, sent)
 			}
 		}
 	}

@@ -55,6 +55,9 @@ type smtpConn struct {
 	pipelining bool // offered
 	chunking   bool // offered
 	stop       func() bool
+	// lastReplies is how many more replies to a refused message's LAST
+	// chunk may come before the reply to the next command (see chunks).
+	lastReplies int
 }
 
 func newSession(r *run) *session {
@@ -195,20 +198,36 @@ func (s *session) reply(ctx context.Context, phase string) (int, string, error) 
 	return code, msg, err
 }
 
-// readReply reads one reply of phase and counts its code.
+// readReply reads one reply of phase and counts its code. Refusals that
+// come first while c.lastReplies says that replies to a refused LAST
+// chunk may still come are counted as those.
 func (s *session) readReply(ctx context.Context, phase string) (int, string, error) {
-	code, msg, err := s.c.tr.ReadResponse(0)
-	if err != nil {
-		s.ioFail(ctx, phase, err)
-		return 0, "", err
+	for {
+		code, msg, err := s.c.tr.ReadResponse(0)
+		if err != nil {
+			s.ioFail(ctx, phase, err)
+			return 0, "", err
+		}
+		if s.c.lastReplies > 0 && code >= 400 {
+			s.c.lastReplies--
+			s.count("dot", code)
+			s.reject(ctx, "dot", code, msg)
+			continue
+		}
+		s.c.lastReplies = 0
+		s.count(phase, code)
+		return code, msg, nil
 	}
+}
+
+// count counts a reply of phase with code.
+func (s *session) count(phase string, code int) {
 	m := s.replies[phase]
 	if m == nil {
 		m = map[int]int64{}
 		s.replies[phase] = m
 	}
 	m[code]++
-	return code, msg, nil
 }
 
 func (s *session) reject(ctx context.Context, phase string, code int, msg string) {
@@ -665,12 +684,29 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 			}
 			ok = ok && code/100 == 2
 		}
-		if !mailOK || acc == 0 || !ok {
-			// Refused: the server answers the last chunk once.
+		if !mailOK || acc == 0 {
+			// No transaction: the last chunk is refused once.
 			if _, _, err := s.reply(ctx, "dot"); err != nil {
 				return false, false
 			}
 			return false, mailOK
+		}
+		if !ok {
+			// A chunk was refused, and with it the message. In LMTP,
+			// servers answer the last chunk either once per accepted
+			// recipient, as RFC 2033 §4.2 has every end of data
+			// answered, or once, the transaction being gone: read one,
+			// and take up to acc-1 refusals before the reply to the
+			// next command (RSET or QUIT, whose replies are 2xx) as the
+			// rest. No recipient of a refused message can take it, so
+			// none of those replies is a success.
+			if _, _, err := s.reply(ctx, "dot"); err != nil {
+				return false, false
+			}
+			if r.cfg.LMTP {
+				c.lastReplies = acc - 1
+			}
+			return false, true
 		}
 		return s.endReplies(ctx, acc, t)
 	}
