@@ -81,7 +81,7 @@ func latency(h *hdrhistogram.Histogram) *Latency {
 // with pipelining, all the replies of a group count from the group's one
 // write.
 type Phases struct {
-	Connect *Latency `json:"connect,omitempty"` // the dial
+	Connect *Latency `json:"connect,omitempty"` // the dial (its retries too), not the wait for the source's one-dial-at-a-time turn
 	Banner  *Latency `json:"banner,omitempty"`  // from the open connection to the greeting
 	EHLO    *Latency `json:"ehlo,omitempty"`    // EHLO (LHLO) to its reply; HELO too, if EHLO is refused
 	Mail    *Latency `json:"mail,omitempty"`    // MAIL FROM to its reply

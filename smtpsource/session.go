@@ -257,13 +257,15 @@ func (s *session) flush(ctx context.Context, phase string) error {
 func (s *session) open(ctx context.Context) error {
 	r := s.r
 	netw, addr := network(r.cfg.Addr, r.cfg.IPVersion)
-	t := r.now()
 	var nc net.Conn
 	var err error
+	var dialing int64 // the time in dials, the wait for dialMu not counted
 	for try := 1; ; try++ {
 		dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
 		r.dialMu.Lock()
+		t := r.now()
 		nc, err = r.env.dial(dctx, netw, addr)
+		dialing += r.now() - t
 		r.dialMu.Unlock()
 		cancel()
 		if err == nil || try >= r.cfg.ConnectTries || ctx.Err() != nil {
@@ -275,7 +277,7 @@ func (s *session) open(ctx context.Context) error {
 		s.fail(ctx, &r.n.connect, err)
 		return err
 	}
-	s.since(phaseConnect, t)
+	record(s.hist[phaseConnect], dialing)
 	r.n.conns.Add(1)
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -284,7 +286,7 @@ func (s *session) open(ctx context.Context) error {
 	bw := bufio.NewWriterSize(nc, 32<<10)
 	s.c = &smtpConn{nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
 		stop: context.AfterFunc(ctx, func() { nc.Close() })}
-	t = r.now()
+	t := r.now()
 	code, _, err := s.reply(ctx, "banner")
 	if err != nil {
 		return err

@@ -31,6 +31,21 @@ func runOK(t *testing.T, cfg Config) *Result {
 	return res
 }
 
+// checkLatency checks that l summarises the latencies ds: its count and
+// each figure are those of a reference histogram holding them.
+func checkLatency(t *testing.T, name string, l *Latency, ds ...time.Duration) {
+	t.Helper()
+	ref := hdrhistogram.New(1, histMax, 3)
+	for _, d := range ds {
+		ref.RecordValue(max(int64(d), 1))
+	}
+	q := func(p float64) float64 { return float64(ref.ValueAtQuantile(p)) / 1e3 }
+	if l == nil || l.Count != ref.TotalCount() || l.P50 != q(50) || l.P90 != q(90) || l.P99 != q(99) || l.P999 != q(99.9) ||
+		l.Max != float64(ref.Max())/1e3 || l.Mean != ref.Mean()/1e3 {
+		t.Errorf("%s: %+v, want %v", name, l, ds)
+	}
+}
+
 // sentLog turns a fake server's messages into a digest log.
 func sentLog(msgs [][]byte) string {
 	var b strings.Builder
