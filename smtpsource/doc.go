@@ -15,7 +15,7 @@
 // that stalls is charged for the messages that wait meanwhile (no
 // coordinated omission), and reports per-phase latency percentiles from
 // HdrHistogram: connect, banner, EHLO, MAIL, RCPT, DATA (to the 354),
-// the data to its reply, and the whole message.
+// the data to its reply, and the whole message, delivered or failed.
 //
 // Guarantees:
 //   - Every reply is read and counted by phase and code; a 4xx or 5xx
@@ -28,9 +28,13 @@
 //     optional Subject) and a body that is the same for every message, so
 //     the digest of each (Config.Digests) can be compared with what a
 //     sink logged (Verify).
+//   - Every message started is in the figures: delivered, with its
+//     latency among the messages', or failed (refused, broken off, timed
+//     out), with its latency among the failed ones'.
 //   - Percentiles come from HdrHistogram (1 ns to 1 h, 3 significant
-//     digits); the optional interval log of message latencies is in
-//     HdrHistogram's format.
+//     digits); the optional interval log is in HdrHistogram's format, the
+//     delivered messages' latencies untagged and each phase's tagged with
+//     its name.
 //
 // As smtp-source does, sessions connect one at a time: a burst of
 // handshakes can overflow a listener's accept queue, and the kernel then

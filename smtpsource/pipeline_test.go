@@ -126,6 +126,7 @@ func TestPipeliningSplitReplies(t *testing.T) {
 				t.Fatalf("%s: %+v, %v", name, res, err)
 			}
 			sameCodes(t, name, res, f)
+			accounted(t, res)
 			if taken := f.accepted(); res.Delivered != int64(len(taken)) {
 				t.Errorf("%s: delivered %d, the server accepted %d", name, res.Delivered, len(taken))
 			} else if v, err := Verify(strings.NewReader(sentLog(taken)), res.Digests); err != nil || !v.OK() {

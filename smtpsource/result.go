@@ -7,7 +7,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// The phases of a message whose latencies are recorded (see Phases).
+// The phases whose latencies are recorded (see Phases), in their order.
 const (
 	phaseConnect = iota
 	phaseBanner
@@ -17,10 +17,11 @@ const (
 	phaseData
 	phaseDot
 	phaseMessage
+	phaseFailed
 	numPhases
 )
 
-var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message"}
+var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message", "failed"}
 
 const histMax = int64(time.Hour)
 
@@ -32,10 +33,9 @@ func record(h *hdrhistogram.Histogram, ns int64) { h.RecordValue(min(max(ns, 1),
 type recorder struct {
 	mu         sync.Mutex
 	cur, spare *hdrhistogram.Histogram
-	total      *hdrhistogram.Histogram
 }
 
-func newRecorder() *recorder { return &recorder{cur: newHist(), spare: newHist(), total: newHist()} }
+func newRecorder() *recorder { return &recorder{cur: newHist(), spare: newHist()} }
 
 func (r *recorder) record(ns int64) {
 	r.mu.Lock()
@@ -43,8 +43,8 @@ func (r *recorder) record(ns int64) {
 	r.mu.Unlock()
 }
 
-// interval returns the values recorded since the last call, after adding
-// them to the total; the histogram is valid until the next call.
+// interval returns the values recorded since the last call; the histogram
+// is valid until the next call.
 func (r *recorder) interval() *hdrhistogram.Histogram {
 	r.spare.Reset()
 	r.mu.Lock()
@@ -52,7 +52,6 @@ func (r *recorder) interval() *hdrhistogram.Histogram {
 	r.cur = r.spare
 	r.mu.Unlock()
 	r.spare = h
-	r.total.Merge(h)
 	return h
 }
 
@@ -92,22 +91,31 @@ type Phases struct {
 	// start in open loop) to its last reply, the connect included when a
 	// connection is opened for it, QUIT not.
 	Message *Latency `json:"message,omitempty"`
+	// Failed is the same for the messages not accepted, to the reply, the
+	// error or the timeout that ended each: with Message, it holds every
+	// message started.
+	Failed *Latency `json:"failed,omitempty"`
 }
 
 // A NamedLatency is one phase's latencies and the phase's name.
 type NamedLatency struct {
-	Name    string // "connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message"
+	Name    string // "connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message", "failed"
 	Latency *Latency
 }
 
 // List returns the phases in order, with their names.
 func (p *Phases) List() []NamedLatency {
-	ls := []*Latency{p.Connect, p.Banner, p.EHLO, p.Mail, p.Rcpt, p.Data, p.Dot, p.Message}
+	ls := p.byPhase()
 	out := make([]NamedLatency, len(ls))
 	for i, l := range ls {
-		out[i] = NamedLatency{phaseNames[i], l}
+		out[i] = NamedLatency{phaseNames[i], *l}
 	}
 	return out
+}
+
+// byPhase returns the fields of p in the order of the phase constants.
+func (p *Phases) byPhase() [numPhases]**Latency {
+	return [numPhases]**Latency{&p.Connect, &p.Banner, &p.EHLO, &p.Mail, &p.Rcpt, &p.Data, &p.Dot, &p.Message, &p.Failed}
 }
 
 // A Digest is the MD5 and size of a message's data as the server received
@@ -131,7 +139,7 @@ type Result struct {
 
 	Started     int64   `json:"started"`   // messages begun
 	Delivered   int64   `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
-	Failed      int64   `json:"failed"`    // begun and not accepted
+	Failed      int64   `json:"failed"`    // begun and not accepted: refused, broken off, timed out, cancelled
 	RcptOK      int64   `json:"recipients_accepted"`
 	Connections int64   `json:"connections"` // opened
 	Bytes       int64   `json:"bytes"`       // message data of the delivered messages, as the server keeps it

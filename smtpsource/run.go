@@ -27,7 +27,10 @@ type run struct {
 	base time.Time
 	next atomic.Int64 // the next message to start
 	n    counters
-	msg  *recorder // phaseMessage, read once a second
+	// rec gets the latencies of each phase as they are recorded, for the
+	// interval log and the progress lines: every phase with HdrLog,
+	// phaseMessage and phaseFailed otherwise.
+	rec [numPhases]*recorder
 
 	// The commands of a transaction, made once: "MAIL FROM:<...>\r\n" and
 	// each "RCPT TO:<...>\r\n".
@@ -79,9 +82,12 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if env.dial == nil {
 		env.dial = dialer(&cfg)
 	}
-	r := &run{cfg: cfg, env: env, msg: newRecorder(), late: newHist(), replies: map[string]map[int]int64{}}
+	r := &run{cfg: cfg, env: env, late: newHist(), replies: map[string]map[int]int64{}}
 	for i := range r.phases {
 		r.phases[i] = newHist()
+		if cfg.HdrLog != nil || i == phaseMessage || i == phaseFailed {
+			r.rec[i] = newRecorder()
+		}
 	}
 	r.mailCmd = []byte("MAIL FROM:<" + cfg.From + ">\r\n")
 	for i := cfg.Recipients; i >= 1; i-- {
@@ -101,7 +107,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		startMs := r.base.UnixMilli()
 		hlog.SetBaseTime(startMs)
 		hlog.OutputLogFormatVersion()
-		hlog.OutputComment("[smtpsource message latencies in nanoseconds]")
+		hlog.OutputComment("[smtpsource latencies in nanoseconds: delivered messages untagged, each phase tagged with its name]")
 		hlog.OutputStartTime(startMs)
 		hlog.OutputBaseTime(startMs)
 		hlog.OutputLegend()
@@ -125,18 +131,32 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	var lastDone int64
 	report := func() {
 		now := r.now()
-		h := r.msg.interval()
-		if hlog != nil {
+		var msg *hdrhistogram.Histogram
+		for i, rec := range r.rec {
+			if rec == nil {
+				continue
+			}
+			h := rec.interval()
+			if i == phaseMessage {
+				msg = h
+			}
+			if hlog == nil || i != phaseMessage && h.TotalCount() == 0 {
+				continue
+			}
 			h.SetStartTimeMs(r.base.Add(time.Duration(lastTick)).UnixMilli())
 			h.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
+			h.SetTag("")
+			if i != phaseMessage {
+				h.SetTag(phaseNames[i])
+			}
 			hlog.OutputIntervalHistogram(h)
 		}
 		if cfg.Progress != nil {
 			secs := float64(now-lastTick) / 1e9
 			d := r.n.delivered.Load()
-			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  errors %d\n",
+			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  failed %d  errors %d\n",
 				float64(now)/1e9, d, float64(d-lastDone)/secs,
-				us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99)), us(h.Max()), r.errors())
+				us(msg.ValueAtQuantile(50)), us(msg.ValueAtQuantile(99)), us(msg.Max()), r.n.failed.Load(), r.errors())
 			lastDone = d
 		}
 		lastTick = now
@@ -154,8 +174,6 @@ wait:
 	end := r.now()
 	if hlog != nil || cfg.Progress != nil {
 		report()
-	} else {
-		r.msg.interval()
 	}
 	if cfg.Counter != nil && r.n.data.Load() > 0 {
 		fmt.Fprintln(cfg.Counter)
@@ -197,10 +215,9 @@ func (r *run) result(secs float64) *Result {
 	if cfg.QPS == 0 {
 		res.Lateness = nil
 	}
-	p := &res.Phases
-	p.Connect, p.Banner, p.EHLO = latency(r.phases[phaseConnect]), latency(r.phases[phaseBanner]), latency(r.phases[phaseEHLO])
-	p.Mail, p.Rcpt, p.Data, p.Dot = latency(r.phases[phaseMail]), latency(r.phases[phaseRcpt]), latency(r.phases[phaseData]), latency(r.phases[phaseDot])
-	p.Message = latency(r.msg.total)
+	for i, l := range res.Phases.byPhase() {
+		*l = latency(r.phases[i])
+	}
 	if secs > 0 {
 		res.MsgPerS = float64(res.Delivered) / secs
 		res.MBPerS = float64(res.Bytes) / 1e6 / secs

@@ -113,8 +113,9 @@ func (s *session) run(ctx context.Context) {
 			r.n.failed.Add(1)
 		}
 	}
-	if s.ahead != nil { // cancelled with a message started
+	if a := s.ahead; a != nil { // cancelled with a message started
 		r.n.failed.Add(1)
+		s.since(phaseFailed, a.t0)
 		s.ahead = nil
 	}
 	s.quit(ctx)
@@ -239,8 +240,15 @@ func firstLine(s string) string {
 	return l
 }
 
-func (s *session) since(phase int, t int64) {
-	record(s.hist[phase], s.r.now()-t)
+// since records the latency of phase from t to now.
+func (s *session) since(phase int, t int64) { s.record(phase, s.r.now()-t) }
+
+// record records a latency of phase.
+func (s *session) record(phase int, ns int64) {
+	record(s.hist[phase], ns)
+	if rec := s.r.rec[phase]; rec != nil {
+		rec.record(ns)
+	}
 }
 
 // flush writes what is buffered; a failure closes the connection.
@@ -277,7 +285,7 @@ func (s *session) open(ctx context.Context) error {
 		s.fail(ctx, &r.n.connect, err)
 		return err
 	}
-	record(s.hist[phaseConnect], dialing)
+	s.record(phaseConnect, dialing)
 	r.n.conns.Add(1)
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -380,6 +388,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
 			s.close()
+			s.since(phaseFailed, t0)
 			return false
 		}
 	}
@@ -393,11 +402,12 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	s.ahead = nil
 	ok, open := s.transaction(ctx, k, sent)
 	if ok {
-		record(s.hist[phaseMessage], r.now()-t0)
-		r.msg.record(r.now() - t0)
+		s.since(phaseMessage, t0)
 		if r.cfg.Digests {
 			s.digests = append(s.digests, r.tmpl.digest(k))
 		}
+	} else {
+		s.since(phaseFailed, t0)
 	}
 	switch {
 	case s.c == nil:

@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,24 @@ func runOK(t *testing.T, cfg Config) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	accounted(t, res)
 	return res
+}
+
+// accounted checks that every message started is in the figures: delivered
+// (and in the message latencies) or failed (and in the failed ones).
+func accounted(t *testing.T, res *Result) {
+	t.Helper()
+	count := func(l *Latency) int64 {
+		if l == nil {
+			return 0
+		}
+		return l.Count
+	}
+	if res.Started != res.Delivered+res.Failed || count(res.Phases.Message) != res.Delivered || count(res.Phases.Failed) != res.Failed {
+		t.Errorf("started %d, delivered %d, failed %d; latencies of %d delivered and %d failed",
+			res.Started, res.Delivered, res.Failed, count(res.Phases.Message), count(res.Phases.Failed))
+	}
 }
 
 // checkLatency checks that l summarises the latencies ds: its count and
@@ -572,7 +590,7 @@ func TestCounterProgressLog(t *testing.T) {
 		t.Errorf("progress:\n%s", progress.String())
 	}
 	lr := hdrhistogram.NewHistogramLogReader(&hlog)
-	var total int64
+	byTag := map[string]int64{}
 	for {
 		h, err := lr.NextIntervalHistogram()
 		if err != nil {
@@ -581,10 +599,12 @@ func TestCounterProgressLog(t *testing.T) {
 		if h == nil {
 			break
 		}
-		total += h.TotalCount()
+		byTag[h.Tag()] += h.TotalCount()
 	}
-	if total != 5 {
-		t.Errorf("the log holds %d latencies, want 5", total)
+	// The delivered messages untagged, and each phase under its name.
+	want := map[string]int64{"": 5, "connect": 1, "banner": 1, "ehlo": 1, "mail": 5, "rcpt": 5, "data": 5, "dot": 5}
+	if !maps.Equal(byTag, want) {
+		t.Errorf("the log holds %v latencies by tag, want %v", byTag, want)
 	}
 }
 
@@ -655,6 +675,7 @@ func TestCancel(t *testing.T) {
 	if res.Started != 3 || res.Delivered != 2 || res.Failed != 1 || res.Errors != 0 {
 		t.Fatalf("%+v", res)
 	}
+	accounted(t, res)
 }
 
 // A server without ESMTP: EHLO refused, HELO taken, the message sent

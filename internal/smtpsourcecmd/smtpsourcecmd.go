@@ -63,7 +63,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (greeting and EHLO, a message from MAIL to its last reply, QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
-	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of message latencies (ns) to `file`")
+	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of latencies (ns) to `file`: the delivered messages' untagged, each phase's (failed messages too) tagged with its name")
 	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	fs.Usage = func() {

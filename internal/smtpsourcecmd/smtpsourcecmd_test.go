@@ -229,7 +229,7 @@ func TestPrint(t *testing.T) {
 	r := &smtpsource.Result{Proto: "smtp", Sessions: 10, Messages: 100, Length: 4096, Recipients: 1, TargetQPS: 50, Pipelining: true, DurationS: 2,
 		Started: 100, Delivered: 99, Failed: 1, Connections: 10, MsgPerS: 49.5, MBPerS: 0.21,
 		Replies: map[string]map[int]int64{"mail": {250: 99, 451: 1}, "banner": {220: 10}, "xclient": {250: 1}},
-		Phases:  smtpsource.Phases{Connect: l(10, 50), Mail: l(100, 20), Message: l(99, 300)}, Lateness: l(100, 1),
+		Phases:  smtpsource.Phases{Connect: l(10, 50), Mail: l(100, 20), Message: l(99, 300), Failed: l(1, 20)}, Lateness: l(100, 1),
 		Errors: 1, Rejections: 1, FirstError: "mail: 451 try later"}
 	var b bytes.Buffer
 	if err := Print(&b, r, &smtpsource.Verification{Matched: 98, Missing: 1}); err != nil {
@@ -241,6 +241,7 @@ delivered 99 of 100 started (failed 1), 50 msg/s, 0.21 MB/s, 10 connections
    connect     10   50.0  100.0  150.0   200.0   250.0   75.0
       mail    100   20.0   40.0   60.0    80.0   100.0   30.0
    message     99  300.0  600.0  900.0  1200.0  1500.0  450.0
+    failed      1   20.0   40.0   60.0    80.0   100.0   30.0
   lateness    100    1.0    2.0    3.0     4.0     5.0    1.5
 (lateness: start minus intended start, the tool's own floor when sessions are free; message latency counts from the intended start)
 replies: banner 220×10; mail 250×99 451×1; xclient 250×1
