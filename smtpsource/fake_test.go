@@ -43,6 +43,14 @@ type fakeServer struct {
 	// and LAST, as any end of data, one reply per accepted recipient in
 	// LMTP (RFC 2033 §4.2; smtp-sink does this).
 	chunkReset bool
+	// step, if set, keeps the server in step with clients dialled with
+	// f.dial: before it moves clk for a reply, the server waits until the
+	// client has read all it was sent and waits for more, so the client
+	// reads each reply at the instant the server sent it.
+	step *stepper
+	// eager sends each reply at once; otherwise replies to commands that
+	// came in one read leave together, as Postfix sends them.
+	eager bool
 	// splitMax > 0 sends the replies in pieces of 1 to splitMax bytes,
 	// each a write of its own (sizes from a PCG seeded with the
 	// connection's number).
@@ -87,6 +95,9 @@ func (f *fakeServer) serveOn(t testing.TB, ln net.Listener) {
 			n := f.conns
 			f.mu.Unlock()
 			wg.Add(1)
+			if f.step != nil {
+				c = &stepServerConn{Conn: c, st: f.step, s: f.step.state(c.RemoteAddr().String())}
+			}
 			go func() { defer wg.Done(); defer c.Close(); f.serve(c, n) }()
 		}
 	}()
@@ -175,6 +186,12 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 			io.Copy(io.Discard, c) // until the client closes
 			return false
 		}
+		if f.step != nil {
+			if err := w.Flush(); err != nil {
+				return false
+			}
+			f.step.waitClient(c)
+		}
 		if f.clk != nil {
 			d := f.delay[verb]
 			if f.delayFor != nil {
@@ -193,7 +210,7 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 		f.codes[verb][lastCode]++
 		f.mu.Unlock()
 		w.WriteString(r + "\r\n")
-		if tr.R.Buffered() > 0 {
+		if tr.R.Buffered() > 0 && !f.eager {
 			return true // pipelined commands: answer them together, as servers do
 		}
 		return w.Flush() == nil
@@ -412,4 +429,116 @@ type choppyConn struct {
 
 func (c *choppyConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p[:min(len(p), 1+c.rnd.IntN(c.max))])
+}
+
+// A stepper keeps a fake server in step with its clients (fakeServer.step).
+// Each connection's state is found by the client's address, from both
+// ends.
+type stepper struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	conns  map[string]*stepState
+	lost   bool     // a client did not come to read in time
+	writes []string // the clients' writes, in order
+}
+
+type stepState struct {
+	written, read int64 // bytes the server wrote, bytes the client read
+	reading       bool  // the client is in a Read
+}
+
+func newStepper() *stepper {
+	st := &stepper{conns: map[string]*stepState{}}
+	st.cond = sync.NewCond(&st.mu)
+	return st
+}
+
+func (st *stepper) state(addr string) *stepState {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.conns[addr]
+	if s == nil {
+		s = &stepState{}
+		st.conns[addr] = s
+	}
+	return s
+}
+
+// lostStep reports whether a client lost its step.
+func (st *stepper) lostStep() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.lost
+}
+
+// dial dials connections that report their reads to st.
+func (st *stepper) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &stepClientConn{Conn: c, st: st, s: st.state(c.LocalAddr().String())}, nil
+}
+
+// waitClient waits until the client of the server's connection c has read
+// every byte written to it and waits for more. After 10s it gives up and
+// notes that a client lost its step (lost).
+func (st *stepper) waitClient(c net.Conn) {
+	s := c.(*stepServerConn).s
+	deadline := time.Now().Add(10 * time.Second)
+	stop := time.AfterFunc(10*time.Second, func() { st.mu.Lock(); st.cond.Broadcast(); st.mu.Unlock() })
+	defer stop.Stop()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for !(s.reading && s.read >= s.written) {
+		if !time.Now().Before(deadline) {
+			st.lost = true
+			return
+		}
+		st.cond.Wait()
+	}
+}
+
+// stepServerConn counts what the server writes.
+type stepServerConn struct {
+	net.Conn
+	st *stepper
+	s  *stepState
+}
+
+func (c *stepServerConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.st.mu.Lock()
+	c.s.written += int64(n)
+	c.st.mu.Unlock()
+	return n, err
+}
+
+// stepClientConn tells the stepper what the client reads and when it
+// waits.
+type stepClientConn struct {
+	net.Conn
+	st *stepper
+	s  *stepState
+}
+
+func (c *stepClientConn) Write(b []byte) (int, error) {
+	c.st.mu.Lock()
+	c.st.writes = append(c.st.writes, string(b))
+	c.st.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+func (c *stepClientConn) Read(b []byte) (int, error) {
+	c.st.mu.Lock()
+	c.s.reading = true
+	c.st.cond.Broadcast()
+	c.st.mu.Unlock()
+	n, err := c.Conn.Read(b)
+	c.st.mu.Lock()
+	c.s.reading = false
+	c.s.read += int64(n)
+	c.st.mu.Unlock()
+	return n, err
 }

@@ -169,3 +169,61 @@ func sameCodes(t *testing.T, name string, res *Result, f *fakeServer) {
 		}
 	}
 }
+
+// What each phase of a message measures does not depend on whether its
+// commands went out behind the previous message's data: a phase runs from
+// the command's turn, the later of its write and the previous message's
+// last reply, so the server's time on the previous message is in no phase
+// of the next. On the test's clock, a server that answers each command as
+// soon as it is done (MAIL, each RCPT and DATA in 1ms, the data in 10ms)
+// gives every message, sent ahead or not, MAIL 1ms, its RCPTs 2, 3 and 4ms
+// and DATA 5ms (a group's replies count from its turn), its data 10ms.
+// In closed loop a message sent ahead starts with its turn, so each takes
+// 15ms as if sent alone; in open loop (a message due every 10ms) each
+// counts from its intended start, 15, 20, 25 and 30ms: the wait behind
+// the one before is charged to it.
+func TestPhasesAcrossMessages(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		qps      float64
+		messages []time.Duration
+		ahead    int // messages written behind the previous one's data
+	}{
+		{0, []time.Duration{15 * ms, 15 * ms, 15 * ms, 15 * ms}, 3},
+		{100, []time.Duration{15 * ms, 20 * ms, 25 * ms, 30 * ms}, 2},
+	} {
+		name := fmt.Sprintf("qps %v", c.qps)
+		clk := newFakeClock()
+		st := newStepper()
+		f := &fakeServer{ext: []string{"PIPELINING"}, clk: clk, step: st, eager: true,
+			delay: map[string]time.Duration{"MAIL": ms, "RCPT": ms, "DATA": ms, ".": 10 * ms}}
+		cfg := base(f.start(t))
+		cfg.Messages, cfg.Recipients, cfg.Reuse, cfg.Pipelining, cfg.QPS = 4, 3, true, true, c.qps
+		res, err := RunWith(context.Background(), cfg, st.dial, clk)
+		if err != nil || res.Delivered != 4 || res.Errors != 0 || st.lostStep() {
+			t.Fatalf("%s: %+v, %v (step lost: %v)", name, res, err, st.lostStep())
+		}
+		ahead := 0
+		for _, w := range st.writes {
+			if strings.Contains(w, ".\r\nMAIL FROM:") {
+				ahead++
+			}
+		}
+		if ahead != c.ahead {
+			t.Errorf("%s: %d messages sent ahead, want %d: %q", name, ahead, c.ahead, st.writes)
+		}
+		four := func(d ...time.Duration) []time.Duration {
+			var out []time.Duration
+			for range 4 {
+				out = append(out, d...)
+			}
+			return out
+		}
+		p := res.Phases
+		checkLatency(t, name+": mail", p.Mail, four(ms)...)
+		checkLatency(t, name+": rcpt", p.Rcpt, four(2*ms, 3*ms, 4*ms)...)
+		checkLatency(t, name+": data", p.Data, four(5*ms)...)
+		checkLatency(t, name+": dot", p.Dot, four(10*ms)...)
+		checkLatency(t, name+": message", p.Message, c.messages...)
+	}
+}

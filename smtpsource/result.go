@@ -76,9 +76,14 @@ func latency(h *hdrhistogram.Histogram) *Latency {
 }
 
 // Phases holds the latencies of each phase; a phase that never happened
-// is nil. A command's phase runs from its write to the reply that ends it;
-// with pipelining, all the replies of a group count from the group's one
-// write.
+// is nil. A command's phase runs from its turn to the reply that ends it.
+// Its turn is its write or, for the commands of a message written behind
+// the previous message's data (pipelining across messages), the previous
+// message's last reply, when the server is done with that one: the
+// server's time on a message is in no phase of the next. All the replies
+// of a pipelined group count from the group's turn. The source's own
+// waits (its one-dial-at-a-time turn, the open-loop schedule) are in no
+// phase but Message and Failed, which count from a message's start.
 type Phases struct {
 	Connect *Latency `json:"connect,omitempty"` // the dial (its retries too), not the wait for the source's one-dial-at-a-time turn
 	Banner  *Latency `json:"banner,omitempty"`  // from the open connection to the greeting
@@ -87,9 +92,12 @@ type Phases struct {
 	Rcpt    *Latency `json:"rcpt,omitempty"`    // RCPT TO to its reply, once per recipient
 	Data    *Latency `json:"data,omitempty"`    // DATA to its 354 go-ahead (none with BDAT)
 	Dot     *Latency `json:"dot,omitempty"`     // from the first byte of the message's data to its last reply
-	// Message is a whole accepted message, from its start (its intended
-	// start in open loop) to its last reply, the connect included when a
-	// connection is opened for it, QUIT not.
+	// Message is a whole accepted message, from its start to its last
+	// reply, QUIT not included. In closed loop a message starts when its
+	// session takes it up or, sent ahead, with its turn; in open loop at
+	// its intended start, so that the waits behind earlier messages are
+	// charged to it. When a connection is opened for it, the wait for the
+	// dial's turn and the connect are in it.
 	Message *Latency `json:"message,omitempty"`
 	// Failed is the same for the messages not accepted, to the reply, the
 	// error or the timeout that ended each: with Message, it holds every

@@ -39,11 +39,11 @@ type session struct {
 // An ahead message is one whose MAIL, RCPTs and DATA were written in the
 // same group as the previous message's data and end line, as RFC 2920
 // §3.1 allows (DATA ends the group). Its replies follow the previous
-// message's end-of-data reply on c.
+// message's end-of-data reply on c, and its turn comes with that reply.
 type ahead struct {
 	k, t0 int64     // the message and its start
 	c     *smtpConn // the connection it was written on
-	sent  int64     // when the group was written
+	turn  int64     // when the previous message's last reply came; -1 until then
 }
 
 // An smtpConn is one open connection and what its server offered.
@@ -395,12 +395,12 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
 	// A message sent ahead on a connection that has since broken is sent
 	// again from its MAIL on the new one.
-	sent := int64(-1)
+	turn := int64(-1)
 	if a := s.ahead; a != nil && a.c == s.c {
-		sent = a.sent
+		turn = a.turn
 	}
 	s.ahead = nil
-	ok, open := s.transaction(ctx, k, sent)
+	ok, open := s.transaction(ctx, k, turn)
 	if ok {
 		s.since(phaseMessage, t0)
 		if r.cfg.Digests {
@@ -422,15 +422,15 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 // transaction sends MAIL, RCPT and the data of message k and reports
 // whether the server accepted the message and whether a transaction is
 // left open (to be reset). A broken connection is closed (s.c = nil).
-// sent >= 0 says that the MAIL, RCPTs and DATA were written at sent,
-// behind the last message's data.
-func (s *session) transaction(ctx context.Context, k, sent int64) (ok, open bool) {
+// turn >= 0 says that the MAIL, RCPTs and DATA were written behind the
+// last message's data, whose last reply came at turn.
+func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool) {
 	r := s.r
 	c := s.c
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
 	bdat := c.chunking && r.cfg.Chunking
 	if c.pipelining && r.cfg.Pipelining {
-		return s.pipelined(ctx, bdat, sent)
+		return s.pipelined(ctx, bdat, turn)
 	}
 	c.bw.Write(r.mailCmd)
 	t := r.now()
@@ -485,12 +485,13 @@ func (s *session) transaction(ctx context.Context, k, sent int64) (ok, open bool
 }
 
 // pipelined sends MAIL, the RCPTs and DATA (or the BDAT chunks) in one
-// write, unless they were sent at sent >= 0, and reads their replies.
-func (s *session) pipelined(ctx context.Context, bdat bool, sent int64) (ok, open bool) {
+// write, unless they were sent ahead (turn >= 0: their turn came then),
+// and reads their replies.
+func (s *session) pipelined(ctx context.Context, bdat bool, turn int64) (ok, open bool) {
 	r := s.r
 	c := s.c
-	t := sent
-	if sent < 0 {
+	t := turn
+	if turn < 0 {
 		if bdat {
 			s.envelope()
 			return s.chunks(ctx, 0, true)
@@ -552,7 +553,7 @@ func (s *session) rcpt(i int) []byte {
 }
 
 // envelopeReplies reads the replies to a pipelined MAIL and its RCPTs,
-// sent at t.
+// whose turn came at t.
 func (s *session) envelopeReplies(ctx context.Context, t int64) (mailOK bool, accepted int, err error) {
 	code, _, err := s.reply(ctx, "mail")
 	if err != nil {
@@ -592,13 +593,24 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 		if k, t0, ok := s.claimDue(ctx); ok {
 			s.envelope()
 			c.bw.WriteString("DATA\r\n")
-			s.ahead = &ahead{k: k, t0: t0, c: c, sent: r.now()}
+			s.ahead = &ahead{k: k, t0: t0, c: c, turn: -1}
 		}
 	}
 	if s.flush(ctx, "dot") != nil {
 		return false, false
 	}
-	return s.endReplies(ctx, accepted, t)
+	ok, open = s.endReplies(ctx, accepted, t)
+	if a := s.ahead; a != nil {
+		// The next message's turn comes now: the server has done with
+		// this one. In closed loop the message starts now too, as it
+		// would have without pipelining; in open loop it counts from its
+		// intended start, so the wait behind this one is charged to it.
+		a.turn = r.now()
+		if r.cfg.QPS == 0 {
+			a.t0 = a.turn
+		}
+	}
+	return ok, open
 }
 
 // claimDue takes the next message of the run if there is one and, in open
