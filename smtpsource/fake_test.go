@@ -3,10 +3,13 @@ package smtpsource
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +54,17 @@ type fakeServer struct {
 	// eager sends each reply at once; otherwise replies to commands that
 	// came in one read leave together, as Postfix sends them.
 	eager bool
+	// tlsConf, if set, is offered with STARTTLS or, with implicit, used
+	// from the connect on.
+	tlsConf  *tls.Config
+	implicit bool
+	// authMechs are the AUTH mechanisms offered (after TLS only, with
+	// authAfterTLS), which take the credentials in users; loginPrompt, if
+	// set, is LOGIN's password prompt instead of "Password:".
+	authMechs    []string
+	authAfterTLS bool
+	users        map[string]string
+	loginPrompt  string
 	// splitMax > 0 sends the replies in pieces of 1 to splitMax bytes,
 	// each a write of its own (sizes from a PCG seeded with the
 	// connection's number).
@@ -59,6 +73,7 @@ type fakeServer struct {
 	mu    sync.Mutex
 	cmds  []string // command lines, in order, over all connections
 	msgs  [][]byte // the data of each message, as received
+	tlsN  int      // messages received over TLS
 	conns int
 	codes map[string]map[int]int64 // reply codes sent, by verb
 	taken [][]byte                 // the data of each message accepted (2xx)
@@ -118,6 +133,14 @@ func (f *fakeServer) commands() []string {
 	return append([]string(nil), f.cmds...)
 }
 
+// connections returns the number of connections accepted so far and of
+// the messages received over TLS.
+func (f *fakeServer) connections() (conns, overTLS int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conns, f.tlsN
+}
+
 func (f *fakeServer) messages() [][]byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -157,7 +180,16 @@ func (c *splitConn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (f *fakeServer) serve(c net.Conn, connNum int) {
+func (f *fakeServer) serve(raw net.Conn, connNum int) {
+	c := raw
+	tlsOn := false
+	if f.implicit {
+		tc := tls.Server(c, f.tlsConf)
+		if tc.Handshake() != nil {
+			return
+		}
+		c, tlsOn = tc, true
+	}
 	tr := textproto.NewReader(bufio.NewReader(c))
 	var wc io.Writer = c
 	if f.splitMax > 0 {
@@ -190,7 +222,7 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 			if err := w.Flush(); err != nil {
 				return false
 			}
-			f.step.waitClient(c)
+			f.step.waitClient(raw)
 		}
 		if f.clk != nil {
 			d := f.delay[verb]
@@ -235,6 +267,9 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 	end := func(data []byte) bool {
 		f.mu.Lock()
 		f.msgs = append(f.msgs, data)
+		if tlsOn {
+			f.tlsN++
+		}
 		f.mu.Unlock()
 		ok, taken := true, false
 		if f.lmtp {
@@ -271,6 +306,12 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 				r = "250-fake"
 				for _, e := range f.ext {
 					r += "\r\n250-" + e
+				}
+				if f.tlsConf != nil && !tlsOn {
+					r += "\r\n250-STARTTLS"
+				}
+				if len(f.authMechs) > 0 && (tlsOn || !f.authAfterTLS) {
+					r += "\r\n250-AUTH " + strings.Join(f.authMechs, " ")
 				}
 				r += "\r\n250 8BITMIME"
 			}
@@ -366,6 +407,34 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 		case "RSET":
 			rcpts, mailOK, chunked, chunkErr = nil, false, nil, ""
 			if !send(verb, arg, "250 2.0.0 Ok") {
+				return
+			}
+		case "STARTTLS":
+			if f.tlsConf == nil || tlsOn {
+				if !send(verb, arg, "502 5.5.1 no STARTTLS here") {
+					return
+				}
+				continue
+			}
+			r := reply(verb, arg, "220 2.0.0 ready to start TLS")
+			if !say(verb, arg, r) {
+				return
+			}
+			if code(r) != 220 {
+				continue
+			}
+			if w.Flush() != nil {
+				return
+			}
+			tc := tls.Server(raw, f.tlsConf)
+			if tc.Handshake() != nil {
+				return
+			}
+			c, tlsOn = tc, true
+			tr, w = textproto.NewReader(bufio.NewReader(tc)), bufio.NewWriter(tc)
+			rcpts, mailOK, chunked, chunkErr = nil, false, nil, ""
+		case "AUTH":
+			if !f.auth(arg, say, send, tr, tlsOn) {
 				return
 			}
 		case "QUIT":
@@ -541,4 +610,84 @@ func (c *stepClientConn) Read(b []byte) (int, error) {
 	c.s.read += int64(n)
 	c.st.mu.Unlock()
 	return n, err
+}
+
+// auth serves AUTH arg (PLAIN or LOGIN, with or without an initial
+// response, "*" cancelling), reading the client's answers from tr; false:
+// the connection is to be dropped.
+func (f *fakeServer) auth(arg string, say func(verb, arg, r string) bool, send func(verb, arg, def string) bool, tr *textproto.Reader, tlsOn bool) bool {
+	mech, ir, hasIR := strings.Cut(arg, " ")
+	mech = strings.ToUpper(mech)
+	if !slices.Contains(f.authMechs, mech) || f.authAfterTLS && !tlsOn {
+		return send("AUTH", arg, "504 5.5.4 unrecognized authentication type")
+	}
+	// answer sends the challenge and returns the decoded answer; ok false
+	// when the client cancelled (then answered) or the line is not base64.
+	answer := func(challenge string) (b []byte, ok, alive bool) {
+		if !say("AUTH", "", "334 "+base64.StdEncoding.EncodeToString([]byte(challenge))) {
+			return nil, false, false
+		}
+		line, err := tr.ReadLine()
+		if err != nil {
+			return nil, false, false
+		}
+		f.mu.Lock()
+		f.cmds = append(f.cmds, line)
+		f.mu.Unlock()
+		if line == "*" {
+			return nil, false, send("AUTH", "", "501 5.7.0 authentication cancelled")
+		}
+		b, err = base64.StdEncoding.DecodeString(line)
+		if err != nil {
+			return nil, false, send("AUTH", "", "501 5.5.2 not base64")
+		}
+		return b, true, true
+	}
+	decode := func(s string) []byte {
+		if s == "=" {
+			return []byte{}
+		}
+		b, _ := base64.StdEncoding.DecodeString(s)
+		return b
+	}
+	var user, pass string
+	switch mech {
+	case "PLAIN":
+		resp := decode(ir)
+		if !hasIR {
+			b, ok, alive := answer("")
+			if !ok {
+				return alive
+			}
+			resp = b
+		}
+		parts := strings.Split(string(resp), "\x00")
+		if len(parts) != 3 {
+			return send("AUTH", "", "501 5.5.2 bad PLAIN response")
+		}
+		user, pass = parts[1], parts[2]
+	case "LOGIN":
+		if hasIR {
+			user = string(decode(ir))
+		} else {
+			b, ok, alive := answer("Username:")
+			if !ok {
+				return alive
+			}
+			user = string(b)
+		}
+		prompt := "Password:"
+		if f.loginPrompt != "" {
+			prompt = f.loginPrompt
+		}
+		b, ok, alive := answer(prompt)
+		if !ok {
+			return alive
+		}
+		pass = string(b)
+	}
+	if p, ok := f.users[user]; ok && p == pass {
+		return send("AUTH", "", "235 2.7.0 authenticated")
+	}
+	return send("AUTH", "", "535 5.7.8 authentication credentials invalid")
 }

@@ -1,6 +1,7 @@
 package smtpsource
 
 import (
+	"crypto/tls"
 	"sync"
 	"time"
 
@@ -12,6 +13,8 @@ const (
 	phaseConnect = iota
 	phaseBanner
 	phaseEHLO
+	phaseTLS
+	phaseAuth
 	phaseMail
 	phaseRcpt
 	phaseData
@@ -21,7 +24,7 @@ const (
 	numPhases
 )
 
-var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message", "failed"}
+var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "tls", "auth", "mail", "rcpt", "data", "dot", "message", "failed"}
 
 const histMax = int64(time.Hour)
 
@@ -86,8 +89,10 @@ func latency(h *hdrhistogram.Histogram) *Latency {
 // phase but Message and Failed, which count from a message's start.
 type Phases struct {
 	Connect *Latency `json:"connect,omitempty"` // the dial (its retries too), not the wait for the source's one-dial-at-a-time turn
-	Banner  *Latency `json:"banner,omitempty"`  // from the open connection to the greeting
-	EHLO    *Latency `json:"ehlo,omitempty"`    // EHLO (LHLO) to its reply; HELO too, if EHLO is refused
+	Banner  *Latency `json:"banner,omitempty"`  // from the open connection (implicit TLS: the handshake's end) to the greeting
+	EHLO    *Latency `json:"ehlo,omitempty"`    // EHLO (LHLO) to its reply; HELO too, if EHLO is refused; twice with STARTTLS
+	TLS     *Latency `json:"tls,omitempty"`     // STARTTLS to the handshake's end (implicit TLS: the handshake)
+	Auth    *Latency `json:"auth,omitempty"`    // AUTH to its last reply, every challenge answered
 	Mail    *Latency `json:"mail,omitempty"`    // MAIL FROM to its reply
 	Rcpt    *Latency `json:"rcpt,omitempty"`    // RCPT TO to its reply, once per recipient
 	Data    *Latency `json:"data,omitempty"`    // DATA to its 354 go-ahead (none with BDAT)
@@ -107,7 +112,7 @@ type Phases struct {
 
 // A NamedLatency is one phase's latencies and the phase's name.
 type NamedLatency struct {
-	Name    string // "connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message", "failed"
+	Name    string // "connect", "banner", "ehlo", "tls", "auth", "mail", "rcpt", "data", "dot", "message", "failed"
 	Latency *Latency
 }
 
@@ -123,7 +128,7 @@ func (p *Phases) List() []NamedLatency {
 
 // byPhase returns the fields of p in the order of the phase constants.
 func (p *Phases) byPhase() [numPhases]**Latency {
-	return [numPhases]**Latency{&p.Connect, &p.Banner, &p.EHLO, &p.Mail, &p.Rcpt, &p.Data, &p.Dot, &p.Message, &p.Failed}
+	return [numPhases]**Latency{&p.Connect, &p.Banner, &p.EHLO, &p.TLS, &p.Auth, &p.Mail, &p.Rcpt, &p.Data, &p.Dot, &p.Message, &p.Failed}
 }
 
 // A Digest is the MD5 and size of a message's data as the server received
@@ -140,10 +145,12 @@ type Result struct {
 	Messages   int     `json:"messages"` // asked for
 	Length     int     `json:"length"`   // -l
 	Recipients int     `json:"recipients_per_message"`
-	TargetQPS  float64 `json:"target_qps"` // 0: closed loop
-	Pipelining bool    `json:"pipelining"` // used: asked for and offered (on a connection at least)
-	Chunking   bool    `json:"chunking"`   // used: asked for and offered (on a connection at least)
-	DurationS  float64 `json:"duration_s"` // from the first start to the last reply
+	TargetQPS  float64 `json:"target_qps"`          // 0: closed loop
+	Pipelining bool    `json:"pipelining"`          // used: asked for and offered (on a connection at least)
+	Chunking   bool    `json:"chunking"`            // used: asked for and offered (on a connection at least)
+	TLSMode    string  `json:"tls_mode,omitempty"`  // "starttls", "implicit" or "" (none)
+	AuthMech   string  `json:"auth_mech,omitempty"` // the AUTH mechanism, if any
+	DurationS  float64 `json:"duration_s"`          // from the first start to the last reply
 
 	Started     int64   `json:"started"`   // messages begun
 	Delivered   int64   `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
@@ -172,5 +179,42 @@ type Result struct {
 	Rejections     int64  `json:"rejections"`      // 4xx and 5xx replies
 	FirstError     string `json:"first_error,omitempty"`
 
+	// TLS says what the handshakes of the run's connections agreed on.
+	TLS *TLSStats `json:"tls,omitempty"`
+
 	Digests []Digest `json:"-"` // with Config.Digests: the delivered messages', in no order
+}
+
+// TLSStats counts the TLS handshakes that succeeded.
+type TLSStats struct {
+	Handshakes   int64            `json:"handshakes"`
+	Resumed      int64            `json:"resumed"`       // resumed an earlier connection's session
+	Versions     map[string]int64 `json:"versions"`      // by name: "TLS 1.3", ...
+	CipherSuites map[string]int64 `json:"cipher_suites"` // by name: "TLS_AES_128_GCM_SHA256", ...
+}
+
+func (t *TLSStats) add(st tls.ConnectionState) {
+	if t.Versions == nil {
+		t.Versions, t.CipherSuites = map[string]int64{}, map[string]int64{}
+	}
+	t.Handshakes++
+	if st.DidResume {
+		t.Resumed++
+	}
+	t.Versions[tls.VersionName(st.Version)]++
+	t.CipherSuites[tls.CipherSuiteName(st.CipherSuite)]++
+}
+
+func (t *TLSStats) merge(o *TLSStats) {
+	if t.Versions == nil {
+		t.Versions, t.CipherSuites = map[string]int64{}, map[string]int64{}
+	}
+	t.Handshakes += o.Handshakes
+	t.Resumed += o.Resumed
+	for k, n := range o.Versions {
+		t.Versions[k] += n
+	}
+	for k, n := range o.CipherSuites {
+		t.CipherSuites[k] += n
+	}
 }

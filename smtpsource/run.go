@@ -2,6 +2,7 @@ package smtpsource
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -23,10 +24,14 @@ type counters struct {
 type run struct {
 	cfg  Config
 	env  env
-	tmpl *template
-	base time.Time
-	next atomic.Int64 // the next message to start
-	n    counters
+	tls  *tls.Config // nil: no TLS
+	addr string      // the address dialled, for errors
+	// abort ends the run with a fatal error (see fatal).
+	abort context.CancelCauseFunc
+	tmpl  *template
+	base  time.Time
+	next  atomic.Int64 // the next message to start
+	n     counters
 	// rec gets the latencies of each phase as they are recorded, for the
 	// interval log and the progress lines: every phase with HdrLog,
 	// phaseMessage and phaseFailed otherwise.
@@ -49,8 +54,21 @@ type run struct {
 	replies  map[string]map[int]int64
 	digests  []Digest
 	firstErr string
+	fatal    error // the error that ended the run, if one did
 	pipe     bool
 	chunk    bool
+	tlsStats *TLSStats
+}
+
+// end ends the run with err (wrapping ErrStartTLS, ErrTLS or ErrAuth):
+// sessions stop, and Run returns err.
+func (r *run) end(err error) {
+	r.mu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.mu.Unlock()
+	r.abort(err)
 }
 
 func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
@@ -82,7 +100,14 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if env.dial == nil {
 		env.dial = dialer(&cfg)
 	}
-	r := &run{cfg: cfg, env: env, late: newHist(), replies: map[string]map[int]int64{}}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	_, addr := network(cfg.Addr, cfg.IPVersion, cfg.defaultPort())
+	r := &run{cfg: cfg, env: env, tls: tc, addr: addr, abort: abort, late: newHist(), replies: map[string]map[int]int64{}}
 	for i := range r.phases {
 		r.phases[i] = newHist()
 		if cfg.HdrLog != nil || i == phaseMessage || i == phaseFailed {
@@ -178,6 +203,9 @@ wait:
 	if cfg.Counter != nil && r.n.data.Load() > 0 {
 		fmt.Fprintln(cfg.Counter)
 	}
+	if r.fatal != nil {
+		return nil, r.fatal
+	}
 	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 {
 		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
 	}
@@ -207,10 +235,16 @@ func (r *run) result(secs float64) *Result {
 		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),
 		Replies: r.replies, Lateness: latency(r.late),
 		ConnectRetries: r.n.retries.Load(), ConnectErrors: r.n.connect.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),
-		FirstError: r.firstErr, Digests: r.digests,
+		FirstError: r.firstErr, Digests: r.digests, TLS: r.tlsStats, AuthMech: cfg.AuthMech,
 	}
 	if cfg.LMTP {
 		res.Proto = "lmtp"
+	}
+	switch {
+	case cfg.TLS:
+		res.TLSMode = "starttls"
+	case cfg.TLSImplicit:
+		res.TLSMode = "implicit"
 	}
 	if cfg.QPS == 0 {
 		res.Lateness = nil

@@ -26,6 +26,7 @@ type session struct {
 	late    *hdrhistogram.Histogram
 	replies map[string]map[int]int64
 	digests []Digest
+	tls     TLSStats
 	hdr     []byte // the current message's header
 	msg     []byte // the current message, for BDAT without pipelining
 	pipe    bool   // pipelining used on a connection
@@ -48,12 +49,15 @@ type ahead struct {
 
 // An smtpConn is one open connection and what its server offered.
 type smtpConn struct {
-	nc         net.Conn
+	raw        net.Conn // the socket
+	nc         net.Conn // raw, or the TLS connection on it
 	bw         *bufio.Writer
 	tw         *textproto.Writer // on bw
 	tr         *textproto.Reader
-	pipelining bool // offered
-	chunking   bool // offered
+	pipelining bool            // offered
+	chunking   bool            // offered
+	startTLS   bool            // offered
+	auth       map[string]bool // the AUTH mechanisms offered
 	stop       func() bool
 	// lastReplies is how many more replies to a refused message's LAST
 	// chunk may come before the reply to the next command (see chunks).
@@ -150,6 +154,12 @@ func (s *session) merge() {
 		}
 	}
 	r.digests = append(r.digests, s.digests...)
+	if s.tls.Handshakes > 0 {
+		if r.tlsStats == nil {
+			r.tlsStats = &TLSStats{}
+		}
+		r.tlsStats.merge(&s.tls)
+	}
 	r.pipe = r.pipe || s.pipe
 	r.chunk = r.chunk || s.chunk
 }
@@ -184,7 +194,7 @@ func (s *session) ioFail(ctx context.Context, phase string, err error) {
 func (s *session) close() {
 	if s.c != nil {
 		s.c.stop()
-		s.c.nc.Close()
+		s.c.raw.Close() // not a TLS close_notify, which could wait on a peer that does not read
 		s.c = nil
 	}
 }
@@ -260,11 +270,35 @@ func (s *session) flush(ctx context.Context, phase string) error {
 	return nil
 }
 
-// open dials, reads the greeting and sends EHLO (LHLO), falling back to
-// HELO when EHLO is refused.
+// open dials, reads the greeting, sends EHLO (LHLO), falling back to
+// HELO when EHLO is refused, and starts TLS and authenticates as asked.
+// An error leaves the connection closed.
 func (s *session) open(ctx context.Context) error {
 	r := s.r
-	netw, addr := network(r.cfg.Addr, r.cfg.IPVersion)
+	nc, err := s.dial(ctx)
+	if err != nil {
+		return err
+	}
+	r.n.conns.Add(1)
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
+	bw := bufio.NewWriterSize(nc, 32<<10)
+	s.c = &smtpConn{raw: nc, nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
+		stop: context.AfterFunc(ctx, func() { nc.Close() })}
+	if err := s.setup(ctx); err != nil {
+		s.close()
+		return err
+	}
+	return nil
+}
+
+// dial opens a connection, trying as often as Config.ConnectTries says,
+// one session at a time.
+func (s *session) dial(ctx context.Context) (net.Conn, error) {
+	r := s.r
+	netw, addr := network(r.cfg.Addr, r.cfg.IPVersion, r.cfg.defaultPort())
 	var nc net.Conn
 	var err error
 	var dialing int64 // the time in dials, the wait for dialMu not counted
@@ -283,17 +317,23 @@ func (s *session) open(ctx context.Context) error {
 	}
 	if err != nil {
 		s.fail(ctx, &r.n.connect, err)
-		return err
+		return nil, err
 	}
 	s.record(phaseConnect, dialing)
-	r.n.conns.Add(1)
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
+	return nc, nil
+}
+
+// setup takes a new connection from its greeting to where a transaction
+// can start.
+func (s *session) setup(ctx context.Context) error {
+	r := s.r
+	if r.cfg.TLSImplicit {
+		t := r.now()
+		if err := s.handshake(ctx); err != nil {
+			return err
+		}
+		s.since(phaseTLS, t)
 	}
-	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
-	bw := bufio.NewWriterSize(nc, 32<<10)
-	s.c = &smtpConn{nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
-		stop: context.AfterFunc(ctx, func() { nc.Close() })}
 	t := r.now()
 	code, _, err := s.reply(ctx, "banner")
 	if err != nil {
@@ -301,19 +341,36 @@ func (s *session) open(ctx context.Context) error {
 	}
 	s.since(phaseBanner, t)
 	if code != 220 {
-		s.close() // counted as a rejection; a QUIT might fail and count again
-		return errors.New("no greeting")
+		return errors.New("no greeting") // counted as a rejection; a QUIT might fail and count again
 	}
 	if r.cfg.OldMode {
 		return nil // no EHLO, no extensions
 	}
+	if err := s.hello(ctx); err != nil {
+		return err
+	}
+	if r.cfg.TLS {
+		if err := s.startTLS(ctx); err != nil {
+			return err
+		}
+	}
+	if r.cfg.AuthUser != "" {
+		return s.authenticate(ctx)
+	}
+	return nil
+}
+
+// hello sends EHLO (LHLO), or HELO when EHLO is refused, and notes the
+// extensions offered.
+func (s *session) hello(ctx context.Context) error {
+	r := s.r
 	verb := "EHLO"
 	if r.cfg.LMTP {
 		verb = "LHLO"
 	}
 	for {
 		fmt.Fprintf(s.c.bw, "%s %s\r\n", verb, r.cfg.Helo)
-		t = r.now()
+		t := r.now()
 		if err := s.flush(ctx, strings.ToLower(verb)); err != nil {
 			return err
 		}
@@ -341,18 +398,28 @@ func (s *session) open(ctx context.Context) error {
 
 // extensions notes the ones offered in an EHLO reply's lines.
 func (s *session) extensions(msg string) {
+	c := s.c
 	lines := strings.Split(msg, "\n")
 	for _, l := range lines[1:] {
-		kw, _, _ := strings.Cut(strings.ToUpper(strings.TrimSpace(l)), " ")
+		kw, rest, _ := strings.Cut(strings.ToUpper(strings.TrimSpace(l)), " ")
 		switch kw {
 		case "PIPELINING":
-			s.c.pipelining = true
+			c.pipelining = true
 		case "CHUNKING":
-			s.c.chunking = true
+			c.chunking = true
+		case "STARTTLS":
+			c.startTLS = true
+		case "AUTH":
+			if c.auth == nil {
+				c.auth = map[string]bool{}
+			}
+			for _, m := range strings.Fields(rest) {
+				c.auth[m] = true
+			}
 		}
 	}
-	s.pipe = s.pipe || s.c.pipelining && s.r.cfg.Pipelining
-	s.chunk = s.chunk || s.c.chunking && s.r.cfg.Chunking
+	s.pipe = s.pipe || c.pipelining && s.r.cfg.Pipelining
+	s.chunk = s.chunk || c.chunking && s.r.cfg.Chunking
 }
 
 // quit sends QUIT and closes the connection, if one is open.
@@ -387,7 +454,6 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	r := s.r
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
-			s.close()
 			s.since(phaseFailed, t0)
 			return false
 		}

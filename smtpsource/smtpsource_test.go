@@ -630,15 +630,15 @@ func TestConfigErrors(t *testing.T) {
 		"::1":              {"tcp", "[::1]:25"},
 		"unix:/run/s.sock": {"unix", "/run/s.sock"},
 	} {
-		if n, a := Network(in, 0); n != want[0] || a != want[1] {
+		if n, a := Network(in, 0, "25"); n != want[0] || a != want[1] {
 			t.Errorf("%q: %s %s, want %v", in, n, a, want)
 		}
 	}
 	for ipv, want := range map[int]string{4: "tcp4", 6: "tcp6"} {
-		if n, _ := Network("host:25", ipv); n != want {
+		if n, _ := Network("host:25", ipv, "25"); n != want {
 			t.Errorf("IP version %d: %s, want %s", ipv, n, want)
 		}
-		if n, _ := Network("unix:/s", ipv); n != "unix" {
+		if n, _ := Network("unix:/s", ipv, "25"); n != "unix" {
 			t.Errorf("IP version %d, unix:/s: %s", ipv, n)
 		}
 	}
