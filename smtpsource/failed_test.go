@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // No message disappears from the figures: of four messages, one times out
@@ -46,19 +44,7 @@ func TestFailedMessagesCounted(t *testing.T) {
 	if m, f := j.Latency["message"], j.Latency["failed"]; m == nil || m.Count != 2 || f == nil || f.Count != 2 || f.Max < 50e3 {
 		t.Errorf("JSON latencies: message %+v, failed %+v; want 2 each, a failure of 50ms or more", m, f)
 	}
-	byTag := map[string]int64{}
-	lr := hdrhistogram.NewHistogramLogReader(&hlog)
-	for {
-		h, err := lr.NextIntervalHistogram()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, hlog.String())
-		}
-		if h == nil {
-			break
-		}
-		byTag[h.Tag()] += h.TotalCount()
-	}
-	if byTag[""] != 2 || byTag["failed"] != 2 {
+	if byTag := logCounts(t, &hlog); byTag[""] != 2 || byTag["failed"] != 2 {
 		t.Errorf("interval log: %v latencies by tag, want 2 untagged (delivered) and 2 failed", byTag)
 	}
 }

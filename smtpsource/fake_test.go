@@ -58,6 +58,7 @@ type fakeServer struct {
 	// from the connect on.
 	tlsConf  *tls.Config
 	implicit bool
+	tlsHang  bool // after STARTTLS's 220, read on and never make the handshake
 	// authMechs are the AUTH mechanisms offered (after TLS only, with
 	// authAfterTLS), which take the credentials in users; loginPrompt, if
 	// set, is LOGIN's password prompt instead of "Password:".
@@ -426,6 +427,10 @@ func (f *fakeServer) serve(raw net.Conn, connNum int) {
 			if w.Flush() != nil {
 				return
 			}
+			if f.tlsHang {
+				io.Copy(io.Discard, raw) // until the client closes
+				return
+			}
 			tc := tls.Server(raw, f.tlsConf)
 			if tc.Handshake() != nil {
 				return
@@ -504,11 +509,11 @@ func (c *choppyConn) Read(p []byte) (int, error) {
 // Each connection's state is found by the client's address, from both
 // ends.
 type stepper struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	conns  map[string]*stepState
-	lost   bool     // a client did not come to read in time
-	writes []string // the clients' writes, in order
+	mu    sync.Mutex
+	cond  *sync.Cond
+	conns map[string]*stepState
+	lost  bool     // a client did not come to read in time
+	log   writeLog // the clients' writes
 }
 
 type stepState struct {
@@ -542,8 +547,7 @@ func (st *stepper) lostStep() bool {
 
 // dial dials connections that report their reads to st.
 func (st *stepper) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
+	c, err := st.log.dial(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -585,18 +589,11 @@ func (c *stepServerConn) Write(b []byte) (int, error) {
 }
 
 // stepClientConn tells the stepper what the client reads and when it
-// waits.
+// waits; its writes are logged.
 type stepClientConn struct {
 	net.Conn
 	st *stepper
 	s  *stepState
-}
-
-func (c *stepClientConn) Write(b []byte) (int, error) {
-	c.st.mu.Lock()
-	c.st.writes = append(c.st.writes, string(b))
-	c.st.mu.Unlock()
-	return c.Conn.Write(b)
 }
 
 func (c *stepClientConn) Read(b []byte) (int, error) {

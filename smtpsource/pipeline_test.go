@@ -204,13 +204,13 @@ func TestPhasesAcrossMessages(t *testing.T) {
 			t.Fatalf("%s: %+v, %v (step lost: %v)", name, res, err, st.lostStep())
 		}
 		ahead := 0
-		for _, w := range st.writes {
+		for _, w := range st.log.writes {
 			if strings.Contains(w, ".\r\nMAIL FROM:") {
 				ahead++
 			}
 		}
 		if ahead != c.ahead {
-			t.Errorf("%s: %d messages sent ahead, want %d: %q", name, ahead, c.ahead, st.writes)
+			t.Errorf("%s: %d messages sent ahead, want %d: %q", name, ahead, c.ahead, st.log.writes)
 		}
 		four := func(d ...time.Duration) []time.Duration {
 			var out []time.Duration

@@ -64,6 +64,25 @@ func checkLatency(t *testing.T, name string, l *Latency, ds ...time.Duration) {
 	}
 }
 
+// logCounts reads an interval log and returns the number of latencies it
+// holds by tag.
+func logCounts(t *testing.T, log *bytes.Buffer) map[string]int64 {
+	t.Helper()
+	text := log.String()
+	lr := hdrhistogram.NewHistogramLogReader(log)
+	byTag := map[string]int64{}
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		if h == nil {
+			return byTag
+		}
+		byTag[h.Tag()] += h.TotalCount()
+	}
+}
+
 // sentLog turns a fake server's messages into a digest log.
 func sentLog(msgs [][]byte) string {
 	var b strings.Builder
@@ -584,18 +603,7 @@ func TestCounterProgressLog(t *testing.T) {
 	if n := strings.Count(progress.String(), "\n"); n < 2 || !strings.Contains(progress.String(), "delivered") {
 		t.Errorf("progress:\n%s", progress.String())
 	}
-	lr := hdrhistogram.NewHistogramLogReader(&hlog)
-	byTag := map[string]int64{}
-	for {
-		h, err := lr.NextIntervalHistogram()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, hlog.String())
-		}
-		if h == nil {
-			break
-		}
-		byTag[h.Tag()] += h.TotalCount()
-	}
+	byTag := logCounts(t, &hlog)
 	// The delivered messages untagged, and each phase under its name.
 	want := map[string]int64{"": 5, "connect": 1, "banner": 1, "ehlo": 1, "mail": 5, "rcpt": 5, "data": 5, "dot": 5}
 	if !maps.Equal(byTag, want) {

@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // testCerts makes a CA and a server certificate it signs for 127.0.0.1 and
@@ -170,6 +168,20 @@ func TestTLSFailures(t *testing.T) {
 	accounted(t, res)
 }
 
+// A server that says 220 to STARTTLS and never makes the handshake: the
+// wait is bounded by Timeout and counted as an I/O error, which does not
+// end the run; each message tries a new connection.
+func TestStartTLSHandshakeTimeout(t *testing.T) {
+	srvTLS, roots := testCerts(t)
+	f := &fakeServer{tlsConf: srvTLS, tlsHang: true}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Timeout, cfg.TLS, cfg.TLSConfig = 2, 50*time.Millisecond, true, &tls.Config{RootCAs: roots}
+	res := runOK(t, cfg)
+	if res.Failed != 2 || res.IOErrors != 2 || res.Connections != 2 || !strings.Contains(res.FirstError, "tls: ") || !strings.Contains(res.FirstError, "timeout") {
+		t.Errorf("%+v", res)
+	}
+}
+
 // A server that sends more than its 220 before the handshake (a reply
 // injected in plaintext) is a protocol error: what came with the 220 is
 // never read as the server's, and no message goes out on that connection.
@@ -311,19 +323,7 @@ func TestTLSAuthPhases(t *testing.T) {
 		checkLatency(t, c.mech+": tls", res.Phases.TLS, 3*ms, 3*ms)
 		checkLatency(t, c.mech+": auth", res.Phases.Auth, c.auth, c.auth)
 		checkLatency(t, c.mech+": ehlo", res.Phases.EHLO, ms, ms, ms, ms)
-		lr := hdrhistogram.NewHistogramLogReader(&hlog)
-		byTag := map[string]int64{}
-		for {
-			h, err := lr.NextIntervalHistogram()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h == nil {
-				break
-			}
-			byTag[h.Tag()] += h.TotalCount()
-		}
-		if byTag["tls"] != 2 || byTag["auth"] != 2 {
+		if byTag := logCounts(t, &hlog); byTag["tls"] != 2 || byTag["auth"] != 2 {
 			t.Errorf("%s: interval log %v", c.mech, byTag)
 		}
 	}

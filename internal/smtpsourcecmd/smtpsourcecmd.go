@@ -4,6 +4,7 @@
 package smtpsourcecmd
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -248,7 +249,7 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	}
 	fmt.Fprintf(w, "replies: %s\n", replies(r.Replies))
 	if t := r.TLS; t != nil {
-		fmt.Fprintf(w, "tls: %s; %s; %d handshakes, %d resumed\n", codeNames(t.Versions), codeNames(t.CipherSuites), t.Handshakes, t.Resumed)
+		fmt.Fprintf(w, "tls: %s; %s; %d handshakes, %d resumed\n", codeList(t.Versions), codeList(t.CipherSuites), t.Handshakes, t.Resumed)
 	}
 	fmt.Fprintf(w, "errors %d (connect %d, i/o %d, protocol %d, rejections %d)\n",
 		r.Errors, r.ConnectErrors, r.IOErrors, r.ProtocolErrors, r.Rejections)
@@ -294,35 +295,14 @@ func replies(m map[string]map[int]int64) string {
 	return strings.Join(parts, "; ")
 }
 
-func codeList(codes map[int]int64) string {
-	keys := make([]int, 0, len(codes))
-	for c := range codes {
-		keys = append(keys, c)
-	}
-	sort.Ints(keys)
+// codeList formats counts as "250×99 451×1", in the order of the keys.
+func codeList[K cmp.Ordered](counts map[K]int64) string {
 	var b strings.Builder
-	for i, c := range keys {
+	for i, k := range slices.Sorted(maps.Keys(counts)) {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%d×%d", c, codes[c])
-	}
-	return b.String()
-}
-
-// codeNames formats counts by name as "TLS 1.3×9 TLS 1.2×1", the most
-// frequent first.
-func codeNames(m map[string]int64) string {
-	names := slices.Collect(maps.Keys(m))
-	sort.Slice(names, func(i, j int) bool {
-		return m[names[i]] > m[names[j]] || m[names[i]] == m[names[j]] && names[i] < names[j]
-	})
-	var b strings.Builder
-	for i, n := range names {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s×%d", n, m[n])
+		fmt.Fprintf(&b, "%v×%d", k, counts[k])
 	}
 	return b.String()
 }

@@ -249,7 +249,7 @@ delivered 99 of 100 started (failed 1), 50 msg/s, 0.21 MB/s, 10 connections
   lateness    100    1.0     2.0     3.0     4.0     5.0     1.5
 (lateness: start minus intended start, the tool's own floor when sessions are free; message latency counts from the intended start)
 replies: banner 220×10; mail 250×99 451×1; xclient 250×1
-tls: TLS 1.3×9 TLS 1.2×1; TLS_AES_128_GCM_SHA256×9 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256×1; 10 handshakes, 9 resumed
+tls: TLS 1.2×1 TLS 1.3×9; TLS_AES_128_GCM_SHA256×9 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256×1; 10 handshakes, 9 resumed
 errors 1 (connect 0, i/o 0, protocol 0, rejections 1)
 first error: mail: 451 try later
 verify: MISMATCH: 98 matched, 1 delivered but not logged, 0 logged but not delivered
