@@ -26,8 +26,8 @@ func (s *session) startTLS(ctx context.Context) error {
 	r := s.r
 	c := s.c
 	if !c.startTLS {
-		r.end(fmt.Errorf("%w: %s does not offer it", ErrStartTLS, r.addr))
 		s.quit(ctx)
+		r.end(fmt.Errorf("%w: %s does not offer it", ErrStartTLS, r.addr))
 		return errEnded
 	}
 	c.bw.WriteString("STARTTLS\r\n")
@@ -41,8 +41,8 @@ func (s *session) startTLS(ctx context.Context) error {
 	}
 	if code != 220 {
 		if code/100 == 5 {
-			r.end(fmt.Errorf("%w: %s refuses it: %d %s", ErrStartTLS, r.addr, code, firstLine(msg)))
 			s.quit(ctx)
+			r.end(fmt.Errorf("%w: %s refuses it: %d %s", ErrStartTLS, r.addr, code, firstLine(msg)))
 			return errEnded
 		}
 		s.quit(ctx) // counted as a rejection; the next message tries again
@@ -120,8 +120,8 @@ func (s *session) authenticate(ctx context.Context) error {
 		case c.startTLS:
 			offered = "no AUTH before STARTTLS"
 		}
-		r.end(fmt.Errorf("%w: %s does not offer AUTH %s (it offers %s)", ErrAuth, r.addr, mech, offered))
 		s.quit(ctx)
+		r.end(fmt.Errorf("%w: %s does not offer AUTH %s (it offers %s)", ErrAuth, r.addr, mech, offered))
 		return errEnded
 	}
 	var cl sasl.Client
@@ -132,8 +132,8 @@ func (s *session) authenticate(ctx context.Context) error {
 	}
 	_, ir, err := cl.Start()
 	if err != nil {
-		r.end(fmt.Errorf("%w: AUTH %s: %w", ErrAuth, mech, err))
 		s.quit(ctx)
+		r.end(fmt.Errorf("%w: AUTH %s: %w", ErrAuth, mech, err))
 		return errEnded
 	}
 	c.bw.WriteString("AUTH " + mech)
@@ -166,16 +166,16 @@ func (s *session) authenticate(ctx context.Context) error {
 				if s.flush(ctx, "auth") == nil {
 					s.readReply(ctx, "auth")
 				}
-				r.end(fmt.Errorf("%w: %s: AUTH %s: challenge %q: %w", ErrAuth, r.addr, mech, strings.TrimSpace(msg), err))
 				s.quit(ctx)
+				r.end(fmt.Errorf("%w: %s: AUTH %s: challenge %q: %w", ErrAuth, r.addr, mech, strings.TrimSpace(msg), err))
 				return errEnded
 			}
 			c.bw.WriteString(base64.StdEncoding.EncodeToString(resp) + "\r\n")
 		default:
 			s.reject(ctx, "auth", code, msg)
 			if code/100 == 5 {
-				r.end(fmt.Errorf("%w: %s: AUTH %s: %d %s", ErrAuth, r.addr, mech, code, firstLine(msg)))
 				s.quit(ctx)
+				r.end(fmt.Errorf("%w: %s: AUTH %s: %d %s", ErrAuth, r.addr, mech, code, firstLine(msg)))
 				return errEnded
 			}
 			s.quit(ctx)
