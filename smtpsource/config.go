@@ -105,10 +105,11 @@ type Config struct {
 	// sleeping and spins (default 30µs).
 	Spin        time.Duration
 	DialTimeout time.Duration // default 5s
-	// Timeout bounds each exchange on a connection: the greeting and
-	// EHLO, each message from MAIL to its last reply, QUIT (default 100s,
-	// smtp-sink's own timeout). Past it the connection is closed and an
-	// I/O error counted.
+	// Timeout bounds each exchange on a connection: its setup (the
+	// greeting, EHLO, STARTTLS and the handshake, AUTH), each message
+	// from MAIL to its last reply, QUIT (default 100s, smtp-sink's own
+	// timeout). Past it the connection is closed and an I/O error
+	// counted.
 	Timeout  time.Duration
 	Progress io.Writer // one line per second; nil for none
 	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns); nil for none
