@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/minio/md5-simd v1.1.2
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0

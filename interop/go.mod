@@ -5,13 +5,13 @@ go 1.26.0
 replace github.com/wirespeed/wirespeed => ../
 
 require (
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.26.0
 	github.com/wirespeed/wirespeed v0.0.0-00010101000000-000000000000
 )
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0 // indirect
-	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )

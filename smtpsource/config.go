@@ -1,6 +1,7 @@
 package smtpsource
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,17 +11,24 @@ import (
 	"time"
 )
 
-// Errors returned by Run.
+// Errors returned by Run. ErrStartTLS, ErrTLS and ErrAuth end a run at
+// once: a server that does not offer STARTTLS, or refuses it for good, a
+// certificate that does not verify, credentials or a mechanism the
+// server refuses for good would fail every connection alike.
 var (
-	ErrConfig  = errors.New("smtpsource: bad configuration")
-	ErrConnect = errors.New("smtpsource: no connection could be opened")
+	ErrConfig   = errors.New("smtpsource: bad configuration")
+	ErrConnect  = errors.New("smtpsource: no connection could be opened")
+	ErrStartTLS = errors.New("smtpsource: STARTTLS not available")
+	ErrTLS      = errors.New("smtpsource: TLS handshake failed")
+	ErrAuth     = errors.New("smtpsource: authentication failed")
 )
 
 // Config describes a run. Zero fields take the defaults noted; the ones
 // that Postfix smtp-source(1) also has are named after its flags.
 type Config struct {
-	// Addr is host:port (port 25 if left out), optionally "inet:host:port",
-	// or "unix:/path" for a UNIX-domain socket.
+	// Addr is host:port (port 25 if left out, 465 with TLSImplicit),
+	// optionally "inet:host:port", or "unix:/path" for a UNIX-domain
+	// socket.
 	Addr       string
 	Sessions   int    // -s: sessions in parallel (default 1)
 	Messages   int    // -m: messages in total (default 1)
@@ -74,6 +82,20 @@ type Config struct {
 	// added) and are dot-stuffed on the wire.
 	Message []byte
 
+	// TLS sends STARTTLS (RFC 3207) after EHLO and the rest of each
+	// session over TLS, EHLO again first; TLSImplicit starts TLS as soon
+	// as the connection is open instead (RFC 8314, port 465). TLSConfig,
+	// if set, is used for them (a copy: its ServerName defaults to Addr's
+	// host); its ClientSessionCache, if set, lets connections resume the
+	// sessions of earlier ones.
+	TLS, TLSImplicit bool
+	TLSConfig        *tls.Config
+	// AuthUser, if set, has each connection authenticate with AUTH (RFC
+	// 4954) after EHLO (and TLS) as AuthUser with AuthPass, by AuthMech:
+	// "PLAIN" (the default; RFC 4616, its initial response on the AUTH
+	// line) or "LOGIN".
+	AuthUser, AuthPass, AuthMech string
+
 	// QPS > 0 starts messages on an open-loop schedule, message k at k/QPS
 	// after the start, each on the next free session; its latency runs
 	// from that intended start. 0: each session starts its next message as
@@ -83,10 +105,11 @@ type Config struct {
 	// sleeping and spins (default 30µs).
 	Spin        time.Duration
 	DialTimeout time.Duration // default 5s
-	// Timeout bounds each exchange on a connection: the greeting and
-	// EHLO, each message from MAIL to its last reply, QUIT (default 100s,
-	// smtp-sink's own timeout). Past it the connection is closed and an
-	// I/O error counted.
+	// Timeout bounds each exchange on a connection: its setup (the
+	// greeting, EHLO, STARTTLS and the handshake, AUTH), each message
+	// from MAIL to its last reply, QUIT (default 100s, smtp-sink's own
+	// timeout). Past it the connection is closed and an I/O error
+	// counted.
 	Timeout  time.Duration
 	Progress io.Writer // one line per second; nil for none
 	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns); nil for none
@@ -149,6 +172,22 @@ func (cfg *Config) check() error {
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
 		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
 	}
+	cfg.AuthMech = strings.ToUpper(cfg.AuthMech)
+	switch {
+	case cfg.TLS && cfg.TLSImplicit:
+		return fmt.Errorf("%w: STARTTLS and implicit TLS together", ErrConfig)
+	case cfg.OldMode && (cfg.TLS || cfg.AuthUser != ""):
+		return fmt.Errorf("%w: old mode (no EHLO) with STARTTLS or AUTH", ErrConfig)
+	case cfg.AuthUser == "" && (cfg.AuthPass != "" || cfg.AuthMech != ""):
+		return fmt.Errorf("%w: a password or mechanism without a user", ErrConfig)
+	case cfg.AuthMech != "" && cfg.AuthMech != "PLAIN" && cfg.AuthMech != "LOGIN":
+		return fmt.Errorf("%w: AUTH mechanism %q is neither PLAIN nor LOGIN", ErrConfig, cfg.AuthMech)
+	case strings.ContainsAny(cfg.AuthUser+cfg.AuthPass, "\x00"):
+		return fmt.Errorf("%w: NUL in the user or password", ErrConfig)
+	}
+	if cfg.AuthUser != "" && cfg.AuthMech == "" {
+		cfg.AuthMech = "PLAIN"
+	}
 	switch cfg.Body {
 	case "", "pattern", "mail", "base64", "longline":
 	default:
@@ -161,8 +200,9 @@ func (cfg *Config) check() error {
 }
 
 // network returns the network and address to dial for addr, TCP over IP
-// version ipv (4, 6, or 0 for either) unless it is a UNIX-domain socket.
-func network(addr string, ipv int) (string, string) {
+// version ipv (4, 6, or 0 for either) to port if addr names none, unless
+// it is a UNIX-domain socket.
+func network(addr string, ipv int, port string) (string, string) {
 	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
 		return "unix", p
 	}
@@ -179,7 +219,36 @@ func network(addr string, ipv int) (string, string) {
 			addr = "[" + addr + "]" // a bare IPv6 address
 		}
 		addr = strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
-		addr = net.JoinHostPort(addr, "25")
+		addr = net.JoinHostPort(addr, port)
 	}
 	return tcp, addr
+}
+
+// defaultPort is the port dialled when Addr names none.
+func (cfg *Config) defaultPort() string {
+	if cfg.TLSImplicit {
+		return "465"
+	}
+	return "25"
+}
+
+// tlsConfig returns the TLS configuration of the run's connections, or nil
+// for none.
+func (cfg *Config) tlsConfig() (*tls.Config, error) {
+	if !cfg.TLS && !cfg.TLSImplicit {
+		return nil, nil
+	}
+	tc := &tls.Config{}
+	if cfg.TLSConfig != nil {
+		tc = cfg.TLSConfig.Clone()
+	}
+	if tc.ServerName == "" {
+		if netw, addr := network(cfg.Addr, cfg.IPVersion, cfg.defaultPort()); netw != "unix" {
+			tc.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+	}
+	if tc.ServerName == "" && !tc.InsecureSkipVerify {
+		return nil, fmt.Errorf("%w: TLS over %s needs a server name to verify", ErrConfig, cfg.Addr)
+	}
+	return tc, nil
 }

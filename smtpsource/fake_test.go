@@ -3,10 +3,13 @@ package smtpsource
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +40,32 @@ type fakeServer struct {
 	delay map[string]time.Duration
 	// delayFor, if set, gives the delay instead, by command and argument.
 	delayFor func(verb, arg string) time.Duration
+	// chunkReset: a refused BDAT chunk ends the transaction, so the later
+	// chunks, LAST included, are refused once each as commands without one
+	// (go-smtp does this). Otherwise the later chunks get the same refusal
+	// and LAST, as any end of data, one reply per accepted recipient in
+	// LMTP (RFC 2033 §4.2; smtp-sink does this).
+	chunkReset bool
+	// step, if set, keeps the server in step with clients dialled with
+	// f.dial: before it moves clk for a reply, the server waits until the
+	// client has read all it was sent and waits for more, so the client
+	// reads each reply at the instant the server sent it.
+	step *stepper
+	// eager sends each reply at once; otherwise replies to commands that
+	// came in one read leave together, as Postfix sends them.
+	eager bool
+	// tlsConf, if set, is offered with STARTTLS or, with implicit, used
+	// from the connect on.
+	tlsConf  *tls.Config
+	implicit bool
+	tlsHang  bool // after STARTTLS's 220, read on and never make the handshake
+	// authMechs are the AUTH mechanisms offered (after TLS only, with
+	// authAfterTLS), which take the credentials in users; loginPrompt, if
+	// set, is LOGIN's password prompt instead of "Password:".
+	authMechs    []string
+	authAfterTLS bool
+	users        map[string]string
+	loginPrompt  string
 	// splitMax > 0 sends the replies in pieces of 1 to splitMax bytes,
 	// each a write of its own (sizes from a PCG seeded with the
 	// connection's number).
@@ -45,6 +74,7 @@ type fakeServer struct {
 	mu    sync.Mutex
 	cmds  []string // command lines, in order, over all connections
 	msgs  [][]byte // the data of each message, as received
+	tlsN  int      // messages received over TLS
 	conns int
 	codes map[string]map[int]int64 // reply codes sent, by verb
 	taken [][]byte                 // the data of each message accepted (2xx)
@@ -81,6 +111,9 @@ func (f *fakeServer) serveOn(t testing.TB, ln net.Listener) {
 			n := f.conns
 			f.mu.Unlock()
 			wg.Add(1)
+			if f.step != nil {
+				c = &stepServerConn{Conn: c, st: f.step, s: f.step.state(c.RemoteAddr().String())}
+			}
 			go func() { defer wg.Done(); defer c.Close(); f.serve(c, n) }()
 		}
 	}()
@@ -99,6 +132,14 @@ func (f *fakeServer) commands() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.cmds...)
+}
+
+// connections returns the number of connections accepted so far and of
+// the messages received over TLS.
+func (f *fakeServer) connections() (conns, overTLS int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conns, f.tlsN
 }
 
 func (f *fakeServer) messages() [][]byte {
@@ -140,7 +181,16 @@ func (c *splitConn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (f *fakeServer) serve(c net.Conn, connNum int) {
+func (f *fakeServer) serve(raw net.Conn, connNum int) {
+	c := raw
+	tlsOn := false
+	if f.implicit {
+		tc := tls.Server(c, f.tlsConf)
+		if tc.Handshake() != nil {
+			return
+		}
+		c, tlsOn = tc, true
+	}
 	tr := textproto.NewReader(bufio.NewReader(c))
 	var wc io.Writer = c
 	if f.splitMax > 0 {
@@ -169,6 +219,12 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 			io.Copy(io.Discard, c) // until the client closes
 			return false
 		}
+		if f.step != nil {
+			if err := w.Flush(); err != nil {
+				return false
+			}
+			f.step.waitClient(raw)
+		}
 		if f.clk != nil {
 			d := f.delay[verb]
 			if f.delayFor != nil {
@@ -187,7 +243,7 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 		f.codes[verb][lastCode]++
 		f.mu.Unlock()
 		w.WriteString(r + "\r\n")
-		if tr.R.Buffered() > 0 {
+		if tr.R.Buffered() > 0 && !f.eager {
 			return true // pipelined commands: answer them together, as servers do
 		}
 		return w.Flush() == nil
@@ -207,10 +263,14 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 	var rcpts []string // accepted in this transaction
 	mailOK := false
 	var chunked []byte
+	chunkErr := "" // the refusal of an earlier chunk of this message
 	// end answers the end of a message's data.
 	end := func(data []byte) bool {
 		f.mu.Lock()
 		f.msgs = append(f.msgs, data)
+		if tlsOn {
+			f.tlsN++
+		}
 		f.mu.Unlock()
 		ok, taken := true, false
 		if f.lmtp {
@@ -247,6 +307,12 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 				r = "250-fake"
 				for _, e := range f.ext {
 					r += "\r\n250-" + e
+				}
+				if f.tlsConf != nil && !tlsOn {
+					r += "\r\n250-STARTTLS"
+				}
+				if len(f.authMechs) > 0 && (tlsOn || !f.authAfterTLS) {
+					r += "\r\n250-AUTH " + strings.Join(f.authMechs, " ")
 				}
 				r += "\r\n250 8BITMIME"
 			}
@@ -292,13 +358,44 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 			chunked = append(chunked, b...)
 			if !mailOK || len(rcpts) == 0 {
 				chunked = nil
-				if !send(verb, arg, "554 5.5.1 no valid recipients") {
+				v := verb
+				if last == "LAST" {
+					v = "." // the reply to the end of the data, as the client counts it
+				}
+				if !send(v, arg, "554 5.5.1 no valid recipients") {
 					return
 				}
 				continue
 			}
+			if chunkErr != "" {
+				if last != "LAST" {
+					if !say(verb, arg, chunkErr) {
+						return
+					}
+					continue
+				}
+				n := 1
+				if f.lmtp {
+					n = len(rcpts)
+				}
+				for range n {
+					if !say(".", "", chunkErr) {
+						return
+					}
+				}
+				rcpts, mailOK, chunked, chunkErr = nil, false, nil, ""
+				continue
+			}
 			if last != "LAST" {
-				if !send(verb, arg, "250 2.0.0 "+sz+" bytes") {
+				r := reply(verb, arg, "250 2.0.0 "+sz+" bytes")
+				if code(r)/100 != 2 {
+					if f.chunkReset {
+						rcpts, mailOK, chunked = nil, false, nil
+					} else {
+						chunkErr = r
+					}
+				}
+				if !say(verb, arg, r) {
 					return
 				}
 				continue
@@ -309,8 +406,40 @@ func (f *fakeServer) serve(c net.Conn, connNum int) {
 				return
 			}
 		case "RSET":
-			rcpts, mailOK, chunked = nil, false, nil
+			rcpts, mailOK, chunked, chunkErr = nil, false, nil, ""
 			if !send(verb, arg, "250 2.0.0 Ok") {
+				return
+			}
+		case "STARTTLS":
+			if f.tlsConf == nil || tlsOn {
+				if !send(verb, arg, "502 5.5.1 no STARTTLS here") {
+					return
+				}
+				continue
+			}
+			r := reply(verb, arg, "220 2.0.0 ready to start TLS")
+			if !say(verb, arg, r) {
+				return
+			}
+			if code(r) != 220 {
+				continue
+			}
+			if w.Flush() != nil {
+				return
+			}
+			if f.tlsHang {
+				io.Copy(io.Discard, raw) // until the client closes
+				return
+			}
+			tc := tls.Server(raw, f.tlsConf)
+			if tc.Handshake() != nil {
+				return
+			}
+			c, tlsOn = tc, true
+			tr, w = textproto.NewReader(bufio.NewReader(tc)), bufio.NewWriter(tc)
+			rcpts, mailOK, chunked, chunkErr = nil, false, nil, ""
+		case "AUTH":
+			if !f.auth(arg, say, send, tr, tlsOn) {
 				return
 			}
 		case "QUIT":
@@ -374,4 +503,188 @@ type choppyConn struct {
 
 func (c *choppyConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p[:min(len(p), 1+c.rnd.IntN(c.max))])
+}
+
+// A stepper keeps a fake server in step with its clients (fakeServer.step).
+// Each connection's state is found by the client's address, from both
+// ends.
+type stepper struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	conns map[string]*stepState
+	lost  bool     // a client did not come to read in time
+	log   writeLog // the clients' writes
+}
+
+type stepState struct {
+	written, read int64 // bytes the server wrote, bytes the client read
+	reading       bool  // the client is in a Read
+}
+
+func newStepper() *stepper {
+	st := &stepper{conns: map[string]*stepState{}}
+	st.cond = sync.NewCond(&st.mu)
+	return st
+}
+
+func (st *stepper) state(addr string) *stepState {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	s := st.conns[addr]
+	if s == nil {
+		s = &stepState{}
+		st.conns[addr] = s
+	}
+	return s
+}
+
+// lostStep reports whether a client lost its step.
+func (st *stepper) lostStep() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.lost
+}
+
+// dial dials connections that report their reads to st.
+func (st *stepper) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := st.log.dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &stepClientConn{Conn: c, st: st, s: st.state(c.LocalAddr().String())}, nil
+}
+
+// waitClient waits until the client of the server's connection c has read
+// every byte written to it and waits for more. After 10s it gives up and
+// notes that a client lost its step (lost).
+func (st *stepper) waitClient(c net.Conn) {
+	s := c.(*stepServerConn).s
+	deadline := time.Now().Add(10 * time.Second)
+	stop := time.AfterFunc(10*time.Second, func() { st.mu.Lock(); st.cond.Broadcast(); st.mu.Unlock() })
+	defer stop.Stop()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for !(s.reading && s.read >= s.written) {
+		if !time.Now().Before(deadline) {
+			st.lost = true
+			return
+		}
+		st.cond.Wait()
+	}
+}
+
+// stepServerConn counts what the server writes.
+type stepServerConn struct {
+	net.Conn
+	st *stepper
+	s  *stepState
+}
+
+func (c *stepServerConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.st.mu.Lock()
+	c.s.written += int64(n)
+	c.st.mu.Unlock()
+	return n, err
+}
+
+// stepClientConn tells the stepper what the client reads and when it
+// waits; its writes are logged.
+type stepClientConn struct {
+	net.Conn
+	st *stepper
+	s  *stepState
+}
+
+func (c *stepClientConn) Read(b []byte) (int, error) {
+	c.st.mu.Lock()
+	c.s.reading = true
+	c.st.cond.Broadcast()
+	c.st.mu.Unlock()
+	n, err := c.Conn.Read(b)
+	c.st.mu.Lock()
+	c.s.reading = false
+	c.s.read += int64(n)
+	c.st.mu.Unlock()
+	return n, err
+}
+
+// auth serves AUTH arg (PLAIN or LOGIN, with or without an initial
+// response, "*" cancelling), reading the client's answers from tr; false:
+// the connection is to be dropped.
+func (f *fakeServer) auth(arg string, say func(verb, arg, r string) bool, send func(verb, arg, def string) bool, tr *textproto.Reader, tlsOn bool) bool {
+	mech, ir, hasIR := strings.Cut(arg, " ")
+	mech = strings.ToUpper(mech)
+	if !slices.Contains(f.authMechs, mech) || f.authAfterTLS && !tlsOn {
+		return send("AUTH", arg, "504 5.5.4 unrecognized authentication type")
+	}
+	// answer sends the challenge and returns the decoded answer; ok false
+	// when the client cancelled (then answered) or the line is not base64.
+	answer := func(challenge string) (b []byte, ok, alive bool) {
+		if !say("AUTH", "", "334 "+base64.StdEncoding.EncodeToString([]byte(challenge))) {
+			return nil, false, false
+		}
+		line, err := tr.ReadLine()
+		if err != nil {
+			return nil, false, false
+		}
+		f.mu.Lock()
+		f.cmds = append(f.cmds, line)
+		f.mu.Unlock()
+		if line == "*" {
+			return nil, false, send("AUTH", "", "501 5.7.0 authentication cancelled")
+		}
+		b, err = base64.StdEncoding.DecodeString(line)
+		if err != nil {
+			return nil, false, send("AUTH", "", "501 5.5.2 not base64")
+		}
+		return b, true, true
+	}
+	decode := func(s string) []byte {
+		if s == "=" {
+			return []byte{}
+		}
+		b, _ := base64.StdEncoding.DecodeString(s)
+		return b
+	}
+	var user, pass string
+	switch mech {
+	case "PLAIN":
+		resp := decode(ir)
+		if !hasIR {
+			b, ok, alive := answer("")
+			if !ok {
+				return alive
+			}
+			resp = b
+		}
+		parts := strings.Split(string(resp), "\x00")
+		if len(parts) != 3 {
+			return send("AUTH", "", "501 5.5.2 bad PLAIN response")
+		}
+		user, pass = parts[1], parts[2]
+	case "LOGIN":
+		if hasIR {
+			user = string(decode(ir))
+		} else {
+			b, ok, alive := answer("Username:")
+			if !ok {
+				return alive
+			}
+			user = string(b)
+		}
+		prompt := "Password:"
+		if f.loginPrompt != "" {
+			prompt = f.loginPrompt
+		}
+		b, ok, alive := answer(prompt)
+		if !ok {
+			return alive
+		}
+		pass = string(b)
+	}
+	if p, ok := f.users[user]; ok && p == pass {
+		return send("AUTH", "", "235 2.7.0 authenticated")
+	}
+	return send("AUTH", "", "535 5.7.8 authentication credentials invalid")
 }

@@ -98,7 +98,6 @@ func TestPipeliningAcrossMessagesOpenLoop(t *testing.T) {
 // it counts delivered are the ones the server accepted, byte for byte, and
 // nothing is a protocol error. Run for SMTP and LMTP.
 func TestPipeliningSplitReplies(t *testing.T) {
-	phase := map[string]string{"CONNECT": "banner", "EHLO": "ehlo", "LHLO": "lhlo", "MAIL": "mail", "RCPT": "rcpt", "DATA": "data", ".": "dot", "RSET": "rset", "QUIT": "quit"}
 	for _, lmtp := range []bool{false, true} {
 		for seed := range 4 {
 			var mails, rcpts, dots atomic.Int64
@@ -126,25 +125,8 @@ func TestPipeliningSplitReplies(t *testing.T) {
 			if err != nil || res.Started != 60 || res.Delivered+res.Failed != 60 || res.IOErrors != 0 || res.ProtocolErrors != 0 || res.Connections != 3 {
 				t.Fatalf("%s: %+v, %v", name, res, err)
 			}
-			sent := f.sentCodes()
-			for verb, codes := range sent {
-				for code, n := range codes {
-					if got := res.Replies[phase[verb]][code]; got != n {
-						t.Errorf("%s: %s %d: server sent %d, client counted %d (client's counts %v)", name, verb, code, n, got, res.Replies)
-					}
-				}
-			}
-			for ph, codes := range res.Replies {
-				for code, n := range codes {
-					found := false
-					for verb, p := range phase {
-						found = found || p == ph && sent[verb][code] == n
-					}
-					if !found {
-						t.Errorf("%s: client counted %d × %d under %s, which the server did not send", name, n, code, ph)
-					}
-				}
-			}
+			sameCodes(t, name, res, f)
+			accounted(t, res)
 			if taken := f.accepted(); res.Delivered != int64(len(taken)) {
 				t.Errorf("%s: delivered %d, the server accepted %d", name, res.Delivered, len(taken))
 			} else if v, err := Verify(strings.NewReader(sentLog(taken)), res.Digests); err != nil || !v.OK() {
@@ -154,5 +136,94 @@ func TestPipeliningSplitReplies(t *testing.T) {
 				t.Errorf("%s: the script refused nothing or everything: %+v", name, res)
 			}
 		}
+	}
+}
+
+// replyPhase is the phase under which the client counts the reply to each
+// of the fake server's verbs.
+var replyPhase = map[string]string{"CONNECT": "banner", "EHLO": "ehlo", "LHLO": "lhlo", "MAIL": "mail", "RCPT": "rcpt",
+	"DATA": "data", "BDAT": "bdat", ".": "dot", "RSET": "rset", "QUIT": "quit", "STARTTLS": "starttls", "AUTH": "auth"}
+
+// sameCodes checks that the reply codes the client counted by phase are
+// the ones the fake server sent by command: every reply was matched to
+// its command.
+func sameCodes(t *testing.T, name string, res *Result, f *fakeServer) {
+	t.Helper()
+	sent := f.sentCodes()
+	for verb, codes := range sent {
+		for code, n := range codes {
+			if got := res.Replies[replyPhase[verb]][code]; got != n {
+				t.Errorf("%s: %s %d: server sent %d, client counted %d (client's counts %v)", name, verb, code, n, got, res.Replies)
+			}
+		}
+	}
+	for ph, codes := range res.Replies {
+		for code, n := range codes {
+			found := false
+			for verb, p := range replyPhase {
+				found = found || p == ph && sent[verb][code] == n
+			}
+			if !found {
+				t.Errorf("%s: client counted %d × %d under %s, which the server did not send (server's %v)", name, n, code, ph, sent)
+			}
+		}
+	}
+}
+
+// What each phase of a message measures does not depend on whether its
+// commands went out behind the previous message's data: a phase runs from
+// the command's turn, the later of its write and the previous message's
+// last reply, so the server's time on the previous message is in no phase
+// of the next. On the test's clock, a server that answers each command as
+// soon as it is done (MAIL, each RCPT and DATA in 1ms, the data in 10ms)
+// gives every message, sent ahead or not, MAIL 1ms, its RCPTs 2, 3 and 4ms
+// and DATA 5ms (a group's replies count from its turn), its data 10ms.
+// In closed loop a message sent ahead starts with its turn, so each takes
+// 15ms as if sent alone; in open loop (a message due every 10ms) each
+// counts from its intended start, 15, 20, 25 and 30ms: the wait behind
+// the one before is charged to it.
+func TestPhasesAcrossMessages(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		qps      float64
+		messages []time.Duration
+		ahead    int // messages written behind the previous one's data
+	}{
+		{0, []time.Duration{15 * ms, 15 * ms, 15 * ms, 15 * ms}, 3},
+		{100, []time.Duration{15 * ms, 20 * ms, 25 * ms, 30 * ms}, 2},
+	} {
+		name := fmt.Sprintf("qps %v", c.qps)
+		clk := newFakeClock()
+		st := newStepper()
+		f := &fakeServer{ext: []string{"PIPELINING"}, clk: clk, step: st, eager: true,
+			delay: map[string]time.Duration{"MAIL": ms, "RCPT": ms, "DATA": ms, ".": 10 * ms}}
+		cfg := base(f.start(t))
+		cfg.Messages, cfg.Recipients, cfg.Reuse, cfg.Pipelining, cfg.QPS = 4, 3, true, true, c.qps
+		res, err := RunWith(context.Background(), cfg, st.dial, clk)
+		if err != nil || res.Delivered != 4 || res.Errors != 0 || st.lostStep() {
+			t.Fatalf("%s: %+v, %v (step lost: %v)", name, res, err, st.lostStep())
+		}
+		ahead := 0
+		for _, w := range st.log.writes {
+			if strings.Contains(w, ".\r\nMAIL FROM:") {
+				ahead++
+			}
+		}
+		if ahead != c.ahead {
+			t.Errorf("%s: %d messages sent ahead, want %d: %q", name, ahead, c.ahead, st.log.writes)
+		}
+		four := func(d ...time.Duration) []time.Duration {
+			var out []time.Duration
+			for range 4 {
+				out = append(out, d...)
+			}
+			return out
+		}
+		p := res.Phases
+		checkLatency(t, name+": mail", p.Mail, four(ms)...)
+		checkLatency(t, name+": rcpt", p.Rcpt, four(2*ms, 3*ms, 4*ms)...)
+		checkLatency(t, name+": data", p.Data, four(5*ms)...)
+		checkLatency(t, name+": dot", p.Dot, four(10*ms)...)
+		checkLatency(t, name+": message", p.Message, c.messages...)
 	}
 }

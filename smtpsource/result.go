@@ -1,26 +1,30 @@
 package smtpsource
 
 import (
+	"crypto/tls"
 	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// The phases of a message whose latencies are recorded (see Phases).
+// The phases whose latencies are recorded (see Phases), in their order.
 const (
 	phaseConnect = iota
 	phaseBanner
 	phaseEHLO
+	phaseTLS
+	phaseAuth
 	phaseMail
 	phaseRcpt
 	phaseData
 	phaseDot
 	phaseMessage
+	phaseFailed
 	numPhases
 )
 
-var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message"}
+var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "tls", "auth", "mail", "rcpt", "data", "dot", "message", "failed"}
 
 const histMax = int64(time.Hour)
 
@@ -32,10 +36,9 @@ func record(h *hdrhistogram.Histogram, ns int64) { h.RecordValue(min(max(ns, 1),
 type recorder struct {
 	mu         sync.Mutex
 	cur, spare *hdrhistogram.Histogram
-	total      *hdrhistogram.Histogram
 }
 
-func newRecorder() *recorder { return &recorder{cur: newHist(), spare: newHist(), total: newHist()} }
+func newRecorder() *recorder { return &recorder{cur: newHist(), spare: newHist()} }
 
 func (r *recorder) record(ns int64) {
 	r.mu.Lock()
@@ -43,8 +46,8 @@ func (r *recorder) record(ns int64) {
 	r.mu.Unlock()
 }
 
-// interval returns the values recorded since the last call, after adding
-// them to the total; the histogram is valid until the next call.
+// interval returns the values recorded since the last call; the histogram
+// is valid until the next call.
 func (r *recorder) interval() *hdrhistogram.Histogram {
 	r.spare.Reset()
 	r.mu.Lock()
@@ -52,7 +55,6 @@ func (r *recorder) interval() *hdrhistogram.Histogram {
 	r.cur = r.spare
 	r.mu.Unlock()
 	r.spare = h
-	r.total.Merge(h)
 	return h
 }
 
@@ -77,37 +79,56 @@ func latency(h *hdrhistogram.Histogram) *Latency {
 }
 
 // Phases holds the latencies of each phase; a phase that never happened
-// is nil. A command's phase runs from its write to the reply that ends it;
-// with pipelining, all the replies of a group count from the group's one
-// write.
+// is nil. A command's phase runs from its turn to the reply that ends it.
+// Its turn is its write or, for the commands of a message written behind
+// the previous message's data (pipelining across messages), the previous
+// message's last reply, when the server is done with that one: the
+// server's time on a message is in no phase of the next. All the replies
+// of a pipelined group count from the group's turn. The source's own
+// waits (its one-dial-at-a-time turn, the open-loop schedule) are in no
+// phase but Message and Failed, which count from a message's start.
 type Phases struct {
-	Connect *Latency `json:"connect,omitempty"` // the dial
-	Banner  *Latency `json:"banner,omitempty"`  // from the open connection to the greeting
-	EHLO    *Latency `json:"ehlo,omitempty"`    // EHLO (LHLO) to its reply; HELO too, if EHLO is refused
+	Connect *Latency `json:"connect,omitempty"` // the dial (its retries too), not the wait for the source's one-dial-at-a-time turn
+	Banner  *Latency `json:"banner,omitempty"`  // from the open connection (implicit TLS: the handshake's end) to the greeting
+	EHLO    *Latency `json:"ehlo,omitempty"`    // EHLO (LHLO) to its reply; HELO too, if EHLO is refused; twice with STARTTLS
+	TLS     *Latency `json:"tls,omitempty"`     // STARTTLS to the handshake's end (implicit TLS: the handshake)
+	Auth    *Latency `json:"auth,omitempty"`    // AUTH to its last reply, every challenge answered
 	Mail    *Latency `json:"mail,omitempty"`    // MAIL FROM to its reply
 	Rcpt    *Latency `json:"rcpt,omitempty"`    // RCPT TO to its reply, once per recipient
 	Data    *Latency `json:"data,omitempty"`    // DATA to its 354 go-ahead (none with BDAT)
 	Dot     *Latency `json:"dot,omitempty"`     // from the first byte of the message's data to its last reply
-	// Message is a whole accepted message, from its start (its intended
-	// start in open loop) to its last reply, the connect included when a
-	// connection is opened for it, QUIT not.
+	// Message is a whole accepted message, from its start to its last
+	// reply, QUIT not included. In closed loop a message starts when its
+	// session takes it up or, sent ahead, with its turn; in open loop at
+	// its intended start, so that the waits behind earlier messages are
+	// charged to it. When a connection is opened for it, the wait for the
+	// dial's turn and the connect are in it.
 	Message *Latency `json:"message,omitempty"`
+	// Failed is the same for the messages not accepted, to the reply, the
+	// error or the timeout that ended each: with Message, it holds every
+	// message started.
+	Failed *Latency `json:"failed,omitempty"`
 }
 
 // A NamedLatency is one phase's latencies and the phase's name.
 type NamedLatency struct {
-	Name    string // "connect", "banner", "ehlo", "mail", "rcpt", "data", "dot", "message"
+	Name    string // "connect", "banner", "ehlo", "tls", "auth", "mail", "rcpt", "data", "dot", "message", "failed"
 	Latency *Latency
 }
 
 // List returns the phases in order, with their names.
 func (p *Phases) List() []NamedLatency {
-	ls := []*Latency{p.Connect, p.Banner, p.EHLO, p.Mail, p.Rcpt, p.Data, p.Dot, p.Message}
+	ls := p.byPhase()
 	out := make([]NamedLatency, len(ls))
 	for i, l := range ls {
-		out[i] = NamedLatency{phaseNames[i], l}
+		out[i] = NamedLatency{phaseNames[i], *l}
 	}
 	return out
+}
+
+// byPhase returns the fields of p in the order of the phase constants.
+func (p *Phases) byPhase() [numPhases]**Latency {
+	return [numPhases]**Latency{&p.Connect, &p.Banner, &p.EHLO, &p.TLS, &p.Auth, &p.Mail, &p.Rcpt, &p.Data, &p.Dot, &p.Message, &p.Failed}
 }
 
 // A Digest is the MD5 and size of a message's data as the server received
@@ -124,14 +145,16 @@ type Result struct {
 	Messages   int     `json:"messages"` // asked for
 	Length     int     `json:"length"`   // -l
 	Recipients int     `json:"recipients_per_message"`
-	TargetQPS  float64 `json:"target_qps"` // 0: closed loop
-	Pipelining bool    `json:"pipelining"` // used: asked for and offered (on a connection at least)
-	Chunking   bool    `json:"chunking"`   // used: asked for and offered (on a connection at least)
-	DurationS  float64 `json:"duration_s"` // from the first start to the last reply
+	TargetQPS  float64 `json:"target_qps"`          // 0: closed loop
+	Pipelining bool    `json:"pipelining"`          // used: asked for and offered (on a connection at least)
+	Chunking   bool    `json:"chunking"`            // used: asked for and offered (on a connection at least)
+	TLSMode    string  `json:"tls_mode,omitempty"`  // "starttls", "implicit" or "" (none)
+	AuthMech   string  `json:"auth_mech,omitempty"` // the AUTH mechanism, if any
+	DurationS  float64 `json:"duration_s"`          // from the first start to the last reply
 
 	Started     int64   `json:"started"`   // messages begun
 	Delivered   int64   `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
-	Failed      int64   `json:"failed"`    // begun and not accepted
+	Failed      int64   `json:"failed"`    // begun and not accepted: refused, broken off, timed out, cancelled
 	RcptOK      int64   `json:"recipients_accepted"`
 	Connections int64   `json:"connections"` // opened
 	Bytes       int64   `json:"bytes"`       // message data of the delivered messages, as the server keeps it
@@ -156,5 +179,42 @@ type Result struct {
 	Rejections     int64  `json:"rejections"`      // 4xx and 5xx replies
 	FirstError     string `json:"first_error,omitempty"`
 
+	// TLS says what the handshakes of the run's connections agreed on.
+	TLS *TLSStats `json:"tls,omitempty"`
+
 	Digests []Digest `json:"-"` // with Config.Digests: the delivered messages', in no order
+}
+
+// TLSStats counts the TLS handshakes that succeeded.
+type TLSStats struct {
+	Handshakes   int64            `json:"handshakes"`
+	Resumed      int64            `json:"resumed"`       // resumed an earlier connection's session
+	Versions     map[string]int64 `json:"versions"`      // by name: "TLS 1.3", ...
+	CipherSuites map[string]int64 `json:"cipher_suites"` // by name: "TLS_AES_128_GCM_SHA256", ...
+}
+
+func (t *TLSStats) add(st tls.ConnectionState) {
+	if t.Versions == nil {
+		t.Versions, t.CipherSuites = map[string]int64{}, map[string]int64{}
+	}
+	t.Handshakes++
+	if st.DidResume {
+		t.Resumed++
+	}
+	t.Versions[tls.VersionName(st.Version)]++
+	t.CipherSuites[tls.CipherSuiteName(st.CipherSuite)]++
+}
+
+func (t *TLSStats) merge(o *TLSStats) {
+	if t.Versions == nil {
+		t.Versions, t.CipherSuites = map[string]int64{}, map[string]int64{}
+	}
+	t.Handshakes += o.Handshakes
+	t.Resumed += o.Resumed
+	for k, n := range o.Versions {
+		t.Versions[k] += n
+	}
+	for k, n := range o.CipherSuites {
+		t.CipherSuites[k] += n
+	}
 }

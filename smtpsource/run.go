@@ -2,6 +2,7 @@ package smtpsource
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -23,11 +24,18 @@ type counters struct {
 type run struct {
 	cfg  Config
 	env  env
-	tmpl *template
-	base time.Time
-	next atomic.Int64 // the next message to start
-	n    counters
-	msg  *recorder // phaseMessage, read once a second
+	tls  *tls.Config // nil: no TLS
+	addr string      // the address dialled, for errors
+	// abort ends the run with a fatal error (see fatal).
+	abort context.CancelCauseFunc
+	tmpl  *template
+	base  time.Time
+	next  atomic.Int64 // the next message to start
+	n     counters
+	// rec gets the latencies of each phase as they are recorded, for the
+	// interval log and the progress lines: every phase with HdrLog,
+	// phaseMessage and phaseFailed otherwise.
+	rec [numPhases]*recorder
 
 	// The commands of a transaction, made once: "MAIL FROM:<...>\r\n" and
 	// each "RCPT TO:<...>\r\n".
@@ -46,8 +54,21 @@ type run struct {
 	replies  map[string]map[int]int64
 	digests  []Digest
 	firstErr string
+	fatal    error // the error that ended the run, if one did
 	pipe     bool
 	chunk    bool
+	tlsStats *TLSStats
+}
+
+// end ends the run with err (wrapping ErrStartTLS, ErrTLS or ErrAuth):
+// sessions stop, and Run returns err.
+func (r *run) end(err error) {
+	r.mu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.mu.Unlock()
+	r.abort(err)
 }
 
 func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
@@ -79,9 +100,19 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if env.dial == nil {
 		env.dial = dialer(&cfg)
 	}
-	r := &run{cfg: cfg, env: env, msg: newRecorder(), late: newHist(), replies: map[string]map[int]int64{}}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	_, addr := network(cfg.Addr, cfg.IPVersion, cfg.defaultPort())
+	r := &run{cfg: cfg, env: env, tls: tc, addr: addr, abort: abort, late: newHist(), replies: map[string]map[int]int64{}}
 	for i := range r.phases {
 		r.phases[i] = newHist()
+		if cfg.HdrLog != nil || i == phaseMessage || i == phaseFailed {
+			r.rec[i] = newRecorder()
+		}
 	}
 	r.mailCmd = []byte("MAIL FROM:<" + cfg.From + ">\r\n")
 	for i := cfg.Recipients; i >= 1; i-- {
@@ -101,7 +132,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		startMs := r.base.UnixMilli()
 		hlog.SetBaseTime(startMs)
 		hlog.OutputLogFormatVersion()
-		hlog.OutputComment("[smtpsource message latencies in nanoseconds]")
+		hlog.OutputComment("[smtpsource latencies in nanoseconds: delivered messages untagged, each phase tagged with its name]")
 		hlog.OutputStartTime(startMs)
 		hlog.OutputBaseTime(startMs)
 		hlog.OutputLegend()
@@ -125,18 +156,32 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	var lastDone int64
 	report := func() {
 		now := r.now()
-		h := r.msg.interval()
-		if hlog != nil {
+		var msg *hdrhistogram.Histogram
+		for i, rec := range r.rec {
+			if rec == nil {
+				continue
+			}
+			h := rec.interval()
+			if i == phaseMessage {
+				msg = h
+			}
+			if hlog == nil || i != phaseMessage && h.TotalCount() == 0 {
+				continue
+			}
 			h.SetStartTimeMs(r.base.Add(time.Duration(lastTick)).UnixMilli())
 			h.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
+			h.SetTag("")
+			if i != phaseMessage {
+				h.SetTag(phaseNames[i])
+			}
 			hlog.OutputIntervalHistogram(h)
 		}
 		if cfg.Progress != nil {
 			secs := float64(now-lastTick) / 1e9
 			d := r.n.delivered.Load()
-			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  errors %d\n",
+			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  failed %d  errors %d\n",
 				float64(now)/1e9, d, float64(d-lastDone)/secs,
-				us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99)), us(h.Max()), r.errors())
+				us(msg.ValueAtQuantile(50)), us(msg.ValueAtQuantile(99)), us(msg.Max()), r.n.failed.Load(), r.errors())
 			lastDone = d
 		}
 		lastTick = now
@@ -154,11 +199,12 @@ wait:
 	end := r.now()
 	if hlog != nil || cfg.Progress != nil {
 		report()
-	} else {
-		r.msg.interval()
 	}
 	if cfg.Counter != nil && r.n.data.Load() > 0 {
 		fmt.Fprintln(cfg.Counter)
+	}
+	if r.fatal != nil {
+		return nil, r.fatal
 	}
 	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 {
 		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
@@ -189,18 +235,23 @@ func (r *run) result(secs float64) *Result {
 		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),
 		Replies: r.replies, Lateness: latency(r.late),
 		ConnectRetries: r.n.retries.Load(), ConnectErrors: r.n.connect.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),
-		FirstError: r.firstErr, Digests: r.digests,
+		FirstError: r.firstErr, Digests: r.digests, TLS: r.tlsStats, AuthMech: cfg.AuthMech,
 	}
 	if cfg.LMTP {
 		res.Proto = "lmtp"
 	}
+	switch {
+	case cfg.TLS:
+		res.TLSMode = "starttls"
+	case cfg.TLSImplicit:
+		res.TLSMode = "implicit"
+	}
 	if cfg.QPS == 0 {
 		res.Lateness = nil
 	}
-	p := &res.Phases
-	p.Connect, p.Banner, p.EHLO = latency(r.phases[phaseConnect]), latency(r.phases[phaseBanner]), latency(r.phases[phaseEHLO])
-	p.Mail, p.Rcpt, p.Data, p.Dot = latency(r.phases[phaseMail]), latency(r.phases[phaseRcpt]), latency(r.phases[phaseData]), latency(r.phases[phaseDot])
-	p.Message = latency(r.msg.total)
+	for i, l := range res.Phases.byPhase() {
+		*l = latency(r.phases[i])
+	}
 	if secs > 0 {
 		res.MsgPerS = float64(res.Delivered) / secs
 		res.MBPerS = float64(res.Bytes) / 1e6 / secs

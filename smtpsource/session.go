@@ -26,6 +26,7 @@ type session struct {
 	late    *hdrhistogram.Histogram
 	replies map[string]map[int]int64
 	digests []Digest
+	tls     TLSStats
 	hdr     []byte // the current message's header
 	msg     []byte // the current message, for BDAT without pipelining
 	pipe    bool   // pipelining used on a connection
@@ -39,22 +40,28 @@ type session struct {
 // An ahead message is one whose MAIL, RCPTs and DATA were written in the
 // same group as the previous message's data and end line, as RFC 2920
 // §3.1 allows (DATA ends the group). Its replies follow the previous
-// message's end-of-data reply on c.
+// message's end-of-data reply on c, and its turn comes with that reply.
 type ahead struct {
 	k, t0 int64     // the message and its start
 	c     *smtpConn // the connection it was written on
-	sent  int64     // when the group was written
+	turn  int64     // when the previous message's last reply came; -1 until then
 }
 
 // An smtpConn is one open connection and what its server offered.
 type smtpConn struct {
-	nc         net.Conn
+	raw        net.Conn // the socket
+	nc         net.Conn // raw, or the TLS connection on it
 	bw         *bufio.Writer
 	tw         *textproto.Writer // on bw
 	tr         *textproto.Reader
-	pipelining bool // offered
-	chunking   bool // offered
+	pipelining bool            // offered
+	chunking   bool            // offered
+	startTLS   bool            // offered
+	auth       map[string]bool // the AUTH mechanisms offered
 	stop       func() bool
+	// lastReplies is how many more replies to a refused message's LAST
+	// chunk may come before the reply to the next command (see chunks).
+	lastReplies int
 }
 
 func newSession(r *run) *session {
@@ -110,8 +117,9 @@ func (s *session) run(ctx context.Context) {
 			r.n.failed.Add(1)
 		}
 	}
-	if s.ahead != nil { // cancelled with a message started
+	if a := s.ahead; a != nil { // cancelled with a message started
 		r.n.failed.Add(1)
+		s.since(phaseFailed, a.t0)
 		s.ahead = nil
 	}
 	s.quit(ctx)
@@ -146,6 +154,12 @@ func (s *session) merge() {
 		}
 	}
 	r.digests = append(r.digests, s.digests...)
+	if s.tls.Handshakes > 0 {
+		if r.tlsStats == nil {
+			r.tlsStats = &TLSStats{}
+		}
+		r.tlsStats.merge(&s.tls)
+	}
 	r.pipe = r.pipe || s.pipe
 	r.chunk = r.chunk || s.chunk
 }
@@ -180,7 +194,7 @@ func (s *session) ioFail(ctx context.Context, phase string, err error) {
 func (s *session) close() {
 	if s.c != nil {
 		s.c.stop()
-		s.c.nc.Close()
+		s.c.raw.Close() // not a TLS close_notify, which could wait on a peer that does not read
 		s.c = nil
 	}
 }
@@ -195,20 +209,36 @@ func (s *session) reply(ctx context.Context, phase string) (int, string, error) 
 	return code, msg, err
 }
 
-// readReply reads one reply of phase and counts its code.
+// readReply reads one reply of phase and counts its code. Refusals that
+// come first while c.lastReplies says that replies to a refused LAST
+// chunk may still come are counted as those.
 func (s *session) readReply(ctx context.Context, phase string) (int, string, error) {
-	code, msg, err := s.c.tr.ReadResponse(0)
-	if err != nil {
-		s.ioFail(ctx, phase, err)
-		return 0, "", err
+	for {
+		code, msg, err := s.c.tr.ReadResponse(0)
+		if err != nil {
+			s.ioFail(ctx, phase, err)
+			return 0, "", err
+		}
+		if s.c.lastReplies > 0 && code >= 400 {
+			s.c.lastReplies--
+			s.count("dot", code)
+			s.reject(ctx, "dot", code, msg)
+			continue
+		}
+		s.c.lastReplies = 0
+		s.count(phase, code)
+		return code, msg, nil
 	}
+}
+
+// count counts a reply of phase with code.
+func (s *session) count(phase string, code int) {
 	m := s.replies[phase]
 	if m == nil {
 		m = map[int]int64{}
 		s.replies[phase] = m
 	}
 	m[code]++
-	return code, msg, nil
 }
 
 func (s *session) reject(ctx context.Context, phase string, code int, msg string) {
@@ -220,8 +250,15 @@ func firstLine(s string) string {
 	return l
 }
 
-func (s *session) since(phase int, t int64) {
-	record(s.hist[phase], s.r.now()-t)
+// since records the latency of phase from t to now.
+func (s *session) since(phase int, t int64) { s.record(phase, s.r.now()-t) }
+
+// record records a latency of phase.
+func (s *session) record(phase int, ns int64) {
+	record(s.hist[phase], ns)
+	if rec := s.r.rec[phase]; rec != nil {
+		rec.record(ns)
+	}
 }
 
 // flush writes what is buffered; a failure closes the connection.
@@ -233,18 +270,44 @@ func (s *session) flush(ctx context.Context, phase string) error {
 	return nil
 }
 
-// open dials, reads the greeting and sends EHLO (LHLO), falling back to
-// HELO when EHLO is refused.
+// open dials, reads the greeting, sends EHLO (LHLO), falling back to
+// HELO when EHLO is refused, and starts TLS and authenticates as asked.
+// An error leaves the connection closed.
 func (s *session) open(ctx context.Context) error {
 	r := s.r
-	netw, addr := network(r.cfg.Addr, r.cfg.IPVersion)
-	t := r.now()
+	nc, err := s.dial(ctx)
+	if err != nil {
+		return err
+	}
+	r.n.conns.Add(1)
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
+	bw := bufio.NewWriterSize(nc, 32<<10)
+	s.c = &smtpConn{raw: nc, nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
+		stop: context.AfterFunc(ctx, func() { nc.Close() })}
+	if err := s.setup(ctx); err != nil {
+		s.close()
+		return err
+	}
+	return nil
+}
+
+// dial opens a connection, trying as often as Config.ConnectTries says,
+// one session at a time.
+func (s *session) dial(ctx context.Context) (net.Conn, error) {
+	r := s.r
+	netw, addr := network(r.cfg.Addr, r.cfg.IPVersion, r.cfg.defaultPort())
 	var nc net.Conn
 	var err error
+	var dialing int64 // the time in dials, the wait for dialMu not counted
 	for try := 1; ; try++ {
 		dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
 		r.dialMu.Lock()
+		t := r.now()
 		nc, err = r.env.dial(dctx, netw, addr)
+		dialing += r.now() - t
 		r.dialMu.Unlock()
 		cancel()
 		if err == nil || try >= r.cfg.ConnectTries || ctx.Err() != nil {
@@ -254,37 +317,60 @@ func (s *session) open(ctx context.Context) error {
 	}
 	if err != nil {
 		s.fail(ctx, &r.n.connect, err)
-		return err
+		return nil, err
 	}
-	s.since(phaseConnect, t)
-	r.n.conns.Add(1)
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
+	s.record(phaseConnect, dialing)
+	return nc, nil
+}
+
+// setup takes a new connection from its greeting to where a transaction
+// can start.
+func (s *session) setup(ctx context.Context) error {
+	r := s.r
+	if r.cfg.TLSImplicit {
+		t := r.now()
+		if err := s.handshake(ctx); err != nil {
+			return err
+		}
+		s.since(phaseTLS, t)
 	}
-	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
-	bw := bufio.NewWriterSize(nc, 32<<10)
-	s.c = &smtpConn{nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
-		stop: context.AfterFunc(ctx, func() { nc.Close() })}
-	t = r.now()
+	t := r.now()
 	code, _, err := s.reply(ctx, "banner")
 	if err != nil {
 		return err
 	}
 	s.since(phaseBanner, t)
 	if code != 220 {
-		s.close() // counted as a rejection; a QUIT might fail and count again
-		return errors.New("no greeting")
+		return errors.New("no greeting") // counted as a rejection; a QUIT might fail and count again
 	}
 	if r.cfg.OldMode {
 		return nil // no EHLO, no extensions
 	}
+	if err := s.hello(ctx); err != nil {
+		return err
+	}
+	if r.cfg.TLS {
+		if err := s.startTLS(ctx); err != nil {
+			return err
+		}
+	}
+	if r.cfg.AuthUser != "" {
+		return s.authenticate(ctx)
+	}
+	return nil
+}
+
+// hello sends EHLO (LHLO), or HELO when EHLO is refused, and notes the
+// extensions offered.
+func (s *session) hello(ctx context.Context) error {
+	r := s.r
 	verb := "EHLO"
 	if r.cfg.LMTP {
 		verb = "LHLO"
 	}
 	for {
 		fmt.Fprintf(s.c.bw, "%s %s\r\n", verb, r.cfg.Helo)
-		t = r.now()
+		t := r.now()
 		if err := s.flush(ctx, strings.ToLower(verb)); err != nil {
 			return err
 		}
@@ -312,18 +398,28 @@ func (s *session) open(ctx context.Context) error {
 
 // extensions notes the ones offered in an EHLO reply's lines.
 func (s *session) extensions(msg string) {
+	c := s.c
 	lines := strings.Split(msg, "\n")
 	for _, l := range lines[1:] {
-		kw, _, _ := strings.Cut(strings.ToUpper(strings.TrimSpace(l)), " ")
+		kw, rest, _ := strings.Cut(strings.ToUpper(strings.TrimSpace(l)), " ")
 		switch kw {
 		case "PIPELINING":
-			s.c.pipelining = true
+			c.pipelining = true
 		case "CHUNKING":
-			s.c.chunking = true
+			c.chunking = true
+		case "STARTTLS":
+			c.startTLS = true
+		case "AUTH":
+			if c.auth == nil {
+				c.auth = map[string]bool{}
+			}
+			for _, m := range strings.Fields(rest) {
+				c.auth[m] = true
+			}
 		}
 	}
-	s.pipe = s.pipe || s.c.pipelining && s.r.cfg.Pipelining
-	s.chunk = s.chunk || s.c.chunking && s.r.cfg.Chunking
+	s.pipe = s.pipe || c.pipelining && s.r.cfg.Pipelining
+	s.chunk = s.chunk || c.chunking && s.r.cfg.Chunking
 }
 
 // quit sends QUIT and closes the connection, if one is open.
@@ -358,25 +454,26 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	r := s.r
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
-			s.close()
+			s.since(phaseFailed, t0)
 			return false
 		}
 	}
 	s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
 	// A message sent ahead on a connection that has since broken is sent
 	// again from its MAIL on the new one.
-	sent := int64(-1)
+	turn := int64(-1)
 	if a := s.ahead; a != nil && a.c == s.c {
-		sent = a.sent
+		turn = a.turn
 	}
 	s.ahead = nil
-	ok, open := s.transaction(ctx, k, sent)
+	ok, open := s.transaction(ctx, k, turn)
 	if ok {
-		record(s.hist[phaseMessage], r.now()-t0)
-		r.msg.record(r.now() - t0)
+		s.since(phaseMessage, t0)
 		if r.cfg.Digests {
 			s.digests = append(s.digests, r.tmpl.digest(k))
 		}
+	} else {
+		s.since(phaseFailed, t0)
 	}
 	switch {
 	case s.c == nil:
@@ -391,15 +488,15 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 // transaction sends MAIL, RCPT and the data of message k and reports
 // whether the server accepted the message and whether a transaction is
 // left open (to be reset). A broken connection is closed (s.c = nil).
-// sent >= 0 says that the MAIL, RCPTs and DATA were written at sent,
-// behind the last message's data.
-func (s *session) transaction(ctx context.Context, k, sent int64) (ok, open bool) {
+// turn >= 0 says that the MAIL, RCPTs and DATA were written behind the
+// last message's data, whose last reply came at turn.
+func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool) {
 	r := s.r
 	c := s.c
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
 	bdat := c.chunking && r.cfg.Chunking
 	if c.pipelining && r.cfg.Pipelining {
-		return s.pipelined(ctx, bdat, sent)
+		return s.pipelined(ctx, bdat, turn)
 	}
 	c.bw.Write(r.mailCmd)
 	t := r.now()
@@ -454,12 +551,13 @@ func (s *session) transaction(ctx context.Context, k, sent int64) (ok, open bool
 }
 
 // pipelined sends MAIL, the RCPTs and DATA (or the BDAT chunks) in one
-// write, unless they were sent at sent >= 0, and reads their replies.
-func (s *session) pipelined(ctx context.Context, bdat bool, sent int64) (ok, open bool) {
+// write, unless they were sent ahead (turn >= 0: their turn came then),
+// and reads their replies.
+func (s *session) pipelined(ctx context.Context, bdat bool, turn int64) (ok, open bool) {
 	r := s.r
 	c := s.c
-	t := sent
-	if sent < 0 {
+	t := turn
+	if turn < 0 {
 		if bdat {
 			s.envelope()
 			return s.chunks(ctx, 0, true)
@@ -521,7 +619,7 @@ func (s *session) rcpt(i int) []byte {
 }
 
 // envelopeReplies reads the replies to a pipelined MAIL and its RCPTs,
-// sent at t.
+// whose turn came at t.
 func (s *session) envelopeReplies(ctx context.Context, t int64) (mailOK bool, accepted int, err error) {
 	code, _, err := s.reply(ctx, "mail")
 	if err != nil {
@@ -561,13 +659,24 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 		if k, t0, ok := s.claimDue(ctx); ok {
 			s.envelope()
 			c.bw.WriteString("DATA\r\n")
-			s.ahead = &ahead{k: k, t0: t0, c: c, sent: r.now()}
+			s.ahead = &ahead{k: k, t0: t0, c: c, turn: -1}
 		}
 	}
 	if s.flush(ctx, "dot") != nil {
 		return false, false
 	}
-	return s.endReplies(ctx, accepted, t)
+	ok, open = s.endReplies(ctx, accepted, t)
+	if a := s.ahead; a != nil {
+		// The next message's turn comes now: the server has done with
+		// this one. In closed loop the message starts now too, as it
+		// would have without pipelining; in open loop it counts from its
+		// intended start, so the wait behind this one is charged to it.
+		a.turn = r.now()
+		if r.cfg.QPS == 0 {
+			a.t0 = a.turn
+		}
+	}
+	return ok, open
 }
 
 // claimDue takes the next message of the run if there is one and, in open
@@ -665,12 +774,29 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 			}
 			ok = ok && code/100 == 2
 		}
-		if !mailOK || acc == 0 || !ok {
-			// Refused: the server answers the last chunk once.
+		if !mailOK || acc == 0 {
+			// No transaction: the last chunk is refused once.
 			if _, _, err := s.reply(ctx, "dot"); err != nil {
 				return false, false
 			}
 			return false, mailOK
+		}
+		if !ok {
+			// A chunk was refused, and with it the message. In LMTP,
+			// servers answer the last chunk either once per accepted
+			// recipient, as RFC 2033 §4.2 has every end of data
+			// answered, or once, the transaction being gone: read one,
+			// and take up to acc-1 refusals before the reply to the
+			// next command (RSET or QUIT, whose replies are 2xx) as the
+			// rest. No recipient of a refused message can take it, so
+			// none of those replies is a success.
+			if _, _, err := s.reply(ctx, "dot"); err != nil {
+				return false, false
+			}
+			if r.cfg.LMTP {
+				c.lastReplies = acc - 1
+			}
+			return false, true
 		}
 		return s.endReplies(ctx, acc, t)
 	}

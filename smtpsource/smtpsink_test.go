@@ -18,22 +18,31 @@ func startSmtpsink(t *testing.T, lmtp bool) (addr string, log func() string) {
 	t.Helper()
 	var mu sync.Mutex
 	var b strings.Builder
-	srv, err := smtpsink.Listen(context.Background(), smtpsink.Config{Addr: "127.0.0.1:0", LMTP: lmtp, Digest: digest.MD5,
+	srv := startSmtpsinkCfg(t, smtpsink.Config{LMTP: lmtp, Digest: digest.MD5,
 		OnMessage: func(m smtpsink.Message) {
 			mu.Lock()
 			fmt.Fprintf(&b, "%s %d SESSION-%d\n", m.Digest, m.Size, m.Session)
 			mu.Unlock()
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	t.Cleanup(func() { srv.Close() })
 	return srv.Addr().String(), func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		return b.String()
 	}
+}
+
+// startSmtpsinkCfg runs package smtpsink's sink with cfg on 127.0.0.1:0
+// until the test ends.
+func startSmtpsinkCfg(t *testing.T, cfg smtpsink.Config) *smtpsink.Server {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := smtpsink.Listen(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }
 
 // BDAT and DATA, pipelined or not, SMTP and LMTP, every body, against

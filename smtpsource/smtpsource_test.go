@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,58 @@ func runOK(t *testing.T, cfg Config) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	accounted(t, res)
 	return res
+}
+
+// accounted checks that every message started is in the figures: delivered
+// (and in the message latencies) or failed (and in the failed ones).
+func accounted(t *testing.T, res *Result) {
+	t.Helper()
+	count := func(l *Latency) int64 {
+		if l == nil {
+			return 0
+		}
+		return l.Count
+	}
+	if res.Started != res.Delivered+res.Failed || count(res.Phases.Message) != res.Delivered || count(res.Phases.Failed) != res.Failed {
+		t.Errorf("started %d, delivered %d, failed %d; latencies of %d delivered and %d failed",
+			res.Started, res.Delivered, res.Failed, count(res.Phases.Message), count(res.Phases.Failed))
+	}
+}
+
+// checkLatency checks that l summarises the latencies ds: its count and
+// each figure are those of a reference histogram holding them.
+func checkLatency(t *testing.T, name string, l *Latency, ds ...time.Duration) {
+	t.Helper()
+	ref := hdrhistogram.New(1, histMax, 3)
+	for _, d := range ds {
+		ref.RecordValue(max(int64(d), 1))
+	}
+	q := func(p float64) float64 { return float64(ref.ValueAtQuantile(p)) / 1e3 }
+	if l == nil || l.Count != ref.TotalCount() || l.P50 != q(50) || l.P90 != q(90) || l.P99 != q(99) || l.P999 != q(99.9) ||
+		l.Max != float64(ref.Max())/1e3 || l.Mean != ref.Mean()/1e3 {
+		t.Errorf("%s: %+v, want %v", name, l, ds)
+	}
+}
+
+// logCounts reads an interval log and returns the number of latencies it
+// holds by tag.
+func logCounts(t *testing.T, log *bytes.Buffer) map[string]int64 {
+	t.Helper()
+	text := log.String()
+	lr := hdrhistogram.NewHistogramLogReader(log)
+	byTag := map[string]int64{}
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		if h == nil {
+			return byTag
+		}
+		byTag[h.Tag()] += h.TotalCount()
+	}
 }
 
 // sentLog turns a fake server's messages into a digest log.
@@ -464,10 +516,15 @@ func TestPhaseLatencies(t *testing.T) {
 	want(res.Phases.Message, 3, 15*ms)
 
 	// On a kept connection the next message's envelope follows the data
-	// (written at 5ms and 20ms): the server sends the end-of-data reply
-	// with the next group's replies, 15ms after the write, and the next
-	// message starts at the write. Message 0 runs from 0 to 20ms, 1 from
-	// 5 to 35ms, 2 from 20 to 45ms (its data goes alone: 10ms).
+	// (written at 5ms and 20ms). This server holds the end-of-data reply
+	// until it has answered the next group too, 15ms after the write, so
+	// the client sees the next message's replies when its turn comes
+	// (with the reply before them): its MAIL, RCPTs and DATA take no time
+	// it can see, and the 5ms the server spent on them are in the dot
+	// phase of the message before. Message 0 runs from 0 to 20ms, 1 from
+	// 20 to 35ms, 2 from 35 to 45ms (its data goes alone: 10ms).
+	// TestPhasesAcrossMessages has a server that answers each command
+	// when it is done.
 	clk = newFakeClock()
 	f = &fakeServer{ext: []string{"PIPELINING"}, clk: clk, delay: delays}
 	cfg = base(f.start(t))
@@ -476,22 +533,12 @@ func TestPhaseLatencies(t *testing.T) {
 	if err != nil || res.Delivered != 3 || res.Started != 3 || res.Errors != 0 {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	hist := func(l *Latency, n int64, ds ...time.Duration) {
-		t.Helper()
-		ref := hdrhistogram.New(1, histMax, 3)
-		for _, d := range ds {
-			ref.RecordValues(int64(d), n)
-		}
-		q := func(p float64) float64 { return float64(ref.ValueAtQuantile(p)) / 1e3 }
-		if l == nil || l.Count != ref.TotalCount() || l.P50 != q(50) || l.P90 != q(90) || l.Max != float64(ref.Max())/1e3 || l.Mean != ref.Mean()/1e3 {
-			t.Errorf("%+v, want %d each of %v", l, n, ds)
-		}
-	}
-	hist(res.Phases.Mail, 1, 5*ms, 15*ms, 15*ms)
-	hist(res.Phases.Rcpt, 3, 5*ms, 15*ms, 15*ms)
-	hist(res.Phases.Data, 1, 5*ms, 15*ms, 15*ms)
-	hist(res.Phases.Dot, 1, 15*ms, 15*ms, 10*ms)
-	hist(res.Phases.Message, 1, 20*ms, 30*ms, 25*ms)
+	p = res.Phases
+	checkLatency(t, "mail", p.Mail, 5*ms, 0, 0)
+	checkLatency(t, "rcpt", p.Rcpt, 5*ms, 5*ms, 5*ms, 0, 0, 0, 0, 0, 0)
+	checkLatency(t, "data", p.Data, 5*ms, 0, 0)
+	checkLatency(t, "dot", p.Dot, 15*ms, 15*ms, 10*ms)
+	checkLatency(t, "message", p.Message, 20*ms, 15*ms, 10*ms)
 	if res.DurationS != 0.045 {
 		t.Errorf("duration %v, want 45ms", res.DurationS)
 	}
@@ -556,20 +603,11 @@ func TestCounterProgressLog(t *testing.T) {
 	if n := strings.Count(progress.String(), "\n"); n < 2 || !strings.Contains(progress.String(), "delivered") {
 		t.Errorf("progress:\n%s", progress.String())
 	}
-	lr := hdrhistogram.NewHistogramLogReader(&hlog)
-	var total int64
-	for {
-		h, err := lr.NextIntervalHistogram()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, hlog.String())
-		}
-		if h == nil {
-			break
-		}
-		total += h.TotalCount()
-	}
-	if total != 5 {
-		t.Errorf("the log holds %d latencies, want 5", total)
+	byTag := logCounts(t, &hlog)
+	// The delivered messages untagged, and each phase under its name.
+	want := map[string]int64{"": 5, "connect": 1, "banner": 1, "ehlo": 1, "mail": 5, "rcpt": 5, "data": 5, "dot": 5}
+	if !maps.Equal(byTag, want) {
+		t.Errorf("the log holds %v latencies by tag, want %v", byTag, want)
 	}
 }
 
@@ -600,15 +638,15 @@ func TestConfigErrors(t *testing.T) {
 		"::1":              {"tcp", "[::1]:25"},
 		"unix:/run/s.sock": {"unix", "/run/s.sock"},
 	} {
-		if n, a := Network(in, 0); n != want[0] || a != want[1] {
+		if n, a := Network(in, 0, "25"); n != want[0] || a != want[1] {
 			t.Errorf("%q: %s %s, want %v", in, n, a, want)
 		}
 	}
 	for ipv, want := range map[int]string{4: "tcp4", 6: "tcp6"} {
-		if n, _ := Network("host:25", ipv); n != want {
+		if n, _ := Network("host:25", ipv, "25"); n != want {
 			t.Errorf("IP version %d: %s, want %s", ipv, n, want)
 		}
-		if n, _ := Network("unix:/s", ipv); n != "unix" {
+		if n, _ := Network("unix:/s", ipv, "25"); n != "unix" {
 			t.Errorf("IP version %d, unix:/s: %s", ipv, n)
 		}
 	}
@@ -640,6 +678,7 @@ func TestCancel(t *testing.T) {
 	if res.Started != 3 || res.Delivered != 2 || res.Failed != 1 || res.Errors != 0 {
 		t.Fatalf("%+v", res)
 	}
+	accounted(t, res)
 }
 
 // A server without ESMTP: EHLO refused, HELO taken, the message sent

@@ -4,12 +4,17 @@
 package smtpsourcecmd
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +26,7 @@ import (
 )
 
 // Summary is the one-line description of the command.
-const Summary = "SMTP/LMTP load client: Postfix smtp-source's flags, plus pipelining, BDAT, open loop, per-phase percentiles"
+const Summary = "SMTP/LMTP load client: Postfix smtp-source's flags, plus pipelining, BDAT, STARTTLS and AUTH, open loop, per-phase percentiles"
 
 // Run runs `wirespeed smtp-source` with the arguments after
 // "smtp-source" until the messages are sent or ctx is cancelled. A run
@@ -60,14 +65,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	body := fs.String("body", "pattern", "`kind` of body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
 	fs.Float64Var(&cfg.QPS, "qps", 0, "open loop: start `rate` messages per second over all sessions, latency from each intended start; 0: closed loop")
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
-	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (greeting and EHLO, a message from MAIL to its last reply, QUIT)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
+	fs.BoolVar(&cfg.TLS, "tls", false, "send STARTTLS after EHLO and the rest of each session over TLS; a server that does not offer it ends the run")
+	fs.BoolVar(&cfg.TLSImplicit, "tls-implicit", false, "start TLS as soon as the connection is open (SMTPS, RFC 8314; port 465 if the address names none)")
+	tlsCA := fs.String("tls-ca", "", "verify the server's certificate against the CA certificates in this PEM `file` instead of the system's")
+	tlsInsecure := fs.Bool("tls-insecure", false, "do not verify the server's certificate")
+	tlsName := fs.String("tls-name", "", "the server `name` to ask for (SNI) and to verify the certificate against (default: the address's host)")
+	tlsResume := fs.Bool("tls-resume", false, "resume TLS sessions across connections (session tickets), as mail clients do")
+	auth := fs.String("auth", "", "authenticate each connection with AUTH as `user:password` (after TLS with -tls; other users may see the command line)")
+	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism`: PLAIN or LOGIN (default PLAIN)")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
-	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of message latencies (ns) to `file`")
+	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of latencies (ns) to `file`: the delivered messages' untagged, each phase's (failed messages too) tagged with its name")
 	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-auth user:password [-auth-mech PLAIN|LOGIN]] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -84,6 +97,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.IPVersion = 4
 	case *ipv6:
 		cfg.IPVersion = 6
+	}
+	if cfg.TLS || cfg.TLSImplicit {
+		tc, err := tlsConfig(*tlsCA, *tlsName, *tlsInsecure, *tlsResume)
+		if err != nil {
+			return err
+		}
+		cfg.TLSConfig = tc
+	} else if *tlsCA != "" || *tlsName != "" || *tlsInsecure || *tlsResume {
+		return cli.Usagef("smtp-source: -tls-ca, -tls-name, -tls-insecure and -tls-resume need -tls or -tls-implicit")
+	}
+	if *auth != "" {
+		user, pass, ok := strings.Cut(*auth, ":")
+		if !ok || user == "" {
+			return cli.Usagef("smtp-source: -auth wants user:password")
+		}
+		cfg.AuthUser, cfg.AuthPass = user, pass
 	}
 	if *msgFile != "" {
 		*body = "file:" + *msgFile
@@ -148,9 +177,31 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// tlsConfig is the TLS configuration the -tls flags ask for.
+func tlsConfig(caFile, name string, insecure, resume bool) (*tls.Config, error) {
+	if caFile != "" && insecure {
+		return nil, cli.Usagef("smtp-source: -tls-ca and -tls-insecure together")
+	}
+	tc := &tls.Config{ServerName: name, InsecureSkipVerify: insecure}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("smtp-source: -tls-ca: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("smtp-source: -tls-ca: no PEM certificate in %s", caFile)
+		}
+	}
+	if resume {
+		tc.ClientSessionCache = tls.NewLRUClientSessionCache(0)
+	}
+	return tc, nil
+}
+
 // Print writes r (and v, if not nil) for people: the load, the
-// throughput, the latencies by phase as a table, the reply codes and the
-// errors by kind.
+// throughput, the latencies by phase as a table, the reply codes, what
+// TLS agreed on and the errors by kind.
 func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error {
 	load := "closed loop"
 	if r.TargetQPS > 0 {
@@ -162,6 +213,15 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	}
 	if r.Chunking {
 		ext = append(ext, "BDAT")
+	}
+	switch r.TLSMode {
+	case "starttls":
+		ext = append(ext, "STARTTLS")
+	case "implicit":
+		ext = append(ext, "implicit TLS")
+	}
+	if r.AuthMech != "" {
+		ext = append(ext, "AUTH "+r.AuthMech)
 	}
 	if len(ext) > 0 {
 		load += ", " + strings.Join(ext, ", ")
@@ -188,6 +248,9 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 		fmt.Fprintln(w, "(lateness: start minus intended start, the tool's own floor when sessions are free; message latency counts from the intended start)")
 	}
 	fmt.Fprintf(w, "replies: %s\n", replies(r.Replies))
+	if t := r.TLS; t != nil {
+		fmt.Fprintf(w, "tls: %s; %s; %d handshakes, %d resumed\n", codeList(t.Versions), codeList(t.CipherSuites), t.Handshakes, t.Resumed)
+	}
 	fmt.Fprintf(w, "errors %d (connect %d, i/o %d, protocol %d, rejections %d)\n",
 		r.Errors, r.ConnectErrors, r.IOErrors, r.ProtocolErrors, r.Rejections)
 	if r.FirstError != "" {
@@ -204,7 +267,7 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 }
 
 // phaseOrder is the order in which replies prints the phases.
-var phaseOrder = []string{"banner", "ehlo", "lhlo", "helo", "mail", "rcpt", "data", "bdat", "dot", "rset", "quit"}
+var phaseOrder = []string{"banner", "ehlo", "lhlo", "helo", "starttls", "auth", "mail", "rcpt", "data", "bdat", "dot", "rset", "quit"}
 
 // replies formats reply counts as "banner 220×10; mail 250×99 451×1; ...".
 func replies(m map[string]map[int]int64) string {
@@ -232,18 +295,14 @@ func replies(m map[string]map[int]int64) string {
 	return strings.Join(parts, "; ")
 }
 
-func codeList(codes map[int]int64) string {
-	keys := make([]int, 0, len(codes))
-	for c := range codes {
-		keys = append(keys, c)
-	}
-	sort.Ints(keys)
+// codeList formats counts as "250×99 451×1", in the order of the keys.
+func codeList[K cmp.Ordered](counts map[K]int64) string {
 	var b strings.Builder
-	for i, c := range keys {
+	for i, k := range slices.Sorted(maps.Keys(counts)) {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%d×%d", c, codes[c])
+		fmt.Fprintf(&b, "%v×%d", k, counts[k])
 	}
 	return b.String()
 }

@@ -227,23 +227,29 @@ func TestPrint(t *testing.T) {
 		return &smtpsource.Latency{Count: n, P50: p50, P90: 2 * p50, P99: 3 * p50, P999: 4 * p50, Max: 5 * p50, Mean: 1.5 * p50}
 	}
 	r := &smtpsource.Result{Proto: "smtp", Sessions: 10, Messages: 100, Length: 4096, Recipients: 1, TargetQPS: 50, Pipelining: true, DurationS: 2,
+		TLSMode: "starttls", AuthMech: "PLAIN", TLS: &smtpsource.TLSStats{Handshakes: 10, Resumed: 9,
+			Versions: map[string]int64{"TLS 1.3": 9, "TLS 1.2": 1}, CipherSuites: map[string]int64{"TLS_AES_128_GCM_SHA256": 9, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": 1}},
 		Started: 100, Delivered: 99, Failed: 1, Connections: 10, MsgPerS: 49.5, MBPerS: 0.21,
 		Replies: map[string]map[int]int64{"mail": {250: 99, 451: 1}, "banner": {220: 10}, "xclient": {250: 1}},
-		Phases:  smtpsource.Phases{Connect: l(10, 50), Mail: l(100, 20), Message: l(99, 300)}, Lateness: l(100, 1),
+		Phases:  smtpsource.Phases{Connect: l(10, 50), TLS: l(10, 800), Auth: l(10, 100), Mail: l(100, 20), Message: l(99, 300), Failed: l(1, 20)}, Lateness: l(100, 1),
 		Errors: 1, Rejections: 1, FirstError: "mail: 451 try later"}
 	var b bytes.Buffer
 	if err := Print(&b, r, &smtpsource.Verification{Matched: 98, Missing: 1}); err != nil {
 		t.Fatal(err)
 	}
-	want := `SMTP, 10 sessions, open loop at 50 msg/s, pipelining, 100 messages, -l 4096, 1 recipients each, 2.000s
+	want := `SMTP, 10 sessions, open loop at 50 msg/s, pipelining, STARTTLS, AUTH PLAIN, 100 messages, -l 4096, 1 recipients each, 2.000s
 delivered 99 of 100 started (failed 1), 50 msg/s, 0.21 MB/s, 10 connections
-        µs  count    p50    p90    p99   p99.9     max   mean
-   connect     10   50.0  100.0  150.0   200.0   250.0   75.0
-      mail    100   20.0   40.0   60.0    80.0   100.0   30.0
-   message     99  300.0  600.0  900.0  1200.0  1500.0  450.0
-  lateness    100    1.0    2.0    3.0     4.0     5.0    1.5
+        µs  count    p50     p90     p99   p99.9     max    mean
+   connect     10   50.0   100.0   150.0   200.0   250.0    75.0
+       tls     10  800.0  1600.0  2400.0  3200.0  4000.0  1200.0
+      auth     10  100.0   200.0   300.0   400.0   500.0   150.0
+      mail    100   20.0    40.0    60.0    80.0   100.0    30.0
+   message     99  300.0   600.0   900.0  1200.0  1500.0   450.0
+    failed      1   20.0    40.0    60.0    80.0   100.0    30.0
+  lateness    100    1.0     2.0     3.0     4.0     5.0     1.5
 (lateness: start minus intended start, the tool's own floor when sessions are free; message latency counts from the intended start)
 replies: banner 220×10; mail 250×99 451×1; xclient 250×1
+tls: TLS 1.2×1 TLS 1.3×9; TLS_AES_128_GCM_SHA256×9 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256×1; 10 handshakes, 9 resumed
 errors 1 (connect 0, i/o 0, protocol 0, rejections 1)
 first error: mail: 451 try later
 verify: MISMATCH: 98 matched, 1 delivered but not logged, 0 logged but not delivered
@@ -312,6 +318,48 @@ func TestPostfixFlags(t *testing.T) {
 	for _, bad := range [][]string{{"-4", "-6", addr}, {"-w", "soon", addr}, {"-R", "-1", addr}} {
 		if status, _ := cli.Status(Run(context.Background(), bad, &out, &errb)); status != 2 {
 			t.Errorf("%q: status %d, want 2", bad, status)
+		}
+	}
+}
+
+// -tls against a server that does not offer STARTTLS ends the run with an
+// error that says so (status 1); the TLS and AUTH flags that cannot work
+// together are usage errors, a CA file without a certificate an error.
+func TestTLSFlags(t *testing.T) {
+	var s sink
+	addr := s.start(t)
+	ctx := context.Background()
+	var out, errb bytes.Buffer
+	err := Run(ctx, []string{"-tls", "-q", "-m", "3", addr}, &out, &errb)
+	if status, print := cli.Status(err); !errors.Is(err, smtpsource.ErrStartTLS) || status != 1 || !print || !strings.Contains(err.Error(), "does not offer it") {
+		t.Errorf("-tls without STARTTLS: %v (status %d)", err, status)
+	}
+	s.mu.Lock()
+	cmds := strings.Join(s.cmds, "|")
+	s.mu.Unlock()
+	if strings.Contains(cmds, "MAIL") || !strings.HasSuffix(cmds, "QUIT") {
+		t.Errorf("commands %s", cmds)
+	}
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(notPEM, []byte("not a certificate\n"), 0o644)
+	for _, c := range []struct {
+		args  []string
+		usage bool
+	}{
+		{[]string{"-tls-insecure", addr}, true},
+		{[]string{"-tls-resume", addr}, true},
+		{[]string{"-tls", "-tls-implicit", addr}, false},
+		{[]string{"-tls", "-tls-insecure", "-tls-ca", notPEM, addr}, true},
+		{[]string{"-tls", "-tls-ca", notPEM, addr}, false},
+		{[]string{"-tls", "-tls-ca", "/nonexistent/ca.pem", addr}, false},
+		{[]string{"-auth", "nocolon", addr}, true},
+		{[]string{"-auth", "u:p", "-auth-mech", "CRAM-MD5", addr}, false},
+		{[]string{"-auth-mech", "LOGIN", addr}, false},
+	} {
+		err := Run(ctx, append([]string{"-q"}, c.args...), &out, &errb)
+		status, _ := cli.Status(err)
+		if err == nil || (status == 2) != c.usage {
+			t.Errorf("%q: %v (status %d), usage error %v", c.args, err, status, c.usage)
 		}
 	}
 }

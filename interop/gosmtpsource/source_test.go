@@ -23,6 +23,7 @@ type received struct {
 	rcpts  int
 	errs   []string // errors from go-smtp's data readers and its log
 	resets int
+	file   io.Writer // if set, gets the log's lines too
 }
 
 func (r *received) add(f func()) {
@@ -59,6 +60,9 @@ func (s *session) Data(rd io.Reader) error {
 		}
 		s.r.n++
 		fmt.Fprintf(&s.r.log, "%x %d %d\n", md5.Sum(body), len(body), s.r.n)
+		if s.r.file != nil {
+			fmt.Fprintf(s.r.file, "%x %d %d\n", md5.Sum(body), len(body), s.r.n)
+		}
 	})
 	return err
 }
@@ -79,6 +83,19 @@ func (r *received) Println(v ...any) {
 // with its own limits unless noLineLimit.
 func startGoSMTP(t *testing.T, lmtp, noLineLimit bool) (string, *received) {
 	t.Helper()
+	return startGoSMTPWith(t, func(rec *received, srv *smtp.Server) {
+		srv.LMTP = lmtp
+		if noLineLimit {
+			srv.MaxLineLength = 0
+		}
+	})
+}
+
+// startGoSMTPWith runs a go-smtp server on 127.0.0.1:0 until the test
+// ends, its sessions of type session unless configure sets another
+// Backend, its options set by configure.
+func startGoSMTPWith(t *testing.T, configure func(*received, *smtp.Server)) (string, *received) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -88,10 +105,7 @@ func startGoSMTP(t *testing.T, lmtp, noLineLimit bool) (string, *received) {
 		return &session{r: rec}, nil
 	}))
 	srv.Domain = "gosmtp.test"
-	srv.LMTP = lmtp
-	if noLineLimit {
-		srv.MaxLineLength = 0
-	}
+	configure(rec, srv)
 	srv.EnableBINARYMIME = true
 	srv.ErrorLog = rec
 	served := make(chan error, 1)

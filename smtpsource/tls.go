@@ -1,0 +1,194 @@
+package smtpsource
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/emersion/go-sasl"
+
+	"github.com/wirespeed/wirespeed/textproto"
+)
+
+// errEnded is what a session's setup returns when it has ended the run.
+var errEnded = errors.New("smtpsource: run ended")
+
+// startTLS sends STARTTLS (RFC 3207), makes the TLS handshake and sends
+// EHLO again, the server's extensions forgotten (§4.2).
+func (s *session) startTLS(ctx context.Context) error {
+	r := s.r
+	c := s.c
+	if !c.startTLS {
+		s.quit(ctx)
+		r.end(fmt.Errorf("%w: %s does not offer it", ErrStartTLS, r.addr))
+		return errEnded
+	}
+	c.bw.WriteString("STARTTLS\r\n")
+	t := r.now()
+	if err := s.flush(ctx, "starttls"); err != nil {
+		return err
+	}
+	code, msg, err := s.reply(ctx, "starttls")
+	if err != nil {
+		return err
+	}
+	if code != 220 {
+		if code/100 == 5 {
+			s.quit(ctx)
+			r.end(fmt.Errorf("%w: %s refuses it: %d %s", ErrStartTLS, r.addr, code, firstLine(msg)))
+			return errEnded
+		}
+		s.quit(ctx) // counted as a rejection; the next message tries again
+		return errors.New("STARTTLS refused")
+	}
+	if n := c.tr.R.Buffered(); n > 0 {
+		// Whatever came with the 220 was sent before TLS and must not be
+		// taken for what the server says over it (the reply injection
+		// kin of CVE-2011-0411).
+		err := fmt.Errorf("starttls: %d bytes after the 220 reply, before the TLS handshake", n)
+		s.fail(ctx, &r.n.protocol, err)
+		return err
+	}
+	if err := s.handshake(ctx); err != nil {
+		return err
+	}
+	s.since(phaseTLS, t)
+	c.pipelining, c.chunking, c.startTLS, c.auth = false, false, false, nil
+	return s.hello(ctx)
+}
+
+// handshake makes the client's TLS handshake on the connection and
+// carries on over TLS. A handshake that fails for want of a certificate
+// that verifies or of anything the server accepts ends the run; one that
+// fails on the network is an I/O error.
+func (s *session) handshake(ctx context.Context) error {
+	r := s.r
+	c := s.c
+	tc := tls.Client(c.raw, r.tls)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		if tlsRefused(err) {
+			r.end(fmt.Errorf("%w with %s: %w", ErrTLS, r.addr, err))
+			return errEnded
+		}
+		s.fail(ctx, &r.n.io, fmt.Errorf("tls: %w", err))
+		return err
+	}
+	s.tls.add(tc.ConnectionState())
+	c.nc = tc
+	c.bw.Reset(tc)
+	c.tr = textproto.NewReader(bufio.NewReaderSize(tc, 16<<10))
+	return nil
+}
+
+// tlsRefused reports whether a handshake error is one that the next
+// connection would meet too: a certificate that does not verify, an
+// alert from the server, or a server that does not speak TLS.
+func tlsRefused(err error) bool {
+	var (
+		cv *tls.CertificateVerificationError
+		al tls.AlertError
+		rh tls.RecordHeaderError
+		ua x509.UnknownAuthorityError
+		hn x509.HostnameError
+		ci x509.CertificateInvalidError
+	)
+	return errors.As(err, &cv) || errors.As(err, &al) || errors.As(err, &rh) ||
+		errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci)
+}
+
+// authenticate sends AUTH (RFC 4954) with Config.AuthMech and answers the
+// server's challenges. A mechanism the server does not offer, a permanent
+// refusal (535 for credentials it does not take) or a challenge the
+// mechanism cannot answer ends the run; a temporary refusal is counted
+// and the connection closed.
+func (s *session) authenticate(ctx context.Context) error {
+	r := s.r
+	c := s.c
+	mech := r.cfg.AuthMech
+	if !c.auth[mech] {
+		offered := "no AUTH"
+		switch {
+		case len(c.auth) > 0:
+			offered = "AUTH " + strings.Join(slices.Sorted(maps.Keys(c.auth)), " ")
+		case c.startTLS:
+			offered = "no AUTH before STARTTLS"
+		}
+		s.quit(ctx)
+		r.end(fmt.Errorf("%w: %s does not offer AUTH %s (it offers %s)", ErrAuth, r.addr, mech, offered))
+		return errEnded
+	}
+	var cl sasl.Client
+	if mech == "LOGIN" {
+		cl = sasl.NewLoginClient(r.cfg.AuthUser, r.cfg.AuthPass)
+	} else {
+		cl = sasl.NewPlainClient("", r.cfg.AuthUser, r.cfg.AuthPass)
+	}
+	_, ir, err := cl.Start()
+	if err != nil {
+		s.quit(ctx)
+		r.end(fmt.Errorf("%w: AUTH %s: %w", ErrAuth, mech, err))
+		return errEnded
+	}
+	c.bw.WriteString("AUTH " + mech)
+	if ir != nil {
+		c.bw.WriteString(" " + saslText(ir))
+	}
+	c.bw.WriteString("\r\n")
+	t := r.now()
+	for {
+		if err := s.flush(ctx, "auth"); err != nil {
+			return err
+		}
+		code, msg, err := s.readReply(ctx, "auth")
+		if err != nil {
+			return err
+		}
+		switch {
+		case code == 235:
+			s.since(phaseAuth, t)
+			return nil
+		case code == 334:
+			challenge, err := base64.StdEncoding.DecodeString(strings.TrimSpace(msg))
+			var resp []byte
+			if err == nil {
+				resp, err = cl.Next(challenge)
+			}
+			if err != nil {
+				// Cancel the exchange (RFC 4954 §4); its 501 is counted.
+				c.bw.WriteString("*\r\n")
+				if s.flush(ctx, "auth") == nil {
+					s.readReply(ctx, "auth")
+				}
+				s.quit(ctx)
+				r.end(fmt.Errorf("%w: %s: AUTH %s: challenge %q: %w", ErrAuth, r.addr, mech, strings.TrimSpace(msg), err))
+				return errEnded
+			}
+			c.bw.WriteString(base64.StdEncoding.EncodeToString(resp) + "\r\n")
+		default:
+			s.reject(ctx, "auth", code, msg)
+			if code/100 == 5 {
+				s.quit(ctx)
+				r.end(fmt.Errorf("%w: %s: AUTH %s: %d %s", ErrAuth, r.addr, mech, code, firstLine(msg)))
+				return errEnded
+			}
+			s.quit(ctx)
+			return errors.New("AUTH refused")
+		}
+	}
+}
+
+// saslText is an initial response as the AUTH line carries it: base64,
+// or "=" for an empty one (RFC 4954 §4).
+func saslText(ir []byte) string {
+	if len(ir) == 0 {
+		return "="
+	}
+	return base64.StdEncoding.EncodeToString(ir)
+}
