@@ -45,7 +45,7 @@ func (ss *session) bdatCmd(arg string) bool {
 		ss.reply(501, "5.5.4 Syntax: BDAT size [LAST]")
 		return true
 	}
-	f, forced := ss.cfg.Force["BDAT"]
+	f, forced := ss.s.k.force["BDAT"]
 	if code, text := ss.checkData(); forced || code != 0 {
 		k := ss.r.Chunks(textproto.ChunkOptions{Binary: true, MaxBytes: -1}).Next(size, true)
 		if _, err := k.WriteTo(io.Discard); err != nil {

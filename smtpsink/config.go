@@ -86,15 +86,17 @@ type Config struct {
 	// command names in upper case (HELO, EHLO, LHLO, MAIL, RCPT, DATA,
 	// BDAT, RSET, NOOP, VRFY, QUIT, ...), "CONNECT" for the greeting and
 	// "." for the reply to a message's data (after DATA's end line or BDAT
-	// LAST). See [Reply].
+	// LAST). These two pseudo keys name events only: a client's line "."
+	// or "CONNECT ..." is an unknown command (500) whatever Force says.
+	// See [Reply].
 	Force map[string]Reply
 
 	// Delay is how long to wait before replying to each command named
 	// (the names of Force), as Postfix smtp-sink's -W: "DATA" before the
 	// 354 reply (smtp-sink's -w), "." before the reply to a message's data
 	// (after DATA's end line or the LAST BDAT chunk), "CONNECT" before the
-	// greeting. Replies to earlier pipelined commands still in the buffer
-	// wait with it.
+	// greeting (pseudo keys, as in Force: never a client's line). Replies
+	// to earlier pipelined commands still in the buffer wait with it.
 	Delay map[string]time.Duration
 
 	// AbortData makes every DATA fail as Postfix smtp-sink's -A does: the
@@ -157,8 +159,62 @@ func (r Reply) text() string {
 	return string(rune('0'+r.Code/100)) + ".3.0 Error: command failed"
 }
 
-// ForceCommands are the names Config.Force and Config.Delay accept.
+// ForceCommands are the names Config.Force and Config.Delay accept:
+// command verbs, and the pseudo keys "CONNECT" (the greeting) and "." (the
+// reply to a message's data), which name events, never a client's line: a
+// client line "." or "CONNECT x" is an unknown command (500) whatever
+// Force and Delay say.
 var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
+
+// The pseudo keys of Force and Delay.
+const (
+	keyConnect = "CONNECT"
+	keyDataEnd = "."
+)
+
+// knobs are Config.Force and Config.Delay split into two namespaces: the
+// client's verbs, which a command line can name, and the events (the
+// greeting, the end of a message's data), which no command line can.
+type knobs struct {
+	force   map[string]Reply         // by verb; no pseudo key
+	delay   map[string]time.Duration // by verb; no pseudo key
+	connect event
+	dataEnd event
+}
+
+// An event's forced reply and delay.
+type event struct {
+	reply  Reply
+	forced bool
+	delay  time.Duration
+}
+
+func newKnobs(cfg *Config) knobs {
+	k := knobs{force: map[string]Reply{}, delay: map[string]time.Duration{}}
+	for name, r := range cfg.Force {
+		switch name {
+		case keyConnect:
+			k.connect.reply, k.connect.forced = r, true
+		case keyDataEnd:
+			k.dataEnd.reply, k.dataEnd.forced = r, true
+		default:
+			k.force[name] = r
+		}
+	}
+	for name, d := range cfg.Delay {
+		switch name {
+		case keyConnect:
+			k.connect.delay = d
+		case keyDataEnd:
+			k.dataEnd.delay = d
+		default:
+			if d > 0 {
+				k.delay[name] = d
+			}
+		}
+	}
+	return k
+}
 
 func (c *Config) validate() error {
 	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 || c.AbortDataDelay < 0 {

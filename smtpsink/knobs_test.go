@@ -324,3 +324,58 @@ func TestDelayRealClock(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// The pseudo keys of Force and Delay name events, not commands: a client
+// line "." or "CONNECT x" is an unknown command, answered with 500 at
+// once, without the wait or the reply (here a close, as -q .) configured
+// for the greeting and the end of a message's data, which keep theirs.
+func TestPseudoKeysNotCommands(t *testing.T) {
+	waits := make(chan time.Duration, 10)
+	s := startSink(t, Config{
+		Force: map[string]Reply{".": {Close: true}, "CONNECT": {Code: 554, Text: "5.7.0 not here"}},
+		Delay: map[string]time.Duration{"CONNECT": 3 * time.Second, ".": 3 * time.Second},
+	}, hooks{sleep: func(d time.Duration) { waits <- d }})
+	c, err := nettextprotoDial(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if code, _, err := c.ReadResponse(554); err != nil {
+		t.Fatalf("greeting %d %v", code, err)
+	}
+	if d := <-waits; d != 3*time.Second {
+		t.Errorf("greeting waited %v", d)
+	}
+	cl := &client{t: t, Conn: c}
+	cl.cmd(503, "EHLO c") // a refused greeting serves QUIT only
+	cl.cmd(221, "QUIT")
+
+	s = startSink(t, Config{
+		Force: map[string]Reply{".": {Close: true}},
+		Delay: map[string]time.Duration{"CONNECT": 3 * time.Second, ".": 3 * time.Second},
+	}, hooks{sleep: func(d time.Duration) { waits <- d }})
+	c2 := dial(t, s)
+	<-waits
+	c2.cmd(250, "EHLO c")
+	for _, line := range []string{".", "CONNECT x", "connect", ". x"} {
+		c2.cmd(500, line)
+	}
+	c2.cmd(250, "MAIL FROM:<a@b>")
+	c2.cmd(250, "RCPT TO:<a@b>")
+	c2.cmd(354, "DATA")
+	c2.send("..\r\n.\r\n")
+	if d := <-waits; d != 3*time.Second {
+		t.Errorf("the data's end waited %v", d)
+	}
+	if _, err := c2.R.ReadByte(); err != io.EOF { // -q .: closed, no reply
+		t.Errorf("after the data: %v, want EOF", err)
+	}
+	select {
+	case d := <-waits:
+		t.Errorf("another wait of %v", d)
+	default:
+	}
+	if st := s.Stats(); st.Errors[500] != 4 || st.Messages != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}

@@ -100,6 +100,7 @@ type Server struct {
 	h     hooks
 	ln    net.Listener
 	ehlo  []byte // the EHLO reply after its first line's code
+	k     knobs  // Config.Force and Config.Delay
 	stats counters
 
 	serving atomic.Bool
@@ -172,6 +173,7 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 func newServer(cfg Config, h hooks) *Server {
 	s := &Server{cfg: cfg, h: h, stop: make(chan struct{}), kill: make(chan struct{}), conns: map[net.Conn]struct{}{}}
 	s.ehlo = ehloReply(&cfg)
+	s.k = newKnobs(&cfg)
 	if cfg.MaxConns > 0 {
 		s.sem = make(chan struct{}, cfg.MaxConns)
 	}

@@ -185,11 +185,11 @@ func (ss *session) run() bool {
 }
 
 func (ss *session) serve() bool {
-	if !ss.delay("CONNECT") {
+	if c := ss.s.k.connect; c.delay > 0 && !ss.sleep(c.delay) {
 		return false
 	}
-	if f, ok := ss.cfg.Force["CONNECT"]; ok {
-		if !ss.forced(f) {
+	if f := ss.s.k.connect; f.forced {
+		if !ss.forced(f.reply) {
 			return false
 		}
 		ss.refused = true
@@ -236,7 +236,7 @@ func (ss *session) command(line string) (sync, ok bool) {
 	if !ss.delay(verb) {
 		return false, false
 	}
-	if f, ok := ss.cfg.Force[verb]; ok && verb != "BDAT" {
+	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
 		if verb == "QUIT" {
 			ss.quit = true
 		}
@@ -627,14 +627,15 @@ func (ss *session) startHash() {
 // and ends the transaction. It returns false if the session ends.
 func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	code, text := 250, ""
-	f, forced := ss.cfg.Force["."]
+	e := ss.s.k.dataEnd
+	f, forced := e.reply, e.forced
 	switch {
 	case forced:
 		code, text = f.Code, f.text()
 	case err != nil:
 		code, text = dataReply(err)
 	}
-	if !ss.delay(".") {
+	if e.delay > 0 && !ss.sleep(e.delay) {
 		return false
 	}
 	if code == 250 {
@@ -688,13 +689,10 @@ func (ss *session) queuedText() []byte {
 	return b
 }
 
-// delay waits as long as Config.Delay says for the command, or until the
+// delay waits as long as Config.Delay says for the verb, or until the
 // server closes (then it returns false).
-func (ss *session) delay(cmd string) bool {
-	if len(ss.cfg.Delay) == 0 {
-		return true
-	}
-	if d := ss.cfg.Delay[cmd]; d > 0 {
+func (ss *session) delay(verb string) bool {
+	if d := ss.s.k.delay[verb]; d > 0 {
 		return ss.sleep(d)
 	}
 	return true
