@@ -228,9 +228,9 @@ func (ss *session) serve() bool {
 // client waits for the replies (RFC 2920 §3.1: EHLO, DATA, VRFY, EXPN,
 // TURN, QUIT and NOOP end a group); ok is false when the session must end.
 func (ss *session) command(line string) (sync, ok bool) {
-	verb, arg := line, ""
-	if i := strings.IndexByte(line, ' '); i >= 0 {
-		verb, arg = line[:i], line[i+1:]
+	verb, arg, args := line, "", "" // args: arg with the separator before it
+	if i := strings.IndexAny(line, " \t"); i >= 0 {
+		verb, arg, args = line[:i], line[i+1:], line[i:]
 	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
 	if !ss.delay(verb) {
@@ -259,10 +259,10 @@ func (ss *session) command(line string) (sync, ok bool) {
 		// followed by more pipelined commands.
 		return false, ss.data(arg)
 	case "BDAT":
-		if !ss.cfg.NoChunking {
-			return false, ss.bdatCmd(arg)
+		if ss.cfg.NoChunking {
+			return false, ss.bdatOff(args)
 		}
-		ss.reply(500, "5.5.2 Error: command not recognized")
+		return false, ss.bdatCmd(args)
 	case "RSET":
 		if arg != "" {
 			ss.reply(501, "5.5.4 Syntax: RSET")
