@@ -19,17 +19,18 @@ import (
 
 // A session is one client's connection.
 type session struct {
-	s    *Server
-	cfg  *Config
-	conn net.Conn
-	id   uint64
-	r    *textproto.Reader
-	bw   *bufio.Writer
-	cio  *connIO
-	out  []byte    // the reply being built
-	text []byte    // the text of a reply with numbers in it (replyText)
-	hash hash.Hash // Config.Digest's, reused for each message
-	sink io.Writer // where message data goes: hash or io.Discard
+	s     *Server
+	cfg   *Config
+	conn  net.Conn
+	id    uint64
+	r     *textproto.Reader // for message data; command lines are cut by lines from r.R
+	lines lineScanner
+	bw    *bufio.Writer
+	cio   *connIO
+	out   []byte    // the reply being built
+	text  []byte    // the text of a reply with numbers in it (replyText)
+	hash  hash.Hash // Config.Digest's, reused for each message
+	sink  io.Writer // where message data goes: hash or io.Discard
 
 	greeted bool // HELO, EHLO or LHLO accepted
 	esmtp   bool // by EHLO or LHLO
@@ -145,7 +146,7 @@ func newSession(s *Server, c net.Conn, id uint64) *session {
 		br = bufio.NewReaderSize(cio, s.h.readBuf)
 	}
 	ss.r = textproto.NewReader(br)
-	ss.r.SetLimits(textproto.Limits{MaxLineBytes: s.cfg.MaxCommandBytes})
+	ss.lines.max = s.cfg.MaxCommandBytes
 	if s.cfg.Digest != 0 {
 		ss.hash = s.cfg.Digest.New()
 		ss.sink = ss.hash
@@ -204,11 +205,11 @@ func (ss *session) serve() bool {
 		return false
 	}
 	for !ss.quit {
-		line, err := ss.r.ReadLine()
+		line, tooLong, err := ss.readCommand()
 		if err != nil {
-			if !errors.Is(err, textproto.ErrLineTooLong) {
-				return false
-			}
+			return false
+		}
+		if tooLong {
 			ss.reply(500, "5.5.2 Error: line too long")
 			continue
 		}
@@ -222,6 +223,27 @@ func (ss *session) serve() bool {
 		}
 	}
 	return ss.bw.Flush() == nil
+}
+
+// readCommand reads the next command line, whose line end has arrived;
+// a line that the stream cuts off is never returned, only the read's
+// error.
+func (ss *session) readCommand() (line string, tooLong bool, err error) {
+	br := ss.r.R
+	for {
+		if br.Buffered() == 0 {
+			if _, err := br.Peek(1); err != nil {
+				return "", false, err
+			}
+		}
+		p, _ := br.Peek(br.Buffered())
+		n, l, done, long := ss.lines.scan(p)
+		line = string(l)
+		br.Discard(n)
+		if done {
+			return line, long, nil
+		}
+	}
 }
 
 // command serves one command line. sync reports a command after which the
