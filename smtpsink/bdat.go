@@ -10,8 +10,9 @@ import (
 
 // chunkState is a message in progress in BDAT chunks (RFC 3030).
 type chunkState struct {
-	c *textproto.Chunks
-	n int // chunks so far
+	c         *textproto.Chunks
+	n         int   // chunks so far
+	discarded int64 // bytes of the chunks read after the message failed
 }
 
 // bdatArgs are the arguments of a BDAT command.
@@ -61,6 +62,11 @@ func (ss *session) bdatUnsized() bool {
 // discardChunk reads a chunk of size bytes and throws it away; it returns
 // false if the session ends.
 func (ss *session) discardChunk(size int64) bool {
+	if m := ss.cfg.MaxDiscardBytes; m > 0 && size > m {
+		return ss.tooMuchDiscarded()
+	}
+	ss.cio.startData()
+	defer ss.cio.endData()
 	k := ss.r.Chunks(textproto.ChunkOptions{Binary: true, MaxBytes: -1}).Next(size, true)
 	_, err := k.WriteTo(io.Discard)
 	return err == nil
@@ -111,6 +117,13 @@ func (ss *session) bdatCmd(args string) bool {
 		})}
 	}
 	ss.bdat.n++
+	if ss.bdat.c.Err() != nil {
+		// The message has failed: this chunk is read only to be thrown
+		// away.
+		if ss.bdat.discarded += size; ss.cfg.MaxDiscardBytes > 0 && ss.bdat.discarded > ss.cfg.MaxDiscardBytes {
+			return ss.tooMuchDiscarded()
+		}
+	}
 	ss.cio.startData()
 	_, err := ss.bdat.c.Next(size, last).WriteTo(ss.sink)
 	ss.cio.endData()

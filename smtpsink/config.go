@@ -108,13 +108,38 @@ type Config struct {
 	AbortData      bool
 	AbortDataDelay time.Duration
 
-	// Timeout bounds the wait for each read from the client and each write
-	// to it; a session that exceeds it is closed. 0 means none.
+	// Timeout bounds each command: a command line must arrive whole
+	// within Timeout of the sink's starting to wait for it, and each
+	// write to the client must complete within it. A session that runs
+	// out of time gets 421 and is closed. 0 means DefaultTimeout;
+	// negative, none.
 	Timeout time.Duration
 
-	// MaxConns bounds the sessions served at once; further connections
-	// wait in the listen queue. 0 means no limit.
-	MaxConns int
+	// MinDataRate is the slowest a message's data may arrive, in bytes a
+	// second, on average (DATA's, and each BDAT chunk's): the data's
+	// deadline starts Timeout ahead, and each read of N bytes moves it on
+	// by N/MinDataRate seconds but never to more than Timeout after that
+	// read, as Postfix's smtpd_min_data_rate does; so a client dripping a
+	// byte a second is ended about Timeout after its data began. 0 means
+	// DefaultMinDataRate; negative, none (each read then has Timeout).
+	MinDataRate int64
+
+	// MaxConns bounds the sessions served at once. Further connections
+	// wait in the listen queue (as with Postfix's smtp-sink) until a
+	// session ends, or, with RefuseOverMaxConns, are accepted, answered
+	// with 421 and closed (as Postfix's smtpd does), counted in
+	// Stats.Refused. 0 means DefaultMaxConns; negative, no limit.
+	MaxConns           int
+	RefuseOverMaxConns bool
+
+	// MaxDiscardBytes bounds what the sink reads only to throw away: the
+	// rest of a message's DATA after a problem with it (too large, a
+	// line too long, a bare CR or LF), counted from the problem, and a
+	// refused BDAT chunk, or the chunks of a refused message, counted
+	// from their start. Past it the session gets 421 and is closed, as it
+	// cannot stay in step otherwise. 0 means DefaultMaxDiscardBytes;
+	// negative, no limit.
+	MaxDiscardBytes int64
 
 	// Trace, if set, receives every read from and write to each client,
 	// one line per system call: "ID < "..."" for what was read and
@@ -138,7 +163,51 @@ const (
 	// transaction that the sink accepts by default; RFC 5321 §4.5.3.1.8
 	// requires at least 100.
 	DefaultMaxRecipients = 1000
+	// DefaultTimeout is Postfix smtp-sink's -t.
+	DefaultTimeout = 100 * time.Second
+	// DefaultMinDataRate is Postfix's smtpd_min_data_rate, in bytes a
+	// second.
+	DefaultMinDataRate = 500
+	// DefaultMaxConns is Postfix smtp-sink's -m.
+	DefaultMaxConns = 256
+	// DefaultMaxDiscardBytes is what the sink reads of a refused
+	// message's data, past its problem, before it gives up on the
+	// session.
+	DefaultMaxDiscardBytes = 64 << 20
 )
+
+// withDefaults returns the Config with its zero fields set to the
+// defaults, and the negative ones that mean none to 0.
+func (c Config) withDefaults() Config {
+	if c.Hostname == "" {
+		c.Hostname = "smtp-sink"
+	}
+	if c.MaxCommandBytes == 0 {
+		c.MaxCommandBytes = DefaultMaxCommandBytes
+	}
+	if c.MaxRecipients == 0 {
+		c.MaxRecipients = DefaultMaxRecipients
+	}
+	c.Timeout = orDefault(c.Timeout, DefaultTimeout)
+	c.MinDataRate = orDefault(c.MinDataRate, DefaultMinDataRate)
+	c.MaxConns = orDefault(c.MaxConns, DefaultMaxConns)
+	c.MaxDiscardBytes = orDefault(c.MaxDiscardBytes, DefaultMaxDiscardBytes)
+	if c.ErrorLog == nil {
+		c.ErrorLog = log.Default()
+	}
+	return c
+}
+
+// orDefault is v, or def if v is 0, or 0 (none) if v is negative.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
 
 // A Reply is a forced reply (see Config.Force). Code must be 0 or 400 to
 // 599. A command with a forced reply has no effect, except that the data
@@ -217,7 +286,7 @@ func newKnobs(cfg *Config) knobs {
 }
 
 func (c *Config) validate() error {
-	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 || c.AbortDataDelay < 0 {
+	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.AbortDataDelay < 0 {
 		return fmt.Errorf("smtpsink: negative limit")
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {

@@ -36,7 +36,7 @@ func FuzzSession(f *testing.F) {
 		if err := cfg.validate(); err != nil {
 			t.Fatal(err)
 		}
-		cfg.Hostname = "smtp-sink"
+		cfg = cfg.withDefaults()
 		s := newServer(cfg, hooks{readBuf: 16 + int(knobs>>6)*100})
 		cli, srv := net.Pipe()
 		done := make(chan struct{})

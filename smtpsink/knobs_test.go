@@ -379,3 +379,53 @@ func TestPseudoKeysNotCommands(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// MaxDiscardBytes bounds what the sink reads only to throw away: past it
+// the session gets 421 and is closed; within it the session goes on.
+func TestMaxDiscardBytes(t *testing.T) {
+	line := strings.Repeat("z", 48) + "\r\n" // 50 bytes
+	for _, tc := range []struct {
+		name, send, codes string
+	}{
+		{"DATA within", "DATA\r\n" + strings.Repeat(line, 2) + ".\r\nNOOP\r\n", "354 552 250"},
+		{"DATA past", "DATA\r\n" + strings.Repeat(line, 4) + ".\r\nNOOP\r\n", "354 421"},
+		{"refused chunk within", "RSET\r\nBDAT 100\r\n" + strings.Repeat(line, 2) + "NOOP\r\n", "250 503 250"},
+		{"refused chunk past", "RSET\r\nBDAT 101\r\n" + strings.Repeat(line, 2) + "xNOOP\r\n", "250 421"},
+		{"failed message's chunks", "BDAT 50\r\n" + line + "BDAT 50\r\n" + line + "BDAT 50\r\n" + line + "BDAT 1 LAST\r\nx", "552 552 552 421"},
+		{"failed message within", "BDAT 50\r\n" + line + "BDAT 50\r\n" + line + "BDAT 1 LAST\r\nxNOOP\r\n", "552 552 552 250"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startSink(t, Config{MaxSize: 10, MaxDiscardBytes: 100}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "EHLO c")
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<a@b>")
+			c.send(tc.send)
+			if got := c.codes(strings.Count(tc.codes, " ") + 1); got != tc.codes {
+				t.Fatalf("got %s, want %s", got, tc.codes)
+			}
+			if strings.HasSuffix(tc.codes, "421") {
+				if _, err := c.R.ReadByte(); err != io.EOF {
+					t.Errorf("after the 421: %v, want EOF", err)
+				}
+			}
+		})
+	}
+}
+
+// Config's zero values are safe: a finite Timeout, MinDataRate, MaxConns
+// and MaxDiscardBytes; negative values turn them off.
+func TestSafeDefaults(t *testing.T) {
+	c := Config{}.withDefaults()
+	if c.Timeout != DefaultTimeout || c.MinDataRate != DefaultMinDataRate || c.MaxConns != DefaultMaxConns || c.MaxDiscardBytes != DefaultMaxDiscardBytes {
+		t.Errorf("defaults %+v", c)
+	}
+	c = Config{Timeout: -1, MinDataRate: -1, MaxConns: -1, MaxDiscardBytes: -1}.withDefaults()
+	if c.Timeout != 0 || c.MinDataRate != 0 || c.MaxConns != 0 || c.MaxDiscardBytes != 0 {
+		t.Errorf("none %+v", c)
+	}
+	s := startSink(t, Config{}, hooks{})
+	if cap(s.sem) != DefaultMaxConns {
+		t.Errorf("MaxConns %d", cap(s.sem))
+	}
+}

@@ -12,7 +12,13 @@
 // 552, a bare CR or LF refuses the message with 550 (Config.Bare). Memory
 // per session is bounded whatever the peer sends: command lines by
 // Config.MaxCommandBytes, recipients by Config.MaxRecipients, and message
-// data is streamed, never held.
+// data is streamed, never held. Time is bounded too, with limits on by
+// default: each command line must arrive within Config.Timeout, message
+// data at Config.MinDataRate on average, and what the sink reads only to
+// throw away is bounded by Config.MaxDiscardBytes; a session past a limit
+// gets 421 and is closed. Only a line whose line end has arrived is a
+// command (RFC 5321 §2.3.8): what a closed or reset stream cuts off is
+// never run, nor is a BDAT chunk's data, whatever its command line.
 //
 // Replies are buffered and written when the session is about to wait for
 // input, or after a command that ends a pipelined group (EHLO, DATA,
@@ -30,7 +36,6 @@ package smtpsink
 import (
 	"context"
 	"errors"
-	"log"
 	"net"
 	"strconv"
 	"sync"
@@ -124,6 +129,7 @@ type hooks struct {
 	wrap    func(net.Conn) net.Conn // wraps each accepted connection
 	readBuf int                     // size of each session's read buffer (0: readBufSize)
 	ackNow  func()                  // called at each quick-ACK request (see connIO)
+	now     func() time.Time        // the sessions' clock for their deadlines (nil: time.Now)
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
@@ -144,21 +150,7 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Hostname == "" {
-		cfg.Hostname = "smtp-sink"
-	}
-	if cfg.MaxCommandBytes == 0 {
-		cfg.MaxCommandBytes = DefaultMaxCommandBytes
-	}
-	if cfg.MaxRecipients == 0 {
-		cfg.MaxRecipients = DefaultMaxRecipients
-	}
-	if cfg.ErrorLog == nil {
-		cfg.ErrorLog = log.Default()
-	}
-	if h.readBuf == 0 {
-		h.readBuf = readBufSize
-	}
+	cfg = cfg.withDefaults()
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
@@ -170,7 +162,12 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	return s, nil
 }
 
+// newServer makes the Server of a Config that has been validated and
+// given its defaults.
 func newServer(cfg Config, h hooks) *Server {
+	if h.readBuf == 0 {
+		h.readBuf = readBufSize
+	}
 	s := &Server{cfg: cfg, h: h, stop: make(chan struct{}), kill: make(chan struct{}), conns: map[net.Conn]struct{}{}}
 	s.ehlo = ehloReply(&cfg)
 	s.k = newKnobs(&cfg)

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -52,12 +53,16 @@ type session struct {
 
 // connIO is the session's side of the connection: reads flush the pending
 // replies first, so a reply waits in the buffer only while more input is
-// buffered (RFC 2920), and both directions get the timeout.
+// buffered (RFC 2920); reads get the session's deadline (a command's, or
+// the data's), and each write the timeout.
 type connIO struct {
-	c       net.Conn
-	bw      *bufio.Writer
-	timeout time.Duration
-	kill    <-chan struct{} // the server's: closed when it closes
+	c        net.Conn
+	bw       *bufio.Writer
+	timeout  time.Duration // 0: none
+	dl       deadline
+	now      func() time.Time
+	timedOut bool            // a read ran out of time
+	kill     <-chan struct{} // the server's: closed when it closes
 
 	// When a message's data takes a second read, the session asks the
 	// kernel to acknowledge at once from then on (quickAck, which lasts
@@ -83,8 +88,11 @@ func (f *connIO) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	if f.timeout > 0 {
-		f.c.SetReadDeadline(time.Now().Add(f.timeout))
+	if at, ok, expired := f.dl.beforeRead(f.now()); expired {
+		f.timedOut = true
+		return 0, os.ErrDeadlineExceeded
+	} else if ok {
+		f.c.SetReadDeadline(at)
 	}
 	// Checked after setting the deadline: Server.Close closes kill and
 	// then moves the deadline into the past, so either this sees kill
@@ -105,12 +113,25 @@ func (f *connIO) Read(p []byte) (int, error) {
 		}
 		f.nread++
 	}
-	return f.c.Read(p)
+	n, err := f.c.Read(p)
+	if f.dl.data {
+		f.dl.afterRead(f.now(), n)
+	}
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		select {
+		case <-f.kill: // Close moved the deadline
+			return n, errClosing
+		default:
+			f.timedOut = true
+		}
+	}
+	return n, err
 }
 
-// startData and endData bracket the reads of a message's data.
-func (f *connIO) startData() { f.inData, f.nread = true, 0 }
-func (f *connIO) endData()   { f.inData = false }
+// startData and endData bracket the reads of a message's data (or a
+// chunk's): the data's deadline, and quick ACKs.
+func (f *connIO) startData() { f.inData, f.nread = true, 0; f.dl.startData() }
+func (f *connIO) endData()   { f.inData = false; f.dl.command() }
 
 func (f *connIO) Write(p []byte) (int, error) {
 	timeout := f.timeout
@@ -118,16 +139,23 @@ func (f *connIO) Write(p []byte) (int, error) {
 	case <-f.kill:
 		timeout = closeGrace // the 421 of a closing server
 	default:
+		if f.timedOut {
+			timeout = closeGrace // the 421 of a session out of time
+		}
 	}
 	if timeout > 0 {
-		f.c.SetWriteDeadline(time.Now().Add(timeout))
+		f.c.SetWriteDeadline(f.now().Add(timeout))
 	}
 	return f.c.Write(p)
 }
 
 func newSession(s *Server, c net.Conn, id uint64) *session {
 	ss := &session{s: s, cfg: &s.cfg, conn: c, id: id, sink: io.Discard}
-	cio := &connIO{c: c, timeout: s.cfg.Timeout, kill: s.kill, onAck: s.h.ackNow}
+	cio := &connIO{c: c, timeout: max(s.cfg.Timeout, 0), kill: s.kill, onAck: s.h.ackNow, now: s.h.now}
+	cio.dl = deadline{timeout: cio.timeout, rate: max(s.cfg.MinDataRate, 0)}
+	if cio.now == nil {
+		cio.now = time.Now
+	}
 	// The buffers are pooled: a client that opens a connection per
 	// message (smtp-source without -d) would otherwise make 68 KiB of
 	// garbage per message.
@@ -181,6 +209,10 @@ func (ss *session) run() bool {
 		ss.bw.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
 		ss.bw.Flush()
 	default:
+		if ss.cio.timedOut {
+			ss.reply(421, "4.4.2 "+ss.cfg.Hostname+" Error: timeout exceeded")
+			ss.bw.Flush()
+		}
 	}
 	return false
 }
@@ -230,6 +262,7 @@ func (ss *session) serve() bool {
 // error.
 func (ss *session) readCommand() (line string, tooLong bool, err error) {
 	br := ss.r.R
+	ss.cio.dl.command()
 	for {
 		if br.Buffered() == 0 {
 			if _, err := br.Peek(1); err != nil {
@@ -594,16 +627,27 @@ func (ss *session) data(arg string) bool {
 	ss.cio.startData()
 	defer ss.cio.endData()
 	dr := ss.r.DotReaderWith(textproto.DotOptions{
-		Mode:         dot.Raw,
-		Bare:         ss.cfg.Bare,
-		MaxBytes:     limitOrNone(ss.cfg.MaxSize),
-		MaxLineBytes: int(limitOrNone(int64(ss.cfg.MaxDataLineBytes))),
+		Mode:            dot.Raw,
+		Bare:            ss.cfg.Bare,
+		MaxBytes:        limitOrNone(ss.cfg.MaxSize),
+		MaxLineBytes:    int(limitOrNone(int64(ss.cfg.MaxDataLineBytes))),
+		MaxDiscardBytes: limitOrNone(ss.cfg.MaxDiscardBytes),
 	})
 	_, err := dr.WriteTo(ss.sink)
+	if errors.Is(err, textproto.ErrNotInStep) {
+		return ss.tooMuchDiscarded()
+	}
 	if err != nil && !isDataError(err) {
 		return false // the peer left or the connection failed
 	}
 	return ss.endMessage(err, dr.Size(), 0)
+}
+
+// tooMuchDiscarded ends a session that would have the sink read more
+// than MaxDiscardBytes only to throw it away.
+func (ss *session) tooMuchDiscarded() bool {
+	ss.reply(421, "4.3.0 Error: too much data to discard, closing connection")
+	return false
 }
 
 // limitOrNone turns a Config limit (0: none) into a DotOptions one

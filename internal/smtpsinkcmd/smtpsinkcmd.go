@@ -73,9 +73,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(oneDelay{"DATA", delays}, "w", "wait this long before the reply to DATA (354), in seconds or as a duration (as smtp-sink -w)")
 	fs.Var(delays, "W", "CMD:DELAY: wait DELAY before the reply to CMD (\".\": to a message's data); repeatable (as smtp-sink -W, without odds)")
 	fs.Var(abortFlag{&cfg}, "A", "answer DATA with 354, wait `DELAY` (seconds or a duration; 0: not at all), then 550 and disconnect without reading the message (as smtp-sink -A)")
-	cfg.Timeout = 100 * time.Second
-	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
-	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
+	cfg.Timeout = smtpsink.DefaultTimeout
+	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each command line to arrive and each reply to be written, in seconds or as a duration; a session past it gets 421 (as smtp-sink -t; 0: none)")
+	fs.Int64Var(&cfg.MinDataRate, "min-rate", smtpsink.DefaultMinDataRate, "slowest average rate of a message's data, bytes a second: each read of N bytes extends the data's -t deadline by N/RATE seconds, up to -t ahead (as Postfix's smtpd_min_data_rate; 0: none, -t per read)")
+	fs.Int64Var(&cfg.MaxDiscardBytes, "max-discard", smtpsink.DefaultMaxDiscardBytes, "bytes of a refused message's data (after its problem) or refused BDAT chunks to read and throw away before ending the session with 421 (0: no limit)")
+	fs.IntVar(&cfg.MaxConns, "m", smtpsink.DefaultMaxConns, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
 	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
 	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
 	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
@@ -128,8 +130,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.MaxCommandBytes <= 0 || cfg.MaxRecipients <= 0 {
 		return cli.Usagef("smtp-sink: -cmd-line and -max-rcpt must be positive")
 	}
-	if cfg.MaxSize < 0 || cfg.MaxDataLineBytes < 0 || cfg.MaxConns < 0 {
-		return cli.Usagef("smtp-sink: -size, -data-line and -m must not be negative")
+	if cfg.MaxSize < 0 || cfg.MaxDataLineBytes < 0 || cfg.MaxConns < 0 || cfg.MinDataRate < 0 || cfg.MaxDiscardBytes < 0 {
+		return cli.Usagef("smtp-sink: -size, -data-line, -m, -min-rate and -max-discard must not be negative")
+	}
+	// The flags' 0 is the library's none.
+	grace := cfg.Timeout
+	for _, v := range []*int64{&cfg.MinDataRate, &cfg.MaxDiscardBytes, (*int64)(&cfg.Timeout)} {
+		if *v == 0 {
+			*v = -1
+		}
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = -1
 	}
 	// -M cancels runCtx; a signal cancels ctx, which also closes the
 	// server at once.
@@ -222,7 +234,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ctx.Err() == nil && runCtx.Err() != nil {
 		// -M or -n: let the sessions have the last reply; QUIT ends
 		// them, or else the time limit -t.
-		grace := cfg.Timeout
 		if grace == 0 {
 			grace = 10 * time.Second
 		}
