@@ -77,7 +77,8 @@ type Config struct {
 
 	// OnSessionEnd, if set, is called when a session has ended and its
 	// connection is closed, from the session's goroutine (sessions call it
-	// concurrently); Stats counts the session as ended by then, and
+	// concurrently); Stats counts the session as ended by then, its slot
+	// of MaxConns is free, and
 	// Shutdown and Close wait for the call to return.
 	OnSessionEnd func(SessionInfo)
 

@@ -42,7 +42,7 @@ func FuzzSession(f *testing.F) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			s.serveConn(srv)
+			s.serveConn(srv, nil)
 		}()
 		replies := make(chan []string, 1)
 		go func() {

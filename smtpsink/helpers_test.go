@@ -193,7 +193,7 @@ func pipeSession(t *testing.T, cfg Config, h hooks) (net.Conn, *bufio.Reader, *w
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.serveConn(wl)
+		s.serveConn(wl, nil)
 	}()
 	t.Cleanup(func() {
 		cli.Close()

@@ -429,3 +429,32 @@ func TestSafeDefaults(t *testing.T) {
 		t.Errorf("MaxConns %d", cap(s.sem))
 	}
 }
+
+// With RefuseOverMaxConns a connection over MaxConns gets 421 at once and
+// is closed, counted in Refused and not as a session; once a session has
+// ended, the next connection is served.
+func TestMaxConnsRefuse(t *testing.T) {
+	ended := make(chan struct{}, 1)
+	s := startSink(t, Config{MaxConns: 1, RefuseOverMaxConns: true, OnSessionEnd: func(SessionInfo) { ended <- struct{}{} }}, hooks{})
+	c1 := dial(t, s)
+	c1.cmd(250, "EHLO one")
+	c2, err := nettextprotoDial(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if code, msg, err := c2.ReadResponse(421); err != nil || !strings.Contains(msg, "too many connections") {
+		t.Fatalf("over MaxConns: %d %q %v", code, msg, err)
+	}
+	if _, err := c2.R.ReadByte(); err != io.EOF {
+		t.Errorf("after the 421: %v, want EOF", err)
+	}
+	c1.cmd(221, "QUIT")
+	<-ended
+	c3 := dial(t, s)
+	c3.cmd(221, "QUIT")
+	<-ended
+	if st := s.Stats(); st.Sessions != 2 || st.Refused != 1 || st.Aborted != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}

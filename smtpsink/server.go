@@ -76,6 +76,7 @@ type Stats struct {
 	Sessions   uint64 `json:"sessions"`   // accepted connections
 	Active     uint64 `json:"active"`     // sessions open now
 	Aborted    uint64 `json:"aborted"`    // sessions that ended without QUIT (the peer left, a timeout, a forced close)
+	Refused    uint64 `json:"refused"`    // connections over MaxConns answered with 421 (Config.RefuseOverMaxConns); not sessions
 	Messages   uint64 `json:"messages"`   // messages accepted
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
 	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
@@ -95,8 +96,8 @@ func (s Stats) ErrorCount() uint64 {
 
 // counters are the live Stats.
 type counters struct {
-	sessions, active, aborted, messages, recipients, bytes atomic.Uint64
-	codes                                                  [200]atomic.Uint64 // replies 400 to 599
+	sessions, active, aborted, refused, messages, recipients, bytes atomic.Uint64
+	codes                                                           [200]atomic.Uint64 // replies 400 to 599
 }
 
 // A Server is a sink listening on a TCP address.
@@ -190,8 +191,9 @@ func (s *Server) Serve() error {
 		return ErrServing
 	}
 	var backoff time.Duration
+	wait := s.sem != nil && !s.cfg.RefuseOverMaxConns
 	for {
-		if s.sem != nil {
+		if wait {
 			select {
 			case s.sem <- struct{}{}:
 			case <-s.stop:
@@ -200,7 +202,7 @@ func (s *Server) Serve() error {
 		}
 		c, err := s.ln.Accept()
 		if err != nil {
-			if s.sem != nil {
+			if wait {
 				<-s.sem
 			}
 			select {
@@ -226,20 +228,35 @@ func (s *Server) Serve() error {
 			return err
 		}
 		backoff = 0
+		if s.sem != nil && !wait {
+			select {
+			case s.sem <- struct{}{}:
+			default:
+				s.refuse(c)
+				continue
+			}
+		}
 		if !s.track(c) {
 			c.Close()
 			return nil
 		}
 		go func() {
-			defer func() {
-				s.untrack(c)
+			defer s.untrack(c)
+			s.serveConn(c, func() {
 				if s.sem != nil {
 					<-s.sem
 				}
-			}()
-			s.serveConn(c)
+			})
 		}()
 	}
+}
+
+// refuse answers a connection over MaxConns with 421 and closes it.
+func (s *Server) refuse(c net.Conn) {
+	s.stats.refused.Add(1)
+	c.SetWriteDeadline(time.Now().Add(closeGrace))
+	c.Write([]byte("421 4.7.0 " + s.cfg.Hostname + " Error: too many connections, try again later\r\n"))
+	c.Close()
 }
 
 // track registers c, unless the server is stopping.
@@ -263,8 +280,9 @@ func (s *Server) untrack(c net.Conn) {
 	s.wg.Done()
 }
 
-// serveConn runs one session on c and closes c.
-func (s *Server) serveConn(c net.Conn) {
+// serveConn runs one session on c and closes c; then it calls closed
+// (if not nil), which frees the session's slot, and OnSessionEnd.
+func (s *Server) serveConn(c net.Conn, closed func()) {
 	id := s.nextID.Add(1)
 	s.stats.sessions.Add(1)
 	s.stats.active.Add(1)
@@ -285,6 +303,9 @@ func (s *Server) serveConn(c net.Conn) {
 	nmsg := ss.nmsg
 	ss.release()
 	s.stats.active.Add(^uint64(0))
+	if closed != nil {
+		closed()
+	}
 	if s.cfg.OnSessionEnd != nil {
 		s.cfg.OnSessionEnd(SessionInfo{Session: id, RemoteAddr: c.RemoteAddr(), Messages: nmsg, Quit: quit})
 	}
@@ -362,6 +383,7 @@ func (s *Server) Stats() Stats {
 		Sessions:   s.stats.sessions.Load(),
 		Active:     s.stats.active.Load(),
 		Aborted:    s.stats.aborted.Load(),
+		Refused:    s.stats.refused.Load(),
 		Messages:   s.stats.messages.Load(),
 		Recipients: s.stats.recipients.Load(),
 		Bytes:      s.stats.bytes.Load(),

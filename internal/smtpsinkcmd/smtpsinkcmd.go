@@ -78,6 +78,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&cfg.MinDataRate, "min-rate", smtpsink.DefaultMinDataRate, "slowest average rate of a message's data, bytes a second: each read of N bytes extends the data's -t deadline by N/RATE seconds, up to -t ahead (as Postfix's smtpd_min_data_rate; 0: none, -t per read)")
 	fs.Int64Var(&cfg.MaxDiscardBytes, "max-discard", smtpsink.DefaultMaxDiscardBytes, "bytes of a refused message's data (after its problem) or refused BDAT chunks to read and throw away before ending the session with 421 (0: no limit)")
 	fs.IntVar(&cfg.MaxConns, "m", smtpsink.DefaultMaxConns, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
+	fs.BoolVar(&cfg.RefuseOverMaxConns, "m-refuse", false, "answer connections over -m with 421 and close them (as Postfix's smtpd) instead of leaving them in the listen queue")
 	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
 	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
 	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
@@ -271,8 +272,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // Print writes the summary for people: two lines, the counts and the
 // error replies by code.
 func Print(w io.Writer, r Result) error {
-	fmt.Fprintf(w, "sessions %d (aborted %d), messages %d, recipients %d, bytes %d\n",
-		r.Sessions, r.Aborted, r.Messages, r.Recipients, r.Bytes)
+	refused := ""
+	if r.Refused > 0 {
+		refused = fmt.Sprintf(", refused %d", r.Refused)
+	}
+	fmt.Fprintf(w, "sessions %d (aborted %d%s), messages %d, recipients %d, bytes %d\n",
+		r.Sessions, r.Aborted, refused, r.Messages, r.Recipients, r.Bytes)
 	codes := make([]int, 0, len(r.Errors))
 	for c := range r.Errors {
 		codes = append(codes, c)
