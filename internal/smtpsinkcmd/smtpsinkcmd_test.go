@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
@@ -37,12 +38,20 @@ func run(t *testing.T, args ...string) (addr string, stop func() (string, error)
 // standard error.
 func start(t *testing.T, args ...string) (addr string, stop func() (stdout, stderr string, err error)) {
 	t.Helper()
+	addr, _, stop = startErr(t, args...)
+	return addr, stop
+}
+
+// startErr is start that also returns the command's standard error as it
+// is written.
+func startErr(t *testing.T, args ...string) (addr string, stderr *syncBuffer, stop func() (stdout, stderr string, err error)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	var stderr bytes.Buffer
+	stderr = &syncBuffer{changed: make(chan struct{}, 1)}
 	go func() {
-		err := Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, &stderr)
+		err := Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, stderr)
 		pw.Close()
 		done <- err
 	}()
@@ -57,10 +66,41 @@ func start(t *testing.T, args ...string) (addr string, stop func() (stdout, stde
 		b, _ := io.ReadAll(br)
 		rest <- string(b)
 	}()
-	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), func() (string, string, error) {
+	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), stderr, func() (string, string, error) {
 		cancel()
 		err := <-done
 		return <-rest, stderr.String(), err
+	}
+}
+
+// syncBuffer is the command's standard error, which a test may read
+// while the command writes it.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case b.changed <- struct{}{}:
+	default:
+	}
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// waitFor waits until s has been written.
+func (b *syncBuffer) waitFor(s string) {
+	for !strings.Contains(b.String(), s) {
+		<-b.changed
 	}
 }
 
