@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/cloudwego/netpoll v0.7.2
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/minio/md5-simd v1.1.2
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/tidwall/evio v1.0.8

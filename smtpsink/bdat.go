@@ -145,13 +145,27 @@ func (ss *session) bdatCmd(args string) bool {
 	return true
 }
 
+// refuseChunk refuses a BDAT command whatever its arguments: the chunk
+// is read and thrown away if its size can be read, else the session ends.
+func (ss *session) refuseChunk(args string, code int, text string) bool {
+	a := parseBDAT(args)
+	if !a.sized {
+		return ss.bdatUnsized()
+	}
+	if !ss.discardChunk(a.size) {
+		return false
+	}
+	ss.reply(code, text)
+	return true
+}
+
 // bdatOff serves BDAT when CHUNKING is off: an unknown command (500), but
 // a chunk whose size can be read is read and thrown away first, so that
 // its bytes are not taken for commands.
 func (ss *session) bdatOff(args string) bool {
-	if a := parseBDAT(args); a.sized && !ss.discardChunk(a.size) {
-		return false
+	if !parseBDAT(args).sized {
+		ss.reply(500, "5.5.2 Error: command not recognized")
+		return true
 	}
-	ss.reply(500, "5.5.2 Error: command not recognized")
-	return true
+	return ss.refuseChunk(args, 500, "5.5.2 Error: command not recognized")
 }

@@ -1,6 +1,7 @@
 package smtpsink
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
@@ -64,6 +65,32 @@ type Config struct {
 	No8BitMIME   bool
 	NoChunking   bool // neither CHUNKING (BDAT) nor BINARYMIME
 	NoSMTPUTF8   bool
+
+	// TLS, if set, offers STARTTLS (RFC 3207) with this configuration
+	// (its Certificates; see SelfSigned), or with TLSImplicit speaks TLS
+	// from the connection's first byte (SMTPS, RFC 8314) and offers no
+	// STARTTLS. After STARTTLS the session forgets all it knew (RFC 3207
+	// §4.2: the client must EHLO again, and authenticate again), and
+	// whatever the client sent after the STARTTLS line before the
+	// handshake, in the clear, is thrown away unread. TLSRequired refuses
+	// MAIL, RCPT, DATA, BDAT, VRFY, EXPN, AUTH and HELP before TLS with
+	// 530 (RFC 3207 §4). A failed handshake ends the session.
+	TLS         *tls.Config
+	TLSImplicit bool
+	TLSRequired bool
+
+	// Auth offers AUTH PLAIN and LOGIN (RFC 4954, RFC 4616), initial
+	// responses included; a client line "*" cancels an exchange (501).
+	// AuthUsers, if set, holds the only credentials accepted (user name
+	// to password); without it any are. Wrong ones get 535. AUTH is
+	// offered and served over TLS only (before it, 538, RFC 4954 §6),
+	// unless AuthPlaintext. Authenticating is never required to send
+	// mail; Message says whether the client did, and as whom. The
+	// responses of an exchange are bounded by MaxCommandBytes, as
+	// command lines are (RFC 4954 asks for 12288 bytes).
+	Auth          bool
+	AuthUsers     map[string]string
+	AuthPlaintext bool
 
 	// Digest, if set, hashes the data of every message; Message.Digest
 	// holds the sum.
@@ -234,7 +261,7 @@ func (r Reply) text() string {
 // reply to a message's data), which name events, never a client's line: a
 // client line "." or "CONNECT x" is an unknown command (500) whatever
 // Force and Delay say.
-var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
+var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT", "STARTTLS", "AUTH"}
 
 // The pseudo keys of Force and Delay.
 const (
@@ -292,6 +319,12 @@ func (c *Config) validate() error {
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {
 		return fmt.Errorf("smtpsink: %w", digest.ErrUnknownAlgorithm)
+	}
+	if (c.TLSImplicit || c.TLSRequired) && c.TLS == nil {
+		return fmt.Errorf("smtpsink: TLSImplicit and TLSRequired need TLS")
+	}
+	if c.Auth && c.TLS == nil && !c.AuthPlaintext {
+		return fmt.Errorf("smtpsink: Auth needs TLS, or AuthPlaintext")
 	}
 	if c.Bare > dot.BareNormalize {
 		return fmt.Errorf("smtpsink: unknown bare CR/LF policy %d", c.Bare)

@@ -61,7 +61,7 @@ func TestForce(t *testing.T) {
 		// A forced reply in the middle of a group leaves with the others.
 		cli, br, wl := pipeSession(t, Config{Force: map[string]Reply{"RCPT": {Code: 450}}}, hooks{})
 		cli.Write([]byte("EHLO c\r\n"))
-		io.ReadFull(br, make([]byte, len(ehloReply(&Config{Hostname: "smtp-sink"}))))
+		io.ReadFull(br, make([]byte, len(ehloReply(&Config{Hostname: "smtp-sink"}, false))))
 		before := len(wl.log())
 		cli.Write([]byte("MAIL FROM:<a@b>\r\nRCPT TO:<a@b>\r\nRCPT TO:<c@d>\r\nDATA\r\n"))
 		want := "250 2.1.0 Ok\r\n450 4.3.0 Error: command failed\r\n450 4.3.0 Error: command failed\r\n554 5.5.1 Error: no valid recipients\r\n"

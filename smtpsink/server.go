@@ -29,8 +29,13 @@
 // Nagle's algorithm on does not wait out the delayed-ACK timer at the end
 // of every large message.
 //
-// Not supported: STARTTLS, AUTH, DSN, XCLIENT; addresses are taken as
-// given between their angle brackets.
+// With Config.TLS it offers STARTTLS (RFC 3207) or speaks implicit TLS
+// (RFC 8314), and with Config.Auth, AUTH PLAIN and LOGIN (RFC 4954) over
+// TLS; a session that starts TLS forgets all it knew, and input sent in
+// the clear after STARTTLS is never read as commands.
+//
+// Not supported: DSN, XCLIENT; addresses are taken as given between
+// their angle brackets.
 package smtpsink
 
 import (
@@ -57,6 +62,10 @@ type Message struct {
 	SMTPUTF8   bool       // MAIL had the SMTPUTF8 parameter
 	Chunks     int        // BDAT chunks; 0 for DATA
 	RemoteAddr net.Addr   // the client's address
+	TLS        bool       // the message came over TLS
+	// Authenticated: the client had authenticated (AUTH), as AuthUser.
+	Authenticated bool
+	AuthUser      string
 }
 
 // A SessionInfo is what Config.OnSessionEnd learns about a session that
@@ -77,6 +86,7 @@ type Stats struct {
 	Active     uint64 `json:"active"`     // sessions open now
 	Aborted    uint64 `json:"aborted"`    // sessions that ended without QUIT (the peer left, a timeout, a forced close)
 	Refused    uint64 `json:"refused"`    // connections over MaxConns answered with 421 (Config.RefuseOverMaxConns); not sessions
+	TLS        uint64 `json:"tls"`        // TLS handshakes completed (STARTTLS or implicit TLS)
 	Messages   uint64 `json:"messages"`   // messages accepted
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
 	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
@@ -96,18 +106,19 @@ func (s Stats) ErrorCount() uint64 {
 
 // counters are the live Stats.
 type counters struct {
-	sessions, active, aborted, refused, messages, recipients, bytes atomic.Uint64
-	codes                                                           [200]atomic.Uint64 // replies 400 to 599
+	sessions, active, aborted, refused, tls, messages, recipients, bytes atomic.Uint64
+	codes                                                                [200]atomic.Uint64 // replies 400 to 599
 }
 
 // A Server is a sink listening on a TCP address.
 type Server struct {
-	cfg   Config
-	h     hooks
-	ln    net.Listener
-	ehlo  []byte // the EHLO reply after its first line's code
-	k     knobs  // Config.Force and Config.Delay
-	stats counters
+	cfg     Config
+	h       hooks
+	ln      net.Listener
+	ehlo    []byte // the EHLO reply
+	ehloTLS []byte // the EHLO reply over TLS
+	k       knobs  // Config.Force and Config.Delay
+	stats   counters
 
 	serving atomic.Bool
 	stop    chan struct{} // closed: accept no more
@@ -170,7 +181,7 @@ func newServer(cfg Config, h hooks) *Server {
 		h.readBuf = readBufSize
 	}
 	s := &Server{cfg: cfg, h: h, stop: make(chan struct{}), kill: make(chan struct{}), conns: map[net.Conn]struct{}{}}
-	s.ehlo = ehloReply(&cfg)
+	s.ehlo, s.ehloTLS = ehloReply(&cfg, false), ehloReply(&cfg, true)
 	s.k = newKnobs(&cfg)
 	if cfg.MaxConns > 0 {
 		s.sem = make(chan struct{}, cfg.MaxConns)
@@ -286,19 +297,22 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 	id := s.nextID.Add(1)
 	s.stats.sessions.Add(1)
 	s.stats.active.Add(1)
-	rw := c
+	plain := c
 	if s.h.wrap != nil {
-		rw = s.h.wrap(c)
+		plain = s.h.wrap(c)
 	}
+	rw := plain
 	if s.cfg.Trace != nil {
-		rw = &traceConn{Conn: rw, s: s, id: id}
+		rw = &traceConn{Conn: plain, s: s, id: id}
 	}
 	ss := newSession(s, rw, id)
+	ss.plain = plain
 	ss.cio.qa = newQuickAck(c)
 	quit := ss.run()
 	if !quit {
 		s.stats.aborted.Add(1)
 	}
+	ss.closeTLS()
 	c.Close()
 	nmsg := ss.nmsg
 	ss.release()
@@ -384,6 +398,7 @@ func (s *Server) Stats() Stats {
 		Active:     s.stats.active.Load(),
 		Aborted:    s.stats.aborted.Load(),
 		Refused:    s.stats.refused.Load(),
+		TLS:        s.stats.tls.Load(),
 		Messages:   s.stats.messages.Load(),
 		Recipients: s.stats.recipients.Load(),
 		Bytes:      s.stats.bytes.Load(),

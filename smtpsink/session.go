@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"hash"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/sleep"
@@ -32,6 +34,15 @@ type session struct {
 	text  []byte    // the text of a reply with numbers in it (replyText)
 	hash  hash.Hash // Config.Digest's, reused for each message
 	sink  io.Writer // where message data goes: hash or io.Discard
+
+	plain net.Conn // the connection below TLS and the trace (for STARTTLS)
+
+	tls         bool        // speaking TLS
+	tlsConn     *tls.Conn   // if so, over this
+	authed      bool        // AUTH succeeded
+	authUser    string      // as whom
+	authPending string      // the user of the exchange in progress, once checked
+	sasl        sasl.Server // the AUTH exchange in progress
 
 	greeted bool // HELO, EHLO or LHLO accepted
 	esmtp   bool // by EHLO or LHLO
@@ -218,6 +229,9 @@ func (ss *session) run() bool {
 }
 
 func (ss *session) serve() bool {
+	if ss.cfg.TLSImplicit && !ss.handshake() {
+		return false
+	}
 	if c := ss.s.k.connect; c.delay > 0 && !ss.sleep(c.delay) {
 		return false
 	}
@@ -287,6 +301,10 @@ func (ss *session) command(line string) (sync, ok bool) {
 	if i := strings.IndexAny(line, " \t"); i >= 0 {
 		verb, arg, args = line[:i], line[i+1:], line[i:]
 	}
+	if ss.sasl != nil {
+		ss.authLine(line) // a line of an AUTH exchange, not a command
+		return true, true
+	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
 	if !ss.delay(verb) {
 		return false, false
@@ -300,6 +318,14 @@ func (ss *session) command(line string) (sync, ok bool) {
 	if ss.refused && verb != "QUIT" {
 		ss.reply(503, "5.5.1 Error: no service, QUIT only")
 		return false, true
+	}
+	if ss.cfg.TLSRequired && !ss.tls && needsTLS(verb) {
+		const text = "5.7.0 Must issue a STARTTLS command first" // RFC 3207 §4
+		if verb == "BDAT" {
+			return false, ss.refuseChunk(args, 530, text)
+		}
+		ss.reply(530, text)
+		return endsGroup(verb), true
 	}
 	switch verb {
 	case "HELO", "EHLO", "LHLO":
@@ -345,12 +371,29 @@ func (ss *session) command(line string) (sync, ok bool) {
 	case "EXPN", "TURN":
 		ss.reply(502, "5.5.1 Error: command not implemented")
 		return true, true
-	case "STARTTLS", "AUTH", "ETRN", "ATRN":
+	case "STARTTLS":
+		return true, ss.startTLS(arg)
+	case "AUTH":
+		ss.auth(arg)
+		return true, true
+	case "ETRN", "ATRN":
 		ss.reply(502, "5.5.1 Error: command not implemented")
 	default:
 		ss.reply(500, "5.5.2 Error: command not recognized")
 	}
 	return false, true
+}
+
+// needsTLS reports the commands refused before STARTTLS under
+// Config.TLSRequired: all but those RFC 3207 §4 lets through (NOOP, EHLO,
+// STARTTLS, QUIT), HELO, LHLO and RSET, which change nothing, and the
+// unknown ones, which get 500.
+func needsTLS(verb string) bool {
+	switch verb {
+	case "MAIL", "RCPT", "DATA", "BDAT", "VRFY", "EXPN", "AUTH", "HELP", "TURN", "ETRN", "ATRN":
+		return true
+	}
+	return false
 }
 
 // endsGroup reports the commands after which a pipelining client waits
@@ -423,12 +466,24 @@ func (ss *session) hello(verb, arg string) {
 		ss.reply(250, ss.cfg.Hostname)
 		return
 	}
+	if ss.tls {
+		ss.bw.Write(ss.s.ehloTLS)
+		return
+	}
 	ss.bw.Write(ss.s.ehlo)
 }
 
-// ehloReply renders the EHLO (LHLO) reply once per server.
-func ehloReply(cfg *Config) []byte {
+// ehloReply renders the EHLO (LHLO) reply once per server, for a session
+// in the clear or over TLS: STARTTLS is offered before TLS, AUTH over it
+// (or before, with AuthPlaintext).
+func ehloReply(cfg *Config, tls bool) []byte {
 	kw := []string{cfg.Hostname}
+	if cfg.TLS != nil && !cfg.TLSImplicit && !tls {
+		kw = append(kw, "STARTTLS")
+	}
+	if cfg.Auth && (tls || cfg.AuthPlaintext) {
+		kw = append(kw, "AUTH "+authMechanisms)
+	}
 	if !cfg.NoPipelining {
 		kw = append(kw, "PIPELINING")
 	}
@@ -711,7 +766,8 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 		ss.s.stats.recipients.Add(uint64(ss.nrcpt))
 		if ss.cfg.OnMessage != nil {
 			m := Message{Session: ss.id, Seq: ss.nmsg, From: ss.from, To: append([]string(nil), ss.to...),
-				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.conn.RemoteAddr()}
+				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.conn.RemoteAddr(),
+				TLS: ss.tls, Authenticated: ss.authed, AuthUser: ss.authUser}
 			if ss.hash != nil {
 				m.Digest = ss.sum()
 			}
