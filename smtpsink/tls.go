@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// SelfSigned makes a self-signed certificate for hostname (a name or an
-// IP address), valid from an hour ago for a year, with a new ECDSA P-256
-// key: for Config.TLS where no certificate is at hand. Clients must be
-// told not to verify it, or be given it.
-func SelfSigned(hostname string) (tls.Certificate, error) {
+// SelfSigned makes a self-signed certificate for hostname and the other
+// hosts (names or IP addresses), valid from an hour ago for a year, with
+// a new ECDSA P-256 key: for Config.TLS where no certificate is at hand.
+// Clients must be told not to verify it, or be given it.
+func SelfSigned(hostname string, hosts ...string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
@@ -36,10 +36,12 @@ func SelfSigned(hostname string) (tls.Certificate, error) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	if ip := net.ParseIP(hostname); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	} else {
-		tmpl.DNSNames = []string{hostname}
+	for _, h := range append([]string{hostname}, hosts...) {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

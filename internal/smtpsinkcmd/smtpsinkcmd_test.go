@@ -5,8 +5,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
 // run starts the command with args on 127.0.0.1:0 and returns the address
@@ -204,6 +209,7 @@ func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
 		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"}, {"-A", "-1"}, {"-A", "soon"},
+		{"-tls-cert", "c.pem"}, {"-auth"}, {"-auth-file", "f"}, {"-tls-implicit", "-tls-required"}, {"-m", "-1"}, {"-min-rate", "-5"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
@@ -308,5 +314,44 @@ func TestRunAbortData(t *testing.T) {
 	out, err := stop()
 	if err != nil || !strings.HasPrefix(out, "sessions 1 (aborted 1), messages 0,") || !strings.Contains(out, "550: 1") {
 		t.Errorf("%v: %s", err, out)
+	}
+}
+
+// -tls-cert and -tls-key: the sink serves that certificate (a client
+// that trusts only it verifies the sink) and reports its fingerprint; a
+// malformed -auth-file is an error.
+func TestRunTLSCertFiles(t *testing.T) {
+	cert, err := smtpsink.SelfSigned("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600)
+	addr, stop := start(t, "-tls", "-tls-cert", certFile, "-tls-key", keyFile)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	c, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartTLS(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Quit()
+	_, errOut, err := stop()
+	sum := sha256.Sum256(cert.Certificate[0])
+	if err != nil || !strings.Contains(strings.ReplaceAll(errOut, ":", ""), strings.ToUpper(hex.EncodeToString(sum[:]))) {
+		t.Errorf("%v: stderr %q, want fingerprint %X", err, errOut, sum)
+	}
+	bad := filepath.Join(dir, "users")
+	os.WriteFile(bad, []byte("u:p\nnocolon\n"), 0o600)
+	if err := Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-tls", "-auth", "-auth-file", bad}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Errorf("bad -auth-file: %v", err)
 	}
 }
