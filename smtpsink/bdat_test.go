@@ -170,3 +170,62 @@ func TestBDATMalformed(t *testing.T) {
 		})
 	}
 }
+
+// As go-smtp's users found (emersion/go-smtp #315, #309): a BDAT chunk
+// pipelined after a refused MAIL or RCPT is read and thrown away, its
+// bytes never commands; and LMTP's replies stay in step after an
+// oversized body, DATA's or BDAT's (one reply per refused non-LAST chunk,
+// one per recipient after LAST), so the next transaction is served.
+func TestBDATAfterRefusals(t *testing.T) {
+	chunk := "RSET\r\nQUIT\r\n"
+	t.Run("refused MAIL", func(t *testing.T) {
+		c := dial(t, startSink(t, Config{MaxSize: 100}, hooks{}))
+		c.cmd(250, "EHLO c")
+		c.send("MAIL FROM:<a@b> SIZE=1000\r\nRCPT TO:<c@d>\r\nBDAT 12 LAST\r\n" + chunk + "NOOP\r\n")
+		if got := c.codes(4); got != "552 503 503 250" {
+			t.Fatalf("got %s", got)
+		}
+	})
+	t.Run("refused RCPT", func(t *testing.T) {
+		for _, lmtp := range []bool{false, true} {
+			c := dial(t, startSink(t, Config{LMTP: lmtp, Force: map[string]Reply{"RCPT": {Code: 550}}}, hooks{}))
+			hello, noRcpt := "EHLO c", "554"
+			if lmtp {
+				hello, noRcpt = "LHLO c", "503"
+			}
+			c.cmd(250, hello)
+			c.send("MAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nBDAT 12\r\n" + chunk + "BDAT 12 LAST\r\n" + chunk + "NOOP\r\n")
+			if got, want := c.codes(5), "250 550 "+noRcpt+" "+noRcpt+" 250"; got != want {
+				t.Fatalf("LMTP %v: got %s, want %s", lmtp, got, want)
+			}
+		}
+	})
+	t.Run("LMTP oversized", func(t *testing.T) {
+		var got messages
+		c := dial(t, startSink(t, Config{LMTP: true, MaxSize: 1000, OnMessage: got.add}, hooks{}))
+		c.cmd(250, "LHLO c")
+		rcpts := "MAIL FROM:<a@b>\r\nRCPT TO:<1@b>\r\nRCPT TO:<2@b>\r\nRCPT TO:<3@b>\r\n"
+		big := strings.Repeat("x", 1022) + "\r\n"
+		// BDAT, as the smtp-source -L -chunking -pipelining
+		// -chunk-size 1024 -l 3000 -r 3 sends it.
+		c.send(rcpts + "BDAT 1024\r\n" + big + "BDAT 1024\r\n" + big + "BDAT 952 LAST\r\n" + big[:950] + "\r\nRSET\r\n")
+		if got := c.codes(4 + 2 + 3 + 1); got != "250 250 250 250 552 552 552 552 552 250" {
+			t.Fatalf("BDAT: got %s", got)
+		}
+		c.send(rcpts + "DATA\r\n")
+		if got := c.codes(5); got != "250 250 250 250 354" {
+			t.Fatalf("got %s", got)
+		}
+		c.send(big + big + ".\r\nRSET\r\n")
+		if got := c.codes(4); got != "552 552 552 250" {
+			t.Fatalf("DATA: got %s", got)
+		}
+		c.send(rcpts + "BDAT 2 LAST\r\nokQUIT\r\n")
+		if got := c.codes(8); got != "250 250 250 250 250 250 250 221" {
+			t.Fatalf("after: got %s", got)
+		}
+		if ms := got.all(); len(ms) != 1 || ms[0].Size != 2 {
+			t.Errorf("messages %+v", ms)
+		}
+	})
+}
