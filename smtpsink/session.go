@@ -256,6 +256,11 @@ func (ss *session) serve() bool {
 			return false
 		}
 		if tooLong {
+			if ss.sasl != nil {
+				ss.sasl, ss.authPending = nil, "" // RFC 4954 §4: the exchange fails
+				ss.reply(500, "5.5.6 Authentication exchange line is too long")
+				continue
+			}
 			ss.reply(500, "5.5.2 Error: line too long")
 			continue
 		}
@@ -565,6 +570,9 @@ func (ss *session) mail(arg string) {
 			}
 		case key == "SMTPUTF8" && !hasVal && !ss.cfg.NoSMTPUTF8:
 			utf8 = true
+		case key == "AUTH" && hasVal && ss.cfg.Auth:
+			// RFC 4954 §5: the submitter's identity, "<>" if unknown;
+			// taken and ignored.
 		default:
 			ss.reply(555, "5.5.4 Error: unsupported MAIL parameter")
 			return

@@ -181,7 +181,8 @@ func TestAuth(t *testing.T) {
 }
 
 // Any credentials do without AuthUsers; without AuthPlaintext AUTH is
-// neither offered nor served before TLS.
+// neither offered nor served before TLS; a response line too long fails
+// the exchange (500); MAIL takes the AUTH parameter.
 func TestAuthAnyCredentials(t *testing.T) {
 	srv, cli := testTLS(t)
 	s := startSink(t, Config{TLS: srv, Auth: true}, hooks{})
@@ -190,7 +191,11 @@ func TestAuthAnyCredentials(t *testing.T) {
 	c.cmd(538, "AUTH LOGIN")
 	c = c.startTLS(cli)
 	c.cmd(250, "EHLO c")
+	c.cmd(334, "AUTH LOGIN")
+	c.cmd(500, strings.Repeat("A", 3000)) // too long: the exchange fails
 	c.cmd(235, "AUTH PLAIN "+b64("\x00anyone\x00anything"))
+	c.cmd(250, "MAIL FROM:<a@b> AUTH=<>") // RFC 4954 §5
+	c.cmd(250, "RSET")
 	c.cmd(221, "QUIT")
 }
 
