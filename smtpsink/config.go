@@ -148,7 +148,9 @@ type Config struct {
 	// deadline starts Timeout ahead, and each read of N bytes moves it on
 	// by N/MinDataRate seconds but never to more than Timeout after that
 	// read, as Postfix's smtpd_min_data_rate does; so a client dripping a
-	// byte a second is ended about Timeout after its data began. 0 means
+	// byte a second is ended about Timeout after its data began (the
+	// data's deadline is kept up to Timeout/64 late, which spares a fast
+	// stream a timer change at every read). 0 means
 	// DefaultMinDataRate; negative, none (each read then has Timeout).
 	MinDataRate int64
 

@@ -20,40 +20,43 @@ type deadline struct {
 	at      time.Time     // the deadline, once armed
 	armed   bool          // at is set for the current command or data
 	data    bool          // reading message data
+	credit  int           // data bytes read since the last beforeRead
 }
 
 // command starts the wait for a command line: the deadline is armed at
 // the first read for it.
-func (d *deadline) command() { d.armed, d.data = false, false }
+func (d *deadline) command() { d.armed, d.data, d.credit = false, false, 0 }
 
 // startData starts a message's data (or a chunk's): the deadline is
 // armed at its first read.
-func (d *deadline) startData() { d.armed, d.data = false, true }
+func (d *deadline) startData() { d.armed, d.data, d.credit = false, true, 0 }
 
-// beforeRead arms the deadline if it is not yet and returns it; ok is
-// false if there is none, or if it has passed (expired).
+// beforeRead arms the deadline if it is not yet, or moves it on for the
+// data read since the last call (taking now for the time those bytes
+// came: one clock reading per read), and returns it; ok is false if there
+// is none, expired if it has passed.
 func (d *deadline) beforeRead(now time.Time) (at time.Time, ok, expired bool) {
 	if d.timeout <= 0 {
 		return time.Time{}, false, false
 	}
-	if !d.armed {
+	switch {
+	case !d.armed:
 		d.at, d.armed = now.Add(d.timeout), true
+	case d.credit > 0:
+		limit := now.Add(d.timeout)
+		if d.rate <= 0 {
+			d.at = limit
+		} else if d.at = d.at.Add(time.Duration(int64(d.credit) * int64(time.Second) / d.rate)); d.at.After(limit) {
+			d.at = limit
+		}
 	}
+	d.credit = 0
 	return d.at, true, !now.Before(d.at)
 }
 
-// afterRead counts n bytes read at now.
-func (d *deadline) afterRead(now time.Time, n int) {
-	if !d.data || n <= 0 || d.timeout <= 0 {
-		return
-	}
-	limit := now.Add(d.timeout)
-	if d.rate <= 0 {
-		d.at = limit
-		return
-	}
-	d.at = d.at.Add(time.Duration(int64(n) * int64(time.Second) / d.rate))
-	if d.at.After(limit) {
-		d.at = limit
+// afterRead counts n bytes read.
+func (d *deadline) afterRead(n int) {
+	if d.data && n > 0 {
+		d.credit += n
 	}
 }

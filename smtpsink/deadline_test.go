@@ -16,27 +16,28 @@ func TestDeadline(t *testing.T) {
 	if !ok || exp || !at.Equal(t0.Add(5*time.Second)) {
 		t.Fatalf("command: %v %v %v", at, ok, exp)
 	}
-	d.afterRead(t0.Add(time.Second), 100) // no credit for a command
+	d.afterRead(100) // no credit for a command
 	if at, _, exp := d.beforeRead(t0.Add(5 * time.Second)); !at.Equal(t0.Add(5*time.Second)) || !exp {
 		t.Errorf("command at 5s: %v expired %v", at, exp)
 	}
 	// Data: 1 byte a second earns 2 ms a byte.
 	d.startData()
-	d.beforeRead(t0)
+	at, _, _ = d.beforeRead(t0)
 	for i := 1; i <= 5; i++ {
 		now := t0.Add(time.Duration(i) * time.Second)
-		if _, _, exp := d.beforeRead(now); exp {
-			t.Fatalf("data expired at %ds", i)
+		if !now.Before(at) {
+			t.Fatalf("byte %d, at %ds, past the deadline %v", i, i, at.Sub(t0))
 		}
-		d.afterRead(now, 1)
+		d.afterRead(1)
+		at, _, _ = d.beforeRead(now)
 	}
-	if at, _, exp := d.beforeRead(t0.Add(6 * time.Second)); !exp || !at.Equal(t0.Add(5*time.Second+10*time.Millisecond)) {
-		t.Errorf("data at 6s: deadline %v expired %v", at.Sub(t0), exp)
+	if want := t0.Add(5*time.Second + 10*time.Millisecond); !at.Equal(want) {
+		t.Errorf("after 5 bytes: deadline %v, want 5.01s", at.Sub(t0))
 	}
 	// A fast start buys no more than timeout of silence.
 	d.startData()
 	d.beforeRead(t0)
-	d.afterRead(t0, 1<<30)
+	d.afterRead(1 << 30)
 	if at, _, _ := d.beforeRead(t0); !at.Equal(t0.Add(5 * time.Second)) {
 		t.Errorf("after 1 GiB at once: deadline %v", at.Sub(t0))
 	}
@@ -44,8 +45,8 @@ func TestDeadline(t *testing.T) {
 	d = deadline{timeout: time.Second}
 	d.startData()
 	d.beforeRead(t0)
-	d.afterRead(t0.Add(900*time.Millisecond), 1)
-	if at, _, _ := d.beforeRead(t0); !at.Equal(t0.Add(1900 * time.Millisecond)) {
+	d.afterRead(1)
+	if at, _, _ := d.beforeRead(t0.Add(900 * time.Millisecond)); !at.Equal(t0.Add(1900 * time.Millisecond)) {
 		t.Errorf("no rate: deadline %v", at.Sub(t0))
 	}
 	// No timeout: no deadline.

@@ -71,6 +71,7 @@ type connIO struct {
 	bw       *bufio.Writer
 	timeout  time.Duration // 0: none
 	dl       deadline
+	setAt    time.Time // the read deadline last set on c
 	now      func() time.Time
 	timedOut bool            // a read ran out of time
 	kill     <-chan struct{} // the server's: closed when it closes
@@ -103,7 +104,7 @@ func (f *connIO) Read(p []byte) (int, error) {
 		f.timedOut = true
 		return 0, os.ErrDeadlineExceeded
 	} else if ok {
-		f.c.SetReadDeadline(at)
+		f.setReadDeadline(at)
 	}
 	// Checked after setting the deadline: Server.Close closes kill and
 	// then moves the deadline into the past, so either this sees kill
@@ -125,9 +126,7 @@ func (f *connIO) Read(p []byte) (int, error) {
 		f.nread++
 	}
 	n, err := f.c.Read(p)
-	if f.dl.data {
-		f.dl.afterRead(f.now(), n)
-	}
+	f.dl.afterRead(n)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		select {
 		case <-f.kill: // Close moved the deadline
@@ -137,6 +136,27 @@ func (f *connIO) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// setReadDeadline puts the deadline at on the connection, where it is
+// not there yet. A command's is set as it is, once per command. Message
+// data's moves on at each read: the connection gets it plus a 64th of the
+// timeout, and a new one only once it has moved past that (or back), so
+// that a stream of data costs a timer change every Timeout/64, not one a
+// read; the data's deadline is then kept up to Timeout/64 late.
+func (f *connIO) setReadDeadline(at time.Time) {
+	if !f.dl.data {
+		if !at.Equal(f.setAt) {
+			f.c.SetReadDeadline(at)
+			f.setAt = at
+		}
+		return
+	}
+	slack := f.timeout / 64
+	if at.After(f.setAt) || at.Add(slack).Before(f.setAt) {
+		f.setAt = at.Add(slack)
+		f.c.SetReadDeadline(f.setAt)
+	}
 }
 
 // startData and endData bracket the reads of a message's data (or a
@@ -303,7 +323,7 @@ func (ss *session) readCommand() (line string, tooLong bool, err error) {
 // TURN, QUIT and NOOP end a group); ok is false when the session must end.
 func (ss *session) command(line string) (sync, ok bool) {
 	verb, arg, args := line, "", "" // args: arg with the separator before it
-	if i := strings.IndexAny(line, " \t"); i >= 0 {
+	if i := verbEnd(line); i >= 0 {
 		verb, arg, args = line[:i], line[i+1:], line[i:]
 	}
 	if ss.sasl != nil {
@@ -387,6 +407,20 @@ func (ss *session) command(line string) (sync, ok bool) {
 		ss.reply(500, "5.5.2 Error: command not recognized")
 	}
 	return false, true
+}
+
+// verbEnd returns the index of the space or tab after a command line's
+// verb, or -1.
+func verbEnd(line string) int {
+	i := strings.IndexByte(line, ' ')
+	end := line
+	if i >= 0 {
+		end = line[:i]
+	}
+	if j := strings.IndexByte(end, '\t'); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // needsTLS reports the commands refused before STARTTLS under

@@ -99,7 +99,7 @@ func (ss *session) handshake() bool {
 		t.trace('=', []byte(tls.VersionName(st.Version)+" "+tls.CipherSuiteName(st.CipherSuite)))
 		c = t
 	}
-	ss.cio.c = c
+	ss.cio.c, ss.cio.setAt = c, time.Time{} // the handshake moved the deadlines
 	ss.tls, ss.tlsConn = true, tc
 	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
 	ss.reset()
