@@ -57,7 +57,7 @@
 // # Event loops
 //
 // [Serve] runs a server on event loops (Linux, epoll): each loop is a
-// thread that accepts connections and serves them, reading a readable
+// thread that serves its share of the connections, reading a readable
 // connection into the loop's buffer and calling the [Handler], whose
 // output leaves in one write(2) when it returns. A waiting connection
 // holds no goroutine and no buffer, only what its Handler left unused;
@@ -69,14 +69,20 @@
 //     while output the socket has not taken waits: a peer that stops
 //     reading stops being read. A connection holds at most
 //     LoopOptions.MaxQueued bytes of output (Write fails with
-//     ErrQueueFull past it) and LoopOptions.MaxInput of unused input (the
-//     connection is closed with ErrInputTooLarge past it).
+//     ErrQueueFull past it) and MaxInput of unused input
+//     (ErrInputTooLarge past it).
+//   - Every connection has an idle timeout and a write timeout unless
+//     turned off, and a deadline its Handler may set; a loop reads at
+//     most ReadBudget from a connection before serving the others.
 //   - Input the peer sent before ending its stream is all given to the
-//     Handler, and the output sent, before the connection is closed.
+//     Handler; the connection stays open for output until closed. A close
+//     sends what was written first, and lingers while the peer is still
+//     sending, so that the last reply is not lost to a reset.
 //
 // Limits: a Handler must not block, and a LoopConn is used only on its
-// loop; another goroutine answers a connection later through
-// [LoopConn.Do], which runs a function on the connection's loop.
+// loop. Another goroutine answers a connection through [LoopConn.Do];
+// code that must block (crypto/tls) takes the connection with
+// [LoopConn.Detach].
 //
 // # Zero-copy file send
 //

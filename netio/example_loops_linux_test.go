@@ -3,10 +3,13 @@ package netio_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/wirespeed/wirespeed/netio"
 )
@@ -97,4 +100,108 @@ func ExampleLoopConn_Do() {
 	fmt.Print(line)
 	// Output:
 	// HELLO, LOOP
+}
+
+// A command must arrive whole within a minute of the last answer, however
+// slowly its bytes come; a client that takes longer is told so and
+// closed.
+func ExampleLoopConn_SetDeadline() {
+	handler := func(c *netio.LoopConn, in []byte) int {
+		k := bytes.LastIndexByte(in, '\n') + 1
+		if k > 0 {
+			c.Write(in[:k])
+			c.SetDeadline(time.Now().Add(time.Minute))
+		}
+		return k
+	}
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := netio.Serve(ln, handler, &netio.LoopOptions{
+		OnOpen:    func(c *netio.LoopConn) { c.SetDeadline(time.Now().Add(time.Minute)) },
+		OnTimeout: func(c *netio.LoopConn, err error) { c.WriteString("421 timeout\r\n") },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	fmt.Println("serving")
+	// Output:
+	// serving
+}
+
+// A Handler gives a connection to a goroutine that blocks: here one that
+// copies its input back, as crypto/tls or a blocking backend would take it
+// after a STARTTLS or an upgrade. The bytes after the command line were
+// read by the loop and go with the connection.
+func ExampleLoopConn_Detach() {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := netio.Serve(ln, func(c *netio.LoopConn, in []byte) int {
+		k := bytes.IndexByte(in, '\n') + 1
+		if k == 0 {
+			return 0
+		}
+		c.WriteString("detached\n")
+		nc, err := c.Detach()
+		if err != nil {
+			c.Close()
+			return len(in)
+		}
+		go func() {
+			defer nc.Close()
+			io.Copy(nc, nc)
+		}()
+		return k
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	c.Write([]byte("UPGRADE\nhello\n"))
+	c.(*net.TCPConn).CloseWrite()
+	all, _ := io.ReadAll(c)
+	fmt.Print(string(all))
+	// Output:
+	// detached
+	// hello
+}
+
+// Shutdown stops accepting and closes each connection once its output is
+// sent; a context bounds the wait.
+func ExampleLoops_Shutdown() {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := netio.Serve(ln, func(c *netio.LoopConn, in []byte) int {
+		c.Write(in)
+		return len(in)
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("last words\n"))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	fmt.Print(line)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fmt.Println(srv.Shutdown(ctx))
+	// Output:
+	// last words
+	// <nil>
 }

@@ -138,3 +138,14 @@ func SetSentHook(opt *LoopOptions, f func(out, written int)) { opt.sent = f }
 
 // Pending is the output c holds unsent; call it on c's loop.
 func (c *LoopConn) Pending() int { return len(c.pending) - c.off }
+
+// SetLoopClock makes the Loops server started with opt read the time
+// from now, for its timeouts and deadlines.
+func SetLoopClock(opt *LoopOptions, now func() time.Time) { opt.now = now }
+
+// SetMovedHook makes the Loops server started with opt call f with the
+// size of every copy it makes of unused input.
+func SetMovedHook(opt *LoopOptions, f func(n int)) { opt.moved = f }
+
+// LoopIndex is the index of the loop that serves c.
+func LoopIndex(c *LoopConn) int { return c.l.id }

@@ -2,30 +2,36 @@ package netio
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"sync/atomic"
+	"time"
 )
 
 // A Handler answers what a connection of a [Loops] server sent. It is
 // called on the connection's event loop with the bytes read so far and
 // not yet used, and returns how many of them it used: the rest is given
 // to it again, in front of the next bytes read (a used outside 0 to
-// len(in) panics). in is valid only during the call. What the Handler writes to c leaves, with everything else it
-// wrote in the same call, in one write(2) after it returns.
+// len(in) panics). in is valid only during the call. What the Handler
+// writes to c leaves, with everything else it wrote in the same call, in
+// one write(2) after it returns.
+//
+// Once the peer has ended its stream, the Handler is called one last
+// time, with what is left unused (perhaps nothing) and c.EOF reporting
+// true; the connection stays open for output until it is closed.
 //
 // A Handler must not block: the loop serves its other connections only
 // between calls.
 type Handler func(c *LoopConn, in []byte) (used int)
 
-// LoopOptions configure a [Loops] server. The zero value is usable.
+// LoopOptions configure a [Loops] server. The zero value is usable, with
+// every limit and timeout on.
 type LoopOptions struct {
 	// Loops is the number of event loops, each on its own locked OS
 	// thread; 0 means GOMAXPROCS-1, at least 1. Loops run best with
-	// GOMAXPROCS above Loops: with a processor to spare, the runtime
-	// leaves a loop's processor alone while the loop waits in epoll_wait;
-	// with none, it takes the processor back after 20 µs and returns it at
-	// the wake-up, which made the server CPU per message vary up to 1.7x
-	// from run to run at 10,000 connections (wirespeed serve sets
-	// GOMAXPROCS to its loops plus one).
+	// GOMAXPROCS above Loops, so that the runtime leaves a loop's
+	// processor alone while the loop waits in epoll_wait.
 	Loops int
 	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)].
 	CPUs []int
@@ -35,22 +41,49 @@ type LoopOptions struct {
 	// MaxInput bounds the bytes a Handler may leave unused; past it the
 	// connection is closed with ErrInputTooLarge. 0 means 64 KiB.
 	MaxInput int
+	// ReadBudget is how many bytes a loop reads from one connection
+	// before it serves the others; the rest is read on its next turn.
+	// 0 means 256 KiB.
+	ReadBudget int
+	// IdleTimeout closes a connection that has sent nothing for that
+	// long while it was being read (ErrIdleTimeout); 0 means 5 minutes,
+	// a negative value none.
+	IdleTimeout time.Duration
+	// WriteTimeout closes a connection whose output has waited for room
+	// that long without any of it being sent (ErrWriteTimeout); 0 means
+	// 1 minute, a negative value none.
+	WriteTimeout time.Duration
+
 	// OnOpen, if set, is called on the loop when a connection is added,
-	// before its first Handler call.
+	// before its first Handler call. It may write (a greeting).
 	OnOpen func(c *LoopConn)
-	// OnClose, if set, is called on the loop when a connection has been
-	// closed: err is nil after the peer's end of stream or the
-	// Handler's Close, ErrServerClosed when the server closed it, or what
-	// went wrong.
+	// OnClose, if set, is called on the loop when a connection whose
+	// OnOpen ran has been closed: err is nil after Close, ErrServerClosed
+	// when the server closed it, ErrDetached after Detach, a timeout's
+	// error, or what went wrong.
 	OnClose func(c *LoopConn, err error)
+	// OnTimeout, if set, is called on the loop, as a Handler is, when
+	// the idle timeout or the connection's deadline has passed; what it
+	// writes (a farewell) is sent before the connection is closed.
+	OnTimeout func(c *LoopConn, err error)
+	// OnWritable, if set, is called on the loop, as a Handler is, when a
+	// connection a Write failed on with ErrQueueFull has sent all its
+	// output.
+	OnWritable func(c *LoopConn)
+	// OnShutdown, if set, is called on the loop for each connection when
+	// Shutdown starts, as a Handler is; it decides when the connection
+	// closes (at once with Close, or later, from a function run by Do).
+	// If nil, each connection is closed once its output is sent.
+	OnShutdown func(c *LoopConn)
 	// OnAcceptError, if set, learns of the errors accept(2) returned; the
 	// server goes on accepting after a pause that doubles from 5 ms up to
 	// 1 s while they last. nil ignores them.
 	OnAcceptError func(err error)
 
-	// sent, for tests, learns of every send of a Handler call's output:
-	// its size and how much of it the socket took at once.
-	sent func(out, written int)
+	// Tests only (export_test.go).
+	now   func() time.Time       // the loops' clock; nil: time.Now
+	sent  func(out, written int) // every send of a call's output
+	moved func(n int)            // every copy of unused input
 }
 
 var (
@@ -58,13 +91,33 @@ var (
 	// LoopOptions.MaxInput bytes unused.
 	ErrInputTooLarge = errors.New("netio: unused input larger than MaxInput")
 	// ErrServerClosed is what OnClose learns for the connections that
-	// Loops.Close closed.
+	// Loops.Close closed, and what Do returns once the server is closed.
 	ErrServerClosed = errors.New("netio: server closed")
+	// ErrOutsideLoop is what a LoopConn's methods return when called
+	// outside a call on its loop (a Handler, a function run by Do, or one
+	// of the LoopOptions callbacks).
+	ErrOutsideLoop = errors.New("netio: LoopConn used outside a call on its loop")
+	// ErrDetached is what OnClose learns, and Write returns, once Detach
+	// has given the connection to a goroutine.
+	ErrDetached = errors.New("netio: connection detached from its loop")
+	// ErrIdleTimeout closes a connection that sent nothing for
+	// LoopOptions.IdleTimeout.
+	ErrIdleTimeout = fmt.Errorf("netio: idle timeout: %w", os.ErrDeadlineExceeded)
+	// ErrWriteTimeout closes a connection whose output made no progress
+	// for LoopOptions.WriteTimeout.
+	ErrWriteTimeout = fmt.Errorf("netio: write timeout: %w", os.ErrDeadlineExceeded)
+)
+
+const (
+	defaultMaxInput     = 64 << 10
+	defaultReadBudget   = 256 << 10
+	defaultIdleTimeout  = 5 * time.Minute
+	defaultWriteTimeout = time.Minute
 )
 
 // A LoopConn is a connection of a [Loops] server. Its methods other than
-// Do may be called only on its loop: in the Handler, OnOpen, OnClose and
-// functions run by Do.
+// Do and RemoteAddr may be called only on its loop: in the Handler, the
+// LoopOptions callbacks, and functions run by Do.
 type LoopConn struct {
 	l      *loop
 	fd     int
@@ -72,13 +125,30 @@ type LoopConn struct {
 	remote net.Addr
 	value  any
 
-	in      []byte // input the Handler left unused
+	in      []byte // in[inOff:]: input the Handler left unused
+	inOff   int
 	pending []byte // pending[off:]: output the socket has not taken
 	off     int
-	waiting bool // for room (EPOLLOUT): the connection is not read
-	calling bool // in its Handler: Write appends to the loop's output
-	closing bool // Close was called: close once the output is sent
-	closed  bool
+
+	// Times on the loop's clock, in nanoseconds; 0 is none.
+	readAt     int64 // input last read, or reading resumed
+	progressAt int64 // output last sent while waiting for room
+	deadline   int64 // SetDeadline
+	heapAt     int64 // where the connection sits in the loop's heap
+	heapIdx    int32 // -1: not in the heap
+
+	waiting   bool // for room (EPOLLOUT): the connection is not read
+	calling   bool // in a call: Write appends to the loop's output
+	closing   bool // Close was called: close once the output is sent
+	closed    bool
+	eof       bool // the peer ended its stream
+	lingering bool // closed, waiting for the peer's end of stream
+	hup       bool // the last event said the peer ended or failed
+	more      bool // on the loop's list of connections to read on
+	full      bool // a Write failed with ErrQueueFull
+	closeErr  error
+	det       *detachedConn
+	gone      atomic.Bool // closed or detached, for Do
 }
 
 // RemoteAddr returns the peer's address.
@@ -90,44 +160,115 @@ func (c *LoopConn) Value() any { return c.value }
 // SetValue stores v with the connection, for the Handler's own state.
 func (c *LoopConn) SetValue(v any) { c.value = v }
 
-// Write queues p, to be sent with the rest of the Handler call's output
-// when the call returns. It fails with ErrQueueFull, queueing nothing,
-// if the connection would then hold more than LoopOptions.MaxQueued
-// unsent bytes, and with ErrClosed outside a Handler call or after
-// Close.
+// EOF reports whether the peer has ended its stream: no input follows.
+func (c *LoopConn) EOF() bool { return c.eof }
+
+// Write queues p, to be sent with the rest of the call's output when the
+// call returns. It fails, queueing nothing, with ErrQueueFull if the
+// connection would then hold more than LoopOptions.MaxQueued unsent
+// bytes, with ErrOutsideLoop outside a call on the loop, with
+// ErrDetached after Detach and with ErrClosed after Close.
 func (c *LoopConn) Write(p []byte) (int, error) { return loopWrite(c, p) }
 
 // WriteString is Write for a string.
 func (c *LoopConn) WriteString(s string) (int, error) { return loopWrite(c, s) }
 
 func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
-	if !c.calling || c.closing {
+	switch {
+	case c.det != nil:
+		return 0, ErrDetached
+	case c.closing || c.closed:
 		return 0, ErrClosed
+	case !c.calling:
+		return 0, ErrOutsideLoop
 	}
 	l := c.l
-	if len(l.out)+len(c.pending)-c.off+len(p) > l.maxQueued {
+	if q := len(l.out) + len(c.pending) - c.off; q+len(p) > l.maxQueued {
+		// OnWritable is told once what is queued has gone: then p may
+		// fit, unless it is larger than MaxQueued.
+		c.full = c.full || q > 0
 		return 0, ErrQueueFull
 	}
 	l.out = append(l.out, p...)
 	return len(p), nil
 }
 
+// Queued returns how many bytes of c's output wait for room in the
+// socket, this call's output included.
+func (c *LoopConn) Queued() int {
+	if !c.calling {
+		return len(c.pending) - c.off
+	}
+	return len(c.l.out) + len(c.pending) - c.off
+}
+
 // Do runs f on c's loop, as soon as the loop gets to it, where f may use c
 // as a Handler does: what f writes leaves in one write(2) when it
 // returns, behind the output queued before. Do may be called from any
-// goroutine and does not wait for f; f does not run if c has been closed,
-// or Close has been called, by then. It is how a Handler that hands a
-// request to another goroutine answers it later.
-func (c *LoopConn) Do(f func(c *LoopConn)) { c.l.post(c, f) }
-
-// Close closes the connection once what the Handler wrote has been sent;
-// nothing more is read from it. OnClose learns a nil error.
-func (c *LoopConn) Close() error {
-	if c.closed || c.closing {
+// goroutine and does not wait for f. It returns ErrServerClosed once the
+// server has closed and ErrClosed once c has, and f never runs then; f
+// does not run either if c is closed before the loop gets to it. It is how
+// a Handler that hands a request to another goroutine answers it later.
+func (c *LoopConn) Do(f func(c *LoopConn)) error {
+	if c.gone.Load() {
 		return ErrClosed
+	}
+	return c.l.post(task{c: c, f: f})
+}
+
+// Close closes the connection once the output queued so far has been
+// sent; nothing more is read from it. OnClose learns a nil error.
+func (c *LoopConn) Close() error {
+	if c.closed || c.closing || c.det != nil {
+		return ErrClosed
+	}
+	if !c.calling {
+		return ErrOutsideLoop
 	}
 	c.closing = true
 	return nil
+}
+
+// SetDeadline sets when the connection times out: once t has passed,
+// OnTimeout (if set) learns os.ErrDeadlineExceeded and the connection is
+// closed after what it wrote is sent. A zero t removes the deadline. It
+// is how a protocol bounds the time to a complete request ("a command
+// within 5 minutes"), however slowly its bytes arrive.
+func (c *LoopConn) SetDeadline(t time.Time) error {
+	if c.closed || c.det != nil {
+		return ErrClosed
+	}
+	if !c.calling {
+		return ErrOutsideLoop
+	}
+	c.l.setDeadline(c, t)
+	return nil
+}
+
+// Detach gives the connection to the caller as a net.Conn on Go's own
+// poller, for code that blocks (crypto/tls, a blocking backend). Its
+// reads start with the input the Handler leaves unused in this call (or
+// that earlier calls left), and its writes follow the output queued so
+// far, which it sends first; both wait until the current call has
+// returned. The loop is then done with c: OnClose learns ErrDetached.
+func (c *LoopConn) Detach() (net.Conn, error) {
+	switch {
+	case c.det != nil:
+		return nil, ErrDetached
+	case c.closing || c.closed:
+		return nil, ErrClosed
+	case !c.calling:
+		return nil, ErrOutsideLoop
+	}
+	return c.l.detach(c)
+}
+
+// A task is a function Do posted for a connection, or loop work posted by
+// another loop or the server (lf).
+type task struct {
+	c  *LoopConn
+	f  func(*LoopConn)
+	lf func(*loop)
 }
 
 // Loops is a server whose connections are served by event loops, each a
@@ -138,33 +279,45 @@ type Loops struct {
 	h     Handler
 	opt   LoopOptions
 	loops []*loop
-	sys   loopSys // the platform's part
+	next  atomic.Uint32 // round-robin hand-off of accepted connections
+	sys   loopSys       // the platform's part
 }
 
 // Serve serves the connections ln accepts with h, on opt.Loops event
 // loops (Linux only; elsewhere it fails with errors.ErrUnsupported), until
-// Close. If opt is nil, defaults apply. The listener is the server's from
-// now on: do not call its Accept.
+// Shutdown or Close. If opt is nil, defaults apply. The listener is the
+// server's from now on: do not call its Accept.
 //
 // A loop reads a readable connection into its own buffer, calls h, and
 // writes what h wrote with one write(2): pipelined requests read together
 // are answered together, and a waiting connection holds no buffer. A
 // connection whose output the socket did not take all of is not read
-// again until it has been sent, so a peer that does not read its
-// responses stops being read, and a connection holds at most MaxQueued
-// bytes of output and MaxInput of input. Nothing is allocated per
-// message, except the output a full socket leaves waiting, and a
-// function passed to Do.
+// again until it has been sent. Accepted connections are spread over the
+// loops in turn.
 func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 	s := &Loops{ln: ln, h: h}
 	if opt != nil {
 		s.opt = *opt
 	}
-	if s.opt.MaxQueued <= 0 {
-		s.opt.MaxQueued = defaultMaxQueue
+	o := &s.opt
+	for _, v := range []struct {
+		p   *int
+		def int
+	}{{&o.MaxQueued, defaultMaxQueue}, {&o.MaxInput, defaultMaxInput}, {&o.ReadBudget, defaultReadBudget}} {
+		if *v.p <= 0 {
+			*v.p = v.def
+		}
 	}
-	if s.opt.MaxInput <= 0 {
-		s.opt.MaxInput = 64 << 10
+	for _, v := range []struct {
+		p   *time.Duration
+		def time.Duration
+	}{{&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}} {
+		if *v.p == 0 {
+			*v.p = v.def
+		}
+	}
+	if o.now == nil {
+		o.now = time.Now
 	}
 	if err := s.start(); err != nil {
 		return nil, err

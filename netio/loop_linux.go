@@ -1,11 +1,13 @@
 package netio
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -22,6 +24,13 @@ type loopSys struct {
 	quit      atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+	shutOnce  sync.Once
+	drainOnce sync.Once
+	drained   chan struct{} // closed when the last connection of a Shutdown closes
+	// Connections open while shutting down, and one for Shutdown itself
+	// until every loop has counted its own.
+	open     atomic.Int64
+	lnClosed bool // Shutdown closed the listener
 }
 
 // Epoll data of a loop's own descriptors; a connection's is its index in
@@ -36,50 +45,68 @@ const (
 // peer has also ended its stream (EPOLLRDHUP), which the loop reads to
 // the end. A connection waiting for room is polled for EPOLLOUT only.
 // The listener is level-triggered and exclusive: one loop is woken per
-// connection and accepts it.
+// connection, accepts it and hands it to the loop whose turn it is.
 const (
 	readEvents   = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLET
 	roomEvents   = unix.EPOLLOUT | unix.EPOLLET
 	listenEvents = unix.EPOLLIN | unix.EPOLLEXCLUSIVE
+	hupEvents    = unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR
 )
 
 // yieldEvery is how often a loop lets the scheduler run: a goroutine
 // that has not been scheduled for 10 ms is seen as running too long, and
 // the runtime then takes its processor away at every system call that
-// blocks (and polls for that every 20 µs), which cost a loop at 10,000
-// connections a fifth more CPU per message.
+// blocks (and polls for that every 20 µs).
 const yieldEvery = 2 * time.Millisecond
 
-// keepInput is the most capacity a connection keeps for unused input
-// once its Handler has used all of it.
-const keepInput = 512
-
-// A task is a function Do posted for a connection.
-type task struct {
-	c *LoopConn
-	f func(*LoopConn)
-}
+const (
+	// readSize is the size of a loop's read buffer, and the least room a
+	// connection's own input buffer gets for a read.
+	readSize = 64 << 10
+	// smallInput is the most unused input that is copied in front of the
+	// next read in the loop's buffer; more stays in place in the
+	// connection's own buffer, which the next read appends to.
+	smallInput = 4 << 10
+	// keepInput is the most capacity a connection keeps for unused input
+	// once its Handler has used all of it.
+	keepInput = 512
+	// lingerTime is how long a closed connection whose peer goes on
+	// sending waits for the peer's end of stream (see linger).
+	lingerTime = 5 * time.Second
+	// acceptBurst is the most connections a loop accepts in a turn.
+	acceptBurst = 64
+)
 
 // A loop is one event loop: a thread with its own epoll set, accepting
 // connections and serving them. Everything about a connection happens on
 // its loop.
 type loop struct {
-	s    *Loops
-	id   int
-	cpu  int // pinned to this CPU, or -1
-	ep   int
-	wake int // eventfd: tasks are waiting, or the server closes
+	s   *Loops
+	id  int
+	cpu int // pinned to this CPU, or -1
+	ep  int
 
 	mu      sync.Mutex
-	tasks   []task // posted by Do
+	wake    int    // eventfd: tasks are waiting, or the server closes; -1 once stopped
+	tasks   []task // posted by Do and by other loops
 	running []task // being run, reused
 
 	conns     []*LoopConn // by index; nil where free
 	free      []int32
+	heap      []*LoopConn // by heapAt: the connections with a time to check
+	more      []*LoopConn // read on after their budget
+	moreNext  []*LoopConn
 	buf       []byte // read buffer
-	out       []byte // the output of the Handler call in progress
+	out       []byte // the output of the call in progress
 	maxQueued int
 	maxInput  int
+	budget    int
+	idle      int64 // ns, 0 none
+	stall     int64 // ns, 0 none
+
+	base     time.Time // the clock's origin
+	now      int64     // ns since base, read once per wake-up
+	draining bool      // Shutdown: closing connections as they go quiet
 
 	// After accept(2) failed, the listener is out of the set until resume
 	// (zero while it is in), for a pause that doubles while failures
@@ -94,7 +121,7 @@ func (s *Loops) start() error {
 		return err
 	}
 	// The descriptor stays valid until the listener is closed, which
-	// Close does after the loops have ended.
+	// happens only once no loop polls it.
 	if err := rc.Control(func(fd uintptr) { s.sys.lfd = int(fd) }); err != nil {
 		return err
 	}
@@ -102,7 +129,8 @@ func (s *Loops) start() error {
 	if n <= 0 {
 		n = max(runtime.GOMAXPROCS(0)-1, 1)
 	}
-	ready := make(chan error, n)
+	// All loops exist before any runs: each hands connections to the
+	// others.
 	for i := range n {
 		cpu := -1
 		if len(s.opt.CPUs) > 0 {
@@ -110,10 +138,15 @@ func (s *Loops) start() error {
 		}
 		l, err := newLoop(s, i, cpu)
 		if err != nil {
-			s.stopLoops()
+			for _, l := range s.loops {
+				l.stop()
+			}
 			return err
 		}
 		s.loops = append(s.loops, l)
+	}
+	ready := make(chan error, n)
+	for _, l := range s.loops {
 		s.sys.running.Add(1)
 		go l.run(ready)
 	}
@@ -130,13 +163,58 @@ func (s *Loops) start() error {
 
 // Close stops accepting, closes every connection (OnClose learns
 // ErrServerClosed; unsent output is dropped), waits for the loops to end
-// and closes the listener. It must not be called from a Handler.
+// and closes the listener. It must not be called on a loop.
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.stopLoops()
-		s.sys.closeErr = s.ln.Close()
+		if !s.sys.lnClosed {
+			s.sys.closeErr = s.ln.Close()
+		}
 	})
 	return s.sys.closeErr
+}
+
+// Shutdown stops accepting at once (the listener is closed), then closes
+// each connection once its output is sent, or as OnShutdown decides, and
+// waits until all of them are closed or ctx is done; then it closes the
+// server as Close does. It returns ctx's error if ctx ended first. It must
+// not be called on a loop.
+func (s *Loops) Shutdown(ctx context.Context) error {
+	var err error
+	s.sys.shutOnce.Do(func() {
+		s.sys.drained = make(chan struct{})
+		s.sys.open.Store(1)
+		done := make(chan struct{}, len(s.loops))
+		for _, l := range s.loops {
+			err := l.post(task{lf: func(l *loop) {
+				if l != nil {
+					l.startDrain()
+				}
+				done <- struct{}{}
+			}})
+			if err != nil {
+				done <- struct{}{}
+			}
+		}
+		for range s.loops {
+			<-done
+		}
+		// No loop polls the listener now.
+		s.sys.lnClosed = true
+		err = s.ln.Close()
+		if s.sys.open.Add(-1) == 0 {
+			s.sys.endDrain()
+		}
+		select {
+		case <-s.sys.drained:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
 }
 
 func (s *Loops) stopLoops() {
@@ -147,37 +225,11 @@ func (s *Loops) stopLoops() {
 	s.sys.running.Wait()
 }
 
-// acceptAll accepts the connections waiting on the listener. After an
-// error other than a connection that went away, most likely out of
-// descriptors or memory, where accepting at once would fail again, the
-// listener leaves the loop's set for a pause.
-func (l *loop) acceptAll() {
-	for {
-		fd, sa, err := unix.Accept4(l.s.sys.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		switch err {
-		case nil:
-			l.backoff = 0
-			l.add(fd, sa)
-			continue
-		case unix.EAGAIN:
-			return
-		case unix.EINTR, unix.ECONNABORTED:
-			continue
-		}
-		if f := l.s.opt.OnAcceptError; f != nil {
-			f(fmt.Errorf("netio: accept: %w", err))
-		}
-		l.backoff = min(max(2*l.backoff, 5*time.Millisecond), time.Second)
-		l.resume = time.Now().Add(l.backoff)
-		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
-		return
-	}
-}
-
 func newLoop(s *Loops, id, cpu int) (*loop, error) {
 	l := &loop{s: s, id: id, cpu: cpu, ep: -1, wake: -1,
-		maxQueued: s.opt.MaxQueued, maxInput: s.opt.MaxInput,
-		buf: make([]byte, max(64<<10, 2*s.opt.MaxInput))}
+		maxQueued: s.opt.MaxQueued, maxInput: s.opt.MaxInput, budget: s.opt.ReadBudget,
+		idle: max(int64(s.opt.IdleTimeout), 0), stall: max(int64(s.opt.WriteTimeout), 0),
+		buf: make([]byte, readSize), base: s.opt.now()}
 	var err error
 	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
 		if l.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err == nil {
@@ -188,17 +240,30 @@ func newLoop(s *Loops, id, cpu int) (*loop, error) {
 		}
 	}
 	if err != nil {
-		l.closeFDs()
+		l.stop()
 		return nil, fmt.Errorf("netio: event loop: %w", err)
 	}
 	return l, nil
 }
 
-func (l *loop) closeFDs() {
-	for _, fd := range []int{l.wake, l.ep} {
-		if fd >= 0 {
-			unix.Close(fd)
+// stop closes the loop's descriptors; from then on nothing is posted to
+// it, and nothing writes to its old eventfd.
+func (l *loop) stop() {
+	l.mu.Lock()
+	if l.wake >= 0 {
+		unix.Close(l.wake)
+	}
+	l.wake = -1
+	left := l.tasks
+	l.tasks = nil
+	l.mu.Unlock()
+	for _, t := range left {
+		if t.lf != nil {
+			t.lf(nil) // a hand-off closes its connection
 		}
+	}
+	if l.ep >= 0 {
+		unix.Close(l.ep)
 	}
 }
 
@@ -208,13 +273,36 @@ func (l *loop) listen() error {
 
 var eventOne = binary.NativeEndian.AppendUint64(nil, 1)
 
-func (l *loop) wakeUp() { unix.Write(l.wake, eventOne) }
+func (l *loop) wakeUp() {
+	l.mu.Lock()
+	if l.wake >= 0 {
+		unix.Write(l.wake, eventOne)
+	}
+	l.mu.Unlock()
+}
+
+// post queues t for the loop, or fails once the loop has stopped.
+func (l *loop) post(t task) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.wake < 0 {
+		return ErrServerClosed
+	}
+	l.tasks = append(l.tasks, t)
+	if len(l.tasks) == 1 {
+		unix.Write(l.wake, eventOne)
+	}
+	return nil
+}
+
+// clock is the time now on the loop's clock.
+func (l *loop) clock() int64 { return int64(l.s.opt.now().Sub(l.base)) }
 
 // run is the loop's thread: it reports on ready once locked (and pinned)
 // and serves until the server quits.
 func (l *loop) run(ready chan<- error) {
 	defer l.s.sys.running.Done()
-	defer l.closeFDs()
+	defer l.stop()
 	// Never unlocked: a thread whose affinity was changed ends with the
 	// goroutine instead of going back to the scheduler.
 	runtime.LockOSThread()
@@ -231,7 +319,12 @@ func (l *loop) run(ready chan<- error) {
 	events := make([]unix.EpollEvent, 256)
 	yielded := time.Now()
 	for !l.s.sys.quit.Load() {
+		l.now = l.clock()
+		l.expire()
 		timeout := -1
+		if len(l.heap) > 0 {
+			timeout = msUntil(l.heap[0].heapAt - l.now)
+		}
 		if !l.resume.IsZero() {
 			wait := time.Until(l.resume)
 			if wait <= 0 {
@@ -241,7 +334,12 @@ func (l *loop) run(ready chan<- error) {
 				}
 				continue
 			}
-			timeout = int(wait/time.Millisecond) + 1
+			if ms := msUntil(int64(wait)); timeout < 0 || ms < timeout {
+				timeout = ms
+			}
+		}
+		if len(l.more) > 0 {
+			timeout = 0
 		}
 		if now := time.Now(); now.Sub(yielded) > yieldEvery {
 			runtime.Gosched()
@@ -251,66 +349,160 @@ func (l *loop) run(ready chan<- error) {
 		if err != nil {
 			n = 0 // EINTR
 		}
+		l.now = l.clock()
 		for _, ev := range events[:n] {
 			switch ev.Fd {
 			case evWake:
 				l.runTasks() // or the server quits
 				continue
 			case evListen:
-				l.acceptAll()
+				if !l.draining { // Shutdown may have closed the listener
+					l.acceptAll()
+				}
 				continue
 			}
-			c := l.conns[ev.Fd]
-			if c == nil {
-				continue
-			}
-			if c.waiting {
-				l.drain(c)
-			} else {
-				l.readable(c, ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0)
+			if c := l.conns[ev.Fd]; c != nil {
+				l.event(c, ev.Events)
 			}
 		}
+		// The connections that used up their budget, in turn.
+		if len(l.more) > 0 {
+			l.more, l.moreNext = l.moreNext[:0], l.more
+			for i, c := range l.moreNext {
+				l.moreNext[i] = nil
+				c.more = false
+				if !c.closed && c.det == nil && !c.waiting {
+					l.readable(c)
+				}
+			}
+		}
+	}
+}
+
+// msUntil is d nanoseconds in whole milliseconds, rounded up, for
+// epoll_wait.
+func msUntil(d int64) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(min((d+int64(time.Millisecond)-1)/int64(time.Millisecond), 1<<30))
+}
+
+func (l *loop) event(c *LoopConn, ev uint32) {
+	switch {
+	case c.lingering:
+		if _, done := l.discard(c); done {
+			l.close(c, c.closeErr)
+		}
+	case c.waiting:
+		l.drain(c)
+	case c.eof:
+		// Nothing is read after the end of the stream; an error (the
+		// peer reset the connection) closes it.
+		if ev&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			err := unix.EPIPE
+			if e, _ := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR); e != 0 {
+				err = unix.Errno(e)
+			}
+			l.close(c, err)
+		}
+	default:
+		c.hup = ev&hupEvents != 0
+		l.readable(c)
+	}
+}
+
+// acceptAll accepts the connections waiting on the listener, up to a
+// burst, and hands each to the loop whose turn it is. After an error
+// other than a connection that went away, most likely out of descriptors
+// or memory, where accepting at once would fail again, the listener
+// leaves the loop's set for a pause.
+func (l *loop) acceptAll() {
+	for range acceptBurst {
+		fd, sa, err := unix.Accept4(l.s.sys.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		switch err {
+		case nil:
+			l.backoff = 0
+			l.handOff(fd, sa)
+			continue
+		case unix.EAGAIN:
+			return
+		case unix.EINTR, unix.ECONNABORTED:
+			continue
+		}
+		l.acceptError(err)
+		l.backoff = min(max(2*l.backoff, 5*time.Millisecond), time.Second)
+		l.resume = time.Now().Add(l.backoff)
+		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
+		return
+	}
+}
+
+func (l *loop) acceptError(err error) {
+	if f := l.s.opt.OnAcceptError; f != nil {
+		f(fmt.Errorf("netio: accept: %w", err))
+	}
+}
+
+// handOff gives the accepted connection fd to the loop whose turn it is.
+func (l *loop) handOff(fd int, sa unix.Sockaddr) {
+	loops := l.s.loops
+	to := loops[int(l.s.next.Add(1)-1)%len(loops)]
+	if to == l {
+		l.add(fd, sa)
+		return
+	}
+	err := to.post(task{lf: func(to *loop) {
+		if to == nil { // the loop stopped first
+			unix.Close(fd)
+			return
+		}
+		to.add(fd, sa)
+	}})
+	if err != nil {
+		unix.Close(fd)
 	}
 }
 
 // add serves the accepted connection fd.
 func (l *loop) add(fd int, sa unix.Sockaddr) {
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
-	c := &LoopConn{l: l, fd: fd, remote: tcpAddr(sa)}
+	c := &LoopConn{l: l, fd: fd, remote: tcpAddr(sa), heapIdx: -1, readAt: l.now}
 	if k := len(l.free); k > 0 {
 		c.idx = l.free[k-1]
 		l.free = l.free[:k-1]
-		l.conns[c.idx] = c
 	} else {
 		c.idx = int32(len(l.conns))
-		l.conns = append(l.conns, c)
+		l.conns = append(l.conns, nil)
 	}
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: readEvents, Fd: c.idx}); err != nil {
-		l.close(c, fmt.Errorf("netio: epoll: %w", err))
+		// Not opened, so not closed either: OnClose does not hear of it.
+		unix.Close(fd)
+		l.free = append(l.free, c.idx)
+		l.acceptError(fmt.Errorf("epoll: %w", err))
 		return
 	}
+	l.conns[c.idx] = c
+	if l.draining {
+		l.s.sys.open.Add(1)
+	}
+	l.schedule(c)
 	if f := l.s.opt.OnOpen; f != nil {
 		c.calling = true
 		f(c)
 		c.calling = false
-		if l.send(c) && c.closing {
-			l.close(c, nil)
+		if !l.after(c) {
+			return
 		}
 	}
-}
-
-func (l *loop) post(c *LoopConn, f func(*LoopConn)) {
-	l.mu.Lock()
-	first := len(l.tasks) == 0
-	l.tasks = append(l.tasks, task{c, f})
-	l.mu.Unlock()
-	if first {
-		l.wakeUp()
+	if l.draining {
+		l.drainConn(c)
 	}
 }
 
-// runTasks runs the functions Do posted, in order. The eventfd is read
-// before the tasks are taken, so a post after that wakes the loop again.
+// runTasks runs the functions posted to the loop, in order. The eventfd
+// is read before the tasks are taken, so a post after that wakes the
+// loop again.
 func (l *loop) runTasks() {
 	var b [8]byte
 	unix.Read(l.wake, b[:])
@@ -319,16 +511,79 @@ func (l *loop) runTasks() {
 	l.mu.Unlock()
 	for i, t := range l.running {
 		l.running[i] = task{}
+		if t.lf != nil {
+			t.lf(l)
+			continue
+		}
 		c := t.c
-		if c.closed || c.closing {
+		if c.closed || c.closing || c.det != nil {
 			continue
 		}
 		c.calling = true
 		t.f(c)
 		c.calling = false
-		if l.send(c) && c.closing {
-			l.close(c, nil)
-		}
+		l.after(c)
+	}
+}
+
+// after finishes a call on c other than a read's Handler call: it sends
+// the call's output, completes a Detach or a Close, and reports whether c
+// is still served.
+func (l *loop) after(c *LoopConn) bool {
+	if c.det != nil {
+		l.finishDetach(c, c.in[c.inOff:])
+		return false
+	}
+	return l.sendAndCheck(c)
+}
+
+// sendAndCheck sends the output of the call that just returned and
+// closes c if it was closing and all is sent. It reports whether c may
+// be read on.
+func (l *loop) sendAndCheck(c *LoopConn) bool {
+	if !l.send(c) {
+		return false
+	}
+	if c.closing {
+		l.close(c, c.closeErr)
+		return false
+	}
+	if c.full {
+		l.writable(c)
+		return !c.closed && !c.waiting && c.det == nil && !c.closing
+	}
+	return true
+}
+
+// writable tells OnWritable that c, which refused a Write while output
+// was queued, has sent all its output. If OnWritable's own output is
+// refused again and then all sent, it is told again on a later turn.
+func (l *loop) writable(c *LoopConn) {
+	c.full = false
+	f := l.s.opt.OnWritable
+	if f == nil {
+		return
+	}
+	c.calling = true
+	f(c)
+	c.calling = false
+	if c.det != nil {
+		l.finishDetach(c, c.in[c.inOff:])
+		return
+	}
+	if !l.send(c) {
+		return // drain tells it again
+	}
+	if c.closing {
+		l.close(c, c.closeErr)
+		return
+	}
+	if c.full {
+		l.post(task{lf: func(l *loop) {
+			if l != nil && !c.closed && !c.closing && c.det == nil && !c.waiting {
+				l.writable(c)
+			}
+		}})
 	}
 }
 
@@ -347,64 +602,137 @@ func tcpAddr(sa unix.Sockaddr) net.Addr {
 	return nil
 }
 
+// readBuf returns the buffer c's next read goes to, with c's unused input
+// in front of it (start bytes): the loop's buffer, the unused input
+// copied in, when there is little of it; otherwise the connection's own,
+// where the unused input stays in place and the read appends to it.
+func (l *loop) readBuf(c *LoopConn) (buf []byte, start int, own bool) {
+	unused := len(c.in) - c.inOff
+	if unused <= smallInput {
+		n := copy(l.buf, c.in[c.inOff:])
+		l.movedBytes(n)
+		return l.buf, n, false
+	}
+	if cap(c.in)-len(c.in) < readSize {
+		if cap(c.in)-unused >= readSize+unused {
+			// Room enough once compacted: the unused input moves once.
+			l.movedBytes(copy(c.in[:cap(c.in)], c.in[c.inOff:]))
+		} else {
+			grown := make([]byte, unused, max(2*cap(c.in), unused+readSize))
+			l.movedBytes(copy(grown, c.in[c.inOff:]))
+			c.in = grown
+		}
+		c.in, c.inOff = c.in[:unused], 0
+	}
+	return c.in[c.inOff:cap(c.in)], unused, true
+}
+
+func (l *loop) movedBytes(n int) {
+	if f := l.s.opt.moved; f != nil && n > 0 {
+		f(n)
+	}
+}
+
+// keepRest keeps the input the Handler left unused, rest, of a read into
+// the buffer readBuf returned.
+func (l *loop) keepRest(c *LoopConn, rest []byte, own bool) {
+	switch {
+	case own && len(rest) > smallInput:
+		c.inOff = cap(c.in) - cap(rest) // in place
+		c.in = c.in[:c.inOff+len(rest)]
+		return
+	case len(rest) == 0:
+		if cap(c.in) > keepInput {
+			c.in = nil
+		}
+		c.in, c.inOff = c.in[:0], 0
+		return
+	case len(rest) > smallInput:
+		// Out of the loop's buffer, into one of its own with room for
+		// the next read to append to.
+		c.in = append(make([]byte, 0, len(rest)+readSize), rest...)
+	case own || cap(c.in) > smallInput:
+		// Little is left of a large frame: a small buffer of its own.
+		c.in = append([]byte(nil), rest...)
+	default:
+		c.in = append(c.in[:0], rest...)
+	}
+	c.inOff = 0
+	l.movedBytes(len(rest))
+}
+
 // readable reads c until its socket is empty (to the end of its stream if
-// the peer has ended it), calling the Handler after each read, and stops
-// early once c waits for room or is closed.
-func (l *loop) readable(c *LoopConn, ended bool) {
-	for !c.closed && !c.closing && !c.waiting {
-		p := copy(l.buf, c.in)
-		n, err := unix.Read(c.fd, l.buf[p:])
+// the peer has ended it) or its budget is spent, calling the Handler after
+// each read, and stops early once c waits for room or is closed.
+func (l *loop) readable(c *LoopConn) {
+	read := 0
+	for !c.closed && !c.closing && !c.waiting && !c.eof {
+		if read >= l.budget {
+			if !c.more {
+				c.more = true
+				l.more = append(l.more, c)
+			}
+			return
+		}
+		buf, start, own := l.readBuf(c)
+		n, err := unix.Read(c.fd, buf[start:])
 		if err == unix.EINTR {
 			continue
 		}
-		if n > 0 {
-			total := p + n
+		if n == 0 && err == nil {
+			c.eof = true
+		}
+		if n > 0 || c.eof {
+			read += n
+			c.readAt = l.now
+			total := start + max(n, 0)
 			c.calling = true
-			used := l.s.h(c, l.buf[:total])
+			used := l.s.h(c, buf[:total])
 			c.calling = false
 			if used < 0 || used > total {
 				panic("netio: Handler returned " + strconv.Itoa(used) + " used of " + strconv.Itoa(total) + " bytes")
 			}
-			rest := l.buf[used:total]
-			switch {
-			case len(rest) > l.maxInput:
+			rest := buf[used:total]
+			if c.det != nil {
+				l.finishDetach(c, rest)
+				return
+			}
+			if c.eof {
+				rest = nil // nothing more comes to use it with
+			}
+			if len(rest) > l.maxInput {
 				l.send(c)
 				l.close(c, ErrInputTooLarge)
 				return
-			case len(rest) == 0 && cap(c.in) > keepInput:
-				c.in = nil
-			default:
-				c.in = append(c.in[:0], rest...)
 			}
-			if !l.send(c) {
+			l.keepRest(c, rest, own)
+			if !l.sendAndCheck(c) {
 				return
 			}
-		}
-		if n == 0 && err == nil { // the end of the peer's stream
-			c.closing = true
-			break
 		}
 		if err != nil && err != unix.EAGAIN {
 			l.close(c, err)
 			return
 		}
-		if err != nil || (p+n < len(l.buf) && !ended) {
+		if err != nil || (start+n < len(buf) && !c.hup) {
 			break // the socket is empty
 		}
 	}
 	if c.closing && !c.closed && !c.waiting {
-		l.close(c, nil)
+		l.close(c, c.closeErr)
 	}
 }
 
-// send writes the output of the Handler call that just returned. It
-// reports whether c may be read on: false once c waits for room or is
-// closed.
+// send writes the output of the call that just returned. It reports
+// whether c may be read on: false once c waits for room or is closed.
 func (l *loop) send(c *LoopConn) bool {
 	out := l.out
 	l.out = l.out[:0]
+	if c.closed {
+		return false
+	}
 	if c.waiting { // a task's output, behind what waits for room
-		c.pending = append(c.pending, out...)
+		l.queue(c, out)
 		return false
 	}
 	n := 0
@@ -426,24 +754,50 @@ func (l *loop) send(c *LoopConn) bool {
 		f(len(out), n)
 	}
 	if n == len(out) {
-		return !c.closed
+		return true
 	}
-	c.pending = append(c.pending[:0], out[n:]...)
-	c.off = 0
+	c.pending, c.off = c.pending[:0], 0
+	l.queue(c, out[n:])
 	c.waiting = true
+	c.progressAt = l.now
+	l.schedule(c)
 	l.watch(c, roomEvents)
 	return false
+}
+
+// queue appends p to c's output waiting for room. What is waiting moves
+// to the front of the buffer first, so the buffer never holds more than
+// MaxQueued bytes (what Write lets wait), however the sends go.
+func (l *loop) queue(c *LoopConn, p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	unsent := len(c.pending) - c.off
+	if c.off > 0 && cap(c.pending)-len(c.pending) < len(p) {
+		copy(c.pending, c.pending[c.off:])
+		c.pending, c.off = c.pending[:unsent], 0
+	}
+	if need := len(c.pending) + len(p); need > cap(c.pending) {
+		grown := make([]byte, len(c.pending), min(max(2*cap(c.pending), need), max(l.maxQueued, need)))
+		copy(grown, c.pending)
+		c.pending = grown
+	}
+	c.pending = append(c.pending, p...)
 }
 
 // drain writes c's pending output once the socket has room again, and
 // goes back to reading c when all of it is sent.
 func (l *loop) drain(c *LoopConn) {
+	sent := false
 	for c.off < len(c.pending) {
 		w, err := unix.Write(c.fd, c.pending[c.off:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err == unix.EAGAIN {
+			if sent {
+				c.progressAt = l.now
+			}
 			return
 		}
 		if err != nil {
@@ -451,14 +805,22 @@ func (l *loop) drain(c *LoopConn) {
 			return
 		}
 		c.off += w
+		sent = true
 	}
 	c.pending, c.off, c.waiting = nil, 0, false
+	c.readAt = l.now // reading resumes: idle counts from now
 	if c.closing {
-		l.close(c, nil)
+		l.close(c, c.closeErr)
 		return
 	}
 	// Re-arming reports what arrived meanwhile.
 	l.watch(c, readEvents)
+	if c.full && !c.closed {
+		l.writable(c)
+	}
+	if l.draining && !c.closed {
+		l.drainConn(c)
+	}
 }
 
 func (l *loop) watch(c *LoopConn, events uint32) {
@@ -471,13 +833,71 @@ func (l *loop) close(c *LoopConn, err error) {
 	if c.closed {
 		return
 	}
+	if c.fd >= 0 {
+		if c.lingering || !l.graceful(c, err) || !l.linger(c, err) {
+			unix.Close(c.fd) // which takes it out of the epoll set
+		} else {
+			return // closed once the peer's input ends
+		}
+	}
+	l.release(c, err)
+}
+
+// graceful reports whether c closes in good order (its output all sent)
+// with err, and the peer may still be sending.
+func (l *loop) graceful(c *LoopConn, err error) bool {
+	return !c.eof && !c.waiting && !l.s.sys.quit.Load() &&
+		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
+}
+
+// linger ends c's output (FIN) and throws away the input that has
+// arrived unread: closing a socket with unread input would send a reset
+// instead, which can destroy the last reply before the peer reads it.
+// While the peer goes on sending, c lingers, its input thrown away, until
+// the peer ends its stream or lingerTime passes; linger reports whether
+// it does.
+func (l *loop) linger(c *LoopConn, err error) bool {
+	unix.Shutdown(c.fd, unix.SHUT_WR)
+	if n, done := l.discard(c); done || n == 0 {
+		return false
+	}
+	c.lingering, c.closing, c.closeErr = true, true, err
+	c.deadline = l.now + int64(lingerTime)
+	l.schedule(c)
+	return true
+}
+
+// discard reads and drops c's input, up to a bound; done means the
+// stream ended (or failed, or the bound was reached).
+func (l *loop) discard(c *LoopConn) (n int, done bool) {
+	for n < 1<<20 {
+		k, err := unix.Read(c.fd, l.buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return n, false
+		case err != nil || k == 0:
+			return n, true
+		}
+		n += k
+	}
+	return n, true
+}
+
+// release frees c's slot and tells OnClose.
+func (l *loop) release(c *LoopConn, err error) {
 	c.closed = true
-	unix.Close(c.fd) // which takes it out of the epoll set
+	c.gone.Store(true)
+	l.unschedule(c)
 	l.conns[c.idx] = nil
 	l.free = append(l.free, c.idx)
-	c.in, c.pending, c.off = nil, nil, 0
+	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
 	if f := l.s.opt.OnClose; f != nil {
 		f(c, err)
+	}
+	if l.draining && l.s.sys.open.Add(-1) == 0 {
+		l.s.sys.endDrain()
 	}
 }
 
@@ -488,4 +908,211 @@ func (l *loop) shutdown() {
 			l.close(c, ErrServerClosed)
 		}
 	}
+}
+
+// startDrain begins a Shutdown on the loop: the listener leaves its set,
+// and each connection is closed once quiet, or handed to OnShutdown.
+func (l *loop) startDrain() {
+	l.draining = true
+	l.resume = time.Time{}
+	unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
+	for _, c := range l.conns {
+		if c != nil {
+			l.s.sys.open.Add(1)
+		}
+	}
+	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
+		if f := l.s.opt.OnShutdown; f != nil {
+			c.calling = true
+			f(c)
+			c.calling = false
+			l.after(c)
+		} else {
+			l.drainConn(c)
+		}
+	}
+}
+
+// drainConn closes c, during a Shutdown without OnShutdown, once its
+// output is sent.
+func (l *loop) drainConn(c *LoopConn) {
+	if l.s.opt.OnShutdown != nil || c.closed || c.det != nil {
+		return
+	}
+	c.closing = true
+	if !c.waiting {
+		l.close(c, nil)
+	}
+}
+
+// endDrain ends the wait of Shutdown: no connection is open.
+func (s *loopSys) endDrain() { s.drainOnce.Do(func() { close(s.drained) }) }
+
+// Deadlines. A connection with a time to check sits in the loop's heap at
+// heapAt, which is never later than its earliest deadline; a deadline
+// that moves later (input read, output sent) leaves the heap alone, and
+// the connection is put back at its true time when heapAt comes.
+
+// expiry is c's earliest deadline and its error, or 0.
+func (l *loop) expiry(c *LoopConn) (int64, error) {
+	at, err := int64(0), error(nil)
+	switch {
+	case c.waiting:
+		if l.stall > 0 {
+			at, err = c.progressAt+l.stall, ErrWriteTimeout
+		}
+	case !c.closing && l.idle > 0:
+		at, err = c.readAt+l.idle, ErrIdleTimeout
+	}
+	if c.deadline != 0 && (at == 0 || c.deadline < at) {
+		at, err = c.deadline, os.ErrDeadlineExceeded
+	}
+	return at, err
+}
+
+// schedule puts c in the heap at its earliest deadline, if that is
+// earlier than where it is.
+func (l *loop) schedule(c *LoopConn) {
+	at, _ := l.expiry(c)
+	if at == 0 {
+		return // if it is in the heap, it leaves when its time comes
+	}
+	if c.heapIdx < 0 {
+		c.heapAt, c.heapIdx = at, int32(len(l.heap))
+		l.heap = append(l.heap, c)
+		l.up(int(c.heapIdx))
+	} else if at < c.heapAt {
+		c.heapAt = at
+		l.up(int(c.heapIdx))
+	}
+}
+
+func (l *loop) unschedule(c *LoopConn) {
+	i := int(c.heapIdx)
+	if i < 0 {
+		return
+	}
+	last := len(l.heap) - 1
+	l.swap(i, last)
+	l.heap[last] = nil
+	l.heap = l.heap[:last]
+	c.heapIdx = -1
+	if i < last {
+		l.down(i)
+		l.up(i)
+	}
+}
+
+func (l *loop) setDeadline(c *LoopConn, t time.Time) {
+	if t.IsZero() {
+		c.deadline = 0
+		return
+	}
+	c.deadline = max(int64(t.Sub(l.base)), 1)
+	l.schedule(c)
+}
+
+// expire times out the connections whose deadline has come.
+func (l *loop) expire() {
+	for len(l.heap) > 0 && l.heap[0].heapAt <= l.now {
+		c := l.heap[0]
+		at, err := l.expiry(c)
+		switch {
+		case at == 0:
+			l.unschedule(c)
+		case at > l.now:
+			c.heapAt = at
+			l.down(0)
+		default:
+			l.unschedule(c)
+			l.timeout(c, err)
+		}
+	}
+}
+
+// timeout ends c, which reached a deadline: a write timeout closes it at
+// once, the others after OnTimeout's farewell is sent.
+func (l *loop) timeout(c *LoopConn, err error) {
+	if c.lingering {
+		l.close(c, c.closeErr)
+		return
+	}
+	f := l.s.opt.OnTimeout
+	if err == ErrWriteTimeout || f == nil {
+		l.close(c, err)
+		return
+	}
+	c.deadline = 0
+	c.calling = true
+	f(c, err)
+	c.calling = false
+	c.closing, c.closeErr = true, err
+	if l.after(c) {
+		l.close(c, err)
+	}
+}
+
+func (l *loop) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if l.heap[p].heapAt <= l.heap[i].heapAt {
+			return
+		}
+		l.swap(i, p)
+		i = p
+	}
+}
+
+func (l *loop) down(i int) {
+	n := len(l.heap)
+	for {
+		m, a, b := i, 2*i+1, 2*i+2
+		if a < n && l.heap[a].heapAt < l.heap[m].heapAt {
+			m = a
+		}
+		if b < n && l.heap[b].heapAt < l.heap[m].heapAt {
+			m = b
+		}
+		if m == i {
+			return
+		}
+		l.swap(i, m)
+		i = m
+	}
+}
+
+func (l *loop) swap(i, j int) {
+	h := l.heap
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx, h[j].heapIdx = int32(i), int32(j)
+}
+
+// detach takes c out of the loop's set and makes a net.Conn of its
+// descriptor; finishDetach completes the hand-off once the call returns.
+func (l *loop) detach(c *LoopConn) (net.Conn, error) {
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, c.fd, nil); err != nil {
+		return nil, fmt.Errorf("netio: detach: %w", err)
+	}
+	f := os.NewFile(uintptr(c.fd), "")
+	nc, err := net.FileConn(f) // a duplicate, on Go's poller
+	f.Close()
+	c.fd = -1
+	if err != nil {
+		c.closing, c.closeErr = true, fmt.Errorf("netio: detach: %w", err)
+		return nil, c.closeErr
+	}
+	c.det = &detachedConn{Conn: nc, ready: make(chan struct{})}
+	return c.det, nil
+}
+
+func (l *loop) finishDetach(c *LoopConn, unused []byte) {
+	d := c.det
+	d.in = append([]byte(nil), unused...)
+	d.out = append(append([]byte(nil), c.pending[c.off:]...), l.out...)
+	l.out = l.out[:0]
+	close(d.ready)
+	l.release(c, ErrDetached)
 }

@@ -3,8 +3,11 @@
 package netio
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"time"
 )
 
 // Event loops are Linux's (epoll) here.
@@ -16,11 +19,13 @@ type (
 	}
 )
 
-func (l *loop) post(*LoopConn, func(*LoopConn)) {}
+var errNoLoops = fmt.Errorf("netio: event loops: %w", errors.ErrUnsupported)
 
-func (s *Loops) start() error {
-	return fmt.Errorf("netio: event loops: %w", errors.ErrUnsupported)
-}
+func (l *loop) post(task) error                     { return errNoLoops }
+func (l *loop) setDeadline(*LoopConn, time.Time)    {}
+func (l *loop) detach(*LoopConn) (net.Conn, error)  { return nil, errNoLoops }
+func (s *Loops) start() error                       { return errNoLoops }
+func (s *Loops) Shutdown(ctx context.Context) error { return s.ln.Close() }
 
 // Close closes the listener.
 func (s *Loops) Close() error { return s.ln.Close() }

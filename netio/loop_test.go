@@ -60,17 +60,20 @@ func dialSmallWindow(t testing.TB, s *Loops) *net.TCPConn {
 }
 
 func echo(c *LoopConn, in []byte) int {
-	if _, err := c.Write(in); err != nil {
+	if _, err := c.Write(in); err != nil || c.EOF() {
 		c.Close()
 	}
 	return len(in)
 }
 
 // lines answers each complete line with itself, leaving a partial line
-// for the next call.
+// for the next call, and closes after the peer's end of stream.
 func lines(c *LoopConn, in []byte) int {
 	k := bytes.LastIndexByte(in, '\n') + 1
 	c.Write(in[:k])
+	if c.EOF() {
+		c.Close()
+	}
 	return k
 }
 

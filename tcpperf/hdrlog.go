@@ -32,7 +32,7 @@ func newLogWriter(w io.Writer, start time.Time) *hdrhistogram.HistogramLogWriter
 
 // LogHistogram reads HdrHistogram interval logs (such as a run's HdrLog)
 // and returns one histogram of all their latencies, in nanoseconds: what
-// internal/latplot draws.
+// internal/latplot draws. As in MergeLogs, tagged intervals are left out.
 func LogHistogram(logs ...io.Reader) (*hdrhistogram.Histogram, error) {
 	all, _, _, err := mergeLogs(logs)
 	return all, err
@@ -53,6 +53,9 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 			if h == nil {
 				break
 			}
+			if h.Tag() != "" {
+				continue // another measure than the log's untagged one
+			}
 			if dropped := all.Merge(h); dropped > 0 {
 				return nil, 0, 0, fmt.Errorf("%w: log %d: %d values out of range", ErrLog, i+1, dropped)
 			}
@@ -70,7 +73,9 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // percentiles of all their values together. Intervals are placed by their
 // absolute times (each log's base time plus the interval's offset), so
 // the result spans from the earliest interval start to the latest end,
-// and AchievedQPS is the combined rate over that span.
+// and AchievedQPS is the combined rate over that span. Only untagged
+// intervals are merged: a log may carry other measures under tags (as
+// smtp-source's carries each phase's latencies beside its messages').
 func MergeLogs(logs ...io.Reader) (*Result, error) {
 	all, first, last, err := mergeLogs(logs)
 	if err != nil {

@@ -124,6 +124,42 @@ func TestMergeLogs(t *testing.T) {
 	}
 }
 
+// Tagged intervals are another measure than a log's untagged ones: they
+// are left out of the merge, whichever log and place they are in.
+func TestMergeLogsUntagged(t *testing.T) {
+	t0 := time.UnixMilli(1_700_000_000_500)
+	want := newHist()
+	var logs []io.Reader
+	for i := range 2 {
+		var b bytes.Buffer
+		lw := newLogWriter(&b, t0)
+		for j := range 3 {
+			h := newHist()
+			h.SetStartTimeMs(t0.Add(time.Duration(j) * time.Second).UnixMilli())
+			h.SetEndTimeMs(t0.Add(time.Duration(j+1) * time.Second).UnixMilli())
+			for k := range 10 + i + j {
+				h.RecordValue(int64(1000 * (k + 1)))
+			}
+			lw.OutputIntervalHistogram(h)
+			want.Merge(h)
+			h.Reset()
+			h.SetTag("connect")
+			h.RecordValues(1_000_000_000, int64(5+j)) // far above every untagged value
+			lw.OutputIntervalHistogram(h)
+		}
+		logs = append(logs, &b)
+	}
+	res, err := MergeLogs(logs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Result{}
+	percentiles(w, want)
+	if res.Received != want.TotalCount() || res.Max != w.Max || res.P99 != w.P99 {
+		t.Fatalf("merged %d values, max %.1f µs, p99 %.1f µs; want the untagged %d, %.1f, %.1f", res.Received, res.Max, res.P99, want.TotalCount(), w.Max, w.P99)
+	}
+}
+
 // A log that is not one is ErrLog, naming which.
 func TestMergeBadLog(t *testing.T) {
 	var good bytes.Buffer

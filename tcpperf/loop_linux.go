@@ -50,6 +50,7 @@ type loop struct {
 	late     *recorder
 	n        counters
 	inflight int64 // sent and not answered, on live connections
+	wait     waitPolicy
 }
 
 // A conn is one client connection: its unsent bytes and the send times of
@@ -165,7 +166,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	}
 	cfg := &r.cfg
 	open := cfg.QPS > 0
-	spin, minNap := max(int64(cfg.Spin), 0), int64(minNap)
+	l.wait = waitPolicy{mode: cfg.Wait, spin: int64(cfg.Spin)}
 	var waiter interface {
 		Until(context.Context, time.Time)
 	}
@@ -205,26 +206,32 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 					l.n.due.Add(1)
 				}
 				l.send(l.conns[k%int64(len(l.conns))], 1, next)
+				l.wait.lastSend = now
 				k++
 				next = r.due(l.id, k)
 			}
-			switch wait := next - now; {
+			switch {
 			case next >= r.end:
 				scheduling = false
 				r.schedDone <- struct{}{}
 			case !r.env.realTime:
 				timeout, jump = 0, true
-			case cfg.Spin < 0 || wait > spin+minNap:
+			default:
+				poll, wake := l.wait.plan(now, next, l.inflight > 0)
 				// Arming a timer is dear (in a VM, an exit): once per send.
-				if armed != next {
-					unix.TimerfdSettime(l.timer, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(wait - spin)}, nil)
+				if wake > now && armed != next {
+					unix.TimerfdSettime(l.timer, 0, &unix.ItimerSpec{Value: unix.NsecToTimespec(wake - now)}, nil)
 					armed = next
 				}
-			default:
-				timeout = 0 // spin: poll the sockets until the send is due
+				if poll {
+					timeout = 0 // poll the sockets: the send or a response is near
+				}
 			}
 		} else if scheduling {
 			scheduling = false
+		}
+		if !scheduling && cfg.Wait == WaitSpin && r.env.realTime {
+			timeout = 0
 		}
 		if stopping && !scheduling && l.inflight == 0 && !drainSent {
 			drainSent = true
@@ -410,6 +417,11 @@ func (l *loop) process(c *conn, b []byte, now int64) {
 	size := r.cfg.MsgSize
 	k := len(b) / size
 	got, bad, measured := 0, 0, 0
+	if k > 0 && c.qh < len(c.q) {
+		// One round trip per read for the wait policy: the newest
+		// response's.
+		l.wait.sample(now - c.q[min(c.qh+k, len(c.q))-1])
+	}
 	if k > 0 {
 		l.lat.mu.Lock()
 		for ; got < k; got++ {

@@ -141,6 +141,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	var hlog *hdrhistogram.HistogramLogWriter
 	if cfg.HdrLog != nil {
 		hlog = newLogWriter(cfg.HdrLog, r.base.Add(time.Duration(r.measure)))
+		hlog.OutputComment(fmt.Sprintf("[tcpperf wait %s, spin %v, %d loops]", cfg.Wait, cfg.Spin, len(r.loops)))
 	}
 	cpu0, wall0 := env.cpu(), time.Now()
 	measureStart := clk.After(time.Duration(r.measure))
@@ -239,7 +240,7 @@ drain:
 
 	secs := float64(measuredEnd-r.measure) / 1e9
 	res := &Result{
-		Mode: cfg.Mode, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), TargetQPS: cfg.QPS,
+		Mode: cfg.Mode, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, TargetQPS: cfg.QPS,
 		MsgSize: cfg.MsgSize, DurationS: secs,
 		ConnectFailures: r.connects, ConnectError: r.connectErr,
 	}
@@ -272,6 +273,9 @@ drain:
 	if span := r.now() - r.measure; span > 0 {
 		idle := r.sum(func(n *counters) *atomic.Int64 { return &n.idle })
 		res.LoopBusy = min(max(1-float64(idle)/float64(span*int64(len(r.loops))), 0), 1)
+	}
+	if hlog != nil {
+		hlog.OutputComment(fmt.Sprintf("[tcpperf tool CPU %.2f µs/msg, %.0f%% of one core]", res.CPUPerMsg, 100*res.CPUUtil))
 	}
 	return res, nil
 }

@@ -54,7 +54,10 @@ type Config struct {
 	// saves), so above about 12k messages a second per loop it spins: its
 	// CPU is then all used, and LoopBusy tells how much of it went on
 	// messages.
-	Spin         time.Duration
+	Spin time.Duration
+	// Wait is how the loops wait between sends (default WaitAdaptive;
+	// WaitSleep where Spin is negative).
+	Wait         Wait
 	DialTimeout  time.Duration // default 5s
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
 	Progress     io.Writer     // one line per second; nil for none
@@ -69,6 +72,7 @@ type Result struct {
 	Conns           int     `json:"conns"`     // requested
 	Connected       int     `json:"connected"` // opened (Conns - ConnectFailures)
 	Loops           int     `json:"loops,omitempty"`
+	Wait            Wait    `json:"wait"` // how the loops waited between sends
 	TargetQPS       float64 `json:"target_qps"`
 	Depth           int     `json:"depth,omitempty"`
 	MsgSize         int     `json:"msg_size"`
@@ -211,6 +215,15 @@ func (cfg *Config) check() error {
 	}
 	if cfg.Spin == 0 {
 		cfg.Spin = 30 * time.Microsecond
+	}
+	if cfg.Wait == "" {
+		cfg.Wait = WaitAdaptive
+		if cfg.Spin < 0 {
+			cfg.Wait = WaitSleep
+		}
+	}
+	if err := cfg.Wait.check(); err != nil {
+		return err
 	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second

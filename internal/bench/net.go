@@ -81,6 +81,7 @@ type netRow struct {
 
 type netConfig struct {
 	exe              string
+	compareExe       string // serves serve.CompareEngines
 	engines          []string
 	points           []netPoint
 	duration, warmup time.Duration
@@ -111,6 +112,7 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for tcpperf (-1: no pinning)")
 	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed")
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
+	fs.StringVar(&cfg.compareExe, "compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in)")
 	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files: FILE.svg becomes FILE-POINT.svg")
 	fs.StringVar(&cfg.step, "step", "10k", "the open-loop point whose rate is stepped up (x1.5 a step) for each engine to the highest that keeps p99 under 1 ms (\"\": none)")
 	fs.IntVar(&cfg.stepRuns, "step-runs", 1, "runs per rate in the step search: a rate passes when more than half of its runs keep p99 under 1 ms, and the table shows the run with the median p99")
@@ -130,6 +132,17 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return cli.Usagef("bench net: unknown engine %q", e)
 		}
 		cfg.engines = append(cfg.engines, e)
+	}
+	if cfg.compareExe == "" && slices.ContainsFunc(cfg.engines, isCompare) {
+		dir, err := os.MkdirTemp("", "wirespeed-bench-net")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		fmt.Fprintln(stderr, "wirespeed bench net: building the comparison engines (gnet, evio, netpoll)")
+		if cfg.compareExe, err = serve.BuildCompare(ctx, dir); err != nil {
+			return fmt.Errorf("bench net: %w; or pass -compare-exe, or leave them out with -engines std,netio,netio-conn", err)
+		}
 	}
 	if runtime.NumCPU() < 2 || !canPin {
 		fmt.Fprintln(stderr, "wirespeed bench net: fewer than 2 CPUs or no affinity control: not pinning; server and client share CPUs")
@@ -225,7 +238,11 @@ func benchNet(ctx context.Context, cfg netConfig, progress io.Writer) []netRow {
 // runNetPoint runs a fresh server of engine e and tcpperf against it.
 func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, stderr io.Writer) netRow {
 	row := netRow{Point: p.Name, Engine: engine}
-	srv := exec.CommandContext(ctx, cfg.exe, "serve", "-engine", engine, "-mode", p.Mode, "-addr", "127.0.0.1:0")
+	scfg := serve.Config{Engine: engine, Mode: p.Mode, Addr: "127.0.0.1:0"}
+	srv := exec.CommandContext(ctx, cfg.exe, append([]string{"serve"}, serve.Args(scfg)...)...)
+	if isCompare(engine) {
+		srv = exec.CommandContext(ctx, cfg.compareExe, serve.Args(scfg)...)
+	}
 	srv.Stderr = stderr
 	out, err := srv.StdoutPipe()
 	if err != nil {
@@ -287,6 +304,9 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 	row.ServerCPUSec, row.ServerRSSMB = cpu.Seconds(), rss
 	return row
 }
+
+// isCompare says whether the comparison module's binary serves engine.
+func isCompare(engine string) bool { return slices.Contains(serve.CompareEngines(), engine) }
 
 // stopMeasured stops srv as stopServer does, and returns its CPU time
 // and peak RSS in MB: read from the running process where the system

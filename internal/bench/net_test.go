@@ -45,14 +45,30 @@ func buildWirespeed(t *testing.T) string {
 	return bin
 }
 
+// buildCompare builds the comparison module's binary (gnet, evio and
+// netpoll) with the test's race setting.
+func buildCompare(t *testing.T) string {
+	t.Helper()
+	var flags []string
+	if raceBuild {
+		flags = append(flags, "-race")
+	}
+	exe, err := serve.BuildCompare(context.Background(), t.TempDir(), flags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
 func TestBenchNet(t *testing.T) {
 	bin := buildWirespeed(t)
+	compare := buildCompare(t)
 	points, err := parseNetPoints("open=echo/2/200/0,closed=line/2/0/4")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := netConfig{
-		exe: bin, engines: serve.Engines(), points: points,
+		exe: bin, compareExe: compare, engines: serve.Engines(), points: points,
 		duration: 300 * time.Millisecond, warmup: 100 * time.Millisecond, msgSize: 64,
 		serverCPU: 0, clientCPU: 1,
 	}
@@ -172,7 +188,7 @@ func TestBenchNetStepAndPlot(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := netConfig{
-		exe: bin, engines: []string{"std", "gnet"}, points: points,
+		exe: bin, engines: []string{"std", "netio"}, points: points,
 		duration: 200 * time.Millisecond, warmup: 50 * time.Millisecond, msgSize: 64,
 		serverCPU: -1, clientCPU: -1, step: "open", plot: filepath.Join(dir, "net.svg"), logDir: dir,
 	}

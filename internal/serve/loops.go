@@ -12,25 +12,23 @@ import (
 // process may use (see spareProc). Each read is answered with one write:
 // in line mode the responses to all its complete lines, each written with
 // its own LoopConn.Write, as the other engines do.
-func startLoops(s *Server, cfg Config) error {
+func startLoops(cfg Config) (addr string, stop func() error, err error) {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	h := loopEcho
 	if cfg.Mode == "line" {
 		h = loopLines
 	}
-	// A line longer than maxLine is more unused input than MaxInput: the
+	// A line longer than MaxLine is more unused input than MaxInput: the
 	// loop closes the connection.
-	lo, err := netio.Serve(ln.(*net.TCPListener), h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: maxLine})
+	lo, err := netio.Serve(ln.(*net.TCPListener), h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine})
 	if err != nil {
 		ln.Close()
-		return err
+		return "", nil, err
 	}
-	s.addr = ln.Addr().String()
-	s.stop = lo.Close
-	return nil
+	return ln.Addr().String(), lo.Close, nil
 }
 
 // spareProc raises GOMAXPROCS to one more than the netio engine's loops,
@@ -42,7 +40,7 @@ func spareProc() {
 }
 
 func loopEcho(c *netio.LoopConn, in []byte) int {
-	if _, err := c.Write(in); err != nil {
+	if _, err := c.Write(in); err != nil || c.EOF() {
 		c.Close()
 	}
 	return len(in)
@@ -53,9 +51,12 @@ func loopLines(c *netio.LoopConn, in []byte) int {
 	for {
 		i := bytes.IndexByte(in[used:], '\n') + 1
 		if i == 0 {
+			if c.EOF() {
+				c.Close()
+			}
 			return used
 		}
-		// The response to a line is the line (respond), written from the
+		// The response to a line is the line (Respond), written from the
 		// input, which saves a copy.
 		if _, err := c.Write(in[used : used+i]); err != nil {
 			c.Close()

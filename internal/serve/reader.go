@@ -59,7 +59,7 @@ type pooledReader struct{ c *netio.Conn }
 func (r pooledReader) read() ([]byte, error) { return r.c.ReadPooled() }
 func (r pooledReader) release()              {}
 
-// A lineSplitter cuts a stream into lines of at most maxLine bytes,
+// A lineSplitter cuts a stream into lines of at most MaxLine bytes,
 // keeping a line that crosses reads in a buffer of its own (dropped once
 // the line is done if it grew past smallRead).
 type lineSplitter struct {
@@ -68,17 +68,17 @@ type lineSplitter struct {
 
 // lines calls f with each complete line of data (the partial line of
 // earlier data first) and keeps the rest. It returns false if a line is
-// longer than maxLine or f returns false.
+// longer than MaxLine or f returns false.
 func (s *lineSplitter) lines(data []byte, f func(line []byte) bool) bool {
 	if len(s.partial) > 0 {
 		i := bytes.IndexByte(data, '\n') + 1
 		if i == 0 {
 			s.partial = append(s.partial, data...)
-			return len(s.partial) <= maxLine
+			return len(s.partial) <= MaxLine
 		}
 		s.partial = append(s.partial, data[:i]...)
 		data = data[i:]
-		if len(s.partial) > maxLine || !f(s.partial) {
+		if len(s.partial) > MaxLine || !f(s.partial) {
 			return false
 		}
 		s.partial = s.partial[:0]
@@ -91,12 +91,12 @@ func (s *lineSplitter) lines(data []byte, f func(line []byte) bool) bool {
 		if i == 0 {
 			break
 		}
-		if i > maxLine || !f(data[:i]) {
+		if i > MaxLine || !f(data[:i]) {
 			return false
 		}
 		data = data[i:]
 	}
-	if len(data) > maxLine {
+	if len(data) > MaxLine {
 		return false
 	}
 	s.partial = append(s.partial, data...)

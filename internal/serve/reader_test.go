@@ -46,10 +46,10 @@ func TestLineSplitter(t *testing.T) {
 	}
 }
 
-// A line longer than maxLine is refused whether it comes in one read or
+// A line longer than MaxLine is refused whether it comes in one read or
 // many, and a handler's false stops the splitting.
 func TestLineSplitterLimits(t *testing.T) {
-	long := append(bytes.Repeat([]byte("y"), maxLine+1), '\n')
+	long := append(bytes.Repeat([]byte("y"), MaxLine+1), '\n')
 	ok := func([]byte) bool { return true }
 	for _, size := range []int{len(long), 4096, 100} {
 		var s lineSplitter
@@ -69,8 +69,8 @@ func TestLineSplitterLimits(t *testing.T) {
 		t.Errorf("stopped after %d calls", calls)
 	}
 	var fits lineSplitter
-	if !fits.lines(append(bytes.Repeat([]byte("z"), maxLine-1), '\n'), ok) {
-		t.Error("a line of maxLine bytes was refused")
+	if !fits.lines(append(bytes.Repeat([]byte("z"), MaxLine-1), '\n'), ok) {
+		t.Error("a line of MaxLine bytes was refused")
 	}
 }
 

@@ -1,6 +1,11 @@
 // Package serve is `wirespeed serve`: an echo or line service on one of six
-// engines (std, netio, netio-conn, gnet, evio, netpoll), the servers
-// `wirespeed bench net` measures with tcpperf.
+// engines, the servers `wirespeed bench net` measures with tcpperf. This
+// module has three of them (std, netio, netio-conn); the other three
+// (gnet, evio, cloudwego/netpoll), which exist only to be compared with,
+// live in the module internal/serve/compare, so that the wirespeed module
+// requires none of them. That module's binary, wirespeed-compare, serves
+// them with RunEngines; `wirespeed serve` and `bench net` build it from
+// the checkout they run in (BuildCompare) and run it.
 package serve
 
 import (
@@ -11,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -36,17 +42,46 @@ type Config struct {
 	ErrorLog *log.Logger
 }
 
-// ErrFatal is wrapped by the error of an engine that failed while serving
-// (gnet reports such failures through its logger's Fatalf, which here stops
-// the engine instead of the process).
-var ErrFatal = errors.New("serve: engine failed")
+// An Engine starts the service cfg describes: it listens on cfg.Addr and
+// returns the address it listens on and the function that stops it (stops
+// accepting, closes the connections and waits for the engine to end).
+// fail reports that the running engine has failed on its own; Serve then
+// stops it and returns the failure.
+type Engine func(cfg Config, fail func(error)) (addr string, stop func() error, err error)
 
-// Engines returns the names of the engines.
-func Engines() []string { return []string{"std", "netio", "netio-conn", "gnet", "evio", "netpoll"} }
+// Engines returns the names of the engines: this module's (Builtin) and
+// then the comparison module's (CompareEngines).
+func Engines() []string {
+	return append([]string{"std", "netio", "netio-conn"}, CompareEngines()...)
+}
 
-// maxLine bounds a request line in line mode; longer lines close the
+// CompareEngines returns the names of the engines that the comparison
+// module's binary serves.
+func CompareEngines() []string { return []string{"gnet", "evio", "netpoll"} }
+
+// Builtin returns this module's engines by name.
+func Builtin() map[string]Engine { return builtin(nil) }
+
+func builtin(h *hooks) map[string]Engine {
+	if h == nil {
+		h = &hooks{}
+	}
+	return map[string]Engine{
+		"std": func(cfg Config, _ func(error)) (string, func() error, error) {
+			return startStd(cfg, h, false)
+		},
+		"netio-conn": func(cfg Config, _ func(error)) (string, func() error, error) {
+			return startStd(cfg, h, true)
+		},
+		"netio": func(cfg Config, _ func(error)) (string, func() error, error) {
+			return startLoops(cfg)
+		},
+	}
+}
+
+// MaxLine bounds a request line in line mode; longer lines close the
 // connection.
-const maxLine = 64 << 10
+const MaxLine = 64 << 10
 
 // A Server is an engine serving on Addr until Stop is called.
 type Server struct {
@@ -84,63 +119,54 @@ func (s *Server) fail(err error) {
 	})
 }
 
-// hooks let tests observe and order the steps of the engines (accept and
-// stop races, -delay's clock and waits, gnet's logger); Start passes nil.
+// hooks let tests observe and order the steps of the std and netio-conn
+// engines (accept and stop races, -delay's clock and waits); nil fields
+// are not called.
 type hooks struct {
 	accepted   func()              // after Accept, before the connection is registered
 	stopClosed func()              // in stop, after closing the registered connections
 	now        func() time.Time    // -delay: stamps a request as read
 	until      func(due time.Time) // -delay: waits until a response is due
-	gnetLogger func(l *gnetLogger) // gnet: the logger handed to the engine
 }
 
-// Start starts the server described by cfg.
-func Start(cfg Config) (*Server, error) { return start(cfg, nil) }
-
-func start(cfg Config, h *hooks) (*Server, error) {
-	if !slices.Contains(Engines(), cfg.Engine) {
-		return nil, fmt.Errorf("unknown engine %q (%s)", cfg.Engine, strings.Join(Engines(), ", "))
+// check returns the error for a cfg that engines cannot serve.
+func check(cfg Config, engines map[string]Engine) error {
+	if _, ok := engines[cfg.Engine]; !ok {
+		if slices.Contains(Engines(), cfg.Engine) {
+			return fmt.Errorf("engine %q is not served here (%s): the comparison module's binary serves it", cfg.Engine, strings.Join(slices.Sorted(maps.Keys(engines)), ", "))
+		}
+		return fmt.Errorf("unknown engine %q (%s)", cfg.Engine, strings.Join(Engines(), ", "))
 	}
 	if cfg.Mode != "echo" && cfg.Mode != "line" {
-		return nil, fmt.Errorf("unknown mode %q (echo, line)", cfg.Mode)
+		return fmt.Errorf("unknown mode %q (echo, line)", cfg.Mode)
 	}
 	if cfg.Delay != 0 && cfg.Engine != "std" && cfg.Engine != "netio-conn" {
-		return nil, errors.New("-delay needs the std or netio-conn engine: an event loop cannot wait per request")
+		return errors.New("-delay needs the std or netio-conn engine: an event loop cannot wait per request")
+	}
+	return nil
+}
+
+// Start starts the server described by cfg on its engine from engines.
+func Start(cfg Config, engines map[string]Engine) (*Server, error) {
+	if err := check(cfg, engines); err != nil {
+		return nil, err
 	}
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = log.Default()
 	}
-	if h == nil {
-		h = &hooks{}
-	}
 	s := &Server{failed: make(chan struct{})}
-	var err error
-	switch cfg.Engine {
-	case "std", "netio-conn":
-		err = startStd(s, cfg, h, cfg.Engine == "netio-conn")
-	case "netio":
-		err = startLoops(s, cfg)
-	case "gnet":
-		err = startGnet(s, cfg, h)
-	case "evio":
-		err = startEvio(s, cfg)
-	case "netpoll":
-		err = startNetpoll(s, cfg)
-	}
+	addr, stop, err := engines[cfg.Engine](cfg, s.fail)
 	if err != nil {
 		return nil, err
 	}
+	s.addr, s.stop = addr, stop
 	return s, nil
 }
 
 // Serve starts the server, prints "listening on ADDR" to stdout and runs
 // until ctx is done or the engine fails.
-func Serve(ctx context.Context, cfg Config, stdout io.Writer) error {
-	return serve(ctx, cfg, nil, stdout)
-}
-
-func serve(ctx context.Context, cfg Config, h *hooks, stdout io.Writer) error {
-	s, err := start(cfg, h)
+func Serve(ctx context.Context, cfg Config, engines map[string]Engine, stdout io.Writer) error {
+	s, err := Start(cfg, engines)
 	if err != nil {
 		return err
 	}
@@ -152,32 +178,63 @@ func serve(ctx context.Context, cfg Config, h *hooks, stdout io.Writer) error {
 	return s.Stop()
 }
 
-// Run runs `wirespeed serve` with the arguments after "serve" until ctx is
-// done.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// flags returns the flag set of a serve command named name, which fills
+// the returned Config.
+func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
-	fs.StringVar(&cfg.Engine, "engine", "std", "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
+	fs.StringVar(&cfg.Engine, "engine", engine, "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address (port 0 picks one)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools)")
+	return fs, &cfg
+}
+
+// Run runs `wirespeed serve` with the arguments after "serve" until ctx is
+// done. The comparison engines run in the comparison module's binary:
+// -compare-exe, or one built from the checkout (BuildCompare).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, cfg := flags("serve", "std", stderr)
+	compareExe := fs.String("compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT] [-delay D]")
+		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT] [-delay D] [-compare-exe PATH]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2} // the flag package has said why
 	}
+	if slices.Contains(CompareEngines(), cfg.Engine) {
+		return runCompare(ctx, *cfg, *compareExe, stdout, stderr)
+	}
+	return run(ctx, *cfg, builtin(nil), stdout, stderr)
+}
+
+// RunEngines runs a serve command named name, with serve's flags, on
+// engines until ctx is done: the comparison module's binary.
+func RunEngines(ctx context.Context, name string, args []string, engines map[string]Engine, stdout, stderr io.Writer) error {
+	names := slices.Sorted(maps.Keys(engines))
+	fs, cfg := flags(name, names[0], stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: "+name+" [-engine "+strings.Join(names, "|")+"] [-mode echo|line] [-addr HOST:PORT]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cli.StatusError{Status: 2}
+	}
+	return run(ctx, *cfg, engines, stdout, stderr)
+}
+
+func run(ctx context.Context, cfg Config, engines map[string]Engine, stdout, stderr io.Writer) error {
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
 	if cfg.Engine == "netio" {
 		spareProc()
 	}
-	return Serve(ctx, cfg, stdout)
+	return Serve(ctx, cfg, engines, stdout)
 }
 
-// respond appends the response to one request line: the line itself.
-func respond(dst, line []byte) []byte { return append(dst, line...) }
+// Respond appends the response to one request line: the line itself.
+func Respond(dst, line []byte) []byte { return append(dst, line...) }
 
 // startStd serves with a goroutine per connection, writing each response
 // with its own Write, on the connection itself (std) or through a
@@ -187,10 +244,10 @@ func respond(dst, line []byte) []byte { return append(dst, line...) }
 // Writes go out when the loop reads again. (Accepted
 // connections have TCP_NODELAY: package net sets it on every TCP
 // connection.)
-func startStd(s *Server, cfg Config, h *hooks, coalesce bool) error {
+func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() error, err error) {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	var (
 		mu     sync.Mutex
@@ -232,8 +289,7 @@ func startStd(s *Server, cfg Config, h *hooks, coalesce bool) error {
 			}()
 		}
 	}()
-	s.addr = ln.Addr().String()
-	s.stop = func() error {
+	stop = func() error {
 		err := ln.Close()
 		mu.Lock()
 		closed = true
@@ -247,7 +303,7 @@ func startStd(s *Server, cfg Config, h *hooks, coalesce bool) error {
 		wg.Wait()
 		return err
 	}
-	return nil
+	return ln.Addr().String(), stop, nil
 }
 
 func handleStd(c net.Conn, cfg *Config, h *hooks) {
@@ -296,7 +352,7 @@ func serveLines(c net.Conn, r reader) {
 	for {
 		b, err := r.read()
 		if !s.lines(b, lw.write) || err != nil {
-			return // EOF, error, or a line longer than maxLine
+			return // EOF, error, or a line longer than MaxLine
 		}
 	}
 }
@@ -308,7 +364,7 @@ type lineWriter struct {
 }
 
 func (w *lineWriter) write(line []byte) bool {
-	w.out = respond(w.out[:0], line)
+	w.out = Respond(w.out[:0], line)
 	_, err := w.c.Write(w.out)
 	return err == nil
 }
@@ -353,13 +409,13 @@ func handleDelayed(c net.Conn, cfg *Config, h *hooks) {
 				}
 			}
 		}
-		r := bufio.NewReaderSize(c, maxLine)
+		r := bufio.NewReaderSize(c, MaxLine)
 		for {
 			line, err := r.ReadSlice('\n')
 			if err != nil {
-				return // EOF, error, or a line longer than maxLine
+				return // EOF, error, or a line longer than MaxLine
 			}
-			ch <- delayedResponse{now().Add(cfg.Delay), respond(nil, line)}
+			ch <- delayedResponse{now().Add(cfg.Delay), Respond(nil, line)}
 		}
 	}()
 	for d := range ch {

@@ -2,107 +2,39 @@ package serve
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
-// quiet keeps the engines' log lines out of the test output.
-var quiet = log.New(io.Discard, "", 0)
-
 func startT(t *testing.T, cfg Config, h *hooks) *Server {
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
-	if cfg.ErrorLog == nil {
-		cfg.ErrorLog = quiet
-	}
-	s, err := start(cfg, h)
+	cfg.ErrorLog = log.New(io.Discard, "", 0)
+	s, err := Start(cfg, builtin(h))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// Every engine starts on port 0, answers echo and pipelined line requests
-// correctly from several connections at once, and stops cleanly: Stop
-// returns only once the engine has ended, after which nothing accepts on
-// its address.
-func TestServeEngines(t *testing.T) {
-	for _, engine := range Engines() {
-		for _, mode := range []string{"echo", "line"} {
-			t.Run(engine+"/"+mode, func(t *testing.T) {
-				s := startT(t, Config{Engine: engine, Mode: mode}, nil)
-				var wg sync.WaitGroup
-				for c := 0; c < 4; c++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						if err := exchange(s.Addr(), c); err != nil {
-							t.Error(err)
-						}
-					}()
-				}
-				wg.Wait()
-				if err := s.Stop(); err != nil {
-					t.Fatalf("stop: %v", err)
-				}
-				if c, err := net.Dial("tcp", s.Addr()); err == nil {
-					c.Close()
-					t.Fatal("still accepting after stop")
-				}
-			})
-		}
-	}
-}
-
-// exchange sends 200 pipelined lines in uneven writes and checks that the
-// same bytes come back.
-func exchange(addr string, id int) error {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var want bytes.Buffer
-	for i := 0; i < 200; i++ {
-		fmt.Fprintf(&want, "conn %d request %d %s\n", id, i, strings.Repeat("x", i%50))
-	}
-	go func() {
-		b := want.Bytes()
-		for len(b) > 0 { // split lines across writes
-			n := min(len(b), 97)
-			c.Write(b[:n])
-			b = b[n:]
-		}
-	}()
-	got := make([]byte, want.Len())
-	if _, err := io.ReadFull(c, got); err != nil {
-		return fmt.Errorf("conn %d: %v", id, err)
-	}
-	if !bytes.Equal(got, want.Bytes()) {
-		return fmt.Errorf("conn %d: response differs from the requests", id)
-	}
-	return nil
-}
-
 func TestServePrintsAddressAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, Config{Engine: "netio", Mode: "line", Addr: "127.0.0.1:0"}, pw) }()
+	go func() { done <- Serve(ctx, Config{Engine: "netio", Mode: "line", Addr: "127.0.0.1:0"}, Builtin(), pw) }()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "listening on 127.0.0.1:") {
 		t.Fatalf("first line %q, %v", line, err)
@@ -114,78 +46,12 @@ func TestServePrintsAddressAndStops(t *testing.T) {
 	for _, bad := range []Config{
 		{Engine: "nginx", Mode: "echo", Addr: "127.0.0.1:0"},
 		{Engine: "std", Mode: "http", Addr: "127.0.0.1:0"},
-		{Engine: "gnet", Mode: "line", Addr: "127.0.0.1:0", Delay: time.Millisecond},
+		{Engine: "netio", Mode: "line", Addr: "127.0.0.1:0", Delay: time.Millisecond},
+		{Engine: "gnet", Mode: "line", Addr: "127.0.0.1:0"}, // the comparison module's
 	} {
-		if _, err := Start(bad); err == nil {
+		if _, err := Start(bad, Builtin()); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
-	}
-}
-
-// gnet's Fatalf does not end the process: it stops the engine, and Serve
-// returns the failure.
-func TestServeGnetFatal(t *testing.T) {
-	loggers := make(chan *gnetLogger, 1)
-	var logged bytes.Buffer
-	var mu sync.Mutex
-	cfg := Config{Engine: "gnet", Mode: "echo", Addr: "127.0.0.1:0", ErrorLog: log.New(lockedWriter{&mu, &logged}, "", 0)}
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(context.Background(), cfg, &hooks{gnetLogger: func(l *gnetLogger) { loggers <- l }}, pw)
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
-	l := <-loggers
-	l.Fatalf("poller: %s", "broken")
-	err = <-done
-	if !errors.Is(err, ErrFatal) || !strings.Contains(err.Error(), "gnet: poller: broken") {
-		t.Fatalf("Serve returned %v, want the engine's failure", err)
-	}
-	mu.Lock()
-	if !strings.Contains(logged.String(), "poller: broken") {
-		t.Errorf("failure not logged: %q", logged.String())
-	}
-	mu.Unlock()
-	if c, err := net.Dial("tcp", addr); err == nil {
-		c.Close()
-		t.Fatal("still accepting after the failure")
-	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
-}
-
-// A line longer than the limit closes the connection instead of growing a
-// buffer.
-func TestServeLongLine(t *testing.T) {
-	for _, engine := range Engines() {
-		t.Run(engine, func(t *testing.T) {
-			s := startT(t, Config{Engine: engine, Mode: "line"}, nil)
-			defer s.Stop()
-			c, err := net.Dial("tcp", s.Addr())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			go c.Write(bytes.Repeat([]byte("y"), 4*maxLine))
-			// The server closes with unread data, which resets the
-			// connection: either ends the copy.
-			if _, err := io.Copy(io.Discard, c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
-				t.Error(err)
-			}
-		})
 	}
 }
 
@@ -303,5 +169,68 @@ func TestServeDelayPipelined(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Engines lists this module's engines and then the comparison module's.
+func TestEnginesNames(t *testing.T) {
+	got, own := Engines(), slices.Sorted(maps.Keys(Builtin()))
+	if len(got) != len(own)+len(CompareEngines()) ||
+		!slices.Equal(slices.Sorted(slices.Values(got[:len(own)])), own) ||
+		!slices.Equal(got[len(own):], CompareEngines()) {
+		t.Fatalf("Engines() = %v; Builtin has %v, CompareEngines %v", got, own, CompareEngines())
+	}
+}
+
+// `wirespeed serve -engine gnet` builds the comparison module's binary from
+// the checkout, which serves until ctx is done; then it stops on SIGTERM
+// and Run returns its (clean) exit.
+func TestRunCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the comparison module's binary")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"-engine", "gnet", "-mode", "line", "-addr", "127.0.0.1:0"}, pw, io.Discard)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening on 127.0.0.1:") {
+		t.Fatalf("first line %q, %v (%v)", line, err, <-done)
+	}
+	go io.Copy(io.Discard, br)
+	c, err := net.Dial("tcp", strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("a\nb\n")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "a\nb\n" {
+		t.Fatalf("answer %q, %v", got, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Outside a wirespeed checkout there is nothing to build the comparison
+// engines from: ErrNoCompare, and Run says how to do without.
+func TestBuildCompareNoCheckout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, err := BuildCompare(context.Background(), t.TempDir())
+	if !errors.Is(err, ErrNoCompare) {
+		t.Fatalf("BuildCompare outside a checkout: %v, want ErrNoCompare", err)
+	}
+	err = Run(context.Background(), []string{"-engine", "evio", "-addr", "127.0.0.1:0"}, io.Discard, io.Discard)
+	if !errors.Is(err, ErrNoCompare) || !strings.Contains(err.Error(), "-compare-exe") {
+		t.Fatalf("Run outside a checkout: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ func merge(args []string, stdout, stderr io.Writer) error {
 	plot := fs.String("plot", "", "draw each log's latency percentile spectrum, and all of them merged, to this SVG file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed tcpperf merge [-json] [-plot FILE.svg] FILE...")
-		fmt.Fprintln(stderr, "Merges the -hdr-log interval logs of several runs (hosts), aligned by their absolute start times, and prints the percentiles of all their values.")
+		fmt.Fprintln(stderr, "Merges the -hdr-log interval logs of several runs (hosts), aligned by their absolute start times, and prints the percentiles of all their values (untagged intervals: a tagged one, such as smtp-source's per-phase latencies, is another measure).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

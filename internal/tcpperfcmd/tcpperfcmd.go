@@ -47,6 +47,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	})
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "loops poll without sleeping this long before each send (negative: never)")
+	fs.StringVar((*string)(&cfg.Wait), "wait", string(tcpperf.WaitAdaptive), "how loops wait between sends: adaptive (poll Spin before a send and while a response is due), send (poll only before a send), sleep (never poll), spin (always poll)")
 	fs.DurationVar(&cfg.DrainTimeout, "drain", 2*time.Second, "wait this long for outstanding responses at the end")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log (latencies in ns) to this file")
@@ -142,7 +143,7 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	if r.TargetQPS > 0 {
 		fmt.Fprintln(w, "(send lateness is the tool's own floor: actual minus intended send time)")
 	}
-	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %d loops, busy %.0f%% of the time)\n", r.CPUPerMsg, 100*r.CPUUtil, r.Loops, 100*r.LoopBusy)
+	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %d loops waiting %s, busy %.0f%% of the time)\n", r.CPUPerMsg, 100*r.CPUUtil, r.Loops, r.Wait, 100*r.LoopBusy)
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
 	if r.ConnectError != "" {

@@ -1,4 +1,4 @@
-package serve
+package main
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cloudwego/netpoll"
+
+	"github.com/wirespeed/wirespeed/internal/serve"
 )
 
 // netpollServer is the echo/line service on cloudwego/netpoll with its
@@ -74,14 +76,14 @@ func (s *netpollServer) onRequest(_ context.Context, c netpoll.Connection) error
 		if end > 0 {
 			for b := buf[:end]; len(b) > 0; {
 				i := bytes.IndexByte(b, '\n') + 1
-				if i > maxLine {
+				if i > serve.MaxLine {
 					return c.Close()
 				}
 				out, err := w.Malloc(i)
 				if err != nil {
 					return err
 				}
-				respond(out[:0], b[:i])
+				serve.Respond(out[:0], b[:i])
 				b = b[i:]
 			}
 			if err := r.Skip(end); err != nil {
@@ -96,7 +98,7 @@ func (s *netpollServer) onRequest(_ context.Context, c netpoll.Connection) error
 		if rest == 0 {
 			return nil
 		}
-		if rest > maxLine {
+		if rest > serve.MaxLine {
 			return c.Close()
 		}
 		if _, err := r.Peek(rest + 1); err != nil { // waits for more input
@@ -105,16 +107,16 @@ func (s *netpollServer) onRequest(_ context.Context, c netpoll.Connection) error
 	}
 }
 
-func startNetpoll(srv *Server, cfg Config) error {
+func startNetpoll(cfg serve.Config) (string, func() error, error) {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	s := &netpollServer{mode: cfg.Mode, conns: map[netpoll.Connection]bool{}, probe: make(chan struct{})}
 	evl, err := netpoll.NewEventLoop(s.onRequest, netpoll.WithOnPrepare(s.onPrepare))
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("netpoll: %w", err)
+		return "", nil, fmt.Errorf("netpoll: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- evl.Serve(ln) }()
@@ -132,10 +134,9 @@ func startNetpoll(srv *Server, cfg Config) error {
 	if err != nil {
 		evl.Shutdown(context.Background())
 		ln.Close()
-		return err
+		return "", nil, err
 	}
-	srv.addr = ln.Addr().String()
-	srv.stop = func() error {
+	stop := func() error {
 		// Shutdown closes idle connections and waits for busy ones; close
 		// them all first, as the other engines' stop does.
 		s.mu.Lock()
@@ -153,5 +154,5 @@ func startNetpoll(srv *Server, cfg Config) error {
 		}
 		return err
 	}
-	return nil
+	return ln.Addr().String(), stop, nil
 }

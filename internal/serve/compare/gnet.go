@@ -1,4 +1,4 @@
-package serve
+package main
 
 import (
 	"bytes"
@@ -8,12 +8,12 @@ import (
 	"log"
 	"net"
 	"os"
-	"runtime"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"github.com/tidwall/evio"
+
+	"github.com/wirespeed/wirespeed/internal/serve"
 )
 
 // gnetServer is the echo/line service on gnet: one event loop per CPU the
@@ -67,7 +67,7 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	buf, _ := c.Peek(-1)
 	end := bytes.LastIndexByte(buf, '\n') + 1
 	if end == 0 {
-		if len(buf) > maxLine {
+		if len(buf) > serve.MaxLine {
 			return gnet.Close
 		}
 		return gnet.None
@@ -76,7 +76,7 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	out := (*outp)[:0]
 	for b := buf[:end]; len(b) > 0; {
 		i := bytes.IndexByte(b, '\n') + 1
-		out = respond(out, b[:i])
+		out = serve.Respond(out, b[:i])
 		b = b[i:]
 	}
 	*outp = out
@@ -85,11 +85,13 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
-func startGnet(srv *Server, cfg Config, h *hooks) error {
+// startGnet is the gnet engine; hook, if not nil, gets the logger handed
+// to gnet (for tests).
+func startGnet(cfg serve.Config, fail func(error), hook func(*gnetLogger)) (string, func() error, error) {
 	s := &gnetServer{mode: cfg.Mode, ready: make(chan error, 1)}
-	logger := &gnetLogger{log: cfg.ErrorLog, fail: srv.fail}
-	if h.gnetLogger != nil {
-		h.gnetLogger(logger)
+	logger := &gnetLogger{log: cfg.ErrorLog, fail: fail}
+	if hook != nil {
+		hook(logger)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -103,18 +105,12 @@ func startGnet(srv *Server, cfg Config, h *hooks) error {
 		if err != nil {
 			s.eng.Stop(context.Background())
 			<-done
-			return err
+			return "", nil, err
 		}
 	case err := <-done:
-		select {
-		case <-srv.failed:
-			err = errors.Join(srv.failErr, err)
-		default:
-		}
-		return fmt.Errorf("gnet: %w", err)
+		return "", nil, fmt.Errorf("gnet: %w", errors.Join(logger.failure(), err))
 	}
-	srv.addr = s.addr
-	srv.stop = func() error {
+	stop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		err := s.eng.Stop(ctx)
@@ -123,7 +119,7 @@ func startGnet(srv *Server, cfg Config, h *hooks) error {
 		}
 		return err
 	}
-	return nil
+	return s.addr, stop, nil
 }
 
 // gnetLogger drops gnet's informational messages and logs its warnings and
@@ -133,6 +129,9 @@ func startGnet(srv *Server, cfg Config, h *hooks) error {
 type gnetLogger struct {
 	log  *log.Logger
 	fail func(error)
+
+	mu    sync.Mutex
+	fatal error // the first Fatalf
 }
 
 func (*gnetLogger) Debugf(string, ...any)       {}
@@ -142,82 +141,17 @@ func (l *gnetLogger) Errorf(f string, a ...any) { l.log.Printf("gnet: "+f, a...)
 func (l *gnetLogger) Fatalf(f string, a ...any) {
 	err := fmt.Errorf("%w: gnet: %s", ErrFatal, fmt.Sprintf(f, a...))
 	l.log.Print(err)
+	l.mu.Lock()
+	if l.fatal == nil {
+		l.fatal = err
+	}
+	l.mu.Unlock()
 	l.fail(err)
 }
 
-// evioConn is the per-connection state of the evio line service.
-type evioConn struct {
-	in  evio.InputStream
-	out []byte
-}
-
-// startEvio runs the service on evio, one loop per CPU the process may use.
-//
-// Its connections run with Nagle's algorithm (the kernel's default): evio
-// has no option for TCP_NODELAY and no way to reach its sockets. (On Linux
-// accepted sockets inherit TCP_NODELAY from the listener, but evio creates
-// the listener itself and does not expose it.) So a response written while
-// an earlier one on the same connection is still unacknowledged waits for
-// that ACK; one request in flight per connection is not affected.
-func startEvio(srv *Server, cfg Config) error {
-	var stopping atomic.Bool
-	ready := make(chan string, 1)
-	ev := evio.Events{NumLoops: runtime.GOMAXPROCS(0)}
-	ev.Serving = func(s evio.Server) evio.Action {
-		ready <- s.Addrs[0].String()
-		return evio.None
-	}
-	ev.Opened = func(c evio.Conn) ([]byte, evio.Options, evio.Action) {
-		if stopping.Load() {
-			return nil, evio.Options{}, evio.Shutdown
-		}
-		c.SetContext(&evioConn{})
-		return nil, evio.Options{}, evio.None
-	}
-	ev.Data = func(c evio.Conn, in []byte) ([]byte, evio.Action) {
-		if cfg.Mode == "echo" {
-			return in, evio.None
-		}
-		st := c.Context().(*evioConn)
-		data := st.in.Begin(in)
-		out := st.out[:0]
-		for {
-			i := bytes.IndexByte(data, '\n') + 1
-			if i == 0 {
-				break
-			}
-			out = respond(out, data[:i])
-			data = data[i:]
-		}
-		st.out = out
-		if len(data) > maxLine {
-			return out, evio.Close
-		}
-		st.in.End(data)
-		return out, evio.None
-	}
-	done := make(chan error, 1)
-	go func() { done <- evio.Serve(ev, "tcp://"+cfg.Addr) }()
-	select {
-	case srv.addr = <-ready:
-	case err := <-done:
-		return fmt.Errorf("evio: %w", err)
-	}
-	// evio stops when an event handler returns Shutdown. (Returning it from
-	// Tick would leave evio's ticker goroutine blocked forever.) stop
-	// connects once to raise an Opened event that does so.
-	srv.stop = func() error {
-		stopping.Store(true)
-		c, err := net.DialTimeout("tcp", srv.addr, 10*time.Second)
-		if err != nil {
-			return fmt.Errorf("evio: cannot connect to stop it: %w", err)
-		}
-		c.Close()
-		err = <-done
-		if errors.Is(err, net.ErrClosed) {
-			err = nil
-		}
-		return err
-	}
-	return nil
+// failure returns the error of the first Fatalf, or nil.
+func (l *gnetLogger) failure() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fatal
 }

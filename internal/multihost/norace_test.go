@@ -1,0 +1,5 @@
+//go:build !race
+
+package multihost
+
+const raceBuild = false

@@ -1,0 +1,118 @@
+// Package servetest checks engines of `wirespeed serve` (serve.Engine):
+// what each must do, for this module's engines and the comparison
+// module's alike.
+package servetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/serve"
+)
+
+// Run checks each of engines in subtests named ENGINE/echo, ENGINE/line
+// and ENGINE/long-line. Each engine must start on 127.0.0.1 port 0, answer
+// echo and pipelined line requests correctly from several connections at
+// once, and stop cleanly: Stop returns only once the engine has ended,
+// after which nothing accepts on its address. A line longer than
+// serve.MaxLine closes the connection instead of growing a buffer.
+func Run(t *testing.T, engines map[string]serve.Engine) {
+	for _, engine := range slices.Sorted(maps.Keys(engines)) {
+		for _, mode := range []string{"echo", "line"} {
+			t.Run(engine+"/"+mode, func(t *testing.T) {
+				s := Start(t, serve.Config{Engine: engine, Mode: mode}, engines)
+				var wg sync.WaitGroup
+				for c := 0; c < 4; c++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := exchange(s.Addr(), c); err != nil {
+							t.Error(err)
+						}
+					}()
+				}
+				wg.Wait()
+				if err := s.Stop(); err != nil {
+					t.Fatalf("stop: %v", err)
+				}
+				if c, err := net.Dial("tcp", s.Addr()); err == nil {
+					c.Close()
+					t.Fatal("still accepting after stop")
+				}
+			})
+		}
+		t.Run(engine+"/long-line", func(t *testing.T) {
+			s := Start(t, serve.Config{Engine: engine, Mode: "line"}, engines)
+			defer s.Stop()
+			c, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			go c.Write(bytes.Repeat([]byte("y"), 4*serve.MaxLine))
+			// The server closes with unread data, which resets the
+			// connection: either ends the copy.
+			if _, err := io.Copy(io.Discard, c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// Start starts cfg on engines, or ends the test. Where cfg leaves them
+// unset, the server listens on 127.0.0.1 port 0 and its log lines are
+// discarded.
+func Start(t *testing.T, cfg serve.Config, engines map[string]serve.Engine) *serve.Server {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = log.New(io.Discard, "", 0)
+	}
+	s, err := serve.Start(cfg, engines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// exchange sends 200 pipelined lines in uneven writes and checks that the
+// same bytes come back.
+func exchange(addr string, id int) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var want bytes.Buffer
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&want, "conn %d request %d %s\n", id, i, strings.Repeat("x", i%50))
+	}
+	go func() {
+		b := want.Bytes()
+		for len(b) > 0 { // split lines across writes
+			n := min(len(b), 97)
+			c.Write(b[:n])
+			b = b[n:]
+		}
+	}()
+	got := make([]byte, want.Len())
+	if _, err := io.ReadFull(c, got); err != nil {
+		return fmt.Errorf("conn %d: %v", id, err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		return fmt.Errorf("conn %d: response differs from the requests", id)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package netio
+
+import (
+	"net"
+	"sync"
+)
+
+// A detachedConn is a connection Detach took from its loop: its reads
+// start with the input the loop had read and its Handler left unused, and
+// what the loop had queued is written before anything else.
+type detachedConn struct {
+	net.Conn
+	ready chan struct{} // closed once the loop's call has returned
+
+	mu  sync.Mutex
+	in  []byte // read first
+	out []byte // written first
+}
+
+// prefix waits for the loop to let go, sends what it had queued, and
+// serves what it had read into p.
+func (d *detachedConn) prefix(p []byte) (n int, err error) {
+	<-d.ready
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.out) > 0 {
+		k, err := d.Conn.Write(d.out)
+		d.out = d.out[k:]
+		if err != nil {
+			return 0, err
+		}
+		d.out = nil
+	}
+	if p != nil && len(d.in) > 0 {
+		n = copy(p, d.in)
+		if d.in = d.in[n:]; len(d.in) == 0 {
+			d.in = nil
+		}
+	}
+	return n, nil
+}
+
+func (d *detachedConn) Read(p []byte) (int, error) {
+	if n, err := d.prefix(p); n > 0 || err != nil {
+		return n, err
+	}
+	return d.Conn.Read(p)
+}
+
+func (d *detachedConn) Write(p []byte) (int, error) {
+	if _, err := d.prefix(nil); err != nil {
+		return 0, err
+	}
+	return d.Conn.Write(p)
+}

@@ -1,0 +1,172 @@
+package netio
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testCert makes a self-signed certificate for 127.0.0.1.
+func testCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "netio test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+// TestLoopsDetachTLS: a line protocol on the loops whose STARTTLS hands
+// the connection to a goroutine, which runs crypto/tls on it; the reply
+// written before Detach arrives first, and the loop lets go (OnClose
+// learns ErrDetached, later Writes fail).
+func TestLoopsDetachTLS(t *testing.T) {
+	cert, pool := testCert(t)
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	closed := make(chan error, 1)
+	afterDetach := make(chan error, 1)
+	served := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		k := bytes.IndexByte(in, '\n') + 1
+		if k == 0 {
+			return 0
+		}
+		if string(in[:k]) != "STARTTLS\n" {
+			c.Write(in[:k])
+			return k
+		}
+		c.WriteString("220 go ahead\n")
+		nc, err := c.Detach()
+		if err != nil {
+			t.Error(err)
+			c.Close()
+			return len(in)
+		}
+		_, err = c.WriteString("late\n")
+		afterDetach <- err
+		go func() {
+			tc := tls.Server(nc, cfg)
+			defer tc.Close()
+			r := bufio.NewReader(tc)
+			line, err := r.ReadString('\n')
+			if err != nil {
+				served <- err
+				return
+			}
+			_, err = tc.Write([]byte(strings.ToUpper(line)))
+			served <- err
+		}()
+		return k
+	}
+	s := startLoops(t, h, &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }})
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	roundTrip(t, r, c)
+	c.Write([]byte("STARTTLS\n"))
+	if line, err := r.ReadString('\n'); line != "220 go ahead\n" {
+		t.Fatalf("got %q, %v", line, err)
+	}
+	if err := <-afterDetach; !errors.Is(err, ErrDetached) {
+		t.Errorf("Write after Detach: %v, want ErrDetached", err)
+	}
+	if err := <-closed; !errors.Is(err, ErrDetached) {
+		t.Errorf("OnClose learned %v, want ErrDetached", err)
+	}
+	tc := tls.Client(c, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err := tc.Handshake(); err != nil {
+		t.Fatalf("TLS handshake on the detached connection: %v", err)
+	}
+	tc.Write([]byte("secret\n"))
+	line, err := bufio.NewReader(tc).ReadString('\n')
+	if line != "SECRET\n" {
+		t.Fatalf("over TLS: %q, %v", line, err)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if v := tc.ConnectionState().Version; v < tls.VersionTLS12 {
+		t.Errorf("TLS version %x", v)
+	}
+}
+
+// TestLoopsDetachUnused: what the Handler leaves unused, and what was
+// queued for output, go with the detached connection, in order; Detach
+// from a function run by Do carries the unused input of earlier calls.
+func TestLoopsDetachUnused(t *testing.T) {
+	conns := make(chan net.Conn, 1)
+	later := make(chan *LoopConn, 1)
+	h := func(c *LoopConn, in []byte) int {
+		switch {
+		case bytes.HasPrefix(in, []byte("NOW\n")):
+			c.WriteString("queued\n")
+			nc, err := c.Detach()
+			if err != nil {
+				t.Error(err)
+			}
+			conns <- nc
+			return 4
+		case bytes.HasPrefix(in, []byte("LATER\n")):
+			later <- c
+			return 6 // the rest waits for the Do
+		}
+		return 0
+	}
+	s := startLoops(t, h, nil)
+	for _, mode := range []string{"NOW", "LATER"} {
+		c := dial(t, s)
+		c.Write([]byte(mode + "\nthe rest, read by the goroutine"))
+		if mode == "LATER" {
+			lc := <-later
+			lc.Do(func(c *LoopConn) {
+				c.WriteString("queued\n")
+				nc, err := c.Detach()
+				if err != nil {
+					t.Error(err)
+				}
+				conns <- nc
+			})
+		}
+		nc := <-conns
+		got := make([]byte, len("the rest, read by the goroutine"))
+		if _, err := io.ReadFull(nc, got); err != nil || string(got) != "the rest, read by the goroutine" {
+			t.Fatalf("%s: the detached connection read %q, %v", mode, got, err)
+		}
+		nc.Write([]byte("from the goroutine\n"))
+		nc.Close()
+		all, err := io.ReadAll(c)
+		if err != nil || string(all) != "queued\nfrom the goroutine\n" {
+			t.Fatalf("%s: the client read %q, %v", mode, all, err)
+		}
+	}
+}

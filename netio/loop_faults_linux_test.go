@@ -1,0 +1,408 @@
+package netio
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// listenTCP listens on 127.0.0.1:0 with the socket options set first
+// (accepted connections inherit them).
+func listenTCP(t testing.TB, opts map[int]int) *net.TCPListener {
+	t.Helper()
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) {
+			for opt, v := range opts {
+				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, v)
+			}
+		})
+	}}
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln.(*net.TCPListener)
+}
+
+func serveOn(t testing.TB, ln *net.TCPListener, h Handler, opt *LoopOptions) *Loops {
+	t.Helper()
+	s, err := Serve(ln, h, opt)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// openFiles opens n temporary files, which take the lowest descriptor
+// numbers free: those a closed server left.
+func openFiles(t *testing.T, n int) []*os.File {
+	var fs []*os.File
+	for range n {
+		f, err := os.CreateTemp(t.TempDir(), "fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func checkEmpty(t *testing.T, fs []*os.File) {
+	t.Helper()
+	for _, f := range fs {
+		if st, err := f.Stat(); err != nil || st.Size() != 0 {
+			t.Errorf("%s (descriptor %d): %d bytes written after the server closed (%v)", f.Name(), f.Fd(), st.Size(), err)
+		}
+	}
+}
+
+// TestLoopsDoAfterClose: after Close, Do fails and writes nothing: not to
+// the loop's old eventfd, whose number a file opened since has taken.
+func TestLoopsDoAfterClose(t *testing.T) {
+	conns := make(chan *LoopConn, 1)
+	s := startLoops(t, echo, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c }})
+	dial(t, s)
+	lc := <-conns
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fs := openFiles(t, 8)
+	ran := false
+	if err := lc.Do(func(*LoopConn) { ran = true }); !errors.Is(err, ErrClosed) {
+		t.Errorf("Do after Close: %v, want ErrClosed", err)
+	}
+	for _, err := range s.Wake() { // the loops themselves, as Shutdown posts to them
+		if !errors.Is(err, ErrServerClosed) {
+			t.Errorf("posting to a closed loop: %v, want ErrServerClosed", err)
+		}
+	}
+	if len(s.Wake()) != 1 {
+		t.Error("a closed loop took a task")
+	}
+	checkEmpty(t, fs)
+	if ran {
+		t.Error("Do ran its function after Close")
+	}
+}
+
+// TestLoopsStartErrorWritesNothing: a Serve that fails (a loop cannot be
+// pinned) leaves no descriptor open and wakes no descriptor it closed.
+func TestLoopsStartErrorWritesNothing(t *testing.T) {
+	before, _ := os.ReadDir("/proc/self/fd")
+	ln := listenTCP(t, nil)
+	defer ln.Close()
+	for range 20 {
+		if _, err := Serve(ln, echo, &LoopOptions{Loops: 3, CPUs: []int{0, runtime.NumCPU() + 5000}}); err == nil {
+			t.Fatal("Serve pinned a loop to a CPU that does not exist")
+		}
+	}
+	after, _ := os.ReadDir("/proc/self/fd")
+	if len(after) != len(before)+1 { // the listener
+		t.Errorf("%d descriptors open after 20 failed Serves, %d before (and the listener)", len(after), len(before))
+	}
+}
+
+// TestLoopsQueueBoundedWhileWaiting: a producer that pushes 64 KiB per Do
+// to a connection whose peer reads half of that per push keeps it
+// waiting for room the whole time; what the connection retains stays
+// near MaxQueued, not what has been sent through it.
+func TestLoopsQueueBoundedWhileWaiting(t *testing.T) {
+	conns := make(chan *LoopConn, 1)
+	ln := listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10})
+	s := serveOn(t, ln, echo, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c }})
+	nc := dialSmallWindow(t, s)
+	lc := <-conns
+	chunk := bytes.Repeat([]byte("p"), 64<<10)
+	const pushes = 2048 // 128 MiB pushed, 64 MiB read
+	ran := make(chan struct{})
+	readMore := make(chan struct{}, pushes)
+	readErr := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 32<<10)
+		for range readMore {
+			if _, err := io.ReadFull(nc, buf); err != nil {
+				readErr <- err
+				return
+			}
+		}
+		readErr <- nil
+	}()
+	var peak uint64
+	var ms runtime.MemStats
+	for i := range pushes {
+		if err := lc.Do(func(c *LoopConn) { c.Write(chunk); ran <- struct{}{} }); err != nil {
+			t.Fatal(err)
+		}
+		<-ran
+		readMore <- struct{}{}
+		if i%256 == 255 {
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+	}
+	close(readMore)
+	if err := <-readErr; err != nil {
+		t.Fatal(err)
+	}
+	queued := make(chan int, 1)
+	lc.Do(func(c *LoopConn) { queued <- c.Queued() })
+	if q := <-queued; q < 512<<10 {
+		t.Fatalf("%d bytes queued at the end: the connection did not stay waiting for room", q)
+	}
+	if peak > 32<<20 {
+		t.Fatalf("heap reached %d MiB while 64 MiB went through a connection holding at most 1 MiB", peak>>20)
+	}
+}
+
+// TestLoopsHalfClose: a peer that ends its stream and then reads gets the
+// reply a worker posts later through Do; the Handler learns of the end.
+func TestLoopsHalfClose(t *testing.T) {
+	work := make(chan *LoopConn, 1)
+	sawEOF := make(chan []byte, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if c.EOF() {
+			sawEOF <- bytes.Clone(in)
+			return len(in)
+		}
+		if k := bytes.IndexByte(in, '\n') + 1; k > 0 {
+			work <- c
+			return k
+		}
+		return 0
+	}
+	closed := make(chan error, 1)
+	s := startLoops(t, h, &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }})
+	c := dial(t, s)
+	c.Write([]byte("request\npartial"))
+	c.CloseWrite()
+	lc := <-work
+	if got := <-sawEOF; string(got) != "partial" {
+		t.Fatalf("the end-of-stream call saw %q, want the unused %q", got, "partial")
+	}
+	// The worker answers after the end of stream has been read.
+	if err := lc.Do(func(c *LoopConn) { c.WriteString("reply\n"); c.Close() }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "reply\n" {
+		t.Fatalf("got %q, %v; want the worker's reply", got, err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("OnClose: %v", err)
+	}
+}
+
+// TestLoopsLargeFrame: a Handler waiting for a 1 MiB frame is given it
+// without the input being copied again at every read: the bytes moved
+// stay a small multiple of the frame.
+func TestLoopsLargeFrame(t *testing.T) {
+	const frame = 1 << 20
+	var moved, calls int
+	var mu sync.Mutex
+	opt := &LoopOptions{Loops: 1, MaxInput: 2 * frame}
+	SetMovedHook(opt, func(n int) { mu.Lock(); moved += n; mu.Unlock() })
+	h := func(c *LoopConn, in []byte) int {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		if len(in) < frame {
+			return 0
+		}
+		if !bytes.Equal(in[:frame], msgFrame(frame)) {
+			c.WriteString("corrupt\n")
+		} else {
+			c.WriteString("ok\n")
+		}
+		return frame
+	}
+	s := startLoops(t, h, opt)
+	c := dial(t, s)
+	for range 2 {
+		go c.Write(msgFrame(frame))
+		line, err := bufio.NewReader(io.LimitReader(c, 3)).ReadString('\n')
+		if line != "ok\n" {
+			t.Fatalf("got %q, %v", line, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d Handler calls, %d bytes moved for 2 frames of %d", calls, moved, frame)
+	if calls < 8 {
+		t.Fatalf("only %d Handler calls for two frames: the frames did not come in pieces", calls)
+	}
+	if moved > 2*3*frame {
+		t.Fatalf("%d bytes moved for 2 frames of %d bytes: more than 3 times each", moved, frame)
+	}
+}
+
+func msgFrame(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i * 7 / 5)
+	}
+	return b
+}
+
+// TestLoopsWriteOutsideCall: a connection written from another's Handler
+// fails with ErrOutsideLoop and sends nothing.
+func TestLoopsWriteOutsideCall(t *testing.T) {
+	conns := make(chan *LoopConn, 2)
+	errs := make(chan error, 1)
+	var first *LoopConn
+	h := func(c *LoopConn, in []byte) int {
+		if c == first {
+			return len(in)
+		}
+		_, err := first.WriteString("from another connection\n")
+		errs <- err
+		c.WriteString("done\n")
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) {
+		if first == nil {
+			first = c
+		}
+		conns <- c
+	}})
+	a := dial(t, s)
+	<-conns
+	b := dial(t, s)
+	<-conns
+	b.Write([]byte("x"))
+	if err := <-errs; !errors.Is(err, ErrOutsideLoop) {
+		t.Fatalf("Write to a connection outside its call: %v, want ErrOutsideLoop", err)
+	}
+	line, _ := bufio.NewReader(b).ReadString('\n')
+	if line != "done\n" {
+		t.Fatalf("b got %q", line)
+	}
+	_ = a
+}
+
+// TestLoopsSpread: accepted connections are spread evenly over the loops.
+func TestLoopsSpread(t *testing.T) {
+	const loops, conns = 4, 1000
+	var mu sync.Mutex
+	per := make([]int, loops)
+	opened := make(chan struct{}, conns)
+	s := startLoops(t, echo, &LoopOptions{Loops: loops, OnOpen: func(c *LoopConn) {
+		mu.Lock()
+		per[LoopIndex(c)]++
+		mu.Unlock()
+		opened <- struct{}{}
+	}})
+	for range conns {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	for range conns {
+		<-opened
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, n := range per {
+		if d := n - conns/loops; d < -conns/loops/5 || d > conns/loops/5 {
+			t.Fatalf("loop %d got %d of %d connections (all: %v), want %d ± 20%%", i, n, conns, per, conns/loops)
+		}
+	}
+}
+
+// TestLoopsReadBudget: a loop with two connections full of input reads
+// them in turns of one budget each, not one to its end first.
+func TestLoopsReadBudget(t *testing.T) {
+	type call struct {
+		c *LoopConn
+		n int
+	}
+	const size = 512 << 10
+	var mu sync.Mutex
+	var calls []call
+	total := 0
+	all := make(chan struct{})
+	h := func(c *LoopConn, in []byte) int {
+		mu.Lock()
+		calls = append(calls, call{c, len(in)})
+		if total += len(in); total == 2*size && len(in) > 0 {
+			close(all)
+		}
+		mu.Unlock()
+		return len(in)
+	}
+	conns := make(chan *LoopConn, 2)
+	ln := listenTCP(t, map[int]int{syscall.SO_RCVBUF: 4 << 20})
+	s := serveOn(t, ln, h, &LoopOptions{Loops: 1, ReadBudget: 16 << 10, OnOpen: func(c *LoopConn) { conns <- c }})
+	a, b := dial(t, s), dial(t, s)
+	la := <-conns
+	<-conns
+	// Hold the loop while both peers fill their sockets.
+	hold, held := make(chan struct{}), make(chan struct{})
+	la.Do(func(*LoopConn) { close(held); <-hold })
+	<-held
+	wrote := make(chan error, 2)
+	for _, c := range []*net.TCPConn{a, b} {
+		go func() { _, err := c.Write(bytes.Repeat([]byte("u"), size)); wrote <- err }()
+	}
+	for range 2 {
+		if err := <-wrote; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(hold)
+	<-all
+	mu.Lock()
+	defer mu.Unlock()
+	got := map[*LoopConn]int{}
+	first := calls[0].c
+	for _, cl := range calls {
+		if cl.c != first {
+			break
+		}
+		got[first] += cl.n
+	}
+	if got[first] > readSize {
+		t.Fatalf("the first connection was given %d bytes before the other was read: more than one turn (%d)", got[first], readSize)
+	}
+}
+
+// TestLoopsLingerOnClose: a Handler that closes while the peer is still
+// sending (a QUIT followed by more) does not reset the connection: the
+// reply arrives, then the end of stream, and the server closes once the
+// peer has ended its own.
+func TestLoopsLingerOnClose(t *testing.T) {
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if bytes.HasPrefix(in, []byte("QUIT\n")) {
+			c.WriteString("bye\n")
+			c.Close()
+		}
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }})
+	for range 20 {
+		c := dial(t, s)
+		junk := append([]byte("QUIT\n"), bytes.Repeat([]byte("j"), 256<<10)...)
+		go c.Write(junk)
+		got, err := io.ReadAll(c)
+		if err != nil || string(got) != "bye\n" {
+			t.Fatalf("got %q, %v; want the reply and the end of stream", got, err)
+		}
+		c.Close()
+		if err := <-closed; err != nil {
+			t.Fatalf("OnClose: %v", err)
+		}
+	}
+}

@@ -1,0 +1,304 @@
+package netio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A fakeClock is a loop clock that moves only when the test says.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+// advance moves the clock by d and makes s's loops look at it.
+func (f *fakeClock) advance(s *Loops, d time.Duration) {
+	f.mu.Lock()
+	f.t = f.t.Add(d)
+	f.mu.Unlock()
+	s.Wake()
+}
+
+// roundTrip checks that c is still served by the echo handler.
+func roundTrip(t *testing.T, r *bufio.Reader, w io.Writer) {
+	t.Helper()
+	w.Write([]byte("ping\n"))
+	if line, err := r.ReadString('\n'); line != "ping\n" {
+		t.Fatalf("round trip: %q, %v", line, err)
+	}
+}
+
+// TestLoopsIdleTimeout: a connection that sends nothing for IdleTimeout is
+// closed with ErrIdleTimeout; input read moves the timeout on.
+func TestLoopsIdleTimeout(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{IdleTimeout: 5 * time.Minute, OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, echo, opt)
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	roundTrip(t, r, c)
+	clk.advance(s, 4*time.Minute)
+	roundTrip(t, r, c) // input at 4 min: idle until 9
+	clk.advance(s, 4*time.Minute+59*time.Second)
+	roundTrip(t, r, c)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) before its idle timeout", err)
+	default:
+	}
+	clk.advance(s, 5*time.Minute)
+	if err := <-closed; !errors.Is(err, ErrIdleTimeout) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("OnClose learned %v, want ErrIdleTimeout", err)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("the client read %v after the idle timeout, want EOF", err)
+	}
+}
+
+// TestLoopsNoTimeouts: negative timeouts are none.
+func TestLoopsNoTimeouts(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{IdleTimeout: -1, WriteTimeout: -1, OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, echo, opt)
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	roundTrip(t, r, c)
+	clk.advance(s, 1000*time.Hour)
+	roundTrip(t, r, c)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) with no timeouts", err)
+	default:
+	}
+}
+
+// TestLoopsWriteTimeout: output that waits for room with no progress for
+// WriteTimeout closes the connection with ErrWriteTimeout, whatever the
+// idle timeout.
+func TestLoopsWriteTimeout(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+		OnOpen:  func(c *LoopConn) { c.Write(bytes.Repeat([]byte("w"), 1<<20)) },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	dialSmallWindow(t, s) // and never read
+	<-waiting
+	clk.advance(s, 59*time.Second)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) before the write timeout", err)
+	default:
+	}
+	clk.advance(s, time.Second)
+	if err := <-closed; !errors.Is(err, ErrWriteTimeout) {
+		t.Fatalf("OnClose learned %v, want ErrWriteTimeout", err)
+	}
+}
+
+// TestLoopsDeadline: a deadline for a complete command, set at each
+// command, ends a peer that drips bytes (which the idle timeout never
+// would), after OnTimeout's farewell.
+func TestLoopsDeadline(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		k := bytes.LastIndexByte(in, '\n') + 1
+		if k > 0 {
+			c.Write(in[:k])
+			c.SetDeadline(clk.Now().Add(30 * time.Second))
+		}
+		return k
+	}
+	opt := &LoopOptions{
+		OnOpen:    func(c *LoopConn) { c.SetDeadline(clk.Now().Add(30 * time.Second)) },
+		OnTimeout: func(c *LoopConn, err error) { c.WriteString("421 timeout\r\n") },
+		OnClose:   func(c *LoopConn, err error) { closed <- err },
+	}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, h, opt)
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	roundTrip(t, r, c)
+	// One byte every 10 s: never idle, but no line in 30 s.
+	for i := range 3 {
+		c.Write([]byte("x"))
+		clk.advance(s, 10*time.Second)
+		if i < 2 {
+			select {
+			case err := <-closed:
+				t.Fatalf("closed (%v) after %d s", err, 10*(i+1))
+			default:
+			}
+		}
+	}
+	if line, err := r.ReadString('\n'); line != "421 timeout\r\n" {
+		t.Fatalf("got %q, %v; want OnTimeout's farewell", line, err)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("read %v after the farewell, want EOF", err)
+	}
+	// The server may linger for the dripped input to end.
+	c.Close()
+	if err := <-closed; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("OnClose learned %v, want os.ErrDeadlineExceeded", err)
+	}
+}
+
+// TestLoopsOnWritable: a producer refused with ErrQueueFull is told when
+// it can write again, and what it writes all arrives.
+func TestLoopsOnWritable(t *testing.T) {
+	const total = 8 << 20
+	chunk := bytes.Repeat([]byte("q"), 16<<10)
+	sent := 0
+	writable := 0
+	push := func(c *LoopConn) {
+		for sent < total {
+			if _, err := c.Write(chunk); err != nil {
+				if !errors.Is(err, ErrQueueFull) {
+					c.Close()
+				}
+				return
+			}
+			sent += len(chunk)
+		}
+		c.Close()
+	}
+	opt := &LoopOptions{MaxQueued: 64 << 10, OnOpen: push,
+		OnWritable: func(c *LoopConn) { writable++; push(c) }}
+	s := startLoops(t, echo, opt)
+	c := dialSmallWindow(t, s)
+	n, err := io.Copy(io.Discard, c)
+	if err != nil || n != total {
+		t.Fatalf("received %d bytes, %v; want %d", n, err, total)
+	}
+	s.Close()
+	if writable == 0 {
+		t.Fatal("OnWritable never ran")
+	}
+}
+
+// TestLoopsShutdown: Shutdown stops accepting at once, sends what is
+// queued, closes idle connections, and returns when all are closed.
+func TestLoopsShutdown(t *testing.T) {
+	conns := make(chan *LoopConn, 2)
+	closed := make(chan error, 2)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{OnOpen: func(c *LoopConn) { conns <- c }, OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	idle := dial(t, s)
+	<-conns
+	busy := dialSmallWindow(t, s)
+	lb := <-conns
+	big := bytes.Repeat([]byte("s"), 1<<20)
+	lb.Do(func(c *LoopConn) { c.Write(big) })
+	<-waiting
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	if _, err := idle.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("idle connection: %v, want EOF", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned (%v) with output still queued", err)
+	default:
+	}
+	got, err := io.ReadAll(busy)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("busy connection got %d bytes, %v; want all %d queued", len(got), err, len(big))
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for range 2 {
+		if err := <-closed; err != nil {
+			t.Fatalf("OnClose learned %v, want nil", err)
+		}
+	}
+	if c, err := dialErr(s); err == nil {
+		c.Close()
+		t.Fatal("the listener still accepts after Shutdown")
+	}
+}
+
+// TestLoopsShutdownOnShutdown: with OnShutdown, a connection whose reply
+// a worker still owes stays until the worker's Do closes it; a context
+// that ends first closes what is left.
+func TestLoopsShutdownOnShutdown(t *testing.T) {
+	conns := make(chan *LoopConn, 2)
+	closed := make(chan error, 2)
+	told := make(chan *LoopConn, 2)
+	opt := &LoopOptions{
+		OnOpen:     func(c *LoopConn) { conns <- c },
+		OnClose:    func(c *LoopConn, err error) { closed <- err },
+		OnShutdown: func(c *LoopConn) { told <- c },
+	}
+	s := startLoops(t, echo, opt)
+	a, b := dial(t, s), dial(t, s)
+	la, lb := <-conns, <-conns
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(ctx) }()
+	<-told
+	<-told
+	la.Do(func(c *LoopConn) { c.WriteString("reply\n"); c.Close() })
+	if got, err := io.ReadAll(a); string(got) != "reply\n" || err != nil {
+		t.Fatalf("got %q, %v; want the worker's reply", got, err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("OnClose: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned (%v) with a connection open", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown: %v, want context.Canceled", err)
+	}
+	if err := <-closed; !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("the connection left: %v, want ErrServerClosed", err)
+	}
+	if _, err := b.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the connection left is still open")
+	}
+	_ = lb
+}
+
+func dialErr(s *Loops) (net.Conn, error) { return net.Dial("tcp", s.Addr().String()) }

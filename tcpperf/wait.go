@@ -1,0 +1,96 @@
+package tcpperf
+
+import (
+	"fmt"
+	"time"
+)
+
+// Wait is how an open-loop run's loops wait between their sends.
+type Wait string
+
+const (
+	// WaitAdaptive sleeps in epoll between sends, but polls without
+	// sleeping Spin before each send and while a response is outstanding
+	// and not yet overdue: due within srtt + 4·rttvar of the last send
+	// (TCP's retransmission bound, RFC 6298, over the loop's recent round
+	// trips, within 10µs to 1ms). So a response that comes when expected
+	// does not pay for waking the loop, and the loop spins only for about
+	// a round trip per send.
+	WaitAdaptive Wait = "adaptive"
+	// WaitSend polls only Spin before each send, and sleeps otherwise.
+	WaitSend Wait = "send"
+	// WaitSleep never polls: the loop sleeps until the next send is due
+	// or a response arrives.
+	WaitSleep Wait = "sleep"
+	// WaitSpin always polls: each loop takes a whole core.
+	WaitSpin Wait = "spin"
+)
+
+func (w Wait) check() error {
+	switch w {
+	case WaitAdaptive, WaitSend, WaitSleep, WaitSpin:
+		return nil
+	}
+	return fmt.Errorf("%w: wait %q is none of adaptive, send, sleep, spin", ErrConfig, w)
+}
+
+// The bounds of the time a loop polls for a response after a send.
+const (
+	minOverdue = int64(10 * time.Microsecond)
+	maxOverdue = int64(time.Millisecond)
+)
+
+// A waitPolicy decides, before each poll of a loop's sockets, whether the
+// loop sleeps or polls, from the times of its sends and the round trips
+// of its responses. Times are nanoseconds on the run's clock.
+type waitPolicy struct {
+	mode         Wait
+	spin         int64 // poll this long before a send (Config.Spin; negative: never)
+	srtt, rttvar int64 // smoothed round trip and its variation; srtt 0: none yet
+	lastSend     int64
+}
+
+// sample feeds one response's round trip to the estimate (RFC 6298's
+// gains, 1/8 and 1/4).
+func (p *waitPolicy) sample(rtt int64) {
+	if p.srtt == 0 {
+		p.srtt, p.rttvar = max(rtt, 1), rtt/2
+		return
+	}
+	d := p.srtt - rtt
+	if d < 0 {
+		d = -d
+	}
+	p.rttvar += (d - p.rttvar) / 4
+	p.srtt += (rtt - p.srtt) / 8
+	p.srtt = max(p.srtt, 1)
+}
+
+// overdue is when the response to the last send is late.
+func (p *waitPolicy) overdue() int64 {
+	if p.srtt == 0 {
+		return p.lastSend + maxOverdue
+	}
+	return p.lastSend + min(max(p.srtt+4*p.rttvar, minOverdue), maxOverdue)
+}
+
+// plan decides how the loop waits at now for its next send, due at next
+// (open loop), with responses outstanding or not: poll (do not sleep), or
+// sleep with a timer for wake (0: no timer needed).
+func (p *waitPolicy) plan(now, next int64, outstanding bool) (poll bool, wake int64) {
+	wait := next - now
+	switch p.mode {
+	case WaitSpin:
+		return true, 0
+	case WaitSleep:
+		return wait <= 0, next
+	}
+	if p.spin >= 0 && wait <= p.spin+int64(minNap) {
+		return true, 0
+	}
+	wake = next - max(p.spin, 0)
+	if p.mode == WaitAdaptive && outstanding && now < p.overdue() {
+		return true, wake
+	}
+	return false, wake
+}

@@ -1,0 +1,91 @@
+package tcpperf
+
+import (
+	"testing"
+	"time"
+)
+
+const µsec = int64(time.Microsecond)
+
+// TestWaitPlan: each mode's decision at the points around a send and a
+// response, on a clock the test sets.
+func TestWaitPlan(t *testing.T) {
+	next := 1000 * µsec // the next send
+	for _, tc := range []struct {
+		mode        Wait
+		spin        int64
+		now         int64
+		outstanding bool
+		poll        bool
+		wake        int64
+	}{
+		// Far from the send, nothing outstanding: sleep until Spin before it.
+		{WaitAdaptive, 30 * µsec, 100 * µsec, false, false, 970 * µsec},
+		{WaitSend, 30 * µsec, 100 * µsec, false, false, 970 * µsec},
+		{WaitSleep, 30 * µsec, 100 * µsec, false, false, 1000 * µsec},
+		{WaitSpin, 30 * µsec, 100 * µsec, false, true, 0},
+		// A response outstanding and not overdue (sent at 0, bound 10+4*2 µs
+		// = 18 µs): adaptive polls, keeping its timer.
+		{WaitAdaptive, 30 * µsec, 10 * µsec, true, true, 970 * µsec},
+		{WaitSend, 30 * µsec, 10 * µsec, true, false, 970 * µsec},
+		{WaitSleep, 30 * µsec, 10 * µsec, true, false, 1000 * µsec},
+		// Overdue: adaptive sleeps too.
+		{WaitAdaptive, 30 * µsec, 19 * µsec, true, false, 970 * µsec},
+		// Within Spin + minNap of the send: poll, except when sleeping.
+		{WaitAdaptive, 30 * µsec, 930 * µsec, false, true, 0},
+		{WaitSend, 30 * µsec, 930 * µsec, false, true, 0},
+		{WaitSleep, 30 * µsec, 930 * µsec, false, false, 1000 * µsec},
+		{WaitSleep, 30 * µsec, 1000 * µsec, false, true, 1000 * µsec},
+		// A negative Spin never polls before a send.
+		{WaitSend, -1, 990 * µsec, false, false, 1000 * µsec},
+	} {
+		p := waitPolicy{mode: tc.mode, spin: tc.spin, srtt: 10 * µsec, rttvar: 2 * µsec}
+		poll, wake := p.plan(tc.now, next, tc.outstanding)
+		if poll != tc.poll || wake != tc.wake {
+			t.Errorf("%s spin %dµs at %dµs (outstanding %v): poll %v wake %dµs, want %v %dµs",
+				tc.mode, tc.spin/µsec, tc.now/µsec, tc.outstanding, poll, wake/µsec, tc.poll, tc.wake/µsec)
+		}
+	}
+}
+
+// TestWaitEstimate: the bound follows the round trips (RFC 6298's
+// smoothing), within its limits, and a loop that has seen none polls up
+// to the upper limit.
+func TestWaitEstimate(t *testing.T) {
+	var p waitPolicy
+	if got := p.overdue(); got != maxOverdue {
+		t.Fatalf("no samples: overdue at %d, want %d", got, maxOverdue)
+	}
+	p.sample(100 * µsec)
+	if p.srtt != 100*µsec || p.rttvar != 50*µsec {
+		t.Fatalf("first sample: srtt %d rttvar %d", p.srtt, p.rttvar)
+	}
+	if got := p.overdue(); got != 300*µsec {
+		t.Fatalf("overdue %dµs after the send, want 300", got/µsec)
+	}
+	for range 200 {
+		p.sample(40 * µsec)
+	}
+	if p.srtt < 39*µsec || p.srtt > 41*µsec || p.rttvar > 2*µsec {
+		t.Fatalf("after steady 40µs: srtt %d rttvar %d", p.srtt, p.rttvar)
+	}
+	if got := p.overdue(); got < 40*µsec || got > 50*µsec {
+		t.Fatalf("steady 40µs: overdue at %dµs", got/µsec)
+	}
+	for range 200 {
+		p.sample(1)
+	}
+	if got := p.overdue(); got != minOverdue {
+		t.Fatalf("tiny round trips: overdue at %d, want the floor %d", got, minOverdue)
+	}
+	for range 200 {
+		p.sample(int64(time.Second))
+	}
+	if got := p.overdue(); got != maxOverdue {
+		t.Fatalf("slow round trips: overdue at %d, want the ceiling %d", got, maxOverdue)
+	}
+	p.lastSend = 7 * µsec
+	if got := p.overdue(); got != 7*µsec+maxOverdue {
+		t.Fatalf("overdue counts from the last send: %d", got)
+	}
+}
