@@ -10,45 +10,94 @@ import (
 
 // chunkState is a message in progress in BDAT chunks (RFC 3030).
 type chunkState struct {
-	c *textproto.Chunks
-	n int // chunks so far
+	c         *textproto.Chunks
+	n         int   // chunks so far
+	discarded int64 // bytes of the chunks read after the message failed
 }
 
-// parseBDAT parses the arguments of BDAT: a chunk size and an optional
-// LAST.
-func parseBDAT(arg string) (size int64, last, ok bool) {
+// bdatArgs are the arguments of a BDAT command.
+type bdatArgs struct {
+	size  int64
+	last  bool
+	sized bool // the chunk's size could be read: that many bytes follow the line
+	ok    bool // the syntax is RFC 3030's: size, and LAST or nothing after it
+}
+
+// parseBDAT parses what follows the verb BDAT on its line, separator
+// included: a space, a chunk size and an optional LAST. The size is read
+// even where the rest is not right (extra spaces or tabs, an unknown
+// word), so that the chunk can be read and the session kept in step.
+func parseBDAT(args string) bdatArgs {
+	var a bdatArgs
+	f := strings.FieldsFunc(args, func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(f) == 0 || len(f[0]) > 18 || strings.TrimLeft(f[0], "0123456789") != "" {
+		return a
+	}
+	a.size, _ = strconv.ParseInt(f[0], 10, 64)
+	a.sized = true
+	arg, sp := strings.CutPrefix(args, " ")
 	num, rest, _ := strings.Cut(arg, " ")
-	if num == "" || len(num) > 18 || strings.TrimLeft(num, "0123456789") != "" {
-		return 0, false, false
-	}
-	size, _ = strconv.ParseInt(num, 10, 64)
 	switch {
+	case !sp:
+	case num != f[0]:
 	case rest == "":
-		return size, false, true
+		a.ok = true
 	case strings.EqualFold(rest, "LAST"):
-		return size, true, true
+		a.last, a.ok = true, true
 	}
-	return 0, false, false
+	return a
+}
+
+// bdatSyntax is the reply to a BDAT command line that is not RFC 3030's.
+const bdatSyntax = "5.5.4 Syntax: BDAT size [LAST]"
+
+// bdatUnsized ends a session whose BDAT command has no chunk size that
+// can be read: where the chunk ends is unknown, and its bytes must not be
+// taken for commands.
+func (ss *session) bdatUnsized() bool {
+	ss.reply(421, "4.5.4 Syntax: BDAT size [LAST]: no chunk size, closing connection")
+	return false
+}
+
+// discardChunk reads a chunk of size bytes and throws it away; it returns
+// false if the session ends.
+func (ss *session) discardChunk(size int64) bool {
+	if m := ss.cfg.MaxDiscardBytes; m > 0 && size > m {
+		return ss.tooMuchDiscarded()
+	}
+	ss.cio.startData()
+	defer ss.cio.endData()
+	k := ss.r.Chunks(textproto.ChunkOptions{Binary: true, MaxBytes: -1}).Next(size, true)
+	_, err := k.WriteTo(io.Discard)
+	return err == nil
 }
 
 // bdatCmd serves BDAT: the chunk that follows the command line is always
-// read to its end, so the session stays in step whatever the reply. A
-// chunk with a problem in the data (too large, a line too long, a bare CR
-// or LF) gets the same reply as a message sent with DATA would, and so do
-// the message's later chunks, LAST included. It returns false if the
-// session ends.
-func (ss *session) bdatCmd(arg string) bool {
-	size, last, ok := parseBDAT(arg)
-	if !ok {
-		// The size of the chunk is unknown: what follows is read as
-		// commands.
-		ss.reply(501, "5.5.4 Syntax: BDAT size [LAST]")
+// read to its end, so the session stays in step whatever the reply, and
+// its bytes are never taken for commands. A command line that is not
+// right but has a size gets 501 once its chunk has been read, and ends
+// the transaction (its data would miss a chunk); one without a size that
+// can be read ends the session with 421. A chunk with a problem in the
+// data (too large, a line too long, a bare CR or LF) gets the same reply
+// as a message sent with DATA would, and so do the message's later
+// chunks, LAST included. It returns false if the session ends.
+func (ss *session) bdatCmd(args string) bool {
+	a := parseBDAT(args)
+	switch {
+	case !a.sized:
+		return ss.bdatUnsized()
+	case !a.ok:
+		if !ss.discardChunk(a.size) {
+			return false
+		}
+		ss.reset()
+		ss.reply(501, bdatSyntax)
 		return true
 	}
-	f, forced := ss.cfg.Force["BDAT"]
+	size, last := a.size, a.last
+	f, forced := ss.s.k.force["BDAT"]
 	if code, text := ss.checkData(); forced || code != 0 {
-		k := ss.r.Chunks(textproto.ChunkOptions{Binary: true, MaxBytes: -1}).Next(size, true)
-		if _, err := k.WriteTo(io.Discard); err != nil {
+		if !ss.discardChunk(size) {
 			return false
 		}
 		if forced {
@@ -68,6 +117,13 @@ func (ss *session) bdatCmd(arg string) bool {
 		})}
 	}
 	ss.bdat.n++
+	if ss.bdat.c.Err() != nil {
+		// The message has failed: this chunk is read only to be thrown
+		// away.
+		if ss.bdat.discarded += size; ss.cfg.MaxDiscardBytes > 0 && ss.bdat.discarded > ss.cfg.MaxDiscardBytes {
+			return ss.tooMuchDiscarded()
+		}
+	}
 	ss.cio.startData()
 	_, err := ss.bdat.c.Next(size, last).WriteTo(ss.sink)
 	ss.cio.endData()
@@ -87,4 +143,29 @@ func (ss *session) bdatCmd(arg string) bool {
 	ss.text = b
 	ss.replyText(250, b)
 	return true
+}
+
+// refuseChunk refuses a BDAT command whatever its arguments: the chunk
+// is read and thrown away if its size can be read, else the session ends.
+func (ss *session) refuseChunk(args string, code int, text string) bool {
+	a := parseBDAT(args)
+	if !a.sized {
+		return ss.bdatUnsized()
+	}
+	if !ss.discardChunk(a.size) {
+		return false
+	}
+	ss.reply(code, text)
+	return true
+}
+
+// bdatOff serves BDAT when CHUNKING is off: an unknown command (500), but
+// a chunk whose size can be read is read and thrown away first, so that
+// its bytes are not taken for commands.
+func (ss *session) bdatOff(args string) bool {
+	if !parseBDAT(args).sized {
+		ss.reply(500, "5.5.2 Error: command not recognized")
+		return true
+	}
+	return ss.refuseChunk(args, 500, "5.5.2 Error: command not recognized")
 }

@@ -3,6 +3,7 @@ package smtpsink
 import (
 	"crypto/sha1"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,8 +73,8 @@ func TestBDATErrors(t *testing.T) {
 	c.cmd(250, "EHLO c")
 	for _, step := range []struct{ send, codes string }{
 		{"BDAT 6\r\nNOOP\r\nNOOP\r\n", "503 250"}, // the chunk "NOOP\r\n" is discarded
+		{"BDAT 1 2\r\nxBDAT 1 LAST LAST\r\nx", "501 501"},
 		{"MAIL FROM:<a@b>\r\nBDAT 3 LAST\r\nabc", "250 554"},
-		{"BDAT x\r\nBDAT 1 2\r\nBDAT -1\r\nBDAT\r\n", "501 501 501 501"},
 		{"RCPT TO:<a@b>\r\nBDAT 2\r\nabDATA\r\nRCPT TO:<c@d>\r\nBDAT 1 last\r\nc", "250 250 503 503 250"},
 		{"MAIL FROM:<a@b>\r\nRCPT TO:<a@b>\r\nBDAT 2\r\nabRSET\r\nBDAT 1 LAST\r\nx", "250 250 250 250 503"},
 		// Too large: the chunk that passes the limit and the LAST one get 552.
@@ -118,4 +119,113 @@ func TestBDATOff(t *testing.T) {
 	c.cmd(501, "MAIL FROM:<a@b> BODY=BINARYMIME")
 	c.cmd(250, "MAIL FROM:<a@b>")
 	c.cmd(500, "BDAT 0 LAST")
+}
+
+// A BDAT command line that is not right but has a size (an extra space,
+// a word after the size) gets 501 once its chunk has been read, and ends
+// the transaction; the chunk's bytes, here commands, are never taken for
+// commands. One whose size cannot be read ends the session with 421.
+func TestBDATMalformed(t *testing.T) {
+	chunk := "RSET\r\nMAIL FROM:<x@y>\r\nRCPT TO:<x@y>\r\nQUIT\r\n"
+	for _, cfg := range []Config{{}, {NoChunking: true}} {
+		for _, line := range []string{"BDAT %d LAST ", "BDAT  %d", "BDAT %d  LAST", "BDAT %d LAST LAST", "BDAT %d FIRST", "BDAT\t%d", "bdat %d\t"} {
+			line = fmt.Sprintf(line, len(chunk))
+			t.Run(fmt.Sprintf("%q chunking %v", line, !cfg.NoChunking), func(t *testing.T) {
+				var got messages
+				cfg.OnMessage = got.add
+				s := startSink(t, cfg, hooks{})
+				c := dial(t, s)
+				c.cmd(250, "EHLO c")
+				c.send("MAIL FROM:<a@b>\r\nRCPT TO:<a@b>\r\nBDAT 2\r\nok" + line + "\r\n" + chunk + "BDAT 1 LAST\r\nzNOOP\r\n")
+				want := "250 250 250 501 503 250"
+				if cfg.NoChunking {
+					want = "250 250 500 500 500 250"
+				}
+				if got := c.codes(6); got != want {
+					t.Fatalf("got %s, want %s", got, want)
+				}
+				c.cmd(221, "QUIT")
+				if ms := got.all(); len(ms) != 0 {
+					t.Errorf("messages %+v", ms)
+				}
+			})
+		}
+	}
+	for _, line := range []string{"BDAT", "BDAT x", "BDAT -1", "BDAT LAST 5", "BDAT 99999999999999999999", "BDAT +5"} {
+		t.Run(fmt.Sprintf("%q", line), func(t *testing.T) {
+			s := startSink(t, Config{}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "EHLO c")
+			c.send("MAIL FROM:<a@b>\r\nRCPT TO:<a@b>\r\n" + line + "\r\n" + chunk)
+			if got := c.codes(3); got != "250 250 421" {
+				t.Fatalf("got %s", got)
+			}
+			if _, err := c.R.ReadByte(); err != io.EOF {
+				t.Errorf("after the 421: %v, want EOF", err)
+			}
+			s.Close()
+			if st := s.Stats(); st.Aborted != 1 || st.Messages != 0 || st.Errors[421] != 1 {
+				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// As go-smtp's users found (emersion/go-smtp #315, #309): a BDAT chunk
+// pipelined after a refused MAIL or RCPT is read and thrown away, its
+// bytes never commands; and LMTP's replies stay in step after an
+// oversized body, DATA's or BDAT's (one reply per refused non-LAST chunk,
+// one per recipient after LAST), so the next transaction is served.
+func TestBDATAfterRefusals(t *testing.T) {
+	chunk := "RSET\r\nQUIT\r\n"
+	t.Run("refused MAIL", func(t *testing.T) {
+		c := dial(t, startSink(t, Config{MaxSize: 100}, hooks{}))
+		c.cmd(250, "EHLO c")
+		c.send("MAIL FROM:<a@b> SIZE=1000\r\nRCPT TO:<c@d>\r\nBDAT 12 LAST\r\n" + chunk + "NOOP\r\n")
+		if got := c.codes(4); got != "552 503 503 250" {
+			t.Fatalf("got %s", got)
+		}
+	})
+	t.Run("refused RCPT", func(t *testing.T) {
+		for _, lmtp := range []bool{false, true} {
+			c := dial(t, startSink(t, Config{LMTP: lmtp, Force: map[string]Reply{"RCPT": {Code: 550}}}, hooks{}))
+			hello, noRcpt := "EHLO c", "554"
+			if lmtp {
+				hello, noRcpt = "LHLO c", "503"
+			}
+			c.cmd(250, hello)
+			c.send("MAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nBDAT 12\r\n" + chunk + "BDAT 12 LAST\r\n" + chunk + "NOOP\r\n")
+			if got, want := c.codes(5), "250 550 "+noRcpt+" "+noRcpt+" 250"; got != want {
+				t.Fatalf("LMTP %v: got %s, want %s", lmtp, got, want)
+			}
+		}
+	})
+	t.Run("LMTP oversized", func(t *testing.T) {
+		var got messages
+		c := dial(t, startSink(t, Config{LMTP: true, MaxSize: 1000, OnMessage: got.add}, hooks{}))
+		c.cmd(250, "LHLO c")
+		rcpts := "MAIL FROM:<a@b>\r\nRCPT TO:<1@b>\r\nRCPT TO:<2@b>\r\nRCPT TO:<3@b>\r\n"
+		big := strings.Repeat("x", 1022) + "\r\n"
+		// BDAT, as the smtp-source -L -chunking -pipelining
+		// -chunk-size 1024 -l 3000 -r 3 sends it.
+		c.send(rcpts + "BDAT 1024\r\n" + big + "BDAT 1024\r\n" + big + "BDAT 952 LAST\r\n" + big[:950] + "\r\nRSET\r\n")
+		if got := c.codes(4 + 2 + 3 + 1); got != "250 250 250 250 552 552 552 552 552 250" {
+			t.Fatalf("BDAT: got %s", got)
+		}
+		c.send(rcpts + "DATA\r\n")
+		if got := c.codes(5); got != "250 250 250 250 354" {
+			t.Fatalf("got %s", got)
+		}
+		c.send(big + big + ".\r\nRSET\r\n")
+		if got := c.codes(4); got != "552 552 552 250" {
+			t.Fatalf("DATA: got %s", got)
+		}
+		c.send(rcpts + "BDAT 2 LAST\r\nokQUIT\r\n")
+		if got := c.codes(8); got != "250 250 250 250 250 250 250 221" {
+			t.Fatalf("after: got %s", got)
+		}
+		if ms := got.all(); len(ms) != 1 || ms[0].Size != 2 {
+			t.Errorf("messages %+v", ms)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package smtpsink
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log"
@@ -65,6 +66,32 @@ type Config struct {
 	NoChunking   bool // neither CHUNKING (BDAT) nor BINARYMIME
 	NoSMTPUTF8   bool
 
+	// TLS, if set, offers STARTTLS (RFC 3207) with this configuration
+	// (its Certificates; see SelfSigned), or with TLSImplicit speaks TLS
+	// from the connection's first byte (SMTPS, RFC 8314) and offers no
+	// STARTTLS. After STARTTLS the session forgets all it knew (RFC 3207
+	// §4.2: the client must EHLO again, and authenticate again), and
+	// whatever the client sent after the STARTTLS line before the
+	// handshake, in the clear, is thrown away unread. TLSRequired refuses
+	// MAIL, RCPT, DATA, BDAT, VRFY, EXPN, AUTH and HELP before TLS with
+	// 530 (RFC 3207 §4). A failed handshake ends the session.
+	TLS         *tls.Config
+	TLSImplicit bool
+	TLSRequired bool
+
+	// Auth offers AUTH PLAIN and LOGIN (RFC 4954, RFC 4616), initial
+	// responses included; a client line "*" cancels an exchange (501).
+	// AuthUsers, if set, holds the only credentials accepted (user name
+	// to password); without it any are. Wrong ones get 535. AUTH is
+	// offered and served over TLS only (before it, 538, RFC 4954 §6),
+	// unless AuthPlaintext. Authenticating is never required to send
+	// mail; Message says whether the client did, and as whom. The
+	// responses of an exchange are bounded by MaxCommandBytes, as
+	// command lines are (RFC 4954 asks for 12288 bytes).
+	Auth          bool
+	AuthUsers     map[string]string
+	AuthPlaintext bool
+
 	// Digest, if set, hashes the data of every message; Message.Digest
 	// holds the sum.
 	Digest digest.Algorithm
@@ -77,7 +104,8 @@ type Config struct {
 
 	// OnSessionEnd, if set, is called when a session has ended and its
 	// connection is closed, from the session's goroutine (sessions call it
-	// concurrently); Stats counts the session as ended by then, and
+	// concurrently); Stats counts the session as ended by then, its slot
+	// of MaxConns is free, and
 	// Shutdown and Close wait for the call to return.
 	OnSessionEnd func(SessionInfo)
 
@@ -86,15 +114,17 @@ type Config struct {
 	// command names in upper case (HELO, EHLO, LHLO, MAIL, RCPT, DATA,
 	// BDAT, RSET, NOOP, VRFY, QUIT, ...), "CONNECT" for the greeting and
 	// "." for the reply to a message's data (after DATA's end line or BDAT
-	// LAST). See [Reply].
+	// LAST). These two pseudo keys name events only: a client's line "."
+	// or "CONNECT ..." is an unknown command (500) whatever Force says.
+	// See [Reply].
 	Force map[string]Reply
 
 	// Delay is how long to wait before replying to each command named
 	// (the names of Force), as Postfix smtp-sink's -W: "DATA" before the
 	// 354 reply (smtp-sink's -w), "." before the reply to a message's data
 	// (after DATA's end line or the LAST BDAT chunk), "CONNECT" before the
-	// greeting. Replies to earlier pipelined commands still in the buffer
-	// wait with it.
+	// greeting (pseudo keys, as in Force: never a client's line). Replies
+	// to earlier pipelined commands still in the buffer wait with it.
 	Delay map[string]time.Duration
 
 	// AbortData makes every DATA fail as Postfix smtp-sink's -A does: the
@@ -106,13 +136,40 @@ type Config struct {
 	AbortData      bool
 	AbortDataDelay time.Duration
 
-	// Timeout bounds the wait for each read from the client and each write
-	// to it; a session that exceeds it is closed. 0 means none.
+	// Timeout bounds each command: a command line must arrive whole
+	// within Timeout of the sink's starting to wait for it, and each
+	// write to the client must complete within it. A session that runs
+	// out of time gets 421 and is closed. 0 means DefaultTimeout;
+	// negative, none.
 	Timeout time.Duration
 
-	// MaxConns bounds the sessions served at once; further connections
-	// wait in the listen queue. 0 means no limit.
-	MaxConns int
+	// MinDataRate is the slowest a message's data may arrive, in bytes a
+	// second, on average (DATA's, and each BDAT chunk's): the data's
+	// deadline starts Timeout ahead, and each read of N bytes moves it on
+	// by N/MinDataRate seconds but never to more than Timeout after that
+	// read, as Postfix's smtpd_min_data_rate does; so a client dripping a
+	// byte a second is ended about Timeout after its data began (the
+	// data's deadline is kept up to Timeout/64 late, which spares a fast
+	// stream a timer change at every read). 0 means
+	// DefaultMinDataRate; negative, none (each read then has Timeout).
+	MinDataRate int64
+
+	// MaxConns bounds the sessions served at once. Further connections
+	// wait in the listen queue (as with Postfix's smtp-sink) until a
+	// session ends, or, with RefuseOverMaxConns, are accepted, answered
+	// with 421 and closed (as Postfix's smtpd does), counted in
+	// Stats.Refused. 0 means DefaultMaxConns; negative, no limit.
+	MaxConns           int
+	RefuseOverMaxConns bool
+
+	// MaxDiscardBytes bounds what the sink reads only to throw away: the
+	// rest of a message's DATA after a problem with it (too large, a
+	// line too long, a bare CR or LF), counted from the problem, and a
+	// refused BDAT chunk, or the chunks of a refused message, counted
+	// from their start. Past it the session gets 421 and is closed, as it
+	// cannot stay in step otherwise. 0 means DefaultMaxDiscardBytes;
+	// negative, no limit.
+	MaxDiscardBytes int64
 
 	// Trace, if set, receives every read from and write to each client,
 	// one line per system call: "ID < "..."" for what was read and
@@ -136,7 +193,51 @@ const (
 	// transaction that the sink accepts by default; RFC 5321 §4.5.3.1.8
 	// requires at least 100.
 	DefaultMaxRecipients = 1000
+	// DefaultTimeout is Postfix smtp-sink's -t.
+	DefaultTimeout = 100 * time.Second
+	// DefaultMinDataRate is Postfix's smtpd_min_data_rate, in bytes a
+	// second.
+	DefaultMinDataRate = 500
+	// DefaultMaxConns is Postfix smtp-sink's -m.
+	DefaultMaxConns = 256
+	// DefaultMaxDiscardBytes is what the sink reads of a refused
+	// message's data, past its problem, before it gives up on the
+	// session.
+	DefaultMaxDiscardBytes = 64 << 20
 )
+
+// withDefaults returns the Config with its zero fields set to the
+// defaults, and the negative ones that mean none to 0.
+func (c Config) withDefaults() Config {
+	if c.Hostname == "" {
+		c.Hostname = "smtp-sink"
+	}
+	if c.MaxCommandBytes == 0 {
+		c.MaxCommandBytes = DefaultMaxCommandBytes
+	}
+	if c.MaxRecipients == 0 {
+		c.MaxRecipients = DefaultMaxRecipients
+	}
+	c.Timeout = orDefault(c.Timeout, DefaultTimeout)
+	c.MinDataRate = orDefault(c.MinDataRate, DefaultMinDataRate)
+	c.MaxConns = orDefault(c.MaxConns, DefaultMaxConns)
+	c.MaxDiscardBytes = orDefault(c.MaxDiscardBytes, DefaultMaxDiscardBytes)
+	if c.ErrorLog == nil {
+		c.ErrorLog = log.Default()
+	}
+	return c
+}
+
+// orDefault is v, or def if v is 0, or 0 (none) if v is negative.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
 
 // A Reply is a forced reply (see Config.Force). Code must be 0 or 400 to
 // 599. A command with a forced reply has no effect, except that the data
@@ -157,15 +258,75 @@ func (r Reply) text() string {
 	return string(rune('0'+r.Code/100)) + ".3.0 Error: command failed"
 }
 
-// ForceCommands are the names Config.Force and Config.Delay accept.
-var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT"}
+// ForceCommands are the names Config.Force and Config.Delay accept:
+// command verbs, and the pseudo keys "CONNECT" (the greeting) and "." (the
+// reply to a message's data), which name events, never a client's line: a
+// client line "." or "CONNECT x" is an unknown command (500) whatever
+// Force and Delay say.
+var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT", "STARTTLS", "AUTH"}
+
+// The pseudo keys of Force and Delay.
+const (
+	keyConnect = "CONNECT"
+	keyDataEnd = "."
+)
+
+// knobs are Config.Force and Config.Delay split into two namespaces: the
+// client's verbs, which a command line can name, and the events (the
+// greeting, the end of a message's data), which no command line can.
+type knobs struct {
+	force   map[string]Reply         // by verb; no pseudo key
+	delay   map[string]time.Duration // by verb; no pseudo key
+	connect event
+	dataEnd event
+}
+
+// An event's forced reply and delay.
+type event struct {
+	reply  Reply
+	forced bool
+	delay  time.Duration
+}
+
+func newKnobs(cfg *Config) knobs {
+	k := knobs{force: map[string]Reply{}, delay: map[string]time.Duration{}}
+	for name, r := range cfg.Force {
+		switch name {
+		case keyConnect:
+			k.connect.reply, k.connect.forced = r, true
+		case keyDataEnd:
+			k.dataEnd.reply, k.dataEnd.forced = r, true
+		default:
+			k.force[name] = r
+		}
+	}
+	for name, d := range cfg.Delay {
+		switch name {
+		case keyConnect:
+			k.connect.delay = d
+		case keyDataEnd:
+			k.dataEnd.delay = d
+		default:
+			if d > 0 {
+				k.delay[name] = d
+			}
+		}
+	}
+	return k
+}
 
 func (c *Config) validate() error {
-	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.MaxConns < 0 || c.AbortDataDelay < 0 {
+	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.AbortDataDelay < 0 {
 		return fmt.Errorf("smtpsink: negative limit")
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {
 		return fmt.Errorf("smtpsink: %w", digest.ErrUnknownAlgorithm)
+	}
+	if (c.TLSImplicit || c.TLSRequired) && c.TLS == nil {
+		return fmt.Errorf("smtpsink: TLSImplicit and TLSRequired need TLS")
+	}
+	if c.Auth && c.TLS == nil && !c.AuthPlaintext {
+		return fmt.Errorf("smtpsink: Auth needs TLS, or AuthPlaintext")
 	}
 	if c.Bare > dot.BareNormalize {
 		return fmt.Errorf("smtpsink: unknown bare CR/LF policy %d", c.Bare)

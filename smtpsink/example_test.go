@@ -2,6 +2,8 @@ package smtpsink_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log"
 	"net/smtp"
@@ -69,4 +71,42 @@ func ExampleConfig_force() {
 	// Output:
 	// 450 "4.2.0 try again later"
 	// map[450:1]
+}
+
+// A sink for a client that must use STARTTLS and AUTH, as a submission
+// server (port 587) wants: the certificate is made at start, and any
+// credentials are accepted.
+func ExampleSelfSigned() {
+	cert, err := smtpsink.SelfSigned("127.0.0.1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := smtpsink.Listen(ctx, smtpsink.Config{
+		Addr:        "127.0.0.1:0",
+		TLS:         &tls.Config{Certificates: []tls.Certificate{cert}},
+		TLSRequired: true,
+		Auth:        true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve()
+
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	c, err := smtp.Dial(s.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Println(c.Mail("app@example.com")) // before STARTTLS
+	if err := c.StartTLS(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(c.Auth(smtp.PlainAuth("", "app", "secret", "127.0.0.1")))
+	// Output:
+	// 530 "5.7.0 Must issue a STARTTLS command first"
+	// <nil>
 }

@@ -36,13 +36,13 @@ func FuzzSession(f *testing.F) {
 		if err := cfg.validate(); err != nil {
 			t.Fatal(err)
 		}
-		cfg.Hostname = "smtp-sink"
+		cfg = cfg.withDefaults()
 		s := newServer(cfg, hooks{readBuf: 16 + int(knobs>>6)*100})
 		cli, srv := net.Pipe()
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			s.serveConn(srv)
+			s.serveConn(srv, nil)
 		}()
 		replies := make(chan []string, 1)
 		go func() {

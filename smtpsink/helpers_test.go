@@ -182,29 +182,18 @@ func (w *writeLog) log() []string {
 // the log of the sink's writes.
 func pipeSession(t *testing.T, cfg Config, h hooks) (net.Conn, *bufio.Reader, *writeLog) {
 	t.Helper()
-	if h.readBuf == 0 {
-		h.readBuf = readBufSize
-	}
 	cfg.ErrorLog = quiet
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Hostname == "" {
-		cfg.Hostname = "smtp-sink"
-	}
-	if cfg.MaxCommandBytes == 0 {
-		cfg.MaxCommandBytes = DefaultMaxCommandBytes
-	}
-	if cfg.MaxRecipients == 0 {
-		cfg.MaxRecipients = DefaultMaxRecipients
-	}
+	cfg = cfg.withDefaults()
 	s := newServer(cfg, h)
 	cli, srv := net.Pipe()
 	wl := &writeLog{Conn: srv}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.serveConn(wl)
+		s.serveConn(wl, nil)
 	}()
 	t.Cleanup(func() {
 		cli.Close()

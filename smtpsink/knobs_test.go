@@ -61,7 +61,7 @@ func TestForce(t *testing.T) {
 		// A forced reply in the middle of a group leaves with the others.
 		cli, br, wl := pipeSession(t, Config{Force: map[string]Reply{"RCPT": {Code: 450}}}, hooks{})
 		cli.Write([]byte("EHLO c\r\n"))
-		io.ReadFull(br, make([]byte, len(ehloReply(&Config{Hostname: "smtp-sink"}))))
+		io.ReadFull(br, make([]byte, len(ehloReply(&Config{Hostname: "smtp-sink"}, false))))
 		before := len(wl.log())
 		cli.Write([]byte("MAIL FROM:<a@b>\r\nRCPT TO:<a@b>\r\nRCPT TO:<c@d>\r\nDATA\r\n"))
 		want := "250 2.1.0 Ok\r\n450 4.3.0 Error: command failed\r\n450 4.3.0 Error: command failed\r\n554 5.5.1 Error: no valid recipients\r\n"
@@ -321,6 +321,140 @@ func TestDelayRealClock(t *testing.T) {
 	c.deliver(3, "a@b")
 	c.cmd(221, "QUIT")
 	if st := s.Stats(); st.Messages != 3 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// The pseudo keys of Force and Delay name events, not commands: a client
+// line "." or "CONNECT x" is an unknown command, answered with 500 at
+// once, without the wait or the reply (here a close, as -q .) configured
+// for the greeting and the end of a message's data, which keep theirs.
+func TestPseudoKeysNotCommands(t *testing.T) {
+	waits := make(chan time.Duration, 10)
+	s := startSink(t, Config{
+		Force: map[string]Reply{".": {Close: true}, "CONNECT": {Code: 554, Text: "5.7.0 not here"}},
+		Delay: map[string]time.Duration{"CONNECT": 3 * time.Second, ".": 3 * time.Second},
+	}, hooks{sleep: func(d time.Duration) { waits <- d }})
+	c, err := nettextprotoDial(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if code, _, err := c.ReadResponse(554); err != nil {
+		t.Fatalf("greeting %d %v", code, err)
+	}
+	if d := <-waits; d != 3*time.Second {
+		t.Errorf("greeting waited %v", d)
+	}
+	cl := &client{t: t, Conn: c}
+	cl.cmd(503, "EHLO c") // a refused greeting serves QUIT only
+	cl.cmd(221, "QUIT")
+
+	s = startSink(t, Config{
+		Force: map[string]Reply{".": {Close: true}},
+		Delay: map[string]time.Duration{"CONNECT": 3 * time.Second, ".": 3 * time.Second},
+	}, hooks{sleep: func(d time.Duration) { waits <- d }})
+	c2 := dial(t, s)
+	<-waits
+	c2.cmd(250, "EHLO c")
+	for _, line := range []string{".", "CONNECT x", "connect", ". x"} {
+		c2.cmd(500, line)
+	}
+	c2.cmd(250, "MAIL FROM:<a@b>")
+	c2.cmd(250, "RCPT TO:<a@b>")
+	c2.cmd(354, "DATA")
+	c2.send("..\r\n.\r\n")
+	if d := <-waits; d != 3*time.Second {
+		t.Errorf("the data's end waited %v", d)
+	}
+	if _, err := c2.R.ReadByte(); err != io.EOF { // -q .: closed, no reply
+		t.Errorf("after the data: %v, want EOF", err)
+	}
+	select {
+	case d := <-waits:
+		t.Errorf("another wait of %v", d)
+	default:
+	}
+	if st := s.Stats(); st.Errors[500] != 4 || st.Messages != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// MaxDiscardBytes bounds what the sink reads only to throw away: past it
+// the session gets 421 and is closed; within it the session goes on.
+func TestMaxDiscardBytes(t *testing.T) {
+	line := strings.Repeat("z", 48) + "\r\n" // 50 bytes
+	for _, tc := range []struct {
+		name, send, codes string
+	}{
+		{"DATA within", "DATA\r\n" + strings.Repeat(line, 2) + ".\r\nNOOP\r\n", "354 552 250"},
+		{"DATA past", "DATA\r\n" + strings.Repeat(line, 4) + ".\r\nNOOP\r\n", "354 421"},
+		{"refused chunk within", "RSET\r\nBDAT 100\r\n" + strings.Repeat(line, 2) + "NOOP\r\n", "250 503 250"},
+		{"refused chunk past", "RSET\r\nBDAT 101\r\n" + strings.Repeat(line, 2) + "xNOOP\r\n", "250 421"},
+		{"failed message's chunks", "BDAT 50\r\n" + line + "BDAT 50\r\n" + line + "BDAT 50\r\n" + line + "BDAT 1 LAST\r\nx", "552 552 552 421"},
+		{"failed message within", "BDAT 50\r\n" + line + "BDAT 50\r\n" + line + "BDAT 1 LAST\r\nxNOOP\r\n", "552 552 552 250"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startSink(t, Config{MaxSize: 10, MaxDiscardBytes: 100}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "EHLO c")
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<a@b>")
+			c.send(tc.send)
+			if got := c.codes(strings.Count(tc.codes, " ") + 1); got != tc.codes {
+				t.Fatalf("got %s, want %s", got, tc.codes)
+			}
+			if strings.HasSuffix(tc.codes, "421") {
+				if _, err := c.R.ReadByte(); err != io.EOF {
+					t.Errorf("after the 421: %v, want EOF", err)
+				}
+			}
+		})
+	}
+}
+
+// Config's zero values are safe: a finite Timeout, MinDataRate, MaxConns
+// and MaxDiscardBytes; negative values turn them off.
+func TestSafeDefaults(t *testing.T) {
+	c := Config{}.withDefaults()
+	if c.Timeout != DefaultTimeout || c.MinDataRate != DefaultMinDataRate || c.MaxConns != DefaultMaxConns || c.MaxDiscardBytes != DefaultMaxDiscardBytes {
+		t.Errorf("defaults %+v", c)
+	}
+	c = Config{Timeout: -1, MinDataRate: -1, MaxConns: -1, MaxDiscardBytes: -1}.withDefaults()
+	if c.Timeout != 0 || c.MinDataRate != 0 || c.MaxConns != 0 || c.MaxDiscardBytes != 0 {
+		t.Errorf("none %+v", c)
+	}
+	s := startSink(t, Config{}, hooks{})
+	if cap(s.sem) != DefaultMaxConns {
+		t.Errorf("MaxConns %d", cap(s.sem))
+	}
+}
+
+// With RefuseOverMaxConns a connection over MaxConns gets 421 at once and
+// is closed, counted in Refused and not as a session; once a session has
+// ended, the next connection is served.
+func TestMaxConnsRefuse(t *testing.T) {
+	ended := make(chan struct{}, 1)
+	s := startSink(t, Config{MaxConns: 1, RefuseOverMaxConns: true, OnSessionEnd: func(SessionInfo) { ended <- struct{}{} }}, hooks{})
+	c1 := dial(t, s)
+	c1.cmd(250, "EHLO one")
+	c2, err := nettextprotoDial(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if code, msg, err := c2.ReadResponse(421); err != nil || !strings.Contains(msg, "too many connections") {
+		t.Fatalf("over MaxConns: %d %q %v", code, msg, err)
+	}
+	if _, err := c2.R.ReadByte(); err != io.EOF {
+		t.Errorf("after the 421: %v, want EOF", err)
+	}
+	c1.cmd(221, "QUIT")
+	<-ended
+	c3 := dial(t, s)
+	c3.cmd(221, "QUIT")
+	<-ended
+	if st := s.Stats(); st.Sessions != 2 || st.Refused != 1 || st.Aborted != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }

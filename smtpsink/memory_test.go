@@ -70,12 +70,17 @@ func TestMemoryBounded(t *testing.T) {
 	c.cmd(221, "QUIT")
 }
 
-// A session that sends nothing for Timeout is closed.
+// A session that sends nothing for Timeout gets 421 and is closed.
 func TestTimeout(t *testing.T) {
 	s := startSink(t, Config{Timeout: 20 * time.Millisecond}, hooks{})
 	c := dial(t, s)
+	c.expect(421)
 	if _, err := c.R.ReadByte(); err != io.EOF {
 		t.Errorf("idle session: %v, want EOF", err)
+	}
+	s.Close()
+	if st := s.Stats(); st.Aborted != 1 || st.Errors[421] != 1 {
+		t.Errorf("stats %+v", st)
 	}
 }
 

@@ -24,7 +24,7 @@ var pipelineGroups = []struct{ send, reply string }{
 // A pipelined group that arrives in one read is answered in one write.
 func TestPipelineOneWrite(t *testing.T) {
 	cli, br, wl := pipeSession(t, Config{}, hooks{})
-	ehlo := string(ehloReply(&Config{Hostname: "smtp-sink"}))
+	ehlo := string(ehloReply(&Config{Hostname: "smtp-sink"}, false))
 	for i, g := range pipelineGroups {
 		want := g.reply
 		if i == 0 {
@@ -59,7 +59,7 @@ func TestPipelineSplits(t *testing.T) {
 	for i, g := range pipelineGroups {
 		all.WriteString(g.send)
 		if i == 0 {
-			want.Write(ehloReply(&Config{Hostname: "smtp-sink"}))
+			want.Write(ehloReply(&Config{Hostname: "smtp-sink"}, false))
 		}
 		want.WriteString(g.reply)
 	}

@@ -12,7 +12,13 @@
 // 552, a bare CR or LF refuses the message with 550 (Config.Bare). Memory
 // per session is bounded whatever the peer sends: command lines by
 // Config.MaxCommandBytes, recipients by Config.MaxRecipients, and message
-// data is streamed, never held.
+// data is streamed, never held. Time is bounded too, with limits on by
+// default: each command line must arrive within Config.Timeout, message
+// data at Config.MinDataRate on average, and what the sink reads only to
+// throw away is bounded by Config.MaxDiscardBytes; a session past a limit
+// gets 421 and is closed. Only a line whose line end has arrived is a
+// command (RFC 5321 §2.3.8): what a closed or reset stream cuts off is
+// never run, nor is a BDAT chunk's data, whatever its command line.
 //
 // Replies are buffered and written when the session is about to wait for
 // input, or after a command that ends a pipelined group (EHLO, DATA,
@@ -23,14 +29,18 @@
 // Nagle's algorithm on does not wait out the delayed-ACK timer at the end
 // of every large message.
 //
-// Not supported: STARTTLS, AUTH, DSN, XCLIENT; addresses are taken as
-// given between their angle brackets.
+// With Config.TLS it offers STARTTLS (RFC 3207) or speaks implicit TLS
+// (RFC 8314), and with Config.Auth, AUTH PLAIN and LOGIN (RFC 4954) over
+// TLS; a session that starts TLS forgets all it knew, and input sent in
+// the clear after STARTTLS is never read as commands.
+//
+// Not supported: DSN, XCLIENT; addresses are taken as given between
+// their angle brackets.
 package smtpsink
 
 import (
 	"context"
 	"errors"
-	"log"
 	"net"
 	"strconv"
 	"sync"
@@ -52,6 +62,10 @@ type Message struct {
 	SMTPUTF8   bool       // MAIL had the SMTPUTF8 parameter
 	Chunks     int        // BDAT chunks; 0 for DATA
 	RemoteAddr net.Addr   // the client's address
+	TLS        bool       // the message came over TLS
+	// Authenticated: the client had authenticated (AUTH), as AuthUser.
+	Authenticated bool
+	AuthUser      string
 }
 
 // A SessionInfo is what Config.OnSessionEnd learns about a session that
@@ -71,6 +85,8 @@ type Stats struct {
 	Sessions   uint64 `json:"sessions"`   // accepted connections
 	Active     uint64 `json:"active"`     // sessions open now
 	Aborted    uint64 `json:"aborted"`    // sessions that ended without QUIT (the peer left, a timeout, a forced close)
+	Refused    uint64 `json:"refused"`    // connections over MaxConns answered with 421 (Config.RefuseOverMaxConns); not sessions
+	TLS        uint64 `json:"tls"`        // TLS handshakes completed (STARTTLS or implicit TLS)
 	Messages   uint64 `json:"messages"`   // messages accepted
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
 	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
@@ -90,17 +106,19 @@ func (s Stats) ErrorCount() uint64 {
 
 // counters are the live Stats.
 type counters struct {
-	sessions, active, aborted, messages, recipients, bytes atomic.Uint64
-	codes                                                  [200]atomic.Uint64 // replies 400 to 599
+	sessions, active, aborted, refused, tls, messages, recipients, bytes atomic.Uint64
+	codes                                                                [200]atomic.Uint64 // replies 400 to 599
 }
 
 // A Server is a sink listening on a TCP address.
 type Server struct {
-	cfg   Config
-	h     hooks
-	ln    net.Listener
-	ehlo  []byte // the EHLO reply after its first line's code
-	stats counters
+	cfg     Config
+	h       hooks
+	ln      net.Listener
+	ehlo    []byte // the EHLO reply
+	ehloTLS []byte // the EHLO reply over TLS
+	k       knobs  // Config.Force and Config.Delay
+	stats   counters
 
 	serving atomic.Bool
 	stop    chan struct{} // closed: accept no more
@@ -123,6 +141,7 @@ type hooks struct {
 	wrap    func(net.Conn) net.Conn // wraps each accepted connection
 	readBuf int                     // size of each session's read buffer (0: readBufSize)
 	ackNow  func()                  // called at each quick-ACK request (see connIO)
+	now     func() time.Time        // the sessions' clock for their deadlines (nil: time.Now)
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
@@ -143,21 +162,7 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Hostname == "" {
-		cfg.Hostname = "smtp-sink"
-	}
-	if cfg.MaxCommandBytes == 0 {
-		cfg.MaxCommandBytes = DefaultMaxCommandBytes
-	}
-	if cfg.MaxRecipients == 0 {
-		cfg.MaxRecipients = DefaultMaxRecipients
-	}
-	if cfg.ErrorLog == nil {
-		cfg.ErrorLog = log.Default()
-	}
-	if h.readBuf == 0 {
-		h.readBuf = readBufSize
-	}
+	cfg = cfg.withDefaults()
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
@@ -169,9 +174,15 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	return s, nil
 }
 
+// newServer makes the Server of a Config that has been validated and
+// given its defaults.
 func newServer(cfg Config, h hooks) *Server {
+	if h.readBuf == 0 {
+		h.readBuf = readBufSize
+	}
 	s := &Server{cfg: cfg, h: h, stop: make(chan struct{}), kill: make(chan struct{}), conns: map[net.Conn]struct{}{}}
-	s.ehlo = ehloReply(&cfg)
+	s.ehlo, s.ehloTLS = ehloReply(&cfg, false), ehloReply(&cfg, true)
+	s.k = newKnobs(&cfg)
 	if cfg.MaxConns > 0 {
 		s.sem = make(chan struct{}, cfg.MaxConns)
 	}
@@ -191,8 +202,9 @@ func (s *Server) Serve() error {
 		return ErrServing
 	}
 	var backoff time.Duration
+	wait := s.sem != nil && !s.cfg.RefuseOverMaxConns
 	for {
-		if s.sem != nil {
+		if wait {
 			select {
 			case s.sem <- struct{}{}:
 			case <-s.stop:
@@ -201,7 +213,7 @@ func (s *Server) Serve() error {
 		}
 		c, err := s.ln.Accept()
 		if err != nil {
-			if s.sem != nil {
+			if wait {
 				<-s.sem
 			}
 			select {
@@ -227,20 +239,35 @@ func (s *Server) Serve() error {
 			return err
 		}
 		backoff = 0
+		if s.sem != nil && !wait {
+			select {
+			case s.sem <- struct{}{}:
+			default:
+				s.refuse(c)
+				continue
+			}
+		}
 		if !s.track(c) {
 			c.Close()
 			return nil
 		}
 		go func() {
-			defer func() {
-				s.untrack(c)
+			defer s.untrack(c)
+			s.serveConn(c, func() {
 				if s.sem != nil {
 					<-s.sem
 				}
-			}()
-			s.serveConn(c)
+			})
 		}()
 	}
+}
+
+// refuse answers a connection over MaxConns with 421 and closes it.
+func (s *Server) refuse(c net.Conn) {
+	s.stats.refused.Add(1)
+	c.SetWriteDeadline(time.Now().Add(closeGrace))
+	c.Write([]byte("421 4.7.0 " + s.cfg.Hostname + " Error: too many connections, try again later\r\n"))
+	c.Close()
 }
 
 // track registers c, unless the server is stopping.
@@ -264,28 +291,35 @@ func (s *Server) untrack(c net.Conn) {
 	s.wg.Done()
 }
 
-// serveConn runs one session on c and closes c.
-func (s *Server) serveConn(c net.Conn) {
+// serveConn runs one session on c and closes c; then it calls closed
+// (if not nil), which frees the session's slot, and OnSessionEnd.
+func (s *Server) serveConn(c net.Conn, closed func()) {
 	id := s.nextID.Add(1)
 	s.stats.sessions.Add(1)
 	s.stats.active.Add(1)
-	rw := c
+	plain := c
 	if s.h.wrap != nil {
-		rw = s.h.wrap(c)
+		plain = s.h.wrap(c)
 	}
+	rw := plain
 	if s.cfg.Trace != nil {
-		rw = &traceConn{Conn: rw, s: s, id: id}
+		rw = &traceConn{Conn: plain, s: s, id: id}
 	}
 	ss := newSession(s, rw, id)
+	ss.plain = plain
 	ss.cio.qa = newQuickAck(c)
 	quit := ss.run()
 	if !quit {
 		s.stats.aborted.Add(1)
 	}
+	ss.closeTLS()
 	c.Close()
 	nmsg := ss.nmsg
 	ss.release()
 	s.stats.active.Add(^uint64(0))
+	if closed != nil {
+		closed()
+	}
 	if s.cfg.OnSessionEnd != nil {
 		s.cfg.OnSessionEnd(SessionInfo{Session: id, RemoteAddr: c.RemoteAddr(), Messages: nmsg, Quit: quit})
 	}
@@ -363,6 +397,8 @@ func (s *Server) Stats() Stats {
 		Sessions:   s.stats.sessions.Load(),
 		Active:     s.stats.active.Load(),
 		Aborted:    s.stats.aborted.Load(),
+		Refused:    s.stats.refused.Load(),
+		TLS:        s.stats.tls.Load(),
 		Messages:   s.stats.messages.Load(),
 		Recipients: s.stats.recipients.Load(),
 		Bytes:      s.stats.bytes.Load(),

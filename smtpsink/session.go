@@ -2,15 +2,18 @@ package smtpsink
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"hash"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/emersion/go-sasl"
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/sleep"
@@ -19,17 +22,27 @@ import (
 
 // A session is one client's connection.
 type session struct {
-	s    *Server
-	cfg  *Config
-	conn net.Conn
-	id   uint64
-	r    *textproto.Reader
-	bw   *bufio.Writer
-	cio  *connIO
-	out  []byte    // the reply being built
-	text []byte    // the text of a reply with numbers in it (replyText)
-	hash hash.Hash // Config.Digest's, reused for each message
-	sink io.Writer // where message data goes: hash or io.Discard
+	s     *Server
+	cfg   *Config
+	conn  net.Conn
+	id    uint64
+	r     *textproto.Reader // for message data; command lines are cut by lines from r.R
+	lines lineScanner
+	bw    *bufio.Writer
+	cio   *connIO
+	out   []byte    // the reply being built
+	text  []byte    // the text of a reply with numbers in it (replyText)
+	hash  hash.Hash // Config.Digest's, reused for each message
+	sink  io.Writer // where message data goes: hash or io.Discard
+
+	plain net.Conn // the connection below TLS and the trace (for STARTTLS)
+
+	tls         bool        // speaking TLS
+	tlsConn     *tls.Conn   // if so, over this
+	authed      bool        // AUTH succeeded
+	authUser    string      // as whom
+	authPending string      // the user of the exchange in progress, once checked
+	sasl        sasl.Server // the AUTH exchange in progress
 
 	greeted bool // HELO, EHLO or LHLO accepted
 	esmtp   bool // by EHLO or LHLO
@@ -51,12 +64,17 @@ type session struct {
 
 // connIO is the session's side of the connection: reads flush the pending
 // replies first, so a reply waits in the buffer only while more input is
-// buffered (RFC 2920), and both directions get the timeout.
+// buffered (RFC 2920); reads get the session's deadline (a command's, or
+// the data's), and each write the timeout.
 type connIO struct {
-	c       net.Conn
-	bw      *bufio.Writer
-	timeout time.Duration
-	kill    <-chan struct{} // the server's: closed when it closes
+	c        net.Conn
+	bw       *bufio.Writer
+	timeout  time.Duration // 0: none
+	dl       deadline
+	setAt    time.Time // the read deadline last set on c
+	now      func() time.Time
+	timedOut bool            // a read ran out of time
+	kill     <-chan struct{} // the server's: closed when it closes
 
 	// When a message's data takes a second read, the session asks the
 	// kernel to acknowledge at once from then on (quickAck, which lasts
@@ -82,8 +100,11 @@ func (f *connIO) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	if f.timeout > 0 {
-		f.c.SetReadDeadline(time.Now().Add(f.timeout))
+	if at, ok, expired := f.dl.beforeRead(f.now()); expired {
+		f.timedOut = true
+		return 0, os.ErrDeadlineExceeded
+	} else if ok {
+		f.setReadDeadline(at)
 	}
 	// Checked after setting the deadline: Server.Close closes kill and
 	// then moves the deadline into the past, so either this sees kill
@@ -104,12 +125,44 @@ func (f *connIO) Read(p []byte) (int, error) {
 		}
 		f.nread++
 	}
-	return f.c.Read(p)
+	n, err := f.c.Read(p)
+	f.dl.afterRead(n)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		select {
+		case <-f.kill: // Close moved the deadline
+			return n, errClosing
+		default:
+			f.timedOut = true
+		}
+	}
+	return n, err
 }
 
-// startData and endData bracket the reads of a message's data.
-func (f *connIO) startData() { f.inData, f.nread = true, 0 }
-func (f *connIO) endData()   { f.inData = false }
+// setReadDeadline puts the deadline at on the connection, where it is
+// not there yet. A command's is set as it is, once per command. Message
+// data's moves on at each read: the connection gets it plus a 64th of the
+// timeout, and a new one only once it has moved past that (or back), so
+// that a stream of data costs a timer change every Timeout/64, not one a
+// read; the data's deadline is then kept up to Timeout/64 late.
+func (f *connIO) setReadDeadline(at time.Time) {
+	if !f.dl.data {
+		if !at.Equal(f.setAt) {
+			f.c.SetReadDeadline(at)
+			f.setAt = at
+		}
+		return
+	}
+	slack := f.timeout / 64
+	if at.After(f.setAt) || at.Add(slack).Before(f.setAt) {
+		f.setAt = at.Add(slack)
+		f.c.SetReadDeadline(f.setAt)
+	}
+}
+
+// startData and endData bracket the reads of a message's data (or a
+// chunk's): the data's deadline, and quick ACKs.
+func (f *connIO) startData() { f.inData, f.nread = true, 0; f.dl.startData() }
+func (f *connIO) endData()   { f.inData = false; f.dl.command() }
 
 func (f *connIO) Write(p []byte) (int, error) {
 	timeout := f.timeout
@@ -117,16 +170,23 @@ func (f *connIO) Write(p []byte) (int, error) {
 	case <-f.kill:
 		timeout = closeGrace // the 421 of a closing server
 	default:
+		if f.timedOut {
+			timeout = closeGrace // the 421 of a session out of time
+		}
 	}
 	if timeout > 0 {
-		f.c.SetWriteDeadline(time.Now().Add(timeout))
+		f.c.SetWriteDeadline(f.now().Add(timeout))
 	}
 	return f.c.Write(p)
 }
 
 func newSession(s *Server, c net.Conn, id uint64) *session {
 	ss := &session{s: s, cfg: &s.cfg, conn: c, id: id, sink: io.Discard}
-	cio := &connIO{c: c, timeout: s.cfg.Timeout, kill: s.kill, onAck: s.h.ackNow}
+	cio := &connIO{c: c, timeout: max(s.cfg.Timeout, 0), kill: s.kill, onAck: s.h.ackNow, now: s.h.now}
+	cio.dl = deadline{timeout: cio.timeout, rate: max(s.cfg.MinDataRate, 0)}
+	if cio.now == nil {
+		cio.now = time.Now
+	}
 	// The buffers are pooled: a client that opens a connection per
 	// message (smtp-source without -d) would otherwise make 68 KiB of
 	// garbage per message.
@@ -145,7 +205,7 @@ func newSession(s *Server, c net.Conn, id uint64) *session {
 		br = bufio.NewReaderSize(cio, s.h.readBuf)
 	}
 	ss.r = textproto.NewReader(br)
-	ss.r.SetLimits(textproto.Limits{MaxLineBytes: s.cfg.MaxCommandBytes})
+	ss.lines.max = s.cfg.MaxCommandBytes
 	if s.cfg.Digest != 0 {
 		ss.hash = s.cfg.Digest.New()
 		ss.sink = ss.hash
@@ -180,16 +240,23 @@ func (ss *session) run() bool {
 		ss.bw.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
 		ss.bw.Flush()
 	default:
+		if ss.cio.timedOut {
+			ss.reply(421, "4.4.2 "+ss.cfg.Hostname+" Error: timeout exceeded")
+			ss.bw.Flush()
+		}
 	}
 	return false
 }
 
 func (ss *session) serve() bool {
-	if !ss.delay("CONNECT") {
+	if ss.cfg.TLSImplicit && !ss.handshake() {
 		return false
 	}
-	if f, ok := ss.cfg.Force["CONNECT"]; ok {
-		if !ss.forced(f) {
+	if c := ss.s.k.connect; c.delay > 0 && !ss.sleep(c.delay) {
+		return false
+	}
+	if f := ss.s.k.connect; f.forced {
+		if !ss.forced(f.reply) {
 			return false
 		}
 		ss.refused = true
@@ -204,10 +271,15 @@ func (ss *session) serve() bool {
 		return false
 	}
 	for !ss.quit {
-		line, err := ss.r.ReadLine()
+		line, tooLong, err := ss.readCommand()
 		if err != nil {
-			if !errors.Is(err, textproto.ErrLineTooLong) {
-				return false
+			return false
+		}
+		if tooLong {
+			if ss.sasl != nil {
+				ss.sasl, ss.authPending = nil, "" // RFC 4954 §4: the exchange fails
+				ss.reply(500, "5.5.6 Authentication exchange line is too long")
+				continue
 			}
 			ss.reply(500, "5.5.2 Error: line too long")
 			continue
@@ -224,19 +296,45 @@ func (ss *session) serve() bool {
 	return ss.bw.Flush() == nil
 }
 
+// readCommand reads the next command line, whose line end has arrived;
+// a line that the stream cuts off is never returned, only the read's
+// error.
+func (ss *session) readCommand() (line string, tooLong bool, err error) {
+	br := ss.r.R
+	ss.cio.dl.command()
+	for {
+		if br.Buffered() == 0 {
+			if _, err := br.Peek(1); err != nil {
+				return "", false, err
+			}
+		}
+		p, _ := br.Peek(br.Buffered())
+		n, l, done, long := ss.lines.scan(p)
+		line = string(l)
+		br.Discard(n)
+		if done {
+			return line, long, nil
+		}
+	}
+}
+
 // command serves one command line. sync reports a command after which the
 // client waits for the replies (RFC 2920 §3.1: EHLO, DATA, VRFY, EXPN,
 // TURN, QUIT and NOOP end a group); ok is false when the session must end.
 func (ss *session) command(line string) (sync, ok bool) {
-	verb, arg := line, ""
-	if i := strings.IndexByte(line, ' '); i >= 0 {
-		verb, arg = line[:i], line[i+1:]
+	verb, arg, args := line, "", "" // args: arg with the separator before it
+	if i := verbEnd(line); i >= 0 {
+		verb, arg, args = line[:i], line[i+1:], line[i:]
+	}
+	if ss.sasl != nil {
+		ss.authLine(line) // a line of an AUTH exchange, not a command
+		return true, true
 	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
 	if !ss.delay(verb) {
 		return false, false
 	}
-	if f, ok := ss.cfg.Force[verb]; ok && verb != "BDAT" {
+	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
 		if verb == "QUIT" {
 			ss.quit = true
 		}
@@ -245,6 +343,14 @@ func (ss *session) command(line string) (sync, ok bool) {
 	if ss.refused && verb != "QUIT" {
 		ss.reply(503, "5.5.1 Error: no service, QUIT only")
 		return false, true
+	}
+	if ss.cfg.TLSRequired && !ss.tls && needsTLS(verb) {
+		const text = "5.7.0 Must issue a STARTTLS command first" // RFC 3207 §4
+		if verb == "BDAT" {
+			return false, ss.refuseChunk(args, 530, text)
+		}
+		ss.reply(530, text)
+		return endsGroup(verb), true
 	}
 	switch verb {
 	case "HELO", "EHLO", "LHLO":
@@ -259,10 +365,10 @@ func (ss *session) command(line string) (sync, ok bool) {
 		// followed by more pipelined commands.
 		return false, ss.data(arg)
 	case "BDAT":
-		if !ss.cfg.NoChunking {
-			return false, ss.bdatCmd(arg)
+		if ss.cfg.NoChunking {
+			return false, ss.bdatOff(args)
 		}
-		ss.reply(500, "5.5.2 Error: command not recognized")
+		return false, ss.bdatCmd(args)
 	case "RSET":
 		if arg != "" {
 			ss.reply(501, "5.5.4 Syntax: RSET")
@@ -290,12 +396,43 @@ func (ss *session) command(line string) (sync, ok bool) {
 	case "EXPN", "TURN":
 		ss.reply(502, "5.5.1 Error: command not implemented")
 		return true, true
-	case "STARTTLS", "AUTH", "ETRN", "ATRN":
+	case "STARTTLS":
+		return true, ss.startTLS(arg)
+	case "AUTH":
+		ss.auth(arg)
+		return true, true
+	case "ETRN", "ATRN":
 		ss.reply(502, "5.5.1 Error: command not implemented")
 	default:
 		ss.reply(500, "5.5.2 Error: command not recognized")
 	}
 	return false, true
+}
+
+// verbEnd returns the index of the space or tab after a command line's
+// verb, or -1.
+func verbEnd(line string) int {
+	i := strings.IndexByte(line, ' ')
+	end := line
+	if i >= 0 {
+		end = line[:i]
+	}
+	if j := strings.IndexByte(end, '\t'); j >= 0 {
+		return j
+	}
+	return i
+}
+
+// needsTLS reports the commands refused before STARTTLS under
+// Config.TLSRequired: all but those RFC 3207 §4 lets through (NOOP, EHLO,
+// STARTTLS, QUIT), HELO, LHLO and RSET, which change nothing, and the
+// unknown ones, which get 500.
+func needsTLS(verb string) bool {
+	switch verb {
+	case "MAIL", "RCPT", "DATA", "BDAT", "VRFY", "EXPN", "AUTH", "HELP", "TURN", "ETRN", "ATRN":
+		return true
+	}
+	return false
 }
 
 // endsGroup reports the commands after which a pipelining client waits
@@ -368,12 +505,24 @@ func (ss *session) hello(verb, arg string) {
 		ss.reply(250, ss.cfg.Hostname)
 		return
 	}
+	if ss.tls {
+		ss.bw.Write(ss.s.ehloTLS)
+		return
+	}
 	ss.bw.Write(ss.s.ehlo)
 }
 
-// ehloReply renders the EHLO (LHLO) reply once per server.
-func ehloReply(cfg *Config) []byte {
+// ehloReply renders the EHLO (LHLO) reply once per server, for a session
+// in the clear or over TLS: STARTTLS is offered before TLS, AUTH over it
+// (or before, with AuthPlaintext).
+func ehloReply(cfg *Config, tls bool) []byte {
 	kw := []string{cfg.Hostname}
+	if cfg.TLS != nil && !cfg.TLSImplicit && !tls {
+		kw = append(kw, "STARTTLS")
+	}
+	if cfg.Auth && (tls || cfg.AuthPlaintext) {
+		kw = append(kw, "AUTH "+authMechanisms)
+	}
 	if !cfg.NoPipelining {
 		kw = append(kw, "PIPELINING")
 	}
@@ -455,6 +604,9 @@ func (ss *session) mail(arg string) {
 			}
 		case key == "SMTPUTF8" && !hasVal && !ss.cfg.NoSMTPUTF8:
 			utf8 = true
+		case key == "AUTH" && hasVal && ss.cfg.Auth:
+			// RFC 4954 §5: the submitter's identity, "<>" if unknown;
+			// taken and ignored.
 		default:
 			ss.reply(555, "5.5.4 Error: unsupported MAIL parameter")
 			return
@@ -572,16 +724,27 @@ func (ss *session) data(arg string) bool {
 	ss.cio.startData()
 	defer ss.cio.endData()
 	dr := ss.r.DotReaderWith(textproto.DotOptions{
-		Mode:         dot.Raw,
-		Bare:         ss.cfg.Bare,
-		MaxBytes:     limitOrNone(ss.cfg.MaxSize),
-		MaxLineBytes: int(limitOrNone(int64(ss.cfg.MaxDataLineBytes))),
+		Mode:            dot.Raw,
+		Bare:            ss.cfg.Bare,
+		MaxBytes:        limitOrNone(ss.cfg.MaxSize),
+		MaxLineBytes:    int(limitOrNone(int64(ss.cfg.MaxDataLineBytes))),
+		MaxDiscardBytes: limitOrNone(ss.cfg.MaxDiscardBytes),
 	})
 	_, err := dr.WriteTo(ss.sink)
+	if errors.Is(err, textproto.ErrNotInStep) {
+		return ss.tooMuchDiscarded()
+	}
 	if err != nil && !isDataError(err) {
 		return false // the peer left or the connection failed
 	}
 	return ss.endMessage(err, dr.Size(), 0)
+}
+
+// tooMuchDiscarded ends a session that would have the sink read more
+// than MaxDiscardBytes only to throw it away.
+func (ss *session) tooMuchDiscarded() bool {
+	ss.reply(421, "4.3.0 Error: too much data to discard, closing connection")
+	return false
 }
 
 // limitOrNone turns a Config limit (0: none) into a DotOptions one
@@ -627,14 +790,15 @@ func (ss *session) startHash() {
 // and ends the transaction. It returns false if the session ends.
 func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	code, text := 250, ""
-	f, forced := ss.cfg.Force["."]
+	e := ss.s.k.dataEnd
+	f, forced := e.reply, e.forced
 	switch {
 	case forced:
 		code, text = f.Code, f.text()
 	case err != nil:
 		code, text = dataReply(err)
 	}
-	if !ss.delay(".") {
+	if e.delay > 0 && !ss.sleep(e.delay) {
 		return false
 	}
 	if code == 250 {
@@ -644,7 +808,8 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 		ss.s.stats.recipients.Add(uint64(ss.nrcpt))
 		if ss.cfg.OnMessage != nil {
 			m := Message{Session: ss.id, Seq: ss.nmsg, From: ss.from, To: append([]string(nil), ss.to...),
-				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.conn.RemoteAddr()}
+				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.conn.RemoteAddr(),
+				TLS: ss.tls, Authenticated: ss.authed, AuthUser: ss.authUser}
 			if ss.hash != nil {
 				m.Digest = ss.sum()
 			}
@@ -688,13 +853,10 @@ func (ss *session) queuedText() []byte {
 	return b
 }
 
-// delay waits as long as Config.Delay says for the command, or until the
+// delay waits as long as Config.Delay says for the verb, or until the
 // server closes (then it returns false).
-func (ss *session) delay(cmd string) bool {
-	if len(ss.cfg.Delay) == 0 {
-		return true
-	}
-	if d := ss.cfg.Delay[cmd]; d > 0 {
+func (ss *session) delay(verb string) bool {
+	if d := ss.s.k.delay[verb]; d > 0 {
 		return ss.sleep(d)
 	}
 	return true

@@ -9,17 +9,23 @@
 //	wirespeed smtp-sink -r RCPT -Q . -w 2                   # 450 to RCPT, 421 after the data, 2 s before 354
 //	wirespeed smtp-sink -digest sha256 -digest-log sums.txt # "HEX BYTES SESSION-N" per message
 //	wirespeed smtp-sink -n 10 -c                            # stop after 10 sessions QUIT; counters on stderr
+//	wirespeed smtp-sink -tls -tls-required -auth            # a submission server: STARTTLS, then AUTH
+//	wirespeed smtp-sink -tls-implicit -tls-cert c.pem -tls-key k.pem -auth -auth-file users
 //
 // The first line printed is "listening on HOST:PORT".
 package smtpsinkcmd
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -73,9 +79,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(oneDelay{"DATA", delays}, "w", "wait this long before the reply to DATA (354), in seconds or as a duration (as smtp-sink -w)")
 	fs.Var(delays, "W", "CMD:DELAY: wait DELAY before the reply to CMD (\".\": to a message's data); repeatable (as smtp-sink -W, without odds)")
 	fs.Var(abortFlag{&cfg}, "A", "answer DATA with 354, wait `DELAY` (seconds or a duration; 0: not at all), then 550 and disconnect without reading the message (as smtp-sink -A)")
-	cfg.Timeout = 100 * time.Second
-	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each read and write, in seconds or as a duration (as smtp-sink -t; 0: none)")
-	fs.IntVar(&cfg.MaxConns, "m", 256, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
+	cfg.Timeout = smtpsink.DefaultTimeout
+	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each command line to arrive and each reply to be written, in seconds or as a duration; a session past it gets 421 (as smtp-sink -t; 0: none)")
+	fs.Int64Var(&cfg.MinDataRate, "min-rate", smtpsink.DefaultMinDataRate, "slowest average rate of a message's data, bytes a second: each read of N bytes extends the data's -t deadline by N/RATE seconds, up to -t ahead (as Postfix's smtpd_min_data_rate; 0: none, -t per read)")
+	fs.Int64Var(&cfg.MaxDiscardBytes, "max-discard", smtpsink.DefaultMaxDiscardBytes, "bytes of a refused message's data (after its problem) or refused BDAT chunks to read and throw away before ending the session with 421 (0: no limit)")
+	fs.IntVar(&cfg.MaxConns, "m", smtpsink.DefaultMaxConns, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
+	fs.BoolVar(&cfg.RefuseOverMaxConns, "m-refuse", false, "answer connections over -m with 421 and close them (as Postfix's smtpd) instead of leaving them in the listen queue")
+	startTLS := fs.Bool("tls", false, "offer STARTTLS (RFC 3207), with -tls-cert and -tls-key or else a self-signed certificate for -h and the -addr host, made at start (its SHA-256 fingerprint goes to standard error)")
+	certFile := fs.String("tls-cert", "", "PEM certificate (chain) `FILE` for -tls and -tls-implicit")
+	keyFile := fs.String("tls-key", "", "PEM private key `FILE` of -tls-cert")
+	fs.BoolVar(&cfg.TLSImplicit, "tls-implicit", false, "speak TLS from the first byte (SMTPS, RFC 8314; no STARTTLS)")
+	fs.BoolVar(&cfg.TLSRequired, "tls-required", false, "refuse MAIL, RCPT, DATA, BDAT, AUTH and the like with 530 before STARTTLS (implies -tls)")
+	fs.BoolVar(&cfg.Auth, "auth", false, "offer AUTH PLAIN and LOGIN (RFC 4954) over TLS, accepting any credentials or those of -auth-file; wrong ones get 535")
+	authFile := fs.String("auth-file", "", "credentials for -auth: `FILE` of \"user:password\" lines (the password is all after the first colon; empty lines and lines starting with # are skipped)")
+	fs.BoolVar(&cfg.AuthPlaintext, "auth-plaintext", false, "offer and serve AUTH before TLS too (otherwise 538 there)")
 	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
 	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
 	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
@@ -84,7 +101,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-json] [flags]")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -128,8 +145,44 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.MaxCommandBytes <= 0 || cfg.MaxRecipients <= 0 {
 		return cli.Usagef("smtp-sink: -cmd-line and -max-rcpt must be positive")
 	}
-	if cfg.MaxSize < 0 || cfg.MaxDataLineBytes < 0 || cfg.MaxConns < 0 {
-		return cli.Usagef("smtp-sink: -size, -data-line and -m must not be negative")
+	if cfg.MaxSize < 0 || cfg.MaxDataLineBytes < 0 || cfg.MaxConns < 0 || cfg.MinDataRate < 0 || cfg.MaxDiscardBytes < 0 {
+		return cli.Usagef("smtp-sink: -size, -data-line, -m, -min-rate and -max-discard must not be negative")
+	}
+	// The flags' 0 is the library's none.
+	grace := cfg.Timeout
+	for _, v := range []*int64{&cfg.MinDataRate, &cfg.MaxDiscardBytes, (*int64)(&cfg.Timeout)} {
+		if *v == 0 {
+			*v = -1
+		}
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = -1
+	}
+	if *authFile != "" {
+		if !cfg.Auth {
+			return cli.Usagef("smtp-sink: -auth-file needs -auth")
+		}
+		users, err := readAuthFile(*authFile)
+		if err != nil {
+			return fmt.Errorf("smtp-sink: -auth-file: %w", err)
+		}
+		cfg.AuthUsers = users
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return cli.Usagef("smtp-sink: -tls-cert and -tls-key go together")
+	}
+	if *startTLS || cfg.TLSImplicit || cfg.TLSRequired || *certFile != "" {
+		if cfg.TLSImplicit && cfg.TLSRequired {
+			return cli.Usagef("smtp-sink: -tls-required is for STARTTLS, not -tls-implicit")
+		}
+		tc, err := tlsConfig(*certFile, *keyFile, cfg.Hostname, cfg.Addr, stderr)
+		if err != nil {
+			return fmt.Errorf("smtp-sink: %w", err)
+		}
+		cfg.TLS = tc
+	}
+	if cfg.Auth && cfg.TLS == nil && !cfg.AuthPlaintext {
+		return cli.Usagef("smtp-sink: -auth needs -tls, -tls-implicit or -auth-plaintext")
 	}
 	// -M cancels runCtx; a signal cancels ctx, which also closes the
 	// server at once.
@@ -222,7 +275,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ctx.Err() == nil && runCtx.Err() != nil {
 		// -M or -n: let the sessions have the last reply; QUIT ends
 		// them, or else the time limit -t.
-		grace := cfg.Timeout
 		if grace == 0 {
 			grace = 10 * time.Second
 		}
@@ -260,8 +312,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // Print writes the summary for people: two lines, the counts and the
 // error replies by code.
 func Print(w io.Writer, r Result) error {
-	fmt.Fprintf(w, "sessions %d (aborted %d), messages %d, recipients %d, bytes %d\n",
-		r.Sessions, r.Aborted, r.Messages, r.Recipients, r.Bytes)
+	more := "" // counts shown where they are not 0
+	if r.Refused > 0 {
+		more = fmt.Sprintf(", refused %d", r.Refused)
+	}
+	if r.TLS > 0 {
+		more += fmt.Sprintf(", tls %d", r.TLS)
+	}
+	fmt.Fprintf(w, "sessions %d (aborted %d%s), messages %d, recipients %d, bytes %d\n",
+		r.Sessions, r.Aborted, more, r.Messages, r.Recipients, r.Bytes)
 	codes := make([]int, 0, len(r.Errors))
 	for c := range r.Errors {
 		codes = append(codes, c)
@@ -376,4 +435,58 @@ func (f *replyFlag) Set(v string) error {
 	}
 	(*f)[cmd] = smtpsink.Reply{Code: n, Text: text, Close: n == 421}
 	return nil
+}
+
+// tlsConfig loads the certificate and key files, or makes a self-signed
+// certificate for the host name and the listen address's host, and
+// reports its fingerprint on w.
+func tlsConfig(certFile, keyFile, hostname, addr string, w io.Writer) (*tls.Config, error) {
+	var cert tls.Certificate
+	var err error
+	what := "certificate " + certFile
+	if certFile != "" {
+		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
+	} else {
+		host, _, _ := net.SplitHostPort(addr)
+		cert, err = smtpsink.SelfSigned(hostname, host)
+		what = "self-signed certificate for " + hostname
+	}
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(cert.Certificate[0])
+	hexSum := strings.ToUpper(hex.EncodeToString(sum[:]))
+	var fp strings.Builder
+	for i := 0; i < len(hexSum); i += 2 {
+		if i > 0 {
+			fp.WriteByte(':')
+		}
+		fp.WriteString(hexSum[i : i+2])
+	}
+	fmt.Fprintf(w, "smtp-sink: TLS with %s, SHA-256 fingerprint %s\n", what, fp.String())
+	return &tls.Config{Certificates: []tls.Certificate{cert}}, nil
+}
+
+// readAuthFile reads -auth-file: "user:password" lines.
+func readAuthFile(name string) (map[string]string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	users := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		user, pass, ok := strings.Cut(line, ":")
+		if !ok || user == "" {
+			return nil, fmt.Errorf("%s:%d: want user:password", name, i+1)
+		}
+		if _, dup := users[user]; dup {
+			return nil, fmt.Errorf("%s:%d: user %q again", name, i+1, user)
+		}
+		users[user] = pass
+	}
+	return users, nil
 }

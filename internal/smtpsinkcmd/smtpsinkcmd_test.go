@@ -5,8 +5,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +20,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
 // run starts the command with args on 127.0.0.1:0 and returns the address
@@ -37,12 +43,20 @@ func run(t *testing.T, args ...string) (addr string, stop func() (string, error)
 // standard error.
 func start(t *testing.T, args ...string) (addr string, stop func() (stdout, stderr string, err error)) {
 	t.Helper()
+	addr, _, stop = startErr(t, args...)
+	return addr, stop
+}
+
+// startErr is start that also returns the command's standard error as it
+// is written.
+func startErr(t *testing.T, args ...string) (addr string, stderr *syncBuffer, stop func() (stdout, stderr string, err error)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	var stderr bytes.Buffer
+	stderr = &syncBuffer{changed: make(chan struct{}, 1)}
 	go func() {
-		err := Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, &stderr)
+		err := Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, stderr)
 		pw.Close()
 		done <- err
 	}()
@@ -57,10 +71,41 @@ func start(t *testing.T, args ...string) (addr string, stop func() (stdout, stde
 		b, _ := io.ReadAll(br)
 		rest <- string(b)
 	}()
-	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), func() (string, string, error) {
+	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), stderr, func() (string, string, error) {
 		cancel()
 		err := <-done
 		return <-rest, stderr.String(), err
+	}
+}
+
+// syncBuffer is the command's standard error, which a test may read
+// while the command writes it.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case b.changed <- struct{}{}:
+	default:
+	}
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// waitFor waits until s has been written.
+func (b *syncBuffer) waitFor(s string) {
+	for !strings.Contains(b.String(), s) {
+		<-b.changed
 	}
 }
 
@@ -164,6 +209,7 @@ func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
 		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"}, {"-A", "-1"}, {"-A", "soon"},
+		{"-tls-cert", "c.pem"}, {"-auth"}, {"-auth-file", "f"}, {"-tls-implicit", "-tls-required"}, {"-m", "-1"}, {"-min-rate", "-5"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
@@ -268,5 +314,44 @@ func TestRunAbortData(t *testing.T) {
 	out, err := stop()
 	if err != nil || !strings.HasPrefix(out, "sessions 1 (aborted 1), messages 0,") || !strings.Contains(out, "550: 1") {
 		t.Errorf("%v: %s", err, out)
+	}
+}
+
+// -tls-cert and -tls-key: the sink serves that certificate (a client
+// that trusts only it verifies the sink) and reports its fingerprint; a
+// malformed -auth-file is an error.
+func TestRunTLSCertFiles(t *testing.T) {
+	cert, err := smtpsink.SelfSigned("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600)
+	addr, stop := start(t, "-tls", "-tls-cert", certFile, "-tls-key", keyFile)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	c, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartTLS(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Quit()
+	_, errOut, err := stop()
+	sum := sha256.Sum256(cert.Certificate[0])
+	if err != nil || !strings.Contains(strings.ReplaceAll(errOut, ":", ""), strings.ToUpper(hex.EncodeToString(sum[:]))) {
+		t.Errorf("%v: stderr %q, want fingerprint %X", err, errOut, sum)
+	}
+	bad := filepath.Join(dir, "users")
+	os.WriteFile(bad, []byte("u:p\nnocolon\n"), 0o600)
+	if err := Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-tls", "-auth", "-auth-file", bad}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Errorf("bad -auth-file: %v", err)
 	}
 }

@@ -1,0 +1,116 @@
+package smtpsink
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"time"
+)
+
+// SelfSigned makes a self-signed certificate for hostname and the other
+// hosts (names or IP addresses), valid from an hour ago for a year, with
+// a new ECDSA P-256 key: for Config.TLS where no certificate is at hand.
+// Clients must be told not to verify it, or be given it.
+func SelfSigned(hostname string, hosts ...string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: hostname},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	for _, h := range append([]string{hostname}, hosts...) {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// startTLS serves STARTTLS (RFC 3207): 220, then the handshake. What the
+// client sent after the STARTTLS line before the handshake, in the clear,
+// is thrown away unread (the command injection of CVE-2011-0411): only
+// what comes over TLS counts. It returns false if the session ends.
+func (ss *session) startTLS(arg string) (ok bool) {
+	switch {
+	case ss.cfg.TLS == nil || ss.cfg.TLSImplicit:
+		ss.reply(502, "5.5.1 Error: command not implemented")
+		return true
+	case ss.tls:
+		ss.reply(503, "5.5.1 Error: TLS already active")
+		return true
+	case arg != "":
+		ss.reply(501, "5.5.4 Syntax: STARTTLS")
+		return true
+	}
+	ss.reply(220, "2.0.0 Ready to start TLS")
+	if ss.bw.Flush() != nil {
+		return false
+	}
+	ss.r.R.Discard(ss.r.R.Buffered())
+	ss.lines = lineScanner{max: ss.lines.max}
+	return ss.handshake()
+}
+
+// handshake runs the server's side of a TLS handshake on the session's
+// connection, within Timeout, and then the session speaks over TLS,
+// knowing nothing of what came before it (RFC 3207 §4.2).
+func (ss *session) handshake() bool {
+	tc := tls.Server(ss.plain, ss.cfg.TLS)
+	if t := ss.cio.timeout; t > 0 {
+		tc.SetDeadline(time.Now().Add(t))
+	}
+	if err := tc.Handshake(); err != nil {
+		return false
+	}
+	tc.SetDeadline(time.Time{})
+	ss.s.stats.tls.Add(1)
+	var c net.Conn = tc
+	if ss.cfg.Trace != nil {
+		st := tc.ConnectionState()
+		t := &traceConn{Conn: tc, s: ss.s, id: ss.id}
+		t.trace('=', []byte(tls.VersionName(st.Version)+" "+tls.CipherSuiteName(st.CipherSuite)))
+		c = t
+	}
+	ss.cio.c, ss.cio.setAt = c, time.Time{} // the handshake moved the deadlines
+	ss.tls, ss.tlsConn = true, tc
+	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
+	ss.reset()
+	return true
+}
+
+// closeTLS ends TLS with a close_notify alert before the connection
+// closes, so that the client can tell the end from a truncation.
+func (ss *session) closeTLS() {
+	if ss.tlsConn != nil {
+		ss.tlsConn.SetWriteDeadline(time.Now().Add(closeGrace))
+		ss.tlsConn.CloseWrite()
+	}
+}
