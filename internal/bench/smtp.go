@@ -29,6 +29,7 @@ const (
 	engWirespeed  = "wirespeed"            // wirespeed smtp-sink, or wirespeed smtp-source
 	engPipelining = "wirespeed-pipelining" // wirespeed smtp-source -pipelining
 	engPostfix    = "postfix"              // Postfix's smtp-sink or smtp-source
+	engTLS        = "wirespeed-tls"        // wirespeed smtp-sink -tls, or smtp-source -tls (each only with the other)
 )
 
 // An smtpSize is one message size of the suite.
@@ -138,8 +139,8 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	exe, _ := os.Executable()
 	var cfg smtpConfig
-	sinks := fs.String("sinks", engWirespeed+","+engPostfix, "sinks to drive: wirespeed, postfix (Postfix's smtp-sink, where installed)")
-	sources := fs.String("sources", engWirespeed+","+engPipelining+","+engPostfix, "sources: wirespeed, wirespeed-pipelining (-pipelining), postfix (Postfix's smtp-source, where installed)")
+	sinks := fs.String("sinks", engWirespeed+","+engPostfix+","+engTLS, "sinks to drive: wirespeed, postfix (Postfix's smtp-sink, where installed), wirespeed-tls (-tls, a self-signed certificate; driven only by the wirespeed-tls source)")
+	sources := fs.String("sources", engWirespeed+","+engPipelining+","+engPostfix+","+engTLS, "sources: wirespeed, wirespeed-pipelining (-pipelining), postfix (Postfix's smtp-source, where installed), wirespeed-tls (-tls -tls-insecure, into the wirespeed-tls sink only)")
 	postfix := fs.Bool("postfix", true, "use Postfix's smtp-sink and smtp-source where installed (PATH or /usr/sbin)")
 	fs.IntVar(&cfg.sessions, "s", 10, "sessions in parallel (smtp-source -s), reusing connections (-d)")
 	m4k := fs.Int("m4k", 20000, "messages per run with 4 KiB bodies (0: skip the size)")
@@ -184,10 +185,10 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg.pfSink, cfg.pfSource = postfixTool("smtp-sink"), postfixTool("smtp-source")
 	}
 	var err error
-	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engPostfix}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
+	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engPostfix, engTLS}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
 		return err
 	}
-	if cfg.sources, err = engines(*sources, []string{engWirespeed, engPipelining, engPostfix}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
+	if cfg.sources, err = engines(*sources, []string{engWirespeed, engPipelining, engPostfix, engTLS}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
 		return err
 	}
 	if runtime.NumCPU() < 2 || !canPin {
@@ -254,7 +255,14 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 	type key struct{ size, sink, source string }
 	runs := map[key][]smtpRun{}
 	fails := map[key]string{}
-	total := cfg.count * len(cfg.sizes) * len(cfg.sinks) * len(cfg.sources)
+	total := 0
+	for _, sink := range cfg.sinks {
+		for _, src := range cfg.sources {
+			if paired(sink, src) {
+				total += cfg.count * len(cfg.sizes)
+			}
+		}
+	}
 	i := 0
 	for rep := 0; rep < cfg.count; rep++ {
 		for _, sz := range cfg.sizes {
@@ -262,6 +270,9 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 				for _, src := range cfg.sources {
 					if ctx.Err() != nil {
 						break
+					}
+					if !paired(sink, src) {
+						continue
 					}
 					i++
 					fmt.Fprintf(progress, "[%d/%d] %s: %s source into %s sink\n", i, total, sz.Name, src, sink)
@@ -282,6 +293,9 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 	for _, sz := range cfg.sizes {
 		for _, sink := range cfg.sinks {
 			for _, src := range cfg.sources {
+				if !paired(sink, src) {
+					continue
+				}
 				k := key{sz.Name, sink, src}
 				row := smtpRow{Size: sz.Name, Length: sz.Length, Sink: sink, Source: src, Sessions: cfg.sessions, Messages: sz.Messages, Err: fails[k]}
 				rs := runs[k]
@@ -319,6 +333,10 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 	}
 	return rows
 }
+
+// paired reports whether the source is run into the sink: the TLS sink
+// and the TLS source only with each other.
+func paired(sink, source string) bool { return (sink == engTLS) == (source == engTLS) }
 
 // smtpLatencyHonesty runs wirespeed's source (one session, closed loop)
 // against wirespeed's sink, once plain and once told to wait cfg.delay
@@ -375,8 +393,11 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 		cmd = exec.CommandContext(ctx, cfg.pfSource, append(common, addr)...)
 	default:
 		a := append([]string{"smtp-source", "-q", "-json"}, common...)
-		if source == engPipelining {
+		switch source {
+		case engPipelining:
 			a = append(a, "-pipelining")
+		case engTLS:
+			a = append(a, "-tls", "-tls-insecure") // the sink's certificate is self-signed
 		}
 		cmd = exec.CommandContext(ctx, cfg.exe, append(a, addr)...)
 	}
@@ -417,7 +438,7 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	if srvCPU, srvRSS, err = stopMeasured(srv); errors.Is(err, errNoStop) {
 		return run, fmt.Errorf("%s smtp-sink %w", sink, err)
 	}
-	if sink == engWirespeed {
+	if sink == engWirespeed || sink == engTLS {
 		if err != nil {
 			return run, fmt.Errorf("wirespeed smtp-sink: %v", err)
 		}
@@ -470,9 +491,13 @@ func (w *lineWriter) rest() []byte {
 // startSMTPSink starts a sink on 127.0.0.1 pinned to cfg.serverCPU and
 // returns it once it greets, with its address and its output.
 func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (*exec.Cmd, string, *lineWriter, error) {
-	if sink == engWirespeed {
+	if sink == engWirespeed || sink == engTLS {
 		out := newLineWriter()
-		srv := exec.CommandContext(ctx, cfg.exe, append([]string{"smtp-sink", "-addr", "127.0.0.1:0", "-json"}, extra...)...)
+		args := append([]string{"smtp-sink", "-addr", "127.0.0.1:0", "-json"}, extra...)
+		if sink == engTLS {
+			args = append(args, "-tls")
+		}
+		srv := exec.CommandContext(ctx, cfg.exe, args...)
 		srv.Stdout = out
 		var errBuf bytes.Buffer
 		srv.Stderr = &errBuf
@@ -568,6 +593,8 @@ func smtpBars(rows []smtpRow, h *smtpHonesty) []smtpBar {
 		{"pair msg/s, 4KiB: wirespeed -pipelining into wirespeed / Postfix into Postfix", ratio(find("4KiB", engWirespeed, engPipelining), find("4KiB", engPostfix, engPostfix), false), ">= 3"},
 		{"source msg/s, 4KiB, Postfix's sink: wirespeed / Postfix", ratio(find("4KiB", engPostfix, engWirespeed), find("4KiB", engPostfix, engPostfix), false), ">= 1"},
 		{"source msg/s, 4KiB, Postfix's sink: wirespeed -pipelining / Postfix", ratio(find("4KiB", engPostfix, engPipelining), find("4KiB", engPostfix, engPostfix), false), ">= 1.5"},
+		{"pair msg/s, 4KiB, -d: wirespeed over STARTTLS / plain", ratio(find("4KiB", engTLS, engTLS), find("4KiB", engWirespeed, engWirespeed), false), ">= 0.8"},
+		{"pair MB/s, 1MiB: wirespeed over STARTTLS / plain", ratio(find("1MiB", engTLS, engTLS), find("1MiB", engWirespeed, engWirespeed), true), ">= 0.5"},
 	}
 	if h != nil && h.Err == "" {
 		bars = append(bars, smtpBar{"end-of-data p50, sink waiting, minus without: / the wait", h.DiffRatio, "0.95 to 1.05"})
@@ -651,7 +678,7 @@ func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty,
 			fmt.Fprintf(w, "end-of-data p50 %.1f µs, with a %.0f µs wait before the reply %.1f µs: +%.1f µs (%.3fx the wait)\n", h.P50Plain, h.DelayUS, h.P50Delay, h.DiffUS, h.DiffRatio)
 		}
 	}
-	fmt.Fprintln(w, "\nissue 11's bars (same run):")
+	fmt.Fprintln(w, "\nbars (same run):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ratio\tmeasured\tbar")
 	for _, b := range bars {

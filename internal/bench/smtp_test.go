@@ -63,14 +63,16 @@ func checkSMTPRows(t *testing.T, rows []smtpRow) {
 }
 
 // `bench smtp -quick` with wirespeed's tools only: both sizes, both of
-// wirespeed's sources, the latency-honesty runs, the table and the JSON.
+// wirespeed's plain sources into the plain sink and the TLS source into
+// the TLS sink, the latency-honesty runs, the table and the JSON.
 func TestBenchSMTPQuick(t *testing.T) {
 	bin := buildWirespeed(t)
 	rep := runBenchSMTP(t, "-quick", "-exe", bin, "-postfix=false")
-	if len(rep.Rows) != 4 {
-		t.Fatalf("%d rows, want 4: %+v", len(rep.Rows), rep.Rows)
+	want := []string{"4KiB/wirespeed/wirespeed", "4KiB/wirespeed/wirespeed-pipelining", "4KiB/wirespeed-tls/wirespeed-tls",
+		"1MiB/wirespeed/wirespeed", "1MiB/wirespeed/wirespeed-pipelining", "1MiB/wirespeed-tls/wirespeed-tls"}
+	if len(rep.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rep.Rows), len(want), rep.Rows)
 	}
-	want := []string{"4KiB/wirespeed/wirespeed", "4KiB/wirespeed/wirespeed-pipelining", "1MiB/wirespeed/wirespeed", "1MiB/wirespeed/wirespeed-pipelining"}
 	for i, r := range rep.Rows {
 		if got := r.Size + "/" + r.Sink + "/" + r.Source; got != want[i] {
 			t.Errorf("row %d is %s, want %s", i, got, want[i])
@@ -84,8 +86,9 @@ func TestBenchSMTPQuick(t *testing.T) {
 	if h == nil || h.Err != "" || h.Messages != 50 || h.DelayUS != 1000 || h.P50Plain <= 0 || h.P50Delay <= 0 || h.DiffUS != h.P50Delay-h.P50Plain {
 		t.Errorf("latency honesty %+v", h)
 	}
-	// The Postfix bars have no rows; the honesty bar has its ratio.
-	if len(rep.Bars) != 6 || rep.Bars[2].Ratio != 0 || rep.Bars[5].Ratio != h.DiffRatio {
+	// The Postfix bars have no rows; the TLS and honesty bars have their
+	// ratios.
+	if len(rep.Bars) != 8 || rep.Bars[2].Ratio != 0 || rep.Bars[5].Ratio <= 0 || rep.Bars[6].Ratio <= 0 || rep.Bars[7].Ratio != h.DiffRatio {
 		t.Errorf("bars %+v", rep.Bars)
 	}
 	if rep.Ceiling != nil {
@@ -106,7 +109,7 @@ func TestBenchSMTPQuick(t *testing.T) {
 	if table == nil || len(strings.Fields(table[0])) != 20 || !strings.HasPrefix(table[1], "4KiB  wirespeed  wirespeed") || len(strings.Fields(table[1])) != 13 {
 		t.Errorf("table:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), "issue 11's bars") || strings.Contains(out.String(), "latency honesty (") || strings.Contains(out.String(), "ceiling") {
+	if !strings.Contains(out.String(), "bars (same run)") || strings.Contains(out.String(), "latency honesty (") || strings.Contains(out.String(), "ceiling") {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
@@ -122,11 +125,11 @@ func TestBenchSMTPPostfix(t *testing.T) {
 	}
 	bin := buildWirespeed(t)
 	rep := runBenchSMTP(t, "-quick", "-exe", bin, "-lat-m", "0")
-	if len(rep.Rows) != 12 {
-		t.Fatalf("%d rows, want 12", len(rep.Rows))
+	if len(rep.Rows) != 14 { // 3 plain sources into 2 plain sinks, TLS into TLS, 2 sizes
+		t.Fatalf("%d rows, want 14", len(rep.Rows))
 	}
 	checkSMTPRows(t, rep.Rows)
-	if len(rep.Bars) != 5 {
+	if len(rep.Bars) != 7 {
 		t.Fatalf("bars %+v", rep.Bars)
 	}
 	for _, b := range rep.Bars {
