@@ -1,0 +1,334 @@
+package smtpsink
+
+import (
+	"strconv"
+	"strings"
+)
+
+// command serves one command line. sync reports a command after which the
+// client waits for the replies (RFC 2920 §3.1: EHLO, DATA, VRFY, EXPN,
+// TURN, QUIT and NOOP end a group); ok is false when the session must end.
+func (ss *session) command(line string) (sync, ok bool) {
+	verb, arg, args := line, "", "" // args: arg with the separator before it
+	if i := verbEnd(line); i >= 0 {
+		verb, arg, args = line[:i], line[i+1:], line[i:]
+	}
+	if ss.sasl != nil {
+		ss.authLine(line) // a line of an AUTH exchange, not a command
+		return true, true
+	}
+	verb = strings.ToUpper(verb) // no allocation when already upper case
+	if !ss.delay(verb) {
+		return false, false
+	}
+	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
+		if verb == "QUIT" {
+			ss.quit = true
+		}
+		return endsGroup(verb), ss.forced(f)
+	}
+	if ss.refused && verb != "QUIT" {
+		ss.reply(503, "5.5.1 Error: no service, QUIT only")
+		return false, true
+	}
+	if ss.cfg.TLSRequired && !ss.tls && needsTLS(verb) {
+		const text = "5.7.0 Must issue a STARTTLS command first" // RFC 3207 §4
+		if verb == "BDAT" {
+			return false, ss.refuseChunk(args, 530, text)
+		}
+		ss.reply(530, text)
+		return endsGroup(verb), true
+	}
+	switch verb {
+	case "HELO", "EHLO", "LHLO":
+		ss.hello(verb, arg)
+		return true, true
+	case "MAIL":
+		ss.mail(arg)
+	case "RCPT":
+		ss.rcpt(arg)
+	case "DATA":
+		// data flushes its 354 itself; the reply to the message may be
+		// followed by more pipelined commands.
+		return false, ss.data(arg)
+	case "BDAT":
+		if ss.cfg.NoChunking {
+			return false, ss.bdatOff(args)
+		}
+		return false, ss.bdatCmd(args)
+	case "RSET":
+		if arg != "" {
+			ss.reply(501, "5.5.4 Syntax: RSET")
+			break
+		}
+		ss.reset()
+		ss.reply(250, "2.0.0 Ok")
+	case "NOOP":
+		ss.reply(250, "2.0.0 Ok")
+		return true, true
+	case "VRFY":
+		if strings.TrimSpace(arg) == "" {
+			ss.reply(501, "5.5.4 Syntax: VRFY address")
+		} else {
+			ss.reply(252, "2.0.0 Cannot VRFY, but will take mail for it")
+		}
+		return true, true
+	case "HELP":
+		ss.reply(214, "2.0.0 Commands: HELO EHLO LHLO MAIL RCPT DATA BDAT RSET NOOP VRFY HELP QUIT")
+		return true, true
+	case "QUIT":
+		ss.reply(221, "2.0.0 Bye")
+		ss.quit = true
+		return true, true
+	case "EXPN", "TURN":
+		ss.reply(502, "5.5.1 Error: command not implemented")
+		return true, true
+	case "STARTTLS":
+		return true, ss.startTLS(arg)
+	case "AUTH":
+		ss.auth(arg)
+		return true, true
+	case "ETRN", "ATRN":
+		ss.reply(502, "5.5.1 Error: command not implemented")
+	default:
+		ss.reply(500, "5.5.2 Error: command not recognized")
+	}
+	return false, true
+}
+
+// verbEnd returns the index of the space or tab after a command line's
+// verb, or -1.
+func verbEnd(line string) int {
+	i := strings.IndexByte(line, ' ')
+	end := line
+	if i >= 0 {
+		end = line[:i]
+	}
+	if j := strings.IndexByte(end, '\t'); j >= 0 {
+		return j
+	}
+	return i
+}
+
+// needsTLS reports the commands refused before STARTTLS under
+// Config.TLSRequired: all but those RFC 3207 §4 lets through (NOOP, EHLO,
+// STARTTLS, QUIT), HELO, LHLO and RSET, which change nothing, and the
+// unknown ones, which get 500.
+func needsTLS(verb string) bool {
+	switch verb {
+	case "MAIL", "RCPT", "DATA", "BDAT", "VRFY", "EXPN", "AUTH", "HELP", "TURN", "ETRN", "ATRN":
+		return true
+	}
+	return false
+}
+
+// endsGroup reports the commands after which a pipelining client waits
+// for the replies (RFC 2920 §3.1), and HELP.
+func endsGroup(verb string) bool {
+	switch verb {
+	case "HELO", "EHLO", "LHLO", "DATA", "VRFY", "EXPN", "TURN", "QUIT", "NOOP", "HELP":
+		return true
+	}
+	return false
+}
+
+// reset ends the transaction.
+func (ss *session) reset() {
+	ss.inTx, ss.from, ss.nrcpt, ss.body, ss.utf8 = false, "", 0, "", false
+	ss.to = ss.to[:0]
+	ss.bdat = nil
+}
+
+func (ss *session) hello(verb, arg string) {
+	switch {
+	case ss.cfg.LMTP && verb != "LHLO":
+		ss.reply(500, "5.5.1 Error: this is LMTP: send LHLO")
+		return
+	case !ss.cfg.LMTP && verb == "LHLO":
+		ss.reply(500, "5.5.2 Error: command not recognized")
+		return
+	case verb == "EHLO" && ss.cfg.NoESMTP:
+		ss.reply(502, "5.5.1 Error: command not implemented")
+		return
+	case strings.TrimSpace(arg) == "":
+		ss.reply(501, "5.5.4 Syntax: "+verb+" hostname")
+		return
+	}
+	ss.reset()
+	ss.greeted, ss.esmtp = true, verb != "HELO"
+	if !ss.esmtp {
+		ss.reply(250, ss.cfg.Hostname)
+		return
+	}
+	if ss.tls {
+		ss.bw.Write(ss.s.ehloTLS)
+		return
+	}
+	ss.bw.Write(ss.s.ehlo)
+}
+
+// ehloReply renders the EHLO (LHLO) reply once per server, for a session
+// in the clear or over TLS: STARTTLS is offered before TLS, AUTH over it
+// (or before, with AuthPlaintext).
+func ehloReply(cfg *Config, tls bool) []byte {
+	kw := []string{cfg.Hostname}
+	if cfg.TLS != nil && !cfg.TLSImplicit && !tls {
+		kw = append(kw, "STARTTLS")
+	}
+	if cfg.Auth && (tls || cfg.AuthPlaintext) {
+		kw = append(kw, "AUTH "+authMechanisms)
+	}
+	if !cfg.NoPipelining {
+		kw = append(kw, "PIPELINING")
+	}
+	if cfg.MaxSize > 0 {
+		kw = append(kw, "SIZE "+strconv.FormatInt(cfg.MaxSize, 10))
+	} else {
+		kw = append(kw, "SIZE")
+	}
+	if !cfg.No8BitMIME {
+		kw = append(kw, "8BITMIME")
+	}
+	if !cfg.NoChunking {
+		kw = append(kw, "CHUNKING", "BINARYMIME")
+	}
+	if !cfg.NoSMTPUTF8 {
+		kw = append(kw, "SMTPUTF8")
+	}
+	kw = append(kw, "ENHANCEDSTATUSCODES")
+	var b []byte
+	for i, k := range kw {
+		sep := byte('-')
+		if i == len(kw)-1 {
+			sep = ' '
+		}
+		b = append(b, "250"...)
+		b = append(b, sep)
+		b = append(b, k...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+func (ss *session) mail(arg string) {
+	switch {
+	case !ss.greeted:
+		ss.reply(503, "5.5.1 Error: send HELO/EHLO first")
+		return
+	case ss.inTx:
+		ss.reply(503, "5.5.1 Error: nested MAIL command")
+		return
+	}
+	path, params, ok := parsePath(arg, "FROM:")
+	if !ok {
+		ss.reply(501, "5.5.4 Syntax: MAIL FROM:<address>")
+		return
+	}
+	body, utf8 := "", false
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, " ")
+		if p == "" {
+			continue
+		}
+		key, val, hasVal := strings.Cut(p, "=")
+		key = strings.ToUpper(key)
+		if !ss.esmtp {
+			ss.reply(555, "5.5.4 Error: MAIL parameters need EHLO")
+			return
+		}
+		switch {
+		case key == "SIZE":
+			n, err := strconv.ParseInt(val, 10, 64)
+			if !hasVal || err != nil || n < 0 || val[0] == '+' {
+				ss.reply(501, "5.5.4 Syntax: SIZE=number")
+				return
+			}
+			if ss.cfg.MaxSize > 0 && n > ss.cfg.MaxSize {
+				ss.reply(552, "5.3.4 Error: message size exceeds fixed limit")
+				return
+			}
+		case key == "BODY":
+			b := strings.ToUpper(val)
+			switch {
+			case b == "7BIT", b == "8BITMIME" && !ss.cfg.No8BitMIME, b == "BINARYMIME" && !ss.cfg.NoChunking:
+				body = b
+			default:
+				ss.reply(501, "5.5.4 Error: unsupported BODY type")
+				return
+			}
+		case key == "SMTPUTF8" && !hasVal && !ss.cfg.NoSMTPUTF8:
+			utf8 = true
+		case key == "AUTH" && hasVal && ss.cfg.Auth:
+			// RFC 4954 §5: the submitter's identity, "<>" if unknown;
+			// taken and ignored.
+		default:
+			ss.reply(555, "5.5.4 Error: unsupported MAIL parameter")
+			return
+		}
+	}
+	ss.inTx, ss.body, ss.utf8 = true, body, utf8
+	if ss.cfg.OnMessage != nil {
+		ss.from = path
+	}
+	ss.reply(250, "2.1.0 Ok")
+}
+
+func (ss *session) rcpt(arg string) {
+	switch {
+	case !ss.inTx:
+		ss.reply(503, "5.5.1 Error: need MAIL command")
+		return
+	case ss.bdat != nil:
+		ss.reply(503, "5.5.1 Error: BDAT in progress")
+		return
+	}
+	path, params, ok := parsePath(arg, "TO:")
+	if !ok || path == "" {
+		ss.reply(501, "5.5.4 Syntax: RCPT TO:<address>")
+		return
+	}
+	if strings.TrimSpace(params) != "" {
+		ss.reply(555, "5.5.4 Error: unsupported RCPT parameter")
+		return
+	}
+	if ss.nrcpt >= ss.cfg.MaxRecipients {
+		ss.reply(452, "4.5.3 Error: too many recipients")
+		return
+	}
+	ss.nrcpt++
+	if ss.cfg.OnMessage != nil {
+		ss.to = append(ss.to, path)
+	}
+	ss.reply(250, "2.1.5 Ok")
+}
+
+// parsePath parses `FROM:<path> params` (prefix "FROM:") or `TO:...`:
+// the prefix in any case, optional spaces, and a path in angle brackets
+// (a quoted local part may hold '>'). It returns the path without its
+// brackets and the rest after it.
+func parsePath(arg, prefix string) (path, params string, ok bool) {
+	if len(arg) < len(prefix) || !strings.EqualFold(arg[:len(prefix)], prefix) {
+		return "", "", false
+	}
+	rest := strings.TrimLeft(arg[len(prefix):], " ")
+	if rest == "" || rest[0] != '<' {
+		return "", "", false
+	}
+	quoted := false
+	for i := 1; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case c == '\\' && quoted:
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == '>' && !quoted:
+			params = rest[i+1:]
+			if params != "" && params[0] != ' ' {
+				return "", "", false
+			}
+			return rest[1:i], strings.TrimLeft(params, " "), true
+		}
+	}
+	return "", "", false
+}

@@ -1,0 +1,186 @@
+package smtpsink
+
+import (
+	"encoding/hex"
+	"errors"
+	"strconv"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/textproto"
+)
+
+// checkData returns the reply to a DATA or BDAT command that cannot start
+// a message, or 0 if it can.
+func (ss *session) checkData() (int, string) {
+	switch {
+	case !ss.inTx:
+		return 503, "5.5.1 Error: need MAIL command"
+	case ss.nrcpt == 0 && ss.cfg.LMTP:
+		return 503, "5.5.1 Error: no valid recipients" // RFC 2033 §4.2: MUST be 503
+	case ss.nrcpt == 0:
+		return 554, "5.5.1 Error: no valid recipients"
+	}
+	return 0, ""
+}
+
+func (ss *session) data(arg string) bool {
+	code, text := ss.checkData()
+	switch {
+	case arg != "":
+		code, text = 501, "5.5.4 Syntax: DATA"
+	case code != 0:
+	case ss.bdat != nil:
+		code, text = 503, "5.5.1 Error: BDAT in progress"
+	case ss.body == "BINARYMIME":
+		code, text = 503, "5.5.1 Error: BODY=BINARYMIME needs BDAT"
+	}
+	if code != 0 {
+		// A refused DATA ends a group too (RFC 2920).
+		ss.reply(code, text)
+		return ss.bw.Flush() == nil
+	}
+	ss.reply(354, "End data with <CR><LF>.<CR><LF>")
+	if ss.bw.Flush() != nil {
+		return false
+	}
+	if ss.cfg.AbortData {
+		if d := ss.cfg.AbortDataDelay; d > 0 && !ss.sleep(d) {
+			return false
+		}
+		ss.reply(550, "5.0.0 Error: data aborted by the server")
+		ss.bw.Flush()
+		return false
+	}
+	ss.startHash()
+	ss.cio.startData()
+	defer ss.cio.endData()
+	dr := ss.r.DotReaderWith(textproto.DotOptions{
+		Mode:            dot.Raw,
+		Bare:            ss.cfg.Bare,
+		MaxBytes:        limitOrNone(ss.cfg.MaxSize),
+		MaxLineBytes:    int(limitOrNone(int64(ss.cfg.MaxDataLineBytes))),
+		MaxDiscardBytes: limitOrNone(ss.cfg.MaxDiscardBytes),
+	})
+	_, err := dr.WriteTo(ss.sink)
+	if errors.Is(err, textproto.ErrNotInStep) {
+		return ss.tooMuchDiscarded()
+	}
+	if err != nil && !isDataError(err) {
+		return false // the peer left or the connection failed
+	}
+	return ss.endMessage(err, dr.Size(), 0)
+}
+
+// tooMuchDiscarded ends a session that would have the sink read more
+// than MaxDiscardBytes only to throw it away.
+func (ss *session) tooMuchDiscarded() bool {
+	ss.reply(421, "4.3.0 Error: too much data to discard, closing connection")
+	return false
+}
+
+// limitOrNone turns a Config limit (0: none) into a DotOptions one
+// (negative: none).
+func limitOrNone(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// isDataError reports an error about the message data, after which the
+// session is still in step.
+func isDataError(err error) bool {
+	return errors.Is(err, dot.ErrTooLarge) || errors.Is(err, dot.ErrLineTooLong) ||
+		errors.Is(err, dot.ErrBareLF) || errors.Is(err, dot.ErrBareCR)
+}
+
+// dataReply is the reply to a message's data that met err: RFC 5321's
+// 552 for too much data, 500 for a line too long (§4.5.3.1.6), 550 for a
+// bare CR or LF; the first that applies, in that order.
+func dataReply(err error) (int, string) {
+	switch {
+	case errors.Is(err, dot.ErrTooLarge):
+		return 552, "5.3.4 Error: message size exceeds fixed limit"
+	case errors.Is(err, dot.ErrLineTooLong):
+		return 500, "5.5.2 Error: line too long"
+	case errors.Is(err, dot.ErrBareLF):
+		return 550, "5.5.2 Error: bare <LF> received"
+	case errors.Is(err, dot.ErrBareCR):
+		return 550, "5.5.2 Error: bare <CR> received"
+	}
+	return 554, "5.6.0 Error: bad message data"
+}
+
+func (ss *session) startHash() {
+	if ss.hash != nil {
+		ss.hash.Reset()
+	}
+}
+
+// endMessage replies to the end of a message's data (err: its data error)
+// and ends the transaction. It returns false if the session ends.
+func (ss *session) endMessage(err error, size int64, chunks int) bool {
+	code, text := 250, ""
+	e := ss.s.k.dataEnd
+	f, forced := e.reply, e.forced
+	switch {
+	case forced:
+		code, text = f.Code, f.text()
+	case err != nil:
+		code, text = dataReply(err)
+	}
+	if e.delay > 0 && !ss.sleep(e.delay) {
+		return false
+	}
+	if code == 250 {
+		ss.nmsg++
+		ss.s.stats.messages.Add(1)
+		ss.s.stats.bytes.Add(uint64(size))
+		ss.s.stats.recipients.Add(uint64(ss.nrcpt))
+		if ss.cfg.OnMessage != nil {
+			m := Message{Session: ss.id, Seq: ss.nmsg, From: ss.from, To: append([]string(nil), ss.to...),
+				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.conn.RemoteAddr(),
+				TLS: ss.tls, Authenticated: ss.authed, AuthUser: ss.authUser}
+			if ss.hash != nil {
+				m.Digest = ss.sum()
+			}
+			ss.cfg.OnMessage(m)
+		}
+	}
+	n := 1
+	if ss.cfg.LMTP {
+		n = ss.nrcpt
+	}
+	for range n {
+		switch {
+		case code == 250:
+			ss.replyText(250, ss.queuedText())
+		case code != 0:
+			ss.reply(code, text)
+		}
+	}
+	ss.reset()
+	return !(forced && f.Close)
+}
+
+// sum returns the digest of the message data hashed so far. (digest.Sum
+// is built from its hexadecimal form: package digest makes Sums only from
+// its own readers and from text.)
+func (ss *session) sum() digest.Sum {
+	var b [digest.MaxSize]byte
+	var h [2 * digest.MaxSize]byte
+	sum, _ := digest.ParseSum(ss.cfg.Digest, string(hex.AppendEncode(h[:0], ss.hash.Sum(b[:0]))))
+	return sum
+}
+
+// queuedText is the text of the reply that accepts a message: its id is
+// SESSION-N, as the -digest log names it.
+func (ss *session) queuedText() []byte {
+	b := append(ss.text[:0], "2.0.0 Ok: queued as "...)
+	b = strconv.AppendUint(b, ss.id, 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(ss.nmsg), 10)
+	ss.text = b
+	return b
+}

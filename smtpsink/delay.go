@@ -1,0 +1,53 @@
+package smtpsink
+
+import (
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/sleep"
+)
+
+// delay waits as long as Config.Delay says for the verb, or until the
+// server closes (then it returns false).
+func (ss *session) delay(verb string) bool {
+	if d := ss.s.k.delay[verb]; d > 0 {
+		return ss.sleep(d)
+	}
+	return true
+}
+
+// The last stretch of a wait goes to a sleep.Sleeper, which wakes on time
+// (a Go timer fires up to a millisecond late in a quiet process, which a
+// client measuring the wait would see), spinning for its last sleepSpin;
+// before it, a timer that Close cuts short.
+const (
+	preciseWait = 20 * time.Millisecond
+	sleepSpin   = 30 * time.Microsecond
+)
+
+// sleep waits d, or until the server closes (then it returns false).
+func (ss *session) sleep(d time.Duration) bool {
+	if ss.s.h.sleep != nil {
+		ss.s.h.sleep(d)
+		return true
+	}
+	until := time.Now().Add(d)
+	if far := d - preciseWait; far > 0 {
+		t := time.NewTimer(far)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ss.s.kill:
+			return false
+		}
+	}
+	if ss.sleeper == nil {
+		ss.sleeper, _ = sleep.New(sleepSpin) // on failure, still a working Sleeper
+	}
+	ss.sleeper.Until(until)
+	select {
+	case <-ss.s.kill:
+		return false
+	default:
+		return true
+	}
+}
