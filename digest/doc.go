@@ -1,5 +1,6 @@
 // Package digest hashes files and readers with MD5, SHA-1, SHA-224,
-// SHA-256, SHA-384 and SHA-512, one file or many in parallel.
+// SHA-256, SHA-384 and SHA-512, one file or many in parallel. See the
+// examples of [File] and [Files].
 //
 // Guarantees:
 //   - Every digest equals what crypto/md5, crypto/sha1, crypto/sha256 or

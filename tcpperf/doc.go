@@ -1,25 +1,20 @@
 // Package tcpperf is a TCP latency load generator for echo and line
 // protocols, in the manner of wrk2, built to hold 10,000 and more
-// connections from one client core.
-//
-// Connections are served by Loops event loops (Linux epoll), each on its
-// own locked OS thread, optionally pinned to a CPU, with its share of the
-// connections; nothing per message crosses threads.
+// connections from one client core. Connections are served by Loops event
+// loops (Linux epoll), each on its own locked OS thread, optionally pinned
+// to a CPU, with its share of the connections; nothing per message crosses
+// threads. See the examples of [Run] and [MergeLogs].
 //
 // Open loop (QPS > 0): messages follow a constant-rate schedule dealt to
-// the loops in turn and, within a loop, to its connections in turn. A
-// loop sleeps in epoll (with a timerfd) until Spin before its next send
-// and polls its sockets without blocking for the rest, then sends every
-// message that is due. A message's latency runs from its intended send
-// time to the moment its whole response has been read, so a server that
-// stalls is charged for every message the schedule wanted to send
-// meanwhile (no coordinated omission). Send lateness (actual minus
-// intended send time) is reported as the tool's own floor, beside its CPU
-// time per message (getrusage).
-//
-// Closed loop (QPS = 0): each connection keeps Depth messages in flight and
-// sends as many new ones as responses it has just read; latency runs from
-// the actual send.
+// the loops in turn and, within a loop, to its connections in turn; how a
+// loop waits between sends is Config.Wait's choice ([WaitAdaptive] by
+// default). A message's latency runs from its intended send time to the
+// moment its whole response has been read, so a server that stalls is
+// charged for every message the schedule wanted to send meanwhile (no
+// coordinated omission). Send lateness (actual minus intended send time)
+// is reported as the tool's own floor, beside its CPU time per message.
+// Closed loop (QPS = 0): each connection keeps Depth messages in flight;
+// latency runs from the actual send.
 //
 // Guarantees:
 //   - Every response is checked against the message it answers: the same
@@ -36,11 +31,8 @@
 //     and promptly when ctx is done.
 //
 // Limits: Linux only (ErrUnsupported elsewhere). A client CPU that cannot
-// keep up with the rate shows as send lateness, and in the latencies;
-// loops beyond GOMAXPROCS share CPUs. Responses are matched to requests by
-// order, so servers must answer in order, as echo and pipelined line
-// protocols do. Run does not raise the file descriptor limit (the Go
-// runtime already raised the soft limit to the hard one); it fails with
-// ErrFDLimit when Conns do not fit, and with ErrPorts when they exceed the
-// ephemeral port range.
+// keep up shows as send lateness, and in the latencies. Responses are
+// matched to requests by order, so servers must answer in order. Run does
+// not raise the file descriptor limit; it fails with ErrFDLimit when Conns
+// do not fit, and with ErrPorts when they exceed the ephemeral port range.
 package tcpperf

@@ -1,0 +1,372 @@
+package doccheck
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestBlocks(t *testing.T) {
+	md := "# T\n\ntext\n\n```sh\necho a\n```\n\n<!-- doccheck: parse-only (needs a real host) -->\n```sh\nssh host\n```\n\n```text\nout\n```\n"
+	bs, err := Blocks("x.md", md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Block{
+		{File: "x.md", Line: 5, Lang: "sh", Text: "echo a\n"},
+		{File: "x.md", Line: 10, Lang: "sh", Text: "ssh host\n", ParseOnly: true, Reason: "needs a real host"},
+		{File: "x.md", Line: 14, Lang: "text", Text: "out\n"},
+	}
+	if !reflect.DeepEqual(bs, want) {
+		t.Errorf("got %+v\nwant %+v", bs, want)
+	}
+	for name, bad := range map[string]string{
+		"indented":      "text\n\n    wirespeed bench\n",
+		"tab":           "text\n\n\twirespeed bench\n",
+		"unclosed":      "```sh\nwirespeed bench\n",
+		"stray comment": "<!-- doccheck: parse-only (x) -->\ntext\n```sh\nx\n```\n",
+		"bad comment":   "<!-- doccheck: skip -->\n```sh\nx\n```\n",
+		"last comment":  "text\n<!-- doccheck: parse-only (x) -->\n",
+	} {
+		if _, err := Blocks("x.md", bad); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// A list item's continuation is not a code block.
+	if _, err := Blocks("x.md", "- item\n  more\n"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestLinksAnchors(t *testing.T) {
+	md := "See [a](docs/a.md#the-x-flag), [b](https://x.org/y) and [c](#set-up).\n\n## Set up\n\n## The `-x` flag\n\n```sh\n# not a heading\n```\n\n## Set up\n"
+	targets, lines := Links(md)
+	if !reflect.DeepEqual(targets, []string{"docs/a.md#the-x-flag", "#set-up"}) || !reflect.DeepEqual(lines, []int{1, 1}) {
+		t.Errorf("Links: %q %v", targets, lines)
+	}
+	a := Anchors(md)
+	for _, k := range []string{"set-up", "the--x-flag", "set-up-1"} {
+		if !a[k] {
+			t.Errorf("no anchor %q in %v", k, a)
+		}
+	}
+	if a["not-a-heading"] {
+		t.Error("a comment in a code block made an anchor")
+	}
+}
+
+func TestParseShell(t *testing.T) {
+	text := "A=1 taskset -c 0 wirespeed serve -addr 127.0.0.1:9000 &   # a server\n" +
+		"go test -run '^$' -bench 'A|B' ./x | benchstat -col /impl - 2>/dev/null\n" +
+		"wirespeed tcpperf \\\n\t-hdr-log $(hostname).hlog > out.txt 2>&1 && echo \"done now\"\n" +
+		"(cd interop && go test ./...)\n" +
+		"cmp <(md5sum a) <(wirespeed sum a)\n"
+	lines, err := ParseShell(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	var ops []string
+	for _, l := range lines {
+		for _, c := range l.Commands {
+			got = append(got, Vals(c.Words))
+			ops = append(ops, c.Op)
+		}
+	}
+	want := [][]string{
+		{"A=1", "taskset", "-c", "0", "wirespeed", "serve", "-addr", "127.0.0.1:9000"},
+		{"go", "test", "-run", "^$", "-bench", "A|B", "./x"},
+		{"benchstat", "-col", "/impl", "-"},
+		{"wirespeed", "tcpperf", "-hdr-log", "$(hostname).hlog"},
+		{"echo", "done now"},
+		{"cd", "interop"},
+		{"go", "test", "./..."},
+		{"cmp", "<(md5sum a)", "<(wirespeed sum a)"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("commands:\n%q\nwant\n%q", got, want)
+	}
+	if wantOps := []string{"&", "|", "", "&&", "", "&&", "", ""}; !reflect.DeepEqual(ops, wantOps) {
+		t.Errorf("ops %q, want %q", ops, wantOps)
+	}
+	if !lines[0].Background() || lines[1].Background() {
+		t.Error("Background")
+	}
+	if lines[2].Num != 3 || len(lines) != 5 {
+		t.Errorf("lines: %d, third at %d", len(lines), lines[2].Num)
+	}
+	w, env, start := Inner(lines[0].Commands[0])
+	if Vals(w)[0] != "wirespeed" || !reflect.DeepEqual(env, []string{"A=1"}) || start != 4 {
+		t.Errorf("Inner: %q %q %d", Vals(w), env, start)
+	}
+	c := Command{Words: []Word{{Val: "ip"}, {Val: "netns"}, {Val: "exec"}, {Val: "ns1"}, {Val: "go"}, {Val: "run"}, {Val: "./cmd/wirespeed"}, {Val: "bench"}}}
+	if w, _, start := Inner(c); !reflect.DeepEqual(Vals(w), []string{"wirespeed", "bench"}) || start != 4 {
+		t.Errorf("Inner: %q %d", Vals(w), start)
+	}
+	for _, bad := range []string{"echo 'a", `echo "a`, "echo $(a"} {
+		if _, err := ParseShell(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+const usage = `usage: x [flags]
+  -8	one letter
+  -addr string
+    	address (default "127.0.0.1:2525")
+  -auth-file FILE
+    	credentials
+  -duration duration
+    	time
+  -m int
+    	messages
+  -q	quiet
+  -W value
+    	repeatable
+`
+
+func TestParseGoUsage(t *testing.T) {
+	fs, err := ParseGoUsage("x", usage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Flag{"8": {"8", ""}, "addr": {"addr", "string"}, "auth-file": {"auth-file", "FILE"},
+		"duration": {"duration", "duration"}, "m": {"m", "int"}, "q": {"q", ""}, "W": {"W", "value"}}
+	if !reflect.DeepEqual(fs.Flags, want) {
+		t.Errorf("flags %v\nwant %v", fs.Flags, want)
+	}
+	flags, pos, err := fs.Parse([]string{"-8", "--addr=h:1", "-duration", "5s", "-q=false", "-m", "$N", "host", "-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(flags) != 5 || !reflect.DeepEqual(pos, []string{"host", "-x"}) {
+		t.Errorf("flags %+v, positional %q", flags, pos)
+	}
+	if f := flags[2]; f.Name != "duration" || f.Value != "5s" || f.First != 2 || f.Last != 3 {
+		t.Errorf("duration: %+v", f)
+	}
+	for _, bad := range [][]string{{"-tls"}, {"-addr"}, {"-duration", "5"}, {"-m", "x"}, {"-q=maybe"}, {"-h"}, {"-help"}} {
+		if _, _, err := fs.Parse(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if _, err := ParseGoUsage("x", "usage: x\n"); err == nil {
+		t.Error("no flags: no error")
+	}
+}
+
+func TestParseGNU(t *testing.T) {
+	help := "  -a, --algorithm=NAME  md5\n  -c, --check   check\n      --tag     BSD\n  -z, --zero    NUL\n      --help    help\n"
+	fs, err := ParseGNUHelp("sum", help)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags, pos, err := fs.Parse([]string{"-a", "sha256", "--tag", "f1", "-cz", "--algorithm=md5", "f2", "--", "-c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range flags {
+		names = append(names, f.Name+"="+f.Value)
+	}
+	if !reflect.DeepEqual(names, []string{"algorithm=sha256", "tag=", "check=", "zero=", "algorithm=md5"}) || !reflect.DeepEqual(pos, []string{"f1", "f2", "-c"}) {
+		t.Errorf("flags %q, positional %q", names, pos)
+	}
+	for _, bad := range [][]string{{"--quiet"}, {"-q"}, {"-a"}, {"--tag=x"}, {"--algorithm"}} {
+		if _, _, err := fs.Parse(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestGoTest(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package p\nimport \"testing\"\nfunc BenchmarkSession(b *testing.B) {}\nfunc FuzzReader(f *testing.F) {}\nfunc FuzzReaderLimits(f *testing.F) {}\nfunc TestX(t *testing.T) {}\n"
+	if err := os.WriteFile(filepath.Join(dir, "p", "p_test.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(args ...string) error {
+		g, err := ParseGoTest(args, "")
+		if err != nil {
+			return err
+		}
+		return g.Check(dir)
+	}
+	for _, ok := range [][]string{
+		{"-run", "^$", "-bench", "Session", "-count", "10", "./p"},
+		{"-fuzz", "^FuzzReader$", "./p"},
+		{"-fuzz=FuzzReaderLimits", "./p"},
+		{"-race", "./..."},
+		{"-C", "p", "-c", "-o", "x", "."},
+	} {
+		if err := check(ok...); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range [][]string{
+		{"-bench", "Sesion", "./p"},        // no such benchmark
+		{"-fuzz", "FuzzReader", "./p"},     // two targets match
+		{"-fuzz", "FuzzWriter", "./p"},     // none
+		{"-bench", ".", "./q"},             // no such package
+		{"-run", "(", "./p"},               // bad pattern
+		{"-frobnicate", "./p"},             // not a go test flag
+		{"-bench", ".", "example.com/pkg"}, // not a path
+		{"-fuzz", "FuzzReader", "./..."},
+	} {
+		if err := check(bad...); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if g, _ := ParseGoTest([]string{"-c", "."}, ""); g.Runs() {
+		t.Error("go test -c runs tests")
+	}
+}
+
+func TestHeaderLines(t *testing.T) {
+	out := "package x // import \"x\"\n\nPackage x does.\n\nMore.\n\nconst A = 1\nfunc F()\n"
+	if n := HeaderLines(out); n != 6 {
+		t.Errorf("HeaderLines = %d, want 6", n)
+	}
+	if n := HeaderLines("package main\n\nCommand m.\n"); n != 3 {
+		t.Errorf("no symbols: HeaderLines = %d, want 3", n)
+	}
+}
+
+// The checks against the real command: flags that drift, commands and
+// suites that do not exist, positional arguments, fail.
+func TestSpecsCheck(t *testing.T) {
+	s := specs(t)
+	for _, ok := range []string{
+		"wirespeed smtp-sink -addr 127.0.0.1:587 -tls -tls-required -auth -auth-file users -digest sha256",
+		"wirespeed smtp-source -tls -tls-ca ca.pem -auth u:p -auth-mech LOGIN 127.0.0.1:25",
+		"wirespeed bench -long digest dot",
+		"wirespeed bench net -plot x.svg",
+		"wirespeed tcpperf merge -json a.hlog b.hlog",
+		"wirespeed tcpperf -wait send -duration 5s",
+		"wirespeed sum -c --quiet SUMS",
+	} {
+		if err := s.Check(strings.Fields(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		"wirespeed smtp-sink -tls-certificate x",
+		"wirespeed smtp-source -s 10 -m 5",
+		"wirespeed smtp-source -s 10 a b",
+		"wirespeed bench nosuch",
+		"wirespeed tcpperf merge",
+		"wirespeed tcpperf -duration 5",
+		"wirespeed serve -engine std extra",
+		"wirespeed frob",
+		"wirespeed sum --frob",
+	} {
+		if err := s.Check(strings.Fields(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+func TestQuick(t *testing.T) {
+	s := specs(t)
+	for in, want := range map[string]string{
+		"wirespeed bench -long": "wirespeed bench -benchtime=1ms",
+		"wirespeed smtp-source -s 10 -m 5000 -l 4096 -d 127.0.0.1:25":           "wirespeed smtp-source -s=4 -m=20 -l 4096 -d 127.0.0.1:25",
+		"wirespeed smtp-source -m 3 127.0.0.1:25":                               "wirespeed smtp-source -m=3 -s=4 127.0.0.1:25",
+		"wirespeed tcpperf -conns 10000 -qps 60000 -duration 5s -warmup 2s -q":  "wirespeed tcpperf -conns=100 -qps=5000 -duration=300ms -warmup=100ms -q",
+		"wirespeed bench smtp -count 3":                                         "wirespeed bench smtp -count=1 -quick=true",
+		"wirespeed sum -a sha256 f --tag":                                       "wirespeed sum -a sha256 f --tag",
+		"wirespeed smtp-sink -addr 127.0.0.1:2525 -digest md5":                  "wirespeed smtp-sink -addr 127.0.0.1:2525 -digest md5",
+		"wirespeed bench net -points 10k=echo/10000/20000/0 -step-runs 3 -json": "wirespeed bench net -points=low=echo/10/1000/0 -step-runs=1 -json -duration=200ms -warmup=100ms -step= -overload=0 -sockperf=false",
+	} {
+		out, orig, err := s.Quick(strings.Fields(in))
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got := strings.Join(out, " "); got != want {
+			t.Errorf("Quick(%s)\n = %s\nwant %s", in, got, want)
+		}
+		for k, i := range orig {
+			if i >= 0 && strings.Fields(in)[i] != out[k] {
+				t.Errorf("%s: orig[%d] = %d, but %q != %q", in, k, i, strings.Fields(in)[i], out[k])
+			}
+		}
+	}
+}
+
+func TestScript(t *testing.T) {
+	s := specs(t)
+	b := Block{File: "x.md", Line: 1, Lang: "sh", Text: "wirespeed serve -addr 198.18.0.1:9000 &   # on the server\n" +
+		"taskset -c 1 wirespeed tcpperf -addr 198.18.0.1:9000 -duration 60s -hdr-log $(hostname).hlog\n" +
+		"go test -run '^$' -bench . -count 6 ./dot | benchstat -col /impl -\n" +
+		"go install github.com/wirespeed/wirespeed/cmd/wirespeed@latest\n" +
+		"go run ./cmd/wirespeed bench\n"}
+	next := 40000
+	script, err := s.Script(b, func() (int, error) { next++; return next, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.TrimPrefix(script, scriptPrelude)
+	want := "wirespeed serve -addr 127.0.0.1:40001 &   # on the server\n" +
+		"started $!\n" +
+		"listening $! 127.0.0.1 40001\n" +
+		"taskset -c 1 wirespeed tcpperf -addr 127.0.0.1:40001 -duration=300ms -hdr-log $(hostname).hlog -warmup=100ms -conns=100 -qps=5000\n" +
+		":\n" +
+		":\n" +
+		"wirespeed bench -benchtime=1ms\n" +
+		"stop_all\n"
+	if body != want {
+		t.Errorf("script:\n%s\nwant:\n%s", body, want)
+	}
+	if _, err := s.Script(b, func() (int, error) { return 0, errors.New("no port") }); err == nil {
+		t.Error("a port error: no error")
+	}
+	progs, err := Programs(b)
+	if err != nil || !reflect.DeepEqual(progs, []string{"taskset"}) { // benchstat's pipeline is left out
+		t.Errorf("Programs = %q, %v", progs, err)
+	}
+}
+
+// The script's harness fails when a command fails, when a background
+// server never listens, and when one exits with an error; it succeeds
+// when servers stop on SIGTERM.
+func TestScriptHarness(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	s := specs(t)
+	bin := wirespeedBin(t)
+	r := root(t)
+	port := func() (int, error) { return freePort() }
+	run := func(text string) error {
+		script, err := s.Script(Block{File: "x.md", Line: 1, Lang: "sh", Text: text}, port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := execScript(t, script, bin, r)
+		t.Logf("%s: %v\n%s", text, err, out)
+		return err
+	}
+	if err := run("wirespeed smtp-sink -addr 127.0.0.1:2525 &\nwirespeed smtp-source -m 2 127.0.0.1:2525\n"); err != nil {
+		t.Errorf("sink and source: %v", err)
+	}
+	if err := run("wirespeed smtp-source -m 2 -dial-timeout 100ms 127.0.0.1:2525\n"); err == nil {
+		t.Error("a source with no sink: no error")
+	}
+	if err := run("wirespeed smtp-sink -addr 127.0.0.1:2525 &\nfalse\necho after\n"); err == nil {
+		t.Error("a failing command: no error")
+	}
+	if err := run("sleep 0.2 && exit 3 &   # 127.0.0.1:2525 never listens\n"); err == nil {
+		t.Error("a server that never listens: no error")
+	}
+	if err := run("wirespeed smtp-sink -addr 127.0.0.1:2525 -bare bogus &\n"); err == nil {
+		t.Error("a server that fails at start: no error")
+	}
+}
