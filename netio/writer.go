@@ -74,8 +74,7 @@ type Options struct {
 	// called holds a Write made while no Read is in progress for the next
 	// Read to send (see [Conn.Read]); then the flusher sends it. It arms a
 	// timer per held Write, which costs the caller latency where idle
-	// threads wait in the poller (a round trip took twice as long with
-	// GOMAXPROCS 2). Zero, the default: a held Write waits for the next
+	// threads wait in the poller. Zero, the default: a held Write waits for the next
 	// Read, Flush or Close. Negative: never hold; every Write goes to the
 	// flusher, as on a bare Writer.
 	MaxHold time.Duration
