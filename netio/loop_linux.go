@@ -733,6 +733,7 @@ func (l *loop) send(c *LoopConn) bool {
 	}
 	if c.waiting { // a task's output, behind what waits for room
 		l.queue(c, out)
+		l.schedule(c) // a timeout may have taken it out of the heap
 		return false
 	}
 	n := 0
@@ -809,6 +810,7 @@ func (l *loop) drain(c *LoopConn) {
 	}
 	c.pending, c.off, c.waiting = nil, 0, false
 	c.readAt = l.now // reading resumes: idle counts from now
+	l.schedule(c)    // the idle timeout may be earlier than where it sits
 	if c.closing {
 		l.close(c, c.closeErr)
 		return
