@@ -100,3 +100,19 @@ func TestLoopsIdleTimeoutAfterWait(t *testing.T) {
 		t.Fatal("an idle connection outlived its idle timeout after waiting for room")
 	}
 }
+
+// TestLoopsShutdownWithClose: Close called while Shutdown runs (a
+// Shutdown whose context is done elsewhere) is no data race, and the
+// listener is closed once.
+func TestLoopsShutdownWithClose(t *testing.T) {
+	s := startLoops(t, echo, nil)
+	dial(t, s)
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(t.Context()) }()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
