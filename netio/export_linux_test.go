@@ -12,3 +12,20 @@ func (s *Loops) Wake() (errs []error) {
 	}
 	return errs
 }
+
+// Sync waits until every loop of s has gone round once more after a
+// post, so that it has looked at its clock and its timeouts since.
+func (s *Loops) Sync() {
+	for _, l := range s.loops {
+		done := make(chan struct{})
+		err := l.post(task{lf: func(l *loop) {
+			if l == nil || l.post(task{lf: func(*loop) { close(done) }}) != nil {
+				close(done)
+			}
+		}})
+		if err != nil {
+			close(done)
+		}
+		<-done
+	}
+}

@@ -29,8 +29,9 @@ type loopSys struct {
 	drained   chan struct{} // closed when the last connection of a Shutdown closes
 	// Connections open while shutting down, and one for Shutdown itself
 	// until every loop has counted its own.
-	open     atomic.Int64
-	lnClosed bool // Shutdown closed the listener
+	open   atomic.Int64
+	lnOnce sync.Once // the listener is closed once, by Shutdown or Close
+	lnErr  error
 }
 
 // Epoll data of a loop's own descriptors; a connection's is its index in
@@ -167,11 +168,15 @@ func (s *Loops) start() error {
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.stopLoops()
-		if !s.sys.lnClosed {
-			s.sys.closeErr = s.ln.Close()
-		}
+		s.sys.closeErr = s.closeListener()
 	})
 	return s.sys.closeErr
+}
+
+// closeListener closes the listener once no loop polls it.
+func (s *Loops) closeListener() error {
+	s.sys.lnOnce.Do(func() { s.sys.lnErr = s.ln.Close() })
+	return s.sys.lnErr
 }
 
 // Shutdown stops accepting at once (the listener is closed), then closes
@@ -200,8 +205,7 @@ func (s *Loops) Shutdown(ctx context.Context) error {
 			<-done
 		}
 		// No loop polls the listener now.
-		s.sys.lnClosed = true
-		err = s.ln.Close()
+		err = s.closeListener()
 		if s.sys.open.Add(-1) == 0 {
 			s.sys.endDrain()
 		}
@@ -733,6 +737,7 @@ func (l *loop) send(c *LoopConn) bool {
 	}
 	if c.waiting { // a task's output, behind what waits for room
 		l.queue(c, out)
+		l.schedule(c) // a timeout may have taken it out of the heap
 		return false
 	}
 	n := 0
@@ -809,6 +814,7 @@ func (l *loop) drain(c *LoopConn) {
 	}
 	c.pending, c.off, c.waiting = nil, 0, false
 	c.readAt = l.now // reading resumes: idle counts from now
+	l.schedule(c)    // the idle timeout may be earlier than where it sits
 	if c.closing {
 		l.close(c, c.closeErr)
 		return

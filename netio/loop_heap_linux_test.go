@@ -1,0 +1,118 @@
+package netio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestLoopsWriteTimeoutAfterDeadline: a deadline that passes while the
+// output waits for room, with OnTimeout's farewell queued behind it, does
+// not take the write timeout away: a peer that never reads is still ended.
+func TestLoopsWriteTimeoutAfterDeadline(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	timedOut := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{Loops: 1, IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+		OnOpen: func(c *LoopConn) {
+			c.Write(bytes.Repeat([]byte("w"), 1<<20))
+			c.SetDeadline(clk.Now().Add(30 * time.Second))
+		},
+		OnTimeout: func(c *LoopConn, err error) { c.WriteString("421 timeout\r\n"); timedOut <- err },
+		OnClose:   func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	dialSmallWindow(t, s) // and never read
+	<-waiting
+	clk.advance(s, 30*time.Second)
+	if err := <-timedOut; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("OnTimeout learned %v", err)
+	}
+	// The socket may still take a little (the peer's acknowledgements
+	// free the send buffer), which moves the write timeout on: a few
+	// rounds of two minutes each.
+	for range 5 {
+		clk.advance(s, 2*time.Minute)
+		s.Sync()
+		select {
+		case err := <-closed:
+			if !errors.Is(err, ErrWriteTimeout) {
+				t.Fatalf("OnClose learned %v, want ErrWriteTimeout", err)
+			}
+			return
+		default:
+		}
+	}
+	t.Fatal("a peer that never reads outlived the write timeout after its deadline passed")
+}
+
+// TestLoopsIdleTimeoutAfterWait: a connection that once waited for room
+// (with no write timeout) still times out when idle afterwards.
+func TestLoopsIdleTimeoutAfterWait(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	const size = 1 << 20
+	opt := &LoopOptions{Loops: 1, IdleTimeout: time.Minute, WriteTimeout: -1,
+		OnOpen:  func(c *LoopConn) { c.Write(bytes.Repeat([]byte("w"), size)) },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	c := dialSmallWindow(t, s)
+	<-waiting
+	clk.advance(s, 2*time.Minute) // waiting: not idle
+	s.Sync()
+	if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	s.Sync()
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) while its output was waiting", err)
+	default:
+	}
+	clk.advance(s, 2*time.Minute)
+	s.Sync()
+	select {
+	case err := <-closed:
+		if !errors.Is(err, ErrIdleTimeout) {
+			t.Fatalf("OnClose learned %v, want ErrIdleTimeout", err)
+		}
+	default:
+		t.Fatal("an idle connection outlived its idle timeout after waiting for room")
+	}
+}
+
+// TestLoopsShutdownWithClose: Close called while Shutdown runs (a
+// Shutdown whose context is done elsewhere) is no data race, and the
+// listener is closed once.
+func TestLoopsShutdownWithClose(t *testing.T) {
+	s := startLoops(t, echo, nil)
+	dial(t, s)
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(t.Context()) }()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
