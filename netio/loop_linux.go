@@ -375,7 +375,7 @@ func (l *loop) run(ready chan<- error) {
 			for i, c := range l.moreNext {
 				l.moreNext[i] = nil
 				c.more = false
-				if !c.closed && c.det == nil && !c.waiting {
+				if !c.closed && !c.lingering && c.det == nil && !c.waiting {
 					l.readable(c)
 				}
 			}
@@ -928,7 +928,7 @@ func (l *loop) startDrain() {
 		}
 	}
 	for _, c := range l.conns {
-		if c == nil {
+		if c == nil || c.lingering { // closed already: it ends on its own
 			continue
 		}
 		if f := l.s.opt.OnShutdown; f != nil {
@@ -945,7 +945,7 @@ func (l *loop) startDrain() {
 // drainConn closes c, during a Shutdown without OnShutdown, once its
 // output is sent.
 func (l *loop) drainConn(c *LoopConn) {
-	if l.s.opt.OnShutdown != nil || c.closed || c.det != nil {
+	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
 		return
 	}
 	c.closing = true

@@ -33,7 +33,7 @@ func (f *fakeClock) advance(s *Loops, d time.Duration) {
 	f.mu.Lock()
 	f.t = f.t.Add(d)
 	f.mu.Unlock()
-	s.Wake()
+	s.Sync() // every loop has looked at the clock and its timeouts
 }
 
 // roundTrip checks that c is still served by the echo handler.
