@@ -145,13 +145,14 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	}
 	cpu0, wall0 := env.cpu(), time.Now()
 	measureStart := clk.After(time.Duration(r.measure))
+	// Read before the loops start: on a fake clock they move it at once.
+	lastTick := r.now()
 	close(begin)
 
 	// Once a second: progress and the interval log.
 	lat, late := newHist(), newHist()           // this interval's
 	totalLat, totalLate := newHist(), newHist() // the run's
 	tick := clk.After(time.Second)
-	lastTick := r.now()
 	var lastSent, lastRecv int64
 	lastCPU, lastWall := cpu0, wall0
 	report := func() {
