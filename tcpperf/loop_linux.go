@@ -17,14 +17,6 @@ const (
 	evTimer = -2
 )
 
-// minNap is the shortest sleep before a send: shorter waits are spun. A
-// sleep costs a timer, a context switch and a wake-up, about 15µs of CPU
-// on a virtual machine (an exit for each) and as much in lateness, so
-// napping for less would cost more than it saves (measured at 30k msg/s
-// over 10,000 connections: a loop that slept before every send spent 29µs
-// of CPU per message, one that spun 15µs of busy time; see the README).
-const minNap = 50 * time.Microsecond
-
 // connEvents are the events a connection waits for, edge-triggered: a
 // level-triggered socket is polled again by every epoll_wait after it was
 // reported, a cost per response. A read shorter than the buffer has
