@@ -141,7 +141,7 @@ func (c *LoopConn) Pending() int { return len(c.pending) - c.off }
 
 // SetLoopClock makes the Loops server started with opt read the time
 // from now, for its timeouts and deadlines.
-func SetLoopClock(opt *LoopOptions, now func() time.Time) { opt.now = now }
+func SetLoopClock(opt *LoopOptions, now func() time.Time) { opt.Clock = now }
 
 // SetMovedHook makes the Loops server started with opt call f with the
 // size of every copy it makes of unused input.

@@ -80,8 +80,14 @@ type LoopOptions struct {
 	// 1 s while they last. nil ignores them.
 	OnAcceptError func(err error)
 
+	// Clock, if set, is the clock the timeouts and deadlines are kept
+	// by, instead of time.Now: for tests of a protocol's time limits. A
+	// loop reads it each time it wakes up; after moving a fake clock,
+	// give the loop something to do (Do a function on one of its
+	// connections) so that it looks.
+	Clock func() time.Time
+
 	// Tests only (export_test.go).
-	now   func() time.Time       // the loops' clock; nil: time.Now
 	sent  func(out, written int) // every send of a call's output
 	moved func(n int)            // every copy of unused input
 }
@@ -263,6 +269,24 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 	return c.l.detach(c)
 }
 
+// Control runs f with the connection's file descriptor, as
+// syscall.RawConn's Control does, for the socket options package net
+// has no method for (TCP_QUICKACK, say). f must not keep, close or
+// block on the descriptor. Like Write, it may be called only on the
+// connection's loop.
+func (c *LoopConn) Control(f func(fd uintptr)) error {
+	switch {
+	case c.det != nil:
+		return ErrDetached
+	case c.closed:
+		return ErrClosed
+	case !c.calling:
+		return ErrOutsideLoop
+	}
+	f(uintptr(c.fd))
+	return nil
+}
+
 // A task is a function Do posted for a connection, or loop work posted by
 // another loop or the server (lf).
 type task struct {
@@ -316,8 +340,8 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 			*v.p = v.def
 		}
 	}
-	if o.now == nil {
-		o.now = time.Now
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	if err := s.start(); err != nil {
 		return nil, err

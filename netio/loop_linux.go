@@ -233,7 +233,7 @@ func newLoop(s *Loops, id, cpu int) (*loop, error) {
 	l := &loop{s: s, id: id, cpu: cpu, ep: -1, wake: -1,
 		maxQueued: s.opt.MaxQueued, maxInput: s.opt.MaxInput, budget: s.opt.ReadBudget,
 		idle: max(int64(s.opt.IdleTimeout), 0), stall: max(int64(s.opt.WriteTimeout), 0),
-		buf: make([]byte, readSize), base: s.opt.now()}
+		buf: make([]byte, readSize), base: s.opt.Clock()}
 	var err error
 	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
 		if l.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err == nil {
@@ -300,7 +300,7 @@ func (l *loop) post(t task) error {
 }
 
 // clock is the time now on the loop's clock.
-func (l *loop) clock() int64 { return int64(l.s.opt.now().Sub(l.base)) }
+func (l *loop) clock() int64 { return int64(l.s.opt.Clock().Sub(l.base)) }
 
 // run is the loop's thread: it reports on ready once locked (and pinned)
 // and serves until the server quits.

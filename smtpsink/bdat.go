@@ -13,6 +13,8 @@ type chunkState struct {
 	c         *textproto.Chunks
 	n         int   // chunks so far
 	discarded int64 // bytes of the chunks read after the message failed
+	size      int64 // the size of the chunk being read
+	last      bool  // it is the LAST one
 }
 
 // bdatArgs are the arguments of a BDAT command.
@@ -59,17 +61,20 @@ func (ss *session) bdatUnsized() bool {
 	return false
 }
 
-// discardChunk reads a chunk of size bytes and throws it away; it returns
-// false if the session ends.
-func (ss *session) discardChunk(size int64) bool {
+// skipChunk reads a chunk of size bytes and throws it away, and then
+// returns then(); it returns false if the session ends.
+func (ss *session) skipChunk(size int64, then func() bool) bool {
 	if m := ss.cfg.MaxDiscardBytes; m > 0 && size > m {
 		return ss.tooMuchDiscarded()
 	}
+	if ss.loop != nil {
+		return ss.loop.skip(size, then)
+	}
 	ss.cio.startData()
-	defer ss.cio.endData()
 	k := ss.r.Chunks(textproto.ChunkOptions{Binary: true, MaxBytes: -1}).Next(size, true)
 	_, err := k.WriteTo(io.Discard)
-	return err == nil
+	ss.cio.endData()
+	return err == nil && then()
 }
 
 // bdatCmd serves BDAT: the chunk that follows the command line is always
@@ -87,29 +92,27 @@ func (ss *session) bdatCmd(args string) bool {
 	case !a.sized:
 		return ss.bdatUnsized()
 	case !a.ok:
-		if !ss.discardChunk(a.size) {
-			return false
-		}
-		ss.reset()
-		ss.reply(501, bdatSyntax)
-		return true
+		return ss.skipChunk(a.size, func() bool {
+			ss.reset()
+			ss.reply(501, bdatSyntax)
+			return true
+		})
 	}
 	size, last := a.size, a.last
 	f, forced := ss.s.k.force["BDAT"]
 	if code, text := ss.checkData(); forced || code != 0 {
-		if !ss.discardChunk(size) {
-			return false
-		}
-		if forced {
-			ss.reset()
-			return ss.forced(f)
-		}
-		ss.reply(code, text)
-		return true
+		return ss.skipChunk(size, func() bool {
+			if forced {
+				ss.reset()
+				return ss.forced(f)
+			}
+			ss.reply(code, text)
+			return true
+		})
 	}
 	if ss.bdat == nil {
 		ss.startHash()
-		ss.bdat = &chunkState{c: ss.r.Chunks(textproto.ChunkOptions{
+		ss.bdat = &chunkState{c: ss.reader().Chunks(textproto.ChunkOptions{
 			Binary:       ss.body == "BINARYMIME",
 			Bare:         ss.cfg.Bare,
 			MaxBytes:     limitOrNone(ss.cfg.MaxSize),
@@ -117,6 +120,7 @@ func (ss *session) bdatCmd(args string) bool {
 		})}
 	}
 	ss.bdat.n++
+	ss.bdat.size, ss.bdat.last = size, last
 	if ss.bdat.c.Err() != nil {
 		// The message has failed: this chunk is read only to be thrown
 		// away.
@@ -124,13 +128,22 @@ func (ss *session) bdatCmd(args string) bool {
 			return ss.tooMuchDiscarded()
 		}
 	}
+	if ss.loop != nil {
+		return ss.loop.chunk(size)
+	}
 	ss.cio.startData()
 	_, err := ss.bdat.c.Next(size, last).WriteTo(ss.sink)
 	ss.cio.endData()
 	if err != nil && !isDataError(err) {
 		return false // the peer left or the connection failed
 	}
-	if last {
+	return ss.chunkDone(err)
+}
+
+// chunkDone replies to a BDAT chunk read to its end, whose data met err
+// (a data error or nil); it returns false if the session ends.
+func (ss *session) chunkDone(err error) bool {
+	if ss.bdat.last {
 		return ss.endMessage(err, ss.bdat.c.Size(), ss.bdat.n)
 	}
 	if err != nil {
@@ -138,7 +151,7 @@ func (ss *session) bdatCmd(args string) bool {
 		return true
 	}
 	b := append(ss.text[:0], "2.0.0 "...)
-	b = strconv.AppendInt(b, size, 10)
+	b = strconv.AppendInt(b, ss.bdat.size, 10)
 	b = append(b, " octets received"...)
 	ss.text = b
 	ss.replyText(250, b)
@@ -152,11 +165,10 @@ func (ss *session) refuseChunk(args string, code int, text string) bool {
 	if !a.sized {
 		return ss.bdatUnsized()
 	}
-	if !ss.discardChunk(a.size) {
-		return false
-	}
-	ss.reply(code, text)
-	return true
+	return ss.skipChunk(a.size, func() bool {
+		ss.reply(code, text)
+		return true
+	})
 }
 
 // bdatOff serves BDAT when CHUNKING is off: an unknown command (500), but

@@ -3,6 +3,8 @@ package smtpsink
 import (
 	"strconv"
 	"strings"
+
+	"github.com/wirespeed/wirespeed/textproto"
 )
 
 // command serves one command line. sync reports a command after which the
@@ -18,9 +20,21 @@ func (ss *session) command(line string) (sync, ok bool) {
 		return true, true
 	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
-	if !ss.delay(verb) {
-		return false, false
+	if d := ss.s.k.delay[verb]; d > 0 {
+		// On the loops engine the session pauses and sync stays false:
+		// the loop sends the replies when its call returns anyway.
+		ok = ss.wait(d, func() bool {
+			sync, ok = ss.dispatch(verb, arg, args)
+			return ok
+		})
+		return sync, ok
 	}
+	return ss.dispatch(verb, arg, args)
+}
+
+// dispatch serves a command line once its delay, if any, is over; see
+// command.
+func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
 	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
 		if verb == "QUIT" {
 			ss.quit = true
@@ -137,6 +151,19 @@ func (ss *session) reset() {
 	ss.inTx, ss.from, ss.nrcpt, ss.body, ss.utf8 = false, "", 0, "", false
 	ss.to = ss.to[:0]
 	ss.bdat = nil
+	if ss.loop != nil {
+		ss.releaseReader() // made for the chunks of a message
+	}
+}
+
+// reader returns the textproto.Reader for message data. On the loops
+// engine it is made for the chunks of a BDAT message, and reads what the
+// loop hands over.
+func (ss *session) reader() *textproto.Reader {
+	if ss.r == nil {
+		ss.r = textproto.NewReader(ss.s.reader(&ss.loop.feed))
+	}
+	return ss.r
 }
 
 func (ss *session) hello(verb, arg string) {

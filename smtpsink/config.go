@@ -182,7 +182,30 @@ type Config struct {
 	// ErrorLog receives accept errors; nil means the log package's
 	// standard logger.
 	ErrorLog *log.Logger
+
+	// Engine is how sessions are run: EngineLoops (the default on Linux)
+	// or EngineGoroutine (the default elsewhere).
+	Engine Engine
 }
+
+// An Engine is how a Server runs its sessions.
+type Engine string
+
+const (
+	// EngineGoroutine serves each session on a goroutine of its own, with
+	// a 64 KiB read buffer and a 4 KiB reply buffer.
+	EngineGoroutine Engine = "goroutine"
+	// EngineLoops serves the sessions as state machines on netio's event
+	// loops (Linux only): an idle session holds no buffer, and replies to
+	// what one read brought leave in one write. A session is handed to a
+	// goroutine of its own, as on EngineGoroutine, when it starts TLS, and
+	// a Delay pauses it on a goroutine; OnMessage and OnSessionEnd are
+	// then called from the loops, so they must not block. Connections
+	// over MaxConns wait unanswered (not in the listen queue), at most
+	// MaxConns of them; beyond, they are refused as with
+	// RefuseOverMaxConns.
+	EngineLoops Engine = "loops"
+)
 
 // Defaults for the zero fields of Config.
 const (
@@ -224,6 +247,9 @@ func (c Config) withDefaults() Config {
 	c.MaxDiscardBytes = orDefault(c.MaxDiscardBytes, DefaultMaxDiscardBytes)
 	if c.ErrorLog == nil {
 		c.ErrorLog = log.Default()
+	}
+	if c.Engine == "" {
+		c.Engine = defaultEngine
 	}
 	return c
 }
@@ -327,6 +353,11 @@ func (c *Config) validate() error {
 	}
 	if c.Auth && c.TLS == nil && !c.AuthPlaintext {
 		return fmt.Errorf("smtpsink: Auth needs TLS, or AuthPlaintext")
+	}
+	switch c.Engine {
+	case "", EngineGoroutine, EngineLoops:
+	default:
+		return fmt.Errorf("smtpsink: unknown engine %q (goroutine or loops)", c.Engine)
 	}
 	if c.Bare > dot.BareNormalize {
 		return fmt.Errorf("smtpsink: unknown bare CR/LF policy %d", c.Bare)

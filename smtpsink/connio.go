@@ -33,6 +33,7 @@ type connIO struct {
 	// its ACK with the reply, as without this.
 	qa     *quickAck // nil if not TCP
 	onAck  func()    // hooks.ackNow
+	onRead func(int) // hooks.read
 	inData bool      // reading a message's data
 	nread  int       // reads since inData was set
 }
@@ -73,6 +74,9 @@ func (f *connIO) Read(p []byte) (int, error) {
 	}
 	n, err := f.c.Read(p)
 	f.dl.afterRead(n)
+	if f.onRead != nil && n > 0 {
+		f.onRead(n)
+	}
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		select {
 		case <-f.kill: // Close moved the deadline
@@ -85,23 +89,11 @@ func (f *connIO) Read(p []byte) (int, error) {
 }
 
 // setReadDeadline puts the deadline at on the connection, where it is
-// not there yet. A command's is set as it is, once per command. Message
-// data's moves on at each read: the connection gets it plus a 64th of the
-// timeout, and a new one only once it has moved past that (or back), so
-// that a stream of data costs a timer change every Timeout/64, not one a
-// read; the data's deadline is then kept up to Timeout/64 late.
+// not there yet (see moveDeadline).
 func (f *connIO) setReadDeadline(at time.Time) {
-	if !f.dl.data {
-		if !at.Equal(f.setAt) {
-			f.c.SetReadDeadline(at)
-			f.setAt = at
-		}
-		return
-	}
-	slack := f.timeout / 64
-	if at.After(f.setAt) || at.Add(slack).Before(f.setAt) {
-		f.setAt = at.Add(slack)
-		f.c.SetReadDeadline(f.setAt)
+	if next, set := moveDeadline(at, f.setAt, f.dl.data, f.timeout); set {
+		f.setAt = next
+		f.c.SetReadDeadline(next)
 	}
 }
 

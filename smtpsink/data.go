@@ -45,14 +45,17 @@ func (ss *session) data(arg string) bool {
 		return false
 	}
 	if ss.cfg.AbortData {
-		if d := ss.cfg.AbortDataDelay; d > 0 && !ss.sleep(d) {
+		return ss.wait(ss.cfg.AbortDataDelay, func() bool {
+			ss.reply(550, "5.0.0 Error: data aborted by the server")
+			ss.bw.Flush()
 			return false
-		}
-		ss.reply(550, "5.0.0 Error: data aborted by the server")
-		ss.bw.Flush()
-		return false
+		})
 	}
 	ss.startHash()
+	if ss.loop != nil {
+		ss.loop.startData()
+		return true
+	}
 	ss.cio.startData()
 	defer ss.cio.endData()
 	dr := ss.r.DotReaderWith(textproto.DotOptions{
@@ -130,9 +133,16 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	case err != nil:
 		code, text = dataReply(err)
 	}
-	if e.delay > 0 && !ss.sleep(e.delay) {
-		return false
+	if e.delay > 0 {
+		return ss.wait(e.delay, func() bool { return ss.replyMessage(code, text, size, chunks) })
 	}
+	return ss.replyMessage(code, text, size, chunks)
+}
+
+// replyMessage counts a message accepted (code 250) and sends the reply
+// to its data, and ends the transaction; it returns false if the session
+// ends.
+func (ss *session) replyMessage(code int, text string, size int64, chunks int) bool {
 	if code == 250 {
 		ss.nmsg++
 		ss.s.stats.messages.Add(1)
@@ -140,7 +150,7 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 		ss.s.stats.recipients.Add(uint64(ss.nrcpt))
 		if ss.cfg.OnMessage != nil {
 			m := Message{Session: ss.id, Seq: ss.nmsg, From: ss.from, To: append([]string(nil), ss.to...),
-				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.conn.RemoteAddr(),
+				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.remote,
 				TLS: ss.tls, Authenticated: ss.authed, AuthUser: ss.authUser}
 			if ss.hash != nil {
 				m.Digest = ss.sum()
@@ -161,7 +171,8 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 		}
 	}
 	ss.reset()
-	return !(forced && f.Close)
+	e := ss.s.k.dataEnd
+	return !(e.forced && e.reply.Close)
 }
 
 // sum returns the digest of the message data hashed so far. (digest.Sum

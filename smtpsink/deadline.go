@@ -60,3 +60,21 @@ func (d *deadline) afterRead(n int) {
 		d.credit += n
 	}
 }
+
+// moveDeadline returns the deadline to set on a connection, whose
+// deadline is setAt, for a wait that must end at at, and whether to set
+// it. A command's is set as it is. Message data's moves on at each read:
+// the connection gets it plus a 64th of the timeout, and a new one only
+// once it has moved past that (or back), so that a stream of data costs
+// a timer change every timeout/64, not one a read; the data's deadline is
+// then kept up to timeout/64 late.
+func moveDeadline(at, setAt time.Time, data bool, timeout time.Duration) (time.Time, bool) {
+	if !data {
+		return at, !at.Equal(setAt)
+	}
+	slack := timeout / 64
+	if at.After(setAt) || at.Add(slack).Before(setAt) {
+		return at.Add(slack), true
+	}
+	return setAt, false
+}

@@ -6,13 +6,19 @@ import (
 	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
-// delay waits as long as Config.Delay says for the verb, or until the
-// server closes (then it returns false).
-func (ss *session) delay(verb string) bool {
-	if d := ss.s.k.delay[verb]; d > 0 {
-		return ss.sleep(d)
+// wait waits d and then returns then(), or false if the server closes
+// first. On the loops engine the session pauses instead, and then runs on
+// the loop once d has passed; wait returns true at once.
+func (ss *session) wait(d time.Duration, then func() bool) bool {
+	switch {
+	case d <= 0:
+	case ss.loop != nil:
+		ss.loop.pause(d, then)
+		return true
+	case !ss.sleep(d):
+		return false
 	}
-	return true
+	return then()
 }
 
 // The last stretch of a wait goes to a sleep.Sleeper, which wakes on time

@@ -6,10 +6,16 @@ import (
 	"log"
 	"net"
 	nettextproto "net/textproto"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 )
+
+// testEngine is the engine startSink's servers run on, unless a test
+// sets one: the environment's SMTPSINK_TEST_ENGINE, or the default.
+// CI runs the package's tests on each engine.
+var testEngine = Engine(os.Getenv("SMTPSINK_TEST_ENGINE"))
 
 // quiet keeps accept errors out of the test output.
 var quiet = log.New(io.Discard, "", 0)
@@ -18,6 +24,9 @@ var quiet = log.New(io.Discard, "", 0)
 func startSink(t testing.TB, cfg Config, h hooks) *Server {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
+	if cfg.Engine == "" {
+		cfg.Engine = testEngine
+	}
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = quiet
 	}

@@ -306,17 +306,15 @@ func model(k modelKnobs, in []byte) (codes []int, msgs []modelMessage, quit bool
 // countingConn counts what the sink has read and says when it has read
 // all the client sent.
 type countingConn struct {
-	net.Conn
 	n, want int64
 	all     chan struct{}
 }
 
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+// read is the sink's hooks.read.
+func (c *countingConn) read(n int) {
 	if atomic.AddInt64(&c.n, int64(n)) == c.want && n > 0 {
 		close(c.all)
 	}
-	return n, err
 }
 
 // runModelSession sends the program's stream, cut short by cut bytes, to
@@ -343,7 +341,7 @@ func runModelSession(t *testing.T, prog []byte, knobs uint8, cut uint16, reset b
 	ended := make(chan SessionInfo, 1)
 	cfg.OnMessage, cfg.OnSessionEnd = got.add, func(i SessionInfo) { ended <- i }
 	cc := &countingConn{want: int64(len(stream)), all: make(chan struct{})}
-	s := startSink(t, cfg, hooks{readBuf: k.readBuf, wrap: func(c net.Conn) net.Conn { cc.Conn = c; return cc }})
+	s := startSink(t, cfg, hooks{readBuf: k.readBuf, read: cc.read})
 	c, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)

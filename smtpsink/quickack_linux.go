@@ -25,10 +25,19 @@ func newQuickAck(c net.Conn) *quickAck {
 		return nil
 	}
 	q := &quickAck{rc: rc}
-	q.set = func(fd uintptr) {
-		q.err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
-	}
+	q.set = func(fd uintptr) { q.err = quickAckFD(fd) }
 	return q
+}
+
+// The engines' defaults: the loops engine where netio's loops run.
+const defaultEngine = EngineLoops
+
+// setQuickAck sets TCP_QUICKACK on a connection of the loops engine; a
+// failure is ignored, as ack's may be.
+func setQuickAck(fd uintptr) { quickAckFD(fd) }
+
+func quickAckFD(fd uintptr) error {
+	return syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
 }
 
 // ack asks for the ACK now. It is a hint: the caller may ignore its

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 // A Message is what Config.OnMessage learns about an accepted message.
@@ -95,6 +96,16 @@ type Server struct {
 	readers sync.Pool  // *bufio.Reader of h.readBuf bytes
 	writers sync.Pool  // *bufio.Writer of writeBufSize bytes
 	sem     chan struct{}
+
+	// The loops engine's (mu guards all but drained).
+	loops       *netio.Loops
+	live        map[*loopSession]struct{} // the sessions on the loops
+	waiting     []*loopSession            // for a slot of MaxConns, in order
+	slots       int                       // of MaxConns, in use
+	drainOnce   sync.Once
+	drained     chan struct{} // closed when the loops' Shutdown has returned
+	drainCtx    context.Context
+	drainCancel context.CancelFunc // ends the loops' Shutdown: they close
 }
 
 // hooks let tests reach inside; Listen passes none.
@@ -104,6 +115,7 @@ type hooks struct {
 	readBuf int                     // size of each session's read buffer (0: readBufSize)
 	ackNow  func()                  // called at each quick-ACK request (see connIO)
 	now     func() time.Time        // the sessions' clock for their deadlines (nil: time.Now)
+	read    func(n int)             // told of each read of n bytes from a client
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
@@ -142,7 +154,9 @@ func newServer(cfg Config, h hooks) *Server {
 	if h.readBuf == 0 {
 		h.readBuf = readBufSize
 	}
-	s := &Server{cfg: cfg, h: h, stop: make(chan struct{}), kill: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	s := &Server{cfg: cfg, h: h, stop: make(chan struct{}), kill: make(chan struct{}), conns: map[net.Conn]struct{}{},
+		live: map[*loopSession]struct{}{}}
+	s.drainCtx, s.drainCancel = context.WithCancel(context.Background())
 	s.ehlo, s.ehloTLS = ehloReply(&cfg, false), ehloReply(&cfg, true)
 	s.k = newKnobs(&cfg)
 	if cfg.MaxConns > 0 {
@@ -162,6 +176,9 @@ var ErrServing = errors.New("smtpsink: Serve called twice")
 func (s *Server) Serve() error {
 	if !s.serving.CompareAndSwap(false, true) {
 		return ErrServing
+	}
+	if s.cfg.Engine == EngineLoops {
+		return s.serveLoops()
 	}
 	var backoff time.Duration
 	wait := s.sem != nil && !s.cfg.RefuseOverMaxConns
@@ -267,7 +284,7 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 	if s.cfg.Trace != nil {
 		rw = &traceConn{Conn: plain, s: s, id: id}
 	}
-	ss := newSession(s, rw, id)
+	ss := newSession(s, rw, c.RemoteAddr(), id)
 	ss.plain = plain
 	ss.cio.qa = newQuickAck(c)
 	quit := ss.run()
@@ -298,7 +315,15 @@ func (s *Server) Close() error {
 	for c := range s.conns {
 		c.SetReadDeadline(aLongTimeAgo) // wakes the session's read
 	}
+	loops := s.loops != nil
 	s.mu.Unlock()
+	if loops {
+		s.closeLoops()
+		defer func() {
+			s.drainCancel() // the loops close what is left
+			<-s.drained
+		}()
+	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	t := time.NewTimer(closeGrace)
@@ -313,6 +338,9 @@ func (s *Server) Close() error {
 		c.Close()
 	}
 	s.mu.Unlock()
+	if loops {
+		s.drainCancel()
+	}
 	<-done
 	return err
 }
@@ -345,8 +373,12 @@ func (s *Server) stopAccepting() error {
 	s.once.Do(func() {
 		s.mu.Lock()
 		close(s.stop)
+		loops := s.loops != nil
 		s.mu.Unlock()
-		if s.ln != nil {
+		switch {
+		case loops:
+			s.startDrain() // it closes the listener, which is the loops' now
+		case s.ln != nil:
 			err = s.ln.Close()
 		}
 	})
@@ -398,13 +430,25 @@ func (t *traceConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (t *traceConn) trace(dir byte, p []byte) {
-	b := strconv.AppendUint(t.buf[:0], t.id, 10)
+func (t *traceConn) trace(dir byte, p []byte) { t.buf = t.s.trace(t.buf, t.id, dir, p) }
+
+// trace writes a line of session id's to Config.Trace, built in buf,
+// and returns buf for the next line.
+func (s *Server) trace(buf []byte, id uint64, dir byte, p []byte) []byte {
+	b := strconv.AppendUint(buf[:0], id, 10)
 	b = append(b, ' ', dir, ' ')
 	b = strconv.AppendQuote(b, string(p))
 	b = append(b, '\n')
-	t.buf = b
-	t.s.traceMu.Lock()
-	t.s.cfg.Trace.Write(b)
-	t.s.traceMu.Unlock()
+	s.traceMu.Lock()
+	s.cfg.Trace.Write(b)
+	s.traceMu.Unlock()
+	return b
+}
+
+// now is the sessions' clock.
+func (s *Server) now() time.Time {
+	if s.h.now != nil {
+		return s.h.now()
+	}
+	return time.Now()
 }

@@ -21,8 +21,11 @@ type session struct {
 	id    uint64
 	r     *textproto.Reader // for message data; command lines are cut by lines from r.R
 	lines lineScanner
-	bw    *bufio.Writer
-	cio   *connIO
+	bw    replyWriter // the replies: a bufio.Writer on cio, or the loop's
+	cio   *connIO     // on the goroutine engine, the connection
+	loop  *loopSession // on the loops engine, the connection's loop state
+
+	remote net.Addr
 	out   []byte    // the reply being built
 	text  []byte    // the text of a reply with numbers in it (replyText)
 	hash  hash.Hash // Config.Digest's, reused for each message
@@ -55,9 +58,35 @@ type session struct {
 	sleeper *sleep.Sleeper // Config.Delay's last stretch, made at the first wait
 }
 
-func newSession(s *Server, c net.Conn, id uint64) *session {
-	ss := &session{s: s, cfg: &s.cfg, conn: c, id: id, sink: io.Discard}
-	cio := &connIO{c: c, timeout: max(s.cfg.Timeout, 0), kill: s.kill, onAck: s.h.ackNow, now: s.h.now}
+// A replyWriter takes a session's replies: Flush sends what is buffered
+// and reports the first failure to send.
+type replyWriter interface {
+	io.Writer
+	io.StringWriter
+	Flush() error
+}
+
+// newSession makes the session of connection c, whose peer is remote;
+// c is nil on the loops engine, which sets loop instead.
+func newSession(s *Server, c net.Conn, remote net.Addr, id uint64) *session {
+	ss := &session{s: s, cfg: &s.cfg, id: id, sink: io.Discard, remote: remote}
+	ss.lines.max = s.cfg.MaxCommandBytes
+	if s.cfg.Digest != 0 {
+		ss.hash = s.cfg.Digest.New()
+		ss.sink = ss.hash
+	}
+	if c != nil {
+		ss.attach(c)
+	}
+	return ss
+}
+
+// attach gives the session its connection on the goroutine engine, and
+// the buffers to read and write it with.
+func (ss *session) attach(c net.Conn) {
+	s := ss.s
+	ss.conn = c
+	cio := &connIO{c: c, timeout: max(s.cfg.Timeout, 0), kill: s.kill, onAck: s.h.ackNow, onRead: s.h.read, now: s.h.now}
 	cio.dl = deadline{timeout: cio.timeout, rate: max(s.cfg.MinDataRate, 0)}
 	if cio.now == nil {
 		cio.now = time.Now
@@ -65,47 +94,58 @@ func newSession(s *Server, c net.Conn, id uint64) *session {
 	// The buffers are pooled: a client that opens a connection per
 	// message (smtp-source without -d) would otherwise make 68 KiB of
 	// garbage per message.
-	if bw, ok := s.writers.Get().(*bufio.Writer); ok {
+	bw, ok := s.writers.Get().(*bufio.Writer)
+	if ok {
 		bw.Reset(cio)
-		ss.bw = bw
 	} else {
-		ss.bw = bufio.NewWriterSize(cio, writeBufSize)
+		bw = bufio.NewWriterSize(cio, writeBufSize)
 	}
-	cio.bw = ss.bw
+	cio.bw, ss.bw = bw, bw
 	ss.cio = cio
+	ss.r = textproto.NewReader(s.reader(cio))
+}
+
+// reader returns a pooled read buffer on src.
+func (s *Server) reader(src io.Reader) *bufio.Reader {
 	br, ok := s.readers.Get().(*bufio.Reader)
 	if ok {
-		br.Reset(cio)
-	} else {
-		br = bufio.NewReaderSize(cio, s.h.readBuf)
+		br.Reset(src)
+		return br
 	}
-	ss.r = textproto.NewReader(br)
-	ss.lines.max = s.cfg.MaxCommandBytes
-	if s.cfg.Digest != 0 {
-		ss.hash = s.cfg.Digest.New()
-		ss.sink = ss.hash
-	}
-	ss.out = make([]byte, 0, 256)
-	return ss
+	return bufio.NewReaderSize(src, s.h.readBuf)
 }
 
 // release returns the session's buffers to the server's pools.
 func (ss *session) release() {
-	ss.bw.Reset(nil)
-	ss.s.writers.Put(ss.bw)
-	ss.r.R.Reset(nil)
-	ss.s.readers.Put(ss.r.R)
-	ss.bw, ss.r = nil, nil
+	if ss.cio != nil {
+		ss.cio.bw.Reset(nil)
+		ss.s.writers.Put(ss.cio.bw)
+	}
+	ss.releaseReader()
+	ss.bw = nil
 	if ss.sleeper != nil {
 		ss.sleeper.Close()
+	}
+}
+
+// releaseReader returns the session's read buffer to the server's pool.
+func (ss *session) releaseReader() {
+	if ss.r != nil {
+		ss.r.R.Reset(nil)
+		ss.s.readers.Put(ss.r.R)
+		ss.r = nil
 	}
 }
 
 // run serves the session until QUIT (it then returns true), the peer
 // leaves, a write fails, a forced reply closes it or the server closes:
 // the client then gets 421 (RFC 5321 §3.8).
-func (ss *session) run() bool {
-	if ss.serve() {
+func (ss *session) run() bool { return ss.end(ss.serve()) }
+
+// end ends a session on the goroutine engine that served its commands
+// until QUIT (quit) or not.
+func (ss *session) end(quit bool) bool {
+	if quit {
 		return true
 	}
 	select {
@@ -127,36 +167,40 @@ func (ss *session) serve() bool {
 	if ss.cfg.TLSImplicit && !ss.handshake() {
 		return false
 	}
-	if c := ss.s.k.connect; c.delay > 0 && !ss.sleep(c.delay) {
+	if !ss.wait(ss.s.k.connect.delay, ss.greet) || ss.bw.Flush() != nil {
 		return false
 	}
+	return ss.commands()
+}
+
+// greet sends the greeting, or the forced CONNECT reply (after which only
+// QUIT is served); it returns false if the session ends.
+func (ss *session) greet() bool {
 	if f := ss.s.k.connect; f.forced {
 		if !ss.forced(f.reply) {
 			return false
 		}
 		ss.refused = true
-	} else {
-		proto := " ESMTP"
-		if ss.cfg.LMTP {
-			proto = " LMTP"
-		}
-		ss.reply(220, ss.cfg.Hostname+proto+" wirespeed smtp-sink")
+		return true
 	}
-	if ss.bw.Flush() != nil {
-		return false
+	proto := " ESMTP"
+	if ss.cfg.LMTP {
+		proto = " LMTP"
 	}
+	ss.reply(220, ss.cfg.Hostname+proto+" wirespeed smtp-sink")
+	return true
+}
+
+// commands serves command lines until QUIT (then it returns true) or the
+// end of the session.
+func (ss *session) commands() bool {
 	for !ss.quit {
 		line, tooLong, err := ss.readCommand()
 		if err != nil {
 			return false
 		}
 		if tooLong {
-			if ss.sasl != nil {
-				ss.sasl, ss.authPending = nil, "" // RFC 4954 §4: the exchange fails
-				ss.reply(500, "5.5.6 Authentication exchange line is too long")
-				continue
-			}
-			ss.reply(500, "5.5.2 Error: line too long")
+			ss.tooLong()
 			continue
 		}
 		sync, ok := ss.command(line)
@@ -169,6 +213,16 @@ func (ss *session) serve() bool {
 		}
 	}
 	return ss.bw.Flush() == nil
+}
+
+// tooLong answers a command line longer than MaxCommandBytes.
+func (ss *session) tooLong() {
+	if ss.sasl != nil {
+		ss.sasl, ss.authPending = nil, "" // RFC 4954 §4: the exchange fails
+		ss.reply(500, "5.5.6 Authentication exchange line is too long")
+		return
+	}
+	ss.reply(500, "5.5.2 Error: line too long")
 }
 
 // readCommand reads the next command line, whose line end has arrived;

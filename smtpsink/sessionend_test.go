@@ -1,6 +1,7 @@
 package smtpsink
 
 import (
+	"sync/atomic"
 	"testing"
 )
 
@@ -13,8 +14,9 @@ func TestOnSessionEnd(t *testing.T) {
 		active uint64
 	}
 	ends := make(chan end, 2)
-	var s *Server
-	s = startSink(t, Config{OnSessionEnd: func(i SessionInfo) { ends <- end{i, s.Stats().Active} }}, hooks{})
+	var sp atomic.Pointer[Server] // set before the first session: the loops engine calls from its own threads
+	s := startSink(t, Config{OnSessionEnd: func(i SessionInfo) { ends <- end{i, sp.Load().Stats().Active} }}, hooks{})
+	sp.Store(s)
 
 	c := dial(t, s)
 	c.cmd(250, "EHLO c")

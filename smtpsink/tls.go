@@ -74,8 +74,11 @@ func (ss *session) startTLS(arg string) (ok bool) {
 	if ss.bw.Flush() != nil {
 		return false
 	}
-	ss.r.R.Discard(ss.r.R.Buffered())
 	ss.lines = lineScanner{max: ss.lines.max}
+	if ss.loop != nil {
+		return ss.loop.startTLS()
+	}
+	ss.r.R.Discard(ss.r.R.Buffered())
 	return ss.handshake()
 }
 

@@ -1,0 +1,707 @@
+package smtpsink
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/netio"
+)
+
+// The loops engine runs each session as a state machine on netio's event
+// loops: the loop hands over whatever bytes it read, and the session
+// cuts command lines out of them (lineScanner), decodes DATA with a
+// dot.Decoder, and reads BDAT chunks through a textproto.Reader fed with
+// exactly the bytes at hand, so that nothing ever waits for input. An
+// idle session holds no buffer. What blocks is done elsewhere: a Delay
+// pauses the session while a goroutine waits, and TLS sessions are
+// detached from the loop to a goroutine of their own (Detach), which
+// goes on as the goroutine engine does.
+
+// A loopMode is what a session on the loops engine does with its input.
+type loopMode uint8
+
+const (
+	modeCommand  loopMode = iota // command lines
+	modeData                     // DATA's dot-encoded message
+	modeChunk                    // a BDAT chunk's bytes
+	modeSkip                     // a refused chunk's bytes, thrown away
+	modePaused                   // a Delay: input is held until it ends
+	modeWaiting                  // for a slot of MaxConns: not greeted yet
+	modeDetached                 // given to a goroutine (TLS)
+	modeClosed
+)
+
+// maxHeld bounds the input a session holds while paused or waiting for
+// a slot: a client that sends more without waiting for replies is closed.
+const maxHeld = 64 << 10
+
+// loopSession is a session's state on the loops engine.
+type loopSession struct {
+	ss   *session
+	c    *netio.LoopConn
+	mode loopMode
+	eof  bool // the peer ended its stream
+
+	slot   bool   // holds a slot of MaxConns, so the session has begun
+	held   []byte // input that came while paused or waiting
+	then   func() bool
+	sleeps sync.Mutex // serializes the session's Sleeper between pauses
+
+	dl    deadline
+	setAt time.Time // the deadline last set on c
+
+	// modeData
+	dec        dot.Decoder
+	dropping   bool  // the data failed: the rest is discarded
+	discarded  int64 // input discarded since
+	dataCalls  int   // Handler calls that brought data since it started
+	left       int64 // modeChunk, modeSkip: bytes of the chunk to come
+	skipThen   func() bool
+	feed       feed // what the chunks' textproto.Reader reads
+	traceBuf   []byte
+	w          loopWriter
+	timedOut   bool // the deadline passed
+	refusedCon bool // over MaxConns and refused: never a session
+	detached   func() // the goroutine to start (handOff)
+}
+
+// feed is the source of a BDAT message's textproto.Reader on the loops
+// engine: the bytes of the chunk at hand.
+type feed struct{ b []byte }
+
+func (f *feed) Read(p []byte) (int, error) {
+	if len(f.b) == 0 {
+		return 0, io.ErrUnexpectedEOF // a chunk asked for more than it was given
+	}
+	n := copy(p, f.b)
+	f.b = f.b[n:]
+	return n, nil
+}
+
+// loopWriter sends a session's replies on its loop: they leave with the
+// rest of the call's output when the call returns.
+type loopWriter struct {
+	ls  *loopSession
+	err error
+}
+
+func (w *loopWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.ls.ss.cfg.Trace != nil {
+		w.ls.trace('>', p)
+	}
+	n, err := w.ls.c.Write(p)
+	w.err = err
+	return n, err
+}
+
+func (w *loopWriter) WriteString(s string) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.ls.ss.cfg.Trace != nil {
+		w.ls.trace('>', []byte(s))
+	}
+	n, err := w.ls.c.WriteString(s)
+	w.err = err
+	return n, err
+}
+
+func (w *loopWriter) Flush() error { return w.err }
+
+func (ls *loopSession) trace(dir byte, p []byte) {
+	ls.traceBuf = ls.ss.s.trace(ls.traceBuf, ls.ss.id, dir, p)
+}
+
+// serveLoops serves the listener on netio's event loops until the server
+// closes.
+func (s *Server) serveLoops() error {
+	tl, ok := s.ln.(*net.TCPListener)
+	if !ok {
+		return errors.New("smtpsink: the loops engine needs a TCP listener")
+	}
+	writeTimeout := s.cfg.Timeout
+	if writeTimeout == 0 {
+		writeTimeout = -1
+	}
+	opt := &netio.LoopOptions{
+		// The sessions' own deadlines bound every wait for input.
+		IdleTimeout:  -1,
+		WriteTimeout: writeTimeout,
+		Clock:        s.h.now,
+		OnOpen:       s.loopOpen,
+		OnClose:      s.loopClose,
+		OnTimeout:    s.loopTimeout,
+		OnShutdown:   s.loopShutdown,
+		OnAcceptError: func(err error) {
+			s.cfg.ErrorLog.Printf("smtpsink: accept: %v", err)
+		},
+	}
+	s.mu.Lock()
+	select {
+	case <-s.stop:
+		s.mu.Unlock()
+		return nil
+	default:
+	}
+	l, err := netio.Serve(tl, s.loopHandle, opt)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.loops = l
+	s.mu.Unlock()
+	<-s.stop
+	return nil
+}
+
+// loopOpen starts a session on a connection the loops accepted, or has
+// it wait for a slot, or refuses it.
+func (s *Server) loopOpen(c *netio.LoopConn) {
+	ss := newSession(s, nil, c.RemoteAddr(), 0)
+	ls := &loopSession{ss: ss, c: c}
+	ls.w.ls = ls
+	ls.dl = deadline{timeout: s.cfg.Timeout, rate: s.cfg.MinDataRate}
+	ss.loop, ss.bw = ls, &ls.w
+	c.SetValue(ls)
+	s.mu.Lock()
+	switch {
+	case s.cfg.MaxConns <= 0 || s.slots < s.cfg.MaxConns:
+		s.slots++
+		ls.slot = true
+	case s.cfg.RefuseOverMaxConns || len(s.waiting) >= s.cfg.MaxConns:
+		// As many wait as are served at most: beyond, a client learns
+		// at once to come back later.
+		ls.refusedCon, ls.mode = true, modeClosed
+	default:
+		ls.mode = modeWaiting
+		s.waiting = append(s.waiting, ls)
+	}
+	s.live[ls] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	if ls.refusedCon {
+		s.stats.refused.Add(1)
+		c.WriteString("421 4.7.0 " + s.cfg.Hostname + " Error: too many connections, try again later\r\n")
+		c.Close()
+		return
+	}
+	if ls.slot {
+		ls.begin()
+		ls.handOff()
+	}
+}
+
+// begin starts the session once it has a slot: the greeting, or with
+// implicit TLS, a goroutine.
+func (ls *loopSession) begin() {
+	ss, s := ls.ss, ls.ss.s
+	ls.mode, ls.slot = modeCommand, true
+	ss.id = s.nextID.Add(1)
+	s.stats.sessions.Add(1)
+	s.stats.active.Add(1)
+	if ss.cfg.TLSImplicit {
+		ls.detach(false)
+		return
+	}
+	ls.run(func() bool { return ss.wait(s.k.connect.delay, ss.greet) })
+	held := ls.held
+	ls.held = nil
+	ls.input(held)
+}
+
+// run runs f, a step of the session, and closes the session if it
+// reports the session's end.
+func (ls *loopSession) run(f func() bool) {
+	if !f() || ls.mode != modeDetached && ls.ss.bw.Flush() != nil {
+		ls.close()
+	}
+}
+
+// close ends the session: the connection closes once its output is
+// sent.
+func (ls *loopSession) close() {
+	if ls.mode != modeDetached {
+		ls.mode = modeClosed
+		ls.c.Close()
+	}
+}
+
+func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
+	ls := c.Value().(*loopSession)
+	ls.eof = c.EOF()
+	if s.h.read != nil && len(in) > 0 {
+		s.h.read(len(in))
+	}
+	if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed {
+		ls.trace('<', in)
+	}
+	ls.input(in)
+	ls.handOff()
+	return len(in)
+}
+
+// input takes bytes from the client (all of them: what the session cannot
+// use now, it holds), and at the end of the client's stream ends the
+// session, unless it is paused with input held.
+func (ls *loopSession) input(in []byte) {
+	switch ls.mode {
+	case modePaused, modeWaiting:
+		if len(ls.held)+len(in) > maxHeld {
+			ls.close()
+			return
+		}
+		ls.held = append(ls.held, in...)
+		return
+	case modeDetached, modeClosed:
+		return
+	}
+	n := ls.process(in)
+	if ls.mode == modePaused {
+		ls.held = append(ls.held, in[n:]...)
+		return
+	}
+	if ls.eof && ls.mode != modeDetached {
+		// What the stream cut off (a line without its end, a message
+		// without its end) is never served.
+		ls.close()
+		return
+	}
+	ls.arm()
+}
+
+// process serves in until it is used up or the session pauses, detaches
+// or closes; it returns how much of in it used.
+func (ls *loopSession) process(in []byte) (used int) {
+	ss := ls.ss
+	for used < len(in) {
+		p := in[used:]
+		switch ls.mode {
+		case modeCommand:
+			n, line, done, long := ss.lines.scan(p)
+			used += n
+			if !done {
+				continue
+			}
+			ls.dl.command()
+			if long {
+				ss.tooLong()
+				continue
+			}
+			if _, ok := ss.command(string(line)); !ok {
+				ss.bw.Flush()
+				ls.close()
+				return used
+			}
+			if ss.quit {
+				ls.close()
+				return used
+			}
+		case modeData:
+			used += ls.data(p)
+		case modeChunk:
+			used += ls.chunkInput(p)
+		case modeSkip:
+			n := int(min(int64(len(p)), ls.left))
+			used += n
+			ls.left -= int64(n)
+			ls.dl.afterRead(n)
+			if ls.left == 0 {
+				ls.mode = modeCommand
+				ls.endData()
+				ls.run(ls.skipThen)
+			}
+		default:
+			return used
+		}
+		if ls.mode == modeDetached {
+			return len(in) // the rest came in the clear after STARTTLS: dropped
+		}
+		if ss.bw.Flush() != nil {
+			ls.close()
+			return used
+		}
+	}
+	return used
+}
+
+// pause holds the session for d (Config.Delay): a goroutine waits, then
+// the loop runs then and serves the input that came meanwhile.
+func (ls *loopSession) pause(d time.Duration, then func() bool) {
+	ls.mode, ls.then = modePaused, then
+	ls.c.SetDeadline(time.Time{})
+	ls.setAt = time.Time{}
+	go func() {
+		ls.sleeps.Lock()
+		ok := ls.ss.sleep(d)
+		ls.sleeps.Unlock()
+		ls.c.Do(func(*netio.LoopConn) {
+			if ls.mode != modePaused {
+				return
+			}
+			if !ok {
+				ls.close()
+				return
+			}
+			ls.mode = modeCommand
+			ls.run(ls.then)
+			held := ls.held
+			ls.held = nil
+			ls.input(held)
+			ls.handOff()
+		})
+	}()
+}
+
+// startData starts reading a message's DATA.
+func (ls *loopSession) startData() {
+	ss := ls.ss
+	ls.mode = modeData
+	ls.dec = dot.Decoder{
+		Mode:    dot.Raw,
+		Bare:    ss.cfg.Bare,
+		MaxSize: ss.cfg.MaxSize,
+		MaxLine: ss.cfg.MaxDataLineBytes,
+	}
+	ls.dropping, ls.discarded = false, 0
+	ls.startReading()
+}
+
+// startReading starts the reading of message data (DATA's or a chunk's):
+// its deadline and quick ACKs.
+func (ls *loopSession) startReading() {
+	ls.dataCalls = 0
+	ls.dl.startData()
+}
+
+func (ls *loopSession) endData() { ls.dl.command() }
+
+// A scratch is where a loop's sessions decode DATA into.
+type scratch [32 << 10]byte
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// data decodes p, DATA's input, and at the end of the message replies to
+// it; it returns how much of p it used.
+func (ls *loopSession) data(p []byte) (used int) {
+	ss := ls.ss
+	ls.quickAck()
+	buf := scratches.Get().(*scratch)
+	defer scratches.Put(buf)
+	for {
+		nd, ns, err := ls.dec.Transform(buf[:], p[used:], false)
+		used += ns
+		if nd > 0 {
+			ss.sink.Write(buf[:nd])
+		}
+		if ls.dec.Err() != nil && ss.cfg.MaxDiscardBytes > 0 {
+			// Counted from the problem, the end marker included: output
+			// stops there, so what this call consumed past its output
+			// came after it (but for the stuffing dots before it).
+			if ls.dropping {
+				ls.discarded += int64(ns)
+			} else {
+				ls.dropping, ls.discarded = true, int64(ns-nd)
+			}
+			if ls.discarded > ss.cfg.MaxDiscardBytes {
+				ls.dl.afterRead(used)
+				ls.run(ss.tooMuchDiscarded)
+				return used
+			}
+		}
+		switch err {
+		case dot.ErrShortDst:
+			continue
+		case nil:
+			ls.dl.afterRead(used)
+			return used
+		case io.EOF:
+			err = nil
+		}
+		ls.dl.afterRead(used)
+		ls.mode = modeCommand
+		ls.endData()
+		if !ss.endMessage(err, ls.dec.Size(), 0) {
+			ss.bw.Flush()
+			ls.close()
+		}
+		return used
+	}
+}
+
+// quickAck asks the kernel to acknowledge at once from the second call
+// of a message's data on; see connIO.
+func (ls *loopSession) quickAck() {
+	if ls.dataCalls++; ls.dataCalls != 2 {
+		return
+	}
+	ls.c.Control(setQuickAck)
+	if h := ls.ss.s.h.ackNow; h != nil {
+		h()
+	}
+}
+
+// chunk starts reading a BDAT chunk of size bytes into the message.
+func (ls *loopSession) chunk(size int64) bool {
+	ls.startReading()
+	ls.left = size
+	if size == 0 {
+		return ls.subChunk(nil)
+	}
+	ls.mode = modeChunk
+	return true
+}
+
+// chunkInput reads p, a chunk's bytes, and replies at the end of the
+// chunk; it returns how much of p it used.
+func (ls *loopSession) chunkInput(p []byte) int {
+	ls.quickAck()
+	n := int(min(int64(len(p)), ls.left))
+	ls.dl.afterRead(n)
+	if !ls.subChunk(p[:n]) {
+		ls.close()
+	}
+	return n
+}
+
+// subChunk reads the bytes of the chunk at hand, p, as a chunk of their
+// own: the message's line rules and limits run over chunks, so the data
+// and its errors are the same as for the whole chunk at once. At the end
+// of the chunk it replies; it returns false if the session ends.
+func (ls *loopSession) subChunk(p []byte) bool {
+	ss := ls.ss
+	b := ss.bdat
+	ls.left -= int64(len(p))
+	ls.feed.b = p
+	_, err := b.c.Next(int64(len(p)), b.last && ls.left == 0).WriteTo(ss.sink)
+	if err != nil && !isDataError(err) {
+		return false
+	}
+	if ls.left > 0 {
+		return true
+	}
+	ls.mode = modeCommand
+	ls.endData()
+	return ss.chunkDone(err)
+}
+
+// skip throws away a refused chunk of size bytes, then runs then.
+func (ls *loopSession) skip(size int64, then func() bool) bool {
+	if size == 0 {
+		return then()
+	}
+	ls.startReading()
+	ls.mode, ls.left, ls.skipThen = modeSkip, size, then
+	return true
+}
+
+// arm sets the connection's deadline for the input the session waits
+// for: a command's, or the data's (see deadline).
+func (ls *loopSession) arm() {
+	switch ls.mode {
+	case modeCommand, modeData, modeChunk, modeSkip:
+	default:
+		return
+	}
+	at, ok, expired := ls.dl.beforeRead(ls.ss.s.now())
+	switch {
+	case !ok:
+		return
+	case expired:
+		ls.timedOut = true
+		ls.ss.reply(421, "4.4.2 "+ls.ss.cfg.Hostname+" Error: timeout exceeded")
+		ls.close()
+		return
+	}
+	if next, set := moveDeadline(at, ls.setAt, ls.dl.data, ls.dl.timeout); set {
+		ls.setAt = next
+		ls.c.SetDeadline(next)
+	}
+}
+
+// loopTimeout ends a session whose deadline passed with 421.
+func (s *Server) loopTimeout(c *netio.LoopConn, err error) {
+	ls := c.Value().(*loopSession)
+	switch ls.mode {
+	case modeDetached, modeClosed:
+		return
+	}
+	ls.timedOut = true
+	ls.ss.reply(421, "4.4.2 "+s.cfg.Hostname+" Error: timeout exceeded")
+	ls.mode = modeClosed
+}
+
+// loopShutdown is called for each session when the loops' Shutdown
+// starts: a session goes on until its client quits (Server.Shutdown),
+// unless the server is closing (Server.Close).
+func (s *Server) loopShutdown(c *netio.LoopConn) {
+	select {
+	case <-s.kill:
+		c.Value().(*loopSession).farewell()
+	default:
+	}
+}
+
+// farewell ends the session with the 421 of a server closing.
+func (ls *loopSession) farewell() {
+	switch ls.mode {
+	case modeDetached, modeClosed:
+		return
+	}
+	ls.ss.bw.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
+	ls.close()
+}
+
+// loopClose ends the session of a connection the loop closed.
+func (s *Server) loopClose(c *netio.LoopConn, err error) {
+	ls := c.Value().(*loopSession)
+	if errors.Is(err, netio.ErrDetached) {
+		return // the session goes on in its goroutine
+	}
+	ls.mode = modeClosed
+	s.endLoopSession(ls)
+}
+
+// endLoopSession counts the end of a session of the loops engine
+// (detached or not), frees its slot and tells OnSessionEnd.
+func (s *Server) endLoopSession(ls *loopSession) {
+	ss := ls.ss
+	s.mu.Lock()
+	delete(s.live, ls)
+	if !ls.slot {
+		for i, w := range s.waiting {
+			if w == ls {
+				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	if ls.slot {
+		if !ss.quit {
+			s.stats.aborted.Add(1)
+		}
+		ss.release()
+		s.stats.active.Add(^uint64(0))
+		s.freeSlot()
+		if s.cfg.OnSessionEnd != nil {
+			s.cfg.OnSessionEnd(SessionInfo{Session: ss.id, RemoteAddr: ss.remote, Messages: ss.nmsg, Quit: ss.quit})
+		}
+	}
+	s.wg.Done()
+}
+
+// freeSlot gives a session's slot of MaxConns to the first connection
+// waiting for one, if any.
+func (s *Server) freeSlot() {
+	s.mu.Lock()
+	if len(s.waiting) == 0 {
+		s.slots--
+		s.mu.Unlock()
+		return
+	}
+	next := s.waiting[0]
+	s.waiting = s.waiting[1:]
+	s.mu.Unlock()
+	if next.c.Do(func(*netio.LoopConn) {
+		if next.mode == modeWaiting {
+			next.begin()
+			next.handOff()
+		}
+	}) != nil {
+		// It closed meanwhile: its end frees the slot again.
+		s.freeSlot()
+	}
+}
+
+// startTLS hands the session to a goroutine for the TLS handshake that
+// follows its 220 (which the loop sends first); what the client sent
+// after the STARTTLS line in the clear is dropped.
+func (ls *loopSession) startTLS() bool {
+	ls.detach(true)
+	return true
+}
+
+// detach gives the session to a goroutine, which serves it as the
+// goroutine engine does: from the TLS handshake after STARTTLS
+// (starttls), or from the start with implicit TLS.
+func (ls *loopSession) detach(starttls bool) {
+	s, ss := ls.ss.s, ls.ss
+	conn, err := ls.c.Detach()
+	if err != nil {
+		ls.close()
+		return
+	}
+	ls.mode = modeDetached
+	ls.held = nil
+	s.mu.Lock()
+	s.conns[conn] = struct{}{}
+	s.mu.Unlock()
+	// The goroutine starts once the loop's call is over (handOff): until
+	// then the loop may still look at the session.
+	ls.detached = func() {
+		ss.loop = nil
+		ss.releaseReader()
+		plain := conn
+		if s.h.wrap != nil {
+			plain = s.h.wrap(conn)
+		}
+		rw := plain
+		if s.cfg.Trace != nil {
+			rw = &traceConn{Conn: plain, s: s, id: ss.id}
+		}
+		ss.attach(rw)
+		ss.plain = plain
+		var quit bool
+		if starttls {
+			quit = ss.end(ss.handshake() && ss.commands())
+		} else {
+			quit = ss.run()
+		}
+		ss.quit = quit
+		ss.closeTLS()
+		conn.Close()
+		s.mu.Lock()
+		delete(s.conns, conn)
+		s.mu.Unlock()
+		s.endLoopSession(ls)
+	}
+}
+
+// handOff ends each call of the loop on a session: a session detached in
+// the call starts on its goroutine.
+func (ls *loopSession) handOff() {
+	if f := ls.detached; f != nil {
+		ls.detached = nil
+		go f()
+	}
+}
+
+// closeLoops ends every session of the loops engine with a 421 (on the
+// loop, or for a detached one, in its goroutine), and the loops once
+// they are gone or closeGrace has passed.
+func (s *Server) closeLoops() {
+	s.startDrain()
+	s.mu.Lock()
+	for ls := range s.live {
+		ls.c.Do(func(*netio.LoopConn) { ls.farewell() })
+	}
+	s.mu.Unlock()
+}
+
+// startDrain starts the loops' Shutdown, once: they accept no more.
+func (s *Server) startDrain() {
+	s.drainOnce.Do(func() {
+		s.drained = make(chan struct{})
+		go func() {
+			s.loops.Shutdown(s.drainCtx)
+			close(s.drained)
+		}()
+	})
+}
