@@ -64,8 +64,8 @@ type loopSession struct {
 	feed       feed // what the chunks' textproto.Reader reads
 	traceBuf   []byte
 	w          loopWriter
-	timedOut   bool // the deadline passed
-	refusedCon bool // over MaxConns and refused: never a session
+	timedOut   bool   // the deadline passed
+	refusedCon bool   // over MaxConns and refused: never a session
 	detached   func() // the goroutine to start (handOff)
 }
 

@@ -21,15 +21,15 @@ type session struct {
 	id    uint64
 	r     *textproto.Reader // for message data; command lines are cut by lines from r.R
 	lines lineScanner
-	bw    replyWriter // the replies: a bufio.Writer on cio, or the loop's
-	cio   *connIO     // on the goroutine engine, the connection
+	bw    replyWriter  // the replies: a bufio.Writer on cio, or the loop's
+	cio   *connIO      // on the goroutine engine, the connection
 	loop  *loopSession // on the loops engine, the connection's loop state
 
 	remote net.Addr
-	out   []byte    // the reply being built
-	text  []byte    // the text of a reply with numbers in it (replyText)
-	hash  hash.Hash // Config.Digest's, reused for each message
-	sink  io.Writer // where message data goes: hash or io.Discard
+	out    []byte    // the reply being built
+	text   []byte    // the text of a reply with numbers in it (replyText)
+	hash   hash.Hash // Config.Digest's, reused for each message
+	sink   io.Writer // where message data goes: hash or io.Discard
 
 	plain net.Conn // the connection below TLS and the trace (for STARTTLS)
 
