@@ -68,7 +68,16 @@ func (r *rawConn) codes(n int) string {
 // with 421, and a BDAT LAST cut off before its CRLF, by a close or a
 // reset, accepts no message.
 func TestHostileClients(t *testing.T) {
-	bar := []string{"-t", "5s", "-r", ".", "-W", "CONNECT:3s", "-digest", "md5"}
+	for _, engine := range []string{"goroutine", "loops"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			hostileClients(t, "-engine", engine)
+		})
+	}
+}
+
+func hostileClients(t *testing.T, engine ...string) {
+	bar := append([]string{"-t", "5s", "-r", ".", "-W", "CONNECT:3s", "-digest", "md5"}, engine...)
 	t.Run("chunk bytes are not commands", func(t *testing.T) {
 		t.Parallel()
 		addr, stop := run(t, bar...)
@@ -159,7 +168,7 @@ func TestHostileClients(t *testing.T) {
 		})
 	}
 	// Without -r . too, where a whole BDAT LAST would be accepted.
-	for _, flags := range [][]string{bar, {"-t", "5s", "-W", "CONNECT:3s", "-digest", "md5"}} {
+	for _, flags := range [][]string{bar, append([]string{"-t", "5s", "-W", "CONNECT:3s", "-digest", "md5"}, engine...)} {
 		for _, reset := range []bool{false, true} {
 			t.Run(fmt.Sprintf("cut-off BDAT LAST %v reset %v", flags, reset), func(t *testing.T) {
 				t.Parallel()

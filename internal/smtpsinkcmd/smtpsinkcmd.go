@@ -100,6 +100,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
+	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
 		fs.PrintDefaults()
@@ -109,6 +110,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("smtp-sink: unexpected argument %q (the address is -addr)", fs.Arg(0))
+	}
+	switch e := smtpsink.Engine(*engine); e {
+	case "", smtpsink.EngineLoops, smtpsink.EngineGoroutine:
+		cfg.Engine = e
+	default:
+		return cli.Usagef("smtp-sink: -engine %q: want loops or goroutine", *engine)
 	}
 	switch *bare {
 	case "reject":

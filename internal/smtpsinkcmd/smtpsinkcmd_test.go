@@ -56,7 +56,13 @@ func startErr(t *testing.T, args ...string) (addr string, stderr *syncBuffer, st
 	done := make(chan error, 1)
 	stderr = &syncBuffer{changed: make(chan struct{}, 1)}
 	go func() {
-		err := Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), pw, stderr)
+		pre := []string{"-addr", "127.0.0.1:0"}
+		if e := os.Getenv("SMTPSINK_TEST_ENGINE"); e != "" {
+			// CI runs the tests on each engine; a test's own -engine,
+			// later, wins.
+			pre = append(pre, "-engine", e)
+		}
+		err := Run(ctx, append(pre, args...), pw, stderr)
 		pw.Close()
 		done <- err
 	}()
