@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 // testEngine is the engine startSink's servers run on, unless a test
@@ -217,4 +219,14 @@ func pipeSession(t *testing.T, cfg Config, h hooks) (net.Conn, *bufio.Reader, *w
 
 func nettextprotoDial(s *Server) (*nettextproto.Conn, error) {
 	return nettextproto.Dial("tcp", s.Addr().String())
+}
+
+// wakeLoops has the loop of every live session of the loops engine go
+// round once, reading its clock (a fake one, moved by the test).
+func (s *Server) wakeLoops() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ls := range s.live {
+		ls.c.Do(func(*netio.LoopConn) {})
+	}
 }

@@ -236,14 +236,14 @@ func (ls *loopSession) close() {
 func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 	ls := c.Value().(*loopSession)
 	ls.eof = c.EOF()
-	if s.h.read != nil && len(in) > 0 {
-		s.h.read(len(in))
-	}
 	if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed {
 		ls.trace('<', in)
 	}
 	ls.input(in)
 	ls.handOff()
+	if s.h.read != nil && len(in) > 0 {
+		s.h.read(len(in))
+	}
 	return len(in)
 }
 

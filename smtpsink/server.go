@@ -115,7 +115,7 @@ type hooks struct {
 	readBuf int                     // size of each session's read buffer (0: readBufSize)
 	ackNow  func()                  // called at each quick-ACK request (see connIO)
 	now     func() time.Time        // the sessions' clock for their deadlines (nil: time.Now)
-	read    func(n int)             // told of each read of n bytes from a client
+	read    func(n int)             // told of each read of n bytes from a client (loops: once the session has served them)
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
