@@ -19,7 +19,7 @@ func isWirespeed(name string) bool {
 func builtin(name string) bool {
 	switch name {
 	case "cd", "printf", "echo", "ulimit", "for", "done", "while", "if", "fi", "true", "false", ":",
-		"[", "test", "export", "set", "kill", "wait", "sleep", "mkdir", "cat", "head", "seq", "cmp", "rm", "cp":
+		"[", "test", "export", "set", "kill", "wait", "sleep", "mkdir", "cat", "head", "seq", "cmp", "rm", "cp", "do", "then", "else":
 		return true
 	}
 	return false
