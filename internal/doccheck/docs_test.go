@@ -225,10 +225,18 @@ func TestDocsCommandsRun(t *testing.T) {
 		// The blocks of a file run in one directory, in order: a block
 		// may read what one before it wrote, as a reader's would.
 		work := workDir(t, r)
+		var printed strings.Builder // what the file's blocks printed so far
+		incomplete := false         // one of them did not run to its end
+		var columns []Block         // checked against all they printed
 		for _, b := range d.blocks {
+			if b.Columns {
+				columns = append(columns, b)
+				continue
+			}
 			if b.Lang != "sh" || b.ParseOnly {
 				continue
 			}
+			ran := false
 			// Named FILE:LINE without docs/, which -run would take for a level.
 			t.Run(fmt.Sprintf("%s:%d", filepath.Base(b.File), b.Line), func(t *testing.T) {
 				progs, err := Programs(b)
@@ -248,7 +256,19 @@ func TestDocsCommandsRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				runScript(t, b, script, bin, work)
+				printed.WriteString(runScript(t, b, script, bin, work))
+				ran = true
+			})
+			if !ran {
+				incomplete = true
+			}
+		}
+		for _, b := range columns {
+			t.Run(fmt.Sprintf("%s:%d", filepath.Base(b.File), b.Line), func(t *testing.T) {
+				if incomplete {
+					t.Skip("a shell block of the file did not run")
+				}
+				checkColumns(t, b, printed.String())
 			})
 		}
 	}
@@ -291,7 +311,7 @@ func freePort() (int, error) {
 // namespace with only a loopback device and a mount namespace with a
 // /run/netns of its own: the namespaces it names are its own, and end
 // with it.
-func runScript(t *testing.T, b Block, script, bin, work string) {
+func runScript(t *testing.T, b Block, script, bin, work string) string {
 	t.Helper()
 	start := time.Now()
 	out, err := execScript(t, b, script, bin, work)
@@ -302,6 +322,26 @@ func runScript(t *testing.T, b Block, script, bin, work string) {
 		t.Fatalf("%v after %v\nscript:\n%s\noutput:\n%s", err, time.Since(start).Round(time.Millisecond), script, out)
 	}
 	t.Logf("ran in %v:\n%s", time.Since(start).Round(time.Millisecond), script)
+	return out
+}
+
+// checkColumns checks that the header lines of a columns block are among
+// those of printed, the output of its file's shell blocks.
+func checkColumns(t *testing.T, b Block, printed string) {
+	t.Helper()
+	want := HeaderRows(b.Text)
+	if len(want) == 0 {
+		t.Fatalf("%s: a columns block with no header lines", b.Where())
+	}
+	have := map[string]bool{}
+	for _, h := range HeaderRows(printed) {
+		have[h] = true
+	}
+	for _, h := range want {
+		if !have[h] {
+			t.Errorf("%s: the commands above no longer print the header %q", b.Where(), h)
+		}
+	}
 }
 
 // netnsWrap is the shell command that runs a netns block's script ($0) in

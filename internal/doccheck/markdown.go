@@ -25,13 +25,19 @@ type Block struct {
 	// of its own, so that the network namespaces it makes are its own and
 	// end with it.
 	Netns bool
+	// Columns is set by a line "<!-- doccheck: columns (REASON) -->"
+	// before a text block: its header lines (see HeaderRows) must be
+	// among what the file's shell blocks print in quick mode,
+	// so that a table cannot drift in format from the command that makes
+	// it.
+	Columns bool
 }
 
 // Where names the block's place for messages: FILE:LINE.
 func (b Block) Where() string { return fmt.Sprintf("%s:%d", b.File, b.Line) }
 
 var (
-	markerRE = regexp.MustCompile(`^<!-- doccheck: (parse-only|env|netns) \((.+)\) -->$`)
+	markerRE = regexp.MustCompile(`^<!-- doccheck: (parse-only|env|netns|columns) \((.+)\) -->$`)
 	envRE    = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*$`)
 )
 
@@ -76,13 +82,15 @@ func Blocks(file, md string) ([]Block, error) {
 		if strings.HasPrefix(trimmed, "<!-- doccheck") {
 			m := markerRE.FindStringSubmatch(trimmed)
 			if m == nil {
-				return nil, fmt.Errorf("%s:%d: malformed doccheck comment %q (want <!-- doccheck: parse-only|env|netns (...) -->)", file, i+1, trimmed)
+				return nil, fmt.Errorf("%s:%d: malformed doccheck comment %q (want <!-- doccheck: parse-only|env|netns|columns (...) -->)", file, i+1, trimmed)
 			}
 			switch m[1] {
 			case "parse-only":
 				marks.ParseOnly, marks.Reason = true, m[2]
 			case "netns":
 				marks.Netns, marks.Reason = true, m[2]
+			case "columns":
+				marks.Columns, marks.Reason = true, m[2]
 			case "env":
 				for _, w := range strings.Fields(m[2]) {
 					if !envRE.MatchString(w) {
@@ -162,4 +170,29 @@ func Anchors(md string) map[string]bool {
 		anchors[a] = true
 	}
 	return anchors
+}
+
+// HeaderRows returns the lines of text that name a table's columns or
+// introduce it, with their spaces collapsed: lines of three words or more,
+// none of which starts with a digit or is "-" (a table's rows hold
+// figures, its headers none).
+func HeaderRows(text string) []string {
+	var rows []string
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		header := true
+		for _, w := range f {
+			if w == "-" || w[0] >= '0' && w[0] <= '9' {
+				header = false
+				break
+			}
+		}
+		if header {
+			rows = append(rows, strings.Join(f, " "))
+		}
+	}
+	return rows
 }

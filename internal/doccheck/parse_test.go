@@ -294,7 +294,9 @@ func TestQuick(t *testing.T) {
 		"wirespeed bench smtp -count 3":                                         "wirespeed bench smtp -count=1 -quick=true",
 		"wirespeed sum -a sha256 f --tag":                                       "wirespeed sum -a sha256 f --tag",
 		"wirespeed smtp-sink -addr 127.0.0.1:2525 -digest md5":                  "wirespeed smtp-sink -addr 127.0.0.1:2525 -digest md5",
-		"wirespeed bench net -points 10k=echo/10000/20000/0 -step-runs 3 -json": "wirespeed bench net -points=low=echo/10/1000/0 -step-runs=1 -json -duration=200ms -warmup=100ms -step= -overload=0 -sockperf=false",
+		"wirespeed bench net -points 10k=echo/10000/20000/0 -step-runs 3 -json": "wirespeed bench net -points=low=echo/10/1000/0 -step-runs=1 -json -duration=200ms -warmup=100ms -step= -overload=200ms -sockperf=false",
+		"wirespeed bench net -overload 0":                                       "wirespeed bench net -overload=0 -duration=200ms -warmup=100ms -points=low=echo/10/1000/0 -step= -step-runs=1 -sockperf=false",
+		"wirespeed bench net -overload 5s":                                      "wirespeed bench net -overload=200ms -duration=200ms -warmup=100ms -points=low=echo/10/1000/0 -step= -step-runs=1 -sockperf=false",
 	} {
 		out, orig, err := s.Quick(strings.Fields(in))
 		if err != nil {
@@ -428,5 +430,14 @@ func TestScriptNetns(t *testing.T) {
 	}
 	if strings.Contains(string(list), name) {
 		t.Errorf("namespace %s is in the system's list after the block: %s", name, list)
+	}
+}
+
+func TestHeaderRows(t *testing.T) {
+	text := "go1.26.8 linux/amd64, 2 CPUs\n\nbenchmark   impl    MB/s     ns/op\nseed/IONull bufio   110829.6 37845\n" +
+		"                            wirespeed 57778.8 72592\nengine  p50 µs  p99 µs\nsockperf 60.8 -\nnetio.Writer  delivered  dropped\nunbounded  40000  0.0%\n"
+	want := []string{"benchmark impl MB/s ns/op", "engine p50 µs p99 µs", "netio.Writer delivered dropped"}
+	if got := HeaderRows(text); !reflect.DeepEqual(got, want) {
+		t.Errorf("HeaderRows = %q, want %q", got, want)
 	}
 }
