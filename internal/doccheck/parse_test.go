@@ -341,6 +341,12 @@ func TestScript(t *testing.T) {
 	if _, err := s.Script(b, func() (int, error) { return 0, errors.New("no port") }); err == nil {
 		t.Error("a port error: no error")
 	}
+	// A netns block's network is its own: its addresses stay.
+	nb := Block{File: "x.md", Line: 1, Lang: "sh", Netns: true, Text: "wirespeed smtp-sink -addr 127.0.0.1:587 &\n"}
+	if ns, err := s.Script(nb, func() (int, error) { return 0, errors.New("no port needed") }); err != nil ||
+		!strings.HasSuffix(ns, "wirespeed smtp-sink -addr 127.0.0.1:587 &\nstarted $!\nlistening $! 127.0.0.1 587\nstop_all\n") {
+		t.Errorf("netns script: %v\n%s", err, ns)
+	}
 	progs, err := Programs(b)
 	if err != nil || !reflect.DeepEqual(progs, []string{"taskset"}) { // benchstat's pipeline is left out
 		t.Errorf("Programs = %q, %v", progs, err)
