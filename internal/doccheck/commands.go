@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Specs are the flag sets of the wirespeed command's subcommands, read
@@ -171,6 +172,17 @@ func atMost(max float64) func(string, bool) string {
 	}
 }
 
+// durationAtMost caps a duration at max (a value not given becomes max;
+// 0, which turns a phase off, stays 0).
+func durationAtMost(max time.Duration) func(string, bool) string {
+	return func(v string, given bool) string {
+		if d, err := time.ParseDuration(v); given && err == nil && d <= max {
+			return v
+		}
+		return max.String()
+	}
+}
+
 // quickRules returns how quick mode shortens a command's run: less time,
 // fewer messages and connections, the same paths through the code.
 func quickRules(cmd string) []rule {
@@ -180,7 +192,7 @@ func quickRules(cmd string) []rule {
 	case "bench net":
 		return []rule{{name: "duration", set: fixed("200ms")}, {name: "warmup", set: fixed("100ms")},
 			{name: "points", set: fixed("low=echo/10/1000/0")}, {name: "step", set: fixed("")},
-			{name: "step-runs", set: fixed("1")}, {name: "overload", set: fixed("0")},
+			{name: "step-runs", set: fixed("1")}, {name: "overload", set: durationAtMost(200 * time.Millisecond)},
 			{name: "sockperf", set: fixed("false")}}
 	case "bench smtp":
 		return []rule{{name: "quick", set: fixed("true")}, {name: "count", set: fixed("1")}}

@@ -9,7 +9,11 @@
 //     (REASON) --> comes right before it, as a bash script in quick mode
 //     (see [Specs.Script]): servers on free ports of 127.0.0.1, shorter
 //     durations, fewer messages and connections, `go test` runs left to
-//     the checks above;
+//     the checks above; a file's blocks in order, in one directory;
+//     <!-- doccheck: env (NAME=VALUE ...) --> sets variables the block's
+//     quick mode uses (the text says which), <!-- doccheck: netns
+//     (REASON) --> runs it as root in network and mount namespaces of its
+//     own;
 //   - check README.md's length, that its first 40 lines hold the set-up
 //     commands, the docs' relative links, and that `go doc` prints at
 //     most 50 lines before the first symbol of each package.

@@ -222,15 +222,32 @@ func TestDocsCommandsRun(t *testing.T) {
 	bin := wirespeedBin(t)
 	r := root(t)
 	for _, d := range docs(t) {
+		// The blocks of a file run in one directory, in order: a block
+		// may read what one before it wrote, as a reader's would.
+		work := workDir(t, r)
+		var printed strings.Builder // what the file's blocks printed so far
+		incomplete := false         // one of them did not run to its end
+		var columns []Block         // checked against all they printed
 		for _, b := range d.blocks {
+			if b.Columns {
+				columns = append(columns, b)
+				continue
+			}
 			if b.Lang != "sh" || b.ParseOnly {
 				continue
 			}
+			ran := false
 			// Named FILE:LINE without docs/, which -run would take for a level.
 			t.Run(fmt.Sprintf("%s:%d", filepath.Base(b.File), b.Line), func(t *testing.T) {
 				progs, err := Programs(b)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if b.Netns {
+					progs = append(progs, "unshare", "mount")
+					if os.Geteuid() != 0 {
+						tooltest.Unavailable(t, "%s: makes network namespaces, as root", b.Where())
+					}
 				}
 				for _, p := range progs {
 					tooltest.Path(t, p)
@@ -239,41 +256,28 @@ func TestDocsCommandsRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				runScript(t, script, bin, r)
+				printed.WriteString(runScript(t, b, script, bin, work))
+				ran = true
+			})
+			if !ran {
+				incomplete = true
+			}
+		}
+		for _, b := range columns {
+			t.Run(fmt.Sprintf("%s:%d", filepath.Base(b.File), b.Line), func(t *testing.T) {
+				if incomplete {
+					t.Skip("a shell block of the file did not run")
+				}
+				checkColumns(t, b, printed.String())
 			})
 		}
 	}
 }
 
-// freePort returns a port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// runScript runs script with bash in a directory of its own that links to
-// the repository's files (so that paths in the repository resolve as in a
-// checkout, and what the commands write stays out of it), with bin first
-// in PATH, and ends the test if it fails.
-func runScript(t *testing.T, script, bin, repo string) {
-	t.Helper()
-	start := time.Now()
-	out, err := execScript(t, script, bin, repo)
-	if err != nil {
-		if len(out) > 8000 {
-			out = "...\n" + out[len(out)-8000:]
-		}
-		t.Fatalf("%v after %v\nscript:\n%s\noutput:\n%s", err, time.Since(start).Round(time.Millisecond), script, out)
-	}
-	t.Logf("ran in %v:\n%s", time.Since(start).Round(time.Millisecond), script)
-}
-
-// execScript runs script as runScript does and returns its output.
-func execScript(t *testing.T, script, bin, repo string) (string, error) {
+// workDir returns a new directory that links to the repository's files
+// (so that paths in the repository resolve as in a checkout, and what the
+// commands write stays out of it).
+func workDir(t *testing.T, repo string) string {
 	t.Helper()
 	work := t.TempDir()
 	entries, err := os.ReadDir(repo)
@@ -288,21 +292,85 @@ func execScript(t *testing.T, script, bin, repo string) (string, error) {
 			t.Fatal(err)
 		}
 	}
+	return work
+}
+
+// freePort returns a port of 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// runScript runs block b's script with bash in the directory work (see
+// workDir), with bin first in PATH and b.Env in the environment, and ends
+// the test if it fails. A netns block runs under unshare, in a network
+// namespace with only a loopback device and a mount namespace with a
+// /run/netns of its own: the namespaces it names are its own, and end
+// with it.
+func runScript(t *testing.T, b Block, script, bin, work string) string {
+	t.Helper()
+	start := time.Now()
+	out, err := execScript(t, b, script, bin, work)
+	if err != nil {
+		if len(out) > 8000 {
+			out = "...\n" + out[len(out)-8000:]
+		}
+		t.Fatalf("%v after %v\nscript:\n%s\noutput:\n%s", err, time.Since(start).Round(time.Millisecond), script, out)
+	}
+	t.Logf("ran in %v:\n%s", time.Since(start).Round(time.Millisecond), script)
+	return out
+}
+
+// checkColumns checks that the header lines of a columns block are among
+// those of printed, the output of its file's shell blocks.
+func checkColumns(t *testing.T, b Block, printed string) {
+	t.Helper()
+	want := HeaderRows(b.Text)
+	if len(want) == 0 {
+		t.Fatalf("%s: a columns block with no header lines", b.Where())
+	}
+	have := map[string]bool{}
+	for _, h := range HeaderRows(printed) {
+		have[h] = true
+	}
+	for _, h := range want {
+		if !have[h] {
+			t.Errorf("%s: the commands above no longer print the header %q", b.Where(), h)
+		}
+	}
+}
+
+// netnsWrap is the shell command that runs a netns block's script ($0) in
+// its namespaces.
+const netnsWrap = `mkdir -p /run/netns && mount -t tmpfs doccheck-netns /run/netns && ip link set lo up && exec bash "$0"`
+
+// execScript runs script as runScript does and returns its output.
+func execScript(t *testing.T, b Block, script, bin, work string) (string, error) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "block.sh")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", path)
+	args := []string{"bash", path}
+	if b.Netns {
+		args = []string{"unshare", "--net", "--mount", "--propagation", "private", "--", "bash", "-c", netnsWrap, path}
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(cmd.Env, b.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	err := cmd.Run()
 	// Whatever the script left behind (it stops its own jobs) ends with it.
 	if cmd.Process != nil {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

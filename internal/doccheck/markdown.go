@@ -16,15 +16,34 @@ type Block struct {
 	// just before the fence: the block's commands are checked, not run.
 	ParseOnly bool
 	Reason    string
+	// Env holds the NAME=VALUE words of a line "<!-- doccheck: env
+	// (NAME=VALUE ...) -->" before the fence: the block runs with them in
+	// its environment, for the quick mode its text states.
+	Env []string
+	// Netns is set by a line "<!-- doccheck: netns (REASON) -->" before
+	// the fence: the block runs as root in a network and a mount namespace
+	// of its own, so that the network namespaces it makes are its own and
+	// end with it.
+	Netns bool
+	// Columns is set by a line "<!-- doccheck: columns (REASON) -->"
+	// before a text block: its header lines (see HeaderRows) must be
+	// among what the file's shell blocks print in quick mode,
+	// so that a table cannot drift in format from the command that makes
+	// it.
+	Columns bool
 }
 
 // Where names the block's place for messages: FILE:LINE.
 func (b Block) Where() string { return fmt.Sprintf("%s:%d", b.File, b.Line) }
 
-var parseOnlyRE = regexp.MustCompile(`^<!-- doccheck: parse-only \((.+)\) -->$`)
+var (
+	markerRE = regexp.MustCompile(`^<!-- doccheck: (parse-only|env|netns|columns) \((.+)\) -->$`)
+	envRE    = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S*$`)
+)
 
 // Blocks returns the fenced code blocks of the Markdown text md, read from
-// the file named file. It fails on a fence left open, on a doccheck
+// the file named file. Lines of doccheck comments right before a fence
+// mark its block (see Block). It fails on a fence left open, on a doccheck
 // comment that does not come right before a fence or is malformed, and on
 // an indented code block (a line indented by 4 spaces or a tab after a
 // blank line, outside fences): commands must be fenced so that none escapes
@@ -34,8 +53,8 @@ func Blocks(file, md string) ([]Block, error) {
 	lines := strings.Split(md, "\n")
 	var cur *Block
 	var fence string
-	pending := -1 // line index of a doccheck comment waiting for its fence
-	reason := ""
+	pending := -1   // line index of the last doccheck comment waiting for its fence
+	var marks Block // what the comments waiting for the fence say
 	prevBlank := true
 	for i, line := range lines {
 		if cur != nil {
@@ -53,17 +72,37 @@ func Blocks(file, md string) ([]Block, error) {
 			fence = line[:3]
 			cur = &Block{File: file, Line: i + 1, Lang: strings.TrimSpace(line[3:])}
 			if pending >= 0 {
-				cur.ParseOnly, cur.Reason = true, reason
+				marks.File, marks.Line, marks.Lang = cur.File, cur.Line, cur.Lang
+				*cur = marks
+				marks = Block{}
 				pending = -1
 			}
 			continue
 		}
 		if strings.HasPrefix(trimmed, "<!-- doccheck") {
-			m := parseOnlyRE.FindStringSubmatch(trimmed)
+			m := markerRE.FindStringSubmatch(trimmed)
 			if m == nil {
-				return nil, fmt.Errorf("%s:%d: malformed doccheck comment %q (want <!-- doccheck: parse-only (REASON) -->)", file, i+1, trimmed)
+				return nil, fmt.Errorf("%s:%d: malformed doccheck comment %q (want <!-- doccheck: parse-only|env|netns|columns (...) -->)", file, i+1, trimmed)
 			}
-			pending, reason = i, m[1]
+			switch m[1] {
+			case "parse-only":
+				marks.ParseOnly, marks.Reason = true, m[2]
+			case "netns":
+				marks.Netns, marks.Reason = true, m[2]
+			case "columns":
+				marks.Columns, marks.Reason = true, m[2]
+			case "env":
+				for _, w := range strings.Fields(m[2]) {
+					if !envRE.MatchString(w) {
+						return nil, fmt.Errorf("%s:%d: doccheck env: %q is not NAME=VALUE", file, i+1, w)
+					}
+					marks.Env = append(marks.Env, w)
+				}
+			}
+			if marks.ParseOnly && (marks.Netns || marks.Env != nil) {
+				return nil, fmt.Errorf("%s:%d: a parse-only block does not run: no env or netns for it", file, i+1)
+			}
+			pending = i
 			continue
 		}
 		if pending >= 0 && trimmed != "" {
@@ -131,4 +170,29 @@ func Anchors(md string) map[string]bool {
 		anchors[a] = true
 	}
 	return anchors
+}
+
+// HeaderRows returns the lines of text that name a table's columns or
+// introduce it, with their spaces collapsed: lines of three words or more,
+// none of which starts with a digit or is "-" (a table's rows hold
+// figures, its headers none).
+func HeaderRows(text string) []string {
+	var rows []string
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		header := true
+		for _, w := range f {
+			if w == "-" || w[0] >= '0' && w[0] <= '9' {
+				header = false
+				break
+			}
+		}
+		if header {
+			rows = append(rows, strings.Join(f, " "))
+		}
+	}
+	return rows
 }

@@ -2,6 +2,7 @@ package doccheck
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,11 +31,21 @@ func TestBlocks(t *testing.T) {
 		"unclosed":      "```sh\nwirespeed bench\n",
 		"stray comment": "<!-- doccheck: parse-only (x) -->\ntext\n```sh\nx\n```\n",
 		"bad comment":   "<!-- doccheck: skip -->\n```sh\nx\n```\n",
+		"bad env":       "<!-- doccheck: env (size=1) -->\n```sh\nx\n```\n",
+		"env, no run":   "<!-- doccheck: env (A=1) -->\n<!-- doccheck: parse-only (x) -->\n```sh\nx\n```\n",
 		"last comment":  "text\n<!-- doccheck: parse-only (x) -->\n",
 	} {
 		if _, err := Blocks("x.md", bad); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+	bs, err = Blocks("x.md", "<!-- doccheck: env (A=1 B_2=x) -->\n<!-- doccheck: netns (as root) -->\n```sh\nip netns add a\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []Block{{File: "x.md", Line: 3, Lang: "sh", Text: "ip netns add a\n", Env: []string{"A=1", "B_2=x"}, Netns: true, Reason: "as root"}}
+	if !reflect.DeepEqual(bs, want) {
+		t.Errorf("got %+v\nwant %+v", bs, want)
 	}
 	// A list item's continuation is not a code block.
 	if _, err := Blocks("x.md", "- item\n  more\n"); err != nil {
@@ -283,7 +294,9 @@ func TestQuick(t *testing.T) {
 		"wirespeed bench smtp -count 3":                                         "wirespeed bench smtp -count=1 -quick=true",
 		"wirespeed sum -a sha256 f --tag":                                       "wirespeed sum -a sha256 f --tag",
 		"wirespeed smtp-sink -addr 127.0.0.1:2525 -digest md5":                  "wirespeed smtp-sink -addr 127.0.0.1:2525 -digest md5",
-		"wirespeed bench net -points 10k=echo/10000/20000/0 -step-runs 3 -json": "wirespeed bench net -points=low=echo/10/1000/0 -step-runs=1 -json -duration=200ms -warmup=100ms -step= -overload=0 -sockperf=false",
+		"wirespeed bench net -points 10k=echo/10000/20000/0 -step-runs 3 -json": "wirespeed bench net -points=low=echo/10/1000/0 -step-runs=1 -json -duration=200ms -warmup=100ms -step= -overload=200ms -sockperf=false",
+		"wirespeed bench net -overload 0":                                       "wirespeed bench net -overload=0 -duration=200ms -warmup=100ms -points=low=echo/10/1000/0 -step= -step-runs=1 -sockperf=false",
+		"wirespeed bench net -overload 5s":                                      "wirespeed bench net -overload=200ms -duration=200ms -warmup=100ms -points=low=echo/10/1000/0 -step= -step-runs=1 -sockperf=false",
 	} {
 		out, orig, err := s.Quick(strings.Fields(in))
 		if err != nil {
@@ -328,6 +341,12 @@ func TestScript(t *testing.T) {
 	if _, err := s.Script(b, func() (int, error) { return 0, errors.New("no port") }); err == nil {
 		t.Error("a port error: no error")
 	}
+	// A netns block's network is its own: its addresses stay.
+	nb := Block{File: "x.md", Line: 1, Lang: "sh", Netns: true, Text: "wirespeed smtp-sink -addr 127.0.0.1:587 &\n"}
+	if ns, err := s.Script(nb, func() (int, error) { return 0, errors.New("no port needed") }); err != nil ||
+		!strings.HasSuffix(ns, "wirespeed smtp-sink -addr 127.0.0.1:587 &\nstarted $!\nlistening $! 127.0.0.1 587\nstop_all\n") {
+		t.Errorf("netns script: %v\n%s", err, ns)
+	}
 	progs, err := Programs(b)
 	if err != nil || !reflect.DeepEqual(progs, []string{"taskset"}) { // benchstat's pipeline is left out
 		t.Errorf("Programs = %q, %v", progs, err)
@@ -345,15 +364,17 @@ func TestScriptHarness(t *testing.T) {
 	bin := wirespeedBin(t)
 	r := root(t)
 	port := func() (int, error) { return freePort() }
-	run := func(text string) error {
-		script, err := s.Script(Block{File: "x.md", Line: 1, Lang: "sh", Text: text}, port)
+	work := workDir(t, r)
+	runBlock := func(b Block) error {
+		script, err := s.Script(b, port)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := execScript(t, script, bin, r)
-		t.Logf("%s: %v\n%s", text, err, out)
+		out, err := execScript(t, b, script, bin, work)
+		t.Logf("%s: %v\n%s", b.Text, err, out)
 		return err
 	}
+	run := func(text string) error { return runBlock(Block{File: "x.md", Line: 1, Lang: "sh", Text: text}) }
 	if err := run("wirespeed smtp-sink -addr 127.0.0.1:2525 &\nwirespeed smtp-source -m 2 127.0.0.1:2525\n"); err != nil {
 		t.Errorf("sink and source: %v", err)
 	}
@@ -368,5 +389,61 @@ func TestScriptHarness(t *testing.T) {
 	}
 	if err := run("wirespeed smtp-sink -addr 127.0.0.1:2525 -bare bogus &\n"); err == nil {
 		t.Error("a server that fails at start: no error")
+	}
+	// The blocks of a file share a directory; env sets the environment.
+	if err := run("echo kept > shared.txt\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("[ \"$(cat shared.txt)\" = kept ]\n"); err != nil {
+		t.Errorf("a file a block before wrote: %v", err)
+	}
+	if err := runBlock(Block{File: "x.md", Line: 1, Lang: "sh", Text: "[ \"$QUICK_SIZE\" = 4k ]\n", Env: []string{"QUICK_SIZE=4k"}}); err != nil {
+		t.Errorf("env: %v", err)
+	}
+	if err := run("[ \"${QUICK_SIZE:-}\" = \"\" ]\n"); err != nil {
+		t.Errorf("env of another block: %v", err)
+	}
+}
+
+// A netns block makes network namespaces of its own: they are not in the
+// system's list while it runs, nor after it.
+func TestScriptNetns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("makes network namespaces, as root")
+	}
+	for _, p := range []string{"bash", "unshare", "mount", "ip"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("no %s", p)
+		}
+	}
+	s := specs(t)
+	name := fmt.Sprintf("doccheck-test-%d", os.Getpid())
+	b := Block{File: "x.md", Line: 1, Lang: "sh", Netns: true, Text: "ip netns add " + name + " && ip -n " + name + " link set lo up\n" +
+		"ip netns list | grep -q " + name + "\n" +
+		"ip netns exec " + name + " ip link show lo\n" +
+		"[ -z \"$(ip -o link show | grep -v ': lo:')\" ]   # the block's own network: a loopback device only\n"}
+	script, err := s.Script(b, freePort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := execScript(t, b, script, wirespeedBin(t), workDir(t, root(t)))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	list, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip netns list: %v\n%s", err, list)
+	}
+	if strings.Contains(string(list), name) {
+		t.Errorf("namespace %s is in the system's list after the block: %s", name, list)
+	}
+}
+
+func TestHeaderRows(t *testing.T) {
+	text := "go1.26.8 linux/amd64, 2 CPUs\n\nbenchmark   impl    MB/s     ns/op\nseed/IONull bufio   110829.6 37845\n" +
+		"                            wirespeed 57778.8 72592\nengine  p50 µs  p99 µs\nsockperf 60.8 -\nnetio.Writer  delivered  dropped\nunbounded  40000  0.0%\n"
+	want := []string{"benchmark impl MB/s ns/op", "engine p50 µs p99 µs", "netio.Writer delivered dropped"}
+	if got := HeaderRows(text); !reflect.DeepEqual(got, want) {
+		t.Errorf("HeaderRows = %q, want %q", got, want)
 	}
 }

@@ -19,7 +19,7 @@ func isWirespeed(name string) bool {
 func builtin(name string) bool {
 	switch name {
 	case "cd", "printf", "echo", "ulimit", "for", "done", "while", "if", "fi", "true", "false", ":",
-		"[", "test", "export", "set", "kill", "wait", "sleep", "mkdir", "cat", "head", "seq", "cmp", "rm", "cp":
+		"[", "test", "export", "set", "kill", "wait", "sleep", "mkdir", "cat", "head", "seq", "cmp", "rm", "cp", "do", "then", "else":
 		return true
 	}
 	return false
@@ -189,7 +189,8 @@ func Programs(b Block) ([]string, error) {
 
 // Script returns a block as a bash script that runs it in quick mode:
 //   - every address HOST:PORT (IPv4, port not 0) becomes 127.0.0.1 with a
-//     port port() returns, the same one wherever the block repeats it;
+//     port port() returns, the same one wherever the block repeats it,
+//     unless the block is a netns one (its network is its own);
 //   - "go run ./cmd/wirespeed" becomes "wirespeed" (the binary the caller
 //     puts first in PATH), and each wirespeed command's run is shortened
 //     (Specs.Quick);
@@ -205,7 +206,9 @@ func (s *Specs) Script(b Block, port func() (int, error)) (string, error) {
 	var perr error
 	text := addrRE.ReplaceAllStringFunc(b.Text, func(a string) string {
 		m := addrRE.FindStringSubmatch(a)
-		if m[2] == "0" {
+		if m[2] == "0" || b.Netns {
+			// A netns block has a network of its own: its addresses
+			// are free as written.
 			return a
 		}
 		if p, ok := ports[a]; ok {

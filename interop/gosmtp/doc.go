@@ -14,6 +14,12 @@
 // BDAT chunks from wirespeed's ChunkWriter to go-smtp's server and
 // wirespeed's Chunks reader.
 //
+// inside_test.go puts wirespeed inside go-smtp's server: a net.Conn that
+// reads each DATA payload with wirespeed's textproto (Raw, BareKeep) once
+// go-smtp has said 354, while go-smtp runs the rest of the session. Its
+// test checks that go-smtp's sessions get the same messages and replies
+// either way; BenchmarkGoSMTPData measures the two, the same run.
+//
 // Where go-smtp departs from RFC 5321 the tests say why and check that it
 // does: the bare-CR cases in deviation_test.go and known_test.go, the limits
 // in limits_test.go and bdat_test.go.
