@@ -20,7 +20,7 @@ var tlsPipeModes = []string{"plain", "tls", "tls-batched"}
 
 // An smtpTLSCeiling bounds the 1 MiB STARTTLS bar from crypto/tls's side:
 // the same bytes as the 1 MiB rows (-s connections, -m1m buffers of 1 MiB,
-// one Write each, each answered with a byte as smtp-sink answers a
+// written as smtp-source writes a message, each answered with a byte as smtp-sink answers a
 // message, read into smtp-sink's 64 KiB buffer), pinned the same,
 // with no SMTP: in the clear, over crypto/tls as it comes (a record a
 // write), and with the records three to a write as smtp-source sends
@@ -204,7 +204,7 @@ func runTLSPipe(ctx context.Context, cfg smtpConfig, mode string, mib int) (tlsP
 }
 
 func printTLSCeiling(w io.Writer, c *smtpTLSCeiling) error {
-	fmt.Fprintf(w, "\nthe 1 MiB TLS bar's ceiling: the same bytes with no SMTP (`bench tlspipe`: %d connections, %d MiB a run, 1 MiB writes each answered, 64 KiB reads), median of %d run(s):\n", c.Sessions, c.MiB, c.Runs)
+	fmt.Fprintf(w, "\nthe 1 MiB TLS bar's ceiling: the same bytes with no SMTP (`bench tlspipe`: %d connections, %d MiB a run, 1 MiB a message written as smtp-source writes it and answered, 64 KiB reads), median of %d run(s):\n", c.Sessions, c.MiB, c.Runs)
 	if c.Err != "" {
 		_, err := fmt.Fprintln(w, c.Err)
 		return err
