@@ -3,6 +3,7 @@
 //	wirespeed bench [flags] [suite...]   compare wirespeed with the standard library
 //	wirespeed bench net [flags]          compare the serve engines under tcpperf load
 //	wirespeed bench smtp [flags]         wirespeed's and Postfix's smtp-sink and smtp-source
+//	wirespeed bench tlspipe [flags]      the smtp pair's bytes with no SMTP, plain or over TLS
 //	wirespeed sum [OPTION]... [FILE]...  md5sum/sha*sum, in parallel
 //	wirespeed serve [flags]              echo or line server on one engine
 //	wirespeed smtp-sink [flags]          SMTP/LMTP server that accepts and discards mail

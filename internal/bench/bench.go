@@ -58,6 +58,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "smtp" {
 		return RunSMTP(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "tlspipe" {
+		return RunTLSPipe(ctx, args[1:], stdout, stderr)
+	}
 	cases := Cases()
 	suites := suiteNames(cases)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -68,7 +71,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.Bool("json", false, "print results as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed bench [flags] [suite...]")
-		fmt.Fprintf(stderr, "suites: %s net smtp\n", strings.Join(suites, " "))
+		fmt.Fprintf(stderr, "suites: %s net smtp tlspipe\n", strings.Join(suites, " "))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -151,6 +151,7 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.serverCPU, "server-cpu", 0, "CPU for the sink (-1: no pinning)")
 	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for the source (-1: no pinning)")
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as sink and source")
+	tlsCeil := fs.Bool("tls-ceiling", true, "with the 1 MiB rows of wirespeed's plain and TLS pairs: measure the same bytes with no SMTP, plain and over crypto/tls (bench tlspipe), the TLS bar's ceiling")
 	quick := fs.Bool("quick", false, "short runs (-m4k 200 -m1m 4 -lat-m 50 -count 1 unless given): a smoke test, not a measurement")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	fs.Usage = func() {
@@ -201,28 +202,44 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stderr, "latency honesty: wirespeed source, wirespeed sink with and without the wait")
 		hon = smtpLatencyHonesty(ctx, cfg)
 	}
+	var tc *smtpTLSCeiling
+	if *tlsCeil && *m1m > 0 && slices.Contains(cfg.sinks, engTLS) && slices.Contains(cfg.sinks, engWirespeed) &&
+		slices.Contains(cfg.sources, engTLS) && slices.Contains(cfg.sources, engWirespeed) && ctx.Err() == nil {
+		tc = smtpTLSCeilingRuns(ctx, cfg, *m1m, stderr)
+	}
+	if tc != nil && tc.Err == "" {
+		tc.bound(rows)
+	}
 	bars := smtpBars(rows, hon)
 	ceil := smtpSourceCeiling(rows)
 	if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Rows    []smtpRow    `json:"rows"`
-			Honesty *smtpHonesty `json:"latency_honesty,omitempty"`
-			Bars    []smtpBar    `json:"bars"`
-			Ceiling *smtpCeiling `json:"postfix_source_ceiling,omitempty"`
-		}{rows, hon, bars, ceil}); err != nil {
+			Rows    []smtpRow       `json:"rows"`
+			Honesty *smtpHonesty    `json:"latency_honesty,omitempty"`
+			Bars    []smtpBar       `json:"bars"`
+			Ceiling *smtpCeiling    `json:"postfix_source_ceiling,omitempty"`
+			TLS     *smtpTLSCeiling `json:"tls_ceiling,omitempty"`
+		}{rows, hon, bars, ceil, tc}); err != nil {
 			return err
 		}
-	} else if err := printSMTPTable(stdout, cfg, rows, hon, bars, ceil); err != nil {
-		return err
+	} else {
+		if err := printSMTPTable(stdout, cfg, rows, hon, bars, ceil); err != nil {
+			return err
+		}
+		if tc != nil {
+			if err := printTLSCeiling(stdout, tc); err != nil {
+				return err
+			}
+		}
 	}
 	for _, r := range rows {
 		if r.Err != "" || r.Errors > 0 {
 			return cli.StatusError{Status: 1} // the table says which
 		}
 	}
-	if hon != nil && hon.Err != "" {
+	if (hon != nil && hon.Err != "") || (tc != nil && tc.Err != "") {
 		return cli.StatusError{Status: 1}
 	}
 	return nil

@@ -13,10 +13,11 @@ import (
 
 // smtpReport is `bench smtp -json`'s output.
 type smtpReport struct {
-	Rows    []smtpRow    `json:"rows"`
-	Honesty *smtpHonesty `json:"latency_honesty"`
-	Bars    []smtpBar    `json:"bars"`
-	Ceiling *smtpCeiling `json:"postfix_source_ceiling"`
+	Rows    []smtpRow       `json:"rows"`
+	Honesty *smtpHonesty    `json:"latency_honesty"`
+	Bars    []smtpBar       `json:"bars"`
+	Ceiling *smtpCeiling    `json:"postfix_source_ceiling"`
+	TLS     *smtpTLSCeiling `json:"tls_ceiling"`
 }
 
 // runBenchSMTP runs `bench smtp` with args and decodes its JSON.
@@ -93,6 +94,18 @@ func TestBenchSMTPQuick(t *testing.T) {
 	}
 	if rep.Ceiling != nil {
 		t.Errorf("a ceiling without Postfix's rows: %+v", rep.Ceiling)
+	}
+	// The TLS bar's ceiling: the three byte pipes, each moving the 1 MiB
+	// rows' bytes, over TLS 1.3 for two; the AES-GCM rates and the bounds.
+	if c := rep.TLS; c == nil || c.Err != "" || c.MiB != 4 || c.Sessions != 10 || c.Runs != 1 || len(c.Modes) != 3 || c.Ratio <= 0 || c.BatchedRatio <= 0 ||
+		c.SealMBPerS <= 0 || c.OpenMBPerS <= 0 || c.SourceBound <= 0 || c.SinkBound <= 0 {
+		t.Errorf("TLS ceiling %+v", rep.TLS)
+	} else {
+		for i, m := range c.Modes {
+			if m.Mode != tlsPipeModes[i] || m.MBPerS <= 0 || m.ReaderCPUUS <= 0 || m.WriterCPUUS <= 0 || (m.Cipher == "") != (i == 0) {
+				t.Errorf("TLS ceiling mode %d: %+v", i, m)
+			}
+		}
 	}
 
 	var out, errOut bytes.Buffer

@@ -22,7 +22,7 @@ type Specs struct {
 func subcommands(cmd string) []string {
 	switch cmd {
 	case "bench":
-		return []string{"net", "smtp"}
+		return []string{"net", "smtp", "tlspipe"}
 	case "tcpperf":
 		return []string{"merge"}
 	}

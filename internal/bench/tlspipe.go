@@ -1,0 +1,237 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/tlsbatch"
+	"github.com/wirespeed/wirespeed/smtpsink"
+)
+
+// A tlsPipeResult is what each side of `wirespeed bench tlspipe` prints.
+type tlsPipeResult struct {
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"` // the writer's: from its first dial to the reader's close
+	Version string  `json:"tls_version,omitempty"`
+	Cipher  string  `json:"tls_cipher,omitempty"`
+}
+
+// RunTLSPipe runs `wirespeed bench tlspipe`: the byte moving of the smtp
+// pair without SMTP, in the clear or over crypto/tls, to show what TLS
+// alone costs. With -connect it opens -s connections and writes -m
+// buffers of -l bytes over them, written as smtp-source writes a
+// message, and after each waits for the reader's one-byte answer, as
+// smtp-source waits for the end-of-data reply; with -listen it reads -s
+// connections to their end into a buffer of smtp-sink's size, answers
+// each -l bytes, and prints the bytes read.
+func RunTLSPipe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench tlspipe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "", "read: listen on this address (port 0: any), print \"listening on ADDR\"")
+	connect := fs.String("connect", "", "write: connect to this address")
+	useTLS := fs.Bool("tls", false, "over TLS (the reader with a self-signed certificate, the writer not verifying it)")
+	batch := fs.Bool("batch", false, "write: send the records three to a write, as smtp-source does (internal/tlsbatch); otherwise one a write, as crypto/tls does")
+	sessions := fs.Int("s", 10, "connections")
+	messages := fs.Int("m", 300, "write: buffers in all")
+	length := fs.Int("l", 1<<20, "bytes a buffer, each answered with one byte")
+	readBuf := fs.Int("read-buf", 64<<10, "read: the read buffer's bytes (smtp-sink's)")
+	if err := fs.Parse(args); err != nil {
+		return cli.StatusError{Status: 2}
+	}
+	if (*listen == "") == (*connect == "") || *sessions < 1 || *messages < 0 || *length < 1 || *readBuf < 1 || fs.NArg() > 0 {
+		return cli.Usagef("bench tlspipe: one of -listen and -connect; -s and -l positive")
+	}
+	if *listen != "" {
+		return tlsPipeRead(ctx, *listen, *useTLS, *sessions, *length, *readBuf, stdout)
+	}
+	return tlsPipeWrite(ctx, *connect, *useTLS, *batch, *sessions, *messages, *length, stdout)
+}
+
+func tlsPipeRead(ctx context.Context, addr string, useTLS bool, sessions, length, bufSize int, stdout io.Writer) error {
+	var conf *tls.Config
+	if useTLS {
+		cert, err := smtpsink.SelfSigned("localhost", "127.0.0.1")
+		if err != nil {
+			return err
+		}
+		conf = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+	var (
+		total    atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for range sessions {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			stopc := context.AfterFunc(ctx, func() { c.Close() })
+			defer stopc()
+			var rw io.ReadWriter = c
+			if conf != nil {
+				rw = tls.Server(c, conf)
+			}
+			buf := make([]byte, bufSize)
+			left := length // of the buffer being read
+			for {
+				n, err := rw.Read(buf)
+				total.Add(int64(n))
+				for n > 0 && err == nil {
+					k := min(n, left)
+					n -= k
+					if left -= k; left == 0 {
+						_, err = rw.Write([]byte{'.'})
+						left = length
+					}
+				}
+				if err != nil {
+					if !errors.Is(err, io.EOF) {
+						mu.Lock()
+						firstErr = cmpErr(firstErr, err)
+						mu.Unlock()
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return json.NewEncoder(stdout).Encode(tlsPipeResult{Bytes: total.Load()})
+}
+
+// cmpErr keeps the first error.
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func tlsPipeWrite(ctx context.Context, addr string, useTLS, batch bool, sessions, messages, length int, stdout io.Writer) error {
+	buf := make([]byte, length)
+	for i := range buf {
+		buf[i] = 'X' // smtp-source's pattern body is mostly X's; the cipher does not care
+	}
+	var (
+		res   tlsPipeResult
+		total atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	start := time.Now()
+	for i := range sessions {
+		n := messages / sessions
+		if i < messages%sessions {
+			n++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			version, cipher, err := tlsPipeConn(ctx, addr, useTLS, batch, buf, n, &total)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				first = cmpErr(first, err)
+			}
+			if version != "" {
+				res.Version, res.Cipher = version, cipher
+			}
+		}()
+	}
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
+	if first != nil {
+		return first
+	}
+	res.Bytes = total.Load()
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// tlsPipeConn writes n buffers on one connection and waits for the reader
+// to close it.
+func tlsPipeConn(ctx context.Context, addr string, useTLS, batch bool, buf []byte, n int, total *atomic.Int64) (version, cipher string, err error) {
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", "", err
+	}
+	defer raw.Close()
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	defer stop()
+	var (
+		w     io.Writer = raw
+		r     io.Reader = raw
+		close func() error
+		ack   [1]byte
+	)
+	close = raw.(*net.TCPConn).CloseWrite
+	if useTLS {
+		b := &tlsbatch.Conn{Conn: raw}
+		tc := tls.Client(b, &tls.Config{InsecureSkipVerify: true})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return "", "", err
+		}
+		st := tc.ConnectionState()
+		version, cipher = tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite)
+		w, r, close = tc, tc, tc.CloseWrite
+		if batch {
+			w = b.Writer(tc)
+		}
+	}
+	// As smtp-source writes a message: its 32 KiB buffer's worth (filled
+	// after the header), then the rest in one Write. The split matters:
+	// on Linux one 1 MiB write to a loopback socket took twice the CPU of
+	// these two (the sender holds the socket through the whole write, and
+	// the peer's ACKs wait in its backlog).
+	first := min(len(buf), 32<<10)
+	for range n {
+		m, err := w.Write(buf[:first])
+		if err == nil && first < len(buf) {
+			var m2 int
+			m2, err = w.Write(buf[first:])
+			m += m2
+		}
+		total.Add(int64(m))
+		if err == nil {
+			_, err = io.ReadFull(r, ack[:])
+		}
+		if err != nil {
+			return version, cipher, err
+		}
+	}
+	if err := close(); err != nil {
+		return version, cipher, err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return version, cipher, err
+	}
+	return version, cipher, nil
+}
