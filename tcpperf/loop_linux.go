@@ -239,8 +239,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 				timeout = 0
 				if target := l.wait.batchWake(next); target > now {
 					now = r.now() // after the sends
-					ts := unix.NsecToTimespec(l.monoOff + target)
-					unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) // EINTR: early, which the loop allows
+					sleepUntil(l.monoOff + target)
 					woke := r.now()
 					l.wait.woke(target, woke)
 					l.idle(now, woke)

@@ -231,3 +231,20 @@ func TestBatchConfig(t *testing.T) {
 		}
 	}
 }
+
+// WaitBatch on the system clock: the whole schedule goes out and every
+// response comes back, timed by the kernel.
+func TestBatchRealClock(t *testing.T) {
+	addr := server(t, echo)
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 20, QPS: 2000, MsgSize: 32, Wait: WaitBatch,
+		Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2000/s: 240 messages in 120ms, 200 of them measured.
+	if res.Sent != 240 || res.Received != 200 || res.Errors != 0 || res.Arrival != ArrivalKernel || res.BatchUs != 400 {
+		t.Fatalf("want 240 sent, 200 measured, no errors, kernel arrival, batch 400µs: %+v", res)
+	}
+}

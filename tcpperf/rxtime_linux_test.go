@@ -112,3 +112,16 @@ func TestRxTimeKernel(t *testing.T) {
 		return
 	}
 }
+
+// TestSleepUntil: the raw sleep does not end before its time (a signal
+// may end it early; the test's process sends none).
+func TestSleepUntil(t *testing.T) {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	target := ts.Nano() + int64(2*time.Millisecond)
+	sleepUntil(target)
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	if ts.Nano() < target {
+		t.Fatalf("woke %dns early", target-ts.Nano())
+	}
+}
