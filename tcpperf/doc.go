@@ -9,7 +9,8 @@
 // the loops in turn and, within a loop, to its connections in turn; how a
 // loop waits between sends is Config.Wait's choice ([WaitAdaptive] by
 // default). A message's latency runs from its intended send time to the
-// moment its whole response has been read, so a server that stalls is
+// moment its whole response has been read (with [ArrivalKernel], which
+// [WaitBatch] uses, received by the kernel), so a server that stalls is
 // charged for every message the schedule wanted to send meanwhile (no
 // coordinated omission). Send lateness (actual minus intended send time)
 // is reported as the tool's own floor, beside its CPU time per message.

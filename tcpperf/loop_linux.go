@@ -43,6 +43,12 @@ type loop struct {
 	n        counters
 	inflight int64 // sent and not answered, on live connections
 	wait     waitPolicy
+	// ArrivalKernel: the control messages of a read, and the Unix time of
+	// the run clock's zero as of the last poll (a receive timestamp is
+	// Unix time).
+	oob     []byte
+	wallOff int64
+	monoOff int64 // CLOCK_MONOTONIC of the run clock's zero, for WaitBatch's sleeps
 }
 
 // A conn is one client connection: its unsent bytes and the send times of
@@ -113,6 +119,12 @@ func newLoop(r *run, id, cpu int) (*loop, error) {
 // add hands socket fd, connection id of the run, to the loop.
 func (l *loop) add(fd, id int) error {
 	c := &conn{fd: fd, id: id, idx: int32(len(l.conns)), tmpl: msgTemplate(id, l.r.cfg.MsgSize)}
+	if l.r.cfg.Arrival == ArrivalKernel {
+		if err := enableRxTime(fd); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("%w: receive timestamps (-arrival kernel): %w", ErrUnsupported, err)
+		}
+	}
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: connEvents, Fd: c.idx}); err != nil {
 		unix.Close(fd)
 		return err
@@ -158,7 +170,20 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	}
 	cfg := &r.cfg
 	open := cfg.QPS > 0
-	l.wait = waitPolicy{mode: cfg.Wait, spin: int64(cfg.Spin)}
+	l.wait = waitPolicy{mode: cfg.Wait, spin: int64(cfg.Spin), batch: int64(cfg.Batch)}
+	kernelTime := cfg.Arrival == ArrivalKernel
+	if kernelTime {
+		l.oob = make([]byte, rxTimeSpace)
+		t := time.Now()
+		l.wallOff = t.UnixNano() - int64(t.Sub(r.base))
+	}
+	batching := open && cfg.Wait == WaitBatch
+	if batching && r.env.realTime {
+		// The runtime's monotonic clock is CLOCK_MONOTONIC.
+		var ts unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		l.monoOff = ts.Nano() - r.now()
+	}
 	var waiter interface {
 		Until(context.Context, time.Time)
 	}
@@ -208,6 +233,18 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 				r.schedDone <- struct{}{}
 			case !r.env.realTime:
 				timeout, jump = 0, true
+			case batching:
+				// Sleep through the responses (the kernel times them) until
+				// the next send is Batch late, then poll everything at once.
+				timeout = 0
+				if target := l.wait.batchWake(next); target > now {
+					now = r.now() // after the sends
+					sleepUntil(l.monoOff + target)
+					woke := r.now()
+					l.wait.woke(target, woke)
+					l.idle(now, woke)
+					polled = woke
+				}
 			default:
 				poll, wake := l.wait.plan(now, next, l.inflight > 0)
 				// Arming a timer is dear (in a VM, an exit): once per send.
@@ -246,7 +283,14 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 		if err != nil {
 			n = 0 // EINTR
 		}
-		now, fresh = r.now(), n == 0
+		if kernelTime && n > 0 && r.env.realTime {
+			t := time.Now()
+			now = int64(t.Sub(r.base))
+			l.wallOff = t.UnixNano() - now
+		} else {
+			now = r.now()
+		}
+		fresh = n == 0
 		if !worked && !sent && timeout == 0 {
 			l.idle(polled, now)
 		}
@@ -275,6 +319,8 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			before := now
 			if stopping {
 				waiter.Until(ctx, r.base.Add(time.Duration(r.now())+cfg.DrainTimeout))
+			} else if batching {
+				waiter.Until(ctx, r.base.Add(time.Duration(l.wait.batchWake(next))))
 			} else {
 				waiter.Until(ctx, r.base.Add(time.Duration(next)))
 			}
@@ -381,19 +427,32 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 }
 
 // readable reads what c has, checks and records the whole responses (all
-// those of one read share its arrival time now) and in closed loop sends
-// as many new messages. Responses have the size of messages (in line mode
-// too: one line back per line sent).
+// those of one read share its arrival time: now, the time of the poll, or
+// with ArrivalKernel the kernel's receive time of the read's newest data)
+// and in closed loop sends as many new messages. Responses have the size
+// of messages (in line mode too: one line back per line sent).
 func (l *loop) readable(c *conn, now int64) {
 	for !c.dead {
 		p := copy(l.buf, c.partial)
-		n, err := unix.Read(c.fd, l.buf[p:])
+		var n int
+		var err error
+		at := now
+		if l.oob != nil {
+			var oobn int
+			n, oobn, _, _, err = unix.Recvmsg(c.fd, l.buf[p:], l.oob, 0)
+			if ts, ok := rxTime(l.oob[:max(oobn, 0)]); ok && n > 0 {
+				at = min(ts-l.wallOff, now)
+			}
+
+		} else {
+			n, err = unix.Read(c.fd, l.buf[p:])
+		}
 		if err == unix.EINTR {
 			continue
 		}
 		n = max(n, 0)
 		if n > 0 {
-			l.process(c, l.buf[:p+n], now)
+			l.process(c, l.buf[:p+n], at, now)
 		}
 		if (n == 0 && err == nil) || (err != nil && err != unix.EAGAIN) {
 			l.fail(c, &l.n.read)
@@ -404,7 +463,9 @@ func (l *loop) readable(c *conn, now int64) {
 	}
 }
 
-func (l *loop) process(c *conn, b []byte, now int64) {
+// process takes the responses in b, which arrived at at (now: the time
+// of the poll).
+func (l *loop) process(c *conn, b []byte, at, now int64) {
 	r := l.r
 	size := r.cfg.MsgSize
 	k := len(b) / size
@@ -412,7 +473,7 @@ func (l *loop) process(c *conn, b []byte, now int64) {
 	if k > 0 && c.qh < len(c.q) {
 		// One round trip per read for the wait policy: the newest
 		// response's.
-		l.wait.sample(now - c.q[min(c.qh+k, len(c.q))-1])
+		l.wait.sample(at - c.q[min(c.qh+k, len(c.q))-1])
 	}
 	if k > 0 {
 		l.lat.mu.Lock()
@@ -426,7 +487,7 @@ func (l *loop) process(c *conn, b []byte, now int64) {
 			}
 			c.rseq++
 			if r.measured(t) {
-				l.lat.recordLocked(now - t)
+				l.lat.recordLocked(at - t)
 				measured++
 			}
 		}

@@ -1,6 +1,7 @@
 package tcpperf
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -183,4 +184,67 @@ func contains(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// WaitBatch on a fake clock (where a sleep ends exactly when asked): the
+// loop wakes when its next send is Batch late and sends all that are due,
+// so the lateness, from each message's intended time, runs from 0 to
+// Batch and is part of each latency; the whole schedule goes out.
+func TestBatchLateness(t *testing.T) {
+	addr := server(t, echo)
+	var hlog bytes.Buffer
+	res, err := RunWith(context.Background(), Config{
+		Addr: addr, Conns: 4, QPS: 1000, MsgSize: 16, Wait: WaitBatch, Batch: 10 * time.Millisecond,
+		Duration: 500 * time.Millisecond, HdrLog: &hlog,
+	}, nil, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One message a millisecond, woken for every eleventh: lateness 10ms
+	// down to 0.
+	if res.Sent != 500 || res.Received != 500 || res.Errors != 0 {
+		t.Fatalf("want 500 sent and measured, no errors: %+v", res)
+	}
+	if res.LatenessMax < 9.99e3 || res.LatenessMax > 10.01e3 || res.LatenessP50 < 4.99e3 || res.LatenessP50 > 5.01e3 {
+		t.Errorf("lateness p50 %.0fµs max %.0fµs, want 5000 and 10000", res.LatenessP50, res.LatenessMax)
+	}
+	if res.P50 < res.LatenessP50 || res.Max < res.LatenessMax {
+		t.Errorf("latency p50 %.0fµs max %.0fµs below the lateness %.0fµs %.0fµs: measured from the send, not the intended time", res.P50, res.Max, res.LatenessP50, res.LatenessMax)
+	}
+	if res.Wait != WaitBatch || res.BatchUs != 10000 || res.Arrival != ArrivalRead {
+		t.Errorf("wait %s batch %gµs arrival %s, want batch 10000 read (a fake clock)", res.Wait, res.BatchUs, res.Arrival)
+	}
+	if !strings.Contains(hlog.String(), "[tcpperf wait batch 10ms, arrival read, 1 loops]") {
+		t.Errorf("the interval log does not say how the loop waited:\n%s", hlog.String())
+	}
+}
+
+// Batch is WaitBatch's alone, and the arrival is kernel or read.
+func TestBatchConfig(t *testing.T) {
+	for _, cfg := range []Config{
+		{Addr: "127.0.0.1:1", Batch: time.Millisecond},
+		{Addr: "127.0.0.1:1", Wait: WaitBatch, Batch: -1},
+		{Addr: "127.0.0.1:1", Arrival: "later"},
+	} {
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
+		}
+	}
+}
+
+// WaitBatch on the system clock: the whole schedule goes out and every
+// response comes back, timed by the kernel.
+func TestBatchRealClock(t *testing.T) {
+	addr := server(t, echo)
+	res, err := Run(context.Background(), Config{
+		Addr: addr, Conns: 20, QPS: 2000, MsgSize: 32, Wait: WaitBatch,
+		Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2000/s: 240 messages in 120ms, 200 of them measured.
+	if res.Sent != 240 || res.Received != 200 || res.Errors != 0 || res.Arrival != ArrivalKernel || res.BatchUs != 400 {
+		t.Fatalf("want 240 sent, 200 measured, no errors, kernel arrival, batch 400µs: %+v", res)
+	}
 }

@@ -66,6 +66,9 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if err := ensurePorts(cfg.Conns); err != nil {
 		return nil, err
 	}
+	if !env.realTime {
+		cfg.Arrival = ArrivalRead // the kernel's timestamps are on the real clock
+	}
 	clk := env.clock
 	r := &run{cfg: cfg, env: env}
 	r.maxPend = max(minMaxPending, cfg.MsgSize*cfg.Depth)
@@ -141,7 +144,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	var hlog *hdrhistogram.HistogramLogWriter
 	if cfg.HdrLog != nil {
 		hlog = newLogWriter(cfg.HdrLog, r.base.Add(time.Duration(r.measure)))
-		hlog.OutputComment(fmt.Sprintf("[tcpperf wait %s, spin %v, %d loops]", cfg.Wait, cfg.Spin, len(r.loops)))
+		hlog.OutputComment(fmt.Sprintf("[tcpperf %s]", cfg.waitString(len(r.loops))))
 	}
 	cpu0, wall0 := env.cpu(), time.Now()
 	measureStart := clk.After(time.Duration(r.measure))
@@ -241,9 +244,12 @@ drain:
 
 	secs := float64(measuredEnd-r.measure) / 1e9
 	res := &Result{
-		Mode: cfg.Mode, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, TargetQPS: cfg.QPS,
+		Mode: cfg.Mode, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, Arrival: cfg.Arrival, TargetQPS: cfg.QPS,
 		MsgSize: cfg.MsgSize, DurationS: secs,
 		ConnectFailures: r.connects, ConnectError: r.connectErr,
+	}
+	if cfg.Wait == WaitBatch {
+		res.BatchUs = float64(cfg.Batch) / 1e3
 	}
 	percentiles(res, totalLat)
 	res.LatenessP50 = float64(totalLate.ValueAtQuantile(50)) / 1e3

@@ -57,7 +57,14 @@ type Config struct {
 	Spin time.Duration
 	// Wait is how the loops wait between sends (default WaitAdaptive;
 	// WaitSleep where Spin is negative).
-	Wait         Wait
+	Wait Wait
+	// Batch is how late WaitBatch lets a send be before it wakes the loop
+	// for it and for all others due by then (default 400µs; only with
+	// WaitBatch).
+	Batch time.Duration
+	// Arrival is how a response is timed (default ArrivalKernel with
+	// WaitBatch, ArrivalRead otherwise; ArrivalRead on a fake clock).
+	Arrival      Arrival
 	DialTimeout  time.Duration // default 5s
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
 	Progress     io.Writer     // one line per second; nil for none
@@ -72,7 +79,9 @@ type Result struct {
 	Conns           int     `json:"conns"`     // requested
 	Connected       int     `json:"connected"` // opened (Conns - ConnectFailures)
 	Loops           int     `json:"loops,omitempty"`
-	Wait            Wait    `json:"wait"` // how the loops waited between sends
+	Wait            Wait    `json:"wait"`               // how the loops waited between sends
+	BatchUs         float64 `json:"batch_us,omitempty"` // WaitBatch's window
+	Arrival         Arrival `json:"arrival"`            // how responses were timed
 	TargetQPS       float64 `json:"target_qps"`
 	Depth           int     `json:"depth,omitempty"`
 	MsgSize         int     `json:"msg_size"`
@@ -110,6 +119,30 @@ type Result struct {
 	Logs    int   `json:"logs,omitempty"`
 	StartMs int64 `json:"start_unix_ms,omitempty"`
 }
+
+// Arrival is how a loop times a response.
+type Arrival string
+
+const (
+	// ArrivalRead is when the loop read the response: its own delay in
+	// reading counts as the server's.
+	ArrivalRead Arrival = "read"
+	// ArrivalKernel is when the kernel received the response (Linux's
+	// SO_TIMESTAMPNS: the software receive timestamp, taken as the
+	// packet enters the stack), whatever the loop was doing then; the
+	// responses of one read share the newest one's time.
+	ArrivalKernel Arrival = "kernel"
+)
+
+func (a Arrival) check() error {
+	switch a {
+	case ArrivalRead, ArrivalKernel:
+		return nil
+	}
+	return fmt.Errorf("%w: arrival %q is neither kernel nor read", ErrConfig, a)
+}
+
+const defaultBatch = 400 * time.Microsecond
 
 const (
 	histMax     = int64(time.Hour)
@@ -225,6 +258,18 @@ func (cfg *Config) check() error {
 	if err := cfg.Wait.check(); err != nil {
 		return err
 	}
+	if cfg.Wait == WaitBatch && cfg.Batch == 0 {
+		cfg.Batch = defaultBatch
+	}
+	if cfg.Arrival == "" {
+		cfg.Arrival = ArrivalRead
+		if cfg.Wait == WaitBatch {
+			cfg.Arrival = ArrivalKernel
+		}
+	}
+	if err := cfg.Arrival.check(); err != nil {
+		return err
+	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second
 	}
@@ -240,6 +285,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: message size %d not in [1, 1 MiB]", ErrConfig, cfg.MsgSize)
 	case cfg.QPS < 0:
 		return fmt.Errorf("%w: negative rate", ErrConfig)
+	case cfg.Batch < 0 || (cfg.Batch > 0 && cfg.Wait != WaitBatch):
+		return fmt.Errorf("%w: batch %v without wait batch, or negative", ErrConfig, cfg.Batch)
 	case cfg.Duration < 0 || cfg.Warmup < 0:
 		return fmt.Errorf("%w: negative duration", ErrConfig)
 	case cfg.Mode != "echo" && cfg.Mode != "line":
@@ -259,6 +306,20 @@ func (cfg *Config) check() error {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
 	return runIn(ctx, cfg, env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU})
+}
+
+// waitString says how the loops waited and timed responses, for the
+// interval log's comments.
+func (cfg *Config) waitString(loops int) string {
+	w := fmt.Sprintf("wait %s", cfg.Wait)
+	switch cfg.Wait {
+	case WaitBatch:
+		w += fmt.Sprintf(" %v", cfg.Batch)
+	case WaitSleep, WaitSpin:
+	default:
+		w += fmt.Sprintf(", spin %v", cfg.Spin)
+	}
+	return fmt.Sprintf("%s, arrival %s, %d loops", w, cfg.Arrival, loops)
 }
 
 func us(ns int64) string {

@@ -24,14 +24,23 @@ const (
 	WaitSleep Wait = "sleep"
 	// WaitSpin always polls: each loop takes a whole core.
 	WaitSpin Wait = "spin"
+	// WaitBatch sleeps until the loop's next send is Config.Batch late
+	// (less the wake-up delay the loop has learned), then sends every
+	// message due at once and reads the responses that came meanwhile,
+	// timed by the kernel's receive timestamps (Config.Arrival). So a loop
+	// wakes once per Batch, not once per send and per response: the send
+	// lateness, from each message's intended time, is at most about
+	// Batch, and it is part of the latencies (they are measured from the
+	// intended time, so no coordinated omission).
+	WaitBatch Wait = "batch"
 )
 
 func (w Wait) check() error {
 	switch w {
-	case WaitAdaptive, WaitSend, WaitSleep, WaitSpin:
+	case WaitAdaptive, WaitSend, WaitSleep, WaitSpin, WaitBatch:
 		return nil
 	}
-	return fmt.Errorf("%w: wait %q is none of adaptive, send, sleep, spin", ErrConfig, w)
+	return fmt.Errorf("%w: wait %q is none of adaptive, send, sleep, spin, batch", ErrConfig, w)
 }
 
 // minNap is the shortest sleep before a send: shorter waits are spun. A
@@ -56,6 +65,8 @@ type waitPolicy struct {
 	spin         int64 // poll this long before a send (Config.Spin; negative: never)
 	srtt, rttvar int64 // smoothed round trip and its variation; srtt 0: none yet
 	lastSend     int64
+	batch        int64 // WaitBatch: how late a send may be (Config.Batch)
+	lead         int64 // WaitBatch: how much later than asked a sleep ends, smoothed
 }
 
 // sample feeds one response's round trip to the estimate (RFC 6298's
@@ -101,4 +112,19 @@ func (p *waitPolicy) plan(now, next int64, outstanding bool) (poll bool, wake in
 		return true, wake
 	}
 	return false, wake
+}
+
+// batchWake is when a batching loop whose next send is due at next wakes:
+// once that send is batch late, less the learned wake-up delay.
+func (p *waitPolicy) batchWake(next int64) int64 {
+	return next + p.batch - p.lead
+}
+
+// woke learns the wake-up delay from a sleep asked to end at target that
+// ended at at: a moving average (gain 1/8) of the delays, within 0 and
+// half the batch window (a longer delay is the machine being busy, which
+// the loop should not answer by waking ever earlier).
+func (p *waitPolicy) woke(target, at int64) {
+	p.lead += (at - target - p.lead) / 8
+	p.lead = min(max(p.lead, 0), p.batch/2)
 }

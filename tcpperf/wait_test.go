@@ -89,3 +89,35 @@ func TestWaitEstimate(t *testing.T) {
 		t.Fatalf("overdue counts from the last send: %d", got)
 	}
 }
+
+// TestBatchWake: a batching loop wakes when its next send is Batch late,
+// less the wake-up delay it learned, which follows the delays seen and
+// stays within 0 and half the window.
+func TestBatchWake(t *testing.T) {
+	p := waitPolicy{mode: WaitBatch, batch: 400 * µsec}
+	if got := p.batchWake(1000 * µsec); got != 1400*µsec {
+		t.Fatalf("no delay learned: wake at %dµs, want 1400", got/µsec)
+	}
+	for range 100 {
+		target := p.batchWake(1000 * µsec)
+		p.woke(target, target+60*µsec) // each sleep ends 60µs late
+	}
+	if p.lead < 55*µsec || p.lead > 60*µsec {
+		t.Fatalf("steady 60µs late: lead %dµs", p.lead/µsec)
+	}
+	if got := p.batchWake(1000 * µsec); got != 1400*µsec-p.lead {
+		t.Fatalf("wake at %dµs with lead %dµs", got/µsec, p.lead/µsec)
+	}
+	for range 100 {
+		p.woke(0, 10*int64(time.Millisecond)) // a machine busy elsewhere
+	}
+	if p.lead != 200*µsec {
+		t.Fatalf("long delays: lead %dµs, want half the window, 200", p.lead/µsec)
+	}
+	for range 100 {
+		p.woke(1000*µsec, 900*µsec) // early (a signal)
+	}
+	if p.lead != 0 {
+		t.Fatalf("early wake-ups: lead %dµs, want 0", p.lead/µsec)
+	}
+}

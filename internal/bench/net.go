@@ -93,6 +93,8 @@ type netConfig struct {
 	step             string // the point whose rate is stepped up per engine
 	stepRuns         int    // runs per rate in the step search (0 means 1)
 	logDir           string // where tcpperf's interval logs go, for -plot
+	wait             string // tcpperf's -wait ("" for its default)
+	batch            time.Duration
 }
 
 // RunNet runs `wirespeed bench net` with the arguments after "net": a
@@ -116,6 +118,8 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files: FILE.svg becomes FILE-POINT.svg")
 	fs.StringVar(&cfg.step, "step", "10k", "the open-loop point whose rate is stepped up (x1.5 a step) for each engine to the highest that keeps p99 under 1 ms (\"\": none)")
 	fs.IntVar(&cfg.stepRuns, "step-runs", 1, "runs per rate in the step search: a rate passes when more than half of its runs keep p99 under 1 ms, and the table shows the run with the median p99")
+	fs.StringVar(&cfg.wait, "wait", "", "tcpperf's -wait at every point (default: tcpperf's)")
+	fs.DurationVar(&cfg.batch, "batch", 0, "tcpperf's -batch, with -wait batch")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	overload := fs.Duration("overload", 2*time.Second, "schedule of the overload experiment, per variant (0: skip it)")
 	if err := fs.Parse(args); err != nil {
@@ -271,6 +275,7 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		"-conns", strconv.Itoa(p.Conns), "-qps", strconv.FormatFloat(p.QPS, 'f', -1, 64),
 		"-depth", strconv.Itoa(max(p.Depth, 1)), "-msg-size", strconv.Itoa(cfg.msgSize),
 		"-duration", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json", "-q")
+	client.Args = append(client.Args, cfg.waitArgs()...)
 	var hlog string
 	if cfg.logDir != "" {
 		hlog = filepath.Join(cfg.logDir, fmt.Sprintf("%s-%s.hlog", p.Name, engine))
@@ -495,6 +500,18 @@ func parseSockperf(out string, res *tcpperf.Result) bool {
 	return res.P50 > 0
 }
 
+// waitArgs are tcpperf's arguments for -wait and -batch.
+func (cfg *netConfig) waitArgs() []string {
+	var args []string
+	if cfg.wait != "" {
+		args = append(args, "-wait", cfg.wait)
+	}
+	if cfg.batch != 0 {
+		args = append(args, "-batch", cfg.batch.String())
+	}
+	return args
+}
+
 // printNetTable writes one table per load point.
 func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 	pin := fmt.Sprintf("server on CPU %d, tcpperf on CPU %d", cfg.serverCPU, cfg.clientCPU)
@@ -502,6 +519,7 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 		pin = "not pinned"
 	}
 	fmt.Fprintf(w, "%d-byte messages, %v measured after %v warmup per run, %s\n", cfg.msgSize, cfg.duration, cfg.warmup, pin)
+	fmt.Fprintln(w, "late p50/p99: tcpperf's own send lateness, µs (part of the latencies, which count from each message's intended send time); tool µs/msg: its CPU per message")
 	for _, p := range cfg.points {
 		load := fmt.Sprintf("open loop %.0f msg/s", p.QPS)
 		if p.QPS == 0 {
@@ -509,7 +527,7 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 		}
 		fmt.Fprintf(w, "\n%s: %s mode, %d conns, %s\n", p.Name, p.Mode, p.Conns, load)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "engine\tp50 µs\tp99 µs\tp99.99 µs\tmsg/s\tsrv CPU s\tCPU µs/msg\tsrv RSS MB\tKiB/conn\terrors\tlate p50\ttool µs/msg")
+		fmt.Fprintln(tw, "engine\tp50 µs\tp99 µs\tp99.99 µs\tmsg/s\tsrv CPU s\tCPU µs/msg\tsrv RSS MB\tKiB/conn\terrors\tlate p50\tlate p99\ttool µs/msg\ttool wait")
 		var failed []netRow
 		for _, r := range rows {
 			if r.Point != p.Name {
@@ -521,6 +539,10 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 			}
 			res := r.Result
 			rate, cpu, rss, errs, late := fmt.Sprintf("%.0f", res.AchievedQPS), fmt.Sprintf("%.2f", r.ServerCPUSec), fmt.Sprintf("%.1f", r.ServerRSSMB), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
+			late99, wait := fmt.Sprintf("%.1f", res.LatenessP99), string(res.Wait)
+			if res.BatchUs > 0 {
+				wait += fmt.Sprintf(" %gµs", res.BatchUs)
+			}
 			perConn, tool := fmt.Sprintf("%.1f", r.ServerRSSMB*1024/float64(p.Conns)), fmt.Sprintf("%.2f", res.CPUPerMsg)
 			perMsg := "-"
 			if res.Sent > 0 {
@@ -528,12 +550,12 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 				perMsg = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(res.Sent))
 			}
 			if r.Engine == "sockperf" {
-				rate, cpu, perMsg, rss, perConn, errs, late, tool = "-", "-", "-", "-", "-", "-", "-", "-"
+				rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait = "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"
 			}
 			if p.QPS == 0 {
-				late = "-"
+				late, late99 = "-", "-"
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, perConn, errs, late, tool)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait)
 			if r.Err != "" {
 				failed = append(failed, r)
 			}

@@ -106,6 +106,37 @@ func TestBenchNet(t *testing.T) {
 	}
 }
 
+// bench net -wait batch -batch D runs tcpperf so, and the table says how
+// it waited and how late it sent.
+func TestBenchNetBatch(t *testing.T) {
+	bin := buildWirespeed(t)
+	points, err := parseNetPoints("open=echo/4/400/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := netConfig{
+		exe: bin, engines: []string{"std"}, points: points,
+		duration: 200 * time.Millisecond, warmup: 50 * time.Millisecond, msgSize: 64,
+		serverCPU: -1, clientCPU: -1, wait: "batch", batch: time.Millisecond,
+	}
+	rows := benchNet(context.Background(), cfg, &bytes.Buffer{})
+	if len(rows) != 1 || rows[0].Result == nil {
+		t.Fatalf("rows %+v", rows)
+	}
+	if r := rows[0].Result; r.Wait != tcpperf.WaitBatch || r.BatchUs != 1000 || r.Arrival != tcpperf.ArrivalKernel || r.Errors != 0 {
+		t.Errorf("tcpperf ran %s %gµs arrival %s, errors %d; want batch 1000µs kernel, none", r.Wait, r.BatchUs, r.Arrival, r.Errors)
+	}
+	var out bytes.Buffer
+	if err := printNetTable(&out, cfg, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"late p99", "tool µs/msg", "batch 1000µs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 // sockperf's server on port 0 is found once it says it is ready, and its
 // ping-pong percentiles are read.
 func TestBenchNetSockperf(t *testing.T) {

@@ -92,7 +92,7 @@ func TestRunErrors(t *testing.T) {
 func TestPrint(t *testing.T) {
 	r := &tcpperf.Result{Mode: "echo", Conns: 10, Connected: 9, TargetQPS: 1000, MsgSize: 64, DurationS: 10,
 		P50: 12.5, P90: 20, P99: 100.25, P999: 1000, P9999: 2000, Max: 12345.6, AchievedQPS: 999.6, Sent: 10000, Received: 9990,
-		Errors: 11, ConnectFailures: 1, Unanswered: 10, ConnectError: "refused", LatenessP50: 1, LatenessP99: 2, LatenessMax: 3, Loops: 2, Wait: tcpperf.WaitAdaptive, CPUPerMsg: 2.5, CPUUtil: 0.25, LoopBusy: 0.125}
+		Errors: 11, ConnectFailures: 1, Unanswered: 10, ConnectError: "refused", LatenessP50: 1, LatenessP99: 2, LatenessMax: 3, Loops: 2, Wait: tcpperf.WaitAdaptive, Arrival: tcpperf.ArrivalRead, CPUPerMsg: 2.5, CPUUtil: 0.25, LoopBusy: 0.125}
 	var b bytes.Buffer
 	if err := Print(&b, r); err != nil {
 		t.Fatal(err)
@@ -103,12 +103,18 @@ achieved 1000 msg/s (sent 10000, received 9990)
         latency  12.5  20.0  100.2  1000.0  2000.0  12345.6
   send lateness   1.0     -    2.0       -       -      3.0
 (send lateness is the tool's own floor: actual minus intended send time)
-tool CPU 2.50 µs/msg (25% of one core; 2 loops waiting adaptive, busy 12% of the time)
+tool CPU 2.50 µs/msg (25% of one core; 2 loops waiting adaptive, busy 12% of the time; responses timed at read)
 errors 11 (connect 1, write 0, read 0, content 0, unanswered 10)
 connect: refused
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	r.Wait, r.BatchUs, r.Arrival = tcpperf.WaitBatch, 400, tcpperf.ArrivalKernel
+	b.Reset()
+	Print(&b, r)
+	if s := b.String(); !strings.Contains(s, "2 loops waiting batch 400µs, busy 12% of the time; responses timed at kernel)") {
+		t.Errorf("batching:\n%s", s)
 	}
 	r.TargetQPS, r.Depth, r.Connected, r.ConnectError = 0, 4, 10, ""
 	b.Reset()
