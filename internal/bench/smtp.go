@@ -30,6 +30,7 @@ const (
 	engPipelining = "wirespeed-pipelining" // wirespeed smtp-source -pipelining
 	engPostfix    = "postfix"              // Postfix's smtp-sink or smtp-source
 	engTLS        = "wirespeed-tls"        // wirespeed smtp-sink -tls, or smtp-source -tls (each only with the other)
+	engGoroutine  = "wirespeed-goroutine"  // wirespeed smtp-sink -engine goroutine (the default, wirespeed, is loops on Linux)
 )
 
 // An smtpSize is one message size of the suite.
@@ -139,7 +140,7 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	exe, _ := os.Executable()
 	var cfg smtpConfig
-	sinks := fs.String("sinks", engWirespeed+","+engPostfix+","+engTLS, "sinks to drive: wirespeed, postfix (Postfix's smtp-sink, where installed), wirespeed-tls (-tls, a self-signed certificate; driven only by the wirespeed-tls source)")
+	sinks := fs.String("sinks", engWirespeed+","+engGoroutine+","+engPostfix+","+engTLS, "sinks to drive: wirespeed (its default engine: loops on Linux), wirespeed-goroutine (-engine goroutine), postfix (Postfix's smtp-sink, where installed), wirespeed-tls (-tls, a self-signed certificate; driven only by the wirespeed-tls source)")
 	sources := fs.String("sources", engWirespeed+","+engPipelining+","+engPostfix+","+engTLS, "sources: wirespeed, wirespeed-pipelining (-pipelining), postfix (Postfix's smtp-source, where installed), wirespeed-tls (-tls -tls-insecure, into the wirespeed-tls sink only)")
 	postfix := fs.Bool("postfix", true, "use Postfix's smtp-sink and smtp-source where installed (PATH or /usr/sbin)")
 	fs.IntVar(&cfg.sessions, "s", 10, "sessions in parallel (smtp-source -s), reusing connections (-d)")
@@ -186,7 +187,7 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg.pfSink, cfg.pfSource = postfixTool("smtp-sink"), postfixTool("smtp-source")
 	}
 	var err error
-	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engPostfix, engTLS}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
+	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engGoroutine, engPostfix, engTLS}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
 		return err
 	}
 	if cfg.sources, err = engines(*sources, []string{engWirespeed, engPipelining, engPostfix, engTLS}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
@@ -455,7 +456,7 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	if srvCPU, srvRSS, err = stopMeasured(srv); errors.Is(err, errNoStop) {
 		return run, fmt.Errorf("%s smtp-sink %w", sink, err)
 	}
-	if sink == engWirespeed || sink == engTLS {
+	if sink == engWirespeed || sink == engGoroutine || sink == engTLS {
 		if err != nil {
 			return run, fmt.Errorf("wirespeed smtp-sink: %v", err)
 		}
@@ -508,11 +509,14 @@ func (w *lineWriter) rest() []byte {
 // startSMTPSink starts a sink on 127.0.0.1 pinned to cfg.serverCPU and
 // returns it once it greets, with its address and its output.
 func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (*exec.Cmd, string, *lineWriter, error) {
-	if sink == engWirespeed || sink == engTLS {
+	if sink == engWirespeed || sink == engGoroutine || sink == engTLS {
 		out := newLineWriter()
 		args := append([]string{"smtp-sink", "-addr", "127.0.0.1:0", "-json"}, extra...)
-		if sink == engTLS {
+		switch sink {
+		case engTLS:
 			args = append(args, "-tls")
+		case engGoroutine:
+			args = append(args, "-engine", "goroutine")
 		}
 		srv := exec.CommandContext(ctx, cfg.exe, args...)
 		srv.Stdout = out
@@ -604,8 +608,17 @@ func smtpBars(rows []smtpRow, h *smtpHonesty) []smtpBar {
 		}
 		return a.MsgPerS / b.MsgPerS
 	}
+	cpuRatio := func(a, b *smtpRow) float64 {
+		if a == nil || b == nil || b.ServerCPUPerMsgUS <= 0 {
+			return 0
+		}
+		return a.ServerCPUPerMsgUS / b.ServerCPUPerMsgUS
+	}
 	bars := []smtpBar{
 		{"sink msg/s, 4KiB, Postfix's source: wirespeed / Postfix", ratio(find("4KiB", engWirespeed, engPostfix), find("4KiB", engPostfix, engPostfix), false), ">= 1.5"},
+		{"sink CPU/msg, 4KiB, Postfix's source: wirespeed (loops) / Postfix", cpuRatio(find("4KiB", engWirespeed, engPostfix), find("4KiB", engPostfix, engPostfix)), "<= 0.5"},
+		{"sink CPU/msg, 4KiB, Postfix's source: wirespeed goroutine engine / Postfix", cpuRatio(find("4KiB", engGoroutine, engPostfix), find("4KiB", engPostfix, engPostfix)), "<= 0.7"},
+		{"sink MB/s, 1MiB, Postfix's source: loops / goroutine engine", ratio(find("1MiB", engWirespeed, engPostfix), find("1MiB", engGoroutine, engPostfix), true), ">= 0.9"},
 		{"sink MB/s, 1MiB, Postfix's source: wirespeed / Postfix", ratio(find("1MiB", engWirespeed, engPostfix), find("1MiB", engPostfix, engPostfix), true), ">= 5"},
 		{"pair msg/s, 4KiB: wirespeed -pipelining into wirespeed / Postfix into Postfix", ratio(find("4KiB", engWirespeed, engPipelining), find("4KiB", engPostfix, engPostfix), false), ">= 3"},
 		{"source msg/s, 4KiB, Postfix's sink: wirespeed / Postfix", ratio(find("4KiB", engPostfix, engWirespeed), find("4KiB", engPostfix, engPostfix), false), ">= 1"},

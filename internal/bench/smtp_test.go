@@ -69,8 +69,10 @@ func checkSMTPRows(t *testing.T, rows []smtpRow) {
 func TestBenchSMTPQuick(t *testing.T) {
 	bin := buildWirespeed(t)
 	rep := runBenchSMTP(t, "-quick", "-exe", bin, "-postfix=false")
-	want := []string{"4KiB/wirespeed/wirespeed", "4KiB/wirespeed/wirespeed-pipelining", "4KiB/wirespeed-tls/wirespeed-tls",
-		"1MiB/wirespeed/wirespeed", "1MiB/wirespeed/wirespeed-pipelining", "1MiB/wirespeed-tls/wirespeed-tls"}
+	want := []string{"4KiB/wirespeed/wirespeed", "4KiB/wirespeed/wirespeed-pipelining",
+		"4KiB/wirespeed-goroutine/wirespeed", "4KiB/wirespeed-goroutine/wirespeed-pipelining", "4KiB/wirespeed-tls/wirespeed-tls",
+		"1MiB/wirespeed/wirespeed", "1MiB/wirespeed/wirespeed-pipelining",
+		"1MiB/wirespeed-goroutine/wirespeed", "1MiB/wirespeed-goroutine/wirespeed-pipelining", "1MiB/wirespeed-tls/wirespeed-tls"}
 	if len(rep.Rows) != len(want) {
 		t.Fatalf("%d rows, want %d: %+v", len(rep.Rows), len(want), rep.Rows)
 	}
@@ -89,7 +91,7 @@ func TestBenchSMTPQuick(t *testing.T) {
 	}
 	// The Postfix bars have no rows; the TLS and honesty bars have their
 	// ratios.
-	if len(rep.Bars) != 8 || rep.Bars[2].Ratio != 0 || rep.Bars[5].Ratio <= 0 || rep.Bars[6].Ratio <= 0 || rep.Bars[7].Ratio != h.DiffRatio {
+	if len(rep.Bars) != 11 || rep.Bars[2].Ratio != 0 || rep.Bars[8].Ratio <= 0 || rep.Bars[9].Ratio <= 0 || rep.Bars[10].Ratio != h.DiffRatio {
 		t.Errorf("bars %+v", rep.Bars)
 	}
 	if rep.Ceiling != nil {
@@ -119,7 +121,7 @@ func TestBenchSMTPQuick(t *testing.T) {
 			table = lines[i : i+2]
 		}
 	}
-	if table == nil || len(strings.Fields(table[0])) != 20 || !strings.HasPrefix(table[1], "4KiB  wirespeed  wirespeed") || len(strings.Fields(table[1])) != 13 {
+	if table == nil || len(strings.Fields(table[0])) != 20 || !strings.HasPrefix(strings.Join(strings.Fields(table[1]), " "), "4KiB wirespeed wirespeed ") || len(strings.Fields(table[1])) != 13 {
 		t.Errorf("table:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "bars (same run)") || strings.Contains(out.String(), "latency honesty (") || strings.Contains(out.String(), "ceiling") {
@@ -138,11 +140,11 @@ func TestBenchSMTPPostfix(t *testing.T) {
 	}
 	bin := buildWirespeed(t)
 	rep := runBenchSMTP(t, "-quick", "-exe", bin, "-lat-m", "0")
-	if len(rep.Rows) != 14 { // 3 plain sources into 2 plain sinks, TLS into TLS, 2 sizes
-		t.Fatalf("%d rows, want 14", len(rep.Rows))
+	if len(rep.Rows) != 20 { // 3 plain sources into 3 plain sinks (2 wirespeed engines), TLS into TLS, 2 sizes
+		t.Fatalf("%d rows, want 20", len(rep.Rows))
 	}
 	checkSMTPRows(t, rep.Rows)
-	if len(rep.Bars) != 7 {
+	if len(rep.Bars) != 10 {
 		t.Fatalf("bars %+v", rep.Bars)
 	}
 	for _, b := range rep.Bars {
