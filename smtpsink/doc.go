@@ -24,6 +24,10 @@
 //   - A session that starts TLS forgets all it knew, and input sent in the
 //     clear after STARTTLS is never read as commands.
 //
+// Sessions run on one of two engines (Config.Engine): as state machines on
+// netio's event loops (the default on Linux; an idle session holds no
+// buffer), or a goroutine each. Both give the same replies.
+//
 // On Linux, a message whose data takes more than one read turns on quick
 // ACKs until its reply, so that a client with Nagle's algorithm on does not
 // wait out the delayed-ACK timer at the end of a large message. Not
