@@ -99,12 +99,14 @@ type Config struct {
 	// OnMessage, if set, is called for each message accepted, after its
 	// data has been read and before the reply that accepts it is sent, so
 	// a client that has seen the reply knows the call has returned. It is
-	// called from the session's goroutine: sessions call it concurrently.
+	// called from the session's goroutine, or on EngineLoops from its
+	// event loop (which serves no other session meanwhile): sessions call
+	// it concurrently.
 	OnMessage func(Message)
 
 	// OnSessionEnd, if set, is called when a session has ended and its
-	// connection is closed, from the session's goroutine (sessions call it
-	// concurrently); Stats counts the session as ended by then, its slot
+	// connection is closed, from the session's goroutine or event loop
+	// (sessions call it concurrently); Stats counts the session as ended by then, its slot
 	// of MaxConns is free, and
 	// Shutdown and Close wait for the call to return.
 	OnSessionEnd func(SessionInfo)

@@ -49,7 +49,6 @@ type loopSession struct {
 	slot   bool   // holds a slot of MaxConns, so the session has begun
 	held   []byte // input that came while paused or waiting
 	then   func() bool
-	sleeps sync.Mutex // serializes the session's Sleeper between pauses
 
 	dl    deadline
 	setAt time.Time // the deadline last set on c
@@ -338,9 +337,10 @@ func (ls *loopSession) pause(d time.Duration, then func() bool) {
 	ls.c.SetDeadline(time.Time{})
 	ls.setAt = time.Time{}
 	go func() {
-		ls.sleeps.Lock()
+		// The only user of the session meanwhile: the loop leaves it
+		// alone while it is paused, and the next pause starts on the
+		// loop, after Do.
 		ok := ls.ss.sleep(d)
-		ls.sleeps.Unlock()
 		ls.c.Do(func(*netio.LoopConn) {
 			if ls.mode != modePaused {
 				return
@@ -541,10 +541,15 @@ func (s *Server) loopTimeout(c *netio.LoopConn, err error) {
 // starts: a session goes on until its client quits (Server.Shutdown),
 // unless the server is closing (Server.Close).
 func (s *Server) loopShutdown(c *netio.LoopConn) {
+	ls := c.Value().(*loopSession)
 	select {
 	case <-s.kill:
-		c.Value().(*loopSession).farewell()
+		ls.farewell()
 	default:
+		if ls.mode == modeWaiting {
+			// Never greeted: the listen queue it stands for is gone.
+			ls.farewell()
+		}
 	}
 }
 

@@ -122,3 +122,31 @@ func TestSessionBuffersPooled(t *testing.T) {
 		t.Logf("%d bytes allocated per session, client included", per)
 	}
 }
+
+// On the loops engine an idle session (greeted, then silent) holds no
+// buffer: the Go heap grows by less than 4 KiB a session (the goroutine
+// engine's hold a 64 KiB read buffer, a 4 KiB reply buffer and a stack).
+func TestIdleSessionsLoops(t *testing.T) {
+	const n = 200
+	s := startSink(t, Config{Engine: EngineLoops, MaxConns: -1}, hooks{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	conns := make([]*client, n)
+	for i := range conns {
+		conns[i] = dial(t, s) // greeted
+	}
+	conns[n-1].cmd(250, "NOOP") // each session is served by now
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if st := s.Stats(); st.Active != n {
+		t.Fatalf("%d sessions active, want %d", st.Active, n)
+	}
+	// The clients' own side (net.Conn, textproto.Conn, bufio) is in the
+	// same heap: it counts against the bound too.
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d bytes of heap per idle session and its client", per)
+	if per > 4<<10 {
+		t.Errorf("%d bytes of heap per idle session (and its client), want at most 4 KiB", per)
+	}
+}
