@@ -46,9 +46,9 @@ type loopSession struct {
 	mode loopMode
 	eof  bool // the peer ended its stream
 
-	slot   bool   // holds a slot of MaxConns, so the session has begun
-	held   []byte // input that came while paused or waiting
-	then   func() bool
+	slot bool   // holds a slot of MaxConns, so the session has begun
+	held []byte // input that came while paused or waiting
+	then func() bool
 
 	dl    deadline
 	setAt time.Time // the deadline last set on c
