@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,7 +173,7 @@ func hostileClients(t *testing.T, engine ...string) {
 		for _, reset := range []bool{false, true} {
 			t.Run(fmt.Sprintf("cut-off BDAT LAST %v reset %v", flags, reset), func(t *testing.T) {
 				t.Parallel()
-				addr, stderr, stop := startErr(t, append(flags, "-c")...)
+				addr, stderr, stop := startErr(t, append(slices.Clip(flags), "-c")...)
 				c := dialRaw(t, addr)
 				c.reply()
 				c.send("EHLO c\r\nMAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nBDAT 3\r\nabc")
