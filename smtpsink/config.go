@@ -157,8 +157,8 @@ type Config struct {
 	MinDataRate int64
 
 	// MaxConns bounds the sessions served at once. Further connections
-	// wait in the listen queue (as with Postfix's smtp-sink) until a
-	// session ends, or, with RefuseOverMaxConns, are accepted, answered
+	// wait in the listen queue (as with Postfix's smtp-sink; on
+	// EngineLoops, accepted but not greeted) until a session ends, or, with RefuseOverMaxConns, are accepted, answered
 	// with 421 and closed (as Postfix's smtpd does), counted in
 	// Stats.Refused. 0 means DefaultMaxConns; negative, no limit.
 	MaxConns           int
@@ -203,9 +203,9 @@ const (
 	// goroutine of its own, as on EngineGoroutine, when it starts TLS, and
 	// a Delay pauses it on a goroutine; OnMessage and OnSessionEnd are
 	// then called from the loops, so they must not block. Connections
-	// over MaxConns wait unanswered (not in the listen queue), at most
-	// MaxConns of them; beyond, they are refused as with
-	// RefuseOverMaxConns.
+	// over MaxConns are accepted and wait unanswered until a slot is
+	// free, up to 4096 of them (MaxConns, if more: what a listen queue
+	// holds); beyond, they are refused as with RefuseOverMaxConns.
 	EngineLoops Engine = "loops"
 )
 

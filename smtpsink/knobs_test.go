@@ -458,3 +458,40 @@ func TestMaxConnsRefuse(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// More clients than MaxConns wait their turn, more of them than MaxConns
+// too (Postfix's smtp-source -s 1000 into -m 256): each is greeted once a
+// session before it has ended, none is refused.
+func TestMaxConnsQueue(t *testing.T) {
+	const waiting = 5
+	s := startSink(t, Config{MaxConns: 1}, hooks{})
+	c1 := dial(t, s)
+	c1.cmd(250, "EHLO one")
+	var cs []*client
+	for range waiting {
+		c, err := nettextprotoDial(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		cs = append(cs, &client{t: t, Conn: c})
+	}
+	c1.cmd(221, "QUIT")
+	// One slot: the clients are served one at a time, each once the one
+	// before has quit, whatever the order the sink took them in.
+	greeted := make(chan *client, waiting)
+	for _, c := range cs {
+		go func() {
+			if _, _, err := c.ReadResponse(220); err != nil {
+				t.Error(err)
+			}
+			greeted <- c
+		}()
+	}
+	for range waiting {
+		(<-greeted).cmd(221, "QUIT")
+	}
+	if st := s.Stats(); st.Sessions != waiting+1 || st.Refused != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}

@@ -35,6 +35,12 @@ const (
 	modeClosed
 )
 
+// maxWaiting is how many connections over MaxConns wait for a slot on
+// the loops engine (at least; MaxConns if more): as many as Linux's
+// default listen queue holds (net.core.somaxconn), where they would wait
+// on the goroutine engine. Each holds a descriptor and about 1.5 KiB.
+const maxWaiting = 4096
+
 // maxHeld bounds the input a session holds while paused or waiting for
 // a slot: a client that sends more without waiting for replies is closed.
 const maxHeld = 64 << 10
@@ -174,9 +180,9 @@ func (s *Server) loopOpen(c *netio.LoopConn) {
 	case s.cfg.MaxConns <= 0 || s.slots < s.cfg.MaxConns:
 		s.slots++
 		ls.slot = true
-	case s.cfg.RefuseOverMaxConns || len(s.waiting) >= s.cfg.MaxConns:
-		// As many wait as are served at most: beyond, a client learns
-		// at once to come back later.
+	case s.cfg.RefuseOverMaxConns || len(s.waiting) >= max(s.cfg.MaxConns, maxWaiting):
+		// As many wait as a listen queue would hold: beyond, a client
+		// learns at once to come back later.
 		ls.refusedCon, ls.mode = true, modeClosed
 	default:
 		ls.mode = modeWaiting
