@@ -139,8 +139,14 @@ func TestLoopsQueueBoundedWhileWaiting(t *testing.T) {
 	}()
 	var peak uint64
 	var ms runtime.MemStats
+	refused := 0 // pushes that found the queue full; only the loop counts
 	for i := range pushes {
-		if err := lc.Do(func(c *LoopConn) { c.Write(chunk); ran <- struct{}{} }); err != nil {
+		if err := lc.Do(func(c *LoopConn) {
+			if _, err := c.Write(chunk); errors.Is(err, ErrQueueFull) {
+				refused++
+			}
+			ran <- struct{}{}
+		}); err != nil {
 			t.Fatal(err)
 		}
 		<-ran
@@ -155,10 +161,11 @@ func TestLoopsQueueBoundedWhileWaiting(t *testing.T) {
 	if err := <-readErr; err != nil {
 		t.Fatal(err)
 	}
-	queued := make(chan int, 1)
-	lc.Do(func(c *LoopConn) { queued <- c.Queued() })
-	if q := <-queued; q < 512<<10 {
-		t.Fatalf("%d bytes queued at the end: the connection did not stay waiting for room", q)
+	// Half of what was pushed was read: the rest found the queue full,
+	// but for what the sockets' buffers and the queue held. (Queued at
+	// the end depends on when the last refusals came, under load.)
+	if refused < pushes/4 {
+		t.Fatalf("%d of %d pushes found the queue full: the connection did not stay waiting for room", refused, pushes)
 	}
 	if peak > 32<<20 {
 		t.Fatalf("heap reached %d MiB while 64 MiB went through a connection holding at most 1 MiB", peak>>20)
