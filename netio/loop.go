@@ -151,7 +151,8 @@ type LoopConn struct {
 	lingering bool // closed, waiting for the peer's end of stream
 	hup       bool // the last event said the peer ended or failed
 	more      bool // on the loop's list of connections to read on
-	full      bool // a Write failed with ErrQueueFull
+	full      bool // a Write failed with ErrQueueFull, or NotifyWritable
+	unread    bool // SetReading(false): not read until SetReading(true)
 	closeErr  error
 	det       *detachedConn
 	gone      atomic.Bool // closed or detached, for Do
@@ -267,6 +268,47 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 		return nil, ErrOutsideLoop
 	}
 	return c.l.detach(c)
+}
+
+// SetReading stops reading the connection (false) or starts again
+// (true): the peer then waits, its input held by the kernel's buffers
+// and TCP's flow control, while the Handler cannot take it (a protocol
+// that pauses before a reply, for one). Reading starts again on the
+// loop's next turn, with the unused input in front of what is read.
+func (c *LoopConn) SetReading(on bool) error {
+	switch {
+	case c.det != nil:
+		return ErrDetached
+	case c.closed || c.closing:
+		return ErrClosed
+	case !c.calling:
+		return ErrOutsideLoop
+	}
+	if c.unread == !on {
+		return nil
+	}
+	c.unread = !on
+	if on {
+		c.l.resumeReading(c)
+	}
+	return nil
+}
+
+// NotifyWritable asks for an OnWritable call once all of the output
+// queued so far, this call's included, has been sent, as after a Write
+// that failed with ErrQueueFull: how a Handler that stops taking input
+// while its output waits learns when to go on.
+func (c *LoopConn) NotifyWritable() error {
+	switch {
+	case c.det != nil:
+		return ErrDetached
+	case c.closed || c.closing:
+		return ErrClosed
+	case !c.calling:
+		return ErrOutsideLoop
+	}
+	c.full = true
+	return nil
 }
 
 // Control runs f with the connection's file descriptor, as

@@ -670,7 +670,7 @@ func (l *loop) keepRest(c *LoopConn, rest []byte, own bool) {
 // each read, and stops early once c waits for room or is closed.
 func (l *loop) readable(c *LoopConn) {
 	read := 0
-	for !c.closed && !c.closing && !c.waiting && !c.eof {
+	for !c.closed && !c.closing && !c.waiting && !c.eof && !c.unread {
 		if read >= l.budget {
 			if !c.more {
 				c.more = true
@@ -725,6 +725,17 @@ func (l *loop) readable(c *LoopConn) {
 	if c.closing && !c.closed && !c.waiting {
 		l.close(c, c.closeErr)
 	}
+}
+
+// resumeReading reads c again, on the loop's next turn: epoll reports
+// only what arrives from now on (edge-triggered), so what came while c
+// was not read is read then.
+func (l *loop) resumeReading(c *LoopConn) {
+	l.post(task{lf: func(l *loop) {
+		if l != nil && !c.closed && !c.closing && c.det == nil && !c.unread {
+			l.readable(c)
+		}
+	}})
 }
 
 // send writes the output of the call that just returned. It reports

@@ -31,9 +31,13 @@ const (
 )
 
 // sleep waits d, or until the server closes (then it returns false).
-func (ss *session) sleep(d time.Duration) bool {
-	if ss.s.h.sleep != nil {
-		ss.s.h.sleep(d)
+func (ss *session) sleep(d time.Duration) bool { return ss.s.sleep(&ss.sleeper, d) }
+
+// sleep waits d with the Sleeper *sl (made at the first wait), or until
+// the server closes (then it returns false).
+func (s *Server) sleep(sl **sleep.Sleeper, d time.Duration) bool {
+	if s.h.sleep != nil {
+		s.h.sleep(d)
 		return true
 	}
 	until := time.Now().Add(d)
@@ -42,16 +46,16 @@ func (ss *session) sleep(d time.Duration) bool {
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-ss.s.kill:
+		case <-s.kill:
 			return false
 		}
 	}
-	if ss.sleeper == nil {
-		ss.sleeper, _ = sleep.New(sleepSpin) // on failure, still a working Sleeper
+	if *sl == nil {
+		*sl, _ = sleep.New(sleepSpin) // on failure, still a working Sleeper
 	}
-	ss.sleeper.Until(until)
+	(*sl).Until(until)
 	select {
-	case <-ss.s.kill:
+	case <-s.kill:
 		return false
 	default:
 		return true

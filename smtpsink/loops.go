@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -30,6 +31,7 @@ const (
 	modeChunk                    // a BDAT chunk's bytes
 	modeSkip                     // a refused chunk's bytes, thrown away
 	modePaused                   // a Delay: input is held until it ends
+	modeStalled                  // replies wait for the client to read them
 	modeWaiting                  // for a slot of MaxConns: not greeted yet
 	modeDetached                 // given to a goroutine (TLS)
 	modeClosed
@@ -52,9 +54,10 @@ type loopSession struct {
 	mode loopMode
 	eof  bool // the peer ended its stream
 
-	slot bool   // holds a slot of MaxConns, so the session has begun
-	held []byte // input that came while paused or waiting
-	then func() bool
+	slot    bool   // holds a slot of MaxConns, so the session has begun
+	granted bool   // given a slot by freeSlot (s.mu), perhaps not begun
+	held    []byte // input that came while paused or waiting
+	then    func() bool
 
 	dl    deadline
 	setAt time.Time // the deadline last set on c
@@ -144,6 +147,7 @@ func (s *Server) serveLoops() error {
 		OnClose:      s.loopClose,
 		OnTimeout:    s.loopTimeout,
 		OnShutdown:   s.loopShutdown,
+		OnWritable:   s.loopWritable,
 		OnAcceptError: func(err error) {
 			s.cfg.ErrorLog.Printf("smtpsink: accept: %v", err)
 		},
@@ -187,6 +191,7 @@ func (s *Server) loopOpen(c *netio.LoopConn) {
 	default:
 		ls.mode = modeWaiting
 		s.waiting = append(s.waiting, ls)
+		c.SetReading(false) // as in a listen queue, its input waits in the kernel
 	}
 	s.live[ls] = struct{}{}
 	s.wg.Add(1)
@@ -211,6 +216,10 @@ func (ls *loopSession) begin() {
 	ss.id = s.nextID.Add(1)
 	s.stats.sessions.Add(1)
 	s.stats.active.Add(1)
+	ls.c.SetReading(true)
+	if s.cfg.Trace != nil && len(ls.held) > 0 {
+		ls.trace('<', ls.held) // what came before it had its number
+	}
 	if ss.cfg.TLSImplicit {
 		ls.detach(false)
 		return
@@ -241,7 +250,7 @@ func (ls *loopSession) close() {
 func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 	ls := c.Value().(*loopSession)
 	ls.eof = c.EOF()
-	if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed {
+	if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed && ls.mode != modeWaiting {
 		ls.trace('<', in)
 	}
 	ls.input(in)
@@ -257,7 +266,7 @@ func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 // session, unless it is paused with input held.
 func (ls *loopSession) input(in []byte) {
 	switch ls.mode {
-	case modePaused, modeWaiting:
+	case modePaused, modeWaiting, modeStalled:
 		if len(ls.held)+len(in) > maxHeld {
 			ls.close()
 			return
@@ -268,7 +277,8 @@ func (ls *loopSession) input(in []byte) {
 		return
 	}
 	n := ls.process(in)
-	if ls.mode == modePaused {
+	if ls.mode == modePaused || ls.mode == modeStalled {
+		// At most what one read brought: reading is off until then.
 		ls.held = append(ls.held, in[n:]...)
 		return
 	}
@@ -308,6 +318,14 @@ func (ls *loopSession) process(in []byte) (used int) {
 				ls.close()
 				return used
 			}
+			if ls.mode == modeCommand && ls.c.Queued() > outHigh {
+				if ss.bw.Flush() != nil {
+					ls.close()
+				} else {
+					ls.stall()
+				}
+				return used
+			}
 		case modeData:
 			used += ls.data(p)
 		case modeChunk:
@@ -339,14 +357,21 @@ func (ls *loopSession) process(in []byte) (used int) {
 // pause holds the session for d (Config.Delay): a goroutine waits, then
 // the loop runs then and serves the input that came meanwhile.
 func (ls *loopSession) pause(d time.Duration, then func() bool) {
+	s := ls.ss.s
 	ls.mode, ls.then = modePaused, then
 	ls.c.SetDeadline(time.Time{})
 	ls.setAt = time.Time{}
+	ls.c.SetReading(false) // the client's input waits in the kernel meanwhile
+	s.wg.Add(1)            // Close waits for it: the session holds a count too
 	go func() {
-		// The only user of the session meanwhile: the loop leaves it
-		// alone while it is paused, and the next pause starts on the
-		// loop, after Do.
-		ok := ls.ss.sleep(d)
+		defer s.wg.Done()
+		// A Sleeper of its own: the session may end on the loop
+		// meanwhile, and release its own.
+		var sl *sleep.Sleeper
+		ok := s.sleep(&sl, d)
+		if sl != nil {
+			sl.Close()
+		}
 		ls.c.Do(func(*netio.LoopConn) {
 			if ls.mode != modePaused {
 				return
@@ -356,13 +381,45 @@ func (ls *loopSession) pause(d time.Duration, then func() bool) {
 				return
 			}
 			ls.mode = modeCommand
+			ls.c.SetReading(true)
 			ls.run(ls.then)
-			held := ls.held
-			ls.held = nil
-			ls.input(held)
-			ls.handOff()
+			ls.resume()
 		})
 	}()
+}
+
+// resume serves the input the session held while it could not (paused,
+// stalled, or waiting for a slot), on the loop.
+func (ls *loopSession) resume() {
+	held := ls.held
+	ls.held = nil
+	ls.input(held)
+	ls.handOff()
+}
+
+// outHigh is the output a session's replies may queue before it stops
+// taking input (stalls) until the client has read them: a client that
+// pipelines commands without reading their replies waits, as on the
+// goroutine engine, instead of filling netio's MaxQueued.
+const outHigh = 256 << 10
+
+// stall stops taking input until the output queued so far has been sent
+// (loopWritable).
+func (ls *loopSession) stall() {
+	ls.mode = modeStalled
+	ls.c.SetReading(false)
+	ls.c.NotifyWritable()
+}
+
+// loopWritable goes on with a stalled session once its replies are sent.
+func (s *Server) loopWritable(c *netio.LoopConn) {
+	ls := c.Value().(*loopSession)
+	if ls.mode != modeStalled {
+		return
+	}
+	ls.mode = modeCommand
+	c.SetReading(true)
+	ls.resume()
 }
 
 // startData starts reading a message's DATA.
@@ -520,8 +577,7 @@ func (ls *loopSession) arm() {
 	case !ok:
 		return
 	case expired:
-		ls.timedOut = true
-		ls.ss.reply(421, "4.4.2 "+ls.ss.cfg.Hostname+" Error: timeout exceeded")
+		ls.ss.timeoutReply()
 		ls.close()
 		return
 	}
@@ -538,8 +594,7 @@ func (s *Server) loopTimeout(c *netio.LoopConn, err error) {
 	case modeDetached, modeClosed:
 		return
 	}
-	ls.timedOut = true
-	ls.ss.reply(421, "4.4.2 "+s.cfg.Hostname+" Error: timeout exceeded")
+	ls.ss.timeoutReply()
 	ls.mode = modeClosed
 }
 
@@ -585,6 +640,7 @@ func (s *Server) endLoopSession(ls *loopSession) {
 	ss := ls.ss
 	s.mu.Lock()
 	delete(s.live, ls)
+	orphan := ls.granted && !ls.slot // its slot came, its session never began
 	if !ls.slot {
 		for i, w := range s.waiting {
 			if w == ls {
@@ -594,6 +650,9 @@ func (s *Server) endLoopSession(ls *loopSession) {
 		}
 	}
 	s.mu.Unlock()
+	if orphan {
+		s.freeSlot()
+	}
 	if ls.slot {
 		if !ss.quit {
 			s.stats.aborted.Add(1)
@@ -619,16 +678,14 @@ func (s *Server) freeSlot() {
 	}
 	next := s.waiting[0]
 	s.waiting = s.waiting[1:]
+	next.granted = true // if it never begins, its end frees the slot
 	s.mu.Unlock()
-	if next.c.Do(func(*netio.LoopConn) {
+	next.c.Do(func(*netio.LoopConn) {
 		if next.mode == modeWaiting {
 			next.begin()
 			next.handOff()
 		}
-	}) != nil {
-		// It closed meanwhile: its end frees the slot again.
-		s.freeSlot()
-	}
+	})
 }
 
 // startTLS hands the session to a goroutine for the TLS handshake that
@@ -650,10 +707,15 @@ func (ls *loopSession) detach(starttls bool) {
 		return
 	}
 	ls.mode = modeDetached
+	held := ls.held // implicit TLS: what came while it waited (a ClientHello)
 	ls.held = nil
 	s.mu.Lock()
 	s.conns[conn] = struct{}{}
 	s.mu.Unlock()
+	tracked := conn
+	if !starttls && len(held) > 0 {
+		conn = &heldConn{Conn: conn, held: held}
+	}
 	// The goroutine starts once the loop's call is over (handOff): until
 	// then the loop may still look at the session.
 	ls.detached = func() {
@@ -679,7 +741,7 @@ func (ls *loopSession) detach(starttls bool) {
 		ss.closeTLS()
 		conn.Close()
 		s.mu.Lock()
-		delete(s.conns, conn)
+		delete(s.conns, tracked)
 		s.mu.Unlock()
 		s.endLoopSession(ls)
 	}
@@ -715,4 +777,19 @@ func (s *Server) startDrain() {
 			close(s.drained)
 		}()
 	})
+}
+
+// heldConn reads held before its connection.
+type heldConn struct {
+	net.Conn
+	held []byte
+}
+
+func (c *heldConn) Read(p []byte) (int, error) {
+	if len(c.held) > 0 {
+		n := copy(p, c.held)
+		c.held = c.held[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
 }

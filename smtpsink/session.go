@@ -156,7 +156,7 @@ func (ss *session) end(quit bool) bool {
 		ss.bw.Flush()
 	default:
 		if ss.cio.timedOut {
-			ss.reply(421, "4.4.2 "+ss.cfg.Hostname+" Error: timeout exceeded")
+			ss.timeoutReply()
 			ss.bw.Flush()
 		}
 	}
@@ -213,6 +213,11 @@ func (ss *session) commands() bool {
 		}
 	}
 	return ss.bw.Flush() == nil
+}
+
+// timeoutReply is the 421 of a session out of time.
+func (ss *session) timeoutReply() {
+	ss.reply(421, "4.4.2 "+ss.cfg.Hostname+" Error: timeout exceeded")
 }
 
 // tooLong answers a command line longer than MaxCommandBytes.

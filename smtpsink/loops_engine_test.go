@@ -1,0 +1,264 @@
+package smtpsink
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	nettextproto "net/textproto"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/dot"
+)
+
+// Implicit TLS with MaxConns: a connection that waits for a slot
+// completes its handshake once the slot comes (its ClientHello, sent at
+// once, was dropped when the session was detached).
+func TestLoopsImplicitTLSWaiting(t *testing.T) {
+	srv, cli := testTLS(t)
+	s := startSink(t, Config{TLS: srv, TLSImplicit: true, MaxConns: 1, Timeout: time.Minute}, hooks{})
+	a, err := tls.Dial("tcp", s.Addr().String(), cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ca := &client{t: t, Conn: nettextproto.NewConn(a), raw: a}
+	ca.expect(220)
+
+	raw, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	b := tls.Client(raw, cli)
+	hs := make(chan error, 1)
+	go func() { hs <- b.Handshake() }() // its ClientHello arrives while it waits
+	// Let the sink see the second connection wait before the slot frees:
+	// Stats cannot tell, so poll the server's waiting list.
+	for s.cfg.Engine == EngineLoops {
+		s.mu.Lock()
+		n := len(s.waiting)
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ca.cmd(221, "QUIT")
+	raw.SetDeadline(time.Now().Add(5 * time.Second)) // a hang guard only
+	if err := <-hs; err != nil {
+		t.Fatalf("the waiting client's handshake: %v", err)
+	}
+	cb := &client{t: t, Conn: nettextproto.NewConn(b), raw: b}
+	cb.expect(220)
+}
+
+// A session closed while a Delay pauses it: the pause's goroutine and
+// the session's end share nothing (under -race; the pause's Sleeper, a
+// timerfd, is its own, and closed).
+func TestLoopsPauseClose(t *testing.T) {
+	for range 20 {
+		s := startSink(t, Config{Engine: EngineLoops, Delay: map[string]time.Duration{"NOOP": 25 * time.Millisecond}}, hooks{})
+		c := dial(t, s)
+		c.send("NOOP\r\n")
+		c.raw.(*net.TCPConn).SetLinger(0)
+		c.raw.Close() // a reset: the session ends while it is paused
+		for s.Stats().Active != 0 {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(40 * time.Millisecond) // the pause goroutine wakes and sleeps on ss.sleeper
+	}
+}
+
+// Waiting connections whose clients leave before their turn pass the
+// slot on when it comes to them (reset, or closed with input unread): the
+// next client is served. (A waiting connection is not read: its end is
+// seen once it has the slot.)
+func TestLoopsWaitingLeftFreesSlot(t *testing.T) {
+	s := startSink(t, Config{Engine: EngineLoops, MaxConns: 1}, hooks{})
+	a := dial(t, s)
+	var gone []net.Conn
+	for i := range 2 {
+		b, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			s.mu.Lock()
+			n := len(s.waiting)
+			s.mu.Unlock()
+			if n == i+1 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		gone = append(gone, b)
+	}
+	gone[0].(*net.TCPConn).SetLinger(0)
+	gone[0].Close()
+	gone[1].Write(bytes.Repeat([]byte("x"), 100<<10))
+	gone[1].Close()
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a.cmd(221, "QUIT")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second)) // a hang guard only
+	line, err := nettextproto.NewReader(bufio.NewReader(c)).ReadLine()
+	if err != nil || !strings.HasPrefix(line, "220") {
+		s.mu.Lock()
+		slots, waiting := s.slots, len(s.waiting)
+		s.mu.Unlock()
+		t.Fatalf("the third client: %q %v (slots in use %d, waiting %d, Stats %+v)", line, err, slots, waiting, s.Stats())
+	}
+}
+
+// Trace: the input of a connection that waited for a slot is traced with
+// its session's number (not 0: the number comes with the slot).
+func TestLoopsTraceWaiting(t *testing.T) {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	s := startSink(t, Config{MaxConns: 1, Trace: lockedWriter{&mu, &buf}}, hooks{})
+	a := dial(t, s)
+	b, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.Write([]byte("NOOP\r\n"))
+	a.cmd(221, "QUIT")
+	cb := &client{t: t, Conn: nettextproto.NewConn(b), raw: b}
+	cb.expect(220)
+	cb.expect(250)
+	cb.cmd(221, "QUIT")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(line, "0 ") {
+			t.Errorf("trace line of session 0: %q\n%s", line, buf.String())
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// A pipelining client that sends a batch of commands whose replies add
+// up to more than netio's MaxQueued (1 MiB) in one read gets them all, on
+// both engines: the loops engine stops taking input while its replies
+// wait (it closed the session once ErrQueueFull came).
+func TestPipelinedRepliesOverQueue(t *testing.T) {
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			srv, _ := testTLS(t)
+			s := startSink(t, Config{Engine: e, TLS: srv, Auth: true, MaxSize: 10240000}, hooks{})
+			c := dial(t, s)
+			c.PrintfLine("EHLO c")
+			_, msg, _ := c.ReadResponse(250)
+			t.Logf("EHLO reply %d bytes", len(msg)+5*strings.Count(msg, "\n")+9)
+			const n = 2 << 20 / 8
+			go c.raw.Write(bytes.Repeat([]byte("EHLO c\r\n"), n))
+			for i := range n {
+				code, _, err := c.ReadResponse(250)
+				if err != nil {
+					t.Fatalf("reply %d of %d: %d %v", i+1, n, code, err)
+				}
+			}
+		})
+	}
+}
+
+// A Delay on BDAT with the chunk pipelined behind the command: both
+// engines read the chunk after the wait (the loops engine stops reading
+// while paused; it held the input, and closed the session past 64 KiB).
+func TestDelayBDATChunk(t *testing.T) {
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			s := startSink(t, Config{Engine: e, Delay: map[string]time.Duration{"BDAT": time.Second}},
+				hooks{sleep: func(time.Duration) {}})
+			c := dial(t, s)
+			c.cmd(250, "EHLO c")
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<a@b>")
+			const size = 100 << 10
+			go c.raw.Write(append([]byte(fmt.Sprintf("BDAT %d LAST\r\n", size)), bytes.Repeat([]byte("x"), size)...))
+			c.expect(250)
+		})
+	}
+}
+
+// BDAT and DATA fed one byte per read, on both engines:
+// the same replies and digests.
+func TestEnginesDribbleParity(t *testing.T) {
+	type tc struct {
+		name string
+		cfg  Config
+		in   string
+	}
+	hdr := "EHLO c\r\nMAIL FROM:<a@b>\r\nRCPT TO:<a@b>\r\n"
+	cases := []tc{
+		{"zero", Config{}, hdr + "BDAT 0 LAST\r\n"},
+		{"crlf-split", Config{}, hdr + "BDAT 3\r\nab\rBDAT 0\r\nBDAT 3 LAST\r\n\ncd"},
+		{"bare-cr-end", Config{}, hdr + "BDAT 3\r\nab\rBDAT 2 LAST\r\nxy"},
+		{"bare-lf", Config{Bare: dot.BareNormalize}, hdr + "BDAT 4\r\na\nb\rBDAT 3 LAST\r\n\nc\r"},
+		{"too-large", Config{MaxSize: 5}, hdr + "BDAT 4\r\nabcdBDAT 4\r\nefghBDAT 2 LAST\r\nij"},
+		{"line-long", Config{MaxDataLineBytes: 4}, hdr + "BDAT 3\r\nabcBDAT 3 LAST\r\nde\n"},
+		{"discard", Config{MaxSize: 2, MaxDiscardBytes: 6}, hdr + "BDAT 4\r\nabcdBDAT 4\r\nefghBDAT 2 LAST\r\nij"},
+		{"refused", Config{}, "EHLO c\r\nBDAT 5\r\nabcdeNOOP\r\n" + hdr[8:] + "BDAT x\r\nBDAT 3 LAST foo\r\nabcBDAT 1 LAST\r\nz"},
+		{"data", Config{}, hdr + "DATA\r\n..a\r\nb\r\n.\r\n"},
+		{"data-discard", Config{MaxSize: 2, MaxDiscardBytes: 12}, hdr + "DATA\r\nabcdef\r\n.\r\n"},
+	}
+	run := func(e Engine, c tc) string {
+		var got messages
+		reads := make(chan int, 1<<12)
+		cfg := c.cfg
+		cfg.Engine, cfg.Digest, cfg.OnMessage = e, digest.SHA1, got.add
+		s := startSink(t, cfg, hooks{read: func(n int) { reads <- n }})
+		cl := dial(t, s)
+		in := c.in + "QUIT\r\n"
+		go func() {
+			for i := range len(in) {
+				if _, err := cl.raw.Write([]byte{in[i]}); err != nil {
+					return
+				}
+				if n := <-reads; n != 1 {
+					t.Errorf("%s: a read of %d", e, n)
+				}
+			}
+		}()
+		var b strings.Builder
+		for {
+			code, msg, err := cl.ReadResponse(0)
+			if code == 0 {
+				break
+			}
+			fmt.Fprintf(&b, "%d %s|", code, msg)
+			_ = err
+		}
+		for _, m := range got.all() {
+			fmt.Fprintf(&b, " msg size %d chunks %d digest %x", m.Size, m.Chunks, m.Digest)
+		}
+		return b.String()
+	}
+	for _, c := range cases {
+		g, l := run(EngineGoroutine, c), run(EngineLoops, c)
+		if g != l {
+			t.Errorf("%s:\ngoroutine %s\nloops     %s", c.name, g, l)
+		}
+	}
+}
