@@ -302,3 +302,77 @@ func TestLoopsShutdownOnShutdown(t *testing.T) {
 }
 
 func dialErr(s *Loops) (net.Conn, error) { return net.Dial("tcp", s.Addr().String()) }
+
+// TestLoopsSetReading: a connection that is not read gets no Handler
+// call, whatever its peer sends, until reading is on again: then the
+// Handler has all of it, and EOF after it.
+func TestLoopsSetReading(t *testing.T) {
+	conns := make(chan *LoopConn, 1)
+	var got []byte
+	eof := make(chan []byte, 1)
+	h := func(c *LoopConn, in []byte) int {
+		got = append(got, in...)
+		if c.EOF() {
+			eof <- got
+		}
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{OnOpen: func(c *LoopConn) {
+		c.SetReading(false)
+		conns <- c
+	}})
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := <-conns
+	want := bytes.Repeat([]byte("r"), 200<<10)
+	nc.Write(want)
+	nc.(*net.TCPConn).CloseWrite()
+	s.Sync() // the loop has had the chance to read, twice
+	s.Sync()
+	read := make(chan int, 1)
+	lc.Do(func(c *LoopConn) { read <- len(got) })
+	if n := <-read; n != 0 {
+		t.Fatalf("%d bytes read while reading was off", n)
+	}
+	lc.Do(func(c *LoopConn) { c.SetReading(true) })
+	if b := <-eof; !bytes.Equal(b, want) {
+		t.Fatalf("read %d bytes, want %d", len(b), len(want))
+	}
+}
+
+// TestLoopsNotifyWritable: a Handler that asks is told once its output
+// has been sent, on the same turn if the socket took it all.
+func TestLoopsNotifyWritable(t *testing.T) {
+	told := make(chan int, 4)
+	queued := -1
+	h := func(c *LoopConn, in []byte) int {
+		c.Write(in)
+		c.NotifyWritable()
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{OnWritable: func(c *LoopConn) {
+		queued = c.Queued()
+		told <- queued
+	}})
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.Write([]byte("ping"))
+	if q := <-told; q != 0 {
+		t.Errorf("OnWritable with %d bytes still queued", q)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(nc, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("%q %v", buf, err)
+	}
+	s.Sync()
+	select {
+	case <-told:
+		t.Error("OnWritable ran twice for one request")
+	default:
+	}
+}
