@@ -72,8 +72,8 @@ type loopSession struct {
 	feed       feed // what the chunks' textproto.Reader reads
 	traceBuf   []byte
 	w          loopWriter
-	timedOut   bool   // the deadline passed
 	refusedCon bool   // over MaxConns and refused: never a session
+	untracked  bool   // accepted after the server began to stop: not counted at all
 	detached   func() // the goroutine to start (handOff)
 }
 
@@ -180,6 +180,17 @@ func (s *Server) loopOpen(c *netio.LoopConn) {
 	ss.loop, ss.bw = ls, &ls.w
 	c.SetValue(ls)
 	s.mu.Lock()
+	select {
+	case <-s.stop:
+		// Accepted as the server began to stop: no session, as a
+		// connection left in the listen queue.
+		s.mu.Unlock()
+		ls.mode, ls.untracked = modeClosed, true
+		c.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
+		c.Close()
+		return
+	default:
+	}
 	switch {
 	case s.cfg.MaxConns <= 0 || s.slots < s.cfg.MaxConns:
 		s.slots++
@@ -512,6 +523,9 @@ func (ls *loopSession) quickAck() {
 
 // chunk starts reading a BDAT chunk of size bytes into the message.
 func (ls *loopSession) chunk(size int64) bool {
+	if r := ls.ss.r; r.R == nil {
+		r.R = ls.ss.s.reader(&ls.feed) // let go of between chunks (subChunk)
+	}
 	ls.startReading()
 	ls.left = size
 	if size == 0 {
@@ -551,6 +565,11 @@ func (ls *loopSession) subChunk(p []byte) bool {
 	}
 	ls.mode = modeCommand
 	ls.endData()
+	// The read buffer goes back to the pool until the next chunk: a
+	// session between chunks holds none. It is empty (see feed).
+	ss.r.R.Reset(nil)
+	ss.s.readers.Put(ss.r.R)
+	ss.r.R = nil
 	return ss.chunkDone(err)
 }
 
@@ -637,6 +656,9 @@ func (s *Server) loopClose(c *netio.LoopConn, err error) {
 // endLoopSession counts the end of a session of the loops engine
 // (detached or not), frees its slot and tells OnSessionEnd.
 func (s *Server) endLoopSession(ls *loopSession) {
+	if ls.untracked {
+		return
+	}
 	ss := ls.ss
 	s.mu.Lock()
 	delete(s.live, ls)

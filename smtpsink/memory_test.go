@@ -127,6 +127,14 @@ func TestSessionBuffersPooled(t *testing.T) {
 // buffer: the Go heap grows by less than 4 KiB a session (the goroutine
 // engine's hold a 64 KiB read buffer, a 4 KiB reply buffer and a stack).
 func TestIdleSessionsLoops(t *testing.T) {
+	t.Run("greeted", func(t *testing.T) { idleSessions(t, "") })
+	// Between the chunks of a BDAT message too.
+	t.Run("between chunks", func(t *testing.T) {
+		idleSessions(t, "EHLO c\r\nMAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nBDAT 3\r\nabc")
+	})
+}
+
+func idleSessions(t *testing.T, first string) {
 	const n = 200
 	s := startSink(t, Config{Engine: EngineLoops, MaxConns: -1}, hooks{})
 	var before, after runtime.MemStats
@@ -135,6 +143,12 @@ func TestIdleSessionsLoops(t *testing.T) {
 	conns := make([]*client, n)
 	for i := range conns {
 		conns[i] = dial(t, s) // greeted
+		if first != "" {
+			conns[i].send(first)
+			if got := conns[i].codes(4); got != "250 250 250 250" {
+				t.Fatalf("got %s", got)
+			}
+		}
 	}
 	conns[n-1].cmd(250, "NOOP") // each session is served by now
 	runtime.GC()

@@ -130,11 +130,11 @@ func (ss *session) release() {
 
 // releaseReader returns the session's read buffer to the server's pool.
 func (ss *session) releaseReader() {
-	if ss.r != nil {
+	if ss.r != nil && ss.r.R != nil {
 		ss.r.R.Reset(nil)
 		ss.s.readers.Put(ss.r.R)
-		ss.r = nil
 	}
+	ss.r = nil
 }
 
 // run serves the session until QUIT (it then returns true), the peer
