@@ -276,13 +276,8 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 // that pauses before a reply, for one). Reading starts again on the
 // loop's next turn, with the unused input in front of what is read.
 func (c *LoopConn) SetReading(on bool) error {
-	switch {
-	case c.det != nil:
-		return ErrDetached
-	case c.closed || c.closing:
-		return ErrClosed
-	case !c.calling:
-		return ErrOutsideLoop
+	if err := c.open(); err != nil {
+		return err
 	}
 	if c.unread == !on {
 		return nil
@@ -299,6 +294,16 @@ func (c *LoopConn) SetReading(on bool) error {
 // that failed with ErrQueueFull: how a Handler that stops taking input
 // while its output waits learns when to go on.
 func (c *LoopConn) NotifyWritable() error {
+	if err := c.open(); err != nil {
+		return err
+	}
+	c.full = true
+	return nil
+}
+
+// open reports why c, detached, closed, closing or outside a call on its
+// loop, cannot be read or written now, or nil.
+func (c *LoopConn) open() error {
 	switch {
 	case c.det != nil:
 		return ErrDetached
@@ -307,7 +312,6 @@ func (c *LoopConn) NotifyWritable() error {
 	case !c.calling:
 		return ErrOutsideLoop
 	}
-	c.full = true
 	return nil
 }
 
