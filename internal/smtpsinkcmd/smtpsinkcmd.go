@@ -27,6 +27,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,6 +267,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
 	if *verbose {
 		cfg.Trace = stderr
+	}
+	if cfg.Engine != smtpsink.EngineGoroutine && runtime.GOMAXPROCS(0) < 2 {
+		// Pinned to one CPU (taskset), GOMAXPROCS is 1 and the only
+		// processor sits in a loop's epoll_wait: goroutines (TLS
+		// sessions, delays) would wait for the runtime to take it back.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
 	s, err := smtpsink.Listen(ctx, cfg)
 	if err != nil {
