@@ -205,10 +205,7 @@ const (
 	// then called from the loops, so they must not block. Connections
 	// over MaxConns are accepted and wait unanswered until a slot is
 	// free, up to 4096 of them (MaxConns, if more: what a listen queue
-	// holds); beyond, they are refused as with RefuseOverMaxConns. DATA's
-	// MaxDiscardBytes counts from the end of the data kept before the
-	// problem, in the read it came in (so a stuffing dot before it counts
-	// too), where the goroutine engine counts from the problem's byte.
+	// holds); beyond, they are refused as with RefuseOverMaxConns.
 	EngineLoops Engine = "loops"
 )
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/dotstop"
 	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/netio"
 )
@@ -494,22 +495,30 @@ func (ls *loopSession) data(p []byte) (used int) {
 	ls.quickAck()
 	buf := scratches.Get().(*scratch)
 	defer scratches.Put(buf)
+	bound := ss.cfg.MaxDiscardBytes
 	for {
+		var pre dot.Decoder
+		if bound > 0 && !ls.dropping {
+			pre = ls.dec
+		}
 		nd, ns, err := ls.dec.Transform(buf[:], p[used:], false)
+		start := used
 		used += ns
 		if nd > 0 {
 			ss.sink.Write(buf[:nd])
 		}
-		if ls.dec.Err() != nil && ss.cfg.MaxDiscardBytes > 0 {
-			// Counted from the problem, the end marker included: output
-			// stops there, so what this call consumed past its output
-			// came after it (but for the stuffing dots before it).
+		if ls.dec.Err() != nil && bound > 0 {
+			// Counted from the byte after the problem's, the end marker
+			// included, as textproto's DotReader counts for the goroutine
+			// engine; at the bound with the block not ended, the session
+			// cannot stay in step.
 			if ls.dropping {
 				ls.discarded += int64(ns)
 			} else {
-				ls.dropping, ls.discarded = true, int64(ns-nd)
+				ls.dropping = true
+				ls.discarded = int64(ns - dotstop.Offset(pre, p[start:used]))
 			}
-			if ls.discarded > ss.cfg.MaxDiscardBytes {
+			if ls.discarded > bound || ls.discarded == bound && !ls.dec.Done() {
 				ls.dl.afterRead(used)
 				ls.run(ss.tooMuchDiscarded)
 				return used

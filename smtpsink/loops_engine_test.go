@@ -262,3 +262,53 @@ func TestEnginesDribbleParity(t *testing.T) {
 		}
 	}
 }
+
+// MaxDiscardBytes counts DATA's discarded input from the byte after the
+// problem's, the end marker included, on both engines and whatever the
+// reads: with MaxSize 10 the 11th data byte is the problem (a stuffing dot
+// before it is not data), so a bound of exactly what follows it keeps the
+// session, and one byte less ends it. (The loops engine counted the
+// stuffing dot too, and ended it at the exact bound.)
+func TestMaxDiscardBytesExact(t *testing.T) {
+	const upTo = "..0123456789" // "." and "0" to "8" are the 10 bytes kept
+	body := upTo + "ABCDEF\r\nx\r\n.\r\n"
+	discard := int64(len(body) - len(upTo))
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		for _, bound := range []int64{discard - 1, discard, discard + 1} {
+			for _, split := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/bound%d/split%v", e, bound, split), func(t *testing.T) {
+					reads := make(chan int, 64)
+					s := startSink(t, Config{Engine: e, MaxSize: 10, MaxDiscardBytes: bound},
+						hooks{read: func(n int) { reads <- n }})
+					c := dial(t, s)
+					c.cmd(250, "EHLO c")
+					c.cmd(250, "MAIL FROM:<a@b>")
+					c.cmd(250, "RCPT TO:<a@b>")
+					if split {
+						// The problem and two bytes after it in one read,
+						// the rest in another.
+						c.cmd(354, "DATA")
+						first := upTo + "AB"
+						c.send(first)
+						for n := range reads {
+							if n == len(first) {
+								break
+							}
+						}
+						c.send(body[len(first):] + "NOOP\r\n")
+					} else {
+						c.send("DATA\r\n" + body + "NOOP\r\n")
+						c.expect(354)
+					}
+					want := "552 250"
+					if bound < discard {
+						want = "421"
+					}
+					if got := c.codes(strings.Count(want, " ") + 1); got != want {
+						t.Fatalf("got %s, want %s", got, want)
+					}
+				})
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/dotstop"
 )
 
 // DotReader returns a reader of the dot-encoded block that r reads next,
@@ -273,7 +274,7 @@ func (d *DotReader) transform(dst, src []byte) (nd, ns int) {
 	nd, ns, _ = d.dec.Transform(dst, src, false)
 	if d.dec.Err() != nil {
 		d.dropping = true
-		k := stopPoint(pre, src[:ns])
+		k := dotstop.Offset(pre, src[:ns])
 		if int64(ns-k) > d.maxDiscard {
 			// The window went past the bound: decode it again, only up to
 			// the bound. Its output is the same, as it stopped at k.
@@ -283,40 +284,6 @@ func (d *DotReader) transform(dst, src []byte) (nd, ns int) {
 		d.discarded = int64(ns - k)
 	}
 	return nd, ns
-}
-
-// stopPoint returns how many bytes of src dec consumes up to and
-// including the byte at which it finds a problem with the data (len(src)
-// if it finds none). It decodes into scratch space, 64 bytes and then one
-// byte at a time; it runs once, for a block that fails.
-func stopPoint(dec dot.Decoder, src []byte) int {
-	for off := 0; off < len(src); {
-		end := min(off+64, len(src))
-		probe := dec
-		feedScratch(&probe, src[off:end])
-		if probe.Err() == nil {
-			dec, off = probe, end
-			continue
-		}
-		for ; off < end; off++ {
-			if feedScratch(&dec, src[off:off+1]); dec.Err() != nil {
-				return off + 1
-			}
-		}
-	}
-	return len(src)
-}
-
-// feedScratch decodes src with dec into scratch space and drops the output.
-func feedScratch(dec *dot.Decoder, src []byte) {
-	var scratch [256]byte
-	for len(src) > 0 {
-		_, ns, err := dec.Transform(scratch[:], src, false)
-		src = src[ns:]
-		if ns == 0 || err != nil && err != dot.ErrShortDst {
-			return
-		}
-	}
 }
 
 // overBound reports whether d has discarded all its bound allows without
