@@ -20,7 +20,10 @@ import (
 //
 // unsafe: the timespec's address is passed to the kernel, which only
 // reads it during the call; ts stays alive across it on this frame.
-func sleepUntil(mono int64) {
+//
+// It reports whether a signal ended the sleep (EINTR).
+func sleepUntil(mono int64) (interrupted bool) {
 	ts := unix.NsecToTimespec(mono)
-	unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	return errno == unix.EINTR
 }
