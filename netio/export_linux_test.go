@@ -1,5 +1,11 @@
 package netio
 
+import (
+	"net"
+
+	"golang.org/x/sys/unix"
+)
+
 // Exported for testing only.
 
 // Wake makes every loop of s go round once, reading its clock, as if
@@ -28,4 +34,28 @@ func (s *Loops) Sync() {
 		}
 		<-done
 	}
+}
+
+// HandOff gives the connected socket of c (a duplicate of its descriptor)
+// to the first loop of s, as an accepting loop hands over a connection
+// it accepted, and reports whether the loop took it.
+func (s *Loops) HandOff(c *net.TCPConn) error {
+	f, err := c.File()
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	return s.loops[0].post(task{lf: func(l *loop) {
+		if l != nil {
+			l.add(fd, nil)
+		}
+	}})
 }

@@ -500,7 +500,7 @@ func (l *loop) add(fd int, sa unix.Sockaddr) {
 		}
 	}
 	if l.draining {
-		l.drainConn(c)
+		l.drainOne(c) // taken while draining: told as the others were
 	}
 }
 
@@ -942,15 +942,21 @@ func (l *loop) startDrain() {
 		if c == nil || c.lingering { // closed already: it ends on its own
 			continue
 		}
-		if f := l.s.opt.OnShutdown; f != nil {
-			c.calling = true
-			f(c)
-			c.calling = false
-			l.after(c)
-		} else {
-			l.drainConn(c)
-		}
+		l.drainOne(c)
 	}
+}
+
+// drainOne hands c to OnShutdown, or without it closes c once its output
+// is sent.
+func (l *loop) drainOne(c *LoopConn) {
+	if f := l.s.opt.OnShutdown; f != nil {
+		c.calling = true
+		f(c)
+		c.calling = false
+		l.after(c)
+		return
+	}
+	l.drainConn(c)
 }
 
 // drainConn closes c, during a Shutdown without OnShutdown, once its

@@ -376,3 +376,58 @@ func TestLoopsNotifyWritable(t *testing.T) {
 	default:
 	}
 }
+
+// TestLoopsShutdownOnShutdownLate: a connection a loop takes while it
+// drains (accepted just before Shutdown, handed over just after) is told
+// of the Shutdown too, and so can end on its own terms, as the others.
+func TestLoopsShutdownOnShutdownLate(t *testing.T) {
+	conns := make(chan *LoopConn, 2)
+	told := make(chan *LoopConn, 2)
+	opt := &LoopOptions{
+		Loops:      1,
+		OnOpen:     func(c *LoopConn) { conns <- c },
+		OnShutdown: func(c *LoopConn) { told <- c },
+	}
+	s := startLoops(t, echo, opt)
+	a := dial(t, s)
+	la := <-conns
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	if c := <-told; c != la {
+		t.Fatal("OnShutdown for another connection")
+	}
+	// A connection of the test's own, handed to the draining loop.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.HandOff(srv.(*net.TCPConn)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close() // the loop has its own descriptor
+	lb := <-conns
+	if c := <-told; c != lb {
+		t.Fatal("OnShutdown for another connection")
+	}
+	for _, c := range []*LoopConn{la, lb} {
+		c.Do(func(c *LoopConn) { c.WriteString("bye\n"); c.Close() })
+	}
+	for _, nc := range []net.Conn{a, peer} {
+		if got, err := io.ReadAll(nc); string(got) != "bye\n" || err != nil {
+			t.Fatalf("got %q, %v; want the farewell", got, err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
