@@ -199,10 +199,10 @@ const (
 	EngineGoroutine Engine = "goroutine"
 	// EngineLoops serves the sessions as state machines on netio's event
 	// loops (Linux only): an idle session holds no buffer, and replies to
-	// what one read brought leave in one write. A session is handed to a
-	// goroutine of its own, as on EngineGoroutine, when it starts TLS, and
-	// a Delay pauses it on a goroutine; OnMessage and OnSessionEnd are
-	// then called from the loops, so they must not block. Connections
+	// what one read brought leave in one write. A TLS handshake runs on a
+	// goroutine, the session over TLS on the loop again, and a Delay
+	// pauses it on a goroutine; OnMessage and OnSessionEnd are called
+	// from the loops, so they must not block. Connections
 	// over MaxConns are accepted and wait unanswered until a slot is
 	// free, up to 4096 of them (MaxConns, if more: what a listen queue
 	// holds); beyond, they are refused as with RefuseOverMaxConns.

@@ -19,22 +19,22 @@ import (
 // dot.Decoder, and reads BDAT chunks through a textproto.Reader fed with
 // exactly the bytes at hand, so that nothing ever waits for input. An
 // idle session holds no buffer. What blocks is done elsewhere: a Delay
-// pauses the session while a goroutine waits, and TLS sessions are
-// detached from the loop to a goroutine of their own (Detach), which
-// goes on as the goroutine engine does.
+// pauses the session while a goroutine waits, and a TLS handshake runs
+// on a goroutine, after which the loop drives the session's tls.Conn
+// (looptls.go).
 
 // A loopMode is what a session on the loops engine does with its input.
 type loopMode uint8
 
 const (
-	modeCommand  loopMode = iota // command lines
-	modeData                     // DATA's dot-encoded message
-	modeChunk                    // a BDAT chunk's bytes
-	modeSkip                     // a refused chunk's bytes, thrown away
-	modePaused                   // a Delay: input is held until it ends
-	modeStalled                  // replies wait for the client to read them
-	modeWaiting                  // for a slot of MaxConns: not greeted yet
-	modeDetached                 // given to a goroutine (TLS)
+	modeCommand   loopMode = iota // command lines
+	modeData                      // DATA's dot-encoded message
+	modeChunk                     // a BDAT chunk's bytes
+	modeSkip                      // a refused chunk's bytes, thrown away
+	modePaused                    // a Delay: input is held until it ends
+	modeStalled                   // replies wait for the client to read them
+	modeWaiting                   // for a slot of MaxConns: not greeted yet
+	modeHandshake                 // a TLS handshake (on a goroutine of its own)
 	modeClosed
 )
 
@@ -73,9 +73,11 @@ type loopSession struct {
 	feed       feed // what the chunks' textproto.Reader reads
 	traceBuf   []byte
 	w          loopWriter
-	refusedCon bool   // over MaxConns and refused: never a session
-	untracked  bool   // accepted after the server began to stop: not counted at all
-	detached   func() // the goroutine to start (handOff)
+	refusedCon bool // over MaxConns and refused: never a session
+	untracked  bool // accepted after the server began to stop: not counted at all
+
+	tls      *loopTLS // the session's TLS, once STARTTLS or implicit TLS began it
+	implicit bool     // implicit TLS: the greeting follows the handshake
 }
 
 // feed is the source of a BDAT message's textproto.Reader on the loops
@@ -105,7 +107,13 @@ func (w *loopWriter) Write(p []byte) (int, error) {
 	if w.ls.ss.cfg.Trace != nil {
 		w.ls.trace('>', p)
 	}
-	n, err := w.ls.c.Write(p)
+	var n int
+	var err error
+	if t := w.ls.tls; t != nil {
+		n, err = t.conn.Write(p)
+	} else {
+		n, err = w.ls.c.Write(p)
+	}
 	w.err = err
 	return n, err
 }
@@ -113,6 +121,9 @@ func (w *loopWriter) Write(p []byte) (int, error) {
 func (w *loopWriter) WriteString(s string) (int, error) {
 	if w.err != nil {
 		return 0, w.err
+	}
+	if w.ls.tls != nil {
+		return w.Write([]byte(s))
 	}
 	if w.ls.ss.cfg.Trace != nil {
 		w.ls.trace('>', []byte(s))
@@ -216,12 +227,11 @@ func (s *Server) loopOpen(c *netio.LoopConn) {
 	}
 	if ls.slot {
 		ls.begin()
-		ls.handOff()
 	}
 }
 
 // begin starts the session once it has a slot: the greeting, or with
-// implicit TLS, a goroutine.
+// implicit TLS, the handshake.
 func (ls *loopSession) begin() {
 	ss, s := ls.ss, ls.ss.s
 	ls.mode, ls.slot = modeCommand, true
@@ -233,7 +243,10 @@ func (ls *loopSession) begin() {
 		ls.trace('<', ls.held) // what came before it had its number
 	}
 	if ss.cfg.TLSImplicit {
-		ls.detach(false)
+		held := ls.held // what came while it waited (a ClientHello)
+		ls.held = nil
+		ls.startHandshake(held, true)
+		ls.arm()
 		return
 	}
 	ls.run(func() bool { return ss.wait(s.k.connect.delay, ss.greet) })
@@ -245,7 +258,7 @@ func (ls *loopSession) begin() {
 // run runs f, a step of the session, and closes the session if it
 // reports the session's end.
 func (ls *loopSession) run(f func() bool) {
-	if !f() || ls.mode != modeDetached && ls.ss.bw.Flush() != nil {
+	if !f() || ls.ss.bw.Flush() != nil {
 		ls.close()
 	}
 }
@@ -253,20 +266,28 @@ func (ls *loopSession) run(f func() bool) {
 // close ends the session: the connection closes once its output is
 // sent.
 func (ls *loopSession) close() {
-	if ls.mode != modeDetached {
-		ls.mode = modeClosed
-		ls.c.Close()
+	if ls.mode == modeClosed {
+		return
 	}
+	ls.mode = modeClosed
+	ls.closeTLS()
+	ls.c.Close()
 }
 
 func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 	ls := c.Value().(*loopSession)
-	ls.eof = c.EOF()
-	if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed && ls.mode != modeWaiting {
-		ls.trace('<', in)
+	switch t := ls.tls; {
+	case t == nil || ls.mode == modeWaiting || ls.mode == modeClosed:
+		ls.eof = c.EOF()
+		if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed && ls.mode != modeWaiting {
+			ls.trace('<', in)
+		}
+		ls.input(in)
+	case !t.push(in, c.EOF()):
+		ls.close() // a handshake flooded
+	case ls.mode != modeHandshake:
+		ls.tlsInput()
 	}
-	ls.input(in)
-	ls.handOff()
 	if s.h.read != nil && len(in) > 0 {
 		s.h.read(len(in))
 	}
@@ -285,7 +306,7 @@ func (ls *loopSession) input(in []byte) {
 		}
 		ls.held = append(ls.held, in...)
 		return
-	case modeDetached, modeClosed:
+	case modeHandshake, modeClosed:
 		return
 	}
 	n := ls.process(in)
@@ -294,7 +315,7 @@ func (ls *loopSession) input(in []byte) {
 		ls.held = append(ls.held, in[n:]...)
 		return
 	}
-	if ls.eof && ls.mode != modeDetached {
+	if ls.eof {
 		// What the stream cut off (a line without its end, a message
 		// without its end) is never served.
 		ls.close()
@@ -303,8 +324,8 @@ func (ls *loopSession) input(in []byte) {
 	ls.arm()
 }
 
-// process serves in until it is used up or the session pauses, detaches
-// or closes; it returns how much of in it used.
+// process serves in until it is used up or the session pauses, starts
+// TLS or closes; it returns how much of in it used.
 func (ls *loopSession) process(in []byte) (used int) {
 	ss := ls.ss
 	for used < len(in) {
@@ -355,7 +376,7 @@ func (ls *loopSession) process(in []byte) (used int) {
 		default:
 			return used
 		}
-		if ls.mode == modeDetached {
+		if ls.mode == modeHandshake {
 			return len(in) // the rest came in the clear after STARTTLS: dropped
 		}
 		if ss.bw.Flush() != nil {
@@ -432,7 +453,6 @@ func (ls *loopSession) resume() {
 	held := ls.held
 	ls.held = nil
 	ls.input(held)
-	ls.handOff()
 }
 
 // outHigh is the output a session's replies may queue before it stops
@@ -622,7 +642,7 @@ func (ls *loopSession) skip(size int64, then func() bool) bool {
 // for: a command's, or the data's (see deadline).
 func (ls *loopSession) arm() {
 	switch ls.mode {
-	case modeCommand, modeData, modeChunk, modeSkip:
+	case modeCommand, modeData, modeChunk, modeSkip, modeHandshake:
 	default:
 		return
 	}
@@ -631,7 +651,9 @@ func (ls *loopSession) arm() {
 	case !ok:
 		return
 	case expired:
-		ls.ss.timeoutReply()
+		if ls.mode != modeHandshake {
+			ls.ss.timeoutReply()
+		}
 		ls.close()
 		return
 	}
@@ -645,11 +667,16 @@ func (ls *loopSession) arm() {
 func (s *Server) loopTimeout(c *netio.LoopConn, err error) {
 	ls := c.Value().(*loopSession)
 	switch ls.mode {
-	case modeDetached, modeClosed:
+	case modeClosed:
 		return
+	case modeHandshake: // nothing can be said to it
+	default:
+		ls.ss.timeoutReply()
 	}
-	ls.ss.timeoutReply()
 	ls.mode = modeClosed
+	if ls.tls != nil {
+		ls.tls.Close()
+	}
 }
 
 // loopShutdown is called for each session when the loops' Shutdown
@@ -671,7 +698,10 @@ func (s *Server) loopShutdown(c *netio.LoopConn) {
 // farewell ends the session with the 421 of a server closing.
 func (ls *loopSession) farewell() {
 	switch ls.mode {
-	case modeDetached, modeClosed:
+	case modeClosed:
+		return
+	case modeHandshake:
+		ls.close() // nothing can be said to it
 		return
 	}
 	ls.ss.bw.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
@@ -681,15 +711,15 @@ func (ls *loopSession) farewell() {
 // loopClose ends the session of a connection the loop closed.
 func (s *Server) loopClose(c *netio.LoopConn, err error) {
 	ls := c.Value().(*loopSession)
-	if errors.Is(err, netio.ErrDetached) {
-		return // the session goes on in its goroutine
-	}
 	ls.mode = modeClosed
+	if ls.tls != nil {
+		ls.tls.Close() // a handshake still going ends
+	}
 	s.endLoopSession(ls)
 }
 
 // endLoopSession counts the end of a session of the loops engine
-// (detached or not), frees its slot and tells OnSessionEnd.
+// frees its slot and tells OnSessionEnd.
 func (s *Server) endLoopSession(ls *loopSession) {
 	if ls.untracked {
 		return
@@ -740,82 +770,21 @@ func (s *Server) freeSlot() {
 	next.c.Do(func(*netio.LoopConn) {
 		if next.mode == modeWaiting {
 			next.begin()
-			next.handOff()
 		}
 	})
 }
 
-// startTLS hands the session to a goroutine for the TLS handshake that
-// follows its 220 (which the loop sends first); what the client sent
-// after the STARTTLS line in the clear is dropped.
+// startTLS starts the TLS handshake that follows its 220 (which the loop
+// sends first); what the client sent after the STARTTLS line in the clear
+// is dropped.
 func (ls *loopSession) startTLS() bool {
-	ls.detach(true)
+	ls.startHandshake(nil, false)
 	return true
 }
 
-// detach gives the session to a goroutine, which serves it as the
-// goroutine engine does: from the TLS handshake after STARTTLS
-// (starttls), or from the start with implicit TLS.
-func (ls *loopSession) detach(starttls bool) {
-	s, ss := ls.ss.s, ls.ss
-	conn, err := ls.c.Detach()
-	if err != nil {
-		ls.close()
-		return
-	}
-	ls.mode = modeDetached
-	held := ls.held // implicit TLS: what came while it waited (a ClientHello)
-	ls.held = nil
-	s.mu.Lock()
-	s.conns[conn] = struct{}{}
-	s.mu.Unlock()
-	tracked := conn
-	if !starttls && len(held) > 0 {
-		conn = &heldConn{Conn: conn, held: held}
-	}
-	// The goroutine starts once the loop's call is over (handOff): until
-	// then the loop may still look at the session.
-	ls.detached = func() {
-		ss.loop = nil
-		ss.releaseReader()
-		plain := conn
-		if s.h.wrap != nil {
-			plain = s.h.wrap(conn)
-		}
-		rw := plain
-		if s.cfg.Trace != nil {
-			rw = &traceConn{Conn: plain, s: s, id: ss.id}
-		}
-		ss.attach(rw)
-		ss.plain = plain
-		var quit bool
-		if starttls {
-			quit = ss.end(ss.handshake() && ss.commands())
-		} else {
-			quit = ss.run()
-		}
-		ss.quit = quit
-		ss.closeTLS()
-		conn.Close()
-		s.mu.Lock()
-		delete(s.conns, tracked)
-		s.mu.Unlock()
-		s.endLoopSession(ls)
-	}
-}
-
-// handOff ends each call of the loop on a session: a session detached in
-// the call starts on its goroutine.
-func (ls *loopSession) handOff() {
-	if f := ls.detached; f != nil {
-		ls.detached = nil
-		go f()
-	}
-}
-
-// closeLoops ends every session of the loops engine with a 421 (on the
-// loop, or for a detached one, in its goroutine), and the loops once
-// they are gone or closeGrace has passed.
+// closeLoops ends every session of the loops engine with a 421 (on its
+// loop; one in a TLS handshake is closed), and the loops once they are
+// gone or closeGrace has passed.
 func (s *Server) closeLoops() {
 	s.startDrain()
 	s.mu.Lock()
@@ -834,19 +803,4 @@ func (s *Server) startDrain() {
 			close(s.drained)
 		}()
 	})
-}
-
-// heldConn reads held before its connection.
-type heldConn struct {
-	net.Conn
-	held []byte
-}
-
-func (c *heldConn) Read(p []byte) (int, error) {
-	if len(c.held) > 0 {
-		n := copy(p, c.held)
-		c.held = c.held[n:]
-		return n, nil
-	}
-	return c.Conn.Read(p)
 }

@@ -312,3 +312,94 @@ func TestMaxDiscardBytesExact(t *testing.T) {
 		}
 	}
 }
+
+// STARTTLS with commands behind it in the same write, in the clear, over
+// TCP on both engines (the loops engine runs TLS on its loop): they are
+// thrown away unread, and only what comes over TLS is answered.
+func TestStartTLSInjectionEngines(t *testing.T) {
+	srv, cli := testTLS(t)
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			var tr strings.Builder
+			var mu sync.Mutex
+			s := startSink(t, Config{Engine: e, TLS: srv, Trace: lockedWriter{&mu, &tr}}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "EHLO c")
+			c.send("STARTTLS\r\nRSET\r\nMAIL FROM:<a@b>\r\n")
+			c.expect(220)
+			if n := c.R.Buffered(); n > 0 {
+				t.Fatalf("%d bytes after the 220", n)
+			}
+			tc := tls.Client(c.raw, cli)
+			if err := tc.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			tc.Write([]byte("HELP\r\nQUIT\r\n"))
+			out, err := io.ReadAll(tc)
+			if err != nil {
+				t.Fatalf("over TLS: %v", err)
+			}
+			if !strings.HasPrefix(string(out), "214 ") || !strings.Contains(string(out), "\r\n221 ") || strings.Count(string(out), "\r\n") != 2 {
+				t.Errorf("replies over TLS %q", out)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(tr.String(), "2.1.0") || strings.Contains(tr.String(), "250 2.0.0") {
+				t.Errorf("an injected command was answered:\n%s", tr.String())
+			}
+		})
+	}
+}
+
+// A client that stops in the middle of a TLS handshake is ended by the
+// command deadline, and one still in it does not hold up Close: on both
+// engines.
+func TestStalledHandshake(t *testing.T) {
+	srv, _ := testTLS(t)
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		for _, implicit := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/implicit%v", e, implicit), func(t *testing.T) {
+				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 50 * time.Millisecond}
+				s := startSink(t, cfg, hooks{})
+				nc, err := net.Dial("tcp", s.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				if !implicit {
+					if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
+						t.Fatalf("greeting %q %v", l, err)
+					}
+					nc.Write([]byte("STARTTLS\r\n"))
+					if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
+						t.Fatalf("STARTTLS: %q %v", l, err)
+					}
+				}
+				nc.Write([]byte{22, 3, 1}) // the start of a record header, and no more
+				rest, _ := io.ReadAll(br)
+				if len(rest) > 0 {
+					t.Errorf("%q in the clear after the handshake stopped", rest)
+				}
+				// One more, which Close ends (the deadline is far off).
+				s2 := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: implicit}, hooks{})
+				nc2, err := net.Dial("tcp", s2.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer nc2.Close()
+				br2 := bufio.NewReader(nc2)
+				if !implicit {
+					br2.ReadString('\n')
+					nc2.Write([]byte("STARTTLS\r\n"))
+					br2.ReadString('\n')
+				}
+				nc2.Write([]byte{22, 3, 1})
+				if err := s2.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				io.ReadAll(br2)
+			})
+		}
+	}
+}

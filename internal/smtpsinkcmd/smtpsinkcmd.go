@@ -272,11 +272,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// Pinned to one CPU (taskset), GOMAXPROCS is 1 and the only
 		// processor sits in a loop's epoll_wait: a delayed reply's
 		// goroutine would wait for the runtime to take it back (bench
-		// smtp's latency honesty read 1.14x the wait, 1.05x with two).
-		// Not with TLS and no delays: sessions that start TLS run on
-		// goroutines, which two processors on one CPU split between two
-		// threads the kernel runs in turn (4 KiB STARTTLS sessions, p99
-		// 6.5-8.7 ms against 1.9-2.0 ms with one, and 0.92x the msg/s).
+		// smtp's latency honesty read 1.14x the wait with one, 1.05x
+		// with two). Not with TLS and no delays: there the second
+		// processor cost the sink more than the handshakes' goroutines
+		// gain (4 KiB STARTTLS sessions, 75-79 µs of sink CPU a message
+		// with one, 84-88 with two, in two alternating runs).
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
 	s, err := smtpsink.Listen(ctx, cfg)

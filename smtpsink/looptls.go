@@ -1,0 +1,225 @@
+package smtpsink
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/wirespeed/wirespeed/netio"
+)
+
+// TLS on the loops engine. A session's tls.Conn runs over a loopTLS, a
+// net.Conn the loop feeds with what it reads. The handshake runs on a
+// goroutine of its own, whose reads wait for the loop's input and whose
+// writes the loop sends (crypto/tls cannot resume a handshake that a read
+// interrupted). Once it is done the loop drives the tls.Conn itself: a
+// read with no input left returns errNotYet, a temporary net.Error, after
+// which crypto/tls keeps what it has of a record and reads on at the next
+// call; writes go to the connection at once.
+type loopTLS struct {
+	ls   *loopSession
+	conn *tls.Conn
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	in     []byte // ciphertext read by the loop, not yet taken by conn
+	eof    bool   // the client ended its stream
+	closed bool
+	onLoop bool // the handshake is over: the loop drives conn
+}
+
+// errNotYet is loopTLS's read with no input left, once the loop drives
+// the tls.Conn: the loop calls again when more comes.
+var errNotYet error = notYet{}
+
+type notYet struct{}
+
+func (notYet) Error() string   { return "smtpsink: no TLS input yet" }
+func (notYet) Timeout() bool   { return true }
+func (notYet) Temporary() bool { return true }
+
+// maxHandshakeInput bounds the ciphertext a session's handshake holds
+// unread: a client's flight is a few KiB.
+const maxHandshakeInput = 64 << 10
+
+func (t *loopTLS) Read(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.in) == 0 && !t.onLoop && !t.closed && !t.eof {
+		t.cond.Wait()
+	}
+	if len(t.in) == 0 {
+		switch {
+		case t.closed:
+			return 0, net.ErrClosed
+		case t.eof:
+			return 0, io.EOF
+		}
+		return 0, errNotYet
+	}
+	n := copy(p, t.in)
+	if t.in = t.in[n:]; len(t.in) == 0 {
+		t.in = nil
+	}
+	return n, nil
+}
+
+func (t *loopTLS) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	onLoop, closed := t.onLoop, t.closed
+	t.mu.Unlock()
+	switch {
+	case closed:
+		return 0, net.ErrClosed
+	case onLoop:
+		return t.ls.c.Write(p) // on the loop
+	}
+	b := bytes.Clone(p)
+	if err := t.ls.c.Do(func(c *netio.LoopConn) { c.Write(b) }); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// push gives the tls.Conn what the loop read; it reports false if a
+// handshake would hold more than it may.
+func (t *loopTLS) push(in []byte, eof bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.onLoop && len(t.in)+len(in) > maxHandshakeInput {
+		return false
+	}
+	t.in = append(t.in, in...)
+	t.eof = t.eof || eof
+	t.cond.Signal()
+	return true
+}
+
+// Close ends the handshake's reads and writes, if it is still going.
+func (t *loopTLS) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *loopTLS) LocalAddr() net.Addr              { return nil }
+func (t *loopTLS) RemoteAddr() net.Addr             { return t.ls.c.RemoteAddr() }
+func (t *loopTLS) SetDeadline(time.Time) error      { return nil }
+func (t *loopTLS) SetReadDeadline(time.Time) error  { return nil }
+func (t *loopTLS) SetWriteDeadline(time.Time) error { return nil }
+
+// startHandshake starts the server's side of the TLS handshake, after
+// STARTTLS's 220 or at once with implicit TLS (then with what the client
+// sent while the session waited for a slot, held); the session waits in
+// modeHandshake, within Timeout (the command deadline), until it is done.
+func (ls *loopSession) startHandshake(held []byte, implicit bool) {
+	ss := ls.ss
+	t := &loopTLS{ls: ls, in: held}
+	t.cond.L = &t.mu
+	t.conn = tls.Server(t, ss.cfg.TLS)
+	ls.tls, ls.implicit = t, implicit
+	ls.mode = modeHandshake
+	ls.dl.command()
+	timeout := ss.cfg.Timeout
+	go func() {
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if timeout > 0 {
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+		}
+		err := t.conn.HandshakeContext(ctx)
+		cancel()
+		ls.c.Do(func(*netio.LoopConn) { ls.handshakeDone(err) })
+	}()
+}
+
+// handshakeDone goes on with the session on the loop once its handshake
+// is over: over TLS, knowing nothing of what came before it (RFC 3207
+// §4.2), with implicit TLS from its greeting.
+func (ls *loopSession) handshakeDone(err error) {
+	if ls.mode != modeHandshake {
+		return
+	}
+	if err != nil {
+		ls.close()
+		return
+	}
+	ss, s, t := ls.ss, ls.ss.s, ls.tls
+	t.mu.Lock()
+	t.onLoop = true
+	t.mu.Unlock()
+	s.stats.tls.Add(1)
+	if s.cfg.Trace != nil {
+		st := t.conn.ConnectionState()
+		ls.trace('=', []byte(tls.VersionName(st.Version)+" "+tls.CipherSuiteName(st.CipherSuite)))
+	}
+	ss.tls, ss.tlsConn = true, t.conn
+	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
+	ss.reset()
+	ls.mode = modeCommand
+	ls.dl.command()
+	if ls.implicit {
+		ls.run(func() bool { return ss.wait(s.k.connect.delay, ss.greet) })
+		if ls.mode != modeCommand {
+			return
+		}
+	}
+	ls.tlsInput() // what came after the client's last flight
+}
+
+// tlsInput decrypts what the loop has given the session's tls.Conn and
+// serves it.
+func (ls *loopSession) tlsInput() {
+	buf := tlsScratches.Get().(*[]byte)
+	plain := (*buf)[:0]
+	ended := false
+	for {
+		if len(plain) == cap(plain) {
+			plain = append(plain, 0)[:len(plain)]
+		}
+		n, err := ls.tls.conn.Read(plain[len(plain):cap(plain)])
+		plain = plain[:len(plain)+n]
+		if err == nil {
+			continue
+		}
+		var ny notYet
+		if !errors.As(err, &ny) {
+			ended = true // close_notify, the end of the stream, or a bad record
+		}
+		break
+	}
+	if ls.ss.cfg.Trace != nil && len(plain) > 0 {
+		ls.trace('<', plain)
+	}
+	ls.eof = ended
+	ls.input(plain)
+	if cap(plain) <= 1<<20 {
+		*buf = plain[:0]
+		tlsScratches.Put(buf)
+	}
+}
+
+// tlsScratches hold what one call decrypts.
+var tlsScratches = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+// closeTLS sends close_notify, once the handshake is done, and ends a
+// handshake still going.
+func (ls *loopSession) closeTLS() {
+	t := ls.tls
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	onLoop := t.onLoop && !t.closed
+	t.mu.Unlock()
+	if onLoop {
+		t.conn.CloseWrite()
+	}
+	t.Close()
+}
