@@ -129,6 +129,7 @@ type LoopConn struct {
 	fd     int
 	idx    int32
 	remote net.Addr
+	local  net.Addr // found on the first LocalAddr
 	value  any
 
 	in      []byte // in[inOff:]: input the Handler left unused
@@ -160,6 +161,15 @@ type LoopConn struct {
 
 // RemoteAddr returns the peer's address.
 func (c *LoopConn) RemoteAddr() net.Addr { return c.remote }
+
+// LocalAddr returns the connection's own address (nil once it is closed
+// or detached, if not asked for before).
+func (c *LoopConn) LocalAddr() net.Addr {
+	if c.local == nil && !c.gone.Load() {
+		c.local = c.l.localAddr(c)
+	}
+	return c.local
+}
 
 // Value returns what SetValue stored, or nil.
 func (c *LoopConn) Value() any { return c.value }

@@ -591,6 +591,15 @@ func (l *loop) writable(c *LoopConn) {
 	}
 }
 
+// localAddr is the address c's socket is bound to, or nil.
+func (l *loop) localAddr(c *LoopConn) net.Addr {
+	sa, err := unix.Getsockname(c.fd)
+	if err != nil {
+		return nil
+	}
+	return tcpAddr(sa)
+}
+
 // tcpAddr is the net.Addr of an accepted peer.
 func tcpAddr(sa unix.Sockaddr) net.Addr {
 	switch a := sa.(type) {

@@ -24,6 +24,7 @@ var errNoLoops = fmt.Errorf("netio: event loops: %w", errors.ErrUnsupported)
 func (l *loop) post(task) error                     { return errNoLoops }
 func (l *loop) setDeadline(*LoopConn, time.Time)    {}
 func (l *loop) resumeReading(*LoopConn)             {}
+func (l *loop) localAddr(*LoopConn) net.Addr        { return nil }
 func (l *loop) detach(*LoopConn) (net.Conn, error)  { return nil, errNoLoops }
 func (s *Loops) start() error                       { return errNoLoops }
 func (s *Loops) Shutdown(ctx context.Context) error { return s.ln.Close() }

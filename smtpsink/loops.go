@@ -246,7 +246,6 @@ func (ls *loopSession) begin() {
 		held := ls.held // what came while it waited (a ClientHello)
 		ls.held = nil
 		ls.startHandshake(held, true)
-		ls.arm()
 		return
 	}
 	ls.run(func() bool { return ss.wait(s.k.connect.delay, ss.greet) })
@@ -453,6 +452,9 @@ func (ls *loopSession) resume() {
 	held := ls.held
 	ls.held = nil
 	ls.input(held)
+	if t := ls.tls; t != nil && t.onLoop && ls.mode != modeClosed && ls.mode != modePaused && ls.mode != modeStalled {
+		ls.tlsInput() // what its tls.Conn read ahead (with the last flight of a handshake)
+	}
 }
 
 // outHigh is the output a session's replies may queue before it stops
@@ -674,9 +676,7 @@ func (s *Server) loopTimeout(c *netio.LoopConn, err error) {
 		ls.ss.timeoutReply()
 	}
 	ls.mode = modeClosed
-	if ls.tls != nil {
-		ls.tls.Close()
-	}
+	ls.closeTLS() // close_notify after the 421, as close sends
 }
 
 // loopShutdown is called for each session when the loops' Shutdown

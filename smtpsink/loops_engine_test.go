@@ -403,3 +403,159 @@ func TestStalledHandshake(t *testing.T) {
 		}
 	}
 }
+
+// A tls.Config callback sees hello.Conn, on both engines with the
+// connection's own address (the loops engine's was nil, and
+// hello.Conn.LocalAddr().String() panicked on the handshake goroutine).
+func TestTLSLocalAddrEngines(t *testing.T) {
+	srv, cli := testTLS(t)
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			var mu sync.Mutex
+			var local net.Addr
+			cfg := srv.Clone()
+			cfg.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+				mu.Lock()
+				local = h.Conn.LocalAddr()
+				mu.Unlock()
+				return nil, nil
+			}
+			s := startSink(t, Config{Engine: e, TLS: cfg, TLSImplicit: true}, hooks{})
+			tc, err := tls.Dial("tcp", s.Addr().String(), cli)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tc.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if local == nil || local.String() != s.Addr().String() {
+				t.Errorf("ClientHelloInfo.Conn.LocalAddr() = %v, want %v", local, s.Addr())
+			}
+		})
+	}
+}
+
+// coalescing passes the first Write (the ClientHello) and holds the
+// others until flush: the client's Finished and its first command reach
+// the sink in one segment, as a fast client's often do.
+type coalescing struct {
+	net.Conn
+	mu     sync.Mutex
+	n      int
+	held   []byte
+	direct bool
+}
+
+func (c *coalescing) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	if c.n == 1 || c.direct {
+		return c.Conn.Write(p)
+	}
+	c.held = append(c.held, p...)
+	return len(p), nil
+}
+
+func (c *coalescing) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Conn.Write(c.held)
+	c.held, c.direct = nil, true
+}
+
+// Implicit TLS with a CONNECT delay: a command that came with the
+// client's last handshake flight is served after the greeting, on both
+// engines (the loops engine left it in its tls.Conn until more came).
+func TestImplicitTLSDelayFirstCommand(t *testing.T) {
+	srv, cli := testTLS(t)
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true,
+				Delay: map[string]time.Duration{"CONNECT": 20 * time.Millisecond}}, hooks{})
+			nc, err := net.Dial("tcp", s.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			cc := &coalescing{Conn: nc}
+			tc := tls.Client(cc, cli)
+			if err := tc.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			tc.Write([]byte("NOOP\r\n"))
+			cc.flush()
+			nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+			c := &client{t: t, Conn: nettextproto.NewConn(tc), raw: tc}
+			c.expect(220)
+			c.expect(250)
+		})
+	}
+}
+
+// records counts the TLS records the client receives once counting is on.
+type records struct {
+	net.Conn
+	mu    sync.Mutex
+	on    bool
+	buf   []byte
+	count int
+}
+
+func (r *records) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	r.mu.Lock()
+	if r.on {
+		r.buf = append(r.buf, p[:n]...)
+		for len(r.buf) >= 5 {
+			l := 5 + (int(r.buf[3])<<8 | int(r.buf[4]))
+			if len(r.buf) < l {
+				break
+			}
+			r.buf = r.buf[l:]
+			r.count++
+		}
+	}
+	r.mu.Unlock()
+	return n, err
+}
+
+// A TLS session out of time gets its 421 and then close_notify, on both
+// engines (the loops engine closed the connection without it).
+func TestTimeoutCloseNotify(t *testing.T) {
+	srv, cli := testTLS(t)
+	cli = cli.Clone()
+	cli.SessionTicketsDisabled = true
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true, Timeout: 300 * time.Millisecond}, hooks{})
+			nc, err := net.Dial("tcp", s.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			rc := &records{Conn: nc}
+			tc := tls.Client(rc, cli)
+			if err := tc.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(tc)
+			if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220") {
+				t.Fatalf("greeting %q %v", l, err)
+			}
+			rc.mu.Lock()
+			rc.on, rc.buf, rc.count = true, nil, 0
+			rc.mu.Unlock()
+			rest, _ := io.ReadAll(br)
+			if !strings.HasPrefix(string(rest), "421 ") {
+				t.Fatalf("after the greeting %q", rest)
+			}
+			io.ReadAll(nc)
+			rc.mu.Lock()
+			defer rc.mu.Unlock()
+			if rc.count < 2 {
+				t.Errorf("%d record(s) after the greeting: the 421 without close_notify", rc.count)
+			}
+		})
+	}
+}

@@ -22,8 +22,9 @@ import (
 // which crypto/tls keeps what it has of a record and reads on at the next
 // call; writes go to the connection at once.
 type loopTLS struct {
-	ls   *loopSession
-	conn *tls.Conn
+	ls    *loopSession
+	conn  *tls.Conn
+	local net.Addr
 
 	mu     sync.Mutex
 	cond   sync.Cond
@@ -44,8 +45,9 @@ func (notYet) Timeout() bool   { return true }
 func (notYet) Temporary() bool { return true }
 
 // maxHandshakeInput bounds the ciphertext a session's handshake holds
-// unread: a client's flight is a few KiB.
-const maxHandshakeInput = 64 << 10
+// unread: a client's flight is a few KiB, but crypto/tls takes a
+// certificate message (client authentication) of up to 256 KiB.
+const maxHandshakeInput = 512 << 10
 
 func (t *loopTLS) Read(p []byte) (int, error) {
 	t.mu.Lock()
@@ -109,7 +111,7 @@ func (t *loopTLS) Close() error {
 	return nil
 }
 
-func (t *loopTLS) LocalAddr() net.Addr              { return nil }
+func (t *loopTLS) LocalAddr() net.Addr              { return t.local }
 func (t *loopTLS) RemoteAddr() net.Addr             { return t.ls.c.RemoteAddr() }
 func (t *loopTLS) SetDeadline(time.Time) error      { return nil }
 func (t *loopTLS) SetReadDeadline(time.Time) error  { return nil }
@@ -121,12 +123,13 @@ func (t *loopTLS) SetWriteDeadline(time.Time) error { return nil }
 // modeHandshake, within Timeout (the command deadline), until it is done.
 func (ls *loopSession) startHandshake(held []byte, implicit bool) {
 	ss := ls.ss
-	t := &loopTLS{ls: ls, in: held}
+	t := &loopTLS{ls: ls, in: held, local: ls.c.LocalAddr()}
 	t.cond.L = &t.mu
 	t.conn = tls.Server(t, ss.cfg.TLS)
 	ls.tls, ls.implicit = t, implicit
 	ls.mode = modeHandshake
 	ls.dl.command()
+	ls.arm() // the command deadline, also after a Delay's pause
 	timeout := ss.cfg.Timeout
 	go func() {
 		ctx, cancel := context.Background(), context.CancelFunc(func() {})

@@ -164,7 +164,7 @@ func TestMemoryHeader(t *testing.T) {
 				t.Fatalf("after the header: %q, %v", l, err)
 			}
 			t.Logf("new Reader: %d bytes allocated, net/textproto %d", got, want)
-			if got > want && (want >= 64<<10 || got > want+firstHeaderScratch) {
+			if exceeds(got, want) && (want >= 64<<10 || got > want+firstHeaderScratch) {
 				t.Errorf("new Reader: %d bytes allocated, net/textproto %d", got, want)
 			}
 
@@ -186,12 +186,19 @@ func TestMemoryHeader(t *testing.T) {
 				}
 			})
 			t.Logf("reused: %d bytes allocated, net/textproto %d", got/runs, want/runs)
-			if got > want {
+			if exceeds(got, want) {
 				t.Errorf("reused: %d bytes allocated, net/textproto %d", got/runs, want/runs)
 			}
 		})
 	}
 }
+
+// exceeds reports whether got is more than want, give or take a
+// thousandth: heapGrowth counts what the whole process allocates while
+// it runs (the runtime's own allocations too), and a map's layout
+// depends on its random hash seed; an arm64 run under qemu once read
+// 3539488 bytes against net/textproto's 3538811 for the same 10 headers.
+func exceeds(got, want uint64) bool { return got > want+want/1000 }
 
 // TestMemoryHeaderScratchKept checks that a Reader keeps at most
 // keepScratch bytes of header scratch after a large header.
