@@ -473,16 +473,8 @@ func TestImplicitTLSDelayFirstCommand(t *testing.T) {
 		t.Run(string(e), func(t *testing.T) {
 			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true,
 				Delay: map[string]time.Duration{"CONNECT": 20 * time.Millisecond}}, hooks{})
-			nc, err := net.Dial("tcp", s.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			cc := &coalescing{Conn: nc}
-			tc := tls.Client(cc, cli)
-			if err := tc.Handshake(); err != nil {
-				t.Fatal(err)
-			}
+			var cc *coalescing
+			tc, nc := dialTLS(t, s, cli, func(c net.Conn) net.Conn { cc = &coalescing{Conn: c}; return cc })
 			tc.Write([]byte("NOOP\r\n"))
 			cc.flush()
 			nc.SetReadDeadline(time.Now().Add(2 * time.Second))
@@ -529,16 +521,8 @@ func TestTimeoutCloseNotify(t *testing.T) {
 	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
 		t.Run(string(e), func(t *testing.T) {
 			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true, Timeout: 300 * time.Millisecond}, hooks{})
-			nc, err := net.Dial("tcp", s.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			rc := &records{Conn: nc}
-			tc := tls.Client(rc, cli)
-			if err := tc.Handshake(); err != nil {
-				t.Fatal(err)
-			}
+			var rc *records
+			tc, nc := dialTLS(t, s, cli, func(c net.Conn) net.Conn { rc = &records{Conn: c}; return rc })
 			br := bufio.NewReader(tc)
 			if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220") {
 				t.Fatalf("greeting %q %v", l, err)
@@ -558,4 +542,21 @@ func TestTimeoutCloseNotify(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dialTLS connects to s with implicit TLS over wrap of the TCP connection
+// (a test's view of the bytes) and returns the client after its
+// handshake, and the TCP connection, closed when the test ends.
+func dialTLS(t *testing.T, s *Server, cli *tls.Config, wrap func(net.Conn) net.Conn) (*tls.Conn, net.Conn) {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	tc := tls.Client(wrap(nc), cli)
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return tc, nc
 }
