@@ -282,10 +282,14 @@ func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 			ls.trace('<', in)
 		}
 		ls.input(in)
-	case !t.push(in, c.EOF()):
-		ls.close() // a handshake flooded
-	case ls.mode != modeHandshake:
+	case ls.mode == modeHandshake:
+		if !t.push(in, c.EOF()) {
+			ls.close() // a handshake flooded
+		}
+	default:
+		t.lend(in, c.EOF())
 		ls.tlsInput()
+		t.unlend()
 	}
 	if s.h.read != nil && len(in) > 0 {
 		s.h.read(len(in))

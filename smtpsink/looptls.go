@@ -102,6 +102,28 @@ func (t *loopTLS) push(in []byte, eof bool) bool {
 	return true
 }
 
+// lend gives the tls.Conn, after the handshake, what the loop read
+// without a copy: tlsInput reads it all before the loop's call returns,
+// and unlend then drops it. (crypto/tls copies what it reads.)
+func (t *loopTLS) lend(in []byte, eof bool) {
+	t.mu.Lock()
+	if len(t.in) == 0 {
+		t.in = in
+	} else {
+		t.in = append(t.in, in...) // not so after the handshake: all was read
+	}
+	t.eof = t.eof || eof
+	t.mu.Unlock()
+}
+
+// unlend drops what lend gave and tlsInput did not read: after the end
+// of the stream, a close_notify or a bad record, nothing is read again.
+func (t *loopTLS) unlend() {
+	t.mu.Lock()
+	t.in = nil
+	t.mu.Unlock()
+}
+
 // Close ends the handshake's reads and writes, if it is still going.
 func (t *loopTLS) Close() error {
 	t.mu.Lock()
