@@ -158,9 +158,11 @@ type Config struct {
 
 	// MaxConns bounds the sessions served at once. Further connections
 	// wait in the listen queue (as with Postfix's smtp-sink; on
-	// EngineLoops, accepted but not greeted) until a session ends, or, with RefuseOverMaxConns, are accepted, answered
-	// with 421 and closed (as Postfix's smtpd does), counted in
-	// Stats.Refused. 0 means DefaultMaxConns; negative, no limit.
+	// EngineLoops, accepted but not greeted) until a session ends, or,
+	// with RefuseOverMaxConns, are accepted, answered with 421 and closed
+	// (as Postfix's smtpd does), counted in Stats.Refused. Under
+	// TLSImplicit they are closed with nothing said: the client reads
+	// only TLS records. 0 means DefaultMaxConns; negative, no limit.
 	MaxConns           int
 	RefuseOverMaxConns bool
 

@@ -198,7 +198,7 @@ func (s *Server) loopOpen(c *netio.LoopConn) {
 		// connection left in the listen queue.
 		s.mu.Unlock()
 		ls.mode, ls.untracked = modeClosed, true
-		c.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
+		c.WriteString(s.inClear("421 4.3.2 Service shutting down, closing connection\r\n"))
 		c.Close()
 		return
 	default:
@@ -221,7 +221,7 @@ func (s *Server) loopOpen(c *netio.LoopConn) {
 	s.mu.Unlock()
 	if ls.refusedCon {
 		s.stats.refused.Add(1)
-		c.WriteString("421 4.7.0 " + s.cfg.Hostname + " Error: too many connections, try again later\r\n")
+		c.WriteString(s.inClear("421 4.7.0 " + s.cfg.Hostname + " Error: too many connections, try again later\r\n"))
 		c.Close()
 		return
 	}
@@ -708,7 +708,11 @@ func (ls *loopSession) farewell() {
 		ls.close() // nothing can be said to it
 		return
 	}
-	ls.ss.bw.WriteString("421 4.3.2 Service shutting down, closing connection\r\n")
+	bye := "421 4.3.2 Service shutting down, closing connection\r\n"
+	if ls.tls == nil {
+		bye = ls.ss.s.inClear(bye) // waiting for a slot under implicit TLS
+	}
+	ls.ss.bw.WriteString(bye)
 	ls.close()
 }
 

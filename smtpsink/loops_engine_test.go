@@ -560,3 +560,78 @@ func dialTLS(t *testing.T, s *Server, cli *tls.Config, wrap func(net.Conn) net.C
 	}
 	return tc, nc
 }
+
+// Under implicit TLS a connection that gets no session is closed with
+// nothing said: its client reads TLS records, and a 421 in the clear
+// would be a bad one. Over MaxConns with RefuseOverMaxConns on both
+// engines, and on the loops engine a connection still waiting for a slot
+// when the server closes (the goroutine engine leaves it in the listen
+// queue).
+func TestImplicitTLSRefusedInSilence(t *testing.T) {
+	srv, cli := testTLS(t)
+	refusedSays := func(t *testing.T, s *Server) string {
+		t.Helper()
+		raw, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		raw.SetDeadline(time.Now().Add(10 * time.Second)) // a hang guard only
+		got, err := io.ReadAll(raw)
+		if err != nil {
+			t.Fatalf("the refused connection: %v after %q", err, got)
+		}
+		return string(got)
+	}
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		for _, implicit := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/implicit=%v", e, implicit), func(t *testing.T) {
+				s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: implicit, MaxConns: 1, RefuseOverMaxConns: true}, hooks{})
+				var a net.Conn
+				var err error
+				if implicit {
+					a, err = tls.Dial("tcp", s.Addr().String(), cli)
+				} else {
+					a, err = net.Dial("tcp", s.Addr().String())
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Close()
+				ca := &client{t: t, Conn: nettextproto.NewConn(a), raw: a}
+				ca.expect(220) // it has the slot
+				got := refusedSays(t, s)
+				if implicit && got != "" || !implicit && !strings.HasPrefix(got, "421 ") {
+					t.Errorf("refused: %q", got)
+				}
+				if st := s.Stats(); st.Refused != 1 {
+					t.Errorf("Refused %d, want 1", st.Refused)
+				}
+			})
+		}
+	}
+	t.Run("loops/waiting", func(t *testing.T) {
+		s := startSink(t, Config{Engine: EngineLoops, TLS: srv, TLSImplicit: true, MaxConns: 1}, hooks{})
+		a, err := tls.Dial("tcp", s.Addr().String(), cli)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		(&client{t: t, Conn: nettextproto.NewConn(a), raw: a}).expect(220)
+		said := make(chan string, 1)
+		go func() { said <- refusedSays(t, s) }()
+		for {
+			s.mu.Lock()
+			n := len(s.waiting)
+			s.mu.Unlock()
+			if n == 1 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		s.Close()
+		if got := <-said; got != "" {
+			t.Errorf("waiting as the server closed: %q", got)
+		}
+	})
+}

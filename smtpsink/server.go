@@ -246,8 +246,19 @@ func (s *Server) Serve() error {
 func (s *Server) refuse(c net.Conn) {
 	s.stats.refused.Add(1)
 	c.SetWriteDeadline(time.Now().Add(closeGrace))
-	c.Write([]byte("421 4.7.0 " + s.cfg.Hostname + " Error: too many connections, try again later\r\n"))
+	c.Write([]byte(s.inClear("421 4.7.0 " + s.cfg.Hostname + " Error: too many connections, try again later\r\n")))
 	c.Close()
+}
+
+// inClear is reply, said to a connection that gets no session (over
+// MaxConns, or as the server stops), unless the server speaks implicit
+// TLS: that client would take it for a bad TLS record, and the close
+// alone tells it to try again later.
+func (s *Server) inClear(reply string) string {
+	if s.cfg.TLSImplicit {
+		return ""
+	}
+	return reply
 }
 
 // track registers c, unless the server is stopping.
