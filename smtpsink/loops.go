@@ -94,11 +94,18 @@ func (f *feed) Read(p []byte) (int, error) {
 }
 
 // loopWriter sends a session's replies on its loop: they leave with the
-// rest of the call's output when the call returns.
+// rest of the call's output when the call returns. Over TLS it holds
+// them until then too (sendTLS), so that the replies to what one read
+// brought make one record, not one each.
 type loopWriter struct {
-	ls  *loopSession
-	err error
+	ls     *loopSession
+	err    error
+	tlsOut []byte // replies for the tls.Conn, not yet sealed
 }
+
+// maxTLSOut is how much of a session's replies is held for one TLS
+// record: a record's most.
+const maxTLSOut = 16 << 10
 
 func (w *loopWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
@@ -107,15 +114,37 @@ func (w *loopWriter) Write(p []byte) (int, error) {
 	if w.ls.ss.cfg.Trace != nil {
 		w.ls.trace('>', p)
 	}
-	var n int
-	var err error
-	if t := w.ls.tls; t != nil {
-		n, err = t.conn.Write(p)
-	} else {
-		n, err = w.ls.c.Write(p)
+	if w.ls.tls != nil {
+		w.tlsOut = append(w.tlsOut, p...)
+		if len(w.tlsOut) >= maxTLSOut {
+			w.sendTLS()
+		}
+		return len(p), w.err
 	}
+	n, err := w.ls.c.Write(p)
 	w.err = err
 	return n, err
+}
+
+// sendTLS seals the replies held for the session's tls.Conn and sends
+// them; it reports whether the write failed (as it has before).
+func (w *loopWriter) sendTLS() bool {
+	if len(w.tlsOut) > 0 && w.err == nil {
+		_, w.err = w.ls.tls.conn.Write(w.tlsOut)
+	}
+	w.tlsOut = w.tlsOut[:0]
+	if cap(w.tlsOut) > 2*maxTLSOut {
+		w.tlsOut = nil
+	}
+	return w.err != nil
+}
+
+// endCall ends a loop's call into the session: over TLS the replies it
+// made leave now, in one record.
+func (ls *loopSession) endCall() {
+	if ls.tls != nil && ls.mode != modeClosed && ls.w.sendTLS() {
+		ls.close()
+	}
 }
 
 func (w *loopWriter) WriteString(s string) (int, error) {
@@ -290,6 +319,7 @@ func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 		t.lend(in, c.EOF())
 		ls.tlsInput()
 		t.unlend()
+		ls.endCall()
 	}
 	if s.h.read != nil && len(in) > 0 {
 		s.h.read(len(in))
@@ -437,6 +467,7 @@ func (ls *loopSession) pause(d time.Duration, then func() bool) {
 			ls.c.SetReading(true)
 			ls.run(ls.then)
 			ls.resume()
+			ls.endCall()
 		})
 	}()
 }
@@ -484,6 +515,7 @@ func (s *Server) loopWritable(c *netio.LoopConn) {
 	ls.mode = modeCommand
 	c.SetReading(true)
 	ls.resume()
+	ls.endCall()
 }
 
 // startData starts reading a message's DATA.

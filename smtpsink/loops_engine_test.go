@@ -635,3 +635,66 @@ func TestImplicitTLSRefusedInSilence(t *testing.T) {
 		}
 	})
 }
+
+// The replies to commands that came in one TLS record leave in one
+// record too, on both engines: a pipelined MAIL, RCPT, RCPT, DATA group
+// is answered in one, and so is the message's end with a NOOP after it.
+func TestTLSRepliesOneRecord(t *testing.T) {
+	srv, cli := testTLS(t)
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true}, hooks{})
+			rc := &recordCounter{}
+			tc, _ := dialTLS(t, s, cli, func(c net.Conn) net.Conn { rc.Conn = c; return rc })
+			c := &client{t: t, Conn: nettextproto.NewConn(tc), raw: tc}
+			c.expect(220)
+			c.cmd(250, "EHLO client")
+			for _, step := range []struct {
+				send  string
+				codes []int
+			}{
+				{"MAIL FROM:<a@example.org>\r\nRCPT TO:<b@example.org>\r\nRCPT TO:<c@example.org>\r\nDATA\r\n", []int{250, 250, 250, 354}},
+				{"Subject: one\r\n\r\nbody\r\n.\r\nNOOP\r\n", []int{250, 250}},
+			} {
+				before := rc.count()
+				c.send(step.send) // one Write: one record
+				for _, code := range step.codes {
+					c.expect(code)
+				}
+				if n := rc.count() - before; n != 1 {
+					t.Errorf("%q answered in %d records, want 1", step.send, n)
+				}
+			}
+		})
+	}
+}
+
+// recordCounter counts the TLS records read through it.
+type recordCounter struct {
+	net.Conn
+	mu      sync.Mutex
+	buf     []byte
+	records int
+}
+
+func (r *recordCounter) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf = append(r.buf, p[:n]...)
+	for len(r.buf) >= 5 {
+		end := 5 + (int(r.buf[3])<<8 | int(r.buf[4])) // type, version, length
+		if len(r.buf) < end {
+			break
+		}
+		r.records++
+		r.buf = r.buf[end:]
+	}
+	return n, err
+}
+
+func (r *recordCounter) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.records
+}

@@ -196,6 +196,7 @@ func (ls *loopSession) handshakeDone(err error) {
 		}
 	}
 	ls.tlsInput() // what came after the client's last flight
+	ls.endCall()
 }
 
 // tlsInput decrypts what the loop has given the session's tls.Conn and
@@ -244,6 +245,7 @@ func (ls *loopSession) closeTLS() {
 	onLoop := t.onLoop && !t.closed
 	t.mu.Unlock()
 	if onLoop {
+		ls.w.sendTLS() // the last replies, then close_notify
 		t.conn.CloseWrite()
 	}
 	t.Close()
