@@ -755,6 +755,9 @@ func (s *Server) loopClose(c *netio.LoopConn, err error) {
 	if ls.tls != nil {
 		ls.tls.Close() // a handshake still going ends
 	}
+	if err != nil {
+		ls.ss.quit = false // served, but its 221 was never sent: as on the goroutine engine
+	}
 	s.endLoopSession(ls)
 }
 

@@ -10,6 +10,8 @@ import (
 	nettextproto "net/textproto"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -697,4 +699,51 @@ func (r *recordCounter) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.records
+}
+
+// A session whose QUIT was served but whose 221 could not be sent (the
+// client reset the connection while the replies before it still waited
+// for room) did not end with QUIT, on the loops engine as on the
+// goroutine engine, whose write of the 221 fails.
+func TestLoopsQuitUnsent(t *testing.T) {
+	var read atomic.Int64
+	ended := make(chan SessionInfo, 1)
+	s := startSink(t, Config{Engine: EngineLoops, OnSessionEnd: func(si SessionInfo) { ended <- si }},
+		hooks{read: func(n int) { read.Add(int64(n)) }})
+	// Small socket buffers, the sink's (accepted sockets take the
+	// listener's) and the client's, so that the kernel takes little.
+	small := func(opt int) func(syscall.RawConn) error {
+		return func(rc syscall.RawConn) error {
+			return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, 4096) })
+		}
+	}
+	lc, err := s.ln.(*net.TCPListener).SyscallConn()
+	if err != nil || small(syscall.SO_SNDBUF)(lc) != nil {
+		t.Fatal(err)
+	}
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error { return small(syscall.SO_RCVBUF)(rc) }}
+	nc, err := d.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// Input that one read brings (the sink reads nothing more while its
+	// output waits for room), and 150 KiB of replies to it: more than the
+	// kernel takes while the client reads nothing, less than the sink
+	// queues before it stops serving (outHigh).
+	in := strings.Repeat("EHLO x\r\n", 600) + "QUIT\r\n"
+	if _, err := nc.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	for read.Load() < int64(len(in)) {
+		time.Sleep(time.Millisecond) // until the sink has served it all, QUIT too
+	}
+	nc.(*net.TCPConn).SetLinger(0)
+	nc.Close() // a reset
+	if si := <-ended; si.Quit {
+		t.Errorf("SessionInfo %+v: Quit, but the 221 was never sent", si)
+	}
+	if st := s.Stats(); st.Aborted != 1 {
+		t.Errorf("Aborted %d, want 1", st.Aborted)
+	}
 }
