@@ -41,16 +41,9 @@ func TestLoopsImplicitTLSWaiting(t *testing.T) {
 	b := tls.Client(raw, cli)
 	hs := make(chan error, 1)
 	go func() { hs <- b.Handshake() }() // its ClientHello arrives while it waits
-	// Let the sink see the second connection wait before the slot frees:
-	// Stats cannot tell, so poll the server's waiting list.
-	for s.cfg.Engine == EngineLoops {
-		s.mu.Lock()
-		n := len(s.waiting)
-		s.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	// Let the sink see the second connection wait before the slot frees.
+	if s.cfg.Engine == EngineLoops {
+		awaitWaiting(s, 1)
 	}
 	ca.cmd(221, "QUIT")
 	raw.SetDeadline(time.Now().Add(5 * time.Second)) // a hang guard only
@@ -91,15 +84,7 @@ func TestLoopsWaitingLeftFreesSlot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			s.mu.Lock()
-			n := len(s.waiting)
-			s.mu.Unlock()
-			if n == i+1 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		awaitWaiting(s, i+1)
 		gone = append(gone, b)
 	}
 	gone[0].(*net.TCPConn).SetLinger(0)
@@ -563,6 +548,20 @@ func dialTLS(t *testing.T, s *Server, cli *tls.Config, wrap func(net.Conn) net.C
 	return tc, nc
 }
 
+// awaitWaiting returns once n connections wait for a slot on the loops
+// engine: Stats cannot tell, so it polls the server's waiting list.
+func awaitWaiting(s *Server, n int) {
+	for {
+		s.mu.Lock()
+		k := len(s.waiting)
+		s.mu.Unlock()
+		if k == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Under implicit TLS a connection that gets no session is closed with
 // nothing said: its client reads TLS records, and a 421 in the clear
 // would be a bad one. Over MaxConns with RefuseOverMaxConns on both
@@ -622,15 +621,7 @@ func TestImplicitTLSRefusedInSilence(t *testing.T) {
 		(&client{t: t, Conn: nettextproto.NewConn(a), raw: a}).expect(220)
 		said := make(chan string, 1)
 		go func() { said <- refusedSays(t, s) }()
-		for {
-			s.mu.Lock()
-			n := len(s.waiting)
-			s.mu.Unlock()
-			if n == 1 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		awaitWaiting(s, 1)
 		s.Close()
 		if got := <-said; got != "" {
 			t.Errorf("waiting as the server closed: %q", got)
