@@ -348,40 +348,14 @@ func TestStalledHandshake(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/implicit%v", e, implicit), func(t *testing.T) {
 				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 50 * time.Millisecond}
 				s := startSink(t, cfg, hooks{})
-				nc, err := net.Dial("tcp", s.Addr().String())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer nc.Close()
-				br := bufio.NewReader(nc)
-				if !implicit {
-					if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
-						t.Fatalf("greeting %q %v", l, err)
-					}
-					nc.Write([]byte("STARTTLS\r\n"))
-					if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
-						t.Fatalf("STARTTLS: %q %v", l, err)
-					}
-				}
-				nc.Write([]byte{22, 3, 1}) // the start of a record header, and no more
+				br := stallHandshake(t, s, implicit)
 				rest, _ := io.ReadAll(br)
 				if len(rest) > 0 {
 					t.Errorf("%q in the clear after the handshake stopped", rest)
 				}
 				// One more, which Close ends (the deadline is far off).
 				s2 := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: implicit}, hooks{})
-				nc2, err := net.Dial("tcp", s2.Addr().String())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer nc2.Close()
-				br2 := bufio.NewReader(nc2)
-				if !implicit {
-					br2.ReadString('\n')
-					nc2.Write([]byte("STARTTLS\r\n"))
-					br2.ReadString('\n')
-				}
-				nc2.Write([]byte{22, 3, 1})
+				br2 := stallHandshake(t, s2, implicit)
 				if err := s2.Close(); err != nil {
 					t.Fatalf("Close: %v", err)
 				}
@@ -389,6 +363,31 @@ func TestStalledHandshake(t *testing.T) {
 			})
 		}
 	}
+}
+
+// stallHandshake connects to s, starts TLS (at once with implicit TLS,
+// or after the greeting and STARTTLS's 220), and sends the start of a
+// record header and no more; it returns what reads the connection,
+// closed when the test ends.
+func stallHandshake(t *testing.T, s *Server, implicit bool) *bufio.Reader {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	br := bufio.NewReader(nc)
+	if !implicit {
+		if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
+			t.Fatalf("greeting %q %v", l, err)
+		}
+		nc.Write([]byte("STARTTLS\r\n"))
+		if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
+			t.Fatalf("STARTTLS: %q %v", l, err)
+		}
+	}
+	nc.Write([]byte{22, 3, 1})
+	return br
 }
 
 // A tls.Config callback sees hello.Conn, on both engines with the
