@@ -28,8 +28,9 @@ type Handler func(c *LoopConn, in []byte) (used int)
 // LoopOptions configure a [Loops] server. The zero value is usable, with
 // every limit and timeout on.
 type LoopOptions struct {
-	// Loops is the number of event loops, each on its own locked OS
-	// thread; 0 means GOMAXPROCS-1, at least 1. Loops run best with
+	// Loops is the number of event loops, each a goroutine (on a locked
+	// OS thread where CPUs pins it); 0 means GOMAXPROCS-1, at least 1.
+	// Loops run best with
 	// GOMAXPROCS above Loops, so that the runtime leaves a loop's
 	// processor alone while the loop waits in epoll_wait.
 	Loops int

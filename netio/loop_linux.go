@@ -302,15 +302,17 @@ func (l *loop) post(t task) error {
 // clock is the time now on the loop's clock.
 func (l *loop) clock() int64 { return int64(l.s.opt.Clock().Sub(l.base)) }
 
-// run is the loop's thread: it reports on ready once locked (and pinned)
-// and serves until the server quits.
+// run is the loop: it reports on ready once started (and pinned, on a
+// locked thread) and serves until the server quits.
 func (l *loop) run(ready chan<- error) {
 	defer l.s.sys.running.Done()
 	defer l.stop()
-	// Never unlocked: a thread whose affinity was changed ends with the
-	// goroutine instead of going back to the scheduler.
-	runtime.LockOSThread()
 	if l.cpu >= 0 {
+		// Never unlocked: a thread whose affinity was changed ends with
+		// the goroutine instead of going back to the scheduler. Only a
+		// pinned loop is locked: a locked goroutine's yield hands its
+		// processor to another thread and back.
+		runtime.LockOSThread()
 		var set unix.CPUSet
 		set.Set(l.cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
