@@ -30,9 +30,8 @@ type Handler func(c *LoopConn, in []byte) (used int)
 type LoopOptions struct {
 	// Loops is the number of event loops, each a goroutine (on a locked
 	// OS thread where CPUs pins it); 0 means GOMAXPROCS-1, at least 1.
-	// Loops run best with
-	// GOMAXPROCS above Loops, so that the runtime leaves a loop's
-	// processor alone while the loop waits in epoll_wait.
+	// Loops run best with GOMAXPROCS above Loops, so that the runtime
+	// leaves a loop's processor alone while the loop waits in epoll_wait.
 	Loops int
 	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)].
 	CPUs []int
