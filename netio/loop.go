@@ -60,7 +60,9 @@ type LoopOptions struct {
 	// OnClose, if set, is called on the loop when a connection whose
 	// OnOpen ran has been closed: err is nil after Close, ErrServerClosed
 	// when the server closed it, ErrDetached after Detach, a timeout's
-	// error, or what went wrong.
+	// error, or what went wrong; it wraps ErrUnsent (and the system
+	// call's error) when a write failed, so that output written to the
+	// connection did not all leave.
 	OnClose func(c *LoopConn, err error)
 	// OnTimeout, if set, is called on the loop, as a Handler is, when
 	// the idle timeout or the connection's deadline has passed; what it

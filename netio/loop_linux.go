@@ -772,7 +772,7 @@ func (l *loop) send(c *LoopConn) bool {
 			break
 		}
 		if err != nil {
-			l.close(c, err)
+			l.close(c, unsent(err))
 			return false
 		}
 		n += w
@@ -828,7 +828,7 @@ func (l *loop) drain(c *LoopConn) {
 			return
 		}
 		if err != nil {
-			l.close(c, err)
+			l.close(c, unsent(err))
 			return
 		}
 		c.off += w
@@ -850,6 +850,10 @@ func (l *loop) drain(c *LoopConn) {
 		l.drainConn(c)
 	}
 }
+
+// unsent is what a connection closes with when a write of its output
+// failed: that output, or part of it, never left.
+func unsent(err error) error { return fmt.Errorf("%w: %w", ErrUnsent, err) }
 
 func (l *loop) watch(c *LoopConn, events uint32) {
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: c.idx}); err != nil {
