@@ -36,6 +36,34 @@ type connIO struct {
 	onRead func(int) // hooks.read
 	inData bool      // reading a message's data
 	nread  int       // reads since inData was set
+
+	// The replies that accept a message, until they have left: where
+	// each ends in the stream of replies, and how much of that stream
+	// the connection took.
+	owed []int64
+	sent int64
+}
+
+// owe notes that the reply just buffered accepts a message.
+func (f *connIO) owe() {
+	i := 0
+	for i < len(f.owed) && f.owed[i] <= f.sent {
+		i++
+	}
+	f.owed = append(f.owed[:0], f.owed[i:]...)
+	f.owed = append(f.owed, f.sent+int64(f.bw.Buffered()))
+}
+
+// unsent returns how many of the replies that accepted a message never
+// left.
+func (f *connIO) unsent() uint64 {
+	var n uint64
+	for _, at := range f.owed {
+		if at > f.sent {
+			n++
+		}
+	}
+	return n
 }
 
 // errClosing ends a session's reads once the server is closing.
@@ -116,5 +144,7 @@ func (f *connIO) Write(p []byte) (int, error) {
 	if timeout > 0 {
 		f.c.SetWriteDeadline(f.now().Add(timeout))
 	}
-	return f.c.Write(p)
+	n, err := f.c.Write(p)
+	f.sent += int64(n)
+	return n, err
 }

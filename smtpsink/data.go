@@ -170,6 +170,9 @@ func (ss *session) replyMessage(code int, text string, size int64, chunks int) b
 			ss.reply(code, text)
 		}
 	}
+	if code == 250 {
+		ss.owe()
+	}
 	ss.reset()
 	e := ss.s.k.dataEnd
 	return !(e.forced && e.reply.Close)

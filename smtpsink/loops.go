@@ -78,6 +78,19 @@ type loopSession struct {
 
 	tls      *loopTLS // the session's TLS, once STARTTLS or implicit TLS began it
 	implicit bool     // implicit TLS: the greeting follows the handshake
+
+	// owed counts the replies that accepted a message since the
+	// session's output was last seen all sent (Stats.Unsent): netio
+	// reads a connection only once its output is sent.
+	owed uint64
+}
+
+// sent notes, at the start of a loop's call into the session, whether
+// the output of the calls before has all left.
+func (ls *loopSession) sent() {
+	if ls.c.Queued() == 0 && len(ls.w.tlsOut) == 0 && ls.w.err == nil {
+		ls.owed = 0
+	}
 }
 
 // feed is the source of a BDAT message's textproto.Reader on the loops
@@ -304,6 +317,7 @@ func (ls *loopSession) close() {
 
 func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 	ls := c.Value().(*loopSession)
+	ls.sent()
 	switch t := ls.tls; {
 	case t == nil || ls.mode == modeWaiting || ls.mode == modeClosed:
 		ls.eof = c.EOF()
@@ -318,7 +332,7 @@ func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 	default:
 		t.lend(in, c.EOF())
 		ls.tlsInput()
-		t.unlend()
+		t.unlend(ls.mode != modeClosed)
 		ls.endCall()
 	}
 	if s.h.read != nil && len(in) > 0 {
@@ -509,6 +523,7 @@ func (ls *loopSession) stall() {
 // loopWritable goes on with a stalled session once its replies are sent.
 func (s *Server) loopWritable(c *netio.LoopConn) {
 	ls := c.Value().(*loopSession)
+	ls.sent()
 	if ls.mode != modeStalled {
 		return
 	}
@@ -752,6 +767,9 @@ func (ls *loopSession) farewell() {
 func (s *Server) loopClose(c *netio.LoopConn, err error) {
 	ls := c.Value().(*loopSession)
 	ls.mode = modeClosed
+	if ls.w.err != nil || errors.Is(err, netio.ErrUnsent) {
+		s.stats.unsent.Add(ls.owed) // the replies that did not leave
+	}
 	if ls.tls != nil {
 		ls.tls.Close() // a handshake still going ends
 	}

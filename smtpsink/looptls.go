@@ -103,24 +103,30 @@ func (t *loopTLS) push(in []byte, eof bool) bool {
 }
 
 // lend gives the tls.Conn, after the handshake, what the loop read
-// without a copy: tlsInput reads it all before the loop's call returns,
-// and unlend then drops it. (crypto/tls copies what it reads.)
+// without a copy: tlsInput reads it before the loop's call returns, and
+// unlend then lets go of it. (crypto/tls copies what it reads.)
 func (t *loopTLS) lend(in []byte, eof bool) {
 	t.mu.Lock()
 	if len(t.in) == 0 {
 		t.in = in
 	} else {
-		t.in = append(t.in, in...) // not so after the handshake: all was read
+		t.in = append(t.in, in...) // kept by unlend: the session paused
 	}
 	t.eof = t.eof || eof
 	t.mu.Unlock()
 }
 
-// unlend drops what lend gave and tlsInput did not read: after the end
-// of the stream, a close_notify or a bad record, nothing is read again.
-func (t *loopTLS) unlend() {
+// unlend lets go of what lend gave: what tlsInput did not read (it
+// stopped at a pause or a stall, and reading is off until then) is copied
+// for later; after the end of the stream, a close_notify or a bad record,
+// nothing is read again.
+func (t *loopTLS) unlend(keep bool) {
 	t.mu.Lock()
-	t.in = nil
+	if keep && len(t.in) > 0 {
+		t.in = bytes.Clone(t.in)
+	} else {
+		t.in = nil
+	}
 	t.mu.Unlock()
 }
 
@@ -160,6 +166,11 @@ func (ls *loopSession) startHandshake(held []byte, implicit bool) {
 		}
 		err := t.conn.HandshakeContext(ctx)
 		cancel()
+		if err == nil {
+			// Counted here: the connection may be gone by the time the
+			// loop runs handshakeDone.
+			ls.ss.s.stats.tls.Add(1)
+		}
 		ls.c.Do(func(*netio.LoopConn) { ls.handshakeDone(err) })
 	}()
 }
@@ -179,7 +190,6 @@ func (ls *loopSession) handshakeDone(err error) {
 	t.mu.Lock()
 	t.onLoop = true
 	t.mu.Unlock()
-	s.stats.tls.Add(1)
 	if s.cfg.Trace != nil {
 		st := t.conn.ConnectionState()
 		ls.trace('=', []byte(tls.VersionName(st.Version)+" "+tls.CipherSuiteName(st.CipherSuite)))
@@ -200,39 +210,53 @@ func (ls *loopSession) handshakeDone(err error) {
 }
 
 // tlsInput decrypts what the loop has given the session's tls.Conn and
-// serves it.
+// serves it, a record at a time. A record that fails ends TLS with a
+// fatal alert, after which nothing more can be sealed: so the replies owed
+// to what came before it are sealed before the next record is read (they
+// make one record per call all the same, when what the call read ended
+// with the commands they answer). It stops where the session stops taking
+// input (a pause, a stall); resume reads on.
 func (ls *loopSession) tlsInput() {
 	buf := tlsScratches.Get().(*[]byte)
-	plain := (*buf)[:0]
-	ended := false
-	for {
-		if len(plain) == cap(plain) {
-			plain = append(plain, 0)[:len(plain)]
+	defer tlsScratches.Put(buf)
+	for ls.reading() {
+		if len(ls.w.tlsOut) > 0 && ls.w.sendTLS() {
+			ls.close()
+			return
 		}
-		n, err := ls.tls.conn.Read(plain[len(plain):cap(plain)])
-		plain = plain[:len(plain)+n]
-		if err == nil {
-			continue
+		n, err := ls.tls.conn.Read((*buf)[:cap(*buf)])
+		if n > 0 {
+			plain := (*buf)[:n]
+			if ls.ss.cfg.Trace != nil {
+				ls.trace('<', plain)
+			}
+			ls.input(plain)
 		}
-		var ny notYet
-		if !errors.As(err, &ny) {
-			ended = true // close_notify, the end of the stream, or a bad record
+		if err != nil {
+			var ny notYet
+			if !errors.As(err, &ny) {
+				// close_notify, the end of the stream, or a bad record:
+				// the session ends once what came before is served.
+				ls.eof = true
+				ls.input(nil)
+			}
+			return
 		}
-		break
-	}
-	if ls.ss.cfg.Trace != nil && len(plain) > 0 {
-		ls.trace('<', plain)
-	}
-	ls.eof = ended
-	ls.input(plain)
-	if cap(plain) <= 1<<20 {
-		*buf = plain[:0]
-		tlsScratches.Put(buf)
 	}
 }
 
-// tlsScratches hold what one call decrypts.
-var tlsScratches = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+// reading reports whether the session takes input now.
+func (ls *loopSession) reading() bool {
+	switch ls.mode {
+	case modeCommand, modeData, modeChunk, modeSkip:
+		return true
+	}
+	return false
+}
+
+// tlsScratches hold what one read of a tls.Conn decrypts: a record's
+// plaintext, at most 16 KiB.
+var tlsScratches = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // closeTLS sends close_notify, once the handshake is done, and ends a
 // handshake still going.

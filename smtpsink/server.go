@@ -45,12 +45,18 @@ type SessionInfo struct {
 
 // Stats are a Server's counters.
 type Stats struct {
-	Sessions   uint64 `json:"sessions"`   // accepted connections
-	Active     uint64 `json:"active"`     // sessions open now
-	Aborted    uint64 `json:"aborted"`    // sessions that ended without QUIT (the peer left, a timeout, a forced close)
-	Refused    uint64 `json:"refused"`    // connections over MaxConns answered with 421 (Config.RefuseOverMaxConns); not sessions
-	TLS        uint64 `json:"tls"`        // TLS handshakes completed (STARTTLS or implicit TLS)
-	Messages   uint64 `json:"messages"`   // messages accepted
+	Sessions uint64 `json:"sessions"` // accepted connections
+	Active   uint64 `json:"active"`   // sessions open now
+	Aborted  uint64 `json:"aborted"`  // sessions that ended without QUIT (the peer left, a timeout, a forced close)
+	Refused  uint64 `json:"refused"`  // connections over MaxConns answered with 421 (Config.RefuseOverMaxConns); not sessions
+	TLS      uint64 `json:"tls"`      // TLS handshakes completed (STARTTLS or implicit TLS)
+	Messages uint64 `json:"messages"` // messages accepted
+	// Unsent counts the messages accepted (and counted in Messages)
+	// whose 250 never left: the connection failed before the reply
+	// could be written to it (a reset, a write that failed, a bad TLS
+	// record once TLS has failed). Its client has no reply and will
+	// most likely send the message again.
+	Unsent     uint64 `json:"unsent"`
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
 	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
 	// Errors counts the 4xx and 5xx replies sent, by code, but for the
@@ -69,8 +75,8 @@ func (s Stats) ErrorCount() uint64 {
 
 // counters are the live Stats.
 type counters struct {
-	sessions, active, aborted, refused, tls, messages, recipients, bytes atomic.Uint64
-	codes                                                                [200]atomic.Uint64 // replies 400 to 599
+	sessions, active, aborted, refused, tls, messages, unsent, recipients, bytes atomic.Uint64
+	codes                                                                        [200]atomic.Uint64 // replies 400 to 599
 }
 
 // A Server is a sink listening on a TCP address.
@@ -305,6 +311,7 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 	}
 	ss.closeTLS()
 	c.Close()
+	s.stats.unsent.Add(ss.cio.unsent())
 	nmsg := ss.nmsg
 	ss.release()
 	s.stats.active.Add(^uint64(0))
@@ -406,6 +413,7 @@ func (s *Server) Stats() Stats {
 		Refused:    s.stats.refused.Load(),
 		TLS:        s.stats.tls.Load(),
 		Messages:   s.stats.messages.Load(),
+		Unsent:     s.stats.unsent.Load(),
 		Recipients: s.stats.recipients.Load(),
 		Bytes:      s.stats.bytes.Load(),
 		Errors:     map[int]uint64{},

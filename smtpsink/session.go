@@ -191,12 +191,27 @@ func (ss *session) greet() bool {
 	return true
 }
 
+// owe notes that the reply just written accepts a message, until it is
+// known to have left (Stats.Unsent).
+func (ss *session) owe() {
+	if ss.loop != nil {
+		ss.loop.owed++
+		return
+	}
+	ss.cio.owe()
+}
+
 // commands serves command lines until QUIT (then it returns true) or the
 // end of the session.
 func (ss *session) commands() bool {
 	for !ss.quit {
 		line, tooLong, err := ss.readCommand()
 		if err != nil {
+			// The replies owed to what came before go first: a read may
+			// bring the last commands together with the end of the
+			// stream (TLS 1.2's close_notify) or a bad TLS record, and
+			// then the end is all the next read returns.
+			ss.bw.Flush()
 			return false
 		}
 		if tooLong {

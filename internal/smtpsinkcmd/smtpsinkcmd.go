@@ -338,8 +338,12 @@ func Print(w io.Writer, r Result) error {
 	if r.TLS > 0 {
 		more += fmt.Sprintf(", tls %d", r.TLS)
 	}
-	fmt.Fprintf(w, "sessions %d (aborted %d%s), messages %d, recipients %d, bytes %d\n",
-		r.Sessions, r.Aborted, more, r.Messages, r.Recipients, r.Bytes)
+	unsent := "" // accepted messages whose 250 never left, where any did
+	if r.Unsent > 0 {
+		unsent = fmt.Sprintf(" (%d unsent: their 250 never left)", r.Unsent)
+	}
+	fmt.Fprintf(w, "sessions %d (aborted %d%s), messages %d%s, recipients %d, bytes %d\n",
+		r.Sessions, r.Aborted, more, r.Messages, unsent, r.Recipients, r.Bytes)
 	codes := make([]int, 0, len(r.Errors))
 	for c := range r.Errors {
 		codes = append(codes, c)
