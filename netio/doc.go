@@ -27,8 +27,9 @@
 //     being read. LoopOptions.MaxQueued and MaxInput bound what a
 //     connection holds; nothing is allocated per message.
 //   - Idle and write timeouts are on unless turned off, a Handler may set
-//     a deadline ([LoopConn.SetDeadline]), and a loop reads at most
-//     ReadBudget from one connection before serving the others.
+//     a deadline ([LoopConn.SetDeadline]) or run a function later on the
+//     loop ([LoopConn.AfterFunc]), and a loop reads at most ReadBudget
+//     from one connection before serving the others.
 //   - All input sent before the peer's end of stream reaches the Handler
 //     ([LoopConn.EOF]); a close sends what was written first and lingers
 //     while the peer still sends, so the last reply is not lost to a reset.

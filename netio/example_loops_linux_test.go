@@ -102,6 +102,46 @@ func ExampleLoopConn_Do() {
 	// HELLO, LOOP
 }
 
+// A server that delays each reply, as a tarpit or a test sink does: a
+// timer on the loop answers each line 10 ms after it came, with no
+// goroutine and no sleep.
+func ExampleLoopConn_AfterFunc() {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := netio.Serve(ln, func(c *netio.LoopConn, in []byte) (used int) {
+		for {
+			k := bytes.IndexByte(in[used:], '\n') + 1
+			if k == 0 {
+				return used
+			}
+			reply := "250 " + string(in[used:used+k])
+			c.AfterFunc(10*time.Millisecond, func(c *netio.LoopConn) { c.WriteString(reply) })
+			used += k
+		}
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("one\ntwo\n"))
+	r := bufio.NewReader(c)
+	for range 2 {
+		line, _ := r.ReadString('\n')
+		fmt.Print(line)
+	}
+	// Output:
+	// 250 one
+	// 250 two
+}
+
 // A command must arrive whole within a minute of the last answer, however
 // slowly its bytes come; a client that takes longer is told so and
 // closed.

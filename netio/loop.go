@@ -145,6 +145,7 @@ type LoopConn struct {
 	deadline   int64 // SetDeadline
 	heapAt     int64 // where the connection sits in the loop's heap
 	heapIdx    int32 // -1: not in the heap
+	timers     int32 // its timers in the loop's timer heap
 
 	waiting   bool // for room (EPOLLOUT): the connection is not read
 	calling   bool // in a call: Write appends to the loop's output

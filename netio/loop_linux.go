@@ -39,6 +39,7 @@ type loopSys struct {
 const (
 	evWake   = -1
 	evListen = -2
+	evTimer  = -3
 )
 
 // readEvents are a readable connection's events, edge-triggered: one
@@ -104,6 +105,17 @@ type loop struct {
 	budget    int
 	idle      int64 // ns, 0 none
 	stall     int64 // ns, 0 none
+
+	// AfterFunc's timers, by (at, seq); the timerfd is armed for the
+	// earliest at armedAt (0: not armed), and re-armed only when an
+	// earlier one comes. Stopped timers, and those of closed
+	// connections, leave when their time comes, or all at once when they
+	// are more than half of the heap (deadTimers counts them roughly).
+	tfd        int
+	timers     []*LoopTimer
+	timerSeq   uint64
+	armedAt    int64
+	deadTimers atomic.Int64
 
 	base     time.Time // the clock's origin
 	now      int64     // ns since base, read once per wake-up
@@ -230,7 +242,7 @@ func (s *Loops) stopLoops() {
 }
 
 func newLoop(s *Loops, id, cpu int) (*loop, error) {
-	l := &loop{s: s, id: id, cpu: cpu, ep: -1, wake: -1,
+	l := &loop{s: s, id: id, cpu: cpu, ep: -1, wake: -1, tfd: -1,
 		maxQueued: s.opt.MaxQueued, maxInput: s.opt.MaxInput, budget: s.opt.ReadBudget,
 		idle: max(int64(s.opt.IdleTimeout), 0), stall: max(int64(s.opt.WriteTimeout), 0),
 		buf: make([]byte, readSize), base: s.opt.Clock()}
@@ -238,6 +250,11 @@ func newLoop(s *Loops, id, cpu int) (*loop, error) {
 	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err == nil {
 		if l.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err == nil {
 			err = unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: evWake})
+		}
+		if err == nil {
+			if l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err == nil {
+				err = unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.tfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: evTimer})
+			}
 		}
 		if err == nil {
 			err = l.listen()
@@ -268,6 +285,9 @@ func (l *loop) stop() {
 	}
 	if l.ep >= 0 {
 		unix.Close(l.ep)
+	}
+	if l.tfd >= 0 {
+		unix.Close(l.tfd)
 	}
 }
 
@@ -327,9 +347,14 @@ func (l *loop) run(ready chan<- error) {
 	for !l.s.sys.quit.Load() {
 		l.now = l.clock()
 		l.expire()
+		l.runTimers()
+		l.armTimer()
 		timeout := -1
 		if len(l.heap) > 0 {
 			timeout = msUntil(l.heap[0].heapAt - l.now)
+		}
+		if w := l.timerWait(); w >= 0 && (timeout < 0 || w < timeout) {
+			timeout = w
 		}
 		if !l.resume.IsZero() {
 			wait := time.Until(l.resume)
@@ -365,6 +390,11 @@ func (l *loop) run(ready chan<- error) {
 				if !l.draining { // Shutdown may have closed the listener
 					l.acceptAll()
 				}
+				continue
+			case evTimer:
+				var b [8]byte
+				unix.Read(l.tfd, b[:])
+				l.armedAt = 0 // run at the top of the loop
 				continue
 			}
 			if c := l.conns[ev.Fd]; c != nil {
@@ -924,6 +954,9 @@ func (l *loop) release(c *LoopConn, err error) {
 	l.unschedule(c)
 	l.conns[c.idx] = nil
 	l.free = append(l.free, c.idx)
+	if c.timers > 0 {
+		l.deadTimers.Add(int64(c.timers))
+	}
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
 	if f := l.s.opt.OnClose; f != nil {
 		f(c, err)
@@ -1153,4 +1186,158 @@ func (l *loop) finishDetach(c *LoopConn, unused []byte) {
 	l.out = l.out[:0]
 	close(d.ready)
 	l.release(c, ErrDetached)
+}
+
+// Timers (AfterFunc).
+
+// addTimer arms t for d from now: now read afresh, not at the loop's
+// wake-up, since a Handler may run well after it.
+func (l *loop) addTimer(t *LoopTimer, d time.Duration) {
+	now := l.clock()
+	t.at = now + min(max(int64(d), 0), 1<<62-max(now, 0))
+	t.seq = l.timerSeq
+	l.timerSeq++
+	t.idx = len(l.timers)
+	l.timers = append(l.timers, t)
+	l.timerUp(t.idx)
+	t.c.timers++
+}
+
+func (l *loop) timerStopped() { l.deadTimers.Add(1) }
+
+// live reports whether t is still to run.
+func (t *LoopTimer) live() bool {
+	c := t.c
+	return t.state.Load() == timerPending && !c.closed && !c.closing && c.det == nil
+}
+
+// runTimers runs the timers due at l.now, in order; timers armed by
+// these calls wait for the next turn, even if due at once.
+func (l *loop) runTimers() {
+	start := l.timerSeq
+	for len(l.timers) > 0 {
+		t := l.timers[0]
+		if t.at > l.now || t.seq >= start {
+			break
+		}
+		l.popTimer()
+		c := t.c
+		if !t.live() || !t.state.CompareAndSwap(timerPending, timerDone) {
+			continue
+		}
+		c.calling = true
+		t.f(c)
+		c.calling = false
+		l.after(c)
+	}
+	if d := l.deadTimers.Load(); d > 64 && d > int64(len(l.timers)/2) {
+		l.compactTimers()
+	}
+}
+
+// armTimer arms the timerfd for the earliest live timer, unless it is
+// armed for that time or earlier already: at most one system call for
+// each timer that becomes the earliest, none on a turn that changed
+// nothing.
+func (l *loop) armTimer() {
+	for len(l.timers) > 0 && !l.timers[0].live() {
+		l.popTimer()
+	}
+	if len(l.timers) == 0 {
+		return // if armed, the wake-up it brings finds nothing to do
+	}
+	at := l.timers[0].at
+	if l.armedAt != 0 && l.armedAt <= at {
+		return
+	}
+	d := max(at-l.clock(), 1) // 0 would disarm it
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d)}
+	if err := unix.TimerfdSettime(l.tfd, 0, &spec, nil); err != nil {
+		return // not armed: epoll_wait's timeout covers it (see run)
+	}
+	l.armedAt = at
+}
+
+// timerWait is how long epoll_wait may wait for the timers, in
+// milliseconds: forever while the timerfd is armed for them.
+func (l *loop) timerWait() int {
+	if len(l.timers) == 0 || l.armedAt != 0 {
+		return -1
+	}
+	return msUntil(l.timers[0].at - l.now)
+}
+
+// popTimer takes the earliest timer out of the heap.
+func (l *loop) popTimer() {
+	h := l.timers
+	t := h[0]
+	last := len(h) - 1
+	l.timerSwap(0, last)
+	h[last] = nil
+	l.timers = h[:last]
+	t.idx = -1
+	t.c.timers--
+	if last > 0 {
+		l.timerDown(0)
+	}
+}
+
+// compactTimers drops the timers that will not run.
+func (l *loop) compactTimers() {
+	l.deadTimers.Store(0)
+	kept := l.timers[:0]
+	for _, t := range l.timers {
+		if t.live() {
+			t.idx = len(kept)
+			kept = append(kept, t)
+		} else {
+			t.idx = -1
+			t.c.timers--
+		}
+	}
+	clear(l.timers[len(kept):])
+	l.timers = kept
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		l.timerDown(i)
+	}
+}
+
+func (l *loop) timerLess(i, j int) bool {
+	a, b := l.timers[i], l.timers[j]
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (l *loop) timerSwap(i, j int) {
+	h := l.timers
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+
+func (l *loop) timerUp(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !l.timerLess(i, p) {
+			return
+		}
+		l.timerSwap(i, p)
+		i = p
+	}
+}
+
+func (l *loop) timerDown(i int) {
+	n := len(l.timers)
+	for {
+		m, a, b := i, 2*i+1, 2*i+2
+		if a < n && l.timerLess(a, m) {
+			m = a
+		}
+		if b < n && l.timerLess(b, m) {
+			m = b
+		}
+		if m == i {
+			return
+		}
+		l.timerSwap(i, m)
+		i = m
+	}
 }

@@ -22,6 +22,8 @@ type (
 var errNoLoops = fmt.Errorf("netio: event loops: %w", errors.ErrUnsupported)
 
 func (l *loop) post(task) error                     { return errNoLoops }
+func (l *loop) addTimer(*LoopTimer, time.Duration)  {}
+func (l *loop) timerStopped()                       {}
 func (l *loop) setDeadline(*LoopConn, time.Time)    {}
 func (l *loop) resumeReading(*LoopConn)             {}
 func (l *loop) localAddr(*LoopConn) net.Addr        { return nil }
