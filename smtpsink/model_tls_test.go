@@ -450,7 +450,7 @@ var modelTLSSeeds = []modelSession{
 // FuzzSessionModelTLS checks the sink against the model over fuzzed
 // sessions on every transport and both engines (go test -fuzz
 // FuzzSessionModelTLS); go test runs the seeds. mode: the transport
-// (mode%3) and TLS 1.2 (mode&4); ending: the ending (ending%7) and the
+// ((mode&3)%3) and TLS 1.2 (mode&4); ending: the ending (ending%7) and the
 // junk (ending>>4).
 func FuzzSessionModelTLS(f *testing.F) {
 	add := func(ms modelSession) {
@@ -474,7 +474,7 @@ func FuzzSessionModelTLS(f *testing.F) {
 		if len(prog) > 4096 {
 			return
 		}
-		runModelTLS(t, modelSession{prog: prog, knobs: knobs, cut: cut, over: modelTransport(mode % 3), tls12: mode&4 != 0,
+		runModelTLS(t, modelSession{prog: prog, knobs: knobs, cut: cut, over: modelTransport((mode & 3) % 3), tls12: mode&4 != 0,
 			ending: modelEnding(ending % uint8(numEndings)), junk: ending >> 4, seed: seed, whole: whole})
 	})
 }
