@@ -202,8 +202,8 @@ const (
 	// EngineLoops serves the sessions as state machines on netio's event
 	// loops (Linux only): an idle session holds no buffer, and replies to
 	// what one read brought leave in one write. A TLS handshake runs on a
-	// goroutine, the session over TLS on the loop again, and a Delay
-	// pauses it on a goroutine; OnMessage and OnSessionEnd are called
+	// goroutine, the session over TLS on the loop again; a Delay
+	// pauses it with a timer on its loop; OnMessage and OnSessionEnd are called
 	// from the loops, so they must not block. Connections
 	// over MaxConns are accepted and wait unanswered until a slot is
 	// free, up to 4096 of them (MaxConns, if more: what a listen queue

@@ -9,7 +9,6 @@ import (
 
 	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/dotstop"
-	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -18,9 +17,9 @@ import (
 // cuts command lines out of them (lineScanner), decodes DATA with a
 // dot.Decoder, and reads BDAT chunks through a textproto.Reader fed with
 // exactly the bytes at hand, so that nothing ever waits for input. An
-// idle session holds no buffer. What blocks is done elsewhere: a Delay
-// pauses the session while a goroutine waits, and a TLS handshake runs
-// on a goroutine, after which the loop drives the session's tls.Conn
+// idle session holds no buffer. A Delay pauses the session with a timer
+// on its loop (netio's AfterFunc). What blocks is done elsewhere: a TLS
+// handshake runs on a goroutine, after which the loop drives the session's tls.Conn
 // (looptls.go).
 
 // A loopMode is what a session on the loops engine does with its input.
@@ -434,66 +433,44 @@ func (ls *loopSession) process(in []byte) (used int) {
 	return used
 }
 
-// pause holds the session for d (Config.Delay): a goroutine waits, then
-// the loop runs then and serves the input that came meanwhile.
+// pause holds the session for d (Config.Delay), with a timer on its
+// loop (no goroutine, and on time to within the loop's wake-up), then
+// runs then and serves the input that came meanwhile. A session that ends
+// meanwhile (the server closing) drops the timer with its connection.
 func (ls *loopSession) pause(d time.Duration, then func() bool) {
 	s := ls.ss.s
 	ls.mode, ls.then = modePaused, then
 	ls.c.SetDeadline(time.Time{})
 	ls.setAt = time.Time{}
 	ls.c.SetReading(false) // the client's input waits in the kernel meanwhile
-	s.wg.Add(1)            // Close waits for it: the session holds a count too
-	until := time.Now().Add(d)
-	go func() {
-		defer s.wg.Done()
-		// A Sleeper of its own: the session may end on the loop
-		// meanwhile, and release its own. It wakes the loop a little
-		// early, by how late the loop has been to run what it is
-		// given, and the loop waits out the rest: the reply leaves on
-		// time, as the goroutine engine's does.
-		var sl *sleep.Sleeper
-		lead := min(max(2*time.Duration(s.loopLag.Load()), minLead), maxLead)
-		if s.h.sleep != nil {
-			lead, until = 0, time.Time{} // the test's clock: d as it is
-		}
-		ok := true
-		if early := d - lead; early > 0 {
-			ok = s.sleep(&sl, early)
-		}
-		if sl != nil {
-			sl.Close()
-		}
-		posted := time.Now()
-		ls.c.Do(func(*netio.LoopConn) {
-			lag := int64(time.Since(posted))
-			s.loopLag.Store(s.loopLag.Load() + (lag-s.loopLag.Load())/8)
-			if ls.mode != modePaused {
-				return
-			}
-			if !ok {
-				ls.close()
-				return
-			}
-			for time.Now().Before(until) {
-				// At most maxLead, for a Delay (a test knob) only.
-			}
-			ls.mode = modeCommand
-			ls.c.SetReading(true)
-			ls.run(ls.then)
-			ls.resume()
-			ls.endCall()
-		})
-	}()
+	if s.h.sleep != nil {
+		// The test's clock, which blocks: on a goroutine, which Close
+		// waits for.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.h.sleep(d)
+			ls.c.Do(ls.unpause)
+		}()
+		return
+	}
+	if _, err := ls.c.AfterFunc(d, ls.unpause); err != nil {
+		ls.close()
+	}
 }
 
-// minLead and maxLead bound how early a pause wakes its loop, which then
-// waits out the rest (see pause): a loop thread woken by a goroutine on
-// the same CPU runs up to about 100µs later than Do is called, more than
-// the smoothed lag shows.
-const (
-	minLead = 100 * time.Microsecond
-	maxLead = 500 * time.Microsecond
-)
+// unpause goes on with a paused session, on its loop.
+func (ls *loopSession) unpause(*netio.LoopConn) {
+	if ls.mode != modePaused {
+		return
+	}
+	ls.sent()
+	ls.mode = modeCommand
+	ls.c.SetReading(true)
+	ls.run(ls.then)
+	ls.resume()
+	ls.endCall()
+}
 
 // resume serves the input the session held while it could not (paused,
 // stalled, or waiting for a slot), on the loop.

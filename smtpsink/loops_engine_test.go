@@ -54,21 +54,32 @@ func TestLoopsImplicitTLSWaiting(t *testing.T) {
 	cb.expect(220)
 }
 
-// A session closed while a Delay pauses it: the pause's goroutine and
-// the session's end share nothing (under -race; the pause's Sleeper, a
-// timerfd, is its own, and closed).
-func TestLoopsPauseClose(t *testing.T) {
+// A Delay on the loops engine is a timer on the session's loop: the reply
+// never leaves before its time. A session closed while it waits drops the
+// timer with its connection (under -race: the timer and the session's end
+// share nothing).
+func TestLoopsPause(t *testing.T) {
+	const d = 25 * time.Millisecond
+	s := startSink(t, Config{Engine: EngineLoops, Delay: map[string]time.Duration{"NOOP": d}}, hooks{})
+	c := dial(t, s)
+	for range 3 {
+		start := time.Now()
+		c.cmd(250, "NOOP")
+		if got := time.Since(start); got < d {
+			t.Errorf("NOOP answered after %v, before its delay of %v", got, d)
+		}
+	}
 	for range 20 {
-		s := startSink(t, Config{Engine: EngineLoops, Delay: map[string]time.Duration{"NOOP": 25 * time.Millisecond}}, hooks{})
 		c := dial(t, s)
 		c.send("NOOP\r\n")
 		c.raw.(*net.TCPConn).SetLinger(0)
 		c.raw.Close() // a reset: the session ends while it is paused
-		for s.Stats().Active != 0 {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(40 * time.Millisecond) // the pause goroutine wakes and sleeps on ss.sleeper
 	}
+	for s.Stats().Active != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(2 * d) // the timers' time passes
+	c.cmd(250, "NOOP")
 }
 
 // Waiting connections whose clients leave before their turn pass the

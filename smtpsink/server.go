@@ -112,7 +112,6 @@ type Server struct {
 	drained     chan struct{} // closed when the loops' Shutdown has returned
 	drainCtx    context.Context
 	drainCancel context.CancelFunc // ends the loops' Shutdown: they close
-	loopLag     atomic.Int64       // how late a loop runs what Do gives it, smoothed (ns)
 }
 
 // hooks let tests reach inside; Listen passes none.
