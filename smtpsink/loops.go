@@ -434,9 +434,15 @@ func (ls *loopSession) process(in []byte) (used int) {
 }
 
 // pause holds the session for d (Config.Delay), with a timer on its
-// loop (no goroutine, and on time to within the loop's wake-up), then
-// runs then and serves the input that came meanwhile. A session that ends
-// meanwhile (the server closing) drops the timer with its connection.
+// loop, then runs then and serves the input that came meanwhile. A
+// session that ends meanwhile (the server closing) drops the timer with
+// its connection.
+//
+// The timer fires a little early, by twice how late the loop has been to
+// run such timers (smoothed, and within minLead and maxLead), and the
+// loop waits out the rest: a thread woken from an idle CPU runs tens of
+// microseconds after its time, which a client timing a 1 ms wait sees
+// (the goroutine engine's Sleeper spins its last stretch likewise).
 func (ls *loopSession) pause(d time.Duration, then func() bool) {
 	s := ls.ss.s
 	ls.mode, ls.then = modePaused, then
@@ -454,10 +460,31 @@ func (ls *loopSession) pause(d time.Duration, then func() bool) {
 		}()
 		return
 	}
-	if _, err := ls.c.AfterFunc(d, ls.unpause); err != nil {
+	lead := min(max(2*time.Duration(s.timerLag.Load()), minLead), maxLead, d)
+	if s.h.now != nil {
+		lead = 0 // the test's clock: d as it is
+	}
+	until := time.Now().Add(d)
+	_, err := ls.c.AfterFunc(d-lead, func(c *netio.LoopConn) {
+		if lead > 0 {
+			late := int64(time.Since(until.Add(-lead)))
+			s.timerLag.Store(s.timerLag.Load() + (late-s.timerLag.Load())/8)
+			for time.Now().Before(until) {
+				// At most lead, and most often about half of it.
+			}
+		}
+		ls.unpause(c)
+	})
+	if err != nil {
 		ls.close()
 	}
 }
+
+// minLead and maxLead bound how early a pause's timer fires (see pause).
+const (
+	minLead = 20 * time.Microsecond
+	maxLead = 200 * time.Microsecond
+)
 
 // unpause goes on with a paused session, on its loop.
 func (ls *loopSession) unpause(*netio.LoopConn) {

@@ -89,6 +89,8 @@ type Server struct {
 	k       knobs  // Config.Force and Config.Delay
 	stats   counters
 
+	timerLag atomic.Int64 // how late the loops run a pause's timer, smoothed (ns)
+
 	serving atomic.Bool
 	stop    chan struct{} // closed: accept no more
 	kill    chan struct{} // closed: sessions end now
