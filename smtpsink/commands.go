@@ -102,6 +102,13 @@ func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
 	case "AUTH":
 		ss.auth(arg)
 		return true, true
+	case "XCLIENT", "XFORWARD":
+		if verb == "XCLIENT" && ss.cfg.NoXCLIENT || verb == "XFORWARD" && ss.cfg.NoXFORWARD {
+			ss.reply(500, "5.5.2 Error: command not recognized")
+			break
+		}
+		ss.xcmd(verb, arg)
+		return verb == "XCLIENT", true
 	case "ETRN", "ATRN":
 		ss.reply(502, "5.5.1 Error: command not implemented")
 	default:
@@ -130,7 +137,7 @@ func verbEnd(line string) int {
 // unknown ones, which get 500.
 func needsTLS(verb string) bool {
 	switch verb {
-	case "MAIL", "RCPT", "DATA", "BDAT", "VRFY", "EXPN", "AUTH", "HELP", "TURN", "ETRN", "ATRN":
+	case "MAIL", "RCPT", "DATA", "BDAT", "VRFY", "EXPN", "AUTH", "HELP", "TURN", "ETRN", "ATRN", "XCLIENT", "XFORWARD":
 		return true
 	}
 	return false
@@ -140,7 +147,7 @@ func needsTLS(verb string) bool {
 // for the replies (RFC 2920 §3.1), and HELP.
 func endsGroup(verb string) bool {
 	switch verb {
-	case "HELO", "EHLO", "LHLO", "DATA", "VRFY", "EXPN", "TURN", "QUIT", "NOOP", "HELP":
+	case "HELO", "EHLO", "LHLO", "DATA", "VRFY", "EXPN", "TURN", "QUIT", "NOOP", "HELP", "XCLIENT":
 		return true
 	}
 	return false
@@ -222,6 +229,15 @@ func ehloReply(cfg *Config, tls bool) []byte {
 	if !cfg.NoSMTPUTF8 {
 		kw = append(kw, "SMTPUTF8")
 	}
+	if !cfg.NoDSN {
+		kw = append(kw, "DSN")
+	}
+	if !cfg.NoXCLIENT {
+		kw = append(kw, "XCLIENT "+xclientAttrs)
+	}
+	if !cfg.NoXFORWARD {
+		kw = append(kw, "XFORWARD "+xforwardAttrs)
+	}
 	kw = append(kw, "ENHANCEDSTATUSCODES")
 	var b []byte
 	for i, k := range kw {
@@ -252,6 +268,7 @@ func (ss *session) mail(arg string) {
 		return
 	}
 	body, utf8 := "", false
+	var dsn [2]bool // RET, ENVID seen
 	for params != "" {
 		var p string
 		p, params, _ = strings.Cut(params, " ")
@@ -289,6 +306,11 @@ func (ss *session) mail(arg string) {
 		case key == "AUTH" && hasVal && ss.cfg.Auth:
 			// RFC 4954 §5: the submitter's identity, "<>" if unknown;
 			// taken and ignored.
+		case (key == "RET" || key == "ENVID") && !ss.cfg.NoDSN:
+			if e := dsnMail(key, val, hasVal, &dsn); e != "" {
+				ss.reply(501, e)
+				return
+			}
 		default:
 			ss.reply(555, "5.5.4 Error: unsupported MAIL parameter")
 			return
@@ -315,9 +337,23 @@ func (ss *session) rcpt(arg string) {
 		ss.reply(501, "5.5.4 Syntax: RCPT TO:<address>")
 		return
 	}
-	if strings.TrimSpace(params) != "" {
-		ss.reply(555, "5.5.4 Error: unsupported RCPT parameter")
-		return
+	var dsn [2]bool // NOTIFY, ORCPT seen
+	for p := range strings.FieldsSeq(params) {
+		key, val, hasVal := strings.Cut(p, "=")
+		key = strings.ToUpper(key)
+		switch {
+		case !ss.esmtp:
+			ss.reply(555, "5.5.4 Error: RCPT parameters need EHLO")
+			return
+		case (key == "NOTIFY" || key == "ORCPT") && !ss.cfg.NoDSN:
+			if e := dsnRcpt(key, val, hasVal, &dsn); e != "" {
+				ss.reply(501, e)
+				return
+			}
+		default:
+			ss.reply(555, "5.5.4 Error: unsupported RCPT parameter")
+			return
+		}
 	}
 	if ss.nrcpt >= ss.cfg.MaxRecipients {
 		ss.reply(452, "4.5.3 Error: too many recipients")

@@ -65,6 +65,9 @@ type Config struct {
 	No8BitMIME   bool
 	NoChunking   bool // neither CHUNKING (BDAT) nor BINARYMIME
 	NoSMTPUTF8   bool
+	NoDSN        bool // DSN's parameters (RFC 3461) are checked, then ignored
+	NoXCLIENT    bool // Postfix's XCLIENT: checked, then a new greeting (as smtpd)
+	NoXFORWARD   bool // Postfix's XFORWARD: checked, then 250
 
 	// TLS, if set, offers STARTTLS (RFC 3207) with this configuration
 	// (its Certificates; see SelfSigned), or with TLSImplicit speaks TLS

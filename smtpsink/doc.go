@@ -3,7 +3,8 @@
 // and a sink for integration tests ([Config].OnMessage reports each
 // message, with a digest of its data if asked; see the package example).
 // It speaks ESMTP with PIPELINING, SIZE, 8BITMIME, CHUNKING and BINARYMIME,
-// SMTPUTF8 and ENHANCEDSTATUSCODES, or LMTP (RFC 2033); with Config.TLS,
+// SMTPUTF8, ENHANCEDSTATUSCODES and DSN (RFC 3461), Postfix's XCLIENT and
+// XFORWARD (their syntax checked, nothing kept), or LMTP (RFC 2033); with Config.TLS,
 // STARTTLS (RFC 3207) or implicit TLS (RFC 8314), and with Config.Auth,
 // AUTH PLAIN and LOGIN (RFC 4954) over TLS. It does not parse headers.
 //
@@ -21,6 +22,10 @@
 //     or reset stream cuts off is never run, nor is a BDAT chunk's data.
 //   - Replies to a pipelined group that arrives in one read leave in one
 //     write, and no reply waits for input that may never come.
+//   - Every reply owed to commands that arrived before the end of the
+//     stream, a close_notify or a bad TLS record is sent before the
+//     session ends, where the connection can still carry it; an accepted
+//     message whose 250 could not be is counted in Stats.Unsent.
 //   - A session that starts TLS forgets all it knew, and input sent in the
 //     clear after STARTTLS is never read as commands.
 //
@@ -30,7 +35,6 @@
 //
 // On Linux, a message whose data takes more than one read turns on quick
 // ACKs until its reply, so that a client with Nagle's algorithm on does not
-// wait out the delayed-ACK timer at the end of a large message. Not
-// supported: DSN, XCLIENT; addresses are taken as given between their
-// angle brackets.
+// wait out the delayed-ACK timer at the end of a large message. Addresses
+// are taken as given between their angle brackets.
 package smtpsink

@@ -19,10 +19,10 @@ func TestEHLOKeywords(t *testing.T) {
 		verb string
 		want string
 	}{
-		{"default", Config{}, "EHLO", "smtp-sink\nPIPELINING\nSIZE\n8BITMIME\nCHUNKING\nBINARYMIME\nSMTPUTF8\nENHANCEDSTATUSCODES"},
-		{"size", Config{MaxSize: 1000, Hostname: "mx.test"}, "EHLO", "mx.test\nPIPELINING\nSIZE 1000\n8BITMIME\nCHUNKING\nBINARYMIME\nSMTPUTF8\nENHANCEDSTATUSCODES"},
-		{"off", Config{NoPipelining: true, No8BitMIME: true, NoChunking: true, NoSMTPUTF8: true}, "EHLO", "smtp-sink\nSIZE\nENHANCEDSTATUSCODES"},
-		{"lmtp", Config{LMTP: true}, "LHLO", "smtp-sink\nPIPELINING\nSIZE\n8BITMIME\nCHUNKING\nBINARYMIME\nSMTPUTF8\nENHANCEDSTATUSCODES"},
+		{"default", Config{}, "EHLO", "smtp-sink\nPIPELINING\nSIZE\n8BITMIME\nCHUNKING\nBINARYMIME\nSMTPUTF8\nDSN\nXCLIENT NAME ADDR PORT PROTO HELO LOGIN DESTADDR DESTPORT\nXFORWARD NAME ADDR PORT PROTO HELO IDENT SOURCE\nENHANCEDSTATUSCODES"},
+		{"size", Config{MaxSize: 1000, Hostname: "mx.test"}, "EHLO", "mx.test\nPIPELINING\nSIZE 1000\n8BITMIME\nCHUNKING\nBINARYMIME\nSMTPUTF8\nDSN\nXCLIENT NAME ADDR PORT PROTO HELO LOGIN DESTADDR DESTPORT\nXFORWARD NAME ADDR PORT PROTO HELO IDENT SOURCE\nENHANCEDSTATUSCODES"},
+		{"off", Config{NoPipelining: true, No8BitMIME: true, NoChunking: true, NoSMTPUTF8: true, NoDSN: true, NoXCLIENT: true, NoXFORWARD: true}, "EHLO", "smtp-sink\nSIZE\nENHANCEDSTATUSCODES"},
+		{"lmtp", Config{LMTP: true}, "LHLO", "smtp-sink\nPIPELINING\nSIZE\n8BITMIME\nCHUNKING\nBINARYMIME\nSMTPUTF8\nDSN\nXCLIENT NAME ADDR PORT PROTO HELO LOGIN DESTADDR DESTPORT\nXFORWARD NAME ADDR PORT PROTO HELO IDENT SOURCE\nENHANCEDSTATUSCODES"},
 		{"helo", Config{}, "HELO", "smtp-sink"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,14 +116,14 @@ func TestBadCommands(t *testing.T) {
 		{501, "MAIL FROM:<a@b> SIZE"},
 		{552, "MAIL FROM:<a@b> SIZE=1001"},
 		{501, "MAIL FROM:<a@b> BODY=9BIT"},
-		{555, "MAIL FROM:<a@b> RET=FULL"},
+		{555, "MAIL FROM:<a@b> RET=FULL X=1"},
 		{555, "MAIL FROM:<a@b> SMTPUTF8=yes"},
 		{250, "MAIL FROM:<a@b> SIZE=1000"},
 		{503, "MAIL FROM:<a@b>"},
 		{554, "DATA"},
 		{501, "RCPT TO:<>"},
 		{501, "RCPT <a@b>"},
-		{555, "RCPT TO:<a@b> NOTIFY=NEVER"},
+		{555, "RCPT TO:<a@b> NOTIFY=NEVER X=1"},
 		{250, "RCPT TO:<a@b>"},
 		{250, "RCPT TO:<c@d>"},
 		{452, "RCPT TO:<e@f>"},

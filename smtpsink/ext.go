@@ -1,0 +1,162 @@
+package smtpsink
+
+import "strings"
+
+// Extensions a relay or a proxy speaks, as Postfix's smtp-sink offers
+// them: DSN's parameters (RFC 3461) on MAIL and RCPT, and Postfix's
+// XCLIENT and XFORWARD (www.postfix.org/XCLIENT_README.html,
+// XFORWARD_README.html). The sink checks their syntax and keeps nothing
+// of them.
+
+// The attributes XCLIENT and XFORWARD take, as the EHLO reply names them.
+const (
+	xclientAttrs  = "NAME ADDR PORT PROTO HELO LOGIN DESTADDR DESTPORT"
+	xforwardAttrs = "NAME ADDR PORT PROTO HELO IDENT SOURCE"
+)
+
+// isXtext reports whether s is RFC 3461's xtext: printable ASCII but '+'
+// and '=', with "+XX" (upper-case hexadecimal) for any octet.
+func isXtext(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '+':
+			if i+2 >= len(s) || !isUpperHex(s[i+1]) || !isUpperHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		case c < '!' || c > '~' || c == '=':
+			return false
+		}
+	}
+	return true
+}
+
+func isUpperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }
+
+// dsnMail checks a DSN parameter of MAIL (RET or ENVID, given once each);
+// it returns the reply text of a syntax error, or "".
+func dsnMail(key, val string, hasVal bool, seen *[2]bool) string {
+	switch key {
+	case "RET":
+		v := strings.ToUpper(val)
+		if !hasVal || seen[0] || v != "FULL" && v != "HDRS" {
+			return "5.5.4 Syntax: RET=FULL or RET=HDRS, once"
+		}
+		seen[0] = true
+	case "ENVID":
+		// RFC 3461 §4.4: at most 100 characters.
+		if !hasVal || seen[1] || val == "" || len(val) > 100 || !isXtext(val) {
+			return "5.5.4 Syntax: ENVID=xtext, at most 100 characters, once"
+		}
+		seen[1] = true
+	}
+	return ""
+}
+
+// dsnRcpt checks a DSN parameter of RCPT (NOTIFY or ORCPT, given once
+// each); it returns the reply text of a syntax error, or "".
+func dsnRcpt(key, val string, hasVal bool, seen *[2]bool) string {
+	switch key {
+	case "NOTIFY":
+		if !hasVal || seen[0] || !validNotify(strings.ToUpper(val)) {
+			return "5.5.4 Syntax: NOTIFY=NEVER or NOTIFY=SUCCESS,FAILURE,DELAY (any of them, each once), once"
+		}
+		seen[0] = true
+	case "ORCPT":
+		// RFC 3461 §4.2: addr-type ";" xtext, at most 500 characters.
+		typ, addr, ok := strings.Cut(val, ";")
+		if !hasVal || seen[1] || !ok || !isAtom(typ) || addr == "" || len(val) > 500 || !isXtext(addr) {
+			return "5.5.4 Syntax: ORCPT=addr-type;xtext, at most 500 characters, once"
+		}
+		seen[1] = true
+	}
+	return ""
+}
+
+// validNotify reports whether v is NOTIFY's value (RFC 3461 §4.1): NEVER,
+// or a list of SUCCESS, FAILURE and DELAY, none twice.
+func validNotify(v string) bool {
+	if v == "NEVER" {
+		return true
+	}
+	var seen [3]bool
+	for w := range strings.SplitSeq(v, ",") {
+		i := -1
+		switch w {
+		case "SUCCESS":
+			i = 0
+		case "FAILURE":
+			i = 1
+		case "DELAY":
+			i = 2
+		}
+		if i < 0 || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
+}
+
+// isAtom reports whether s is an RFC 5321 Atom: letters, digits and the
+// printable specials of atext.
+func isAtom(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// xcmd serves XCLIENT or XFORWARD: attr=value pairs, each attr one of
+// those the EHLO reply names, each value xtext. XCLIENT starts the
+// session anew, as Postfix's smtpd does: a new greeting, after which the
+// client says EHLO again. XFORWARD is taken with 250.
+func (ss *session) xcmd(verb, arg string) {
+	attrs := xforwardAttrs
+	if verb == "XCLIENT" {
+		attrs = xclientAttrs
+	}
+	switch {
+	case ss.inTx:
+		ss.reply(503, "5.5.1 Error: MAIL transaction in progress")
+		return
+	case strings.TrimSpace(arg) == "":
+		ss.reply(501, "5.5.4 Syntax: "+verb+" attribute=value...")
+		return
+	}
+	for p := range strings.FieldsSeq(arg) {
+		name, val, ok := strings.Cut(p, "=")
+		name = strings.ToUpper(name)
+		if !ok || !hasWord(attrs, name) {
+			ss.reply(501, "5.5.4 Bad "+verb+" attribute name: "+name)
+			return
+		}
+		if !isXtext(val) {
+			ss.reply(501, "5.5.4 Bad "+verb+" attribute value for "+name)
+			return
+		}
+	}
+	if verb == "XFORWARD" {
+		ss.reply(250, "2.0.0 Ok")
+		return
+	}
+	ss.reset()
+	ss.greeted, ss.esmtp = false, false
+	ss.greet()
+}
+
+// hasWord reports whether the space-separated list holds w.
+func hasWord(list, w string) bool {
+	for f := range strings.FieldsSeq(list) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,113 @@
+package smtpsink
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
+)
+
+// DSN's parameters (RFC 3461), XCLIENT and XFORWARD are taken where well
+// formed, refused with 501 where not, and with the Config's No* switches
+// not offered at all; XCLIENT starts the session anew with a greeting,
+// as Postfix's smtpd does.
+func TestExtensions(t *testing.T) {
+	c := dial(t, startSink(t, Config{}, hooks{}))
+	for _, step := range []struct {
+		code int
+		line string
+	}{
+		{250, "EHLO c"},
+		{250, "XFORWARD NAME=mx.example ADDR=192.0.2.1 PORT=25 PROTO=ESMTP HELO=mx.example"},
+		{250, "XFORWARD IDENT=abc+2B SOURCE=REMOTE"},
+		{501, "XFORWARD"},
+		{501, "XFORWARD LOGIN=x"},
+		{501, "XFORWARD NAME"},
+		{501, "XFORWARD NAME=a=b"},
+		{501, "XFORWARD NAME=a+2b"},
+		{501, "MAIL FROM:<a@b> RET=PART"},
+		{501, "MAIL FROM:<a@b> RET=FULL RET=HDRS"},
+		{501, "MAIL FROM:<a@b> ENVID="},
+		{501, "MAIL FROM:<a@b> ENVID=" + strings.Repeat("x", 101)},
+		{501, "MAIL FROM:<a@b> ENVID=a+zz"},
+		{250, "MAIL FROM:<a@b> RET=hdrs ENVID=QQ314159+2Bx"},
+		{501, "RCPT TO:<c@d> NOTIFY=NEVER,SUCCESS"},
+		{501, "RCPT TO:<c@d> NOTIFY=SUCCESS,SUCCESS"},
+		{501, "RCPT TO:<c@d> NOTIFY=SOMETIMES"},
+		{501, "RCPT TO:<c@d> ORCPT=c@d"},
+		{501, "RCPT TO:<c@d> ORCPT=rfc822;"},
+		{501, "RCPT TO:<c@d> ORCPT=rfc822;a ORCPT=rfc822;b"},
+		{250, "RCPT TO:<c@d> NOTIFY=SUCCESS,FAILURE ORCPT=rfc822;c@d"},
+		{250, "RCPT TO:<e@d> NOTIFY=never"},
+		{250, "RCPT TO:<f@d> NOTIFY=DELAY ORCPT=utf-8;f@d"},
+		{503, "XFORWARD NAME=x"},
+		{503, "XCLIENT NAME=x"},
+		{250, "RSET"},
+		{501, "XCLIENT DESTPORT"},
+		{501, "XCLIENT IDENT=x"},
+		{220, "XCLIENT NAME=spike.porcupine.org ADDR=168.100.189.2 PORT=4242 LOGIN=[UNAVAILABLE]"},
+		{503, "MAIL FROM:<a@b>"},
+		{250, "EHLO again"},
+		{250, "MAIL FROM:<a@b>"},
+		{221, "QUIT"},
+	} {
+		c.cmd(step.code, step.line)
+	}
+
+	c = dial(t, startSink(t, Config{NoDSN: true, NoXCLIENT: true, NoXFORWARD: true}, hooks{}))
+	c.cmd(250, "EHLO c")
+	c.cmd(500, "XCLIENT NAME=x")
+	c.cmd(500, "XFORWARD NAME=x")
+	c.cmd(555, "MAIL FROM:<a@b> RET=FULL")
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(555, "RCPT TO:<c@d> NOTIFY=NEVER")
+
+	c = dial(t, startSink(t, Config{}, hooks{}))
+	c.cmd(250, "HELO c")
+	c.cmd(555, "MAIL FROM:<a@b> RET=FULL") // parameters need EHLO
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(555, "RCPT TO:<c@d> NOTIFY=NEVER")
+}
+
+// Real clients' DSN and XCLIENT: Go's net/smtp has no DSN, so Python's
+// smtplib sends MAIL and RCPT options, and swaks sends XCLIENT; both get
+// their message through.
+func TestExtensionsPeers(t *testing.T) {
+	var got messages
+	s := startSink(t, Config{OnMessage: got.add}, hooks{})
+	host, port, _ := strings.Cut(s.Addr().String(), ":")
+	py := tooltest.Path(t, "python3")
+	script := `import smtplib, sys
+s = smtplib.SMTP(sys.argv[1], int(sys.argv[2]))
+s.ehlo("py.test")
+assert s.has_extn("dsn"), s.esmtp_features
+s.sendmail("a@b.test", ["c@d.test"], "Subject: dsn\r\n\r\nhi\r\n",
+           mail_options=["RET=HDRS", "ENVID=py+2B1"],
+           rcpt_options=["NOTIFY=SUCCESS,FAILURE", "ORCPT=rfc822;c@d.test"])
+s.quit()
+`
+	f := filepath.Join(t.TempDir(), "dsn.py")
+	if err := os.WriteFile(f, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(py, f, host, port).CombinedOutput(); err != nil {
+		t.Fatalf("python3: %v\n%s", err, out)
+	}
+	swaks := tooltest.Path(t, "swaks")
+	out, err := exec.Command(swaks, "--server", host, "--port", port, "--from", "a@b.test", "--to", "e@f.test",
+		"--xclient-name", "relay.example", "--xclient-addr", "192.0.2.7", "--body", "hi").CombinedOutput()
+	if err != nil {
+		t.Fatalf("swaks: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`-> XCLIENT [^\n]*\n\s*<-  220 `).Match(out) {
+		t.Errorf("swaks did not send XCLIENT and get a greeting:\n%s", out)
+	}
+	ms := got.all()
+	if len(ms) != 2 || ms[0].To[0] != "c@d.test" || ms[1].To[0] != "e@f.test" {
+		t.Errorf("messages %+v", ms)
+	}
+}
