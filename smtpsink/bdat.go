@@ -100,6 +100,9 @@ func (ss *session) bdatCmd(args string) bool {
 	}
 	size, last := a.size, a.last
 	f, forced := ss.s.k.force["BDAT"]
+	if r, ok := ss.rule(StageBDAT, strings.TrimSpace(args)); ok && !forced {
+		f, forced = r, true
+	}
 	if code, text := ss.checkData(); forced || code != 0 {
 		return ss.skipChunk(size, func() bool {
 			if forced {

@@ -55,12 +55,11 @@ func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
 	}
 	switch verb {
 	case "HELO", "EHLO", "LHLO":
-		ss.hello(verb, arg)
-		return true, true
+		return true, ss.hello(verb, arg)
 	case "MAIL":
-		ss.mail(arg)
+		return false, ss.mail(arg)
 	case "RCPT":
-		ss.rcpt(arg)
+		return false, ss.rcpt(arg)
 	case "DATA":
 		// data flushes its 354 itself; the reply to the message may be
 		// followed by more pipelined commands.
@@ -173,32 +172,38 @@ func (ss *session) reader() *textproto.Reader {
 	return ss.r
 }
 
-func (ss *session) hello(verb, arg string) {
+// hello serves HELO, EHLO and LHLO; it returns false if the session
+// ends.
+func (ss *session) hello(verb, arg string) bool {
 	switch {
 	case ss.cfg.LMTP && verb != "LHLO":
 		ss.reply(500, "5.5.1 Error: this is LMTP: send LHLO")
-		return
+		return true
 	case !ss.cfg.LMTP && verb == "LHLO":
 		ss.reply(500, "5.5.2 Error: command not recognized")
-		return
+		return true
 	case verb == "EHLO" && ss.cfg.NoESMTP:
 		ss.reply(502, "5.5.1 Error: command not implemented")
-		return
+		return true
 	case strings.TrimSpace(arg) == "":
 		ss.reply(501, "5.5.4 Syntax: "+verb+" hostname")
-		return
+		return true
+	}
+	if r, ok := ss.rule(StageHelo, strings.TrimSpace(arg)); ok {
+		return ss.forced(r)
 	}
 	ss.reset()
 	ss.greeted, ss.esmtp = true, verb != "HELO"
 	if !ss.esmtp {
 		ss.reply(250, ss.cfg.Hostname)
-		return
+		return true
 	}
 	if ss.tls {
 		ss.bw.Write(ss.s.ehloTLS)
-		return
+		return true
 	}
 	ss.bw.Write(ss.s.ehlo)
+	return true
 }
 
 // ehloReply renders the EHLO (LHLO) reply once per server, for a session
@@ -253,19 +258,20 @@ func ehloReply(cfg *Config, tls bool) []byte {
 	return b
 }
 
-func (ss *session) mail(arg string) {
+// mail serves MAIL; it returns false if the session ends.
+func (ss *session) mail(arg string) bool {
 	switch {
 	case !ss.greeted:
 		ss.reply(503, "5.5.1 Error: send HELO/EHLO first")
-		return
+		return true
 	case ss.inTx:
 		ss.reply(503, "5.5.1 Error: nested MAIL command")
-		return
+		return true
 	}
 	path, params, ok := parsePath(arg, "FROM:")
 	if !ok {
 		ss.reply(501, "5.5.4 Syntax: MAIL FROM:<address>")
-		return
+		return true
 	}
 	body, utf8 := "", false
 	var dsn [2]bool // RET, ENVID seen
@@ -279,18 +285,18 @@ func (ss *session) mail(arg string) {
 		key = strings.ToUpper(key)
 		if !ss.esmtp {
 			ss.reply(555, "5.5.4 Error: MAIL parameters need EHLO")
-			return
+			return true
 		}
 		switch {
 		case key == "SIZE":
 			n, err := strconv.ParseInt(val, 10, 64)
 			if !hasVal || err != nil || n < 0 || val[0] == '+' {
 				ss.reply(501, "5.5.4 Syntax: SIZE=number")
-				return
+				return true
 			}
 			if ss.cfg.MaxSize > 0 && n > ss.cfg.MaxSize {
 				ss.reply(552, "5.3.4 Error: message size exceeds fixed limit")
-				return
+				return true
 			}
 		case key == "BODY":
 			b := strings.ToUpper(val)
@@ -299,7 +305,7 @@ func (ss *session) mail(arg string) {
 				body = b
 			default:
 				ss.reply(501, "5.5.4 Error: unsupported BODY type")
-				return
+				return true
 			}
 		case key == "SMTPUTF8" && !hasVal && !ss.cfg.NoSMTPUTF8:
 			utf8 = true
@@ -309,33 +315,38 @@ func (ss *session) mail(arg string) {
 		case (key == "RET" || key == "ENVID") && !ss.cfg.NoDSN:
 			if e := dsnMail(key, val, hasVal, &dsn); e != "" {
 				ss.reply(501, e)
-				return
+				return true
 			}
 		default:
 			ss.reply(555, "5.5.4 Error: unsupported MAIL parameter")
-			return
+			return true
 		}
+	}
+	if r, ok := ss.rule(StageMail, path); ok {
+		return ss.forced(r)
 	}
 	ss.inTx, ss.body, ss.utf8 = true, body, utf8
 	if ss.cfg.OnMessage != nil {
 		ss.from = path
 	}
 	ss.reply(250, "2.1.0 Ok")
+	return true
 }
 
-func (ss *session) rcpt(arg string) {
+// rcpt serves RCPT; it returns false if the session ends.
+func (ss *session) rcpt(arg string) bool {
 	switch {
 	case !ss.inTx:
 		ss.reply(503, "5.5.1 Error: need MAIL command")
-		return
+		return true
 	case ss.bdat != nil:
 		ss.reply(503, "5.5.1 Error: BDAT in progress")
-		return
+		return true
 	}
 	path, params, ok := parsePath(arg, "TO:")
 	if !ok || path == "" {
 		ss.reply(501, "5.5.4 Syntax: RCPT TO:<address>")
-		return
+		return true
 	}
 	var dsn [2]bool // NOTIFY, ORCPT seen
 	for p := range strings.FieldsSeq(params) {
@@ -344,26 +355,30 @@ func (ss *session) rcpt(arg string) {
 		switch {
 		case !ss.esmtp:
 			ss.reply(555, "5.5.4 Error: RCPT parameters need EHLO")
-			return
+			return true
 		case (key == "NOTIFY" || key == "ORCPT") && !ss.cfg.NoDSN:
 			if e := dsnRcpt(key, val, hasVal, &dsn); e != "" {
 				ss.reply(501, e)
-				return
+				return true
 			}
 		default:
 			ss.reply(555, "5.5.4 Error: unsupported RCPT parameter")
-			return
+			return true
 		}
+	}
+	if r, ok := ss.rule(StageRcpt, path); ok {
+		return ss.forced(r)
 	}
 	if ss.nrcpt >= ss.cfg.MaxRecipients {
 		ss.reply(452, "4.5.3 Error: too many recipients")
-		return
+		return true
 	}
 	ss.nrcpt++
-	if ss.cfg.OnMessage != nil {
+	if ss.cfg.OnMessage != nil || ss.s.rules[StageData] != nil || ss.s.rules[StageDot] != nil {
 		ss.to = append(ss.to, path)
 	}
 	ss.reply(250, "2.1.5 Ok")
+	return true
 }
 
 // parsePath parses `FROM:<path> params` (prefix "FROM:") or `TO:...`:

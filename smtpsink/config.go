@@ -124,6 +124,11 @@ type Config struct {
 	// See [Reply].
 	Force map[string]Reply
 
+	// Rules give the replies to given clients, addresses and stages, in
+	// place of the sink's own (see Rule and ParseRule); the first that
+	// matches and wins its odds decides.
+	Rules []Rule
+
 	// Delay is how long to wait before replying to each command named
 	// (the names of Force), as Postfix smtp-sink's -W: "DATA" before the
 	// 354 reply (smtp-sink's -w), "." before the reply to a message's data
@@ -375,6 +380,11 @@ func (c *Config) validate() error {
 		}
 		if d < 0 {
 			return fmt.Errorf("smtpsink: Delay[%s]: negative", name)
+		}
+	}
+	for _, r := range c.Rules {
+		if err := r.check(); err != nil {
+			return fmt.Errorf("smtpsink: Rules: %s: %w", r.Stage, err)
 		}
 	}
 	for name, r := range c.Force {

@@ -40,6 +40,10 @@ func (ss *session) data(arg string) bool {
 		ss.reply(code, text)
 		return ss.bw.Flush() == nil
 	}
+	if r, ok := ss.ruleAny(StageData); ok {
+		ok = ss.forced(r)
+		return ss.bw.Flush() == nil && ok
+	}
 	ss.reply(354, "End data with <CR><LF>.<CR><LF>")
 	if ss.bw.Flush() != nil {
 		return false
@@ -124,30 +128,54 @@ func (ss *session) startHash() {
 // endMessage replies to the end of a message's data (err: its data error)
 // and ends the transaction. It returns false if the session ends.
 func (ss *session) endMessage(err error, size int64, chunks int) bool {
-	code, text := 250, ""
+	r := Reply{Code: 250}
 	e := ss.s.k.dataEnd
-	f, forced := e.reply, e.forced
 	switch {
-	case forced:
-		code, text = f.Code, f.text()
+	case e.forced:
+		r = e.reply
+		r.Text = r.text()
 	case err != nil:
-		code, text = dataReply(err)
+		r.Code, r.Text = dataReply(err)
+	case ss.s.rules[StageDot] == nil:
+	case ss.cfg.LMTP:
+		ss.perRcpt = ss.perRcpt[:0]
+		for _, to := range ss.to {
+			pr, _ := ss.rule(StageDot, to) // Code 0: accepted
+			ss.perRcpt = append(ss.perRcpt, pr)
+		}
+	default:
+		if dr, ok := ss.ruleAny(StageDot); ok {
+			r = dr
+		}
 	}
 	if e.delay > 0 {
-		return ss.wait(e.delay, func() bool { return ss.replyMessage(code, text, size, chunks) })
+		return ss.wait(e.delay, func() bool { return ss.replyMessage(r, size, chunks) })
 	}
-	return ss.replyMessage(code, text, size, chunks)
+	return ss.replyMessage(r, size, chunks)
 }
 
-// replyMessage counts a message accepted (code 250) and sends the reply
-// to its data, and ends the transaction; it returns false if the session
-// ends.
-func (ss *session) replyMessage(code int, text string, size int64, chunks int) bool {
-	if code == 250 {
+// replyMessage counts a message accepted (code 250, or in LMTP with
+// dot rules, a 250 for one recipient at least) and sends the reply to
+// its data (LMTP: one a recipient, perRcpt's where set), and ends the
+// transaction; it returns false if the session ends.
+func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
+	per := ss.perRcpt
+	ss.perRcpt = ss.perRcpt[:0]
+	accepted, nok := r.Code == 250, ss.nrcpt
+	if len(per) > 0 {
+		nok = 0
+		for _, p := range per {
+			if p.Code == 0 {
+				nok++
+			}
+		}
+		accepted = nok > 0
+	}
+	if accepted {
 		ss.nmsg++
 		ss.s.stats.messages.Add(1)
 		ss.s.stats.bytes.Add(uint64(size))
-		ss.s.stats.recipients.Add(uint64(ss.nrcpt))
+		ss.s.stats.recipients.Add(uint64(nok))
 		if ss.cfg.OnMessage != nil {
 			m := Message{Session: ss.id, Seq: ss.nmsg, From: ss.from, To: append([]string(nil), ss.to...),
 				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.remote,
@@ -162,20 +190,28 @@ func (ss *session) replyMessage(code int, text string, size int64, chunks int) b
 	if ss.cfg.LMTP {
 		n = ss.nrcpt
 	}
-	for range n {
+	closing := r.Close
+	for i := range n {
+		ri := r
+		if len(per) > 0 {
+			ri = per[i]
+			if ri.Code == 0 {
+				ri.Code = 250
+			}
+			closing = closing || ri.Close
+		}
 		switch {
-		case code == 250:
+		case ri.Code == 250 && ri.Text == "":
 			ss.replyText(250, ss.queuedText())
-		case code != 0:
-			ss.reply(code, text)
+		case ri.Code != 0:
+			ss.reply(ri.Code, ri.text())
 		}
 	}
-	if code == 250 {
+	if accepted {
 		ss.owe()
 	}
 	ss.reset()
-	e := ss.s.k.dataEnd
-	return !(e.forced && e.reply.Close)
+	return !closing
 }
 
 // sum returns the digest of the message data hashed so far. (digest.Sum

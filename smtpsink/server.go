@@ -87,6 +87,7 @@ type Server struct {
 	ehlo    []byte // the EHLO reply
 	ehloTLS []byte // the EHLO reply over TLS
 	k       knobs  // Config.Force and Config.Delay
+	rules   rules  // Config.Rules by stage
 	stats   counters
 
 	timerLag atomic.Int64 // how late the loops run a pause's timer, smoothed (ns)
@@ -124,6 +125,7 @@ type hooks struct {
 	ackNow  func()                  // called at each quick-ACK request (see connIO)
 	now     func() time.Time        // the sessions' clock for their deadlines (nil: time.Now)
 	read    func(n int)             // told of each read of n bytes from a client (loops: once the session has served them)
+	percent func() float64          // a Rule's draw in [0, 100) (nil: math/rand/v2)
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
@@ -167,6 +169,7 @@ func newServer(cfg Config, h hooks) *Server {
 	s.drainCtx, s.drainCancel = context.WithCancel(context.Background())
 	s.ehlo, s.ehloTLS = ehloReply(&cfg, false), ehloReply(&cfg, true)
 	s.k = newKnobs(&cfg)
+	s.rules = newRules(&cfg)
 	if cfg.MaxConns > 0 {
 		s.sem = make(chan struct{}, cfg.MaxConns)
 	}

@@ -55,6 +55,8 @@ type session struct {
 	utf8  bool
 	bdat  *chunkState // a BDAT message in progress
 
+	perRcpt []Reply // LMTP with dot rules: each recipient's reply (Code 0: 250)
+
 	sleeper *sleep.Sleeper // Config.Delay's last stretch, made at the first wait
 }
 
@@ -178,6 +180,13 @@ func (ss *session) serve() bool {
 func (ss *session) greet() bool {
 	if f := ss.s.k.connect; f.forced {
 		if !ss.forced(f.reply) {
+			return false
+		}
+		ss.refused = true
+		return true
+	}
+	if r, ok := ss.rule(StageConnect, clientIP(ss.remote)); ok {
+		if !ss.forced(r) {
 			return false
 		}
 		ss.refused = true

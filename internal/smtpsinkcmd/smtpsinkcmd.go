@@ -78,6 +78,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	drop := fs.String("q", "", "commands after which to disconnect without a reply (as smtp-sink -q)")
 	shut := fs.String("Q", "", "commands to answer with 421 and disconnect (as smtp-sink -Q)")
 	var replies replyFlag
+	fs.Func("rule", "STAGE:REGEXP[@ODDS%]=CODE TEXT: reply CODE TEXT (400-599; 421 closes) where REGEXP matches the argument of STAGE (connect: the client's IP; helo: its name; mail, rcpt: the address; data, dot: each recipient, in LMTP a dot rule per recipient; bdat: its arguments), in ODDS percent of the matches; repeatable, the first that applies decides, e.g. -rule 'rcpt:^bounce@=550 5.1.1 no such user'", func(s string) error {
+		r, err := smtpsink.ParseRule(s)
+		if err != nil {
+			return err
+		}
+		cfg.Rules = append(cfg.Rules, r)
+		return nil
+	})
 	fs.Var(&replies, "reply", "CMD=CODE[:TEXT]: force reply CODE (400-599) to CMD; repeatable, e.g. -reply RCPT=550")
 	delays := delayFlag{}
 	fs.Var(oneDelay{"DATA", delays}, "w", "wait this long before the reply to DATA (354), in seconds or as a duration (as smtp-sink -w)")
