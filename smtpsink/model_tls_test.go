@@ -50,7 +50,7 @@ func (m modelTransport) String() string {
 type modelEnding uint8
 
 const (
-	endQuit        modelEnding = iota // "QUIT" (after the stream, which may have cut a line short), then a FIN
+	endQuit        modelEnding = iota // "QUIT" after the stream (not cut), then a FIN
 	endFIN                            // the TCP stream ends; under TLS, without close_notify
 	endRST                            // a reset, once some of the replies are in
 	endCloseNotify                    // TLS: close_notify, and no FIN
@@ -243,9 +243,11 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 		end = endFIN // a TLS ending over TCP: the stream's cut does as much
 	}
 	stream := modelStream(ms.prog)
-	stream = stream[:len(stream)-int(ms.cut)%(len(stream)+1)]
 	if end == endQuit {
+		// Not cut: the line QUIT would end is none the model knows.
 		stream = append(stream, "QUIT\r\n"...)
+	} else {
+		stream = stream[:len(stream)-int(ms.cut)%(len(stream)+1)]
 	}
 	want, wantMsgs, wantQuit, rest := model(k, stream)
 	// What follows the session's end is not sent: data the sink never
