@@ -32,6 +32,9 @@ func TestTLSEndingsParity(t *testing.T) {
 	}
 	for _, tls12 := range []bool{false, true} {
 		for _, r := range rows {
+			if r.ending == endEmpty && tls12 {
+				continue // TLS 1.3's only
+			}
 			ms := modelSession{prog: prog, knobs: 0x30, over: overImplicitTLS, tls12: tls12, ending: r.ending, junk: r.junk, whole: true}
 			name := fmt.Sprintf("%v/TLS1.%d", r.ending, map[bool]int{false: 3, true: 2}[tls12])
 			if r.ending == endJunk {

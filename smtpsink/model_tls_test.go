@@ -3,12 +3,19 @@ package smtpsink
 import (
 	"bufio"
 	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/tls"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,11 +64,12 @@ const (
 	endPartial                        // TLS: a record ("NOOP") cut short, then a FIN
 	endJunk                           // TLS: bytes that are no good record (modelJunk)
 	endBadMAC                         // TLS: a record ("NOOP") with a byte of its ciphertext flipped
+	endEmpty                          // TLS 1.3 (else bad MAC): 40 records of no content, then a FIN
 	numEndings
 )
 
 func (e modelEnding) String() string {
-	return [...]string{"QUIT", "FIN", "RST", "close_notify", "partial record", "junk", "bad MAC"}[e]
+	return [...]string{"QUIT", "FIN", "RST", "close_notify", "partial record", "junk", "bad MAC", "empty records"}[e]
 }
 
 // modelJunk are the junk endings: bytes that the sink reads in full
@@ -242,6 +250,9 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 	if !tlsOn && end > endRST {
 		end = endFIN // a TLS ending over TCP: the stream's cut does as much
 	}
+	if end == endEmpty && ms.tls12 {
+		end = endBadMAC // emptyRecords makes TLS 1.3's only
+	}
 	stream := modelStream(ms.prog)
 	if end == endQuit {
 		// Not cut: the line QUIT would end is none the model knows.
@@ -290,6 +301,7 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 	var app io.Writer = hc // the plaintext's way
 	var in io.Reader = tcp // the replies'
 	var tc *tls.Conn
+	var secret trafficKey // the client's TLS 1.3 traffic key, for endEmpty
 	if tlsOn {
 		if ms.over == overSTARTTLS {
 			br := bufio.NewReader(tcp)
@@ -309,10 +321,13 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 		if ms.tls12 {
 			cc.MinVersion, cc.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
 		}
+		var keys bytes.Buffer
+		cc.KeyLogWriter = &keys
 		tc = tls.Client(hc, cc)
 		if err := tc.Handshake(); err != nil {
 			t.Fatal(err)
 		}
+		secret = trafficSecret(t, keys.String(), tc.ConnectionState())
 		app, in = tc, tc
 	}
 	hc.hold()
@@ -368,6 +383,9 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 		last[5+rng.IntN(len(last)-5)] ^= 1 << rng.IntN(8) // past the header
 	case endJunk:
 		recs = append(recs, modelJunk[int(ms.junk)%len(modelJunk)])
+	case endEmpty:
+		// Each Write of the client's since the handshake was a record.
+		recs = append(recs, secret.emptyRecords(uint64(len(recs)), 40))
 	}
 	out := bytes.Join(recs, nil)
 	if ms.whole {
@@ -378,7 +396,7 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 		}
 	}
 	switch end {
-	case endQuit, endFIN, endPartial:
+	case endQuit, endFIN, endPartial, endEmpty:
 		tcp.CloseWrite()
 	case endRST:
 		<-gotSome
@@ -479,4 +497,72 @@ func FuzzSessionModelTLS(f *testing.F) {
 		runModelTLS(t, modelSession{prog: prog, knobs: knobs, cut: cut, over: modelTransport((mode & 3) % 3), tls12: mode&4 != 0,
 			ending: modelEnding(ending % uint8(numEndings)), junk: ending >> 4, seed: seed, whole: whole})
 	})
+}
+
+// A trafficKey is the key and IV of a TLS 1.3 client's application
+// data, from its key log: the test can write records the client would
+// not (crypto/tls writes no record of no content).
+type trafficKey struct {
+	aead cipher.AEAD
+	iv   []byte
+}
+
+// trafficSecret makes the client's trafficKey from its key log, for
+// TLS 1.3 with AES-GCM (the zero trafficKey otherwise: a test that would
+// use it fails).
+func trafficSecret(t *testing.T, keyLog string, st tls.ConnectionState) trafficKey {
+	t.Helper()
+	if st.Version != tls.VersionTLS13 {
+		return trafficKey{}
+	}
+	var secret []byte
+	for _, l := range strings.Split(keyLog, "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "CLIENT_TRAFFIC_SECRET_0" {
+			secret, _ = hex.DecodeString(f[2])
+		}
+	}
+	h, keyLen := sha256.New, 16
+	switch st.CipherSuite {
+	case tls.TLS_AES_128_GCM_SHA256:
+	case tls.TLS_AES_256_GCM_SHA384:
+		h, keyLen = sha512.New384, 32
+	default:
+		t.Fatalf("cipher suite %s: emptyRecords knows AES-GCM only", tls.CipherSuiteName(st.CipherSuite))
+	}
+	// HKDF-Expand-Label (RFC 8446 §7.1), with no context.
+	label := func(l string, n int) []byte {
+		info := []byte{byte(n >> 8), byte(n), byte(len("tls13 " + l))}
+		info = append(append(info, "tls13 "+l...), 0)
+		out, err := hkdf.Expand(h, secret, string(info), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	block, err := aes.NewCipher(label("key", keyLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trafficKey{aead: aead, iv: label("iv", 12)}
+}
+
+// emptyRecords returns n application data records of no content (RFC
+// 8446 §5.4: the inner plaintext is its content type alone), the first
+// with the sequence number seq.
+func (k trafficKey) emptyRecords(seq uint64, n int) []byte {
+	var out []byte
+	for i := range uint64(n) {
+		nonce := bytes.Clone(k.iv)
+		for j := range 8 {
+			nonce[len(nonce)-1-j] ^= byte((seq + i) >> (8 * j))
+		}
+		hdr := []byte{23, 3, 3, 0, byte(1 + k.aead.Overhead())}
+		out = append(out, hdr...)
+		out = k.aead.Seal(out, nonce, []byte{23}, hdr)
+	}
+	return out
 }
