@@ -94,7 +94,8 @@ type modelSession struct {
 	seed   uint64 // the record and write splits, and when a reset comes
 	// whole sends the stream as one record and all the client's bytes
 	// (the ending's included) in one TCP write, which the sink reads at
-	// once, and resets only once all the replies are in.
+	// once (under implicit TLS, once the greeting is in), and resets only
+	// once all the replies are in.
 	whole bool
 }
 
@@ -122,6 +123,7 @@ type modelResult struct {
 	quit, wantQuit  bool
 	notTLS          int   // messages accepted with Message.TLS wrong
 	stats           Stats // once the session ended
+	readErr         error // what ended the client's reading of replies
 	wantOwedReplies bool  // the ending is not a reset: every reply is owed
 }
 
@@ -224,18 +226,18 @@ func randomSplit(b []byte, rng *rand.Rand) [][]byte {
 	return append(parts, b[last:])
 }
 
-// readReply reads one reply, all its lines, and returns its code (0 if
-// the stream ended first).
-func readReply(br *bufio.Reader) int {
+// readReply reads one reply, all its lines, and returns its code, or 0
+// and the error that ended the stream first.
+func readReply(br *bufio.Reader) (int, error) {
 	for {
 		l, err := br.ReadString('\n')
 		if err != nil {
-			return 0
+			return 0, err
 		}
 		if len(l) >= 4 && l[3] != '-' {
 			var code int
 			fmt.Sscan(l[:3], &code)
-			return code
+			return code, nil
 		}
 	}
 }
@@ -305,13 +307,14 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 	if tlsOn {
 		if ms.over == overSTARTTLS {
 			br := bufio.NewReader(tcp)
-			c1 := readReply(br)
+			c1, _ := readReply(br)
 			hello := "EHLO c\r\nSTARTTLS\r\n"
 			if k.lmtp {
 				hello = "LHLO c\r\nSTARTTLS\r\n"
 			}
 			tcp.Write([]byte(hello))
-			c2, c3 := readReply(br), readReply(br)
+			c2, _ := readReply(br)
+			c3, _ := readReply(br)
 			if c1 != 220 || c2 != 250 || c3 != 220 || br.Buffered() > 0 {
 				t.Fatalf("before STARTTLS: %d %d %d, %d bytes more", c1, c2, c3, br.Buffered())
 			}
@@ -338,20 +341,26 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 		resetAfter = rng.IntN(len(want) + 1)
 	}
 	gotSome := make(chan struct{}) // closed once resetAfter replies are in, or reading has ended
+	gotOne := make(chan struct{})  // closed once a reply is in, or reading has ended
 	replies := make(chan []int, 1)
+	var readErr error // how the replies ended: io.EOF, an alert, ...
 	go func() {
 		var codes []int
-		var once sync.Once
+		var once, once1 sync.Once
 		some := func() { once.Do(func() { close(gotSome) }) }
+		one := func() { once1.Do(func() { close(gotOne) }) }
+		defer one()
 		if resetAfter == 0 {
 			some()
 		}
 		br := bufio.NewReader(in)
 		for {
-			code := readReply(br)
+			code, err := readReply(br)
 			if code == 0 {
+				readErr = err
 				break
 			}
+			one()
 			if codes = append(codes, code); len(codes) == resetAfter {
 				some()
 			}
@@ -361,6 +370,9 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 	}()
 
 	if ms.whole {
+		if ms.over == overImplicitTLS {
+			<-gotOne // the greeting: the stream comes after the handshake, in a read of its own
+		}
 		app.Write(stream)
 	} else {
 		for _, p := range randomSplit(stream, rng) {
@@ -405,6 +417,7 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 	}
 	info := <-ended
 	res.codes = <-replies
+	res.readErr = readErr
 	res.quit = info.Quit
 	for _, m := range got.all() {
 		res.msgs = append(res.msgs, modelMessage{m.Size, m.Chunks, m.Digest.String()})
