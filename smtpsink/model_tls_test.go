@@ -64,7 +64,7 @@ const (
 	endPartial                        // TLS: a record ("NOOP") cut short, then a FIN
 	endJunk                           // TLS: bytes that are no good record (modelJunk)
 	endBadMAC                         // TLS: a record ("NOOP") with a byte of its ciphertext flipped
-	endEmpty                          // TLS 1.3 (else bad MAC): 40 records of no content, then a FIN
+	endEmpty                          // TLS 1.3 (else bad MAC): records of no content, then a FIN
 	numEndings
 )
 
@@ -397,7 +397,15 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 		recs = append(recs, modelJunk[int(ms.junk)%len(modelJunk)])
 	case endEmpty:
 		// Each Write of the client's since the handshake was a record.
-		recs = append(recs, secret.emptyRecords(uint64(len(recs)), 40))
+		// 40 records, as in issue 27, sent in one write; else 17:
+		// crypto/tls fails the 17th in a row, and what the sink leaves
+		// unread as it closes makes its kernel reset the connection,
+		// which may lose the replies before it.
+		n := 17
+		if ms.whole {
+			n = 40
+		}
+		recs = append(recs, secret.emptyRecords(uint64(len(recs)), n))
 	}
 	out := bytes.Join(recs, nil)
 	if ms.whole {
