@@ -330,7 +330,9 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 		if err := tc.Handshake(); err != nil {
 			t.Fatal(err)
 		}
-		secret = trafficSecret(t, keys.String(), tc.ConnectionState())
+		if end == endEmpty {
+			secret = trafficSecret(t, keys.String(), tc.ConnectionState())
+		}
 		app, in = tc, tc
 	}
 	hc.hold()
@@ -529,8 +531,8 @@ type trafficKey struct {
 }
 
 // trafficSecret makes the client's trafficKey from its key log, for
-// TLS 1.3 with AES-GCM (the zero trafficKey otherwise: a test that would
-// use it fails).
+// TLS 1.3 with AES-GCM (skipping the test under another TLS 1.3 suite),
+// or the zero trafficKey under TLS 1.2.
 func trafficSecret(t *testing.T, keyLog string, st tls.ConnectionState) trafficKey {
 	t.Helper()
 	if st.Version != tls.VersionTLS13 {
@@ -548,7 +550,9 @@ func trafficSecret(t *testing.T, keyLog string, st tls.ConnectionState) trafficK
 	case tls.TLS_AES_256_GCM_SHA384:
 		h, keyLen = sha512.New384, 32
 	default:
-		t.Fatalf("cipher suite %s: emptyRecords knows AES-GCM only", tls.CipherSuiteName(st.CipherSuite))
+		// crypto/tls picks ChaCha20-Poly1305 on a machine without AES
+		// hardware, which the standard library does not export.
+		t.Skipf("cipher suite %s: emptyRecords knows AES-GCM only", tls.CipherSuiteName(st.CipherSuite))
 	}
 	// HKDF-Expand-Label (RFC 8446 §7.1), with no context.
 	label := func(l string, n int) []byte {
