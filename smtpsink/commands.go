@@ -154,8 +154,10 @@ func endsGroup(verb string) bool {
 
 // reset ends the transaction.
 func (ss *session) reset() {
+	ss.endCapture()
 	ss.inTx, ss.from, ss.nrcpt, ss.body, ss.utf8 = false, "", 0, "", false
 	ss.to = ss.to[:0]
+	ss.mailArgs, ss.rcptArgs = "", ss.rcptArgs[:0]
 	ss.bdat = nil
 	if ss.loop != nil {
 		ss.releaseReader() // made for the chunks of a message
@@ -194,6 +196,7 @@ func (ss *session) hello(verb, arg string) bool {
 	}
 	ss.reset()
 	ss.greeted, ss.esmtp = true, verb != "HELO"
+	ss.helo = strings.TrimSpace(arg)
 	if !ss.esmtp {
 		ss.reply(250, ss.cfg.Hostname)
 		return true
@@ -326,8 +329,11 @@ func (ss *session) mail(arg string) bool {
 		return ss.forced(r)
 	}
 	ss.inTx, ss.body, ss.utf8 = true, body, utf8
-	if ss.cfg.OnMessage != nil {
+	if ss.s.keepEnvelope {
 		ss.from = path
+	}
+	if ss.cfg.Capture != nil {
+		ss.mailArgs = strings.TrimSpace(arg[len("FROM:"):])
 	}
 	ss.reply(250, "2.1.0 Ok")
 	return true
@@ -374,8 +380,11 @@ func (ss *session) rcpt(arg string) bool {
 		return true
 	}
 	ss.nrcpt++
-	if ss.cfg.OnMessage != nil || ss.s.rules[StageData] != nil || ss.s.rules[StageDot] != nil {
+	if ss.s.keepEnvelope {
 		ss.to = append(ss.to, path)
+	}
+	if ss.cfg.Capture != nil {
+		ss.rcptArgs = append(ss.rcptArgs, strings.TrimSpace(arg[len("TO:"):]))
 	}
 	ss.reply(250, "2.1.5 Ok")
 	return true

@@ -107,6 +107,28 @@ type Config struct {
 	// it concurrently.
 	OnMessage func(Message)
 
+	// Decide, if set, chooses the reply to a message's data once its
+	// last byte has been read, from its envelope (and from its bytes, if
+	// Capture has kept them): a Reply with a code of 200 to 299 accepts
+	// the message with that reply (the sink's own if its Text is empty),
+	// one of 400 to 599 refuses it (in LMTP, for every recipient), and
+	// the zero Reply, or any other code, leaves the sink's own reply (and
+	// the Rules'). It is not called for a message whose data failed
+	// (too large, a bare CR or LF) or whose reply Force sets; it is
+	// called as OnMessage is, before it. Message.Seq is the number the
+	// message gets if accepted.
+	Decide func(Message) Reply
+
+	// Capture, if set, is called when a message's data begins (after
+	// DATA's 354, or with its first BDAT chunk) with its transaction;
+	// the message's data, as Digest sees it, is written to the writer it
+	// returns (nil: none), which is closed at the message's end, before
+	// its reply, whatever the reply, or when the transaction or the
+	// session ends before it. The writer's errors are its own: a Write
+	// never fails the session. Capture, the writes and Close are called
+	// as OnMessage is (on EngineLoops, from the loop: no long waits).
+	Capture func(Transaction) io.WriteCloser
+
 	// OnSessionEnd, if set, is called when a session has ended and its
 	// connection is closed, from the session's goroutine or event loop
 	// (sessions call it concurrently); Stats counts the session as ended by then, its slot

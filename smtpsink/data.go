@@ -119,9 +119,14 @@ func dataReply(err error) (int, string) {
 	return 554, "5.6.0 Error: bad message data"
 }
 
+// startHash starts a message's data: its digest, and its capture.
 func (ss *session) startHash() {
 	if ss.hash != nil {
 		ss.hash.Reset()
+	}
+	if ss.cfg.Capture != nil {
+		ss.endCapture() // a capture left over (a DATA after a failed BDAT)
+		ss.startCapture()
 	}
 }
 
@@ -148,6 +153,12 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 			r = dr
 		}
 	}
+	if d := ss.cfg.Decide; d != nil && err == nil && !e.forced {
+		dr := d(ss.message(size, chunks, ss.nmsg+1))
+		if dr.Code >= 200 && dr.Code <= 299 || dr.Code >= 400 && dr.Code <= 599 {
+			r, ss.perRcpt = dr, ss.perRcpt[:0]
+		}
+	}
 	if e.delay > 0 {
 		return ss.wait(e.delay, func() bool { return ss.replyMessage(r, size, chunks) })
 	}
@@ -159,9 +170,10 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 // its data (LMTP: one a recipient, perRcpt's where set), and ends the
 // transaction; it returns false if the session ends.
 func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
+	ss.endCapture()
 	per := ss.perRcpt
 	ss.perRcpt = ss.perRcpt[:0]
-	accepted, nok := r.Code == 250, ss.nrcpt
+	accepted, nok := r.Code/100 == 2, ss.nrcpt
 	if len(per) > 0 {
 		nok = 0
 		for _, p := range per {
@@ -177,13 +189,7 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 		ss.s.stats.bytes.Add(uint64(size))
 		ss.s.stats.recipients.Add(uint64(nok))
 		if ss.cfg.OnMessage != nil {
-			m := Message{Session: ss.id, Seq: ss.nmsg, From: ss.from, To: append([]string(nil), ss.to...),
-				Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.remote,
-				TLS: ss.tls, Authenticated: ss.authed, AuthUser: ss.authUser}
-			if ss.hash != nil {
-				m.Digest = ss.sum()
-			}
-			ss.cfg.OnMessage(m)
+			ss.cfg.OnMessage(ss.message(size, chunks, ss.nmsg))
 		}
 	}
 	n := 1
@@ -201,8 +207,8 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 			closing = closing || ri.Close
 		}
 		switch {
-		case ri.Code == 250 && ri.Text == "":
-			ss.replyText(250, ss.queuedText())
+		case ri.Code/100 == 2 && ri.Text == "":
+			ss.replyText(ri.Code, ss.queuedText())
 		case ri.Code != 0:
 			ss.reply(ri.Code, ri.text())
 		}
@@ -212,6 +218,18 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 	}
 	ss.reset()
 	return !closing
+}
+
+// message returns the Message of the transaction's data, of size bytes
+// in chunks BDAT chunks (0: DATA), numbered seq.
+func (ss *session) message(size int64, chunks, seq int) Message {
+	m := Message{Session: ss.id, Seq: seq, From: ss.from, To: append([]string(nil), ss.to...),
+		Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.remote,
+		TLS: ss.tls, Authenticated: ss.authed, AuthUser: ss.authUser}
+	if ss.hash != nil {
+		m.Digest = ss.sum()
+	}
+	return m
 }
 
 // sum returns the digest of the message data hashed so far. (digest.Sum

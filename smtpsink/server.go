@@ -88,6 +88,8 @@ type Server struct {
 	ehloTLS []byte // the EHLO reply over TLS
 	k       knobs  // Config.Force and Config.Delay
 	rules   rules  // Config.Rules by stage
+
+	keepEnvelope bool // sessions keep the sender and recipients: OnMessage, Decide, Capture or rules want them
 	stats   counters
 
 	timerLag atomic.Int64 // how late the loops run a pause's timer, smoothed (ns)
@@ -170,6 +172,8 @@ func newServer(cfg Config, h hooks) *Server {
 	s.ehlo, s.ehloTLS = ehloReply(&cfg, false), ehloReply(&cfg, true)
 	s.k = newKnobs(&cfg)
 	s.rules = newRules(&cfg)
+	s.keepEnvelope = cfg.OnMessage != nil || cfg.Decide != nil || cfg.Capture != nil ||
+		s.rules[StageData] != nil || s.rules[StageDot] != nil
 	if cfg.MaxConns > 0 {
 		s.sem = make(chan struct{}, cfg.MaxConns)
 	}

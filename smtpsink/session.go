@@ -57,6 +57,14 @@ type session struct {
 
 	perRcpt []Reply // LMTP with dot rules: each recipient's reply (Code 0: 250)
 
+	// For Config.Capture: the last HELO, EHLO or LHLO argument, what
+	// followed MAIL's "FROM:" and each RCPT's "TO:", and the message's
+	// capture, while its data comes.
+	helo     string
+	mailArgs string
+	rcptArgs []string
+	capture  *capture
+
 	sleeper *sleep.Sleeper // Config.Delay's last stretch, made at the first wait
 }
 
@@ -119,6 +127,7 @@ func (s *Server) reader(src io.Reader) *bufio.Reader {
 
 // release returns the session's buffers to the server's pools.
 func (ss *session) release() {
+	ss.endCapture()
 	if ss.cio != nil {
 		ss.cio.bw.Reset(nil)
 		ss.s.writers.Put(ss.cio.bw)

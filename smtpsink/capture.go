@@ -1,0 +1,65 @@
+package smtpsink
+
+import (
+	"io"
+	"net"
+)
+
+// A Transaction is what Config.Capture learns of a message whose data
+// begins.
+type Transaction struct {
+	Session    uint64   // as in Message
+	Seq        int      // the number the message gets in its session if accepted
+	RemoteAddr net.Addr // the client's address
+	Proto      string   // "SMTP" (after HELO), "ESMTP" (EHLO) or "LMTP"
+	Helo       string   // the argument of the last HELO, EHLO or LHLO
+	MailArgs   string   // what followed MAIL's "FROM:", parameters included
+	RcptArgs   []string // what followed each accepted RCPT's "TO:", in order
+	TLS        bool     // the message comes over TLS
+	AuthUser   string   // the authenticated user, if any
+}
+
+// capture is a message's Config.Capture writer: its Write errors stay
+// its own.
+type capture struct{ w io.WriteCloser }
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.w.Write(p) // the writer's to report, at Close
+	return len(p), nil
+}
+
+// startCapture starts capturing the data of the message that begins.
+func (ss *session) startCapture() {
+	proto := "SMTP"
+	switch {
+	case ss.cfg.LMTP:
+		proto = "LMTP"
+	case ss.esmtp:
+		proto = "ESMTP"
+	}
+	w := ss.cfg.Capture(Transaction{Session: ss.id, Seq: ss.nmsg + 1, RemoteAddr: ss.remote, Proto: proto,
+		Helo: ss.helo, MailArgs: ss.mailArgs, RcptArgs: append([]string(nil), ss.rcptArgs...),
+		TLS: ss.tls, AuthUser: ss.authUser})
+	if w == nil {
+		return
+	}
+	ss.capture = &capture{w: w}
+	if ss.hash != nil {
+		ss.sink = io.MultiWriter(ss.hash, ss.capture)
+	} else {
+		ss.sink = ss.capture
+	}
+}
+
+// endCapture closes the capture of the message's data, if any.
+func (ss *session) endCapture() {
+	if ss.capture == nil {
+		return
+	}
+	ss.capture.w.Close()
+	ss.capture = nil
+	ss.sink = io.Discard
+	if ss.hash != nil {
+		ss.sink = ss.hash
+	}
+}
