@@ -108,10 +108,11 @@ func (s *session) run(ctx context.Context) {
 		if a := s.ahead; a != nil {
 			k, t0 = a.k, a.t0 // already started and counted
 		} else {
-			if s.retryAt > r.now() {
+			if s.retryAt > r.now() && r.next.Load() < int64(r.cfg.Messages) {
 				// A greeting was refused: back off before the next
 				// connect, with no message taken meanwhile, so that
-				// other sessions may send them.
+				// other sessions may send them (and not at all when
+				// none is left).
 				until(r.base.Add(time.Duration(s.retryAt)))
 				if ctx.Err() != nil {
 					break
