@@ -137,7 +137,9 @@ func TestReply421OpenLoop(t *testing.T) {
 // follows, up to 1s, and from 10ms again once a greeting has been a 220.
 // The test's clock moves only when the session waits, so the instants of
 // the connections are its waits. The message each refused connection was
-// for fails.
+// for fails. No session backs off when no message is left: a run of
+// three messages against a server that refuses them all ends at its third
+// connection, 30ms in.
 func TestGreetingBackoff(t *testing.T) {
 	ms := time.Millisecond
 	for _, code := range []string{"421 4.3.2 busy, try later", "554 5.7.1 go away"} {
@@ -184,5 +186,17 @@ func TestGreetingBackoff(t *testing.T) {
 		if fmt.Sprint(gaps) != fmt.Sprint(want) {
 			t.Errorf("%s: waits between connections %v, want %v", code, gaps, want)
 		}
+	}
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "CONNECT" {
+			return "421 4.3.2 busy, try later"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 3
+	res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+	if err != nil || res.Failed != 3 || res.ConnectRefusals != 3 || res.DurationS != 0.03 {
+		t.Errorf("all refused: %+v, %v; want 3 refusals in 30ms", res, err)
 	}
 }
