@@ -20,10 +20,11 @@
 //     channel) fails the message, if one is under way, with that 421,
 //     counted once: the connection is closed without QUIT, no reply to
 //     the commands pipelined after it is awaited, and the next message
-//     opens a new one. A greeting other than 220 (421, 554) fails its
-//     message as a connect refusal, and its session backs off before it
-//     takes another: 10ms, doubled at each refusal that follows up to
-//     1s, and from 10ms again after a 220.
+//     opens a new one. A greeting other than 220 (421, 554) is a connect
+//     refusal, which fails the message the connection was for, if any,
+//     and its session backs off before it takes another: 10ms, doubled
+//     at each refusal that follows up to 1s, and from 10ms again after a
+//     220.
 //   - Every message started is in the figures: delivered, with its latency
 //     among the messages', or failed, among the failed ones'. In open loop
 //     a message's latency runs from its intended start, so a server that
