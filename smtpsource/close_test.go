@@ -200,3 +200,26 @@ func TestGreetingBackoff(t *testing.T) {
 		t.Errorf("all refused: %+v, %v; want 3 refusals in 30ms", res, err)
 	}
 }
+
+// A 421 that comes while the client is still writing (here to the MAIL of
+// a pipelined group whose BDAT chunks are larger than the socket buffers:
+// the server closes with them unread, and the client's write fails when
+// the connection is reset) is counted as the reply it is, not as an I/O
+// error: the write's failure sends the client to read what the server
+// said before the reset.
+func TestReply421WriteFailed(t *testing.T) {
+	var n atomic.Int64
+	f := &fakeServer{ext: []string{"PIPELINING", "CHUNKING"}, reply: func(verb, arg string) string {
+		if verb == "MAIL" && n.Add(1) == 1 {
+			return "421 4.4.2 closing: timeout"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse, cfg.Pipelining, cfg.Chunking = 2, true, true, true
+	cfg.Length, cfg.ChunkSize, cfg.WindowSize = 4<<20, 1<<20, 16<<10
+	res := runOK(t, cfg)
+	if res.Delivered != 1 || res.Failed != 1 || res.Connections != 2 || res.Errors != 1 || res.Rejections != 1 || res.Replies["mail"][421] != 1 {
+		t.Fatalf("%+v", res)
+	}
+}

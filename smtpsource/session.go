@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -309,10 +310,28 @@ func (s *session) record(phase int, ns int64) {
 // flush writes what is buffered; a failure closes the connection.
 func (s *session) flush(ctx context.Context, phase string) error {
 	if err := s.c.bw.Flush(); err != nil {
-		s.ioFail(ctx, phase, err)
+		s.writeFail(ctx, phase, err)
 		return err
 	}
 	return nil
+}
+
+// writeFail is ioFail for a failed write of phase's commands or data,
+// but for a connection that the server has reset after its last word: a
+// 421 that came before the reset (an idle timeout's; a server giving up
+// on a message it is sent) is counted as the reply to phase, once, and
+// not the write's error. The read does not wait: on a reset connection
+// only what has arrived is left to read.
+func (s *session) writeFail(ctx context.Context, phase string, err error) {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		if code, msg, rerr := s.c.tr.ReadResponse(0); rerr == nil && code == 421 {
+			s.count(phase, code)
+			s.reject(ctx, phase, code, msg)
+			s.close()
+			return
+		}
+	}
+	s.ioFail(ctx, phase, err)
 }
 
 // open dials, reads the greeting, sends EHLO (LHLO), falling back to
@@ -824,7 +843,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		cw.Write(s.hdr)
 		cw.Write(r.tmpl.body)
 		if err := cw.Close(); err != nil { // flushes the group
-			s.ioFail(ctx, "mail", err)
+			s.writeFail(ctx, "mail", err)
 			return false, false
 		}
 		mailOK, acc, err := s.envelopeReplies(ctx, t)
@@ -874,7 +893,11 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		n := min(size, len(msg))
 		last := n == len(msg)
 		if err := c.tw.WriteChunk(msg[:n], last); err != nil { // flushes
-			s.ioFail(ctx, "bdat", err)
+			phase := "bdat"
+			if last {
+				phase = "dot" // as its reply is counted
+			}
+			s.writeFail(ctx, phase, err)
 			return false, false
 		}
 		if last {
