@@ -223,3 +223,26 @@ func TestReply421WriteFailed(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// A greeting that is neither 220 nor a refusal is a protocol error: the
+// message fails, the connection is closed without QUIT, and no back-off
+// follows (the test's clock does not move).
+func TestGreetingNot220(t *testing.T) {
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "CONNECT" {
+			return "250 hello"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 2
+	res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, res)
+	if res.Failed != 2 || res.ProtocolErrors != 2 || res.Errors != 2 || res.ConnectRefusals != 0 || res.Replies["banner"][250] != 2 ||
+		res.DurationS != 0 || !strings.Contains(res.FirstError, "neither 220 nor a refusal") || quits(f) != 0 {
+		t.Errorf("%+v, QUITs %d", res, quits(f))
+	}
+}
