@@ -16,6 +16,15 @@
 //     the run goes on: a failed transaction is reset, a broken connection
 //     replaced. Only a server that refuses TLS or AUTH for good ends it
 //     ([ErrStartTLS], [ErrTLS], [ErrAuth]).
+//   - A 421 to any command (RFC 5321 §3.8: the server is closing the
+//     channel) fails the message, if one is under way, with that 421,
+//     counted once: the connection is closed without QUIT, no reply to
+//     the commands pipelined after it is awaited, and the next message
+//     opens a new one. A greeting other than 220 (421, 554) is a connect
+//     refusal, which fails the message the connection was for, if any,
+//     and its session backs off before it takes another: 10ms, doubled
+//     at each refusal that follows up to 1s, and from 10ms again after a
+//     220.
 //   - Every message started is in the figures: delivered, with its latency
 //     among the messages', or failed, among the failed ones'. In open loop
 //     a message's latency runs from its intended start, so a server that

@@ -33,7 +33,8 @@ type fakeServer struct {
 	// reply, if set, returns the reply to a command ("CONNECT" for the
 	// greeting, "." for the end of data, with the recipient as arg in
 	// LMTP); "" for the default, "close" to drop the connection instead,
-	// "hang" to read on and never answer.
+	// "hang" to read on and never answer. A 421 reply is sent and the
+	// connection closed, as RFC 5321 §3.8 has it.
 	reply func(verb, arg string) string
 	// clk, if set, is moved on by delay[verb] before each reply.
 	clk   *fakeClock
@@ -243,6 +244,12 @@ func (f *fakeServer) serve(raw net.Conn, connNum int) {
 		f.codes[verb][lastCode]++
 		f.mu.Unlock()
 		w.WriteString(r + "\r\n")
+		if lastCode == 421 {
+			// The server is closing the channel (RFC 5321 §3.8): the
+			// commands after the one answered get no reply.
+			w.Flush()
+			return false
+		}
 		if tr.R.Buffered() > 0 && !f.eager {
 			return true // pipelined commands: answer them together, as servers do
 		}

@@ -96,7 +96,8 @@ func startSink(t *testing.T, dump bool, args ...string) *postfixSink {
 	return nil
 }
 
-// ready waits until addr greets a connection with 220, or the sink exits.
+// ready waits until addr greets a connection (with 220, or with -Q
+// CONNECT 421), or the sink exits.
 func ready(addr string, exited chan struct{}) bool {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -114,7 +115,7 @@ func ready(addr string, exited chan struct{}) bool {
 		line, err := bufio.NewReader(c).ReadString('\n')
 		c.Write([]byte("QUIT\r\n"))
 		c.Close()
-		return err == nil && strings.HasPrefix(line, "220")
+		return err == nil && (strings.HasPrefix(line, "220") || strings.HasPrefix(line, "421"))
 	}
 	return false
 }
@@ -256,6 +257,46 @@ func TestPostfixSinkRefusals(t *testing.T) {
 		}
 		if res.Delivered != 0 || res.Failed != 10 || res.Replies[c.phase][c.code] != 10 || res.Rejections != 10 || res.IOErrors+res.ProtocolErrors+res.ConnectErrors != 0 {
 			t.Errorf("%s %s: %+v", c.arg, c.cmd, res)
+		}
+	}
+}
+
+// smtp-sink answering a command with 421 and closing (-Q): each message
+// fails with that 421, counted once, on a connection of its own, and
+// nothing is an I/O error, pipelined or not (with -d and pipelining, the
+// next message's envelope, sent behind the data that got the 421, goes out
+// again on the next connection). A 421 greeting (-Q CONNECT) is a connect
+// refusal, followed by a back-off (on the test's clock, which smtp-sink
+// does not see).
+func TestPostfixSink421(t *testing.T) {
+	for _, c := range []struct {
+		cmd, phase string
+		reuse      bool
+	}{
+		{"MAIL", "mail", true},
+		{"RCPT", "rcpt", true},
+		{".", "dot", true},
+		{"CONNECT", "banner", false},
+	} {
+		for _, pipe := range []bool{false, true} {
+			sink := startSink(t, false, "-Q", c.cmd)
+			cfg := Config{Addr: sink.addr, Sessions: 2, Messages: 10, Reuse: c.reuse, Pipelining: pipe}
+			res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			accounted(t, res)
+			refused, rejected := int64(0), int64(10)
+			if c.cmd == "CONNECT" {
+				refused, rejected = 10, 0
+			}
+			if res.Delivered != 0 || res.Failed != 10 || res.Connections != 10 || res.Replies[c.phase][421] != 10 ||
+				res.ConnectRefusals != refused || res.Rejections != rejected || res.Errors != 10 || res.Replies["quit"] != nil {
+				t.Errorf("-Q %s, pipelining %v: %+v", c.cmd, pipe, res)
+			}
+			if sess, _ := sink.counts(t, 10); sess != 10 {
+				t.Errorf("-Q %s, pipelining %v: smtp-sink counted %d sessions", c.cmd, pipe, sess)
+			}
 		}
 	}
 }

@@ -171,13 +171,14 @@ type Result struct {
 	// floor.
 	Lateness *Latency `json:"lateness,omitempty"`
 
-	Errors         int64  `json:"errors"`          // the sum of the kinds below
-	ConnectErrors  int64  `json:"connect_errors"`  // dials that failed (their last try, with ConnectTries)
-	ConnectRetries int64  `json:"connect_retries"` // failed dials tried again (ConnectTries), not errors
-	IOErrors       int64  `json:"io_errors"`       // reads and writes that failed, disconnects, timeouts
-	ProtocolErrors int64  `json:"protocol_errors"` // replies that are not SMTP replies, or come unasked
-	Rejections     int64  `json:"rejections"`      // 4xx and 5xx replies
-	FirstError     string `json:"first_error,omitempty"`
+	Errors          int64  `json:"errors"`           // the sum of the kinds below
+	ConnectErrors   int64  `json:"connect_errors"`   // dials that failed (their last try, with ConnectTries)
+	ConnectRetries  int64  `json:"connect_retries"`  // failed dials tried again (ConnectTries), not errors
+	ConnectRefusals int64  `json:"connect_refusals"` // greetings refused (421, 554, ...), each followed by a back-off
+	IOErrors        int64  `json:"io_errors"`        // reads and writes that failed, disconnects, timeouts
+	ProtocolErrors  int64  `json:"protocol_errors"`  // replies that are not SMTP replies, or come unasked, and greetings neither 220 nor refusals
+	Rejections      int64  `json:"rejections"`       // 4xx and 5xx replies to commands
+	FirstError      string `json:"first_error,omitempty"`
 
 	// TLS says what the handshakes of the run's connections agreed on.
 	TLS *TLSStats `json:"tls,omitempty"`

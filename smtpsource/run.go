@@ -17,7 +17,7 @@ import (
 
 type counters struct {
 	started, delivered, failed, rcptOK, conns, bytes, data atomic.Int64
-	connect, io, protocol, reject, retries                 atomic.Int64
+	connect, refused, io, protocol, reject, retries        atomic.Int64
 	rcptSeq                                                atomic.Int64 // NumberRecipients' last number
 }
 
@@ -223,7 +223,7 @@ func us(ns int64) string {
 }
 
 func (r *run) errors() int64 {
-	return r.n.connect.Load() + r.n.io.Load() + r.n.protocol.Load() + r.n.reject.Load()
+	return r.n.connect.Load() + r.n.refused.Load() + r.n.io.Load() + r.n.protocol.Load() + r.n.reject.Load()
 }
 
 func (r *run) result(secs float64) *Result {
@@ -234,7 +234,7 @@ func (r *run) result(secs float64) *Result {
 		Started: r.n.started.Load(), Delivered: r.n.delivered.Load(), Failed: r.n.failed.Load(), RcptOK: r.n.rcptOK.Load(),
 		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),
 		Replies: r.replies, Lateness: latency(r.late),
-		ConnectRetries: r.n.retries.Load(), ConnectErrors: r.n.connect.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),
+		ConnectRetries: r.n.retries.Load(), ConnectErrors: r.n.connect.Load(), ConnectRefusals: r.n.refused.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),
 		FirstError: r.firstErr, Digests: r.digests, TLS: r.tlsStats, AuthMech: cfg.AuthMech,
 	}
 	if cfg.LMTP {

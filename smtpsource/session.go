@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -35,7 +36,19 @@ type session struct {
 	// last message's data; nil otherwise.
 	ahead   *ahead
 	rcptBuf []byte // the last RCPT command made with NumberRecipients
+	// backoff is the wait after the last greeting refused, if the one
+	// after it was not a 220 (0 then), and retryAt when it ends.
+	backoff time.Duration
+	retryAt int64
 }
+
+// The bounds of the wait after a refused greeting: it starts at
+// minBackoff and doubles with each refusal that follows, up to
+// maxBackoff.
+const (
+	minBackoff = 10 * time.Millisecond
+	maxBackoff = time.Second
+)
 
 // An ahead message is one whose MAIL, RCPTs and DATA were written in the
 // same group as the previous message's data and end line, as RFC 2920
@@ -79,29 +92,46 @@ func (s *session) run(ctx context.Context) {
 		// on open connections (a failure is retried with the first one).
 		s.open(ctx)
 	}
-	var sl sleep.Waiter
-	if r.cfg.QPS > 0 || r.cfg.Wait > 0 || r.cfg.RandomWait > 0 {
-		sl = r.env.clock.Waiter(r.cfg.Spin)
-		defer sl.Close()
+	var sl sleep.Waiter // made when first needed
+	defer func() {
+		if sl != nil {
+			sl.Close()
+		}
+	}()
+	until := func(t time.Time) {
+		if sl == nil {
+			sl = r.env.clock.Waiter(r.cfg.Spin)
+		}
+		sl.Until(ctx, t)
 	}
 	for first := true; ctx.Err() == nil; first = false {
 		var k, t0 int64
 		if a := s.ahead; a != nil {
 			k, t0 = a.k, a.t0 // already started and counted
 		} else {
+			if s.retryAt > r.now() && r.next.Load() < int64(r.cfg.Messages) {
+				// A greeting was refused: back off before the next
+				// connect, with no message taken meanwhile, so that
+				// other sessions may send them (and not at all when
+				// none is left).
+				until(r.base.Add(time.Duration(s.retryAt)))
+				if ctx.Err() != nil {
+					break
+				}
+			}
 			k = r.next.Add(1) - 1
 			if k >= int64(r.cfg.Messages) {
 				break
 			}
 			if d := s.wait(); d > 0 && !first {
-				sl.Until(ctx, r.env.clock.Now().Add(d))
+				until(r.env.clock.Now().Add(d))
 				if ctx.Err() != nil {
 					break
 				}
 			}
 			if r.cfg.QPS > 0 {
 				t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
-				sl.Until(ctx, r.base.Add(time.Duration(t0)))
+				until(r.base.Add(time.Duration(t0)))
 				if ctx.Err() != nil {
 					break
 				}
@@ -209,9 +239,15 @@ func (s *session) reply(ctx context.Context, phase string) (int, string, error) 
 	return code, msg, err
 }
 
+// errClosing is what reading a reply returns when the reply is a 421:
+// the server is closing the channel (RFC 5321 §3.8), so the session has
+// closed its end, without QUIT, and reads no reply after it.
+var errClosing = errors.New("smtpsource: 421: the server is closing the connection")
+
 // readReply reads one reply of phase and counts its code. Refusals that
 // come first while c.lastReplies says that replies to a refused LAST
-// chunk may still come are counted as those.
+// chunk may still come are counted as those. A 421 is counted as a
+// rejection and closes the connection (errClosing).
 func (s *session) readReply(ctx context.Context, phase string) (int, string, error) {
 	for {
 		code, msg, err := s.c.tr.ReadResponse(0)
@@ -219,14 +255,24 @@ func (s *session) readReply(ctx context.Context, phase string) (int, string, err
 			s.ioFail(ctx, phase, err)
 			return 0, "", err
 		}
-		if s.c.lastReplies > 0 && code >= 400 {
+		counted := phase
+		late := s.c.lastReplies > 0 && code >= 400
+		if late {
 			s.c.lastReplies--
-			s.count("dot", code)
-			s.reject(ctx, "dot", code, msg)
+			counted = "dot"
+		} else {
+			s.c.lastReplies = 0
+		}
+		s.count(counted, code)
+		if code == 421 {
+			s.reject(ctx, counted, code, msg)
+			s.close()
+			return code, msg, errClosing
+		}
+		if late {
+			s.reject(ctx, counted, code, msg)
 			continue
 		}
-		s.c.lastReplies = 0
-		s.count(phase, code)
 		return code, msg, nil
 	}
 }
@@ -264,10 +310,28 @@ func (s *session) record(phase int, ns int64) {
 // flush writes what is buffered; a failure closes the connection.
 func (s *session) flush(ctx context.Context, phase string) error {
 	if err := s.c.bw.Flush(); err != nil {
-		s.ioFail(ctx, phase, err)
+		s.writeFail(ctx, phase, err)
 		return err
 	}
 	return nil
+}
+
+// writeFail is ioFail for a failed write of phase's commands or data,
+// but for a connection that the server has reset after its last word: a
+// 421 that came before the reset (an idle timeout's; a server giving up
+// on a message it is sent) is counted as the reply to phase, once, and
+// not the write's error. The read does not wait: on a reset connection
+// only what has arrived is left to read.
+func (s *session) writeFail(ctx context.Context, phase string, err error) {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		if code, msg, rerr := s.c.tr.ReadResponse(0); rerr == nil && code == 421 {
+			s.count(phase, code)
+			s.reject(ctx, phase, code, msg)
+			s.close()
+			return
+		}
+	}
+	s.ioFail(ctx, phase, err)
 }
 
 // open dials, reads the greeting, sends EHLO (LHLO), falling back to
@@ -335,14 +399,17 @@ func (s *session) setup(ctx context.Context) error {
 		s.since(phaseTLS, t)
 	}
 	t := r.now()
-	code, _, err := s.reply(ctx, "banner")
+	code, msg, err := s.c.tr.ReadResponse(0)
 	if err != nil {
+		s.ioFail(ctx, "banner", err)
 		return err
 	}
+	s.count("banner", code)
 	s.since(phaseBanner, t)
 	if code != 220 {
-		return errors.New("no greeting") // counted as a rejection; a QUIT might fail and count again
+		return s.refused(ctx, code, msg)
 	}
+	s.backoff = 0
 	if r.cfg.OldMode {
 		return nil // no EHLO, no extensions
 	}
@@ -358,6 +425,23 @@ func (s *session) setup(ctx context.Context) error {
 		return s.authenticate(ctx)
 	}
 	return nil
+}
+
+// refused counts a greeting other than 220: a refusal (4xx, 5xx) as a
+// connect refusal, after which the session backs off, anything else as a
+// protocol error. The caller closes the connection, without QUIT (RFC
+// 5321 §3.1, §3.8: the server is closing it or means to).
+func (s *session) refused(ctx context.Context, code int, msg string) error {
+	r := s.r
+	err := fmt.Errorf("banner: %d %s", code, firstLine(msg))
+	if code < 400 {
+		s.fail(ctx, &r.n.protocol, fmt.Errorf("%w: a greeting neither 220 nor a refusal", err))
+		return err
+	}
+	s.fail(ctx, &r.n.refused, err)
+	s.backoff = min(max(2*s.backoff, minBackoff), maxBackoff)
+	s.retryAt = r.now() + int64(s.backoff)
+	return err
 }
 
 // hello sends EHLO (LHLO), or HELO when EHLO is refused, and notes the
@@ -759,7 +843,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		cw.Write(s.hdr)
 		cw.Write(r.tmpl.body)
 		if err := cw.Close(); err != nil { // flushes the group
-			s.ioFail(ctx, "mail", err)
+			s.writeFail(ctx, "mail", err)
 			return false, false
 		}
 		mailOK, acc, err := s.envelopeReplies(ctx, t)
@@ -809,7 +893,11 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		n := min(size, len(msg))
 		last := n == len(msg)
 		if err := c.tw.WriteChunk(msg[:n], last); err != nil { // flushes
-			s.ioFail(ctx, "bdat", err)
+			phase := "bdat"
+			if last {
+				phase = "dot" // as its reply is counted
+			}
+			s.writeFail(ctx, phase, err)
 			return false, false
 		}
 		if last {

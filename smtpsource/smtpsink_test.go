@@ -3,11 +3,15 @@ package smtpsource
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
@@ -82,5 +86,72 @@ func TestSmtpsink(t *testing.T) {
 				t.Errorf("replies %v", res.Replies)
 			}
 		})
+	}
+}
+
+// idleClock is the test's fake clock, but each wait between a session's
+// messages (Config.Wait) first waits until idle returns.
+type idleClock struct {
+	*fakeClock
+	idle func(ctx context.Context)
+}
+
+func (c *idleClock) Waiter(time.Duration) sleep.Waiter { return c }
+
+func (c *idleClock) Until(ctx context.Context, t time.Time) {
+	c.idle(ctx)
+	c.fakeClock.Until(ctx, t)
+}
+
+// Issue 27's case against package smtpsink: a session that waits between
+// messages (-d -w) longer than the sink's Timeout finds its connection
+// ended by the sink's 421 each second message. The wait is the test's:
+// it lasts until the sink has ended every session the source opened (so
+// it is longer than the sink's Timeout, however slow the machine), and
+// the sink's Timeout is long beside the source's turns between commands.
+// Of six messages the first, third and fifth are delivered, each on a
+// connection of its own; the others fail with the 421 their MAIL meets,
+// and nothing is an I/O error (each connection ends with a 421, so no
+// QUIT is sent). With pipelining, the group's other replies are never
+// awaited.
+func TestSmtpsinkTimeout421(t *testing.T) {
+	for _, pipe := range []bool{false, true} {
+		ended := make(chan struct{}, 16)
+		srv := startSmtpsinkCfg(t, smtpsink.Config{Timeout: time.Second,
+			OnSessionEnd: func(smtpsink.SessionInfo) { ended <- struct{}{} }})
+		var dialled atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, network, addr)
+			if err == nil {
+				dialled.Add(1)
+			}
+			return c, err
+		}
+		var gone int64 // sessions ended, as far as the waits have seen
+		clk := &idleClock{fakeClock: newFakeClock(), idle: func(ctx context.Context) {
+			for gone < dialled.Load() {
+				select {
+				case <-ended:
+					gone++
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Minute): // a bound on a broken test's wait
+					t.Error("the sink did not end an idle session")
+					return
+				}
+			}
+		}}
+		cfg := base(srv.Addr().String())
+		cfg.Messages, cfg.Reuse, cfg.Wait, cfg.Length, cfg.Pipelining = 6, true, 3*time.Second, 2000, pipe
+		res, err := RunWith(context.Background(), cfg, dial, clk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		accounted(t, res)
+		if res.Delivered != 3 || res.Failed != 3 || res.Connections != 3 || res.IOErrors != 0 || res.ProtocolErrors != 0 ||
+			res.Rejections != 3 || res.Replies["mail"][421] != 3 || res.Replies["quit"] != nil || res.Pipelining != pipe {
+			t.Errorf("pipelining %v: %+v", pipe, res)
+		}
 	}
 }

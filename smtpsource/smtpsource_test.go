@@ -683,7 +683,8 @@ func TestCancel(t *testing.T) {
 
 // A server without ESMTP: EHLO refused, HELO taken, the message sent
 // unpipelined, and no error. A server that greets with 554: each
-// connection is a rejection, and the run goes on.
+// connection is a connect refusal, its message fails, and the run goes on
+// (after a back-off, on the test's clock; see TestGreetingBackoff).
 func TestGreeting(t *testing.T) {
 	f := &fakeServer{ext: []string{"PIPELINING"}, reply: func(verb, arg string) string {
 		if verb == "EHLO" {
@@ -708,8 +709,12 @@ func TestGreeting(t *testing.T) {
 	}}
 	cfg = base(f.start(t))
 	cfg.Messages = 2
-	res = runOK(t, cfg)
-	if res.Delivered != 0 || res.Failed != 2 || res.Rejections != 2 || res.Errors != 2 || res.Replies["banner"][554] != 2 || res.Connections != 2 {
+	res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, res)
+	if res.Delivered != 0 || res.Failed != 2 || res.ConnectRefusals != 2 || res.Rejections != 0 || res.Errors != 2 || res.Replies["banner"][554] != 2 || res.Connections != 2 {
 		t.Errorf("554 greeting: %+v", res)
 	}
 }

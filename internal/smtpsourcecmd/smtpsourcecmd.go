@@ -251,8 +251,8 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	if t := r.TLS; t != nil {
 		fmt.Fprintf(w, "tls: %s; %s; %d handshakes, %d resumed\n", codeList(t.Versions), codeList(t.CipherSuites), t.Handshakes, t.Resumed)
 	}
-	fmt.Fprintf(w, "errors %d (connect %d, i/o %d, protocol %d, rejections %d)\n",
-		r.Errors, r.ConnectErrors, r.IOErrors, r.ProtocolErrors, r.Rejections)
+	fmt.Fprintf(w, "errors %d (connect %d, connect refusals %d, i/o %d, protocol %d, rejections %d)\n",
+		r.Errors, r.ConnectErrors, r.ConnectRefusals, r.IOErrors, r.ProtocolErrors, r.Rejections)
 	if r.FirstError != "" {
 		fmt.Fprintln(w, "first error:", r.FirstError)
 	}

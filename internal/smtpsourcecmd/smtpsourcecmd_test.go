@@ -232,7 +232,7 @@ func TestPrint(t *testing.T) {
 		Started: 100, Delivered: 99, Failed: 1, Connections: 10, MsgPerS: 49.5, MBPerS: 0.21,
 		Replies: map[string]map[int]int64{"mail": {250: 99, 451: 1}, "banner": {220: 10}, "xclient": {250: 1}},
 		Phases:  smtpsource.Phases{Connect: l(10, 50), TLS: l(10, 800), Auth: l(10, 100), Mail: l(100, 20), Message: l(99, 300), Failed: l(1, 20)}, Lateness: l(100, 1),
-		Errors: 1, Rejections: 1, FirstError: "mail: 451 try later"}
+		Errors: 3, ConnectRefusals: 2, Rejections: 1, FirstError: "mail: 451 try later"}
 	var b bytes.Buffer
 	if err := Print(&b, r, &smtpsource.Verification{Matched: 98, Missing: 1}); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ delivered 99 of 100 started (failed 1), 50 msg/s, 0.21 MB/s, 10 connections
 (lateness: start minus intended start, the tool's own floor when sessions are free; message latency counts from the intended start)
 replies: banner 220×10; mail 250×99 451×1; xclient 250×1
 tls: TLS 1.2×1 TLS 1.3×9; TLS_AES_128_GCM_SHA256×9 TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256×1; 10 handshakes, 9 resumed
-errors 1 (connect 0, i/o 0, protocol 0, rejections 1)
+errors 3 (connect 0, connect refusals 2, i/o 0, protocol 0, rejections 1)
 first error: mail: 451 try later
 verify: MISMATCH: 98 matched, 1 delivered but not logged, 0 logged but not delivered
 `

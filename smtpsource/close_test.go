@@ -1,0 +1,248 @@
+package smtpsource
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// quits counts the QUIT commands a fake server received.
+func quits(f *fakeServer) int {
+	n := 0
+	for _, c := range f.commands() {
+		if c == "QUIT" {
+			n++
+		}
+	}
+	return n
+}
+
+// A 421 to any command of a transaction, pipelined or not, DATA or BDAT,
+// ends the connection (RFC 5321 §3.8): the message fails with its 421,
+// counted once as a rejection, the connection is closed without QUIT or
+// RSET, nothing else is an error (no reply is read after the 421, no
+// command written into the closed connection), and the next message goes
+// out on a new connection. The fake server sends its 421 and closes, as
+// servers do. With pipelining on a kept connection the second message's
+// envelope goes out behind the first's data; a 421 to that data leaves
+// it unanswered, and it goes out again on the new connection.
+func TestReply421(t *testing.T) {
+	for _, c := range []struct {
+		name, verb string
+		chunking   bool
+	}{
+		{"mail", "MAIL", false},
+		{"rcpt", "RCPT", false},
+		{"data", "DATA", false},
+		{"dot", ".", false},
+		{"bdat", "BDAT", true},
+		{"bdat-last", ".", true},
+	} {
+		for _, pipe := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pipelining=%v", c.name, pipe), func(t *testing.T) {
+				var n atomic.Int64
+				f := &fakeServer{ext: []string{"PIPELINING", "CHUNKING"}, reply: func(verb, arg string) string {
+					if verb == c.verb && n.Add(1) == 1 { // the first message's only
+						return "421 4.4.2 closing: timeout"
+					}
+					return ""
+				}}
+				cfg := base(f.start(t))
+				cfg.Messages, cfg.Recipients, cfg.Reuse, cfg.Pipelining, cfg.Digests = 3, 2, true, pipe, true
+				cfg.Chunking, cfg.ChunkSize = c.chunking, 100
+				res := runOK(t, cfg)
+				phase := replyPhase[c.verb]
+				if res.Started != 3 || res.Delivered != 2 || res.Failed != 1 || res.Connections != 2 ||
+					res.Rejections != 1 || res.Errors != 1 || res.Replies[phase][421] != 1 {
+					t.Fatalf("%+v", res)
+				}
+				if !strings.Contains(res.FirstError, "421 4.4.2 closing") {
+					t.Errorf("first error %q", res.FirstError)
+				}
+				sameCodes(t, c.name, res, f)
+				if q := quits(f); q != 1 || res.Replies["rset"] != nil {
+					t.Errorf("%d QUITs (want 1, on the second connection), RSET replies %v; commands %q", q, res.Replies["rset"], f.commands())
+				}
+				if taken := f.accepted(); len(taken) != 2 {
+					t.Errorf("the server took %d messages", len(taken))
+				} else if v, err := Verify(strings.NewReader(sentLog(taken)), res.Digests); err != nil || !v.OK() {
+					t.Errorf("verify %+v %v", v, err)
+				}
+			})
+		}
+	}
+}
+
+// A 421 while the connection is set up (to EHLO) ends it the same way:
+// the message fails, no QUIT is sent, and the next message connects
+// again.
+func TestReply421Setup(t *testing.T) {
+	var n atomic.Int64
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "EHLO" && n.Add(1) == 1 {
+			return "421 4.7.0 too many errors"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 2
+	res := runOK(t, cfg)
+	if res.Delivered != 1 || res.Failed != 1 || res.Connections != 2 || res.Rejections != 1 || res.Errors != 1 || res.Replies["ehlo"][421] != 1 {
+		t.Fatalf("%+v", res)
+	}
+	if q := quits(f); q != 1 {
+		t.Errorf("%d QUITs, want 1; commands %q", q, f.commands())
+	}
+}
+
+// In open loop a connection that a 421 ended is replaced, and the
+// schedule goes on: messages are due every 10ms; the second one's MAIL
+// gets a 421 (it fails after 1ms, from its intended start), the third
+// opens a new connection (greeting and EHLO, 2ms more than the others),
+// and every message is in the figures, timed from its intended start, as
+// on the test's clock: delivered in 6ms (the first, whose session
+// connected first, and the third), 4ms and 4ms; failed in 1ms.
+func TestReply421OpenLoop(t *testing.T) {
+	ms := time.Millisecond
+	clk := newFakeClock()
+	var n atomic.Int64
+	f := &fakeServer{clk: clk, delay: map[string]time.Duration{"CONNECT": ms, "EHLO": ms, "MAIL": ms, "RCPT": ms, "DATA": ms, ".": ms},
+		reply: func(verb, arg string) string {
+			if verb == "MAIL" && n.Add(1) == 2 {
+				return "421 4.4.2 closing: timeout"
+			}
+			return ""
+		}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse, cfg.QPS = 5, true, 100
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, res)
+	if res.Started != 5 || res.Delivered != 4 || res.Failed != 1 || res.Connections != 2 || res.Errors != 1 || res.Rejections != 1 {
+		t.Fatalf("%+v", res)
+	}
+	checkLatency(t, "message", res.Phases.Message, 6*ms, 6*ms, 4*ms, 4*ms)
+	checkLatency(t, "failed", res.Phases.Failed, ms)
+}
+
+// A refused greeting (421 or 554) is a connect refusal, not a rejection;
+// the connection is closed without QUIT, and the session backs off before
+// it connects again: 10ms after the first refusal, doubling with each that
+// follows, up to 1s, and from 10ms again once a greeting has been a 220.
+// The test's clock moves only when the session waits, so the instants of
+// the connections are its waits. The message each refused connection was
+// for fails. No session backs off when no message is left: a run of
+// three messages against a server that refuses them all ends at its third
+// connection, 30ms in.
+func TestGreetingBackoff(t *testing.T) {
+	ms := time.Millisecond
+	for _, code := range []string{"421 4.3.2 busy, try later", "554 5.7.1 go away"} {
+		clk := newFakeClock()
+		var mu sync.Mutex
+		var at []time.Duration // each greeting's instant, from the start
+		start := clk.Now()
+		var conns atomic.Int64
+		f := &fakeServer{reply: func(verb, arg string) string {
+			if verb != "CONNECT" {
+				return ""
+			}
+			mu.Lock()
+			at = append(at, clk.Now().Sub(start))
+			mu.Unlock()
+			if n := conns.Add(1); n <= 10 || n == 12 {
+				return code
+			}
+			return ""
+		}}
+		cfg := base(f.start(t))
+		cfg.Messages = 13
+		res, err := RunWith(context.Background(), cfg, nil, clk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		accounted(t, res)
+		var num int
+		fmt.Sscan(code[:3], &num)
+		if res.Delivered != 2 || res.Failed != 11 || res.Connections != 13 || res.ConnectRefusals != 11 || res.Rejections != 0 ||
+			res.Errors != 11 || res.Replies["banner"][num] != 11 || res.Replies["banner"][220] != 2 {
+			t.Errorf("%s: %+v", code, res)
+		}
+		if q := quits(f); q != 2 {
+			t.Errorf("%s: %d QUITs, want 2 (one for each delivered message)", code, q)
+		}
+		mu.Lock()
+		var gaps []time.Duration
+		for i := 1; i < len(at); i++ {
+			gaps = append(gaps, at[i]-at[i-1])
+		}
+		mu.Unlock()
+		want := []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 320 * ms, 640 * ms, 1000 * ms, 1000 * ms, 1000 * ms, 0, 10 * ms}
+		if fmt.Sprint(gaps) != fmt.Sprint(want) {
+			t.Errorf("%s: waits between connections %v, want %v", code, gaps, want)
+		}
+	}
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "CONNECT" {
+			return "421 4.3.2 busy, try later"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 3
+	res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+	if err != nil || res.Failed != 3 || res.ConnectRefusals != 3 || res.DurationS != 0.03 {
+		t.Errorf("all refused: %+v, %v; want 3 refusals in 30ms", res, err)
+	}
+}
+
+// A 421 that comes while the client is still writing (here to the MAIL of
+// a pipelined group whose BDAT chunks are larger than the socket buffers:
+// the server closes with them unread, and the client's write fails when
+// the connection is reset) is counted as the reply it is, not as an I/O
+// error: the write's failure sends the client to read what the server
+// said before the reset.
+func TestReply421WriteFailed(t *testing.T) {
+	var n atomic.Int64
+	f := &fakeServer{ext: []string{"PIPELINING", "CHUNKING"}, reply: func(verb, arg string) string {
+		if verb == "MAIL" && n.Add(1) == 1 {
+			return "421 4.4.2 closing: timeout"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse, cfg.Pipelining, cfg.Chunking = 2, true, true, true
+	cfg.Length, cfg.ChunkSize, cfg.WindowSize = 4<<20, 1<<20, 16<<10
+	res := runOK(t, cfg)
+	if res.Delivered != 1 || res.Failed != 1 || res.Connections != 2 || res.Errors != 1 || res.Rejections != 1 || res.Replies["mail"][421] != 1 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// A greeting that is neither 220 nor a refusal is a protocol error: the
+// message fails, the connection is closed without QUIT, and no back-off
+// follows (the test's clock does not move).
+func TestGreetingNot220(t *testing.T) {
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "CONNECT" {
+			return "250 hello"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 2
+	res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, res)
+	if res.Failed != 2 || res.ProtocolErrors != 2 || res.Errors != 2 || res.ConnectRefusals != 0 || res.Replies["banner"][250] != 2 ||
+		res.DurationS != 0 || !strings.Contains(res.FirstError, "neither 220 nor a refusal") || quits(f) != 0 {
+		t.Errorf("%+v, QUITs %d", res, quits(f))
+	}
+}
