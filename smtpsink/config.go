@@ -121,7 +121,8 @@ type Config struct {
 
 	// Capture, if set, is called when a message's data begins (after
 	// DATA's 354, or with its first BDAT chunk) with its transaction;
-	// the message's data, as Digest sees it, is written to the writer it
+	// the message's data, as Digest sees it (up to its first problem:
+	// a bare CR or LF, the size limit), is written to the writer it
 	// returns (nil: none), which is closed at the message's end, before
 	// its reply, whatever the reply, or when the transaction or the
 	// session ends before it. The writer's errors are its own: a Write

@@ -90,7 +90,7 @@ type Server struct {
 	rules   rules  // Config.Rules by stage
 
 	keepEnvelope bool // sessions keep the sender and recipients: OnMessage, Decide, Capture or rules want them
-	stats   counters
+	stats        counters
 
 	timerLag atomic.Int64 // how late the loops run a pause's timer, smoothed (ns)
 

@@ -1,0 +1,162 @@
+package smtpsink
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// captured is a Config.Capture that keeps every message's transaction
+// and data, and whether its writer was closed.
+type captured struct {
+	mu   sync.Mutex
+	txs  []Transaction
+	bufs []*capBuf
+}
+
+type capBuf struct {
+	c      *captured
+	b      bytes.Buffer
+	closed bool
+}
+
+func (b *capBuf) Write(p []byte) (int, error) {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *capBuf) Close() error {
+	b.c.mu.Lock()
+	defer b.c.mu.Unlock()
+	b.closed = true
+	return nil
+}
+
+func (c *captured) capture(t Transaction) io.WriteCloser {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := &capBuf{c: c}
+	c.txs, c.bufs = append(c.txs, t), append(c.bufs, b)
+	return b
+}
+
+// get returns capture i's transaction, data and whether it was closed.
+func (c *captured) get(i int) (Transaction, string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i >= len(c.txs) {
+		return Transaction{}, "", false
+	}
+	return c.txs[i], c.bufs[i].b.String(), c.bufs[i].closed
+}
+
+func (c *captured) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.txs)
+}
+
+// Capture gets each message's data as the digest sees it, and its
+// transaction; its writer is closed before the reply to the data,
+// whatever the reply, and when the transaction or the session ends first.
+func TestCapture(t *testing.T) {
+	var cp captured
+	ended := make(chan SessionInfo, 1)
+	s := startSink(t, Config{Capture: cp.capture, OnSessionEnd: func(i SessionInfo) { ended <- i }}, hooks{})
+	c := dial(t, s)
+	c.cmd(250, "EHLO client.test")
+	c.cmd(250, "MAIL FROM:<a@b> SIZE=10")
+	c.cmd(250, "RCPT TO:<c@d> NOTIFY=NEVER")
+	c.cmd(250, "RCPT TO:<e@f>")
+	c.cmd(354, "DATA")
+	c.cmd(250, "Subject: x\r\n\r\n..dot\r\nline\r\n.")
+	if tx, data, closed := cp.get(0); !closed || data != "Subject: x\r\n\r\n.dot\r\nline\r\n" ||
+		!reflect.DeepEqual(tx, Transaction{Session: 1, Seq: 1, RemoteAddr: tx.RemoteAddr, Proto: "ESMTP", Helo: "client.test",
+			MailArgs: "<a@b> SIZE=10", RcptArgs: []string{"<c@d> NOTIFY=NEVER", "<e@f>"}}) {
+		t.Errorf("capture 0: closed %v, data %q, %+v", closed, data, tx)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.send("BDAT 5\r\nhelloBDAT 1 LAST\r\n!")
+	c.codes(2)
+	if tx, data, closed := cp.get(1); !closed || data != "hello!" || tx.Seq != 2 || len(tx.RcptArgs) != 1 {
+		t.Errorf("capture 1: closed %v, data %q, %+v", closed, data, tx)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.cmd(354, "DATA")
+	c.cmd(550, "bare\nLF\r\n.") // refused: captured up to its problem
+	if _, data, closed := cp.get(2); !closed || data != "bare" {
+		t.Errorf("capture 2: closed %v, data %q", closed, data)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.send("BDAT 3\r\nabc")
+	c.codes(1)
+	c.cmd(250, "RSET") // the transaction ends before its message does
+	if _, data, closed := cp.get(3); !closed || data != "abc" {
+		t.Errorf("capture 3: closed %v, data %q", closed, data)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.cmd(354, "DATA")
+	c.send("cut off")
+	for cp.len() < 5 {
+		c.cmd(250, "NOOP") // never: it is message data; wait for the capture to start
+	}
+	c.raw.Close() // the session ends in the middle of the data
+	<-ended
+	if _, data, closed := cp.get(4); !closed || !strings.HasPrefix("cut off", data) {
+		t.Errorf("capture 4: closed %v, data %q", closed, data)
+	}
+	if st := s.Stats(); st.Messages != 2 {
+		t.Errorf("messages %d, want 2", st.Messages)
+	}
+}
+
+// Decide chooses the reply to a message's data from its envelope and,
+// with Capture, its bytes: a 2xx accepts (with its text, or the sink's),
+// a 4xx or 5xx refuses, the zero Reply leaves the sink's own.
+func TestDecide(t *testing.T) {
+	var cp captured
+	var got messages
+	decide := func(m Message) Reply {
+		// The last capture is this message's: sessions here are one at a time.
+		_, data, _ := cp.get(cp.len() - 1)
+		switch {
+		case m.From == "no@x":
+			return Reply{Code: 550, Text: "5.7.1 not from you"}
+		case strings.Contains(data, "VIRUS"):
+			return Reply{Code: 554, Text: "5.7.1 infected"}
+		case m.From == "custom@x":
+			return Reply{Code: 250, Text: "2.0.0 kept as " + m.To[0]}
+		}
+		return Reply{}
+	}
+	s := startSink(t, Config{Capture: cp.capture, Decide: decide, OnMessage: got.add}, hooks{})
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	send := func(from, body string, code int) string {
+		t.Helper()
+		c.cmd(250, "MAIL FROM:<"+from+">")
+		c.cmd(250, "RCPT TO:<r@x>")
+		c.cmd(354, "DATA")
+		return c.cmd(code, body+"\r\n.")
+	}
+	send("no@x", "hi", 550)
+	send("a@x", "a VIRUS here", 554)
+	if text := send("custom@x", "hi", 250); text != "2.0.0 kept as r@x" {
+		t.Errorf("custom reply %q", text)
+	}
+	if text := send("a@x", "hi", 250); !strings.HasPrefix(text, "2.0.0 Ok: queued as") {
+		t.Errorf("own reply %q", text)
+	}
+	ms := got.all()
+	if len(ms) != 2 || ms[0].From != "custom@x" || ms[0].Seq != 1 || ms[1].Seq != 2 {
+		t.Errorf("accepted %+v", ms)
+	}
+}
