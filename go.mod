@@ -11,4 +11,7 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require github.com/klauspost/cpuid/v2 v2.0.1 // indirect
+require (
+	github.com/klauspost/cpuid/v2 v2.0.1 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+)

@@ -29,6 +29,11 @@
 //   - A session that starts TLS forgets all it knew, and input sent in the
 //     clear after STARTTLS is never read as commands.
 //
+// Tests choose the replies: Config.Force for a command, Config.Rules for a
+// client, an address or a stage, with odds, and Config.Decide for a
+// message, from its envelope and (with Config.Capture, which gets each
+// message's data) its bytes.
+//
 // Sessions run on one of two engines (Config.Engine): as state machines on
 // netio's event loops (the default on Linux; an idle session holds no
 // buffer), or a goroutine each. Both give the same replies.

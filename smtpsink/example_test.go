@@ -1,13 +1,16 @@
 package smtpsink_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"log"
 	"net/smtp"
 	"strings"
+	"sync"
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/smtpsink"
@@ -110,3 +113,63 @@ func ExampleSelfSigned() {
 	// 530 "5.7.0 Must issue a STARTTLS command first"
 	// <nil>
 }
+
+// Rules make failures on cue, for the addresses a test names.
+func ExampleParseRule() {
+	bounce, err := smtpsink.ParseRule("rcpt:^bounce@=550 5.1.1 no such user")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := smtpsink.Listen(ctx, smtpsink.Config{Addr: "127.0.0.1:0", Rules: []smtpsink.Rule{bounce}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve()
+	fmt.Println(smtp.SendMail(s.Addr().String(), nil, "a@example.com", []string{"bounce@example.com"}, []byte("x\r\n")))
+	fmt.Println(smtp.SendMail(s.Addr().String(), nil, "a@example.com", []string{"ok@example.com"}, []byte("x\r\n")))
+	// Output:
+	// 550 "5.1.1 no such user"
+	// <nil>
+}
+
+// Capture keeps each message's bytes, and Decide answers a message from
+// them.
+func ExampleConfig_decide() {
+	var mu sync.Mutex
+	data := map[uint64]*bytes.Buffer{} // by session: here, one message each
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := smtpsink.Listen(ctx, smtpsink.Config{
+		Addr: "127.0.0.1:0",
+		Capture: func(t smtpsink.Transaction) io.WriteCloser {
+			mu.Lock()
+			defer mu.Unlock()
+			b := new(bytes.Buffer)
+			data[t.Session] = b
+			return nopCloser{b}
+		},
+		Decide: func(m smtpsink.Message) smtpsink.Reply {
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(data[m.Session].String(), "EICAR") {
+				return smtpsink.Reply{Code: 554, Text: "5.7.1 virus found"}
+			}
+			return smtpsink.Reply{} // the sink's own reply
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go s.Serve()
+	fmt.Println(smtp.SendMail(s.Addr().String(), nil, "a@example.com", []string{"b@example.com"}, []byte("EICAR test\r\n")))
+	fmt.Println(smtp.SendMail(s.Addr().String(), nil, "a@example.com", []string{"b@example.com"}, []byte("clean\r\n")))
+	// Output:
+	// 554 "5.7.1 virus found"
+	// <nil>
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -49,6 +49,7 @@ type Result struct {
 	Addr string `json:"addr"`
 	smtpsink.Stats
 	ErrorTotal uint64 `json:"error_replies"`
+	DumpErrors uint64 `json:"dump_errors,omitempty"` // transactions -d or -D could not dump
 }
 
 // Run runs `wirespeed smtp-sink` with the arguments after "smtp-sink"
@@ -112,6 +113,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
+	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made), e.g. -d 'dumps/%Y%m%d/'")
+	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d (as smtp-sink -D)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
@@ -276,6 +279,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
+	var dumps *dumper
+	switch {
+	case *dumpEach != "" && *dumpAll != "":
+		return cli.Usagef("smtp-sink: -d and -D: one or the other")
+	case *dumpEach != "" || *dumpAll != "":
+		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", host: cfg.Hostname, now: time.Now, logf: cfg.ErrorLog.Printf}
+		cfg.Capture = dumps.capture
+	}
 	if *verbose {
 		cfg.Trace = stderr
 	}
@@ -321,6 +332,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	res := Result{Addr: s.Addr().String(), Stats: s.Stats()}
 	res.ErrorTotal = res.ErrorCount()
+	if dumps != nil {
+		res.DumpErrors = dumps.errs.Load()
+	}
 	if *jsonOut {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
 			return err
@@ -352,6 +366,9 @@ func Print(w io.Writer, r Result) error {
 	unsent := "" // accepted messages whose 250 never left, where any did
 	if r.Unsent > 0 {
 		unsent = fmt.Sprintf(" (%d unsent: their 250 never left)", r.Unsent)
+	}
+	if r.DumpErrors > 0 {
+		unsent += fmt.Sprintf(" (%d not dumped)", r.DumpErrors)
 	}
 	fmt.Fprintf(w, "sessions %d (aborted %d%s), messages %d%s, recipients %d, bytes %d\n",
 		r.Sessions, r.Aborted, more, r.Messages, unsent, r.Recipients, r.Bytes)

@@ -1,0 +1,150 @@
+package smtpsinkcmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ncruces/go-strftime"
+
+	"github.com/wirespeed/wirespeed/smtpsink"
+)
+
+// A dumper writes each message's transaction to a file, as Postfix
+// smtp-sink's -d (a file a transaction: the template expanded by
+// strftime, then a random hexadecimal number) and -D (appended to the
+// file the template names) do, in its format: X-Client-Addr,
+// X-Client-Proto, X-Helo-Args, X-Mail-Args, X-Rcpt-Args and Received
+// lines, the message as received, and an empty line. Unlike Postfix's,
+// lines end in CRLF, as the message's own do: its bytes are dumped
+// exactly.
+type dumper struct {
+	tmpl   string
+	append bool
+	host   string
+	now    func() time.Time
+	logf   func(format string, args ...any)
+
+	mu   sync.Mutex // -D: one transaction appended at a time
+	errs atomic.Uint64
+}
+
+// dump is one transaction's file: with -D a temporary file beside the
+// target, appended to it at the end.
+type dump struct {
+	d      *dumper
+	f      *os.File
+	w      *bufio.Writer
+	target string
+}
+
+// capture is smtpsink.Config.Capture.
+func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
+	now := d.now()
+	name := strftime.Format(d.tmpl, now)
+	if dir := filepath.Dir(name); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			d.fail(err)
+			return nil
+		}
+	}
+	var id string
+	var f *os.File
+	var err error
+	for range 10 {
+		id = fmt.Sprintf("%08x", rand.Uint32())
+		if d.append {
+			f, err = os.CreateTemp(filepath.Dir(name), ".smtp-sink-dump-*")
+		} else {
+			f, err = os.OpenFile(name+id, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		d.fail(err)
+		return nil
+	}
+	w := &dump{d: d, f: f, w: bufio.NewWriter(f), target: name}
+	w.header(t, id, now)
+	return w
+}
+
+func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
+	addr := ""
+	if t.RemoteAddr != nil {
+		host, _, err := net.SplitHostPort(t.RemoteAddr.String())
+		if err != nil {
+			host = t.RemoteAddr.String()
+		}
+		addr = host
+		if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+			addr = "ipv6:" + host
+		}
+	}
+	fmt.Fprintf(w.w, "X-Client-Addr: %s\r\nX-Client-Proto: %s\r\n", addr, t.Proto)
+	if t.Helo != "" {
+		fmt.Fprintf(w.w, "X-Helo-Args: %s\r\n", t.Helo)
+	}
+	fmt.Fprintf(w.w, "X-Mail-Args: %s\r\n", t.MailArgs)
+	for _, r := range t.RcptArgs {
+		fmt.Fprintf(w.w, "X-Rcpt-Args: %s\r\n", r)
+	}
+	from := t.Helo
+	if from == "" {
+		from = addr
+	}
+	fmt.Fprintf(w.w, "Received: from %s ([%s])\r\n\tby %s (smtp-sink) with %s id %s;\r\n\t%s\r\n",
+		from, addr, w.d.host, t.Proto, id, now.Format("Mon, 2 Jan 2006 15:04:05 -0700 (MST)"))
+}
+
+func (w *dump) Write(p []byte) (int, error) { return w.w.Write(p) }
+
+// Close ends the transaction's dump: the empty line, and with -D, the
+// append.
+func (w *dump) Close() error {
+	w.w.WriteString("\r\n")
+	err := errors.Join(w.w.Flush(), w.f.Close())
+	if w.d.append {
+		err = errors.Join(err, w.d.appendTo(w.target, w.f.Name()))
+	}
+	if err != nil {
+		w.d.fail(err)
+	}
+	return err
+}
+
+// appendTo appends the temporary file tmp to the file name, and removes
+// tmp.
+func (d *dumper) appendTo(name, tmp string) error {
+	defer os.Remove(tmp)
+	src, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dst, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	return errors.Join(err, dst.Close())
+}
+
+// fail counts and reports a dump that could not be written.
+func (d *dumper) fail(err error) {
+	d.errs.Add(1)
+	d.logf("smtp-sink: dump: %v", err)
+}

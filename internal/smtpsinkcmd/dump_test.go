@@ -1,0 +1,101 @@
+package smtpsinkcmd
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
+)
+
+// dumpRecord is a transaction as -d and -D write it: the header lines
+// smtp-sink makes, then the message's bytes, then an empty line.
+var dumpRecord = regexp.MustCompile(`(?s)X-Client-Addr: 127\.0\.0\.1\r\nX-Client-Proto: (E?SMTP)\r\n(?:X-Helo-Args: [^\r]*\r\n)?X-Mail-Args: ([^\r]*)\r\n((?:X-Rcpt-Args: [^\r]*\r\n)+)Received: from [^\r]* \(\[127\.0\.0\.1\]\)\r\n\tby dump\.test \(smtp-sink\) with E?SMTP id ([0-9a-f]{8});\r\n\t[^\r]*\r\n`)
+
+// -d writes a file for each message, named by the strftime template and
+// the transaction's id, holding its transaction and its bytes exactly,
+// as the digest of the message sees them; -D appends them all to one
+// file. Postfix's smtp-source and net/smtp send.
+func TestRunDump(t *testing.T) {
+	source := tooltest.Path(t, "smtp-source")
+	dir := t.TempDir()
+	addr, stop := run(t, "-h", "dump.test", "-digest", "md5", "-d", filepath.Join(dir, "%Y%m%d")+"/")
+	if out, err := exec.Command(source, "-m", "5", "-l", "3000", "-f", "from@x.test", "-t", "to@y.test", addr).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("smtp-source: %v\n%s", err, out)
+	}
+	body := "Subject: x\r\n\r\n.dot\r\nline\r\n"
+	send(t, addr, body)
+	out, err := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := filepath.Join(dir, time.Now().Format("20060102"))
+	files, _ := filepath.Glob(filepath.Join(day, "*"))
+	if len(files) != 6 {
+		t.Fatalf("%d files in %s, want 6: %v", len(files), day, files)
+	}
+	var sums []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := dumpRecord.FindSubmatchIndex(b)
+		if m == nil || m[0] != 0 || !bytes.HasSuffix(b, []byte("\r\n\r\n")) {
+			t.Fatalf("%s: not a dump record:\n%q", f, b)
+		}
+		if id := string(b[m[8]:m[9]]); filepath.Base(f) != id {
+			t.Errorf("%s: id %s", f, id)
+		}
+		data := b[m[1] : len(b)-2]
+		s := md5.Sum(data)
+		sums = append(sums, hex.EncodeToString(s[:]))
+		if strings.Contains(string(b), "a@x.test") && !bytes.Equal(data, []byte(body)) {
+			t.Errorf("%s: data %q, want %q", f, data, body)
+		}
+	}
+	// Each dumped message is one the digest log names.
+	for _, s := range sums {
+		if !strings.Contains(out, s+" ") {
+			t.Errorf("dump with digest %s: no such message in the log:\n%s", s, out)
+		}
+	}
+
+	all := filepath.Join(dir, "all", "sink-%Y.dump")
+	addr, stop = run(t, "-h", "dump.test", "-D", all)
+	send(t, addr, body)
+	send(t, addr, body)
+	if _, err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "all", "sink-"+time.Now().Format("2006")+".dump"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(dumpRecord.FindAll(b, -1)); n != 2 || bytes.Count(b, []byte(body+"\r\n")) != 2 {
+		t.Errorf("-D: %d records:\n%q", n, b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "all", ".smtp-sink-dump-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// A dump that cannot be written is reported and counted; the message is
+// still taken.
+func TestRunDumpError(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(f, nil, 0o644)
+	addr, stop := run(t, "-json", "-d", filepath.Join(f, "x")) // a directory under a file
+	send(t, addr, "x\r\n")
+	out, err := stop()
+	if err != nil || !strings.Contains(out, `"messages":1,`) || !strings.Contains(out, `"dump_errors":1`) {
+		t.Errorf("%v: %s", err, out)
+	}
+}
