@@ -218,7 +218,7 @@ func ehloReply(cfg *Config, tls bool) []byte {
 		kw = append(kw, "STARTTLS")
 	}
 	if cfg.Auth && (tls || cfg.AuthPlaintext) {
-		kw = append(kw, "AUTH "+authMechanisms)
+		kw = append(kw, "AUTH "+strings.Join(cfg.AuthMechanisms, " "))
 	}
 	if !cfg.NoPipelining {
 		kw = append(kw, "PIPELINING")

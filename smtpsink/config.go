@@ -94,6 +94,12 @@ type Config struct {
 	Auth          bool
 	AuthUsers     map[string]string
 	AuthPlaintext bool
+	// AuthMechanisms are the SASL mechanisms AUTH offers, of
+	// AuthMechanisms (the package variable): CRAM-MD5 (RFC 2195; it
+	// needs the password, so with AuthUsers it checks the digest against
+	// it, and without, takes any), XOAUTH2 and OAUTHBEARER (RFC 7628; the
+	// token is checked as the password). Empty means PLAIN and LOGIN.
+	AuthMechanisms []string
 
 	// Digest, if set, hashes the data of every message; Message.Digest
 	// holds the sum.
@@ -276,6 +282,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxRecipients == 0 {
 		c.MaxRecipients = DefaultMaxRecipients
 	}
+	if len(c.AuthMechanisms) == 0 {
+		c.AuthMechanisms = defaultAuthMechanisms
+	}
 	c.Timeout = orDefault(c.Timeout, DefaultTimeout)
 	c.MinDataRate = orDefault(c.MinDataRate, DefaultMinDataRate)
 	c.MaxConns = orDefault(c.MaxConns, DefaultMaxConns)
@@ -388,6 +397,11 @@ func (c *Config) validate() error {
 	}
 	if c.Auth && c.TLS == nil && !c.AuthPlaintext {
 		return fmt.Errorf("smtpsink: Auth needs TLS, or AuthPlaintext")
+	}
+	for _, m := range c.AuthMechanisms {
+		if !slices.Contains(AuthMechanisms, m) {
+			return fmt.Errorf("smtpsink: AuthMechanisms: unknown mechanism %q (of %s)", m, strings.Join(AuthMechanisms, " "))
+		}
 	}
 	switch c.Engine {
 	case "", EngineGoroutine, EngineLoops:

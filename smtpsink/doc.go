@@ -6,7 +6,8 @@
 // SMTPUTF8, ENHANCEDSTATUSCODES and DSN (RFC 3461), Postfix's XCLIENT and
 // XFORWARD (their syntax checked, nothing kept), or LMTP (RFC 2033); with Config.TLS,
 // STARTTLS (RFC 3207) or implicit TLS (RFC 8314), and with Config.Auth,
-// AUTH PLAIN and LOGIN (RFC 4954) over TLS. It does not parse headers.
+// AUTH PLAIN and LOGIN (RFC 4954; CRAM-MD5, XOAUTH2 and OAUTHBEARER where
+// Config.AuthMechanisms offers them) over TLS. It does not parse headers.
 //
 // Guarantees:
 //   - Bad input gets the reply RFC 5321 gives it, and the session goes on

@@ -106,6 +106,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Auth, "auth", false, "offer AUTH PLAIN and LOGIN (RFC 4954) over TLS, accepting any credentials or those of -auth-file; wrong ones get 535")
 	authFile := fs.String("auth-file", "", "credentials for -auth: `FILE` of \"user:password\" lines (the password is all after the first colon; empty lines and lines starting with # are skipped)")
 	fs.BoolVar(&cfg.AuthPlaintext, "auth-plaintext", false, "offer and serve AUTH before TLS too (otherwise 538 there)")
+	fs.Func("auth-mechs", "SASL mechanisms AUTH offers, comma-separated, of "+strings.Join(smtpsink.AuthMechanisms, ",")+" (default PLAIN,LOGIN; CRAM-MD5 checks its digest against the -auth-file password, XOAUTH2 and OAUTHBEARER take the token as the password)", func(s string) error {
+		for m := range strings.SplitSeq(s, ",") {
+			m = strings.ToUpper(strings.TrimSpace(m))
+			if !slices.Contains(smtpsink.AuthMechanisms, m) {
+				return fmt.Errorf("unknown mechanism %q", m)
+			}
+			cfg.AuthMechanisms = append(cfg.AuthMechanisms, m)
+		}
+		return nil
+	})
 	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
 	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
 	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
