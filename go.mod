@@ -11,4 +11,4 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require github.com/klauspost/cpuid/v2 v2.0.1 // indirect
+require github.com/klauspost/cpuid/v2 v2.4.2 // indirect
