@@ -53,6 +53,77 @@ func TestBlocks(t *testing.T) {
 	}
 }
 
+// Fenced blocks are found wherever they stand, with their marks; a
+// fence left open fails wherever it stands.
+func TestBlocksContainers(t *testing.T) {
+	for _, tc := range []struct {
+		name, md string
+		want     []Block
+	}{
+		{"list item", "1. Run:\n\n   ```sh\n   wirespeed frob\n   ```\n2. Then\n",
+			[]Block{{File: "x.md", Line: 3, Lang: "sh", Text: "wirespeed frob\n"}}},
+		{"tight list item", "- Run:\n  ```sh\n  echo a\n\n  echo b\n  ```\n- next\n",
+			[]Block{{File: "x.md", Line: 2, Lang: "sh", Text: "echo a\n\necho b\n"}}},
+		{"nested list", "- a\n  - b\n\n    ~~~sh\n    echo b\n    ~~~\n",
+			[]Block{{File: "x.md", Line: 4, Lang: "sh", Text: "echo b\n"}}},
+		{"block quote", "> Note:\n>\n> ```sh\n> echo q\n> ```\n",
+			[]Block{{File: "x.md", Line: 3, Lang: "sh", Text: "echo q\n"}}},
+		{"marked in a list item", "- Run:\n\n  <!-- doccheck: parse-only (a real host) -->\n  ```sh\n  ssh host\n  ```\n",
+			[]Block{{File: "x.md", Line: 4, Lang: "sh", Text: "ssh host\n", ParseOnly: true, Reason: "a real host"}}},
+		{"longer fence", "````sh\n```\necho x\n````\n",
+			[]Block{{File: "x.md", Line: 1, Lang: "sh", Text: "```\necho x\n"}}},
+		{"no newline at the end", "```sh\necho x\n```", []Block{{File: "x.md", Line: 1, Lang: "sh", Text: "echo x\n"}}},
+	} {
+		got, err := Blocks("x.md", tc.md)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+	for name, bad := range map[string]string{
+		"unclosed in a list item":    "- Run:\n\n  ```sh\n  wirespeed frob\n\nafter the list\n",
+		"unclosed in a block quote":  "> ```sh\n> echo\n\nafter\n",
+		"shorter closing fence":      "````sh\necho\n```\n",
+		"indented in a list item":    "- Run:\n\n        wirespeed frob\n",
+		"comment in a paragraph":     "Run <!-- doccheck: parse-only (x) --> this:\n\n```sh\nx\n```\n",
+		"comment ends a list item":   "- a\n\n  <!-- doccheck: parse-only (x) -->\n\n```sh\nx\n```\n",
+		"comment before a paragraph": "<!-- doccheck: parse-only (x) -->\n\ntext\n",
+	} {
+		if bs, err := Blocks("x.md", bad); err == nil {
+			t.Errorf("%s: no error (%+v)", name, bs)
+		}
+	}
+}
+
+// Links of every form are found: inline, with a title, reference-style
+// (full, collapsed, shortcut), images; URLs with a scheme are left out.
+func TestLinkForms(t *testing.T) {
+	md := "Inline [a](docs/a.md) and titled [b](docs/b.md \"B\") and [c](<docs/c d.md> 'C').\n" +
+		"Full [d][ref-d], collapsed [e][], shortcut [f], image ![g](img/g.png).\n" +
+		"- In a list, [h](h.md#x).\n" +
+		"\n| table | [i](i.md) |\n| --- | --- |\n\n" +
+		"Skipped: [u](https://x.org/a.md), <https://x.org>, [m](mailto:a@b), `[code](no.md)`.\n\n" +
+		"```text\n[in a block](no.md)\n```\n\n" +
+		"[ref-d]: docs/d.md\n[e]: docs/e.md \"E\"\n[f]: docs/f.md\n[unused]: docs/unused.md\n"
+	targets, lines := Links(md)
+	want := []string{"docs/a.md", "docs/b.md", "docs/c d.md", "docs/d.md", "docs/e.md", "docs/f.md", "img/g.png", "h.md#x", "i.md"}
+	if !reflect.DeepEqual(targets, want) {
+		t.Errorf("Links:\n%q\nwant\n%q", targets, want)
+	}
+	if wantLines := []int{1, 1, 1, 2, 2, 2, 2, 3, 5}; !reflect.DeepEqual(lines, wantLines) {
+		t.Errorf("lines %v, want %v", lines, wantLines)
+	}
+	a := Anchors("Set up\n======\n\n## *Emphasis* and [link](x.md)\n\n- ## In a list\n")
+	for _, k := range []string{"set-up", "emphasis-and-link", "in-a-list"} {
+		if !a[k] {
+			t.Errorf("no anchor %q in %v", k, a)
+		}
+	}
+}
+
 func TestLinksAnchors(t *testing.T) {
 	md := "See [a](docs/a.md#the-x-flag), [b](https://x.org/y) and [c](#set-up).\n\n## Set up\n\n## The `-x` flag\n\n```sh\n# not a heading\n```\n\n## Set up\n"
 	targets, lines := Links(md)
