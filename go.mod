@@ -10,6 +10,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.44.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require github.com/klauspost/cpuid/v2 v2.4.2 // indirect

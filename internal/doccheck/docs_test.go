@@ -141,7 +141,7 @@ func TestReadmeFrontDoor(t *testing.T) {
 			if bl.Line+l.Num > setupWithin {
 				continue
 			}
-			for _, c := range l.Commands {
+			for _, c := range l.Commands() {
 				cmd := strings.Join(Vals(c.Words), " ")
 				if _, ok := want[cmd]; ok {
 					want[cmd] = true

@@ -151,37 +151,44 @@ func TestParseShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got [][]string
-	var ops []string
+	var got [][][]string
 	for _, l := range lines {
-		for _, c := range l.Commands {
-			got = append(got, Vals(c.Words))
-			ops = append(ops, c.Op)
+		for _, p := range l.Pipelines {
+			var cmds [][]string
+			for _, c := range p.Commands {
+				cmds = append(cmds, Vals(c.Words))
+			}
+			got = append(got, cmds)
 		}
 	}
-	want := [][]string{
-		{"A=1", "taskset", "-c", "0", "wirespeed", "serve", "-addr", "127.0.0.1:9000"},
-		{"go", "test", "-run", "^$", "-bench", "A|B", "./x"},
-		{"benchstat", "-col", "/impl", "-"},
-		{"wirespeed", "tcpperf", "-hdr-log", "$(hostname).hlog"},
-		{"echo", "done now"},
-		{"cd", "interop"},
-		{"go", "test", "./..."},
-		{"cmp", "<(md5sum a)", "<(wirespeed sum a)"},
+	want := [][][]string{
+		{{"A=1", "taskset", "-c", "0", "wirespeed", "serve", "-addr", "127.0.0.1:9000"}},
+		{{"go", "test", "-run", "^$", "-bench", "A|B", "./x"}, {"benchstat", "-col", "/impl", "-"}},
+		{{"wirespeed", "tcpperf", "-hdr-log", "$(hostname).hlog"}},
+		{{"hostname"}},
+		{{"echo", "done now"}},
+		{{"cd", "interop"}},
+		{{"go", "test", "./..."}},
+		{{"cmp", "<(md5sum a)", "<(wirespeed sum a)"}},
+		{{"md5sum", "a"}},
+		{{"wirespeed", "sum", "a"}},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("commands:\n%q\nwant\n%q", got, want)
+		t.Errorf("pipelines:\n%q\nwant\n%q", got, want)
 	}
-	if wantOps := []string{"&", "|", "", "&&", "", "&&", "", ""}; !reflect.DeepEqual(ops, wantOps) {
-		t.Errorf("ops %q, want %q", ops, wantOps)
-	}
-	if !lines[0].Background() || lines[1].Background() {
+	if !lines[0].Background || lines[1].Background {
 		t.Error("Background")
 	}
-	if lines[2].Num != 3 || len(lines) != 5 {
+	if len(lines) != 5 || lines[2].Num != 3 || lines[3].Num != 5 {
 		t.Errorf("lines: %d, third at %d", len(lines), lines[2].Num)
 	}
-	w, env, start := Inner(lines[0].Commands[0])
+	if l := lines[0]; l.Text != "A=1 taskset -c 0 wirespeed serve -addr 127.0.0.1:9000 &   # a server" || text[l.Start:l.End] != l.Text {
+		t.Errorf("first line's text %q at %d:%d", l.Text, l.Start, l.End)
+	}
+	if p := lines[1].Pipelines[0]; text[p.Start:p.End] != "go test -run '^$' -bench 'A|B' ./x | benchstat -col /impl - 2>/dev/null" {
+		t.Errorf("pipeline's text %q", text[p.Start:p.End])
+	}
+	w, env, start := Inner(lines[0].Pipelines[0].Commands[0])
 	if Vals(w)[0] != "wirespeed" || !reflect.DeepEqual(env, []string{"A=1"}) || start != 4 {
 		t.Errorf("Inner: %q %q %d", Vals(w), env, start)
 	}
@@ -189,9 +196,53 @@ func TestParseShell(t *testing.T) {
 	if w, _, start := Inner(c); !reflect.DeepEqual(Vals(w), []string{"wirespeed", "bench"}) || start != 4 {
 		t.Errorf("Inner: %q %d", Vals(w), start)
 	}
-	for _, bad := range []string{"echo 'a", `echo "a`, "echo $(a"} {
+	for _, bad := range []string{"echo 'a", `echo "a`, "echo $(a", "for i in 1 2; do echo $i\n", "cat <<EOF\nbody\n"} {
 		if _, err := ParseShell(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// What bash reads as one word, one command or no command, ParseShell
+// does too: each case lists the commands of a block, by their words'
+// values.
+func TestParseShellCases(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       [][]string
+	}{
+		{"heredoc body is text", "cat <<EOF > notes.txt\nEOF is not a command\nwirespeed frob -bogus\nEOF\necho after\n",
+			[][]string{{"cat"}, {"echo", "after"}}},
+		{"quoted heredoc delimiter", "cat <<'END'\n$(not run)\nEND\n", [][]string{{"cat"}}},
+		{"tab-stripped heredoc", "cat <<-EOF\n\tbody\n\tEOF\n", [][]string{{"cat"}}},
+		{"heredoc expansions run", "cat <<EOF\n$(wirespeed sum go.mod)\nEOF\n", [][]string{{"cat"}, {"wirespeed", "sum", "go.mod"}}},
+		{"default with spaces", "head -c ${SIZE:-2 M} /dev/urandom\n", [][]string{{"head", "-c", "${SIZE:-2 M}", "/dev/urandom"}}},
+		{"quoted default", "head -c \"${SIZE:-2M}\" x\n", [][]string{{"head", "-c", "${SIZE:-2M}", "x"}}},
+		{"paren in a quote in $()", `echo $(echo "a)b") c` + "\n", [][]string{{"echo", `$(echo "a)b")`, "c"}, {"echo", "a)b"}}},
+		{"multi-line single quote", "printf 'a\nb' > f\n", [][]string{{"printf", "a\nb"}}},
+		{"multi-line double quote", "echo \"a\nb\" c\n", [][]string{{"echo", "a\nb", "c"}}},
+		{"escapes", `echo a\ b "c\"d" 'e\f' "g\h"` + "\n", [][]string{{"echo", "a b", `c"d`, `e\f`, `g\h`}}},
+		{"continuation", "wirespeed tcpperf \\\n  -conns 10\n", [][]string{{"wirespeed", "tcpperf", "-conns", "10"}}},
+		{"for loop", "for i in $(seq 2); do\n\techo $i\ndone\n", [][]string{{"seq", "2"}, {"echo", "$i"}}},
+		{"if", "if [ -e x ]; then rm x; else touch x; fi\n", [][]string{{"[", "-e", "x", "]"}, {"rm", "x"}, {"touch", "x"}}},
+		{"export", "export SSL_CERT_FILE=$PWD/cert.pem B\n", [][]string{{"export", "SSL_CERT_FILE=$PWD/cert.pem", "B"}}},
+		{"assignment only", "n=${MESSAGES:-60000}\nhz=$(getconf CLK_TCK)\n", [][]string{{"n=${MESSAGES:-60000}"}, {"hz=$(getconf CLK_TCK)"}, {"getconf", "CLK_TCK"}}},
+		{"comment", "# wirespeed frob\necho a # b\n", [][]string{{"echo", "a"}}},
+		{"time", "time wirespeed bench\n", [][]string{{"wirespeed", "bench"}}},
+	} {
+		lines, err := ParseShell(tc.text)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		var got [][]string
+		for _, l := range lines {
+			for _, c := range l.Commands() {
+				got = append(got, Vals(c.Words))
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\ngot  %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
 }
@@ -418,8 +469,19 @@ func TestScript(t *testing.T) {
 		!strings.HasSuffix(ns, "wirespeed smtp-sink -addr 127.0.0.1:587 &\nstarted $!\nlistening $! 127.0.0.1 587\nstop_all\n") {
 		t.Errorf("netns script: %v\n%s", err, ns)
 	}
+	// A here-document stays as written, and a server's lines come after
+	// its body; a command after a server on its line has no place for
+	// them.
+	hb := Block{File: "x.md", Line: 1, Lang: "sh", Text: "cat <<EOF > users &\nalice:s3cret\nEOF\nwirespeed bench\n"}
+	if hs, err := s.Script(hb, func() (int, error) { return 0, errors.New("no port needed") }); err != nil ||
+		strings.TrimPrefix(hs, scriptPrelude) != "cat <<EOF > users &\nalice:s3cret\nEOF\nstarted $!\nwirespeed bench -benchtime=1ms\nstop_all\n" {
+		t.Errorf("heredoc script: %v\n%s", err, hs)
+	}
+	if _, err := s.Script(Block{File: "x.md", Line: 1, Lang: "sh", Text: "sleep 1 & echo a\n"}, freePort); err == nil {
+		t.Error("a command after a background one: no error")
+	}
 	progs, err := Programs(b)
-	if err != nil || !reflect.DeepEqual(progs, []string{"taskset"}) { // benchstat's pipeline is left out
+	if err != nil || !reflect.DeepEqual(progs, []string{"hostname", "taskset"}) { // benchstat's pipeline is left out; $(hostname) runs
 		t.Errorf("Programs = %q, %v", progs, err)
 	}
 }
