@@ -442,3 +442,28 @@ func TestGoDocHeaders(t *testing.T) {
 		}
 	}
 }
+
+// The library's own graph stays small: what textproto and dot import,
+// on every platform and with -tags purego, is the standard library, this
+// module and golang.org/x/sys and x/text. The parsers doccheck uses
+// (goldmark, mvdan.cc/sh) are for its tests only.
+func TestLibraryDeps(t *testing.T) {
+	r := root(t)
+	for _, env := range [][]string{nil, {"GOARCH=arm64"}, {"GOOS=darwin"}, {"GOOS=windows"}, {"GOFLAGS=-tags=purego"}} {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./textproto", "./dot")
+		cmd.Dir = r
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v go list -deps: %v", env, err)
+		}
+		for _, p := range strings.Fields(string(out)) {
+			switch {
+			case p == module || strings.HasPrefix(p, module+"/"):
+			case strings.HasPrefix(p, "golang.org/x/sys/"), strings.HasPrefix(p, "golang.org/x/text/"):
+			default:
+				t.Errorf("%v: textproto and dot import %s: only the standard library, golang.org/x/sys and golang.org/x/text may be in their graph", env, p)
+			}
+		}
+	}
+}
