@@ -309,6 +309,14 @@ func TestParseGNU(t *testing.T) {
 	if !reflect.DeepEqual(names, []string{"algorithm=sha256", "tag=", "check=", "zero=", "algorithm=md5"}) || !reflect.DeepEqual(pos, []string{"f1", "f2", "-c"}) {
 		t.Errorf("flags %q, positional %q", names, pos)
 	}
+	// Abbreviations, as `wirespeed sum` takes them.
+	flags, pos, err = fs.Parse([]string{"--alg", "sha1", "--ze", "--ch=x"})
+	if err == nil || len(flags) != 0 || pos != nil {
+		t.Errorf("--ch=x: %+v %q %v", flags, pos, err)
+	}
+	if flags, _, err = fs.Parse([]string{"--alg=sha1", "--ze", "f"}); err != nil || len(flags) != 2 || flags[0].Name != "algorithm" || flags[1].Name != "zero" {
+		t.Errorf("abbreviations: %+v %v", flags, err)
+	}
 	for _, bad := range [][]string{{"--quiet"}, {"-q"}, {"-a"}, {"--tag=x"}, {"--algorithm"}} {
 		if _, _, err := fs.Parse(bad); err == nil {
 			t.Errorf("%q: no error", bad)
@@ -384,6 +392,7 @@ func TestSpecsCheck(t *testing.T) {
 		"wirespeed tcpperf merge -json a.hlog b.hlog",
 		"wirespeed tcpperf -wait send -duration 5s",
 		"wirespeed sum -c --quiet SUMS",
+		"wirespeed sum --check --qui --stri SUMS", // abbreviations, as sum takes them
 	} {
 		if err := s.Check(strings.Fields(ok)); err != nil {
 			t.Errorf("%s: %v", ok, err)
@@ -399,6 +408,7 @@ func TestSpecsCheck(t *testing.T) {
 		"wirespeed serve -engine std extra",
 		"wirespeed frob",
 		"wirespeed sum --frob",
+		"wirespeed sum -c --st SUMS", // --status or --strict
 	} {
 		if err := s.Check(strings.Fields(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
