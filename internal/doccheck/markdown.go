@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -74,7 +74,11 @@ func parse(file, md string) *source {
 
 // line returns the line, from 1, of the byte at offset off.
 func (s *source) line(off int) int {
-	return sort.Search(len(s.lines), func(i int) bool { return s.lines[i] > off })
+	n, found := slices.BinarySearch(s.lines, off)
+	if found {
+		n++
+	}
+	return n
 }
 
 // pos returns the offset where n starts: its own position, or its first

@@ -1,10 +1,11 @@
 package doccheck
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -171,7 +172,7 @@ func Programs(b Block) ([]string, error) {
 			}
 		}
 	}
-	sort.Strings(progs)
+	slices.Sort(progs)
 	return progs, nil
 }
 
@@ -254,8 +255,8 @@ type edit struct {
 // applyEdits applies edits to text; an edit within one before it (a
 // command in the $(...) of a pipeline left out) is dropped.
 func applyEdits(text string, edits []edit) string {
-	sort.SliceStable(edits, func(i, j int) bool {
-		return edits[i].start < edits[j].start || edits[i].start == edits[j].start && edits[i].end > edits[j].end
+	slices.SortStableFunc(edits, func(a, b edit) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
 	})
 	var b strings.Builder
 	at := 0
