@@ -164,8 +164,8 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		lat.Reset()
 		late.Reset()
 		for _, l := range r.loops {
-			lat.Merge(l.lat.take())
-			late.Merge(l.late.take())
+			lat.Merge(l.lat.Interval())
+			late.Merge(l.late.Interval())
 		}
 		totalLat.Merge(lat)
 		totalLate.Merge(late)
