@@ -200,29 +200,25 @@ func (w *walker) word(x *syntax.Word) Word {
 	return Word{Raw: w.text(x), Val: b.String(), Start: int(x.Pos().Offset()), End: int(x.End().Offset())}
 }
 
-// assign returns an assignment NAME=VALUE as a word.
+// assign returns an assignment NAME=VALUE (or a declaration's NAME) as a
+// word: VALUE without its quotes; an array or indexed one as written.
 func (w *walker) assign(a *syntax.Assign) Word {
+	word := Word{Raw: w.text(a), Val: w.text(a), Start: int(a.Pos().Offset()), End: int(a.End().Offset())}
+	w.substs(a)
+	if a.Name == nil || a.Value == nil || a.Index != nil || a.Array != nil {
+		return word
+	}
 	var b strings.Builder
-	if a.Name != nil {
-		b.WriteString(w.text(a))
+	b.WriteString(a.Name.Value)
+	if a.Append {
+		b.WriteByte('+')
 	}
-	if a.Value != nil && a.Index == nil && a.Array == nil {
-		b.Reset()
-		if a.Name != nil {
-			b.WriteString(a.Name.Value)
-			if a.Append {
-				b.WriteByte('+')
-			}
-			b.WriteByte('=')
-		}
-		w.substs(a.Value)
-		for _, p := range a.Value.Parts {
-			w.part(&b, p, false)
-		}
-	} else {
-		w.substs(a)
+	b.WriteByte('=')
+	for _, p := range a.Value.Parts {
+		w.part(&b, p, false)
 	}
-	return Word{Raw: w.text(a), Val: b.String(), Start: int(a.Pos().Offset()), End: int(a.End().Offset())}
+	word.Val = b.String()
+	return word
 }
 
 // part writes a word part without its quotes: literal text unescaped,
