@@ -2,10 +2,10 @@ package smtpsource
 
 import (
 	"crypto/tls"
-	"sync"
-	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/internal/latrec"
 )
 
 // The phases whose latencies are recorded (see Phases), in their order.
@@ -26,37 +26,23 @@ const (
 
 var phaseNames = [numPhases]string{"connect", "banner", "ehlo", "tls", "auth", "mail", "rcpt", "data", "dot", "message", "failed"}
 
-const histMax = int64(time.Hour)
+const histMax = latrec.Max
 
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
+func newHist() *hdrhistogram.Histogram { return latrec.NewHist() }
 
-func record(h *hdrhistogram.Histogram, ns int64) { h.RecordValue(min(max(ns, 1), histMax)) }
+func record(h *hdrhistogram.Histogram, ns int64) { latrec.Record(h, ns) }
 
-// A recorder is a histogram written by many sessions and read per interval.
-type recorder struct {
-	mu         sync.Mutex
-	cur, spare *hdrhistogram.Histogram
-}
+// A recorder is a histogram written by many sessions and read per
+// interval: latrec's, under the names the package uses.
+type recorder struct{ *latrec.Recorder }
 
-func newRecorder() *recorder { return &recorder{cur: newHist(), spare: newHist()} }
+func newRecorder() *recorder { return &recorder{latrec.New()} }
 
-func (r *recorder) record(ns int64) {
-	r.mu.Lock()
-	record(r.cur, ns)
-	r.mu.Unlock()
-}
+func (r *recorder) record(ns int64) { r.Record(ns) }
 
 // interval returns the values recorded since the last call; the histogram
 // is valid until the next call.
-func (r *recorder) interval() *hdrhistogram.Histogram {
-	r.spare.Reset()
-	r.mu.Lock()
-	h := r.cur
-	r.cur = r.spare
-	r.mu.Unlock()
-	r.spare = h
-	return h
-}
+func (r *recorder) interval() *hdrhistogram.Histogram { return r.Interval() }
 
 // Latency summarises one phase's latencies, in microseconds.
 type Latency struct {

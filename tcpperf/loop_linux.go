@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/internal/latrec"
 )
 
 // Epoll data of a loop's own descriptors; a connection's is its index.
@@ -38,8 +40,8 @@ type loop struct {
 	timer    int // timerfd: the next send is near
 	conns    []*conn
 	buf      []byte // read buffer
-	lat      *recorder
-	late     *recorder
+	lat      *latrec.Recorder
+	late     *latrec.Recorder
 	n        counters
 	inflight int64 // sent and not answered, on live connections
 	wait     waitPolicy
@@ -95,7 +97,7 @@ func (c *conn) pop() (int64, bool) {
 
 func newLoop(r *run, id, cpu int) (*loop, error) {
 	l := &loop{r: r, id: id, cpu: cpu, ep: -1, wake: -1, timer: -1,
-		buf: make([]byte, max(64<<10, 2*r.cfg.MsgSize)), lat: newRecorder(), late: newRecorder()}
+		buf: make([]byte, max(64<<10, 2*r.cfg.MsgSize)), lat: latrec.New(), late: latrec.New()}
 	var err error
 	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("tcpperf: epoll: %w", err)
@@ -219,7 +221,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			for next <= now && next < r.end {
 				sent = true
 				if r.measured(next) {
-					l.late.record(now - next)
+					l.late.Record(now - next)
 					l.n.due.Add(1)
 				}
 				l.send(l.conns[k%int64(len(l.conns))], 1, next)
@@ -476,7 +478,7 @@ func (l *loop) process(c *conn, b []byte, at, now int64) {
 		l.wait.sample(at - c.q[min(c.qh+k, len(c.q))-1])
 	}
 	if k > 0 {
-		l.lat.mu.Lock()
+		l.lat.Lock() // the responses of one read under one lock
 		for ; got < k; got++ {
 			t, ok := c.pop()
 			if !ok {
@@ -487,11 +489,11 @@ func (l *loop) process(c *conn, b []byte, at, now int64) {
 			}
 			c.rseq++
 			if r.measured(t) {
-				l.lat.recordLocked(at - t)
+				l.lat.RecordLocked(at - t)
 				measured++
 			}
 		}
-		l.lat.mu.Unlock()
+		l.lat.Unlock()
 	}
 	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
 	l.n.received.Add(int64(measured))

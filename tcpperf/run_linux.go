@@ -1,6 +1,7 @@
 package tcpperf
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -126,7 +127,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	}
 	var setupErr error
 	for range r.loops {
-		setupErr = cmpOr(setupErr, <-ready)
+		setupErr = cmp.Or(setupErr, <-ready)
 	}
 	if setupErr != nil {
 		r.quit.Store(true)
@@ -163,8 +164,8 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		lat.Reset()
 		late.Reset()
 		for _, l := range r.loops {
-			lat.Merge(l.lat.take())
-			late.Merge(l.late.take())
+			lat.Merge(l.lat.Interval())
+			late.Merge(l.late.Interval())
 		}
 		totalLat.Merge(lat)
 		totalLate.Merge(late)
@@ -285,13 +286,6 @@ drain:
 		hlog.OutputComment(fmt.Sprintf("[tcpperf tool CPU %.2f µs/msg, %.0f%% of one core]", res.CPUPerMsg, 100*res.CPUUtil))
 	}
 	return res, nil
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // sum adds one counter over the loops.

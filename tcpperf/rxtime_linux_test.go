@@ -26,6 +26,13 @@ func cmsg(level, typ int, data []byte) []byte {
 	return b
 }
 
+// zeroLen returns a copy of the control message b with a length of 0.
+func zeroLen(b []byte) []byte {
+	b = append([]byte(nil), b...)
+	clear(b[:unix.SizeofCmsghdr/2])
+	return b
+}
+
 func timespec(sec, nsec int64) []byte {
 	return binary.NativeEndian.AppendUint64(binary.NativeEndian.AppendUint64(nil, uint64(sec)), uint64(nsec))
 }
@@ -46,6 +53,8 @@ func TestRxTimeParse(t *testing.T) {
 		{"none", nil, 0, false},
 		{"foreign", other, 0, false},
 		{"truncated", ts[:len(ts)-1], 0, false},
+		{"header only", ts[:unix.SizeofCmsghdr-1], 0, false},
+		{"length below the header's", zeroLen(ts), 0, false},
 		{"zero", cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_NEW, timespec(0, 0)), 0, false},
 		{"short data", cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS_NEW, []byte{1, 2, 3, 4}), 0, false},
 	} {

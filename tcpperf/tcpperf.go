@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/wirespeed/wirespeed/internal/latrec"
 	"github.com/wirespeed/wirespeed/internal/sleep"
 )
 
@@ -145,7 +145,7 @@ func (a Arrival) check() error {
 const defaultBatch = 400 * time.Microsecond
 
 const (
-	histMax     = int64(time.Hour)
+	histMax     = latrec.Max
 	maxInflight = 1 << 20 // per connection
 	// minMaxPending is the least a connection may hold unsent (open loop:
 	// past it, messages are counted as write errors; closed loop holds at
@@ -153,40 +153,7 @@ const (
 	minMaxPending = 4 << 20
 )
 
-// recorder is a histogram written by one loop and taken by the run once
-// per interval.
-type recorder struct {
-	mu         sync.Mutex
-	cur, spare *hdrhistogram.Histogram
-}
-
-func newRecorder() *recorder { return &recorder{cur: newHist(), spare: newHist()} }
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
-
-func (r *recorder) record(ns int64) {
-	r.mu.Lock()
-	r.recordLocked(ns)
-	r.mu.Unlock()
-}
-
-// recordLocked records ns, clamped to the histogram's range; r.mu is held
-// (a loop records all the responses of one read under one lock).
-func (r *recorder) recordLocked(ns int64) {
-	r.cur.RecordValue(min(max(ns, 1), histMax))
-}
-
-// take returns the values recorded since the last call; the histogram is
-// valid until the next call.
-func (r *recorder) take() *hdrhistogram.Histogram {
-	r.spare.Reset()
-	r.mu.Lock()
-	h := r.cur
-	r.cur = r.spare
-	r.mu.Unlock()
-	r.spare = h
-	return h
-}
+func newHist() *hdrhistogram.Histogram { return latrec.NewHist() }
 
 // counters are one loop's counts, read by the run for progress lines and
 // the result.

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -111,7 +113,7 @@ func tlsPipeRead(ctx context.Context, addr string, useTLS bool, sessions, length
 				if err != nil {
 					if !errors.Is(err, io.EOF) {
 						mu.Lock()
-						firstErr = cmpErr(firstErr, err)
+						firstErr = cmp.Or(firstErr, err)
 						mu.Unlock()
 					}
 					return
@@ -126,19 +128,8 @@ func tlsPipeRead(ctx context.Context, addr string, useTLS bool, sessions, length
 	return json.NewEncoder(stdout).Encode(tlsPipeResult{Bytes: total.Load()})
 }
 
-// cmpErr keeps the first error.
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
-}
-
 func tlsPipeWrite(ctx context.Context, addr string, useTLS, batch bool, sessions, messages, length int, stdout io.Writer) error {
-	buf := make([]byte, length)
-	for i := range buf {
-		buf[i] = 'X' // smtp-source's pattern body is mostly X's; the cipher does not care
-	}
+	buf := bytes.Repeat([]byte("X"), length) // smtp-source's pattern body is mostly X's; the cipher does not care
 	var (
 		res   tlsPipeResult
 		total atomic.Int64
@@ -159,7 +150,7 @@ func tlsPipeWrite(ctx context.Context, addr string, useTLS, batch bool, sessions
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				first = cmpErr(first, err)
+				first = cmp.Or(first, err)
 			}
 			if version != "" {
 				res.Version, res.Cipher = version, cipher

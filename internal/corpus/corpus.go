@@ -4,6 +4,7 @@
 package corpus
 
 import (
+	"bytes"
 	"math/rand/v2"
 )
 
@@ -96,13 +97,7 @@ func Binary(n int) []byte {
 }
 
 // Dots returns n bytes of '.', the seed benchmark of golang/go#56047.
-func Dots(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = '.'
-	}
-	return b
-}
+func Dots(n int) []byte { return bytes.Repeat([]byte("."), n) }
 
 // Header returns a MIME header block of about n bytes: realistic mail
 // header fields (some folded over several lines), then the empty line that

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -129,7 +130,7 @@ func (s *Specs) Check(words []string) error {
 		}
 	case "bench":
 		for _, p := range pos {
-			if !contains(s.Suites, p) {
+			if !slices.Contains(s.Suites, p) {
 				return fmt.Errorf("bench: no suite %q (suites: %s)", p, strings.Join(s.Suites, " "))
 			}
 		}
@@ -140,15 +141,6 @@ func (s *Specs) Check(words []string) error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // A rule changes one flag in quick mode.
@@ -234,15 +226,15 @@ func (s *Specs) Quick(words []string) (out []string, orig []int, err error) {
 	}
 	done := map[string]bool{}
 	for _, f := range flags {
-		r, ok := findRule(rules, f.Name)
+		k := slices.IndexFunc(rules, func(r rule) bool { return r.name == f.Name })
 		switch {
-		case !ok:
+		case k < 0:
 			for i := f.First; i <= f.Last; i++ {
 				keep(base + i)
 			}
-		case r.drop:
+		case rules[k].drop:
 		default:
-			add("-" + f.Name + "=" + r.set(f.Value, f.HasValue))
+			add("-" + f.Name + "=" + rules[k].set(f.Value, f.HasValue))
 		}
 		done[f.Name] = true
 	}
@@ -258,13 +250,4 @@ func (s *Specs) Quick(words []string) (out []string, orig []int, err error) {
 		keep(i)
 	}
 	return out, orig, nil
-}
-
-func findRule(rules []rule, name string) (rule, bool) {
-	for _, r := range rules {
-		if r.name == name {
-			return r, true
-		}
-	}
-	return rule{}, false
 }

@@ -141,7 +141,7 @@ func TestReadmeFrontDoor(t *testing.T) {
 			if bl.Line+l.Num > setupWithin {
 				continue
 			}
-			for _, c := range l.Commands {
+			for _, c := range l.Commands() {
 				cmd := strings.Join(Vals(c.Words), " ")
 				if _, ok := want[cmd]; ok {
 					want[cmd] = true
@@ -439,6 +439,31 @@ func TestGoDocHeaders(t *testing.T) {
 			t.Errorf("go doc %s: %d lines before the first symbol, more than %d", res.pkg, res.n, maxDocHeader)
 		default:
 			t.Logf("go doc %s: %d lines", res.pkg, res.n)
+		}
+	}
+}
+
+// The library's own graph stays small: what textproto and dot import,
+// on every platform and with -tags purego, is the standard library, this
+// module and golang.org/x/sys and x/text. The parsers doccheck uses
+// (goldmark, mvdan.cc/sh) are for its tests only.
+func TestLibraryDeps(t *testing.T) {
+	r := root(t)
+	for _, env := range [][]string{nil, {"GOARCH=arm64"}, {"GOOS=darwin"}, {"GOOS=windows"}, {"GOFLAGS=-tags=purego"}} {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./textproto", "./dot")
+		cmd.Dir = r
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v go list -deps: %v", env, err)
+		}
+		for _, p := range strings.Fields(string(out)) {
+			switch {
+			case p == module || strings.HasPrefix(p, module+"/"):
+			case strings.HasPrefix(p, "golang.org/x/sys/"), strings.HasPrefix(p, "golang.org/x/text/"):
+			default:
+				t.Errorf("%v: textproto and dot import %s: only the standard library, golang.org/x/sys and golang.org/x/text may be in their graph", env, p)
+			}
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/getopt"
 )
 
 // A Flag is one flag of a command, as its usage message describes it.
@@ -20,11 +22,10 @@ type Flag struct {
 type FlagSet struct {
 	Command string
 	Flags   map[string]Flag
-	// GNU: the command takes GNU-style options (-a NAME, --long[=V],
-	// grouped short options, options after operands), as `wirespeed sum`
-	// does; Short maps a short option to its long name.
-	GNU   bool
-	Short map[string]string
+	// GNU holds the options of a command that takes GNU-style ones (-a
+	// NAME, --long[=V], grouped short options, abbreviations, options
+	// after operands), as `wirespeed sum` does; nil for a Go one.
+	GNU []getopt.Option
 }
 
 // goFlagRE matches a flag's first line in the output of the flag package's
@@ -54,7 +55,7 @@ var gnuFlagRE = regexp.MustCompile(`^\s+(?:-([A-Za-z0-9]), )?--([A-Za-z0-9][A-Za
 
 // ParseGNUHelp reads the options of command from a GNU-style --help text.
 func ParseGNUHelp(command, help string) (*FlagSet, error) {
-	fs := &FlagSet{Command: command, Flags: map[string]Flag{}, GNU: true, Short: map[string]string{}}
+	fs := &FlagSet{Command: command, Flags: map[string]Flag{}}
 	for _, line := range strings.Split(help, "\n") {
 		m := gnuFlagRE.FindStringSubmatch(line)
 		if m == nil {
@@ -62,9 +63,11 @@ func ParseGNUHelp(command, help string) (*FlagSet, error) {
 		}
 		f := Flag{Name: m[2], Type: strings.TrimPrefix(m[3], "=")}
 		fs.Flags[f.Name] = f
+		o := getopt.Option{Name: f.Name, HasArg: f.Type != ""}
 		if m[1] != "" {
-			fs.Short[m[1]] = f.Name
+			o.Short = m[1][0]
 		}
+		fs.GNU = append(fs.GNU, o)
 	}
 	if len(fs.Flags) == 0 {
 		return nil, fmt.Errorf("%s: no options in its --help:\n%s", command, help)
@@ -88,7 +91,7 @@ type Arg struct {
 // float, bool) must parse as such. Words that hold shell expansions
 // ($...) are taken as given.
 func (fs *FlagSet) Parse(args []string) (flags []Arg, positional []string, err error) {
-	if fs.GNU {
+	if fs.GNU != nil {
 		return fs.parseGNU(args)
 	}
 	for i := 0; i < len(args); i++ {
@@ -159,55 +162,15 @@ func checkValue(f Flag, v string) error {
 	return err
 }
 
+// parseGNU parses args as getopt_long does, with the parser `wirespeed
+// sum` uses.
 func (fs *FlagSet) parseGNU(args []string) (flags []Arg, positional []string, err error) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return flags, append(positional, args[i+1:]...), nil
-		case strings.HasPrefix(a, "--"):
-			name, value, hasValue := strings.Cut(a[2:], "=")
-			f, ok := fs.Flags[name]
-			if !ok {
-				return nil, nil, fmt.Errorf("%s: unrecognized option '--%s'", fs.Command, name)
-			}
-			arg := Arg{Name: name, First: i, Last: i}
-			if f.Type != "" && !hasValue {
-				if i+1 >= len(args) {
-					return nil, nil, fmt.Errorf("%s: option '--%s' requires an argument", fs.Command, name)
-				}
-				i++
-				value, hasValue, arg.Last = args[i], true, i
-			} else if f.Type == "" && hasValue {
-				return nil, nil, fmt.Errorf("%s: option '--%s' doesn't allow an argument", fs.Command, name)
-			}
-			arg.Value, arg.HasValue = value, hasValue
-			flags = append(flags, arg)
-		case len(a) > 1 && a[0] == '-':
-			for k := 1; k < len(a); k++ {
-				name, ok := fs.Short[a[k:k+1]]
-				if !ok {
-					return nil, nil, fmt.Errorf("%s: invalid option -- '%c'", fs.Command, a[k])
-				}
-				arg := Arg{Name: name, First: i, Last: i}
-				if fs.Flags[name].Type != "" {
-					if k+1 < len(a) {
-						arg.Value = a[k+1:]
-					} else if i+1 < len(args) {
-						i++
-						arg.Value, arg.Last = args[i], i
-					} else {
-						return nil, nil, fmt.Errorf("%s: option requires an argument -- '%c'", fs.Command, a[k])
-					}
-					arg.HasValue = true
-					flags = append(flags, arg)
-					break
-				}
-				flags = append(flags, arg)
-			}
-		default:
-			positional = append(positional, a)
-		}
+	given, positional, err := getopt.Parse(fs.GNU, args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", fs.Command, err)
+	}
+	for _, g := range given {
+		flags = append(flags, Arg{Name: g.Name, Value: g.Value, HasValue: g.HasValue, First: g.First, Last: g.Last})
 	}
 	return flags, positional, nil
 }

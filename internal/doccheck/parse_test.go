@@ -53,6 +53,77 @@ func TestBlocks(t *testing.T) {
 	}
 }
 
+// Fenced blocks are found wherever they stand, with their marks; a
+// fence left open fails wherever it stands.
+func TestBlocksContainers(t *testing.T) {
+	for _, tc := range []struct {
+		name, md string
+		want     []Block
+	}{
+		{"list item", "1. Run:\n\n   ```sh\n   wirespeed frob\n   ```\n2. Then\n",
+			[]Block{{File: "x.md", Line: 3, Lang: "sh", Text: "wirespeed frob\n"}}},
+		{"tight list item", "- Run:\n  ```sh\n  echo a\n\n  echo b\n  ```\n- next\n",
+			[]Block{{File: "x.md", Line: 2, Lang: "sh", Text: "echo a\n\necho b\n"}}},
+		{"nested list", "- a\n  - b\n\n    ~~~sh\n    echo b\n    ~~~\n",
+			[]Block{{File: "x.md", Line: 4, Lang: "sh", Text: "echo b\n"}}},
+		{"block quote", "> Note:\n>\n> ```sh\n> echo q\n> ```\n",
+			[]Block{{File: "x.md", Line: 3, Lang: "sh", Text: "echo q\n"}}},
+		{"marked in a list item", "- Run:\n\n  <!-- doccheck: parse-only (a real host) -->\n  ```sh\n  ssh host\n  ```\n",
+			[]Block{{File: "x.md", Line: 4, Lang: "sh", Text: "ssh host\n", ParseOnly: true, Reason: "a real host"}}},
+		{"longer fence", "````sh\n```\necho x\n````\n",
+			[]Block{{File: "x.md", Line: 1, Lang: "sh", Text: "```\necho x\n"}}},
+		{"no newline at the end", "```sh\necho x\n```", []Block{{File: "x.md", Line: 1, Lang: "sh", Text: "echo x\n"}}},
+	} {
+		got, err := Blocks("x.md", tc.md)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+	for name, bad := range map[string]string{
+		"unclosed in a list item":    "- Run:\n\n  ```sh\n  wirespeed frob\n\nafter the list\n",
+		"unclosed in a block quote":  "> ```sh\n> echo\n\nafter\n",
+		"shorter closing fence":      "````sh\necho\n```\n",
+		"indented in a list item":    "- Run:\n\n        wirespeed frob\n",
+		"comment in a paragraph":     "Run <!-- doccheck: parse-only (x) --> this:\n\n```sh\nx\n```\n",
+		"comment ends a list item":   "- a\n\n  <!-- doccheck: parse-only (x) -->\n\n```sh\nx\n```\n",
+		"comment before a paragraph": "<!-- doccheck: parse-only (x) -->\n\ntext\n",
+	} {
+		if bs, err := Blocks("x.md", bad); err == nil {
+			t.Errorf("%s: no error (%+v)", name, bs)
+		}
+	}
+}
+
+// Links of every form are found: inline, with a title, reference-style
+// (full, collapsed, shortcut), images; URLs with a scheme are left out.
+func TestLinkForms(t *testing.T) {
+	md := "Inline [a](docs/a.md) and titled [b](docs/b.md \"B\") and [c](<docs/c d.md> 'C').\n" +
+		"Full [d][ref-d], collapsed [e][], shortcut [f], image ![g](img/g.png).\n" +
+		"- In a list, [h](h.md#x).\n" +
+		"\n| table | [i](i.md) |\n| --- | --- |\n\n" +
+		"Skipped: [u](https://x.org/a.md), <https://x.org>, [m](mailto:a@b), `[code](no.md)`.\n\n" +
+		"```text\n[in a block](no.md)\n```\n\n" +
+		"[ref-d]: docs/d.md\n[e]: docs/e.md \"E\"\n[f]: docs/f.md\n[unused]: docs/unused.md\n"
+	targets, lines := Links(md)
+	want := []string{"docs/a.md", "docs/b.md", "docs/c d.md", "docs/d.md", "docs/e.md", "docs/f.md", "img/g.png", "h.md#x", "i.md"}
+	if !reflect.DeepEqual(targets, want) {
+		t.Errorf("Links:\n%q\nwant\n%q", targets, want)
+	}
+	if wantLines := []int{1, 1, 1, 2, 2, 2, 2, 3, 5}; !reflect.DeepEqual(lines, wantLines) {
+		t.Errorf("lines %v, want %v", lines, wantLines)
+	}
+	a := Anchors("Set up\n======\n\n## *Emphasis* and [link](x.md)\n\n- ## In a list\n")
+	for _, k := range []string{"set-up", "emphasis-and-link", "in-a-list"} {
+		if !a[k] {
+			t.Errorf("no anchor %q in %v", k, a)
+		}
+	}
+}
+
 func TestLinksAnchors(t *testing.T) {
 	md := "See [a](docs/a.md#the-x-flag), [b](https://x.org/y) and [c](#set-up).\n\n## Set up\n\n## The `-x` flag\n\n```sh\n# not a heading\n```\n\n## Set up\n"
 	targets, lines := Links(md)
@@ -80,37 +151,44 @@ func TestParseShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got [][]string
-	var ops []string
+	var got [][][]string
 	for _, l := range lines {
-		for _, c := range l.Commands {
-			got = append(got, Vals(c.Words))
-			ops = append(ops, c.Op)
+		for _, p := range l.Pipelines {
+			var cmds [][]string
+			for _, c := range p.Commands {
+				cmds = append(cmds, Vals(c.Words))
+			}
+			got = append(got, cmds)
 		}
 	}
-	want := [][]string{
-		{"A=1", "taskset", "-c", "0", "wirespeed", "serve", "-addr", "127.0.0.1:9000"},
-		{"go", "test", "-run", "^$", "-bench", "A|B", "./x"},
-		{"benchstat", "-col", "/impl", "-"},
-		{"wirespeed", "tcpperf", "-hdr-log", "$(hostname).hlog"},
-		{"echo", "done now"},
-		{"cd", "interop"},
-		{"go", "test", "./..."},
-		{"cmp", "<(md5sum a)", "<(wirespeed sum a)"},
+	want := [][][]string{
+		{{"A=1", "taskset", "-c", "0", "wirespeed", "serve", "-addr", "127.0.0.1:9000"}},
+		{{"go", "test", "-run", "^$", "-bench", "A|B", "./x"}, {"benchstat", "-col", "/impl", "-"}},
+		{{"wirespeed", "tcpperf", "-hdr-log", "$(hostname).hlog"}},
+		{{"hostname"}},
+		{{"echo", "done now"}},
+		{{"cd", "interop"}},
+		{{"go", "test", "./..."}},
+		{{"cmp", "<(md5sum a)", "<(wirespeed sum a)"}},
+		{{"md5sum", "a"}},
+		{{"wirespeed", "sum", "a"}},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("commands:\n%q\nwant\n%q", got, want)
+		t.Errorf("pipelines:\n%q\nwant\n%q", got, want)
 	}
-	if wantOps := []string{"&", "|", "", "&&", "", "&&", "", ""}; !reflect.DeepEqual(ops, wantOps) {
-		t.Errorf("ops %q, want %q", ops, wantOps)
-	}
-	if !lines[0].Background() || lines[1].Background() {
+	if !lines[0].Background || lines[1].Background {
 		t.Error("Background")
 	}
-	if lines[2].Num != 3 || len(lines) != 5 {
+	if len(lines) != 5 || lines[2].Num != 3 || lines[3].Num != 5 {
 		t.Errorf("lines: %d, third at %d", len(lines), lines[2].Num)
 	}
-	w, env, start := Inner(lines[0].Commands[0])
+	if l := lines[0]; l.Text != "A=1 taskset -c 0 wirespeed serve -addr 127.0.0.1:9000 &   # a server" || text[l.Start:l.End] != l.Text {
+		t.Errorf("first line's text %q at %d:%d", l.Text, l.Start, l.End)
+	}
+	if p := lines[1].Pipelines[0]; text[p.Start:p.End] != "go test -run '^$' -bench 'A|B' ./x | benchstat -col /impl - 2>/dev/null" {
+		t.Errorf("pipeline's text %q", text[p.Start:p.End])
+	}
+	w, env, start := Inner(lines[0].Pipelines[0].Commands[0])
 	if Vals(w)[0] != "wirespeed" || !reflect.DeepEqual(env, []string{"A=1"}) || start != 4 {
 		t.Errorf("Inner: %q %q %d", Vals(w), env, start)
 	}
@@ -118,9 +196,53 @@ func TestParseShell(t *testing.T) {
 	if w, _, start := Inner(c); !reflect.DeepEqual(Vals(w), []string{"wirespeed", "bench"}) || start != 4 {
 		t.Errorf("Inner: %q %d", Vals(w), start)
 	}
-	for _, bad := range []string{"echo 'a", `echo "a`, "echo $(a"} {
+	for _, bad := range []string{"echo 'a", `echo "a`, "echo $(a", "for i in 1 2; do echo $i\n", "cat <<EOF\nbody\n"} {
 		if _, err := ParseShell(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// What bash reads as one word, one command or no command, ParseShell
+// does too: each case lists the commands of a block, by their words'
+// values.
+func TestParseShellCases(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       [][]string
+	}{
+		{"heredoc body is text", "cat <<EOF > notes.txt\nEOF is not a command\nwirespeed frob -bogus\nEOF\necho after\n",
+			[][]string{{"cat"}, {"echo", "after"}}},
+		{"quoted heredoc delimiter", "cat <<'END'\n$(not run)\nEND\n", [][]string{{"cat"}}},
+		{"tab-stripped heredoc", "cat <<-EOF\n\tbody\n\tEOF\n", [][]string{{"cat"}}},
+		{"heredoc expansions run", "cat <<EOF\n$(wirespeed sum go.mod)\nEOF\n", [][]string{{"cat"}, {"wirespeed", "sum", "go.mod"}}},
+		{"default with spaces", "head -c ${SIZE:-2 M} /dev/urandom\n", [][]string{{"head", "-c", "${SIZE:-2 M}", "/dev/urandom"}}},
+		{"quoted default", "head -c \"${SIZE:-2M}\" x\n", [][]string{{"head", "-c", "${SIZE:-2M}", "x"}}},
+		{"paren in a quote in $()", `echo $(echo "a)b") c` + "\n", [][]string{{"echo", `$(echo "a)b")`, "c"}, {"echo", "a)b"}}},
+		{"multi-line single quote", "printf 'a\nb' > f\n", [][]string{{"printf", "a\nb"}}},
+		{"multi-line double quote", "echo \"a\nb\" c\n", [][]string{{"echo", "a\nb", "c"}}},
+		{"escapes", `echo a\ b "c\"d" 'e\f' "g\h"` + "\n", [][]string{{"echo", "a b", `c"d`, `e\f`, `g\h`}}},
+		{"continuation", "wirespeed tcpperf \\\n  -conns 10\n", [][]string{{"wirespeed", "tcpperf", "-conns", "10"}}},
+		{"for loop", "for i in $(seq 2); do\n\techo $i\ndone\n", [][]string{{"seq", "2"}, {"echo", "$i"}}},
+		{"if", "if [ -e x ]; then rm x; else touch x; fi\n", [][]string{{"[", "-e", "x", "]"}, {"rm", "x"}, {"touch", "x"}}},
+		{"export", "export SSL_CERT_FILE=$PWD/cert.pem B\n", [][]string{{"export", "SSL_CERT_FILE=$PWD/cert.pem", "B"}}},
+		{"assignment only", "n=${MESSAGES:-60000}\nhz=$(getconf CLK_TCK)\n", [][]string{{"n=${MESSAGES:-60000}"}, {"hz=$(getconf CLK_TCK)"}, {"getconf", "CLK_TCK"}}},
+		{"comment", "# wirespeed frob\necho a # b\n", [][]string{{"echo", "a"}}},
+		{"time", "time wirespeed bench\n", [][]string{{"wirespeed", "bench"}}},
+	} {
+		lines, err := ParseShell(tc.text)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		var got [][]string
+		for _, l := range lines {
+			for _, c := range l.Commands() {
+				got = append(got, Vals(c.Words))
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\ngot  %q\nwant %q", tc.name, got, tc.want)
 		}
 	}
 }
@@ -186,6 +308,14 @@ func TestParseGNU(t *testing.T) {
 	}
 	if !reflect.DeepEqual(names, []string{"algorithm=sha256", "tag=", "check=", "zero=", "algorithm=md5"}) || !reflect.DeepEqual(pos, []string{"f1", "f2", "-c"}) {
 		t.Errorf("flags %q, positional %q", names, pos)
+	}
+	// Abbreviations, as `wirespeed sum` takes them.
+	flags, pos, err = fs.Parse([]string{"--alg", "sha1", "--ze", "--ch=x"})
+	if err == nil || len(flags) != 0 || pos != nil {
+		t.Errorf("--ch=x: %+v %q %v", flags, pos, err)
+	}
+	if flags, _, err = fs.Parse([]string{"--alg=sha1", "--ze", "f"}); err != nil || len(flags) != 2 || flags[0].Name != "algorithm" || flags[1].Name != "zero" {
+		t.Errorf("abbreviations: %+v %v", flags, err)
 	}
 	for _, bad := range [][]string{{"--quiet"}, {"-q"}, {"-a"}, {"--tag=x"}, {"--algorithm"}} {
 		if _, _, err := fs.Parse(bad); err == nil {
@@ -262,6 +392,7 @@ func TestSpecsCheck(t *testing.T) {
 		"wirespeed tcpperf merge -json a.hlog b.hlog",
 		"wirespeed tcpperf -wait send -duration 5s",
 		"wirespeed sum -c --quiet SUMS",
+		"wirespeed sum --check --qui --stri SUMS", // abbreviations, as sum takes them
 	} {
 		if err := s.Check(strings.Fields(ok)); err != nil {
 			t.Errorf("%s: %v", ok, err)
@@ -277,6 +408,7 @@ func TestSpecsCheck(t *testing.T) {
 		"wirespeed serve -engine std extra",
 		"wirespeed frob",
 		"wirespeed sum --frob",
+		"wirespeed sum -c --st SUMS", // --status or --strict
 	} {
 		if err := s.Check(strings.Fields(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
@@ -347,8 +479,19 @@ func TestScript(t *testing.T) {
 		!strings.HasSuffix(ns, "wirespeed smtp-sink -addr 127.0.0.1:587 &\nstarted $!\nlistening $! 127.0.0.1 587\nstop_all\n") {
 		t.Errorf("netns script: %v\n%s", err, ns)
 	}
+	// A here-document stays as written, and a server's lines come after
+	// its body; a command after a server on its line has no place for
+	// them.
+	hb := Block{File: "x.md", Line: 1, Lang: "sh", Text: "cat <<EOF > users &\nalice:s3cret\nEOF\nwirespeed bench\n"}
+	if hs, err := s.Script(hb, func() (int, error) { return 0, errors.New("no port needed") }); err != nil ||
+		strings.TrimPrefix(hs, scriptPrelude) != "cat <<EOF > users &\nalice:s3cret\nEOF\nstarted $!\nwirespeed bench -benchtime=1ms\nstop_all\n" {
+		t.Errorf("heredoc script: %v\n%s", err, hs)
+	}
+	if _, err := s.Script(Block{File: "x.md", Line: 1, Lang: "sh", Text: "sleep 1 & echo a\n"}, freePort); err == nil {
+		t.Error("a command after a background one: no error")
+	}
 	progs, err := Programs(b)
-	if err != nil || !reflect.DeepEqual(progs, []string{"taskset"}) { // benchstat's pipeline is left out
+	if err != nil || !reflect.DeepEqual(progs, []string{"hostname", "taskset"}) { // benchstat's pipeline is left out; $(hostname) runs
 		t.Errorf("Programs = %q, %v", progs, err)
 	}
 }

@@ -1,10 +1,11 @@
 package doccheck
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,12 +15,13 @@ func isWirespeed(name string) bool {
 	return name == "wirespeed" || strings.HasSuffix(name, "/wirespeed")
 }
 
-// builtin reports whether name is a shell builtin or keyword, or a
-// program every Linux system has, which blocks run without checking.
+// builtin reports whether name is a shell builtin, or a program every
+// Linux system has, which blocks run without checking. (Keywords, for,
+// if, while and the rest, are the parser's, never a command's name.)
 func builtin(name string) bool {
 	switch name {
-	case "cd", "printf", "echo", "ulimit", "for", "done", "while", "if", "fi", "true", "false", ":",
-		"[", "test", "export", "set", "kill", "wait", "sleep", "mkdir", "cat", "head", "seq", "cmp", "rm", "cp", "do", "then", "else":
+	case "cd", "printf", "echo", "ulimit", "true", "false", ":",
+		"[", "test", "export", "set", "kill", "wait", "sleep", "mkdir", "cat", "head", "seq", "cmp", "rm", "cp":
 		return true
 	}
 	return false
@@ -53,7 +55,7 @@ func (s *Specs) CheckBlock(b Block, root, module string) []error {
 func (s *Specs) checkLine(l Line, root, module string) []error {
 	var errs []error
 	dir := ""
-	for _, c := range l.Commands {
+	for _, c := range l.Commands() {
 		w, _, _ := Inner(c)
 		if len(w) == 0 {
 			continue
@@ -113,21 +115,6 @@ func (s *Specs) checkLine(l Line, root, module string) []error {
 	return errs
 }
 
-// pipelines splits a line's commands into pipelines (commands joined by
-// "|").
-func pipelines(l Line) [][]Command {
-	var ps [][]Command
-	for i := 0; i < len(l.Commands); {
-		j := i
-		for j < len(l.Commands)-1 && l.Commands[j].Op == "|" {
-			j++
-		}
-		ps = append(ps, l.Commands[i:j+1])
-		i = j + 1
-	}
-	return ps
-}
-
 // leftOut reports whether Script leaves a pipeline out: it holds a `go
 // test` that runs tests, a `go install` or `go get`, or `bash .ci/run`.
 func leftOut(p []Command) bool {
@@ -159,31 +146,33 @@ func Programs(b Block) ([]string, error) {
 	seen := map[string]bool{}
 	var progs []string
 	for _, l := range lines {
-		for _, c := range l.Commands {
-			if p := pipelineOf(l, c); p != nil && leftOut(p) {
+		for _, p := range l.Pipelines {
+			if leftOut(p.Commands) {
 				continue
 			}
-			w, _, start := Inner(c)
-			if len(w) == 0 {
-				continue
-			}
-			names := []string{w[0].Val}
-			// The wrappers that run it are programs too.
-			for _, x := range c.Words[:start] {
-				if x.Val == "taskset" || x.Val == "flock" || x.Val == "nice" || x.Val == "sudo" || x.Val == "ip" {
-					names = append(names, x.Val)
-				}
-			}
-			for _, name := range names {
-				if isWirespeed(name) || name == "go" || name == "bash" || builtin(name) || strings.HasPrefix(name, "./") || seen[name] {
+			for _, c := range p.Commands {
+				w, _, start := Inner(c)
+				if len(w) == 0 {
 					continue
 				}
-				seen[name] = true
-				progs = append(progs, name)
+				names := []string{w[0].Val}
+				// The wrappers that run it are programs too.
+				for _, x := range c.Words[:start] {
+					if x.Val == "taskset" || x.Val == "flock" || x.Val == "nice" || x.Val == "sudo" || x.Val == "ip" {
+						names = append(names, x.Val)
+					}
+				}
+				for _, name := range names {
+					if isWirespeed(name) || name == "go" || name == "bash" || builtin(name) || strings.HasPrefix(name, "./") || seen[name] {
+						continue
+					}
+					seen[name] = true
+					progs = append(progs, name)
+				}
 			}
 		}
 	}
-	sort.Strings(progs)
+	slices.Sort(progs)
 	return progs, nil
 }
 
@@ -229,24 +218,58 @@ func (s *Specs) Script(b Block, port func() (int, error)) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", b.Where(), err)
 	}
-	var sb strings.Builder
-	sb.WriteString(scriptPrelude)
-	for _, l := range lines {
-		line, err := s.quickLine(l)
+	var edits []edit
+	for k, l := range lines {
+		e, err := s.quickLine(l)
 		if err != nil {
 			return "", fmt.Errorf("%s+%d: %v", b.Where(), l.Num, err)
 		}
-		sb.WriteString(line + "\n")
-		if l.Background() {
-			sb.WriteString("started $!\n")
-			for _, a := range addrRE.FindAllString(l.Text, -1) {
-				host, p, _ := strings.Cut(a, ":")
-				fmt.Fprintf(&sb, "listening $! %s %s\n", host, p)
-			}
+		edits = append(edits, e...)
+		if !l.Background {
+			continue
 		}
+		if k+1 < len(lines) && lines[k+1].Start < l.End {
+			return "", fmt.Errorf("%s+%d: a command after a background one on its line; give the background one a line of its own", b.Where(), l.Num)
+		}
+		var sb strings.Builder
+		sb.WriteString("\nstarted $!")
+		for _, a := range addrRE.FindAllString(l.Text, -1) {
+			host, p, _ := strings.Cut(a, ":")
+			fmt.Fprintf(&sb, "\nlistening $! %s %s", host, p)
+		}
+		edits = append(edits, edit{l.End, l.End, sb.String()})
 	}
-	sb.WriteString("stop_all\n")
-	return sb.String(), nil
+	out := applyEdits(text, edits)
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return scriptPrelude + out + "stop_all\n", nil
+}
+
+// An edit replaces text[start:end].
+type edit struct {
+	start, end int
+	text       string
+}
+
+// applyEdits applies edits to text; an edit within one before it (a
+// command in the $(...) of a pipeline left out) is dropped.
+func applyEdits(text string, edits []edit) string {
+	slices.SortStableFunc(edits, func(a, b edit) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end))
+	})
+	var b strings.Builder
+	at := 0
+	for _, e := range edits {
+		if e.start < at {
+			continue
+		}
+		b.WriteString(text[at:e.start])
+		b.WriteString(e.text)
+		at = e.end
+	}
+	b.WriteString(text[at:])
+	return b.String()
 }
 
 // scriptPrelude defines the script's helpers: started records a
@@ -282,27 +305,23 @@ stop_all() {
 trap 'for p in "${jobs_started[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait' EXIT
 `
 
-// quickLine rewrites one line for Script.
-func (s *Specs) quickLine(l Line) (string, error) {
-	type edit struct {
-		start, end int
-		text       string
-	}
+// quickLine returns the edits of one line for Script: pipelines left
+// out, wirespeed commands shortened.
+func (s *Specs) quickLine(l Line) ([]edit, error) {
 	var edits []edit
-	for _, p := range pipelines(l) {
-		if leftOut(p) {
-			last := p[len(p)-1]
-			edits = append(edits, edit{p[0].Words[0].Start, last.Words[len(last.Words)-1].End, ":"})
+	for _, p := range l.Pipelines {
+		if leftOut(p.Commands) {
+			edits = append(edits, edit{p.Start, p.End, ":"})
 			continue
 		}
-		for _, c := range p {
+		for _, c := range p.Commands {
 			w, _, start := Inner(c)
 			if len(w) == 0 || !isWirespeed(w[0].Val) {
 				continue
 			}
 			q, orig, err := s.Quick(Vals(w))
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			words := make([]string, len(q))
 			for k, a := range q {
@@ -316,22 +335,5 @@ func (s *Specs) quickLine(l Line) (string, error) {
 			edits = append(edits, edit{c.Words[start].Start, w[len(w)-1].End, strings.Join(words, " ")})
 		}
 	}
-	out := l.Text
-	for k := len(edits) - 1; k >= 0; k-- {
-		e := edits[k]
-		out = out[:e.start] + e.text + out[e.end:]
-	}
-	return out, nil
-}
-
-// pipelineOf returns the pipeline of l that holds c.
-func pipelineOf(l Line, c Command) []Command {
-	for _, p := range pipelines(l) {
-		for _, x := range p {
-			if len(x.Words) > 0 && len(c.Words) > 0 && x.Words[0].Start == c.Words[0].Start {
-				return p
-			}
-		}
-	}
-	return nil
+	return edits, nil
 }

@@ -1,205 +1,266 @@
 package doccheck
 
 import (
-	"fmt"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// A Word is one word of a shell command line.
+// A Word is one word of a shell command.
 type Word struct {
 	Raw        string // as written, quotes included
 	Val        string // without its quotes (expansions such as $(...) left as written)
-	Start, End int    // Raw's place in the line
+	Start, End int    // Raw's place in the text parsed
 }
 
-// A Command is a simple command: its words, redirections left out.
+// A Command is a simple command: its words (leading assignments
+// included), redirections left out.
 type Command struct {
 	Words []Word
-	// Op is the operator that ends it: "", "|", "||", "&&", ";" or "&".
-	Op string
 }
 
-// A Line is one logical line of a shell block: continuation lines
-// joined, and its commands.
+// A Pipeline is the commands of one pipeline (a | b | c), or one command
+// on its own, and its place in the text parsed.
+type Pipeline struct {
+	Commands   []Command
+	Start, End int
+}
+
+// A Line is one statement at the top of a shell block: a pipeline, a list
+// (a && b), a loop, a subshell, ... Its pipelines are the simple commands
+// it runs, wherever they stand: in a loop's body, in $(...) and <(...),
+// in a here-document's expansions.
 type Line struct {
-	Text     string // the joined line
-	Num      int    // its first line in the block, from 1
-	Commands []Command
+	Text       string // the statement's text, to the end of its last line (a here-document's body included)
+	Num        int    // its first line in the block, from 1
+	Start, End int    // Text's place in the block
+	Background bool   // the statement ends in "&"
+	Pipelines  []Pipeline
 }
 
-// Background reports whether the line ends in "&": its last command runs
-// in the background.
-func (l Line) Background() bool {
-	return len(l.Commands) > 0 && l.Commands[len(l.Commands)-1].Op == "&"
+// Commands returns the simple commands of the line, in the order they
+// stand.
+func (l Line) Commands() []Command {
+	var cs []Command
+	for _, p := range l.Pipelines {
+		cs = append(cs, p.Commands...)
+	}
+	return cs
 }
 
-// ParseShell splits a shell block into logical lines and their commands.
-// It knows what the docs use: words, '...' and "..." quotes, $(...) and
-// <(...) inside or as words, the operators | || && ; &, redirections,
-// subshell parentheses (dropped) and comments.
+// ParseShell parses a shell block as bash does and returns its
+// statements.
 func ParseShell(text string) ([]Line, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		return nil, err
+	}
 	var lines []Line
-	raw := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	for i := 0; i < len(raw); i++ {
-		num := i + 1
-		s := raw[i]
-		for strings.HasSuffix(s, "\\") && i+1 < len(raw) {
-			i++
-			s = s[:len(s)-1] + " " + strings.TrimLeft(raw[i], " \t")
+	for _, st := range f.Stmts {
+		w := walker{src: text}
+		w.stmt(st, nil)
+		end := int(st.End().Offset())
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if n != nil {
+				end = max(end, int(n.End().Offset()))
+			}
+			return true
+		})
+		if k := strings.IndexByte(text[end:], '\n'); k >= 0 {
+			end += k
+		} else {
+			end = len(text)
 		}
-		cmds, err := parseLine(s)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", num, err)
+		l := Line{Start: int(st.Pos().Offset()), End: end, Num: int(st.Pos().Line()), Background: st.Background}
+		l.Text = text[l.Start:l.End]
+		for _, p := range w.pipes {
+			l.Pipelines = append(l.Pipelines, *p)
 		}
-		if len(cmds) > 0 {
-			lines = append(lines, Line{Text: s, Num: num, Commands: cmds})
-		}
+		lines = append(lines, l)
 	}
 	return lines, nil
 }
 
-func parseLine(s string) ([]Command, error) {
-	var cmds []Command
-	var cur Command
-	redirect := false // the next word is a redirection's target
-	end := func(op string) {
-		if len(cur.Words) > 0 || op != "" {
-			cur.Op = op
-			if len(cur.Words) > 0 {
-				cmds = append(cmds, cur)
-			}
-		}
-		cur = Command{}
-	}
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t':
-			i++
-			continue
-		case c == '#':
-			i = len(s)
-			continue
-		case c == '(' || c == ')':
-			i++
-			continue
-		case strings.HasPrefix(s[i:], "||"), strings.HasPrefix(s[i:], "&&"):
-			end(s[i : i+2])
-			i += 2
-			continue
-		case c == '|' || c == ';' || c == '&':
-			end(string(c))
-			i++
-			continue
-		}
-		// A redirection: [n]>, >>, <, >&n, n>&m.
-		if j := redirectEnd(s, i); j > i {
-			redirect = !strings.HasSuffix(s[i:j], "&") && !isDigitsAfterAmp(s[i:j])
-			i = j
-			continue
-		}
-		w, j, err := scanWord(s, i)
-		if err != nil {
-			return nil, err
-		}
-		i = j
-		if redirect {
-			redirect = false
-			continue
-		}
-		cur.Words = append(cur.Words, w)
-	}
-	end("")
-	return cmds, nil
+// A walker gathers the pipelines of a statement.
+type walker struct {
+	src   string
+	pipes []*Pipeline
 }
 
-// redirectEnd returns the end of the redirection operator at s[i:], or i.
-func redirectEnd(s string, i int) int {
-	j := i
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
+func (w *walker) stmts(ss []*syntax.Stmt, cur *Pipeline) {
+	for _, s := range ss {
+		w.stmt(s, cur)
 	}
-	if j >= len(s) || (s[j] != '>' && s[j] != '<') {
-		return i
-	}
-	if s[j] == '<' && j+1 < len(s) && s[j+1] == '(' {
-		return i // process substitution: a word
-	}
-	j++
-	if j < len(s) && (s[j] == '>' || s[j] == '&') {
-		j++
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-	}
-	return j
 }
 
-func isDigitsAfterAmp(op string) bool {
-	k := strings.IndexByte(op, '&')
-	return k >= 0 && k < len(op)-1
-}
-
-// scanWord scans the word at s[i:] and returns it and its end.
-func scanWord(s string, i int) (Word, int, error) {
-	start := i
-	var val strings.Builder
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '|' || c == ';' || c == '&' || c == ')':
-			if c == '&' && i > start && (s[i-1] == '>' || s[i-1] == '<') {
-				val.WriteByte(c)
-				i++
-				continue
-			}
-			return Word{Raw: s[start:i], Val: val.String(), Start: start, End: i}, i, nil
-		case c == '\'':
-			k := strings.IndexByte(s[i+1:], '\'')
-			if k < 0 {
-				return Word{}, 0, fmt.Errorf("unclosed ' at %d", i)
-			}
-			val.WriteString(s[i+1 : i+1+k])
-			i += k + 2
-		case c == '"':
-			k := i + 1
-			for k < len(s) && s[k] != '"' {
-				if s[k] == '\\' {
-					k++
-				}
-				k++
-			}
-			if k >= len(s) {
-				return Word{}, 0, fmt.Errorf("unclosed \" at %d", i)
-			}
-			val.WriteString(s[i+1 : k])
-			i = k + 1
-		case (c == '$' || c == '<') && i+1 < len(s) && s[i+1] == '(':
-			k, depth := i+2, 1
-			for k < len(s) && depth > 0 {
-				switch s[k] {
-				case '(':
-					depth++
-				case ')':
-					depth--
-				}
-				k++
-			}
-			if depth > 0 {
-				return Word{}, 0, fmt.Errorf("unclosed %c( at %d", c, i)
-			}
-			val.WriteString(s[i:k])
-			i = k
-		case c == '\\' && i+1 < len(s):
-			val.WriteByte(s[i+1])
-			i += 2
-		default:
-			val.WriteByte(c)
-			i++
+// stmt adds the commands of s to cur, the pipeline s is part of, or as
+// pipelines of their own if cur is nil.
+func (w *walker) stmt(s *syntax.Stmt, cur *Pipeline) {
+	start := func(n syntax.Node) *Pipeline {
+		if cur == nil {
+			cur = &Pipeline{Start: int(n.Pos().Offset()), End: int(n.End().Offset())}
+			w.pipes = append(w.pipes, cur)
+		}
+		return cur
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		// The pipeline first: the commands of the words' substitutions
+		// follow it.
+		p := start(c)
+		var cmd Command
+		for _, a := range c.Assigns {
+			cmd.Words = append(cmd.Words, w.assign(a))
+		}
+		for _, a := range c.Args {
+			cmd.Words = append(cmd.Words, w.word(a))
+		}
+		p.Commands = append(p.Commands, cmd)
+	case *syntax.DeclClause:
+		p := start(c)
+		cmd := Command{Words: []Word{w.word(&syntax.Word{Parts: []syntax.WordPart{c.Variant}})}}
+		for _, a := range c.Args {
+			cmd.Words = append(cmd.Words, w.assign(a))
+		}
+		p.Commands = append(p.Commands, cmd)
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			start(c)
+		}
+		w.stmt(c.X, cur)
+		w.stmt(c.Y, cur)
+	case *syntax.Subshell:
+		w.stmts(c.Stmts, cur)
+	case *syntax.Block:
+		w.stmts(c.Stmts, cur)
+	case *syntax.IfClause:
+		for ; c != nil; c = c.Else {
+			w.stmts(c.Cond, cur)
+			w.stmts(c.Then, cur)
+		}
+	case *syntax.WhileClause:
+		w.stmts(c.Cond, cur)
+		w.stmts(c.Do, cur)
+	case *syntax.ForClause:
+		w.substs(c.Loop)
+		w.stmts(c.Do, cur)
+	case *syntax.CaseClause:
+		w.substs(c.Word)
+		for _, it := range c.Items {
+			w.stmts(it.Stmts, cur)
+		}
+	case *syntax.FuncDecl:
+		w.stmt(c.Body, cur)
+	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			w.stmt(c.Stmt, cur)
+		}
+	case *syntax.CoprocClause:
+		w.stmt(c.Stmt, cur)
+	case nil:
+	default: // [[ ]], (( )), let: their substitutions
+		w.substs(c)
+	}
+	for _, r := range s.Redirs {
+		if r.Word != nil {
+			w.substs(r.Word)
+		}
+		if r.Hdoc != nil {
+			w.substs(r.Hdoc) // a quoted delimiter's body has none
 		}
 	}
-	return Word{Raw: s[start:i], Val: val.String(), Start: start, End: i}, i, nil
+}
+
+// substs adds the commands of the command and process substitutions in
+// n as pipelines of their own.
+func (w *walker) substs(n syntax.Node) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			w.stmts(n.Stmts, nil)
+			return false
+		case *syntax.ProcSubst:
+			w.stmts(n.Stmts, nil)
+			return false
+		}
+		return true
+	})
+}
+
+func (w *walker) text(n syntax.Node) string { return w.src[n.Pos().Offset():n.End().Offset()] }
+
+// word returns a word of a command, and adds the commands of its
+// substitutions.
+func (w *walker) word(x *syntax.Word) Word {
+	w.substs(x)
+	var b strings.Builder
+	for _, p := range x.Parts {
+		w.part(&b, p, false)
+	}
+	return Word{Raw: w.text(x), Val: b.String(), Start: int(x.Pos().Offset()), End: int(x.End().Offset())}
+}
+
+// assign returns an assignment NAME=VALUE (or a declaration's NAME) as a
+// word: VALUE without its quotes; an array or indexed one as written.
+func (w *walker) assign(a *syntax.Assign) Word {
+	word := Word{Raw: w.text(a), Val: w.text(a), Start: int(a.Pos().Offset()), End: int(a.End().Offset())}
+	w.substs(a)
+	if a.Name == nil || a.Value == nil || a.Index != nil || a.Array != nil {
+		return word
+	}
+	var b strings.Builder
+	b.WriteString(a.Name.Value)
+	if a.Append {
+		b.WriteByte('+')
+	}
+	b.WriteByte('=')
+	for _, p := range a.Value.Parts {
+		w.part(&b, p, false)
+	}
+	word.Val = b.String()
+	return word
+}
+
+// part writes a word part without its quotes: literal text unescaped,
+// expansions as written.
+func (w *walker) part(b *strings.Builder, p syntax.WordPart, quoted bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		b.WriteString(unescape(p.Value, quoted))
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			b.WriteString(w.text(p)) // $'...': its escapes left as written
+		} else {
+			b.WriteString(p.Value)
+		}
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			w.part(b, q, true)
+		}
+	default:
+		b.WriteString(w.text(p))
+	}
+}
+
+// unescape removes the backslashes of literal text: before any character
+// outside double quotes, before $ ` " \ and a newline inside them; a
+// backslash and a newline go together.
+func unescape(s string, quoted bool) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) || quoted && !strings.ContainsRune("$`\"\\\n", rune(s[i+1])) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		if s[i] != '\n' {
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 // Quote returns s as one shell word.
@@ -221,7 +282,7 @@ func wrapperArgs(name string) (int, bool) {
 		return 2, true
 	case "flock":
 		return 1, true
-	case "time", "nice", "sudo", "exec", "do", "then", "else":
+	case "nice", "sudo", "exec":
 		return 0, true
 	}
 	return 0, false

@@ -24,6 +24,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/getopt"
 )
 
 // Summary is the one-line description of the command.
@@ -101,28 +102,23 @@ diagnostics name the program "wirespeed sum". A progress line appears on
 standard error when it is a terminal and a run takes more than a second.
 `
 
-type longOpt struct {
-	name   string
-	hasArg bool
-	short  byte // the equivalent short option, or 0
-}
-
-var sumLongOpts = []longOpt{
-	{"algorithm", true, 'a'},
-	{"binary", false, 'b'},
-	{"check", false, 'c'},
-	{"debug", false, 0},
-	{"help", false, 0},
-	{"ignore-missing", false, 0},
-	{"jobs", true, 'j'},
-	{"quiet", false, 0},
-	{"status", false, 0},
-	{"strict", false, 0},
-	{"tag", false, 0},
-	{"text", false, 't'},
-	{"version", false, 0},
-	{"warn", false, 'w'},
-	{"zero", false, 'z'},
+// sumOptions are the options of `wirespeed sum`, md5sum's.
+var sumOptions = []getopt.Option{
+	{Name: "algorithm", HasArg: true, Short: 'a'},
+	{Name: "binary", Short: 'b'},
+	{Name: "check", Short: 'c'},
+	{Name: "debug"},
+	{Name: "help"},
+	{Name: "ignore-missing"},
+	{Name: "jobs", HasArg: true, Short: 'j'},
+	{Name: "quiet"},
+	{Name: "status"},
+	{Name: "strict"},
+	{Name: "tag"},
+	{Name: "text", Short: 't'},
+	{Name: "version"},
+	{Name: "warn", Short: 'w'},
+	{Name: "zero", Short: 'z'},
 }
 
 // parseSumArgs parses arguments like GNU getopt_long: options and operands
@@ -176,82 +172,18 @@ func parseSumArgs(args []string, stdout, stderr io.Writer) (cfg sumConfig, code 
 		}
 		return 0, false
 	}
-	shortName := map[byte]string{}
-	for _, o := range sumLongOpts {
-		if o.short != 0 {
-			shortName[o.short] = o.name
+	given, files, err := getopt.Parse(sumOptions, args)
+	// The options before a mistake count, as getopt_long's caller acts on
+	// each before it reads the next: --help then a mistake prints the help.
+	for _, g := range given {
+		if c, stop := apply(g.Name, g.Value); stop {
+			return cfg, c, true
 		}
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			cfg.files = append(cfg.files, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(a, "--"):
-			name, arg, hasEq := strings.Cut(a[2:], "=")
-			var matches []longOpt
-			for _, o := range sumLongOpts {
-				if o.name == name {
-					matches = []longOpt{o}
-					break
-				}
-				if strings.HasPrefix(o.name, name) {
-					matches = append(matches, o)
-				}
-			}
-			switch {
-			case len(matches) == 0:
-				return cfg, sumUsageError(stderr, "unrecognized option '%s'", a), true
-			case len(matches) > 1:
-				var b strings.Builder
-				fmt.Fprintf(&b, "option '%s' is ambiguous; possibilities:", a)
-				for _, m := range matches {
-					fmt.Fprintf(&b, " '--%s'", m.name)
-				}
-				return cfg, sumUsageError(stderr, "%s", b.String()), true
-			}
-			o := matches[0]
-			if hasEq && !o.hasArg {
-				return cfg, sumUsageError(stderr, "option '--%s' doesn't allow an argument", o.name), true
-			}
-			if o.hasArg && !hasEq {
-				if i+1 >= len(args) {
-					return cfg, sumUsageError(stderr, "option '--%s' requires an argument", o.name), true
-				}
-				i++
-				arg = args[i]
-			}
-			if c, stop := apply(o.name, arg); stop {
-				return cfg, c, true
-			}
-		case len(a) > 1 && a[0] == '-':
-			for j := 1; j < len(a); j++ {
-				c := a[j]
-				name, ok := shortName[c]
-				if !ok {
-					return cfg, sumUsageError(stderr, "invalid option -- '%c'", c), true
-				}
-				arg := ""
-				if c == 'a' || c == 'j' {
-					if j+1 < len(a) {
-						arg = a[j+1:]
-					} else if i+1 < len(args) {
-						i++
-						arg = args[i]
-					} else {
-						return cfg, sumUsageError(stderr, "option requires an argument -- '%c'", c), true
-					}
-					j = len(a)
-				}
-				if code, stop := apply(name, arg); stop {
-					return cfg, code, true
-				}
-			}
-		default:
-			cfg.files = append(cfg.files, a)
-		}
+	if err != nil {
+		return cfg, sumUsageError(stderr, "%v", err), true
 	}
+	cfg.files = files
 	// The same checks, in the same order, as coreutils.
 	switch {
 	case cfg.tag && cfg.binary == 0:

@@ -134,6 +134,9 @@ func TestSumBadArguments(t *testing.T) {
 		{[]string{"-a"}, "option requires an argument -- 'a'"},
 		{[]string{"-j", "0"}, "invalid number of jobs: '0'"},
 		{[]string{"--jobs=x"}, "invalid number of jobs: 'x'"},
+		{[]string{"--st"}, "option '--st' is ambiguous; possibilities: '--status' '--strict'"},
+		{[]string{"--frob"}, "unrecognized option '--frob'"},
+		{[]string{"-a", "md4", "--frob"}, "invalid argument 'md4' for '--algorithm'"}, // in order, as getopt_long's caller
 	} {
 		got := runSumIn(t, dir, "C", nil, c.args...)
 		if got.code != 1 || !strings.Contains(got.stderr, c.err) || !strings.Contains(got.stderr, "Try 'wirespeed sum --help'") {
@@ -142,6 +145,9 @@ func TestSumBadArguments(t *testing.T) {
 	}
 	if got := runSumIn(t, dir, "C", nil, "--help"); got.code != 0 || !strings.Contains(got.stdout, "Usage: wirespeed sum") {
 		t.Errorf("--help: %+v", got)
+	}
+	if got := runSumIn(t, dir, "C", nil, "--he", "--frob"); got.code != 0 || !strings.Contains(got.stdout, "Usage: wirespeed sum") {
+		t.Errorf("--he --frob: %+v", got)
 	}
 	if got := runSumIn(t, dir, "C", nil, "--version"); got.code != 0 || got.stdout == "" {
 		t.Errorf("--version: %+v", got)
