@@ -225,7 +225,7 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 func (ss *session) message(size int64, chunks, seq int) Message {
 	m := Message{Session: ss.id, Seq: seq, From: ss.from, To: append([]string(nil), ss.to...),
 		Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.remote,
-		TLS: ss.tls, Authenticated: ss.authed, AuthUser: ss.authUser}
+		TLS: ss.tls, ClientCert: ss.clientCert, Authenticated: ss.authed, AuthUser: ss.authUser}
 	if ss.hash != nil {
 		m.Digest = ss.sum()
 	}

@@ -195,6 +195,7 @@ func (ls *loopSession) handshakeDone(err error) {
 		ls.trace('=', []byte(tls.VersionName(st.Version)+" "+tls.CipherSuiteName(st.CipherSuite)))
 	}
 	ss.tls, ss.tlsConn = true, t.conn
+	ss.clientCert = verifiedClient(t.conn.ConnectionState())
 	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
 	ss.reset()
 	ls.mode = modeCommand

@@ -26,6 +26,9 @@ type Message struct {
 	Chunks     int        // BDAT chunks; 0 for DATA
 	RemoteAddr net.Addr   // the client's address
 	TLS        bool       // the message came over TLS
+	// ClientCert is the subject of the certificate the TLS client gave
+	// and Config.TLS verified (ClientAuth, ClientCAs), if any.
+	ClientCert string
 	// Authenticated: the client had authenticated (AUTH), as AuthUser.
 	Authenticated bool
 	AuthUser      string

@@ -35,6 +35,7 @@ type session struct {
 
 	tls         bool        // speaking TLS
 	tlsConn     *tls.Conn   // if so, over this
+	clientCert  string      // the subject of the client's verified certificate
 	authed      bool        // AUTH succeeded
 	authUser    string      // as whom
 	authPending string      // the user of the exchange in progress, once checked

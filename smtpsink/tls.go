@@ -104,9 +104,19 @@ func (ss *session) handshake() bool {
 	}
 	ss.cio.c, ss.cio.setAt = c, time.Time{} // the handshake moved the deadlines
 	ss.tls, ss.tlsConn = true, tc
+	ss.clientCert = verifiedClient(tc.ConnectionState())
 	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
 	ss.reset()
 	return true
+}
+
+// verifiedClient returns the subject of the client's certificate, if
+// it gave one that was verified.
+func verifiedClient(st tls.ConnectionState) string {
+	if len(st.VerifiedChains) == 0 || len(st.VerifiedChains[0]) == 0 {
+		return ""
+	}
+	return st.VerifiedChains[0][0].Subject.String()
 }
 
 // closeTLS ends TLS with a close_notify alert before the connection

@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -101,6 +102,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	startTLS := fs.Bool("tls", false, "offer STARTTLS (RFC 3207), with -tls-cert and -tls-key or else a self-signed certificate for -h and the -addr host, made at start (its SHA-256 fingerprint goes to standard error)")
 	certFile := fs.String("tls-cert", "", "PEM certificate (chain) `FILE` for -tls and -tls-implicit")
 	keyFile := fs.String("tls-key", "", "PEM private key `FILE` of -tls-cert")
+	clientCA := fs.String("tls-client-ca", "", "ask TLS clients for a certificate and verify one given against the PEM CA certificates in `FILE` (a client without one is served; see -tls-client-required)")
+	clientRequired := fs.Bool("tls-client-required", false, "with -tls-client-ca: a TLS client without a verified certificate fails its handshake")
 	fs.BoolVar(&cfg.TLSImplicit, "tls-implicit", false, "speak TLS from the first byte (SMTPS, RFC 8314; no STARTTLS)")
 	fs.BoolVar(&cfg.TLSRequired, "tls-required", false, "refuse MAIL, RCPT, DATA, BDAT, AUTH and the like with 530 before STARTTLS (implies -tls)")
 	fs.BoolVar(&cfg.Auth, "auth", false, "offer AUTH PLAIN and LOGIN (RFC 4954) over TLS, accepting any credentials or those of -auth-file; wrong ones get 535")
@@ -212,6 +215,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("smtp-sink: %w", err)
 		}
 		cfg.TLS = tc
+	}
+	switch {
+	case *clientRequired && *clientCA == "":
+		return cli.Usagef("smtp-sink: -tls-client-required needs -tls-client-ca")
+	case *clientCA != "" && cfg.TLS == nil:
+		return cli.Usagef("smtp-sink: -tls-client-ca needs -tls or -tls-implicit")
+	case *clientCA != "":
+		pem, err := os.ReadFile(*clientCA)
+		if err != nil {
+			return fmt.Errorf("smtp-sink: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("smtp-sink: -tls-client-ca: no PEM certificate in %s", *clientCA)
+		}
+		cfg.TLS.ClientCAs, cfg.TLS.ClientAuth = pool, tls.VerifyClientCertIfGiven
+		if *clientRequired {
+			cfg.TLS.ClientAuth = tls.RequireAndVerifyClientCert
+		}
 	}
 	if cfg.Auth && cfg.TLS == nil && !cfg.AuthPlaintext {
 		return cli.Usagef("smtp-sink: -auth needs -tls, -tls-implicit or -auth-plaintext")
