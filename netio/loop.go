@@ -13,7 +13,8 @@ import (
 // called on the connection's event loop with the bytes read so far and
 // not yet used, and returns how many of them it used: the rest is given
 // to it again, in front of the next bytes read (a used outside 0 to
-// len(in) panics). in is valid only during the call. What the Handler
+// len(in) is taken for a panic of the Handler). in is valid only during
+// the call. What the Handler
 // writes to c leaves, with everything else it wrote in the same call, in
 // one write(2) after it returns.
 //
@@ -22,7 +23,13 @@ import (
 // true; the connection stays open for output until it is closed.
 //
 // A Handler must not block: the loop serves its other connections only
-// between calls.
+// between calls. A panic in a Handler, in a LoopOptions callback or in a
+// function run by Do or AfterFunc is recovered, as net/http's server
+// does: the connection is closed at once, its output dropped, and
+// OnClose learns a *PanicError (errors.Is ErrPanic) with the panic's
+// value and stack; the server and its other connections go on. A panic
+// in OnClose or OnAcceptError has no connection to close, and is
+// dropped.
 type Handler func(c *LoopConn, in []byte) (used int)
 
 // LoopOptions configure a [Loops] server. The zero value is usable, with
@@ -112,7 +119,29 @@ var (
 	// ErrWriteTimeout closes a connection whose output made no progress
 	// for LoopOptions.WriteTimeout.
 	ErrWriteTimeout = fmt.Errorf("netio: write timeout: %w", os.ErrDeadlineExceeded)
+	// ErrPanic is what the *PanicError OnClose learns for a connection
+	// whose Handler (or callback) panicked matches with errors.Is.
+	ErrPanic = errors.New("netio: panic in a call on the loop")
 )
+
+// A PanicError is what OnClose learns for a connection closed because a
+// call on its loop panicked.
+type PanicError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the panicking goroutine's stack, as debug.Stack has it
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("netio: panic in a call on the loop: %v\n%s", e.Value, e.Stack)
+}
+
+// Unwrap returns ErrPanic, and the panic's value if it is an error.
+func (e *PanicError) Unwrap() []error {
+	if err, ok := e.Value.(error); ok {
+		return []error{ErrPanic, err}
+	}
+	return []error{ErrPanic}
+}
 
 const (
 	defaultMaxInput     = 64 << 10
@@ -227,7 +256,11 @@ func (c *LoopConn) Queued() int {
 // server has closed and ErrClosed once c has, and f never runs then; f
 // does not run either if c is closed before the loop gets to it. It is how
 // a Handler that hands a request to another goroutine answers it later.
+// A nil f is refused with ErrNilFunc.
 func (c *LoopConn) Do(f func(c *LoopConn)) error {
+	if f == nil {
+		return ErrNilFunc
+	}
 	if c.gone.Load() {
 		return ErrClosed
 	}
@@ -367,7 +400,8 @@ type Loops struct {
 // Serve serves the connections ln accepts with h, on opt.Loops event
 // loops (Linux only; elsewhere it fails with errors.ErrUnsupported), until
 // Shutdown or Close. If opt is nil, defaults apply. The listener is the
-// server's from now on: do not call its Accept.
+// server's from now on: do not call its Accept. A nil h fails with
+// ErrNilFunc, a nil ln with os.ErrInvalid.
 //
 // A loop reads a readable connection into its own buffer, calls h, and
 // writes what h wrote with one write(2): pipelined requests read together
@@ -376,6 +410,12 @@ type Loops struct {
 // again until it has been sent. Accepted connections are spread over the
 // loops in turn.
 func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
+	switch {
+	case h == nil:
+		return nil, fmt.Errorf("netio: Serve: nil Handler: %w", ErrNilFunc)
+	case ln == nil:
+		return nil, fmt.Errorf("netio: Serve: nil listener: %w", os.ErrInvalid)
+	}
 	s := &Loops{ln: ln, h: h}
 	if opt != nil {
 		s.opt = *opt

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -476,7 +477,10 @@ func (l *loop) acceptAll() {
 
 func (l *loop) acceptError(err error) {
 	if f := l.s.opt.OnAcceptError; f != nil {
-		f(fmt.Errorf("netio: accept: %w", err))
+		func() {
+			defer func() { recover() }() // nowhere to report it; the server goes on
+			f(fmt.Errorf("netio: accept: %w", err))
+		}()
 	}
 }
 
@@ -524,10 +528,7 @@ func (l *loop) add(fd int, sa unix.Sockaddr) {
 	}
 	l.schedule(c)
 	if f := l.s.opt.OnOpen; f != nil {
-		c.calling = true
-		f(c)
-		c.calling = false
-		if !l.after(c) {
+		if !l.call(c, f) || !l.after(c) {
 			return
 		}
 	}
@@ -555,10 +556,9 @@ func (l *loop) runTasks() {
 		if c.closed || c.closing || c.det != nil {
 			continue
 		}
-		c.calling = true
-		t.f(c)
-		c.calling = false
-		l.after(c)
+		if l.call(c, t.f) {
+			l.after(c)
+		}
 	}
 }
 
@@ -600,9 +600,9 @@ func (l *loop) writable(c *LoopConn) {
 	if f == nil {
 		return
 	}
-	c.calling = true
-	f(c)
-	c.calling = false
+	if !l.call(c, f) {
+		return
+	}
 	if c.det != nil {
 		l.finishDetach(c, c.in[c.inOff:])
 		return
@@ -731,11 +731,9 @@ func (l *loop) readable(c *LoopConn) {
 			read += n
 			c.readAt = l.now
 			total := start + max(n, 0)
-			c.calling = true
-			used := l.s.h(c, buf[:total])
-			c.calling = false
-			if used < 0 || used > total {
-				panic("netio: Handler returned " + strconv.Itoa(used) + " used of " + strconv.Itoa(total) + " bytes")
+			used, ok := l.handle(c, buf[:total])
+			if !ok {
+				return
 			}
 			rest := buf[used:total]
 			if c.det != nil {
@@ -955,7 +953,7 @@ func (l *loop) release(c *LoopConn, err error) {
 	}
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
 	if f := l.s.opt.OnClose; f != nil {
-		f(c, err)
+		onClose(f, c, err)
 	}
 	if l.draining && l.s.sys.open.Add(-1) == 0 {
 		l.s.sys.endDrain()
@@ -994,10 +992,9 @@ func (l *loop) startDrain() {
 // is sent.
 func (l *loop) drainOne(c *LoopConn) {
 	if f := l.s.opt.OnShutdown; f != nil {
-		c.calling = true
-		f(c)
-		c.calling = false
-		l.after(c)
+		if l.call(c, f) {
+			l.after(c)
+		}
 		return
 	}
 	l.drainConn(c)
@@ -1113,9 +1110,9 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	c.deadline = 0
-	c.calling = true
-	f(c, err)
-	c.calling = false
+	if !l.callTimeout(c, f, err) {
+		return
+	}
 	c.closing, c.closeErr = true, err
 	if l.after(c) {
 		l.close(c, err)
@@ -1221,10 +1218,9 @@ func (l *loop) runTimers() {
 		if !t.live() || !t.state.CompareAndSwap(timerPending, timerDone) {
 			continue
 		}
-		c.calling = true
-		t.f(c)
-		c.calling = false
-		l.after(c)
+		if l.call(c, t.f) {
+			l.after(c)
+		}
 	}
 	if d := l.deadTimers.Load(); d > 64 && d > int64(len(l.timers)/2) {
 		l.compactTimers()
@@ -1335,5 +1331,78 @@ func (l *loop) timerDown(i int) {
 		}
 		l.timerSwap(i, m)
 		i = m
+	}
+}
+
+// Panics. A panic in a call on a connection's loop (its Handler, a
+// callback, a function run by Do or AfterFunc) is recovered: the
+// connection is closed at once, its output dropped, and OnClose learns a
+// *PanicError. The loop and its other connections go on.
+
+// call runs f as a call on c, and reports whether it returned; if it
+// panicked, c is closed.
+func (l *loop) call(c *LoopConn, f func(*LoopConn)) (ok bool) {
+	defer func() {
+		if !ok {
+			l.panicked(c, recover())
+		}
+	}()
+	c.calling = true
+	f(c)
+	c.calling = false
+	return true
+}
+
+// handle calls the Handler with in; !ok means it panicked or returned a
+// used outside 0 to len(in), and c is closed.
+func (l *loop) handle(c *LoopConn, in []byte) (used int, ok bool) {
+	defer func() {
+		if !ok {
+			l.panicked(c, recover())
+		}
+	}()
+	c.calling = true
+	used = l.s.h(c, in)
+	c.calling = false
+	if used < 0 || used > len(in) {
+		panic(fmt.Sprintf("netio: Handler returned %d used of %d bytes", used, len(in)))
+	}
+	return used, true
+}
+
+// callTimeout is call for OnTimeout.
+func (l *loop) callTimeout(c *LoopConn, f func(*LoopConn, error), err error) (ok bool) {
+	defer func() {
+		if !ok {
+			l.panicked(c, recover())
+		}
+	}()
+	c.calling = true
+	f(c, err)
+	c.calling = false
+	return true
+}
+
+// onClose tells OnClose; a panic there has no connection left to close
+// and is dropped.
+func onClose(f func(*LoopConn, error), c *LoopConn, err error) {
+	defer func() { recover() }()
+	f(c, err)
+}
+
+// panicked closes c, whose call panicked with v, at once.
+func (l *loop) panicked(c *LoopConn, v any) {
+	c.calling = false
+	err := &PanicError{Value: v, Stack: debug.Stack()}
+	l.out = l.out[:0]
+	if d := c.det; d != nil {
+		d.Conn.Close() // the goroutine it was given to learns net.ErrClosed
+		close(d.ready)
+		l.release(c, err)
+		return
+	}
+	if !c.closed {
+		c.lingering = true // no linger: closed at once
+		l.close(c, err)
 	}
 }
