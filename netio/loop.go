@@ -301,7 +301,9 @@ func (c *LoopConn) SetDeadline(t time.Time) error {
 // reads start with the input the Handler leaves unused in this call (or
 // that earlier calls left), and its writes follow the output queued so
 // far, which it sends first; both wait until the current call has
-// returned. The loop is then done with c: OnClose learns ErrDetached.
+// returned. Its Close, too, sends that output first (waiting at most
+// DefaultLinger for room, and returning ErrUnsent if some was left).
+// The loop is then done with c: OnClose learns ErrDetached.
 func (c *LoopConn) Detach() (net.Conn, error) {
 	switch {
 	case c.det != nil:
