@@ -53,8 +53,9 @@ type LoopOptions struct {
 	// 0 means 256 KiB.
 	ReadBudget int
 	// IdleTimeout closes a connection that has sent nothing for that
-	// long while it was being read (ErrIdleTimeout); 0 means 5 minutes,
-	// a negative value none.
+	// long while it was being read (ErrIdleTimeout): not while
+	// SetReading(false) holds it or its output waits for room, nor after
+	// the peer's end of stream. 0 means 5 minutes, a negative value none.
 	IdleTimeout time.Duration
 	// WriteTimeout closes a connection whose output has waited for room
 	// that long without any of it being sent (ErrWriteTimeout); 0 means

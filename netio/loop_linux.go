@@ -770,6 +770,8 @@ func (l *loop) readable(c *LoopConn) {
 // only what arrives from now on (edge-triggered), so what came while c
 // was not read is read then.
 func (l *loop) resumeReading(c *LoopConn) {
+	c.readAt = l.clock() // idle counts from now
+	l.schedule(c)
 	l.post(task{lf: func(l *loop) {
 		if l != nil && !c.closed && !c.closing && c.det == nil && !c.unread {
 			l.readable(c)
@@ -1028,7 +1030,9 @@ func (l *loop) expiry(c *LoopConn) (int64, error) {
 		if l.stall > 0 {
 			at, err = c.progressAt+l.stall, ErrWriteTimeout
 		}
-	case !c.closing && l.idle > 0:
+	case !c.closing && !c.unread && !c.eof && l.idle > 0:
+		// Idle counts only while c is read: not while SetReading(false)
+		// holds it, nor after the peer's end of stream.
 		at, err = c.readAt+l.idle, ErrIdleTimeout
 	}
 	if c.deadline != 0 && (at == 0 || c.deadline < at) {

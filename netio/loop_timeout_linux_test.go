@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -430,4 +431,66 @@ func TestLoopsShutdownOnShutdownLate(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
+}
+
+// TestLoopsIdleNotRead: the idle timeout counts only while a connection
+// is read: not while SetReading(false) holds it (though the peer sends),
+// and not after the peer's end of stream, while replies still go out.
+func TestLoopsIdleNotRead(t *testing.T) {
+	clk := newFakeClock()
+	conns := make(chan *LoopConn, 2)
+	closed := make(chan error, 2)
+	eof := make(chan struct{}, 2)
+	h := func(c *LoopConn, in []byte) int {
+		if c.EOF() {
+			eof <- struct{}{}
+		}
+		return len(in) // no close at EOF: it answers later, by Do
+	}
+	opt := &LoopOptions{IdleTimeout: 200 * time.Millisecond,
+		OnOpen:  func(c *LoopConn) { conns <- c },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, h, opt)
+	noClose := func(what string) {
+		t.Helper()
+		select {
+		case err := <-closed:
+			t.Fatalf("%s: closed with %v", what, err)
+		default:
+		}
+	}
+
+	// Not read for 600 ms, the peer sending.
+	held := dial(t, s)
+	lh := <-conns
+	onLoop(t, lh, func(c *LoopConn) { c.SetReading(false) })
+	for range 6 {
+		held.Write([]byte("more\n"))
+		clk.advance(s, 100*time.Millisecond)
+	}
+	noClose("not read")
+	onLoop(t, lh, func(c *LoopConn) { c.SetReading(true) })
+	s.Sync() // the input held is read, at 600 ms
+	clk.advance(s, 199*time.Millisecond)
+	noClose("read again, 199 ms")
+	clk.advance(s, time.Millisecond)
+	if err := <-closed; !errors.Is(err, ErrIdleTimeout) {
+		t.Fatalf("read again and idle: %v, want ErrIdleTimeout", err)
+	}
+
+	// After the peer's end of stream, replies going out for 600 ms.
+	ended := dial(t, s)
+	le := <-conns
+	ended.CloseWrite()
+	<-eof
+	r := bufio.NewReader(ended)
+	for i := range 6 {
+		clk.advance(s, 100*time.Millisecond)
+		le.Do(func(c *LoopConn) { fmt.Fprintf(c, "reply %d\n", i) })
+		if line, err := r.ReadString('\n'); line != fmt.Sprintf("reply %d\n", i) {
+			t.Fatalf("reply %d after EOF: %q, %v", i, line, err)
+		}
+	}
+	noClose("after EOF")
 }
