@@ -58,8 +58,10 @@ type LoopOptions struct {
 	// the peer's end of stream. 0 means 5 minutes, a negative value none.
 	IdleTimeout time.Duration
 	// WriteTimeout closes a connection whose output has waited for room
-	// that long without any of it being sent (ErrWriteTimeout); 0 means
-	// 1 minute, a negative value none.
+	// that long without any of it being sent (ErrWriteTimeout): a peer
+	// that reads slowly but steadily makes progress, and is not closed,
+	// even while the socket's buffer stays too full to take more. 0
+	// means 1 minute, a negative value none.
 	WriteTimeout time.Duration
 
 	// OnOpen, if set, is called on the loop when a connection is added,
@@ -170,6 +172,7 @@ type LoopConn struct {
 	// Times on the loop's clock, in nanoseconds; 0 is none.
 	readAt     int64 // input last read, or reading resumed
 	progressAt int64 // output last sent while waiting for room
+	outq       int   // the kernel's send queue then (SIOCOUTQ), or -1
 	deadline   int64 // SetDeadline
 	heapAt     int64 // where the connection sits in the loop's heap
 	heapIdx    int32 // -1: not in the heap

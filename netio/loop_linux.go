@@ -816,7 +816,7 @@ func (l *loop) send(c *LoopConn) bool {
 	c.pending, c.off = c.pending[:0], 0
 	l.queue(c, out[n:])
 	c.waiting = true
-	c.progressAt = l.now
+	c.progressAt, c.outq = l.now, l.kernelQueued(c)
 	l.schedule(c)
 	l.watch(c, roomEvents)
 	return false
@@ -853,7 +853,7 @@ func (l *loop) drain(c *LoopConn) {
 		}
 		if err == unix.EAGAIN {
 			if sent {
-				c.progressAt = l.now
+				c.progressAt, c.outq = l.now, l.kernelQueued(c)
 			}
 			return
 		}
@@ -1096,9 +1096,41 @@ func (l *loop) expire() {
 			l.down(0)
 		default:
 			l.unschedule(c)
+			if err == ErrWriteTimeout && l.peerTook(c) {
+				continue
+			}
 			l.timeout(c, err)
 		}
 	}
+}
+
+// kernelQueued is how many bytes c's socket holds unacknowledged or
+// unsent, or -1.
+func (l *loop) kernelQueued(c *LoopConn) int {
+	n, err := unix.IoctlGetInt(c.fd, unix.SIOCOUTQ)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// peerTook reports whether c's peer, at its write timeout, has taken
+// bytes from the socket since its output last moved: the kernel sends
+// to a slow reader as its window opens, but EPOLLOUT comes only once half
+// of the socket's buffer is free, which a steady slow reader may never
+// let happen. Then the output has made progress: the loop sends what
+// fits, and the timeout counts from now.
+func (l *loop) peerTook(c *LoopConn) bool {
+	q := l.kernelQueued(c)
+	if q < 0 || c.outq < 0 || q >= c.outq {
+		return false
+	}
+	c.progressAt, c.outq = l.now, q
+	l.drain(c)
+	if !c.closed {
+		l.schedule(c)
+	}
+	return true
 }
 
 // timeout ends c, which reached a deadline: a write timeout closes it at
