@@ -33,6 +33,8 @@
 //   - All input sent before the peer's end of stream reaches the Handler
 //     ([LoopConn.EOF]); a close sends what was written first and lingers
 //     while the peer still sends, so the last reply is not lost to a reset.
+//   - A panic on a loop closes only its connection (OnClose learns
+//     [ErrPanic]); nil functions are refused with [ErrNilFunc].
 //
 // A Handler must not block: another goroutine answers through [LoopConn.Do],
 // and code that must block (crypto/tls) takes the connection with

@@ -13,7 +13,8 @@ import (
 // called on the connection's event loop with the bytes read so far and
 // not yet used, and returns how many of them it used: the rest is given
 // to it again, in front of the next bytes read (a used outside 0 to
-// len(in) panics). in is valid only during the call. What the Handler
+// len(in) is taken for a panic of the Handler). in is valid only during
+// the call. What the Handler
 // writes to c leaves, with everything else it wrote in the same call, in
 // one write(2) after it returns.
 //
@@ -22,7 +23,13 @@ import (
 // true; the connection stays open for output until it is closed.
 //
 // A Handler must not block: the loop serves its other connections only
-// between calls.
+// between calls. A panic in a Handler, in a LoopOptions callback or in a
+// function run by Do or AfterFunc is recovered, as net/http's server
+// does: the connection is closed at once, its output dropped, and
+// OnClose learns a *PanicError (errors.Is ErrPanic) with the panic's
+// value and stack; the server and its other connections go on. A panic
+// in OnClose or OnAcceptError has no connection to close, and is
+// dropped.
 type Handler func(c *LoopConn, in []byte) (used int)
 
 // LoopOptions configure a [Loops] server. The zero value is usable, with
@@ -46,12 +53,15 @@ type LoopOptions struct {
 	// 0 means 256 KiB.
 	ReadBudget int
 	// IdleTimeout closes a connection that has sent nothing for that
-	// long while it was being read (ErrIdleTimeout); 0 means 5 minutes,
-	// a negative value none.
+	// long while it was being read (ErrIdleTimeout): not while
+	// SetReading(false) holds it or its output waits for room, nor after
+	// the peer's end of stream. 0 means 5 minutes, a negative value none.
 	IdleTimeout time.Duration
 	// WriteTimeout closes a connection whose output has waited for room
-	// that long without any of it being sent (ErrWriteTimeout); 0 means
-	// 1 minute, a negative value none.
+	// that long without any of it being sent (ErrWriteTimeout): a peer
+	// that reads slowly but steadily makes progress, and is not closed,
+	// even while the socket's buffer stays too full to take more. 0
+	// means 1 minute, a negative value none.
 	WriteTimeout time.Duration
 
 	// OnOpen, if set, is called on the loop when a connection is added,
@@ -114,7 +124,29 @@ var (
 	// ErrWriteTimeout closes a connection whose output made no progress
 	// for LoopOptions.WriteTimeout.
 	ErrWriteTimeout = fmt.Errorf("netio: write timeout: %w", os.ErrDeadlineExceeded)
+	// ErrPanic is what the *PanicError OnClose learns for a connection
+	// whose Handler (or callback) panicked matches with errors.Is.
+	ErrPanic = errors.New("netio: panic in a call on the loop")
 )
+
+// A PanicError is what OnClose learns for a connection closed because a
+// call on its loop panicked.
+type PanicError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the panicking goroutine's stack, as debug.Stack has it
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("netio: panic in a call on the loop: %v\n%s", e.Value, e.Stack)
+}
+
+// Unwrap returns ErrPanic, and the panic's value if it is an error.
+func (e *PanicError) Unwrap() []error {
+	if err, ok := e.Value.(error); ok {
+		return []error{ErrPanic, err}
+	}
+	return []error{ErrPanic}
+}
 
 const (
 	defaultMaxInput     = 64 << 10
@@ -142,6 +174,7 @@ type LoopConn struct {
 	// Times on the loop's clock, in nanoseconds; 0 is none.
 	readAt     int64 // input last read, or reading resumed
 	progressAt int64 // output last sent while waiting for room
+	outq       int   // the kernel's send queue then (SIOCOUTQ), or -1
 	deadline   int64 // SetDeadline
 	heapAt     int64 // where the connection sits in the loop's heap
 	heapIdx    int32 // -1: not in the heap
@@ -229,7 +262,11 @@ func (c *LoopConn) Queued() int {
 // server has closed and ErrClosed once c has, and f never runs then; f
 // does not run either if c is closed before the loop gets to it. It is how
 // a Handler that hands a request to another goroutine answers it later.
+// A nil f is refused with ErrNilFunc.
 func (c *LoopConn) Do(f func(c *LoopConn)) error {
+	if f == nil {
+		return ErrNilFunc
+	}
 	if c.gone.Load() {
 		return ErrClosed
 	}
@@ -270,7 +307,9 @@ func (c *LoopConn) SetDeadline(t time.Time) error {
 // reads start with the input the Handler leaves unused in this call (or
 // that earlier calls left), and its writes follow the output queued so
 // far, which it sends first; both wait until the current call has
-// returned. The loop is then done with c: OnClose learns ErrDetached.
+// returned. Its Close, too, sends that output first (waiting at most
+// DefaultLinger for room, and returning ErrUnsent if some was left).
+// The loop is then done with c: OnClose learns ErrDetached.
 func (c *LoopConn) Detach() (net.Conn, error) {
 	switch {
 	case c.det != nil:
@@ -369,7 +408,8 @@ type Loops struct {
 // Serve serves the connections ln accepts with h, on opt.Loops event
 // loops (Linux only; elsewhere it fails with errors.ErrUnsupported), until
 // Shutdown or Close. If opt is nil, defaults apply. The listener is the
-// server's from now on: do not call its Accept.
+// server's from now on: do not call its Accept. A nil h fails with
+// ErrNilFunc, a nil ln with os.ErrInvalid.
 //
 // A loop reads a readable connection into its own buffer, calls h, and
 // writes what h wrote with one write(2): pipelined requests read together
@@ -378,6 +418,12 @@ type Loops struct {
 // again until it has been sent. Accepted connections are spread over the
 // loops in turn.
 func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
+	switch {
+	case h == nil:
+		return nil, fmt.Errorf("netio: Serve: nil Handler: %w", ErrNilFunc)
+	case ln == nil:
+		return nil, fmt.Errorf("netio: Serve: nil listener: %w", os.ErrInvalid)
+	}
 	s := &Loops{ln: ln, h: h}
 	if opt != nil {
 		s.opt = *opt

@@ -3,7 +3,12 @@ package netio
 import (
 	"net"
 	"sync"
+	"time"
 )
+
+// detachLinger is how long a detached connection's Close waits for room
+// for the output the loop had queued, as Conn.Close's DefaultLinger.
+const detachLinger = DefaultLinger
 
 // A detachedConn is a connection Detach took from its loop: its reads
 // start with the input the loop had read and its Handler left unused, and
@@ -52,4 +57,25 @@ func (d *detachedConn) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return d.Conn.Write(p)
+}
+
+// Close sends what the loop had queued, if no Read or Write has, waiting
+// at most detachLinger for room, then closes the connection; it returns
+// ErrUnsent if some of it could not be sent.
+func (d *detachedConn) Close() error {
+	<-d.ready
+	d.mu.Lock()
+	var err error
+	if len(d.out) > 0 {
+		d.Conn.SetWriteDeadline(time.Now().Add(detachLinger))
+		if _, werr := d.Conn.Write(d.out); werr != nil {
+			err = ErrUnsent
+		}
+		d.out = nil
+	}
+	d.mu.Unlock()
+	if cerr := d.Conn.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

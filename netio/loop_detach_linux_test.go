@@ -170,3 +170,29 @@ func TestLoopsDetachUnused(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopsDetachClose: a detached connection closed at once, with no
+// Read or Write, still sends what the loop had queued, then ends.
+func TestLoopsDetachClose(t *testing.T) {
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		c.WriteString("queued\n")
+		nc, err := c.Detach()
+		if err != nil {
+			t.Error(err)
+			return len(in)
+		}
+		go func() { closed <- nc.Close() }()
+		return len(in)
+	}
+	s := startLoops(t, h, nil)
+	c := dial(t, s)
+	c.Write([]byte("go\n"))
+	all, err := io.ReadAll(c)
+	if err != nil || string(all) != "queued\n" {
+		t.Fatalf("the client read %q, %v; want the queued line", all, err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}

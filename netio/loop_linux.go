@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -476,7 +477,10 @@ func (l *loop) acceptAll() {
 
 func (l *loop) acceptError(err error) {
 	if f := l.s.opt.OnAcceptError; f != nil {
-		f(fmt.Errorf("netio: accept: %w", err))
+		func() {
+			defer func() { recover() }() // nowhere to report it; the server goes on
+			f(fmt.Errorf("netio: accept: %w", err))
+		}()
 	}
 }
 
@@ -524,10 +528,7 @@ func (l *loop) add(fd int, sa unix.Sockaddr) {
 	}
 	l.schedule(c)
 	if f := l.s.opt.OnOpen; f != nil {
-		c.calling = true
-		f(c)
-		c.calling = false
-		if !l.after(c) {
+		if !l.call(c, f) || !l.after(c) {
 			return
 		}
 	}
@@ -555,10 +556,9 @@ func (l *loop) runTasks() {
 		if c.closed || c.closing || c.det != nil {
 			continue
 		}
-		c.calling = true
-		t.f(c)
-		c.calling = false
-		l.after(c)
+		if l.call(c, t.f) {
+			l.after(c)
+		}
 	}
 }
 
@@ -600,9 +600,9 @@ func (l *loop) writable(c *LoopConn) {
 	if f == nil {
 		return
 	}
-	c.calling = true
-	f(c)
-	c.calling = false
+	if !l.call(c, f) {
+		return
+	}
 	if c.det != nil {
 		l.finishDetach(c, c.in[c.inOff:])
 		return
@@ -731,11 +731,9 @@ func (l *loop) readable(c *LoopConn) {
 			read += n
 			c.readAt = l.now
 			total := start + max(n, 0)
-			c.calling = true
-			used := l.s.h(c, buf[:total])
-			c.calling = false
-			if used < 0 || used > total {
-				panic("netio: Handler returned " + strconv.Itoa(used) + " used of " + strconv.Itoa(total) + " bytes")
+			used, ok := l.handle(c, buf[:total])
+			if !ok {
+				return
 			}
 			rest := buf[used:total]
 			if c.det != nil {
@@ -772,6 +770,8 @@ func (l *loop) readable(c *LoopConn) {
 // only what arrives from now on (edge-triggered), so what came while c
 // was not read is read then.
 func (l *loop) resumeReading(c *LoopConn) {
+	c.readAt = l.clock() // idle counts from now
+	l.schedule(c)
 	l.post(task{lf: func(l *loop) {
 		if l != nil && !c.closed && !c.closing && c.det == nil && !c.unread {
 			l.readable(c)
@@ -816,7 +816,7 @@ func (l *loop) send(c *LoopConn) bool {
 	c.pending, c.off = c.pending[:0], 0
 	l.queue(c, out[n:])
 	c.waiting = true
-	c.progressAt = l.now
+	c.progressAt, c.outq = l.now, l.kernelQueued(c)
 	l.schedule(c)
 	l.watch(c, roomEvents)
 	return false
@@ -853,7 +853,7 @@ func (l *loop) drain(c *LoopConn) {
 		}
 		if err == unix.EAGAIN {
 			if sent {
-				c.progressAt = l.now
+				c.progressAt, c.outq = l.now, l.kernelQueued(c)
 			}
 			return
 		}
@@ -959,7 +959,7 @@ func (l *loop) release(c *LoopConn, err error) {
 	}
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
 	if f := l.s.opt.OnClose; f != nil {
-		f(c, err)
+		onClose(f, c, err)
 	}
 	if l.draining && l.s.sys.open.Add(-1) == 0 {
 		l.s.sys.endDrain()
@@ -998,10 +998,9 @@ func (l *loop) startDrain() {
 // is sent.
 func (l *loop) drainOne(c *LoopConn) {
 	if f := l.s.opt.OnShutdown; f != nil {
-		c.calling = true
-		f(c)
-		c.calling = false
-		l.after(c)
+		if l.call(c, f) {
+			l.after(c)
+		}
 		return
 	}
 	l.drainConn(c)
@@ -1035,7 +1034,9 @@ func (l *loop) expiry(c *LoopConn) (int64, error) {
 		if l.stall > 0 {
 			at, err = c.progressAt+l.stall, ErrWriteTimeout
 		}
-	case !c.closing && l.idle > 0:
+	case !c.closing && !c.unread && !c.eof && l.idle > 0:
+		// Idle counts only while c is read: not while SetReading(false)
+		// holds it, nor after the peer's end of stream.
 		at, err = c.readAt+l.idle, ErrIdleTimeout
 	}
 	if c.deadline != 0 && (at == 0 || c.deadline < at) {
@@ -1099,9 +1100,41 @@ func (l *loop) expire() {
 			l.down(0)
 		default:
 			l.unschedule(c)
+			if err == ErrWriteTimeout && l.peerTook(c) {
+				continue
+			}
 			l.timeout(c, err)
 		}
 	}
+}
+
+// kernelQueued is how many bytes c's socket holds unacknowledged or
+// unsent, or -1.
+func (l *loop) kernelQueued(c *LoopConn) int {
+	n, err := unix.IoctlGetInt(c.fd, unix.SIOCOUTQ)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// peerTook reports whether c's peer, at its write timeout, has taken
+// bytes from the socket since its output last moved: the kernel sends
+// to a slow reader as its window opens, but EPOLLOUT comes only once half
+// of the socket's buffer is free, which a steady slow reader may never
+// let happen. Then the output has made progress: the loop sends what
+// fits, and the timeout counts from now.
+func (l *loop) peerTook(c *LoopConn) bool {
+	q := l.kernelQueued(c)
+	if q < 0 || c.outq < 0 || q >= c.outq {
+		return false
+	}
+	c.progressAt, c.outq = l.now, q
+	l.drain(c)
+	if !c.closed {
+		l.schedule(c)
+	}
+	return true
 }
 
 // timeout ends c, which reached a deadline: a write timeout closes it at
@@ -1117,9 +1150,9 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	c.deadline = 0
-	c.calling = true
-	f(c, err)
-	c.calling = false
+	if !l.callTimeout(c, f, err) {
+		return
+	}
 	c.closing, c.closeErr = true, err
 	if l.after(c) {
 		l.close(c, err)
@@ -1225,10 +1258,9 @@ func (l *loop) runTimers() {
 		if !t.live() || !t.state.CompareAndSwap(timerPending, timerDone) {
 			continue
 		}
-		c.calling = true
-		t.f(c)
-		c.calling = false
-		l.after(c)
+		if l.call(c, t.f) {
+			l.after(c)
+		}
 	}
 	if d := l.deadTimers.Load(); d > 64 && d > int64(len(l.timers)/2) {
 		l.compactTimers()
@@ -1339,5 +1371,78 @@ func (l *loop) timerDown(i int) {
 		}
 		l.timerSwap(i, m)
 		i = m
+	}
+}
+
+// Panics. A panic in a call on a connection's loop (its Handler, a
+// callback, a function run by Do or AfterFunc) is recovered: the
+// connection is closed at once, its output dropped, and OnClose learns a
+// *PanicError. The loop and its other connections go on.
+
+// call runs f as a call on c, and reports whether it returned; if it
+// panicked, c is closed.
+func (l *loop) call(c *LoopConn, f func(*LoopConn)) (ok bool) {
+	defer func() {
+		if !ok {
+			l.panicked(c, recover())
+		}
+	}()
+	c.calling = true
+	f(c)
+	c.calling = false
+	return true
+}
+
+// handle calls the Handler with in; !ok means it panicked or returned a
+// used outside 0 to len(in), and c is closed.
+func (l *loop) handle(c *LoopConn, in []byte) (used int, ok bool) {
+	defer func() {
+		if !ok {
+			l.panicked(c, recover())
+		}
+	}()
+	c.calling = true
+	used = l.s.h(c, in)
+	c.calling = false
+	if used < 0 || used > len(in) {
+		panic(fmt.Sprintf("netio: Handler returned %d used of %d bytes", used, len(in)))
+	}
+	return used, true
+}
+
+// callTimeout is call for OnTimeout.
+func (l *loop) callTimeout(c *LoopConn, f func(*LoopConn, error), err error) (ok bool) {
+	defer func() {
+		if !ok {
+			l.panicked(c, recover())
+		}
+	}()
+	c.calling = true
+	f(c, err)
+	c.calling = false
+	return true
+}
+
+// onClose tells OnClose; a panic there has no connection left to close
+// and is dropped.
+func onClose(f func(*LoopConn, error), c *LoopConn, err error) {
+	defer func() { recover() }()
+	f(c, err)
+}
+
+// panicked closes c, whose call panicked with v, at once.
+func (l *loop) panicked(c *LoopConn, v any) {
+	c.calling = false
+	err := &PanicError{Value: v, Stack: debug.Stack()}
+	l.out = l.out[:0]
+	if d := c.det; d != nil {
+		d.Conn.Close() // the goroutine it was given to learns net.ErrClosed
+		close(d.ready)
+		l.release(c, err)
+		return
+	}
+	if !c.closed {
+		c.lingering = true // no linger: closed at once
+		l.close(c, err)
 	}
 }

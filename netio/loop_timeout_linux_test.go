@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A fakeClock is a loop clock that moves only when the test says.
@@ -429,5 +432,134 @@ func TestLoopsShutdownOnShutdownLate(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// TestLoopsIdleNotRead: the idle timeout counts only while a connection
+// is read: not while SetReading(false) holds it (though the peer sends),
+// and not after the peer's end of stream, while replies still go out.
+func TestLoopsIdleNotRead(t *testing.T) {
+	clk := newFakeClock()
+	conns := make(chan *LoopConn, 2)
+	closed := make(chan error, 2)
+	eof := make(chan struct{}, 2)
+	h := func(c *LoopConn, in []byte) int {
+		if c.EOF() {
+			eof <- struct{}{}
+		}
+		return len(in) // no close at EOF: it answers later, by Do
+	}
+	opt := &LoopOptions{IdleTimeout: 200 * time.Millisecond,
+		OnOpen:  func(c *LoopConn) { conns <- c },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, h, opt)
+	noClose := func(what string) {
+		t.Helper()
+		select {
+		case err := <-closed:
+			t.Fatalf("%s: closed with %v", what, err)
+		default:
+		}
+	}
+
+	// Not read for 600 ms, the peer sending.
+	held := dial(t, s)
+	lh := <-conns
+	onLoop(t, lh, func(c *LoopConn) { c.SetReading(false) })
+	for range 6 {
+		held.Write([]byte("more\n"))
+		clk.advance(s, 100*time.Millisecond)
+	}
+	noClose("not read")
+	onLoop(t, lh, func(c *LoopConn) { c.SetReading(true) })
+	s.Sync() // the input held is read, at 600 ms
+	clk.advance(s, 199*time.Millisecond)
+	noClose("read again, 199 ms")
+	clk.advance(s, time.Millisecond)
+	if err := <-closed; !errors.Is(err, ErrIdleTimeout) {
+		t.Fatalf("read again and idle: %v, want ErrIdleTimeout", err)
+	}
+
+	// After the peer's end of stream, replies going out for 600 ms.
+	ended := dial(t, s)
+	le := <-conns
+	ended.CloseWrite()
+	<-eof
+	r := bufio.NewReader(ended)
+	for i := range 6 {
+		clk.advance(s, 100*time.Millisecond)
+		le.Do(func(c *LoopConn) { fmt.Fprintf(c, "reply %d\n", i) })
+		if line, err := r.ReadString('\n'); line != fmt.Sprintf("reply %d\n", i) {
+			t.Fatalf("reply %d after EOF: %q, %v", i, line, err)
+		}
+	}
+	noClose("after EOF")
+}
+
+// TestLoopsWriteTimeoutSlowReader: a peer that reads slowly but steadily
+// is not closed by the write timeout, though the socket's buffer never
+// empties enough for the loop to write more: bytes leave all the time.
+func TestLoopsWriteTimeoutSlowReader(t *testing.T) {
+	const total = 1 << 20
+	clk := newFakeClock()
+	conns := make(chan *LoopConn, 1)
+	closed := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{IdleTimeout: -1, WriteTimeout: time.Minute,
+		OnOpen: func(c *LoopConn) {
+			c.Write(bytes.Repeat([]byte("w"), total))
+			conns <- c
+		},
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 256 << 10}), echo, opt)
+	nc := dialSmallWindow(t, s)
+	lc := <-conns
+	<-waiting
+	// The server's socket queue, as the loop sees it.
+	outq := func() int {
+		q := make(chan int, 1)
+		err := lc.Do(func(c *LoopConn) {
+			c.Control(func(fd uintptr) {
+				n, _ := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+				q <- n
+			})
+		})
+		if err != nil {
+			t.Fatalf("the connection was closed: %v", err)
+		}
+		return <-q
+	}
+	got := 0
+	buf := make([]byte, 16<<10)
+	for step := range 4 { // 160 s, 16 KiB a 40 s
+		before := outq()
+		n, err := io.ReadFull(nc, buf)
+		got += n
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		// Wait for the peer's acknowledgements to reach the server's
+		// socket (a change of its queue), so the loop can see them.
+		for i := 0; i < 1000 && outq() == before; i++ {
+			time.Sleep(time.Millisecond)
+		}
+		clk.advance(s, 40*time.Second)
+		select {
+		case err := <-closed:
+			t.Fatalf("a steady reader closed after %d s: %v", 40*(step+1), err)
+		default:
+		}
+	}
+	n, err := io.CopyN(io.Discard, nc, int64(total-got))
+	if err != nil {
+		t.Fatalf("read %d of the %d bytes queued: %v", got+int(n), total, err)
 	}
 }
