@@ -2,39 +2,26 @@ package smtpsinkcmd
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/wirespeed/wirespeed/internal/testcert"
 )
 
 // -tls-client-ca with -tls-client-required: a client with a certificate
 // the file names is served, one without fails its handshake.
 func TestRunClientCA(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client.test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	cert, err := testcert.Client("client.test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr, stop := run(t, "-tls-implicit", "-tls-client-ca", ca, "-tls-client-required", "-json")
@@ -51,7 +38,7 @@ func TestRunClientCA(t *testing.T) {
 		}
 		return err
 	}
-	if err := dialTLS([]tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}); err != nil {
+	if err := dialTLS([]tls.Certificate{cert}); err != nil {
 		t.Errorf("with the certificate: %v", err)
 	}
 	if err := dialTLS(nil); err == nil {
