@@ -248,3 +248,35 @@ func TestBatchRealClock(t *testing.T) {
 		t.Fatalf("want 240 sent, 200 measured, no errors, kernel arrival, batch 400µs: %+v", res)
 	}
 }
+
+// With Wait unset the run chooses it by its load, and says so: batch
+// where a loop's share of the rate would have WaitAdaptive spin all the
+// time (1/(Spin+50µs) a second and up), adaptive below, sleep with no
+// Spin; a Wait given is kept.
+func TestWaitChosen(t *testing.T) {
+	addr := server(t, echo)
+	for _, tc := range []struct {
+		cfg    Config
+		want   Wait
+		chosen bool
+	}{
+		{Config{QPS: 20000, Conns: 4}, WaitBatch, true},
+		{Config{QPS: 12500, Conns: 4}, WaitBatch, true},
+		{Config{QPS: 12000, Conns: 4}, WaitAdaptive, true},
+		{Config{QPS: 20000, Conns: 4, Loops: 2}, WaitAdaptive, true},
+		{Config{QPS: 20000, Conns: 4, Spin: 100 * time.Microsecond}, WaitBatch, true},
+		{Config{QPS: 5000, Conns: 4, Spin: 200 * time.Microsecond}, WaitBatch, true},
+		{Config{QPS: 20000, Conns: 4, Spin: -1}, WaitSleep, true},
+		{Config{QPS: 20000, Conns: 4, Wait: WaitSpin}, WaitSpin, false},
+	} {
+		cfg := tc.cfg
+		cfg.Addr, cfg.MsgSize, cfg.Duration = addr, 16, 20*time.Millisecond
+		res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wait != tc.want || res.WaitChosen != tc.chosen {
+			t.Errorf("%+v: wait %s chosen %v, want %s %v", tc.cfg, res.Wait, res.WaitChosen, tc.want, tc.chosen)
+		}
+	}
+}

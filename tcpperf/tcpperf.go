@@ -55,8 +55,12 @@ type Config struct {
 	// CPU is then all used, and LoopBusy tells how much of it went on
 	// messages.
 	Spin time.Duration
-	// Wait is how the loops wait between sends (default WaitAdaptive;
-	// WaitSleep where Spin is negative).
+	// Wait is how the loops wait between sends. By default the run
+	// chooses by its load (Result.WaitChosen): WaitBatch where a loop's
+	// share of QPS is so high that WaitAdaptive would never sleep (its
+	// next send always nearer than Spin + 50µs, about 12,500 msg/s with
+	// the default Spin) and so would take its whole CPU, WaitSleep where
+	// Spin is negative, WaitAdaptive otherwise.
 	Wait Wait
 	// Batch is how late WaitBatch lets a send be before it wakes the loop
 	// for it and for all others due by then (default 400µs; only with
@@ -69,6 +73,8 @@ type Config struct {
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
 	Progress     io.Writer     // one line per second; nil for none
 	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
+
+	waitChosen bool // Wait was chosen by the load (see check)
 }
 
 // Result is the outcome of a run, or of merged interval logs (Logs > 0:
@@ -80,6 +86,7 @@ type Result struct {
 	Connected       int     `json:"connected"` // opened (Conns - ConnectFailures)
 	Loops           int     `json:"loops,omitempty"`
 	Wait            Wait    `json:"wait"`               // how the loops waited between sends
+	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset)
 	BatchUs         float64 `json:"batch_us,omitempty"` // WaitBatch's window
 	Arrival         Arrival `json:"arrival"`            // how responses were timed
 	TargetQPS       float64 `json:"target_qps"`
@@ -217,10 +224,7 @@ func (cfg *Config) check() error {
 		cfg.Spin = 30 * time.Microsecond
 	}
 	if cfg.Wait == "" {
-		cfg.Wait = WaitAdaptive
-		if cfg.Spin < 0 {
-			cfg.Wait = WaitSleep
-		}
+		cfg.Wait, cfg.waitChosen = cfg.chooseWait(), true
 	}
 	if err := cfg.Wait.check(); err != nil {
 		return err
@@ -273,6 +277,19 @@ func (cfg *Config) check() error {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
 	return runIn(ctx, cfg, env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU})
+}
+
+// chooseWait is the Wait a run's load needs, where Config.Wait is unset:
+// see Config.Wait.
+func (cfg *Config) chooseWait() Wait {
+	loops := max(min(cfg.Loops, cfg.Conns), 1)
+	switch {
+	case cfg.Spin < 0:
+		return WaitSleep
+	case cfg.QPS > 0 && cfg.QPS/float64(loops) >= float64(time.Second)/float64(cfg.Spin+minNap):
+		return WaitBatch
+	}
+	return WaitAdaptive
 }
 
 // waitString says how the loops waited and timed responses, for the

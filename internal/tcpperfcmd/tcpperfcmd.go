@@ -47,7 +47,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	})
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "loops poll without sleeping this long before each send (negative: never)")
-	fs.StringVar((*string)(&cfg.Wait), "wait", string(tcpperf.WaitAdaptive), "how loops wait between sends: adaptive (poll Spin before a send and while a response is due), send (poll only before a send), sleep (never poll), spin (always poll), batch (wake when a send is -batch late and send all that are due; responses timed by the kernel)")
+	fs.StringVar((*string)(&cfg.Wait), "wait", "", "how loops wait between sends (default: chosen by the load, batch where a loop's share of -qps is over 1/(spin+50µs), about 12,500 msg/s, adaptive otherwise): adaptive (poll Spin before a send and while a response is due), send (poll only before a send), sleep (never poll), spin (always poll), batch (wake when a send is -batch late and send all that are due; responses timed by the kernel)")
 	fs.DurationVar(&cfg.Batch, "batch", 0, "-wait batch: how late a send may be before the loop wakes for it and all others due (default 400µs)")
 	fs.StringVar((*string)(&cfg.Arrival), "arrival", "", "how responses are timed: kernel (the kernel's receive timestamp) or read (when the loop read them); default kernel with -wait batch, read otherwise")
 	fs.DurationVar(&cfg.DrainTimeout, "drain", 2*time.Second, "wait this long for outstanding responses at the end")
@@ -148,6 +148,9 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	wait := string(r.Wait)
 	if r.BatchUs > 0 {
 		wait += fmt.Sprintf(" %gµs", r.BatchUs)
+	}
+	if r.WaitChosen {
+		wait += ", chosen by the load"
 	}
 	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %d loops waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, r.Loops, wait, 100*r.LoopBusy, r.Arrival)
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
