@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -29,10 +30,15 @@ type Config struct {
 	// Addr is host:port (port 25 if left out, 465 with TLSImplicit),
 	// optionally "inet:host:port", or "unix:/path" for a UNIX-domain
 	// socket.
-	Addr       string
-	Sessions   int    // -s: sessions in parallel (default 1)
-	Messages   int    // -m: messages in total (default 1)
-	Length     int    // -l: body bytes, not counting the header nor the last line's CRLF; 0: smtp-source's four-line default body
+	Addr     string
+	Sessions int // -s: sessions in parallel (default 1)
+	Messages int // -m: messages in total (default 1)
+	Length   int // -l: body bytes, not counting the header nor the last line's CRLF; 0: smtp-source's four-line default body
+	// LengthMax, if above Length, spreads the bodies' lengths over Length
+	// to LengthMax (-l MIN:MAX): message k's is picked by a hash of k, the
+	// same in every run, and its body is the first that many bytes of the
+	// LengthMax bytes' body (a CR left last becomes 'x'), then CRLF.
+	LengthMax  int
 	Reuse      bool   // -d: send the next message on the same connection instead of disconnecting
 	Recipients int    // -r: recipients per message (default 1), named "N"+To, ..., "2"+To, To
 	From       string // -f: sender (default foo@Helo)
@@ -81,6 +87,19 @@ type Config struct {
 	// smtp-source -F does: its lines get CRLF endings (a missing last one
 	// added) and are dot-stuffed on the wire.
 	Message []byte
+	// MessageSet, if set, are messages sent in turn instead (-F with a
+	// directory, an mbox or a Maildir; see LoadMessages): message k is
+	// MessageSet[k mod len(MessageSet)], its lines CRLF-ended as Message's.
+	MessageSet [][]byte
+	// Headers are header lines ("Name: value") added to each message's
+	// header, after the generated ones; with Message or MessageSet, before
+	// the message's own.
+	Headers []string
+	// FromList and ToList, if set, are senders and recipients taken in
+	// turn instead of From and To: message k is from FromList[k mod n] to
+	// Recipients addresses of ToList from the (k*Recipients)-th on
+	// (modulo its length). ToList needs at least Recipients addresses.
+	FromList, ToList []string
 
 	// TLS sends STARTTLS (RFC 3207) after EHLO and the rest of each
 	// session over TLS, EHLO again first; TLSImplicit starts TLS as soon
@@ -172,6 +191,9 @@ func (cfg *Config) check() error {
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
 		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
 	}
+	if err := cfg.checkMessages(); err != nil {
+		return err
+	}
 	cfg.AuthMech = strings.ToUpper(cfg.AuthMech)
 	switch {
 	case cfg.TLS && cfg.TLSImplicit:
@@ -193,8 +215,49 @@ func (cfg *Config) check() error {
 	default:
 		return fmt.Errorf("%w: body %q is none of pattern, mail, base64, longline", ErrConfig, cfg.Body)
 	}
-	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.Message == nil {
+	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.LengthMax == 0 && cfg.Message == nil && cfg.MessageSet == nil {
 		return fmt.Errorf("%w: body %s needs a length", ErrConfig, cfg.Body)
+	}
+	return nil
+}
+
+// checkMessages checks the fields that choose the messages and their
+// envelopes, trimming the lists' angle brackets.
+func (cfg *Config) checkMessages() error {
+	switch {
+	case cfg.LengthMax < 0 || cfg.LengthMax > 0 && cfg.LengthMax < cfg.Length:
+		return fmt.Errorf("%w: length range %d:%d", ErrConfig, cfg.Length, cfg.LengthMax)
+	case cfg.Message != nil && cfg.MessageSet != nil:
+		return fmt.Errorf("%w: a message and a message set", ErrConfig)
+	case cfg.MessageSet != nil && len(cfg.MessageSet) == 0:
+		return fmt.Errorf("%w: an empty message set", ErrConfig)
+	case cfg.LengthMax > cfg.Length && (cfg.Message != nil || cfg.MessageSet != nil):
+		return fmt.Errorf("%w: a length range with messages from files", ErrConfig)
+	case cfg.ToList != nil && len(cfg.ToList) < cfg.Recipients:
+		return fmt.Errorf("%w: %d recipients per message from a list of %d", ErrConfig, cfg.Recipients, len(cfg.ToList))
+	case cfg.ToList != nil && cfg.NumberRecipients:
+		return fmt.Errorf("%w: numbered recipients from a recipient list", ErrConfig)
+	case cfg.FromList != nil && len(cfg.FromList) == 0:
+		return fmt.Errorf("%w: an empty sender list", ErrConfig)
+	}
+	for _, l := range []*[]string{&cfg.FromList, &cfg.ToList} {
+		if *l == nil {
+			continue
+		}
+		*l = slices.Clone(*l)
+		for i, a := range *l {
+			a = strings.TrimSuffix(strings.TrimPrefix(a, "<"), ">")
+			if strings.ContainsAny(a, "\r\n<>") {
+				return fmt.Errorf("%w: address %q", ErrConfig, a)
+			}
+			(*l)[i] = a
+		}
+	}
+	for _, h := range cfg.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || name == "" || strings.ContainsAny(value, "\r\n") || strings.IndexFunc(name, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+			return fmt.Errorf("%w: header %q is not \"Name: value\" on one line", ErrConfig, h)
+		}
 	}
 	return nil
 }

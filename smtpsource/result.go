@@ -142,8 +142,9 @@ type Digest struct {
 type Result struct {
 	Proto      string  `json:"proto"` // "smtp" or "lmtp"
 	Sessions   int     `json:"sessions"`
-	Messages   int     `json:"messages"` // asked for
-	Length     int     `json:"length"`   // -l
+	Messages   int     `json:"messages"`             // asked for
+	Length     int     `json:"length"`               // -l
+	LengthMax  int     `json:"length_max,omitempty"` // -l MIN:MAX's MAX (Length is MIN)
 	Recipients int     `json:"recipients_per_message"`
 	TargetQPS  float64 `json:"target_qps"`          // 0: closed loop
 	Pipelining bool    `json:"pipelining"`          // used: asked for and offered (on a connection at least)

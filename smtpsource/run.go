@@ -229,7 +229,7 @@ func (r *run) errors() int64 {
 func (r *run) result(secs float64) *Result {
 	cfg := &r.cfg
 	res := &Result{
-		Proto: "smtp", Sessions: cfg.Sessions, Messages: cfg.Messages, Length: cfg.Length, Recipients: cfg.Recipients,
+		Proto: "smtp", Sessions: cfg.Sessions, Messages: cfg.Messages, Length: cfg.Length, LengthMax: cfg.LengthMax, Recipients: cfg.Recipients,
 		TargetQPS: cfg.QPS, Pipelining: r.pipe, Chunking: r.chunk, DurationS: secs,
 		Started: r.n.started.Load(), Delivered: r.n.delivered.Load(), Failed: r.n.failed.Load(), RcptOK: r.n.rcptOK.Load(),
 		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),

@@ -28,10 +28,13 @@ type session struct {
 	replies map[string]map[int]int64
 	digests []Digest
 	tls     TLSStats
-	hdr     []byte // the current message's header
-	msg     []byte // the current message, for BDAT without pipelining
-	pipe    bool   // pipelining used on a connection
-	chunk   bool   // BDAT used on a connection
+	hdr     []byte  // the current message's header
+	cur     msgBody // the current message's body
+	scratch msgBody // where ranged bodies are made
+	mailBuf []byte  // the last MAIL command made, if not the run's
+	msg     []byte  // the current message, for BDAT without pipelining
+	pipe    bool    // pipelining used on a connection
+	chunk   bool    // BDAT used on a connection
 	// ahead is the next message, when its envelope went out behind the
 	// last message's data; nil otherwise.
 	ahead   *ahead
@@ -578,11 +581,12 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	r := s.r
 	c := s.c
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
+	s.cur = r.tmpl.bodyOf(k, &s.scratch)
 	bdat := c.chunking && r.cfg.Chunking
 	if c.pipelining && r.cfg.Pipelining {
-		return s.pipelined(ctx, bdat, turn)
+		return s.pipelined(ctx, k, bdat, turn)
 	}
-	c.bw.Write(r.mailCmd)
+	c.bw.Write(s.mail(k))
 	t := r.now()
 	if s.flush(ctx, "mail") != nil {
 		return false, false
@@ -597,7 +601,7 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	}
 	accepted := 0
 	for i := range r.rcptCmds {
-		c.bw.Write(s.rcpt(i))
+		c.bw.Write(s.rcpt(k, i))
 		t := r.now()
 		if s.flush(ctx, "rcpt") != nil {
 			return false, false
@@ -637,16 +641,16 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 // pipelined sends MAIL, the RCPTs and DATA (or the BDAT chunks) in one
 // write, unless they were sent ahead (turn >= 0: their turn came then),
 // and reads their replies.
-func (s *session) pipelined(ctx context.Context, bdat bool, turn int64) (ok, open bool) {
+func (s *session) pipelined(ctx context.Context, k int64, bdat bool, turn int64) (ok, open bool) {
 	r := s.r
 	c := s.c
 	t := turn
 	if turn < 0 {
 		if bdat {
-			s.envelope()
+			s.envelope(k)
 			return s.chunks(ctx, 0, true)
 		}
-		s.envelope()
+		s.envelope(k)
 		c.bw.WriteString("DATA\r\n")
 		t = r.now()
 		if s.flush(ctx, "mail") != nil {
@@ -680,18 +684,36 @@ func (s *session) pipelined(ctx context.Context, bdat bool, turn int64) (ok, ope
 	return s.data(ctx, accepted)
 }
 
-// envelope buffers MAIL and the RCPTs.
-func (s *session) envelope() {
-	s.c.bw.Write(s.r.mailCmd)
+// envelope buffers message k's MAIL and RCPTs.
+func (s *session) envelope(k int64) {
+	s.c.bw.Write(s.mail(k))
 	for i := range s.r.rcptCmds {
-		s.c.bw.Write(s.rcpt(i))
+		s.c.bw.Write(s.rcpt(k, i))
 	}
 }
 
-// rcpt returns the i-th RCPT command of the next message, valid until the
-// next call.
-func (s *session) rcpt(i int) []byte {
+// mail returns message k's MAIL command, valid until the next call.
+func (s *session) mail(k int64) []byte {
 	r := s.r
+	if r.cfg.FromList == nil {
+		return r.mailCmd
+	}
+	b := append(s.mailBuf[:0], "MAIL FROM:<"...)
+	b = append(b, r.cfg.FromList[k%int64(len(r.cfg.FromList))]...)
+	s.mailBuf = append(b, ">\r\n"...)
+	return s.mailBuf
+}
+
+// rcpt returns the i-th RCPT command of message k, valid until the next
+// call.
+func (s *session) rcpt(k int64, i int) []byte {
+	r := s.r
+	if l := r.cfg.ToList; l != nil {
+		b := append(s.rcptBuf[:0], "RCPT TO:<"...)
+		b = append(b, l[(k*int64(r.cfg.Recipients)+int64(i))%int64(len(l))]...)
+		s.rcptBuf = append(b, ">\r\n"...)
+		return s.rcptBuf
+	}
 	if !r.cfg.NumberRecipients {
 		return r.rcptCmds[i]
 	}
@@ -738,10 +760,10 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 	c := s.c
 	t := r.now()
 	c.bw.Write(s.hdr)
-	c.bw.Write(r.tmpl.encoded)
+	c.bw.Write(s.cur.encoded)
 	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining && r.cfg.Wait == 0 && r.cfg.RandomWait == 0 {
 		if k, t0, ok := s.claimDue(ctx); ok {
-			s.envelope()
+			s.envelope(k)
 			c.bw.WriteString("DATA\r\n")
 			s.ahead = &ahead{k: k, t0: t0, c: c, turn: -1}
 		}
@@ -823,7 +845,7 @@ func (s *session) endReplies(ctx context.Context, accepted int, t int64) (ok, op
 		r.n.data.Add(1)
 	}
 	if delivered {
-		r.n.bytes.Add(int64(len(s.hdr) + len(r.tmpl.body)))
+		r.n.bytes.Add(int64(len(s.hdr) + len(s.cur.body)))
 	}
 	return delivered, false
 }
@@ -841,7 +863,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		t := r.now()
 		cw := c.tw.ChunkWriter(size)
 		cw.Write(s.hdr)
-		cw.Write(r.tmpl.body)
+		cw.Write(s.cur.body)
 		if err := cw.Close(); err != nil { // flushes the group
 			s.writeFail(ctx, "mail", err)
 			return false, false
@@ -887,7 +909,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 	t := r.now()
 	// One chunk may hold the end of the header and the start of the
 	// body: send them from one buffer.
-	s.msg = append(append(s.msg[:0], s.hdr...), r.tmpl.body...)
+	s.msg = append(append(s.msg[:0], s.hdr...), s.cur.body...)
 	msg := s.msg
 	for {
 		n := min(size, len(msg))

@@ -39,7 +39,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Postfix smtp-source's flags, with its meanings.
 	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel (smtp-source -s)")
 	fs.IntVar(&cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
-	fs.IntVar(&cfg.Length, "l", 0, "body `length` in bytes, not counting the header nor the last CRLF; 0: smtp-source's four-line body (smtp-source -l)")
+	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range; 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
 	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
 	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>) (smtp-source -f)")
@@ -61,7 +61,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
 	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes`")
-	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH)")
+	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH); a directory (a message a file), an mbox or a Maildir: their messages in turn")
+	fs.Func("header", "add this `Name: value` line to each message's header (repeatable)", func(v string) error {
+		cfg.Headers = append(cfg.Headers, v)
+		return nil
+	})
+	fromFile := fs.String("from-file", "", "take the senders in turn from this `file`, an address a line (instead of -f)")
+	toFile := fs.String("to-file", "", "take the recipients in turn from this `file`, an address a line (instead of -t; -r of them a message)")
 	body := fs.String("body", "pattern", "`kind` of body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
 	fs.Float64Var(&cfg.QPS, "qps", 0, "open loop: start `rate` messages per second over all sessions, latency from each intended start; 0: closed loop")
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
@@ -118,13 +124,33 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		*body = "file:" + *msgFile
 	}
 	if path, ok := strings.CutPrefix(*body, "file:"); ok {
-		msg, err := os.ReadFile(path)
+		msgs, err := smtpsource.LoadMessages(path)
 		if err != nil {
-			return fmt.Errorf("smtp-source: %w", err)
+			return fmt.Errorf("smtp-source: -F: %w", err)
 		}
-		cfg.Message = msg
+		if len(msgs) == 1 {
+			cfg.Message = msgs[0]
+		} else {
+			cfg.MessageSet = msgs
+		}
 	} else {
 		cfg.Body = *body
+	}
+	for _, l := range []struct {
+		flag, file string
+		to         *[]string
+	}{{"-from-file", *fromFile, &cfg.FromList}, {"-to-file", *toFile, &cfg.ToList}} {
+		if l.file == "" {
+			continue
+		}
+		addrs, err := addressList(l.file)
+		if err != nil {
+			return fmt.Errorf("smtp-source: %s: %w", l.flag, err)
+		}
+		if len(addrs) == 0 {
+			return cli.Usagef("smtp-source: %s: no address in %s", l.flag, l.file)
+		}
+		*l.to = addrs
 	}
 	if *counter {
 		cfg.Counter = stdout
@@ -226,8 +252,12 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	if len(ext) > 0 {
 		load += ", " + strings.Join(ext, ", ")
 	}
-	fmt.Fprintf(w, "%s, %d sessions, %s, %d messages, -l %d, %d recipients each, %.3fs\n",
-		strings.ToUpper(r.Proto), r.Sessions, load, r.Messages, r.Length, r.Recipients, r.DurationS)
+	length := strconv.Itoa(r.Length)
+	if r.LengthMax > r.Length {
+		length += ":" + strconv.Itoa(r.LengthMax)
+	}
+	fmt.Fprintf(w, "%s, %d sessions, %s, %d messages, -l %s, %d recipients each, %.3fs\n",
+		strings.ToUpper(r.Proto), r.Sessions, load, r.Messages, length, r.Recipients, r.DurationS)
 	fmt.Fprintf(w, "delivered %d of %d started (failed %d), %.0f msg/s, %.2f MB/s, %d connections\n",
 		r.Delivered, r.Started, r.Failed, r.MsgPerS, r.MBPerS, r.Connections)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -305,6 +335,48 @@ func codeList[K cmp.Ordered](counts map[K]int64) string {
 		fmt.Fprintf(&b, "%v×%d", k, counts[k])
 	}
 	return b.String()
+}
+
+// addressList reads a file of addresses, one a line; empty lines and
+// lines starting with '#' are left out.
+func addressList(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
+			addrs = append(addrs, l)
+		}
+	}
+	return addrs, nil
+}
+
+// lengthFlag is -l: a length, or MIN:MAX.
+type lengthFlag struct{ min, max *int }
+
+func (l *lengthFlag) String() string {
+	if l.min == nil || *l.max == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d:%d", *l.min, *l.max)
+}
+
+func (l *lengthFlag) Set(v string) error {
+	lo, hi, ranged := strings.Cut(v, ":")
+	a, err := strconv.Atoi(lo)
+	if err != nil || a < 0 {
+		return fmt.Errorf("%q: want a length in bytes or MIN:MAX", v)
+	}
+	b := 0
+	if ranged {
+		if b, err = strconv.Atoi(hi); err != nil || b < a {
+			return fmt.Errorf("%q: want MIN:MAX, MIN <= MAX", v)
+		}
+	}
+	*l.min, *l.max = a, b
+	return nil
 }
 
 // seconds is a duration flag that also takes a number of seconds, as
