@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -120,6 +121,17 @@ type Config struct {
 	// from that intended start. 0: each session starts its next message as
 	// soon as the last one is done.
 	QPS float64
+	// Stages, instead of QPS, is an open-loop schedule in stages, ramps
+	// or constant rates one after another; after the last, the rate stays
+	// at its To (none if 0). Each stage's messages have their latencies
+	// apart in Result.Stages and in the interval log.
+	Stages []Stage
+	// Duration, if positive, ends the run when it has run so long: no
+	// message starts after it, and the ones under way are finished (a
+	// message sent ahead behind another's data, already started, too).
+	// With Messages 0 the messages are unlimited; with Messages 0 and
+	// Stages, Duration 0 is the stages' total.
+	Duration time.Duration
 	// Spin is how long before each intended start a waiting session stops
 	// sleeping and spins (default 30µs).
 	Spin        time.Duration
@@ -145,6 +157,14 @@ func (cfg *Config) check() error {
 		}
 	}
 	def(&cfg.Sessions, 1)
+	if cfg.Messages == 0 && cfg.Duration == 0 && cfg.Stages != nil {
+		for _, st := range cfg.Stages {
+			cfg.Duration += st.Duration
+		}
+	}
+	if cfg.Messages == 0 && cfg.Duration > 0 {
+		cfg.Messages = math.MaxInt
+	}
 	def(&cfg.Messages, 1)
 	def(&cfg.Recipients, 1)
 	def(&cfg.ChunkSize, 64<<10)
@@ -178,18 +198,23 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: no address", ErrConfig)
 	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
 		return fmt.Errorf("%w: negative count", ErrConfig)
-	case cfg.QPS < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
+	case cfg.QPS < 0 || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
 		return fmt.Errorf("%w: negative rate or time", ErrConfig)
 	case cfg.Wait > 0 && cfg.RandomWait > 0:
 		return fmt.Errorf("%w: a fixed and a random wait between messages", ErrConfig)
-	case (cfg.Wait > 0 || cfg.RandomWait > 0) && cfg.QPS > 0:
+	case (cfg.Wait > 0 || cfg.RandomWait > 0) && cfg.openLoop():
 		return fmt.Errorf("%w: a wait between messages in open loop", ErrConfig)
+	case cfg.QPS > 0 && cfg.Stages != nil:
+		return fmt.Errorf("%w: a rate and stages", ErrConfig)
 	case cfg.ConnectTries < 0 || cfg.WindowSize < 0:
 		return fmt.Errorf("%w: negative connect tries or window size", ErrConfig)
 	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:
 		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
 		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
+	}
+	if err := checkStages(cfg.Stages); err != nil {
+		return err
 	}
 	if err := cfg.checkMessages(); err != nil {
 		return err
@@ -220,6 +245,9 @@ func (cfg *Config) check() error {
 	}
 	return nil
 }
+
+// openLoop reports whether messages start on a schedule.
+func (cfg *Config) openLoop() bool { return cfg.QPS > 0 || cfg.Stages != nil }
 
 // checkMessages checks the fields that choose the messages and their
 // envelopes, trimming the lists' angle brackets.

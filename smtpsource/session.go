@@ -38,7 +38,10 @@ type session struct {
 	// ahead is the next message, when its envelope went out behind the
 	// last message's data; nil otherwise.
 	ahead   *ahead
-	rcptBuf []byte // the last RCPT command made with NumberRecipients
+	rcptBuf []byte // the last RCPT command made with NumberRecipients or ToList
+	// stages holds each stage's latencies (Config.Stages): delivered
+	// messages', then failed ones'.
+	stages [][2]*hdrhistogram.Histogram
 	// backoff is the wait after the last greeting refused, if the one
 	// after it was not a 220 (0 then), and retryAt when it ends.
 	backoff time.Duration
@@ -85,6 +88,9 @@ func newSession(r *run) *session {
 	for i := range s.hist {
 		s.hist[i] = newHist()
 	}
+	for range r.cfg.Stages {
+		s.stages = append(s.stages, [2]*hdrhistogram.Histogram{newHist(), newHist()})
+	}
 	return s
 }
 
@@ -123,17 +129,22 @@ func (s *session) run(ctx context.Context) {
 				}
 			}
 			k = r.next.Add(1) - 1
-			if k >= int64(r.cfg.Messages) {
+			// In open loop a message is due by its intended start, however
+			// late the session is to it.
+			if k >= int64(r.cfg.Messages) || !r.cfg.openLoop() && r.over(r.now()) {
 				break
 			}
 			if d := s.wait(); d > 0 && !first {
 				until(r.env.clock.Now().Add(d))
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || !r.cfg.openLoop() && r.over(r.now()) {
 					break
 				}
 			}
-			if r.cfg.QPS > 0 {
-				t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
+			if r.cfg.openLoop() {
+				t0, _ = r.sched.at(k)
+				if t0 == never || r.over(t0) {
+					break
+				}
 				until(r.base.Add(time.Duration(t0)))
 				if ctx.Err() != nil {
 					break
@@ -152,7 +163,7 @@ func (s *session) run(ctx context.Context) {
 	}
 	if a := s.ahead; a != nil { // cancelled with a message started
 		r.n.failed.Add(1)
-		s.since(phaseFailed, a.t0)
+		s.done(phaseFailed, a.k, a.t0)
 		s.ahead = nil
 	}
 	s.quit(ctx)
@@ -174,6 +185,10 @@ func (s *session) merge() {
 	defer r.mu.Unlock()
 	for i, h := range s.hist {
 		r.phases[i].Merge(h)
+	}
+	for i, hs := range s.stages {
+		r.stages[i][0].Merge(hs[0])
+		r.stages[i][1].Merge(hs[1])
 	}
 	r.late.Merge(s.late)
 	for phase, codes := range s.replies {
@@ -297,6 +312,21 @@ func (s *session) reject(ctx context.Context, phase string, code int, msg string
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// done records the latency of message k, started at t0, as delivered
+// (phaseMessage) or failed (phaseFailed), and with stages in its stage's
+// too.
+func (s *session) done(phase int, k, t0 int64) {
+	ns := s.r.now() - t0
+	s.record(phase, ns)
+	if s.stages != nil {
+		_, i := s.r.sched.at(k)
+		record(s.stages[i][phase-phaseMessage], ns)
+		if phase == phaseMessage {
+			s.r.stageRec[i].record(ns)
+		}
+	}
 }
 
 // since records the latency of phase from t to now.
@@ -541,7 +571,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	r := s.r
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
-			s.since(phaseFailed, t0)
+			s.done(phaseFailed, k, t0)
 			return false
 		}
 	}
@@ -555,12 +585,12 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	s.ahead = nil
 	ok, open := s.transaction(ctx, k, turn)
 	if ok {
-		s.since(phaseMessage, t0)
+		s.done(phaseMessage, k, t0)
 		if r.cfg.Digests {
 			s.digests = append(s.digests, r.tmpl.digest(k))
 		}
 	} else {
-		s.since(phaseFailed, t0)
+		s.done(phaseFailed, k, t0)
 	}
 	switch {
 	case s.c == nil:
@@ -778,7 +808,7 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 		// would have without pipelining; in open loop it counts from its
 		// intended start, so the wait behind this one is charged to it.
 		a.turn = r.now()
-		if r.cfg.QPS == 0 {
+		if !r.cfg.openLoop() {
 			a.t0 = a.turn
 		}
 	}
@@ -792,7 +822,10 @@ func (s *session) claimDue(ctx context.Context) (k, t0 int64, ok bool) {
 	if ctx.Err() != nil {
 		return 0, 0, false
 	}
-	if r.cfg.QPS == 0 {
+	if !r.cfg.openLoop() {
+		if r.over(r.now()) {
+			return 0, 0, false
+		}
 		k = r.next.Add(1) - 1
 		if k >= int64(r.cfg.Messages) {
 			return 0, 0, false
@@ -804,8 +837,8 @@ func (s *session) claimDue(ctx context.Context) (k, t0 int64, ok bool) {
 			if k >= int64(r.cfg.Messages) {
 				return 0, 0, false
 			}
-			t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
-			if t0 > r.now() {
+			t0, _ = r.sched.at(k)
+			if t0 > r.now() || r.over(t0) { // never is neither due nor under Duration
 				return 0, 0, false // not due: it goes out on its own, on time
 			}
 			if r.next.CompareAndSwap(k, k+1) {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -69,7 +70,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fromFile := fs.String("from-file", "", "take the senders in turn from this `file`, an address a line (instead of -f)")
 	toFile := fs.String("to-file", "", "take the recipients in turn from this `file`, an address a line (instead of -t; -r of them a message)")
 	body := fs.String("body", "pattern", "`kind` of body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
-	fs.Float64Var(&cfg.QPS, "qps", 0, "open loop: start `rate` messages per second over all sessions, latency from each intended start; 0: closed loop")
+	fs.Var(&qpsFlag{&cfg.QPS, &cfg.Stages}, "qps", "open loop: start `rate` messages per second over all sessions, latency from each intended start; or stages, FROM:TO/DURATION (a ramp) or RATE/DURATION, comma-separated, each stage's latencies apart (the rate then stays at the last); 0: closed loop")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "end the run after this `duration`: no message starts after it (no message limit unless -m is given)")
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
 	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
@@ -96,6 +98,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())
 	}
 	cfg.Addr = fs.Arg(0)
+	mSet := false
+	fs.Visit(func(f *flag.Flag) { mSet = mSet || f.Name == "m" })
+	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {
+		cfg.Messages = 0 // as many as the time allows
+	}
 	switch {
 	case *ipv4 && *ipv6:
 		return cli.Usagef("smtp-source: -4 and -6 together")
@@ -233,6 +240,16 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	if r.TargetQPS > 0 {
 		load = fmt.Sprintf("open loop at %.0f msg/s", r.TargetQPS)
 	}
+	if r.Stages != nil {
+		var st []string
+		for _, s := range r.Stages {
+			st = append(st, smtpsource.Stage{From: s.From, To: s.To, Duration: time.Duration(s.DurationS * 1e9)}.String())
+		}
+		load = "open loop in stages " + strings.Join(st, ",")
+	}
+	if r.DurationLimitS > 0 {
+		load += fmt.Sprintf(", for %gs", r.DurationLimitS)
+	}
 	var ext []string
 	if r.Pipelining {
 		ext = append(ext, "pipelining")
@@ -265,6 +282,10 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	rows := r.Phases.List()
 	if r.Lateness != nil {
 		rows = append(rows, smtpsource.NamedLatency{Name: "lateness", Latency: r.Lateness})
+	}
+	for i, st := range r.Stages {
+		rows = append(rows, smtpsource.NamedLatency{Name: fmt.Sprintf("stage%d message", i+1), Latency: st.Message},
+			smtpsource.NamedLatency{Name: fmt.Sprintf("stage%d failed", i+1), Latency: st.Failed})
 	}
 	for _, p := range rows {
 		if l := p.Latency; l != nil {
@@ -351,6 +372,56 @@ func addressList(path string) ([]string, error) {
 		}
 	}
 	return addrs, nil
+}
+
+// qpsFlag is -qps: a rate, or stages "FROM:TO/DURATION" and
+// "RATE/DURATION", comma-separated.
+type qpsFlag struct {
+	qps    *float64
+	stages *[]smtpsource.Stage
+}
+
+func (q *qpsFlag) String() string {
+	if q.qps == nil {
+		return "0"
+	}
+	if *q.stages != nil {
+		var st []string
+		for _, s := range *q.stages {
+			st = append(st, s.String())
+		}
+		return strings.Join(st, ",")
+	}
+	return strconv.FormatFloat(*q.qps, 'g', -1, 64)
+}
+
+func (q *qpsFlag) Set(v string) error {
+	if !strings.Contains(v, "/") {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+			return fmt.Errorf("%q: want a rate, or stages such as 100:1000/60s,1000/30s", v)
+		}
+		*q.qps, *q.stages = r, nil
+		return nil
+	}
+	var stages []smtpsource.Stage
+	for _, part := range strings.Split(v, ",") {
+		rates, dur, _ := strings.Cut(part, "/")
+		from, to, ramp := strings.Cut(rates, ":")
+		if !ramp {
+			to = from
+		}
+		a, errA := strconv.ParseFloat(from, 64)
+		b, errB := strconv.ParseFloat(to, 64)
+		d, errD := time.ParseDuration(dur)
+		st := smtpsource.Stage{From: a, To: b, Duration: d}
+		if errA != nil || errB != nil || errD != nil || d <= 0 || a < 0 || b < 0 || math.IsInf(a+b, 0) || math.IsNaN(a+b) {
+			return fmt.Errorf("stage %q: want FROM:TO/DURATION or RATE/DURATION, such as 100:1000/60s", part)
+		}
+		stages = append(stages, st)
+	}
+	*q.qps, *q.stages = 0, stages
+	return nil
 }
 
 // lengthFlag is -l: a length, or MIN:MAX.
