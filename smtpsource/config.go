@@ -110,10 +110,24 @@ type Config struct {
 	// sessions of earlier ones.
 	TLS, TLSImplicit bool
 	TLSConfig        *tls.Config
+	// Size sends each message's size (as the server keeps it) with its
+	// MAIL as SIZE= (RFC 1870) when the server offers SIZE.
+	Size bool
+	// DSNNotify ("NEVER", or some of "SUCCESS,FAILURE,DELAY") is sent
+	// with each RCPT as NOTIFY=, and DSNRet ("FULL" or "HDRS") and
+	// DSNEnvID with MAIL as RET= and ENVID= (RFC 3461), when the server
+	// offers DSN, and not otherwise. DSNEnvID gets ".k" (the message's
+	// number) appended, and is sent xtext-encoded (ASCII, no control
+	// characters).
+	DSNNotify, DSNRet, DSNEnvID string
+	// MAIL carries SMTPUTF8 (RFC 6531) when the server offers it and the
+	// message's sender or a recipient is not all ASCII.
+
 	// AuthUser, if set, has each connection authenticate with AUTH (RFC
 	// 4954) after EHLO (and TLS) as AuthUser with AuthPass, by AuthMech:
 	// "PLAIN" (the default; RFC 4616, its initial response on the AUTH
-	// line) or "LOGIN".
+	// line), "LOGIN", "CRAM-MD5" (RFC 2195), or with AuthPass an OAuth 2.0
+	// access token, "XOAUTH2" (Google's) or "OAUTHBEARER" (RFC 7628).
 	AuthUser, AuthPass, AuthMech string
 
 	// QPS > 0 starts messages on an open-loop schedule, message k at k/QPS
@@ -227,10 +241,13 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: old mode (no EHLO) with STARTTLS or AUTH", ErrConfig)
 	case cfg.AuthUser == "" && (cfg.AuthPass != "" || cfg.AuthMech != ""):
 		return fmt.Errorf("%w: a password or mechanism without a user", ErrConfig)
-	case cfg.AuthMech != "" && cfg.AuthMech != "PLAIN" && cfg.AuthMech != "LOGIN":
-		return fmt.Errorf("%w: AUTH mechanism %q is neither PLAIN nor LOGIN", ErrConfig, cfg.AuthMech)
+	case cfg.AuthMech != "" && !slices.Contains(AuthMechs, cfg.AuthMech):
+		return fmt.Errorf("%w: AUTH mechanism %q is none of %s", ErrConfig, cfg.AuthMech, strings.Join(AuthMechs, ", "))
 	case strings.ContainsAny(cfg.AuthUser+cfg.AuthPass, "\x00"):
 		return fmt.Errorf("%w: NUL in the user or password", ErrConfig)
+	}
+	if err := cfg.checkDSN(); err != nil {
+		return err
 	}
 	if cfg.AuthUser != "" && cfg.AuthMech == "" {
 		cfg.AuthMech = "PLAIN"
@@ -242,6 +259,32 @@ func (cfg *Config) check() error {
 	}
 	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.LengthMax == 0 && cfg.Message == nil && cfg.MessageSet == nil {
 		return fmt.Errorf("%w: body %s needs a length", ErrConfig, cfg.Body)
+	}
+	return nil
+}
+
+// AuthMechs are the AUTH mechanisms Config.AuthMech may name.
+var AuthMechs = []string{"PLAIN", "LOGIN", "CRAM-MD5", "XOAUTH2", "OAUTHBEARER"}
+
+// checkDSN checks and upper-cases the DSN parameters.
+func (cfg *Config) checkDSN() error {
+	cfg.DSNNotify, cfg.DSNRet = strings.ToUpper(cfg.DSNNotify), strings.ToUpper(cfg.DSNRet)
+	if n := cfg.DSNNotify; n != "" && n != "NEVER" {
+		seen := map[string]bool{}
+		for _, v := range strings.Split(n, ",") {
+			if v != "SUCCESS" && v != "FAILURE" && v != "DELAY" || seen[v] {
+				return fmt.Errorf("%w: NOTIFY=%s: want NEVER or some of SUCCESS,FAILURE,DELAY", ErrConfig, n)
+			}
+			seen[v] = true
+		}
+	}
+	if r := cfg.DSNRet; r != "" && r != "FULL" && r != "HDRS" {
+		return fmt.Errorf("%w: RET=%s: want FULL or HDRS", ErrConfig, r)
+	}
+	for _, c := range cfg.DSNEnvID {
+		if c < ' ' || c > '~' {
+			return fmt.Errorf("%w: ENVID %q: ASCII without control characters only", ErrConfig, cfg.DSNEnvID)
+		}
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ type run struct {
 	// The commands of a transaction, made once: "MAIL FROM:<...>\r\n" and
 	// each "RCPT TO:<...>\r\n".
 	mailCmd  []byte
+	utf8     bool // From or To is not all ASCII (for SMTPUTF8)
 	rcptCmds [][]byte
 
 	counterMu sync.Mutex // serialises Config.Counter writes
@@ -129,6 +130,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		r.stages = append(r.stages, [2]*hdrhistogram.Histogram{newHist(), newHist()})
 		r.stageRec = append(r.stageRec, newRecorder())
 	}
+	r.utf8 = !isASCII(cfg.From) || !isASCII(cfg.To)
 	r.mailCmd = []byte("MAIL FROM:<" + cfg.From + ">\r\n")
 	for i := cfg.Recipients; i >= 1; i-- {
 		to := cfg.To

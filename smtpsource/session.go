@@ -32,9 +32,12 @@ type session struct {
 	cur     msgBody // the current message's body
 	scratch msgBody // where ranged bodies are made
 	mailBuf []byte  // the last MAIL command made, if not the run's
-	msg     []byte  // the current message, for BDAT without pipelining
-	pipe    bool    // pipelining used on a connection
-	chunk   bool    // BDAT used on a connection
+	sizeBuf []byte  // where SIZE= makes a header to measure
+	// notifyBuf is the last RCPT command made with NOTIFY=.
+	notifyBuf []byte
+	msg       []byte // the current message, for BDAT without pipelining
+	pipe      bool   // pipelining used on a connection
+	chunk     bool   // BDAT used on a connection
 	// ahead is the next message, when its envelope went out behind the
 	// last message's data; nil otherwise.
 	ahead   *ahead
@@ -76,6 +79,9 @@ type smtpConn struct {
 	pipelining bool            // offered
 	chunking   bool            // offered
 	startTLS   bool            // offered
+	size       bool            // SIZE offered
+	dsn        bool            // offered
+	smtputf8   bool            // offered
 	auth       map[string]bool // the AUTH mechanisms offered
 	stop       func() bool
 	// lastReplies is how many more replies to a refused message's LAST
@@ -526,6 +532,12 @@ func (s *session) extensions(msg string) {
 			c.chunking = true
 		case "STARTTLS":
 			c.startTLS = true
+		case "SIZE":
+			c.size = true
+		case "DSN":
+			c.dsn = true
+		case "SMTPUTF8":
+			c.smtputf8 = true
 		case "AUTH":
 			if c.auth == nil {
 				c.auth = map[string]bool{}
@@ -722,21 +734,104 @@ func (s *session) envelope(k int64) {
 	}
 }
 
-// mail returns message k's MAIL command, valid until the next call.
+// mail returns message k's MAIL command, valid until the next call:
+// with SIZE=, RET=, ENVID= and SMTPUTF8 as asked for and offered.
 func (s *session) mail(k int64) []byte {
 	r := s.r
-	if r.cfg.FromList == nil {
+	c := s.c
+	size := r.cfg.Size && c.size
+	dsn := (r.cfg.DSNRet != "" || r.cfg.DSNEnvID != "") && c.dsn
+	utf8 := c.smtputf8 && s.needsUTF8(k)
+	if r.cfg.FromList == nil && !size && !dsn && !utf8 {
 		return r.mailCmd
 	}
 	b := append(s.mailBuf[:0], "MAIL FROM:<"...)
-	b = append(b, r.cfg.FromList[k%int64(len(r.cfg.FromList))]...)
-	s.mailBuf = append(b, ">\r\n"...)
+	if l := r.cfg.FromList; l != nil {
+		b = append(b, l[k%int64(len(l))]...)
+	} else {
+		b = append(b, r.cfg.From...)
+	}
+	b = append(b, '>')
+	if size {
+		b = append(b, " SIZE="...)
+		b = strconv.AppendInt(b, r.tmpl.size(k, s.sizeBuf[:0]), 10)
+	}
+	if dsn && r.cfg.DSNRet != "" {
+		b = append(b, " RET="...)
+		b = append(b, r.cfg.DSNRet...)
+	}
+	if dsn && r.cfg.DSNEnvID != "" {
+		b = append(b, " ENVID="...)
+		b = appendXtext(b, r.cfg.DSNEnvID)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, k, 10)
+	}
+	if utf8 {
+		b = append(b, " SMTPUTF8"...)
+	}
+	s.mailBuf = append(b, "\r\n"...)
 	return s.mailBuf
 }
 
+// needsUTF8 reports whether message k's sender or a recipient is not
+// all ASCII.
+func (s *session) needsUTF8(k int64) bool {
+	r := s.r
+	if r.cfg.FromList == nil && r.cfg.ToList == nil {
+		return r.utf8
+	}
+	if l := r.cfg.FromList; l != nil && !isASCII(l[k%int64(len(l))]) || l == nil && !isASCII(r.cfg.From) {
+		return true
+	}
+	if l := r.cfg.ToList; l != nil {
+		for i := range r.rcptCmds {
+			if !isASCII(l[(k*int64(r.cfg.Recipients)+int64(i))%int64(len(l))]) {
+				return true
+			}
+		}
+		return false
+	}
+	return !isASCII(r.cfg.To)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// appendXtext appends v as RFC 3461 xtext: '+', '=' and characters
+// outside '!' to '~' as "+XX".
+func appendXtext(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < '!' || c > '~' || c == '+' || c == '=' {
+			b = append(b, '+', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
 // rcpt returns the i-th RCPT command of message k, valid until the next
-// call.
+// call, with NOTIFY= if asked for and offered.
 func (s *session) rcpt(k int64, i int) []byte {
+	cmd := s.rcptCmd(k, i)
+	if s.r.cfg.DSNNotify == "" || !s.c.dsn {
+		return cmd
+	}
+	b := append(s.notifyBuf[:0], cmd[:len(cmd)-2]...)
+	b = append(b, " NOTIFY="...)
+	b = append(b, s.r.cfg.DSNNotify...)
+	s.notifyBuf = append(b, "\r\n"...)
+	return s.notifyBuf
+}
+
+// rcptCmd is rcpt without NOTIFY.
+func (s *session) rcptCmd(k int64, i int) []byte {
 	r := s.r
 	if l := r.cfg.ToList; l != nil {
 		b := append(s.rcptBuf[:0], "RCPT TO:<"...)

@@ -82,13 +82,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tlsName := fs.String("tls-name", "", "the server `name` to ask for (SNI) and to verify the certificate against (default: the address's host)")
 	tlsResume := fs.Bool("tls-resume", false, "resume TLS sessions across connections (session tickets), as mail clients do")
 	auth := fs.String("auth", "", "authenticate each connection with AUTH as `user:password` (after TLS with -tls; other users may see the command line)")
-	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism`: PLAIN or LOGIN (default PLAIN)")
+	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism`: PLAIN, LOGIN, CRAM-MD5, or with an OAuth 2.0 access token as the password XOAUTH2 or OAUTHBEARER (default PLAIN)")
+	tlsCert := fs.String("tls-cert", "", "present the client certificate (chain) in this PEM `file` (with -tls-key)")
+	tlsKey := fs.String("tls-key", "", "the private key of -tls-cert, in this PEM `file`")
+	fs.BoolVar(&cfg.Size, "size", false, "send each message's size as SIZE= with MAIL when the server offers SIZE (RFC 1870)")
+	fs.StringVar(&cfg.DSNNotify, "dsn-notify", "", "when the server offers DSN, send NOTIFY=`value` with each RCPT: NEVER, or some of SUCCESS,FAILURE,DELAY (RFC 3461)")
+	fs.StringVar(&cfg.DSNRet, "dsn-ret", "", "when the server offers DSN, send RET=`value` with MAIL: FULL or HDRS")
+	fs.StringVar(&cfg.DSNEnvID, "dsn-envid", "", "when the server offers DSN, send ENVID=`id`.N with message N's MAIL")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of latencies (ns) to `file`: the delivered messages' untagged, each phase's (failed messages too) tagged with its name")
 	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-auth user:password [-auth-mech PLAIN|LOGIN]] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size] [-dsn-notify n] [-dsn-ret r] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -112,13 +118,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.IPVersion = 6
 	}
 	if cfg.TLS || cfg.TLSImplicit {
-		tc, err := tlsConfig(*tlsCA, *tlsName, *tlsInsecure, *tlsResume)
+		tc, err := tlsConfig(*tlsCA, *tlsName, *tlsInsecure, *tlsResume, *tlsCert, *tlsKey)
 		if err != nil {
 			return err
 		}
 		cfg.TLSConfig = tc
-	} else if *tlsCA != "" || *tlsName != "" || *tlsInsecure || *tlsResume {
-		return cli.Usagef("smtp-source: -tls-ca, -tls-name, -tls-insecure and -tls-resume need -tls or -tls-implicit")
+	} else if *tlsCA != "" || *tlsName != "" || *tlsInsecure || *tlsResume || *tlsCert != "" || *tlsKey != "" {
+		return cli.Usagef("smtp-source: -tls-ca, -tls-name, -tls-insecure, -tls-resume, -tls-cert and -tls-key need -tls or -tls-implicit")
 	}
 	if *auth != "" {
 		user, pass, ok := strings.Cut(*auth, ":")
@@ -211,11 +217,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // tlsConfig is the TLS configuration the -tls flags ask for.
-func tlsConfig(caFile, name string, insecure, resume bool) (*tls.Config, error) {
+func tlsConfig(caFile, name string, insecure, resume bool, certFile, keyFile string) (*tls.Config, error) {
 	if caFile != "" && insecure {
 		return nil, cli.Usagef("smtp-source: -tls-ca and -tls-insecure together")
 	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, cli.Usagef("smtp-source: -tls-cert and -tls-key go together")
+	}
 	tc := &tls.Config{ServerName: name, InsecureSkipVerify: insecure}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("smtp-source: -tls-cert, -tls-key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {
