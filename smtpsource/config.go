@@ -162,6 +162,9 @@ type Config struct {
 	// as it received the data (after dot-unstuffing, CRLF kept), in
 	// Result.Digests, for Verify.
 	Digests bool
+	// Live, if set, is kept up to date with the run's counts as it goes,
+	// for another goroutine to read (a metrics endpoint).
+	Live *Live
 }
 
 func (cfg *Config) check() error {

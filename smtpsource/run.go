@@ -20,6 +20,7 @@ type counters struct {
 	started, delivered, failed, rcptOK, conns, bytes, data atomic.Int64
 	connect, refused, io, protocol, reject, retries        atomic.Int64
 	rcptSeq                                                atomic.Int64 // NumberRecipients' last number
+	open, handshakes                                       atomic.Int64 // connections open now, TLS handshakes done (for Live)
 }
 
 type run struct {
@@ -126,6 +127,9 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		}
 	}
 	r.sched = newSchedule(&r.cfg)
+	if cfg.Live != nil {
+		cfg.Live.start(r)
+	}
 	for range cfg.Stages {
 		r.stages = append(r.stages, [2]*hdrhistogram.Histogram{newHist(), newHist()})
 		r.stageRec = append(r.stageRec, newRecorder())

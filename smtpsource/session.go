@@ -247,6 +247,7 @@ func (s *session) ioFail(ctx context.Context, phase string, err error) {
 
 func (s *session) close() {
 	if s.c != nil {
+		s.r.n.open.Add(-1)
 		s.c.stop()
 		s.c.raw.Close() // not a TLS close_notify, which could wait on a peer that does not read
 		s.c = nil
@@ -303,6 +304,9 @@ func (s *session) readReply(ctx context.Context, phase string) (int, string, err
 
 // count counts a reply of phase with code.
 func (s *session) count(phase string, code int) {
+	if l := s.r.cfg.Live; l != nil {
+		l.reply(phase, code)
+	}
 	m := s.replies[phase]
 	if m == nil {
 		m = map[int]int64{}
@@ -383,6 +387,7 @@ func (s *session) open(ctx context.Context) error {
 		return err
 	}
 	r.n.conns.Add(1)
+	r.n.open.Add(1)
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}

@@ -88,6 +88,7 @@ func (s *session) handshake(ctx context.Context) error {
 		return err
 	}
 	s.tls.add(tc.ConnectionState())
+	r.n.handshakes.Add(1)
 	c.nc = tc
 	c.bw.Reset(bc.Writer(tc))
 	c.tr = textproto.NewReader(bufio.NewReaderSize(tc, 16<<10))

@@ -112,6 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
+	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
@@ -295,6 +296,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("smtp-sink: %w", err)
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", s.Addr())
+	stopMetrics, err := serveMetrics(*metricsAddr, s, stderr)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	defer stopMetrics()
 	served := make(chan error, 1)
 	go func() { served <- s.Serve() }()
 	var serveErr error

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/metrics"
 	"github.com/wirespeed/wirespeed/smtpsource"
 )
 
@@ -93,6 +94,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of latencies (ns) to `file`: the delivered messages' untagged, each phase's (failed messages too) tagged with its name")
 	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	metricsAddr := fs.String("metrics", "", "serve the run's counters at http://`addr`/metrics in Prometheus' text format while it runs (port 0 picks one; the address goes to stderr)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size] [-dsn-notify n] [-dsn-ret r] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
@@ -183,6 +185,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.HdrLog = f
 	}
 	cfg.Digests = *verify != ""
+	if *metricsAddr != "" {
+		cfg.Live = &smtpsource.Live{}
+		ms, err := metrics.Serve(*metricsAddr, sourceMetrics(cfg.Live))
+		if err != nil {
+			return fmt.Errorf("smtp-source: -metrics: %w", err)
+		}
+		defer ms.Close()
+		fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ms.Addr())
+	}
 	res, err := smtpsource.Run(ctx, cfg)
 	if err != nil {
 		return err // it names smtpsource
