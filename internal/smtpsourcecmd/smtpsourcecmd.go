@@ -64,7 +64,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
 	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes`")
 	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH); a directory (a message a file), an mbox or a Maildir: their messages in turn")
-	fs.Func("header", "add this `Name: value` line to each message's header (repeatable)", func(v string) error {
+	fs.Func("header", "add this header `line`, \"Name: value\", to each message's header (repeatable)", func(v string) error {
 		cfg.Headers = append(cfg.Headers, v)
 		return nil
 	})
@@ -96,7 +96,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	metricsAddr := fs.String("metrics", "", "serve the run's counters at http://`addr`/metrics in Prometheus' text format while it runs (port 0 picks one; the address goes to stderr)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size] [-dsn-notify n] [-dsn-ret r] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size] [-dsn-notify n] [-dsn-ret r] [-F file|dir|mbox|maildir] [-header line] [-from-file f] [-to-file f] [-duration d] [-metrics addr] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
