@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsource"
 )
 
 // -F DIR: 12 files (LF line ends, sent as CRLF) as 36 messages, each file
@@ -85,5 +87,11 @@ func TestMessageSources(t *testing.T) {
 	}
 	if st, print := cli.Status(Run(context.Background(), []string{"-from-file", os.DevNull, "127.0.0.1:1"}, &o, &e)); st != 2 || !print {
 		t.Errorf("empty -from-file: status %d", st)
+	}
+	// Values smtpsource refuses are its typed ErrConfig, as -body's are.
+	for _, args := range [][]string{{"-header", "no colon"}, {"-dsn-ret", "BODY"}, {"-dsn-notify", "NEVER,SUCCESS"}} {
+		if err := Run(context.Background(), append(args, "-q", "127.0.0.1:1"), &o, &e); !errors.Is(err, smtpsource.ErrConfig) {
+			t.Errorf("%q: %v, want smtpsource.ErrConfig", args, err)
+		}
 	}
 }

@@ -40,7 +40,7 @@ func TestStagesAndDuration(t *testing.T) {
 		t.Errorf("stages: %+v", res)
 	}
 	_, out := run("-qps", "20:40/100ms,40/100ms", "-d")
-	for _, w := range []string{"open loop in stages 20:40/100ms,40/100ms, for 0.2s", "stage1 message", "stage2 message"} {
+	for _, w := range []string{"open loop in stages 20:40/100ms,40/100ms, for 0.2s, no message limit,", "stage1 message", "stage2 message"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("no %q in\n%s", w, out)
 		}

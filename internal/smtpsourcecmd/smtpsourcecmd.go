@@ -300,8 +300,12 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	if r.LengthMax > r.Length {
 		length += ":" + strconv.Itoa(r.LengthMax)
 	}
-	fmt.Fprintf(w, "%s, %d sessions, %s, %d messages, -l %s, %d recipients each, %.3fs\n",
-		strings.ToUpper(r.Proto), r.Sessions, load, r.Messages, length, r.Recipients, r.DurationS)
+	messages := strconv.Itoa(r.Messages) + " messages"
+	if r.Messages == 0 {
+		messages = "no message limit"
+	}
+	fmt.Fprintf(w, "%s, %d sessions, %s, %s, -l %s, %d recipients each, %.3fs\n",
+		strings.ToUpper(r.Proto), r.Sessions, load, messages, length, r.Recipients, r.DurationS)
 	fmt.Fprintf(w, "delivered %d of %d started (failed %d), %.0f msg/s, %.2f MB/s, %d connections\n",
 		r.Delivered, r.Started, r.Failed, r.MsgPerS, r.MBPerS, r.Connections)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
