@@ -230,3 +230,36 @@ func TestHeadersAndLists(t *testing.T) {
 		}
 	}
 }
+
+// Against Postfix's smtp-sink, whose dump holds each message as it
+// arrived (LF-ended): a Maildir's 3 messages, sent 9 times in turn, are
+// each there 3 times, dot-stuffing undone.
+func TestMessageSetPostfixSink(t *testing.T) {
+	dir := t.TempDir()
+	msgs := map[string]string{
+		"new/1.a": "Subject: one\n\n.starts with a dot\n",
+		"cur/2.b": "Subject: two\r\n\r\ntwo\r\n",
+		"new/3.c": "Subject: three\n\nthree\n..two dots\n",
+	}
+	writeFiles(t, dir, msgs)
+	set, err := LoadMessages(dir)
+	if err != nil || len(set) != 3 {
+		t.Fatalf("%d messages, %v", len(set), err)
+	}
+	sink := startSink(t, true)
+	res, err := Run(context.Background(), Config{Addr: sink.addr, Messages: 9, Sessions: 2, Reuse: true, Pipelining: true, MessageSet: set})
+	if err != nil || res.Delivered != 9 || res.Errors != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	sink.counts(t, 2)
+	dump, err := os.ReadFile(sink.dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		lf := strings.ReplaceAll(m, "\r\n", "\n")
+		if n := strings.Count(string(dump), "\n"+lf); n != 3 {
+			t.Errorf("%q is in the dump %d times, want 3:\n%.3000s", lf, n, dump)
+		}
+	}
+}
