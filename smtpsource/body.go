@@ -12,23 +12,52 @@ import (
 	"github.com/wirespeed/wirespeed/textproto"
 )
 
-// A template makes the messages of a run. Message k is its header (none
-// for Config.Message) then the body, the same for every message; the
-// header differs only in the Message-Id, which carries k, so each message
-// is a function of the run's configuration, its start time and k.
+// A template makes the messages of a run. Message k is its header (only
+// Config.Headers for Config.Message and MessageSet) then its body: the same
+// for every message, or with MessageSet the set's message k modulo its
+// size, or with LengthMax a cut of a body of LengthMax bytes to message
+// k's length. The header differs only in the Message-Id, which carries k,
+// and the addresses (with the address lists), so each message is a
+// function of the run's configuration, its start time and k.
 type template struct {
 	cfg     *Config
 	date    string
 	runID   string
 	body    []byte // the body as the server keeps it: CRLF lines
 	encoded []byte // the body dot-stuffed, then the end line ".\r\n"
+	// set holds MessageSet's messages, their bodies and encodings.
+	set []msgBody
+	// long is the body of LengthMax bytes, without its last CRLF, that
+	// ranged lengths cut (nil without a range).
+	long []byte
+	// extra is Config.Headers' lines, CRLF-ended.
+	extra []byte
 }
+
+// A msgBody is a message's body as the server keeps it and as it is sent
+// after DATA.
+type msgBody struct{ body, encoded []byte }
 
 func newTemplate(cfg *Config, start time.Time) *template {
 	t := &template{cfg: cfg, date: start.Format(time.RFC1123Z), runID: strconv.FormatInt(start.UnixNano()%(1<<32), 36)}
-	if cfg.Message != nil {
+	for _, h := range cfg.Headers {
+		t.extra = append(append(t.extra, h...), "\r\n"...)
+	}
+	switch {
+	case cfg.MessageSet != nil:
+		for _, m := range cfg.MessageSet {
+			b := crlfLines(m)
+			t.set = append(t.set, msgBody{b, stuff(nil, b)})
+		}
+		t.body, t.encoded = t.set[0].body, t.set[0].encoded
+		return t
+	case cfg.Message != nil:
 		t.body = crlfLines(cfg.Message)
-	} else {
+	case cfg.LengthMax > cfg.Length:
+		t.long = makeBody(cfg.Body, cfg.LengthMax)
+		t.long = t.long[:len(t.long)-2]
+		t.body = t.cut(cfg.Length, nil) // for Length 0's checks only
+	default:
 		t.body = makeBody(cfg.Body, cfg.Length)
 	}
 	var buf bytes.Buffer
@@ -40,16 +69,91 @@ func newTemplate(cfg *Config, start time.Time) *template {
 	return t
 }
 
+// fixed reports whether every message has the same body.
+func (t *template) fixed() bool { return t.set == nil && t.long == nil }
+
+// bodyOf returns message k's body; a ranged one is made in scratch, which
+// it returns grown, valid until the next call with it.
+func (t *template) bodyOf(k int64, scratch *msgBody) msgBody {
+	switch {
+	case t.set != nil:
+		return t.set[k%int64(len(t.set))]
+	case t.long != nil:
+		scratch.body = t.cut(t.length(k), scratch.body[:0])
+		scratch.encoded = stuff(scratch.encoded[:0], scratch.body)
+		return *scratch
+	}
+	return msgBody{t.body, t.encoded}
+}
+
+// length returns the body length of message k with ranged lengths:
+// spread evenly over Length to LengthMax by a hash of k, the same for the
+// same k in every run.
+func (t *template) length(k int64) int {
+	x := uint64(k) + 0x9e3779b97f4a7c15 // splitmix64
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return t.cfg.Length + int(x%uint64(t.cfg.LengthMax-t.cfg.Length+1))
+}
+
+// cut appends to b the first n bytes of the long body, then CRLF; a cut
+// after a CR, which would leave it bare, makes it an 'x'.
+func (t *template) cut(n int, b []byte) []byte {
+	b = append(b, t.long[:n]...)
+	if n > 0 && b[len(b)-1] == '\r' {
+		b[len(b)-1] = 'x'
+	}
+	return append(b, "\r\n"...)
+}
+
+// size returns the size of message k as the server keeps it (header and
+// body), for SIZE=.
+func (t *template) size(k int64, hdr []byte) int64 {
+	hdr = t.header(hdr[:0], k)
+	switch {
+	case t.set != nil:
+		return int64(len(hdr) + len(t.set[k%int64(len(t.set))].body))
+	case t.long != nil:
+		return int64(len(hdr) + t.length(k) + 2)
+	}
+	return int64(len(hdr) + len(t.body))
+}
+
+// stuff appends body (CRLF lines) dot-stuffed to dst, then the end line.
+func stuff(dst, body []byte) []byte {
+	for len(body) > 0 {
+		if body[0] == '.' {
+			dst = append(dst, '.')
+		}
+		i := bytes.IndexByte(body, '\n')
+		dst = append(dst, body[:i+1]...)
+		body = body[i+1:]
+	}
+	return append(dst, ".\r\n"...)
+}
+
 // header appends message k's header and the empty line after it to b
-// (nothing for Config.Message and OldMode).
+// (only Config.Headers for Config.Message and MessageSet, nothing in
+// OldMode).
 func (t *template) header(b []byte, k int64) []byte {
-	if t.cfg.Message != nil || t.cfg.OldMode {
+	if t.cfg.OldMode {
 		return b
 	}
+	if t.cfg.Message != nil || t.set != nil {
+		return append(b, t.extra...)
+	}
+	from, to := t.cfg.From, t.cfg.To
+	if l := t.cfg.FromList; l != nil {
+		from = l[k%int64(len(l))]
+	}
+	if l := t.cfg.ToList; l != nil {
+		to = l[(k*int64(t.cfg.Recipients))%int64(len(l))]
+	}
 	b = append(b, "From: <"...)
-	b = append(b, t.cfg.From...)
+	b = append(b, from...)
 	b = append(b, ">\r\nTo: <"...)
-	b = append(b, t.cfg.To...)
+	b = append(b, to...)
 	b = append(b, ">\r\nDate: "...)
 	b = append(b, t.date...)
 	b = append(b, "\r\nMessage-Id: <"...)
@@ -64,6 +168,7 @@ func (t *template) header(b []byte, k int64) []byte {
 		b = append(b, t.cfg.Subject...)
 		b = append(b, "\r\n"...)
 	}
+	b = append(b, t.extra...)
 	return append(b, "\r\n"...)
 }
 
@@ -72,11 +177,12 @@ func (t *template) header(b []byte, k int64) []byte {
 func (t *template) digest(k int64) Digest {
 	h := md5.New()
 	hdr := t.header(nil, k)
+	body := t.bodyOf(k, &msgBody{}).body
 	h.Write(hdr)
-	h.Write(t.body)
+	h.Write(body)
 	var d Digest
 	h.Sum(d.MD5[:0])
-	d.Size = int64(len(hdr) + len(t.body))
+	d.Size = int64(len(hdr) + len(body))
 	return d
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -29,10 +31,15 @@ type Config struct {
 	// Addr is host:port (port 25 if left out, 465 with TLSImplicit),
 	// optionally "inet:host:port", or "unix:/path" for a UNIX-domain
 	// socket.
-	Addr       string
-	Sessions   int    // -s: sessions in parallel (default 1)
-	Messages   int    // -m: messages in total (default 1)
-	Length     int    // -l: body bytes, not counting the header nor the last line's CRLF; 0: smtp-source's four-line default body
+	Addr     string
+	Sessions int // -s: sessions in parallel (default 1)
+	Messages int // -m: messages in total (default 1)
+	Length   int // -l: body bytes, not counting the header nor the last line's CRLF; 0: smtp-source's four-line default body
+	// LengthMax, if above Length, spreads the bodies' lengths over Length
+	// to LengthMax (-l MIN:MAX): message k's is picked by a hash of k, the
+	// same in every run, and its body is the first that many bytes of the
+	// LengthMax bytes' body (a CR left last becomes 'x'), then CRLF.
+	LengthMax  int
 	Reuse      bool   // -d: send the next message on the same connection instead of disconnecting
 	Recipients int    // -r: recipients per message (default 1), named "N"+To, ..., "2"+To, To
 	From       string // -f: sender (default foo@Helo)
@@ -81,6 +88,19 @@ type Config struct {
 	// smtp-source -F does: its lines get CRLF endings (a missing last one
 	// added) and are dot-stuffed on the wire.
 	Message []byte
+	// MessageSet, if set, are messages sent in turn instead (-F with a
+	// directory, an mbox or a Maildir; see LoadMessages): message k is
+	// MessageSet[k mod len(MessageSet)], its lines CRLF-ended as Message's.
+	MessageSet [][]byte
+	// Headers are header lines ("Name: value") added to each message's
+	// header, after the generated ones; with Message or MessageSet, before
+	// the message's own.
+	Headers []string
+	// FromList and ToList, if set, are senders and recipients taken in
+	// turn instead of From and To: message k is from FromList[k mod n] to
+	// Recipients addresses of ToList from the (k*Recipients)-th on
+	// (modulo its length). ToList needs at least Recipients addresses.
+	FromList, ToList []string
 
 	// TLS sends STARTTLS (RFC 3207) after EHLO and the rest of each
 	// session over TLS, EHLO again first; TLSImplicit starts TLS as soon
@@ -90,10 +110,24 @@ type Config struct {
 	// sessions of earlier ones.
 	TLS, TLSImplicit bool
 	TLSConfig        *tls.Config
+	// Size sends each message's size (as the server keeps it) with its
+	// MAIL as SIZE= (RFC 1870) when the server offers SIZE.
+	Size bool
+	// DSNNotify ("NEVER", or some of "SUCCESS,FAILURE,DELAY") is sent
+	// with each RCPT as NOTIFY=, and DSNRet ("FULL" or "HDRS") and
+	// DSNEnvID with MAIL as RET= and ENVID= (RFC 3461), when the server
+	// offers DSN, and not otherwise. DSNEnvID gets ".k" (the message's
+	// number) appended, and is sent xtext-encoded (ASCII, no control
+	// characters).
+	DSNNotify, DSNRet, DSNEnvID string
+	// MAIL carries SMTPUTF8 (RFC 6531) when the server offers it and the
+	// message's sender or a recipient is not all ASCII.
+
 	// AuthUser, if set, has each connection authenticate with AUTH (RFC
 	// 4954) after EHLO (and TLS) as AuthUser with AuthPass, by AuthMech:
 	// "PLAIN" (the default; RFC 4616, its initial response on the AUTH
-	// line) or "LOGIN".
+	// line), "LOGIN", "CRAM-MD5" (RFC 2195), or with AuthPass an OAuth 2.0
+	// access token, "XOAUTH2" (Google's) or "OAUTHBEARER" (RFC 7628).
 	AuthUser, AuthPass, AuthMech string
 
 	// QPS > 0 starts messages on an open-loop schedule, message k at k/QPS
@@ -101,6 +135,17 @@ type Config struct {
 	// from that intended start. 0: each session starts its next message as
 	// soon as the last one is done.
 	QPS float64
+	// Stages, instead of QPS, is an open-loop schedule in stages, ramps
+	// or constant rates one after another; after the last, the rate stays
+	// at its To (none if 0). Each stage's messages have their latencies
+	// apart in Result.Stages and in the interval log.
+	Stages []Stage
+	// Duration, if positive, ends the run when it has run so long: no
+	// message starts after it, and the ones under way are finished (a
+	// message sent ahead behind another's data, already started, too).
+	// With Messages 0 the messages are unlimited; with Messages 0 and
+	// Stages, Duration 0 is the stages' total.
+	Duration time.Duration
 	// Spin is how long before each intended start a waiting session stops
 	// sleeping and spins (default 30µs).
 	Spin        time.Duration
@@ -117,6 +162,9 @@ type Config struct {
 	// as it received the data (after dot-unstuffing, CRLF kept), in
 	// Result.Digests, for Verify.
 	Digests bool
+	// Live, if set, is kept up to date with the run's counts as it goes,
+	// for another goroutine to read (a metrics endpoint).
+	Live *Live
 }
 
 func (cfg *Config) check() error {
@@ -126,6 +174,14 @@ func (cfg *Config) check() error {
 		}
 	}
 	def(&cfg.Sessions, 1)
+	if cfg.Messages == 0 && cfg.Duration == 0 && cfg.Stages != nil {
+		for _, st := range cfg.Stages {
+			cfg.Duration += st.Duration
+		}
+	}
+	if cfg.Messages == 0 && cfg.Duration > 0 {
+		cfg.Messages = math.MaxInt
+	}
 	def(&cfg.Messages, 1)
 	def(&cfg.Recipients, 1)
 	def(&cfg.ChunkSize, 64<<10)
@@ -159,18 +215,26 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: no address", ErrConfig)
 	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
 		return fmt.Errorf("%w: negative count", ErrConfig)
-	case cfg.QPS < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
+	case cfg.QPS < 0 || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
 		return fmt.Errorf("%w: negative rate or time", ErrConfig)
 	case cfg.Wait > 0 && cfg.RandomWait > 0:
 		return fmt.Errorf("%w: a fixed and a random wait between messages", ErrConfig)
-	case (cfg.Wait > 0 || cfg.RandomWait > 0) && cfg.QPS > 0:
+	case (cfg.Wait > 0 || cfg.RandomWait > 0) && cfg.openLoop():
 		return fmt.Errorf("%w: a wait between messages in open loop", ErrConfig)
+	case cfg.QPS > 0 && cfg.Stages != nil:
+		return fmt.Errorf("%w: a rate and stages", ErrConfig)
 	case cfg.ConnectTries < 0 || cfg.WindowSize < 0:
 		return fmt.Errorf("%w: negative connect tries or window size", ErrConfig)
 	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:
 		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
 		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
+	}
+	if err := checkStages(cfg.Stages); err != nil {
+		return err
+	}
+	if err := cfg.checkMessages(); err != nil {
+		return err
 	}
 	cfg.AuthMech = strings.ToUpper(cfg.AuthMech)
 	switch {
@@ -180,10 +244,13 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: old mode (no EHLO) with STARTTLS or AUTH", ErrConfig)
 	case cfg.AuthUser == "" && (cfg.AuthPass != "" || cfg.AuthMech != ""):
 		return fmt.Errorf("%w: a password or mechanism without a user", ErrConfig)
-	case cfg.AuthMech != "" && cfg.AuthMech != "PLAIN" && cfg.AuthMech != "LOGIN":
-		return fmt.Errorf("%w: AUTH mechanism %q is neither PLAIN nor LOGIN", ErrConfig, cfg.AuthMech)
+	case cfg.AuthMech != "" && !slices.Contains(AuthMechs, cfg.AuthMech):
+		return fmt.Errorf("%w: AUTH mechanism %q is none of %s", ErrConfig, cfg.AuthMech, strings.Join(AuthMechs, ", "))
 	case strings.ContainsAny(cfg.AuthUser+cfg.AuthPass, "\x00"):
 		return fmt.Errorf("%w: NUL in the user or password", ErrConfig)
+	}
+	if err := cfg.checkDSN(); err != nil {
+		return err
 	}
 	if cfg.AuthUser != "" && cfg.AuthMech == "" {
 		cfg.AuthMech = "PLAIN"
@@ -193,8 +260,78 @@ func (cfg *Config) check() error {
 	default:
 		return fmt.Errorf("%w: body %q is none of pattern, mail, base64, longline", ErrConfig, cfg.Body)
 	}
-	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.Message == nil {
+	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.LengthMax == 0 && cfg.Message == nil && cfg.MessageSet == nil {
 		return fmt.Errorf("%w: body %s needs a length", ErrConfig, cfg.Body)
+	}
+	return nil
+}
+
+// AuthMechs are the AUTH mechanisms Config.AuthMech may name.
+var AuthMechs = []string{"PLAIN", "LOGIN", "CRAM-MD5", "XOAUTH2", "OAUTHBEARER"}
+
+// checkDSN checks and upper-cases the DSN parameters.
+func (cfg *Config) checkDSN() error {
+	cfg.DSNNotify, cfg.DSNRet = strings.ToUpper(cfg.DSNNotify), strings.ToUpper(cfg.DSNRet)
+	if n := cfg.DSNNotify; n != "" && n != "NEVER" {
+		seen := map[string]bool{}
+		for _, v := range strings.Split(n, ",") {
+			if v != "SUCCESS" && v != "FAILURE" && v != "DELAY" || seen[v] {
+				return fmt.Errorf("%w: NOTIFY=%s: want NEVER or some of SUCCESS,FAILURE,DELAY", ErrConfig, n)
+			}
+			seen[v] = true
+		}
+	}
+	if r := cfg.DSNRet; r != "" && r != "FULL" && r != "HDRS" {
+		return fmt.Errorf("%w: RET=%s: want FULL or HDRS", ErrConfig, r)
+	}
+	for _, c := range cfg.DSNEnvID {
+		if c < ' ' || c > '~' {
+			return fmt.Errorf("%w: ENVID %q: ASCII without control characters only", ErrConfig, cfg.DSNEnvID)
+		}
+	}
+	return nil
+}
+
+// openLoop reports whether messages start on a schedule.
+func (cfg *Config) openLoop() bool { return cfg.QPS > 0 || cfg.Stages != nil }
+
+// checkMessages checks the fields that choose the messages and their
+// envelopes, trimming the lists' angle brackets.
+func (cfg *Config) checkMessages() error {
+	switch {
+	case cfg.LengthMax < 0 || cfg.LengthMax > 0 && cfg.LengthMax < cfg.Length:
+		return fmt.Errorf("%w: length range %d:%d", ErrConfig, cfg.Length, cfg.LengthMax)
+	case cfg.Message != nil && cfg.MessageSet != nil:
+		return fmt.Errorf("%w: a message and a message set", ErrConfig)
+	case cfg.MessageSet != nil && len(cfg.MessageSet) == 0:
+		return fmt.Errorf("%w: an empty message set", ErrConfig)
+	case cfg.LengthMax > cfg.Length && (cfg.Message != nil || cfg.MessageSet != nil):
+		return fmt.Errorf("%w: a length range with messages from files", ErrConfig)
+	case cfg.ToList != nil && len(cfg.ToList) < cfg.Recipients:
+		return fmt.Errorf("%w: %d recipients per message from a list of %d", ErrConfig, cfg.Recipients, len(cfg.ToList))
+	case cfg.ToList != nil && cfg.NumberRecipients:
+		return fmt.Errorf("%w: numbered recipients from a recipient list", ErrConfig)
+	case cfg.FromList != nil && len(cfg.FromList) == 0:
+		return fmt.Errorf("%w: an empty sender list", ErrConfig)
+	}
+	for _, l := range []*[]string{&cfg.FromList, &cfg.ToList} {
+		if *l == nil {
+			continue
+		}
+		*l = slices.Clone(*l)
+		for i, a := range *l {
+			a = strings.TrimSuffix(strings.TrimPrefix(a, "<"), ">")
+			if strings.ContainsAny(a, "\r\n<>") {
+				return fmt.Errorf("%w: address %q", ErrConfig, a)
+			}
+			(*l)[i] = a
+		}
+	}
+	for _, h := range cfg.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || name == "" || strings.ContainsAny(value, "\r\n") || strings.IndexFunc(name, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+			return fmt.Errorf("%w: header %q is not \"Name: value\" on one line", ErrConfig, h)
+		}
 	}
 	return nil
 }

@@ -6,8 +6,12 @@
 // next message's commands go in the same write as the last one's data),
 // sends BDAT chunks (RFC 3030), speaks TLS with STARTTLS (RFC 3207) or from
 // the connect (RFC 8314), resuming sessions if asked, authenticates with
-// AUTH PLAIN or LOGIN (RFC 4954), sends realistic bodies, runs an open-loop
-// schedule (QPS) and reports per-phase latency percentiles (see [Phases]).
+// AUTH PLAIN, LOGIN, CRAM-MD5, XOAUTH2 or OAUTHBEARER (RFC 4954), sends
+// SIZE=, DSN and SMTPUTF8 parameters when offered, realistic bodies of a
+// length or a range of lengths, or messages from files ([LoadMessages]),
+// for a count or a duration, on an open-loop schedule (QPS, or ramped
+// [Stage]s) if asked, and reports per-phase latency percentiles (see
+// [Phases]), per stage too.
 // See the example of [Run].
 //
 // Guarantees:
@@ -31,7 +35,8 @@
 //     stalls is charged for the messages that wait (no coordinated
 //     omission).
 //   - Messages are deterministic: message k is its header (a Date fixed
-//     for the run, a Message-Id carrying k) and a body the same for all, so
+//     for the run, a Message-Id carrying k) and a body the same for all
+//     (or, with a length range or a message set, a function of k), so
 //     their digests (Config.Digests) can be checked against what a sink
 //     logged ([Verify]).
 //   - After STARTTLS the server's extensions are learnt anew, and anything

@@ -3,8 +3,11 @@ package smtpsource
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/md5"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -689,6 +692,52 @@ func (f *fakeServer) auth(arg string, say func(verb, arg, r string) bool, send f
 			return alive
 		}
 		pass = string(b)
+	case "CRAM-MD5":
+		const challenge = "<1896.697170952@fake.test>"
+		b, ok, alive := answer(challenge)
+		if !ok {
+			return alive
+		}
+		u, digest, _ := strings.Cut(string(b), " ")
+		h := hmac.New(md5.New, []byte(f.users[u]))
+		h.Write([]byte(challenge))
+		user, pass = u, "\x00wrong"
+		if _, known := f.users[u]; known && digest == hex.EncodeToString(h.Sum(nil)) {
+			pass = f.users[u]
+		}
+	case "XOAUTH2", "OAUTHBEARER":
+		resp := decode(ir)
+		if !hasIR {
+			b, ok, alive := answer("")
+			if !ok {
+				return alive
+			}
+			resp = b
+		}
+		// XOAUTH2: user=U^Aauth=Bearer T^A^A; OAUTHBEARER: n,a=U,^A...
+		// auth=Bearer T^A^A.
+		fields := strings.Split(string(resp), "\x01")
+		if mech == "OAUTHBEARER" {
+			gs2, _, _ := strings.Cut(fields[0], ",\x01")
+			if !strings.HasPrefix(gs2, "n,a=") || !strings.HasSuffix(gs2, ",") {
+				return send("AUTH", "", "501 5.5.2 bad GS2 header")
+			}
+			fields[0] = "user=" + strings.TrimSuffix(strings.TrimPrefix(gs2, "n,a="), ",")
+		}
+		for _, kv := range fields {
+			if u, ok := strings.CutPrefix(kv, "user="); ok {
+				user = u
+			} else if tok, ok := strings.CutPrefix(kv, "auth=Bearer "); ok {
+				pass = tok
+			}
+		}
+		if p, ok := f.users[user]; !ok || p != pass {
+			// The error goes as a challenge; the client answers it (an
+			// empty line, or "*"), and is then refused.
+			if _, ok, alive := answer(`{"status":"401","schemes":"bearer"}`); !ok {
+				return alive
+			}
+		}
 	}
 	if p, ok := f.users[user]; ok && p == pass {
 		return send("AUTH", "", "235 2.7.0 authenticated")

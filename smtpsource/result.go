@@ -128,15 +128,21 @@ type Digest struct {
 type Result struct {
 	Proto      string  `json:"proto"` // "smtp" or "lmtp"
 	Sessions   int     `json:"sessions"`
-	Messages   int     `json:"messages"` // asked for
-	Length     int     `json:"length"`   // -l
+	Messages   int     `json:"messages"`             // asked for; 0: no limit (Duration)
+	Length     int     `json:"length"`               // -l
+	LengthMax  int     `json:"length_max,omitempty"` // -l MIN:MAX's MAX (Length is MIN)
 	Recipients int     `json:"recipients_per_message"`
-	TargetQPS  float64 `json:"target_qps"`          // 0: closed loop
+	TargetQPS  float64 `json:"target_qps"`          // 0: closed loop, or Stages
 	Pipelining bool    `json:"pipelining"`          // used: asked for and offered (on a connection at least)
 	Chunking   bool    `json:"chunking"`            // used: asked for and offered (on a connection at least)
 	TLSMode    string  `json:"tls_mode,omitempty"`  // "starttls", "implicit" or "" (none)
 	AuthMech   string  `json:"auth_mech,omitempty"` // the AUTH mechanism, if any
 	DurationS  float64 `json:"duration_s"`          // from the first start to the last reply
+	// DurationLimitS is Config.Duration, if set, in seconds.
+	DurationLimitS float64 `json:"duration_limit_s,omitempty"`
+	// Stages are the open-loop stages (Config.Stages), each with its
+	// messages' latencies.
+	Stages []StageResult `json:"stages,omitempty"`
 
 	Started     int64   `json:"started"`   // messages begun
 	Delivered   int64   `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
@@ -170,6 +176,17 @@ type Result struct {
 	TLS *TLSStats `json:"tls,omitempty"`
 
 	Digests []Digest `json:"-"` // with Config.Digests: the delivered messages', in no order
+}
+
+// A StageResult is a stage of the schedule and its messages' latencies,
+// from their intended starts: delivered (Message) and failed.
+type StageResult struct {
+	From      float64  `json:"from_qps"`
+	To        float64  `json:"to_qps"`
+	StartS    float64  `json:"start_s"`
+	DurationS float64  `json:"duration_s"`
+	Message   *Latency `json:"message,omitempty"`
+	Failed    *Latency `json:"failed,omitempty"`
 }
 
 // TLSStats counts the TLS handshakes that succeeded.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"sync"
@@ -19,6 +20,7 @@ type counters struct {
 	started, delivered, failed, rcptOK, conns, bytes, data atomic.Int64
 	connect, refused, io, protocol, reject, retries        atomic.Int64
 	rcptSeq                                                atomic.Int64 // NumberRecipients' last number
+	open, handshakes                                       atomic.Int64 // connections open now, TLS handshakes done (for Live)
 }
 
 type run struct {
@@ -29,9 +31,13 @@ type run struct {
 	// abort ends the run with a fatal error (see fatal).
 	abort context.CancelCauseFunc
 	tmpl  *template
-	base  time.Time
-	next  atomic.Int64 // the next message to start
-	n     counters
+	sched *schedule
+	// stageRec gets each stage's delivered messages' latencies, for the
+	// interval log (Config.Stages).
+	stageRec []*recorder
+	base     time.Time
+	next     atomic.Int64 // the next message to start
+	n        counters
 	// rec gets the latencies of each phase as they are recorded, for the
 	// interval log and the progress lines: every phase with HdrLog,
 	// phaseMessage and phaseFailed otherwise.
@@ -40,6 +46,7 @@ type run struct {
 	// The commands of a transaction, made once: "MAIL FROM:<...>\r\n" and
 	// each "RCPT TO:<...>\r\n".
 	mailCmd  []byte
+	utf8     bool // From or To is not all ASCII (for SMTPUTF8)
 	rcptCmds [][]byte
 
 	counterMu sync.Mutex // serialises Config.Counter writes
@@ -50,6 +57,7 @@ type run struct {
 
 	mu       sync.Mutex // guards the rest: sessions merge into it as they end
 	phases   [numPhases]*hdrhistogram.Histogram
+	stages   [][2]*hdrhistogram.Histogram // by stage: delivered, failed
 	late     *hdrhistogram.Histogram
 	replies  map[string]map[int]int64
 	digests  []Digest
@@ -72,6 +80,10 @@ func (r *run) end(err error) {
 }
 
 func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
+
+// over reports whether t (ns since the start) is past Config.Duration, if
+// set: no message starts then.
+func (r *run) over(t int64) bool { return r.cfg.Duration > 0 && t >= int64(r.cfg.Duration) }
 
 // Run sends cfg.Messages messages to the server at cfg.Addr over
 // cfg.Sessions sessions and returns what happened. Refused commands,
@@ -114,6 +126,15 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 			r.rec[i] = newRecorder()
 		}
 	}
+	r.sched = newSchedule(&r.cfg)
+	if cfg.Live != nil {
+		cfg.Live.start(r)
+	}
+	for range cfg.Stages {
+		r.stages = append(r.stages, [2]*hdrhistogram.Histogram{newHist(), newHist()})
+		r.stageRec = append(r.stageRec, newRecorder())
+	}
+	r.utf8 = !isASCII(cfg.From) || !isASCII(cfg.To)
 	r.mailCmd = []byte("MAIL FROM:<" + cfg.From + ">\r\n")
 	for i := cfg.Recipients; i >= 1; i-- {
 		to := cfg.To
@@ -176,9 +197,23 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 			}
 			hlog.OutputIntervalHistogram(h)
 		}
+		for i, rec := range r.stageRec {
+			h := rec.interval()
+			if hlog == nil || h.TotalCount() == 0 {
+				continue
+			}
+			h.SetStartTimeMs(r.base.Add(time.Duration(lastTick)).UnixMilli())
+			h.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
+			h.SetTag("stage" + strconv.Itoa(i+1))
+			hlog.OutputIntervalHistogram(h)
+		}
 		if cfg.Progress != nil {
 			secs := float64(now-lastTick) / 1e9
 			d := r.n.delivered.Load()
+			if r.stages != nil {
+				_, i := r.sched.at(r.next.Load())
+				fmt.Fprintf(cfg.Progress, "stage %d  ", i+1)
+			}
 			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  failed %d  errors %d\n",
 				float64(now)/1e9, d, float64(d-lastDone)/secs,
 				us(msg.ValueAtQuantile(50)), us(msg.ValueAtQuantile(99)), us(msg.Max()), r.n.failed.Load(), r.errors())
@@ -229,7 +264,7 @@ func (r *run) errors() int64 {
 func (r *run) result(secs float64) *Result {
 	cfg := &r.cfg
 	res := &Result{
-		Proto: "smtp", Sessions: cfg.Sessions, Messages: cfg.Messages, Length: cfg.Length, Recipients: cfg.Recipients,
+		Proto: "smtp", Sessions: cfg.Sessions, Messages: cfg.Messages, Length: cfg.Length, LengthMax: cfg.LengthMax, Recipients: cfg.Recipients,
 		TargetQPS: cfg.QPS, Pipelining: r.pipe, Chunking: r.chunk, DurationS: secs,
 		Started: r.n.started.Load(), Delivered: r.n.delivered.Load(), Failed: r.n.failed.Load(), RcptOK: r.n.rcptOK.Load(),
 		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),
@@ -246,8 +281,16 @@ func (r *run) result(secs float64) *Result {
 	case cfg.TLSImplicit:
 		res.TLSMode = "implicit"
 	}
-	if cfg.QPS == 0 {
+	if !cfg.openLoop() {
 		res.Lateness = nil
+	}
+	if cfg.Messages == math.MaxInt {
+		res.Messages = 0 // unlimited: Duration ended the run
+	}
+	res.DurationLimitS = cfg.Duration.Seconds()
+	for i, st := range r.sched.stages {
+		res.Stages = append(res.Stages, StageResult{From: st.From, To: st.To, StartS: float64(st.start) / 1e9, DurationS: st.Duration.Seconds(),
+			Message: latency(r.stages[i][0]), Failed: latency(r.stages[i][1])})
 	}
 	for i, l := range res.Phases.byPhase() {
 		*l = latency(r.phases[i])

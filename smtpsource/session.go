@@ -28,14 +28,23 @@ type session struct {
 	replies map[string]map[int]int64
 	digests []Digest
 	tls     TLSStats
-	hdr     []byte // the current message's header
-	msg     []byte // the current message, for BDAT without pipelining
-	pipe    bool   // pipelining used on a connection
-	chunk   bool   // BDAT used on a connection
+	hdr     []byte  // the current message's header
+	cur     msgBody // the current message's body
+	scratch msgBody // where ranged bodies are made
+	mailBuf []byte  // the last MAIL command made, if not the run's
+	sizeBuf []byte  // where SIZE= makes a header to measure
+	// notifyBuf is the last RCPT command made with NOTIFY=.
+	notifyBuf []byte
+	msg       []byte // the current message, for BDAT without pipelining
+	pipe      bool   // pipelining used on a connection
+	chunk     bool   // BDAT used on a connection
 	// ahead is the next message, when its envelope went out behind the
 	// last message's data; nil otherwise.
 	ahead   *ahead
-	rcptBuf []byte // the last RCPT command made with NumberRecipients
+	rcptBuf []byte // the last RCPT command made with NumberRecipients or ToList
+	// stages holds each stage's latencies (Config.Stages): delivered
+	// messages', then failed ones'.
+	stages [][2]*hdrhistogram.Histogram
 	// backoff is the wait after the last greeting refused, if the one
 	// after it was not a 220 (0 then), and retryAt when it ends.
 	backoff time.Duration
@@ -70,6 +79,9 @@ type smtpConn struct {
 	pipelining bool            // offered
 	chunking   bool            // offered
 	startTLS   bool            // offered
+	size       bool            // SIZE offered
+	dsn        bool            // offered
+	smtputf8   bool            // offered
 	auth       map[string]bool // the AUTH mechanisms offered
 	stop       func() bool
 	// lastReplies is how many more replies to a refused message's LAST
@@ -81,6 +93,9 @@ func newSession(r *run) *session {
 	s := &session{r: r, late: newHist(), replies: map[string]map[int]int64{}}
 	for i := range s.hist {
 		s.hist[i] = newHist()
+	}
+	for range r.cfg.Stages {
+		s.stages = append(s.stages, [2]*hdrhistogram.Histogram{newHist(), newHist()})
 	}
 	return s
 }
@@ -120,17 +135,22 @@ func (s *session) run(ctx context.Context) {
 				}
 			}
 			k = r.next.Add(1) - 1
-			if k >= int64(r.cfg.Messages) {
+			// In open loop a message is due by its intended start, however
+			// late the session is to it.
+			if k >= int64(r.cfg.Messages) || !r.cfg.openLoop() && r.over(r.now()) {
 				break
 			}
 			if d := s.wait(); d > 0 && !first {
 				until(r.env.clock.Now().Add(d))
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || !r.cfg.openLoop() && r.over(r.now()) {
 					break
 				}
 			}
-			if r.cfg.QPS > 0 {
-				t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
+			if r.cfg.openLoop() {
+				t0, _ = r.sched.at(k)
+				if t0 == never || r.over(t0) {
+					break
+				}
 				until(r.base.Add(time.Duration(t0)))
 				if ctx.Err() != nil {
 					break
@@ -149,7 +169,7 @@ func (s *session) run(ctx context.Context) {
 	}
 	if a := s.ahead; a != nil { // cancelled with a message started
 		r.n.failed.Add(1)
-		s.since(phaseFailed, a.t0)
+		s.done(phaseFailed, a.k, a.t0)
 		s.ahead = nil
 	}
 	s.quit(ctx)
@@ -171,6 +191,10 @@ func (s *session) merge() {
 	defer r.mu.Unlock()
 	for i, h := range s.hist {
 		r.phases[i].Merge(h)
+	}
+	for i, hs := range s.stages {
+		r.stages[i][0].Merge(hs[0])
+		r.stages[i][1].Merge(hs[1])
 	}
 	r.late.Merge(s.late)
 	for phase, codes := range s.replies {
@@ -223,6 +247,7 @@ func (s *session) ioFail(ctx context.Context, phase string, err error) {
 
 func (s *session) close() {
 	if s.c != nil {
+		s.r.n.open.Add(-1)
 		s.c.stop()
 		s.c.raw.Close() // not a TLS close_notify, which could wait on a peer that does not read
 		s.c = nil
@@ -279,6 +304,9 @@ func (s *session) readReply(ctx context.Context, phase string) (int, string, err
 
 // count counts a reply of phase with code.
 func (s *session) count(phase string, code int) {
+	if l := s.r.cfg.Live; l != nil {
+		l.reply(phase, code)
+	}
 	m := s.replies[phase]
 	if m == nil {
 		m = map[int]int64{}
@@ -294,6 +322,21 @@ func (s *session) reject(ctx context.Context, phase string, code int, msg string
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// done records the latency of message k, started at t0, as delivered
+// (phaseMessage) or failed (phaseFailed), and with stages in its stage's
+// too.
+func (s *session) done(phase int, k, t0 int64) {
+	ns := s.r.now() - t0
+	s.record(phase, ns)
+	if s.stages != nil {
+		_, i := s.r.sched.at(k)
+		record(s.stages[i][phase-phaseMessage], ns)
+		if phase == phaseMessage {
+			s.r.stageRec[i].record(ns)
+		}
+	}
 }
 
 // since records the latency of phase from t to now.
@@ -344,6 +387,7 @@ func (s *session) open(ctx context.Context) error {
 		return err
 	}
 	r.n.conns.Add(1)
+	r.n.open.Add(1)
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
@@ -493,6 +537,12 @@ func (s *session) extensions(msg string) {
 			c.chunking = true
 		case "STARTTLS":
 			c.startTLS = true
+		case "SIZE":
+			c.size = true
+		case "DSN":
+			c.dsn = true
+		case "SMTPUTF8":
+			c.smtputf8 = true
 		case "AUTH":
 			if c.auth == nil {
 				c.auth = map[string]bool{}
@@ -538,7 +588,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	r := s.r
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
-			s.since(phaseFailed, t0)
+			s.done(phaseFailed, k, t0)
 			return false
 		}
 	}
@@ -552,12 +602,12 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	s.ahead = nil
 	ok, open := s.transaction(ctx, k, turn)
 	if ok {
-		s.since(phaseMessage, t0)
+		s.done(phaseMessage, k, t0)
 		if r.cfg.Digests {
 			s.digests = append(s.digests, r.tmpl.digest(k))
 		}
 	} else {
-		s.since(phaseFailed, t0)
+		s.done(phaseFailed, k, t0)
 	}
 	switch {
 	case s.c == nil:
@@ -578,11 +628,12 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	r := s.r
 	c := s.c
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
+	s.cur = r.tmpl.bodyOf(k, &s.scratch)
 	bdat := c.chunking && r.cfg.Chunking
 	if c.pipelining && r.cfg.Pipelining {
-		return s.pipelined(ctx, bdat, turn)
+		return s.pipelined(ctx, k, bdat, turn)
 	}
-	c.bw.Write(r.mailCmd)
+	c.bw.Write(s.mail(k))
 	t := r.now()
 	if s.flush(ctx, "mail") != nil {
 		return false, false
@@ -597,7 +648,7 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	}
 	accepted := 0
 	for i := range r.rcptCmds {
-		c.bw.Write(s.rcpt(i))
+		c.bw.Write(s.rcpt(k, i))
 		t := r.now()
 		if s.flush(ctx, "rcpt") != nil {
 			return false, false
@@ -637,16 +688,16 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 // pipelined sends MAIL, the RCPTs and DATA (or the BDAT chunks) in one
 // write, unless they were sent ahead (turn >= 0: their turn came then),
 // and reads their replies.
-func (s *session) pipelined(ctx context.Context, bdat bool, turn int64) (ok, open bool) {
+func (s *session) pipelined(ctx context.Context, k int64, bdat bool, turn int64) (ok, open bool) {
 	r := s.r
 	c := s.c
 	t := turn
 	if turn < 0 {
 		if bdat {
-			s.envelope()
+			s.envelope(k)
 			return s.chunks(ctx, 0, true)
 		}
-		s.envelope()
+		s.envelope(k)
 		c.bw.WriteString("DATA\r\n")
 		t = r.now()
 		if s.flush(ctx, "mail") != nil {
@@ -680,18 +731,119 @@ func (s *session) pipelined(ctx context.Context, bdat bool, turn int64) (ok, ope
 	return s.data(ctx, accepted)
 }
 
-// envelope buffers MAIL and the RCPTs.
-func (s *session) envelope() {
-	s.c.bw.Write(s.r.mailCmd)
+// envelope buffers message k's MAIL and RCPTs.
+func (s *session) envelope(k int64) {
+	s.c.bw.Write(s.mail(k))
 	for i := range s.r.rcptCmds {
-		s.c.bw.Write(s.rcpt(i))
+		s.c.bw.Write(s.rcpt(k, i))
 	}
 }
 
-// rcpt returns the i-th RCPT command of the next message, valid until the
-// next call.
-func (s *session) rcpt(i int) []byte {
+// mail returns message k's MAIL command, valid until the next call:
+// with SIZE=, RET=, ENVID= and SMTPUTF8 as asked for and offered.
+func (s *session) mail(k int64) []byte {
 	r := s.r
+	c := s.c
+	size := r.cfg.Size && c.size
+	dsn := (r.cfg.DSNRet != "" || r.cfg.DSNEnvID != "") && c.dsn
+	utf8 := c.smtputf8 && s.needsUTF8(k)
+	if r.cfg.FromList == nil && !size && !dsn && !utf8 {
+		return r.mailCmd
+	}
+	b := append(s.mailBuf[:0], "MAIL FROM:<"...)
+	if l := r.cfg.FromList; l != nil {
+		b = append(b, l[k%int64(len(l))]...)
+	} else {
+		b = append(b, r.cfg.From...)
+	}
+	b = append(b, '>')
+	if size {
+		b = append(b, " SIZE="...)
+		b = strconv.AppendInt(b, r.tmpl.size(k, s.sizeBuf[:0]), 10)
+	}
+	if dsn && r.cfg.DSNRet != "" {
+		b = append(b, " RET="...)
+		b = append(b, r.cfg.DSNRet...)
+	}
+	if dsn && r.cfg.DSNEnvID != "" {
+		b = append(b, " ENVID="...)
+		b = appendXtext(b, r.cfg.DSNEnvID)
+		b = append(b, '.')
+		b = strconv.AppendInt(b, k, 10)
+	}
+	if utf8 {
+		b = append(b, " SMTPUTF8"...)
+	}
+	s.mailBuf = append(b, "\r\n"...)
+	return s.mailBuf
+}
+
+// needsUTF8 reports whether message k's sender or a recipient is not
+// all ASCII.
+func (s *session) needsUTF8(k int64) bool {
+	r := s.r
+	if r.cfg.FromList == nil && r.cfg.ToList == nil {
+		return r.utf8
+	}
+	if l := r.cfg.FromList; l != nil && !isASCII(l[k%int64(len(l))]) || l == nil && !isASCII(r.cfg.From) {
+		return true
+	}
+	if l := r.cfg.ToList; l != nil {
+		for i := range r.rcptCmds {
+			if !isASCII(l[(k*int64(r.cfg.Recipients)+int64(i))%int64(len(l))]) {
+				return true
+			}
+		}
+		return false
+	}
+	return !isASCII(r.cfg.To)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// appendXtext appends v as RFC 3461 xtext: '+', '=' and characters
+// outside '!' to '~' as "+XX".
+func appendXtext(b []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < '!' || c > '~' || c == '+' || c == '=' {
+			b = append(b, '+', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// rcpt returns the i-th RCPT command of message k, valid until the next
+// call, with NOTIFY= if asked for and offered.
+func (s *session) rcpt(k int64, i int) []byte {
+	cmd := s.rcptCmd(k, i)
+	if s.r.cfg.DSNNotify == "" || !s.c.dsn {
+		return cmd
+	}
+	b := append(s.notifyBuf[:0], cmd[:len(cmd)-2]...)
+	b = append(b, " NOTIFY="...)
+	b = append(b, s.r.cfg.DSNNotify...)
+	s.notifyBuf = append(b, "\r\n"...)
+	return s.notifyBuf
+}
+
+// rcptCmd is rcpt without NOTIFY.
+func (s *session) rcptCmd(k int64, i int) []byte {
+	r := s.r
+	if l := r.cfg.ToList; l != nil {
+		b := append(s.rcptBuf[:0], "RCPT TO:<"...)
+		b = append(b, l[(k*int64(r.cfg.Recipients)+int64(i))%int64(len(l))]...)
+		s.rcptBuf = append(b, ">\r\n"...)
+		return s.rcptBuf
+	}
 	if !r.cfg.NumberRecipients {
 		return r.rcptCmds[i]
 	}
@@ -738,10 +890,10 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 	c := s.c
 	t := r.now()
 	c.bw.Write(s.hdr)
-	c.bw.Write(r.tmpl.encoded)
+	c.bw.Write(s.cur.encoded)
 	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining && r.cfg.Wait == 0 && r.cfg.RandomWait == 0 {
 		if k, t0, ok := s.claimDue(ctx); ok {
-			s.envelope()
+			s.envelope(k)
 			c.bw.WriteString("DATA\r\n")
 			s.ahead = &ahead{k: k, t0: t0, c: c, turn: -1}
 		}
@@ -756,7 +908,7 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 		// would have without pipelining; in open loop it counts from its
 		// intended start, so the wait behind this one is charged to it.
 		a.turn = r.now()
-		if r.cfg.QPS == 0 {
+		if !r.cfg.openLoop() {
 			a.t0 = a.turn
 		}
 	}
@@ -770,7 +922,10 @@ func (s *session) claimDue(ctx context.Context) (k, t0 int64, ok bool) {
 	if ctx.Err() != nil {
 		return 0, 0, false
 	}
-	if r.cfg.QPS == 0 {
+	if !r.cfg.openLoop() {
+		if r.over(r.now()) {
+			return 0, 0, false
+		}
 		k = r.next.Add(1) - 1
 		if k >= int64(r.cfg.Messages) {
 			return 0, 0, false
@@ -782,8 +937,8 @@ func (s *session) claimDue(ctx context.Context) (k, t0 int64, ok bool) {
 			if k >= int64(r.cfg.Messages) {
 				return 0, 0, false
 			}
-			t0 = int64(float64(k) * 1e9 / r.cfg.QPS)
-			if t0 > r.now() {
+			t0, _ = r.sched.at(k)
+			if t0 > r.now() || r.over(t0) { // never is neither due nor under Duration
 				return 0, 0, false // not due: it goes out on its own, on time
 			}
 			if r.next.CompareAndSwap(k, k+1) {
@@ -823,7 +978,7 @@ func (s *session) endReplies(ctx context.Context, accepted int, t int64) (ok, op
 		r.n.data.Add(1)
 	}
 	if delivered {
-		r.n.bytes.Add(int64(len(s.hdr) + len(r.tmpl.body)))
+		r.n.bytes.Add(int64(len(s.hdr) + len(s.cur.body)))
 	}
 	return delivered, false
 }
@@ -841,7 +996,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		t := r.now()
 		cw := c.tw.ChunkWriter(size)
 		cw.Write(s.hdr)
-		cw.Write(r.tmpl.body)
+		cw.Write(s.cur.body)
 		if err := cw.Close(); err != nil { // flushes the group
 			s.writeFail(ctx, "mail", err)
 			return false, false
@@ -887,7 +1042,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 	t := r.now()
 	// One chunk may hold the end of the header and the start of the
 	// body: send them from one buffer.
-	s.msg = append(append(s.msg[:0], s.hdr...), r.tmpl.body...)
+	s.msg = append(append(s.msg[:0], s.hdr...), s.cur.body...)
 	msg := s.msg
 	for {
 		n := min(size, len(msg))

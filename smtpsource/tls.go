@@ -3,9 +3,12 @@ package smtpsource
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/md5"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -62,6 +65,7 @@ func (s *session) startTLS(ctx context.Context) error {
 	}
 	s.since(phaseTLS, t)
 	c.pipelining, c.chunking, c.startTLS, c.auth = false, false, false, nil
+	c.size, c.dsn, c.smtputf8 = false, false, false
 	return s.hello(ctx)
 }
 
@@ -84,6 +88,7 @@ func (s *session) handshake(ctx context.Context) error {
 		return err
 	}
 	s.tls.add(tc.ConnectionState())
+	r.n.handshakes.Add(1)
 	c.nc = tc
 	c.bw.Reset(bc.Writer(tc))
 	c.tr = textproto.NewReader(bufio.NewReaderSize(tc, 16<<10))
@@ -127,12 +132,7 @@ func (s *session) authenticate(ctx context.Context) error {
 		r.end(fmt.Errorf("%w: %s does not offer AUTH %s (it offers %s)", ErrAuth, r.addr, mech, offered))
 		return errEnded
 	}
-	var cl sasl.Client
-	if mech == "LOGIN" {
-		cl = sasl.NewLoginClient(r.cfg.AuthUser, r.cfg.AuthPass)
-	} else {
-		cl = sasl.NewPlainClient("", r.cfg.AuthUser, r.cfg.AuthPass)
-	}
+	cl := saslClient(mech, r.cfg.AuthUser, r.cfg.AuthPass)
 	_, ir, err := cl.Start()
 	if err != nil {
 		s.quit(ctx)
@@ -195,3 +195,45 @@ func saslText(ir []byte) string {
 	}
 	return base64.StdEncoding.EncodeToString(ir)
 }
+
+// saslClient returns the client of mechanism mech (one of AuthMechs).
+func saslClient(mech, user, pass string) sasl.Client {
+	switch mech {
+	case "LOGIN":
+		return sasl.NewLoginClient(user, pass)
+	case "CRAM-MD5":
+		return &cramMD5{user, pass}
+	case "XOAUTH2":
+		return &xoauth2{user, pass}
+	case "OAUTHBEARER":
+		return sasl.NewOAuthBearerClient(&sasl.OAuthBearerOptions{Username: user, Token: pass})
+	}
+	return sasl.NewPlainClient("", user, pass)
+}
+
+// cramMD5 is CRAM-MD5's client (RFC 2195): the answer to the server's
+// challenge is the user name, a space and the hex HMAC-MD5 of the
+// challenge keyed with the password.
+type cramMD5 struct{ user, pass string }
+
+func (c *cramMD5) Start() (string, []byte, error) { return "CRAM-MD5", nil, nil }
+
+func (c *cramMD5) Next(challenge []byte) ([]byte, error) {
+	if len(challenge) == 0 {
+		return nil, errors.New("CRAM-MD5: empty challenge")
+	}
+	h := hmac.New(md5.New, []byte(c.pass))
+	h.Write(challenge)
+	return []byte(c.user + " " + hex.EncodeToString(h.Sum(nil))), nil
+}
+
+// xoauth2 is the client of Google's XOAUTH2: the initial response
+// "user=U^Aauth=Bearer TOKEN^A^A"; a challenge is the server's error (a
+// JSON object), answered with an empty line, after which it refuses.
+type xoauth2 struct{ user, token string }
+
+func (x *xoauth2) Start() (string, []byte, error) {
+	return "XOAUTH2", []byte("user=" + x.user + "\x01auth=Bearer " + x.token + "\x01\x01"), nil
+}
+
+func (x *xoauth2) Next([]byte) ([]byte, error) { return []byte{}, nil }

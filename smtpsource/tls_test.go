@@ -335,7 +335,7 @@ func TestTLSConfigErrors(t *testing.T) {
 		{Addr: "x", TLS: true, OldMode: true},
 		{Addr: "x", AuthUser: "u", OldMode: true},
 		{Addr: "x", AuthPass: "p"},
-		{Addr: "x", AuthUser: "u", AuthMech: "CRAM-MD5"},
+		{Addr: "x", AuthUser: "u", AuthMech: "DIGEST-MD5"},
 		{Addr: "x", AuthUser: "u\x00v"},
 		{Addr: "unix:/s", TLS: true},
 	} {

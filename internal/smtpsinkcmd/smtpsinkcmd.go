@@ -128,6 +128,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object")
 	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made), e.g. -d 'dumps/%Y%m%d/'")
 	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d (as smtp-sink -D)")
+	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
@@ -338,6 +339,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("smtp-sink: %w", err)
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", s.Addr())
+	stopMetrics, err := serveMetrics(*metricsAddr, s, stderr)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	defer stopMetrics()
 	served := make(chan error, 1)
 	go func() { served <- s.Serve() }()
 	var serveErr error

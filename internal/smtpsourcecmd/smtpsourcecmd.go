@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/metrics"
 	"github.com/wirespeed/wirespeed/smtpsource"
 )
 
@@ -39,7 +41,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Postfix smtp-source's flags, with its meanings.
 	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel (smtp-source -s)")
 	fs.IntVar(&cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
-	fs.IntVar(&cfg.Length, "l", 0, "body `length` in bytes, not counting the header nor the last CRLF; 0: smtp-source's four-line body (smtp-source -l)")
+	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range; 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
 	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
 	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>) (smtp-source -f)")
@@ -61,9 +63,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
 	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes`")
-	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH)")
+	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH); a directory (a message a file), an mbox or a Maildir: their messages in turn")
+	fs.Func("header", "add this header `line`, \"Name: value\", to each message's header (repeatable)", func(v string) error {
+		cfg.Headers = append(cfg.Headers, v)
+		return nil
+	})
+	fromFile := fs.String("from-file", "", "take the senders in turn from this `file`, an address a line (instead of -f)")
+	toFile := fs.String("to-file", "", "take the recipients in turn from this `file`, an address a line (instead of -t; -r of them a message)")
 	body := fs.String("body", "pattern", "`kind` of body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
-	fs.Float64Var(&cfg.QPS, "qps", 0, "open loop: start `rate` messages per second over all sessions, latency from each intended start; 0: closed loop")
+	fs.Var(&qpsFlag{&cfg.QPS, &cfg.Stages}, "qps", "open loop: start `rate` messages per second over all sessions, latency from each intended start; or stages, FROM:TO/DURATION (a ramp) or RATE/DURATION, comma-separated, each stage's latencies apart (the rate then stays at the last); 0: closed loop")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "end the run after this `duration`: no message starts after it (no message limit unless -m is given)")
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
 	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
@@ -74,13 +83,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tlsName := fs.String("tls-name", "", "the server `name` to ask for (SNI) and to verify the certificate against (default: the address's host)")
 	tlsResume := fs.Bool("tls-resume", false, "resume TLS sessions across connections (session tickets), as mail clients do")
 	auth := fs.String("auth", "", "authenticate each connection with AUTH as `user:password` (after TLS with -tls; other users may see the command line)")
-	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism`: PLAIN or LOGIN (default PLAIN)")
+	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism`: PLAIN, LOGIN, CRAM-MD5, or with an OAuth 2.0 access token as the password XOAUTH2 or OAUTHBEARER (default PLAIN)")
+	tlsCert := fs.String("tls-cert", "", "present the client certificate (chain) in this PEM `file` (with -tls-key)")
+	tlsKey := fs.String("tls-key", "", "the private key of -tls-cert, in this PEM `file`")
+	fs.BoolVar(&cfg.Size, "size", false, "send each message's size as SIZE= with MAIL when the server offers SIZE (RFC 1870)")
+	fs.StringVar(&cfg.DSNNotify, "dsn-notify", "", "when the server offers DSN, send NOTIFY=`value` with each RCPT: NEVER, or some of SUCCESS,FAILURE,DELAY (RFC 3461)")
+	fs.StringVar(&cfg.DSNRet, "dsn-ret", "", "when the server offers DSN, send RET=`value` with MAIL: FULL or HDRS")
+	fs.StringVar(&cfg.DSNEnvID, "dsn-envid", "", "when the server offers DSN, send ENVID=`id`.N with message N's MAIL")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of latencies (ns) to `file`: the delivered messages' untagged, each phase's (failed messages too) tagged with its name")
 	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	metricsAddr := fs.String("metrics", "", "serve the run's counters at http://`addr`/metrics in Prometheus' text format while it runs (port 0 picks one; the address goes to stderr)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-auth user:password [-auth-mech PLAIN|LOGIN]] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size] [-dsn-notify n] [-dsn-ret r] [-F file|dir|mbox|maildir] [-header line] [-from-file f] [-to-file f] [-duration d] [-metrics addr] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +106,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())
 	}
 	cfg.Addr = fs.Arg(0)
+	mSet := false
+	fs.Visit(func(f *flag.Flag) { mSet = mSet || f.Name == "m" })
+	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {
+		cfg.Messages = 0 // as many as the time allows
+	}
 	switch {
 	case *ipv4 && *ipv6:
 		return cli.Usagef("smtp-source: -4 and -6 together")
@@ -99,13 +120,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.IPVersion = 6
 	}
 	if cfg.TLS || cfg.TLSImplicit {
-		tc, err := tlsConfig(*tlsCA, *tlsName, *tlsInsecure, *tlsResume)
+		tc, err := tlsConfig(*tlsCA, *tlsName, *tlsInsecure, *tlsResume, *tlsCert, *tlsKey)
 		if err != nil {
 			return err
 		}
 		cfg.TLSConfig = tc
-	} else if *tlsCA != "" || *tlsName != "" || *tlsInsecure || *tlsResume {
-		return cli.Usagef("smtp-source: -tls-ca, -tls-name, -tls-insecure and -tls-resume need -tls or -tls-implicit")
+	} else if *tlsCA != "" || *tlsName != "" || *tlsInsecure || *tlsResume || *tlsCert != "" || *tlsKey != "" {
+		return cli.Usagef("smtp-source: -tls-ca, -tls-name, -tls-insecure, -tls-resume, -tls-cert and -tls-key need -tls or -tls-implicit")
 	}
 	if *auth != "" {
 		user, pass, ok := strings.Cut(*auth, ":")
@@ -118,13 +139,33 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		*body = "file:" + *msgFile
 	}
 	if path, ok := strings.CutPrefix(*body, "file:"); ok {
-		msg, err := os.ReadFile(path)
+		msgs, err := smtpsource.LoadMessages(path)
 		if err != nil {
-			return fmt.Errorf("smtp-source: %w", err)
+			return fmt.Errorf("smtp-source: -F: %w", err)
 		}
-		cfg.Message = msg
+		if len(msgs) == 1 {
+			cfg.Message = msgs[0]
+		} else {
+			cfg.MessageSet = msgs
+		}
 	} else {
 		cfg.Body = *body
+	}
+	for _, l := range []struct {
+		flag, file string
+		to         *[]string
+	}{{"-from-file", *fromFile, &cfg.FromList}, {"-to-file", *toFile, &cfg.ToList}} {
+		if l.file == "" {
+			continue
+		}
+		addrs, err := addressList(l.file)
+		if err != nil {
+			return fmt.Errorf("smtp-source: %s: %w", l.flag, err)
+		}
+		if len(addrs) == 0 {
+			return cli.Usagef("smtp-source: %s: no address in %s", l.flag, l.file)
+		}
+		*l.to = addrs
 	}
 	if *counter {
 		cfg.Counter = stdout
@@ -144,6 +185,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.HdrLog = f
 	}
 	cfg.Digests = *verify != ""
+	if *metricsAddr != "" {
+		cfg.Live = &smtpsource.Live{}
+		ms, err := metrics.Serve(*metricsAddr, sourceMetrics(cfg.Live))
+		if err != nil {
+			return fmt.Errorf("smtp-source: -metrics: %w", err)
+		}
+		defer ms.Close()
+		fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ms.Addr())
+	}
 	res, err := smtpsource.Run(ctx, cfg)
 	if err != nil {
 		return err // it names smtpsource
@@ -178,11 +228,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // tlsConfig is the TLS configuration the -tls flags ask for.
-func tlsConfig(caFile, name string, insecure, resume bool) (*tls.Config, error) {
+func tlsConfig(caFile, name string, insecure, resume bool, certFile, keyFile string) (*tls.Config, error) {
 	if caFile != "" && insecure {
 		return nil, cli.Usagef("smtp-source: -tls-ca and -tls-insecure together")
 	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, cli.Usagef("smtp-source: -tls-cert and -tls-key go together")
+	}
 	tc := &tls.Config{ServerName: name, InsecureSkipVerify: insecure}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("smtp-source: -tls-cert, -tls-key: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {
@@ -207,6 +267,16 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	if r.TargetQPS > 0 {
 		load = fmt.Sprintf("open loop at %.0f msg/s", r.TargetQPS)
 	}
+	if r.Stages != nil {
+		var st []string
+		for _, s := range r.Stages {
+			st = append(st, smtpsource.Stage{From: s.From, To: s.To, Duration: time.Duration(s.DurationS * 1e9)}.String())
+		}
+		load = "open loop in stages " + strings.Join(st, ",")
+	}
+	if r.DurationLimitS > 0 {
+		load += fmt.Sprintf(", for %gs", r.DurationLimitS)
+	}
 	var ext []string
 	if r.Pipelining {
 		ext = append(ext, "pipelining")
@@ -226,8 +296,16 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	if len(ext) > 0 {
 		load += ", " + strings.Join(ext, ", ")
 	}
-	fmt.Fprintf(w, "%s, %d sessions, %s, %d messages, -l %d, %d recipients each, %.3fs\n",
-		strings.ToUpper(r.Proto), r.Sessions, load, r.Messages, r.Length, r.Recipients, r.DurationS)
+	length := strconv.Itoa(r.Length)
+	if r.LengthMax > r.Length {
+		length += ":" + strconv.Itoa(r.LengthMax)
+	}
+	messages := strconv.Itoa(r.Messages) + " messages"
+	if r.Messages == 0 {
+		messages = "no message limit"
+	}
+	fmt.Fprintf(w, "%s, %d sessions, %s, %s, -l %s, %d recipients each, %.3fs\n",
+		strings.ToUpper(r.Proto), r.Sessions, load, messages, length, r.Recipients, r.DurationS)
 	fmt.Fprintf(w, "delivered %d of %d started (failed %d), %.0f msg/s, %.2f MB/s, %d connections\n",
 		r.Delivered, r.Started, r.Failed, r.MsgPerS, r.MBPerS, r.Connections)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -235,6 +313,10 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	rows := r.Phases.List()
 	if r.Lateness != nil {
 		rows = append(rows, smtpsource.NamedLatency{Name: "lateness", Latency: r.Lateness})
+	}
+	for i, st := range r.Stages {
+		rows = append(rows, smtpsource.NamedLatency{Name: fmt.Sprintf("stage%d message", i+1), Latency: st.Message},
+			smtpsource.NamedLatency{Name: fmt.Sprintf("stage%d failed", i+1), Latency: st.Failed})
 	}
 	for _, p := range rows {
 		if l := p.Latency; l != nil {
@@ -305,6 +387,98 @@ func codeList[K cmp.Ordered](counts map[K]int64) string {
 		fmt.Fprintf(&b, "%v×%d", k, counts[k])
 	}
 	return b.String()
+}
+
+// addressList reads a file of addresses, one a line; empty lines and
+// lines starting with '#' are left out.
+func addressList(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
+			addrs = append(addrs, l)
+		}
+	}
+	return addrs, nil
+}
+
+// qpsFlag is -qps: a rate, or stages "FROM:TO/DURATION" and
+// "RATE/DURATION", comma-separated.
+type qpsFlag struct {
+	qps    *float64
+	stages *[]smtpsource.Stage
+}
+
+func (q *qpsFlag) String() string {
+	if q.qps == nil {
+		return "0"
+	}
+	if *q.stages != nil {
+		var st []string
+		for _, s := range *q.stages {
+			st = append(st, s.String())
+		}
+		return strings.Join(st, ",")
+	}
+	return strconv.FormatFloat(*q.qps, 'g', -1, 64)
+}
+
+func (q *qpsFlag) Set(v string) error {
+	if !strings.Contains(v, "/") {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+			return fmt.Errorf("%q: want a rate, or stages such as 100:1000/60s,1000/30s", v)
+		}
+		*q.qps, *q.stages = r, nil
+		return nil
+	}
+	var stages []smtpsource.Stage
+	for _, part := range strings.Split(v, ",") {
+		rates, dur, _ := strings.Cut(part, "/")
+		from, to, ramp := strings.Cut(rates, ":")
+		if !ramp {
+			to = from
+		}
+		a, errA := strconv.ParseFloat(from, 64)
+		b, errB := strconv.ParseFloat(to, 64)
+		d, errD := time.ParseDuration(dur)
+		st := smtpsource.Stage{From: a, To: b, Duration: d}
+		if errA != nil || errB != nil || errD != nil || d <= 0 || a < 0 || b < 0 || math.IsInf(a+b, 0) || math.IsNaN(a+b) {
+			return fmt.Errorf("stage %q: want FROM:TO/DURATION or RATE/DURATION, such as 100:1000/60s", part)
+		}
+		stages = append(stages, st)
+	}
+	*q.qps, *q.stages = 0, stages
+	return nil
+}
+
+// lengthFlag is -l: a length, or MIN:MAX.
+type lengthFlag struct{ min, max *int }
+
+func (l *lengthFlag) String() string {
+	if l.min == nil || *l.max == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d:%d", *l.min, *l.max)
+}
+
+func (l *lengthFlag) Set(v string) error {
+	lo, hi, ranged := strings.Cut(v, ":")
+	a, err := strconv.Atoi(lo)
+	if err != nil || a < 0 {
+		return fmt.Errorf("%q: want a length in bytes or MIN:MAX", v)
+	}
+	b := 0
+	if ranged {
+		if b, err = strconv.Atoi(hi); err != nil || b < a {
+			return fmt.Errorf("%q: want MIN:MAX, MIN <= MAX", v)
+		}
+	}
+	*l.min, *l.max = a, b
+	return nil
 }
 
 // seconds is a duration flag that also takes a number of seconds, as

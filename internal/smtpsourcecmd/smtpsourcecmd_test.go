@@ -353,7 +353,7 @@ func TestTLSFlags(t *testing.T) {
 		{[]string{"-tls", "-tls-ca", notPEM, addr}, false},
 		{[]string{"-tls", "-tls-ca", "/nonexistent/ca.pem", addr}, false},
 		{[]string{"-auth", "nocolon", addr}, true},
-		{[]string{"-auth", "u:p", "-auth-mech", "CRAM-MD5", addr}, false},
+		{[]string{"-auth", "u:p", "-auth-mech", "DIGEST-MD5", addr}, false},
 		{[]string{"-auth-mech", "LOGIN", addr}, false},
 	} {
 		err := Run(ctx, append([]string{"-q"}, c.args...), &out, &errb)

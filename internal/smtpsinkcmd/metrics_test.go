@@ -1,0 +1,83 @@
+package smtpsinkcmd
+
+import (
+	"net/http"
+	"net/smtp"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// -metrics serves the sink's counters in Prometheus' text format while it
+// runs: two messages taken and a recipient refused by a -rule are counted
+// as such; the endpoint goes with the sink.
+func TestMetrics(t *testing.T) {
+	addr, stderr, stop := startErr(t, "-metrics", "127.0.0.1:0", "-rule", "rcpt:^bad@=550 5.1.1 no such user")
+	stderr.waitFor("/metrics\n")
+	m := regexp.MustCompile(`metrics on (http://\S+/metrics)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		stop()
+		t.Fatalf("no metrics address in %q", stderr.String())
+	}
+	send(t, addr, "Subject: 1\r\n\r\none\r\n")
+	send(t, addr, "Subject: 2\r\n\r\ntwo\r\n")
+	if err := smtp.SendMail(addr, nil, "a@x.test", []string{"bad@y.test"}, []byte("x\r\n")); err == nil {
+		t.Error("the -rule's recipient was taken")
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	value := func(name, label string) (float64, bool) {
+		f := fams[name]
+		if f == nil {
+			return 0, false
+		}
+		for _, mt := range f.Metric {
+			var ls []string
+			for _, l := range mt.Label {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			if strings.Join(ls, ",") == label {
+				if mt.Counter != nil {
+					return mt.Counter.GetValue(), true
+				}
+				return mt.Gauge.GetValue(), true
+			}
+		}
+		return 0, false
+	}
+	const pre = "wirespeed_smtp_sink_"
+	for _, c := range []struct {
+		name, label string
+		want        float64
+	}{
+		{"sessions_total", "", 3}, {"messages_total", "", 2}, {"recipients_total", "", 2},
+		{"bytes_total", "", float64(len("Subject: 1\r\n\r\none\r\n") + len("Subject: 2\r\n\r\ntwo\r\n"))},
+		{"tls_handshakes_total", "", 0}, {"error_replies_total", "code=550", 1},
+	} {
+		if got, ok := value(pre+c.name, c.label); !ok || got != c.want {
+			t.Errorf("%s{%s} = %v (present %v), want %v", c.name, c.label, got, ok, c.want)
+		}
+	}
+	if _, ok := value(pre+"sessions_active", ""); !ok {
+		t.Error("no sessions_active gauge")
+	}
+	if _, _, err := stop(); err != nil {
+		t.Error(err)
+	}
+	if _, err := http.Get(m[1]); err == nil {
+		t.Errorf("%s still served after the sink stopped", m[1])
+	}
+}

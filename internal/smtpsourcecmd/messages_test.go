@@ -1,0 +1,97 @@
+package smtpsourcecmd
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsource"
+)
+
+// -F DIR: 12 files (LF line ends, sent as CRLF) as 36 messages, each file
+// 3 times; -F on an mbox; -l MIN:MAX, -header, -from-file and -to-file
+// reach the run; bad values are usage errors.
+func TestMessageSources(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string]int{}
+	for i := range 12 {
+		body := fmt.Sprintf("Subject: %d\n\n%s\n.\n", i, strings.Repeat("a", i*100))
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d", i)), []byte(body), 0o644)
+		crlf := strings.ReplaceAll(body, "\n", "\r\n")
+		want[fmt.Sprintf("%x %d", md5.Sum([]byte(crlf)), len(crlf))] += 3
+	}
+	run := func(args ...string) (map[string]int, *sink, string, error) {
+		var log bytes.Buffer
+		s := &sink{log: &log}
+		addr := s.start(t)
+		var out, errb bytes.Buffer
+		err := Run(context.Background(), append(args, "-q", addr), &out, &errb)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		got := map[string]int{}
+		for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+			f := strings.Fields(l)
+			if len(f) >= 2 {
+				got[f[0]+" "+f[1]]++
+			}
+		}
+		return got, s, out.String(), err
+	}
+	got, _, out, err := run("-F", dir, "-m", "36", "-s", "3", "-d", "-pipelining")
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("-F DIR: %v\n%v\nwant %v\n%s", err, got, want, out)
+	}
+
+	mbox := filepath.Join(t.TempDir(), "mbox")
+	os.WriteFile(mbox, []byte("From x Thu Dec  3 10:00:00 2026\nSubject: 1\n\n>From y\n\nFrom x Thu Dec  3 10:00:00 2026\nSubject: 2\n\nz\n"), 0o644)
+	got, _, out, err = run("-F", mbox, "-m", "4")
+	m1, m2 := "Subject: 1\r\n\r\nFrom y\r\n", "Subject: 2\r\n\r\nz\r\n"
+	wantMbox := map[string]int{fmt.Sprintf("%x %d", md5.Sum([]byte(m1)), len(m1)): 2, fmt.Sprintf("%x %d", md5.Sum([]byte(m2)), len(m2)): 2}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(wantMbox) {
+		t.Errorf("-F mbox: %v\n%v\nwant %v\n%s", err, got, wantMbox, out)
+	}
+
+	lists := t.TempDir()
+	os.WriteFile(filepath.Join(lists, "from"), []byte("# senders\na@example.com\n\nb@example.com\n"), 0o644)
+	os.WriteFile(filepath.Join(lists, "to"), []byte("x@example.com\ny@example.com\n"), 0o644)
+	_, s, out, err := run("-m", "2", "-l", "100:200", "-json", "-header", "X-A: 1", "-header", "X-B: 2",
+		"-from-file", filepath.Join(lists, "from"), "-to-file", filepath.Join(lists, "to"))
+	var res struct {
+		Length    int `json:"length"`
+		LengthMax int `json:"length_max"`
+		Delivered int `json:"delivered"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &res) != nil || res.Length != 100 || res.LengthMax != 200 || res.Delivered != 2 {
+		t.Errorf("-l 100:200: %v %+v\n%s", err, res, out)
+	}
+	cmds := strings.Join(s.cmds, "|")
+	for _, w := range []string{"MAIL FROM:<a@example.com>|RCPT TO:<x@example.com>", "MAIL FROM:<b@example.com>|RCPT TO:<y@example.com>"} {
+		if !strings.Contains(cmds, w) {
+			t.Errorf("commands %s, want %s", cmds, w)
+		}
+	}
+
+	var o, e bytes.Buffer
+	for _, args := range [][]string{{"-l", "5:4"}, {"-l", "x"}, {"-l", "1:"}, {"-to-file", filepath.Join(lists, "none")}, {"-from-file", os.DevNull}} {
+		if st, _ := cli.Status(Run(context.Background(), append(args, "127.0.0.1:1"), &o, &e)); st == 0 {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	if st, print := cli.Status(Run(context.Background(), []string{"-from-file", os.DevNull, "127.0.0.1:1"}, &o, &e)); st != 2 || !print {
+		t.Errorf("empty -from-file: status %d", st)
+	}
+	// Values smtpsource refuses are its typed ErrConfig, as -body's are.
+	for _, args := range [][]string{{"-header", "no colon"}, {"-dsn-ret", "BODY"}, {"-dsn-notify", "NEVER,SUCCESS"}} {
+		if err := Run(context.Background(), append(args, "-q", "127.0.0.1:1"), &o, &e); !errors.Is(err, smtpsource.ErrConfig) {
+			t.Errorf("%q: %v, want smtpsource.ErrConfig", args, err)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package smtpsourcecmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/smtpsource"
+)
+
+// -qps in stages and -duration: with no -m the run sends what the
+// schedule starts before its end (counts, not times, are asserted: the
+// intended starts are fixed), each stage's latencies apart in -json and
+// in the table; bad stages are usage errors.
+func TestStagesAndDuration(t *testing.T) {
+	run := func(args ...string) (*smtpsource.Result, string) {
+		t.Helper()
+		s := &sink{}
+		addr := s.start(t)
+		var out, errb bytes.Buffer
+		if err := Run(context.Background(), append(args, "-q", addr), &out, &errb); err != nil {
+			t.Fatalf("%q: %v\n%s%s", args, err, out.String(), errb.String())
+		}
+		if !strings.Contains(strings.Join(args, " "), "-json") {
+			return nil, out.String()
+		}
+		var res smtpsource.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		return &res, out.String()
+	}
+	// 20 to 40/s over 100ms: 3 messages (at 0, 41.4ms and 73.2ms); then
+	// 40/s for 100ms: 4.
+	res, _ := run("-qps", "20:40/100ms,40/100ms", "-d", "-json")
+	if res.Delivered != 7 || res.Messages != 0 || len(res.Stages) != 2 || res.Stages[0].Message.Count != 3 || res.Stages[1].Message.Count != 4 || res.DurationLimitS != 0.2 {
+		t.Errorf("stages: %+v", res)
+	}
+	_, out := run("-qps", "20:40/100ms,40/100ms", "-d")
+	for _, w := range []string{"open loop in stages 20:40/100ms,40/100ms, for 0.2s, no message limit,", "stage1 message", "stage2 message"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in\n%s", w, out)
+		}
+	}
+	res, _ = run("-qps", "10", "-duration", "300ms", "-d", "-json")
+	if res.Delivered != 3 || res.Messages != 0 || res.DurationLimitS != 0.3 {
+		t.Errorf("-qps 10 -duration 300ms: %+v", res)
+	}
+	res, _ = run("-qps", "10", "-duration", "300ms", "-m", "2", "-json")
+	if res.Delivered != 2 || res.Messages != 2 {
+		t.Errorf("-m 2 -duration 300ms: %+v", res)
+	}
+	var o, e bytes.Buffer
+	for _, q := range []string{"1:2", "5/0s", "abc", "-1", "1:x/1s", "5/1s,", "-5/1s"} {
+		if st, _ := cli.Status(Run(context.Background(), []string{"-qps", q, "127.0.0.1:1"}, &o, &e)); st != 2 {
+			t.Errorf("-qps %q: status %d, want 2", q, st)
+		}
+	}
+}

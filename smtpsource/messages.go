@@ -1,0 +1,138 @@
+package smtpsource
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ErrMessages is what LoadMessages returns for a path that holds no
+// message it can send.
+var ErrMessages = errors.New("smtpsource: no messages")
+
+// LoadMessages reads the messages of path for Config.MessageSet, in the
+// order they are to be sent:
+//   - a Maildir (a directory with cur/ or new/ in it): the files of cur/
+//     and new/ together, by name (which starts with the delivery time);
+//     tmp/ is left out;
+//   - any other directory: each regular file in it, by name, a message as
+//     it is; names starting with '.' and subdirectories are left out;
+//   - an mbox (a file whose first line starts with "From "): each message
+//     between its "From " line and the next, the "From " lines left out,
+//     the empty line before the next one too, and ">From ", ">>From "...
+//     lines unquoted by one '>' (mboxrd);
+//   - any other file: one message, the whole file.
+//
+// The messages are as the files hold them: Run ends their lines with CRLF.
+func LoadMessages(path string) ([][]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.HasPrefix(b, []byte("From ")) {
+			msgs := SplitMbox(b)
+			if len(msgs) == 0 {
+				return nil, fmt.Errorf("%w in mbox %s", ErrMessages, path)
+			}
+			return msgs, nil
+		}
+		return [][]byte{b}, nil
+	}
+	var files []string // paths, to be sorted by their base names
+	dirs := []string{path}
+	maildir := false
+	for _, sub := range []string{"cur", "new"} {
+		if st, err := os.Stat(filepath.Join(path, sub)); err == nil && st.IsDir() {
+			if !maildir {
+				dirs = nil
+			}
+			maildir = true
+			dirs = append(dirs, filepath.Join(path, sub))
+		}
+	}
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+				continue // a symbolic link to no file
+			}
+			files = append(files, p)
+		}
+	}
+	slices.SortFunc(files, func(a, b string) int { return strings.Compare(filepath.Base(a), filepath.Base(b)) })
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w in %s", ErrMessages, path)
+	}
+	msgs := make([][]byte, 0, len(files))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, b)
+	}
+	return msgs, nil
+}
+
+// SplitMbox splits an mbox (mboxrd) into its messages: each starts after
+// a line beginning "From " and ends before the next, less the empty line
+// that separates them; lines of the form ">From ", ">>From "... lose one
+// '>'. Whatever comes before the first "From " line is left out. Line ends
+// are kept as they are.
+func SplitMbox(b []byte) [][]byte {
+	var msgs [][]byte
+	var cur []byte
+	in := false
+	end := func() {
+		if in {
+			switch {
+			case bytes.HasSuffix(cur, []byte("\r\n\r\n")):
+				cur = cur[:len(cur)-2]
+			case bytes.HasSuffix(cur, []byte("\n\n")):
+				cur = cur[:len(cur)-1]
+			}
+			msgs = append(msgs, cur)
+		}
+		cur, in = []byte{}, true
+	}
+	for len(b) > 0 {
+		n := bytes.IndexByte(b, '\n') + 1
+		if n == 0 {
+			n = len(b)
+		}
+		line := b[:n]
+		b = b[n:]
+		if bytes.HasPrefix(line, []byte("From ")) {
+			end()
+			continue
+		}
+		if !in {
+			continue
+		}
+		if q := bytes.TrimLeft(line, ">"); len(q) < len(line) && bytes.HasPrefix(q, []byte("From ")) {
+			line = line[1:]
+		}
+		cur = append(cur, line...)
+	}
+	if in {
+		end()
+	}
+	return msgs
+}

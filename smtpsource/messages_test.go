@@ -1,0 +1,265 @@
+package smtpsource
+
+import (
+	"context"
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/smtpsink"
+)
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func asStrings(b [][]byte) []string {
+	var s []string
+	for _, m := range b {
+		s = append(s, string(m))
+	}
+	return s
+}
+
+// LoadMessages: a directory's files by name (hidden files and
+// subdirectories left out), a Maildir's cur/ and new/ by name (tmp/ left
+// out), an mbox's messages (mboxrd unquoting, the separating empty line
+// dropped), a plain file whole; nothing to send is ErrMessages.
+func TestLoadMessages(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, filepath.Join(dir, "plain"), map[string]string{
+		"b": "Subject: b\n\nB\n", "a": "Subject: a\n\nA\n", ".hidden": "x", "sub/c": "Subject: c\n\n"})
+	writeFiles(t, filepath.Join(dir, "maildir"), map[string]string{
+		"cur/2.x:2,S": "Subject: 2\r\n\r\n", "new/1.x": "Subject: 1\r\n\r\n", "new/3.x": "Subject: 3\r\n\r\n", "tmp/0.x": "Subject: tmp\r\n\r\n"})
+	writeFiles(t, dir, map[string]string{
+		"mbox": "From a@example.com Thu Dec  3 10:00:00 2026\nSubject: 1\n\n>From the start\n>>From here\n>Fromage\nend\n\n" +
+			"From b@example.com Thu Dec  3 10:00:01 2026\nSubject: 2\n\nlast\n",
+		"mbox-crlf": "From a Thu Dec  3 10:00:00 2026\r\nSubject: 1\r\n\r\nx\r\n\r\nFrom b Thu Dec  3 10:00:00 2026\r\nSubject: 2\r\n\r\ny\r\n",
+		"one":       "Subject: one\n\nFrom the start\n",
+	})
+	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{"plain", []string{"Subject: a\n\nA\n", "Subject: b\n\nB\n"}},
+		{"maildir", []string{"Subject: 1\r\n\r\n", "Subject: 2\r\n\r\n", "Subject: 3\r\n\r\n"}},
+		{"mbox", []string{"Subject: 1\n\nFrom the start\n>From here\n>Fromage\nend\n", "Subject: 2\n\nlast\n"}},
+		{"mbox-crlf", []string{"Subject: 1\r\n\r\nx\r\n", "Subject: 2\r\n\r\ny\r\n"}},
+		{"one", []string{"Subject: one\n\nFrom the start\n"}},
+	} {
+		got, err := LoadMessages(filepath.Join(dir, c.path))
+		if err != nil || !slices.Equal(asStrings(got), c.want) {
+			t.Errorf("%s: %q, %v; want %q", c.path, asStrings(got), err, c.want)
+		}
+	}
+	if _, err := LoadMessages(filepath.Join(dir, "empty")); !errors.Is(err, ErrMessages) {
+		t.Errorf("empty directory: %v, want ErrMessages", err)
+	}
+	if _, err := LoadMessages(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing path: %v", err)
+	}
+}
+
+// The acceptance: 12 files sent as 36 messages (in turn, over
+// sessions reusing their connections, pipelined, with DATA and with BDAT)
+// reach package smtpsink as exactly the 12 files, 3 times each: the
+// sink's digests are the files' own (CRLF files are sent as they are).
+func TestMessageSetSmtpsink(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string]int{}
+	for i := range 12 {
+		body := fmt.Sprintf("From: <a%d@example.com>\r\nSubject: file %d\r\n\r\n%s.dot line\r\n%s\r\n", i, i, strings.Repeat("x", i*997), strings.Repeat("yz ", i*301))
+		name := fmt.Sprintf("m%02d.eml", i)
+		writeFiles(t, dir, map[string]string{name: body})
+		want[fmt.Sprintf("%x %d", md5.Sum([]byte(body)), len(body))] = 3
+	}
+	set, err := LoadMessages(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Config{
+		{Sessions: 3, Reuse: true, Pipelining: true},
+		{Sessions: 2, Reuse: true, Chunking: true, ChunkSize: 3000},
+		{Sessions: 4},
+	} {
+		var mu sync.Mutex
+		logged := map[string]int{}
+		srv := startSmtpsinkCfg(t, smtpsink.Config{Digest: digest.MD5, OnMessage: func(m smtpsink.Message) {
+			mu.Lock()
+			logged[fmt.Sprintf("%s %d", m.Digest, m.Size)]++
+			mu.Unlock()
+		}})
+		c.Addr, c.Messages, c.MessageSet, c.Digests = srv.Addr().String(), 36, set, true
+		res, err := Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Delivered != 36 || res.Errors != 0 {
+			t.Fatalf("%+v", res)
+		}
+		mu.Lock() // OnMessage has run for each before its 250
+		got := fmt.Sprint(logged)
+		mu.Unlock()
+		if got != fmt.Sprint(want) {
+			t.Errorf("%+v: the sink got %v, want %v", c, got, want)
+		}
+		var log strings.Builder
+		for d, n := range logged {
+			for range n {
+				log.WriteString(d + "\n")
+			}
+		}
+		if v, err := Verify(strings.NewReader(log.String()), res.Digests); err != nil || !v.OK() || v.Matched != 36 {
+			t.Errorf("verify %+v %v", v, err)
+		}
+	}
+}
+
+// -l 1000:50000 over 200 messages (the acceptance): every body is
+// within the range and they spread over more than 30,000 bytes; each
+// message's length is the same in another run (a function of k).
+func TestLengthRange(t *testing.T) {
+	lengths := func() map[string]int {
+		f := &fakeServer{ext: []string{"PIPELINING"}}
+		addr := f.start(t)
+		res, err := Run(context.Background(), Config{Addr: addr, Sessions: 2, Messages: 200, Length: 1000, LengthMax: 50000, Body: "mail", Reuse: true, Pipelining: true})
+		if err != nil || res.Delivered != 200 || res.Errors != 0 || res.LengthMax != 50000 {
+			t.Fatalf("%+v %v", res, err)
+		}
+		byID := map[string]int{}
+		var total int64
+		for _, m := range f.messages() {
+			hdr, body, ok := strings.Cut(string(m), "\r\n\r\n")
+			if !ok || !strings.HasSuffix(body, "\r\n") {
+				t.Fatalf("message %.200q", m)
+			}
+			_, id, _ := strings.Cut(hdr, "Message-Id: <")
+			id, _, _ = strings.Cut(id, ".")
+			byID[id] = len(body) - 2
+			total += int64(len(m))
+		}
+		if total != res.Bytes {
+			t.Errorf("%d bytes received, %d counted", total, res.Bytes)
+		}
+		return byID
+	}
+	a, b := lengths(), lengths()
+	lo, hi := 1<<30, 0
+	for id, n := range a {
+		if n < 1000 || n > 50000 {
+			t.Errorf("message %s: body of %d bytes", id, n)
+		}
+		lo, hi = min(lo, n), max(hi, n)
+		if b[id] != n {
+			t.Errorf("message %s: %d bytes, then %d in another run", id, n, b[id])
+		}
+	}
+	if len(a) != 200 || hi-lo <= 30000 {
+		t.Errorf("%d messages, lengths %d to %d", len(a), lo, hi)
+	}
+}
+
+// -header lines follow the generated header (and precede a file's);
+// senders and recipients are taken from their lists in turn, the header's
+// From and To with them.
+func TestHeadersAndLists(t *testing.T) {
+	f := &fakeServer{}
+	addr := f.start(t)
+	res, err := Run(context.Background(), Config{Addr: addr, Messages: 3, Recipients: 2, Reuse: true,
+		Headers: []string{"X-Test: one", "X-Other:two"}, FromList: []string{"<s1@example.com>", "s2@example.com"},
+		ToList: []string{"r1@example.com", "r2@example.com", "r3@example.com"}})
+	if err != nil || res.Delivered != 3 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var env []string
+	for _, c := range f.commands() {
+		if strings.HasPrefix(c, "MAIL") || strings.HasPrefix(c, "RCPT") {
+			env = append(env, c)
+		}
+	}
+	want := []string{"MAIL FROM:<s1@example.com>", "RCPT TO:<r1@example.com>", "RCPT TO:<r2@example.com>",
+		"MAIL FROM:<s2@example.com>", "RCPT TO:<r3@example.com>", "RCPT TO:<r1@example.com>",
+		"MAIL FROM:<s1@example.com>", "RCPT TO:<r2@example.com>", "RCPT TO:<r3@example.com>"}
+	if !slices.Equal(env, want) {
+		t.Errorf("envelopes %q, want %q", env, want)
+	}
+	for i, m := range f.messages() {
+		hdr, _, _ := strings.Cut(string(m), "\r\n\r\n")
+		from := []string{"s1", "s2", "s1"}[i]
+		to := []string{"r1", "r3", "r2"}[i]
+		if !strings.HasPrefix(hdr, "From: <"+from+"@example.com>\r\nTo: <"+to+"@example.com>\r\n") || !strings.HasSuffix(hdr, "\r\nX-Test: one\r\nX-Other:two") {
+			t.Errorf("message %d header %q", i, hdr)
+		}
+	}
+
+	f = &fakeServer{}
+	addr = f.start(t)
+	if _, err := Run(context.Background(), Config{Addr: addr, Messages: 1, Headers: []string{"X-Test: one"}, Message: []byte("Subject: s\n\nbody\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(f.messages()[0]); got != "X-Test: one\r\nSubject: s\r\n\r\nbody\r\n" {
+		t.Errorf("file message with a header: %q", got)
+	}
+
+	for _, bad := range []Config{
+		{Headers: []string{"no colon"}}, {Headers: []string{"X-A: b\r\nX-C: d"}}, {Headers: []string{"Bad Name: x"}},
+		{ToList: []string{"a@b"}, Recipients: 2}, {FromList: []string{}}, {ToList: []string{"a@b>\r\nDATA"}},
+		{Length: 10, LengthMax: 5}, {Length: 10, LengthMax: 20, Message: []byte("x")},
+		{MessageSet: [][]byte{}}, {MessageSet: [][]byte{[]byte("x")}, Message: []byte("x")},
+	} {
+		bad.Addr = "127.0.0.1:1"
+		if _, err := Run(context.Background(), bad); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", bad, err)
+		}
+	}
+}
+
+// Against Postfix's smtp-sink, whose dump holds each message as it
+// arrived (LF-ended): a Maildir's 3 messages, sent 9 times in turn, are
+// each there 3 times, dot-stuffing undone.
+func TestMessageSetPostfixSink(t *testing.T) {
+	dir := t.TempDir()
+	msgs := map[string]string{
+		"new/1.a": "Subject: one\n\n.starts with a dot\n",
+		"cur/2.b": "Subject: two\r\n\r\ntwo\r\n",
+		"new/3.c": "Subject: three\n\nthree\n..two dots\n",
+	}
+	writeFiles(t, dir, msgs)
+	set, err := LoadMessages(dir)
+	if err != nil || len(set) != 3 {
+		t.Fatalf("%d messages, %v", len(set), err)
+	}
+	sink := startSink(t, true)
+	res, err := Run(context.Background(), Config{Addr: sink.addr, Messages: 9, Sessions: 2, Reuse: true, Pipelining: true, MessageSet: set})
+	if err != nil || res.Delivered != 9 || res.Errors != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	sink.counts(t, 2)
+	dump, err := os.ReadFile(sink.dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		lf := strings.ReplaceAll(m, "\r\n", "\n")
+		if n := strings.Count(string(dump), "\n"+lf); n != 3 {
+			t.Errorf("%q is in the dump %d times, want 3:\n%.3000s", lf, n, dump)
+		}
+	}
+}

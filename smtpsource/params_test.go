@@ -1,0 +1,207 @@
+package smtpsource
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/smtpsink"
+)
+
+// envelopes returns the MAIL and RCPT lines of cmds.
+func envelopes(cmds []string) []string {
+	var env []string
+	for _, c := range cmds {
+		if strings.HasPrefix(c, "MAIL") || strings.HasPrefix(c, "RCPT") {
+			env = append(env, c)
+		}
+	}
+	return env
+}
+
+// SIZE=, RET=, ENVID= and NOTIFY= go out only when asked for and offered;
+// SMTPUTF8 when offered and an address of the message is not ASCII; each
+// message's SIZE= is its size (with a message set, each file's, with
+// ranged lengths each length), pipelined ahead too.
+func TestMailParameters(t *testing.T) {
+	dsn := Config{DSNNotify: "success,failure", DSNRet: "hdrs", DSNEnvID: "run+1 x"}
+	all := []string{"SIZE 100000", "DSN", "SMTPUTF8", "PIPELINING"}
+	for _, c := range []struct {
+		name string
+		ext  []string
+		cfg  Config
+		want []string
+	}{
+		{"offered", all, Config{Size: true, DSNNotify: dsn.DSNNotify, DSNRet: dsn.DSNRet, DSNEnvID: dsn.DSNEnvID, Messages: 2, Reuse: true, Pipelining: true},
+			[]string{"MAIL FROM:<from@client.test> SIZE=%d RET=HDRS ENVID=run+2B1+20x.0", "RCPT TO:<to@server.test> NOTIFY=SUCCESS,FAILURE",
+				"MAIL FROM:<from@client.test> SIZE=%d RET=HDRS ENVID=run+2B1+20x.1", "RCPT TO:<to@server.test> NOTIFY=SUCCESS,FAILURE"}},
+		{"not offered", []string{"PIPELINING"}, Config{Size: true, DSNNotify: "NEVER", DSNRet: "FULL", Messages: 1, From: "jörg@client.test"},
+			[]string{"MAIL FROM:<jörg@client.test>", "RCPT TO:<to@server.test>"}},
+		{"not asked", all, Config{Messages: 1}, []string{"MAIL FROM:<from@client.test>", "RCPT TO:<to@server.test>"}},
+		{"utf8 recipient", all, Config{Messages: 2, ToList: []string{"a@server.test", "ü@server.test"}},
+			[]string{"MAIL FROM:<from@client.test>", "RCPT TO:<a@server.test>", "MAIL FROM:<from@client.test> SMTPUTF8", "RCPT TO:<ü@server.test>"}},
+		{"utf8 sender", all, Config{Messages: 1, From: "jörg@client.test", DSNNotify: "NEVER"},
+			[]string{"MAIL FROM:<jörg@client.test> SMTPUTF8", "RCPT TO:<to@server.test> NOTIFY=NEVER"}},
+		{"size of ranged lengths", all, Config{Size: true, Messages: 3, Length: 100, LengthMax: 5000, Reuse: true, Pipelining: true},
+			[]string{"MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>", "MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>", "MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>"}},
+		{"size of a set", all, Config{Size: true, Messages: 2, MessageSet: [][]byte{[]byte("a\n"), []byte("bcd\n")}},
+			[]string{"MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>", "MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>"}},
+	} {
+		f := &fakeServer{ext: c.ext}
+		cfg := base(f.start(t))
+		from := cfg.From
+		if c.cfg.From != "" {
+			from = c.cfg.From
+		}
+		cfg2 := c.cfg
+		cfg2.Addr, cfg2.Helo, cfg2.From, cfg2.To = cfg.Addr, cfg.Helo, from, cfg.To
+		if cfg2.Length == 0 && cfg2.MessageSet == nil {
+			cfg2.Length = cfg.Length
+		}
+		res := runOK(t, cfg2)
+		if res.Delivered != int64(cfg2.Messages) || res.Errors != 0 {
+			t.Fatalf("%s: %+v", c.name, res)
+		}
+		msgs := f.messages()
+		var sizes []any
+		for _, m := range msgs {
+			sizes = append(sizes, len(m))
+		}
+		// The messages arrive in the order sent (one session).
+		want := strings.Split(fmt.Sprintf(strings.Join(c.want, "\n"), sizes[:strings.Count(strings.Join(c.want, ""), "%d")]...), "\n")
+		if got := envelopes(f.commands()); !slices.Equal(got, want) {
+			t.Errorf("%s: sent\n%q\nwant\n%q", c.name, got, want)
+		}
+	}
+	for _, bad := range []Config{{DSNNotify: "NEVER,SUCCESS"}, {DSNNotify: "SOMETIMES"}, {DSNRet: "BODY"}, {DSNEnvID: "a\tb"}, {DSNNotify: "FAILURE,FAILURE"}} {
+		bad.Addr = "x"
+		if _, err := Run(context.Background(), bad); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", bad, err)
+		}
+	}
+}
+
+// Against package smtpsink, which offers SIZE, DSN and SMTPUTF8 and checks
+// their syntax: the parameters reach it (Capture's MailArgs and
+// RcptArgs, Message.SMTPUTF8), and a SIZE= over its limit is refused at
+// MAIL (552), before any data is sent.
+func TestMailParametersSmtpsink(t *testing.T) {
+	var mu sync.Mutex
+	var mails, rcpts []string
+	utf8 := 0
+	srv := startSmtpsinkCfg(t, smtpsink.Config{MaxSize: 3000,
+		Capture: func(tx smtpsink.Transaction) io.WriteCloser {
+			mu.Lock()
+			mails, rcpts = append(mails, tx.MailArgs), append(rcpts, tx.RcptArgs...)
+			mu.Unlock()
+			return nil
+		},
+		OnMessage: func(m smtpsink.Message) {
+			mu.Lock()
+			if m.SMTPUTF8 {
+				utf8++
+			}
+			mu.Unlock()
+		}})
+	cfg := Config{Addr: srv.Addr().String(), Messages: 4, Sessions: 2, Length: 1000, Reuse: true, Pipelining: true, Size: true,
+		From: "jörg@client.test", To: "to@server.test", Helo: "client.test", DSNNotify: "FAILURE", DSNRet: "HDRS", DSNEnvID: "e"}
+	res, err := Run(context.Background(), cfg)
+	if err != nil || res.Delivered != 4 || res.Errors != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	mu.Lock()
+	for _, m := range mails {
+		if !strings.HasPrefix(m, "<jörg@client.test> SIZE=") || !strings.Contains(m, " RET=HDRS ENVID=e.") || !strings.HasSuffix(m, " SMTPUTF8") {
+			t.Errorf("MAIL FROM:%s", m)
+		}
+	}
+	for _, r := range rcpts {
+		if r != "<to@server.test> NOTIFY=FAILURE" {
+			t.Errorf("RCPT TO:%s", r)
+		}
+	}
+	if len(mails) != 4 || len(rcpts) != 4 || utf8 != 4 {
+		t.Errorf("%d MAILs, %d RCPTs, %d SMTPUTF8 messages", len(mails), len(rcpts), utf8)
+	}
+	mu.Unlock()
+
+	cfg.Length, cfg.Messages = 5000, 3
+	res, err = Run(context.Background(), cfg)
+	if err != nil || res.Delivered != 0 || res.Replies["mail"][552] != 3 || res.Replies["dot"] != nil {
+		t.Errorf("over SIZE: %+v %v", res, err)
+	}
+}
+
+// CRAM-MD5, XOAUTH2 and OAUTHBEARER against the fake server: the right
+// secret authenticates every connection; a wrong one ends the run with
+// ErrAuth after the server's error challenge (XOAUTH2 answers it with an
+// empty line, OAUTHBEARER cancels with "*").
+func TestAuthMechanisms(t *testing.T) {
+	srvTLS, roots := testCerts(t)
+	for _, mech := range []string{"CRAM-MD5", "XOAUTH2", "OAUTHBEARER", "cram-md5"} {
+		for _, right := range []bool{true, false} {
+			f := &fakeServer{tlsConf: srvTLS, authMechs: []string{"PLAIN", "CRAM-MD5", "XOAUTH2", "OAUTHBEARER"}, authAfterTLS: true,
+				users: map[string]string{"user@client.test": "s3cret"}}
+			cfg := base(f.start(t))
+			cfg.Messages, cfg.Sessions = 4, 2
+			cfg.TLS, cfg.TLSConfig = true, &tls.Config{RootCAs: roots}
+			cfg.AuthUser, cfg.AuthPass, cfg.AuthMech = "user@client.test", "s3cret", mech
+			if !right {
+				cfg.AuthPass = "wrong"
+			}
+			res, err := RunWith(context.Background(), cfg, nil, nil)
+			if right {
+				if err != nil || res.Delivered != 4 || res.Errors != 0 || res.Replies["auth"][235] != 4 || res.AuthMech != strings.ToUpper(mech) {
+					t.Errorf("%s: %+v %v", mech, res, err)
+				}
+				continue
+			}
+			if !errors.Is(err, ErrAuth) {
+				t.Errorf("%s, wrong secret: %v, want ErrAuth", mech, err)
+			}
+			cmds := f.commands()
+			if answer, ok := map[string]string{"XOAUTH2": "", "OAUTHBEARER": "*"}[strings.ToUpper(mech)]; ok && !slices.Contains(cmds, answer) {
+				t.Errorf("%s: no %q answer to the error challenge in %q", mech, answer, cmds)
+			}
+			for _, c := range cmds {
+				if strings.HasPrefix(c, "MAIL") {
+					t.Errorf("%s: sent %q", mech, c)
+				}
+			}
+		}
+	}
+}
+
+// Postfix's smtp-sink offers DSN, not SIZE nor SMTPUTF8: its dump shows
+// RET=, ENVID= and NOTIFY= as sent, and no SIZE= nor SMTPUTF8 although
+// asked for.
+func TestPostfixSinkDSN(t *testing.T) {
+	sink := startSink(t, true)
+	cfg := Config{Addr: sink.addr, Messages: 2, Recipients: 2, Reuse: true, Pipelining: true, Size: true,
+		From: "src@example.test", To: "rcpt@example.test", DSNNotify: "SUCCESS,DELAY", DSNRet: "FULL", DSNEnvID: "id=1"}
+	res, err := Run(context.Background(), cfg)
+	if err != nil || res.Delivered != 2 || res.Errors != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	sink.counts(t, 1)
+	dump, err := os.ReadFile(sink.dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := string(dump)
+	for want, n := range map[string]int{
+		"X-Mail-Args: <src@example.test> RET=FULL ENVID=id+3D1.0\n": 1, "X-Mail-Args: <src@example.test> RET=FULL ENVID=id+3D1.1\n": 1,
+		"X-Rcpt-Args: <2rcpt@example.test> NOTIFY=SUCCESS,DELAY\n": 2, "X-Rcpt-Args: <rcpt@example.test> NOTIFY=SUCCESS,DELAY\n": 2,
+	} {
+		if strings.Count(d, want) != n {
+			t.Errorf("dump: %q %d times, want %d\n%.1500s", want, strings.Count(d, want), n, d)
+		}
+	}
+}
