@@ -2,6 +2,7 @@ package smtpsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -156,5 +157,32 @@ func TestSmtpsinkTimeout421(t *testing.T) {
 			res.Rejections != 3 || res.Replies["mail"][421] != 3 || res.Replies["quit"] != nil || res.Pipelining != pipe {
 			t.Errorf("pipelining %v: %+v", pipe, res)
 		}
+	}
+}
+
+// AUTH CRAM-MD5, XOAUTH2 and OAUTHBEARER against package smtpsink, which
+// checks CRAM-MD5's digest against the password and takes a bearer token
+// as the password: the right secret delivers, a wrong one is ErrAuth.
+func TestSmtpsinkAuthMechs(t *testing.T) {
+	for _, mech := range []string{"CRAM-MD5", "XOAUTH2", "OAUTHBEARER"} {
+		t.Run(mech, func(t *testing.T) {
+			var got atomic.Int64
+			srv := startSmtpsinkCfg(t, smtpsink.Config{Auth: true, AuthPlaintext: true, AuthMechanisms: []string{mech},
+				AuthUsers: map[string]string{"alice": "s3cret"},
+				OnMessage: func(m smtpsink.Message) {
+					if m.Authenticated && m.AuthUser == "alice" {
+						got.Add(1)
+					}
+				}})
+			cfg := Config{Addr: srv.Addr().String(), Sessions: 2, Messages: 6, Reuse: true, AuthUser: "alice", AuthPass: "s3cret", AuthMech: mech}
+			res, err := Run(context.Background(), cfg)
+			if err != nil || res.Delivered != 6 || got.Load() != 6 {
+				t.Fatalf("%v: delivered %d, %d authenticated at the sink", err, res.Delivered, got.Load())
+			}
+			cfg.AuthPass = "wrong"
+			if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrAuth) {
+				t.Errorf("a wrong secret: %v, want ErrAuth", err)
+			}
+		})
 	}
 }
