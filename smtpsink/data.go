@@ -156,6 +156,7 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	if d := ss.cfg.Decide; d != nil && err == nil && !e.forced {
 		dr := d(ss.message(size, chunks, ss.nmsg+1))
 		if dr.Code >= 200 && dr.Code <= 299 || dr.Code >= 400 && dr.Code <= 599 {
+			dr.Close = dr.Close || dr.Code == 421 // RFC 5321 §3.8
 			r, ss.perRcpt = dr, ss.perRcpt[:0]
 		}
 	}
