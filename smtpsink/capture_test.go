@@ -134,6 +134,8 @@ func TestDecide(t *testing.T) {
 			return Reply{Code: 554, Text: "5.7.1 infected"}
 		case m.From == "custom@x":
 			return Reply{Code: 250, Text: "2.0.0 kept as " + m.To[0]}
+		case m.From == "bye@x":
+			return Reply{Code: 421, Text: "4.3.2 closing"}
 		}
 		return Reply{}
 	}
@@ -154,6 +156,10 @@ func TestDecide(t *testing.T) {
 	}
 	if text := send("a@x", "hi", 250); !strings.HasPrefix(text, "2.0.0 Ok: queued as") {
 		t.Errorf("own reply %q", text)
+	}
+	send("bye@x", "hi", 421)
+	if _, err := c.R.ReadByte(); err != io.EOF {
+		t.Errorf("after Decide's 421: %v, want EOF", err)
 	}
 	ms := got.all()
 	if len(ms) != 2 || ms[0].From != "custom@x" || ms[0].Seq != 1 || ms[1].Seq != 2 {
