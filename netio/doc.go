@@ -31,8 +31,9 @@
 //     loop ([LoopConn.AfterFunc]), and a loop reads at most ReadBudget
 //     from one connection before serving the others.
 //   - All input sent before the peer's end of stream reaches the Handler
-//     ([LoopConn.EOF]); a close sends what was written first and lingers
-//     while the peer still sends, so the last reply is not lost to a reset.
+//     ([LoopConn.EOF]); a close sends what was written and lingers,
+//     throwing input away, until the peer has all of it, so the last reply
+//     is not lost to a reset; if it gives up, OnClose learns [ErrUnsent].
 //   - A panic on a loop closes only its connection (OnClose learns
 //     [ErrPanic]); nil functions are refused with [ErrNilFunc].
 //

@@ -68,7 +68,8 @@ type LoopOptions struct {
 	// before its first Handler call. It may write (a greeting).
 	OnOpen func(c *LoopConn)
 	// OnClose, if set, is called on the loop when a connection whose
-	// OnOpen ran has been closed: err is nil after Close, ErrServerClosed
+	// OnOpen ran has been closed: err is nil after Close (ErrUnsent if
+	// the peer did not take all of the output in time), ErrServerClosed
 	// when the server closed it, ErrDetached after Detach, a timeout's
 	// error, or what went wrong.
 	OnClose func(c *LoopConn, err error)
@@ -172,15 +173,16 @@ type LoopConn struct {
 	// Times on the loop's clock, in nanoseconds; 0 is none.
 	readAt     int64 // input last read, or reading resumed
 	progressAt int64 // output last sent while waiting for room
-	outq       int   // the kernel's send queue then (SIOCOUTQ), or -1
+	outq       int   // the kernel's send queue then (SIOCOUTQ), or -1; lingering: what it holds once the peer has all the data
 	deadline   int64 // SetDeadline
 	heapAt     int64 // where the connection sits in the loop's heap
 	heapIdx    int32 // -1: not in the heap
 	timers     int32 // its timers in the loop's timer heap
 
-	waiting   bool // for room (EPOLLOUT): the connection is not read
-	calling   bool // in a call: Write appends to the loop's output
-	closing   bool // Close was called: close once the output is sent
+	waiting   bool   // for room (EPOLLOUT): the connection is not read
+	watched   uint32 // the events the loop's epoll set polls c for
+	calling   bool   // in a call: Write appends to the loop's output
+	closing   bool   // Close was called: close once the output is sent
 	closed    bool
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
@@ -272,7 +274,13 @@ func (c *LoopConn) Do(f func(c *LoopConn)) error {
 }
 
 // Close closes the connection once the output queued so far has been
-// sent; nothing more is read from it. OnClose learns a nil error.
+// sent; nothing more is read from it (what the peer sends is thrown
+// away). The socket is kept until the peer has acknowledged all of the
+// output or ended its stream, so that what arrives from the peer does not
+// reset the connection and destroy the last reply; OnClose then learns
+// a nil error. If that takes more than 5 seconds (the linger time, on the
+// loop's clock), the socket is closed anyway and OnClose learns
+// ErrUnsent.
 func (c *LoopConn) Close() error {
 	if c.closed || c.closing || c.det != nil {
 		return ErrClosed

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // listenTCP listens on 127.0.0.1:0 with the socket options set first
@@ -419,5 +420,118 @@ func TestLoopsLingerOnClose(t *testing.T) {
 		if err := <-closed; err != nil {
 			t.Fatalf("OnClose: %v", err)
 		}
+	}
+}
+
+// TestLoopsLingerPeerSends: a close does not lose the last reply to a
+// peer that starts sending again after the close and reads only later:
+// the server throws its input away until the peer has the whole reply,
+// and OnClose learns nil. Small socket buffers make it certain that the
+// reply is still in the server's socket when the peer sends, and that
+// the peer's 256 KiB go through only if the server reads them.
+func TestLoopsLingerPeerSends(t *testing.T) {
+	const size = 300_000
+	reply := bytes.Repeat([]byte("r"), size)
+	closed := make(chan error, 1)
+	handled := make(chan struct{}, 1)
+	h := func(c *LoopConn, in []byte) int {
+		c.Write(reply)
+		c.Close()
+		handled <- struct{}{}
+		return len(in)
+	}
+	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10}), h, opt)
+	for run := range 5 {
+		c := dialSmallWindow(t, s)
+		c.SetWriteBuffer(16 << 10)
+		c.Write([]byte("go\n"))
+		<-handled
+		s.Sync() // the loop has closed (or begun to) with nothing to read
+		wrote := make(chan int, 1)
+		go func() {
+			chunk, n := make([]byte, 1000), 0
+			for n < 256<<10 {
+				k, err := c.Write(chunk)
+				if n += k; err != nil {
+					break
+				}
+			}
+			wrote <- n
+		}()
+		if n := <-wrote; n < 256<<10 {
+			t.Fatalf("run %d: the peer could write %d bytes after the close", run, n)
+		}
+		got, err := io.ReadAll(c)
+		if err != nil || len(got) != size {
+			t.Fatalf("run %d: the peer read %d bytes, %v; want the %d of the reply and EOF", run, len(got), err, size)
+		}
+		if err := <-closed; err != nil {
+			t.Fatalf("run %d: OnClose: %v", run, err)
+		}
+	}
+}
+
+// TestLoopsLingerUnsent: when the linger time runs out with some of the
+// reply not taken by the peer, OnClose says so with ErrUnsent.
+func TestLoopsLingerUnsent(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	handled := make(chan struct{}, 1)
+	h := func(c *LoopConn, in []byte) int {
+		c.Write(bytes.Repeat([]byte("r"), 300_000))
+		c.Close()
+		handled <- struct{}{}
+		return len(in)
+	}
+	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	// All of the reply fits in the server's socket, not in the peer's.
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 1 << 20}), h, opt)
+	c := dialSmallWindow(t, s) // and never reads
+	c.Write([]byte("go\n"))
+	<-handled
+	clk.advance(s, 4*time.Second)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) before the linger time", err)
+	default:
+	}
+	clk.advance(s, time.Second)
+	if err := <-closed; !errors.Is(err, ErrUnsent) {
+		t.Fatalf("OnClose learned %v, want ErrUnsent", err)
+	}
+}
+
+// TestLoopsCloseWaitingPeerSends: a connection closed with output still
+// waiting for room throws the peer's input away, so that a peer that
+// writes a lot before it reads gets to read, and gets it all.
+func TestLoopsCloseWaitingPeerSends(t *testing.T) {
+	const size = 1 << 20
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if !c.EOF() {
+			c.Write(bytes.Repeat([]byte("r"), size))
+			c.Close()
+		}
+		return len(in)
+	}
+	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10, syscall.SO_SNDBUF: 16 << 10}), h, opt)
+	c := dialSmallWindow(t, s)
+	c.SetWriteBuffer(16 << 10)
+	c.Write([]byte("go\n"))
+	// A bound on the wait only, in case the server never reads.
+	c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	n, err := c.Write(make([]byte, 512<<10))
+	if err != nil {
+		t.Fatalf("the peer wrote %d bytes before reading: %v", n, err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil || len(got) != size {
+		t.Fatalf("the peer read %d bytes, %v; want %d and EOF", len(got), err, size)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("OnClose: %v", err)
 	}
 }

@@ -54,6 +54,7 @@ const (
 	roomEvents   = unix.EPOLLOUT | unix.EPOLLET
 	listenEvents = unix.EPOLLIN | unix.EPOLLEXCLUSIVE
 	hupEvents    = unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR
+	lingerEvents = readEvents | unix.EPOLLOUT // see linger
 )
 
 // yieldEvery is how often a loop lets the scheduler run: a goroutine
@@ -428,11 +429,23 @@ func msUntil(d int64) int {
 func (l *loop) event(c *LoopConn, ev uint32) {
 	switch {
 	case c.lingering:
-		if _, done := l.discard(c); done {
-			l.close(c, c.closeErr)
+		if done, err := l.lingered(c); done {
+			l.close(c, err)
 		}
 	case c.waiting:
 		l.drain(c)
+		if c.closing && !c.closed && c.waiting && c.watched&unix.EPOLLIN != 0 {
+			// Closed with output waiting: the peer's input is thrown
+			// away, so that a peer that writes before it reads gets to
+			// read.
+			if _, end, err := l.discard(c); end {
+				if err != nil {
+					l.close(c, err)
+					return
+				}
+				c.eof = true
+			}
+		}
 	case c.eof:
 		// Nothing is read after the end of the stream; an error (the
 		// peer reset the connection) closes it.
@@ -507,7 +520,7 @@ func (l *loop) handOff(fd int, sa unix.Sockaddr) {
 // add serves the accepted connection fd.
 func (l *loop) add(fd int, sa unix.Sockaddr) {
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
-	c := &LoopConn{l: l, fd: fd, remote: tcpAddr(sa), heapIdx: -1, readAt: l.now}
+	c := &LoopConn{l: l, fd: fd, remote: tcpAddr(sa), heapIdx: -1, readAt: l.now, watched: readEvents}
 	if k := len(l.free); k > 0 {
 		c.idx = l.free[k-1]
 		l.free = l.free[:k-1]
@@ -790,6 +803,9 @@ func (l *loop) send(c *LoopConn) bool {
 	if c.waiting { // a task's output, behind what waits for room
 		l.queue(c, out)
 		l.schedule(c) // a timeout may have taken it out of the heap
+		if c.closing && c.watched&unix.EPOLLIN == 0 && !c.eof {
+			l.watch(c, roomEvents|readEvents) // see event
+		}
 		return false
 	}
 	n := 0
@@ -818,7 +834,11 @@ func (l *loop) send(c *LoopConn) bool {
 	c.waiting = true
 	c.progressAt, c.outq = l.now, l.kernelQueued(c)
 	l.schedule(c)
-	l.watch(c, roomEvents)
+	if c.closing && !c.eof {
+		l.watch(c, roomEvents|readEvents) // see event
+	} else {
+		l.watch(c, roomEvents)
+	}
 	return false
 }
 
@@ -884,7 +904,9 @@ func (l *loop) drain(c *LoopConn) {
 func (l *loop) watch(c *LoopConn, events uint32) {
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: c.idx}); err != nil {
 		l.close(c, fmt.Errorf("netio: epoll: %w", err))
+		return
 	}
+	c.watched = events
 }
 
 func (l *loop) close(c *LoopConn, err error) {
@@ -892,11 +914,13 @@ func (l *loop) close(c *LoopConn, err error) {
 		return
 	}
 	if c.fd >= 0 {
-		if c.lingering || !l.graceful(c, err) || !l.linger(c, err) {
-			unix.Close(c.fd) // which takes it out of the epoll set
-		} else {
-			return // closed once the peer's input ends
+		if !c.lingering && l.graceful(c, err) {
+			var lingers bool
+			if lingers, err = l.linger(c, err); lingers {
+				return // closed once the peer has it all (see linger)
+			}
 		}
+		unix.Close(c.fd) // which takes it out of the epoll set
 	}
 	l.release(c, err)
 }
@@ -908,39 +932,80 @@ func (l *loop) graceful(c *LoopConn, err error) bool {
 		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
 }
 
-// linger ends c's output (FIN) and throws away the input that has
-// arrived unread: closing a socket with unread input would send a reset
-// instead, which can destroy the last reply before the peer reads it.
-// While the peer goes on sending, c lingers, its input thrown away, until
-// the peer ends its stream or lingerTime passes; linger reports whether
-// it does.
-func (l *loop) linger(c *LoopConn, err error) bool {
-	unix.Shutdown(c.fd, unix.SHUT_WR)
-	if n, done := l.discard(c); done || n == 0 {
-		return false
+// linger ends c's output (FIN), all of it in the socket, and keeps c
+// open, its input read and thrown away, until the peer has all of it:
+// closing a socket with unread input sends a reset instead, which
+// destroys what the kernel has not yet sent, and what the peer has not
+// acknowledged. c lingers until the peer has acknowledged all of its
+// output (its socket's send queue is empty) or ended its stream, or
+// lingerTime passes: then OnClose learns ErrUnsent. The loop looks at
+// each input (a peer that goes on sending) and when the kernel wakes it
+// as the peer acknowledges the FIN (the state change from FIN_WAIT1
+// wakes the socket's pollers, EPOLLOUT being set from the shutdown on).
+// linger reports whether c lingers, or else what OnClose learns.
+func (l *loop) linger(c *LoopConn, err error) (bool, error) {
+	// Once the FIN is queued, it is in the send queue too, until acked.
+	c.outq = 0
+	if unix.Shutdown(c.fd, unix.SHUT_WR) == nil {
+		c.outq = 1
 	}
 	c.lingering, c.closing, c.closeErr = true, true, err
+	if done, err := l.lingered(c); done {
+		return false, err
+	}
+	if c.watched != lingerEvents {
+		l.watch(c, lingerEvents)
+		if c.closed {
+			return true, nil
+		}
+	}
 	c.deadline = l.now + int64(lingerTime)
 	l.schedule(c)
-	return true
+	return true, nil
 }
 
-// discard reads and drops c's input, up to a bound; done means the
-// stream ended (or failed, or the bound was reached).
-func (l *loop) discard(c *LoopConn) (n int, done bool) {
+// lingered throws away the input of c, lingering, and reports whether c
+// is done: the peer has ended its stream, or has all of c's output, or
+// the linger time is over; err is what OnClose learns then.
+func (l *loop) lingered(c *LoopConn) (done bool, err error) {
+	if _, end, _ := l.discard(c); end {
+		// Ended, or reset: after a reset the send queue does not tell
+		// what the peer had (its acknowledgement may not have come
+		// first), and the peer chose to end.
+		return true, c.closeErr
+	}
+	if q := l.kernelQueued(c); q <= c.outq {
+		return true, c.closeErr // the peer has all the data
+	}
+	return false, nil
+}
+
+// unsent is err, what OnClose would have learned, with ErrUnsent.
+func unsent(err error) error {
+	if err == nil {
+		return ErrUnsent
+	}
+	return fmt.Errorf("%w, and %w", err, ErrUnsent)
+}
+
+// discard reads and drops c's input, up to a bound (the rest waits for
+// the next turn); end means the stream ended or failed (err).
+func (l *loop) discard(c *LoopConn) (n int, end bool, err error) {
 	for n < 1<<20 {
 		k, err := unix.Read(c.fd, l.buf)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			return n, false
-		case err != nil || k == 0:
-			return n, true
+			return n, false, nil
+		case err != nil:
+			return n, true, err
+		case k == 0:
+			return n, true, nil
 		}
 		n += k
 	}
-	return n, true
+	return n, false, nil
 }
 
 // release frees c's slot and tells OnClose.
@@ -1136,8 +1201,12 @@ func (l *loop) peerTook(c *LoopConn) bool {
 // timeout ends c, which reached a deadline: a write timeout closes it at
 // once, the others after OnTimeout's farewell is sent.
 func (l *loop) timeout(c *LoopConn, err error) {
-	if c.lingering {
-		l.close(c, c.closeErr)
+	if c.lingering { // the linger time is over
+		done, err := l.lingered(c)
+		if !done {
+			err = unsent(c.closeErr)
+		}
+		l.close(c, err)
 		return
 	}
 	f := l.s.opt.OnTimeout
