@@ -24,7 +24,7 @@
 // Guarantees of [Serve]:
 //   - Output leaves in the order written, and a connection is not read
 //     while output waits for the socket: a peer that stops reading stops
-//     being read. LoopOptions.MaxQueued and MaxInput bound what a
+//     being read. LoopOptions.MaxQueued, MaxInput and MaxDo bound what a
 //     connection holds; nothing is allocated per message.
 //   - Idle and write timeouts are on unless turned off, a Handler may set
 //     a deadline ([LoopConn.SetDeadline]) or run a function later on the

@@ -52,6 +52,10 @@ type LoopOptions struct {
 	// before it serves the others; the rest is read on its next turn.
 	// 0 means 256 KiB.
 	ReadBudget int
+	// MaxDo bounds the functions Do has queued for a connection and its
+	// loop has not yet run; past it Do fails with ErrQueueFull. 0 means
+	// 256.
+	MaxDo int
 	// IdleTimeout closes a connection that has sent nothing for that
 	// long while it was being read (ErrIdleTimeout): not while
 	// SetReading(false) holds it or its output waits for room, nor after
@@ -150,6 +154,7 @@ func (e *PanicError) Unwrap() []error {
 const (
 	defaultMaxInput     = 64 << 10
 	defaultReadBudget   = 256 << 10
+	defaultMaxDo        = 256
 	defaultIdleTimeout  = 5 * time.Minute
 	defaultWriteTimeout = time.Minute
 )
@@ -192,7 +197,8 @@ type LoopConn struct {
 	unread    bool // SetReading(false): not read until SetReading(true)
 	closeErr  error
 	det       *detachedConn
-	gone      atomic.Bool // closed or detached, for Do
+	gone      atomic.Bool  // closed or detached, for Do
+	dos       atomic.Int32 // functions Do queued, not yet run
 }
 
 // RemoteAddr returns the peer's address.
@@ -262,7 +268,11 @@ func (c *LoopConn) Queued() int {
 // server has closed and ErrClosed once c has, and f never runs then; f
 // does not run either if c is closed before the loop gets to it. It is how
 // a Handler that hands a request to another goroutine answers it later.
-// A nil f is refused with ErrNilFunc.
+// A nil f is refused with ErrNilFunc. Do does not wait: once
+// LoopOptions.MaxDo functions wait for c's loop, it fails with
+// ErrQueueFull, so that a producer faster than the loop meets a bound
+// (and can wait, drop, or close) instead of the loop's memory and the
+// other connections' latency growing without one.
 func (c *LoopConn) Do(f func(c *LoopConn)) error {
 	if f == nil {
 		return ErrNilFunc
@@ -270,7 +280,15 @@ func (c *LoopConn) Do(f func(c *LoopConn)) error {
 	if c.gone.Load() {
 		return ErrClosed
 	}
-	return c.l.post(task{c: c, f: f})
+	if c.dos.Add(1) > int32(c.l.maxDo) {
+		c.dos.Add(-1)
+		return ErrQueueFull
+	}
+	if err := c.l.post(task{c: c, f: f}); err != nil {
+		c.dos.Add(-1)
+		return err
+	}
+	return nil
 }
 
 // Close closes the connection once the output queued so far has been
@@ -438,7 +456,7 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 	for _, v := range []struct {
 		p   *int
 		def int
-	}{{&o.MaxQueued, defaultMaxQueue}, {&o.MaxInput, defaultMaxInput}, {&o.ReadBudget, defaultReadBudget}} {
+	}{{&o.MaxQueued, defaultMaxQueue}, {&o.MaxInput, defaultMaxInput}, {&o.ReadBudget, defaultReadBudget}, {&o.MaxDo, defaultMaxDo}} {
 		if *v.p <= 0 {
 			*v.p = v.def
 		}

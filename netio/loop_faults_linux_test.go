@@ -535,3 +535,43 @@ func TestLoopsCloseWaitingPeerSends(t *testing.T) {
 		t.Fatalf("OnClose: %v", err)
 	}
 }
+
+// TestLoopsDoBounded: Do queues at most MaxDo functions for a connection
+// its loop has not yet run; past that it fails with ErrQueueFull, and
+// once the loop has run them Do works again.
+func TestLoopsDoBounded(t *testing.T) {
+	conns := make(chan *LoopConn, 1)
+	s := startLoops(t, echo, &LoopOptions{Loops: 1, MaxDo: 8, OnOpen: func(c *LoopConn) { conns <- c }})
+	nc := dial(t, s)
+	lc := <-conns
+	running, release := make(chan struct{}), make(chan struct{})
+	if err := lc.Do(func(*LoopConn) { close(running); <-release }); err != nil {
+		t.Fatal(err)
+	}
+	<-running // the loop is held: nothing more runs
+	ran := 0
+	for i := range 8 {
+		if err := lc.Do(func(*LoopConn) { ran++ }); err != nil {
+			t.Fatalf("Do %d of MaxDo 8: %v", i+1, err)
+		}
+	}
+	if err := lc.Do(func(*LoopConn) { ran++ }); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("Do past MaxDo: %v, want ErrQueueFull", err)
+	}
+	close(release)
+	onLoopCheck := make(chan int, 1)
+	for {
+		err := lc.Do(func(*LoopConn) { onLoopCheck <- ran })
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrQueueFull) {
+			t.Fatal(err)
+		}
+		s.Sync()
+	}
+	if n := <-onLoopCheck; n != 8 {
+		t.Fatalf("%d functions ran, want the 8 queued", n)
+	}
+	roundTrip(t, bufio.NewReader(nc), nc)
+}

@@ -103,6 +103,7 @@ type loop struct {
 	buf       []byte // read buffer
 	out       []byte // the output of the call in progress
 	maxQueued int
+	maxDo     int
 	maxInput  int
 	budget    int
 	idle      int64 // ns, 0 none
@@ -245,7 +246,7 @@ func (s *Loops) stopLoops() {
 
 func newLoop(s *Loops, id, cpu int) (*loop, error) {
 	l := &loop{s: s, id: id, cpu: cpu, ep: -1, wake: -1, tfd: -1,
-		maxQueued: s.opt.MaxQueued, maxInput: s.opt.MaxInput, budget: s.opt.ReadBudget,
+		maxQueued: s.opt.MaxQueued, maxDo: s.opt.MaxDo, maxInput: s.opt.MaxInput, budget: s.opt.ReadBudget,
 		idle: max(int64(s.opt.IdleTimeout), 0), stall: max(int64(s.opt.WriteTimeout), 0),
 		buf: make([]byte, readSize), base: s.opt.Clock()}
 	var err error
@@ -566,6 +567,7 @@ func (l *loop) runTasks() {
 			continue
 		}
 		c := t.c
+		c.dos.Add(-1)
 		if c.closed || c.closing || c.det != nil {
 			continue
 		}

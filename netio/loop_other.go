@@ -16,6 +16,7 @@ type (
 	loop    struct {
 		out       []byte
 		maxQueued int
+		maxDo     int
 	}
 )
 
