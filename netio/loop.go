@@ -103,8 +103,9 @@ type LoopOptions struct {
 	Clock func() time.Time
 
 	// Tests only (export_test.go).
-	sent  func(out, written int) // every send of a call's output
-	moved func(n int)            // every copy of unused input
+	sent    func(out, written int) // every send of a call's output
+	moved   func(n int)            // every copy of unused input
+	stopped func()                 // Shutdown has stopped the listener
 }
 
 var (

@@ -23,6 +23,7 @@ type loopSys struct {
 	lfd       int // the listener's descriptor, polled by every loop
 	running   sync.WaitGroup
 	quit      atomic.Bool
+	stopping  atomic.Bool // Shutdown has shut the listener
 	closeOnce sync.Once
 	closeErr  error
 	shutOnce  sync.Once
@@ -194,14 +195,25 @@ func (s *Loops) closeListener() error {
 	return s.sys.lnErr
 }
 
-// Shutdown stops accepting at once (the listener is closed), then closes
-// each connection once its output is sent, or as OnShutdown decides, and
-// waits until all of them are closed or ctx is done; then it closes the
-// server as Close does. It returns ctx's error if ctx ended first. It must
+// Shutdown stops accepting at once, however busy the loops (the
+// listener is shut before anything else, and connections that completed
+// their handshake but were not accepted yet are reset), then closes each
+// connection once its output is sent, or as OnShutdown decides, and waits
+// until all of them are closed or ctx is done; then it closes the server
+// as Close does. It returns ctx's error if ctx ended first. It must
 // not be called on a loop.
 func (s *Loops) Shutdown(ctx context.Context) error {
 	var err error
 	s.sys.shutOnce.Do(func() {
+		// The listener stops at once, not when each loop gets to its
+		// task: shut, it completes no more handshakes, and resets those
+		// completed that no loop accepted yet. A loop that wakes for it
+		// takes it out of its set (acceptAll).
+		s.sys.stopping.Store(true)
+		unix.Shutdown(s.sys.lfd, unix.SHUT_RD)
+		if f := s.opt.stopped; f != nil {
+			f()
+		}
 		s.sys.drained = make(chan struct{})
 		s.sys.open.Store(1)
 		done := make(chan struct{}, len(s.loops))
@@ -469,6 +481,10 @@ func (l *loop) event(c *LoopConn, ev uint32) {
 // or memory, where accepting at once would fail again, the listener
 // leaves the loop's set for a pause.
 func (l *loop) acceptAll() {
+	if l.s.sys.stopping.Load() {
+		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
+		return
+	}
 	for range acceptBurst {
 		fd, sa, err := unix.Accept4(l.s.sys.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch err {
