@@ -279,6 +279,9 @@ func (c *LoopConn) Do(f func(c *LoopConn)) error {
 		return ErrNilFunc
 	}
 	if c.gone.Load() {
+		if c.l.s.isClosed() {
+			return ErrServerClosed
+		}
 		return ErrClosed
 	}
 	if c.dos.Add(1) > int32(c.l.maxDo) {

@@ -67,8 +67,9 @@ func checkEmpty(t *testing.T, fs []*os.File) {
 	}
 }
 
-// TestLoopsDoAfterClose: after Close, Do fails and writes nothing: not to
-// the loop's old eventfd, whose number a file opened since has taken.
+// TestLoopsDoAfterClose: after Close, Do fails with ErrServerClosed and
+// writes nothing: not to the loop's old eventfd, whose number a file
+// opened since has taken.
 func TestLoopsDoAfterClose(t *testing.T) {
 	conns := make(chan *LoopConn, 1)
 	s := startLoops(t, echo, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c }})
@@ -79,8 +80,8 @@ func TestLoopsDoAfterClose(t *testing.T) {
 	}
 	fs := openFiles(t, 8)
 	ran := false
-	if err := lc.Do(func(*LoopConn) { ran = true }); !errors.Is(err, ErrClosed) {
-		t.Errorf("Do after Close: %v, want ErrClosed", err)
+	if err := lc.Do(func(*LoopConn) { ran = true }); !errors.Is(err, ErrServerClosed) {
+		t.Errorf("Do after Close: %v, want ErrServerClosed, as Do's doc says", err)
 	}
 	for _, err := range s.Wake() { // the loops themselves, as Shutdown posts to them
 		if !errors.Is(err, ErrServerClosed) {

@@ -248,6 +248,9 @@ func (s *Loops) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// isClosed reports whether Close has begun.
+func (s *Loops) isClosed() bool { return s.sys.quit.Load() }
+
 func (s *Loops) stopLoops() {
 	s.sys.quit.Store(true)
 	for _, l := range s.loops {
