@@ -40,7 +40,8 @@ type LoopOptions struct {
 	// Loops run best with GOMAXPROCS above Loops, so that the runtime
 	// leaves a loop's processor alone while the loop waits in epoll_wait.
 	Loops int
-	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)].
+	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)]; Serve fails
+	// if a loop cannot be pinned (os.ErrInvalid for a negative CPU).
 	CPUs []int
 	// MaxQueued bounds the bytes a connection holds unsent; a Write past
 	// it fails with ErrQueueFull. 0 means 1 MiB, as for a Writer.
@@ -451,6 +452,13 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 		return nil, fmt.Errorf("netio: Serve: nil Handler: %w", ErrNilFunc)
 	case ln == nil:
 		return nil, fmt.Errorf("netio: Serve: nil listener: %w", os.ErrInvalid)
+	}
+	if opt != nil {
+		for i, cpu := range opt.CPUs {
+			if cpu < 0 {
+				return nil, fmt.Errorf("netio: Serve: CPUs[%d] is %d: %w", i, cpu, os.ErrInvalid)
+			}
+		}
 	}
 	s := &Loops{ln: ln, h: h}
 	if opt != nil {
