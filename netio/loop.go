@@ -11,8 +11,9 @@ import (
 
 // A Handler answers what a connection of a [Loops] server sent. It is
 // called on the connection's event loop with the bytes read so far and
-// not yet used, and returns how many of them it used: the rest is given
-// to it again, in front of the next bytes read (a used outside 0 to
+// not yet used (at most LoopOptions.MaxInput + 64 KiB: what it left
+// unused and one read), and returns how many of them it used: the rest
+// is given to it again, in front of the next bytes read (a used outside 0 to
 // len(in) is taken for a panic of the Handler). in is valid only during
 // the call. What the Handler
 // writes to c leaves, with everything else it wrote in the same call, in

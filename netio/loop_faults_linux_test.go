@@ -576,3 +576,29 @@ func TestLoopsDoBounded(t *testing.T) {
 	}
 	roundTrip(t, bufio.NewReader(nc), nc)
 }
+
+// TestLoopsInputBounded: a Handler is handed at most MaxInput + 64 KiB
+// (what it left unused, and one read), however its buffer has grown.
+func TestLoopsInputBounded(t *testing.T) {
+	const keep = 62 << 10 // left unused each call, under MaxInput's 64 KiB
+	most := make(chan int, 1)
+	seen := 0
+	h := func(c *LoopConn, in []byte) int {
+		seen = max(seen, len(in))
+		if c.EOF() {
+			most <- seen
+			c.Close()
+			return len(in)
+		}
+		return max(len(in)-keep, 0)
+	}
+	s := startLoops(t, h, nil)
+	c := dial(t, s)
+	go func() {
+		c.Write(make([]byte, 8<<20))
+		c.CloseWrite()
+	}()
+	if n := <-most; n > 64<<10+64<<10 {
+		t.Fatalf("the Handler was handed %d bytes, over MaxInput + 64 KiB", n)
+	}
+}

@@ -697,7 +697,7 @@ func (l *loop) readBuf(c *LoopConn) (buf []byte, start int, own bool) {
 			// Room enough once compacted: the unused input moves once.
 			l.movedBytes(copy(c.in[:cap(c.in)], c.in[c.inOff:]))
 		} else {
-			grown := make([]byte, unused, max(2*cap(c.in), unused+readSize))
+			grown := make([]byte, unused, max(min(2*cap(c.in), l.maxInput+readSize), unused+readSize))
 			l.movedBytes(copy(grown, c.in[c.inOff:]))
 			c.in = grown
 		}
@@ -754,6 +754,9 @@ func (l *loop) readable(c *LoopConn) {
 			return
 		}
 		buf, start, own := l.readBuf(c)
+		// A read adds at most readSize to the unused input (at most
+		// MaxInput), however large the connection's buffer has grown.
+		buf = buf[:min(len(buf), start+readSize)]
 		n, err := unix.Read(c.fd, buf[start:])
 		if err == unix.EINTR {
 			continue
