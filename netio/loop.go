@@ -438,7 +438,10 @@ type Loops struct {
 // Serve serves the connections ln accepts with h, on opt.Loops event
 // loops (Linux only; elsewhere it fails with errors.ErrUnsupported), until
 // Shutdown or Close. If opt is nil, defaults apply. The listener is the
-// server's from now on: do not call its Accept. A nil h fails with
+// server's from now on: Serve closes ln once its loops run, polling a
+// duplicate of its socket until Shutdown or Close, so that ln is served
+// once (a second Serve of it fails with net.ErrClosed); ln.Addr still
+// works. A nil h fails with
 // ErrNilFunc, a nil ln with os.ErrInvalid.
 //
 // A loop reads a readable connection into its own buffer, calls h, and

@@ -132,16 +132,32 @@ type loop struct {
 	resume  time.Time
 }
 
+// start takes the listener: the server polls a duplicate of its
+// descriptor, and closes ln itself once the loops run, so that a listener
+// is served once (a second Serve of it fails with net.ErrClosed). The
+// duplicate is closed only once no loop polls it.
 func (s *Loops) start() error {
 	rc, err := s.ln.SyscallConn()
 	if err != nil {
 		return err
 	}
-	// The descriptor stays valid until the listener is closed, which
-	// happens only once no loop polls it.
-	if err := rc.Control(func(fd uintptr) { s.sys.lfd = int(fd) }); err != nil {
+	var derr error
+	err = rc.Control(func(fd uintptr) { s.sys.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) })
+	if err == nil && derr != nil {
+		err = fmt.Errorf("netio: listener: %w", derr)
+	}
+	if err != nil {
 		return err
 	}
+	if err := s.startLoops(); err != nil {
+		unix.Close(s.sys.lfd)
+		return err
+	}
+	s.ln.Close()
+	return nil
+}
+
+func (s *Loops) startLoops() error {
 	n := s.opt.Loops
 	if n <= 0 {
 		n = max(runtime.GOMAXPROCS(0)-1, 1)
@@ -191,7 +207,11 @@ func (s *Loops) Close() error {
 
 // closeListener closes the listener once no loop polls it.
 func (s *Loops) closeListener() error {
-	s.sys.lnOnce.Do(func() { s.sys.lnErr = s.ln.Close() })
+	s.sys.lnOnce.Do(func() {
+		if err := unix.Close(s.sys.lfd); err != nil {
+			s.sys.lnErr = fmt.Errorf("netio: close listener: %w", err)
+		}
+	})
 	return s.sys.lnErr
 }
 

@@ -151,3 +151,21 @@ func readAllNow(c net.Conn) (string, error) {
 		}
 	}
 }
+
+// TestLoopsServeTwice: one listener passed to Serve twice is served once:
+// the second Serve fails with net.ErrClosed.
+func TestLoopsServeTwice(t *testing.T) {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveOn(t, ln, echo, nil)
+	if s2, err := Serve(ln, echo, nil); !errors.Is(err, net.ErrClosed) {
+		if s2 != nil {
+			s2.Close()
+		}
+		t.Fatalf("a second Serve of the listener: %v, want net.ErrClosed", err)
+	}
+	c := dial(t, s)
+	roundTrip(t, bufio.NewReader(c), c)
+}
