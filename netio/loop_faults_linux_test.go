@@ -3,6 +3,7 @@ package netio
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -600,5 +601,52 @@ func TestLoopsInputBounded(t *testing.T) {
 	}()
 	if n := <-most; n > 64<<10+64<<10 {
 		t.Fatalf("the Handler was handed %d bytes, over MaxInput + 64 KiB", n)
+	}
+}
+
+// TestLoopsShutdownLingers: Shutdown closes a connection as Close does,
+// lingering while its peer goes on sending, so the reply is not lost.
+func TestLoopsShutdownLingers(t *testing.T) {
+	const size = 300_000
+	closed := make(chan error, 1)
+	handled := make(chan struct{}, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if bytes.HasPrefix(in, []byte("go\n")) {
+			c.Write(bytes.Repeat([]byte("r"), size))
+			handled <- struct{}{}
+		}
+		return len(in)
+	}
+	conns := make(chan *LoopConn, 1)
+	opt := &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10}), h, opt)
+	c := dialSmallWindow(t, s)
+	lc := <-conns
+	c.SetWriteBuffer(16 << 10)
+	c.Write([]byte("go\n"))
+	<-handled
+	s.Sync()
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	// The peer sends once the loop has closed its connection.
+	for closing := false; !closing; {
+		seen := make(chan bool, 1)
+		s.loops[0].post(task{lf: func(*loop) { seen <- lc.closing }})
+		closing = <-seen
+	}
+	c.SetWriteDeadline(time.Now().Add(20 * time.Second)) // a bound on failure only
+	if n, err := c.Write(make([]byte, 256<<10)); err != nil {
+		t.Fatalf("the peer wrote %d bytes after the Shutdown: %v", n, err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil || len(got) != size {
+		t.Fatalf("the peer read %d bytes, %v; want the %d of the reply and EOF", len(got), err, size)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("OnClose: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
 	}
 }
