@@ -1356,6 +1356,9 @@ func (t *LoopTimer) live() bool {
 // runTimers runs the timers due at l.now, in order; timers armed by
 // these calls wait for the next turn, even if due at once.
 func (l *loop) runTimers() {
+	if len(l.timers) == 0 {
+		return // a loop without timers pays nothing for them
+	}
 	start := l.timerSeq
 	for len(l.timers) > 0 {
 		t := l.timers[0]
