@@ -66,8 +66,10 @@ type LoopOptions struct {
 	// WriteTimeout closes a connection whose output has waited for room
 	// that long without any of it being sent (ErrWriteTimeout): a peer
 	// that reads slowly but steadily makes progress, and is not closed,
-	// even while the socket's buffer stays too full to take more. 0
-	// means 1 minute, a negative value none.
+	// even while the socket's buffer stays too full to take more (what
+	// the peer took from it is looked at when the timeout comes, so a
+	// peer that stops taking bytes is closed between WriteTimeout and
+	// twice that after). 0 means 1 minute, a negative value none.
 	WriteTimeout time.Duration
 
 	// OnOpen, if set, is called on the loop when a connection is added,
