@@ -65,3 +65,17 @@ func TestConnCloseNonReadingPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestConnWriteAfterClose: a Write after Close fails with ErrClosed, as
+// documented, even when Close met a write error sending what was queued.
+func TestConnWriteAfterClose(t *testing.T) {
+	for _, linger := range []time.Duration{-1, 0} {
+		_, server := tcpPair(t)
+		c := NewConn(server, &Options{Linger: linger})
+		c.Write(bytes.Repeat([]byte("x"), 64<<10))
+		c.Close()
+		if _, err := c.Write([]byte("after")); !errors.Is(err, ErrClosed) {
+			t.Errorf("Linger %v: Write after Close: %v, want ErrClosed", linger, err)
+		}
+	}
+}

@@ -24,15 +24,16 @@
 // Guarantees of [Serve]:
 //   - Output leaves in the order written, and a connection is not read
 //     while output waits for the socket: a peer that stops reading stops
-//     being read. LoopOptions.MaxQueued and MaxInput bound what a
+//     being read. LoopOptions.MaxQueued, MaxInput and MaxDo bound what a
 //     connection holds; nothing is allocated per message.
 //   - Idle and write timeouts are on unless turned off, a Handler may set
 //     a deadline ([LoopConn.SetDeadline]) or run a function later on the
 //     loop ([LoopConn.AfterFunc]), and a loop reads at most ReadBudget
 //     from one connection before serving the others.
 //   - All input sent before the peer's end of stream reaches the Handler
-//     ([LoopConn.EOF]); a close sends what was written first and lingers
-//     while the peer still sends, so the last reply is not lost to a reset.
+//     ([LoopConn.EOF]); a close sends what was written and lingers,
+//     throwing input away, until the peer has all of it, so the last reply
+//     is not lost to a reset; if it gives up, OnClose learns [ErrUnsent].
 //   - A panic on a loop closes only its connection (OnClose learns
 //     [ErrPanic]); nil functions are refused with [ErrNilFunc].
 //

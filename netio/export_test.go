@@ -149,3 +149,7 @@ func SetMovedHook(opt *LoopOptions, f func(n int)) { opt.moved = f }
 
 // LoopIndex is the index of the loop that serves c.
 func LoopIndex(c *LoopConn) int { return c.l.id }
+
+// SetStoppedHook makes Shutdown, on the server started with opt, call f
+// once it has stopped the listener, before it waits for anything.
+func SetStoppedHook(opt *LoopOptions, f func()) { opt.stopped = f }

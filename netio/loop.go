@@ -11,8 +11,9 @@ import (
 
 // A Handler answers what a connection of a [Loops] server sent. It is
 // called on the connection's event loop with the bytes read so far and
-// not yet used, and returns how many of them it used: the rest is given
-// to it again, in front of the next bytes read (a used outside 0 to
+// not yet used (at most LoopOptions.MaxInput + 64 KiB: what it left
+// unused and one read), and returns how many of them it used: the rest
+// is given to it again, in front of the next bytes read (a used outside 0 to
 // len(in) is taken for a panic of the Handler). in is valid only during
 // the call. What the Handler
 // writes to c leaves, with everything else it wrote in the same call, in
@@ -40,7 +41,8 @@ type LoopOptions struct {
 	// Loops run best with GOMAXPROCS above Loops, so that the runtime
 	// leaves a loop's processor alone while the loop waits in epoll_wait.
 	Loops int
-	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)].
+	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)]; Serve fails
+	// if a loop cannot be pinned (os.ErrInvalid for a negative CPU).
 	CPUs []int
 	// MaxQueued bounds the bytes a connection holds unsent; a Write past
 	// it fails with ErrQueueFull. 0 means 1 MiB, as for a Writer.
@@ -52,6 +54,10 @@ type LoopOptions struct {
 	// before it serves the others; the rest is read on its next turn.
 	// 0 means 256 KiB.
 	ReadBudget int
+	// MaxDo bounds the functions Do has queued for a connection and its
+	// loop has not yet run; past it Do fails with ErrQueueFull. 0 means
+	// 256.
+	MaxDo int
 	// IdleTimeout closes a connection that has sent nothing for that
 	// long while it was being read (ErrIdleTimeout): not while
 	// SetReading(false) holds it or its output waits for room, nor after
@@ -60,15 +66,18 @@ type LoopOptions struct {
 	// WriteTimeout closes a connection whose output has waited for room
 	// that long without any of it being sent (ErrWriteTimeout): a peer
 	// that reads slowly but steadily makes progress, and is not closed,
-	// even while the socket's buffer stays too full to take more. 0
-	// means 1 minute, a negative value none.
+	// even while the socket's buffer stays too full to take more (what
+	// the peer took from it is looked at when the timeout comes, so a
+	// peer that stops taking bytes is closed between WriteTimeout and
+	// twice that after). 0 means 1 minute, a negative value none.
 	WriteTimeout time.Duration
 
 	// OnOpen, if set, is called on the loop when a connection is added,
 	// before its first Handler call. It may write (a greeting).
 	OnOpen func(c *LoopConn)
 	// OnClose, if set, is called on the loop when a connection whose
-	// OnOpen ran has been closed: err is nil after Close, ErrServerClosed
+	// OnOpen ran has been closed: err is nil after Close (ErrUnsent if
+	// the peer did not take all of the output in time), ErrServerClosed
 	// when the server closed it, ErrDetached after Detach, a timeout's
 	// error, or what went wrong; it wraps ErrUnsent (and the system
 	// call's error) when a write failed, so that output written to the
@@ -100,8 +109,9 @@ type LoopOptions struct {
 	Clock func() time.Time
 
 	// Tests only (export_test.go).
-	sent  func(out, written int) // every send of a call's output
-	moved func(n int)            // every copy of unused input
+	sent    func(out, written int) // every send of a call's output
+	moved   func(n int)            // every copy of unused input
+	stopped func()                 // Shutdown has stopped the listener
 }
 
 var (
@@ -151,6 +161,7 @@ func (e *PanicError) Unwrap() []error {
 const (
 	defaultMaxInput     = 64 << 10
 	defaultReadBudget   = 256 << 10
+	defaultMaxDo        = 256
 	defaultIdleTimeout  = 5 * time.Minute
 	defaultWriteTimeout = time.Minute
 )
@@ -174,15 +185,16 @@ type LoopConn struct {
 	// Times on the loop's clock, in nanoseconds; 0 is none.
 	readAt     int64 // input last read, or reading resumed
 	progressAt int64 // output last sent while waiting for room
-	outq       int   // the kernel's send queue then (SIOCOUTQ), or -1
+	outq       int   // the kernel's send queue then (SIOCOUTQ), or -1; lingering: what it holds once the peer has all the data
 	deadline   int64 // SetDeadline
 	heapAt     int64 // where the connection sits in the loop's heap
 	heapIdx    int32 // -1: not in the heap
 	timers     int32 // its timers in the loop's timer heap
 
-	waiting   bool // for room (EPOLLOUT): the connection is not read
-	calling   bool // in a call: Write appends to the loop's output
-	closing   bool // Close was called: close once the output is sent
+	waiting   bool   // for room (EPOLLOUT): the connection is not read
+	watched   uint32 // the events the loop's epoll set polls c for
+	calling   bool   // in a call: Write appends to the loop's output
+	closing   bool   // Close was called: close once the output is sent
 	closed    bool
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
@@ -192,7 +204,8 @@ type LoopConn struct {
 	unread    bool // SetReading(false): not read until SetReading(true)
 	closeErr  error
 	det       *detachedConn
-	gone      atomic.Bool // closed or detached, for Do
+	gone      atomic.Bool  // closed or detached, for Do
+	dos       atomic.Int32 // functions Do queued, not yet run
 }
 
 // RemoteAddr returns the peer's address.
@@ -262,19 +275,40 @@ func (c *LoopConn) Queued() int {
 // server has closed and ErrClosed once c has, and f never runs then; f
 // does not run either if c is closed before the loop gets to it. It is how
 // a Handler that hands a request to another goroutine answers it later.
-// A nil f is refused with ErrNilFunc.
+// A nil f is refused with ErrNilFunc. Do does not wait: once
+// LoopOptions.MaxDo functions wait for c's loop, it fails with
+// ErrQueueFull, so that a producer faster than the loop meets a bound
+// (and can wait, drop, or close) instead of the loop's memory and the
+// other connections' latency growing without one.
 func (c *LoopConn) Do(f func(c *LoopConn)) error {
 	if f == nil {
 		return ErrNilFunc
 	}
 	if c.gone.Load() {
+		if c.l.s.isClosed() {
+			return ErrServerClosed
+		}
 		return ErrClosed
 	}
-	return c.l.post(task{c: c, f: f})
+	if c.dos.Add(1) > int32(c.l.maxDo) {
+		c.dos.Add(-1)
+		return ErrQueueFull
+	}
+	if err := c.l.post(task{c: c, f: f}); err != nil {
+		c.dos.Add(-1)
+		return err
+	}
+	return nil
 }
 
 // Close closes the connection once the output queued so far has been
-// sent; nothing more is read from it. OnClose learns a nil error.
+// sent; nothing more is read from it (what the peer sends is thrown
+// away). The socket is kept until the peer has acknowledged all of the
+// output or ended its stream, so that what arrives from the peer does not
+// reset the connection and destroy the last reply; OnClose then learns
+// a nil error. If that takes more than 5 seconds (the linger time, on the
+// loop's clock), the socket is closed anyway and OnClose learns
+// ErrUnsent.
 func (c *LoopConn) Close() error {
 	if c.closed || c.closing || c.det != nil {
 		return ErrClosed
@@ -408,7 +442,10 @@ type Loops struct {
 // Serve serves the connections ln accepts with h, on opt.Loops event
 // loops (Linux only; elsewhere it fails with errors.ErrUnsupported), until
 // Shutdown or Close. If opt is nil, defaults apply. The listener is the
-// server's from now on: do not call its Accept. A nil h fails with
+// server's from now on: Serve closes ln once its loops run, polling a
+// duplicate of its socket until Shutdown or Close, so that ln is served
+// once (a second Serve of it fails with net.ErrClosed); ln.Addr still
+// works. A nil h fails with
 // ErrNilFunc, a nil ln with os.ErrInvalid.
 //
 // A loop reads a readable connection into its own buffer, calls h, and
@@ -424,6 +461,13 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 	case ln == nil:
 		return nil, fmt.Errorf("netio: Serve: nil listener: %w", os.ErrInvalid)
 	}
+	if opt != nil {
+		for i, cpu := range opt.CPUs {
+			if cpu < 0 {
+				return nil, fmt.Errorf("netio: Serve: CPUs[%d] is %d: %w", i, cpu, os.ErrInvalid)
+			}
+		}
+	}
 	s := &Loops{ln: ln, h: h}
 	if opt != nil {
 		s.opt = *opt
@@ -432,7 +476,7 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 	for _, v := range []struct {
 		p   *int
 		def int
-	}{{&o.MaxQueued, defaultMaxQueue}, {&o.MaxInput, defaultMaxInput}, {&o.ReadBudget, defaultReadBudget}} {
+	}{{&o.MaxQueued, defaultMaxQueue}, {&o.MaxInput, defaultMaxInput}, {&o.ReadBudget, defaultReadBudget}, {&o.MaxDo, defaultMaxDo}} {
 		if *v.p <= 0 {
 			*v.p = v.def
 		}

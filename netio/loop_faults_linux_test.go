@@ -3,6 +3,7 @@ package netio
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // listenTCP listens on 127.0.0.1:0 with the socket options set first
@@ -66,8 +68,9 @@ func checkEmpty(t *testing.T, fs []*os.File) {
 	}
 }
 
-// TestLoopsDoAfterClose: after Close, Do fails and writes nothing: not to
-// the loop's old eventfd, whose number a file opened since has taken.
+// TestLoopsDoAfterClose: after Close, Do fails with ErrServerClosed and
+// writes nothing: not to the loop's old eventfd, whose number a file
+// opened since has taken.
 func TestLoopsDoAfterClose(t *testing.T) {
 	conns := make(chan *LoopConn, 1)
 	s := startLoops(t, echo, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c }})
@@ -78,8 +81,8 @@ func TestLoopsDoAfterClose(t *testing.T) {
 	}
 	fs := openFiles(t, 8)
 	ran := false
-	if err := lc.Do(func(*LoopConn) { ran = true }); !errors.Is(err, ErrClosed) {
-		t.Errorf("Do after Close: %v, want ErrClosed", err)
+	if err := lc.Do(func(*LoopConn) { ran = true }); !errors.Is(err, ErrServerClosed) {
+		t.Errorf("Do after Close: %v, want ErrServerClosed, as Do's doc says", err)
 	}
 	for _, err := range s.Wake() { // the loops themselves, as Shutdown posts to them
 		if !errors.Is(err, ErrServerClosed) {
@@ -419,5 +422,231 @@ func TestLoopsLingerOnClose(t *testing.T) {
 		if err := <-closed; err != nil {
 			t.Fatalf("OnClose: %v", err)
 		}
+	}
+}
+
+// TestLoopsLingerPeerSends: a close does not lose the last reply to a
+// peer that starts sending again after the close and reads only later:
+// the server throws its input away until the peer has the whole reply,
+// and OnClose learns nil. Small socket buffers make it certain that the
+// reply is still in the server's socket when the peer sends, and that
+// the peer's 256 KiB go through only if the server reads them.
+func TestLoopsLingerPeerSends(t *testing.T) {
+	const size = 300_000
+	reply := bytes.Repeat([]byte("r"), size)
+	closed := make(chan error, 1)
+	handled := make(chan struct{}, 1)
+	h := func(c *LoopConn, in []byte) int {
+		c.Write(reply)
+		c.Close()
+		handled <- struct{}{}
+		return len(in)
+	}
+	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10}), h, opt)
+	for run := range 5 {
+		c := dialSmallWindow(t, s)
+		c.SetWriteBuffer(16 << 10)
+		c.Write([]byte("go\n"))
+		<-handled
+		s.Sync() // the loop has closed (or begun to) with nothing to read
+		wrote := make(chan int, 1)
+		go func() {
+			chunk, n := make([]byte, 1000), 0
+			for n < 256<<10 {
+				k, err := c.Write(chunk)
+				if n += k; err != nil {
+					break
+				}
+			}
+			wrote <- n
+		}()
+		if n := <-wrote; n < 256<<10 {
+			t.Fatalf("run %d: the peer could write %d bytes after the close", run, n)
+		}
+		got, err := io.ReadAll(c)
+		if err != nil || len(got) != size {
+			t.Fatalf("run %d: the peer read %d bytes, %v; want the %d of the reply and EOF", run, len(got), err, size)
+		}
+		if err := <-closed; err != nil {
+			t.Fatalf("run %d: OnClose: %v", run, err)
+		}
+	}
+}
+
+// TestLoopsLingerUnsent: when the linger time runs out with some of the
+// reply not taken by the peer, OnClose says so with ErrUnsent.
+func TestLoopsLingerUnsent(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	handled := make(chan struct{}, 1)
+	h := func(c *LoopConn, in []byte) int {
+		c.Write(bytes.Repeat([]byte("r"), 300_000))
+		c.Close()
+		handled <- struct{}{}
+		return len(in)
+	}
+	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	// All of the reply fits in the server's socket, not in the peer's.
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 1 << 20}), h, opt)
+	c := dialSmallWindow(t, s) // and never reads
+	c.Write([]byte("go\n"))
+	<-handled
+	clk.advance(s, 4*time.Second)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) before the linger time", err)
+	default:
+	}
+	clk.advance(s, time.Second)
+	if err := <-closed; !errors.Is(err, ErrUnsent) {
+		t.Fatalf("OnClose learned %v, want ErrUnsent", err)
+	}
+}
+
+// TestLoopsCloseWaitingPeerSends: a connection closed with output still
+// waiting for room throws the peer's input away, so that a peer that
+// writes a lot before it reads gets to read, and gets it all.
+func TestLoopsCloseWaitingPeerSends(t *testing.T) {
+	const size = 1 << 20
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if !c.EOF() {
+			c.Write(bytes.Repeat([]byte("r"), size))
+			c.Close()
+		}
+		return len(in)
+	}
+	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10, syscall.SO_SNDBUF: 16 << 10}), h, opt)
+	c := dialSmallWindow(t, s)
+	c.SetWriteBuffer(16 << 10)
+	c.Write([]byte("go\n"))
+	// A bound on the wait only, in case the server never reads.
+	c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	n, err := c.Write(make([]byte, 512<<10))
+	if err != nil {
+		t.Fatalf("the peer wrote %d bytes before reading: %v", n, err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil || len(got) != size {
+		t.Fatalf("the peer read %d bytes, %v; want %d and EOF", len(got), err, size)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("OnClose: %v", err)
+	}
+}
+
+// TestLoopsDoBounded: Do queues at most MaxDo functions for a connection
+// its loop has not yet run; past that it fails with ErrQueueFull, and
+// once the loop has run them Do works again.
+func TestLoopsDoBounded(t *testing.T) {
+	conns := make(chan *LoopConn, 1)
+	s := startLoops(t, echo, &LoopOptions{Loops: 1, MaxDo: 8, OnOpen: func(c *LoopConn) { conns <- c }})
+	nc := dial(t, s)
+	lc := <-conns
+	running, release := make(chan struct{}), make(chan struct{})
+	if err := lc.Do(func(*LoopConn) { close(running); <-release }); err != nil {
+		t.Fatal(err)
+	}
+	<-running // the loop is held: nothing more runs
+	ran := 0
+	for i := range 8 {
+		if err := lc.Do(func(*LoopConn) { ran++ }); err != nil {
+			t.Fatalf("Do %d of MaxDo 8: %v", i+1, err)
+		}
+	}
+	if err := lc.Do(func(*LoopConn) { ran++ }); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("Do past MaxDo: %v, want ErrQueueFull", err)
+	}
+	close(release)
+	onLoopCheck := make(chan int, 1)
+	for {
+		err := lc.Do(func(*LoopConn) { onLoopCheck <- ran })
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrQueueFull) {
+			t.Fatal(err)
+		}
+		s.Sync()
+	}
+	if n := <-onLoopCheck; n != 8 {
+		t.Fatalf("%d functions ran, want the 8 queued", n)
+	}
+	roundTrip(t, bufio.NewReader(nc), nc)
+}
+
+// TestLoopsInputBounded: a Handler is handed at most MaxInput + 64 KiB
+// (what it left unused, and one read), however its buffer has grown.
+func TestLoopsInputBounded(t *testing.T) {
+	const keep = 62 << 10 // left unused each call, under MaxInput's 64 KiB
+	most := make(chan int, 1)
+	seen := 0
+	h := func(c *LoopConn, in []byte) int {
+		seen = max(seen, len(in))
+		if c.EOF() {
+			most <- seen
+			c.Close()
+			return len(in)
+		}
+		return max(len(in)-keep, 0)
+	}
+	s := startLoops(t, h, nil)
+	c := dial(t, s)
+	go func() {
+		c.Write(make([]byte, 8<<20))
+		c.CloseWrite()
+	}()
+	if n := <-most; n > 64<<10+64<<10 {
+		t.Fatalf("the Handler was handed %d bytes, over MaxInput + 64 KiB", n)
+	}
+}
+
+// TestLoopsShutdownLingers: Shutdown closes a connection as Close does,
+// lingering while its peer goes on sending, so the reply is not lost.
+func TestLoopsShutdownLingers(t *testing.T) {
+	const size = 300_000
+	closed := make(chan error, 1)
+	handled := make(chan struct{}, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if bytes.HasPrefix(in, []byte("go\n")) {
+			c.Write(bytes.Repeat([]byte("r"), size))
+			handled <- struct{}{}
+		}
+		return len(in)
+	}
+	conns := make(chan *LoopConn, 1)
+	opt := &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10}), h, opt)
+	c := dialSmallWindow(t, s)
+	lc := <-conns
+	c.SetWriteBuffer(16 << 10)
+	c.Write([]byte("go\n"))
+	<-handled
+	s.Sync()
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	// The peer sends once the loop has closed its connection.
+	for closing := false; !closing; {
+		seen := make(chan bool, 1)
+		s.loops[0].post(task{lf: func(*loop) { seen <- lc.closing }})
+		closing = <-seen
+	}
+	c.SetWriteDeadline(time.Now().Add(20 * time.Second)) // a bound on failure only
+	if n, err := c.Write(make([]byte, 256<<10)); err != nil {
+		t.Fatalf("the peer wrote %d bytes after the Shutdown: %v", n, err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil || len(got) != size {
+		t.Fatalf("the peer read %d bytes, %v; want the %d of the reply and EOF", len(got), err, size)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("OnClose: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
 	}
 }

@@ -23,6 +23,7 @@ type loopSys struct {
 	lfd       int // the listener's descriptor, polled by every loop
 	running   sync.WaitGroup
 	quit      atomic.Bool
+	stopping  atomic.Bool // Shutdown has shut the listener
 	closeOnce sync.Once
 	closeErr  error
 	shutOnce  sync.Once
@@ -54,6 +55,7 @@ const (
 	roomEvents   = unix.EPOLLOUT | unix.EPOLLET
 	listenEvents = unix.EPOLLIN | unix.EPOLLEXCLUSIVE
 	hupEvents    = unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR
+	lingerEvents = readEvents | unix.EPOLLOUT // see linger
 )
 
 // yieldEvery is how often a loop lets the scheduler run: a goroutine
@@ -102,6 +104,7 @@ type loop struct {
 	buf       []byte // read buffer
 	out       []byte // the output of the call in progress
 	maxQueued int
+	maxDo     int
 	maxInput  int
 	budget    int
 	idle      int64 // ns, 0 none
@@ -129,16 +132,32 @@ type loop struct {
 	resume  time.Time
 }
 
+// start takes the listener: the server polls a duplicate of its
+// descriptor, and closes ln itself once the loops run, so that a listener
+// is served once (a second Serve of it fails with net.ErrClosed). The
+// duplicate is closed only once no loop polls it.
 func (s *Loops) start() error {
 	rc, err := s.ln.SyscallConn()
 	if err != nil {
 		return err
 	}
-	// The descriptor stays valid until the listener is closed, which
-	// happens only once no loop polls it.
-	if err := rc.Control(func(fd uintptr) { s.sys.lfd = int(fd) }); err != nil {
+	var derr error
+	err = rc.Control(func(fd uintptr) { s.sys.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) })
+	if err == nil && derr != nil {
+		err = fmt.Errorf("netio: listener: %w", derr)
+	}
+	if err != nil {
 		return err
 	}
+	if err := s.startLoops(); err != nil {
+		unix.Close(s.sys.lfd)
+		return err
+	}
+	s.ln.Close()
+	return nil
+}
+
+func (s *Loops) startLoops() error {
 	n := s.opt.Loops
 	if n <= 0 {
 		n = max(runtime.GOMAXPROCS(0)-1, 1)
@@ -188,18 +207,33 @@ func (s *Loops) Close() error {
 
 // closeListener closes the listener once no loop polls it.
 func (s *Loops) closeListener() error {
-	s.sys.lnOnce.Do(func() { s.sys.lnErr = s.ln.Close() })
+	s.sys.lnOnce.Do(func() {
+		if err := unix.Close(s.sys.lfd); err != nil {
+			s.sys.lnErr = fmt.Errorf("netio: close listener: %w", err)
+		}
+	})
 	return s.sys.lnErr
 }
 
-// Shutdown stops accepting at once (the listener is closed), then closes
-// each connection once its output is sent, or as OnShutdown decides, and
-// waits until all of them are closed or ctx is done; then it closes the
-// server as Close does. It returns ctx's error if ctx ended first. It must
+// Shutdown stops accepting at once, however busy the loops (the
+// listener is shut before anything else, and connections that completed
+// their handshake but were not accepted yet are reset), then closes each
+// connection once its output is sent, or as OnShutdown decides, and waits
+// until all of them are closed or ctx is done; then it closes the server
+// as Close does. It returns ctx's error if ctx ended first. It must
 // not be called on a loop.
 func (s *Loops) Shutdown(ctx context.Context) error {
 	var err error
 	s.sys.shutOnce.Do(func() {
+		// The listener stops at once, not when each loop gets to its
+		// task: shut, it completes no more handshakes, and resets those
+		// completed that no loop accepted yet. A loop that wakes for it
+		// takes it out of its set (acceptAll).
+		s.sys.stopping.Store(true)
+		unix.Shutdown(s.sys.lfd, unix.SHUT_RD)
+		if f := s.opt.stopped; f != nil {
+			f()
+		}
 		s.sys.drained = make(chan struct{})
 		s.sys.open.Store(1)
 		done := make(chan struct{}, len(s.loops))
@@ -234,6 +268,9 @@ func (s *Loops) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// isClosed reports whether Close has begun.
+func (s *Loops) isClosed() bool { return s.sys.quit.Load() }
+
 func (s *Loops) stopLoops() {
 	s.sys.quit.Store(true)
 	for _, l := range s.loops {
@@ -244,7 +281,7 @@ func (s *Loops) stopLoops() {
 
 func newLoop(s *Loops, id, cpu int) (*loop, error) {
 	l := &loop{s: s, id: id, cpu: cpu, ep: -1, wake: -1, tfd: -1,
-		maxQueued: s.opt.MaxQueued, maxInput: s.opt.MaxInput, budget: s.opt.ReadBudget,
+		maxQueued: s.opt.MaxQueued, maxDo: s.opt.MaxDo, maxInput: s.opt.MaxInput, budget: s.opt.ReadBudget,
 		idle: max(int64(s.opt.IdleTimeout), 0), stall: max(int64(s.opt.WriteTimeout), 0),
 		buf: make([]byte, readSize), base: s.opt.Clock()}
 	var err error
@@ -428,11 +465,23 @@ func msUntil(d int64) int {
 func (l *loop) event(c *LoopConn, ev uint32) {
 	switch {
 	case c.lingering:
-		if _, done := l.discard(c); done {
-			l.close(c, c.closeErr)
+		if done, err := l.lingered(c); done {
+			l.close(c, err)
 		}
 	case c.waiting:
 		l.drain(c)
+		if c.closing && !c.closed && c.waiting && c.watched&unix.EPOLLIN != 0 {
+			// Closed with output waiting: the peer's input is thrown
+			// away, so that a peer that writes before it reads gets to
+			// read.
+			if _, end, err := l.discard(c); end {
+				if err != nil {
+					l.close(c, err)
+					return
+				}
+				c.eof = true
+			}
+		}
 	case c.eof:
 		// Nothing is read after the end of the stream; an error (the
 		// peer reset the connection) closes it.
@@ -455,6 +504,10 @@ func (l *loop) event(c *LoopConn, ev uint32) {
 // or memory, where accepting at once would fail again, the listener
 // leaves the loop's set for a pause.
 func (l *loop) acceptAll() {
+	if l.s.sys.stopping.Load() {
+		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
+		return
+	}
 	for range acceptBurst {
 		fd, sa, err := unix.Accept4(l.s.sys.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch err {
@@ -507,7 +560,7 @@ func (l *loop) handOff(fd int, sa unix.Sockaddr) {
 // add serves the accepted connection fd.
 func (l *loop) add(fd int, sa unix.Sockaddr) {
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
-	c := &LoopConn{l: l, fd: fd, remote: tcpAddr(sa), heapIdx: -1, readAt: l.now}
+	c := &LoopConn{l: l, fd: fd, remote: tcpAddr(sa), heapIdx: -1, readAt: l.now, watched: readEvents}
 	if k := len(l.free); k > 0 {
 		c.idx = l.free[k-1]
 		l.free = l.free[:k-1]
@@ -553,6 +606,7 @@ func (l *loop) runTasks() {
 			continue
 		}
 		c := t.c
+		c.dos.Add(-1)
 		if c.closed || c.closing || c.det != nil {
 			continue
 		}
@@ -663,7 +717,7 @@ func (l *loop) readBuf(c *LoopConn) (buf []byte, start int, own bool) {
 			// Room enough once compacted: the unused input moves once.
 			l.movedBytes(copy(c.in[:cap(c.in)], c.in[c.inOff:]))
 		} else {
-			grown := make([]byte, unused, max(2*cap(c.in), unused+readSize))
+			grown := make([]byte, unused, max(min(2*cap(c.in), l.maxInput+readSize), unused+readSize))
 			l.movedBytes(copy(grown, c.in[c.inOff:]))
 			c.in = grown
 		}
@@ -720,6 +774,9 @@ func (l *loop) readable(c *LoopConn) {
 			return
 		}
 		buf, start, own := l.readBuf(c)
+		// A read adds at most readSize to the unused input (at most
+		// MaxInput), however large the connection's buffer has grown.
+		buf = buf[:min(len(buf), start+readSize)]
 		n, err := unix.Read(c.fd, buf[start:])
 		if err == unix.EINTR {
 			continue
@@ -790,6 +847,9 @@ func (l *loop) send(c *LoopConn) bool {
 	if c.waiting { // a task's output, behind what waits for room
 		l.queue(c, out)
 		l.schedule(c) // a timeout may have taken it out of the heap
+		if c.closing && c.watched&unix.EPOLLIN == 0 && !c.eof {
+			l.watch(c, roomEvents|readEvents) // see event
+		}
 		return false
 	}
 	n := 0
@@ -818,7 +878,11 @@ func (l *loop) send(c *LoopConn) bool {
 	c.waiting = true
 	c.progressAt, c.outq = l.now, l.kernelQueued(c)
 	l.schedule(c)
-	l.watch(c, roomEvents)
+	if c.closing && !c.eof {
+		l.watch(c, roomEvents|readEvents) // see event
+	} else {
+		l.watch(c, roomEvents)
+	}
 	return false
 }
 
@@ -888,7 +952,9 @@ func unsent(err error) error { return fmt.Errorf("%w: %w", ErrUnsent, err) }
 func (l *loop) watch(c *LoopConn, events uint32) {
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: c.idx}); err != nil {
 		l.close(c, fmt.Errorf("netio: epoll: %w", err))
+		return
 	}
+	c.watched = events
 }
 
 func (l *loop) close(c *LoopConn, err error) {
@@ -896,11 +962,13 @@ func (l *loop) close(c *LoopConn, err error) {
 		return
 	}
 	if c.fd >= 0 {
-		if c.lingering || !l.graceful(c, err) || !l.linger(c, err) {
-			unix.Close(c.fd) // which takes it out of the epoll set
-		} else {
-			return // closed once the peer's input ends
+		if !c.lingering && l.graceful(c, err) {
+			var lingers bool
+			if lingers, err = l.linger(c, err); lingers {
+				return // closed once the peer has it all (see linger)
+			}
 		}
+		unix.Close(c.fd) // which takes it out of the epoll set
 	}
 	l.release(c, err)
 }
@@ -912,39 +980,80 @@ func (l *loop) graceful(c *LoopConn, err error) bool {
 		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
 }
 
-// linger ends c's output (FIN) and throws away the input that has
-// arrived unread: closing a socket with unread input would send a reset
-// instead, which can destroy the last reply before the peer reads it.
-// While the peer goes on sending, c lingers, its input thrown away, until
-// the peer ends its stream or lingerTime passes; linger reports whether
-// it does.
-func (l *loop) linger(c *LoopConn, err error) bool {
-	unix.Shutdown(c.fd, unix.SHUT_WR)
-	if n, done := l.discard(c); done || n == 0 {
-		return false
+// linger ends c's output (FIN), all of it in the socket, and keeps c
+// open, its input read and thrown away, until the peer has all of it:
+// closing a socket with unread input sends a reset instead, which
+// destroys what the kernel has not yet sent, and what the peer has not
+// acknowledged. c lingers until the peer has acknowledged all of its
+// output (its socket's send queue is empty) or ended its stream, or
+// lingerTime passes: then OnClose learns ErrUnsent. The loop looks at
+// each input (a peer that goes on sending) and when the kernel wakes it
+// as the peer acknowledges the FIN (the state change from FIN_WAIT1
+// wakes the socket's pollers, EPOLLOUT being set from the shutdown on).
+// linger reports whether c lingers, or else what OnClose learns.
+func (l *loop) linger(c *LoopConn, err error) (bool, error) {
+	// Once the FIN is queued, it is in the send queue too, until acked.
+	c.outq = 0
+	if unix.Shutdown(c.fd, unix.SHUT_WR) == nil {
+		c.outq = 1
 	}
 	c.lingering, c.closing, c.closeErr = true, true, err
+	if done, err := l.lingered(c); done {
+		return false, err
+	}
+	if c.watched != lingerEvents {
+		l.watch(c, lingerEvents)
+		if c.closed {
+			return true, nil
+		}
+	}
 	c.deadline = l.now + int64(lingerTime)
 	l.schedule(c)
-	return true
+	return true, nil
 }
 
-// discard reads and drops c's input, up to a bound; done means the
-// stream ended (or failed, or the bound was reached).
-func (l *loop) discard(c *LoopConn) (n int, done bool) {
+// lingered throws away the input of c, lingering, and reports whether c
+// is done: the peer has ended its stream, or has all of c's output, or
+// the linger time is over; err is what OnClose learns then.
+func (l *loop) lingered(c *LoopConn) (done bool, err error) {
+	if _, end, _ := l.discard(c); end {
+		// Ended, or reset: after a reset the send queue does not tell
+		// what the peer had (its acknowledgement may not have come
+		// first), and the peer chose to end.
+		return true, c.closeErr
+	}
+	if q := l.kernelQueued(c); q <= c.outq {
+		return true, c.closeErr // the peer has all the data
+	}
+	return false, nil
+}
+
+// unsent is err, what OnClose would have learned, with ErrUnsent.
+func unsent(err error) error {
+	if err == nil {
+		return ErrUnsent
+	}
+	return fmt.Errorf("%w, and %w", err, ErrUnsent)
+}
+
+// discard reads and drops c's input, up to a bound (the rest waits for
+// the next turn); end means the stream ended or failed (err).
+func (l *loop) discard(c *LoopConn) (n int, end bool, err error) {
 	for n < 1<<20 {
 		k, err := unix.Read(c.fd, l.buf)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			return n, false
-		case err != nil || k == 0:
-			return n, true
+			return n, false, nil
+		case err != nil:
+			return n, true, err
+		case k == 0:
+			return n, true, nil
 		}
 		n += k
 	}
-	return n, true
+	return n, false, nil
 }
 
 // release frees c's slot and tells OnClose.
@@ -1140,8 +1249,12 @@ func (l *loop) peerTook(c *LoopConn) bool {
 // timeout ends c, which reached a deadline: a write timeout closes it at
 // once, the others after OnTimeout's farewell is sent.
 func (l *loop) timeout(c *LoopConn, err error) {
-	if c.lingering {
-		l.close(c, c.closeErr)
+	if c.lingering { // the linger time is over
+		done, err := l.lingered(c)
+		if !done {
+			err = unsent(c.closeErr)
+		}
+		l.close(c, err)
 		return
 	}
 	f := l.s.opt.OnTimeout
@@ -1247,6 +1360,9 @@ func (t *LoopTimer) live() bool {
 // runTimers runs the timers due at l.now, in order; timers armed by
 // these calls wait for the next turn, even if due at once.
 func (l *loop) runTimers() {
+	if len(l.timers) == 0 {
+		return // a loop without timers pays nothing for them
+	}
 	start := l.timerSeq
 	for len(l.timers) > 0 {
 		t := l.timers[0]

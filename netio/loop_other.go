@@ -14,8 +14,10 @@ import (
 type (
 	loopSys struct{}
 	loop    struct {
+		s         *Loops
 		out       []byte
 		maxQueued int
+		maxDo     int
 	}
 )
 
@@ -29,6 +31,7 @@ func (l *loop) resumeReading(*LoopConn)             {}
 func (l *loop) localAddr(*LoopConn) net.Addr        { return nil }
 func (l *loop) detach(*LoopConn) (net.Conn, error)  { return nil, errNoLoops }
 func (s *Loops) start() error                       { return errNoLoops }
+func (s *Loops) isClosed() bool                     { return true }
 func (s *Loops) Shutdown(ctx context.Context) error { return s.ln.Close() }
 
 // Close closes the listener.

@@ -151,3 +151,61 @@ func readAllNow(c net.Conn) (string, error) {
 		}
 	}
 }
+
+// TestLoopsServeTwice: one listener passed to Serve twice is served once:
+// the second Serve fails with net.ErrClosed.
+func TestLoopsServeTwice(t *testing.T) {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveOn(t, ln, echo, nil)
+	if s2, err := Serve(ln, echo, nil); !errors.Is(err, net.ErrClosed) {
+		if s2 != nil {
+			s2.Close()
+		}
+		t.Fatalf("a second Serve of the listener: %v, want net.ErrClosed", err)
+	}
+	c := dial(t, s)
+	roundTrip(t, bufio.NewReader(c), c)
+}
+
+// TestLoopsPanicTimeoutShutdown: a panic in OnTimeout or OnShutdown, too,
+// closes only its connection, and OnClose learns ErrPanic.
+func TestLoopsPanicTimeoutShutdown(t *testing.T) {
+	for _, which := range []string{"OnTimeout", "OnShutdown"} {
+		t.Run(which, func(t *testing.T) {
+			clk := newFakeClock()
+			closed := make(chan error, 1)
+			opt := &LoopOptions{IdleTimeout: time.Minute,
+				OnClose: func(c *LoopConn, err error) { closed <- err }}
+			boom := func(c *LoopConn) { c.WriteString("lost\n"); panic("boom in " + which) }
+			if which == "OnTimeout" {
+				opt.OnTimeout = func(c *LoopConn, _ error) { boom(c) }
+			} else {
+				opt.OnShutdown = boom
+			}
+			SetLoopClock(opt, clk.Now)
+			s := startLoops(t, echo, opt)
+			c := dial(t, s)
+			roundTrip(t, bufio.NewReader(c), c)
+			done := make(chan error, 1)
+			if which == "OnTimeout" {
+				clk.advance(s, time.Minute)
+			} else {
+				go func() { done <- s.Shutdown(t.Context()) }()
+			}
+			if err := <-closed; !errors.Is(err, ErrPanic) {
+				t.Fatalf("OnClose learned %v, want ErrPanic", err)
+			}
+			if got, _ := readAllNow(c); strings.Contains(got, "lost") {
+				t.Errorf("the panicking call's output was sent: %q", got)
+			}
+			if which == "OnShutdown" {
+				if err := <-done; err != nil {
+					t.Fatalf("Shutdown: %v", err)
+				}
+			}
+		})
+	}
+}

@@ -443,6 +443,13 @@ func TestLoopsPinError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cannot pin") {
 		t.Fatalf("Serve pinned to a CPU that does not exist: %v", err)
 	}
+	s, err := Serve(ln, echo, &LoopOptions{Loops: 2, CPUs: []int{0, -3}})
+	if !errors.Is(err, os.ErrInvalid) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Serve pinned to CPU -3: %v, want os.ErrInvalid", err)
+	}
 }
 
 // TestLoopsAllocs: a round trip allocates nothing, server included.

@@ -563,3 +563,35 @@ func TestLoopsWriteTimeoutSlowReader(t *testing.T) {
 		t.Fatalf("read %d of the %d bytes queued: %v", got+int(n), total, err)
 	}
 }
+
+// TestLoopsShutdownStopsAccepting: Shutdown stops accepting at once, even
+// while every loop is busy: a dial after it is refused, and no new
+// connection is opened.
+func TestLoopsShutdownStopsAccepting(t *testing.T) {
+	conns := make(chan *LoopConn, 4)
+	stopped := make(chan struct{})
+	opt := &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c }}
+	SetStoppedHook(opt, func() { close(stopped) })
+	s := startLoops(t, echo, opt)
+	dial(t, s)
+	lc := <-conns
+	running, release := make(chan struct{}), make(chan struct{})
+	lc.Do(func(*LoopConn) { close(running); <-release })
+	<-running // the only loop is busy
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	<-stopped
+	if c, err := dialErr(s); err == nil {
+		c.Close()
+		t.Error("a dial after Shutdown was accepted")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	select {
+	case <-conns:
+		t.Fatal("a connection dialled after Shutdown was opened")
+	default:
+	}
+}

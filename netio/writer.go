@@ -19,8 +19,9 @@ var (
 	// ErrTooLarge is returned by Write on a NonBlocking Writer for a message
 	// larger than MaxQueued, which can never fit. Nothing was accepted.
 	ErrTooLarge = errors.New("netio: message larger than the send queue bound")
-	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("netio: writer closed")
+	// ErrClosed is returned after Close: by a Writer or Conn, and by a
+	// LoopConn's methods.
+	ErrClosed = errors.New("netio: closed")
 	// ErrUnsent is returned by Conn.Close when it closed the connection
 	// with data still queued: the linger time ran out, or Linger is
 	// negative. Stats tells how much (Accepted - Written).
@@ -250,14 +251,14 @@ func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) 
 	}
 }
 
+// errLocked is why a Write cannot go on: after Close, ErrClosed, whatever
+// the write error was (which Close and Flush report); else the write
+// error, or nil.
 func (w *Writer) errLocked(closedIsErr bool) error {
-	if w.err != nil {
-		return w.err
-	}
 	if w.closed && closedIsErr {
 		return ErrClosed
 	}
-	return nil
+	return w.err
 }
 
 // appendQueued copies p to the tail of the queue; w.mu is held.
