@@ -24,8 +24,15 @@ import (
 // successor). The kept bytes are then compacted (VPCOMPRESSB; with AVX2, a
 // second store one byte lower for a block with one deletion, PSHUFB by
 // table otherwise), the inserted ones spread in (VPEXPANDB; with AVX2,
-// overlapping stores). Inside long lines, blocks with no CR or LF are
-// copied by a plain load/store loop.
+// overlapping stores). The AVX2 kernels take 64 bytes at a time (two
+// loads, one 64-bit mask of each kind) where a block has nothing but line
+// endings: the encoder stores it as it is; the decoder stores it whole and
+// then, with no branch, twice more from its first and second deleted CR
+// on (each store one byte lower), so a block costs the same whatever its
+// lines are. A 64-byte block with anything else (a line-leading dot, a
+// bare CR or LF, more than two CRs to delete, a line near MaxLine) goes
+// through the 32-byte path, one half at a time. Inside long lines, blocks
+// with no CR or LF are copied by a plain load/store loop.
 //
 // The kernels handle the ordinary cases only, with no state beyond "at the
 // start of a line or not" (the states dBOL, dData, eBegin, eBOL and eData,
