@@ -26,12 +26,16 @@ import (
 // table otherwise), the inserted ones spread in (VPEXPANDB; with AVX2,
 // overlapping stores). The AVX2 kernels take 64 bytes at a time (two
 // loads, one 64-bit mask of each kind) where a block has nothing but line
-// endings: the encoder stores it as it is; the decoder stores it whole and
-// then, with no branch, twice more from its first and second deleted CR
-// on (each store one byte lower), so a block costs the same whatever its
-// lines are. A 64-byte block with anything else (a line-leading dot, a
-// bare CR or LF, more than two CRs to delete, a line near MaxLine) goes
-// through the 32-byte path, one half at a time. Inside long lines, blocks
+// endings: the encoder stores it as it is; the decoder, which deletes at
+// most two CRs there, blends it with its copies one and two bytes on (a
+// byte's source follows from its position against the deletions) and
+// stores the result, so a block costs the same whatever its lines are,
+// with no branch and no address that waits for its masks. A 64-byte
+// block with anything else (a line-leading dot, a bare CR or LF, more than
+// two CRs to delete, a line near MaxLine) goes through the 32-byte path,
+// one half at a time. (A legacy-SSE instruction among the AVX2 ones, such
+// as MOVQ to an XMM register, made the loop 20 times slower on Zen 3:
+// the generator uses the VEX forms.) Inside long lines, blocks
 // with no CR or LF are copied by a plain load/store loop.
 //
 // The kernels handle the ordinary cases only, with no state beyond "at the

@@ -4275,11 +4275,11 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 dec2_compat_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x00000082
+	CMPQ         SI, $0x00000042
 	JLT          dec2_compat_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x00000080
+	CMPQ         SI, $0x00000040
 	JLT          dec2_compat_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
@@ -4294,7 +4294,7 @@ dec2_compat_loop64:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2_compat_clean4:
@@ -4325,65 +4325,72 @@ dec2_compat_clean4:
 	JMP       dec2_compat_clean4
 
 dec2_compat_block:
-	VMOVDQU   (DX), Y3
-	VMOVDQU   32(DX), Y4
-	VMOVDQU   1(DX), Y5
-	VMOVDQU   33(DX), Y6
-	VPCMPEQB  Y0, Y3, Y7
-	VPCMPEQB  Y0, Y4, Y8
-	VPMOVMSKB Y7, SI
-	VPMOVMSKB Y8, R8
-	SHLQ      $0x20, R8
-	ORQ       R8, SI
-	VPCMPEQB  Y0, Y5, Y5
-	VPCMPEQB  Y0, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y1, Y4, Y8
-	VPAND     Y5, Y7, Y7
-	VPAND     Y6, Y8, Y8
-	VPMOVMSKB Y7, R8
-	VPMOVMSKB Y8, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R8
-	VPCMPEQB  Y2, Y3, Y7
-	VPCMPEQB  Y2, Y4, Y8
-	VPMOVMSKB Y7, R10
-	VPMOVMSKB Y8, R11
-	SHLQ      $0x20, R11
-	ORQ       R11, R10
-	LEAQ      (DI)(SI*2), R11
-	ANDQ      R11, R10
-	ANDQ      SI, R11
-	ORQ       R11, R10
-	JNZ       dec2_compat_block32
-	VMOVDQU   Y3, (AX)
-	VMOVDQU   Y4, 32(AX)
-	POPCNTQ   R8, R10
-	CMPQ      R10, $0x02
-	JA        dec2_compat_block32
-	TZCNTQ    R8, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, (AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 32(AX)(DI*1)
-	BLSRQ     R8, DI
-	TZCNTQ    DI, DI
-	ADCQ      $0x00, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, -1(AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 31(AX)(DI*1)
-	ADDQ      $0x40, AX
-	SUBQ      R10, AX
-	ADDQ      $0x40, DX
-	MOVQ      SI, DI
-	ORQ       R8, DI
-	NEGQ      DI
-	ADCQ      R9, R9
-	ANDQ      $0x07, R9
-	SHRQ      $0x3f, SI
-	MOVQ      SI, DI
-	JMP       dec2_compat_loop64
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R8
+	SHLQ         $0x20, R8
+	ORQ          R8, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R8
+	VPMOVMSKB    Y10, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R8
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R10
+	VPMOVMSKB    Y8, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	LEAQ         (DI)(SI*2), R11
+	ANDQ         R11, R10
+	ANDQ         SI, R11
+	ORQ          R11, R10
+	JNZ          dec2_compat_block32
+	POPCNTQ      R8, R10
+	CMPQ         R10, $0x02
+	JA           dec2_compat_block32
+	TZCNTQ       R8, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R8, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R8, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	SHRQ         $0x3f, SI
+	MOVQ         SI, DI
+	JMP          dec2_compat_loop64
 
 dec2_compat_loop:
 	MOVQ BX, SI
@@ -4495,11 +4502,11 @@ dec2_strict:
 dec2_strict_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x00000082
+	CMPQ         SI, $0x00000042
 	JLT          dec2_strict_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x00000080
+	CMPQ         SI, $0x00000040
 	JLT          dec2_strict_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
@@ -4514,7 +4521,7 @@ dec2_strict_loop64:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2_strict_clean4:
@@ -4545,75 +4552,82 @@ dec2_strict_clean4:
 	JMP       dec2_strict_clean4
 
 dec2_strict_block:
-	VMOVDQU   (DX), Y3
-	VMOVDQU   32(DX), Y4
-	VMOVDQU   1(DX), Y5
-	VMOVDQU   33(DX), Y6
-	VPCMPEQB  Y0, Y3, Y7
-	VPCMPEQB  Y0, Y4, Y8
-	VPMOVMSKB Y7, SI
-	VPMOVMSKB Y8, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, SI
-	VPCMPEQB  Y0, Y5, Y5
-	VPCMPEQB  Y0, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y1, Y4, Y8
-	VPANDN    Y7, Y5, Y9
-	VPANDN    Y8, Y6, Y10
-	VPMOVMSKB Y9, R10
-	VPMOVMSKB Y10, R11
-	SHLQ      $0x20, R11
-	ORQ       R11, R10
-	VPAND     Y5, Y7, Y7
-	VPAND     Y6, Y8, Y8
-	VPMOVMSKB Y7, R11
-	VPMOVMSKB Y8, R12
-	SHLQ      $0x20, R12
-	ORQ       R12, R11
-	VPCMPEQB  Y2, Y3, Y7
-	VPCMPEQB  Y2, Y4, Y8
-	VPMOVMSKB Y7, R12
-	VPMOVMSKB Y8, R13
-	SHLQ      $0x20, R13
-	ORQ       R13, R12
-	LEAQ      (DI)(SI*2), R13
-	ANDQ      R13, R12
-	LEAQ      (R8)(R11*2), R13
-	ANDNQ     SI, R13, R13
-	ORQ       R13, R12
-	ORQ       R10, R12
-	JNZ       dec2_strict_block32
-	VMOVDQU   Y3, (AX)
-	VMOVDQU   Y4, 32(AX)
-	POPCNTQ   R11, R10
-	CMPQ      R10, $0x02
-	JA        dec2_strict_block32
-	TZCNTQ    R11, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, (AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 32(AX)(DI*1)
-	BLSRQ     R11, DI
-	TZCNTQ    DI, DI
-	ADCQ      $0x00, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, -1(AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 31(AX)(DI*1)
-	ADDQ      $0x40, AX
-	SUBQ      R10, AX
-	ADDQ      $0x40, DX
-	MOVQ      SI, DI
-	ORQ       R11, DI
-	NEGQ      DI
-	ADCQ      R9, R9
-	ANDQ      $0x07, R9
-	SHRQ      $0x3f, R11
-	MOVQ      R11, R8
-	SHRQ      $0x3f, SI
-	MOVQ      SI, DI
-	JMP       dec2_strict_loop64
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPANDN       Y9, Y7, Y11
+	VPANDN       Y10, Y8, Y12
+	VPMOVMSKB    Y11, R10
+	VPMOVMSKB    Y12, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R11
+	VPMOVMSKB    Y10, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R12
+	VPMOVMSKB    Y8, R13
+	SHLQ         $0x20, R13
+	ORQ          R13, R12
+	LEAQ         (DI)(SI*2), R13
+	ANDQ         R13, R12
+	LEAQ         (R8)(R11*2), R13
+	ANDNQ        SI, R13, R13
+	ORQ          R13, R12
+	ORQ          R10, R12
+	JNZ          dec2_strict_block32
+	POPCNTQ      R11, R10
+	CMPQ         R10, $0x02
+	JA           dec2_strict_block32
+	TZCNTQ       R11, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R11, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R11, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	SHRQ         $0x3f, R11
+	MOVQ         R11, R8
+	SHRQ         $0x3f, SI
+	MOVQ         SI, DI
+	JMP          dec2_strict_loop64
 
 dec2_strict_loop:
 	MOVQ BX, SI
@@ -4729,11 +4743,11 @@ dec2_raw:
 dec2_raw_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x00000082
+	CMPQ         SI, $0x00000042
 	JLT          dec2_raw_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x00000080
+	CMPQ         SI, $0x00000040
 	JLT          dec2_raw_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
@@ -4748,7 +4762,7 @@ dec2_raw_loop64:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2_raw_clean4:
@@ -4951,6 +4965,16 @@ dec2_done:
 	MOVQ DX, nSrc+64(FP)
 	RET
 
+DATA iota64<>+0(SB)/8, $0x0706050403020100
+DATA iota64<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+DATA iota64<>+16(SB)/8, $0x1716151413121110
+DATA iota64<>+24(SB)/8, $0x1f1e1d1c1b1a1918
+DATA iota64<>+32(SB)/8, $0x2726252423222120
+DATA iota64<>+40(SB)/8, $0x2f2e2d2c2b2a2928
+DATA iota64<>+48(SB)/8, $0x3736353433323130
+DATA iota64<>+56(SB)/8, $0x3f3e3d3c3b3a3938
+GLOBL iota64<>(SB), RODATA|NOPTR, $64
+
 // func decodeLinesAVX2(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
 // Requires: AVX, AVX2, BMI, BMI2, LZCNT, POPCNT, SSE2
 TEXT ·decodeLinesAVX2(SB), NOSPLIT, $32-96
@@ -4986,11 +5010,11 @@ TEXT ·decodeLinesAVX2(SB), NOSPLIT, $32-96
 dec2l_compat_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x00000082
+	CMPQ         SI, $0x00000042
 	JLT          dec2l_compat_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x00000080
+	CMPQ         SI, $0x00000040
 	JLT          dec2l_compat_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
@@ -5009,7 +5033,7 @@ dec2l_compat_loop64:
 	ADDQ         $0x20, AX
 	ADDQ         $0x20, (SP)
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2l_compat_clean4:
@@ -5045,75 +5069,82 @@ dec2l_compat_clean4:
 	JMP       dec2l_compat_clean4
 
 dec2l_compat_block:
-	MOVQ      (SP), SI
-	LEAQ      32(SI), SI
-	CMPQ      SI, limFast+64(FP)
-	JGT       dec2l_compat_block32
-	VMOVDQU   (DX), Y3
-	VMOVDQU   32(DX), Y4
-	VMOVDQU   1(DX), Y5
-	VMOVDQU   33(DX), Y6
-	VPCMPEQB  Y0, Y3, Y7
-	VPCMPEQB  Y0, Y4, Y8
-	VPMOVMSKB Y7, SI
-	VPMOVMSKB Y8, R8
-	SHLQ      $0x20, R8
-	ORQ       R8, SI
-	VPCMPEQB  Y0, Y5, Y5
-	VPCMPEQB  Y0, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y1, Y4, Y8
-	VPAND     Y5, Y7, Y7
-	VPAND     Y6, Y8, Y8
-	VPMOVMSKB Y7, R8
-	VPMOVMSKB Y8, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R8
-	VPCMPEQB  Y2, Y3, Y7
-	VPCMPEQB  Y2, Y4, Y8
-	VPMOVMSKB Y7, R10
-	VPMOVMSKB Y8, R11
-	SHLQ      $0x20, R11
-	ORQ       R11, R10
-	LEAQ      (DI)(SI*2), R11
-	ANDQ      R11, R10
-	ANDQ      SI, R11
-	ORQ       R11, R10
-	JNZ       dec2l_compat_block32
-	VMOVDQU   Y3, (AX)
-	VMOVDQU   Y4, 32(AX)
-	POPCNTQ   R8, R10
-	CMPQ      R10, $0x02
-	JA        dec2l_compat_block32
-	TZCNTQ    R8, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, (AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 32(AX)(DI*1)
-	BLSRQ     R8, DI
-	TZCNTQ    DI, DI
-	ADCQ      $0x00, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, -1(AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 31(AX)(DI*1)
-	ADDQ      $0x40, AX
-	SUBQ      R10, AX
-	ADDQ      $0x40, DX
-	MOVQ      SI, DI
-	ORQ       R8, DI
-	NEGQ      DI
-	ADCQ      R9, R9
-	ANDQ      $0x07, R9
-	MOVQ      SI, DI
-	SHRQ      $0x3f, DI
-	LZCNTQ    SI, SI
-	SBBQ      R8, R8
-	MOVQ      (SP), R10
-	ANDQ      R8, R10
-	ADDQ      SI, R10
-	MOVQ      R10, (SP)
-	JMP       dec2l_compat_loop64
+	MOVQ         (SP), SI
+	LEAQ         32(SI), SI
+	CMPQ         SI, limFast+64(FP)
+	JGT          dec2l_compat_block32
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R8
+	SHLQ         $0x20, R8
+	ORQ          R8, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R8
+	VPMOVMSKB    Y10, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R8
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R10
+	VPMOVMSKB    Y8, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	LEAQ         (DI)(SI*2), R11
+	ANDQ         R11, R10
+	ANDQ         SI, R11
+	ORQ          R11, R10
+	JNZ          dec2l_compat_block32
+	POPCNTQ      R8, R10
+	CMPQ         R10, $0x02
+	JA           dec2l_compat_block32
+	TZCNTQ       R8, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R8, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R8, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	MOVQ         SI, DI
+	SHRQ         $0x3f, DI
+	LZCNTQ       SI, SI
+	SBBQ         R8, R8
+	MOVQ         (SP), R10
+	ANDQ         R8, R10
+	ADDQ         SI, R10
+	MOVQ         R10, (SP)
+	JMP          dec2l_compat_loop64
 
 dec2l_compat_loop:
 	MOVQ BX, SI
@@ -5265,11 +5296,11 @@ dec2l_strict:
 dec2l_strict_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x00000082
+	CMPQ         SI, $0x00000042
 	JLT          dec2l_strict_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x00000080
+	CMPQ         SI, $0x00000040
 	JLT          dec2l_strict_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
@@ -5288,7 +5319,7 @@ dec2l_strict_loop64:
 	ADDQ         $0x20, AX
 	ADDQ         $0x20, (SP)
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2l_strict_clean4:
@@ -5324,85 +5355,92 @@ dec2l_strict_clean4:
 	JMP       dec2l_strict_clean4
 
 dec2l_strict_block:
-	MOVQ      (SP), SI
-	LEAQ      32(SI), SI
-	CMPQ      SI, limFast+64(FP)
-	JGT       dec2l_strict_block32
-	VMOVDQU   (DX), Y3
-	VMOVDQU   32(DX), Y4
-	VMOVDQU   1(DX), Y5
-	VMOVDQU   33(DX), Y6
-	VPCMPEQB  Y0, Y3, Y7
-	VPCMPEQB  Y0, Y4, Y8
-	VPMOVMSKB Y7, SI
-	VPMOVMSKB Y8, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, SI
-	VPCMPEQB  Y0, Y5, Y5
-	VPCMPEQB  Y0, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y1, Y4, Y8
-	VPANDN    Y7, Y5, Y9
-	VPANDN    Y8, Y6, Y10
-	VPMOVMSKB Y9, R10
-	VPMOVMSKB Y10, R11
-	SHLQ      $0x20, R11
-	ORQ       R11, R10
-	VPAND     Y5, Y7, Y7
-	VPAND     Y6, Y8, Y8
-	VPMOVMSKB Y7, R11
-	VPMOVMSKB Y8, R12
-	SHLQ      $0x20, R12
-	ORQ       R12, R11
-	VPCMPEQB  Y2, Y3, Y7
-	VPCMPEQB  Y2, Y4, Y8
-	VPMOVMSKB Y7, R12
-	VPMOVMSKB Y8, R13
-	SHLQ      $0x20, R13
-	ORQ       R13, R12
-	LEAQ      (DI)(SI*2), R13
-	ANDQ      R13, R12
-	LEAQ      (R8)(R11*2), R13
-	ANDNQ     SI, R13, R13
-	ORQ       R13, R12
-	ORQ       R10, R12
-	JNZ       dec2l_strict_block32
-	VMOVDQU   Y3, (AX)
-	VMOVDQU   Y4, 32(AX)
-	POPCNTQ   R11, R10
-	CMPQ      R10, $0x02
-	JA        dec2l_strict_block32
-	TZCNTQ    R11, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, (AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 32(AX)(DI*1)
-	BLSRQ     R11, DI
-	TZCNTQ    DI, DI
-	ADCQ      $0x00, DI
-	VMOVDQU   1(DX)(DI*1), Y3
-	VMOVDQU   Y3, -1(AX)(DI*1)
-	VMOVDQU   33(DX)(DI*1), Y3
-	VMOVDQU   Y3, 31(AX)(DI*1)
-	ADDQ      $0x40, AX
-	SUBQ      R10, AX
-	ADDQ      $0x40, DX
-	MOVQ      SI, DI
-	ORQ       R11, DI
-	NEGQ      DI
-	ADCQ      R9, R9
-	ANDQ      $0x07, R9
-	SHRQ      $0x3f, R11
-	MOVQ      R11, R8
-	MOVQ      SI, DI
-	SHRQ      $0x3f, DI
-	LZCNTQ    SI, SI
-	SBBQ      R10, R10
-	MOVQ      (SP), R11
-	ANDQ      R10, R11
-	ADDQ      SI, R11
-	MOVQ      R11, (SP)
-	JMP       dec2l_strict_loop64
+	MOVQ         (SP), SI
+	LEAQ         32(SI), SI
+	CMPQ         SI, limFast+64(FP)
+	JGT          dec2l_strict_block32
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPANDN       Y9, Y7, Y11
+	VPANDN       Y10, Y8, Y12
+	VPMOVMSKB    Y11, R10
+	VPMOVMSKB    Y12, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R11
+	VPMOVMSKB    Y10, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R12
+	VPMOVMSKB    Y8, R13
+	SHLQ         $0x20, R13
+	ORQ          R13, R12
+	LEAQ         (DI)(SI*2), R13
+	ANDQ         R13, R12
+	LEAQ         (R8)(R11*2), R13
+	ANDNQ        SI, R13, R13
+	ORQ          R13, R12
+	ORQ          R10, R12
+	JNZ          dec2l_strict_block32
+	POPCNTQ      R11, R10
+	CMPQ         R10, $0x02
+	JA           dec2l_strict_block32
+	TZCNTQ       R11, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R11, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R11, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	SHRQ         $0x3f, R11
+	MOVQ         R11, R8
+	MOVQ         SI, DI
+	SHRQ         $0x3f, DI
+	LZCNTQ       SI, SI
+	SBBQ         R10, R10
+	MOVQ         (SP), R11
+	ANDQ         R10, R11
+	ADDQ         SI, R11
+	MOVQ         R11, (SP)
+	JMP          dec2l_strict_loop64
 
 dec2l_strict_loop:
 	MOVQ BX, SI
@@ -5557,11 +5595,11 @@ dec2l_raw:
 dec2l_raw_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x00000082
+	CMPQ         SI, $0x00000042
 	JLT          dec2l_raw_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x00000080
+	CMPQ         SI, $0x00000040
 	JLT          dec2l_raw_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
@@ -5580,7 +5618,7 @@ dec2l_raw_loop64:
 	ADDQ         $0x20, AX
 	ADDQ         $0x20, (SP)
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2l_raw_clean4:
@@ -5890,7 +5928,7 @@ enc2_compat_loop64:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 enc2_compat_clean4:
@@ -6059,7 +6097,7 @@ enc2_strict_loop64:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 enc2_strict_clean4:

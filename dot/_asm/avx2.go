@@ -64,7 +64,7 @@ func decodeAVX2(limited bool) {
 		loop64 := p + "_loop64"
 		block32 := p + "_block32"
 		Label(loop64)
-		needLeft64(src, srcEnd, 130, dst, dstEnd, 128, loop)
+		needLeft64(src, srcEnd, 66, dst, dstEnd, 64, loop)
 		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)
 		decode64Y(m, p, loop64, block32, src, dst, cbol, ccr, dirty, ylf, ycr, ydot, lim)
 
@@ -488,7 +488,7 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	c := GP32()
 	MOVL(U32('\r'+1), c)
 	g := XMM()
-	MOVD(c, g)
+	VMOVD(c, g)
 	h := YMM()
 	VPBROADCASTB(g, h)
 
@@ -541,15 +541,12 @@ func mask64Y(a, b reg.VecVirtual) reg.GPVirtual {
 // only work is line endings (no line-leading dot, no bare CR or LF, in
 // Compat mode no LF at the start of a line, at most two CRs to delete,
 // and, with a line limit, no line that might pass it) is decoded with
-// O(1) work: its masks (LFs, CRs of CRLFs, dots) are made once for the
-// 64 bytes, the block is stored whole, then again from each deleted byte
-// on, one byte lower per deletion (two stores each, with no branch: where
-// there is no first deletion, the stores fall past the output, into dst's
-// scratch space, and so do those of a second where there is none: from
-// j2 = 65, not 64, so as not to overwrite the 64th byte). Any other block
-// goes to block32, the 32-byte path, which handles one 32-byte block and
-// comes back to loop. It needs 130 bytes of src (the stores from a
-// missing second deletion read up to src+130) and 128 of room in dst.
+// O(1) work and no branch on its lines: its masks (LFs, CRs of CRLFs,
+// dots) are made once for the 64 bytes, and its output is blended from
+// the block and its copies one and two bytes on, by position, and stored
+// in two stores. Any other block goes to block32, the 32-byte path, which
+// handles one 32-byte block and comes back to loop. It needs 66 bytes of
+// src and 64 of room in dst.
 func decode64Y(m int, p, loop, block32 string, src, dst, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual, lim *lineLimit) {
 	if lim != nil {
 		lim.checkBy(32, block32) // r <= lim-64
@@ -563,20 +560,21 @@ func decode64Y(m int, p, loop, block32 string, src, dst, cbol, ccr, dirty reg.Re
 	VPCMPEQB(ylf, v0, e0)
 	VPCMPEQB(ylf, v1, e1)
 	lf := mask64Y(e0, e1)
-	VPCMPEQB(ylf, n0, n0) // the next byte is an LF
-	VPCMPEQB(ylf, n1, n1)
+	l0, l1 := YMM(), YMM()
+	VPCMPEQB(ylf, n0, l0) // the next byte is an LF
+	VPCMPEQB(ylf, n1, l1)
 	c0, c1 := YMM(), YMM()
 	VPCMPEQB(ycr, v0, c0)
 	VPCMPEQB(ycr, v1, c1)
 	var bareCR reg.GPVirtual
 	if m != compat {
 		b0, b1 := YMM(), YMM()
-		VPANDN(c0, n0, b0) // a CR whose next byte is not an LF
-		VPANDN(c1, n1, b1)
+		VPANDN(c0, l0, b0) // a CR whose next byte is not an LF
+		VPANDN(c1, l1, b1)
 		bareCR = mask64Y(b0, b1)
 	}
-	VPAND(n0, c0, c0)
-	VPAND(n1, c1, c1)
+	VPAND(l0, c0, c0)
+	VPAND(l1, c1, c1)
 	crlf := mask64Y(c0, c1) // the CRs of CRLFs
 	VPCMPEQB(ydot, v0, e0)
 	VPCMPEQB(ydot, v1, e1)
@@ -599,35 +597,47 @@ func decode64Y(m int, p, loop, block32 string, src, dst, cbol, ccr, dirty reg.Re
 	}
 	JNZ(LabelRef(block32))
 
-	VMOVDQU(v0, Mem{Base: dst})
-	VMOVDQU(v1, Mem{Base: dst, Disp: 32})
 	if m != raw {
 		n := GP64()
 		POPCNTQ(crlf, n)
 		CMPQ(n, U8(2))
 		JA(LabelRef(block32))
-		// From the first deletion on (j1 = 64 if there is none), one
-		// byte lower.
+		// Output byte k is src[k] before the first deletion (at j1, 64
+		// if there is none), src[k+1] from there to the byte before the
+		// second (at j2, 65 if there is none: with no deletion the 64th
+		// byte stays src[63]), and src[k+2] after it: two blends of the
+		// block with its copies one and two bytes on, by comparing k with
+		// j1 and j2-1, and no address that waits for the masks.
 		j := GP64()
 		TZCNTQ(crlf, j)
-		w := YMM()
-		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 1}, w)
-		VMOVDQU(w, Mem{Base: dst, Index: j, Scale: 1})
-		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 33}, w)
-		VMOVDQU(w, Mem{Base: dst, Index: j, Scale: 1, Disp: 32})
-		// From the second one on, two bytes lower (the stores start one
-		// byte lower than the first's: j2 = 65 if there is none).
-		g := GP64()
-		BLSRQ(crlf, g)
-		TZCNTQ(g, j) // CF: g is 0
+		x1 := XMM()
+		VMOVQ(j, x1)
+		y1 := YMM()
+		VPBROADCASTB(x1, y1)
+		BLSRQ(crlf, j)
+		TZCNTQ(j, j) // CF: no second deletion
 		ADCQ(U8(0), j)
-		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 1}, w)
-		VMOVDQU(w, Mem{Base: dst, Index: j, Scale: 1, Disp: -1})
-		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 33}, w)
-		VMOVDQU(w, Mem{Base: dst, Index: j, Scale: 1, Disp: 31})
+		DECQ(j)
+		x2 := XMM()
+		VMOVQ(j, x2)
+		y2 := YMM()
+		VPBROADCASTB(x2, y2)
+		iota := iotaTable()
+		for h, vs := range [2][2]reg.VecVirtual{{v0, n0}, {v1, n1}} {
+			k := iota.Offset(32 * h)
+			sel, out, n2 := YMM(), YMM(), YMM()
+			VPCMPGTB(k, y1, sel) // k < j1
+			VPBLENDVB(sel, vs[0], vs[1], out)
+			VMOVDQU(Mem{Base: src, Disp: 32*h + 2}, n2)
+			VPCMPGTB(k, y2, sel) // k < j2-1
+			VPBLENDVB(sel, out, n2, out)
+			VMOVDQU(out, Mem{Base: dst, Disp: 32 * h})
+		}
 		ADDQ(U8(64), dst)
 		SUBQ(n, dst)
 	} else {
+		VMOVDQU(v0, Mem{Base: dst})
+		VMOVDQU(v1, Mem{Base: dst, Disp: 32})
 		ADDQ(U8(64), dst)
 	}
 	ADDQ(U8(64), src)
@@ -709,4 +719,22 @@ func encode64Y(m int, loop, block32 string, src, dst, cbol, ccr, dirty reg.Regis
 	SHRQ(U8(63), cr)
 	MOVQ(cr, ccr)
 	JMP(LabelRef(loop))
+}
+
+var iotaTab *Mem
+
+// iotaTable is the bytes 0 to 63.
+func iotaTable() Mem {
+	if iotaTab == nil {
+		t := GLOBL("iota64", RODATA|NOPTR)
+		for i := 0; i < 64; i += 8 {
+			var v uint64
+			for b := 0; b < 8; b++ {
+				v |= uint64(i+b) << (8 * b)
+			}
+			DATA(i, U64(v))
+		}
+		iotaTab = &t
+	}
+	return *iotaTab
 }
