@@ -4272,15 +4272,15 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 	CMPQ         SI, $0x00000002
 	JEQ          dec2_raw
 
-dec2_compat_loop:
+dec2_compat_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x41
-	JLT          dec2_done
+	CMPQ         SI, $0x00000042
+	JLT          dec2_compat_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x40
-	JLT          dec2_done
+	CMPQ         SI, $0x00000040
+	JLT          dec2_compat_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2_compat_block
@@ -4294,16 +4294,16 @@ dec2_compat_loop:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2_compat_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        dec2_compat_loop
+	JA        dec2_compat_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        dec2_compat_loop
+	JA        dec2_compat_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -4315,7 +4315,7 @@ dec2_compat_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       dec2_compat_loop
+	JNE       dec2_compat_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -4325,6 +4325,84 @@ dec2_compat_clean4:
 	JMP       dec2_compat_clean4
 
 dec2_compat_block:
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R8
+	SHLQ         $0x20, R8
+	ORQ          R8, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R8
+	VPMOVMSKB    Y10, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R8
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R10
+	VPMOVMSKB    Y8, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	LEAQ         (DI)(SI*2), R11
+	ANDQ         R11, R10
+	ANDQ         SI, R11
+	ORQ          R11, R10
+	JNZ          dec2_compat_block32
+	POPCNTQ      R8, R10
+	CMPQ         R10, $0x02
+	JA           dec2_compat_block32
+	TZCNTQ       R8, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R8, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R8, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	SHRQ         $0x3f, SI
+	MOVQ         SI, DI
+	JMP          dec2_compat_loop64
+
+dec2_compat_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x41
+	JLT  dec2_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x40
+	JLT  dec2_done
+
+dec2_compat_block32:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
@@ -4414,22 +4492,22 @@ dec2_compat_next:
 	CMPQ R8, $0x20
 	JNE  dec2_compat_partial
 	ADDQ $0x20, DX
-	JMP  dec2_compat_loop
+	JMP  dec2_compat_loop64
 
 dec2_compat_partial:
 	ADDQ R8, DX
 	JMP  dec2_done
 
 dec2_strict:
-dec2_strict_loop:
+dec2_strict_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x41
-	JLT          dec2_done
+	CMPQ         SI, $0x00000042
+	JLT          dec2_strict_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x40
-	JLT          dec2_done
+	CMPQ         SI, $0x00000040
+	JLT          dec2_strict_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2_strict_block
@@ -4443,16 +4521,16 @@ dec2_strict_loop:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2_strict_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        dec2_strict_loop
+	JA        dec2_strict_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        dec2_strict_loop
+	JA        dec2_strict_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -4464,7 +4542,7 @@ dec2_strict_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       dec2_strict_loop
+	JNE       dec2_strict_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -4474,6 +4552,94 @@ dec2_strict_clean4:
 	JMP       dec2_strict_clean4
 
 dec2_strict_block:
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPANDN       Y9, Y7, Y11
+	VPANDN       Y10, Y8, Y12
+	VPMOVMSKB    Y11, R10
+	VPMOVMSKB    Y12, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R11
+	VPMOVMSKB    Y10, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R12
+	VPMOVMSKB    Y8, R13
+	SHLQ         $0x20, R13
+	ORQ          R13, R12
+	LEAQ         (DI)(SI*2), R13
+	ANDQ         R13, R12
+	LEAQ         (R8)(R11*2), R13
+	ANDNQ        SI, R13, R13
+	ORQ          R13, R12
+	ORQ          R10, R12
+	JNZ          dec2_strict_block32
+	POPCNTQ      R11, R10
+	CMPQ         R10, $0x02
+	JA           dec2_strict_block32
+	TZCNTQ       R11, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R11, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R11, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	SHRQ         $0x3f, R11
+	MOVQ         R11, R8
+	SHRQ         $0x3f, SI
+	MOVQ         SI, DI
+	JMP          dec2_strict_loop64
+
+dec2_strict_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x41
+	JLT  dec2_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x40
+	JLT  dec2_done
+
+dec2_strict_block32:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
@@ -4567,22 +4733,22 @@ dec2_strict_next:
 	CMPQ R12, $0x20
 	JNE  dec2_strict_partial
 	ADDQ $0x20, DX
-	JMP  dec2_strict_loop
+	JMP  dec2_strict_loop64
 
 dec2_strict_partial:
 	ADDQ R12, DX
 	JMP  dec2_done
 
 dec2_raw:
-dec2_raw_loop:
+dec2_raw_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x41
-	JLT          dec2_done
+	CMPQ         SI, $0x00000042
+	JLT          dec2_raw_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x40
-	JLT          dec2_done
+	CMPQ         SI, $0x00000040
+	JLT          dec2_raw_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2_raw_block
@@ -4596,16 +4762,16 @@ dec2_raw_loop:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2_raw_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        dec2_raw_loop
+	JA        dec2_raw_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        dec2_raw_loop
+	JA        dec2_raw_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -4617,7 +4783,7 @@ dec2_raw_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       dec2_raw_loop
+	JNE       dec2_raw_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -4627,6 +4793,71 @@ dec2_raw_clean4:
 	JMP       dec2_raw_clean4
 
 dec2_raw_block:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VMOVDQU   33(DX), Y6
+	VPCMPEQB  Y0, Y3, Y7
+	VPCMPEQB  Y0, Y4, Y8
+	VPMOVMSKB Y7, SI
+	VPMOVMSKB Y8, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, SI
+	VPCMPEQB  Y0, Y5, Y5
+	VPCMPEQB  Y0, Y6, Y6
+	VPCMPEQB  Y1, Y3, Y7
+	VPCMPEQB  Y1, Y4, Y8
+	VPANDN    Y7, Y5, Y9
+	VPANDN    Y8, Y6, Y10
+	VPMOVMSKB Y9, R10
+	VPMOVMSKB Y10, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R10
+	VPAND     Y5, Y7, Y7
+	VPAND     Y6, Y8, Y8
+	VPMOVMSKB Y7, R11
+	VPMOVMSKB Y8, R12
+	SHLQ      $0x20, R12
+	ORQ       R12, R11
+	VPCMPEQB  Y2, Y3, Y7
+	VPCMPEQB  Y2, Y4, Y8
+	VPMOVMSKB Y7, R12
+	VPMOVMSKB Y8, R13
+	SHLQ      $0x20, R13
+	ORQ       R13, R12
+	LEAQ      (DI)(SI*2), R13
+	ANDQ      R13, R12
+	LEAQ      (R8)(R11*2), R13
+	ANDNQ     SI, R13, R13
+	ORQ       R13, R12
+	ORQ       R10, R12
+	JNZ       dec2_raw_block32
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y4, 32(AX)
+	ADDQ      $0x40, AX
+	ADDQ      $0x40, DX
+	MOVQ      SI, DI
+	ORQ       R11, DI
+	NEGQ      DI
+	ADCQ      R9, R9
+	ANDQ      $0x07, R9
+	SHRQ      $0x3f, R11
+	MOVQ      R11, R8
+	SHRQ      $0x3f, SI
+	MOVQ      SI, DI
+	JMP       dec2_raw_loop64
+
+dec2_raw_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x41
+	JLT  dec2_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x40
+	JLT  dec2_done
+
+dec2_raw_block32:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
@@ -4719,7 +4950,7 @@ dec2_raw_next:
 	CMPQ R12, $0x20
 	JNE  dec2_raw_partial
 	ADDQ $0x20, DX
-	JMP  dec2_raw_loop
+	JMP  dec2_raw_loop64
 
 dec2_raw_partial:
 	ADDQ R12, DX
@@ -4733,6 +4964,16 @@ dec2_done:
 	MOVQ AX, nDst+56(FP)
 	MOVQ DX, nSrc+64(FP)
 	RET
+
+DATA iota64<>+0(SB)/8, $0x0706050403020100
+DATA iota64<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+DATA iota64<>+16(SB)/8, $0x1716151413121110
+DATA iota64<>+24(SB)/8, $0x1f1e1d1c1b1a1918
+DATA iota64<>+32(SB)/8, $0x2726252423222120
+DATA iota64<>+40(SB)/8, $0x2f2e2d2c2b2a2928
+DATA iota64<>+48(SB)/8, $0x3736353433323130
+DATA iota64<>+56(SB)/8, $0x3f3e3d3c3b3a3938
+GLOBL iota64<>(SB), RODATA|NOPTR, $64
 
 // func decodeLinesAVX2(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
 // Requires: AVX, AVX2, BMI, BMI2, LZCNT, POPCNT, SSE2
@@ -4766,15 +5007,15 @@ TEXT ·decodeLinesAVX2(SB), NOSPLIT, $32-96
 	CMPQ         SI, $0x00000002
 	JEQ          dec2l_raw
 
-dec2l_compat_loop:
+dec2l_compat_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x41
-	JLT          dec2l_done
+	CMPQ         SI, $0x00000042
+	JLT          dec2l_compat_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x40
-	JLT          dec2l_done
+	CMPQ         SI, $0x00000040
+	JLT          dec2l_compat_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2l_compat_block
@@ -4792,20 +5033,20 @@ dec2l_compat_loop:
 	ADDQ         $0x20, AX
 	ADDQ         $0x20, (SP)
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2l_compat_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        dec2l_compat_loop
+	JA        dec2l_compat_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        dec2l_compat_loop
+	JA        dec2l_compat_loop64
 	MOVQ      (SP), SI
 	LEAQ      96(SI), SI
 	CMPQ      SI, limFast+64(FP)
-	JGT       dec2l_compat_loop
+	JGT       dec2l_compat_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -4817,7 +5058,7 @@ dec2l_compat_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       dec2l_compat_loop
+	JNE       dec2l_compat_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -4828,6 +5069,94 @@ dec2l_compat_clean4:
 	JMP       dec2l_compat_clean4
 
 dec2l_compat_block:
+	MOVQ         (SP), SI
+	LEAQ         32(SI), SI
+	CMPQ         SI, limFast+64(FP)
+	JGT          dec2l_compat_block32
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R8
+	SHLQ         $0x20, R8
+	ORQ          R8, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R8
+	VPMOVMSKB    Y10, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R8
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R10
+	VPMOVMSKB    Y8, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	LEAQ         (DI)(SI*2), R11
+	ANDQ         R11, R10
+	ANDQ         SI, R11
+	ORQ          R11, R10
+	JNZ          dec2l_compat_block32
+	POPCNTQ      R8, R10
+	CMPQ         R10, $0x02
+	JA           dec2l_compat_block32
+	TZCNTQ       R8, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R8, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R8, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	MOVQ         SI, DI
+	SHRQ         $0x3f, DI
+	LZCNTQ       SI, SI
+	SBBQ         R8, R8
+	MOVQ         (SP), R10
+	ANDQ         R8, R10
+	ADDQ         SI, R10
+	MOVQ         R10, (SP)
+	JMP          dec2l_compat_loop64
+
+dec2l_compat_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x41
+	JLT  dec2l_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x40
+	JLT  dec2l_done
+
+dec2l_compat_block32:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
@@ -4929,7 +5258,7 @@ dec2l_compat_next:
 	ANDQ   R8, R10
 	ADDQ   SI, R10
 	MOVQ   R10, (SP)
-	JMP    dec2l_compat_loop
+	JMP    dec2l_compat_loop64
 
 dec2l_compat_partial:
 	ADDQ   R8, DX
@@ -4964,15 +5293,15 @@ lim_d:
 	JMP dec2l_compat_linesok
 
 dec2l_strict:
-dec2l_strict_loop:
+dec2l_strict_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x41
-	JLT          dec2l_done
+	CMPQ         SI, $0x00000042
+	JLT          dec2l_strict_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x40
-	JLT          dec2l_done
+	CMPQ         SI, $0x00000040
+	JLT          dec2l_strict_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2l_strict_block
@@ -4990,20 +5319,20 @@ dec2l_strict_loop:
 	ADDQ         $0x20, AX
 	ADDQ         $0x20, (SP)
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2l_strict_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        dec2l_strict_loop
+	JA        dec2l_strict_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        dec2l_strict_loop
+	JA        dec2l_strict_loop64
 	MOVQ      (SP), SI
 	LEAQ      96(SI), SI
 	CMPQ      SI, limFast+64(FP)
-	JGT       dec2l_strict_loop
+	JGT       dec2l_strict_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -5015,7 +5344,7 @@ dec2l_strict_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       dec2l_strict_loop
+	JNE       dec2l_strict_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -5026,6 +5355,104 @@ dec2l_strict_clean4:
 	JMP       dec2l_strict_clean4
 
 dec2l_strict_block:
+	MOVQ         (SP), SI
+	LEAQ         32(SI), SI
+	CMPQ         SI, limFast+64(FP)
+	JGT          dec2l_strict_block32
+	VMOVDQU      (DX), Y3
+	VMOVDQU      32(DX), Y4
+	VMOVDQU      1(DX), Y5
+	VMOVDQU      33(DX), Y6
+	VPCMPEQB     Y0, Y3, Y7
+	VPCMPEQB     Y0, Y4, Y8
+	VPMOVMSKB    Y7, SI
+	VPMOVMSKB    Y8, R10
+	SHLQ         $0x20, R10
+	ORQ          R10, SI
+	VPCMPEQB     Y0, Y5, Y7
+	VPCMPEQB     Y0, Y6, Y8
+	VPCMPEQB     Y1, Y3, Y9
+	VPCMPEQB     Y1, Y4, Y10
+	VPANDN       Y9, Y7, Y11
+	VPANDN       Y10, Y8, Y12
+	VPMOVMSKB    Y11, R10
+	VPMOVMSKB    Y12, R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	VPAND        Y7, Y9, Y9
+	VPAND        Y8, Y10, Y10
+	VPMOVMSKB    Y9, R11
+	VPMOVMSKB    Y10, R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	VPCMPEQB     Y2, Y3, Y7
+	VPCMPEQB     Y2, Y4, Y8
+	VPMOVMSKB    Y7, R12
+	VPMOVMSKB    Y8, R13
+	SHLQ         $0x20, R13
+	ORQ          R13, R12
+	LEAQ         (DI)(SI*2), R13
+	ANDQ         R13, R12
+	LEAQ         (R8)(R11*2), R13
+	ANDNQ        SI, R13, R13
+	ORQ          R13, R12
+	ORQ          R10, R12
+	JNZ          dec2l_strict_block32
+	POPCNTQ      R11, R10
+	CMPQ         R10, $0x02
+	JA           dec2l_strict_block32
+	TZCNTQ       R11, DI
+	VMOVQ        DI, X7
+	VPBROADCASTB X7, Y7
+	BLSRQ        R11, DI
+	TZCNTQ       DI, DI
+	ADCQ         $0x00, DI
+	DECQ         DI
+	VMOVQ        DI, X8
+	VPBROADCASTB X8, Y8
+	VPCMPGTB     iota64<>+0(SB), Y7, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      2(DX), Y5
+	VPCMPGTB     iota64<>+0(SB), Y8, Y9
+	VPBLENDVB    Y9, Y3, Y5, Y3
+	VMOVDQU      Y3, (AX)
+	VPCMPGTB     iota64<>+32(SB), Y7, Y3
+	VPBLENDVB    Y3, Y4, Y6, Y4
+	VMOVDQU      34(DX), Y5
+	VPCMPGTB     iota64<>+32(SB), Y8, Y3
+	VPBLENDVB    Y3, Y4, Y5, Y4
+	VMOVDQU      Y4, 32(AX)
+	ADDQ         $0x40, AX
+	SUBQ         R10, AX
+	ADDQ         $0x40, DX
+	MOVQ         SI, DI
+	ORQ          R11, DI
+	NEGQ         DI
+	ADCQ         R9, R9
+	ANDQ         $0x07, R9
+	SHRQ         $0x3f, R11
+	MOVQ         R11, R8
+	MOVQ         SI, DI
+	SHRQ         $0x3f, DI
+	LZCNTQ       SI, SI
+	SBBQ         R10, R10
+	MOVQ         (SP), R11
+	ANDQ         R10, R11
+	ADDQ         SI, R11
+	MOVQ         R11, (SP)
+	JMP          dec2l_strict_loop64
+
+dec2l_strict_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x41
+	JLT  dec2l_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x40
+	JLT  dec2l_done
+
+dec2l_strict_block32:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
@@ -5131,7 +5558,7 @@ dec2l_strict_next:
 	ANDQ   R10, R11
 	ADDQ   SI, R11
 	MOVQ   R11, (SP)
-	JMP    dec2l_strict_loop
+	JMP    dec2l_strict_loop64
 
 dec2l_strict_partial:
 	ADDQ   R12, DX
@@ -5165,15 +5592,15 @@ lim_e:
 	JMP dec2l_strict_linesok
 
 dec2l_raw:
-dec2l_raw_loop:
+dec2l_raw_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x41
-	JLT          dec2l_done
+	CMPQ         SI, $0x00000042
+	JLT          dec2l_raw_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x40
-	JLT          dec2l_done
+	CMPQ         SI, $0x00000040
+	JLT          dec2l_raw_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2l_raw_block
@@ -5191,20 +5618,20 @@ dec2l_raw_loop:
 	ADDQ         $0x20, AX
 	ADDQ         $0x20, (SP)
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 dec2l_raw_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        dec2l_raw_loop
+	JA        dec2l_raw_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        dec2l_raw_loop
+	JA        dec2l_raw_loop64
 	MOVQ      (SP), SI
 	LEAQ      96(SI), SI
 	CMPQ      SI, limFast+64(FP)
-	JGT       dec2l_raw_loop
+	JGT       dec2l_raw_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -5216,7 +5643,7 @@ dec2l_raw_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       dec2l_raw_loop
+	JNE       dec2l_raw_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -5227,6 +5654,81 @@ dec2l_raw_clean4:
 	JMP       dec2l_raw_clean4
 
 dec2l_raw_block:
+	MOVQ      (SP), SI
+	LEAQ      32(SI), SI
+	CMPQ      SI, limFast+64(FP)
+	JGT       dec2l_raw_block32
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VMOVDQU   33(DX), Y6
+	VPCMPEQB  Y0, Y3, Y7
+	VPCMPEQB  Y0, Y4, Y8
+	VPMOVMSKB Y7, SI
+	VPMOVMSKB Y8, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, SI
+	VPCMPEQB  Y0, Y5, Y5
+	VPCMPEQB  Y0, Y6, Y6
+	VPCMPEQB  Y1, Y3, Y7
+	VPCMPEQB  Y1, Y4, Y8
+	VPANDN    Y7, Y5, Y9
+	VPANDN    Y8, Y6, Y10
+	VPMOVMSKB Y9, R10
+	VPMOVMSKB Y10, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R10
+	VPAND     Y5, Y7, Y7
+	VPAND     Y6, Y8, Y8
+	VPMOVMSKB Y7, R11
+	VPMOVMSKB Y8, R12
+	SHLQ      $0x20, R12
+	ORQ       R12, R11
+	VPCMPEQB  Y2, Y3, Y7
+	VPCMPEQB  Y2, Y4, Y8
+	VPMOVMSKB Y7, R12
+	VPMOVMSKB Y8, R13
+	SHLQ      $0x20, R13
+	ORQ       R13, R12
+	LEAQ      (DI)(SI*2), R13
+	ANDQ      R13, R12
+	LEAQ      (R8)(R11*2), R13
+	ANDNQ     SI, R13, R13
+	ORQ       R13, R12
+	ORQ       R10, R12
+	JNZ       dec2l_raw_block32
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y4, 32(AX)
+	ADDQ      $0x40, AX
+	ADDQ      $0x40, DX
+	MOVQ      SI, DI
+	ORQ       R11, DI
+	NEGQ      DI
+	ADCQ      R9, R9
+	ANDQ      $0x07, R9
+	SHRQ      $0x3f, R11
+	MOVQ      R11, R8
+	MOVQ      SI, DI
+	SHRQ      $0x3f, DI
+	LZCNTQ    SI, SI
+	SBBQ      R10, R10
+	MOVQ      (SP), R11
+	ANDQ      R10, R11
+	ADDQ      SI, R11
+	MOVQ      R11, (SP)
+	JMP       dec2l_raw_loop64
+
+dec2l_raw_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x41
+	JLT  dec2l_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x40
+	JLT  dec2l_done
+
+dec2l_raw_block32:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y3, Y5
@@ -5331,7 +5833,7 @@ dec2l_raw_next:
 	ANDQ   R10, R11
 	ADDQ   SI, R11
 	MOVQ   R11, (SP)
-	JMP    dec2l_raw_loop
+	JMP    dec2l_raw_loop64
 
 dec2l_raw_partial:
 	ADDQ   R12, DX
@@ -5404,15 +5906,15 @@ TEXT ·encodeAVX2(SB), NOSPLIT, $0-72
 	TESTQ        SI, SI
 	JNZ          enc2_strict
 
-enc2_compat_loop:
+enc2_compat_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x40
-	JLT          enc2_done
+	CMPQ         SI, $0x00000041
+	JLT          enc2_compat_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x60
-	JLT          enc2_done
+	CMPQ         SI, $0x00000060
+	JLT          enc2_compat_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          enc2_compat_block
@@ -5426,16 +5928,16 @@ enc2_compat_loop:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 enc2_compat_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        enc2_compat_loop
+	JA        enc2_compat_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        enc2_compat_loop
+	JA        enc2_compat_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -5447,7 +5949,7 @@ enc2_compat_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       enc2_compat_loop
+	JNE       enc2_compat_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -5457,6 +5959,60 @@ enc2_compat_clean4:
 	JMP       enc2_compat_clean4
 
 enc2_compat_block:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y4
+	VPCMPEQB  Y0, Y3, Y5
+	VPCMPEQB  Y0, Y4, Y6
+	VPMOVMSKB Y5, SI
+	VPMOVMSKB Y6, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, SI
+	VPCMPEQB  Y1, Y3, Y5
+	VPCMPEQB  Y1, Y4, Y6
+	VPMOVMSKB Y5, R10
+	VPMOVMSKB Y6, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R10
+	VPCMPEQB  Y2, Y3, Y5
+	VPCMPEQB  Y2, Y4, Y6
+	VPMOVMSKB Y5, R11
+	VPMOVMSKB Y6, R12
+	SHLQ      $0x20, R12
+	ORQ       R12, R11
+	LEAQ      (DI)(SI*2), R12
+	ANDQ      R12, R11
+	LEAQ      (R8)(R10*2), R12
+	ANDNQ     SI, R12, R13
+	ORQ       R13, R11
+	ANDQ      R10, R12
+	ORQ       R12, R11
+	JNZ       enc2_compat_block32
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y4, 32(AX)
+	ADDQ      $0x40, DX
+	ADDQ      $0x40, AX
+	MOVQ      SI, DI
+	ORQ       R10, DI
+	NEGQ      DI
+	ADCQ      R9, R9
+	ANDQ      $0x07, R9
+	SHRQ      $0x3f, SI
+	MOVQ      SI, DI
+	SHRQ      $0x3f, R10
+	MOVQ      R10, R8
+	JMP       enc2_compat_loop64
+
+enc2_compat_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x40
+	JLT  enc2_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x60
+	JLT  enc2_done
+
+enc2_compat_block32:
 	VMOVDQU   (DX), Y3
 	VPCMPEQB  Y0, Y3, Y4
 	VPMOVMSKB Y4, SI
@@ -5512,22 +6068,22 @@ enc2_compat_runs_done:
 	MOVQ SI, DI
 	SHRQ $0x1f, R10
 	MOVQ R10, R8
-	JMP  enc2_compat_loop
+	JMP  enc2_compat_loop64
 
 enc2_compat_partial:
 	ADDQ DI, DX
 	JMP  enc2_done
 
 enc2_strict:
-enc2_strict_loop:
+enc2_strict_loop64:
 	MOVQ         BX, SI
 	SUBQ         DX, SI
-	CMPQ         SI, $0x40
-	JLT          enc2_done
+	CMPQ         SI, $0x00000041
+	JLT          enc2_strict_loop
 	MOVQ         CX, SI
 	SUBQ         AX, SI
-	CMPQ         SI, $0x60
-	JLT          enc2_done
+	CMPQ         SI, $0x00000060
+	JLT          enc2_strict_loop
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          enc2_strict_block
@@ -5541,16 +6097,16 @@ enc2_strict_loop:
 	ADDQ         $0x20, DX
 	ADDQ         $0x20, AX
 	MOVL         $0x0000000e, SI
-	MOVD         SI, X3
+	VMOVD        SI, X3
 	VPBROADCASTB X3, Y6
 
 enc2_strict_clean4:
 	LEAQ      128(DX), SI
 	CMPQ      SI, BX
-	JA        enc2_strict_loop
+	JA        enc2_strict_loop64
 	LEAQ      128(AX), SI
 	CMPQ      SI, CX
-	JA        enc2_strict_loop
+	JA        enc2_strict_loop64
 	VMOVDQU   (DX), Y3
 	VMOVDQU   32(DX), Y7
 	VMOVDQU   64(DX), Y8
@@ -5562,7 +6118,7 @@ enc2_strict_clean4:
 	VPCMPEQB  Y4, Y5, Y5
 	VPMOVMSKB Y5, SI
 	CMPL      SI, $-1
-	JNE       enc2_strict_loop
+	JNE       enc2_strict_loop64
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y7, 32(AX)
 	VMOVDQU   Y8, 64(AX)
@@ -5572,6 +6128,69 @@ enc2_strict_clean4:
 	JMP       enc2_strict_clean4
 
 enc2_strict_block:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   32(DX), Y4
+	VPCMPEQB  Y0, Y3, Y5
+	VPCMPEQB  Y0, Y4, Y6
+	VPMOVMSKB Y5, SI
+	VPMOVMSKB Y6, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, SI
+	VPCMPEQB  Y1, Y3, Y5
+	VPCMPEQB  Y1, Y4, Y6
+	VPMOVMSKB Y5, R10
+	VPMOVMSKB Y6, R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R10
+	VMOVDQU   1(DX), Y7
+	VMOVDQU   33(DX), Y8
+	VPCMPEQB  Y0, Y7, Y7
+	VPCMPEQB  Y0, Y8, Y8
+	VPANDN    Y5, Y7, Y7
+	VPANDN    Y6, Y8, Y8
+	VPMOVMSKB Y7, R11
+	VPMOVMSKB Y8, R12
+	SHLQ      $0x20, R12
+	ORQ       R12, R11
+	VPCMPEQB  Y2, Y3, Y5
+	VPCMPEQB  Y2, Y4, Y6
+	VPMOVMSKB Y5, R12
+	VPMOVMSKB Y6, R13
+	SHLQ      $0x20, R13
+	ORQ       R13, R12
+	LEAQ      (DI)(SI*2), R13
+	ANDQ      R13, R12
+	LEAQ      (R8)(R10*2), R13
+	ANDNQ     SI, R13, R13
+	ORQ       R13, R12
+	ORQ       R11, R12
+	JNZ       enc2_strict_block32
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y4, 32(AX)
+	ADDQ      $0x40, DX
+	ADDQ      $0x40, AX
+	MOVQ      SI, DI
+	ORQ       R10, DI
+	NEGQ      DI
+	ADCQ      R9, R9
+	ANDQ      $0x07, R9
+	SHRQ      $0x3f, SI
+	MOVQ      SI, DI
+	SHRQ      $0x3f, R10
+	MOVQ      R10, R8
+	JMP       enc2_strict_loop64
+
+enc2_strict_loop:
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x40
+	JLT  enc2_done
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x60
+	JLT  enc2_done
+
+enc2_strict_block32:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   1(DX), Y4
 	VPCMPEQB  Y0, Y4, Y4
@@ -5624,7 +6243,7 @@ enc2_strict_runs_done:
 	MOVQ R10, DI
 	SHRQ $0x1f, R11
 	MOVQ R11, R8
-	JMP  enc2_strict_loop
+	JMP  enc2_strict_loop64
 
 enc2_strict_partial:
 	ADDQ SI, DX

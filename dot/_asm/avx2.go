@@ -27,7 +27,8 @@ func cmpMaskY(v, c reg.VecVirtual) reg.GPVirtual {
 	return m
 }
 
-// decodeAVX2 generates the AVX2 decoder: the masks of decodeAVX512 on
+// decodeAVX2 generates the AVX2 decoder: 64-byte blocks with nothing but
+// line endings (see decode64Y), and otherwise the masks of decodeAVX512 on
 // 32-byte blocks. A block with at most one byte to delete is stored whole,
 // then its rest is stored again one byte lower over the deleted byte.
 // Otherwise each 8-byte group is packed with a PSHUFB whose control comes
@@ -60,10 +61,19 @@ func decodeAVX2(limited bool) {
 		Label(labels[i])
 		p := labels[i]
 		loop := p + "_loop"
+		loop64 := p + "_loop64"
+		block32 := p + "_block32"
+		Label(loop64)
+		needLeft64(src, srcEnd, 66, dst, dstEnd, 64, loop)
+		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)
+		decode64Y(m, p, loop64, block32, src, dst, cbol, ccr, dirty, ylf, ycr, ydot, lim)
+
+		// The 32-byte blocks: near the ends of src and dst, and where a
+		// 64-byte block has anything but line endings.
 		Label(loop)
 		needLeft(src, srcEnd, 65, dst, dstEnd, 64, done)
+		Label(block32)
 		t := GP64() // a temporary
-		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)
 
 		v, vn := YMM(), YMM()
 		VMOVDQU(Mem{Base: src}, v)
@@ -218,9 +228,9 @@ func decodeAVX2(limited bool) {
 		JNE(LabelRef(p + "_partial"))
 		ADDQ(U8(32), src)
 		if lim != nil {
-			lim.next(lfm, 32, loop, "") // (every block checks)
+			lim.next(lfm, 32, loop64, "") // (every block checks)
 		} else {
-			JMP(LabelRef(loop))
+			JMP(LabelRef(loop64))
 		}
 		Label(p + "_partial")
 		ADDQ(cut, src)
@@ -292,7 +302,8 @@ func compactLane(x reg.Register, mlo, mhi reg.GPVirtual, dst, olo, ohi, ptab reg
 	VPEXTRQ(U8(1), out, Mem{Base: dst, Index: ohi, Scale: 1})
 }
 
-// encodeAVX2 generates the AVX2 encoder: the masks of encodeAVX512 on
+// encodeAVX2 generates the AVX2 encoder: 64-byte blocks with nothing to
+// insert (see encode64Y), and otherwise the masks of encodeAVX512 on
 // 32-byte blocks; a block is stored whole, then for each insertion the
 // inserted byte and the rest of the block after it. It stops with less
 // than 64 bytes of src or 96 bytes of room left: the stores may write up
@@ -311,11 +322,20 @@ func encodeAVX2() {
 	for _, m := range []int{compat, strict} {
 		p := "enc2_" + modeName[m]
 		loop := p + "_loop"
+		loop64 := p + "_loop64"
+		block32 := p + "_block32"
 		Label(p)
+		Label(loop64)
+		needLeft64(src, srcEnd, 65, dst, dstEnd, 96, loop)
+		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, nil)
+		encode64Y(m, loop64, block32, src, dst, cbol, ccr, dirty, ylf, ycr, ydot)
+
+		// The 32-byte blocks: near the ends of src and dst, and where a
+		// 64-byte block has anything to insert.
 		Label(loop)
 		needLeft(src, srcEnd, 64, dst, dstEnd, 96, "enc2_done")
+		Label(block32)
 		t := GP64() // a temporary
-		cleanLoopY(p, loop, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, nil)
 
 		v := YMM()
 		VMOVDQU(Mem{Base: src}, v)
@@ -395,7 +415,7 @@ func encodeAVX2() {
 		MOVQ(lf, cbol)
 		SHRQ(U8(31), cr)
 		MOVQ(cr, ccr)
-		JMP(LabelRef(loop))
+		JMP(LabelRef(loop64))
 		Label(p + "_partial")
 		ADDQ(cut, src)
 		JMP(LabelRef("enc2_done"))
@@ -405,6 +425,19 @@ func encodeAVX2() {
 	VZEROUPPER()
 	returnCounts(dst, src)
 	RET()
+}
+
+// needLeft64 is needLeft for counts up to 2^31.
+func needLeft64(src, srcEnd reg.Register, nSrc uint32, dst, dstEnd reg.Register, nDst uint32, done string) {
+	t := GP64()
+	MOVQ(srcEnd, t)
+	SUBQ(src, t)
+	CMPQ(t, U32(nSrc))
+	JLT(LabelRef(done))
+	MOVQ(dstEnd, t)
+	SUBQ(dst, t)
+	CMPQ(t, U32(nDst))
+	JLT(LabelRef(done))
 }
 
 // needLeft goes to done unless at least nSrc bytes of src and nDst bytes
@@ -455,7 +488,7 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	c := GP32()
 	MOVL(U32('\r'+1), c)
 	g := XMM()
-	MOVD(c, g)
+	VMOVD(c, g)
 	h := YMM()
 	VPBROADCASTB(g, h)
 
@@ -491,4 +524,217 @@ func cleanLoopY(p, loop string, src, dst, srcEnd, dstEnd, cbol, dirty reg.Regist
 	lim.advance(U32(128))
 	JMP(LabelRef(p + "_clean4"))
 	Label(p + "_block")
+}
+
+// mask64Y returns the 64-bit mask of the bytes of the 64 at a and b (the
+// low and high 32) for which eq sets a vector register.
+func mask64Y(a, b reg.VecVirtual) reg.GPVirtual {
+	lo, hi := GP64(), GP64()
+	VPMOVMSKB(a, lo.As32())
+	VPMOVMSKB(b, hi.As32())
+	SHLQ(U8(32), hi)
+	ORQ(hi, lo)
+	return lo
+}
+
+// decode64Y is the AVX2 decoders' main loop body: a 64-byte block whose
+// only work is line endings (no line-leading dot, no bare CR or LF, in
+// Compat mode no LF at the start of a line, at most two CRs to delete,
+// and, with a line limit, no line that might pass it) is decoded with
+// O(1) work and no branch on its lines: its masks (LFs, CRs of CRLFs,
+// dots) are made once for the 64 bytes, and its output is blended from
+// the block and its copies one and two bytes on, by position, and stored
+// in two stores. Any other block goes to block32, the 32-byte path, which
+// handles one 32-byte block and comes back to loop. It needs 66 bytes of
+// src and 64 of room in dst.
+func decode64Y(m int, p, loop, block32 string, src, dst, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual, lim *lineLimit) {
+	if lim != nil {
+		lim.checkBy(32, block32) // r <= lim-64
+	}
+	v0, v1, n0, n1 := YMM(), YMM(), YMM(), YMM()
+	VMOVDQU(Mem{Base: src}, v0)
+	VMOVDQU(Mem{Base: src, Disp: 32}, v1)
+	VMOVDQU(Mem{Base: src, Disp: 1}, n0)
+	VMOVDQU(Mem{Base: src, Disp: 33}, n1)
+	e0, e1 := YMM(), YMM()
+	VPCMPEQB(ylf, v0, e0)
+	VPCMPEQB(ylf, v1, e1)
+	lf := mask64Y(e0, e1)
+	l0, l1 := YMM(), YMM()
+	VPCMPEQB(ylf, n0, l0) // the next byte is an LF
+	VPCMPEQB(ylf, n1, l1)
+	c0, c1 := YMM(), YMM()
+	VPCMPEQB(ycr, v0, c0)
+	VPCMPEQB(ycr, v1, c1)
+	var bareCR reg.GPVirtual
+	if m != compat {
+		b0, b1 := YMM(), YMM()
+		VPANDN(c0, l0, b0) // a CR whose next byte is not an LF
+		VPANDN(c1, l1, b1)
+		bareCR = mask64Y(b0, b1)
+	}
+	VPAND(l0, c0, c0)
+	VPAND(l1, c1, c1)
+	crlf := mask64Y(c0, c1) // the CRs of CRLFs
+	VPCMPEQB(ydot, v0, e0)
+	VPCMPEQB(ydot, v1, e1)
+	dot := mask64Y(e0, e1)
+
+	bol := GP64()
+	LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol) // line starts
+	ANDQ(bol, dot)                                  // leading dots
+	if m == compat {
+		// net/textproto alternates at an LF that starts a line.
+		ANDQ(lf, bol)
+		ORQ(bol, dot)
+	} else {
+		// A bare CR, or an LF not after a CR.
+		pcr := GP64()
+		LEAQ(Mem{Base: ccr, Index: crlf, Scale: 2}, pcr)
+		ANDNQ(lf, pcr, pcr)
+		ORQ(pcr, dot)
+		ORQ(bareCR, dot)
+	}
+	JNZ(LabelRef(block32))
+
+	if m != raw {
+		n := GP64()
+		POPCNTQ(crlf, n)
+		CMPQ(n, U8(2))
+		JA(LabelRef(block32))
+		// Output byte k is src[k] before the first deletion (at j1, 64
+		// if there is none), src[k+1] from there to the byte before the
+		// second (at j2, 65 if there is none: with no deletion the 64th
+		// byte stays src[63]), and src[k+2] after it: two blends of the
+		// block with its copies one and two bytes on, by comparing k with
+		// j1 and j2-1, and no address that waits for the masks.
+		j := GP64()
+		TZCNTQ(crlf, j)
+		x1 := XMM()
+		VMOVQ(j, x1)
+		y1 := YMM()
+		VPBROADCASTB(x1, y1)
+		BLSRQ(crlf, j)
+		TZCNTQ(j, j) // CF: no second deletion
+		ADCQ(U8(0), j)
+		DECQ(j)
+		x2 := XMM()
+		VMOVQ(j, x2)
+		y2 := YMM()
+		VPBROADCASTB(x2, y2)
+		iota := iotaTable()
+		for h, vs := range [2][2]reg.VecVirtual{{v0, n0}, {v1, n1}} {
+			k := iota.Offset(32 * h)
+			sel, out, n2 := YMM(), YMM(), YMM()
+			VPCMPGTB(k, y1, sel) // k < j1
+			VPBLENDVB(sel, vs[0], vs[1], out)
+			VMOVDQU(Mem{Base: src, Disp: 32*h + 2}, n2)
+			VPCMPGTB(k, y2, sel) // k < j2-1
+			VPBLENDVB(sel, out, n2, out)
+			VMOVDQU(out, Mem{Base: dst, Disp: 32 * h})
+		}
+		ADDQ(U8(64), dst)
+		SUBQ(n, dst)
+	} else {
+		VMOVDQU(v0, Mem{Base: dst})
+		VMOVDQU(v1, Mem{Base: dst, Disp: 32})
+		ADDQ(U8(64), dst)
+	}
+	ADDQ(U8(64), src)
+	trackDirty(dirty, lf, crlf, 7)
+	if m != compat {
+		SHRQ(U8(63), crlf)
+		MOVQ(crlf, ccr)
+	}
+	if lim != nil {
+		// next needs lf; the new cbol is its top bit.
+		t := GP64()
+		MOVQ(lf, t)
+		SHRQ(U8(63), t)
+		MOVQ(t, cbol)
+		lim.next(lf, 64, loop, "")
+		return
+	}
+	SHRQ(U8(63), lf)
+	MOVQ(lf, cbol)
+	JMP(LabelRef(loop))
+}
+
+// encode64Y is the AVX2 encoder's main loop body: a 64-byte block with
+// nothing to insert and nothing to stop at (no line-leading dot; in Compat
+// mode no bare LF and no CR after a CR; in Strict mode no bare CR or LF) is
+// stored as it is, from masks made once for the 64 bytes. Any other block
+// goes to block32, the 32-byte path, which handles one 32-byte block and
+// comes back to loop. It needs 65 bytes of src and 64 of room in dst.
+func encode64Y(m int, loop, block32 string, src, dst, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual) {
+	v0, v1 := YMM(), YMM()
+	VMOVDQU(Mem{Base: src}, v0)
+	VMOVDQU(Mem{Base: src, Disp: 32}, v1)
+	e0, e1 := YMM(), YMM()
+	VPCMPEQB(ylf, v0, e0)
+	VPCMPEQB(ylf, v1, e1)
+	lf := mask64Y(e0, e1)
+	c0, c1 := YMM(), YMM()
+	VPCMPEQB(ycr, v0, c0)
+	VPCMPEQB(ycr, v1, c1)
+	cr := mask64Y(c0, c1)
+	var bareCR reg.GPVirtual
+	if m != compat {
+		n0, n1 := YMM(), YMM()
+		VMOVDQU(Mem{Base: src, Disp: 1}, n0)
+		VMOVDQU(Mem{Base: src, Disp: 33}, n1)
+		VPCMPEQB(ylf, n0, n0) // the next byte is an LF
+		VPCMPEQB(ylf, n1, n1)
+		VPANDN(c0, n0, n0) // a CR whose next byte is not an LF
+		VPANDN(c1, n1, n1)
+		bareCR = mask64Y(n0, n1)
+	}
+	VPCMPEQB(ydot, v0, e0)
+	VPCMPEQB(ydot, v1, e1)
+	dot := mask64Y(e0, e1)
+
+	bol := GP64()
+	LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol) // line starts
+	ANDQ(bol, dot)                                  // leading dots
+	pcr := GP64()
+	LEAQ(Mem{Base: ccr, Index: cr, Scale: 2}, pcr) // after a CR
+	t := GP64()
+	ANDNQ(lf, pcr, t) // an LF not after a CR
+	ORQ(t, dot)
+	if m == compat {
+		ANDQ(cr, pcr) // a CR after a CR
+		ORQ(pcr, dot)
+	} else {
+		ORQ(bareCR, dot)
+	}
+	JNZ(LabelRef(block32))
+
+	VMOVDQU(v0, Mem{Base: dst})
+	VMOVDQU(v1, Mem{Base: dst, Disp: 32})
+	ADDQ(U8(64), src)
+	ADDQ(U8(64), dst)
+	trackDirty(dirty, lf, cr, 7)
+	SHRQ(U8(63), lf)
+	MOVQ(lf, cbol)
+	SHRQ(U8(63), cr)
+	MOVQ(cr, ccr)
+	JMP(LabelRef(loop))
+}
+
+var iotaTab *Mem
+
+// iotaTable is the bytes 0 to 63.
+func iotaTable() Mem {
+	if iotaTab == nil {
+		t := GLOBL("iota64", RODATA|NOPTR)
+		for i := 0; i < 64; i += 8 {
+			var v uint64
+			for b := 0; b < 8; b++ {
+				v |= uint64(i+b) << (8 * b)
+			}
+			DATA(i, U64(v))
+		}
+		iotaTab = &t
+	}
+	return *iotaTab
 }
