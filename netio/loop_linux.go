@@ -945,10 +945,6 @@ func (l *loop) drain(c *LoopConn) {
 	}
 }
 
-// unsent is what a connection closes with when a write of its output
-// failed: that output, or part of it, never left.
-func unsent(err error) error { return fmt.Errorf("%w: %w", ErrUnsent, err) }
-
 func (l *loop) watch(c *LoopConn, events uint32) {
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: c.idx}); err != nil {
 		l.close(c, fmt.Errorf("netio: epoll: %w", err))
