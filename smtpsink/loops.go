@@ -438,9 +438,10 @@ func (ls *loopSession) process(in []byte) (used int) {
 // session that ends meanwhile (the server closing) drops the timer with
 // its connection.
 //
-// The timer fires a little early, by twice how late the loop has been to
-// run such timers (smoothed, and within minLead and maxLead), and the
-// loop waits out the rest: a thread woken from an idle CPU runs tens of
+// The timer fires a little early, by a quarter more than how late the
+// loop has been to run such timers (smoothed, and within minLead and
+// maxLead), and the loop waits out the rest, a quarter of that lateness
+// on average: a thread woken from an idle CPU runs tens of
 // microseconds after its time, which a client timing a 1 ms wait sees
 // (the goroutine engine's Sleeper spins its last stretch likewise).
 func (ls *loopSession) pause(d time.Duration, then func() bool) {
@@ -460,7 +461,8 @@ func (ls *loopSession) pause(d time.Duration, then func() bool) {
 		}()
 		return
 	}
-	lead := min(max(2*time.Duration(s.timerLag.Load()), minLead), maxLead, d)
+	lag := time.Duration(s.timerLag.Load())
+	lead := min(max(lag+lag/4, minLead), maxLead, d)
 	if s.h.now != nil {
 		lead = 0 // the test's clock: d as it is
 	}
@@ -483,7 +485,7 @@ func (ls *loopSession) pause(d time.Duration, then func() bool) {
 // minLead and maxLead bound how early a pause's timer fires (see pause).
 const (
 	minLead = 20 * time.Microsecond
-	maxLead = 200 * time.Microsecond
+	maxLead = 150 * time.Microsecond
 )
 
 // unpause goes on with a paused session, on its loop.
