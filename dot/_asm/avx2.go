@@ -64,14 +64,14 @@ func decodeAVX2(limited bool) {
 		loop64 := p + "_loop64"
 		block32 := p + "_block32"
 		Label(loop64)
-		needLeft64(src, srcEnd, 66, dst, dstEnd, 64, loop)
+		needLeft(src, srcEnd, U32(66), dst, dstEnd, U32(64), loop)
 		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)
 		decode64Y(m, p, loop64, block32, src, dst, cbol, ccr, dirty, ylf, ycr, ydot, lim)
 
 		// The 32-byte blocks: near the ends of src and dst, and where a
 		// 64-byte block has anything but line endings.
 		Label(loop)
-		needLeft(src, srcEnd, 65, dst, dstEnd, 64, done)
+		needLeft(src, srcEnd, U8(65), dst, dstEnd, U8(64), done)
 		Label(block32)
 		t := GP64() // a temporary
 
@@ -326,14 +326,14 @@ func encodeAVX2() {
 		block32 := p + "_block32"
 		Label(p)
 		Label(loop64)
-		needLeft64(src, srcEnd, 65, dst, dstEnd, 96, loop)
+		needLeft(src, srcEnd, U32(65), dst, dstEnd, U32(96), loop)
 		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, nil)
 		encode64Y(m, loop64, block32, src, dst, cbol, ccr, dirty, ylf, ycr, ydot)
 
 		// The 32-byte blocks: near the ends of src and dst, and where a
 		// 64-byte block has anything to insert.
 		Label(loop)
-		needLeft(src, srcEnd, 64, dst, dstEnd, 96, "enc2_done")
+		needLeft(src, srcEnd, U8(64), dst, dstEnd, U8(96), "enc2_done")
 		Label(block32)
 		t := GP64() // a temporary
 
@@ -427,30 +427,17 @@ func encodeAVX2() {
 	RET()
 }
 
-// needLeft64 is needLeft for counts up to 2^31.
-func needLeft64(src, srcEnd reg.Register, nSrc uint32, dst, dstEnd reg.Register, nDst uint32, done string) {
-	t := GP64()
-	MOVQ(srcEnd, t)
-	SUBQ(src, t)
-	CMPQ(t, U32(nSrc))
-	JLT(LabelRef(done))
-	MOVQ(dstEnd, t)
-	SUBQ(dst, t)
-	CMPQ(t, U32(nDst))
-	JLT(LabelRef(done))
-}
-
 // needLeft goes to done unless at least nSrc bytes of src and nDst bytes
-// of dst are left.
-func needLeft(src, srcEnd reg.Register, nSrc uint8, dst, dstEnd reg.Register, nDst uint8, done string) {
+// of dst are left (immediates: U8 or U32).
+func needLeft(src, srcEnd reg.Register, nSrc Op, dst, dstEnd reg.Register, nDst Op, done string) {
 	t := GP64()
 	MOVQ(srcEnd, t)
 	SUBQ(src, t)
-	CMPQ(t, U8(nSrc))
+	CMPQ(t, nSrc)
 	JLT(LabelRef(done))
 	MOVQ(dstEnd, t)
 	SUBQ(dst, t)
-	CMPQ(t, U8(nDst))
+	CMPQ(t, nDst)
 	JLT(LabelRef(done))
 }
 
