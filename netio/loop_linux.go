@@ -34,6 +34,8 @@ type loopSys struct {
 	open   atomic.Int64
 	lnOnce sync.Once // the listener is closed once, by Shutdown or Close
 	lnErr  error
+	// TLS handshakes running, each on a goroutine: Close waits for them.
+	handshakes sync.WaitGroup
 }
 
 // Epoll data of a loop's own descriptors; a connection's is its index in
@@ -121,6 +123,8 @@ type loop struct {
 	armedAt    int64
 	deadTimers atomic.Int64
 
+	tl tlsLoop // the sealing of TLS output
+
 	base     time.Time // the clock's origin
 	now      int64     // ns since base, read once per wake-up
 	draining bool      // Shutdown: closing connections as they go quiet
@@ -200,6 +204,7 @@ func (s *Loops) startLoops() error {
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.stopLoops()
+		s.sys.handshakes.Wait() // their I/O ended with their connections
 		s.sys.closeErr = s.closeListener()
 	})
 	return s.sys.closeErr
@@ -580,6 +585,10 @@ func (l *loop) add(fd int, sa unix.Sockaddr) {
 		l.s.sys.open.Add(1)
 	}
 	l.schedule(c)
+	if cfg := l.s.opt.TLSConfig; cfg != nil {
+		l.startTLS(c, cfg, true) // OnOpen follows the handshake
+		return
+	}
 	if f := l.s.opt.OnOpen; f != nil {
 		if !l.call(c, f) || !l.after(c) {
 			return
@@ -764,6 +773,10 @@ func (l *loop) keepRest(c *LoopConn, rest []byte, own bool) {
 // the peer has ended it) or its budget is spent, calling the Handler after
 // each read, and stops early once c waits for room or is closed.
 func (l *loop) readable(c *LoopConn) {
+	if c.tls != nil {
+		l.tlsReadable(c)
+		return
+	}
 	read := 0
 	for !c.closed && !c.closing && !c.waiting && !c.eof && !c.unread {
 		if read >= l.budget {
@@ -793,6 +806,14 @@ func (l *loop) readable(c *LoopConn) {
 				return
 			}
 			rest := buf[used:total]
+			if c.tls != nil {
+				// StartTLS: what came after it in the clear is dropped.
+				l.keepRest(c, nil, own)
+				if l.sendAndCheck(c) {
+					l.tlsReadable(c)
+				}
+				return
+			}
 			if c.det != nil {
 				l.finishDetach(c, rest)
 				return
@@ -839,6 +860,9 @@ func (l *loop) resumeReading(c *LoopConn) {
 // send writes the output of the call that just returned. It reports
 // whether c may be read on: false once c waits for room or is closed.
 func (l *loop) send(c *LoopConn) bool {
+	if c.tls != nil {
+		l.seal(c)
+	}
 	out := l.out
 	l.out = l.out[:0]
 	if c.closed {
@@ -973,7 +997,7 @@ func (l *loop) close(c *LoopConn, err error) {
 // with err, and the peer may still be sending.
 func (l *loop) graceful(c *LoopConn, err error) bool {
 	return !c.eof && !c.waiting && !l.s.sys.quit.Load() &&
-		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
+		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err))
 }
 
 // linger ends c's output (FIN), all of it in the socket, and keeps c
@@ -1063,7 +1087,10 @@ func (l *loop) release(c *LoopConn, err error) {
 		l.deadTimers.Add(int64(c.timers))
 	}
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
-	if f := l.s.opt.OnClose; f != nil {
+	if c.tls != nil && l.tlsReleased(c, err) {
+		return // told when its handshake ends (handshakeDone)
+	}
+	if f := l.s.opt.OnClose; f != nil && c.tlsOpened() {
 		onClose(f, c, err)
 	}
 	if l.draining && l.s.sys.open.Add(-1) == 0 {
@@ -1102,6 +1129,10 @@ func (l *loop) startDrain() {
 // drainOne hands c to OnShutdown, or without it closes c once its output
 // is sent.
 func (l *loop) drainOne(c *LoopConn) {
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	if f := l.s.opt.OnShutdown; f != nil {
 		if l.call(c, f) {
 			l.after(c)
@@ -1118,7 +1149,10 @@ func (l *loop) drainConn(c *LoopConn) {
 		return
 	}
 	c.closing = true
-	if !c.waiting {
+	if c.tls != nil {
+		l.send(c) // close_notify
+	}
+	if !c.waiting && !c.closed {
 		l.close(c, nil)
 	}
 }
@@ -1254,7 +1288,7 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	f := l.s.opt.OnTimeout
-	if err == ErrWriteTimeout || f == nil {
+	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
 		l.close(c, err)
 		return
 	}
@@ -1547,6 +1581,7 @@ func (l *loop) panicked(c *LoopConn, v any) {
 	c.calling = false
 	err := &PanicError{Value: v, Stack: debug.Stack()}
 	l.out = l.out[:0]
+	l.tl.owner, l.tl.sealed = nil, 0
 	if d := c.det; d != nil {
 		d.Conn.Close() // the goroutine it was given to learns net.ErrClosed
 		close(d.ready)

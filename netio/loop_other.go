@@ -4,6 +4,7 @@ package netio
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -36,3 +37,5 @@ func (s *Loops) Shutdown(ctx context.Context) error { return s.ln.Close() }
 
 // Close closes the listener.
 func (s *Loops) Close() error { return s.ln.Close() }
+
+func (l *loop) startTLS(*LoopConn, *tls.Config, bool) {}
