@@ -83,13 +83,14 @@ func (l *loop) handshake(c *LoopConn, t *tlsPipe) {
 }
 
 // handshakeError is what OnHandshake learns of a handshake that ended
-// with err; closeErr is what closed the connection meanwhile, if closed.
+// with err; closeErr is what closed the connection meanwhile, if closed:
+// that is what ended it.
 func handshakeError(err error, closed bool, closeErr error) error {
 	if err == nil {
 		return nil
 	}
-	if closed && errors.Is(err, net.ErrClosed) {
-		err = closeErr // what ended its reads
+	if closed && (closeErr != nil || errors.Is(err, net.ErrClosed)) {
+		err = closeErr // what ended it
 		if err == nil {
 			err = ErrClosed
 		}
@@ -251,6 +252,7 @@ func (l *loop) tlsInput(c *LoopConn, raw []byte) bool {
 	t := c.tls
 	if t.state == tlsHandshake {
 		if !t.push(raw, t.rawEOF) {
+			t.Close() // what it holds goes now
 			l.close(c, fmt.Errorf("netio: TLS handshake input over %d bytes: %w", MaxHandshakeInput, ErrInputTooLarge))
 			return false
 		}
