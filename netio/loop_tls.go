@@ -204,7 +204,7 @@ func (t *tlsPipe) lend(in []byte, eof bool) {
 
 func (t *tlsPipe) unlend() {
 	t.mu.Lock()
-	if len(t.in) > 0 {
+	if len(t.in) > 0 && !t.closed {
 		t.in = bytes.Clone(t.in)
 	} else {
 		t.in = nil
@@ -212,14 +212,23 @@ func (t *tlsPipe) unlend() {
 	t.mu.Unlock()
 }
 
-// Close ends the handshake's reads and writes, if it is still going.
+// Close ends the handshake's writes, and its reads once it has read what
+// the loop gave it (a client that resets the connection right after its
+// last flight has completed the handshake all the same).
 func (t *tlsPipe) Close() error {
 	t.mu.Lock()
 	t.closed = true
-	t.in = nil
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	return nil
+}
+
+// drop closes t, throwing away what it holds.
+func (t *tlsPipe) drop() {
+	t.mu.Lock()
+	t.in = nil
+	t.mu.Unlock()
+	t.Close()
 }
 
 func (t *tlsPipe) LocalAddr() net.Addr              { return t.local }

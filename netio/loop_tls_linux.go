@@ -252,7 +252,7 @@ func (l *loop) tlsInput(c *LoopConn, raw []byte) bool {
 	t := c.tls
 	if t.state == tlsHandshake {
 		if !t.push(raw, t.rawEOF) {
-			t.Close() // what it holds goes now
+			t.drop() // what it holds goes now
 			l.close(c, fmt.Errorf("netio: TLS handshake input over %d bytes: %w", MaxHandshakeInput, ErrInputTooLarge))
 			return false
 		}
