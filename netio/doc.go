@@ -36,8 +36,12 @@
 //     is not lost to a reset; if it gives up, OnClose learns [ErrUnsent].
 //   - A panic on a loop closes only its connection (OnClose learns
 //     [ErrPanic]); nil functions are refused with [ErrNilFunc].
+//   - TLS (LoopOptions.TLSConfig, [LoopConn.StartTLS]) is crypto/tls's:
+//     the handshake runs on a goroutine for its duration, its input bounded
+//     and its time limited; then the loop drives the connection, with no
+//     goroutine. The writes of one call leave in one record, and the
+//     replies owed to the records before a bad one leave before its alert.
 //
 // A Handler must not block: another goroutine answers through [LoopConn.Do],
-// and code that must block (crypto/tls) takes the connection with
-// [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.
+// and code that must block takes the connection with [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.
 package netio
