@@ -1148,6 +1148,10 @@ func (l *loop) drainConn(c *LoopConn) {
 	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
 		return
 	}
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	c.closing = true
 	if c.tls != nil {
 		l.send(c) // close_notify

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,15 +24,18 @@ func (t *tlsPipe) Write(p []byte) (int, error) {
 	switch {
 	case closed:
 		return 0, net.ErrClosed
-	case onLoop: // on the loop: into the call's output, sealed
+	case onLoop: // on the loop: into the call's output, behind what is sealed
 		l := c.l
-		l.out = append(l.out, p...)
-		l.tl.owner, l.tl.sealed = c, len(l.out)
+		if l.tl.owner != c {
+			l.tl.owner, l.tl.sealed = c, 0
+		}
+		l.out = slices.Insert(l.out, l.tl.sealed, p...)
+		l.tl.sealed += len(p)
 		return len(p), nil
 	}
 	b := bytes.Clone(p)
 	err := c.l.post(task{lf: func(l *loop) {
-		if l != nil && !c.closed {
+		if l != nil && !c.closed && !c.closing {
 			l.out = append(l.out, b...)
 			l.send(c)
 		}

@@ -672,3 +672,56 @@ func TestLoopsTLSCloseDuringHandshake(t *testing.T) {
 		t.Fatalf("told %v, want OnHandshake then OnClose", told)
 	}
 }
+
+// TestLoopsTLSShutdown: Shutdown closes an idle TLS connection with
+// close_notify, and lets a handshake in progress finish first, then
+// closes its connection too.
+func TestLoopsTLSShutdown(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	cli.MaxVersion = tls.VersionTLS12 // the close_notify alert is seen as such
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls sync.Mutex
+	n := 0
+	srv.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		calls.Lock()
+		n++
+		second := n == 2
+		calls.Unlock()
+		if second {
+			close(entered)
+			<-release
+		}
+		return nil, nil
+	}
+	handshakes := make(chan error, 2)
+	s := startLoops(t, echo, &LoopOptions{TLSConfig: srv, OnHandshake: func(c *LoopConn, err error) { handshakes <- err }})
+	idle, tap := dialTLS(t, s, cli)
+	if err := <-handshakes; err != nil {
+		t.Fatal(err)
+	}
+	late := tls.Client(dial(t, s), cli)
+	lateDone := make(chan error, 1)
+	go func() { lateDone <- late.Handshake() }()
+	<-entered
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	if _, err := io.ReadAll(idle); err != nil {
+		t.Fatalf("the idle connection: %v", err)
+	}
+	if types := records(tap.taken()); len(types) == 0 || types[len(types)-1] != 21 {
+		t.Errorf("the idle connection's records: %v, want the last close_notify (21)", types)
+	}
+	close(release)
+	if err := <-lateDone; err != nil {
+		t.Fatalf("the handshake in progress at Shutdown: %v", err)
+	}
+	if err := <-handshakes; err != nil {
+		t.Fatalf("OnHandshake: %v", err)
+	}
+	if _, err := io.ReadAll(late); err != nil {
+		t.Fatalf("after its handshake: %v", err)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
