@@ -257,7 +257,9 @@ func (c *LoopConn) EOF() bool { return c.eof }
 // call returns. It fails, queueing nothing, with ErrQueueFull if the
 // connection would then hold more than LoopOptions.MaxQueued unsent
 // bytes, with ErrOutsideLoop outside a call on the loop, with
-// ErrDetached after Detach and with ErrClosed after Close.
+// ErrDetached after Detach, with ErrClosed after Close and with
+// ErrHandshaking during a TLS handshake. Over TLS, p is plaintext: the
+// call's output is sealed when it returns.
 func (c *LoopConn) Write(p []byte) (int, error) { return loopWrite(c, p) }
 
 // WriteString is Write for a string.

@@ -725,3 +725,37 @@ func TestLoopsTLSShutdown(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 }
+
+// TestLoopsTLSIdleTimeout: the idle timeout works over TLS, and
+// OnTimeout's farewell is sealed and followed by close_notify.
+func TestLoopsTLSIdleTimeout(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	cli.MaxVersion = tls.VersionTLS12 // the close_notify alert is seen as such
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{Loops: 1, TLSConfig: srv, IdleTimeout: time.Minute,
+		OnTimeout: func(c *LoopConn, err error) { c.WriteString("421 idle\n") },
+		OnClose:   func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, lines, opt)
+	tc, tap := dialTLS(t, s, cli)
+	r := bufio.NewReader(tc)
+	tc.Write([]byte("x\n"))
+	if line, err := r.ReadString('\n'); line != "x\n" {
+		t.Fatalf("echo: %q, %v", line, err)
+	}
+	tap.taken()
+	clk.advance(s, 2*time.Minute)
+	if line, err := r.ReadString('\n'); line != "421 idle\n" {
+		t.Fatalf("farewell: %q, %v", line, err)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("after the farewell: %v, want EOF", err)
+	}
+	if types := records(tap.taken()); len(types) != 2 || types[0] != 23 || types[1] != 21 {
+		t.Errorf("records after the timeout: %v, want the farewell (23) and close_notify (21)", types)
+	}
+	if err := <-closed; !errors.Is(err, ErrIdleTimeout) {
+		t.Errorf("OnClose learned %v, want ErrIdleTimeout", err)
+	}
+}
