@@ -759,3 +759,56 @@ func TestLoopsTLSIdleTimeout(t *testing.T) {
 		t.Errorf("OnClose learned %v, want ErrIdleTimeout", err)
 	}
 }
+
+// TestLoopsTLSBackpressure: over TLS too, a peer that stops reading stops
+// being read: the Handler is not called while output waits, and all of
+// 8 MB comes back exactly.
+func TestLoopsTLSBackpressure(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	var (
+		mu        sync.Mutex
+		readWhile bool
+	)
+	blocked := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{TLSConfig: srv}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(blocked) })
+		}
+	})
+	h := func(c *LoopConn, in []byte) int {
+		mu.Lock()
+		readWhile = readWhile || c.Pending() > 0
+		mu.Unlock()
+		return echo(c, in)
+	}
+	s := startLoops(t, h, opt)
+	tc := tls.Client(dialSmallWindow(t, s), cli)
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	_, all := messages(9, 4000, 4000)
+	done := make(chan error, 1)
+	go func() {
+		_, err := tc.Write(all)
+		tc.CloseWrite()
+		done <- err
+	}()
+	<-blocked // the socket to the peer is full: the loop waits for room
+	got, err := io.ReadAll(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, all) {
+		t.Fatalf("echoed %d bytes, want %d", len(got), len(all))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if readWhile {
+		t.Error("the Handler was called while the connection had output waiting")
+	}
+}
