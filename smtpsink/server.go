@@ -65,6 +65,11 @@ type Stats struct {
 	// Errors counts the 4xx and 5xx replies sent, by code, but for the
 	// 421 that Close sends to every session left (those are in Aborted).
 	Errors map[int]uint64 `json:"errors"`
+	// Positive counts the 2xx and 3xx replies sent, by code (a
+	// multiline reply once). A session adds those of a message when the
+	// message's data has its reply, the rest when it ends: the replies of
+	// a transaction still open are not in it yet.
+	Positive map[int]uint64 `json:"positive"`
 }
 
 // ErrorCount returns the number of 4xx and 5xx replies.
@@ -80,6 +85,7 @@ func (s Stats) ErrorCount() uint64 {
 type counters struct {
 	sessions, active, aborted, refused, tls, messages, unsent, recipients, bytes atomic.Uint64
 	codes                                                                        [200]atomic.Uint64 // replies 400 to 599
+	okCodes                                                                      [200]atomic.Uint64 // replies 200 to 399
 }
 
 // A Server is a sink listening on a TCP address.
@@ -428,10 +434,14 @@ func (s *Server) Stats() Stats {
 		Recipients: s.stats.recipients.Load(),
 		Bytes:      s.stats.bytes.Load(),
 		Errors:     map[int]uint64{},
+		Positive:   map[int]uint64{},
 	}
 	for i := range s.stats.codes {
 		if n := s.stats.codes[i].Load(); n > 0 {
 			st.Errors[400+i] = n
+		}
+		if n := s.stats.okCodes[i].Load(); n > 0 {
+			st.Positive[200+i] = n
 		}
 	}
 	return st
