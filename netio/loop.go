@@ -77,8 +77,9 @@ type LoopOptions struct {
 	// os.ErrDeadlineExceeded. 0 means 30 seconds, a negative value none.
 	DialTimeout time.Duration
 
-	// OnOpen, if set, is called on the loop when a connection is added,
-	// before its first Handler call. It may write (a greeting).
+	// OnOpen, if set, is called on the loop when a connection is added
+	// (accepted, or dialed: before Dial returns), before its first
+	// Handler call. It may write (a greeting).
 	OnOpen func(c *LoopConn)
 	// OnClose, if set, is called on the loop when a connection whose
 	// OnOpen ran has been closed: err is nil after Close (ErrUnsent if

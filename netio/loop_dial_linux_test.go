@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -29,19 +30,23 @@ func openFDs(t testing.TB) int {
 // echoPeer serves ln with a goroutine per connection that echoes.
 func echoPeer(t testing.TB, ln net.Listener) {
 	t.Helper()
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait() // its connections closed: the tests that count descriptors do not see them go
+	})
+	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
+			wg.Go(func() {
 				io.Copy(c, c)
 				c.Close()
-			}()
+			})
 		}
-	}()
+	})
 }
 
 // TestLoopsDialEcho: a dialed connection is served as an accepted one:

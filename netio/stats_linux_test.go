@@ -15,6 +15,7 @@ func TestLoopsStats(t *testing.T) {
 	clk := newFakeClock()
 	closed := make(chan error, 1)
 	waiting := make(chan struct{}, 1)
+	detached := make(chan net.Conn, 1)
 	h := func(c *LoopConn, in []byte) int {
 		used := 0
 		for {
@@ -37,7 +38,7 @@ func TestLoopsStats(t *testing.T) {
 				c.SetDeadline(clk.Now().Add(time.Minute))
 			case "detach\n":
 				if nc, err := c.Detach(); err == nil {
-					go nc.Close()
+					detached <- nc
 				}
 				return used
 			case "big\n":
@@ -116,6 +117,7 @@ func TestLoopsStats(t *testing.T) {
 
 	c, _ = open()
 	c.Write([]byte("detach\n"))
+	(<-detached).Close()
 	<-closed
 	want.Detached++
 	want.Open--
