@@ -45,7 +45,9 @@ type dialResult struct {
 // ErrServerClosed once Shutdown or Close has begun (which end the dials
 // in flight). A Unix socket whose listener's backlog is full fails at
 // once with syscall.EAGAIN, as package net's Dial does: the kernel does
-// not say when there is room.
+// not say when there is room. Dial waits for the loop, so it must not be
+// called on one (in a Handler or callback): a Handler hands the dial to
+// a goroutine.
 func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, error) {
 	opErr := func(addr net.Addr, err error) error {
 		return &net.OpError{Op: "dial", Net: network, Addr: addr, Err: err}

@@ -255,3 +255,49 @@ func TestLoopsDialEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopsDialUnixBacklogFull: a Unix socket whose listener's backlog
+// is full fails at once with EAGAIN, as package net's Dial does, its
+// socket closed.
+func TestLoopsDialUnixBacklogFull(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "full")
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	var filled []net.Conn
+	defer func() {
+		for _, c := range filled {
+			c.Close()
+		}
+	}()
+	var netErr error
+	for netErr == nil && len(filled) < 8 {
+		var c net.Conn
+		if c, netErr = net.Dial("unix", path); netErr == nil {
+			filled = append(filled, c)
+		}
+	}
+	if !errors.Is(netErr, syscall.EAGAIN) {
+		t.Fatalf("net.Dial of a full backlog: %v, want EAGAIN", netErr)
+	}
+	s, err := NewLoops(echo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fds := openFDs(t)
+	if _, err := s.Dial(context.Background(), "unix", path); !errors.Is(err, syscall.EAGAIN) {
+		t.Fatalf("Dial of a full backlog: %v, want EAGAIN as net.Dial", err)
+	}
+	if n := openFDs(t); n != fds {
+		t.Fatalf("%d descriptors open after the dial, %d before", n, fds)
+	}
+}
