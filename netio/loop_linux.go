@@ -255,9 +255,10 @@ func (s *Loops) startLoops() error {
 	return nil
 }
 
-// Close stops accepting, closes every connection (OnClose learns
-// ErrServerClosed; unsent output is dropped), waits for the loops to end
-// and closes the listener. It must not be called on a loop.
+// Close stops accepting, ends the dials in flight, closes every
+// connection (OnClose learns ErrServerClosed; unsent output is dropped),
+// waits for the loops to end and closes the listeners. It must not be
+// called on a loop.
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.stopLoops()
@@ -286,8 +287,9 @@ func (s *Loops) closeListeners() error {
 }
 
 // Shutdown stops accepting at once, however busy the loops (the
-// listener is shut before anything else, and connections that completed
-// their handshake but were not accepted yet are reset), then closes each
+// listeners are shut before anything else, and connections that completed
+// their handshake but were not accepted yet are reset), ends the dials in
+// flight (ErrServerClosed), then closes each
 // connection once its output is sent, or as OnShutdown decides, and waits
 // until all of them are closed or ctx is done; then it closes the server
 // as Close does. It returns ctx's error if ctx ended first. It must
