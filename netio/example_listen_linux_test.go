@@ -71,12 +71,21 @@ func ExampleLoops_Dial() {
 		log.Fatal(err)
 	}
 	defer peer.Close()
+	peerDone := make(chan struct{})
 	go func() { // an echo server of the standard library
+		defer close(peerDone)
 		c, err := peer.Accept()
-		if err == nil {
-			io.Copy(c, c)
-			c.Close()
+		if err != nil {
+			return
 		}
+		b := make([]byte, 512)
+		for {
+			n, err := c.Read(b)
+			if _, werr := c.Write(b[:n]); err != nil || werr != nil {
+				break
+			}
+		}
+		c.Close()
 	}()
 
 	got := make(chan string, 1)
@@ -99,6 +108,7 @@ func ExampleLoops_Dial() {
 	}
 	c.Do(func(c *netio.LoopConn) { c.WriteString("world\n") })
 	fmt.Print(<-got)
+	<-peerDone // the Handler's Close ended the peer's stream
 	// Output:
 	// hello
 	// world
