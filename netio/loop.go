@@ -565,9 +565,9 @@ func checkListener(ln net.Listener) error {
 // *net.TCPListener fails with net.ErrClosed); ln.Addr still works. A
 // *net.UnixListener is closed with the server instead, when the loops
 // stop polling it, so that its Close removes its socket file then (unless
-// SetUnlinkOnClose(false)); it is not to be used meanwhile. A listener
-// is refused as Serve refuses it, and after Shutdown or Close with
-// ErrServerClosed.
+// SetUnlinkOnClose(false)); it is not to be used meanwhile, and a second
+// AddListener of it fails with os.ErrExist. A listener is refused as
+// Serve refuses it, and after Shutdown or Close with ErrServerClosed.
 func (s *Loops) AddListener(ln net.Listener) error {
 	if err := checkListener(ln); err != nil {
 		return fmt.Errorf("netio: AddListener: %w", err)

@@ -172,6 +172,11 @@ func (s *Loops) addListener(ln net.Listener) error {
 		unix.Close(fd)
 		return ErrServerClosed
 	}
+	if lis.keep != nil && slices.ContainsFunc(s.lns, func(x *listener) bool { return x.keep == ln }) {
+		s.mu.Unlock()
+		unix.Close(fd)
+		return fmt.Errorf("netio: listener %v is served already: %w", lis.addr, os.ErrExist)
+	}
 	lis.id = s.sys.nextLn
 	s.sys.nextLn++
 	s.lns = append(s.lns, lis)

@@ -143,6 +143,9 @@ func TestLoopsSeveralListeners(t *testing.T) {
 	if err := s.AddListener(tl); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("a second AddListener of a TCP listener: %v, want net.ErrClosed", err)
 	}
+	if err := s.AddListener(ul); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("a second AddListener of a Unix listener: %v, want os.ErrExist", err)
+	}
 	var conns []net.Conn
 	for _, a := range addrs {
 		for range 3 {
