@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,7 +89,7 @@ type counters struct {
 	okCodes                                                                      [200]atomic.Uint64 // replies 200 to 399
 }
 
-// A Server is a sink listening on a TCP address.
+// A Server is a sink listening on a TCP address or a Unix domain socket.
 type Server struct {
 	cfg     Config
 	h       hooks
@@ -159,7 +160,11 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	network, addr := "tcp", cfg.Addr
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, addr = "unix", path
+	}
+	ln, err := lc.Listen(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +194,8 @@ func newServer(cfg Config, h hooks) *Server {
 	return s
 }
 
-// Addr returns the address the server listens on.
+// Addr returns the address the server listens on: a *net.TCPAddr, or a
+// *net.UnixAddr for an Addr of unix:PATH.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // ErrServing is returned by a second call to Serve.
