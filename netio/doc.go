@@ -36,6 +36,11 @@
 //     is not lost to a reset; if it gives up, OnClose learns [ErrUnsent].
 //   - A panic on a loop closes only its connection (OnClose learns
 //     [ErrPanic]); nil functions are refused with [ErrNilFunc].
+//   - TCP and Unix domain sockets are served alike, from one or several
+//     listeners ([Loops.AddListener]); connections made by [Loops.Dial]
+//     are served as accepted ones, and a dial is bounded by
+//     LoopOptions.DialTimeout and its context. [Loops.Stats] counts
+//     connections by how they closed, readable while serving.
 //   - TLS (LoopOptions.TLSConfig, [LoopConn.StartTLS]) is crypto/tls's:
 //     the handshake runs on a goroutine for its duration, its input bounded
 //     and its time limited; then the loop drives the connection, with no

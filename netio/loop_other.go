@@ -16,10 +16,13 @@ type (
 	loopSys struct{}
 	loop    struct {
 		s         *Loops
+		id        int
 		out       []byte
 		maxQueued int
 		maxDo     int
+		stats     loopStats
 	}
+	dialing struct{}
 )
 
 var errNoLoops = fmt.Errorf("netio: event loops: %w", errors.ErrUnsupported)
@@ -32,10 +35,14 @@ func (l *loop) resumeReading(*LoopConn)             {}
 func (l *loop) localAddr(*LoopConn) net.Addr        { return nil }
 func (l *loop) detach(*LoopConn) (net.Conn, error)  { return nil, errNoLoops }
 func (s *Loops) start() error                       { return errNoLoops }
+func (s *Loops) addListener(net.Listener) error     { return errNoLoops }
 func (s *Loops) isClosed() bool                     { return true }
-func (s *Loops) Shutdown(ctx context.Context) error { return s.ln.Close() }
+func (s *Loops) Shutdown(ctx context.Context) error { return nil }
 
-// Close closes the listener.
-func (s *Loops) Close() error { return s.ln.Close() }
+// Close does nothing: there are no loops to close.
+func (s *Loops) Close() error { return nil }
+
+// Dial fails: there are no loops to dial on.
+func (s *Loops) Dial(context.Context, string, string) (*LoopConn, error) { return nil, errNoLoops }
 
 func (l *loop) startTLS(*LoopConn, *tls.Config, bool) {}

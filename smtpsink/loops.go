@@ -3,7 +3,6 @@ package smtpsink
 import (
 	"errors"
 	"io"
-	"net"
 	"sync"
 	"time"
 
@@ -145,10 +144,6 @@ func (ls *loopSession) trace(dir byte, p []byte) {
 // serveLoops serves the listener on netio's event loops until the server
 // closes.
 func (s *Server) serveLoops() error {
-	tl, ok := s.ln.(*net.TCPListener)
-	if !ok {
-		return errors.New("smtpsink: the loops engine needs a TCP listener")
-	}
 	writeTimeout := s.cfg.Timeout
 	if writeTimeout == 0 {
 		writeTimeout = -1
@@ -177,7 +172,7 @@ func (s *Server) serveLoops() error {
 		return nil
 	default:
 	}
-	l, err := netio.Serve(tl, s.loopHandle, opt)
+	l, err := netio.Serve(s.ln, s.loopHandle, opt)
 	if err != nil {
 		s.mu.Unlock()
 		return err

@@ -44,10 +44,12 @@ func TestServeTLS(t *testing.T) {
 				pr, pw := io.Pipe()
 				done := make(chan error, 1)
 				go func() { done <- Run(ctx, args, pw, io.Discard) }()
-				line, err := bufio.NewReader(pr).ReadString('\n')
+				br := bufio.NewReader(pr)
+				line, err := br.ReadString('\n')
 				if err != nil || !strings.HasPrefix(line, "listening on ") {
 					t.Fatalf("first line %q, %v", line, err)
 				}
+				go io.Copy(io.Discard, br) // what it prints when it stops
 				var got *x509.Certificate
 				c, err := tls.Dial("tcp", strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), &tls.Config{
 					InsecureSkipVerify: true, // checked below: the certificate names 127.0.0.1
