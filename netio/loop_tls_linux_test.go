@@ -812,3 +812,28 @@ func TestLoopsTLSBackpressure(t *testing.T) {
 		t.Error("the Handler was called while the connection had output waiting")
 	}
 }
+
+// TestLoopsTLSUnix: implicit TLS on a Unix domain socket.
+func TestLoopsTLSUnix(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	path := t.TempDir() + "/s"
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Serve(ln, lines, &LoopOptions{TLSConfig: srv})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c, err := tls.Dial("unix", path, cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("over a unix socket\n"))
+	if line, err := bufio.NewReader(c).ReadString('\n'); line != "over a unix socket\n" {
+		t.Fatalf("echo %q, %v", line, err)
+	}
+}
