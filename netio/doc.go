@@ -41,11 +41,9 @@
 //     are served as accepted ones, and a dial is bounded by
 //     LoopOptions.DialTimeout and its context. [Loops.Stats] counts
 //     connections by how they closed, readable while serving.
-//   - TLS (LoopOptions.TLSConfig, [LoopConn.StartTLS]) is crypto/tls's:
-//     the handshake runs on a goroutine for its duration, its input bounded
-//     and its time limited; then the loop drives the connection, with no
-//     goroutine. The writes of one call leave in one record, and the
-//     replies owed to the records before a bad one leave before its alert.
+//   - TLS ([LoopConn.StartTLS], LoopOptions.TLSConfig) is crypto/tls's, its
+//     handshake bounded and off the loop; one call's writes leave in one
+//     record, and the replies owed leave before a fatal alert.
 //
 // A Handler must not block: another goroutine answers through [LoopConn.Do],
 // and code that must block takes the connection with [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.
