@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -82,7 +83,8 @@ type LoopOptions struct {
 	// Handler call. It may write (a greeting).
 	OnOpen func(c *LoopConn)
 	// OnClose, if set, is called on the loop when a connection whose
-	// OnOpen ran has been closed: err is nil after Close (ErrUnsent if
+	// OnOpen ran (with TLSConfig: whose handshake succeeded) has been
+	// closed: err is nil after Close (ErrUnsent if
 	// the peer did not take all of the output in time), ErrServerClosed
 	// when the server closed it, ErrDetached after Detach, a timeout's
 	// error, or what went wrong; it wraps ErrUnsent (and the system
@@ -106,6 +108,27 @@ type LoopOptions struct {
 	// server goes on accepting after a pause that doubles from 5 ms up to
 	// 1 s while they last. nil ignores them.
 	OnAcceptError func(err error)
+
+	// TLSConfig, if set, serves every accepted connection over TLS
+	// (implicit TLS), with crypto/tls: the handshake starts at once, as
+	// with StartTLS, and OnOpen runs once it has succeeded, so that a
+	// greeting is sealed. A connection whose handshake fails is closed
+	// without OnOpen or OnClose: OnHandshake learns why.
+	TLSConfig *tls.Config
+	// HandshakeTimeout bounds a TLS handshake on a connection without a
+	// deadline (SetDeadline): past it, the connection is closed and
+	// OnHandshake learns ErrHandshake with os.ErrDeadlineExceeded. 0
+	// means 10 seconds, a negative value none.
+	HandshakeTimeout time.Duration
+	// OnHandshake, if set, is called on the loop when a TLS handshake
+	// (StartTLS, or TLSConfig's) ends: with a nil err the Handler gets
+	// plaintext from now on; a non-nil err wraps ErrHandshake, and the
+	// connection is closed. It is called once for each handshake, before
+	// OnClose; if the connection was closed while the handshake ran (a
+	// reset, Loops.Close), it is called when the handshake's goroutine
+	// has seen that, with what the handshake came to, and OnClose
+	// follows.
+	OnHandshake func(c *LoopConn, err error)
 
 	// Clock, if set, is the clock the timeouts and deadlines are kept
 	// by, instead of time.Now: for tests of a protocol's time limits. A
@@ -213,6 +236,7 @@ type LoopConn struct {
 	closeErr  error
 	det       *detachedConn
 	dial      *dialing     // connect(2) in progress: not served yet
+	tls       *tlsPipe     // StartTLS or LoopOptions.TLSConfig
 	gone      atomic.Bool  // closed or detached, for Do
 	dos       atomic.Int32 // functions Do queued, not yet run
 }
@@ -242,7 +266,9 @@ func (c *LoopConn) EOF() bool { return c.eof }
 // call returns. It fails, queueing nothing, with ErrQueueFull if the
 // connection would then hold more than LoopOptions.MaxQueued unsent
 // bytes, with ErrOutsideLoop outside a call on the loop, with
-// ErrDetached after Detach and with ErrClosed after Close.
+// ErrDetached after Detach, with ErrClosed after Close and with
+// ErrHandshaking during a TLS handshake. Over TLS, p is plaintext: the
+// call's output is sealed when it returns.
 func (c *LoopConn) Write(p []byte) (int, error) { return loopWrite(c, p) }
 
 // WriteString is Write for a string.
@@ -256,6 +282,8 @@ func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
 		return 0, ErrClosed
 	case !c.calling:
 		return 0, ErrOutsideLoop
+	case c.tls != nil && c.tls.state == tlsHandshake:
+		return 0, ErrHandshaking
 	}
 	l := c.l
 	if q := len(l.out) + len(c.pending) - c.off; q+len(p) > l.maxQueued {
@@ -352,7 +380,8 @@ func (c *LoopConn) SetDeadline(t time.Time) error {
 // far, which it sends first; both wait until the current call has
 // returned. Its Close, too, sends that output first (waiting at most
 // DefaultLinger for room, and returning ErrUnsent if some was left).
-// The loop is then done with c: OnClose learns ErrDetached.
+// The loop is then done with c: OnClose learns ErrDetached. A TLS
+// connection cannot be detached (ErrTLSActive): its keys are the loop's.
 func (c *LoopConn) Detach() (net.Conn, error) {
 	switch {
 	case c.det != nil:
@@ -361,6 +390,8 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 		return nil, ErrClosed
 	case !c.calling:
 		return nil, ErrOutsideLoop
+	case c.tls != nil:
+		return nil, ErrTLSActive
 	}
 	return c.l.detach(c)
 }
@@ -522,7 +553,7 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 	for _, v := range []struct {
 		p   *time.Duration
 		def time.Duration
-	}{{&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}, {&o.DialTimeout, defaultDialTimeout}} {
+	}{{&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}, {&o.DialTimeout, defaultDialTimeout}, {&o.HandshakeTimeout, defaultHandshakeTimeout}} {
 		if *v.p == 0 {
 			*v.p = v.def
 		}

@@ -246,7 +246,7 @@ func (l *loop) dialed(c *LoopConn) {
 	c.dial, c.watched = nil, readEvents
 	c.readAt = l.clock()
 	l.stats.dialed.Add(1)
-	l.opened(c)
+	l.opened(c, nil) // a dialed connection is no TLS server
 	d.done <- dialResult{c: c}
 }
 

@@ -2,6 +2,7 @@ package netio
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -35,6 +36,8 @@ type loopSys struct {
 	open   atomic.Int64
 	lnErr  error // closing the listeners (Loops.mu)
 	nextLn int32 // the id of the next listener (Loops.mu)
+	// TLS handshakes running, each on a goroutine: Close waits for them.
+	handshakes sync.WaitGroup
 }
 
 // Epoll data of a loop's own descriptors; a connection's is its index in
@@ -121,6 +124,8 @@ type loop struct {
 	timerSeq   uint64
 	armedAt    int64
 	deadTimers atomic.Int64
+
+	tl tlsLoop // the sealing of TLS output
 
 	base     time.Time // the clock's origin
 	now      int64     // ns since base, read once per wake-up
@@ -267,6 +272,7 @@ func (s *Loops) startLoops() error {
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.stopLoops()
+		s.sys.handshakes.Wait() // their I/O ended with their connections
 		s.sys.closeErr = s.closeListeners()
 	})
 	return s.sys.closeErr
@@ -698,17 +704,23 @@ func (l *loop) add(fd int, sa unix.Sockaddr, isUnix bool) {
 	}
 	l.conns[c.idx] = c
 	l.stats.accepted.Add(1)
-	l.opened(c)
+	l.opened(c, l.s.opt.TLSConfig)
 }
 
 // opened serves c, in the loop's table and its epoll set: it tells
-// OnOpen, and OnShutdown if the server is shutting down.
-func (l *loop) opened(c *LoopConn) {
+// OnOpen, and OnShutdown if the server is shutting down; with a tlsCfg
+// (an accepted connection under LoopOptions.TLSConfig), once its TLS
+// handshake has succeeded.
+func (l *loop) opened(c *LoopConn, tlsCfg *tls.Config) {
 	l.stats.open.Add(1)
 	if l.draining {
 		l.s.sys.open.Add(1)
 	}
 	l.schedule(c)
+	if tlsCfg != nil {
+		l.startTLS(c, tlsCfg, true) // OnOpen follows the handshake
+		return
+	}
 	if f := l.s.opt.OnOpen; f != nil {
 		if !l.call(c, f) || !l.after(c) {
 			return
@@ -895,6 +907,10 @@ func (l *loop) keepRest(c *LoopConn, rest []byte, own bool) {
 // the peer has ended it) or its budget is spent, calling the Handler after
 // each read, and stops early once c waits for room or is closed.
 func (l *loop) readable(c *LoopConn) {
+	if c.tls != nil {
+		l.tlsReadable(c)
+		return
+	}
 	read := 0
 	for !c.closed && !c.closing && !c.waiting && !c.eof && !c.unread {
 		if read >= l.budget {
@@ -924,6 +940,14 @@ func (l *loop) readable(c *LoopConn) {
 				return
 			}
 			rest := buf[used:total]
+			if c.tls != nil {
+				// StartTLS: what came after it in the clear is dropped.
+				l.keepRest(c, nil, own)
+				if l.sendAndCheck(c) {
+					l.tlsReadable(c)
+				}
+				return
+			}
 			if c.det != nil {
 				l.finishDetach(c, rest)
 				return
@@ -970,6 +994,9 @@ func (l *loop) resumeReading(c *LoopConn) {
 // send writes the output of the call that just returned. It reports
 // whether c may be read on: false once c waits for room or is closed.
 func (l *loop) send(c *LoopConn) bool {
+	if c.tls != nil {
+		l.seal(c)
+	}
 	out := l.out
 	l.out = l.out[:0]
 	if c.closed {
@@ -1106,7 +1133,7 @@ func (l *loop) close(c *LoopConn, err error) {
 // with err, and the peer may still be sending.
 func (l *loop) graceful(c *LoopConn, err error) bool {
 	return !c.eof && !c.waiting && !l.s.sys.quit.Load() &&
-		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
+		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err))
 }
 
 // linger ends c's output (FIN), all of it in the socket, and keeps c
@@ -1198,7 +1225,10 @@ func (l *loop) release(c *LoopConn, err error) {
 	l.stats.queued.Add(-int64(len(c.pending) - c.off))
 	l.stats.released(err, c.eof)
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
-	if f := l.s.opt.OnClose; f != nil {
+	if c.tls != nil && l.tlsReleased(c, err) {
+		return // told when its handshake ends (handshakeDone)
+	}
+	if f := l.s.opt.OnClose; f != nil && c.tlsOpened() {
 		onClose(f, c, err)
 	}
 	if l.draining && l.s.sys.open.Add(-1) == 0 {
@@ -1250,6 +1280,10 @@ func (l *loop) startDrain() {
 // drainOne hands c to OnShutdown, or without it closes c once its output
 // is sent.
 func (l *loop) drainOne(c *LoopConn) {
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	if f := l.s.opt.OnShutdown; f != nil {
 		if l.call(c, f) {
 			l.after(c)
@@ -1265,8 +1299,15 @@ func (l *loop) drainConn(c *LoopConn) {
 	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
 		return
 	}
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	c.closing = true
-	if !c.waiting {
+	if c.tls != nil {
+		l.send(c) // close_notify
+	}
+	if !c.waiting && !c.closed {
 		l.close(c, nil)
 	}
 }
@@ -1407,7 +1448,7 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	f := l.s.opt.OnTimeout
-	if err == ErrWriteTimeout || f == nil {
+	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
 		l.close(c, err)
 		return
 	}
@@ -1700,6 +1741,7 @@ func (l *loop) panicked(c *LoopConn, v any) {
 	c.calling = false
 	err := &PanicError{Value: v, Stack: debug.Stack()}
 	l.out = l.out[:0]
+	l.tl.owner, l.tl.sealed = nil, 0
 	if d := c.det; d != nil {
 		d.Conn.Close() // the goroutine it was given to learns net.ErrClosed
 		close(d.ready)

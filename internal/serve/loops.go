@@ -24,7 +24,7 @@ func startLoops(cfg Config) (addr string, stop func() error, err error) {
 	}
 	// A line longer than MaxLine is more unused input than MaxInput: the
 	// loop closes the connection.
-	lo, err := netio.Serve(ln, h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine})
+	lo, err := netio.Serve(ln, h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine, TLSConfig: cfg.TLS})
 	if err != nil {
 		ln.Close()
 		return "", nil, err

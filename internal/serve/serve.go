@@ -11,6 +11,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +38,9 @@ type Config struct {
 	Mode   string        // "echo" (return bytes as read) or "line" (one response line per request line)
 	Addr   string        // listen address, HOST:PORT (port 0 picks one) or unix:PATH (std, netio and netio-conn)
 	Delay  time.Duration // std and netio-conn: answer each request this long after reading it
+	// TLS, if set, serves TLS with it (std: tls.Server on each
+	// connection's goroutine; netio: LoopOptions.TLSConfig).
+	TLS *tls.Config
 	// ErrorLog receives the engines' warnings and errors (gnet's); nil
 	// means the log package's standard logger.
 	ErrorLog *log.Logger
@@ -143,6 +147,9 @@ func check(cfg Config, engines map[string]Engine) error {
 	if cfg.Mode != "echo" && cfg.Mode != "line" {
 		return fmt.Errorf("unknown mode %q (echo, line)", cfg.Mode)
 	}
+	if cfg.TLS != nil && cfg.Engine != "std" && cfg.Engine != "netio" {
+		return fmt.Errorf("-tls needs the std or netio engine, not %s", cfg.Engine)
+	}
 	if cfg.Delay != 0 && cfg.Engine != "std" && cfg.Engine != "netio-conn" {
 		return errors.New("-delay needs the std or netio-conn engine: an event loop cannot wait per request")
 	}
@@ -229,12 +236,21 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, cfg := flags("serve", "std", stderr)
 	compareExe := fs.String("compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in)")
+	useTLS := fs.Bool("tls", false, "serve TLS, with a self-signed certificate made at start unless -tls-cert and -tls-key are given (std and netio engines)")
+	certFile := fs.String("tls-cert", "", "the certificate chain (PEM) to serve TLS with; implies -tls")
+	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-compare-exe PATH]")
+		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-tls] [-tls-cert FILE -tls-key FILE] [-compare-exe PATH]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2} // the flag package has said why
+	}
+	if *useTLS || *certFile != "" || *keyFile != "" {
+		var err error
+		if cfg.TLS, err = tlsConfig(cfg.Addr, *certFile, *keyFile); err != nil {
+			return err
+		}
 	}
 	if slices.Contains(CompareEngines(), cfg.Engine) {
 		if err := checkUnix(*cfg); err != nil {
@@ -303,8 +319,11 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 				h.accepted()
 			}
 			var rw net.Conn = c
-			if coalesce {
+			switch {
+			case coalesce:
 				rw = netio.NewConn(c, nil)
+			case cfg.TLS != nil:
+				rw = tls.Server(c, cfg.TLS) // the handshake runs at the first read
 			}
 			mu.Lock()
 			if closed { // accepted just before stop closed the listener
