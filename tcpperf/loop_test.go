@@ -309,3 +309,39 @@ func TestWaitChosen(t *testing.T) {
 		}
 	}
 }
+
+// EngineNetio waits only by sleeping and times responses only when read:
+// a wait that polls, or kernel arrival, is a configuration error, and a
+// wait chosen by the load is batch or sleep. An unknown engine is refused.
+func TestEngineConfig(t *testing.T) {
+	for _, cfg := range []Config{
+		{Addr: "127.0.0.1:1", Engine: "gnet"},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitSpin},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitAdaptive},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitSend},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitBatch, Arrival: ArrivalKernel},
+	} {
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
+		}
+	}
+	addr := server(t, echo)
+	for _, tc := range []struct {
+		cfg  Config
+		want Wait
+	}{
+		{Config{QPS: 20000, Conns: 4}, WaitBatch},
+		{Config{QPS: 12000, Conns: 4}, WaitSleep},
+		{Config{QPS: 20000, Conns: 4, Spin: -1}, WaitSleep},
+	} {
+		cfg := tc.cfg
+		cfg.Engine, cfg.Addr, cfg.MsgSize, cfg.Duration = EngineNetio, addr, 16, 20*time.Millisecond
+		res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wait != tc.want || !res.WaitChosen || res.Arrival != ArrivalRead || res.Engine != EngineNetio || res.Errors != 0 {
+			t.Errorf("%+v: wait %s chosen %v arrival %s engine %s, want %s chosen, read, netio: %+v", tc.cfg, res.Wait, res.WaitChosen, res.Arrival, res.Engine, tc.want, res)
+		}
+	}
+}
