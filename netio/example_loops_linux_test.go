@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirespeed/wirespeed/internal/testcert"
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -253,7 +253,7 @@ func ExampleLoops_Shutdown() {
 // then StartTLS runs the handshake; from then on the Handler reads and
 // writes plaintext, and the loop seals and opens the records.
 func ExampleLoopConn_StartTLS() {
-	cert, err := testcert.Server("localhost")
+	cert, err := selfsigned.Server("localhost")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func ExampleLoopConn_StartTLS() {
 // Implicit TLS on event loops: every connection's handshake runs first,
 // then OnOpen greets it, sealed.
 func ExampleLoopOptions_tLSConfig() {
-	cert, err := testcert.Server("localhost")
+	cert, err := selfsigned.Server("localhost")
 	if err != nil {
 		log.Fatal(err)
 	}

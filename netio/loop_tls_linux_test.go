@@ -16,14 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirespeed/wirespeed/internal/testcert"
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 )
 
 // tlsConfigs returns a server's configuration with a new self-signed
 // certificate, and a client's that trusts it.
 func tlsConfigs(t testing.TB) (srv, cli *tls.Config) {
 	t.Helper()
-	cert, err := testcert.Server("localhost", "127.0.0.1")
+	cert, err := selfsigned.Server("localhost", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestLoopsTLSCloseNotify(t *testing.T) {
 func TestLoopsTLSLargeClientCert(t *testing.T) {
 	srv, cli := tlsConfigs(t)
 	srv.ClientAuth = tls.RequireAnyClientCert
-	cert, err := testcert.Client("big")
+	cert, err := selfsigned.Client("big")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/wirespeed/wirespeed/internal/testcert"
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 )
 
 // tlsConfig is the TLS configuration of -tls: the certificate chain and
@@ -26,7 +26,7 @@ func tlsConfig(addr, certFile, keyFile string) (*tls.Config, error) {
 		if h, _, serr := net.SplitHostPort(addr); serr == nil && h != "" && h != "localhost" && h != "127.0.0.1" && h != "::1" {
 			hosts = append(hosts, h)
 		}
-		cert, err = testcert.Server(hosts...)
+		cert, err = selfsigned.Server(hosts...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("-tls: %w", err)

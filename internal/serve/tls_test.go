@@ -12,14 +12,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirespeed/wirespeed/internal/testcert"
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 )
 
 // TestServeTLS: `serve -tls` on the std and netio engines, with the
 // self-signed certificate made at start (which names 127.0.0.1) and with
 // -tls-cert and -tls-key; the other engines refuse -tls.
 func TestServeTLS(t *testing.T) {
-	cert, err := testcert.Server("localhost", "127.0.0.1")
+	cert, err := selfsigned.Server("localhost", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
