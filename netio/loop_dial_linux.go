@@ -35,7 +35,8 @@ type dialResult struct {
 // in turn until one connects) with a non-blocking connect(2) on one of
 // the loops, taken in turn with the accepted connections, and serves the
 // connection as an accepted one: with the Handler, and OnOpen run on the
-// loop before Dial returns. The returned LoopConn is the loop's, as a
+// loop before Dial returns (which may StartTLS: TLS as the client). The
+// returned LoopConn is the loop's, as a
 // Handler's is: from other goroutines, use it with Do.
 //
 // The connect is bounded by ctx and by LoopOptions.DialTimeout, which
