@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -294,10 +295,23 @@ func TestLoopsDialTLSHandshakeTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Dial(context.Background(), "tcp", ln.Addr().String()); err != nil {
+	c, err := s.Dial(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
 		t.Fatal(err)
 	}
 	<-hello
+	// Dial has returned; the handshake waits for the server.
+	during := make(chan error, 1)
+	c.Do(func(c *LoopConn) {
+		_, err := c.WriteString("early\n")
+		if _, ok := c.ConnectionState(); ok {
+			err = errors.New("ConnectionState ok during the handshake")
+		}
+		during <- err
+	})
+	if err := <-during; !errors.Is(err, ErrHandshaking) {
+		t.Fatalf("Write during the client's handshake: %v, want ErrHandshaking", err)
+	}
 	clk.advance(s, 2*time.Second)
 	select {
 	case err := <-handshakes:
@@ -309,4 +323,133 @@ func TestLoopsDialTLSHandshakeTimeout(t *testing.T) {
 		t.Fatalf("OnHandshake learned %v, want ErrHandshake and os.ErrDeadlineExceeded", err)
 	}
 
+}
+
+// TestLoopsDialTLSOneRecord: the client's writes of one call leave in one
+// record, which netio's server hands its Handler whole.
+func TestLoopsDialTLSOneRecord(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	calls := make(chan string, 10)
+	s := startLoops(t, func(c *LoopConn, in []byte) int {
+		calls <- string(in)
+		return len(in)
+	}, &LoopOptions{TLSConfig: srv})
+	k, err := NewLoops(echo, &LoopOptions{
+		OnOpen: func(c *LoopConn) { c.StartTLS(cli) },
+		OnHandshake: func(c *LoopConn, err error) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, p := range []string{"a", "b", "c", "\n"} {
+				c.WriteString(p)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if _, err := k.Dial(context.Background(), "tcp", s.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-calls; got != "abc\n" {
+		t.Fatalf("the server's first call got %q, want the four writes in one record", got)
+	}
+}
+
+// TestLoopsDialTLSClose: Close during a client's handshake (a server that
+// never answers) ends it: OnHandshake learns ErrHandshake, and Close
+// returns once the handshake's goroutine has.
+func TestLoopsDialTLSClose(t *testing.T) {
+	_, cli := tlsConfigs(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	hello := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		bufio.NewReader(c).ReadByte()
+		hello <- c
+	}()
+	handshakes := make(chan error, 1)
+	s, err := NewLoops(echo, &LoopOptions{
+		OnOpen:      func(c *LoopConn) { c.StartTLS(cli) },
+		OnHandshake: func(c *LoopConn, err error) { handshakes <- err },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Dial(context.Background(), "tcp", ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	peer := <-hello
+	defer peer.Close()
+	s.Close()
+	if err := <-handshakes; !errors.Is(err, ErrHandshake) || !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("OnHandshake learned %v, want ErrHandshake and ErrServerClosed", err)
+	}
+}
+
+// TestLoopsDialSTARTTLS: a dialed connection upgraded mid-stream, as an
+// SMTP client does: the Handler that reads the server's go-ahead calls
+// StartTLS, and what follows is sealed both ways.
+func TestLoopsDialSTARTTLS(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	s := startLoops(t, func(c *LoopConn, in []byte) int {
+		i := bytes.IndexByte(in, '\n')
+		if i < 0 {
+			return 0
+		}
+		line := string(in[:i])
+		if line == "STARTTLS" {
+			c.WriteString("220 go ahead\n")
+			c.StartTLS(srv)
+			return i + 1
+		}
+		_, on := c.ConnectionState()
+		c.WriteString(line + " (TLS " + strconv.FormatBool(on) + ")\n")
+		return i + 1
+	}, nil)
+	got := make(chan string, 1)
+	k, err := NewLoops(func(c *LoopConn, in []byte) int {
+		if _, on := c.ConnectionState(); !on {
+			if string(in) == "220 go ahead\n" {
+				if err := c.StartTLS(cli); err != nil {
+					t.Error(err)
+				}
+			}
+			return len(in)
+		}
+		if bytes.HasSuffix(in, []byte("\n")) {
+			got <- string(in)
+			c.Close()
+			return len(in)
+		}
+		return 0
+	}, &LoopOptions{
+		OnOpen: func(c *LoopConn) { c.WriteString("STARTTLS\n") },
+		OnHandshake: func(c *LoopConn, err error) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			c.WriteString("hi\n")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if _, err := k.Dial(context.Background(), "tcp", s.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	if line := <-got; line != "hi (TLS true)\n" {
+		t.Fatalf("reply over TLS %q", line)
+	}
 }
