@@ -26,7 +26,9 @@ func serveTLS(t *testing.T, engine string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, []string{"-engine", engine, "-addr", "127.0.0.1:0", "-tls"}, pw, io.Discard) }()
+	go func() {
+		done <- serve.Run(ctx, []string{"-engine", engine, "-addr", "127.0.0.1:0", "-tls"}, pw, io.Discard)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
