@@ -41,9 +41,10 @@
 //     are served as accepted ones, and a dial is bounded by
 //     LoopOptions.DialTimeout and its context. [Loops.Stats] counts
 //     connections by how they closed, readable while serving.
-//   - TLS ([LoopConn.StartTLS], LoopOptions.TLSConfig) is crypto/tls's, its
-//     handshake bounded and off the loop; one call's writes leave in one
-//     record, and the replies owed leave before a fatal alert.
+//   - TLS ([LoopConn.StartTLS], LoopOptions.TLSConfig; the client's on
+//     dialed connections) is crypto/tls's, its handshake bounded and off
+//     the loop; one call's writes leave in one record, replies owed before
+//     a fatal alert.
 //
 // A Handler must not block: another goroutine answers through [LoopConn.Do],
 // and code that must block takes the connection with [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.

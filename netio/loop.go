@@ -113,7 +113,9 @@ type LoopOptions struct {
 	// (implicit TLS), with crypto/tls: the handshake starts at once, as
 	// with StartTLS, and OnOpen runs once it has succeeded, so that a
 	// greeting is sealed. A connection whose handshake fails is closed
-	// without OnOpen or OnClose: OnHandshake learns why.
+	// without OnOpen or OnClose: OnHandshake learns why. Dialed
+	// connections are not served by it: their OnOpen calls StartTLS for
+	// a TLS client.
 	TLSConfig *tls.Config
 	// HandshakeTimeout bounds a TLS handshake on a connection without a
 	// deadline (SetDeadline): past it, the connection is closed and
@@ -236,6 +238,8 @@ type LoopConn struct {
 	closeErr  error
 	det       *detachedConn
 	dial      *dialing     // connect(2) in progress: not served yet
+	dialed    bool         // by Dial: StartTLS runs a TLS client
+	dialHost  string       // Dial's address's host: a TLS client's ServerName by default
 	tls       *tlsPipe     // StartTLS or LoopOptions.TLSConfig
 	gone      atomic.Bool  // closed or detached, for Do
 	dos       atomic.Int32 // functions Do queued, not yet run

@@ -19,6 +19,7 @@ type dialing struct {
 	at        int64 // the timeout, on the loop's clock; 0 is none
 	connected bool  // connect(2) completed at once
 	remote    net.Addr
+	host      string // the address's host: a TLS client's ServerName
 	unix      bool
 	c         *LoopConn // set on the loop
 	done      chan dialResult
@@ -34,7 +35,8 @@ type dialResult struct {
 // in turn until one connects) with a non-blocking connect(2) on one of
 // the loops, taken in turn with the accepted connections, and serves the
 // connection as an accepted one: with the Handler, and OnOpen run on the
-// loop before Dial returns. The returned LoopConn is the loop's, as a
+// loop before Dial returns (which may StartTLS: TLS as the client). The
+// returned LoopConn is the loop's, as a
 // Handler's is: from other goroutines, use it with Do.
 //
 // The connect is bounded by ctx and by LoopOptions.DialTimeout, which
@@ -60,9 +62,13 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		s.loops[0].stats.dialErrors.Add(1)
 		return nil, opErr(nil, err)
 	}
+	host := ""
+	if network != "unix" {
+		host, _, _ = net.SplitHostPort(address) // dialAddrs has split it
+	}
 	var first error
 	for _, sa := range sas {
-		c, err := s.dialOne(ctx, sa)
+		c, err := s.dialOne(ctx, sa, host)
 		if err == nil {
 			return c, nil
 		}
@@ -133,8 +139,8 @@ func dialAddrs(ctx context.Context, network, address string) ([]unix.Sockaddr, e
 	return sas, nil
 }
 
-// dialOne connects to sa on the loop whose turn it is.
-func (s *Loops) dialOne(ctx context.Context, sa unix.Sockaddr) (*LoopConn, error) {
+// dialOne connects to sa, of host, on the loop whose turn it is.
+func (s *Loops) dialOne(ctx context.Context, sa unix.Sockaddr, host string) (*LoopConn, error) {
 	family := unix.AF_UNIX
 	switch sa.(type) {
 	case *unix.SockaddrInet4:
@@ -146,7 +152,7 @@ func (s *Loops) dialOne(ctx context.Context, sa unix.Sockaddr) (*LoopConn, error
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	d := &dialing{remote: sockAddr(sa), unix: family == unix.AF_UNIX, done: make(chan dialResult, 1)}
+	d := &dialing{remote: sockAddr(sa), host: host, unix: family == unix.AF_UNIX, done: make(chan dialResult, 1)}
 	if !d.unix {
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
 	}
@@ -244,9 +250,10 @@ func (l *loop) dialed(c *LoopConn) {
 	}
 	l.unschedule(c)
 	c.dial, c.watched = nil, readEvents
+	c.dialed, c.dialHost = true, d.host
 	c.readAt = l.clock()
 	l.stats.dialed.Add(1)
-	l.opened(c, nil) // a dialed connection is no TLS server
+	l.opened(c, nil) // a dialed connection is no TLS server: its OnOpen may StartTLS
 	d.done <- dialResult{c: c}
 }
 

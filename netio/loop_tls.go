@@ -52,8 +52,14 @@ const (
 	maxRecord = 16 << 10
 )
 
-// StartTLS starts TLS on the connection, as the server, with cfg (which
-// must not be changed afterwards): the output written before it in this
+// StartTLS starts TLS on the connection with cfg (which must not be
+// changed afterwards): as the server on an accepted connection, and as
+// the client on one that Dial made, for the server cfg.ServerName names,
+// or if that is empty the host of Dial's address, as crypto/tls's Dial
+// takes it (a Unix socket has none: cfg then needs a ServerName or
+// InsecureSkipVerify). A dialed connection's OnOpen may call it, for TLS
+// from the start; Dial then returns during the handshake, and the first
+// message goes in OnHandshake. The output written before it in this
 // call is sent first, in the clear (an SMTP "220 Ready to start TLS"), and
 // the input the Handler leaves unused in this call is thrown away, since
 // what followed the upgrade command in the clear must not be taken for

@@ -46,12 +46,21 @@ func (t *tlsPipe) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startTLS starts c's handshake, on a goroutine.
+// startTLS starts c's handshake, on a goroutine: the client's on a
+// connection Dial made, else the server's.
 func (l *loop) startTLS(c *LoopConn, cfg *tls.Config, implicit bool) {
 	t := &tlsPipe{c: c, local: c.LocalAddr(), remote: c.remote, implicit: implicit, opened: !implicit,
 		running: true, eof: c.eof, rawEOF: c.eof, drain: implicit && l.draining}
 	t.cond.L = &t.mu
-	t.conn = tls.Server(t, cfg)
+	if c.dialed {
+		if cfg.ServerName == "" && c.dialHost != "" {
+			cfg = cfg.Clone() // as crypto/tls's Dial does
+			cfg.ServerName = c.dialHost
+		}
+		t.conn = tls.Client(t, cfg)
+	} else {
+		t.conn = tls.Server(t, cfg)
+	}
 	c.tls = t
 	if d := l.s.opt.HandshakeTimeout; c.deadline == 0 && d > 0 {
 		c.deadline = l.clock() + int64(d)

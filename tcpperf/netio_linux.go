@@ -117,9 +117,21 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 		}
 		c := &nconn{conn: conn{fd: -1, id: i, tmpl: msgTemplate(i, cfg.MsgSize)}, lc: lc}
 		c.flushFn = func(lc *netio.LoopConn) { l.flush(c, lc) }
-		// Set on the loop: the Handler looks for it there.
+		// Set on the loop: the Handler looks for it there. Over TLS, once
+		// the handshake has succeeded (handshaken).
 		done := make(chan error, 1)
-		if err := lc.Do(func(lc *netio.LoopConn) { lc.SetValue(c); done <- nil }); err != nil {
+		err = lc.Do(func(lc *netio.LoopConn) {
+			if cfg.TLS == nil {
+				lc.SetValue(c)
+				done <- nil
+				return
+			}
+			lc.SetValue(&handshaking{c: c, done: done})
+			if err := lc.StartTLS(cfg.TLS); err != nil {
+				done <- err
+			}
+		})
+		if err != nil {
 			return err
 		}
 		select {
@@ -128,6 +140,7 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 			err = ctx.Err()
 		}
 		if err != nil {
+			lc.Do(func(lc *netio.LoopConn) { lc.SetValue(nil); lc.Close() }) // not the run's
 			return err
 		}
 		conns[i] = c
@@ -208,6 +221,10 @@ func (r *run) newNloop(ctx context.Context, id int, sched string) (*nloop, error
 		WriteTimeout: -1,
 		DialTimeout:  cfg.DialTimeout,
 		OnClose:      l.closed,
+	}
+	if cfg.TLS != nil {
+		opt.HandshakeTimeout = cfg.DialTimeout
+		opt.OnHandshake = handshaken
 	}
 	if cpu >= 0 {
 		opt.CPUs = []int{cpu}
@@ -441,6 +458,27 @@ func (l *nloop) handle(lc *netio.LoopConn, in []byte) int {
 	}
 	l.checkDrained()
 	return k * size
+}
+
+// handshaking is the Value of a connection while its TLS handshake
+// runs: what it will be, and who waits for it.
+type handshaking struct {
+	c    *nconn
+	done chan<- error // buffered: who waited may have given up
+}
+
+// handshaken is OnHandshake: the connection is the run's once its
+// handshake has succeeded; a failed one is closed, and not counted but
+// as a connect failure.
+func handshaken(lc *netio.LoopConn, err error) {
+	h, ok := lc.Value().(*handshaking)
+	if !ok {
+		return
+	}
+	if err == nil {
+		lc.SetValue(h.c)
+	}
+	h.done <- err
 }
 
 // closed is OnClose: a connection that failed or that the run closed.

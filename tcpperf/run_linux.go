@@ -214,7 +214,7 @@ drain:
 
 	secs := float64(measuredEnd-r.measure) / 1e9
 	res := &Result{
-		Mode: cfg.Mode, Engine: cfg.Engine, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, WaitChosen: cfg.waitChosen, Arrival: cfg.Arrival, TargetQPS: cfg.QPS,
+		Mode: cfg.Mode, Engine: cfg.Engine, TLS: cfg.TLS != nil, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, WaitChosen: cfg.waitChosen, Arrival: cfg.Arrival, TargetQPS: cfg.QPS,
 		MsgSize: cfg.MsgSize, DurationS: secs,
 		ConnectFailures: r.connects, ConnectError: r.connectErr,
 	}

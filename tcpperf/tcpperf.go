@@ -3,6 +3,7 @@ package tcpperf
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -75,8 +76,14 @@ type Config struct {
 	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
 	// Engine is what serves the connections (experimental): EngineTcpperf
 	// (the default), tcpperf's own loops, or EngineNetio, package netio's
-	// loops (see EngineNetio for what it lacks).
+	// loops (see EngineNetio for what it lacks). With TLS set, it
+	// defaults to EngineNetio, the engine that can speak TLS.
 	Engine string
+	// TLS, if set, has each connection speak TLS, as a client with this
+	// configuration (its ServerName, by default Addr's host): the
+	// handshakes are part of connecting, before the schedule starts, and
+	// a failed one counts as a connect failure. Only EngineNetio can.
+	TLS *tls.Config
 
 	waitChosen bool // Wait was chosen by the load (see check)
 }
@@ -94,6 +101,7 @@ type Result struct {
 	BatchUs         float64 `json:"batch_us,omitempty"` // WaitBatch's window
 	Arrival         Arrival `json:"arrival"`            // how responses were timed
 	Engine          string  `json:"engine"`             // what served the connections (Config.Engine)
+	TLS             bool    `json:"tls,omitempty"`      // the connections spoke TLS (Config.TLS)
 	TargetQPS       float64 `json:"target_qps"`
 	Depth           int     `json:"depth,omitempty"`
 	MsgSize         int     `json:"msg_size"`
@@ -165,7 +173,9 @@ const (
 	// these), times responses when read (ArrivalRead: netio reads with
 	// read(2), so the kernel's receive timestamps are out of reach), does
 	// not report LoopBusy on the system clock (0), and, as netio does, reads no
-	// connection whose output waits for room.
+	// connection whose output waits for room. It alone speaks TLS
+	// (Config.TLS): the messages written in one call on a connection
+	// leave in one record.
 	EngineNetio = "netio"
 )
 
@@ -246,9 +256,15 @@ func (cfg *Config) check() error {
 	switch cfg.Engine {
 	case "":
 		cfg.Engine = EngineTcpperf
+		if cfg.TLS != nil {
+			cfg.Engine = EngineNetio
+		}
 	case EngineTcpperf, EngineNetio:
 	default:
 		return fmt.Errorf("%w: engine %q is neither %s nor %s", ErrConfig, cfg.Engine, EngineTcpperf, EngineNetio)
+	}
+	if cfg.TLS != nil && cfg.Engine != EngineNetio {
+		return fmt.Errorf("%w: TLS needs engine %s", ErrConfig, EngineNetio)
 	}
 	onNetio := cfg.Engine == EngineNetio
 	if cfg.Wait == "" {
@@ -343,6 +359,9 @@ func (cfg *Config) waitString(loops int) string {
 	w = fmt.Sprintf("%s, arrival %s, %d loops", w, cfg.Arrival, loops)
 	if cfg.Engine == EngineNetio {
 		w += ", engine netio"
+	}
+	if cfg.TLS != nil {
+		w += ", TLS"
 	}
 	return w
 }

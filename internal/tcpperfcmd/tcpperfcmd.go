@@ -5,7 +5,10 @@ package tcpperfcmd
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -50,19 +53,37 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar((*string)(&cfg.Wait), "wait", "", "how loops wait between sends (default: chosen by the load, batch where a loop's share of -qps is over 1/(spin+50µs), about 12,500 msg/s, adaptive otherwise): adaptive (poll Spin before a send and while a response is due), send (poll only before a send), sleep (never poll), spin (always poll), batch (wake when a send is -batch late and send all that are due; responses timed by the kernel)")
 	fs.DurationVar(&cfg.Batch, "batch", 0, "-wait batch: how late a send may be before the loop wakes for it and all others due (default 400µs)")
 	fs.StringVar((*string)(&cfg.Arrival), "arrival", "", "how responses are timed: kernel (the kernel's receive timestamp) or read (when the loop read them); default kernel with -wait batch, read otherwise")
-	fs.StringVar(&cfg.Engine, "engine", tcpperf.EngineTcpperf, "experimental: what serves the connections: tcpperf (its own loops) or netio (package netio's loops; -wait sleep or batch only, responses timed at read)")
+	fs.StringVar(&cfg.Engine, "engine", tcpperf.EngineTcpperf, "experimental: what serves the connections: tcpperf (its own loops) or netio (package netio's loops; -wait sleep or batch only, responses timed at read); netio with -tls")
+	useTLS := fs.Bool("tls", false, "speak TLS (engine netio, the default with -tls): the handshakes are part of connecting, before the measurement")
+	tlsInsecure := fs.Bool("tls-insecure", false, "with -tls, do not verify the server's certificate (e.g. serve -tls's self-signed one)")
+	tlsCA := fs.String("tls-ca", "", "with -tls, verify the server's certificate against the certificates in this PEM file instead of the system's")
+	tlsName := fs.String("tls-server-name", "", "with -tls, the name the server's certificate must have (default: the host of -addr)")
 	fs.DurationVar(&cfg.DrainTimeout, "drain", 2*time.Second, "wait this long for outstanding responses at the end")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log (latencies in ns) to this file")
 	plot := fs.String("plot", "", "draw the latency percentile spectrum to this SVG file")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed tcpperf -addr HOST:PORT [-conns N] [-qps R | -qps 0 -depth N] [-cpus N] [-pin CPUS] [-msg-size B] [-duration D] [-warmup D] [-mode echo|line] [-json] [-hdr-log FILE]")
+		fmt.Fprintln(stderr, "usage: wirespeed tcpperf -addr HOST:PORT [-conns N] [-qps R | -qps 0 -depth N] [-cpus N] [-pin CPUS] [-msg-size B] [-duration D] [-warmup D] [-mode echo|line] [-tls [-tls-insecure | -tls-ca FILE]] [-json] [-hdr-log FILE]")
 		fmt.Fprintln(stderr, "       wirespeed tcpperf merge [-json] FILE...   (merge interval logs of several hosts)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2} // the flag package has said why
+	}
+	if *useTLS {
+		engineSet := false
+		fs.Visit(func(f *flag.Flag) { engineSet = engineSet || f.Name == "engine" })
+		if !engineSet {
+			cfg.Engine = "" // netio, the engine that can
+		}
+		tc, err := tlsConfig(*tlsInsecure, *tlsCA, *tlsName)
+		if err != nil {
+			return err
+		}
+		cfg.TLS = tc
+	} else if *tlsInsecure || *tlsCA != "" || *tlsName != "" {
+		return errors.New("tcpperf: -tls-insecure, -tls-ca and -tls-server-name go with -tls")
 	}
 	if !*quiet {
 		cfg.Progress = stderr
@@ -118,6 +139,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// tlsConfig is the client's configuration of -tls.
+func tlsConfig(insecure bool, caFile, name string) (*tls.Config, error) {
+	cfg := &tls.Config{InsecureSkipVerify: insecure, ServerName: name}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("tcpperf: -tls-ca: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tcpperf: -tls-ca: no certificate in %s", caFile)
+		}
+	}
+	return cfg, nil
+}
+
 // Print writes r for people: the load, the throughput, the percentiles as a
 // table and the errors by kind.
 func Print(w io.Writer, r *tcpperf.Result) error {
@@ -156,6 +193,9 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	loops := fmt.Sprintf("%d loops", r.Loops)
 	if r.Engine != "" && r.Engine != tcpperf.EngineTcpperf {
 		loops = fmt.Sprintf("%d %s loops", r.Loops, r.Engine)
+	}
+	if r.TLS {
+		loops += " over TLS"
 	}
 	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, 100*r.LoopBusy, r.Arrival)
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",

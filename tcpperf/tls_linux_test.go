@@ -1,0 +1,82 @@
+package tcpperf
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
+	"github.com/wirespeed/wirespeed/internal/serve"
+)
+
+// serveTLS starts `serve -tls` in process on engine, and returns its
+// address and a client configuration that trusts its certificate.
+func serveTLS(t *testing.T, engine, mode string) (string, *tls.Config) {
+	t.Helper()
+	cert, err := selfsigned.Server("localhost", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.Start(serve.Config{Engine: engine, Mode: mode, Addr: "127.0.0.1:0",
+		TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}, serve.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	return s.Addr(), &tls.Config{RootCAs: pool}
+}
+
+// Over TLS against `serve -tls` on its std and netio engines, in echo
+// and line mode, closed and open loop: every connection's handshake
+// (verified, for Addr's host) comes before the schedule, every response
+// is checked, and the counts add up. Engine left unset is netio.
+func TestTLS(t *testing.T) {
+	for _, engine := range []string{"std", "netio"} {
+		for _, mode := range []string{"echo", "line"} {
+			for _, open := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/open=%v", engine, mode, open), func(t *testing.T) {
+					addr, cli := serveTLS(t, engine, mode)
+					cfg := Config{Addr: addr, TLS: cli, Conns: 8, Loops: 2, MsgSize: 100, Mode: mode,
+						Duration: 100 * time.Millisecond, Depth: 3}
+					if open {
+						cfg.QPS, cfg.Warmup = 2000, 20*time.Millisecond
+					}
+					res, err := Run(context.Background(), cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Engine != EngineNetio || !res.TLS || res.Connected != 8 || res.Errors != 0 || res.Unanswered != 0 {
+						t.Fatalf("want engine netio over TLS, 8 connections, no errors: %+v", res)
+					}
+					switch {
+					case open && (res.Sent != 240 || res.Received != 200):
+						// 2000/s: 240 messages in 120ms, 200 of them measured.
+						t.Fatalf("want 240 sent, 200 measured: %+v", res)
+					case !open && (res.Received == 0 || res.Sent < res.Received || res.Sent > res.Received+8*3):
+						t.Fatalf("closed loop: want all but the last in flight measured: %+v", res)
+					}
+				})
+			}
+		}
+	}
+}
+
+// A handshake that fails is a connect failure, with crypto/x509's error;
+// TLS on tcpperf's own loops is a configuration error.
+func TestTLSErrors(t *testing.T) {
+	addr, _ := serveTLS(t, "netio", "echo")
+	_, err := Run(context.Background(), Config{Addr: addr, TLS: &tls.Config{}, Duration: 10 * time.Millisecond})
+	if !errors.Is(err, ErrConnect) || !errors.As(err, new(x509.UnknownAuthorityError)) {
+		t.Fatalf("unknown CA: %v, want ErrConnect with x509.UnknownAuthorityError", err)
+	}
+	_, err = Run(context.Background(), Config{Addr: addr, TLS: &tls.Config{}, Engine: EngineTcpperf})
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("TLS on engine tcpperf: %v, want ErrConfig", err)
+	}
+}
