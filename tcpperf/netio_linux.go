@@ -109,9 +109,10 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 			return s.Dial(ctx, network, addr)
 		}
 	}
+	network, address := cfg.network()
 	err = r.connect(ctx, func(ctx context.Context, i int) error {
 		l := ls[i%len(ls)]
-		lc, err := dial(ctx, l.s, "tcp", cfg.Addr)
+		lc, err := dial(ctx, l.s, network, address)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +31,7 @@ var (
 
 // Config describes a run. Zero fields take the defaults noted.
 type Config struct {
-	Addr     string
+	Addr     string        // host:port, or unix:PATH for a Unix socket (engine netio, its default then)
 	Conns    int           // connections (default 1)
 	QPS      float64       // messages per second over all connections; 0 = closed loop
 	Depth    int           // closed loop: messages in flight per connection (default 1)
@@ -162,6 +163,14 @@ func (a Arrival) check() error {
 	return fmt.Errorf("%w: arrival %q is neither kernel nor read", ErrConfig, a)
 }
 
+// network returns the network and address to dial for Addr.
+func (cfg *Config) network() (network, address string) {
+	if path, ok := strings.CutPrefix(cfg.Addr, "unix:"); ok {
+		return "unix", path
+	}
+	return "tcp", cfg.Addr
+}
+
 // Engines (Config.Engine).
 const (
 	// EngineTcpperf is tcpperf's own event loops.
@@ -256,7 +265,7 @@ func (cfg *Config) check() error {
 	switch cfg.Engine {
 	case "":
 		cfg.Engine = EngineTcpperf
-		if cfg.TLS != nil {
+		if network, _ := cfg.network(); cfg.TLS != nil || network == "unix" {
 			cfg.Engine = EngineNetio
 		}
 	case EngineTcpperf, EngineNetio:
@@ -265,6 +274,9 @@ func (cfg *Config) check() error {
 	}
 	if cfg.TLS != nil && cfg.Engine != EngineNetio {
 		return fmt.Errorf("%w: TLS needs engine %s", ErrConfig, EngineNetio)
+	}
+	if network, _ := cfg.network(); network == "unix" && cfg.Engine != EngineNetio {
+		return fmt.Errorf("%w: a Unix socket needs engine %s", ErrConfig, EngineNetio)
 	}
 	onNetio := cfg.Engine == EngineNetio
 	if cfg.Wait == "" {

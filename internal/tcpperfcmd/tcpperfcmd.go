@@ -35,7 +35,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tcpperf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg tcpperf.Config
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "server address")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "server address: host:port, or unix:PATH (a Unix socket, on -engine netio)")
 	fs.IntVar(&cfg.Conns, "conns", 10, "connections")
 	fs.Float64Var(&cfg.QPS, "qps", 1000, "messages per second over all connections (open loop); 0 for closed loop")
 	fs.IntVar(&cfg.Depth, "depth", 1, "closed loop: messages in flight per connection")
@@ -53,7 +53,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar((*string)(&cfg.Wait), "wait", "", "how loops wait between sends (default: chosen by the load, batch where a loop's share of -qps is over 1/(spin+50µs), about 12,500 msg/s, adaptive otherwise): adaptive (poll Spin before a send and while a response is due), send (poll only before a send), sleep (never poll), spin (always poll), batch (wake when a send is -batch late and send all that are due; responses timed by the kernel)")
 	fs.DurationVar(&cfg.Batch, "batch", 0, "-wait batch: how late a send may be before the loop wakes for it and all others due (default 400µs)")
 	fs.StringVar((*string)(&cfg.Arrival), "arrival", "", "how responses are timed: kernel (the kernel's receive timestamp) or read (when the loop read them); default kernel with -wait batch, read otherwise")
-	fs.StringVar(&cfg.Engine, "engine", tcpperf.EngineTcpperf, "experimental: what serves the connections: tcpperf (its own loops) or netio (package netio's loops; -wait sleep or batch only, responses timed at read); netio with -tls")
+	fs.StringVar(&cfg.Engine, "engine", "", "what serves the connections: tcpperf (its own loops; the default) or netio (package netio's loops; -wait sleep or batch only, responses timed at read; the default with -tls or a unix: address)")
 	useTLS := fs.Bool("tls", false, "speak TLS (engine netio, the default with -tls): the handshakes are part of connecting, before the measurement")
 	tlsInsecure := fs.Bool("tls-insecure", false, "with -tls, do not verify the server's certificate (e.g. serve -tls's self-signed one)")
 	tlsCA := fs.String("tls-ca", "", "with -tls, verify the server's certificate against the certificates in this PEM file instead of the system's")
@@ -72,11 +72,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.StatusError{Status: 2} // the flag package has said why
 	}
 	if *useTLS {
-		engineSet := false
-		fs.Visit(func(f *flag.Flag) { engineSet = engineSet || f.Name == "engine" })
-		if !engineSet {
-			cfg.Engine = "" // netio, the engine that can
-		}
 		tc, err := tlsConfig(*tlsInsecure, *tlsCA, *tlsName)
 		if err != nil {
 			return err

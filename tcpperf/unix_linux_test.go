@@ -1,0 +1,51 @@
+package tcpperf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/serve"
+)
+
+// Over a Unix socket (Addr unix:PATH) against `serve -addr unix:PATH` on
+// its std and netio engines, closed and open loop: engine netio is
+// chosen, every response is checked, and the counts add up.
+func TestUnixSocket(t *testing.T) {
+	for _, engine := range []string{"std", "netio"} {
+		for _, open := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/open=%v", engine, open), func(t *testing.T) {
+				addr := "unix:" + filepath.Join(t.TempDir(), "echo.sock")
+				s, err := serve.Start(serve.Config{Engine: engine, Mode: "echo", Addr: addr}, serve.Builtin())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Stop() })
+				cfg := Config{Addr: addr, Conns: 8, Loops: 2, MsgSize: 100, Duration: 100 * time.Millisecond, Depth: 3}
+				if open {
+					cfg.QPS, cfg.Warmup = 2000, 20*time.Millisecond
+				}
+				res, err := Run(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Engine != EngineNetio || res.Connected != 8 || res.Errors != 0 || res.Unanswered != 0 {
+					t.Fatalf("want engine netio, 8 connections, no errors: %+v", res)
+				}
+				switch {
+				case open && (res.Sent != 240 || res.Received != 200):
+					t.Fatalf("want 240 sent, 200 measured: %+v", res)
+				case !open && (res.Received == 0 || res.Sent < res.Received || res.Sent > res.Received+8*3):
+					t.Fatalf("closed loop: want all but the last in flight measured: %+v", res)
+				}
+			})
+		}
+	}
+	_, err := Run(context.Background(), Config{Addr: "unix:/nonexistent.sock", Engine: EngineTcpperf})
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("a Unix socket on engine tcpperf: %v, want ErrConfig", err)
+	}
+}
