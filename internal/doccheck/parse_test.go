@@ -473,6 +473,12 @@ func TestScript(t *testing.T) {
 	if _, err := s.Script(b, func() (int, error) { return 0, errors.New("no port") }); err == nil {
 		t.Error("a port error: no error")
 	}
+	// A server on a Unix socket: its file is waited for.
+	ub := Block{File: "x.md", Line: 1, Lang: "sh", Text: "wirespeed serve -addr unix:/tmp/x.sock &   # as unix:PATH\n"}
+	if us, err := s.Script(ub, func() (int, error) { return 0, errors.New("no port needed") }); err != nil ||
+		!strings.HasSuffix(us, "wirespeed serve -addr unix:/tmp/x.sock &   # as unix:PATH\nstarted $!\nlistening_unix $! /tmp/x.sock\nstop_all\n") {
+		t.Errorf("unix socket script: %v\n%s", err, us)
+	}
 	// A netns block's network is its own: its addresses stay.
 	nb := Block{File: "x.md", Line: 1, Lang: "sh", Netns: true, Text: "wirespeed smtp-sink -addr 127.0.0.1:587 &\n"}
 	if ns, err := s.Script(nb, func() (int, error) { return 0, errors.New("no port needed") }); err != nil ||

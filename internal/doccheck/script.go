@@ -30,6 +30,10 @@ func builtin(name string) bool {
 // addrRE matches an IPv4 address with a port, as the docs give servers'.
 var addrRE = regexp.MustCompile(`\b(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}):(\d{1,5})\b`)
 
+// unixRE matches a Unix socket's address, unix:PATH, as the docs give
+// servers' (-addr unix:PATH).
+var unixRE = regexp.MustCompile(`\bunix:([^\s'"]+)`)
+
 // Command checks: every command of every block.
 
 // CheckBlock checks the commands of a shell block without running them:
@@ -237,6 +241,10 @@ func (s *Specs) Script(b Block, port func() (int, error)) (string, error) {
 			host, p, _ := strings.Cut(a, ":")
 			fmt.Fprintf(&sb, "\nlistening $! %s %s", host, p)
 		}
+		cmdText, _, _ := strings.Cut(l.Text, " #") // not the comment's words
+		for _, m := range unixRE.FindAllStringSubmatch(cmdText, -1) {
+			fmt.Fprintf(&sb, "\nlistening_unix $! %s", m[1])
+		}
 		edits = append(edits, edit{l.End, l.End, sb.String()})
 	}
 	out := applyEdits(text, edits)
@@ -274,7 +282,9 @@ func applyEdits(text string, edits []edit) string {
 
 // scriptPrelude defines the script's helpers: started records a
 // background job; listening waits up to 120 s for an address to accept a
-// connection, failing as soon as the job meant to listen there has ended;
+// connection, failing as soon as the job meant to listen there has ended
+// (listening_unix, for a Unix socket's file to be there: bash cannot
+// connect to one, and the servers listen as soon as they have bound it);
 // stop_all stops the jobs and checks how they ended.
 const scriptPrelude = `set -euo pipefail
 jobs_started=()
@@ -289,6 +299,18 @@ listening() {
 		sleep 0.05
 	done
 	echo "doccheck: nothing listens on $2:$3" >&2
+	return 1
+}
+listening_unix() {
+	for _ in $(seq 2400); do
+		if [ -S "$2" ]; then return 0; fi
+		if ! kill -0 "$1" 2>/dev/null; then
+			echo "doccheck: the job meant to listen on unix:$2 has ended" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "doccheck: nothing listens on unix:$2" >&2
 	return 1
 }
 stop_all() {
