@@ -1,3 +1,5 @@
+//go:build !netio_portable
+
 package netio
 
 import (
@@ -59,3 +61,6 @@ func (s *Loops) HandOff(c *net.TCPConn) error {
 		}
 	}})
 }
+
+// portableLoops: the Loops server is the portable one.
+const portableLoops = false

@@ -206,6 +206,8 @@ type LoopConn struct {
 	det       *detachedConn
 	gone      atomic.Bool  // closed or detached, for Do
 	dos       atomic.Int32 // functions Do queued, not yet run
+
+	sys connSys // the implementation's own (loop_sys_linux.go, loop_portable.go)
 }
 
 // RemoteAddr returns the peer's address.
@@ -415,8 +417,7 @@ func (c *LoopConn) Control(f func(fd uintptr)) error {
 	case !c.calling:
 		return ErrOutsideLoop
 	}
-	f(uintptr(c.fd))
-	return nil
+	return c.l.control(c, f)
 }
 
 // A task is a function Do posted for a connection, or loop work posted by

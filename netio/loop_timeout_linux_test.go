@@ -533,7 +533,7 @@ func TestLoopsWriteTimeoutSlowReader(t *testing.T) {
 			})
 		})
 		if err != nil {
-			t.Fatalf("the connection was closed: %v", err)
+			t.Fatalf("the connection was closed: %v (%v)", err, <-closed)
 		}
 		return <-q
 	}
