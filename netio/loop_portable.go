@@ -44,8 +44,11 @@ import (
 
 const (
 	// readSize is the most a read of a connection adds to its unused
-	// input, and the room its buffer keeps for the next read.
-	readSize = 16 << 10
+	// input: the size of its reads while each fills its buffer.
+	readSize = 64 << 10
+	// smallRead is the size of its reads otherwise, so that a quiet
+	// connection holds a small buffer.
+	smallRead = 4 << 10
 	// keepOutput is the most capacity a connection keeps for output
 	// once all of it is sent.
 	keepOutput = 64 << 10
@@ -104,6 +107,8 @@ type connSys struct {
 	stallCheck  bool // the write was interrupted at the write timeout
 	probing     bool // the write tries whether the socket takes any of the output (see writeDone)
 	fresh       bool // input (or the end of stream) the Handler has not been given
+	big         bool // the last read filled its buffer (or none was made): the next is of readSize
+	rsize       int  // the size of the read under way
 	direct      int  // the write under way is one call's output of this size (the sent hook), or -1
 	lingerIdx   int  // in the loop's lingerers, or -1
 	readyClosed bool // a Detach's ready is closed
@@ -456,7 +461,7 @@ func (l *loop) runTasks() {
 // add serves the accepted connection nc.
 func (l *loop) add(nc net.Conn) {
 	c := &LoopConn{l: l, fd: -1, remote: nc.RemoteAddr(), heapIdx: -1, readAt: l.now}
-	c.sys = connSys{nc: nc, reads: make(chan []byte, 1), writes: make(chan ioWrite, 1), direct: -1, lingerIdx: -1}
+	c.sys = connSys{nc: nc, reads: make(chan []byte, 1), writes: make(chan ioWrite, 1), direct: -1, lingerIdx: -1, big: true}
 	c.sys.onRead = func(l *loop) {
 		if l != nil {
 			l.readDone(c)
@@ -548,31 +553,35 @@ func (l *loop) pump(c *LoopConn) {
 	case c.lingering || (c.closing && c.waiting && !c.eof):
 		// Closed: the peer's input is thrown away, so that a peer that
 		// writes before it reads gets to read.
-		if cap(c.in) < readSize {
-			c.in = make([]byte, 0, readSize)
+		if cap(c.in) < smallRead {
+			c.in = make([]byte, 0, smallRead)
 		}
 		c.in, c.inOff = c.in[:0], 0
 		cs.reading, cs.discarding = true, true
-		cs.reads <- c.in[:readSize]
+		cs.reads <- c.in[:cap(c.in)]
 	case !c.closing && !c.waiting && !c.eof && !c.unread && !cs.fresh:
-		l.growIn(c)
+		cs.rsize = smallRead
+		if cs.big {
+			cs.rsize = readSize
+		}
+		l.growIn(c, cs.rsize)
 		cs.reading, cs.discarding = true, false
-		cs.reads <- c.in[len(c.in) : len(c.in)+readSize]
+		cs.reads <- c.in[len(c.in) : len(c.in)+cs.rsize]
 	}
 }
 
 // growIn makes room for a read behind c's unused input: the unused input
 // moves to the front of the buffer if that makes room enough, or to a
 // larger buffer.
-func (l *loop) growIn(c *LoopConn) {
-	if cap(c.in)-len(c.in) >= readSize {
+func (l *loop) growIn(c *LoopConn, size int) {
+	if cap(c.in)-len(c.in) >= size {
 		return
 	}
 	unused := len(c.in) - c.inOff
-	if cap(c.in)-unused >= readSize+unused {
+	if cap(c.in)-unused >= size+unused {
 		l.movedBytes(copy(c.in[:cap(c.in)], c.in[c.inOff:]))
 	} else {
-		grown := make([]byte, unused, max(min(2*cap(c.in), l.maxInput+readSize), unused+readSize))
+		grown := make([]byte, unused, max(min(2*cap(c.in), l.maxInput+readSize), unused+size))
 		l.movedBytes(copy(grown, c.in[c.inOff:]))
 		c.in = grown
 	}
@@ -618,15 +627,20 @@ func (l *loop) readDone(c *LoopConn) {
 				l.endLinger(c, c.closeErr)
 				return
 			}
-			if err != io.EOF {
-				l.close(c, err)
+			// The end of the stream, or a reset: nothing more is read,
+			// and what becomes of the output is the write's to tell (a
+			// peer that reset after it had all of it chose to end, as
+			// on Linux).
+			c.eof = true
+			if !c.waiting {
+				l.close(c, c.closeErr)
 				return
 			}
-			c.eof = true
 		}
 		l.pump(c)
 		return
 	}
+	cs.big = n == cs.rsize
 	if n > 0 {
 		c.in = c.in[:len(c.in)+n]
 		c.readAt = l.now
@@ -666,8 +680,8 @@ func (l *loop) deliver(c *LoopConn) {
 			return
 		}
 		if len(rest) == 0 {
-			if cap(c.in) > 2*readSize {
-				c.in = nil
+			if cap(c.in) > readSize || (!cs.big && cap(c.in) > smallRead) {
+				c.in = nil // a quiet connection holds a small buffer
 			}
 			c.in, c.inOff = c.in[:0], 0
 		} else {
