@@ -37,6 +37,13 @@
 //   - A panic on a loop closes only its connection (OnClose learns
 //     [ErrPanic]); nil functions are refused with [ErrNilFunc].
 //
+// Serve runs on epoll on Linux. Elsewhere, and on Linux when built with
+// the tag netio_portable, a portable implementation over net.Conn keeps
+// the same Handler contract and the guarantees above, but a connection
+// has two goroutines and a read buffer of its own, ReadBudget and CPUs
+// are ignored, and off Linux a close lingers until the peer ends its
+// stream or the linger time is over (docs/netio.md tells the rest).
+//
 // A Handler must not block: another goroutine answers through [LoopConn.Do],
 // and code that must block (crypto/tls) takes the connection with
 // [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.

@@ -42,7 +42,9 @@ type LoopOptions struct {
 	// leaves a loop's processor alone while the loop waits in epoll_wait.
 	Loops int
 	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)]; Serve fails
-	// if a loop cannot be pinned (os.ErrInvalid for a negative CPU).
+	// if a loop cannot be pinned (os.ErrInvalid for a negative CPU). The
+	// portable implementation pins nothing: it checks for negative CPUs
+	// only.
 	CPUs []int
 	// MaxQueued bounds the bytes a connection holds unsent; a Write past
 	// it fails with ErrQueueFull. 0 means 1 MiB, as for a Writer.
@@ -441,7 +443,8 @@ type Loops struct {
 }
 
 // Serve serves the connections ln accepts with h, on opt.Loops event
-// loops (Linux only; elsewhere it fails with errors.ErrUnsupported), until
+// loops (epoll on Linux; elsewhere, or with the build tag netio_portable,
+// goroutines over net.Conn: see the package documentation), until
 // Shutdown or Close. If opt is nil, defaults apply. The listener is the
 // server's from now on: Serve closes ln once its loops run, polling a
 // duplicate of its socket until Shutdown or Close, so that ln is served

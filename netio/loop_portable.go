@@ -48,7 +48,7 @@ const (
 	readSize = 64 << 10
 	// smallRead is the size of its reads otherwise, so that a quiet
 	// connection holds a small buffer.
-	smallRead = 4 << 10
+	smallRead = 8 << 10
 	// keepOutput is the most capacity a connection keeps for output
 	// once all of it is sent.
 	keepOutput = 64 << 10
@@ -107,7 +107,7 @@ type connSys struct {
 	stallCheck  bool // the write was interrupted at the write timeout
 	probing     bool // the write tries whether the socket takes any of the output (see writeDone)
 	fresh       bool // input (or the end of stream) the Handler has not been given
-	big         bool // the last read filled its buffer (or none was made): the next is of readSize
+	big         bool // the last read filled its buffer: the next is of readSize
 	rsize       int  // the size of the read under way
 	direct      int  // the write under way is one call's output of this size (the sent hook), or -1
 	lingerIdx   int  // in the loop's lingerers, or -1
@@ -461,7 +461,7 @@ func (l *loop) runTasks() {
 // add serves the accepted connection nc.
 func (l *loop) add(nc net.Conn) {
 	c := &LoopConn{l: l, fd: -1, remote: nc.RemoteAddr(), heapIdx: -1, readAt: l.now}
-	c.sys = connSys{nc: nc, reads: make(chan []byte, 1), writes: make(chan ioWrite, 1), direct: -1, lingerIdx: -1, big: true}
+	c.sys = connSys{nc: nc, reads: make(chan []byte, 1), writes: make(chan ioWrite, 1), direct: -1, lingerIdx: -1}
 	c.sys.onRead = func(l *loop) {
 		if l != nil {
 			l.readDone(c)
