@@ -2,7 +2,10 @@
 
 package netio
 
-import "net"
+import (
+	"net"
+	"runtime"
+)
 
 // Exported for testing only.
 
@@ -66,3 +69,8 @@ func (s *Loops) HandOff(c *net.TCPConn) error {
 
 // portableLoops: the Loops server is the portable one.
 const portableLoops = true
+
+// lingerSeesAcks: a close's linger ends once the peer has acknowledged
+// the output only where the system tells (SIOCOUTQ, Linux); elsewhere it
+// waits for the peer's end of stream or the linger time.
+const lingerSeesAcks = runtime.GOOS == "linux"
