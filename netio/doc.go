@@ -36,6 +36,14 @@
 //     is not lost to a reset; if it gives up, OnClose learns [ErrUnsent].
 //   - A panic on a loop closes only its connection (OnClose learns
 //     [ErrPanic]); nil functions are refused with [ErrNilFunc].
+//   - TCP and Unix domain sockets are served alike, from one or several
+//     listeners ([Loops.AddListener]); connections made by [Loops.Dial]
+//     are served as accepted ones, and a dial is bounded by
+//     LoopOptions.DialTimeout and its context. [Loops.Stats] counts
+//     connections by how they closed, readable while serving.
+//   - TLS ([LoopConn.StartTLS], LoopOptions.TLSConfig) is crypto/tls's, its
+//     handshake bounded and off the loop; one call's writes leave in one
+//     record, and the replies owed leave before a fatal alert.
 //
 // Serve runs on epoll on Linux. Elsewhere, and on Linux when built with
 // the tag netio_portable, a portable implementation over net.Conn keeps
@@ -45,6 +53,5 @@
 // stream or the linger time is over (docs/netio.md tells the rest).
 //
 // A Handler must not block: another goroutine answers through [LoopConn.Do],
-// and code that must block (crypto/tls) takes the connection with
-// [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.
+// and code that must block takes the connection with [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.
 package netio

@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -246,4 +249,113 @@ func ExampleLoops_Shutdown() {
 	// Output:
 	// last words
 	// <nil>
+}
+
+// An SMTP-like upgrade on event loops: STARTTLS is answered in the clear,
+// then StartTLS runs the handshake; from then on the Handler reads and
+// writes plaintext, and the loop seals and opens the records.
+func ExampleLoopConn_StartTLS() {
+	cert, err := selfsigned.Server("localhost")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srvCfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	handler := func(c *netio.LoopConn, in []byte) (used int) {
+		for {
+			i := bytes.IndexByte(in[used:], '\n')
+			if i < 0 {
+				return used
+			}
+			line := in[used : used+i]
+			used += i + 1
+			if string(line) == "STARTTLS" {
+				c.WriteString("220 go ahead\n")
+				c.StartTLS(srvCfg) // what follows in the clear is dropped
+				return used
+			}
+			_, tlsOn := c.ConnectionState()
+			fmt.Fprintf(c, "%s (TLS %v)\n", line, tlsOn)
+		}
+	}
+	srv, err := netio.Serve(ln, handler, &netio.LoopOptions{
+		OnHandshake: func(c *netio.LoopConn, err error) {
+			if err != nil {
+				log.Print(err) // the connection is closed
+			}
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	c.Write([]byte("hello\nSTARTTLS\n"))
+	for range 2 {
+		line, _ := r.ReadString('\n')
+		fmt.Print(line)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	tc := tls.Client(c, &tls.Config{RootCAs: pool, ServerName: "localhost"})
+	tc.Write([]byte("hello again\n"))
+	line, _ := bufio.NewReader(tc).ReadString('\n')
+	fmt.Print(line)
+	// Output:
+	// hello (TLS false)
+	// 220 go ahead
+	// hello again (TLS true)
+}
+
+// Implicit TLS on event loops: every connection's handshake runs first,
+// then OnOpen greets it, sealed.
+func ExampleLoopOptions_tLSConfig() {
+	cert, err := selfsigned.Server("localhost")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := netio.Serve(ln, func(c *netio.LoopConn, in []byte) int {
+		c.Write(in) // plaintext in, plaintext out
+		return len(in)
+	}, &netio.LoopOptions{
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"echo"}},
+		OnOpen: func(c *netio.LoopConn) {
+			st, _ := c.ConnectionState()
+			fmt.Fprintf(c, "hello over %s, %s\n", tls.VersionName(st.Version), st.NegotiatedProtocol)
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	c, err := tls.Dial("tcp", srv.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "localhost", NextProtos: []string{"echo"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	line, _ := r.ReadString('\n')
+	fmt.Print(line)
+	c.Write([]byte("echo me\n"))
+	line, _ = r.ReadString('\n')
+	fmt.Print(line)
+	// Output:
+	// hello over TLS 1.3, echo
+	// echo me
 }

@@ -57,7 +57,7 @@ func (s *Loops) HandOff(c *net.TCPConn) error {
 	}
 	return s.loops[0].post(task{lf: func(l *loop) {
 		if l != nil {
-			l.add(fd, nil)
+			l.add(fd, nil, false)
 		}
 	}})
 }

@@ -153,3 +153,7 @@ func LoopIndex(c *LoopConn) int { return c.l.id }
 // SetStoppedHook makes Shutdown, on the server started with opt, call f
 // once it has stopped the listener, before it waits for anything.
 func SetStoppedHook(opt *LoopOptions, f func()) { opt.stopped = f }
+
+// SetDialingHook makes the Loops server started with opt call f on the
+// loop each time a Dial starts waiting for its connect(2) to complete.
+func SetDialingHook(opt *LoopOptions, f func()) { opt.dialing = f }

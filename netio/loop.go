@@ -1,10 +1,12 @@
 package netio
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -73,12 +75,18 @@ type LoopOptions struct {
 	// peer that stops taking bytes is closed between WriteTimeout and
 	// twice that after). 0 means 1 minute, a negative value none.
 	WriteTimeout time.Duration
+	// DialTimeout bounds a Dial's connect(2), on the loop's clock (ctx
+	// bounds it too): past it Dial fails with an error matching
+	// os.ErrDeadlineExceeded. 0 means 30 seconds, a negative value none.
+	DialTimeout time.Duration
 
-	// OnOpen, if set, is called on the loop when a connection is added,
-	// before its first Handler call. It may write (a greeting).
+	// OnOpen, if set, is called on the loop when a connection is added
+	// (accepted, or dialed: before Dial returns), before its first
+	// Handler call. It may write (a greeting).
 	OnOpen func(c *LoopConn)
 	// OnClose, if set, is called on the loop when a connection whose
-	// OnOpen ran has been closed: err is nil after Close (ErrUnsent if
+	// OnOpen ran (with TLSConfig: whose handshake succeeded) has been
+	// closed: err is nil after Close (ErrUnsent if
 	// the peer did not take all of the output in time), ErrServerClosed
 	// when the server closed it, ErrDetached after Detach, a timeout's
 	// error, or what went wrong; it wraps ErrUnsent (and the system
@@ -103,6 +111,27 @@ type LoopOptions struct {
 	// 1 s while they last. nil ignores them.
 	OnAcceptError func(err error)
 
+	// TLSConfig, if set, serves every accepted connection over TLS
+	// (implicit TLS), with crypto/tls: the handshake starts at once, as
+	// with StartTLS, and OnOpen runs once it has succeeded, so that a
+	// greeting is sealed. A connection whose handshake fails is closed
+	// without OnOpen or OnClose: OnHandshake learns why.
+	TLSConfig *tls.Config
+	// HandshakeTimeout bounds a TLS handshake on a connection without a
+	// deadline (SetDeadline): past it, the connection is closed and
+	// OnHandshake learns ErrHandshake with os.ErrDeadlineExceeded. 0
+	// means 10 seconds, a negative value none.
+	HandshakeTimeout time.Duration
+	// OnHandshake, if set, is called on the loop when a TLS handshake
+	// (StartTLS, or TLSConfig's) ends: with a nil err the Handler gets
+	// plaintext from now on; a non-nil err wraps ErrHandshake, and the
+	// connection is closed. It is called once for each handshake, before
+	// OnClose; if the connection was closed while the handshake ran (a
+	// reset, Loops.Close), it is called when the handshake's goroutine
+	// has seen that, with what the handshake came to, and OnClose
+	// follows.
+	OnHandshake func(c *LoopConn, err error)
+
 	// Clock, if set, is the clock the timeouts and deadlines are kept
 	// by, instead of time.Now: for tests of a protocol's time limits. A
 	// loop reads it each time it wakes up; after moving a fake clock,
@@ -114,6 +143,7 @@ type LoopOptions struct {
 	sent    func(out, written int) // every send of a call's output
 	moved   func(n int)            // every copy of unused input
 	stopped func()                 // Shutdown has stopped the listener
+	dialing func()                 // a Dial waits for connect(2) on its loop
 }
 
 var (
@@ -166,6 +196,7 @@ const (
 	defaultMaxDo        = 256
 	defaultIdleTimeout  = 5 * time.Minute
 	defaultWriteTimeout = time.Minute
+	defaultDialTimeout  = 30 * time.Second
 )
 
 // A LoopConn is a connection of a [Loops] server. Its methods other than
@@ -206,6 +237,8 @@ type LoopConn struct {
 	unread    bool // SetReading(false): not read until SetReading(true)
 	closeErr  error
 	det       *detachedConn
+	dial      *dialing     // connect(2) in progress: not served yet
+	tls       *tlsPipe     // StartTLS or LoopOptions.TLSConfig
 	gone      atomic.Bool  // closed or detached, for Do
 	dos       atomic.Int32 // functions Do queued, not yet run
 
@@ -237,7 +270,9 @@ func (c *LoopConn) EOF() bool { return c.eof }
 // call returns. It fails, queueing nothing, with ErrQueueFull if the
 // connection would then hold more than LoopOptions.MaxQueued unsent
 // bytes, with ErrOutsideLoop outside a call on the loop, with
-// ErrDetached after Detach and with ErrClosed after Close.
+// ErrDetached after Detach, with ErrClosed after Close and with
+// ErrHandshaking during a TLS handshake. Over TLS, p is plaintext: the
+// call's output is sealed when it returns.
 func (c *LoopConn) Write(p []byte) (int, error) { return loopWrite(c, p) }
 
 // WriteString is Write for a string.
@@ -251,6 +286,8 @@ func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
 		return 0, ErrClosed
 	case !c.calling:
 		return 0, ErrOutsideLoop
+	case c.tls != nil && c.tls.state == tlsHandshake:
+		return 0, ErrHandshaking
 	}
 	l := c.l
 	if q := len(l.out) + len(c.pending) - c.off; q+len(p) > l.maxQueued {
@@ -347,7 +384,8 @@ func (c *LoopConn) SetDeadline(t time.Time) error {
 // far, which it sends first; both wait until the current call has
 // returned. Its Close, too, sends that output first (waiting at most
 // DefaultLinger for room, and returning ErrUnsent if some was left).
-// The loop is then done with c: OnClose learns ErrDetached.
+// The loop is then done with c: OnClose learns ErrDetached. A TLS
+// connection cannot be detached (ErrTLSActive): its keys are the loop's.
 func (c *LoopConn) Detach() (net.Conn, error) {
 	switch {
 	case c.det != nil:
@@ -356,6 +394,8 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 		return nil, ErrClosed
 	case !c.calling:
 		return nil, ErrOutsideLoop
+	case c.tls != nil:
+		return nil, ErrTLSActive
 	}
 	return c.l.detach(c)
 }
@@ -434,23 +474,34 @@ type task struct {
 // thread with its own epoll set, instead of a goroutine per connection.
 // See [Serve].
 type Loops struct {
-	ln    *net.TCPListener
 	h     Handler
 	opt   LoopOptions
 	loops []*loop
-	next  atomic.Uint32 // round-robin hand-off of accepted connections
+	next  atomic.Uint32 // round-robin hand-off of accepted and dialed connections
 	sys   loopSys       // the platform's part
+
+	mu  sync.Mutex  // guards lns
+	lns []*listener // in the order added
+}
+
+// A listener is one of the listeners a Loops server polls.
+type listener struct {
+	id   int32        // its index in Loops.lns
+	fd   int          // the server's duplicate of its socket; -1 once closed
+	addr net.Addr     // ln.Addr()
+	unix bool         // a Unix domain socket: no TCP options
+	keep net.Listener // a *net.UnixListener, closed with the server (its socket file goes then)
+	acc  net.Listener // the portable Serve's: what it accepts from, nil once closed
 }
 
 // Serve serves the connections ln accepts with h, on opt.Loops event
 // loops (epoll on Linux; elsewhere, or with the build tag netio_portable,
 // goroutines over net.Conn: see the package documentation), until
-// Shutdown or Close. If opt is nil, defaults apply. The listener is the
-// server's from now on: Serve closes ln once its loops run, polling a
-// duplicate of its socket until Shutdown or Close, so that ln is served
-// once (a second Serve of it fails with net.ErrClosed); ln.Addr still
-// works. A nil h fails with
-// ErrNilFunc, a nil ln with os.ErrInvalid.
+// Shutdown or Close: it is NewLoops and then AddListener(ln), and closes
+// the loops again if AddListener fails. If opt is nil, defaults apply. A
+// nil h fails with ErrNilFunc, a nil ln with os.ErrInvalid, a listener
+// other than a *net.TCPListener or a *net.UnixListener (of network
+// "unix") with an error matching errors.ErrUnsupported.
 //
 // A loop reads a readable connection into its own buffer, calls h, and
 // writes what h wrote with one write(2): pipelined requests read together
@@ -458,12 +509,31 @@ type Loops struct {
 // connection whose output the socket did not take all of is not read
 // again until it has been sent. Accepted connections are spread over the
 // loops in turn.
-func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
-	switch {
-	case h == nil:
+func Serve(ln net.Listener, h Handler, opt *LoopOptions) (*Loops, error) {
+	if h == nil {
 		return nil, fmt.Errorf("netio: Serve: nil Handler: %w", ErrNilFunc)
-	case ln == nil:
-		return nil, fmt.Errorf("netio: Serve: nil listener: %w", os.ErrInvalid)
+	}
+	if err := checkListener(ln); err != nil {
+		return nil, fmt.Errorf("netio: Serve: %w", err)
+	}
+	s, err := NewLoops(h, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.AddListener(ln); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewLoops starts opt.Loops event loops serving with h, with no listener
+// yet: AddListener gives them one (or several), and Dial connections of
+// their own. If opt is nil, defaults apply. A nil h fails with
+// ErrNilFunc.
+func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
+	if h == nil {
+		return nil, fmt.Errorf("netio: NewLoops: nil Handler: %w", ErrNilFunc)
 	}
 	if opt != nil {
 		for i, cpu := range opt.CPUs {
@@ -472,7 +542,7 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 			}
 		}
 	}
-	s := &Loops{ln: ln, h: h}
+	s := &Loops{h: h}
 	if opt != nil {
 		s.opt = *opt
 	}
@@ -488,7 +558,7 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 	for _, v := range []struct {
 		p   *time.Duration
 		def time.Duration
-	}{{&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}} {
+	}{{&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}, {&o.DialTimeout, defaultDialTimeout}, {&o.HandshakeTimeout, defaultHandshakeTimeout}} {
 		if *v.p == 0 {
 			*v.p = v.def
 		}
@@ -502,5 +572,63 @@ func Serve(ln *net.TCPListener, h Handler, opt *LoopOptions) (*Loops, error) {
 	return s, nil
 }
 
-// Addr returns the listener's address.
-func (s *Loops) Addr() net.Addr { return s.ln.Addr() }
+// checkListener reports why ln cannot be served, or nil.
+func checkListener(ln net.Listener) error {
+	switch l := ln.(type) {
+	case nil:
+		return fmt.Errorf("nil listener: %w", os.ErrInvalid)
+	case *net.TCPListener:
+		if l == nil {
+			return fmt.Errorf("nil listener: %w", os.ErrInvalid)
+		}
+	case *net.UnixListener:
+		if l == nil {
+			return fmt.Errorf("nil listener: %w", os.ErrInvalid)
+		}
+		if n := l.Addr().Network(); n != "unix" {
+			return fmt.Errorf("a %s listener (only stream sockets are served): %w", n, errors.ErrUnsupported)
+		}
+	default:
+		return fmt.Errorf("a %T (only *net.TCPListener and *net.UnixListener are served): %w", ln, errors.ErrUnsupported)
+	}
+	return nil
+}
+
+// AddListener has the loops accept ln's connections too, as Serve's
+// listener's: the server polls a duplicate of ln's socket from now on,
+// until Shutdown or Close, and closes ln once its loops poll it, so that
+// a listener is served once (a second Serve or AddListener of a
+// *net.TCPListener fails with net.ErrClosed); ln.Addr still works. A
+// *net.UnixListener is closed with the server instead, when the loops
+// stop polling it, so that its Close removes its socket file then (unless
+// SetUnlinkOnClose(false)); it is not to be used meanwhile, and a second
+// AddListener of it fails with os.ErrExist. A listener is refused as
+// Serve refuses it, and after Shutdown or Close with ErrServerClosed.
+func (s *Loops) AddListener(ln net.Listener) error {
+	if err := checkListener(ln); err != nil {
+		return fmt.Errorf("netio: AddListener: %w", err)
+	}
+	return s.addListener(ln)
+}
+
+// Addr returns the address of the first listener, or nil if there is none.
+func (s *Loops) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.lns) == 0 {
+		return nil
+	}
+	return s.lns[0].addr
+}
+
+// Addrs returns the addresses of the listeners, in the order they were
+// added.
+func (s *Loops) Addrs() []net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	addrs := make([]net.Addr, len(s.lns))
+	for i, ln := range s.lns {
+		addrs[i] = ln.addr
+	}
+	return addrs
+}

@@ -4,6 +4,7 @@ package netio
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,9 +13,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,7 +25,6 @@ import (
 
 // loopSys is the Linux part of a Loops server.
 type loopSys struct {
-	lfd       int // the listener's descriptor, polled by every loop
 	running   sync.WaitGroup
 	quit      atomic.Bool
 	stopping  atomic.Bool // Shutdown has shut the listener
@@ -34,16 +36,18 @@ type loopSys struct {
 	// Connections open while shutting down, and one for Shutdown itself
 	// until every loop has counted its own.
 	open   atomic.Int64
-	lnOnce sync.Once // the listener is closed once, by Shutdown or Close
-	lnErr  error
+	lnErr  error // closing the listeners (Loops.mu)
+	nextLn int32 // the id of the next listener (Loops.mu)
+	// TLS handshakes running, each on a goroutine: Close waits for them.
+	handshakes sync.WaitGroup
 }
 
 // Epoll data of a loop's own descriptors; a connection's is its index in
-// the loop.
+// the loop, a listener's evListen minus its id.
 const (
 	evWake   = -1
-	evListen = -2
 	evTimer  = -3
+	evListen = -16
 )
 
 // readEvents are a readable connection's events, edge-triggered: one
@@ -123,40 +127,107 @@ type loop struct {
 	armedAt    int64
 	deadTimers atomic.Int64
 
+	tl tlsLoop // the sealing of TLS output
+
 	base     time.Time // the clock's origin
 	now      int64     // ns since base, read once per wake-up
 	draining bool      // Shutdown: closing connections as they go quiet
 
-	// After accept(2) failed, the listener is out of the set until resume
-	// (zero while it is in), for a pause that doubles while failures
-	// last.
+	// The listeners the loop polls, by id (nil: not polled).
+	lns []*loopListener
+
+	stats loopStats
+}
+
+// A loopListener is a listener as one loop polls it. After accept(2)
+// failed, the listener is out of the loop's set until resume (zero while
+// it is in), for a pause that doubles while failures last.
+type loopListener struct {
+	ln      *listener
 	backoff time.Duration
 	resume  time.Time
 }
 
-// start takes the listener: the server polls a duplicate of its
-// descriptor, and closes ln itself once the loops run, so that a listener
-// is served once (a second Serve of it fails with net.ErrClosed). The
-// duplicate is closed only once no loop polls it.
-func (s *Loops) start() error {
-	rc, err := s.ln.SyscallConn()
+// start starts the loops, with no listener yet.
+func (s *Loops) start() error { return s.startLoops() }
+
+// addListener takes ln: the server polls a duplicate of its descriptor,
+// and closes a *net.TCPListener once every loop polls it (a
+// *net.UnixListener when the server closes), so that a listener is
+// served once. The duplicate is closed only once no loop polls it.
+func (s *Loops) addListener(ln net.Listener) error {
+	rc, err := ln.(syscall.Conn).SyscallConn()
 	if err != nil {
-		return err
+		return fmt.Errorf("netio: listener: %w", err)
 	}
+	fd := -1
 	var derr error
-	err = rc.Control(func(fd uintptr) { s.sys.lfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) })
+	err = rc.Control(func(lfd uintptr) { fd, derr = unix.FcntlInt(lfd, unix.F_DUPFD_CLOEXEC, 0) })
 	if err == nil && derr != nil {
 		err = fmt.Errorf("netio: listener: %w", derr)
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.startLoops(); err != nil {
-		unix.Close(s.sys.lfd)
-		return err
+	lis := &listener{fd: fd, addr: ln.Addr()}
+	if ul, ok := ln.(*net.UnixListener); ok {
+		lis.unix, lis.keep = true, ul
 	}
-	s.ln.Close()
+	s.mu.Lock()
+	if s.sys.quit.Load() || s.sys.stopping.Load() {
+		s.mu.Unlock()
+		unix.Close(fd)
+		return ErrServerClosed
+	}
+	if lis.keep != nil && slices.ContainsFunc(s.lns, func(x *listener) bool { return x.keep == ln }) {
+		s.mu.Unlock()
+		unix.Close(fd)
+		return fmt.Errorf("netio: listener %v is served already: %w", lis.addr, os.ErrExist)
+	}
+	lis.id = s.sys.nextLn
+	s.sys.nextLn++
+	s.lns = append(s.lns, lis)
+	s.mu.Unlock()
+	if err := s.onEveryLoop(func(l *loop) error { return l.listen(lis) }); err != nil {
+		if errors.Is(err, ErrServerClosed) {
+			return ErrServerClosed // Close closes it with the others
+		}
+		s.onEveryLoop(func(l *loop) error { l.unlisten(lis); return nil })
+		s.mu.Lock()
+		s.lns = slices.DeleteFunc(s.lns, func(x *listener) bool { return x == lis })
+		unix.Close(fd)
+		s.mu.Unlock()
+		return fmt.Errorf("netio: listener: %w", err)
+	}
+	if !lis.unix {
+		ln.Close()
+	}
 	return nil
+}
+
+// onEveryLoop runs f on every loop and waits for them; a loop that has
+// stopped gives ErrServerClosed.
+func (s *Loops) onEveryLoop(f func(l *loop) error) error {
+	errs := make(chan error, len(s.loops))
+	for _, l := range s.loops {
+		err := l.post(task{lf: func(l *loop) {
+			if l == nil {
+				errs <- ErrServerClosed
+				return
+			}
+			errs <- f(l)
+		}})
+		if err != nil {
+			errs <- err
+		}
+	}
+	var all error
+	for range s.loops {
+		if err := <-errs; err != nil && all == nil {
+			all = err
+		}
+	}
+	return all
 }
 
 func (s *Loops) startLoops() error {
@@ -196,30 +267,42 @@ func (s *Loops) startLoops() error {
 	return nil
 }
 
-// Close stops accepting, closes every connection (OnClose learns
-// ErrServerClosed; unsent output is dropped), waits for the loops to end
-// and closes the listener. It must not be called on a loop.
+// Close stops accepting, ends the dials in flight, closes every
+// connection (OnClose learns ErrServerClosed; unsent output is dropped),
+// waits for the loops to end and closes the listeners. It must not be
+// called on a loop.
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.stopLoops()
-		s.sys.closeErr = s.closeListener()
+		s.sys.handshakes.Wait() // their I/O ended with their connections
+		s.sys.closeErr = s.closeListeners()
 	})
 	return s.sys.closeErr
 }
 
-// closeListener closes the listener once no loop polls it.
-func (s *Loops) closeListener() error {
-	s.sys.lnOnce.Do(func() {
-		if err := unix.Close(s.sys.lfd); err != nil {
-			s.sys.lnErr = fmt.Errorf("netio: close listener: %w", err)
+// closeListeners closes the listeners once no loop polls them.
+func (s *Loops) closeListeners() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ln := range s.lns {
+		if ln.fd < 0 {
+			continue
 		}
-	})
+		if err := unix.Close(ln.fd); err != nil {
+			s.sys.lnErr = errors.Join(s.sys.lnErr, fmt.Errorf("netio: close listener %v: %w", ln.addr, err))
+		}
+		ln.fd = -1
+		if ln.keep != nil {
+			ln.keep.Close() // its socket file goes, as it would have
+		}
+	}
 	return s.sys.lnErr
 }
 
 // Shutdown stops accepting at once, however busy the loops (the
-// listener is shut before anything else, and connections that completed
-// their handshake but were not accepted yet are reset), then closes each
+// listeners are shut before anything else, and connections that completed
+// their handshake but were not accepted yet are reset), ends the dials in
+// flight (ErrServerClosed), then closes each
 // connection once its output is sent, or as OnShutdown decides, and waits
 // until all of them are closed or ctx is done; then it closes the server
 // as Close does. It returns ctx's error if ctx ended first. It must
@@ -231,8 +314,12 @@ func (s *Loops) Shutdown(ctx context.Context) error {
 		// task: shut, it completes no more handshakes, and resets those
 		// completed that no loop accepted yet. A loop that wakes for it
 		// takes it out of its set (acceptAll).
-		s.sys.stopping.Store(true)
-		unix.Shutdown(s.sys.lfd, unix.SHUT_RD)
+		s.mu.Lock()
+		s.sys.stopping.Store(true) // no listener is added from now on
+		for _, ln := range s.lns {
+			unix.Shutdown(ln.fd, unix.SHUT_RD)
+		}
+		s.mu.Unlock()
 		if f := s.opt.stopped; f != nil {
 			f()
 		}
@@ -253,8 +340,8 @@ func (s *Loops) Shutdown(ctx context.Context) error {
 		for range s.loops {
 			<-done
 		}
-		// No loop polls the listener now.
-		err = s.closeListener()
+		// No loop polls the listeners now.
+		err = s.closeListeners()
 		if s.sys.open.Add(-1) == 0 {
 			s.sys.endDrain()
 		}
@@ -296,9 +383,6 @@ func newLoop(s *Loops, id, cpu int) (*loop, error) {
 				err = unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.tfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: evTimer})
 			}
 		}
-		if err == nil {
-			err = l.listen()
-		}
 	}
 	if err != nil {
 		l.stop()
@@ -331,8 +415,31 @@ func (l *loop) stop() {
 	}
 }
 
-func (l *loop) listen() error {
-	return unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, l.s.sys.lfd, &unix.EpollEvent{Events: listenEvents, Fd: evListen})
+// listen has the loop poll ln, unless Shutdown has begun.
+func (l *loop) listen(ln *listener) error {
+	if l.draining || l.s.sys.stopping.Load() {
+		return nil
+	}
+	if err := l.pollListener(ln); err != nil {
+		return err
+	}
+	for int(ln.id) >= len(l.lns) {
+		l.lns = append(l.lns, nil)
+	}
+	l.lns[ln.id] = &loopListener{ln: ln}
+	return nil
+}
+
+func (l *loop) pollListener(ln *listener) error {
+	return unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, ln.fd, &unix.EpollEvent{Events: listenEvents, Fd: evListen - ln.id})
+}
+
+// unlisten stops polling ln.
+func (l *loop) unlisten(ln *listener) {
+	if int(ln.id) < len(l.lns) && l.lns[ln.id] != nil {
+		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, ln.fd, nil)
+		l.lns[ln.id] = nil
+	}
 }
 
 var eventOne = binary.NativeEndian.AppendUint64(nil, 1)
@@ -396,18 +503,8 @@ func (l *loop) run(ready chan<- error) {
 		if w := l.timerWait(); w >= 0 && (timeout < 0 || w < timeout) {
 			timeout = w
 		}
-		if !l.resume.IsZero() {
-			wait := time.Until(l.resume)
-			if wait <= 0 {
-				l.resume = time.Time{}
-				if err := l.listen(); err != nil {
-					l.resume = time.Now().Add(time.Second)
-				}
-				continue
-			}
-			if ms := msUntil(int64(wait)); timeout < 0 || ms < timeout {
-				timeout = ms
-			}
+		if ms := l.resumeListeners(); ms >= 0 && (timeout < 0 || ms < timeout) {
+			timeout = ms
 		}
 		if len(l.more) > 0 {
 			timeout = 0
@@ -426,15 +523,16 @@ func (l *loop) run(ready chan<- error) {
 			case evWake:
 				l.runTasks() // or the server quits
 				continue
-			case evListen:
-				if !l.draining { // Shutdown may have closed the listener
-					l.acceptAll()
-				}
-				continue
 			case evTimer:
 				var b [8]byte
 				unix.Read(l.tfd, b[:])
 				l.armedAt = 0 // run at the top of the loop
+				continue
+			}
+			if ev.Fd <= evListen {
+				if id := int(evListen - ev.Fd); !l.draining && id < len(l.lns) && l.lns[id] != nil {
+					l.acceptAll(l.lns[id]) // not if Shutdown has taken it out
+				}
 				continue
 			}
 			if c := l.conns[ev.Fd]; c != nil {
@@ -466,6 +564,8 @@ func msUntil(d int64) int {
 
 func (l *loop) event(c *LoopConn, ev uint32) {
 	switch {
+	case c.dial != nil:
+		l.dialEvent(c, ev)
 	case c.lingering:
 		if done, err := l.lingered(c); done {
 			l.close(c, err)
@@ -500,22 +600,49 @@ func (l *loop) event(c *LoopConn, ev uint32) {
 	}
 }
 
+// resumeListeners puts back in the loop's set the listeners whose pause
+// after an accept error is over, and returns how long until the next one
+// is, in milliseconds, or -1.
+func (l *loop) resumeListeners() int {
+	wait := -1
+	for _, ll := range l.lns {
+		if ll == nil || ll.resume.IsZero() {
+			continue
+		}
+		d := time.Until(ll.resume)
+		if d <= 0 {
+			ll.resume = time.Time{}
+			if err := l.pollListener(ll.ln); err != nil {
+				ll.resume = time.Now().Add(time.Second)
+				d = time.Second
+			} else {
+				continue
+			}
+		}
+		if ms := msUntil(int64(d)); wait < 0 || ms < wait {
+			wait = ms
+		}
+	}
+	return wait
+}
+
 // acceptAll accepts the connections waiting on the listener, up to a
 // burst, and hands each to the loop whose turn it is. After an error
 // other than a connection that went away, most likely out of descriptors
 // or memory, where accepting at once would fail again, the listener
 // leaves the loop's set for a pause.
-func (l *loop) acceptAll() {
+func (l *loop) acceptAll(ll *loopListener) {
+	ln := ll.ln
 	if l.s.sys.stopping.Load() {
-		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
+		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, ln.fd, nil)
 		return
 	}
 	for range acceptBurst {
-		fd, sa, err := unix.Accept4(l.s.sys.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		fd, sa, err := unix.Accept4(ln.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch err {
 		case nil:
-			l.backoff = 0
-			l.handOff(fd, sa)
+			ll.backoff = 0
+			l.handOff(fd, sa, ln.unix)
 			continue
 		case unix.EAGAIN:
 			return
@@ -523,9 +650,9 @@ func (l *loop) acceptAll() {
 			continue
 		}
 		l.acceptError(err)
-		l.backoff = min(max(2*l.backoff, 5*time.Millisecond), time.Second)
-		l.resume = time.Now().Add(l.backoff)
-		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
+		ll.backoff = min(max(2*ll.backoff, 5*time.Millisecond), time.Second)
+		ll.resume = time.Now().Add(ll.backoff)
+		unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, ln.fd, nil)
 		return
 	}
 }
@@ -540,11 +667,10 @@ func (l *loop) acceptError(err error) {
 }
 
 // handOff gives the accepted connection fd to the loop whose turn it is.
-func (l *loop) handOff(fd int, sa unix.Sockaddr) {
-	loops := l.s.loops
-	to := loops[int(l.s.next.Add(1)-1)%len(loops)]
+func (l *loop) handOff(fd int, sa unix.Sockaddr, isUnix bool) {
+	to := l.s.nextLoop()
 	if to == l {
-		l.add(fd, sa)
+		l.add(fd, sa, isUnix)
 		return
 	}
 	err := to.post(task{lf: func(to *loop) {
@@ -552,24 +678,25 @@ func (l *loop) handOff(fd int, sa unix.Sockaddr) {
 			unix.Close(fd)
 			return
 		}
-		to.add(fd, sa)
+		to.add(fd, sa, isUnix)
 	}})
 	if err != nil {
 		unix.Close(fd)
 	}
 }
 
+// nextLoop is the loop whose turn it is to take a connection.
+func (s *Loops) nextLoop() *loop {
+	return s.loops[int(s.next.Add(1)-1)%len(s.loops)]
+}
+
 // add serves the accepted connection fd.
-func (l *loop) add(fd int, sa unix.Sockaddr) {
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
-	c := &LoopConn{l: l, fd: fd, remote: tcpAddr(sa), heapIdx: -1, readAt: l.now, watched: readEvents}
-	if k := len(l.free); k > 0 {
-		c.idx = l.free[k-1]
-		l.free = l.free[:k-1]
-	} else {
-		c.idx = int32(len(l.conns))
-		l.conns = append(l.conns, nil)
+func (l *loop) add(fd int, sa unix.Sockaddr, isUnix bool) {
+	if !isUnix {
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
 	}
+	c := &LoopConn{l: l, fd: fd, remote: sockAddr(sa), heapIdx: -1, readAt: l.now, watched: readEvents}
+	l.slot(c)
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, c.fd, &unix.EpollEvent{Events: readEvents, Fd: c.idx}); err != nil {
 		// Not opened, so not closed either: OnClose does not hear of it.
 		unix.Close(fd)
@@ -578,10 +705,24 @@ func (l *loop) add(fd int, sa unix.Sockaddr) {
 		return
 	}
 	l.conns[c.idx] = c
+	l.stats.accepted.Add(1)
+	l.opened(c, l.s.opt.TLSConfig)
+}
+
+// opened serves c, in the loop's table and its epoll set: it tells
+// OnOpen, and OnShutdown if the server is shutting down; with a tlsCfg
+// (an accepted connection under LoopOptions.TLSConfig), once its TLS
+// handshake has succeeded.
+func (l *loop) opened(c *LoopConn, tlsCfg *tls.Config) {
+	l.stats.open.Add(1)
 	if l.draining {
 		l.s.sys.open.Add(1)
 	}
 	l.schedule(c)
+	if tlsCfg != nil {
+		l.startTLS(c, tlsCfg, true) // OnOpen follows the handshake
+		return
+	}
 	if f := l.s.opt.OnOpen; f != nil {
 		if !l.call(c, f) || !l.after(c) {
 			return
@@ -685,12 +826,14 @@ func (l *loop) localAddr(c *LoopConn) net.Addr {
 	if err != nil {
 		return nil
 	}
-	return tcpAddr(sa)
+	return sockAddr(sa)
 }
 
-// tcpAddr is the net.Addr of an accepted peer.
-func tcpAddr(sa unix.Sockaddr) net.Addr {
+// sockAddr is the net.Addr of a socket address.
+func sockAddr(sa unix.Sockaddr) net.Addr {
 	switch a := sa.(type) {
+	case *unix.SockaddrUnix:
+		return &net.UnixAddr{Name: a.Name, Net: "unix"}
 	case *unix.SockaddrInet4:
 		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)))
 	case *unix.SockaddrInet6:
@@ -766,6 +909,10 @@ func (l *loop) keepRest(c *LoopConn, rest []byte, own bool) {
 // the peer has ended it) or its budget is spent, calling the Handler after
 // each read, and stops early once c waits for room or is closed.
 func (l *loop) readable(c *LoopConn) {
+	if c.tls != nil {
+		l.tlsReadable(c)
+		return
+	}
 	read := 0
 	for !c.closed && !c.closing && !c.waiting && !c.eof && !c.unread {
 		if read >= l.budget {
@@ -795,6 +942,14 @@ func (l *loop) readable(c *LoopConn) {
 				return
 			}
 			rest := buf[used:total]
+			if c.tls != nil {
+				// StartTLS: what came after it in the clear is dropped.
+				l.keepRest(c, nil, own)
+				if l.sendAndCheck(c) {
+					l.tlsReadable(c)
+				}
+				return
+			}
 			if c.det != nil {
 				l.finishDetach(c, rest)
 				return
@@ -841,6 +996,9 @@ func (l *loop) resumeReading(c *LoopConn) {
 // send writes the output of the call that just returned. It reports
 // whether c may be read on: false once c waits for room or is closed.
 func (l *loop) send(c *LoopConn) bool {
+	if c.tls != nil {
+		l.seal(c)
+	}
 	out := l.out
 	l.out = l.out[:0]
 	if c.closed {
@@ -906,6 +1064,7 @@ func (l *loop) queue(c *LoopConn, p []byte) {
 		c.pending = grown
 	}
 	c.pending = append(c.pending, p...)
+	l.stats.queued.Add(int64(len(p)))
 }
 
 // drain writes c's pending output once the socket has room again, and
@@ -928,6 +1087,7 @@ func (l *loop) drain(c *LoopConn) {
 			return
 		}
 		c.off += w
+		l.stats.queued.Add(-int64(w))
 		sent = true
 	}
 	c.pending, c.off, c.waiting = nil, 0, false
@@ -975,7 +1135,7 @@ func (l *loop) close(c *LoopConn, err error) {
 // with err, and the peer may still be sending.
 func (l *loop) graceful(c *LoopConn, err error) bool {
 	return !c.eof && !c.waiting && !l.s.sys.quit.Load() &&
-		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
+		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err))
 }
 
 // linger ends c's output (FIN), all of it in the socket, and keeps c
@@ -1064,8 +1224,13 @@ func (l *loop) release(c *LoopConn, err error) {
 	if c.timers > 0 {
 		l.deadTimers.Add(int64(c.timers))
 	}
+	l.stats.queued.Add(-int64(len(c.pending) - c.off))
+	l.stats.released(err, c.eof)
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
-	if f := l.s.opt.OnClose; f != nil {
+	if c.tls != nil && l.tlsReleased(c, err) {
+		return // told when its handshake ends (handshakeDone)
+	}
+	if f := l.s.opt.OnClose; f != nil && c.tlsOpened() {
 		onClose(f, c, err)
 	}
 	if l.draining && l.s.sys.open.Add(-1) == 0 {
@@ -1073,10 +1238,14 @@ func (l *loop) release(c *LoopConn, err error) {
 	}
 }
 
-// shutdown closes the loop's connections.
+// shutdown closes the loop's connections, and ends its dials.
 func (l *loop) shutdown() {
 	for _, c := range l.conns {
-		if c != nil {
+		switch {
+		case c == nil:
+		case c.dial != nil:
+			l.dialFailed(c, ErrServerClosed)
+		default:
 			l.close(c, ErrServerClosed)
 		}
 	}
@@ -1086,8 +1255,17 @@ func (l *loop) shutdown() {
 // and each connection is closed once quiet, or handed to OnShutdown.
 func (l *loop) startDrain() {
 	l.draining = true
-	l.resume = time.Time{}
-	unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, l.s.sys.lfd, nil)
+	for _, ll := range l.lns {
+		if ll != nil {
+			unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, ll.ln.fd, nil)
+		}
+	}
+	l.lns = nil
+	for _, c := range l.conns {
+		if c != nil && c.dial != nil {
+			l.dialFailed(c, ErrServerClosed)
+		}
+	}
 	for _, c := range l.conns {
 		if c != nil {
 			l.s.sys.open.Add(1)
@@ -1104,6 +1282,10 @@ func (l *loop) startDrain() {
 // drainOne hands c to OnShutdown, or without it closes c once its output
 // is sent.
 func (l *loop) drainOne(c *LoopConn) {
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	if f := l.s.opt.OnShutdown; f != nil {
 		if l.call(c, f) {
 			l.after(c)
@@ -1119,8 +1301,15 @@ func (l *loop) drainConn(c *LoopConn) {
 	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
 		return
 	}
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	c.closing = true
-	if !c.waiting {
+	if c.tls != nil {
+		l.send(c) // close_notify
+	}
+	if !c.waiting && !c.closed {
 		l.close(c, nil)
 	}
 }
@@ -1135,6 +1324,9 @@ func (s *loopSys) endDrain() { s.drainOnce.Do(func() { close(s.drained) }) }
 
 // expiry is c's earliest deadline and its error, or 0.
 func (l *loop) expiry(c *LoopConn) (int64, error) {
+	if c.dial != nil {
+		return c.dial.at, os.ErrDeadlineExceeded
+	}
 	at, err := int64(0), error(nil)
 	switch {
 	case c.waiting:
@@ -1205,6 +1397,8 @@ func (l *loop) expire() {
 		case at > l.now:
 			c.heapAt = at
 			l.down(0)
+		case c.dial != nil:
+			l.dialFailed(c, err)
 		default:
 			l.unschedule(c)
 			if err == ErrWriteTimeout && l.peerTook(c) {
@@ -1256,7 +1450,7 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	f := l.s.opt.OnTimeout
-	if err == ErrWriteTimeout || f == nil {
+	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
 		l.close(c, err)
 		return
 	}
@@ -1549,6 +1743,7 @@ func (l *loop) panicked(c *LoopConn, v any) {
 	c.calling = false
 	err := &PanicError{Value: v, Stack: debug.Stack()}
 	l.out = l.out[:0]
+	l.tl.owner, l.tl.sealed = nil, 0
 	if d := c.det; d != nil {
 		d.Conn.Close() // the goroutine it was given to learns net.ErrClosed
 		close(d.ready)

@@ -36,6 +36,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -70,7 +71,6 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // loopSys is the portable part of a Loops server.
 type loopSys struct {
-	ln        net.Listener // what is accepted from: a duplicate of Serve's where the system has one
 	running   sync.WaitGroup
 	workers   sync.WaitGroup // the accepting goroutine and the connections' I/O goroutines
 	quit      atomic.Bool
@@ -82,8 +82,8 @@ type loopSys struct {
 	drainOnce sync.Once
 	drained   chan struct{}
 	open      atomic.Int64 // as on Linux: connections open while shutting down, +1
-	lnOnce    sync.Once
-	lnErr     error
+	lnErr     error        // closing the listeners (Loops.mu)
+	nextLn    int32        // the id of the next listener (Loops.mu)
 }
 
 // connSys is the portable part of a LoopConn: its net.Conn and the state
@@ -158,25 +158,12 @@ type loop struct {
 	// under way), and who waits for none to be (tests, Sync).
 	settling int
 	settled  []chan struct{}
+
+	stats loopStats
 }
 
-// start takes the listener, as on Linux: where the system can duplicate
-// it, the server accepts from a duplicate and closes ln, so that a
-// second Serve of ln fails with net.ErrClosed; elsewhere (Windows) it
-// accepts from ln itself, which Close closes.
+// start starts the loops, with no listener yet.
 func (s *Loops) start() error {
-	var ln net.Listener = s.ln
-	if f, err := s.ln.File(); err == nil {
-		dup, err := net.FileListener(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("netio: listener: %w", err)
-		}
-		ln = dup
-	} else if errors.Is(err, net.ErrClosed) {
-		return err
-	}
-	s.sys.ln = ln
 	s.sys.quitCh = make(chan struct{})
 	n := s.opt.Loops
 	if n <= 0 {
@@ -194,11 +181,55 @@ func (s *Loops) start() error {
 		s.sys.running.Add(1)
 		go l.run()
 	}
-	if ln != net.Listener(s.ln) {
-		s.ln.Close()
+	return nil
+}
+
+// addListener takes ln, as on Linux: where the system can duplicate it,
+// the server accepts from a duplicate and closes a *net.TCPListener, so
+// that a second Serve of it fails with net.ErrClosed; elsewhere
+// (Windows) it accepts from ln itself, which Close closes. A
+// *net.UnixListener is closed with the server, so that its socket file
+// goes then.
+func (s *Loops) addListener(ln net.Listener) error {
+	acc := ln
+	if f, err := ln.(interface{ File() (*os.File, error) }).File(); err == nil {
+		dup, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("netio: listener: %w", err)
+		}
+		acc = dup
+	} else if errors.Is(err, net.ErrClosed) {
+		return fmt.Errorf("netio: listener: %w", err)
 	}
+	lis := &listener{fd: -1, addr: ln.Addr(), acc: acc}
+	if ul, ok := ln.(*net.UnixListener); ok {
+		lis.unix, lis.keep = true, ul
+	}
+	s.mu.Lock()
+	if s.sys.quit.Load() || s.sys.stopping.Load() {
+		s.mu.Unlock()
+		if acc != ln {
+			acc.Close()
+		}
+		return ErrServerClosed
+	}
+	if lis.keep != nil && slices.ContainsFunc(s.lns, func(x *listener) bool { return x.keep == ln }) {
+		s.mu.Unlock()
+		if acc != ln {
+			acc.Close()
+		}
+		return fmt.Errorf("netio: listener %v is served already: %w", lis.addr, os.ErrExist)
+	}
+	lis.id = s.sys.nextLn
+	s.sys.nextLn++
+	s.lns = append(s.lns, lis)
 	s.sys.workers.Add(1)
-	go acceptConns(s)
+	s.mu.Unlock()
+	go acceptConns(s, lis)
+	if !lis.unix && acc != ln {
+		ln.Close()
+	}
 	return nil
 }
 
@@ -207,11 +238,11 @@ func (s *Loops) start() error {
 // out of descriptors, it pauses for a time that doubles from 5 ms up to
 // 1 s while errors last. It is a function, not a method, as are the
 // connections' I/O goroutines: their stacks do not name the loops.
-func acceptConns(s *Loops) {
+func acceptConns(s *Loops, lis *listener) {
 	defer s.sys.workers.Done()
 	var backoff time.Duration
 	for {
-		nc, err := s.sys.ln.Accept()
+		nc, err := lis.acc.Accept()
 		if err != nil {
 			if s.sys.stopping.Load() || s.sys.quit.Load() || errors.Is(err, net.ErrClosed) {
 				return
@@ -228,13 +259,13 @@ func acceptConns(s *Loops) {
 			continue
 		}
 		backoff = 0
-		to := s.loops[int(s.next.Add(1)-1)%len(s.loops)]
+		to := s.nextLoop()
 		err = to.post(task{lf: func(l *loop) {
 			if l == nil { // the loop stopped first
 				nc.Close()
 				return
 			}
-			l.add(nc)
+			l.add(nc, true)
 		}})
 		if err != nil {
 			nc.Close()
@@ -251,15 +282,15 @@ func acceptError(s *Loops, err error) {
 	}
 }
 
-// Close stops accepting, closes every connection (OnClose learns
-// ErrServerClosed; unsent output is dropped), waits for the loops and
-// the connections' goroutines to end, and closes the listener. It must
-// not be called on a loop.
+// Close stops accepting, ends the dials in flight, closes every
+// connection (OnClose learns ErrServerClosed; unsent output is dropped),
+// waits for the loops and the connections' goroutines to end, and closes
+// the listeners. It must not be called on a loop.
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.sys.quit.Store(true)
 		close(s.sys.quitCh)
-		s.sys.closeErr = s.closeListener()
+		s.sys.closeErr = s.closeListeners()
 		for _, l := range s.loops {
 			l.wakeUp()
 		}
@@ -269,25 +300,43 @@ func (s *Loops) Close() error {
 	return s.sys.closeErr
 }
 
-func (s *Loops) closeListener() error {
-	s.sys.lnOnce.Do(func() {
-		if err := s.sys.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			s.sys.lnErr = fmt.Errorf("netio: close listener: %w", err)
+// closeListeners closes the listeners (their accepting goroutines
+// end), and the Unix listeners given, whose socket files go then.
+func (s *Loops) closeListeners() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ln := range s.lns {
+		if ln.acc == nil {
+			continue
 		}
-	})
+		if err := ln.acc.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			s.sys.lnErr = errors.Join(s.sys.lnErr, fmt.Errorf("netio: close listener %v: %w", ln.addr, err))
+		}
+		if ln.keep != nil && ln.keep != ln.acc {
+			ln.keep.Close() // its socket file goes, as it would have
+		}
+		ln.acc = nil
+	}
 	return s.sys.lnErr
 }
 
-// Shutdown stops accepting at once (the listener is closed before
-// anything else), then closes each connection once its output is sent,
+// nextLoop is the loop whose turn it is to take a connection.
+func (s *Loops) nextLoop() *loop {
+	return s.loops[int(s.next.Add(1)-1)%len(s.loops)]
+}
+
+// Shutdown stops accepting at once (the listeners are closed before
+// anything else), ends the dials in flight (ErrServerClosed), then closes each connection once its output is sent,
 // or as OnShutdown decides, and waits until all of them are closed or
 // ctx is done; then it closes the server as Close does. It returns ctx's
 // error if ctx ended first. It must not be called on a loop.
 func (s *Loops) Shutdown(ctx context.Context) error {
 	var err error
 	s.sys.shutOnce.Do(func() {
-		s.sys.stopping.Store(true)
-		err = s.closeListener()
+		s.mu.Lock()
+		s.sys.stopping.Store(true) // no listener is added from now on
+		s.mu.Unlock()
+		err = s.closeListeners()
 		if f := s.opt.stopped; f != nil {
 			f()
 		}
@@ -458,8 +507,8 @@ func (l *loop) runTasks() {
 	}
 }
 
-// add serves the accepted connection nc.
-func (l *loop) add(nc net.Conn) {
+// add serves the connection nc, accepted or dialed.
+func (l *loop) add(nc net.Conn, accepted bool) {
 	c := &LoopConn{l: l, fd: -1, remote: nc.RemoteAddr(), heapIdx: -1, readAt: l.now}
 	c.sys = connSys{nc: nc, reads: make(chan []byte, 1), writes: make(chan ioWrite, 1), direct: -1, lingerIdx: -1}
 	c.sys.onRead = func(l *loop) {
@@ -480,6 +529,12 @@ func (l *loop) add(nc net.Conn) {
 		l.conns = append(l.conns, nil)
 	}
 	l.conns[c.idx] = c
+	if accepted {
+		l.stats.accepted.Add(1)
+	} else {
+		l.stats.dialed.Add(1)
+	}
+	l.stats.open.Add(1)
 	if l.draining {
 		l.s.sys.open.Add(1)
 	}
@@ -773,6 +828,7 @@ func (l *loop) queue(c *LoopConn, p []byte) {
 		c.pending = grown
 	}
 	c.pending = append(c.pending, p...)
+	l.stats.queued.Add(int64(len(p)))
 }
 
 // writeDone takes the result of c's write.
@@ -803,6 +859,7 @@ func (l *loop) writeDone(c *LoopConn) {
 		}
 	}
 	c.off += n
+	l.stats.queued.Add(-int64(n))
 	if n > 0 {
 		c.progressAt = l.now
 	}
@@ -1027,6 +1084,8 @@ func (l *loop) release(c *LoopConn, err error) {
 	if c.timers > 0 {
 		l.deadTimers.Add(int64(c.timers))
 	}
+	l.stats.queued.Add(-int64(len(c.pending) - c.off))
+	l.stats.released(err, c.eof)
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
 	close(c.sys.reads)
 	close(c.sys.writes)

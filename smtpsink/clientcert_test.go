@@ -7,13 +7,13 @@ import (
 	nettextproto "net/textproto"
 	"testing"
 
-	"github.com/wirespeed/wirespeed/internal/testcert"
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 )
 
 // clientCert makes a client certificate that is its own CA.
 func clientCert(t *testing.T, cn string) tls.Certificate {
 	t.Helper()
-	c, err := testcert.Client(cn)
+	c, err := selfsigned.Client(cn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,6 +201,7 @@ func (ss *session) hello(verb, arg string) bool {
 		ss.reply(250, ss.cfg.Hostname)
 		return true
 	}
+	ss.okReplies[0]++ // okSlot(250)
 	if ss.tls {
 		ss.bw.Write(ss.s.ehloTLS)
 		return true

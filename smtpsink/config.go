@@ -18,7 +18,9 @@ import (
 // limit, strict framing (a bare CR or LF fails the message with 550) and
 // the default line and recipient limits.
 type Config struct {
-	// Addr is the TCP address to listen on; port 0 picks one.
+	// Addr is the TCP address to listen on (port 0 picks one), or
+	// unix:PATH for a Unix domain socket (as Postfix's smtp-sink takes
+	// it), whose file the server creates and removes when it closes.
 	Addr string
 
 	// LMTP serves LMTP (RFC 2033) instead of SMTP: LHLO instead of

@@ -217,6 +217,7 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 	if accepted {
 		ss.owe()
 	}
+	ss.foldReplies()
 	ss.reset()
 	return !closing
 }

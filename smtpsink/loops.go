@@ -3,7 +3,6 @@ package smtpsink
 import (
 	"errors"
 	"io"
-	"net"
 	"sync"
 	"time"
 
@@ -18,9 +17,8 @@ import (
 // dot.Decoder, and reads BDAT chunks through a textproto.Reader fed with
 // exactly the bytes at hand, so that nothing ever waits for input. An
 // idle session holds no buffer. A Delay pauses the session with a timer
-// on its loop (netio's AfterFunc). What blocks is done elsewhere: a TLS
-// handshake runs on a goroutine, after which the loop drives the session's tls.Conn
-// (looptls.go).
+// on its loop (netio's AfterFunc). TLS is netio's (StartTLS): the
+// session reads and writes plaintext (looptls.go).
 
 // A loopMode is what a session on the loops engine does with its input.
 type loopMode uint8
@@ -33,7 +31,7 @@ const (
 	modePaused                    // a Delay: input is held until it ends
 	modeStalled                   // replies wait for the client to read them
 	modeWaiting                   // for a slot of MaxConns: not greeted yet
-	modeHandshake                 // a TLS handshake (on a goroutine of its own)
+	modeHandshake                 // a TLS handshake (netio's, off the loop)
 	modeClosed
 )
 
@@ -75,8 +73,8 @@ type loopSession struct {
 	refusedCon bool // over MaxConns and refused: never a session
 	untracked  bool // accepted after the server began to stop: not counted at all
 
-	tls      *loopTLS // the session's TLS, once STARTTLS or implicit TLS began it
-	implicit bool     // implicit TLS: the greeting follows the handshake
+	tls      bool // STARTTLS or implicit TLS began a handshake
+	implicit bool // implicit TLS: the greeting follows the handshake
 
 	// owed counts the replies that accepted a message since the
 	// session's output was last seen all sent (Stats.Unsent): netio
@@ -87,7 +85,7 @@ type loopSession struct {
 // sent notes, at the start of a loop's call into the session, whether
 // the output of the calls before has all left.
 func (ls *loopSession) sent() {
-	if ls.c.Queued() == 0 && len(ls.w.tlsOut) == 0 && ls.w.err == nil {
+	if ls.c.Queued() == 0 && ls.w.err == nil {
 		ls.owed = 0
 	}
 }
@@ -106,18 +104,12 @@ func (f *feed) Read(p []byte) (int, error) {
 }
 
 // loopWriter sends a session's replies on its loop: they leave with the
-// rest of the call's output when the call returns. Over TLS it holds
-// them until then too (sendTLS), so that the replies to what one read
-// brought make one record, not one each.
+// rest of the call's output when the call returns (over TLS, sealed in
+// one record).
 type loopWriter struct {
-	ls     *loopSession
-	err    error
-	tlsOut []byte // replies for the tls.Conn, not yet sealed
+	ls  *loopSession
+	err error
 }
-
-// maxTLSOut is how much of a session's replies is held for one TLS
-// record: a record's most.
-const maxTLSOut = 16 << 10
 
 func (w *loopWriter) Write(p []byte) (int, error) {
 	if w.err != nil {
@@ -126,45 +118,14 @@ func (w *loopWriter) Write(p []byte) (int, error) {
 	if w.ls.ss.cfg.Trace != nil {
 		w.ls.trace('>', p)
 	}
-	if w.ls.tls != nil {
-		w.tlsOut = append(w.tlsOut, p...)
-		if len(w.tlsOut) >= maxTLSOut {
-			w.sendTLS()
-		}
-		return len(p), w.err
-	}
 	n, err := w.ls.c.Write(p)
 	w.err = err
 	return n, err
 }
 
-// sendTLS seals the replies held for the session's tls.Conn and sends
-// them; it reports whether the write failed (as it has before).
-func (w *loopWriter) sendTLS() bool {
-	if len(w.tlsOut) > 0 && w.err == nil {
-		_, w.err = w.ls.tls.conn.Write(w.tlsOut)
-	}
-	w.tlsOut = w.tlsOut[:0]
-	if cap(w.tlsOut) > 2*maxTLSOut {
-		w.tlsOut = nil
-	}
-	return w.err != nil
-}
-
-// endCall ends a loop's call into the session: over TLS the replies it
-// made leave now, in one record.
-func (ls *loopSession) endCall() {
-	if ls.tls != nil && ls.mode != modeClosed && ls.w.sendTLS() {
-		ls.close()
-	}
-}
-
 func (w *loopWriter) WriteString(s string) (int, error) {
 	if w.err != nil {
 		return 0, w.err
-	}
-	if w.ls.tls != nil {
-		return w.Write([]byte(s))
 	}
 	if w.ls.ss.cfg.Trace != nil {
 		w.ls.trace('>', []byte(s))
@@ -183,24 +144,23 @@ func (ls *loopSession) trace(dir byte, p []byte) {
 // serveLoops serves the listener on netio's event loops until the server
 // closes.
 func (s *Server) serveLoops() error {
-	tl, ok := s.ln.(*net.TCPListener)
-	if !ok {
-		return errors.New("smtpsink: the loops engine needs a TCP listener")
-	}
 	writeTimeout := s.cfg.Timeout
 	if writeTimeout == 0 {
 		writeTimeout = -1
 	}
 	opt := &netio.LoopOptions{
-		// The sessions' own deadlines bound every wait for input.
-		IdleTimeout:  -1,
-		WriteTimeout: writeTimeout,
-		Clock:        s.h.now,
-		OnOpen:       s.loopOpen,
-		OnClose:      s.loopClose,
-		OnTimeout:    s.loopTimeout,
-		OnShutdown:   s.loopShutdown,
-		OnWritable:   s.loopWritable,
+		// The sessions' own deadlines bound every wait for input, and
+		// the handshakes.
+		IdleTimeout:      -1,
+		HandshakeTimeout: -1,
+		OnHandshake:      s.loopHandshake,
+		WriteTimeout:     writeTimeout,
+		Clock:            s.h.now,
+		OnOpen:           s.loopOpen,
+		OnClose:          s.loopClose,
+		OnTimeout:        s.loopTimeout,
+		OnShutdown:       s.loopShutdown,
+		OnWritable:       s.loopWritable,
 		OnAcceptError: func(err error) {
 			s.cfg.ErrorLog.Printf("smtpsink: accept: %v", err)
 		},
@@ -212,7 +172,7 @@ func (s *Server) serveLoops() error {
 		return nil
 	default:
 	}
-	l, err := netio.Serve(tl, s.loopHandle, opt)
+	l, err := netio.Serve(s.ln, s.loopHandle, opt)
 	if err != nil {
 		s.mu.Unlock()
 		return err
@@ -284,9 +244,7 @@ func (ls *loopSession) begin() {
 		ls.trace('<', ls.held) // what came before it had its number
 	}
 	if ss.cfg.TLSImplicit {
-		held := ls.held // what came while it waited (a ClientHello)
-		ls.held = nil
-		ls.startHandshake(held, true)
+		ls.startHandshake(true)
 		return
 	}
 	ls.run(func() bool { return ss.wait(s.k.connect.delay, ss.greet) })
@@ -310,30 +268,17 @@ func (ls *loopSession) close() {
 		return
 	}
 	ls.mode = modeClosed
-	ls.closeTLS()
-	ls.c.Close()
+	ls.c.Close() // over TLS, close_notify follows the replies
 }
 
 func (s *Server) loopHandle(c *netio.LoopConn, in []byte) int {
 	ls := c.Value().(*loopSession)
 	ls.sent()
-	switch t := ls.tls; {
-	case t == nil || ls.mode == modeWaiting || ls.mode == modeClosed:
-		ls.eof = c.EOF()
-		if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed && ls.mode != modeWaiting {
-			ls.trace('<', in)
-		}
-		ls.input(in)
-	case ls.mode == modeHandshake:
-		if !t.push(in, c.EOF()) {
-			ls.close() // a handshake flooded
-		}
-	default:
-		t.lend(in, c.EOF())
-		ls.tlsInput()
-		t.unlend(ls.mode != modeClosed)
-		ls.endCall()
+	ls.eof = c.EOF()
+	if s.cfg.Trace != nil && len(in) > 0 && ls.mode != modeClosed && ls.mode != modeWaiting {
+		ls.trace('<', in)
 	}
+	ls.input(in)
 	if s.h.read != nil && len(in) > 0 {
 		s.h.read(len(in))
 	}
@@ -498,7 +443,6 @@ func (ls *loopSession) unpause(*netio.LoopConn) {
 	ls.c.SetReading(true)
 	ls.run(ls.then)
 	ls.resume()
-	ls.endCall()
 }
 
 // resume serves the input the session held while it could not (paused,
@@ -507,9 +451,6 @@ func (ls *loopSession) resume() {
 	held := ls.held
 	ls.held = nil
 	ls.input(held)
-	if t := ls.tls; t != nil && t.onLoop && ls.mode != modeClosed && ls.mode != modePaused && ls.mode != modeStalled {
-		ls.tlsInput() // what its tls.Conn read ahead (with the last flight of a handshake)
-	}
 }
 
 // outHigh is the output a session's replies may queue before it stops
@@ -536,7 +477,6 @@ func (s *Server) loopWritable(c *netio.LoopConn) {
 	ls.mode = modeCommand
 	c.SetReading(true)
 	ls.resume()
-	ls.endCall()
 }
 
 // startData starts reading a message's DATA.
@@ -732,8 +672,7 @@ func (s *Server) loopTimeout(c *netio.LoopConn, err error) {
 	default:
 		ls.ss.timeoutReply()
 	}
-	ls.mode = modeClosed
-	ls.closeTLS() // close_notify after the 421, as close sends
+	ls.mode = modeClosed // netio closes it, close_notify after the 421
 }
 
 // loopShutdown is called for each session when the loops' Shutdown
@@ -762,7 +701,7 @@ func (ls *loopSession) farewell() {
 		return
 	}
 	bye := "421 4.3.2 Service shutting down, closing connection\r\n"
-	if ls.tls == nil {
+	if !ls.tls {
 		bye = ls.ss.s.inClear(bye) // waiting for a slot under implicit TLS
 	}
 	ls.ss.bw.WriteString(bye)
@@ -775,9 +714,6 @@ func (s *Server) loopClose(c *netio.LoopConn, err error) {
 	ls.mode = modeClosed
 	if ls.w.err != nil || errors.Is(err, netio.ErrUnsent) {
 		s.stats.unsent.Add(ls.owed) // the replies that did not leave
-	}
-	if ls.tls != nil {
-		ls.tls.Close() // a handshake still going ends
 	}
 	if err != nil {
 		ls.ss.quit = false // served, but its 221 was never sent: as on the goroutine engine
@@ -845,8 +781,8 @@ func (s *Server) freeSlot() {
 // sends first); what the client sent after the STARTTLS line in the clear
 // is dropped.
 func (ls *loopSession) startTLS() bool {
-	ls.startHandshake(nil, false)
-	return true
+	ls.startHandshake(false)
+	return ls.mode == modeHandshake
 }
 
 // closeLoops ends every session of the loops engine with a 421 (on its

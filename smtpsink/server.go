@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,11 @@ type Stats struct {
 	// Errors counts the 4xx and 5xx replies sent, by code, but for the
 	// 421 that Close sends to every session left (those are in Aborted).
 	Errors map[int]uint64 `json:"errors"`
+	// Positive counts the 2xx and 3xx replies sent, by code (a
+	// multiline reply once). A session adds those of a message when the
+	// message's data has its reply, the rest when it ends: the replies of
+	// a transaction still open are not in it yet.
+	Positive map[int]uint64 `json:"positive"`
 }
 
 // ErrorCount returns the number of 4xx and 5xx replies.
@@ -80,9 +86,10 @@ func (s Stats) ErrorCount() uint64 {
 type counters struct {
 	sessions, active, aborted, refused, tls, messages, unsent, recipients, bytes atomic.Uint64
 	codes                                                                        [200]atomic.Uint64 // replies 400 to 599
+	okCodes                                                                      [200]atomic.Uint64 // replies 200 to 399
 }
 
-// A Server is a sink listening on a TCP address.
+// A Server is a sink listening on a TCP address or a Unix domain socket.
 type Server struct {
 	cfg     Config
 	h       hooks
@@ -153,7 +160,11 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	network, addr := "tcp", cfg.Addr
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, addr = "unix", path
+	}
+	ln, err := lc.Listen(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +194,8 @@ func newServer(cfg Config, h hooks) *Server {
 	return s
 }
 
-// Addr returns the address the server listens on.
+// Addr returns the address the server listens on: a *net.TCPAddr, or a
+// *net.UnixAddr for an Addr of unix:PATH.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // ErrServing is returned by a second call to Serve.
@@ -428,10 +440,14 @@ func (s *Server) Stats() Stats {
 		Recipients: s.stats.recipients.Load(),
 		Bytes:      s.stats.bytes.Load(),
 		Errors:     map[int]uint64{},
+		Positive:   map[int]uint64{},
 	}
 	for i := range s.stats.codes {
 		if n := s.stats.codes[i].Load(); n > 0 {
 			st.Errors[400+i] = n
+		}
+		if n := s.stats.okCodes[i].Load(); n > 0 {
+			st.Positive[200+i] = n
 		}
 	}
 	return st

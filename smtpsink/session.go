@@ -45,7 +45,10 @@ type session struct {
 	esmtp   bool // by EHLO or LHLO
 	refused bool // a forced CONNECT reply: only QUIT is served
 	quit    bool
-	nmsg    int
+	// okReplies counts the 2xx and 3xx replies of okSlotCodes not yet
+	// in the server's counters (see count).
+	okReplies [len(okSlotCodes)]uint32
+	nmsg      int
 
 	// The transaction.
 	inTx  bool
@@ -128,6 +131,7 @@ func (s *Server) reader(src io.Reader) *bufio.Reader {
 
 // release returns the session's buffers to the server's pools.
 func (ss *session) release() {
+	ss.foldReplies()
 	ss.endCapture()
 	if ss.cio != nil {
 		ss.cio.bw.Reset(nil)

@@ -32,6 +32,9 @@ type template struct {
 	long []byte
 	// extra is Config.Headers' lines, CRLF-ended.
 	extra []byte
+	// hdrBase is the length of a generated header less its sender's,
+	// recipient's and message number's (see headerLen).
+	hdrBase int
 }
 
 // A msgBody is a message's body as the server keeps it and as it is sent
@@ -43,6 +46,8 @@ func newTemplate(cfg *Config, start time.Time) *template {
 	for _, h := range cfg.Headers {
 		t.extra = append(append(t.extra, h...), "\r\n"...)
 	}
+	from, to := t.addrs(0)
+	t.hdrBase = len(t.header(nil, 0)) - len(from) - len(to) - 1
 	switch {
 	case cfg.MessageSet != nil:
 		for _, m := range cfg.MessageSet {
@@ -108,16 +113,46 @@ func (t *template) cut(n int, b []byte) []byte {
 }
 
 // size returns the size of message k as the server keeps it (header and
-// body), for SIZE=.
-func (t *template) size(k int64, hdr []byte) int64 {
-	hdr = t.header(hdr[:0], k)
+// body), for SIZE=, without making the message.
+func (t *template) size(k int64) int64 {
+	hdr := t.headerLen(k)
 	switch {
 	case t.set != nil:
-		return int64(len(hdr) + len(t.set[k%int64(len(t.set))].body))
+		return int64(hdr + len(t.set[k%int64(len(t.set))].body))
 	case t.long != nil:
-		return int64(len(hdr) + t.length(k) + 2)
+		return int64(hdr + t.length(k) + 2)
 	}
-	return int64(len(hdr) + len(t.body))
+	return int64(hdr + len(t.body))
+}
+
+// headerLen returns len(t.header(nil, k)) without making the header: a
+// generated header differs from message to message only in its sender,
+// recipient and number.
+func (t *template) headerLen(k int64) int {
+	switch {
+	case t.cfg.OldMode:
+		return 0
+	case t.cfg.Message != nil || t.set != nil:
+		return len(t.extra)
+	}
+	from, to := t.addrs(k)
+	n := 1
+	for v := k; v >= 10; v /= 10 {
+		n++
+	}
+	return t.hdrBase + len(from) + len(to) + n
+}
+
+// addrs returns the sender and the recipient in message k's header.
+func (t *template) addrs(k int64) (from, to string) {
+	from, to = t.cfg.From, t.cfg.To
+	if l := t.cfg.FromList; l != nil {
+		from = l[k%int64(len(l))]
+	}
+	if l := t.cfg.ToList; l != nil {
+		to = l[(k*int64(t.cfg.Recipients))%int64(len(l))]
+	}
+	return from, to
 }
 
 // stuff appends body (CRLF lines) dot-stuffed to dst, then the end line.
@@ -143,13 +178,7 @@ func (t *template) header(b []byte, k int64) []byte {
 	if t.cfg.Message != nil || t.set != nil {
 		return append(b, t.extra...)
 	}
-	from, to := t.cfg.From, t.cfg.To
-	if l := t.cfg.FromList; l != nil {
-		from = l[k%int64(len(l))]
-	}
-	if l := t.cfg.ToList; l != nil {
-		to = l[(k*int64(t.cfg.Recipients))%int64(len(l))]
-	}
+	from, to := t.addrs(k)
 	b = append(b, "From: <"...)
 	b = append(b, from...)
 	b = append(b, ">\r\nTo: <"...)

@@ -60,13 +60,14 @@ func TestLMTPRefusedChunk(t *testing.T) {
 
 // The case of issue 19, against wirespeed's sink (smtp-sink -L -size
 // 1000; smtp-source -L -chunking -pipelining -chunk-size 1024 -l 3000 -r 3
-// -d -m 3): every chunk is refused, the sink answers LAST once per
+// -d -m 3 -size=false, as SIZE= would have the MAIL refused): every chunk
+// is refused, the sink answers LAST once per
 // recipient, and the source reads each of those replies as one: the three
 // messages fail on the session's one connection, and the sink and the
 // source count the same sessions, messages and refusals.
 func TestLMTPRefusedChunkSmtpsink(t *testing.T) {
 	srv := startSmtpsinkCfg(t, smtpsink.Config{LMTP: true, MaxSize: 1000})
-	cfg := Config{Addr: srv.Addr().String(), LMTP: true, Chunking: true, Pipelining: true, ChunkSize: 1024, Length: 3000, Recipients: 3, Reuse: true, Messages: 3}
+	cfg := Config{Addr: srv.Addr().String(), LMTP: true, Chunking: true, Pipelining: true, ChunkSize: 1024, Length: 3000, Recipients: 3, Reuse: true, Messages: 3, NoSize: true}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

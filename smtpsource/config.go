@@ -110,9 +110,20 @@ type Config struct {
 	// sessions of earlier ones.
 	TLS, TLSImplicit bool
 	TLSConfig        *tls.Config
-	// Size sends each message's size (as the server keeps it) with its
-	// MAIL as SIZE= (RFC 1870) when the server offers SIZE.
-	Size bool
+	// NoSize leaves SIZE= out of MAIL. Otherwise each message's size (as
+	// the server keeps it) goes with its MAIL as SIZE= (RFC 1870) when
+	// the server offers SIZE.
+	NoSize bool
+	// XClient, if set, is sent as "XCLIENT " + XClient (Postfix's
+	// XCLIENT: attributes such as "NAME=client.example ADDR=192.0.2.1")
+	// once a connection is set up (after STARTTLS, before AUTH), when
+	// the server offers XCLIENT; after its 220, EHLO is sent again.
+	// XForward, if set, is sent as "XFORWARD " + XForward before each
+	// MAIL (pipelined with it when pipelining), when the server offers
+	// XFORWARD (Postfix's smtpd forgets the attributes after each
+	// transaction). Where the server does not offer them, they are not
+	// sent; their replies are counted under "xclient" and "xforward".
+	XClient, XForward string
 	// DSNNotify ("NEVER", or some of "SUCCESS,FAILURE,DELAY") is sent
 	// with each RCPT as NOTIFY=, and DSNRet ("FULL" or "HDRS") and
 	// DSNEnvID with MAIL as RET= and ENVID= (RFC 3461), when the server
@@ -229,6 +240,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
 		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
+	case strings.ContainsAny(cfg.XClient+cfg.XForward, "\r\n\x00"):
+		return fmt.Errorf("%w: line break or NUL in the XCLIENT or XFORWARD attributes", ErrConfig)
 	}
 	if err := checkStages(cfg.Stages); err != nil {
 		return err

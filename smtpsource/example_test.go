@@ -53,3 +53,28 @@ func ExampleRun() {
 	// replies to the data: map[250:100]; message p99 > 0: true
 	// verified: 100 matched, ok true
 }
+
+// A content filter's load as Postfix sees it: each connection says whom
+// it speaks for with XCLIENT, each message where it came from with
+// XFORWARD, to a server that offers both (wirespeed's sink does, as
+// Postfix's smtpd does for the hosts it trusts).
+func ExampleConfig_xForward() {
+	sink, err := smtpsink.Listen(context.Background(), smtpsink.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go sink.Serve()
+	defer sink.Close()
+
+	res, err := smtpsource.Run(context.Background(), smtpsource.Config{
+		Addr: sink.Addr().String(), Messages: 3, Reuse: true, Pipelining: true,
+		XClient:  "NAME=client.example ADDR=192.0.2.1",
+		XForward: "NAME=relay.example ADDR=192.0.2.2",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("delivered %d; xclient %v, xforward %v, ehlo %v\n", res.Delivered, res.Replies["xclient"], res.Replies["xforward"], res.Replies["ehlo"])
+	// Output:
+	// delivered 3; xclient map[220:1], xforward map[250:3], ehlo map[250:2]
+}

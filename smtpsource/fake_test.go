@@ -455,6 +455,10 @@ func (f *fakeServer) serve(raw net.Conn, connNum int) {
 		case "QUIT":
 			send(verb, arg, "221 2.0.0 Bye")
 			return
+		case "XCLIENT": // a new greeting, as Postfix's smtpd
+			if !send(verb, arg, "220 fake ESMTP") {
+				return
+			}
 		default:
 			if !send(verb, arg, "250 Ok") {
 				return

@@ -26,7 +26,8 @@ func envelopes(cmds []string) []string {
 	return env
 }
 
-// SIZE=, RET=, ENVID= and NOTIFY= go out only when asked for and offered;
+// SIZE= goes out when offered unless NoSize; RET=, ENVID= and NOTIFY=
+// only when asked for and offered;
 // SMTPUTF8 when offered and an address of the message is not ASCII; each
 // message's SIZE= is its size (with a message set, each file's, with
 // ranged lengths each length), pipelined ahead too.
@@ -39,19 +40,20 @@ func TestMailParameters(t *testing.T) {
 		cfg  Config
 		want []string
 	}{
-		{"offered", all, Config{Size: true, DSNNotify: dsn.DSNNotify, DSNRet: dsn.DSNRet, DSNEnvID: dsn.DSNEnvID, Messages: 2, Reuse: true, Pipelining: true},
+		{"offered", all, Config{DSNNotify: dsn.DSNNotify, DSNRet: dsn.DSNRet, DSNEnvID: dsn.DSNEnvID, Messages: 2, Reuse: true, Pipelining: true},
 			[]string{"MAIL FROM:<from@client.test> SIZE=%d RET=HDRS ENVID=run+2B1+20x.0", "RCPT TO:<to@server.test> NOTIFY=SUCCESS,FAILURE",
 				"MAIL FROM:<from@client.test> SIZE=%d RET=HDRS ENVID=run+2B1+20x.1", "RCPT TO:<to@server.test> NOTIFY=SUCCESS,FAILURE"}},
-		{"not offered", []string{"PIPELINING"}, Config{Size: true, DSNNotify: "NEVER", DSNRet: "FULL", Messages: 1, From: "jörg@client.test"},
+		{"not offered", []string{"PIPELINING"}, Config{DSNNotify: "NEVER", DSNRet: "FULL", Messages: 1, From: "jörg@client.test"},
 			[]string{"MAIL FROM:<jörg@client.test>", "RCPT TO:<to@server.test>"}},
-		{"not asked", all, Config{Messages: 1}, []string{"MAIL FROM:<from@client.test>", "RCPT TO:<to@server.test>"}},
-		{"utf8 recipient", all, Config{Messages: 2, ToList: []string{"a@server.test", "ü@server.test"}},
+		{"not asked", all, Config{Messages: 1, NoSize: true}, []string{"MAIL FROM:<from@client.test>", "RCPT TO:<to@server.test>"}},
+		{"size by default", all, Config{Messages: 1}, []string{"MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>"}},
+		{"utf8 recipient", all, Config{NoSize: true, Messages: 2, ToList: []string{"a@server.test", "ü@server.test"}},
 			[]string{"MAIL FROM:<from@client.test>", "RCPT TO:<a@server.test>", "MAIL FROM:<from@client.test> SMTPUTF8", "RCPT TO:<ü@server.test>"}},
-		{"utf8 sender", all, Config{Messages: 1, From: "jörg@client.test", DSNNotify: "NEVER"},
+		{"utf8 sender", all, Config{NoSize: true, Messages: 1, From: "jörg@client.test", DSNNotify: "NEVER"},
 			[]string{"MAIL FROM:<jörg@client.test> SMTPUTF8", "RCPT TO:<to@server.test> NOTIFY=NEVER"}},
-		{"size of ranged lengths", all, Config{Size: true, Messages: 3, Length: 100, LengthMax: 5000, Reuse: true, Pipelining: true},
+		{"size of ranged lengths", all, Config{Messages: 3, Length: 100, LengthMax: 5000, Reuse: true, Pipelining: true},
 			[]string{"MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>", "MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>", "MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>"}},
-		{"size of a set", all, Config{Size: true, Messages: 2, MessageSet: [][]byte{[]byte("a\n"), []byte("bcd\n")}},
+		{"size of a set", all, Config{Messages: 2, MessageSet: [][]byte{[]byte("a\n"), []byte("bcd\n")}},
 			[]string{"MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>", "MAIL FROM:<from@client.test> SIZE=%d", "RCPT TO:<to@server.test>"}},
 	} {
 		f := &fakeServer{ext: c.ext}
@@ -88,6 +90,44 @@ func TestMailParameters(t *testing.T) {
 	}
 }
 
+// Each message's SIZE= is its size, by default, with senders, recipients,
+// message numbers and header lines of different lengths (the size is
+// reckoned without making the message), pipelined ahead or not, and in
+// old mode (no header).
+func TestSizeOfEachMessage(t *testing.T) {
+	for _, c := range []Config{
+		{Messages: 23, Reuse: true, Pipelining: true, Subject: "a subject", Headers: []string{"X-A: 1", "X-Bb: 22"},
+			FromList: []string{"a@c.test", "bbbb@c.test"}, ToList: []string{"x@s.test", "yyyyy@s.test", "z@s.test"}, Recipients: 2},
+		{Messages: 12, Length: 10, LengthMax: 900},
+		{Messages: 3, OldMode: true},
+	} {
+		f := &fakeServer{ext: []string{"SIZE", "PIPELINING"}}
+		cfg := base(f.start(t))
+		c.Addr, c.Helo = cfg.Addr, cfg.Helo
+		if c.FromList == nil {
+			c.From, c.To = cfg.From, cfg.To
+		}
+		runOK(t, c)
+		var sizes []string
+		for _, m := range envelopes(f.commands()) {
+			if _, size, ok := strings.Cut(m, " SIZE="); ok {
+				sizes = append(sizes, size)
+			} else if strings.HasPrefix(m, "MAIL") && !c.OldMode {
+				t.Errorf("%+v: %q without SIZE=", c, m)
+			}
+		}
+		var want []string
+		if !c.OldMode {
+			for _, m := range f.messages() {
+				want = append(want, fmt.Sprint(len(m)))
+			}
+		}
+		if !slices.Equal(sizes, want) {
+			t.Errorf("%+v: SIZE= %q, want %q", c, sizes, want)
+		}
+	}
+}
+
 // Against package smtpsink, which offers SIZE, DSN and SMTPUTF8 and checks
 // their syntax: the parameters reach it (Capture's MailArgs and
 // RcptArgs, Message.SMTPUTF8), and a SIZE= over its limit is refused at
@@ -110,7 +150,7 @@ func TestMailParametersSmtpsink(t *testing.T) {
 			}
 			mu.Unlock()
 		}})
-	cfg := Config{Addr: srv.Addr().String(), Messages: 4, Sessions: 2, Length: 1000, Reuse: true, Pipelining: true, Size: true,
+	cfg := Config{Addr: srv.Addr().String(), Messages: 4, Sessions: 2, Length: 1000, Reuse: true, Pipelining: true,
 		From: "jörg@client.test", To: "to@server.test", Helo: "client.test", DSNNotify: "FAILURE", DSNRet: "HDRS", DSNEnvID: "e"}
 	res, err := Run(context.Background(), cfg)
 	if err != nil || res.Delivered != 4 || res.Errors != 0 {
@@ -184,7 +224,7 @@ func TestAuthMechanisms(t *testing.T) {
 // asked for.
 func TestPostfixSinkDSN(t *testing.T) {
 	sink := startSink(t, true)
-	cfg := Config{Addr: sink.addr, Messages: 2, Recipients: 2, Reuse: true, Pipelining: true, Size: true,
+	cfg := Config{Addr: sink.addr, Messages: 2, Recipients: 2, Reuse: true, Pipelining: true,
 		From: "src@example.test", To: "rcpt@example.test", DSNNotify: "SUCCESS,DELAY", DSNRet: "FULL", DSNEnvID: "id=1"}
 	res, err := Run(context.Background(), cfg)
 	if err != nil || res.Delivered != 2 || res.Errors != 0 {
@@ -202,6 +242,90 @@ func TestPostfixSinkDSN(t *testing.T) {
 	} {
 		if strings.Count(d, want) != n {
 			t.Errorf("dump: %q %d times, want %d\n%.1500s", want, strings.Count(d, want), n, d)
+		}
+	}
+}
+
+// XCLIENT goes once a connection is set up, followed by EHLO again;
+// XFORWARD before each MAIL, pipelined with it or not; neither where the
+// server does not offer it. A refused XCLIENT fails the connection's
+// messages; a refused XFORWARD is counted and the transaction goes on.
+func TestXClientXForward(t *testing.T) {
+	const xc, xf = "NAME=c.example ADDR=192.0.2.1", "NAME=f.example ADDR=192.0.2.2"
+	xext := []string{"XCLIENT NAME ADDR", "XFORWARD NAME ADDR", "PIPELINING"}
+	flow := func(cmds []string) []string {
+		var out []string
+		for _, c := range cmds {
+			verb, _, _ := strings.Cut(c, " ")
+			out = append(out, verb)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		ext   []string
+		cfg   Config
+		reply func(verb, arg string) string
+		want  string
+	}{
+		{"pipelined", xext, Config{XClient: xc, XForward: xf, Messages: 2, Reuse: true, Pipelining: true},
+			nil, "EHLO XCLIENT EHLO XFORWARD MAIL RCPT DATA XFORWARD MAIL RCPT DATA QUIT"},
+		{"one at a time", xext, Config{XClient: xc, XForward: xf, Messages: 2, Reuse: true},
+			nil, "EHLO XCLIENT EHLO XFORWARD MAIL RCPT DATA XFORWARD MAIL RCPT DATA QUIT"},
+		{"bdat", append([]string{"CHUNKING"}, xext...), Config{XForward: xf, Messages: 2, Reuse: true, Pipelining: true, Chunking: true},
+			nil, "EHLO XFORWARD MAIL RCPT BDAT XFORWARD MAIL RCPT BDAT QUIT"},
+		{"bdat one at a time", append([]string{"CHUNKING"}, xext...), Config{XForward: xf, Messages: 2, Reuse: true, Chunking: true},
+			nil, "EHLO XFORWARD MAIL RCPT BDAT XFORWARD MAIL RCPT BDAT QUIT"},
+		{"xforward only", xext, Config{XForward: xf, Messages: 1},
+			nil, "EHLO XFORWARD MAIL RCPT DATA QUIT"},
+		{"not offered", []string{"PIPELINING"}, Config{XClient: xc, XForward: xf, Messages: 1},
+			nil, "EHLO MAIL RCPT DATA QUIT"},
+		{"xforward refused", xext, Config{XForward: xf, Messages: 1, Pipelining: true},
+			func(verb, _ string) string {
+				if verb == "XFORWARD" {
+					return "550 5.7.0 no"
+				}
+				return ""
+			}, "EHLO XFORWARD MAIL RCPT DATA QUIT"},
+	} {
+		f := &fakeServer{ext: c.ext, reply: c.reply}
+		cfg := base(f.start(t))
+		c.cfg.Addr, c.cfg.Helo, c.cfg.From, c.cfg.To, c.cfg.Length = cfg.Addr, cfg.Helo, cfg.From, cfg.To, cfg.Length
+		c.cfg.NoSize = true
+		res := runOK(t, c.cfg)
+		if res.Delivered != int64(c.cfg.Messages) {
+			t.Errorf("%s: %+v", c.name, res)
+		}
+		cmds := f.commands()
+		if got := strings.Join(flow(cmds), " "); got != c.want {
+			t.Errorf("%s: sent %s, want %s", c.name, got, c.want)
+		}
+		for _, l := range cmds {
+			if strings.HasPrefix(l, "XCLIENT") && l != "XCLIENT "+xc || strings.HasPrefix(l, "XFORWARD") && l != "XFORWARD "+xf {
+				t.Errorf("%s: %q", c.name, l)
+			}
+		}
+		if c.reply != nil && (res.Replies["xforward"][550] != 1 || res.Rejections != 1) {
+			t.Errorf("%s: replies %v, %d rejections", c.name, res.Replies, res.Rejections)
+		}
+	}
+
+	f := &fakeServer{ext: xext, reply: func(verb, _ string) string {
+		if verb == "XCLIENT" {
+			return "550 5.7.0 not authorized"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.XClient, cfg.Messages = xc, 2
+	res, err := Run(context.Background(), cfg)
+	if err != nil || res.Delivered != 0 || res.Failed != 2 || res.Replies["xclient"][550] != 2 {
+		t.Errorf("XCLIENT refused: %+v %v", res, err)
+	}
+	for _, bad := range []Config{{XClient: "NAME=a\r\nRSET"}, {XForward: "ADDR=1\n"}} {
+		bad.Addr = "x"
+		if _, err := Run(context.Background(), bad); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", bad, err)
 		}
 	}
 }

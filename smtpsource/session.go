@@ -32,7 +32,6 @@ type session struct {
 	cur     msgBody // the current message's body
 	scratch msgBody // where ranged bodies are made
 	mailBuf []byte  // the last MAIL command made, if not the run's
-	sizeBuf []byte  // where SIZE= makes a header to measure
 	// notifyBuf is the last RCPT command made with NOTIFY=.
 	notifyBuf []byte
 	msg       []byte // the current message, for BDAT without pipelining
@@ -82,6 +81,8 @@ type smtpConn struct {
 	size       bool            // SIZE offered
 	dsn        bool            // offered
 	smtputf8   bool            // offered
+	xclient    bool            // offered
+	xforward   bool            // offered and asked for: sent before each MAIL
 	auth       map[string]bool // the AUTH mechanisms offered
 	stop       func() bool
 	// lastReplies is how many more replies to a refused message's LAST
@@ -465,10 +466,37 @@ func (s *session) setup(ctx context.Context) error {
 			return err
 		}
 	}
+	if r.cfg.XClient != "" && s.c.xclient {
+		if err := s.xclient(ctx); err != nil {
+			return err
+		}
+	}
 	if r.cfg.AuthUser != "" {
 		return s.authenticate(ctx)
 	}
 	return nil
+}
+
+// xclient sends XCLIENT and, after the server's new greeting (220),
+// EHLO again. A refusal ends the connection's setup.
+func (s *session) xclient(ctx context.Context) error {
+	c := s.c
+	c.bw.WriteString("XCLIENT ")
+	c.bw.WriteString(s.r.cfg.XClient)
+	c.bw.WriteString("\r\n")
+	if err := s.flush(ctx, "xclient"); err != nil {
+		return err
+	}
+	code, msg, err := s.readReply(ctx, "xclient")
+	if err != nil {
+		return err
+	}
+	if code != 220 {
+		s.reject(ctx, "xclient", code, msg)
+		s.quit(ctx)
+		return errors.New("XCLIENT refused")
+	}
+	return s.hello(ctx)
 }
 
 // refused counts a greeting other than 220: a refusal (4xx, 5xx) as a
@@ -543,6 +571,10 @@ func (s *session) extensions(msg string) {
 			c.dsn = true
 		case "SMTPUTF8":
 			c.smtputf8 = true
+		case "XCLIENT":
+			c.xclient = true
+		case "XFORWARD":
+			c.xforward = s.r.cfg.XForward != ""
 		case "AUTH":
 			if c.auth == nil {
 				c.auth = map[string]bool{}
@@ -632,6 +664,15 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	bdat := c.chunking && r.cfg.Chunking
 	if c.pipelining && r.cfg.Pipelining {
 		return s.pipelined(ctx, k, bdat, turn)
+	}
+	if c.xforward {
+		s.xforward()
+		if s.flush(ctx, "xforward") != nil {
+			return false, false
+		}
+		if _, _, err := s.reply(ctx, "xforward"); err != nil {
+			return false, false
+		}
 	}
 	c.bw.Write(s.mail(k))
 	t := r.now()
@@ -731,8 +772,9 @@ func (s *session) pipelined(ctx context.Context, k int64, bdat bool, turn int64)
 	return s.data(ctx, accepted)
 }
 
-// envelope buffers message k's MAIL and RCPTs.
+// envelope buffers message k's XFORWARD (if sent), MAIL and RCPTs.
 func (s *session) envelope(k int64) {
+	s.xforward()
 	s.c.bw.Write(s.mail(k))
 	for i := range s.r.rcptCmds {
 		s.c.bw.Write(s.rcpt(k, i))
@@ -744,7 +786,7 @@ func (s *session) envelope(k int64) {
 func (s *session) mail(k int64) []byte {
 	r := s.r
 	c := s.c
-	size := r.cfg.Size && c.size
+	size := !r.cfg.NoSize && c.size
 	dsn := (r.cfg.DSNRet != "" || r.cfg.DSNEnvID != "") && c.dsn
 	utf8 := c.smtputf8 && s.needsUTF8(k)
 	if r.cfg.FromList == nil && !size && !dsn && !utf8 {
@@ -759,7 +801,7 @@ func (s *session) mail(k int64) []byte {
 	b = append(b, '>')
 	if size {
 		b = append(b, " SIZE="...)
-		b = strconv.AppendInt(b, r.tmpl.size(k, s.sizeBuf[:0]), 10)
+		b = strconv.AppendInt(b, r.tmpl.size(k), 10)
 	}
 	if dsn && r.cfg.DSNRet != "" {
 		b = append(b, " RET="...)
@@ -854,9 +896,23 @@ func (s *session) rcptCmd(k int64, i int) []byte {
 	return s.rcptBuf
 }
 
-// envelopeReplies reads the replies to a pipelined MAIL and its RCPTs,
-// whose turn came at t.
+// xforward buffers XFORWARD when it is to be sent.
+func (s *session) xforward() {
+	if s.c.xforward {
+		s.c.bw.WriteString("XFORWARD ")
+		s.c.bw.WriteString(s.r.cfg.XForward)
+		s.c.bw.WriteString("\r\n")
+	}
+}
+
+// envelopeReplies reads the replies to a pipelined XFORWARD (if sent),
+// MAIL and its RCPTs, whose turn came at t.
 func (s *session) envelopeReplies(ctx context.Context, t int64) (mailOK bool, accepted int, err error) {
+	if s.c.xforward {
+		if _, _, err := s.reply(ctx, "xforward"); err != nil {
+			return false, 0, err
+		}
+	}
 	code, _, err := s.reply(ctx, "mail")
 	if err != nil {
 		return false, 0, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/sleep"
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 // env is what a run takes from its surroundings: the network, the clock
@@ -20,4 +21,6 @@ type env struct {
 	// the clock's Waiter.
 	realTime bool
 	cpu      func() time.Duration // user + system time of the process
+	// loopDial dials for EngineNetio; nil for the Loops' Dial.
+	loopDial func(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error)
 }

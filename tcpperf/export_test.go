@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/sleep"
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 // Exported for testing only.
@@ -15,11 +16,13 @@ type Env struct {
 	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	Clock sleep.Clock          // a fake clock makes the loops jump it instead of waiting
 	CPU   func() time.Duration // the process's CPU time
+	// LoopDial dials for EngineNetio (nil: the Loops' Dial).
+	LoopDial func(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error)
 }
 
 // RunEnv is Run in e.
 func RunEnv(ctx context.Context, cfg Config, e Env) (*Result, error) {
-	en := env{dial: e.Dial, clock: e.Clock, cpu: e.CPU}
+	en := env{dial: e.Dial, clock: e.Clock, cpu: e.CPU, loopDial: e.LoopDial}
 	if en.dial == nil {
 		var d net.Dialer
 		en.dial = d.DialContext

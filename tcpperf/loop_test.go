@@ -13,76 +13,87 @@ import (
 	"time"
 )
 
+// forEngines runs f on each engine.
+func forEngines(t *testing.T, f func(t *testing.T, engine string)) {
+	for _, e := range []string{EngineTcpperf, EngineNetio} {
+		t.Run(e, func(t *testing.T) { f(t, e) })
+	}
+}
+
 // Hundreds of connections on three loops, against a real echo server on
 // loopback: the whole schedule goes out, every response comes back in
 // order (each is checked against its sequence number) and none is lost.
 func TestLoopsManyConns(t *testing.T) {
-	var mu sync.Mutex
-	var perConn []int64 // bytes echoed on each connection of the run
-	addr := server(t, func(c net.Conn) {
-		b := make([]byte, 4096)
-		var n64 int64
-		defer func() { mu.Lock(); perConn = append(perConn, n64); mu.Unlock() }()
-		for {
-			n, err := c.Read(b)
-			if _, werr := c.Write(b[:n]); err != nil || werr != nil {
-				return
+	forEngines(t, func(t *testing.T, engine string) {
+		var mu sync.Mutex
+		var perConn []int64 // bytes echoed on each connection of the run
+		addr := server(t, func(c net.Conn) {
+			b := make([]byte, 4096)
+			var n64 int64
+			defer func() { mu.Lock(); perConn = append(perConn, n64); mu.Unlock() }()
+			for {
+				n, err := c.Read(b)
+				if _, werr := c.Write(b[:n]); err != nil || werr != nil {
+					return
+				}
+				n64 += int64(n)
 			}
-			n64 += int64(n)
+		})
+		for _, loops := range []int{1, 3} {
+			mu.Lock()
+			perConn = nil
+			mu.Unlock()
+			res, err := RunWith(context.Background(), Config{
+				Engine: engine, Addr: addr, Conns: 300, Loops: loops, QPS: 30000, MsgSize: 40,
+				Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
+			}, nil, newFakeClock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 30000/s: 3600 messages in 120ms, 3000 of them measured.
+			if res.Sent != 3600 || res.Received != 3000 || res.Errors != 0 || res.Connected != 300 || res.Loops != loops {
+				t.Errorf("%d loops: want 3600 sent, 3000 measured, no errors: %+v", loops, res)
+			}
+			// Each connection had its 12 messages: the schedule is dealt to
+			// all of them in turn. (Run returns after closing its sockets; the
+			// server's handlers note their counts soon after.)
+			for {
+				mu.Lock()
+				done := len(perConn) == 300
+				mu.Unlock()
+				if done {
+					break
+				}
+				runtime.Gosched()
+			}
+			mu.Lock()
+			for i, n := range perConn {
+				if n != 12*40 {
+					t.Errorf("%d loops: connection %d carried %d bytes, want 12 messages of 40", loops, i, n)
+					break
+				}
+			}
+			mu.Unlock()
 		}
 	})
-	for _, loops := range []int{1, 3} {
-		mu.Lock()
-		perConn = nil
-		mu.Unlock()
-		res, err := RunWith(context.Background(), Config{
-			Addr: addr, Conns: 300, Loops: loops, QPS: 30000, MsgSize: 40,
-			Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
-		}, nil, newFakeClock())
-		if err != nil {
-			t.Fatal(err)
-		}
-		// 30000/s: 3600 messages in 120ms, 3000 of them measured.
-		if res.Sent != 3600 || res.Received != 3000 || res.Errors != 0 || res.Connected != 300 || res.Loops != loops {
-			t.Errorf("%d loops: want 3600 sent, 3000 measured, no errors: %+v", loops, res)
-		}
-		// Each connection had its 12 messages: the schedule is dealt to
-		// all of them in turn. (Run returns after closing its sockets; the
-		// server's handlers note their counts soon after.)
-		for {
-			mu.Lock()
-			done := len(perConn) == 300
-			mu.Unlock()
-			if done {
-				break
-			}
-			runtime.Gosched()
-		}
-		mu.Lock()
-		for i, n := range perConn {
-			if n != 12*40 {
-				t.Errorf("%d loops: connection %d carried %d bytes, want 12 messages of 40", loops, i, n)
-				break
-			}
-		}
-		mu.Unlock()
-	}
 }
 
 // The same on the system clock, through Run, closed loop: every
 // connection keeps its messages in flight until the end, and the drain
 // collects every response.
 func TestLoopsClosedLoopRealClock(t *testing.T) {
-	addr := server(t, echo)
-	res, err := Run(context.Background(), Config{
-		Addr: addr, Conns: 200, Loops: 2, Depth: 4, MsgSize: 64, Duration: 50 * time.Millisecond,
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, echo)
+		res, err := Run(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 200, Loops: 2, Depth: 4, MsgSize: 64, Duration: 50 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Received == 0 || res.Errors != 0 || res.Unanswered != 0 || res.Sent < res.Received {
+			t.Fatalf("closed loop on 200 connections: %+v", res)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Received == 0 || res.Errors != 0 || res.Unanswered != 0 || res.Sent < res.Received {
-		t.Fatalf("closed loop on 200 connections: %+v", res)
-	}
 }
 
 // trickle echoes what it reads one byte per write, so responses arrive
@@ -106,16 +117,18 @@ func trickle(c net.Conn) {
 // Responses split anywhere are put back together: the counts are exact
 // and no response is taken for a wrong one.
 func TestSplitResponses(t *testing.T) {
-	addr := server(t, trickle)
-	res, err := RunWith(context.Background(), Config{
-		Addr: addr, Conns: 5, QPS: 2000, MsgSize: 33, Duration: 100 * time.Millisecond,
-	}, nil, newFakeClock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Sent != 200 || res.Received != 200 || res.Errors != 0 {
-		t.Fatalf("want 200 sent and received intact: %+v", res)
-	}
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, trickle)
+		res, err := RunWith(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 5, QPS: 2000, MsgSize: 33, Duration: 100 * time.Millisecond,
+		}, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent != 200 || res.Received != 200 || res.Errors != 0 {
+			t.Fatalf("want 200 sent and received intact: %+v", res)
+		}
+	})
 }
 
 // The tool's CPU per message is the process's CPU time from the start of
@@ -123,31 +136,35 @@ func TestSplitResponses(t *testing.T) {
 // The fake CPU clock advances 1ms per reading: at the start, at the
 // start of the measurement, at the end.
 func TestCPUPerMessage(t *testing.T) {
-	addr := server(t, echo)
-	var reads time.Duration
-	res, err := RunEnv(context.Background(), Config{
-		Addr: addr, Conns: 2, QPS: 1000, Duration: 200 * time.Millisecond,
-	}, Env{Clock: newFakeClock(), CPU: func() time.Duration { reads += time.Millisecond; return reads }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if reads != 3*time.Millisecond || res.CPUPerMsg != 5 {
-		t.Fatalf("%v of CPU readings, %.3fµs per message; want 3 readings, 1ms over 200 messages = 5µs", reads, res.CPUPerMsg)
-	}
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, echo)
+		var reads time.Duration
+		res, err := RunEnv(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 2, QPS: 1000, Duration: 200 * time.Millisecond,
+		}, Env{Clock: newFakeClock(), CPU: func() time.Duration { reads += time.Millisecond; return reads }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads != 3*time.Millisecond || res.CPUPerMsg != 5 {
+			t.Fatalf("%v of CPU readings, %.3fµs per message; want 3 readings, 1ms over 200 messages = 5µs", reads, res.CPUPerMsg)
+		}
+	})
 }
 
 // A loop pinned to CPU 0 runs; a CPU the machine does not have is a
 // configuration error.
 func TestPinning(t *testing.T) {
-	addr := server(t, echo)
-	res, err := RunWith(context.Background(), Config{Addr: addr, Conns: 2, Loops: 2, CPUs: []int{0}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
-	if err != nil || res.Received != 10 || res.Errors != 0 {
-		t.Fatalf("pinned to CPU 0: %v, %+v", err, res)
-	}
-	_, err = RunWith(context.Background(), Config{Addr: addr, Conns: 2, CPUs: []int{1 << 12}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
-	if !errors.Is(err, ErrConfig) || !errors.Is(err, syscall.EINVAL) {
-		t.Fatalf("pinned to CPU 4096: %v, want ErrConfig wrapping EINVAL", err)
-	}
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, echo)
+		res, err := RunWith(context.Background(), Config{Engine: engine, Addr: addr, Conns: 2, Loops: 2, CPUs: []int{0}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
+		if err != nil || res.Received != 10 || res.Errors != 0 {
+			t.Fatalf("pinned to CPU 0: %v, %+v", err, res)
+		}
+		_, err = RunWith(context.Background(), Config{Engine: engine, Addr: addr, Conns: 2, CPUs: []int{1 << 12}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
+		if !errors.Is(err, ErrConfig) || !errors.Is(err, syscall.EINVAL) {
+			t.Fatalf("pinned to CPU 4096: %v, want ErrConfig wrapping EINVAL", err)
+		}
+	})
 }
 
 // Out of ephemeral ports: the check says how many the range has and how
@@ -191,32 +208,38 @@ func contains(s string, subs ...string) bool {
 // so the lateness, from each message's intended time, runs from 0 to
 // Batch and is part of each latency; the whole schedule goes out.
 func TestBatchLateness(t *testing.T) {
-	addr := server(t, echo)
-	var hlog bytes.Buffer
-	res, err := RunWith(context.Background(), Config{
-		Addr: addr, Conns: 4, QPS: 1000, MsgSize: 16, Wait: WaitBatch, Batch: 10 * time.Millisecond,
-		Duration: 500 * time.Millisecond, HdrLog: &hlog,
-	}, nil, newFakeClock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One message a millisecond, woken for every eleventh: lateness 10ms
-	// down to 0.
-	if res.Sent != 500 || res.Received != 500 || res.Errors != 0 {
-		t.Fatalf("want 500 sent and measured, no errors: %+v", res)
-	}
-	if res.LatenessMax < 9.99e3 || res.LatenessMax > 10.01e3 || res.LatenessP50 < 4.99e3 || res.LatenessP50 > 5.01e3 {
-		t.Errorf("lateness p50 %.0fµs max %.0fµs, want 5000 and 10000", res.LatenessP50, res.LatenessMax)
-	}
-	if res.P50 < res.LatenessP50 || res.Max < res.LatenessMax {
-		t.Errorf("latency p50 %.0fµs max %.0fµs below the lateness %.0fµs %.0fµs: measured from the send, not the intended time", res.P50, res.Max, res.LatenessP50, res.LatenessMax)
-	}
-	if res.Wait != WaitBatch || res.BatchUs != 10000 || res.Arrival != ArrivalRead {
-		t.Errorf("wait %s batch %gµs arrival %s, want batch 10000 read (a fake clock)", res.Wait, res.BatchUs, res.Arrival)
-	}
-	if !strings.Contains(hlog.String(), "[tcpperf wait batch 10ms, arrival read, 1 loops]") {
-		t.Errorf("the interval log does not say how the loop waited:\n%s", hlog.String())
-	}
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, echo)
+		var hlog bytes.Buffer
+		res, err := RunWith(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 4, QPS: 1000, MsgSize: 16, Wait: WaitBatch, Batch: 10 * time.Millisecond,
+			Duration: 500 * time.Millisecond, HdrLog: &hlog,
+		}, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One message a millisecond, woken for every eleventh: lateness 10ms
+		// down to 0.
+		if res.Sent != 500 || res.Received != 500 || res.Errors != 0 {
+			t.Fatalf("want 500 sent and measured, no errors: %+v", res)
+		}
+		if res.LatenessMax < 9.99e3 || res.LatenessMax > 10.01e3 || res.LatenessP50 < 4.99e3 || res.LatenessP50 > 5.01e3 {
+			t.Errorf("lateness p50 %.0fµs max %.0fµs, want 5000 and 10000", res.LatenessP50, res.LatenessMax)
+		}
+		if res.P50 < res.LatenessP50 || res.Max < res.LatenessMax {
+			t.Errorf("latency p50 %.0fµs max %.0fµs below the lateness %.0fµs %.0fµs: measured from the send, not the intended time", res.P50, res.Max, res.LatenessP50, res.LatenessMax)
+		}
+		if res.Wait != WaitBatch || res.BatchUs != 10000 || res.Arrival != ArrivalRead {
+			t.Errorf("wait %s batch %gµs arrival %s, want batch 10000 read (a fake clock)", res.Wait, res.BatchUs, res.Arrival)
+		}
+		want := "[tcpperf wait batch 10ms, arrival read, 1 loops]"
+		if engine == EngineNetio {
+			want = "[tcpperf wait batch 10ms, arrival read, 1 loops, engine netio]"
+		}
+		if !strings.Contains(hlog.String(), want) {
+			t.Errorf("the interval log does not say how the loop waited:\n%s", hlog.String())
+		}
+	})
 }
 
 // Batch is WaitBatch's alone, and the arrival is kernel or read.
@@ -233,20 +256,26 @@ func TestBatchConfig(t *testing.T) {
 }
 
 // WaitBatch on the system clock: the whole schedule goes out and every
-// response comes back, timed by the kernel.
+// response comes back, timed by the kernel (when read with EngineNetio).
 func TestBatchRealClock(t *testing.T) {
-	addr := server(t, echo)
-	res, err := Run(context.Background(), Config{
-		Addr: addr, Conns: 20, QPS: 2000, MsgSize: 32, Wait: WaitBatch,
-		Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, echo)
+		res, err := Run(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 20, QPS: 2000, MsgSize: 32, Wait: WaitBatch,
+			Duration: 100 * time.Millisecond, Warmup: 20 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 2000/s: 240 messages in 120ms, 200 of them measured.
+		arrival := ArrivalKernel
+		if engine == EngineNetio {
+			arrival = ArrivalRead
+		}
+		if res.Sent != 240 || res.Received != 200 || res.Errors != 0 || res.Arrival != arrival || res.BatchUs != 400 || res.Engine != engine {
+			t.Fatalf("want 240 sent, 200 measured, no errors, %s arrival, batch 400µs: %+v", arrival, res)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 2000/s: 240 messages in 120ms, 200 of them measured.
-	if res.Sent != 240 || res.Received != 200 || res.Errors != 0 || res.Arrival != ArrivalKernel || res.BatchUs != 400 {
-		t.Fatalf("want 240 sent, 200 measured, no errors, kernel arrival, batch 400µs: %+v", res)
-	}
 }
 
 // With Wait unset the run chooses it by its load, and says so: batch
@@ -277,6 +306,42 @@ func TestWaitChosen(t *testing.T) {
 		}
 		if res.Wait != tc.want || res.WaitChosen != tc.chosen {
 			t.Errorf("%+v: wait %s chosen %v, want %s %v", tc.cfg, res.Wait, res.WaitChosen, tc.want, tc.chosen)
+		}
+	}
+}
+
+// EngineNetio waits only by sleeping and times responses only when read:
+// a wait that polls, or kernel arrival, is a configuration error, and a
+// wait chosen by the load is batch or sleep. An unknown engine is refused.
+func TestEngineConfig(t *testing.T) {
+	for _, cfg := range []Config{
+		{Addr: "127.0.0.1:1", Engine: "gnet"},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitSpin},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitAdaptive},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitSend},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitBatch, Arrival: ArrivalKernel},
+	} {
+		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
+		}
+	}
+	addr := server(t, echo)
+	for _, tc := range []struct {
+		cfg  Config
+		want Wait
+	}{
+		{Config{QPS: 20000, Conns: 4}, WaitBatch},
+		{Config{QPS: 12000, Conns: 4}, WaitSleep},
+		{Config{QPS: 20000, Conns: 4, Spin: -1}, WaitSleep},
+	} {
+		cfg := tc.cfg
+		cfg.Engine, cfg.Addr, cfg.MsgSize, cfg.Duration = EngineNetio, addr, 16, 20*time.Millisecond
+		res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wait != tc.want || !res.WaitChosen || res.Arrival != ArrivalRead || res.Engine != EngineNetio || res.Errors != 0 {
+			t.Errorf("%+v: wait %s chosen %v arrival %s engine %s, want %s chosen, read, netio: %+v", tc.cfg, res.Wait, res.WaitChosen, res.Arrival, res.Engine, tc.want, res)
 		}
 	}
 }

@@ -29,6 +29,7 @@ type run struct {
 	maxPend    int    // most bytes pending per connection
 	connectErr string // connect failures, if some connections opened
 	connects   int64  // connect failures
+	connected  int    // connections opened
 	// stopping: send no more (the schedule is over, the closed loop's time
 	// is up, or ctx is done). quit: the loops return.
 	stopping, quit atomic.Bool
@@ -55,13 +56,26 @@ func (r *run) due(l int, k int64) int64 {
 	return r.start + int64(float64(k*int64(len(r.loops))+int64(l))*r.step)
 }
 
+// An engine is what serves a run's connections once they are open: begin
+// starts the loops on the run's clock (r.base set), wake has them look at
+// stopping, quit ends them (r.quit set) and waits, and close releases
+// what is left.
+type engine struct {
+	begin, wake, quit, close func()
+}
+
 func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	// Each loop holds an epoll, an eventfd and a timerfd; the dials dup
-	// their sockets (64 at a time); the rest is the runtime's.
-	if err := ensureFDs(uint64(cfg.Conns) + 3*uint64(cfg.Loops) + 128); err != nil {
+	// Each loop holds an epoll, an eventfd and a timerfd (netio's, and its
+	// scheduling connection's two ends); the dials dup their sockets (64
+	// at a time); the rest is the runtime's.
+	perLoop := uint64(3)
+	if cfg.Engine == EngineNetio {
+		perLoop = 6
+	}
+	if err := ensureFDs(uint64(cfg.Conns) + perLoop*uint64(cfg.Loops) + 128); err != nil {
 		return nil, err
 	}
 	if err := ensurePorts(cfg.Conns); err != nil {
@@ -73,67 +87,23 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	clk := env.clock
 	r := &run{cfg: cfg, env: env}
 	r.maxPend = max(minMaxPending, cfg.MsgSize*cfg.Depth)
-	if err := r.connect(ctx); err != nil {
+	start := r.startLoops
+	if cfg.Engine == EngineNetio {
+		start = r.startNetio
+	}
+	eng, err := start(ctx)
+	if err != nil {
 		return nil, err
 	}
-	r.cfg.Loops = min(r.cfg.Loops, len(r.fds))
+	defer eng.close()
 	cfg = r.cfg
 	if r.connectErr != "" && cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "%s; going on with %d\n", r.connectErr, len(r.fds))
+		fmt.Fprintf(cfg.Progress, "%s; going on with %d\n", r.connectErr, r.connected)
 	}
-	r.loops = make([]*loop, 0, cfg.Loops)
-	defer func() {
-		for _, l := range r.loops {
-			l.close()
-		}
-		for _, fd := range r.fds {
-			unix.Close(fd)
-		}
-	}()
-	for i := range cfg.Loops {
-		cpu := -1
-		if len(cfg.CPUs) > 0 {
-			cpu = cfg.CPUs[i%len(cfg.CPUs)]
-		}
-		l, err := newLoop(r, i, cpu)
-		if err != nil {
-			return nil, err
-		}
-		r.loops = append(r.loops, l)
-	}
-	for i, fd := range r.fds {
-		if err := r.loops[i%len(r.loops)].add(fd, i); err != nil {
-			return nil, fmt.Errorf("tcpperf: epoll: %w", err)
-		}
-	}
-	r.fds = nil // the loops close them
 	r.schedDone = make(chan struct{}, len(r.loops))
 	r.drained = make(chan struct{}, len(r.loops))
 	if cfg.QPS > 0 {
 		r.step = 1e9 / cfg.QPS
-	}
-
-	// Start the loops: each locks its thread and pins it, then waits for
-	// the clock's base to be set.
-	ready := make(chan error, len(r.loops))
-	begin := make(chan struct{})
-	var loops sync.WaitGroup
-	for _, l := range r.loops {
-		loops.Add(1)
-		go func() {
-			defer loops.Done()
-			l.run(ctx, ready, begin)
-		}()
-	}
-	var setupErr error
-	for range r.loops {
-		setupErr = cmp.Or(setupErr, <-ready)
-	}
-	if setupErr != nil {
-		r.quit.Store(true)
-		close(begin)
-		loops.Wait()
-		return nil, setupErr
 	}
 
 	r.base = clk.Now()
@@ -151,7 +121,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	measureStart := clk.After(time.Duration(r.measure))
 	// Read before the loops start: on a fake clock they move it at once.
 	lastTick := r.now()
-	close(begin)
+	eng.begin()
 
 	// Once a second: progress and the interval log.
 	lat, late := newHist(), newHist()           // this interval's
@@ -218,7 +188,7 @@ wait:
 	default:
 	}
 	r.stopping.Store(true)
-	r.wakeAll()
+	eng.wake()
 
 	// Wait for the outstanding responses: each loop sends a token once it
 	// has none.
@@ -239,13 +209,12 @@ drain:
 		measuredEnd = r.end // the whole schedule went out
 	}
 	r.quit.Store(true)
-	r.wakeAll()
-	loops.Wait()
+	eng.quit()
 	report()
 
 	secs := float64(measuredEnd-r.measure) / 1e9
 	res := &Result{
-		Mode: cfg.Mode, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, WaitChosen: cfg.waitChosen, Arrival: cfg.Arrival, TargetQPS: cfg.QPS,
+		Mode: cfg.Mode, Engine: cfg.Engine, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, WaitChosen: cfg.waitChosen, Arrival: cfg.Arrival, TargetQPS: cfg.QPS,
 		MsgSize: cfg.MsgSize, DurationS: secs,
 		ConnectFailures: r.connects, ConnectError: r.connectErr,
 	}
@@ -278,7 +247,7 @@ drain:
 	}
 	// The loops count idle time from the start of the measurement; they
 	// have all returned, so the clock is where they left it.
-	if span := r.now() - r.measure; span > 0 {
+	if span := r.now() - r.measure; span > 0 && (cfg.Engine == EngineTcpperf || !env.realTime) {
 		idle := r.sum(func(n *counters) *atomic.Int64 { return &n.idle })
 		res.LoopBusy = min(max(1-float64(idle)/float64(span*int64(len(r.loops))), 0), 1)
 	}
@@ -286,6 +255,85 @@ drain:
 		hlog.OutputComment(fmt.Sprintf("[tcpperf tool CPU %.2f µs/msg, %.0f%% of one core]", res.CPUPerMsg, 100*res.CPUUtil))
 	}
 	return res, nil
+}
+
+// startLoops opens the connections and starts tcpperf's own loops on
+// them.
+func (r *run) startLoops(ctx context.Context) (engine, error) {
+	fds := make([]int, r.cfg.Conns)
+	for i := range fds {
+		fds[i] = -1
+	}
+	err := r.connect(ctx, func(ctx context.Context, i int) error {
+		fd, err := r.dialFD(ctx)
+		fds[i] = fd
+		return err
+	})
+	if err != nil {
+		return engine{}, err
+	}
+	r.fds = slices.DeleteFunc(fds, func(fd int) bool { return fd < 0 })
+	r.cfg.Loops = min(r.cfg.Loops, len(r.fds))
+	cfg := &r.cfg
+	r.loops = make([]*loop, 0, cfg.Loops)
+	closeAll := func() {
+		for _, l := range r.loops {
+			l.close()
+		}
+		for _, fd := range r.fds {
+			unix.Close(fd)
+		}
+	}
+	for i := range cfg.Loops {
+		cpu := -1
+		if len(cfg.CPUs) > 0 {
+			cpu = cfg.CPUs[i%len(cfg.CPUs)]
+		}
+		l, err := newLoop(r, i, cpu)
+		if err != nil {
+			closeAll()
+			return engine{}, err
+		}
+		r.loops = append(r.loops, l)
+	}
+	for i, fd := range r.fds {
+		if err := r.loops[i%len(r.loops)].add(fd, i); err != nil {
+			r.fds = r.fds[i+1:] // add closed fd
+			closeAll()
+			return engine{}, fmt.Errorf("tcpperf: epoll: %w", err)
+		}
+	}
+	r.fds = nil // the loops close them
+
+	// Start the loops: each locks its thread and pins it, then waits for
+	// the clock's base to be set.
+	ready := make(chan error, len(r.loops))
+	begin := make(chan struct{})
+	var loops sync.WaitGroup
+	for _, l := range r.loops {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			l.run(ctx, ready, begin)
+		}()
+	}
+	var setupErr error
+	for range r.loops {
+		setupErr = cmp.Or(setupErr, <-ready)
+	}
+	if setupErr != nil {
+		r.quit.Store(true)
+		close(begin)
+		loops.Wait()
+		closeAll()
+		return engine{}, setupErr
+	}
+	return engine{
+		begin: func() { close(begin) },
+		wake:  r.wakeAll,
+		quit:  func() { r.wakeAll(); loops.Wait() },
+		close: closeAll,
+	}, nil
 }
 
 // sum adds one counter over the loops.
@@ -309,36 +357,34 @@ func (r *run) wakeAll() {
 	}
 }
 
-// connect opens cfg.Conns connections, 64 at a time, with env.dial and
-// keeps a duplicate of each socket's descriptor for the loops (the
-// net.Conn is closed, so the Go runtime's poller forgets it).
-func (r *run) connect(ctx context.Context) error {
-	fds := make([]int, r.cfg.Conns)
+// connect opens cfg.Conns connections, 64 at a time, with dial (i is the
+// connection's number), and counts those opened and the failures.
+func (r *run) connect(ctx context.Context, dial func(ctx context.Context, i int) error) error {
 	var firstErr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
-	for i := range fds {
-		fds[i] = -1
+	for i := range r.cfg.Conns {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			fd, err := r.dialFD(ctx)
+			dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
+			err := dial(dctx, i)
+			cancel()
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
-				mu.Lock()
 				r.connects++
 				if firstErr == nil {
 					firstErr = err
 				}
-				mu.Unlock()
 				return
 			}
-			fds[i] = fd
+			r.connected++
 		}()
 	}
 	wg.Wait()
-	r.fds = slices.DeleteFunc(fds, func(fd int) bool { return fd < 0 })
 	hint := ""
 	switch {
 	case errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE):
@@ -346,7 +392,7 @@ func (r *run) connect(ctx context.Context) error {
 	case errors.Is(firstErr, syscall.EADDRNOTAVAIL):
 		hint = " (out of ephemeral ports: widen net.ipv4.ip_local_port_range, wait for TIME_WAIT to pass, or use fewer -conns)"
 	}
-	if len(r.fds) == 0 {
+	if r.connected == 0 {
 		switch {
 		case errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE):
 			return fmt.Errorf("%w: %w%s", ErrFDLimit, firstErr, hint)
@@ -356,15 +402,13 @@ func (r *run) connect(ctx context.Context) error {
 		return fmt.Errorf("%w to %s: %w", ErrConnect, r.cfg.Addr, firstErr)
 	}
 	if firstErr != nil {
-		r.connectErr = fmt.Sprintf("%d of %d connections failed, the first with: %v%s", r.cfg.Conns-len(r.fds), r.cfg.Conns, firstErr, hint)
+		r.connectErr = fmt.Sprintf("%d of %d connections failed, the first with: %v%s", r.cfg.Conns-r.connected, r.cfg.Conns, firstErr, hint)
 	}
 	return nil
 }
 
 func (r *run) dialFD(ctx context.Context) (int, error) {
-	dctx, cancel := context.WithTimeout(ctx, r.cfg.DialTimeout)
-	nc, err := r.env.dial(dctx, "tcp", r.cfg.Addr)
-	cancel()
+	nc, err := r.env.dial(ctx, "tcp", r.cfg.Addr)
 	if err != nil {
 		return -1, err
 	}

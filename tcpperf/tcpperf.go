@@ -73,6 +73,10 @@ type Config struct {
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
 	Progress     io.Writer     // one line per second; nil for none
 	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
+	// Engine is what serves the connections (experimental): EngineTcpperf
+	// (the default), tcpperf's own loops, or EngineNetio, package netio's
+	// loops (see EngineNetio for what it lacks).
+	Engine string
 
 	waitChosen bool // Wait was chosen by the load (see check)
 }
@@ -89,6 +93,7 @@ type Result struct {
 	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset)
 	BatchUs         float64 `json:"batch_us,omitempty"` // WaitBatch's window
 	Arrival         Arrival `json:"arrival"`            // how responses were timed
+	Engine          string  `json:"engine"`             // what served the connections (Config.Engine)
 	TargetQPS       float64 `json:"target_qps"`
 	Depth           int     `json:"depth,omitempty"`
 	MsgSize         int     `json:"msg_size"`
@@ -148,6 +153,21 @@ func (a Arrival) check() error {
 	}
 	return fmt.Errorf("%w: arrival %q is neither kernel nor read", ErrConfig, a)
 }
+
+// Engines (Config.Engine).
+const (
+	// EngineTcpperf is tcpperf's own event loops.
+	EngineTcpperf = "tcpperf"
+	// EngineNetio is an experiment: the connections on package netio's
+	// loops (one netio.Loops of one loop for each of Config.Loops; dialed
+	// with its Dial, the schedule run by its timers). It waits only by
+	// sleeping (WaitSleep, WaitBatch; a wait chosen by the load is one of
+	// these), times responses when read (ArrivalRead: netio reads with
+	// read(2), so the kernel's receive timestamps are out of reach), does
+	// not report LoopBusy on the system clock (0), and, as netio does, reads no
+	// connection whose output waits for room.
+	EngineNetio = "netio"
+)
 
 const defaultBatch = 400 * time.Microsecond
 
@@ -223,23 +243,40 @@ func (cfg *Config) check() error {
 	if cfg.Spin == 0 {
 		cfg.Spin = 30 * time.Microsecond
 	}
+	switch cfg.Engine {
+	case "":
+		cfg.Engine = EngineTcpperf
+	case EngineTcpperf, EngineNetio:
+	default:
+		return fmt.Errorf("%w: engine %q is neither %s nor %s", ErrConfig, cfg.Engine, EngineTcpperf, EngineNetio)
+	}
+	onNetio := cfg.Engine == EngineNetio
 	if cfg.Wait == "" {
 		cfg.Wait, cfg.waitChosen = cfg.chooseWait(), true
+		if onNetio && cfg.Wait != WaitBatch {
+			cfg.Wait = WaitSleep // netio's loops do not poll
+		}
 	}
 	if err := cfg.Wait.check(); err != nil {
 		return err
+	}
+	if onNetio && cfg.Wait != WaitSleep && cfg.Wait != WaitBatch {
+		return fmt.Errorf("%w: wait %s polls without sleeping, which engine netio cannot: use sleep or batch", ErrConfig, cfg.Wait)
 	}
 	if cfg.Wait == WaitBatch && cfg.Batch == 0 {
 		cfg.Batch = defaultBatch
 	}
 	if cfg.Arrival == "" {
 		cfg.Arrival = ArrivalRead
-		if cfg.Wait == WaitBatch {
+		if cfg.Wait == WaitBatch && !onNetio {
 			cfg.Arrival = ArrivalKernel
 		}
 	}
 	if err := cfg.Arrival.check(); err != nil {
 		return err
+	}
+	if onNetio && cfg.Arrival == ArrivalKernel {
+		return fmt.Errorf("%w: arrival kernel needs the kernel's receive timestamps, which engine netio does not read", ErrConfig)
 	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second
@@ -303,7 +340,11 @@ func (cfg *Config) waitString(loops int) string {
 	default:
 		w += fmt.Sprintf(", spin %v", cfg.Spin)
 	}
-	return fmt.Sprintf("%s, arrival %s, %d loops", w, cfg.Arrival, loops)
+	w = fmt.Sprintf("%s, arrival %s, %d loops", w, cfg.Arrival, loops)
+	if cfg.Engine == EngineNetio {
+		w += ", engine netio"
+	}
+	return w
 }
 
 func us(ns int64) string {

@@ -410,7 +410,9 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	case engPostfix:
 		cmd = exec.CommandContext(ctx, cfg.pfSource, append(common, addr)...)
 	default:
-		a := append([]string{"smtp-source", "-q", "-json"}, common...)
+		// -size=false: the commands Postfix's smtp-source sends, which
+		// has no SIZE=, so that the sources' rows compare like with like.
+		a := append([]string{"smtp-source", "-q", "-json", "-size=false"}, common...)
 		switch source {
 		case engPipelining:
 			a = append(a, "-pipelining")

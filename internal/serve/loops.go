@@ -2,7 +2,8 @@ package serve
 
 import (
 	"bytes"
-	"net"
+	"encoding/json"
+	"fmt"
 	"runtime"
 
 	"github.com/wirespeed/wirespeed/netio"
@@ -13,7 +14,7 @@ import (
 // in line mode the responses to all its complete lines, each written with
 // its own LoopConn.Write, as the other engines do.
 func startLoops(cfg Config) (addr string, stop func() error, err error) {
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := listen(cfg.Addr)
 	if err != nil {
 		return "", nil, err
 	}
@@ -23,12 +24,20 @@ func startLoops(cfg Config) (addr string, stop func() error, err error) {
 	}
 	// A line longer than MaxLine is more unused input than MaxInput: the
 	// loop closes the connection.
-	lo, err := netio.Serve(ln.(*net.TCPListener), h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine})
+	lo, err := netio.Serve(ln, h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine, TLSConfig: cfg.TLS})
 	if err != nil {
 		ln.Close()
 		return "", nil, err
 	}
-	return ln.Addr().String(), lo.Close, nil
+	stop = func() error {
+		err := lo.Close()
+		if cfg.Stats != nil {
+			b, _ := json.Marshal(lo.Stats())
+			fmt.Fprintf(cfg.Stats, "netio stats: %s\n", b)
+		}
+		return err
+	}
+	return addrString(ln.Addr()), stop, nil
 }
 
 // spareProc raises GOMAXPROCS to one more than the netio engine's loops,

@@ -11,6 +11,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,11 +36,17 @@ const Summary = "run an echo or line server on the std, netio, netio-conn, gnet,
 type Config struct {
 	Engine string        // one of Engines()
 	Mode   string        // "echo" (return bytes as read) or "line" (one response line per request line)
-	Addr   string        // listen address; port 0 picks one
+	Addr   string        // listen address, HOST:PORT (port 0 picks one) or unix:PATH (std, netio and netio-conn)
 	Delay  time.Duration // std and netio-conn: answer each request this long after reading it
+	// TLS, if set, serves TLS with it (std: tls.Server on each
+	// connection's goroutine; netio: LoopOptions.TLSConfig).
+	TLS *tls.Config
 	// ErrorLog receives the engines' warnings and errors (gnet's); nil
 	// means the log package's standard logger.
 	ErrorLog *log.Logger
+	// Stats, if set, receives the netio engine's counts (netio.LoopStats)
+	// when it stops, as one line: "netio stats: " and their JSON.
+	Stats io.Writer
 }
 
 // An Engine starts the service cfg describes: it listens on cfg.Addr and
@@ -140,10 +147,42 @@ func check(cfg Config, engines map[string]Engine) error {
 	if cfg.Mode != "echo" && cfg.Mode != "line" {
 		return fmt.Errorf("unknown mode %q (echo, line)", cfg.Mode)
 	}
+	if cfg.TLS != nil && cfg.Engine != "std" && cfg.Engine != "netio" {
+		return fmt.Errorf("-tls needs the std or netio engine, not %s", cfg.Engine)
+	}
 	if cfg.Delay != 0 && cfg.Engine != "std" && cfg.Engine != "netio-conn" {
 		return errors.New("-delay needs the std or netio-conn engine: an event loop cannot wait per request")
 	}
+	return checkUnix(cfg)
+}
+
+// unixPrefix marks an -addr that is a Unix domain socket's path.
+const unixPrefix = "unix:"
+
+// checkUnix refuses a Unix socket address on the engines that serve TCP
+// only.
+func checkUnix(cfg Config) error {
+	if strings.HasPrefix(cfg.Addr, unixPrefix) && !slices.Contains([]string{"std", "netio", "netio-conn"}, cfg.Engine) {
+		return fmt.Errorf("-addr %s: the %s engine serves TCP only (unix: needs std, netio or netio-conn)", cfg.Addr, cfg.Engine)
+	}
 	return nil
+}
+
+// listen listens on addr: unix:PATH is a Unix domain socket (its file is
+// removed when the listener closes), anything else a TCP address.
+func listen(addr string) (net.Listener, error) {
+	if path, ok := strings.CutPrefix(addr, unixPrefix); ok {
+		return net.Listen("unix", path)
+	}
+	return net.Listen("tcp", addr)
+}
+
+// addrString is how a listener's address is printed: as -addr takes it.
+func addrString(a net.Addr) string {
+	if a.Network() == "unix" {
+		return unixPrefix + a.String()
+	}
+	return a.String()
 }
 
 // Start starts the server described by cfg on its engine from engines.
@@ -186,7 +225,7 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	var cfg Config
 	fs.StringVar(&cfg.Engine, "engine", engine, "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request)")
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address (port 0 picks one)")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket (std, netio and netio-conn engines; the file is removed at exit)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools)")
 	return fs, &cfg
 }
@@ -197,14 +236,26 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, cfg := flags("serve", "std", stderr)
 	compareExe := fs.String("compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in)")
+	useTLS := fs.Bool("tls", false, "serve TLS, with a self-signed certificate made at start unless -tls-cert and -tls-key are given (std and netio engines)")
+	certFile := fs.String("tls-cert", "", "the certificate chain (PEM) to serve TLS with; implies -tls")
+	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT] [-delay D] [-compare-exe PATH]")
+		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-tls] [-tls-cert FILE -tls-key FILE] [-compare-exe PATH]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2} // the flag package has said why
 	}
+	if *useTLS || *certFile != "" || *keyFile != "" {
+		var err error
+		if cfg.TLS, err = tlsConfig(cfg.Addr, *certFile, *keyFile); err != nil {
+			return err
+		}
+	}
 	if slices.Contains(CompareEngines(), cfg.Engine) {
+		if err := checkUnix(*cfg); err != nil {
+			return err
+		}
 		return runCompare(ctx, *cfg, *compareExe, stdout, stderr)
 	}
 	return run(ctx, *cfg, builtin(nil), stdout, stderr)
@@ -227,6 +278,7 @@ func RunEngines(ctx context.Context, name string, args []string, engines map[str
 
 func run(ctx context.Context, cfg Config, engines map[string]Engine, stdout, stderr io.Writer) error {
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
+	cfg.Stats = stdout
 	if cfg.Engine == "netio" {
 		spareProc()
 	}
@@ -245,7 +297,7 @@ func Respond(dst, line []byte) []byte { return append(dst, line...) }
 // connections have TCP_NODELAY: package net sets it on every TCP
 // connection.)
 func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() error, err error) {
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := listen(cfg.Addr)
 	if err != nil {
 		return "", nil, err
 	}
@@ -267,8 +319,11 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 				h.accepted()
 			}
 			var rw net.Conn = c
-			if coalesce {
+			switch {
+			case coalesce:
 				rw = netio.NewConn(c, nil)
+			case cfg.TLS != nil:
+				rw = tls.Server(c, cfg.TLS) // the handshake runs at the first read
 			}
 			mu.Lock()
 			if closed { // accepted just before stop closed the listener
@@ -303,7 +358,7 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 		wg.Wait()
 		return err
 	}
-	return ln.Addr().String(), stop, nil
+	return addrString(ln.Addr()), stop, nil
 }
 
 func handleStd(c net.Conn, cfg *Config, h *hooks) {

@@ -2,18 +2,24 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/netio"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -232,5 +238,103 @@ func TestBuildCompareNoCheckout(t *testing.T) {
 	err = Run(context.Background(), []string{"-engine", "evio", "-addr", "127.0.0.1:0"}, io.Discard, io.Discard)
 	if !errors.Is(err, ErrNoCompare) || !strings.Contains(err.Error(), "-compare-exe") {
 		t.Fatalf("Run outside a checkout: %v", err)
+	}
+}
+
+// TestServeUnix: -addr unix:PATH serves a Unix domain socket on the std,
+// netio and netio-conn engines, every echo exact, and its file is
+// removed when the server stops; the other engines refuse it.
+func TestServeUnix(t *testing.T) {
+	for _, engine := range []string{"std", "netio", "netio-conn"} {
+		for _, mode := range []string{"echo", "line"} {
+			t.Run(engine+"/"+mode, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "s")
+				s := startT(t, Config{Engine: engine, Mode: mode, Addr: "unix:" + path}, nil)
+				if s.Addr() != "unix:"+path {
+					t.Fatalf("Addr %q, want unix:%s", s.Addr(), path)
+				}
+				var want []byte
+				for i := range 2000 {
+					want = fmt.Appendf(want, "message %d %s\n", i, strings.Repeat("x", i%300))
+				}
+				var wg sync.WaitGroup
+				for range 4 {
+					c, err := net.Dial("unix", path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer c.Close()
+						go func() {
+							c.Write(want)
+							c.(*net.UnixConn).CloseWrite()
+						}()
+						got, err := io.ReadAll(c)
+						if err != nil || !bytes.Equal(got, want) {
+							t.Errorf("echoed %d bytes (%v), want the %d sent", len(got), err, len(want))
+						}
+					}()
+				}
+				wg.Wait()
+				if err := s.Stop(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("the socket file after Stop: %v", err)
+				}
+			})
+		}
+	}
+	for _, engine := range CompareEngines() {
+		cfg := Config{Engine: engine, Mode: "echo", Addr: "unix:" + filepath.Join(t.TempDir(), "s")}
+		if err := checkUnix(cfg); err == nil || !strings.Contains(err.Error(), "TCP only") {
+			t.Errorf("%s with unix: %v, want a refusal", engine, err)
+		}
+	}
+}
+
+// TestServeNetioStats: the serve command prints the netio engine's counts
+// when it stops.
+func TestServeNetioStats(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, Config{Engine: "netio", Mode: "echo", Addr: "unix:" + path}, Builtin(), pw, io.Discard)
+		pw.Close()
+	}()
+	r := bufio.NewReader(pr)
+	if line, err := r.ReadString('\n'); line != "listening on unix:"+path+"\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("hello"))
+	c.(*net.UnixConn).CloseWrite()
+	if b, err := io.ReadAll(c); string(b) != "hello" || err != nil {
+		t.Fatalf("echo %q, %v", b, err)
+	}
+	c.Close()
+	cancel()
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, ok := strings.CutPrefix(line, "netio stats: ")
+	var st netio.LoopStats
+	if !ok || json.Unmarshal([]byte(js), &st) != nil {
+		t.Fatalf("last line %q, want netio stats: JSON", line)
+	}
+	if st.Accepted != 1 || st.Open != 0 || st.Closed.Total() != 1 {
+		t.Fatalf("stats %+v, want one connection, closed", st)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

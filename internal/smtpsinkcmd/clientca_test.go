@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirespeed/wirespeed/internal/testcert"
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 )
 
 // -tls-client-ca with -tls-client-required: a client with a certificate
 // the file names is served, one without fails its handshake.
 func TestRunClientCA(t *testing.T) {
-	cert, err := testcert.Client("client.test")
+	cert, err := selfsigned.Client("client.test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,12 @@ func sinkMetrics(s *smtpsink.Server) func() []metrics.Metric {
 		for _, code := range slices.SortedFunc(maps.Keys(st.Errors), cmp.Compare) {
 			errs.Values = append(errs.Values, metrics.Value{Labels: []string{strconv.Itoa(code)}, V: float64(st.Errors[code])})
 		}
+		replies := metrics.Metric{Name: p + "replies_total", Help: "Replies sent, by code (2xx and 3xx counted at each message's end and each session's end; not the 421s of the sink's own shutdown).", Labels: []string{"code"}}
+		all := maps.Clone(st.Positive)
+		maps.Copy(all, st.Errors)
+		for _, code := range slices.SortedFunc(maps.Keys(all), cmp.Compare) {
+			replies.Values = append(replies.Values, metrics.Value{Labels: []string{strconv.Itoa(code)}, V: float64(all[code])})
+		}
 		return []metrics.Metric{
 			metrics.One(p+"sessions_total", "Connections accepted (sessions).", false, float64(st.Sessions)),
 			metrics.One(p+"sessions_active", "Sessions open now.", true, float64(st.Active)),
@@ -47,6 +53,7 @@ func sinkMetrics(s *smtpsink.Server) func() []metrics.Metric {
 			metrics.One(p+"recipients_total", "Recipients of the messages accepted.", false, float64(st.Recipients)),
 			metrics.One(p+"bytes_total", "Data bytes of the messages accepted.", false, float64(st.Bytes)),
 			errs,
+			replies,
 		}
 	}
 }

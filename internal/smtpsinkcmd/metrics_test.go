@@ -6,14 +6,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
 
 // -metrics serves the sink's counters in Prometheus' text format while it
 // runs: two messages taken and a recipient refused by a -rule are counted
-// as such; the endpoint goes with the sink.
+// as such, and the replies by code, 2xx and 3xx too; the endpoint goes
+// with the sink.
 func TestMetrics(t *testing.T) {
 	addr, stderr, stop := startErr(t, "-metrics", "127.0.0.1:0", "-rule", "rcpt:^bad@=550 5.1.1 no such user")
 	stderr.waitFor("/metrics\n")
@@ -27,17 +30,20 @@ func TestMetrics(t *testing.T) {
 	if err := smtp.SendMail(addr, nil, "a@x.test", []string{"bad@y.test"}, []byte("x\r\n")); err == nil {
 		t.Error("the -rule's recipient was taken")
 	}
-	resp, err := http.Get(m[1])
-	if err != nil {
-		stop()
-		t.Fatal(err)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		stop()
-		t.Fatal(err)
+	var fams map[string]*dto.MetricFamily
+	scrape := func() {
+		resp, err := http.Get(m[1])
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err = p.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
 	}
 	value := func(name, label string) (float64, bool) {
 		f := fams[name]
@@ -59,6 +65,15 @@ func TestMetrics(t *testing.T) {
 		return 0, false
 	}
 	const pre = "wirespeed_smtp_sink_"
+	// The 2xx and 3xx replies of a session's last steps are counted at
+	// its end: scrape once the sessions have ended on the sink's side
+	// too (or, if they never do, until a bound, and fail below).
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		scrape()
+		if n, _ := value(pre+"sessions_active", ""); n == 0 || time.Now().After(end) {
+			break
+		}
+	}
 	for _, c := range []struct {
 		name, label string
 		want        float64
@@ -66,6 +81,10 @@ func TestMetrics(t *testing.T) {
 		{"sessions_total", "", 3}, {"messages_total", "", 2}, {"recipients_total", "", 2},
 		{"bytes_total", "", float64(len("Subject: 1\r\n\r\none\r\n") + len("Subject: 2\r\n\r\ntwo\r\n"))},
 		{"tls_handshakes_total", "", 0}, {"error_replies_total", "code=550", 1},
+		// three greetings; EHLO, MAIL, RCPT and the data's end of each
+		// message, EHLO and MAIL of the refused one; two QUITs
+		{"replies_total", "code=220", 3}, {"replies_total", "code=250", 10}, {"replies_total", "code=354", 2},
+		{"replies_total", "code=221", 2}, {"replies_total", "code=550", 1},
 	} {
 		if got, ok := value(pre+c.name, c.label); !ok || got != c.want {
 			t.Errorf("%s{%s} = %v (present %v), want %v", c.name, c.label, got, ok, c.want)

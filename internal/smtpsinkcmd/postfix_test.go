@@ -24,74 +24,15 @@ func TestRunPostfixThroughRules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Postfix instance")
 	}
-	postfix := tooltest.Path(t, "/usr/sbin/postfix")
 	sendmail := tooltest.Path(t, "/usr/sbin/sendmail")
 	postqueue := tooltest.Path(t, "/usr/sbin/postqueue")
-	if os.Geteuid() != 0 {
-		tooltest.Unavailable(t, "starting Postfix needs root")
-	}
 	dumps := t.TempDir()
 	addr, stop := run(t, "-digest", "md5", "-d", dumps+"/",
 		"-rule", "rcpt:^bounce@=550 5.1.1 no such user",
 		"-rule", "rcpt:^later@=451 4.2.0 try later")
 	_, port, _ := strings.Cut(addr, ":")
 
-	// Postfix's daemons run as its user: its directories must be theirs
-	// to reach, which a test's temporary directory (0700) is not.
-	dir, err := os.MkdirTemp("", "wirespeed-postfix-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	etc, queue, data := filepath.Join(dir, "etc"), filepath.Join(dir, "queue"), filepath.Join(dir, "data")
-	for _, d := range []string{etc, queue, data} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := exec.Command("chown", "postfix", data).CombinedOutput(); err != nil {
-		t.Fatalf("chown: %v %s", err, out)
-	}
-	// Postfix's own master.cf; Debian's pristine copy where the package
-	// was installed unconfigured.
-	master, err := os.ReadFile("/etc/postfix/master.cf")
-	if err != nil {
-		if master, err = os.ReadFile("/usr/share/postfix/master.cf.dist"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	maillog := filepath.Join(dir, "maillog")
-	mainCF := fmt.Sprintf(`compatibility_level = 3.6
-queue_directory = %s
-data_directory = %s
-mail_owner = postfix
-setgid_group = postdrop
-inet_interfaces = loopback-only
-inet_protocols = ipv4
-master_service_disable = inet
-myhostname = mta.test
-mydestination =
-relayhost = [127.0.0.1]:%s
-smtp_tls_security_level = none
-maillog_file = %s
-maillog_file_prefixes = %s
-alias_maps =
-alias_database =
-queue_run_delay = 1s
-minimal_backoff_time = 1s
-maximal_backoff_time = 2s
-`, queue, data, port, maillog, dir)
-	if err := os.WriteFile(filepath.Join(etc, "main.cf"), []byte(mainCF), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(etc, "master.cf"), master, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(postfix, "-c", etc, "start").CombinedOutput(); err != nil {
-		t.Fatalf("postfix start: %v\n%s", err, out)
-	}
-	defer exec.Command(postfix, "-c", etc, "stop").Run()
+	etc, maillog := startPostfix(t, port, "master_service_disable = inet\n", nil)
 
 	const n = 5
 	for i := range n {
@@ -153,4 +94,76 @@ maximal_backoff_time = 2s
 	if len(files) != 2*n || notices != n || oks != n {
 		t.Errorf("%d dumps, %d bounce notices, %d to ok@; want %d, %d, %d", len(files), notices, oks, 2*n, n, n)
 	}
+}
+
+// startPostfix starts a Postfix instance of the test's own, relaying all
+// mail to 127.0.0.1:relayPort, with extra lines for its main.cf and, if
+// master is set, its master.cf rewritten by master, until the test ends.
+// It returns the instance's configuration directory and log file.
+func startPostfix(t *testing.T, relayPort, extra string, master func([]byte) []byte) (etc, maillog string) {
+	t.Helper()
+	postfix := tooltest.Path(t, "/usr/sbin/postfix")
+	if os.Geteuid() != 0 {
+		tooltest.Unavailable(t, "starting Postfix needs root")
+	}
+	// Postfix's daemons run as its user: its directories must be theirs
+	// to reach, which a test's temporary directory (0700) is not.
+	dir, err := os.MkdirTemp("", "wirespeed-postfix-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	etc = filepath.Join(dir, "etc")
+	queue, data := filepath.Join(dir, "queue"), filepath.Join(dir, "data")
+	for _, d := range []string{etc, queue, data} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("chown", "postfix", data).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v %s", err, out)
+	}
+	// Postfix's own master.cf; Debian's pristine copy where the package
+	// was installed unconfigured.
+	masterCF, err := os.ReadFile("/etc/postfix/master.cf")
+	if err != nil {
+		if masterCF, err = os.ReadFile("/usr/share/postfix/master.cf.dist"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if master != nil {
+		masterCF = master(masterCF)
+	}
+	maillog = filepath.Join(dir, "maillog")
+	mainCF := fmt.Sprintf(`compatibility_level = 3.6
+queue_directory = %s
+data_directory = %s
+mail_owner = postfix
+setgid_group = postdrop
+inet_interfaces = loopback-only
+inet_protocols = ipv4
+myhostname = mta.test
+mydestination =
+relayhost = [127.0.0.1]:%s
+smtp_tls_security_level = none
+maillog_file = %s
+maillog_file_prefixes = %s
+alias_maps =
+alias_database =
+queue_run_delay = 1s
+minimal_backoff_time = 1s
+maximal_backoff_time = 2s
+`, queue, data, relayPort, maillog, dir) + extra
+	if err := os.WriteFile(filepath.Join(etc, "main.cf"), []byte(mainCF), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(etc, "master.cf"), masterCF, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(postfix, "-c", etc, "start").CombinedOutput(); err != nil {
+		t.Fatalf("postfix start: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(postfix, "-c", etc, "stop").Run() })
+	return etc, maillog
 }

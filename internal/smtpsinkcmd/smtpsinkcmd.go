@@ -59,7 +59,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("smtp-sink", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg smtpsink.Config
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address (port 0 picks one)")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket, as Postfix's smtp-sink takes it (the file is removed at exit)")
 	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP instead of SMTP (as smtp-sink -L)")
 	fs.StringVar(&cfg.Hostname, "h", "smtp-sink", "host name in the greeting and the EHLO reply (as smtp-sink -h)")
 	fs.Int64Var(&cfg.MaxSize, "size", 0, "message size limit in bytes, announced in EHLO SIZE (0: none)")
@@ -131,7 +131,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT|unix:PATH] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -338,7 +338,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("smtp-sink: %w", err)
 	}
-	fmt.Fprintf(stdout, "listening on %s\n", s.Addr())
+	fmt.Fprintf(stdout, "listening on %s\n", addrString(s.Addr()))
 	stopMetrics, err := serveMetrics(*metricsAddr, s, stderr)
 	if err != nil {
 		s.Close()
@@ -369,7 +369,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		stderr.Write([]byte("\n")) // the counters stay on the screen
 		logMu.Unlock()
 	}
-	res := Result{Addr: s.Addr().String(), Stats: s.Stats()}
+	res := Result{Addr: addrString(s.Addr()), Stats: s.Stats()}
 	res.ErrorTotal = res.ErrorCount()
 	if dumps != nil {
 		res.DumpErrors = dumps.errs.Load()
@@ -579,4 +579,12 @@ func readAuthFile(name string) (map[string]string, error) {
 		users[user] = pass
 	}
 	return users, nil
+}
+
+// addrString is how the sink's address is printed: as -addr takes it.
+func addrString(a net.Addr) string {
+	if a.Network() == "unix" {
+		return "unix:" + a.String()
+	}
+	return a.String()
 }

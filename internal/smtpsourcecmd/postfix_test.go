@@ -26,7 +26,8 @@ func postfixSource(t *testing.T) string {
 
 // The same flags given to Postfix's smtp-source and to ours send the same
 // commands and the same message data: -N numbers the recipients as it
-// does, -o leaves out HELO and the header as it does.
+// does, -o leaves out HELO and the header as it does. The sink offers no
+// SIZE, so ours sends no SIZE= either.
 func TestSameAsPostfix(t *testing.T) {
 	pf := postfixSource(t)
 	for _, flags := range [][]string{

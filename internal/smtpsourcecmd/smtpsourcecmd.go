@@ -86,7 +86,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism`: PLAIN, LOGIN, CRAM-MD5, or with an OAuth 2.0 access token as the password XOAUTH2 or OAUTHBEARER (default PLAIN)")
 	tlsCert := fs.String("tls-cert", "", "present the client certificate (chain) in this PEM `file` (with -tls-key)")
 	tlsKey := fs.String("tls-key", "", "the private key of -tls-cert, in this PEM `file`")
-	fs.BoolVar(&cfg.Size, "size", false, "send each message's size as SIZE= with MAIL when the server offers SIZE (RFC 1870)")
+	size := fs.Bool("size", true, "send each message's size as SIZE= with MAIL when the server offers SIZE (RFC 1870); -size=false: never")
+	fs.StringVar(&cfg.XClient, "xclient", "", "when the server offers XCLIENT, send XCLIENT `attributes` (e.g. 'NAME=client.example ADDR=192.0.2.1') once a connection is set up, then EHLO again (Postfix's XCLIENT)")
+	fs.StringVar(&cfg.XForward, "xforward", "", "when the server offers XFORWARD, send XFORWARD `attributes` (e.g. 'NAME=client.example ADDR=192.0.2.1') before each MAIL (Postfix's XFORWARD)")
 	fs.StringVar(&cfg.DSNNotify, "dsn-notify", "", "when the server offers DSN, send NOTIFY=`value` with each RCPT: NEVER, or some of SUCCESS,FAILURE,DELAY (RFC 3461)")
 	fs.StringVar(&cfg.DSNRet, "dsn-ret", "", "when the server offers DSN, send RET=`value` with MAIL: FULL or HDRS")
 	fs.StringVar(&cfg.DSNEnvID, "dsn-envid", "", "when the server offers DSN, send ENVID=`id`.N with message N's MAIL")
@@ -96,7 +98,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	metricsAddr := fs.String("metrics", "", "serve the run's counters at http://`addr`/metrics in Prometheus' text format while it runs (port 0 picks one; the address goes to stderr)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size] [-dsn-notify n] [-dsn-ret r] [-F file|dir|mbox|maildir] [-header line] [-from-file f] [-to-file f] [-duration d] [-metrics addr] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fmt.Fprintln(stderr, "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size=false] [-xclient attrs] [-xforward attrs] [-dsn-notify n] [-dsn-ret r] [-F file|dir|mbox|maildir] [-header line] [-from-file f] [-to-file f] [-duration d] [-metrics addr] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -106,6 +108,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())
 	}
 	cfg.Addr = fs.Arg(0)
+	cfg.NoSize = !*size
 	mSet := false
 	fs.Visit(func(f *flag.Flag) { mSet = mSet || f.Name == "m" })
 	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {

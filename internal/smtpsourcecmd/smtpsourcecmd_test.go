@@ -24,7 +24,9 @@ import (
 
 // sink is a minimal SMTP server on 127.0.0.1:0 that offers PIPELINING,
 // takes every message and, before it answers, logs the digest of each to
-// log as a sink does: "<hex md5> <bytes> <n>".
+// log as a sink does: "<hex md5> <bytes> <n>". It does not offer SIZE:
+// ours would send SIZE= (Postfix's smtp-source never does), and
+// TestSameAsPostfix compares the two clients' commands.
 type sink struct {
 	mu   sync.Mutex
 	log  io.Writer

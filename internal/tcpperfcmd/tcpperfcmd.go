@@ -50,6 +50,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar((*string)(&cfg.Wait), "wait", "", "how loops wait between sends (default: chosen by the load, batch where a loop's share of -qps is over 1/(spin+50µs), about 12,500 msg/s, adaptive otherwise): adaptive (poll Spin before a send and while a response is due), send (poll only before a send), sleep (never poll), spin (always poll), batch (wake when a send is -batch late and send all that are due; responses timed by the kernel)")
 	fs.DurationVar(&cfg.Batch, "batch", 0, "-wait batch: how late a send may be before the loop wakes for it and all others due (default 400µs)")
 	fs.StringVar((*string)(&cfg.Arrival), "arrival", "", "how responses are timed: kernel (the kernel's receive timestamp) or read (when the loop read them); default kernel with -wait batch, read otherwise")
+	fs.StringVar(&cfg.Engine, "engine", tcpperf.EngineTcpperf, "experimental: what serves the connections: tcpperf (its own loops) or netio (package netio's loops; -wait sleep or batch only, responses timed at read)")
 	fs.DurationVar(&cfg.DrainTimeout, "drain", 2*time.Second, "wait this long for outstanding responses at the end")
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log (latencies in ns) to this file")
@@ -152,7 +153,11 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	if r.WaitChosen {
 		wait += ", chosen by the load"
 	}
-	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %d loops waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, r.Loops, wait, 100*r.LoopBusy, r.Arrival)
+	loops := fmt.Sprintf("%d loops", r.Loops)
+	if r.Engine != "" && r.Engine != tcpperf.EngineTcpperf {
+		loops = fmt.Sprintf("%d %s loops", r.Loops, r.Engine)
+	}
+	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, 100*r.LoopBusy, r.Arrival)
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
 	if r.ConnectError != "" {

@@ -63,6 +63,34 @@ func TestRunJSON(t *testing.T) {
 	if fi, err := os.Stat(hdr); err != nil || fi.Size() == 0 {
 		t.Errorf("hdr log: %v, %v", fi, err)
 	}
+	if res.Engine != tcpperf.EngineTcpperf {
+		t.Errorf("engine %q, want the default, tcpperf", res.Engine)
+	}
+}
+
+// -engine netio runs the connections on netio's loops, open and closed
+// loop, and says so.
+func TestRunEngineNetio(t *testing.T) {
+	addr := echoServer(t)
+	for _, load := range [][]string{{"-qps", "0", "-depth", "2"}, {"-qps", "2000", "-wait", "batch"}} {
+		var out, errb bytes.Buffer
+		args := append([]string{"-engine", "netio", "-addr", addr, "-conns", "4", "-cpus", "2", "-duration", "100ms", "-warmup", "0s", "-json", "-q"}, load...)
+		if err := Run(context.Background(), args, &out, &errb); err != nil {
+			t.Fatalf("%v: %v: %s", args, err, errb.String())
+		}
+		var res tcpperf.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("%v: %q", err, out.String())
+		}
+		if res.Engine != tcpperf.EngineNetio || res.Loops != 2 || res.Received == 0 || res.Errors != 0 || res.Arrival != tcpperf.ArrivalRead {
+			t.Errorf("%v: %+v", load, res)
+		}
+	}
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), []string{"-engine", "netio", "-addr", addr, "-wait", "spin", "-q"}, &out, &errb)
+	if !errors.Is(err, tcpperf.ErrConfig) {
+		t.Errorf("-engine netio -wait spin: %v, want tcpperf.ErrConfig", err)
+	}
 }
 
 func TestRunErrors(t *testing.T) {
@@ -116,6 +144,13 @@ connect: refused
 	if s := b.String(); !strings.Contains(s, "2 loops waiting batch 400µs, busy 12% of the time; responses timed at kernel)") {
 		t.Errorf("batching:\n%s", s)
 	}
+	r.Engine = tcpperf.EngineNetio
+	b.Reset()
+	Print(&b, r)
+	if s := b.String(); !strings.Contains(s, "2 netio loops waiting batch 400µs") {
+		t.Errorf("engine netio:\n%s", s)
+	}
+	r.Engine = tcpperf.EngineTcpperf
 	r.TargetQPS, r.Depth, r.Connected, r.ConnectError = 0, 4, 10, ""
 	b.Reset()
 	Print(&b, r)

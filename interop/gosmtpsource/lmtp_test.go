@@ -21,7 +21,8 @@ func TestLMTPRefusedChunkAgainstGoSMTP(t *testing.T) {
 		srv.MaxMessageBytes = 1000
 	})
 	res, err := smtpsource.Run(context.Background(), smtpsource.Config{Addr: addr, LMTP: true, Chunking: true, Pipelining: true,
-		ChunkSize: 1024, Length: 3000, Recipients: 3, Reuse: true, Messages: 3})
+		ChunkSize: 1024, Length: 3000, Recipients: 3, Reuse: true, Messages: 3,
+		NoSize: true}) // SIZE= would have the MAIL refused before any chunk
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,8 @@ func TestLMTPOversizedLastAgainstGoSMTP(t *testing.T) {
 		srv.MaxMessageBytes = 3000 // the first chunk of 2048 bytes fits, LAST does not
 	})
 	res, err := smtpsource.Run(context.Background(), smtpsource.Config{Addr: addr, LMTP: true, Chunking: true, Pipelining: true,
-		ChunkSize: 2048, Length: 3000, Recipients: 3, Reuse: true, Messages: 3, Timeout: 200 * time.Millisecond})
+		ChunkSize: 2048, Length: 3000, Recipients: 3, Reuse: true, Messages: 3, Timeout: 200 * time.Millisecond,
+		NoSize: true}) // SIZE= would have the MAIL refused before any chunk
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,100 @@
+package smtpsinkcmd
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"net"
+	"net/smtp"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
+)
+
+// -addr unix:PATH, on both engines: Go's SMTP client and swaks over LMTP
+// (the common use of a Unix socket: a local delivery agent) deliver
+// through the socket, every message's digest exact; the socket file is
+// removed at exit.
+func TestRunUnixSocket(t *testing.T) {
+	swaks := tooltest.Path(t, "swaks")
+	for _, engine := range []string{"loops", "goroutine"} {
+		for _, lmtp := range []bool{false, true} {
+			name := engine + "/smtp"
+			if lmtp {
+				name = engine + "/lmtp"
+			}
+			t.Run(name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "sink")
+				args := []string{"-engine", engine, "-addr", "unix:" + path, "-digest", "md5"}
+				if lmtp {
+					args = append(args, "-L")
+				}
+				addr, stop := run(t, args...)
+				if addr != "unix:"+path {
+					t.Fatalf("listening on %q, want unix:%s", addr, path)
+				}
+				data := "Subject: unix\r\n\r\nbody\r\n"
+				if lmtp {
+					out, err := exec.Command(swaks, "--socket", path, "--protocol", "LMTP", "--to", "a@b.test",
+						"--data", strings.ReplaceAll(data, "\r\n", "\n"), "--pipeline").CombinedOutput()
+					if err != nil {
+						t.Fatalf("swaks: %v\n%s", err, out)
+					}
+					data += "\r\n" // swaks ends the data with CRLF "." CRLF after what it is given
+				} else {
+					c, err := net.Dial("unix", path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := sendGo(c, data); err != nil {
+						t.Fatal(err)
+					}
+				}
+				out, err := stop()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := md5.Sum([]byte(data))
+				lines := strings.Split(strings.TrimSpace(out), "\n")
+				if f := strings.Fields(lines[0]); len(lines) != 3 || len(f) != 3 || f[0] != hex.EncodeToString(sum[:]) {
+					t.Fatalf("output:\n%s\nwant the digest %x of %q, then the summary", out, sum, data)
+				}
+				if !strings.HasPrefix(lines[1], "sessions 1 (aborted 0), messages 1, recipients 1,") || lines[2] != "error replies 0" {
+					t.Errorf("summary:\n%s", strings.Join(lines[1:], "\n"))
+				}
+				if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the socket file at exit: %v, want it removed", err)
+				}
+			})
+		}
+	}
+}
+
+// sendGo sends one message with net/smtp over c.
+func sendGo(c net.Conn, data string) error {
+	cl, err := smtp.NewClient(c, "localhost")
+	if err != nil {
+		return err
+	}
+	if err := cl.Mail("s@a.test"); err != nil {
+		return err
+	}
+	if err := cl.Rcpt("r@b.test"); err != nil {
+		return err
+	}
+	w, err := cl.Data()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte(data)); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return cl.Quit()
+}

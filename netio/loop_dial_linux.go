@@ -1,0 +1,276 @@
+//go:build linux && !netio_portable
+
+package netio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// A dialing is a Dial's connect(2) in progress on a loop: its LoopConn
+// is in the loop's table and epoll set, polled for EPOLLOUT, and in its
+// heap at the dial's timeout; OnOpen has not run.
+type dialing struct {
+	at        int64 // the timeout, on the loop's clock; 0 is none
+	connected bool  // connect(2) completed at once
+	remote    net.Addr
+	unix      bool
+	c         *LoopConn // set on the loop
+	done      chan dialResult
+}
+
+type dialResult struct {
+	c   *LoopConn
+	err error
+}
+
+// Dial connects to address on network ("tcp", "tcp4", "tcp6" or "unix";
+// names are resolved with net.DefaultResolver, and their addresses tried
+// in turn until one connects) with a non-blocking connect(2) on one of
+// the loops, taken in turn with the accepted connections, and serves the
+// connection as an accepted one: with the Handler, and OnOpen run on the
+// loop before Dial returns. The returned LoopConn is the loop's, as a
+// Handler's is: from other goroutines, use it with Do.
+//
+// The connect is bounded by ctx and by LoopOptions.DialTimeout, which
+// the loop keeps on its clock; Dial fails, its socket closed, with a
+// *net.OpError that matches syscall.ECONNREFUSED (errors.Is) when the
+// peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
+// deadline passed, context.Canceled when ctx was cancelled, and
+// ErrServerClosed once Shutdown or Close has begun (which end the dials
+// in flight). A Unix socket whose listener's backlog is full fails at
+// once with syscall.EAGAIN, as package net's Dial does: the kernel does
+// not say when there is room. Dial waits for the loop, so it must not be
+// called on one (in a Handler or callback): a Handler hands the dial to
+// a goroutine.
+func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, error) {
+	opErr := func(addr net.Addr, err error) error {
+		return &net.OpError{Op: "dial", Net: network, Addr: addr, Err: err}
+	}
+	if s.isClosed() || s.sys.stopping.Load() {
+		return nil, opErr(nil, ErrServerClosed)
+	}
+	sas, err := dialAddrs(ctx, network, address)
+	if err != nil {
+		s.loops[0].stats.dialErrors.Add(1)
+		return nil, opErr(nil, err)
+	}
+	var first error
+	for _, sa := range sas {
+		c, err := s.dialOne(ctx, sa)
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = opErr(sockAddr(sa), err)
+		}
+		if ctx.Err() != nil || errors.Is(err, ErrServerClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+	}
+	s.loops[0].stats.dialErrors.Add(1)
+	return nil, first
+}
+
+// dialAddrs resolves address on network.
+func dialAddrs(ctx context.Context, network, address string) ([]unix.Sockaddr, error) {
+	ipNet := "ip"
+	switch network {
+	case "unix":
+		return []unix.Sockaddr{&unix.SockaddrUnix{Name: address}}, nil
+	case "tcp4":
+		ipNet = "ip4"
+	case "tcp6":
+		ipNet = "ip6"
+	case "tcp":
+	default:
+		return nil, net.UnknownNetworkError(network)
+	}
+	host, service, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	port, err := net.DefaultResolver.LookupPort(ctx, network, service)
+	if err != nil {
+		return nil, err
+	}
+	if host == "" { // the local system, as package net dials it
+		host = "127.0.0.1"
+		if network == "tcp6" {
+			host = "::1"
+		}
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, ipNet, host)
+	if err != nil {
+		return nil, err
+	}
+	var sas []unix.Sockaddr
+	for _, ip := range ips {
+		ip = ip.Unmap()
+		switch {
+		case ip.Is4() && network != "tcp6":
+			sas = append(sas, &unix.SockaddrInet4{Port: port, Addr: ip.As4()})
+		case ip.Is6() && network != "tcp4":
+			sa := &unix.SockaddrInet6{Port: port, Addr: ip.As16()}
+			if z := ip.Zone(); z != "" {
+				if n, err := strconv.Atoi(z); err == nil {
+					sa.ZoneId = uint32(n)
+				} else if ifi, err := net.InterfaceByName(z); err == nil {
+					sa.ZoneId = uint32(ifi.Index)
+				}
+			}
+			sas = append(sas, sa)
+		}
+	}
+	if len(sas) == 0 {
+		return nil, &net.AddrError{Err: "no suitable address", Addr: host}
+	}
+	return sas, nil
+}
+
+// dialOne connects to sa on the loop whose turn it is.
+func (s *Loops) dialOne(ctx context.Context, sa unix.Sockaddr) (*LoopConn, error) {
+	family := unix.AF_UNIX
+	switch sa.(type) {
+	case *unix.SockaddrInet4:
+		family = unix.AF_INET
+	case *unix.SockaddrInet6:
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	d := &dialing{remote: sockAddr(sa), unix: family == unix.AF_UNIX, done: make(chan dialResult, 1)}
+	if !d.unix {
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
+	}
+	switch err := unix.Connect(fd, sa); err {
+	case nil:
+		d.connected = true
+	case unix.EINPROGRESS, unix.EINTR: // EINTR: the connect goes on
+	default:
+		unix.Close(fd)
+		return nil, os.NewSyscallError("connect", err)
+	}
+	l := s.nextLoop()
+	err = l.post(task{lf: func(l *loop) {
+		if l == nil { // the loop stopped first
+			unix.Close(fd)
+			d.done <- dialResult{err: ErrServerClosed}
+			return
+		}
+		l.startDial(fd, d)
+	}})
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	var r dialResult
+	select {
+	case r = <-d.done:
+	case <-ctx.Done():
+		err := ctx.Err()
+		if err == context.DeadlineExceeded {
+			err = fmt.Errorf("%w (%w)", os.ErrDeadlineExceeded, err)
+		}
+		// A loop that stopped has ended the dial already, or will.
+		l.post(task{lf: func(l *loop) {
+			if l != nil && d.c != nil && d.c.dial == d {
+				l.dialFailed(d.c, err)
+			}
+		}})
+		r = <-d.done
+	}
+	return r.c, r.err
+}
+
+// startDial serves the connection fd is making: in the loop's table and
+// epoll set, polled for EPOLLOUT until connect(2) completes.
+func (l *loop) startDial(fd int, d *dialing) {
+	if l.draining {
+		unix.Close(fd)
+		d.done <- dialResult{err: ErrServerClosed}
+		return
+	}
+	c := &LoopConn{l: l, fd: fd, remote: d.remote, heapIdx: -1, dial: d, watched: roomEvents}
+	l.slot(c)
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: roomEvents, Fd: c.idx}); err != nil {
+		unix.Close(fd)
+		l.free = append(l.free, c.idx)
+		d.done <- dialResult{err: fmt.Errorf("netio: epoll: %w", err)}
+		return
+	}
+	l.conns[c.idx] = c
+	d.c = c
+	if d.connected {
+		l.dialed(c)
+		return
+	}
+	if t := l.s.opt.DialTimeout; t > 0 {
+		d.at = l.clock() + int64(t)
+		l.schedule(c)
+	}
+	if f := l.s.opt.dialing; f != nil {
+		f()
+	}
+}
+
+// dialEvent looks at the connect(2) of c, polled for room.
+func (l *loop) dialEvent(c *LoopConn, ev uint32) {
+	e, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && e != 0 {
+		err = unix.Errno(e)
+	}
+	switch {
+	case err != nil:
+		l.dialFailed(c, os.NewSyscallError("connect", err))
+	case ev&unix.EPOLLOUT != 0:
+		l.dialed(c)
+	}
+}
+
+// dialed serves c, connected: from now on as an accepted connection.
+func (l *loop) dialed(c *LoopConn) {
+	d := c.dial
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: readEvents, Fd: c.idx}); err != nil {
+		l.dialFailed(c, fmt.Errorf("netio: epoll: %w", err))
+		return
+	}
+	l.unschedule(c)
+	c.dial, c.watched = nil, readEvents
+	c.readAt = l.clock()
+	l.stats.dialed.Add(1)
+	l.opened(c, nil) // a dialed connection is no TLS server
+	d.done <- dialResult{c: c}
+}
+
+// dialFailed ends the dial of c with err: its socket is closed.
+func (l *loop) dialFailed(c *LoopConn, err error) {
+	d := c.dial
+	l.unschedule(c)
+	unix.Close(c.fd) // which takes it out of the epoll set
+	c.fd, c.dial, c.closed = -1, nil, true
+	c.gone.Store(true)
+	l.conns[c.idx] = nil
+	l.free = append(l.free, c.idx)
+	d.done <- dialResult{err: err}
+}
+
+// slot gives c an index in the loop's table.
+func (l *loop) slot(c *LoopConn) {
+	if k := len(l.free); k > 0 {
+		c.idx = l.free[k-1]
+		l.free = l.free[:k-1]
+	} else {
+		c.idx = int32(len(l.conns))
+		l.conns = append(l.conns, nil)
+	}
+}

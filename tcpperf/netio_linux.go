@@ -1,0 +1,556 @@
+package tcpperf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/internal/latrec"
+	"github.com/wirespeed/wirespeed/netio"
+)
+
+// EngineNetio: each of the run's loops is a netio.Loops of one loop,
+// whose connections are dialed with its Dial, so that a loop's schedule
+// and its connections share a thread. A LoopConn may be written only in
+// a call on itself, and netio's timers (AfterFunc) belong to a
+// connection, so each loop also dials a scheduling connection of its
+// own, to a listener of the run's (a Unix socket in the abstract
+// namespace, which the peer never writes to): its timer wakes the loop
+// when sends are due, and it hands each connection with messages due a
+// call of its own (Do), which writes them. Everything about a loop's
+// connections happens on its thread, as with tcpperf's own loops.
+
+// An nloop is one loop of EngineNetio. Its counters and recorders are
+// those of a loop (only those fields of it are used).
+type nloop struct {
+	*loop
+	s      *netio.Loops
+	sched  *netio.LoopConn // the scheduling connection
+	conns  []*nconn
+	msg    []byte // a message being written
+	tickFn func(*netio.LoopConn)
+
+	// On the loop's thread.
+	scheduling bool
+	k          int64 // the loop's next message of the schedule
+	next       int64 // its intended time
+	target     int64 // when the scheduling timer was asked to fire, or 0
+	timer      *netio.LoopTimer
+	queued     int64 // messages due, handed to their connection's call, not yet written
+	drainSent  bool
+
+	kick chan struct{} // fake clock: the run is stopping
+}
+
+// An nconn is a connection of EngineNetio: a conn (its fd unused), its
+// LoopConn, and the intended times of its messages due and not yet
+// written.
+type nconn struct {
+	conn
+	lc      *netio.LoopConn
+	due     []int64
+	posted  bool // a call to write them is queued (Do)
+	flushFn func(*netio.LoopConn)
+}
+
+// startNetio opens the connections on netio's loops.
+func (r *run) startNetio(ctx context.Context) (engine, error) {
+	cfg := &r.cfg
+	ln, err := net.Listen("unix", "") // autobind: an abstract address
+	if err != nil {
+		return engine{}, fmt.Errorf("tcpperf: scheduling listener: %w", err)
+	}
+	var peers []net.Conn
+	var mu sync.Mutex
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			peers = append(peers, c)
+			mu.Unlock()
+		}
+	}()
+	var ls []*nloop
+	closeAll := func() {
+		for _, l := range ls {
+			l.s.Close()
+		}
+		ln.Close()
+		<-accepted
+		mu.Lock()
+		for _, c := range peers {
+			c.Close()
+		}
+		mu.Unlock()
+	}
+	for i := range cfg.Loops {
+		l, err := r.newNloop(ctx, i, ln.Addr().String())
+		if err != nil {
+			closeAll()
+			return engine{}, err
+		}
+		ls = append(ls, l)
+	}
+	conns := make([]*nconn, cfg.Conns)
+	dial := r.env.loopDial
+	if dial == nil {
+		dial = func(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error) {
+			return s.Dial(ctx, network, addr)
+		}
+	}
+	err = r.connect(ctx, func(ctx context.Context, i int) error {
+		l := ls[i%len(ls)]
+		lc, err := dial(ctx, l.s, "tcp", cfg.Addr)
+		if err != nil {
+			return err
+		}
+		c := &nconn{conn: conn{fd: -1, id: i, tmpl: msgTemplate(i, cfg.MsgSize)}, lc: lc}
+		c.flushFn = func(lc *netio.LoopConn) { l.flush(c, lc) }
+		// Set on the loop: the Handler looks for it there.
+		done := make(chan error, 1)
+		if err := lc.Do(func(lc *netio.LoopConn) { lc.SetValue(c); done <- nil }); err != nil {
+			return err
+		}
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil {
+			return err
+		}
+		conns[i] = c
+		return nil
+	})
+	if err != nil {
+		closeAll()
+		return engine{}, err
+	}
+	// Deal the connections to their loops; loops left without any are
+	// closed, and the others numbered anew for the schedule.
+	for i, c := range conns {
+		if c != nil {
+			ls[i%len(ls)].conns = append(ls[i%len(ls)].conns, c)
+		}
+	}
+	kept := ls[:0]
+	for _, l := range ls {
+		if len(l.conns) == 0 {
+			l.s.Close()
+			continue
+		}
+		l.id = len(kept)
+		kept = append(kept, l)
+	}
+	clear(ls[len(kept):])
+	ls = kept
+	cfg.Loops = len(ls)
+	r.loops = make([]*loop, len(ls))
+	for i, l := range ls {
+		r.loops[i] = l.loop
+	}
+	done := make(chan struct{}) // closed at quit
+	var drivers sync.WaitGroup
+	return engine{
+		begin: func() {
+			for _, l := range ls {
+				l.begin(ctx, done, &drivers)
+			}
+		},
+		wake: func() {
+			for _, l := range ls {
+				l.wake()
+			}
+		},
+		quit: func() {
+			close(done)
+			for _, l := range ls {
+				l.s.Close()
+			}
+			drivers.Wait()
+		},
+		close: closeAll,
+	}, nil
+}
+
+// newNloop starts loop id of the run and dials its scheduling connection
+// to sched.
+func (r *run) newNloop(ctx context.Context, id int, sched string) (*nloop, error) {
+	cfg := &r.cfg
+	cpu := -1
+	if len(cfg.CPUs) > 0 {
+		cpu = cfg.CPUs[id%len(cfg.CPUs)]
+	}
+	l := &nloop{
+		loop: &loop{r: r, id: id, cpu: cpu, ep: -1, wake: -1, timer: -1, lat: latrec.New(), late: latrec.New()},
+		msg:  make([]byte, cfg.MsgSize),
+		kick: make(chan struct{}, 1),
+	}
+	l.tickFn = l.tick
+	l.wait = waitPolicy{mode: cfg.Wait, spin: int64(cfg.Spin), batch: int64(cfg.Batch)}
+	opt := &netio.LoopOptions{
+		Loops:     1,
+		MaxQueued: r.maxPend,
+		MaxInput:  max(64<<10, cfg.MsgSize),
+		// No timeouts: a run ends by its drain, as with tcpperf's loops.
+		IdleTimeout:  -1,
+		WriteTimeout: -1,
+		DialTimeout:  cfg.DialTimeout,
+		OnClose:      l.closed,
+	}
+	if cpu >= 0 {
+		opt.CPUs = []int{cpu}
+	}
+	if !r.env.realTime {
+		opt.Clock = r.env.clock.Now
+	}
+	s, err := netio.NewLoops(l.handle, opt)
+	if err != nil {
+		if errors.Is(err, unix.EINVAL) {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err) // a CPU the machine does not have
+		}
+		return nil, fmt.Errorf("tcpperf: event loop: %w", err)
+	}
+	l.s = s
+	if l.sched, err = s.Dial(ctx, "unix", sched); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("tcpperf: scheduling connection: %w", err)
+	}
+	return l, nil
+}
+
+// begin starts the loop on the run's clock: the schedule, from a timer on
+// the scheduling connection (on a fake clock, from a goroutine that moves
+// the clock: driver), or in closed loop each connection's first Depth
+// messages.
+func (l *nloop) begin(ctx context.Context, done chan struct{}, drivers *sync.WaitGroup) {
+	r := l.r
+	open := r.cfg.isOpen()
+	if !open {
+		for _, c := range l.conns {
+			c.lc.Do(func(lc *netio.LoopConn) { l.write(c, lc, r.cfg.Depth, r.now()) })
+		}
+	}
+	l.sched.Do(func(*netio.LoopConn) {
+		l.scheduling = open
+		l.next = r.due(l.id, 0)
+	})
+	if !r.env.realTime {
+		drivers.Add(1)
+		go func() {
+			defer drivers.Done()
+			l.drive(ctx, done)
+		}()
+		return
+	}
+	if open {
+		l.sched.Do(l.tickFn)
+	}
+}
+
+// wake has the loop look at stopping.
+func (l *nloop) wake() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+	l.sched.Do(func(*netio.LoopConn) {
+		if l.r.stopping.Load() && l.scheduling {
+			l.scheduling = false
+			l.timer.Stop()
+		}
+		l.checkDrained()
+	})
+}
+
+// tick is the scheduling timer's call, on the system clock: it sends what
+// is due and arms the timer for the next sends.
+func (l *nloop) tick(sc *netio.LoopConn) {
+	l.timer = nil
+	target := l.step()
+	if target < 0 {
+		return
+	}
+	t, err := sc.AfterFunc(time.Duration(target-l.r.now()), l.tickFn)
+	if err != nil {
+		// Only the run closes the scheduling connection, at its end.
+		l.scheduling = false
+		return
+	}
+	l.timer = t
+}
+
+// step hands the messages due now to their connections, and returns when
+// the loop should wake for the next ones, or -1 once the schedule is
+// over.
+func (l *nloop) step() int64 {
+	r := l.r
+	if !l.scheduling {
+		return -1
+	}
+	if r.stopping.Load() {
+		l.scheduling = false
+		l.checkDrained()
+		return -1
+	}
+	now := r.now()
+	batching := r.cfg.Wait == WaitBatch
+	if batching && l.target > 0 && r.env.realTime {
+		l.wait.woke(l.target, now)
+	}
+	for l.next <= now && l.next < r.end {
+		c := l.conns[l.k%int64(len(l.conns))]
+		if !c.dead {
+			c.due = append(c.due, l.next)
+			l.queued++
+			if !c.posted {
+				if err := c.lc.Do(c.flushFn); err != nil {
+					l.drop(c)
+				} else {
+					c.posted = true
+				}
+			}
+		}
+		l.k++
+		l.next = r.due(l.id, l.k)
+	}
+	if l.next >= r.end {
+		l.scheduling = false
+		r.schedDone <- struct{}{}
+		return -1
+	}
+	l.target = l.next
+	if batching {
+		l.target = l.wait.batchWake(l.next)
+	}
+	return l.target
+}
+
+// drop forgets c's messages due and not written.
+func (l *nloop) drop(c *nconn) {
+	l.queued -= int64(len(c.due))
+	c.due = c.due[:0]
+}
+
+// flush writes c's messages due, in a call on c: their lateness runs
+// from their intended time to now.
+func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
+	r := l.r
+	c.posted = false
+	now := r.now()
+	for _, t := range c.due {
+		l.queued--
+		if c.dead {
+			continue
+		}
+		if r.measured(t) {
+			l.late.Record(now - t)
+			l.n.due.Add(1)
+		}
+		l.write(c, lc, 1, t)
+	}
+	c.due = c.due[:0]
+	l.checkDrained()
+}
+
+// write writes n messages with intended time t to c, in a call on it;
+// those it cannot take (too many unsent or outstanding) count as write
+// errors.
+func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
+	if c.dead {
+		return
+	}
+	r := l.r
+	size := r.cfg.MsgSize
+	k := 0
+	for ; k < n && len(c.q)-c.qh < maxInflight; k++ {
+		copy(l.msg, c.tmpl)
+		putHex(l.msg[:hexLen(size)], c.sent)
+		if _, err := lc.Write(l.msg); err != nil {
+			if !errors.Is(err, netio.ErrQueueFull) {
+				l.fail(c, &l.n.write)
+				return
+			}
+			break
+		}
+		c.push(t)
+		c.sent++
+	}
+	if k < n {
+		l.n.write.Add(int64(n - k))
+	}
+	l.inflight += int64(k)
+	l.n.sent.Add(int64(k))
+	if !r.cfg.isOpen() && r.measured(t) {
+		l.n.due.Add(int64(k))
+	}
+}
+
+// handle is the Handler: it checks and records the whole responses in
+// (all of them arrived now: ArrivalRead) and leaves netio the start of
+// the next; in closed loop it sends as many new messages.
+func (l *nloop) handle(lc *netio.LoopConn, in []byte) int {
+	c, ok := lc.Value().(*nconn)
+	if !ok {
+		return 0 // not set up yet (the scheduling connection is never written to)
+	}
+	r := l.r
+	now := r.now()
+	size := r.cfg.MsgSize
+	k := len(in) / size
+	got, bad, measured := 0, 0, 0
+	if k > 0 && !c.dead {
+		l.lat.Lock()
+		for ; got < k; got++ {
+			t, ok := c.pop()
+			if !ok {
+				break
+			}
+			if !checkMsg(in[got*size:(got+1)*size], c.tmpl, c.rseq) {
+				bad++
+			}
+			c.rseq++
+			if r.measured(t) {
+				l.lat.RecordLocked(now - t)
+				measured++
+			}
+		}
+		l.lat.Unlock()
+		l.n.content.Add(int64(k - got + bad))
+	}
+	l.n.received.Add(int64(measured))
+	l.n.answered.Add(int64(got))
+	l.inflight -= int64(got)
+	if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {
+		l.write(c, lc, got, r.now())
+	}
+	if lc.EOF() {
+		l.fail(c, &l.n.read)
+		lc.Close()
+	}
+	l.checkDrained()
+	return k * size
+}
+
+// closed is OnClose: a connection that failed or that the run closed.
+func (l *nloop) closed(lc *netio.LoopConn, err error) {
+	c, ok := lc.Value().(*nconn)
+	if !ok {
+		return
+	}
+	counter := &l.n.read
+	if errors.Is(err, netio.ErrUnsent) {
+		counter = &l.n.write
+	}
+	l.fail(c, counter)
+	l.checkDrained()
+}
+
+// fail marks c dead, counting an error unless the run is stopping, and
+// its outstanding messages as lost.
+func (l *nloop) fail(c *nconn, counter *atomic.Int64) {
+	if c.dead {
+		return
+	}
+	c.dead = true
+	if !l.r.stopping.Load() {
+		counter.Add(1)
+	}
+	lost := int64(len(c.q) - c.qh)
+	l.n.lost.Add(lost)
+	l.inflight -= lost
+	c.q, c.qh = nil, 0
+	l.drop(c)
+}
+
+// checkDrained tells the run once the loop, stopping, has nothing in
+// flight.
+func (l *nloop) checkDrained() {
+	if l.r.stopping.Load() && !l.scheduling && l.inflight == 0 && l.queued == 0 && !l.drainSent {
+		l.drainSent = true
+		l.r.drained <- struct{}{}
+	}
+}
+
+// loopState is what drive learns of the loop in a call on it.
+type loopState struct {
+	target   int64 // step's
+	inflight int64
+	answered int64
+}
+
+// onLoop runs f in a call on the scheduling connection and returns the
+// loop's state once the calls f queued (the writes of what it handed
+// out) have run too; false once the run is over.
+func (l *nloop) onLoop(done <-chan struct{}, f func() int64) (loopState, bool) {
+	ch := make(chan loopState, 1)
+	err := l.sched.Do(func(sc *netio.LoopConn) {
+		target := f()
+		sc.Do(func(*netio.LoopConn) {
+			ch <- loopState{target: target, inflight: l.inflight + l.queued, answered: l.n.answered.Load()}
+		})
+	})
+	if err != nil {
+		return loopState{}, false
+	}
+	select {
+	case st := <-ch:
+		return st, true
+	case <-done:
+		return loopState{}, false
+	}
+}
+
+// drive runs the loop's schedule on a fake clock, as tcpperf's own loops
+// do: once the loop has handed out what is due and written it, the clock
+// jumps to the next wake-up; while the run drains, a while without
+// responses moves it to the drain's end.
+func (l *nloop) drive(ctx context.Context, done <-chan struct{}) {
+	r := l.r
+	w := r.env.clock.Waiter(r.cfg.Spin)
+	defer w.Close()
+	for {
+		st, ok := l.onLoop(done, l.step)
+		if !ok {
+			return
+		}
+		switch {
+		case st.target >= 0:
+			before := r.now()
+			w.Until(ctx, r.base.Add(time.Duration(st.target)))
+			l.idle(before, r.now())
+		case r.stopping.Load() && st.inflight > 0:
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			again, ok := l.onLoop(done, func() int64 { return -1 })
+			if !ok {
+				return
+			}
+			if again.answered == st.answered {
+				before := r.now()
+				w.Until(ctx, r.base.Add(time.Duration(r.now())+r.cfg.DrainTimeout))
+				l.idle(before, r.now())
+			}
+		default: // closed loop, or the schedule is over: until the run stops
+			select {
+			case <-done:
+				return
+			case <-l.kick:
+			}
+		}
+	}
+}
