@@ -112,6 +112,7 @@ type connSys struct {
 	direct      int  // the write under way is one call's output of this size (the sent hook), or -1
 	lingerIdx   int  // in the loop's lingerers, or -1
 	readyClosed bool // a Detach's ready is closed
+	queued      int64 // its share of Stats' Queued
 }
 
 // An ioWrite is a write for a connection's writing goroutine: first, it
@@ -160,6 +161,7 @@ type loop struct {
 	settled  []chan struct{}
 
 	stats loopStats
+	dials []*dialing // Dials in flight
 }
 
 // start starts the loops, with no listener yet.
@@ -226,7 +228,7 @@ func (s *Loops) addListener(ln net.Listener) error {
 	s.lns = append(s.lns, lis)
 	s.sys.workers.Add(1)
 	s.mu.Unlock()
-	go acceptConns(s, lis)
+	go acceptConns(s, acc)
 	if !lis.unix && acc != ln {
 		ln.Close()
 	}
@@ -238,11 +240,11 @@ func (s *Loops) addListener(ln net.Listener) error {
 // out of descriptors, it pauses for a time that doubles from 5 ms up to
 // 1 s while errors last. It is a function, not a method, as are the
 // connections' I/O goroutines: their stacks do not name the loops.
-func acceptConns(s *Loops, lis *listener) {
+func acceptConns(s *Loops, ln net.Listener) {
 	defer s.sys.workers.Done()
 	var backoff time.Duration
 	for {
-		nc, err := lis.acc.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if s.sys.stopping.Load() || s.sys.quit.Load() || errors.Is(err, net.ErrClosed) {
 				return
@@ -409,6 +411,7 @@ func (l *loop) run() {
 	for !l.s.sys.quit.Load() {
 		l.now = l.clock()
 		l.expire()
+		l.expireDials()
 		l.runTimers()
 		l.pollLingerers()
 		wait := l.nextWait()
@@ -442,6 +445,9 @@ func (l *loop) nextWait() time.Duration {
 	if len(l.timers) > 0 && (at < 0 || l.timers[0].at < at) {
 		at = l.timers[0].at
 	}
+	if d := l.nextDial(); d >= 0 && (at < 0 || d < at) {
+		at = d
+	}
 	d := time.Duration(-1)
 	if at >= 0 {
 		d = time.Duration(max(at-l.clock(), 0))
@@ -471,8 +477,9 @@ func (l *loop) stop() {
 	}
 }
 
-// shutdown closes the loop's connections.
+// shutdown closes the loop's connections, and ends its dials.
 func (l *loop) shutdown() {
+	l.endDials()
 	for _, c := range l.conns {
 		if c == nil {
 			continue
@@ -508,7 +515,7 @@ func (l *loop) runTasks() {
 }
 
 // add serves the connection nc, accepted or dialed.
-func (l *loop) add(nc net.Conn, accepted bool) {
+func (l *loop) add(nc net.Conn, accepted bool) *LoopConn {
 	c := &LoopConn{l: l, fd: -1, remote: nc.RemoteAddr(), heapIdx: -1, readAt: l.now}
 	c.sys = connSys{nc: nc, reads: make(chan []byte, 1), writes: make(chan ioWrite, 1), direct: -1, lingerIdx: -1}
 	c.sys.onRead = func(l *loop) {
@@ -542,7 +549,7 @@ func (l *loop) add(nc net.Conn, accepted bool) {
 	l.schedule(c)
 	if f := l.s.opt.OnOpen; f != nil {
 		if !l.call(c, f) || !l.after(c) {
-			return
+			return c
 		}
 	}
 	if l.draining {
@@ -551,6 +558,7 @@ func (l *loop) add(nc net.Conn, accepted bool) {
 	if !c.closed {
 		l.pump(c)
 	}
+	return c
 }
 
 // startIO starts c's reading and writing goroutines. They end once the
@@ -811,6 +819,7 @@ func (l *loop) send(c *LoopConn) bool {
 	l.queue(c, out)
 	l.schedule(c)
 	l.pump(c)
+	l.countQueued(c)
 	return false
 }
 
@@ -828,7 +837,18 @@ func (l *loop) queue(c *LoopConn, p []byte) {
 		c.pending = grown
 	}
 	c.pending = append(c.pending, p...)
-	l.stats.queued.Add(int64(len(p)))
+}
+
+// countQueued sets c's share of Stats' Queued to what waits for room:
+// its unsent output, but none while the first write of a call's output
+// is under way (the socket may take it all at once, as on Linux).
+func (l *loop) countQueued(c *LoopConn) {
+	q := int64(len(c.pending) - c.off)
+	if c.closed || (c.sys.writing && c.sys.direct >= 0) {
+		q = 0
+	}
+	l.stats.queued.Add(q - c.sys.queued)
+	c.sys.queued = q
 }
 
 // writeDone takes the result of c's write.
@@ -859,7 +879,7 @@ func (l *loop) writeDone(c *LoopConn) {
 		}
 	}
 	c.off += n
-	l.stats.queued.Add(-int64(n))
+	l.countQueued(c)
 	if n > 0 {
 		c.progressAt = l.now
 	}
@@ -1084,7 +1104,8 @@ func (l *loop) release(c *LoopConn, err error) {
 	if c.timers > 0 {
 		l.deadTimers.Add(int64(c.timers))
 	}
-	l.stats.queued.Add(-int64(len(c.pending) - c.off))
+	l.stats.queued.Add(-c.sys.queued)
+	c.sys.queued = 0
 	l.stats.released(err, c.eof)
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
 	close(c.sys.reads)
@@ -1140,6 +1161,7 @@ func (l *loop) detached(c *LoopConn) {
 
 func (l *loop) startDrain() {
 	l.draining = true
+	l.endDials()
 	for _, c := range l.conns {
 		if c != nil {
 			l.s.sys.open.Add(1)

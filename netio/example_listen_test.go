@@ -1,4 +1,4 @@
-//go:build !netio_portable
+//go:build unix
 
 package netio_test
 
