@@ -104,14 +104,14 @@ type connSys struct {
 	waited      bool // the output waited for room: a write other than a first one
 	rIntr       bool // the read's deadline was set to interrupt it
 	wIntr       bool
-	stallCheck  bool // the write was interrupted at the write timeout
-	probing     bool // the write tries whether the socket takes any of the output (see writeDone)
-	fresh       bool // input (or the end of stream) the Handler has not been given
-	big         bool // the last read filled its buffer: the next is of readSize
-	rsize       int  // the size of the read under way
-	direct      int  // the write under way is one call's output of this size (the sent hook), or -1
-	lingerIdx   int  // in the loop's lingerers, or -1
-	readyClosed bool // a Detach's ready is closed
+	stallCheck  bool  // the write was interrupted at the write timeout
+	probing     bool  // the write tries whether the socket takes any of the output (see writeDone)
+	fresh       bool  // input (or the end of stream) the Handler has not been given
+	big         bool  // the last read filled its buffer: the next is of readSize
+	rsize       int   // the size of the read under way
+	direct      int   // the write under way is one call's output of this size (the sent hook), or -1
+	lingerIdx   int   // in the loop's lingerers, or -1
+	readyClosed bool  // a Detach's ready is closed
 	queued      int64 // its share of Stats' Queued
 }
 
