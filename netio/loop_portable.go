@@ -64,6 +64,9 @@ const (
 	// connections' peers have acknowledged all of their output, where it
 	// can tell.
 	lingerPoll = 10 * time.Millisecond
+	// keepInput is the most capacity a TLS connection keeps for
+	// plaintext the Handler left unused, once it has used all of it.
+	keepInput = 512
 )
 
 // aLongTimeAgo is a deadline that interrupts a Read or Write at once.
@@ -84,6 +87,8 @@ type loopSys struct {
 	open      atomic.Int64 // as on Linux: connections open while shutting down, +1
 	lnErr     error        // closing the listeners (Loops.mu)
 	nextLn    int32        // the id of the next listener (Loops.mu)
+	// TLS handshakes running, each on a goroutine: Close waits for them.
+	handshakes sync.WaitGroup
 }
 
 // connSys is the portable part of a LoopConn: its net.Conn and the state
@@ -104,15 +109,17 @@ type connSys struct {
 	waited      bool // the output waited for room: a write other than a first one
 	rIntr       bool // the read's deadline was set to interrupt it
 	wIntr       bool
-	stallCheck  bool  // the write was interrupted at the write timeout
-	probing     bool  // the write tries whether the socket takes any of the output (see writeDone)
-	fresh       bool  // input (or the end of stream) the Handler has not been given
-	big         bool  // the last read filled its buffer: the next is of readSize
-	rsize       int   // the size of the read under way
-	direct      int   // the write under way is one call's output of this size (the sent hook), or -1
-	lingerIdx   int   // in the loop's lingerers, or -1
-	readyClosed bool  // a Detach's ready is closed
-	queued      int64 // its share of Stats' Queued
+	stallCheck  bool   // the write was interrupted at the write timeout
+	probing     bool   // the write tries whether the socket takes any of the output (see writeDone)
+	fresh       bool   // input (or the end of stream) the Handler has not been given
+	big         bool   // the last read filled its buffer: the next is of readSize
+	rsize       int    // the size of the read under way
+	direct      int    // the write under way is one call's output of this size (the sent hook), or -1
+	lingerIdx   int    // in the loop's lingerers, or -1
+	readyClosed bool   // a Detach's ready is closed
+	queued      int64  // its share of Stats' Queued
+	rbuf        []byte // the buffer of the read under way
+	raw         []byte // a TLS connection's buffer for what it reads
 }
 
 // An ioWrite is a write for a connection's writing goroutine: first, it
@@ -162,6 +169,7 @@ type loop struct {
 
 	stats loopStats
 	dials []*dialing // Dials in flight
+	tl    tlsLoop    // the sealing of TLS output
 }
 
 // start starts the loops, with no listener yet.
@@ -297,6 +305,7 @@ func (s *Loops) Close() error {
 			l.wakeUp()
 		}
 		s.sys.running.Wait()
+		s.sys.handshakes.Wait() // their I/O ended with their connections
 		s.sys.workers.Wait()
 	})
 	return s.sys.closeErr
@@ -547,6 +556,11 @@ func (l *loop) add(nc net.Conn, accepted bool) *LoopConn {
 	}
 	startIO(l.s, c)
 	l.schedule(c)
+	if cfg := l.s.opt.TLSConfig; cfg != nil && accepted {
+		l.startTLS(c, cfg, true) // OnOpen follows the handshake
+		l.pump(c)
+		return c
+	}
 	if f := l.s.opt.OnOpen; f != nil {
 		if !l.call(c, f) || !l.after(c) {
 			return c
@@ -621,7 +635,21 @@ func (l *loop) pump(c *LoopConn) {
 		}
 		c.in, c.inOff = c.in[:0], 0
 		cs.reading, cs.discarding = true, true
-		cs.reads <- c.in[:cap(c.in)]
+		cs.rbuf = c.in[:cap(c.in)]
+		cs.reads <- cs.rbuf
+	case c.tls != nil:
+		if t := c.tls; !c.closing && !c.waiting && !c.eof && !c.unread && !t.rawEOF && t.state != tlsFailed {
+			size := smallRead
+			if cs.big {
+				size = readSize
+			}
+			if len(cs.raw) != size {
+				cs.raw = make([]byte, size)
+			}
+			cs.reading, cs.discarding, cs.rsize = true, false, size
+			cs.rbuf = cs.raw
+			cs.reads <- cs.rbuf
+		}
 	case !c.closing && !c.waiting && !c.eof && !c.unread && !cs.fresh:
 		cs.rsize = smallRead
 		if cs.big {
@@ -629,7 +657,8 @@ func (l *loop) pump(c *LoopConn) {
 		}
 		l.growIn(c, cs.rsize)
 		cs.reading, cs.discarding = true, false
-		cs.reads <- c.in[len(c.in) : len(c.in)+cs.rsize]
+		cs.rbuf = c.in[len(c.in) : len(c.in)+cs.rsize]
+		cs.reads <- cs.rbuf
 	}
 }
 
@@ -704,6 +733,10 @@ func (l *loop) readDone(c *LoopConn) {
 		return
 	}
 	cs.big = n == cs.rsize
+	if c.tls != nil {
+		l.tlsRead(c, cs.rbuf[:n], err)
+		return
+	}
 	if n > 0 {
 		c.in = c.in[:len(c.in)+n]
 		c.readAt = l.now
@@ -722,11 +755,23 @@ func (l *loop) readDone(c *LoopConn) {
 // have it now, and starts what I/O c is then ready for.
 func (l *loop) deliver(c *LoopConn) {
 	cs := &c.sys
+	if c.tls != nil {
+		l.tlsDeliver(c)
+		return
+	}
 	if cs.fresh && !c.closed && !c.closing && !c.waiting && !c.unread && c.det == nil {
 		cs.fresh = false
 		in := c.in[c.inOff:]
 		used, ok := l.handle(c, in)
 		if !ok {
+			return
+		}
+		if c.tls != nil { // StartTLS: the rest, in the clear, is dropped
+			if l.sendAndCheck(c) {
+				l.tlsDeliver(c)
+			} else {
+				l.pump(c)
+			}
 			return
 		}
 		rest := in[used:]
@@ -803,6 +848,9 @@ func (l *loop) sendAndCheck(c *LoopConn) bool {
 // by c's writing goroutine. It reports whether c has nothing to send:
 // false once output waits (until writeDone) or c is closed.
 func (l *loop) send(c *LoopConn) bool {
+	if c.tls != nil {
+		l.seal(c)
+	}
 	out := l.out
 	l.out = l.out[:0]
 	if c.closed {
@@ -1027,7 +1075,7 @@ func (l *loop) close(c *LoopConn, err error) {
 
 func (l *loop) graceful(c *LoopConn, err error) bool {
 	return !c.eof && !c.waiting && c.det == nil && !l.s.sys.quit.Load() &&
-		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded)
+		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err))
 }
 
 // linger ends c's output (FIN) and keeps c open, its input read and
@@ -1110,7 +1158,10 @@ func (l *loop) release(c *LoopConn, err error) {
 	c.in, c.inOff, c.pending, c.off = nil, 0, nil, 0
 	close(c.sys.reads)
 	close(c.sys.writes)
-	if f := l.s.opt.OnClose; f != nil {
+	if c.tls != nil && l.tlsReleased(c, err) {
+		return // told when its handshake ends (handshakeDone)
+	}
+	if f := l.s.opt.OnClose; f != nil && c.tlsOpened() {
 		onClose(f, c, err)
 	}
 	if l.draining && l.s.sys.open.Add(-1) == 0 {
@@ -1176,6 +1227,10 @@ func (l *loop) startDrain() {
 }
 
 func (l *loop) drainOne(c *LoopConn) {
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	if f := l.s.opt.OnShutdown; f != nil {
 		if l.call(c, f) {
 			l.finish(c)
@@ -1189,7 +1244,17 @@ func (l *loop) drainConn(c *LoopConn) {
 	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
 		return
 	}
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
 	c.closing = true
+	if c.tls != nil {
+		l.send(c) // close_notify
+	}
+	if c.closed {
+		return
+	}
 	if !c.waiting {
 		l.close(c, nil)
 	} else {
@@ -1292,7 +1357,7 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	f := l.s.opt.OnTimeout
-	if err == ErrWriteTimeout || f == nil {
+	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
 		l.close(c, err)
 		return
 	}
@@ -1524,4 +1589,54 @@ func (l *loop) panicked(c *LoopConn, v any) {
 		c.lingering = true // no linger: closed at once
 		l.close(c, err)
 	}
+}
+
+// TLS (see loop_tls.go): what a TLS connection reads goes to its
+// handshake or its tls.Conn, driven by the loop as on Linux.
+
+// tlsRead takes what c's read got, raw, and its error.
+func (l *loop) tlsRead(c *LoopConn, raw []byte, err error) {
+	t := c.tls
+	if err == io.EOF {
+		t.rawEOF, err = true, nil
+	}
+	if len(raw) > 0 {
+		c.readAt = l.now
+	}
+	if len(raw) > 0 || t.rawEOF {
+		if !l.tlsInput(c, raw) {
+			l.pump(c)
+			return
+		}
+	}
+	if err != nil {
+		l.close(c, err)
+		return
+	}
+	if c.closing && !c.closed && !c.waiting {
+		l.close(c, c.closeErr)
+		return
+	}
+	l.pump(c)
+}
+
+// tlsDeliver is deliver for a TLS connection: the records left while
+// reading was off go to the Handler, and its reading goes on.
+func (l *loop) tlsDeliver(c *LoopConn) {
+	t := c.tls
+	c.sys.fresh = false // plaintext from before StartTLS: dropped
+	if t.stopped && t.state == tlsOpen && !c.closed && !c.closing && !c.waiting && !c.unread {
+		t.stopped = false
+		ok := l.tlsRecords(c)
+		t.unlend()
+		if !ok || !l.sendAndCheck(c) {
+			l.pump(c)
+			return
+		}
+	}
+	if c.closing && !c.closed && !c.waiting {
+		l.close(c, c.closeErr)
+		return
+	}
+	l.pump(c)
 }

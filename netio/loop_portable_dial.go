@@ -4,8 +4,6 @@ package netio
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -173,8 +171,4 @@ func (l *loop) nextDial() int64 {
 		}
 	}
 	return at
-}
-
-func (l *loop) startTLS(c *LoopConn, cfg *tls.Config, implicit bool) {
-	c.closing, c.closeErr = true, fmt.Errorf("%w: %w", ErrHandshake, errors.ErrUnsupported)
 }

@@ -1,4 +1,4 @@
-//go:build !netio_portable
+//go:build unix
 
 package netio
 
@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"os/exec"
 	"strings"
 	"sync"
@@ -285,8 +286,9 @@ func TestLoopsTLSHandshakeTimeout(t *testing.T) {
 		SetLoopClock(opt, clk.Now)
 		s := startLoops(t, echo, opt)
 		c := dial(t, s)
-		s.Sync() // accepted: the handshake waits
-		s.Sync()
+		for s.Stats().Accepted == 0 { // accepted: the handshake waits
+			runtime.Gosched()
+		}
 		clk.advance(s, 2*time.Second)
 		select {
 		case err := <-handshakes:
@@ -304,9 +306,11 @@ func TestLoopsTLSHandshakeTimeout(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		clk := newFakeClock()
 		handshakes := make(chan error, 1)
+		started := make(chan struct{}, 1)
 		h := func(c *LoopConn, in []byte) int {
 			c.SetDeadline(clk.Now().Add(time.Minute))
 			c.StartTLS(srv)
+			started <- struct{}{}
 			return len(in)
 		}
 		opt := &LoopOptions{Loops: 1, HandshakeTimeout: time.Second,
@@ -318,8 +322,7 @@ func TestLoopsTLSHandshakeTimeout(t *testing.T) {
 		r := bufio.NewReader(c)
 		roundTripDone := make(chan struct{})
 		go func() { r.ReadByte(); close(roundTripDone) }()
-		s.Sync()
-		s.Sync()
+		<-started
 		clk.advance(s, 30*time.Second) // past HandshakeTimeout, within the deadline
 		select {
 		case err := <-handshakes:
