@@ -289,6 +289,7 @@ func TestLoopsTLSHandshakeTimeout(t *testing.T) {
 		for s.Stats().Accepted == 0 { // accepted: the handshake waits
 			runtime.Gosched()
 		}
+		s.Sync() // the loop has set the handshake's deadline
 		clk.advance(s, 2*time.Second)
 		select {
 		case err := <-handshakes:
