@@ -46,6 +46,13 @@
 //     the loop; one call's writes leave in one record, replies owed before
 //     a fatal alert.
 //
+// Serve runs on epoll on Linux. Elsewhere, and on Linux when built with
+// the tag netio_portable, a portable implementation over net.Conn keeps
+// the same Handler contract and the guarantees above, but a connection
+// has two goroutines and a read buffer of its own, ReadBudget and CPUs
+// are ignored, and off Linux a close lingers until the peer ends its
+// stream or the linger time is over (docs/netio.md tells the rest).
+//
 // A Handler must not block: another goroutine answers through [LoopConn.Do],
 // and code that must block takes the connection with [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.
 package netio

@@ -1,3 +1,5 @@
+//go:build !netio_portable
+
 package netio
 
 import (
@@ -59,3 +61,10 @@ func (s *Loops) HandOff(c *net.TCPConn) error {
 		}
 	}})
 }
+
+// portableLoops: the Loops server is the portable one.
+const portableLoops = false
+
+// lingerSeesAcks: a close's linger ends once the peer has acknowledged
+// the output (SIOCOUTQ).
+const lingerSeesAcks = true

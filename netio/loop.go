@@ -44,7 +44,9 @@ type LoopOptions struct {
 	// leaves a loop's processor alone while the loop waits in epoll_wait.
 	Loops int
 	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)]; Serve fails
-	// if a loop cannot be pinned (os.ErrInvalid for a negative CPU).
+	// if a loop cannot be pinned (os.ErrInvalid for a negative CPU). The
+	// portable implementation pins nothing: it checks for negative CPUs
+	// only.
 	CPUs []int
 	// MaxQueued bounds the bytes a connection holds unsent; a Write past
 	// it fails with ErrQueueFull. 0 means 1 MiB, as for a Writer.
@@ -243,6 +245,8 @@ type LoopConn struct {
 	tls       *tlsPipe     // StartTLS or LoopOptions.TLSConfig
 	gone      atomic.Bool  // closed or detached, for Do
 	dos       atomic.Int32 // functions Do queued, not yet run
+
+	sys connSys // the implementation's own (loop_sys_linux.go, loop_portable.go)
 }
 
 // RemoteAddr returns the peer's address.
@@ -459,8 +463,7 @@ func (c *LoopConn) Control(f func(fd uintptr)) error {
 	case !c.calling:
 		return ErrOutsideLoop
 	}
-	f(uintptr(c.fd))
-	return nil
+	return c.l.control(c, f)
 }
 
 // A task is a function Do posted for a connection, or loop work posted by
@@ -492,10 +495,12 @@ type listener struct {
 	addr net.Addr     // ln.Addr()
 	unix bool         // a Unix domain socket: no TCP options
 	keep net.Listener // a *net.UnixListener, closed with the server (its socket file goes then)
+	acc  net.Listener // the portable Serve's: what it accepts from, nil once closed
 }
 
 // Serve serves the connections ln accepts with h, on opt.Loops event
-// loops (Linux only; elsewhere it fails with errors.ErrUnsupported), until
+// loops (epoll on Linux; elsewhere, or with the build tag netio_portable,
+// goroutines over net.Conn: see the package documentation), until
 // Shutdown or Close: it is NewLoops and then AddListener(ln), and closes
 // the loops again if AddListener fails. If opt is nil, defaults apply. A
 // nil h fails with ErrNilFunc, a nil ln with os.ErrInvalid, a listener
@@ -529,7 +534,7 @@ func Serve(ln net.Listener, h Handler, opt *LoopOptions) (*Loops, error) {
 // NewLoops starts opt.Loops event loops serving with h, with no listener
 // yet: AddListener gives them one (or several), and Dial connections of
 // their own. If opt is nil, defaults apply. A nil h fails with
-// ErrNilFunc; off Linux, NewLoops fails with errors.ErrUnsupported.
+// ErrNilFunc.
 func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 	if h == nil {
 		return nil, fmt.Errorf("netio: NewLoops: nil Handler: %w", ErrNilFunc)

@@ -191,7 +191,7 @@ func fullListener(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := sockAddr(sa).String()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*unix.SockaddrInet4).Port))
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build linux && !netio_portable
+
 package netio
 
 import (

@@ -1,3 +1,5 @@
+//go:build unix
+
 package netio
 
 import (
@@ -11,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -283,8 +286,10 @@ func TestLoopsTLSHandshakeTimeout(t *testing.T) {
 		SetLoopClock(opt, clk.Now)
 		s := startLoops(t, echo, opt)
 		c := dial(t, s)
-		s.Sync() // accepted: the handshake waits
-		s.Sync()
+		for s.Stats().Accepted == 0 { // accepted: the handshake waits
+			runtime.Gosched()
+		}
+		s.Sync() // the loop has set the handshake's deadline
 		clk.advance(s, 2*time.Second)
 		select {
 		case err := <-handshakes:
@@ -302,9 +307,11 @@ func TestLoopsTLSHandshakeTimeout(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		clk := newFakeClock()
 		handshakes := make(chan error, 1)
+		started := make(chan struct{}, 1)
 		h := func(c *LoopConn, in []byte) int {
 			c.SetDeadline(clk.Now().Add(time.Minute))
 			c.StartTLS(srv)
+			started <- struct{}{}
 			return len(in)
 		}
 		opt := &LoopOptions{Loops: 1, HandshakeTimeout: time.Second,
@@ -316,8 +323,7 @@ func TestLoopsTLSHandshakeTimeout(t *testing.T) {
 		r := bufio.NewReader(c)
 		roundTripDone := make(chan struct{})
 		go func() { r.ReadByte(); close(roundTripDone) }()
-		s.Sync()
-		s.Sync()
+		<-started
 		clk.advance(s, 30*time.Second) // past HandshakeTimeout, within the deadline
 		select {
 		case err := <-handshakes:

@@ -1,3 +1,5 @@
+//go:build unix
+
 package netio
 
 import (
@@ -91,6 +93,9 @@ func TestLoopsUnixEcho(t *testing.T) {
 // Unix socket's SIOCOUTQ counts what the peer has not read), so the
 // output is not lost; and what the peer sends meanwhile is thrown away.
 func TestLoopsUnixLingerUntilRead(t *testing.T) {
+	if !lingerSeesAcks {
+		t.Skip("the system does not tell what the peer has not read: the linger waits for its end of stream")
+	}
 	ln := listenUnix(t)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 8<<10) // 128 KiB: more than a socket buffer
 	closed := make(chan error, 1)

@@ -1,0 +1,178 @@
+//go:build !linux || netio_portable
+
+package netio
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+)
+
+// A dialing is a Dial in progress, known to its loop, which ends it at
+// LoopOptions.DialTimeout on its clock, or when the server closes or
+// shuts down. The portable Serve connects with a net.Dialer on the
+// caller's goroutine, and serves the connection once it has connected.
+type dialing struct {
+	at     int64 // the timeout, on the loop's clock; 0 is none
+	cancel context.CancelCauseFunc
+}
+
+// Dial connects to address on network ("tcp", "tcp4", "tcp6" or "unix";
+// names are resolved with net.DefaultResolver, and their addresses tried
+// in turn until one connects) with a net.Dialer, and serves the
+// connection as an accepted one, on the loop whose turn it is: with the
+// Handler, and OnOpen run on the loop before Dial returns. The returned
+// LoopConn is the loop's, as a Handler's is: from other goroutines, use
+// it with Do.
+//
+// The connect is bounded by ctx and by LoopOptions.DialTimeout, which
+// the loop keeps on its clock; Dial fails, its socket closed, with a
+// *net.OpError that matches syscall.ECONNREFUSED (errors.Is) when the
+// peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
+// deadline passed, context.Canceled when ctx was cancelled, and
+// ErrServerClosed once Shutdown or Close has begun (which end the dials
+// in flight). Dial waits for the loop, so it must not be called on one
+// (in a Handler or callback): a Handler hands the dial to a goroutine.
+func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, error) {
+	opErr := func(err error) error {
+		return &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	if s.isClosed() || s.sys.stopping.Load() {
+		return nil, opErr(ErrServerClosed)
+	}
+	l := s.nextLoop()
+	switch network {
+	case "tcp", "tcp4", "tcp6", "unix":
+	default:
+		l.stats.dialErrors.Add(1)
+		return nil, opErr(net.UnknownNetworkError(network))
+	}
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	d := &dialing{cancel: cancel}
+	if err := l.post(task{lf: func(l *loop) {
+		if l == nil {
+			cancel(ErrServerClosed)
+			return
+		}
+		l.startDial(d)
+	}}); err != nil {
+		l.stats.dialErrors.Add(1)
+		return nil, opErr(ErrServerClosed)
+	}
+	// why tells why dctx ended, or nil.
+	why := func() error {
+		if err := ctx.Err(); err != nil {
+			if err == context.DeadlineExceeded {
+				return fmt.Errorf("%w (%w)", os.ErrDeadlineExceeded, err)
+			}
+			return err
+		}
+		if dctx.Err() != nil {
+			return context.Cause(dctx)
+		}
+		return nil
+	}
+	var dl net.Dialer
+	nc, err := dl.DialContext(dctx, network, address)
+	if err != nil {
+		if cause := why(); cause != nil {
+			var addr net.Addr
+			if oe, ok := err.(*net.OpError); ok {
+				addr = oe.Addr
+			}
+			err = &net.OpError{Op: "dial", Net: network, Addr: addr, Err: cause}
+		}
+		l.post(task{lf: func(l *loop) {
+			if l != nil {
+				l.endDial(d)
+			}
+		}})
+		l.stats.dialErrors.Add(1)
+		return nil, err
+	}
+	type result struct {
+		c   *LoopConn
+		err error
+	}
+	done := make(chan result, 1)
+	err = l.post(task{lf: func(l *loop) {
+		if l == nil {
+			done <- result{err: ErrServerClosed}
+			return
+		}
+		l.endDial(d)
+		if err := why(); err != nil {
+			done <- result{err: err}
+			return
+		}
+		host := ""
+		if network != "unix" {
+			host, _, _ = net.SplitHostPort(address)
+		}
+		done <- result{c: l.add(nc, false, host)}
+	}})
+	r := result{err: ErrServerClosed}
+	if err == nil {
+		r = <-done
+	}
+	if r.err != nil {
+		nc.Close()
+		l.stats.dialErrors.Add(1)
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: nc.RemoteAddr(), Err: r.err}
+	}
+	return r.c, nil
+}
+
+// startDial keeps d's timeout, and ends it at once if the server is
+// shutting down.
+func (l *loop) startDial(d *dialing) {
+	if l.draining || l.s.sys.quit.Load() {
+		d.cancel(ErrServerClosed)
+		return
+	}
+	if t := l.s.opt.DialTimeout; t > 0 {
+		d.at = l.clock() + int64(t)
+	}
+	l.dials = append(l.dials, d)
+	if f := l.s.opt.dialing; f != nil {
+		f()
+	}
+}
+
+// endDial forgets d.
+func (l *loop) endDial(d *dialing) {
+	l.dials = slices.DeleteFunc(l.dials, func(x *dialing) bool { return x == d })
+}
+
+// expireDials ends the dials whose timeout has passed.
+func (l *loop) expireDials() {
+	l.dials = slices.DeleteFunc(l.dials, func(d *dialing) bool {
+		if d.at > 0 && d.at <= l.now {
+			d.cancel(os.ErrDeadlineExceeded)
+			return true
+		}
+		return false
+	})
+}
+
+// endDials ends every dial in flight: the server is closing.
+func (l *loop) endDials() {
+	for _, d := range l.dials {
+		d.cancel(ErrServerClosed)
+	}
+	l.dials = nil
+}
+
+// nextDial is the earliest dial timeout, or -1.
+func (l *loop) nextDial() int64 {
+	at := int64(-1)
+	for _, d := range l.dials {
+		if d.at > 0 && (at < 0 || d.at < at) {
+			at = d.at
+		}
+	}
+	return at
+}

@@ -1,0 +1,530 @@
+//go:build unix
+
+package netio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A fakeClock is a loop clock that moves only when the test says.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+// advance moves the clock by d and makes s's loops look at it.
+func (f *fakeClock) advance(s *Loops, d time.Duration) {
+	f.mu.Lock()
+	f.t = f.t.Add(d)
+	f.mu.Unlock()
+	s.Sync() // every loop has looked at the clock and its timeouts
+}
+
+// roundTrip checks that c is still served by the echo handler.
+func roundTrip(t *testing.T, r *bufio.Reader, w io.Writer) {
+	t.Helper()
+	w.Write([]byte("ping\n"))
+	if line, err := r.ReadString('\n'); line != "ping\n" {
+		t.Fatalf("round trip: %q, %v", line, err)
+	}
+}
+
+// TestLoopsIdleTimeout: a connection that sends nothing for IdleTimeout is
+// closed with ErrIdleTimeout; input read moves the timeout on.
+func TestLoopsIdleTimeout(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{IdleTimeout: 5 * time.Minute, OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, echo, opt)
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	roundTrip(t, r, c)
+	clk.advance(s, 4*time.Minute)
+	roundTrip(t, r, c) // input at 4 min: idle until 9
+	clk.advance(s, 4*time.Minute+59*time.Second)
+	roundTrip(t, r, c)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) before its idle timeout", err)
+	default:
+	}
+	clk.advance(s, 5*time.Minute)
+	if err := <-closed; !errors.Is(err, ErrIdleTimeout) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("OnClose learned %v, want ErrIdleTimeout", err)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("the client read %v after the idle timeout, want EOF", err)
+	}
+}
+
+// TestLoopsNoTimeouts: negative timeouts are none.
+func TestLoopsNoTimeouts(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{IdleTimeout: -1, WriteTimeout: -1, OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, echo, opt)
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	roundTrip(t, r, c)
+	clk.advance(s, 1000*time.Hour)
+	roundTrip(t, r, c)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) with no timeouts", err)
+	default:
+	}
+}
+
+// TestLoopsWriteTimeout: output that waits for room with no progress for
+// WriteTimeout closes the connection with ErrWriteTimeout, whatever the
+// idle timeout.
+func TestLoopsWriteTimeout(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+		OnOpen:  func(c *LoopConn) { c.Write(bytes.Repeat([]byte("w"), 1<<20)) },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	dialSmallWindow(t, s) // and never read
+	<-waiting
+	clk.advance(s, 59*time.Second)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) before the write timeout", err)
+	default:
+	}
+	clk.advance(s, time.Second)
+	if err := <-closed; !errors.Is(err, ErrWriteTimeout) {
+		t.Fatalf("OnClose learned %v, want ErrWriteTimeout", err)
+	}
+}
+
+// TestLoopsDeadline: a deadline for a complete command, set at each
+// command, ends a peer that drips bytes (which the idle timeout never
+// would), after OnTimeout's farewell.
+func TestLoopsDeadline(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		k := bytes.LastIndexByte(in, '\n') + 1
+		if k > 0 {
+			c.Write(in[:k])
+			c.SetDeadline(clk.Now().Add(30 * time.Second))
+		}
+		return k
+	}
+	opt := &LoopOptions{
+		OnOpen:    func(c *LoopConn) { c.SetDeadline(clk.Now().Add(30 * time.Second)) },
+		OnTimeout: func(c *LoopConn, err error) { c.WriteString("421 timeout\r\n") },
+		OnClose:   func(c *LoopConn, err error) { closed <- err },
+	}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, h, opt)
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	roundTrip(t, r, c)
+	// One byte every 10 s: never idle, but no line in 30 s.
+	for i := range 3 {
+		c.Write([]byte("x"))
+		clk.advance(s, 10*time.Second)
+		if i < 2 {
+			select {
+			case err := <-closed:
+				t.Fatalf("closed (%v) after %d s", err, 10*(i+1))
+			default:
+			}
+		}
+	}
+	if line, err := r.ReadString('\n'); line != "421 timeout\r\n" {
+		t.Fatalf("got %q, %v; want OnTimeout's farewell", line, err)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("read %v after the farewell, want EOF", err)
+	}
+	// The server may linger for the dripped input to end.
+	c.Close()
+	if err := <-closed; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("OnClose learned %v, want os.ErrDeadlineExceeded", err)
+	}
+}
+
+// TestLoopsOnWritable: a producer refused with ErrQueueFull is told when
+// it can write again, and what it writes all arrives.
+func TestLoopsOnWritable(t *testing.T) {
+	const total = 8 << 20
+	chunk := bytes.Repeat([]byte("q"), 16<<10)
+	sent := 0
+	writable := 0
+	push := func(c *LoopConn) {
+		for sent < total {
+			if _, err := c.Write(chunk); err != nil {
+				if !errors.Is(err, ErrQueueFull) {
+					c.Close()
+				}
+				return
+			}
+			sent += len(chunk)
+		}
+		c.Close()
+	}
+	opt := &LoopOptions{MaxQueued: 64 << 10, OnOpen: push,
+		OnWritable: func(c *LoopConn) { writable++; push(c) }}
+	s := startLoops(t, echo, opt)
+	c := dialSmallWindow(t, s)
+	n, err := io.Copy(io.Discard, c)
+	if err != nil || n != total {
+		t.Fatalf("received %d bytes, %v; want %d", n, err, total)
+	}
+	s.Close()
+	if writable == 0 {
+		t.Fatal("OnWritable never ran")
+	}
+}
+
+// TestLoopsShutdown: Shutdown stops accepting at once, sends what is
+// queued, closes idle connections, and returns when all are closed.
+func TestLoopsShutdown(t *testing.T) {
+	conns := make(chan *LoopConn, 2)
+	closed := make(chan error, 2)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{OnOpen: func(c *LoopConn) { conns <- c }, OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	idle := dial(t, s)
+	<-conns
+	busy := dialSmallWindow(t, s)
+	lb := <-conns
+	big := bytes.Repeat([]byte("s"), 1<<20)
+	lb.Do(func(c *LoopConn) { c.Write(big) })
+	<-waiting
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	if _, err := idle.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("idle connection: %v, want EOF", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned (%v) with output still queued", err)
+	default:
+	}
+	got, err := io.ReadAll(busy)
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("busy connection got %d bytes, %v; want all %d queued", len(got), err, len(big))
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for range 2 {
+		if err := <-closed; err != nil {
+			t.Fatalf("OnClose learned %v, want nil", err)
+		}
+	}
+	if c, err := dialErr(s); err == nil {
+		c.Close()
+		t.Fatal("the listener still accepts after Shutdown")
+	}
+}
+
+// TestLoopsShutdownOnShutdown: with OnShutdown, a connection whose reply
+// a worker still owes stays until the worker's Do closes it; a context
+// that ends first closes what is left.
+func TestLoopsShutdownOnShutdown(t *testing.T) {
+	conns := make(chan *LoopConn, 2)
+	closed := make(chan error, 2)
+	told := make(chan *LoopConn, 2)
+	opt := &LoopOptions{
+		OnOpen:     func(c *LoopConn) { conns <- c },
+		OnClose:    func(c *LoopConn, err error) { closed <- err },
+		OnShutdown: func(c *LoopConn) { told <- c },
+	}
+	s := startLoops(t, echo, opt)
+	a, b := dial(t, s), dial(t, s)
+	la, lb := <-conns, <-conns
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(ctx) }()
+	<-told
+	<-told
+	la.Do(func(c *LoopConn) { c.WriteString("reply\n"); c.Close() })
+	if got, err := io.ReadAll(a); string(got) != "reply\n" || err != nil {
+		t.Fatalf("got %q, %v; want the worker's reply", got, err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("OnClose: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Shutdown returned (%v) with a connection open", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown: %v, want context.Canceled", err)
+	}
+	if err := <-closed; !errors.Is(err, ErrServerClosed) {
+		t.Fatalf("the connection left: %v, want ErrServerClosed", err)
+	}
+	if _, err := b.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the connection left is still open")
+	}
+	_ = lb
+}
+
+func dialErr(s *Loops) (net.Conn, error) { return net.Dial("tcp", s.Addr().String()) }
+
+// TestLoopsSetReading: a connection that is not read gets no Handler
+// call, whatever its peer sends, until reading is on again: then the
+// Handler has all of it, and EOF after it.
+func TestLoopsSetReading(t *testing.T) {
+	conns := make(chan *LoopConn, 1)
+	var got []byte
+	eof := make(chan []byte, 1)
+	h := func(c *LoopConn, in []byte) int {
+		got = append(got, in...)
+		if c.EOF() {
+			eof <- got
+		}
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{OnOpen: func(c *LoopConn) {
+		c.SetReading(false)
+		conns <- c
+	}})
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := <-conns
+	want := bytes.Repeat([]byte("r"), 200<<10)
+	nc.Write(want)
+	nc.(*net.TCPConn).CloseWrite()
+	s.Sync() // the loop has had the chance to read, twice
+	s.Sync()
+	read := make(chan int, 1)
+	lc.Do(func(c *LoopConn) { read <- len(got) })
+	if n := <-read; n != 0 {
+		t.Fatalf("%d bytes read while reading was off", n)
+	}
+	lc.Do(func(c *LoopConn) { c.SetReading(true) })
+	if b := <-eof; !bytes.Equal(b, want) {
+		t.Fatalf("read %d bytes, want %d", len(b), len(want))
+	}
+}
+
+// TestLoopsNotifyWritable: a Handler that asks is told once its output
+// has been sent, on the same turn if the socket took it all.
+func TestLoopsNotifyWritable(t *testing.T) {
+	told := make(chan int, 4)
+	queued := -1
+	h := func(c *LoopConn, in []byte) int {
+		c.Write(in)
+		c.NotifyWritable()
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{OnWritable: func(c *LoopConn) {
+		queued = c.Queued()
+		told <- queued
+	}})
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.Write([]byte("ping"))
+	if q := <-told; q != 0 {
+		t.Errorf("OnWritable with %d bytes still queued", q)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(nc, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("%q %v", buf, err)
+	}
+	s.Sync()
+	select {
+	case <-told:
+		t.Error("OnWritable ran twice for one request")
+	default:
+	}
+}
+
+// TestLoopsShutdownOnShutdownLate: a connection a loop takes while it
+// drains (accepted just before Shutdown, handed over just after) is told
+// of the Shutdown too, and so can end on its own terms, as the others.
+func TestLoopsShutdownOnShutdownLate(t *testing.T) {
+	conns := make(chan *LoopConn, 2)
+	told := make(chan *LoopConn, 2)
+	opt := &LoopOptions{
+		Loops:      1,
+		OnOpen:     func(c *LoopConn) { conns <- c },
+		OnShutdown: func(c *LoopConn) { told <- c },
+	}
+	s := startLoops(t, echo, opt)
+	a := dial(t, s)
+	la := <-conns
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	if c := <-told; c != la {
+		t.Fatal("OnShutdown for another connection")
+	}
+	// A connection of the test's own, handed to the draining loop.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.HandOff(srv.(*net.TCPConn)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close() // the loop has its own descriptor
+	lb := <-conns
+	if c := <-told; c != lb {
+		t.Fatal("OnShutdown for another connection")
+	}
+	for _, c := range []*LoopConn{la, lb} {
+		c.Do(func(c *LoopConn) { c.WriteString("bye\n"); c.Close() })
+	}
+	for _, nc := range []net.Conn{a, peer} {
+		if got, err := io.ReadAll(nc); string(got) != "bye\n" || err != nil {
+			t.Fatalf("got %q, %v; want the farewell", got, err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// TestLoopsIdleNotRead: the idle timeout counts only while a connection
+// is read: not while SetReading(false) holds it (though the peer sends),
+// and not after the peer's end of stream, while replies still go out.
+func TestLoopsIdleNotRead(t *testing.T) {
+	clk := newFakeClock()
+	conns := make(chan *LoopConn, 2)
+	closed := make(chan error, 2)
+	eof := make(chan struct{}, 2)
+	h := func(c *LoopConn, in []byte) int {
+		if c.EOF() {
+			eof <- struct{}{}
+		}
+		return len(in) // no close at EOF: it answers later, by Do
+	}
+	opt := &LoopOptions{IdleTimeout: 200 * time.Millisecond,
+		OnOpen:  func(c *LoopConn) { conns <- c },
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, h, opt)
+	noClose := func(what string) {
+		t.Helper()
+		select {
+		case err := <-closed:
+			t.Fatalf("%s: closed with %v", what, err)
+		default:
+		}
+	}
+
+	// Not read for 600 ms, the peer sending.
+	held := dial(t, s)
+	lh := <-conns
+	onLoop(t, lh, func(c *LoopConn) { c.SetReading(false) })
+	for range 6 {
+		held.Write([]byte("more\n"))
+		clk.advance(s, 100*time.Millisecond)
+	}
+	noClose("not read")
+	onLoop(t, lh, func(c *LoopConn) { c.SetReading(true) })
+	s.Sync() // the input held is read, at 600 ms
+	clk.advance(s, 199*time.Millisecond)
+	noClose("read again, 199 ms")
+	clk.advance(s, time.Millisecond)
+	if err := <-closed; !errors.Is(err, ErrIdleTimeout) {
+		t.Fatalf("read again and idle: %v, want ErrIdleTimeout", err)
+	}
+
+	// After the peer's end of stream, replies going out for 600 ms.
+	ended := dial(t, s)
+	le := <-conns
+	ended.CloseWrite()
+	<-eof
+	r := bufio.NewReader(ended)
+	for i := range 6 {
+		clk.advance(s, 100*time.Millisecond)
+		le.Do(func(c *LoopConn) { fmt.Fprintf(c, "reply %d\n", i) })
+		if line, err := r.ReadString('\n'); line != fmt.Sprintf("reply %d\n", i) {
+			t.Fatalf("reply %d after EOF: %q, %v", i, line, err)
+		}
+	}
+	noClose("after EOF")
+}
+
+// TestLoopsShutdownStopsAccepting: Shutdown stops accepting at once, even
+// while every loop is busy: a dial after it is refused, and no new
+// connection is opened.
+func TestLoopsShutdownStopsAccepting(t *testing.T) {
+	conns := make(chan *LoopConn, 4)
+	stopped := make(chan struct{})
+	opt := &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c }}
+	SetStoppedHook(opt, func() { close(stopped) })
+	s := startLoops(t, echo, opt)
+	dial(t, s)
+	lc := <-conns
+	running, release := make(chan struct{}), make(chan struct{})
+	lc.Do(func(*LoopConn) { close(running); <-release })
+	<-running // the only loop is busy
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	<-stopped
+	if c, err := dialErr(s); err == nil {
+		c.Close()
+		t.Error("a dial after Shutdown was accepted")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	select {
+	case <-conns:
+		t.Fatal("a connection dialled after Shutdown was opened")
+	default:
+	}
+}
