@@ -36,23 +36,14 @@
 //     is not lost to a reset; if it gives up, OnClose learns [ErrUnsent].
 //   - A panic on a loop closes only its connection (OnClose learns
 //     [ErrPanic]); nil functions are refused with [ErrNilFunc].
-//   - TCP and Unix domain sockets are served alike, from one or several
-//     listeners ([Loops.AddListener]); connections made by [Loops.Dial]
-//     are served as accepted ones, and a dial is bounded by
-//     LoopOptions.DialTimeout and its context. [Loops.Stats] counts
-//     connections by how they closed, readable while serving.
-//   - TLS ([LoopConn.StartTLS], LoopOptions.TLSConfig; the client's on
-//     dialed connections) is crypto/tls's, its handshake bounded and off
-//     the loop; one call's writes leave in one record, replies owed before
-//     a fatal alert.
+//   - TCP and Unix sockets, several listeners ([Loops.AddListener]) and
+//     dialed connections ([Loops.Dial]) are served alike; [Loops.Stats]
+//     counts connections by how they closed. TLS ([LoopConn.StartTLS])
+//     is crypto/tls's, its handshake bounded and off the loop.
 //
-// Serve runs on epoll on Linux. Elsewhere, and on Linux when built with
-// the tag netio_portable, a portable implementation over net.Conn keeps
-// the same Handler contract and the guarantees above, but a connection
-// has two goroutines and a read buffer of its own, ReadBudget and CPUs
-// are ignored, and off Linux a close lingers until the peer ends its
-// stream or the linger time is over (docs/netio.md tells the rest).
-//
-// A Handler must not block: another goroutine answers through [LoopConn.Do],
-// and code that must block takes the connection with [LoopConn.Detach]. The repository's docs/netio.md tells the rules in full.
+// Serve runs on epoll on Linux; elsewhere, and under the build tag
+// netio_portable, on goroutines over net.Conn (two a connection), with
+// the same contract. A Handler must not block: another goroutine answers
+// through [LoopConn.Do], and code that must block takes the connection
+// with [LoopConn.Detach]. docs/netio.md tells the rules in full.
 package netio
