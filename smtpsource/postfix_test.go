@@ -290,12 +290,19 @@ func TestPostfixSink421(t *testing.T) {
 			if c.cmd == "CONNECT" {
 				refused, rejected = 10, 0
 			}
-			if res.Delivered != 0 || res.Failed != 10 || res.Connections != 10 || res.Replies[c.phase][421] != 10 ||
-				res.ConnectRefusals != refused || res.Rejections != rejected || res.Errors != 10 || res.Replies["quit"] != nil {
+			// With -d each session connects before it takes a message, as
+			// Postfix's smtp-source -d does: a session the other left no
+			// message to (a slow start on a loaded host) quits its one
+			// connection unused. Every other connection carried one
+			// message and ended at its 421, with no QUIT.
+			idle := res.Replies["quit"][221]
+			if res.Delivered != 0 || res.Failed != 10 || res.Connections != 10+idle || res.Replies[c.phase][421] != 10 ||
+				res.ConnectRefusals != refused || res.Rejections != rejected || res.Errors != 10 ||
+				len(res.Replies["quit"]) > 1 || idle > 0 && (!c.reuse || idle > int64(cfg.Sessions-1)) {
 				t.Errorf("-Q %s, pipelining %v: %+v", c.cmd, pipe, res)
 			}
-			if sess, _ := sink.counts(t, 10); sess != 10 {
-				t.Errorf("-Q %s, pipelining %v: smtp-sink counted %d sessions", c.cmd, pipe, sess)
+			if sess, _ := sink.counts(t, res.Connections); sess != res.Connections {
+				t.Errorf("-Q %s, pipelining %v: smtp-sink counted %d sessions, want %d", c.cmd, pipe, sess, res.Connections)
 			}
 		}
 	}
