@@ -759,35 +759,6 @@ func (l *loop) runTasks() {
 	}
 }
 
-// after finishes a call on c other than a read's Handler call: it sends
-// the call's output, completes a Detach or a Close, and reports whether c
-// is still served.
-func (l *loop) after(c *LoopConn) bool {
-	if c.det != nil {
-		l.finishDetach(c, c.in[c.inOff:])
-		return false
-	}
-	return l.sendAndCheck(c)
-}
-
-// sendAndCheck sends the output of the call that just returned and
-// closes c if it was closing and all is sent. It reports whether c may
-// be read on.
-func (l *loop) sendAndCheck(c *LoopConn) bool {
-	if !l.send(c) {
-		return false
-	}
-	if c.closing {
-		l.close(c, c.closeErr)
-		return false
-	}
-	if c.full {
-		l.writable(c)
-		return !c.closed && !c.waiting && c.det == nil && !c.closing
-	}
-	return true
-}
-
 // writable tells OnWritable that c, which refused a Write while output
 // was queued, has sent all its output. If OnWritable's own output is
 // refused again and then all sent, it is told again on a later turn.
@@ -869,12 +840,6 @@ func (l *loop) readBuf(c *LoopConn) (buf []byte, start int, own bool) {
 		c.in, c.inOff = c.in[:unused], 0
 	}
 	return c.in[c.inOff:cap(c.in)], unused, true
-}
-
-func (l *loop) movedBytes(n int) {
-	if f := l.s.opt.moved; f != nil && n > 0 {
-		f(n)
-	}
 }
 
 // keepRest keeps the input the Handler left unused, rest, of a read into
@@ -1361,31 +1326,6 @@ func (l *loop) schedule(c *LoopConn) {
 	}
 }
 
-func (l *loop) unschedule(c *LoopConn) {
-	i := int(c.heapIdx)
-	if i < 0 {
-		return
-	}
-	last := len(l.heap) - 1
-	l.swap(i, last)
-	l.heap[last] = nil
-	l.heap = l.heap[:last]
-	c.heapIdx = -1
-	if i < last {
-		l.down(i)
-		l.up(i)
-	}
-}
-
-func (l *loop) setDeadline(c *LoopConn, t time.Time) {
-	if t.IsZero() {
-		c.deadline = 0
-		return
-	}
-	c.deadline = max(int64(t.Sub(l.base)), 1)
-	l.schedule(c)
-}
-
 // expire times out the connections whose deadline has come.
 func (l *loop) expire() {
 	for len(l.heap) > 0 && l.heap[0].heapAt <= l.now {
@@ -1464,41 +1404,6 @@ func (l *loop) timeout(c *LoopConn, err error) {
 	}
 }
 
-func (l *loop) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if l.heap[p].heapAt <= l.heap[i].heapAt {
-			return
-		}
-		l.swap(i, p)
-		i = p
-	}
-}
-
-func (l *loop) down(i int) {
-	n := len(l.heap)
-	for {
-		m, a, b := i, 2*i+1, 2*i+2
-		if a < n && l.heap[a].heapAt < l.heap[m].heapAt {
-			m = a
-		}
-		if b < n && l.heap[b].heapAt < l.heap[m].heapAt {
-			m = b
-		}
-		if m == i {
-			return
-		}
-		l.swap(i, m)
-		i = m
-	}
-}
-
-func (l *loop) swap(i, j int) {
-	h := l.heap
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx, h[j].heapIdx = int32(i), int32(j)
-}
-
 // detach takes c out of the loop's set and makes a net.Conn of its
 // descriptor; finishDetach completes the hand-off once the call returns.
 func (l *loop) detach(c *LoopConn) (net.Conn, error) {
@@ -1527,19 +1432,6 @@ func (l *loop) finishDetach(c *LoopConn, unused []byte) {
 }
 
 // Timers (AfterFunc).
-
-// addTimer arms t for d from now: now read afresh, not at the loop's
-// wake-up, since a Handler may run well after it.
-func (l *loop) addTimer(t *LoopTimer, d time.Duration) {
-	now := l.clock()
-	t.at = now + min(max(int64(d), 0), 1<<62-max(now, 0))
-	t.seq = l.timerSeq
-	l.timerSeq++
-	t.idx = len(l.timers)
-	l.timers = append(l.timers, t)
-	l.timerUp(t.idx)
-	t.c.timers++
-}
 
 func (l *loop) timerStopped() { l.deadTimers.Add(1) }
 
@@ -1607,129 +1499,10 @@ func (l *loop) timerWait() int {
 	return msUntil(l.timers[0].at - l.now)
 }
 
-// popTimer takes the earliest timer out of the heap.
-func (l *loop) popTimer() {
-	h := l.timers
-	t := h[0]
-	last := len(h) - 1
-	l.timerSwap(0, last)
-	h[last] = nil
-	l.timers = h[:last]
-	t.idx = -1
-	t.c.timers--
-	if last > 0 {
-		l.timerDown(0)
-	}
-}
-
-// compactTimers drops the timers that will not run.
-func (l *loop) compactTimers() {
-	l.deadTimers.Store(0)
-	kept := l.timers[:0]
-	for _, t := range l.timers {
-		if t.live() {
-			t.idx = len(kept)
-			kept = append(kept, t)
-		} else {
-			t.idx = -1
-			t.c.timers--
-		}
-	}
-	clear(l.timers[len(kept):])
-	l.timers = kept
-	for i := len(kept)/2 - 1; i >= 0; i-- {
-		l.timerDown(i)
-	}
-}
-
-func (l *loop) timerLess(i, j int) bool {
-	a, b := l.timers[i], l.timers[j]
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-func (l *loop) timerSwap(i, j int) {
-	h := l.timers
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-
-func (l *loop) timerUp(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !l.timerLess(i, p) {
-			return
-		}
-		l.timerSwap(i, p)
-		i = p
-	}
-}
-
-func (l *loop) timerDown(i int) {
-	n := len(l.timers)
-	for {
-		m, a, b := i, 2*i+1, 2*i+2
-		if a < n && l.timerLess(a, m) {
-			m = a
-		}
-		if b < n && l.timerLess(b, m) {
-			m = b
-		}
-		if m == i {
-			return
-		}
-		l.timerSwap(i, m)
-		i = m
-	}
-}
-
 // Panics. A panic in a call on a connection's loop (its Handler, a
 // callback, a function run by Do or AfterFunc) is recovered: the
 // connection is closed at once, its output dropped, and OnClose learns a
 // *PanicError. The loop and its other connections go on.
-
-// call runs f as a call on c, and reports whether it returned; if it
-// panicked, c is closed.
-func (l *loop) call(c *LoopConn, f func(*LoopConn)) (ok bool) {
-	defer func() {
-		if !ok {
-			l.panicked(c, recover())
-		}
-	}()
-	c.calling = true
-	f(c)
-	c.calling = false
-	return true
-}
-
-// handle calls the Handler with in; !ok means it panicked or returned a
-// used outside 0 to len(in), and c is closed.
-func (l *loop) handle(c *LoopConn, in []byte) (used int, ok bool) {
-	defer func() {
-		if !ok {
-			l.panicked(c, recover())
-		}
-	}()
-	c.calling = true
-	used = l.s.h(c, in)
-	c.calling = false
-	if used < 0 || used > len(in) {
-		panic(fmt.Sprintf("netio: Handler returned %d used of %d bytes", used, len(in)))
-	}
-	return used, true
-}
-
-// callTimeout is call for OnTimeout.
-func (l *loop) callTimeout(c *LoopConn, f func(*LoopConn, error), err error) (ok bool) {
-	defer func() {
-		if !ok {
-			l.panicked(c, recover())
-		}
-	}()
-	c.calling = true
-	f(c, err)
-	c.calling = false
-	return true
-}
 
 // onClose tells OnClose; a panic there has no connection left to close
 // and is dropped.

@@ -681,12 +681,6 @@ func (l *loop) growIn(c *LoopConn, size int) {
 	c.in, c.inOff = c.in[:unused], 0
 }
 
-func (l *loop) movedBytes(n int) {
-	if f := l.s.opt.moved; f != nil && n > 0 {
-		f(n)
-	}
-}
-
 // readDone takes the result of c's read.
 func (l *loop) readDone(c *LoopConn) {
 	cs := &c.sys
@@ -817,32 +811,6 @@ func (l *loop) finish(c *LoopConn) {
 	} else {
 		l.pump(c)
 	}
-}
-
-func (l *loop) after(c *LoopConn) bool {
-	if c.det != nil {
-		l.finishDetach(c, c.in[c.inOff:])
-		return false
-	}
-	return l.sendAndCheck(c)
-}
-
-// sendAndCheck sends the output of the call that just returned, or if
-// there is none, closes c if it was closing, or tells OnWritable. It
-// reports whether c may be read on.
-func (l *loop) sendAndCheck(c *LoopConn) bool {
-	if !l.send(c) {
-		return false
-	}
-	if c.closing {
-		l.close(c, c.closeErr)
-		return false
-	}
-	if c.full {
-		l.writable(c)
-		return !c.closed && !c.waiting && c.det == nil && !c.closing
-	}
-	return true
 }
 
 // send queues the output of the call that just returned, to be written
@@ -1298,31 +1266,6 @@ func (l *loop) schedule(c *LoopConn) {
 	}
 }
 
-func (l *loop) unschedule(c *LoopConn) {
-	i := int(c.heapIdx)
-	if i < 0 {
-		return
-	}
-	last := len(l.heap) - 1
-	l.swap(i, last)
-	l.heap[last] = nil
-	l.heap = l.heap[:last]
-	c.heapIdx = -1
-	if i < last {
-		l.down(i)
-		l.up(i)
-	}
-}
-
-func (l *loop) setDeadline(c *LoopConn, t time.Time) {
-	if t.IsZero() {
-		c.deadline = 0
-		return
-	}
-	c.deadline = max(int64(t.Sub(l.base)), 1)
-	l.schedule(c)
-}
-
 // expire times out the connections whose deadline has come. A write
 // timeout looks first at whether the write under way has made progress:
 // it is interrupted, and writeDone decides.
@@ -1374,54 +1317,8 @@ func (l *loop) timeout(c *LoopConn, err error) {
 	}
 }
 
-func (l *loop) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if l.heap[p].heapAt <= l.heap[i].heapAt {
-			return
-		}
-		l.swap(i, p)
-		i = p
-	}
-}
-
-func (l *loop) down(i int) {
-	n := len(l.heap)
-	for {
-		m, a, b := i, 2*i+1, 2*i+2
-		if a < n && l.heap[a].heapAt < l.heap[m].heapAt {
-			m = a
-		}
-		if b < n && l.heap[b].heapAt < l.heap[m].heapAt {
-			m = b
-		}
-		if m == i {
-			return
-		}
-		l.swap(i, m)
-		i = m
-	}
-}
-
-func (l *loop) swap(i, j int) {
-	h := l.heap
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx, h[j].heapIdx = int32(i), int32(j)
-}
-
 // Timers (AfterFunc), kept as on Linux; the loop's wait ends at the
 // earliest (nextWait).
-
-func (l *loop) addTimer(t *LoopTimer, d time.Duration) {
-	now := l.clock()
-	t.at = now + min(max(int64(d), 0), 1<<62-max(now, 0))
-	t.seq = l.timerSeq
-	l.timerSeq++
-	t.idx = len(l.timers)
-	l.timers = append(l.timers, t)
-	l.timerUp(t.idx)
-	t.c.timers++
-}
 
 func (l *loop) timerStopped() { l.deadTimers.Add(1) }
 
@@ -1454,119 +1351,7 @@ func (l *loop) runTimers() {
 	}
 }
 
-func (l *loop) popTimer() {
-	h := l.timers
-	t := h[0]
-	last := len(h) - 1
-	l.timerSwap(0, last)
-	h[last] = nil
-	l.timers = h[:last]
-	t.idx = -1
-	t.c.timers--
-	if last > 0 {
-		l.timerDown(0)
-	}
-}
-
-func (l *loop) compactTimers() {
-	l.deadTimers.Store(0)
-	kept := l.timers[:0]
-	for _, t := range l.timers {
-		if t.live() {
-			t.idx = len(kept)
-			kept = append(kept, t)
-		} else {
-			t.idx = -1
-			t.c.timers--
-		}
-	}
-	clear(l.timers[len(kept):])
-	l.timers = kept
-	for i := len(kept)/2 - 1; i >= 0; i-- {
-		l.timerDown(i)
-	}
-}
-
-func (l *loop) timerLess(i, j int) bool {
-	a, b := l.timers[i], l.timers[j]
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-func (l *loop) timerSwap(i, j int) {
-	h := l.timers
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-
-func (l *loop) timerUp(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !l.timerLess(i, p) {
-			return
-		}
-		l.timerSwap(i, p)
-		i = p
-	}
-}
-
-func (l *loop) timerDown(i int) {
-	n := len(l.timers)
-	for {
-		m, a, b := i, 2*i+1, 2*i+2
-		if a < n && l.timerLess(a, m) {
-			m = a
-		}
-		if b < n && l.timerLess(b, m) {
-			m = b
-		}
-		if m == i {
-			return
-		}
-		l.timerSwap(i, m)
-		i = m
-	}
-}
-
 // Panics, recovered as on Linux.
-
-func (l *loop) call(c *LoopConn, f func(*LoopConn)) (ok bool) {
-	defer func() {
-		if !ok {
-			l.panicked(c, recover())
-		}
-	}()
-	c.calling = true
-	f(c)
-	c.calling = false
-	return true
-}
-
-func (l *loop) handle(c *LoopConn, in []byte) (used int, ok bool) {
-	defer func() {
-		if !ok {
-			l.panicked(c, recover())
-		}
-	}()
-	c.calling = true
-	used = l.s.h(c, in)
-	c.calling = false
-	if used < 0 || used > len(in) {
-		panic(fmt.Sprintf("netio: Handler returned %d used of %d bytes", used, len(in)))
-	}
-	return used, true
-}
-
-func (l *loop) callTimeout(c *LoopConn, f func(*LoopConn, error), err error) (ok bool) {
-	defer func() {
-		if !ok {
-			l.panicked(c, recover())
-		}
-	}()
-	c.calling = true
-	f(c, err)
-	c.calling = false
-	return true
-}
 
 func onClose(f func(*LoopConn, error), c *LoopConn, err error) {
 	defer func() { recover() }()
