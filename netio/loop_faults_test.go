@@ -506,7 +506,8 @@ func TestLoopsLingerUnsent(t *testing.T) {
 	c := dialSmallWindow(t, s) // and never reads
 	c.Write([]byte("go\n"))
 	<-handled
-	<-sent // in the socket (the portable loops write on a goroutine)
+	<-sent      // the first try (on the portable loops, it may send part)
+	waitSent(s) // all of it in the socket: the linger starts
 	clk.advance(s, 4*time.Second)
 	select {
 	case err := <-closed:

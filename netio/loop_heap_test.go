@@ -85,7 +85,7 @@ func TestLoopsIdleTimeoutAfterWait(t *testing.T) {
 	if _, err := io.ReadFull(c, make([]byte, size)); err != nil {
 		t.Fatal(err)
 	}
-	s.Sync()
+	waitSent(s)
 	select {
 	case err := <-closed:
 		t.Fatalf("closed (%v) while its output was waiting", err)

@@ -57,7 +57,8 @@ const (
 	// sending waits for the peer's end of stream.
 	lingerTime = 5 * time.Second
 	// firstTry is how long the first write of a call's output may wait
-	// for room before the loop learns that the socket did not take it
+	// for room, where a socket cannot be written without waiting (see
+	// tryWrite), before the loop learns that the socket did not take it
 	// all at once: the connection then waits for room, as on Linux.
 	firstTry = time.Millisecond
 	// lingerPoll is how often a loop asks the system whether lingering
@@ -105,8 +106,9 @@ type connSys struct {
 	reading     bool // a read is under way
 	discarding  bool // it throws input away (closing)
 	writing     bool // a write is under way
-	wFirst      bool // it is the first of a call's output, its goroutine sets its deadline
-	waited      bool // the output waited for room: a write other than a first one
+	wFirst      bool // the write is a try: once, without waiting (write)
+	waited      bool // a try left output: the rest waits for room
+	wlen        int  // the size of the write under way
 	rIntr       bool // the read's deadline was set to interrupt it
 	wIntr       bool
 	stallCheck  bool   // the write was interrupted at the write timeout
@@ -120,11 +122,20 @@ type connSys struct {
 	queued      int64  // its share of Stats' Queued
 	rbuf        []byte // the buffer of the read under way
 	raw         []byte // a TLS connection's buffer for what it reads
+
+	// Writes on the descriptor (descWrite), where the system has them.
+	rc   syscall.RawConn
+	try  func(fd uintptr) bool // rc's Write calls it
+	tp   []byte                // what try writes
+	tn   int                   // and what it wrote of it
+	terr error
+	tall bool  // it waits for room until all of tp is written
+	wAt  int64 // the loop's clock when the write last made progress, or -1: unknown (set by the writing goroutine)
 }
 
 // An ioWrite is a write for a connection's writing goroutine: first, it
-// tries for at most firstTry (the goroutine sets the deadline, and the
-// loop does not interrupt it).
+// is tried once (the loop does not interrupt it); else it waits for room
+// until all is written.
 type ioWrite struct {
 	p     []byte
 	first bool
@@ -538,6 +549,7 @@ func (l *loop) add(nc net.Conn, accepted bool, dialHost string) *LoopConn {
 			l.writeDone(c)
 		}
 	}
+	initRaw(l, &c.sys)
 	if k := len(l.free); k > 0 {
 		c.idx = l.free[k-1]
 		l.free = l.free[:k-1]
@@ -597,18 +609,31 @@ func writeConn(s *Loops, c *LoopConn) {
 	defer s.sys.workers.Done()
 	cs := &c.sys
 	for w := range cs.writes {
-		if w.first {
-			cs.nc.SetWriteDeadline(time.Now().Add(firstTry))
-		}
-		cs.wn, cs.werr = cs.nc.Write(w.p)
-		if w.first {
-			cs.nc.SetWriteDeadline(time.Time{})
-			if cs.wn < len(w.p) && errors.Is(cs.werr, os.ErrDeadlineExceeded) {
-				cs.werr = nil // the rest waits for room
-			}
-		}
+		cs.wn, cs.werr = cs.write(w.p, w.first)
 		c.l.post(task{lf: cs.onWrite})
 	}
+}
+
+// write writes p: with try, what the socket takes of it at once, as a
+// loop's write does on Linux; else all of it, waiting for room. It uses
+// the descriptor (descWrite), which also tells when the write made
+// progress; where the system has none, net.Conn's Write, and a try is
+// what the socket takes within firstTry.
+func (cs *connSys) write(p []byte, try bool) (int, error) {
+	cs.wAt = -1
+	if n, err, ok := descWrite(cs, p, !try); ok {
+		return n, err
+	}
+	if !try {
+		return cs.nc.Write(p)
+	}
+	cs.nc.SetWriteDeadline(time.Now().Add(firstTry))
+	n, err := cs.nc.Write(p)
+	cs.nc.SetWriteDeadline(time.Time{})
+	if n < len(p) && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = nil
+	}
+	return n, err
 }
 
 // pump starts the I/O c is ready for: a write of its pending output, a
@@ -620,8 +645,12 @@ func (l *loop) pump(c *LoopConn) {
 		return
 	}
 	if !cs.writing && c.off < len(c.pending) {
-		cs.writing, cs.wFirst = true, cs.direct >= 0
-		cs.waited = cs.waited || !cs.wFirst
+		// Output is tried at once, as on Linux, until the socket leaves
+		// some of it: then the rest waits for room.
+		cs.writing, cs.wFirst, cs.wlen = true, !cs.waited, len(c.pending)-c.off
+		if cs.wFirst {
+			l.settling++ // Sync waits for tries, as a loop's write on Linux
+		}
 		cs.writes <- ioWrite{c.pending[c.off:], cs.wFirst}
 	}
 	if cs.reading {
@@ -874,9 +903,9 @@ func (l *loop) writeDone(c *LoopConn) {
 	n, err := cs.wn, cs.werr
 	cs.wn, cs.werr = 0, nil
 	cs.writing = false
-	stall, probe := cs.stallCheck, cs.probing
+	stall, probe, tried := cs.stallCheck, cs.probing, cs.wFirst
 	cs.stallCheck, cs.probing = false, false
-	if stall || probe {
+	if stall || tried { // a probe is a try
 		defer l.settle()
 	}
 	if cs.wIntr {
@@ -896,9 +925,17 @@ func (l *loop) writeDone(c *LoopConn) {
 		}
 	}
 	c.off += n
+	if tried && n < cs.wlen {
+		cs.waited = true
+	}
 	l.countQueued(c)
 	if n > 0 {
+		// A write that waits for room may have made its progress long
+		// before the loop hears of it.
 		c.progressAt = l.now
+		if cs.wAt >= 0 {
+			c.progressAt = cs.wAt
+		}
 	}
 	if err != nil {
 		l.close(c, unsent(err))
@@ -914,7 +951,7 @@ func (l *loop) writeDone(c *LoopConn) {
 			// socket's buffer is free, which a slow but steady reader
 			// may never let happen: a write of its own tells whether the
 			// socket takes any of the output now.
-			cs.probing, cs.writing, cs.wFirst = true, true, true
+			cs.probing, cs.writing, cs.wFirst, cs.wlen = true, true, true, len(c.pending)-c.off
 			cs.writes <- ioWrite{c.pending[c.off:], true}
 			l.settling++
 			return
