@@ -122,12 +122,19 @@ func TestLoopsWriteTimeout(t *testing.T) {
 		t.Fatalf("closed (%v) before the write timeout", err)
 	default:
 	}
-	// The output may have gone on into the peer's window for a while
-	// after the first try, in the loop's time (the portable loops hear of
-	// such progress late): the clock moves on until the connection
-	// times out, as it must, the peer reading nothing.
-	for {
-		clk.advance(s, time.Second)
+	advanceToWriteTimeout(t, s, clk, time.Second, closed)
+}
+
+// advanceToWriteTimeout moves clk on a step at a time until OnClose
+// (which sends to closed) learns ErrWriteTimeout. The output of a peer
+// that reads nothing may still move on for a while after it first
+// waited, in the loop's time, as the peer's acknowledgements free the
+// socket's buffer (heard of late on the portable loops); each such
+// progress puts the timeout off, but not for long.
+func advanceToWriteTimeout(t *testing.T, s *Loops, clk *fakeClock, step time.Duration, closed <-chan error) {
+	t.Helper()
+	for waited := time.Duration(0); waited < 10*time.Minute; waited += step {
+		clk.advance(s, step)
 		select {
 		case err := <-closed:
 			if !errors.Is(err, ErrWriteTimeout) {
@@ -137,6 +144,7 @@ func TestLoopsWriteTimeout(t *testing.T) {
 		default:
 		}
 	}
+	t.Fatal("a peer that never reads outlived the write timeout by ten minutes")
 }
 
 // TestLoopsDeadline: a deadline for a complete command, set at each
