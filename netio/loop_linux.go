@@ -1282,50 +1282,6 @@ func (l *loop) drainConn(c *LoopConn) {
 // endDrain ends the wait of Shutdown: no connection is open.
 func (s *loopSys) endDrain() { s.drainOnce.Do(func() { close(s.drained) }) }
 
-// Deadlines. A connection with a time to check sits in the loop's heap at
-// heapAt, which is never later than its earliest deadline; a deadline
-// that moves later (input read, output sent) leaves the heap alone, and
-// the connection is put back at its true time when heapAt comes.
-
-// expiry is c's earliest deadline and its error, or 0.
-func (l *loop) expiry(c *LoopConn) (int64, error) {
-	if c.dial != nil {
-		return c.dial.at, os.ErrDeadlineExceeded
-	}
-	at, err := int64(0), error(nil)
-	switch {
-	case c.waiting:
-		if l.stall > 0 {
-			at, err = c.progressAt+l.stall, ErrWriteTimeout
-		}
-	case !c.closing && !c.unread && !c.eof && l.idle > 0:
-		// Idle counts only while c is read: not while SetReading(false)
-		// holds it, nor after the peer's end of stream.
-		at, err = c.readAt+l.idle, ErrIdleTimeout
-	}
-	if c.deadline != 0 && (at == 0 || c.deadline < at) {
-		at, err = c.deadline, os.ErrDeadlineExceeded
-	}
-	return at, err
-}
-
-// schedule puts c in the heap at its earliest deadline, if that is
-// earlier than where it is.
-func (l *loop) schedule(c *LoopConn) {
-	at, _ := l.expiry(c)
-	if at == 0 {
-		return // if it is in the heap, it leaves when its time comes
-	}
-	if c.heapIdx < 0 {
-		c.heapAt, c.heapIdx = at, int32(len(l.heap))
-		l.heap = append(l.heap, c)
-		l.up(int(c.heapIdx))
-	} else if at < c.heapAt {
-		c.heapAt = at
-		l.up(int(c.heapIdx))
-	}
-}
-
 // expire times out the connections whose deadline has come.
 func (l *loop) expire() {
 	for len(l.heap) > 0 && l.heap[0].heapAt <= l.now {
@@ -1404,6 +1360,17 @@ func (l *loop) timeout(c *LoopConn, err error) {
 	}
 }
 
+// finish ends a call on c other than a read's Handler call (see after).
+func (l *loop) finish(c *LoopConn) { l.after(c) }
+
+// dialAt is when c's dial times out, or 0 where c is connected.
+func (l *loop) dialAt(c *LoopConn) int64 {
+	if c.dial != nil {
+		return c.dial.at
+	}
+	return 0
+}
+
 // detach takes c out of the loop's set and makes a net.Conn of its
 // descriptor; finishDetach completes the hand-off once the call returns.
 func (l *loop) detach(c *LoopConn) (net.Conn, error) {
@@ -1429,42 +1396,6 @@ func (l *loop) finishDetach(c *LoopConn, unused []byte) {
 	l.out = l.out[:0]
 	close(d.ready)
 	l.release(c, ErrDetached)
-}
-
-// Timers (AfterFunc).
-
-func (l *loop) timerStopped() { l.deadTimers.Add(1) }
-
-// live reports whether t is still to run.
-func (t *LoopTimer) live() bool {
-	c := t.c
-	return t.state.Load() == timerPending && !c.closed && !c.closing && c.det == nil
-}
-
-// runTimers runs the timers due at l.now, in order; timers armed by
-// these calls wait for the next turn, even if due at once.
-func (l *loop) runTimers() {
-	if len(l.timers) == 0 {
-		return // a loop without timers pays nothing for them
-	}
-	start := l.timerSeq
-	for len(l.timers) > 0 {
-		t := l.timers[0]
-		if t.at > l.now || t.seq >= start {
-			break
-		}
-		l.popTimer()
-		c := t.c
-		if !t.live() || !t.state.CompareAndSwap(timerPending, timerDone) {
-			continue
-		}
-		if l.call(c, t.f) {
-			l.after(c)
-		}
-	}
-	if d := l.deadTimers.Load(); d > 64 && d > int64(len(l.timers)/2) {
-		l.compactTimers()
-	}
 }
 
 // armTimer arms the timerfd for the earliest live timer, unless it is

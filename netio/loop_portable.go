@@ -1268,41 +1268,6 @@ func (l *loop) drainConn(c *LoopConn) {
 	}
 }
 
-// Deadlines, kept as on Linux: a connection with a time to check sits in
-// the loop's heap at heapAt, never later than its earliest deadline.
-
-func (l *loop) expiry(c *LoopConn) (int64, error) {
-	at, err := int64(0), error(nil)
-	switch {
-	case c.lingering:
-	case c.waiting:
-		if l.stall > 0 {
-			at, err = c.progressAt+l.stall, ErrWriteTimeout
-		}
-	case !c.closing && !c.unread && !c.eof && l.idle > 0:
-		at, err = c.readAt+l.idle, ErrIdleTimeout
-	}
-	if c.deadline != 0 && (at == 0 || c.deadline < at) {
-		at, err = c.deadline, os.ErrDeadlineExceeded
-	}
-	return at, err
-}
-
-func (l *loop) schedule(c *LoopConn) {
-	at, _ := l.expiry(c)
-	if at == 0 {
-		return
-	}
-	if c.heapIdx < 0 {
-		c.heapAt, c.heapIdx = at, int32(len(l.heap))
-		l.heap = append(l.heap, c)
-		l.up(int(c.heapIdx))
-	} else if at < c.heapAt {
-		c.heapAt = at
-		l.up(int(c.heapIdx))
-	}
-}
-
 // expire times out the connections whose deadline has come. A write
 // timeout looks first at whether the write under way has made progress:
 // it is interrupted, and writeDone decides.
@@ -1354,39 +1319,8 @@ func (l *loop) timeout(c *LoopConn, err error) {
 	}
 }
 
-// Timers (AfterFunc), kept as on Linux; the loop's wait ends at the
-// earliest (nextWait).
-
-func (l *loop) timerStopped() { l.deadTimers.Add(1) }
-
-func (t *LoopTimer) live() bool {
-	c := t.c
-	return t.state.Load() == timerPending && !c.closed && !c.closing && c.det == nil
-}
-
-func (l *loop) runTimers() {
-	if len(l.timers) == 0 {
-		return
-	}
-	start := l.timerSeq
-	for len(l.timers) > 0 {
-		t := l.timers[0]
-		if t.at > l.now || t.seq >= start {
-			break
-		}
-		l.popTimer()
-		c := t.c
-		if !t.live() || !t.state.CompareAndSwap(timerPending, timerDone) {
-			continue
-		}
-		if l.call(c, t.f) {
-			l.finish(c)
-		}
-	}
-	if d := l.deadTimers.Load(); d > 64 && d > int64(len(l.timers)/2) {
-		l.compactTimers()
-	}
-}
+// dialAt is 0: the portable loops get connections dialed (dialLoop).
+func (l *loop) dialAt(*LoopConn) int64 { return 0 }
 
 // Panics, recovered as on Linux.
 

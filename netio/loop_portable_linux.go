@@ -10,7 +10,10 @@ import (
 )
 
 // unacked is how many bytes nc's socket holds that its peer has not
-// acknowledged (SIOCOUTQ, the FIN counting as one), or -1.
+// acknowledged (SIOCOUTQ, the FIN counting as one), or -1. If input
+// waits in the socket (SIOCINQ), it is at least 2: a socket closed with
+// input unread resets the connection, and the peer may lose output it
+// has not read.
 func unacked(nc net.Conn) int {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
@@ -20,9 +23,16 @@ func unacked(nc net.Conn) int {
 	if err != nil {
 		return -1
 	}
-	n, qerr := -1, error(nil)
-	if err := rc.Control(func(fd uintptr) { n, qerr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) }); err != nil || qerr != nil {
+	n, in, qerr, ierr := -1, 0, error(nil), error(nil)
+	err = rc.Control(func(fd uintptr) {
+		n, qerr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+		in, ierr = unix.IoctlGetInt(int(fd), unix.SIOCINQ)
+	})
+	if err != nil || qerr != nil {
 		return -1
+	}
+	if ierr != nil || in > 0 {
+		n = max(n, 2)
 	}
 	return n
 }

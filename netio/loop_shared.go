@@ -2,6 +2,7 @@ package netio
 
 import (
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -234,4 +235,84 @@ func (l *loop) callTimeout(c *LoopConn, f func(*LoopConn, error), err error) (ok
 	f(c, err)
 	c.calling = false
 	return true
+}
+
+// Deadlines. A connection with a time to check sits in the loop's heap at
+// heapAt, which is never later than its earliest deadline; a deadline
+// that moves later (input read, output sent) leaves the heap alone, and
+// the connection is put back at its true time when heapAt comes.
+
+// expiry is c's earliest deadline and its error, or 0.
+func (l *loop) expiry(c *LoopConn) (int64, error) {
+	if at := l.dialAt(c); at != 0 {
+		return at, os.ErrDeadlineExceeded
+	}
+	at, err := int64(0), error(nil)
+	switch {
+	case c.waiting:
+		if l.stall > 0 {
+			at, err = c.progressAt+l.stall, ErrWriteTimeout
+		}
+	case !c.closing && !c.unread && !c.eof && l.idle > 0:
+		// Idle counts only while c is read: not while SetReading(false)
+		// holds it, nor after the peer's end of stream.
+		at, err = c.readAt+l.idle, ErrIdleTimeout
+	}
+	if c.deadline != 0 && (at == 0 || c.deadline < at) {
+		at, err = c.deadline, os.ErrDeadlineExceeded
+	}
+	return at, err
+}
+
+// schedule puts c in the heap at its earliest deadline, if that is
+// earlier than where it is.
+func (l *loop) schedule(c *LoopConn) {
+	at, _ := l.expiry(c)
+	if at == 0 {
+		return // if it is in the heap, it leaves when its time comes
+	}
+	if c.heapIdx < 0 {
+		c.heapAt, c.heapIdx = at, int32(len(l.heap))
+		l.heap = append(l.heap, c)
+		l.up(int(c.heapIdx))
+	} else if at < c.heapAt {
+		c.heapAt = at
+		l.up(int(c.heapIdx))
+	}
+}
+
+// Timers (AfterFunc). The loop's wait ends at the earliest.
+
+func (l *loop) timerStopped() { l.deadTimers.Add(1) }
+
+// live reports whether t is still to run.
+func (t *LoopTimer) live() bool {
+	c := t.c
+	return t.state.Load() == timerPending && !c.closed && !c.closing && c.det == nil
+}
+
+// runTimers runs the timers due at l.now, in order; timers armed by
+// these calls wait for the next turn, even if due at once.
+func (l *loop) runTimers() {
+	if len(l.timers) == 0 {
+		return // a loop without timers pays nothing for them
+	}
+	start := l.timerSeq
+	for len(l.timers) > 0 {
+		t := l.timers[0]
+		if t.at > l.now || t.seq >= start {
+			break
+		}
+		l.popTimer()
+		c := t.c
+		if !t.live() || !t.state.CompareAndSwap(timerPending, timerDone) {
+			continue
+		}
+		if l.call(c, t.f) {
+			l.finish(c)
+		}
+	}
+	if d := l.deadTimers.Load(); d > 64 && d > int64(len(l.timers)/2) {
+		l.compactTimers()
+	}
 }
