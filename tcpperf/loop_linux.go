@@ -418,6 +418,13 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 	}
 	c.dead = true
 	unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, c.fd, nil)
+	l.lose(c, counter)
+	c.pending, c.off = nil, 0
+}
+
+// lose counts an error on c in counter, unless the run is stopping, and
+// its outstanding messages as lost.
+func (l *loop) lose(c *conn, counter *atomic.Int64) {
 	if !l.r.stopping.Load() {
 		counter.Add(1)
 	}
@@ -425,7 +432,6 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 	l.n.lost.Add(lost)
 	l.inflight -= lost
 	c.q, c.qh = nil, 0
-	c.pending, c.off = nil, 0
 }
 
 // readable reads what c has, checks and records the whole responses (all
@@ -465,40 +471,52 @@ func (l *loop) readable(c *conn, now int64) {
 	}
 }
 
+// take checks the k whole responses at the start of b, which arrived at
+// at, against the messages c sent, records the latency of the measured
+// ones (all under one lock) and counts them. It returns how many
+// answered a message.
+func (l *loop) take(c *conn, b []byte, k int, at int64) int {
+	r := l.r
+	size := r.cfg.MsgSize
+	got, bad, measured := 0, 0, 0
+	l.lat.Lock()
+	for ; got < k; got++ {
+		t, ok := c.pop()
+		if !ok {
+			break
+		}
+		if !checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq) {
+			bad++
+		}
+		c.rseq++
+		if r.measured(t) {
+			l.lat.RecordLocked(at - t)
+			measured++
+		}
+	}
+	l.lat.Unlock()
+	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
+	l.n.received.Add(int64(measured))
+	l.n.answered.Add(int64(got))
+	l.inflight -= int64(got)
+	return got
+}
+
 // process takes the responses in b, which arrived at at (now: the time
 // of the poll).
 func (l *loop) process(c *conn, b []byte, at, now int64) {
 	r := l.r
 	size := r.cfg.MsgSize
 	k := len(b) / size
-	got, bad, measured := 0, 0, 0
 	if k > 0 && c.qh < len(c.q) {
 		// One round trip per read for the wait policy: the newest
 		// response's.
 		l.wait.sample(at - c.q[min(c.qh+k, len(c.q))-1])
 	}
+	got := 0
 	if k > 0 {
-		l.lat.Lock() // the responses of one read under one lock
-		for ; got < k; got++ {
-			t, ok := c.pop()
-			if !ok {
-				break
-			}
-			if !checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq) {
-				bad++
-			}
-			c.rseq++
-			if r.measured(t) {
-				l.lat.RecordLocked(at - t)
-				measured++
-			}
-		}
-		l.lat.Unlock()
+		got = l.take(c, b, k, at)
 	}
-	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
-	l.n.received.Add(int64(measured))
-	l.n.answered.Add(int64(got))
-	l.inflight -= int64(got)
 	c.partial = append(c.partial[:0], b[k*size:]...)
 	if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {
 		l.send(c, got, r.now())

@@ -427,29 +427,10 @@ func (l *nloop) handle(lc *netio.LoopConn, in []byte) int {
 	now := r.now()
 	size := r.cfg.MsgSize
 	k := len(in) / size
-	got, bad, measured := 0, 0, 0
+	got := 0
 	if k > 0 && !c.dead {
-		l.lat.Lock()
-		for ; got < k; got++ {
-			t, ok := c.pop()
-			if !ok {
-				break
-			}
-			if !checkMsg(in[got*size:(got+1)*size], c.tmpl, c.rseq) {
-				bad++
-			}
-			c.rseq++
-			if r.measured(t) {
-				l.lat.RecordLocked(now - t)
-				measured++
-			}
-		}
-		l.lat.Unlock()
-		l.n.content.Add(int64(k - got + bad))
+		got = l.take(&c.conn, in, k, now)
 	}
-	l.n.received.Add(int64(measured))
-	l.n.answered.Add(int64(got))
-	l.inflight -= int64(got)
 	if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {
 		l.write(c, lc, got, r.now())
 	}
@@ -503,13 +484,7 @@ func (l *nloop) fail(c *nconn, counter *atomic.Int64) {
 		return
 	}
 	c.dead = true
-	if !l.r.stopping.Load() {
-		counter.Add(1)
-	}
-	lost := int64(len(c.q) - c.qh)
-	l.n.lost.Add(lost)
-	l.inflight -= lost
-	c.q, c.qh = nil, 0
+	l.lose(&c.conn, counter)
 	l.drop(c)
 }
 
