@@ -3,6 +3,7 @@ package smtpsink
 import (
 	"errors"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -569,7 +570,9 @@ func (ls *loopSession) quickAck() {
 	if ls.dataCalls++; ls.dataCalls != 2 {
 		return
 	}
-	ls.c.Control(setQuickAck)
+	if _, tcp := ls.c.RemoteAddr().(*net.TCPAddr); tcp {
+		ls.c.Control(setQuickAck) // a hint: a failure is ignored
+	}
 	if h := ls.ss.s.h.ackNow; h != nil {
 		h()
 	}
