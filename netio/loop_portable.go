@@ -56,10 +56,10 @@ const (
 	// lingerTime is how long a closed connection whose peer goes on
 	// sending waits for the peer's end of stream.
 	lingerTime = 5 * time.Second
-	// firstTry is how long the first write of a call's output may wait
-	// for room, where a socket cannot be written without waiting (see
-	// tryWrite), before the loop learns that the socket did not take it
-	// all at once: the connection then waits for room, as on Linux.
+	// firstTry is how long a try of output may wait for room, where a
+	// socket cannot be written without waiting (see descWrite), before
+	// the loop learns that the socket did not take it all at once: the
+	// connection then waits for room, as on Linux.
 	firstTry = time.Millisecond
 	// lingerPoll is how often a loop asks the system whether lingering
 	// connections' peers have acknowledged all of their output, where it
@@ -173,8 +173,9 @@ type loop struct {
 	draining bool
 	polled   time.Time // lingerers last polled
 
-	// Write timeouts being checked (a write interrupted, or a probe
-	// under way), and who waits for none to be (tests, Sync).
+	// Writes that end soon and whose results Sync waits for (tries,
+	// probes, writes interrupted at the write timeout), and who waits
+	// for none to be under way (tests, Sync).
 	settling int
 	settled  []chan struct{}
 
@@ -991,7 +992,7 @@ func (l *loop) writeDone(c *LoopConn) {
 	}
 }
 
-// settle counts a write timeout's check done.
+// settle counts one of the writes settling counts done.
 func (l *loop) settle() {
 	if l.settling--; l.settling == 0 {
 		for _, ch := range l.settled {

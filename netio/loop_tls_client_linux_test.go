@@ -232,11 +232,8 @@ func TestLoopsDialTLSVerify(t *testing.T) {
 // with InsecureSkipVerify it goes through.
 func TestLoopsDialTLSUnixNoName(t *testing.T) {
 	srv, cli := tlsConfigs(t)
-	path := t.TempDir() + "/s"
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenUnix(t)
+	path := ln.Addr().String()
 	s, err := Serve(ln, func(c *LoopConn, in []byte) int { c.Write(in); return len(in) }, &LoopOptions{TLSConfig: srv})
 	if err != nil {
 		t.Fatal(err)

@@ -822,14 +822,10 @@ func TestLoopsTLSBackpressure(t *testing.T) {
 // TestLoopsTLSUnix: implicit TLS on a Unix domain socket.
 func TestLoopsTLSUnix(t *testing.T) {
 	srv, cli := tlsConfigs(t)
-	path := t.TempDir() + "/s"
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenUnix(t)
+	path := ln.Addr().String()
 	s, err := Serve(ln, lines, &LoopOptions{TLSConfig: srv})
 	if err != nil {
-		ln.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
