@@ -35,8 +35,13 @@ import (
 // two CRs to delete, a line near MaxLine) goes through the 32-byte path,
 // one half at a time. (A legacy-SSE MOVQ to an XMM register inside the
 // 64-byte loop made the decoder about 20 times slower on Zen 3: the loops
-// use the VEX forms.) Inside long lines, blocks with no CR or LF are
-// copied by a plain load/store loop.
+// use the VEX forms.) Once a block is consumed, the AVX2 encoder runs a
+// faster loop (_asm/fast.go): a load one byte back gives each byte its
+// predecessor, so a block's checks are compares of byte pairs in vector
+// registers and one VPTEST, with no masks in general registers and no
+// state carried; a block with one line-leading dot gets it there too.
+// Inside long lines, blocks with no CR or LF are copied by a plain
+// load/store loop.
 //
 // The kernels handle the ordinary cases only, with no state beyond "at the
 // start of a line or not" (the states dBOL, dData, eBegin, eBOL and eData,

@@ -5907,14 +5907,151 @@ TEXT ·encodeAVX2(SB), NOSPLIT, $0-72
 	JNZ          enc2_strict
 
 enc2_compat_loop64:
-	MOVQ         BX, SI
-	SUBQ         DX, SI
-	CMPQ         SI, $0x00000041
-	JLT          enc2_compat_loop
-	MOVQ         CX, SI
-	SUBQ         AX, SI
-	CMPQ         SI, $0x00000060
-	JLT          enc2_compat_loop
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x00000041
+	JLT  enc2_compat_loop
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x00000060
+	JLT  enc2_compat_loop
+	CMPQ R9, $0x07
+	JNE  enc2_compat_old
+	CMPQ DX, src_base+24(FP)
+	JNE  enc2_compat_fastin
+	JMP  enc2_compat_old
+
+enc2_compat_fastin:
+	XORQ         SI, SI
+	MOVL         $0x00000003, DI
+	VMOVD        DI, X3
+	VPBROADCASTB X3, Y3
+
+enc2_compat_fast:
+	MOVQ     BX, DI
+	SUBQ     DX, DI
+	CMPQ     DI, $0x00000081
+	JLT      enc2_compat_fastend
+	MOVQ     CX, DI
+	SUBQ     AX, DI
+	CMPQ     DI, $0x00000081
+	JLT      enc2_compat_fastend
+	VMOVDQU  (DX), Y4
+	VMOVDQU  -1(DX), Y5
+	VPCMPEQB Y0, Y4, Y6
+	VPCMPEQB Y2, Y4, Y7
+	VPCMPEQB Y0, Y5, Y8
+	VPAND    Y8, Y7, Y7
+	VPCMPEQB Y1, Y5, Y5
+	VPAND    Y3, Y5, Y5
+	VPADDB   Y0, Y5, Y5
+	VPCMPEQB Y5, Y4, Y5
+	VPOR     Y5, Y7, Y7
+	VMOVDQU  32(DX), Y5
+	VMOVDQU  31(DX), Y8
+	VPCMPEQB Y0, Y5, Y9
+	VPCMPEQB Y2, Y5, Y10
+	VPCMPEQB Y0, Y8, Y11
+	VPAND    Y11, Y10, Y10
+	VPCMPEQB Y1, Y8, Y8
+	VPAND    Y3, Y8, Y8
+	VPADDB   Y0, Y8, Y8
+	VPCMPEQB Y8, Y5, Y8
+	VPOR     Y8, Y10, Y10
+	VPOR     Y7, Y10, Y7
+	VPOR     Y6, Y9, Y6
+	VPOR     Y7, Y6, Y6
+	VPTEST   Y6, Y7
+	JNZ      enc2_compat_dot
+	JCS      enc2_compat_fastnolf
+
+enc2_compat_fastgo:
+	VMOVDQU Y4, (AX)
+	VMOVDQU Y5, 32(AX)
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, AX
+	JMP     enc2_compat_fast
+
+enc2_compat_dot:
+	VMOVDQU   (DX), Y4
+	VMOVDQU   -1(DX), Y5
+	VPCMPEQB  Y2, Y4, Y6
+	VPCMPEQB  Y0, Y5, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y1, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VPADDB    Y0, Y5, Y5
+	VPCMPEQB  Y5, Y4, Y5
+	VPMOVMSKB Y6, DI
+	VPMOVMSKB Y5, R8
+	VMOVDQU   32(DX), Y4
+	VMOVDQU   31(DX), Y5
+	VPCMPEQB  Y2, Y4, Y6
+	VPCMPEQB  Y0, Y5, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y1, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VPADDB    Y0, Y5, Y5
+	VPCMPEQB  Y5, Y4, Y5
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y5, R10
+	SHLQ      $0x20, R9
+	ORQ       R9, DI
+	ORQ       R10, R8
+	JNZ       enc2_compat_faststop
+	BLSRQ     DI, R8
+	JNZ       enc2_compat_faststop
+	TZCNTQ    DI, DI
+	VMOVDQU   (DX), Y4
+	VMOVDQU   Y4, (AX)
+	VMOVDQU   32(DX), Y4
+	VMOVDQU   Y4, 32(AX)
+	MOVB      $0x2e, (AX)(DI*1)
+	VMOVDQU   (DX)(DI*1), Y4
+	VMOVDQU   Y4, 1(AX)(DI*1)
+	VMOVDQU   32(DX)(DI*1), Y4
+	VMOVDQU   Y4, 33(AX)(DI*1)
+	ADDQ      $0x40, DX
+	ADDQ      $0x41, AX
+	JMP       enc2_compat_fast
+
+enc2_compat_fastend:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000007, R9
+	JMP   enc2_compat_loop
+
+enc2_compat_faststop:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000004, R9
+	JMP   enc2_compat_old
+
+enc2_compat_fastnolf:
+	LEAQ -64(DX), DI
+	CMPQ DI, SI
+	JEQ  enc2_compat_fastlong
+	MOVQ DX, SI
+	JMP  enc2_compat_fastgo
+
+enc2_compat_fastlong:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000006, R9
+
+enc2_compat_old:
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          enc2_compat_block
@@ -6076,14 +6213,172 @@ enc2_compat_partial:
 
 enc2_strict:
 enc2_strict_loop64:
-	MOVQ         BX, SI
-	SUBQ         DX, SI
-	CMPQ         SI, $0x00000041
-	JLT          enc2_strict_loop
-	MOVQ         CX, SI
-	SUBQ         AX, SI
-	CMPQ         SI, $0x00000060
-	JLT          enc2_strict_loop
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x00000041
+	JLT  enc2_strict_loop
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x00000060
+	JLT  enc2_strict_loop
+	CMPQ R9, $0x07
+	JNE  enc2_strict_old
+	CMPQ DX, src_base+24(FP)
+	JNE  enc2_strict_fastin
+	JMP  enc2_strict_old
+
+enc2_strict_fastin:
+	XORQ SI, SI
+
+enc2_strict_fast:
+	MOVQ     BX, DI
+	SUBQ     DX, DI
+	CMPQ     DI, $0x00000081
+	JLT      enc2_strict_fastend
+	MOVQ     CX, DI
+	SUBQ     AX, DI
+	CMPQ     DI, $0x00000081
+	JLT      enc2_strict_fastend
+	VMOVDQU  (DX), Y3
+	VMOVDQU  -1(DX), Y4
+	VMOVDQU  1(DX), Y5
+	VPCMPEQB Y2, Y3, Y6
+	VPCMPEQB Y0, Y4, Y7
+	VPAND    Y7, Y6, Y6
+	VPCMPEQB Y0, Y3, Y7
+	VPCMPEQB Y1, Y4, Y4
+	VPANDN   Y7, Y4, Y4
+	VPOR     Y4, Y6, Y6
+	VPCMPEQB Y1, Y3, Y4
+	VPCMPEQB Y0, Y5, Y5
+	VPANDN   Y4, Y5, Y4
+	VPOR     Y4, Y6, Y6
+	VMOVDQU  32(DX), Y4
+	VMOVDQU  31(DX), Y5
+	VMOVDQU  33(DX), Y8
+	VPCMPEQB Y2, Y4, Y9
+	VPCMPEQB Y0, Y5, Y10
+	VPAND    Y10, Y9, Y9
+	VPCMPEQB Y0, Y4, Y10
+	VPCMPEQB Y1, Y5, Y5
+	VPANDN   Y10, Y5, Y5
+	VPOR     Y5, Y9, Y9
+	VPCMPEQB Y1, Y4, Y5
+	VPCMPEQB Y0, Y8, Y8
+	VPANDN   Y5, Y8, Y5
+	VPOR     Y5, Y9, Y9
+	VPOR     Y6, Y9, Y6
+	VPOR     Y7, Y10, Y7
+	VPOR     Y6, Y7, Y7
+	VPTEST   Y7, Y6
+	JNZ      enc2_strict_dot
+	JCS      enc2_strict_fastnolf
+
+enc2_strict_fastgo:
+	VMOVDQU Y3, (AX)
+	VMOVDQU Y4, 32(AX)
+	ADDQ    $0x40, DX
+	ADDQ    $0x40, AX
+	JMP     enc2_strict_fast
+
+enc2_strict_dot:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y2, Y3, Y6
+	VPCMPEQB  Y0, Y4, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y2, Y3, Y7
+	VPCMPEQB  Y0, Y4, Y8
+	VPAND     Y8, Y7, Y7
+	VPCMPEQB  Y0, Y3, Y8
+	VPCMPEQB  Y1, Y4, Y4
+	VPANDN    Y8, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPCMPEQB  Y1, Y3, Y3
+	VPCMPEQB  Y0, Y5, Y4
+	VPANDN    Y3, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPANDN    Y7, Y6, Y3
+	VPMOVMSKB Y6, DI
+	VPMOVMSKB Y3, R8
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   31(DX), Y4
+	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y2, Y3, Y6
+	VPCMPEQB  Y0, Y4, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y2, Y3, Y7
+	VPCMPEQB  Y0, Y4, Y8
+	VPAND     Y8, Y7, Y7
+	VPCMPEQB  Y0, Y3, Y8
+	VPCMPEQB  Y1, Y4, Y4
+	VPANDN    Y8, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPCMPEQB  Y1, Y3, Y3
+	VPCMPEQB  Y0, Y5, Y4
+	VPANDN    Y3, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPANDN    Y7, Y6, Y3
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y3, R10
+	SHLQ      $0x20, R9
+	ORQ       R9, DI
+	ORQ       R10, R8
+	JNZ       enc2_strict_faststop
+	BLSRQ     DI, R8
+	JNZ       enc2_strict_faststop
+	TZCNTQ    DI, DI
+	VMOVDQU   (DX), Y3
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   Y3, 32(AX)
+	MOVB      $0x2e, (AX)(DI*1)
+	VMOVDQU   (DX)(DI*1), Y3
+	VMOVDQU   Y3, 1(AX)(DI*1)
+	VMOVDQU   32(DX)(DI*1), Y3
+	VMOVDQU   Y3, 33(AX)(DI*1)
+	ADDQ      $0x40, DX
+	ADDQ      $0x41, AX
+	JMP       enc2_strict_fast
+
+enc2_strict_fastend:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000007, R9
+	JMP   enc2_strict_loop
+
+enc2_strict_faststop:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000004, R9
+	JMP   enc2_strict_old
+
+enc2_strict_fastnolf:
+	LEAQ -64(DX), DI
+	CMPQ DI, SI
+	JEQ  enc2_strict_fastlong
+	MOVQ DX, SI
+	JMP  enc2_strict_fastgo
+
+enc2_strict_fastlong:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000006, R9
+
+enc2_strict_old:
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          enc2_strict_block

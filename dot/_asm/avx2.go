@@ -327,6 +327,9 @@ func encodeAVX2() {
 		Label(p)
 		Label(loop64)
 		needLeft(src, srcEnd, U32(65), dst, dstEnd, U32(96), loop)
+		fastEntry(src, dirty, p, p+"_old")
+		encodeFastY(m, p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot)
+		Label(p + "_old")
 		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, nil)
 		encode64Y(m, loop64, block32, src, dst, cbol, ccr, dirty, ylf, ycr, ydot)
 

@@ -1,0 +1,228 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The AVX2 encoder's fast loop. Once the kernel has consumed a block, the
+// byte before src is inside src, so a load one byte back gives every byte
+// of a block its predecessor. Then whether a 64-byte block has anything to
+// insert or stop at (a line-leading dot, an LF not after a CR, ...) is a
+// question about byte pairs, answered with compares and logic in vector
+// registers and one VPTEST: no mask goes to a general register and no
+// state is carried from block to block, so a block costs about a third
+// less than in encode64Y. A block with one line-leading dot and nothing
+// else gets its dot without leaving the loop; any other leaves it for the
+// 64- and 32-byte paths, which carry the state in registers (cbol, ccr,
+// dirty), made by fastExit from the byte before src.
+//
+// (The same loop for the decoder, with the CRs of CRLFs deleted by blends
+// as in decode64Y, measured no faster than decode64Y on mail and slower on
+// short lines, and was left out.)
+
+// srcStart is the memory operand of src's first byte's address.
+func srcStart() Mem {
+	b, err := Param("src").Base().Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// fastEntry goes to the fast loop p if a byte before src is inside src,
+// else to old.
+//
+// The fast loop is entered only after three blocks in a row with a line
+// ending (dirty is 7, see trackDirty): long lines are left to the old
+// paths' copy loop (cleanLoopY), and after a block the fast loop could
+// not take, the old paths go on for a few blocks (see fastExit), so that
+// input that keeps stopping it (many short lines, say) does not pay for
+// both.
+func fastEntry(src, dirty reg.Register, p, old string) {
+	CMPQ(dirty, U8(7))
+	JNE(LabelRef(old))
+	CMPQ(src, srcStart())
+	JNE(LabelRef(p + "_fastin"))
+	JMP(LabelRef(old))
+}
+
+// fastExit makes the block-to-block state of the 64- and 32-byte paths
+// from the byte before src: cbol if it is an LF, ccr if it is a CR. dirty
+// is set to d: 6 where the block at src has no LF (the old paths
+// copy long lines), 4 where the fast loop could not take it (three blocks
+// go through the old paths), 7 at the end.
+func fastExit(src, cbol, ccr, dirty reg.Register, d uint32) {
+	XORQ(cbol, cbol)
+	XORQ(ccr, ccr)
+	CMPB(Mem{Base: src, Disp: -1}, U8('\n'))
+	SETEQ(cbol.(reg.GPVirtual).As8())
+	CMPB(Mem{Base: src, Disp: -1}, U8('\r'))
+	SETEQ(ccr.(reg.GPVirtual).As8())
+	MOVQ(U32(d), dirty)
+}
+
+// fastExits are the fast loop p's ways out: at end, with too little src
+// or dst left, to small; at stop, with a block it cannot take, and at
+// noLF, with the second block in a row with no LF (last is where the
+// first was), to old.
+func fastExits(p, old, small string, src, cbol, ccr, dirty, last reg.Register) {
+	Label(p + "_fastend")
+	fastExit(src, cbol, ccr, dirty, 7)
+	JMP(LabelRef(small))
+	Label(p + "_faststop")
+	fastExit(src, cbol, ccr, dirty, 4)
+	JMP(LabelRef(old))
+	// One block with no LF is taken (a line of mail may well be longer
+	// than 64 bytes); a second one in a row leaves.
+	Label(p + "_fastnolf")
+	t := GP64()
+	LEAQ(Mem{Base: src, Disp: -64}, t)
+	CMPQ(t, last)
+	JEQ(LabelRef(p + "_fastlong"))
+	MOVQ(src, last)
+	JMP(LabelRef(p + "_fastgo"))
+	Label(p + "_fastlong")
+	fastExit(src, cbol, ccr, dirty, 6)
+	JMP(LabelRef(old))
+}
+
+// eqY returns the bytes of v equal to those of c (0xff, else 0).
+func eqY(v, c reg.VecVirtual) reg.VecVirtual {
+	e := YMM()
+	VPCMPEQB(c, v, e)
+	return e
+}
+
+// loadPairs loads the 32 bytes at src+disp (v), their predecessors (p)
+// and, if succ, successors (n).
+func loadPairs(src reg.Register, disp int, succ bool) (v, p, n reg.VecVirtual) {
+	v, p = YMM(), YMM()
+	VMOVDQU(Mem{Base: src, Disp: disp}, v)
+	VMOVDQU(Mem{Base: src, Disp: disp - 1}, p)
+	if succ {
+		n = YMM()
+		VMOVDQU(Mem{Base: src, Disp: disp + 1}, n)
+	}
+	return v, p, n
+}
+
+// strictPairs returns what stops a block of the Strict encoder: a
+// line-leading dot, an LF not after a CR, a CR not before an LF; and v's
+// LFs.
+func strictPairs(v, p, n, ylf, ycr, ydot reg.VecVirtual) (bad, vLF reg.VecVirtual) {
+	bad, t := eqY(v, ydot), YMM()
+	VPAND(eqY(p, ylf), bad, bad)
+	vLF = eqY(v, ylf)
+	VPANDN(vLF, eqY(p, ycr), t) // an LF &^ after a CR
+	VPOR(t, bad, bad)
+	VPANDN(eqY(v, ycr), eqY(n, ylf), t) // a CR &^ before an LF
+	VPOR(t, bad, bad)
+	return bad, vLF
+}
+
+// encodeFastY is the AVX2 encoder's fast loop: blocks with nothing to
+// insert and nothing to stop at are stored as they are. It needs 129 bytes
+// of src and 129 of room in dst, and goes to small when they are not left,
+// to old with a block it cannot take (see fastExits).
+func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual) {
+	fast, stop, end := p+"_fast", p+"_faststop", p+"_fastend"
+	Label(p + "_fastin")
+	last := GP64() // see fastExits
+	XORQ(last, last)
+	var y3 reg.VecVirtual
+	if m == compat {
+		// (VEX forms only: a legacy-SSE write to an XMM register here,
+		// between the loops' YMM work, stalls on Zen 3.)
+		t, x := GP32(), XMM()
+		MOVL(U32(3), t)
+		VMOVD(t, x)
+		y3 = YMM()
+		VPBROADCASTB(x, y3)
+	}
+	Label(fast)
+	needLeft(src, srcEnd, U32(129), dst, dstEnd, U32(129), end)
+	var v, bad, lf [2]reg.VecVirtual
+	for i := range v {
+		var pv, nv reg.VecVirtual
+		v[i], pv, nv = loadPairs(src, 32*i, m != compat)
+		if m != compat {
+			bad[i], lf[i] = strictPairs(v[i], pv, nv, ylf, ycr, ydot)
+			continue
+		}
+		lf[i] = eqY(v[i], ylf)
+		// A line-leading dot; after a CR a CR, elsewhere an LF: the one
+		// byte the predecessor calls for, LF plus 3 (CR) after a CR.
+		b, t := eqY(v[i], ydot), YMM()
+		VPAND(eqY(pv, ylf), b, b)
+		VPAND(y3, eqY(pv, ycr), t)
+		VPADDB(ylf, t, t)
+		VPCMPEQB(t, v[i], t)
+		VPOR(t, b, b)
+		bad[i] = b
+	}
+	VPOR(bad[0], bad[1], bad[0])
+	VPOR(lf[0], lf[1], lf[0])
+	VPOR(bad[0], lf[0], lf[0])
+	VPTEST(lf[0], bad[0]) // ZF: bad is 0; CF: lf &^ bad is 0 (no LF)
+	JNZ(LabelRef(p + "_dot"))
+	JCS(LabelRef(p + "_fastnolf"))
+	Label(p + "_fastgo")
+	VMOVDQU(v[0], Mem{Base: dst})
+	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
+	ADDQ(U8(64), src)
+	ADDQ(U8(64), dst)
+	JMP(LabelRef(fast))
+
+	// A block whose only stop is one line-leading dot (mail has one
+	// every 50 lines or so) gets its dot here, without leaving the loop:
+	// the block is stored, the '.' written over the dot, and the block
+	// from the dot on stored again one byte higher.
+	Label(p + "_dot")
+	var dots, other [2]reg.GPVirtual
+	for i := range dots {
+		v, pv, nv := loadPairs(src, 32*i, m != compat)
+		d := eqY(v, ydot)
+		VPAND(eqY(pv, ylf), d, d)
+		var o reg.VecVirtual
+		if m == compat {
+			o = YMM()
+			VPAND(y3, eqY(pv, ycr), o)
+			VPADDB(ylf, o, o)
+			VPCMPEQB(o, v, o)
+		} else {
+			var b reg.VecVirtual
+			b, _ = strictPairs(v, pv, nv, ylf, ycr, ydot)
+			o = YMM()
+			VPANDN(b, d, o) // b &^ d
+		}
+		dots[i], other[i] = GP64(), GP64()
+		VPMOVMSKB(d, dots[i].As32())
+		VPMOVMSKB(o, other[i].As32())
+	}
+	SHLQ(U8(32), dots[1])
+	ORQ(dots[1], dots[0])
+	ORQ(other[1], other[0])
+	JNZ(LabelRef(stop))
+	t := GP64()
+	BLSRQ(dots[0], t)
+	JNZ(LabelRef(stop))
+	j := GP64()
+	TZCNTQ(dots[0], j)
+	w := YMM()
+	for i := 0; i < 2; i++ {
+		VMOVDQU(Mem{Base: src, Disp: 32 * i}, w)
+		VMOVDQU(w, Mem{Base: dst, Disp: 32 * i})
+	}
+	MOVB(U8('.'), Mem{Base: dst, Index: j, Scale: 1})
+	for i := 0; i < 2; i++ {
+		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 32 * i}, w)
+		VMOVDQU(w, Mem{Base: dst, Index: j, Scale: 1, Disp: 32*i + 1})
+	}
+	ADDQ(U8(64), src)
+	ADDQ(U8(65), dst)
+	JMP(LabelRef(fast))
+
+	fastExits(p, old, small, src, cbol, ccr, dirty, last)
+}
