@@ -35,11 +35,12 @@ import (
 // two CRs to delete, a line near MaxLine) goes through the 32-byte path,
 // one half at a time. (A legacy-SSE MOVQ to an XMM register inside the
 // 64-byte loop made the decoder about 20 times slower on Zen 3: the loops
-// use the VEX forms.) Once a block is consumed, the AVX2 encoder runs a
-// faster loop (_asm/fast.go): a load one byte back gives each byte its
-// predecessor, so a block's checks are compares of byte pairs in vector
-// registers and one VPTEST, with no masks in general registers and no
-// state carried; a block with one line-leading dot gets it there too.
+// use the VEX forms.) Once a block is consumed, the AVX2 encoder and Raw
+// decoders, which store such blocks as they are, run a faster loop
+// (_asm/fast.go): a load one byte back gives each byte its predecessor, so
+// a block's checks are compares of byte pairs in vector registers and one
+// VPTEST, with no masks in general registers and no state carried; blocks
+// with line-leading dots get them there too.
 // Inside long lines, blocks with no CR or LF are copied by a plain
 // load/store loop.
 //

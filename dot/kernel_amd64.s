@@ -4741,14 +4741,188 @@ dec2_strict_partial:
 
 dec2_raw:
 dec2_raw_loop64:
-	MOVQ         BX, SI
-	SUBQ         DX, SI
-	CMPQ         SI, $0x00000042
-	JLT          dec2_raw_loop
-	MOVQ         CX, SI
-	SUBQ         AX, SI
-	CMPQ         SI, $0x00000040
-	JLT          dec2_raw_loop
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x00000042
+	JLT  dec2_raw_loop
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x00000040
+	JLT  dec2_raw_loop
+	CMPQ R9, $0x07
+	JNE  dec2_raw_old
+	CMPQ DX, src_base+24(FP)
+	JNE  dec2_raw_fastin
+	JMP  dec2_raw_old
+
+dec2_raw_fastin:
+	XORQ SI, SI
+
+dec2_raw_fast:
+	MOVQ     BX, DI
+	SUBQ     DX, DI
+	CMPQ     DI, $0x00000082
+	JLT      dec2_raw_fastend
+	MOVQ     CX, DI
+	SUBQ     AX, DI
+	CMPQ     DI, $0x00000080
+	JLT      dec2_raw_fastend
+	VMOVDQU  (DX), Y3
+	VMOVDQU  -1(DX), Y4
+	VMOVDQU  1(DX), Y5
+	VPCMPEQB Y2, Y3, Y6
+	VPCMPEQB Y0, Y4, Y7
+	VPAND    Y7, Y6, Y6
+	VPCMPEQB Y0, Y3, Y7
+	VPCMPEQB Y1, Y4, Y4
+	VPANDN   Y7, Y4, Y4
+	VPOR     Y4, Y6, Y6
+	VPCMPEQB Y1, Y3, Y4
+	VPCMPEQB Y0, Y5, Y5
+	VPANDN   Y4, Y5, Y4
+	VPOR     Y4, Y6, Y6
+	VMOVDQU  32(DX), Y4
+	VMOVDQU  31(DX), Y5
+	VMOVDQU  33(DX), Y8
+	VPCMPEQB Y2, Y4, Y9
+	VPCMPEQB Y0, Y5, Y10
+	VPAND    Y10, Y9, Y9
+	VPCMPEQB Y0, Y4, Y10
+	VPCMPEQB Y1, Y5, Y5
+	VPANDN   Y10, Y5, Y5
+	VPOR     Y5, Y9, Y9
+	VPCMPEQB Y1, Y4, Y5
+	VPCMPEQB Y0, Y8, Y8
+	VPANDN   Y5, Y8, Y5
+	VPOR     Y5, Y9, Y9
+	VPOR     Y6, Y9, Y6
+	VPOR     Y7, Y10, Y5
+	VPOR     Y6, Y5, Y5
+	VPTEST   Y5, Y6
+	JNZ      dec2_raw_dots
+	JCS      dec2_raw_fastnolf
+
+dec2_raw_fastgo:
+	VMOVDQU Y3, (AX)
+	VMOVDQU Y4, 32(AX)
+	ADDQ    $0x40, AX
+	ADDQ    $0x40, DX
+	JMP     dec2_raw_fast
+
+dec2_raw_dots:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y2, Y3, Y6
+	VPCMPEQB  Y0, Y4, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y0, Y3, Y7
+	VPCMPEQB  Y1, Y4, Y8
+	VPANDN    Y7, Y8, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y1, Y3, Y7
+	VPCMPEQB  Y0, Y5, Y8
+	VPANDN    Y7, Y8, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPANDN    Y6, Y3, Y4
+	VPCMPEQB  Y0, Y5, Y6
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y6, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VPMOVMSKB Y3, DI
+	VPMOVMSKB Y4, R8
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   31(DX), Y4
+	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y2, Y3, Y6
+	VPCMPEQB  Y0, Y4, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y0, Y3, Y7
+	VPCMPEQB  Y1, Y4, Y8
+	VPANDN    Y7, Y8, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y1, Y3, Y7
+	VPCMPEQB  Y0, Y5, Y8
+	VPANDN    Y7, Y8, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPANDN    Y6, Y3, Y4
+	VPCMPEQB  Y0, Y5, Y6
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y6, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VPMOVMSKB Y3, R9
+	VPMOVMSKB Y4, R10
+	ORQ       R10, R8
+	JNZ       dec2_raw_faststop
+	SHLQ      $0x20, R9
+	ORQ       R9, DI
+	POPCNTQ   DI, R8
+	CMPQ      R8, $0x04
+	JA        dec2_raw_faststop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   Y3, 32(AX)
+
+dec2_raw_dot:
+	TZCNTQ  DI, R8
+	BLSRQ   DI, DI
+	VMOVDQU 1(DX)(R8*1), Y3
+	VMOVDQU Y3, (AX)(R8*1)
+	VMOVDQU 33(DX)(R8*1), Y3
+	VMOVDQU Y3, 32(AX)(R8*1)
+	DECQ    AX
+	TESTQ   DI, DI
+	JNZ     dec2_raw_dot
+	LEAQ    64(AX), AX
+	ADDQ    $0x40, DX
+	JMP     dec2_raw_fast
+
+dec2_raw_fastend:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000007, R9
+	JMP   dec2_raw_loop
+
+dec2_raw_faststop:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000004, R9
+	JMP   dec2_raw_old
+
+dec2_raw_fastnolf:
+	LEAQ -64(DX), DI
+	CMPQ DI, SI
+	JEQ  dec2_raw_fastlong
+	MOVQ DX, SI
+	JMP  dec2_raw_fastgo
+
+dec2_raw_fastlong:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000006, R9
+
+dec2_raw_old:
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2_raw_block
@@ -5593,14 +5767,212 @@ lim_e:
 
 dec2l_raw:
 dec2l_raw_loop64:
-	MOVQ         BX, SI
-	SUBQ         DX, SI
-	CMPQ         SI, $0x00000042
-	JLT          dec2l_raw_loop
-	MOVQ         CX, SI
-	SUBQ         AX, SI
-	CMPQ         SI, $0x00000040
-	JLT          dec2l_raw_loop
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x00000042
+	JLT  dec2l_raw_loop
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x00000040
+	JLT  dec2l_raw_loop
+	CMPQ R9, $0x07
+	JNE  dec2l_raw_old
+	CMPQ DX, src_base+24(FP)
+	JNE  dec2l_raw_fastin
+	JMP  dec2l_raw_old
+
+dec2l_raw_fastin:
+	XORQ SI, SI
+
+dec2l_raw_fast:
+	MOVQ     BX, DI
+	SUBQ     DX, DI
+	CMPQ     DI, $0x00000082
+	JLT      dec2l_raw_fastend
+	MOVQ     CX, DI
+	SUBQ     AX, DI
+	CMPQ     DI, $0x00000080
+	JLT      dec2l_raw_fastend
+	MOVQ     (SP), DI
+	LEAQ     32(DI), DI
+	CMPQ     DI, limFast+64(FP)
+	JGT      dec2l_raw_faststop
+	VMOVDQU  (DX), Y3
+	VMOVDQU  -1(DX), Y4
+	VMOVDQU  1(DX), Y5
+	VPCMPEQB Y2, Y3, Y6
+	VPCMPEQB Y0, Y4, Y7
+	VPAND    Y7, Y6, Y6
+	VPCMPEQB Y0, Y3, Y7
+	VPCMPEQB Y1, Y4, Y4
+	VPANDN   Y7, Y4, Y4
+	VPOR     Y4, Y6, Y6
+	VPCMPEQB Y1, Y3, Y4
+	VPCMPEQB Y0, Y5, Y5
+	VPANDN   Y4, Y5, Y4
+	VPOR     Y4, Y6, Y6
+	VMOVDQU  32(DX), Y4
+	VMOVDQU  31(DX), Y5
+	VMOVDQU  33(DX), Y8
+	VPCMPEQB Y2, Y4, Y9
+	VPCMPEQB Y0, Y5, Y10
+	VPAND    Y10, Y9, Y9
+	VPCMPEQB Y0, Y4, Y10
+	VPCMPEQB Y1, Y5, Y5
+	VPANDN   Y10, Y5, Y5
+	VPOR     Y5, Y9, Y9
+	VPCMPEQB Y1, Y4, Y5
+	VPCMPEQB Y0, Y8, Y8
+	VPANDN   Y5, Y8, Y5
+	VPOR     Y5, Y9, Y9
+	VPOR     Y6, Y9, Y6
+	VPOR     Y7, Y10, Y5
+	VPOR     Y6, Y5, Y5
+	VPTEST   Y5, Y6
+	JNZ      dec2l_raw_dots
+	JCS      dec2l_raw_fastnolf
+
+dec2l_raw_fastgo:
+	VPMOVMSKB Y7, DI
+	VPMOVMSKB Y10, R8
+	SHLQ      $0x20, R8
+	ORQ       R8, DI
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y4, 32(AX)
+	ADDQ      $0x40, AX
+	ADDQ      $0x40, DX
+	LZCNTQ    DI, DI
+	SBBQ      R8, R8
+	MOVQ      (SP), R9
+	ANDQ      R8, R9
+	ADDQ      DI, R9
+	MOVQ      R9, (SP)
+	JMP       dec2l_raw_fast
+
+dec2l_raw_dots:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y2, Y3, Y6
+	VPCMPEQB  Y0, Y4, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y0, Y3, Y8
+	VPCMPEQB  Y1, Y4, Y7
+	VPANDN    Y8, Y7, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y1, Y3, Y7
+	VPCMPEQB  Y0, Y5, Y9
+	VPANDN    Y7, Y9, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPANDN    Y6, Y3, Y4
+	VPCMPEQB  Y0, Y5, Y6
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y6, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VPMOVMSKB Y3, DI
+	VPMOVMSKB Y4, R8
+	VPMOVMSKB Y8, R9
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   31(DX), Y4
+	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y2, Y3, Y6
+	VPCMPEQB  Y0, Y4, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y0, Y3, Y8
+	VPCMPEQB  Y1, Y4, Y7
+	VPANDN    Y8, Y7, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y1, Y3, Y7
+	VPCMPEQB  Y0, Y5, Y9
+	VPANDN    Y7, Y9, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPANDN    Y6, Y3, Y4
+	VPCMPEQB  Y0, Y5, Y6
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y6, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VPMOVMSKB Y3, R10
+	VPMOVMSKB Y4, R11
+	VPMOVMSKB Y8, R12
+	ORQ       R11, R8
+	JNZ       dec2l_raw_faststop
+	SHLQ      $0x20, R10
+	ORQ       R10, DI
+	POPCNTQ   DI, R8
+	CMPQ      R8, $0x04
+	JA        dec2l_raw_faststop
+	VMOVDQU   (DX), Y3
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   Y3, 32(AX)
+
+dec2l_raw_dot:
+	TZCNTQ  DI, R8
+	BLSRQ   DI, DI
+	VMOVDQU 1(DX)(R8*1), Y3
+	VMOVDQU Y3, (AX)(R8*1)
+	VMOVDQU 33(DX)(R8*1), Y3
+	VMOVDQU Y3, 32(AX)(R8*1)
+	DECQ    AX
+	TESTQ   DI, DI
+	JNZ     dec2l_raw_dot
+	LEAQ    64(AX), AX
+	ADDQ    $0x40, DX
+	SHLQ    $0x20, R12
+	ORQ     R12, R9
+	LZCNTQ  R9, DI
+	SBBQ    R8, R8
+	MOVQ    (SP), R9
+	ANDQ    R8, R9
+	ADDQ    DI, R9
+	MOVQ    R9, (SP)
+	JMP     dec2l_raw_fast
+
+dec2l_raw_fastend:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000007, R9
+	JMP   dec2l_raw_loop
+
+dec2l_raw_faststop:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000004, R9
+	JMP   dec2l_raw_old
+
+dec2l_raw_fastnolf:
+	LEAQ -64(DX), DI
+	CMPQ DI, SI
+	JEQ  dec2l_raw_fastlong
+	MOVQ DX, SI
+	JMP  dec2l_raw_fastgo
+
+dec2l_raw_fastlong:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000006, R9
+
+dec2l_raw_old:
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2l_raw_block

@@ -65,6 +65,11 @@ func decodeAVX2(limited bool) {
 		block32 := p + "_block32"
 		Label(loop64)
 		needLeft(src, srcEnd, U32(66), dst, dstEnd, U32(64), loop)
+		if m == raw {
+			fastEntry(src, dirty, p, p+"_old")
+			decodeRawFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot, lim)
+			Label(p + "_old")
+		}
 		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)
 		decode64Y(m, p, loop64, block32, src, dst, cbol, ccr, dirty, ylf, ycr, ydot, lim)
 

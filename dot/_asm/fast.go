@@ -6,21 +6,23 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// The AVX2 encoder's fast loop. Once the kernel has consumed a block, the
-// byte before src is inside src, so a load one byte back gives every byte
-// of a block its predecessor. Then whether a 64-byte block has anything to
-// insert or stop at (a line-leading dot, an LF not after a CR, ...) is a
-// question about byte pairs, answered with compares and logic in vector
-// registers and one VPTEST: no mask goes to a general register and no
-// state is carried from block to block, so a block costs about a third
-// less than in encode64Y. A block with one line-leading dot and nothing
-// else gets its dot without leaving the loop; any other leaves it for the
-// 64- and 32-byte paths, which carry the state in registers (cbol, ccr,
-// dirty), made by fastExit from the byte before src.
+// The fast loops of the AVX2 encoder and of the AVX2 Raw decoders, where
+// a block with nothing to do but line endings is stored as it is. Once the
+// kernel has consumed a block, the byte before src is inside src, so a
+// load one byte back gives every byte of a block its predecessor. Then
+// whether a 64-byte block has anything to insert, delete or stop at (a
+// line-leading dot, an LF not after a CR, ...) is a question about byte
+// pairs, answered with compares and logic in vector registers and one
+// VPTEST: no mask goes to a general register (but the LFs, under a line
+// limit) and no state is carried from block to block. Blocks with
+// line-leading dots get them in a side path without leaving the loop; any
+// other block leaves it for the 64- and 32-byte paths, which carry the
+// state in registers (cbol, ccr, dirty), made by fastExit from the byte
+// before src.
 //
-// (The same loop for the decoder, with the CRs of CRLFs deleted by blends
-// as in decode64Y, measured no faster than decode64Y on mail and slower on
-// short lines, and was left out.)
+// (The same loop for the Compat and Strict decoders, which delete the CRs
+// of CRLFs by blends as in decode64Y, measured no faster than decode64Y on
+// mail and slower on short lines, and was left out.)
 
 // srcStart is the memory operand of src's first byte's address.
 func srcStart() Mem {
@@ -223,6 +225,115 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 	ADDQ(U8(64), src)
 	ADDQ(U8(65), dst)
 	JMP(LabelRef(fast))
+
+	fastExits(p, old, small, src, cbol, ccr, dirty, last)
+}
+
+// decodeRawFastY is the fast loop of the Raw decoders, which keep CRLFs:
+// a block with no line-leading dot and no bare CR or LF is stored as it
+// is. A block whose only stops are line-leading dots not followed by a CR
+// or LF (not an end marker or a look-alike) loses them here, a dot at a
+// time: the block is stored, then for each dot, in order, the block's
+// bytes after it are stored again over it, one byte lower each time. It
+// needs 130 bytes of src and 128 of room in dst.
+//
+// With a line limit, it takes only blocks that cannot break the limit and
+// counts the lines' bytes as decode64Y does.
+func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual, lim *lineLimit) {
+	fast, stop := p+"_fast", p+"_faststop"
+	Label(p + "_fastin")
+	last := GP64() // see fastExits
+	XORQ(last, last)
+	Label(fast)
+	needLeft(src, srcEnd, U32(130), dst, dstEnd, U32(128), p+"_fastend")
+	if lim != nil {
+		lim.checkBy(32, stop) // r <= lim-64
+	}
+	var v, bad, lf [2]reg.VecVirtual
+	for i := range v {
+		var pv, nv reg.VecVirtual
+		v[i], pv, nv = loadPairs(src, 32*i, true)
+		bad[i], lf[i] = strictPairs(v[i], pv, nv, ylf, ycr, ydot)
+	}
+	VPOR(bad[0], bad[1], bad[0])
+	any := YMM()
+	VPOR(lf[0], lf[1], any)
+	VPOR(bad[0], any, any)
+	VPTEST(any, bad[0]) // ZF: bad is 0; CF: any &^ bad is 0 (no LF)
+	JNZ(LabelRef(p + "_dots"))
+	JCS(LabelRef(p + "_fastnolf"))
+	Label(p + "_fastgo")
+	var m reg.GPVirtual
+	if lim != nil {
+		m = mask64Y(lf[0], lf[1])
+	}
+	VMOVDQU(v[0], Mem{Base: dst})
+	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
+	ADDQ(U8(64), dst)
+	ADDQ(U8(64), src)
+	if lim != nil {
+		lim.next(m, 64, fast, "")
+	} else {
+		JMP(LabelRef(fast))
+	}
+
+	Label(p + "_dots")
+	var dots, other, lfs [2]reg.GPVirtual
+	for i := range dots {
+		v, pv, nv := loadPairs(src, 32*i, true)
+		b, vLF := strictPairs(v, pv, nv, ylf, ycr, ydot)
+		d := eqY(v, ydot)
+		VPAND(eqY(pv, ylf), d, d)
+		o := YMM()
+		VPANDN(b, d, o) // b &^ d: a bare CR or LF
+		t := YMM()
+		VPOR(eqY(nv, ylf), eqY(nv, ycr), t)
+		VPAND(d, t, t) // a leading dot before a CR or LF
+		VPOR(t, o, o)
+		dots[i], other[i] = GP64(), GP64()
+		VPMOVMSKB(d, dots[i].As32())
+		VPMOVMSKB(o, other[i].As32())
+		if lim != nil {
+			lfs[i] = GP64()
+			VPMOVMSKB(vLF, lfs[i].As32())
+		}
+	}
+	ORQ(other[1], other[0])
+	JNZ(LabelRef(stop))
+	SHLQ(U8(32), dots[1])
+	ORQ(dots[1], dots[0])
+	d := dots[0]
+	n := GP64()
+	POPCNTQ(d, n)
+	CMPQ(n, U8(4))
+	JA(LabelRef(stop))
+	w := YMM()
+	for i := 0; i < 2; i++ {
+		VMOVDQU(Mem{Base: src, Disp: 32 * i}, w)
+		VMOVDQU(w, Mem{Base: dst, Disp: 32 * i})
+	}
+	// e+j is where the bytes after the dot at j go.
+	e, j := GP64(), GP64()
+	MOVQ(dst, e)
+	Label(p + "_dot")
+	TZCNTQ(d, j)
+	BLSRQ(d, d)
+	for i := 0; i < 2; i++ {
+		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 32*i + 1}, w)
+		VMOVDQU(w, Mem{Base: e, Index: j, Scale: 1, Disp: 32 * i})
+	}
+	DECQ(e)
+	TESTQ(d, d)
+	JNZ(LabelRef(p + "_dot"))
+	LEAQ(Mem{Base: e, Disp: 64}, dst)
+	ADDQ(U8(64), src)
+	if lim != nil {
+		SHLQ(U8(32), lfs[1])
+		ORQ(lfs[1], lfs[0])
+		lim.next(lfs[0], 64, fast, "")
+	} else {
+		JMP(LabelRef(fast))
+	}
 
 	fastExits(p, old, small, src, cbol, ccr, dirty, last)
 }
