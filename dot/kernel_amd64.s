@@ -4757,48 +4757,36 @@ dec2_raw_loop64:
 
 dec2_raw_fastin:
 	XORQ SI, SI
+	LEAQ -130(BX), DI
+	LEAQ -128(CX), R8
 
 dec2_raw_fast:
-	MOVQ     BX, DI
-	SUBQ     DX, DI
-	CMPQ     DI, $0x00000082
-	JLT      dec2_raw_fastend
-	MOVQ     CX, DI
-	SUBQ     AX, DI
-	CMPQ     DI, $0x00000080
-	JLT      dec2_raw_fastend
+	CMPQ     DX, DI
+	JGT      dec2_raw_fastend
+	CMPQ     AX, R8
+	JGT      dec2_raw_fastend
 	VMOVDQU  (DX), Y3
 	VMOVDQU  -1(DX), Y4
-	VMOVDQU  1(DX), Y5
-	VPCMPEQB Y2, Y3, Y6
-	VPCMPEQB Y0, Y4, Y7
-	VPAND    Y7, Y6, Y6
-	VPCMPEQB Y0, Y3, Y7
+	VPCMPEQB Y2, Y3, Y5
+	VPCMPEQB Y0, Y4, Y6
+	VPAND    Y6, Y5, Y5
+	VPCMPEQB Y0, Y3, Y6
 	VPCMPEQB Y1, Y4, Y4
-	VPANDN   Y7, Y4, Y4
-	VPOR     Y4, Y6, Y6
-	VPCMPEQB Y1, Y3, Y4
-	VPCMPEQB Y0, Y5, Y5
-	VPANDN   Y4, Y5, Y4
-	VPOR     Y4, Y6, Y6
+	VPXOR    Y6, Y4, Y4
+	VPOR     Y4, Y5, Y5
 	VMOVDQU  32(DX), Y4
-	VMOVDQU  31(DX), Y5
-	VMOVDQU  33(DX), Y8
-	VPCMPEQB Y2, Y4, Y9
-	VPCMPEQB Y0, Y5, Y10
-	VPAND    Y10, Y9, Y9
-	VPCMPEQB Y0, Y4, Y10
-	VPCMPEQB Y1, Y5, Y5
-	VPANDN   Y10, Y5, Y5
-	VPOR     Y5, Y9, Y9
-	VPCMPEQB Y1, Y4, Y5
-	VPCMPEQB Y0, Y8, Y8
-	VPANDN   Y5, Y8, Y5
-	VPOR     Y5, Y9, Y9
+	VMOVDQU  31(DX), Y7
+	VPCMPEQB Y2, Y4, Y8
+	VPCMPEQB Y0, Y7, Y9
+	VPAND    Y9, Y8, Y8
+	VPCMPEQB Y0, Y4, Y9
+	VPCMPEQB Y1, Y7, Y7
+	VPXOR    Y9, Y7, Y7
+	VPOR     Y7, Y8, Y8
+	VPOR     Y5, Y8, Y5
 	VPOR     Y6, Y9, Y6
-	VPOR     Y7, Y10, Y5
-	VPOR     Y6, Y5, Y5
-	VPTEST   Y5, Y6
+	VPOR     Y5, Y6, Y6
+	VPTEST   Y6, Y5
 	JNZ      dec2_raw_dots
 	JCS      dec2_raw_fastnolf
 
@@ -4818,36 +4806,7 @@ dec2_raw_dots:
 	VPAND     Y7, Y6, Y6
 	VPCMPEQB  Y0, Y3, Y7
 	VPCMPEQB  Y1, Y4, Y8
-	VPANDN    Y7, Y8, Y7
-	VPOR      Y7, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y0, Y5, Y8
-	VPANDN    Y7, Y8, Y7
-	VPOR      Y7, Y6, Y6
-	VPCMPEQB  Y2, Y3, Y3
-	VPCMPEQB  Y0, Y4, Y4
-	VPAND     Y4, Y3, Y3
-	VPANDN    Y6, Y3, Y4
-	VPCMPEQB  Y0, Y5, Y6
-	VPCMPEQB  Y1, Y5, Y5
-	VPOR      Y6, Y5, Y5
-	VPAND     Y3, Y5, Y5
-	VPOR      Y5, Y4, Y4
-	VPMOVMSKB Y3, DI
-	VPMOVMSKB Y4, R8
-	VMOVDQU   32(DX), Y3
-	VMOVDQU   31(DX), Y4
-	VMOVDQU   33(DX), Y5
-	VPCMPEQB  Y2, Y3, Y6
-	VPCMPEQB  Y0, Y4, Y7
-	VPAND     Y7, Y6, Y6
-	VPCMPEQB  Y0, Y3, Y7
-	VPCMPEQB  Y1, Y4, Y8
-	VPANDN    Y7, Y8, Y7
-	VPOR      Y7, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y0, Y5, Y8
-	VPANDN    Y7, Y8, Y7
+	VPXOR     Y7, Y8, Y7
 	VPOR      Y7, Y6, Y6
 	VPCMPEQB  Y2, Y3, Y3
 	VPCMPEQB  Y0, Y4, Y4
@@ -4860,12 +4819,33 @@ dec2_raw_dots:
 	VPOR      Y5, Y4, Y4
 	VPMOVMSKB Y3, R9
 	VPMOVMSKB Y4, R10
-	ORQ       R10, R8
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   31(DX), Y4
+	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y2, Y3, Y6
+	VPCMPEQB  Y0, Y4, Y7
+	VPAND     Y7, Y6, Y6
+	VPCMPEQB  Y0, Y3, Y7
+	VPCMPEQB  Y1, Y4, Y8
+	VPXOR     Y7, Y8, Y7
+	VPOR      Y7, Y6, Y6
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPANDN    Y6, Y3, Y4
+	VPCMPEQB  Y0, Y5, Y6
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y6, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VPOR      Y5, Y4, Y4
+	VPMOVMSKB Y3, R11
+	VPMOVMSKB Y4, R12
+	ORQ       R12, R10
 	JNZ       dec2_raw_faststop
-	SHLQ      $0x20, R9
-	ORQ       R9, DI
-	POPCNTQ   DI, R8
-	CMPQ      R8, $0x04
+	SHLQ      $0x20, R11
+	ORQ       R11, R9
+	POPCNTQ   R9, R10
+	CMPQ      R10, $0x04
 	JA        dec2_raw_faststop
 	VMOVDQU   (DX), Y3
 	VMOVDQU   Y3, (AX)
@@ -4873,20 +4853,26 @@ dec2_raw_dots:
 	VMOVDQU   Y3, 32(AX)
 
 dec2_raw_dot:
-	TZCNTQ  DI, R8
-	BLSRQ   DI, DI
-	VMOVDQU 1(DX)(R8*1), Y3
-	VMOVDQU Y3, (AX)(R8*1)
-	VMOVDQU 33(DX)(R8*1), Y3
-	VMOVDQU Y3, 32(AX)(R8*1)
+	TZCNTQ  R9, R10
+	BLSRQ   R9, R9
+	VMOVDQU 1(DX)(R10*1), Y3
+	VMOVDQU Y3, (AX)(R10*1)
+	VMOVDQU 33(DX)(R10*1), Y3
+	VMOVDQU Y3, 32(AX)(R10*1)
 	DECQ    AX
-	TESTQ   DI, DI
+	TESTQ   R9, R9
 	JNZ     dec2_raw_dot
 	LEAQ    64(AX), AX
 	ADDQ    $0x40, DX
 	JMP     dec2_raw_fast
 
 dec2_raw_fastend:
+	CMPB -1(DX), $0x0d
+	JNE  dec2_raw_kept_a
+	DECQ DX
+	DECQ AX
+
+dec2_raw_kept_a:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -4897,6 +4883,12 @@ dec2_raw_fastend:
 	JMP   dec2_raw_loop
 
 dec2_raw_faststop:
+	CMPB -1(DX), $0x0d
+	JNE  dec2_raw_kept_b
+	DECQ DX
+	DECQ AX
+
+dec2_raw_kept_b:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -4907,13 +4899,19 @@ dec2_raw_faststop:
 	JMP   dec2_raw_old
 
 dec2_raw_fastnolf:
-	LEAQ -64(DX), DI
-	CMPQ DI, SI
+	LEAQ -64(DX), R9
+	CMPQ R9, SI
 	JEQ  dec2_raw_fastlong
 	MOVQ DX, SI
 	JMP  dec2_raw_fastgo
 
 dec2_raw_fastlong:
+	CMPB -1(DX), $0x0d
+	JNE  dec2_raw_kept_c
+	DECQ DX
+	DECQ AX
+
+dec2_raw_kept_c:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -5783,70 +5781,58 @@ dec2l_raw_loop64:
 
 dec2l_raw_fastin:
 	XORQ SI, SI
+	LEAQ -130(BX), DI
+	LEAQ -128(CX), R8
 
 dec2l_raw_fast:
-	MOVQ     BX, DI
-	SUBQ     DX, DI
-	CMPQ     DI, $0x00000082
-	JLT      dec2l_raw_fastend
-	MOVQ     CX, DI
-	SUBQ     AX, DI
-	CMPQ     DI, $0x00000080
-	JLT      dec2l_raw_fastend
-	MOVQ     (SP), DI
-	LEAQ     32(DI), DI
-	CMPQ     DI, limFast+64(FP)
+	CMPQ     DX, DI
+	JGT      dec2l_raw_fastend
+	CMPQ     AX, R8
+	JGT      dec2l_raw_fastend
+	MOVQ     (SP), R9
+	LEAQ     32(R9), R9
+	CMPQ     R9, limFast+64(FP)
 	JGT      dec2l_raw_faststop
 	VMOVDQU  (DX), Y3
 	VMOVDQU  -1(DX), Y4
-	VMOVDQU  1(DX), Y5
-	VPCMPEQB Y2, Y3, Y6
-	VPCMPEQB Y0, Y4, Y7
-	VPAND    Y7, Y6, Y6
-	VPCMPEQB Y0, Y3, Y7
+	VPCMPEQB Y2, Y3, Y5
+	VPCMPEQB Y0, Y4, Y6
+	VPAND    Y6, Y5, Y5
+	VPCMPEQB Y0, Y3, Y6
 	VPCMPEQB Y1, Y4, Y4
-	VPANDN   Y7, Y4, Y4
-	VPOR     Y4, Y6, Y6
-	VPCMPEQB Y1, Y3, Y4
-	VPCMPEQB Y0, Y5, Y5
-	VPANDN   Y4, Y5, Y4
-	VPOR     Y4, Y6, Y6
+	VPXOR    Y6, Y4, Y4
+	VPOR     Y4, Y5, Y5
 	VMOVDQU  32(DX), Y4
-	VMOVDQU  31(DX), Y5
-	VMOVDQU  33(DX), Y8
-	VPCMPEQB Y2, Y4, Y9
-	VPCMPEQB Y0, Y5, Y10
-	VPAND    Y10, Y9, Y9
-	VPCMPEQB Y0, Y4, Y10
-	VPCMPEQB Y1, Y5, Y5
-	VPANDN   Y10, Y5, Y5
-	VPOR     Y5, Y9, Y9
-	VPCMPEQB Y1, Y4, Y5
-	VPCMPEQB Y0, Y8, Y8
-	VPANDN   Y5, Y8, Y5
-	VPOR     Y5, Y9, Y9
-	VPOR     Y6, Y9, Y6
-	VPOR     Y7, Y10, Y5
-	VPOR     Y6, Y5, Y5
-	VPTEST   Y5, Y6
+	VMOVDQU  31(DX), Y7
+	VPCMPEQB Y2, Y4, Y8
+	VPCMPEQB Y0, Y7, Y9
+	VPAND    Y9, Y8, Y8
+	VPCMPEQB Y0, Y4, Y9
+	VPCMPEQB Y1, Y7, Y7
+	VPXOR    Y9, Y7, Y7
+	VPOR     Y7, Y8, Y8
+	VPOR     Y5, Y8, Y5
+	VPOR     Y6, Y9, Y7
+	VPOR     Y5, Y7, Y7
+	VPTEST   Y7, Y5
 	JNZ      dec2l_raw_dots
 	JCS      dec2l_raw_fastnolf
 
 dec2l_raw_fastgo:
-	VPMOVMSKB Y7, DI
-	VPMOVMSKB Y10, R8
-	SHLQ      $0x20, R8
-	ORQ       R8, DI
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y9, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R9
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   Y4, 32(AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
-	LZCNTQ    DI, DI
-	SBBQ      R8, R8
-	MOVQ      (SP), R9
-	ANDQ      R8, R9
-	ADDQ      DI, R9
-	MOVQ      R9, (SP)
+	LZCNTQ    R9, R9
+	SBBQ      R10, R10
+	MOVQ      (SP), R11
+	ANDQ      R10, R11
+	ADDQ      R9, R11
+	MOVQ      R11, (SP)
 	JMP       dec2l_raw_fast
 
 dec2l_raw_dots:
@@ -5858,11 +5844,7 @@ dec2l_raw_dots:
 	VPAND     Y7, Y6, Y6
 	VPCMPEQB  Y0, Y3, Y8
 	VPCMPEQB  Y1, Y4, Y7
-	VPANDN    Y8, Y7, Y7
-	VPOR      Y7, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y0, Y5, Y9
-	VPANDN    Y7, Y9, Y7
+	VPXOR     Y8, Y7, Y7
 	VPOR      Y7, Y6, Y6
 	VPCMPEQB  Y2, Y3, Y3
 	VPCMPEQB  Y0, Y4, Y4
@@ -5873,9 +5855,9 @@ dec2l_raw_dots:
 	VPOR      Y6, Y5, Y5
 	VPAND     Y3, Y5, Y5
 	VPOR      Y5, Y4, Y4
-	VPMOVMSKB Y3, DI
-	VPMOVMSKB Y4, R8
-	VPMOVMSKB Y8, R9
+	VPMOVMSKB Y3, R9
+	VPMOVMSKB Y4, R10
+	VPMOVMSKB Y8, R11
 	VMOVDQU   32(DX), Y3
 	VMOVDQU   31(DX), Y4
 	VMOVDQU   33(DX), Y5
@@ -5884,11 +5866,7 @@ dec2l_raw_dots:
 	VPAND     Y7, Y6, Y6
 	VPCMPEQB  Y0, Y3, Y8
 	VPCMPEQB  Y1, Y4, Y7
-	VPANDN    Y8, Y7, Y7
-	VPOR      Y7, Y6, Y6
-	VPCMPEQB  Y1, Y3, Y7
-	VPCMPEQB  Y0, Y5, Y9
-	VPANDN    Y7, Y9, Y7
+	VPXOR     Y8, Y7, Y7
 	VPOR      Y7, Y6, Y6
 	VPCMPEQB  Y2, Y3, Y3
 	VPCMPEQB  Y0, Y4, Y4
@@ -5899,15 +5877,15 @@ dec2l_raw_dots:
 	VPOR      Y6, Y5, Y5
 	VPAND     Y3, Y5, Y5
 	VPOR      Y5, Y4, Y4
-	VPMOVMSKB Y3, R10
-	VPMOVMSKB Y4, R11
-	VPMOVMSKB Y8, R12
-	ORQ       R11, R8
+	VPMOVMSKB Y3, R12
+	VPMOVMSKB Y4, R13
+	VPMOVMSKB Y8, R14
+	ORQ       R13, R10
 	JNZ       dec2l_raw_faststop
-	SHLQ      $0x20, R10
-	ORQ       R10, DI
-	POPCNTQ   DI, R8
-	CMPQ      R8, $0x04
+	SHLQ      $0x20, R12
+	ORQ       R12, R9
+	POPCNTQ   R9, R10
+	CMPQ      R10, $0x04
 	JA        dec2l_raw_faststop
 	VMOVDQU   (DX), Y3
 	VMOVDQU   Y3, (AX)
@@ -5915,28 +5893,35 @@ dec2l_raw_dots:
 	VMOVDQU   Y3, 32(AX)
 
 dec2l_raw_dot:
-	TZCNTQ  DI, R8
-	BLSRQ   DI, DI
-	VMOVDQU 1(DX)(R8*1), Y3
-	VMOVDQU Y3, (AX)(R8*1)
-	VMOVDQU 33(DX)(R8*1), Y3
-	VMOVDQU Y3, 32(AX)(R8*1)
+	TZCNTQ  R9, R10
+	BLSRQ   R9, R9
+	VMOVDQU 1(DX)(R10*1), Y3
+	VMOVDQU Y3, (AX)(R10*1)
+	VMOVDQU 33(DX)(R10*1), Y3
+	VMOVDQU Y3, 32(AX)(R10*1)
 	DECQ    AX
-	TESTQ   DI, DI
+	TESTQ   R9, R9
 	JNZ     dec2l_raw_dot
 	LEAQ    64(AX), AX
 	ADDQ    $0x40, DX
-	SHLQ    $0x20, R12
-	ORQ     R12, R9
-	LZCNTQ  R9, DI
-	SBBQ    R8, R8
-	MOVQ    (SP), R9
-	ANDQ    R8, R9
-	ADDQ    DI, R9
-	MOVQ    R9, (SP)
+	SHLQ    $0x20, R14
+	ORQ     R14, R11
+	LZCNTQ  R11, R9
+	SBBQ    R10, R10
+	MOVQ    (SP), R11
+	ANDQ    R10, R11
+	ADDQ    R9, R11
+	MOVQ    R11, (SP)
 	JMP     dec2l_raw_fast
 
 dec2l_raw_fastend:
+	CMPB -1(DX), $0x0d
+	JNE  dec2l_raw_kept_a
+	DECQ DX
+	DECQ AX
+	ADDQ $-1, (SP)
+
+dec2l_raw_kept_a:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -5947,6 +5932,13 @@ dec2l_raw_fastend:
 	JMP   dec2l_raw_loop
 
 dec2l_raw_faststop:
+	CMPB -1(DX), $0x0d
+	JNE  dec2l_raw_kept_b
+	DECQ DX
+	DECQ AX
+	ADDQ $-1, (SP)
+
+dec2l_raw_kept_b:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -5957,13 +5949,20 @@ dec2l_raw_faststop:
 	JMP   dec2l_raw_old
 
 dec2l_raw_fastnolf:
-	LEAQ -64(DX), DI
-	CMPQ DI, SI
+	LEAQ -64(DX), R9
+	CMPQ R9, SI
 	JEQ  dec2l_raw_fastlong
 	MOVQ DX, SI
 	JMP  dec2l_raw_fastgo
 
 dec2l_raw_fastlong:
+	CMPB -1(DX), $0x0d
+	JNE  dec2l_raw_kept_c
+	DECQ DX
+	DECQ AX
+	ADDQ $-1, (SP)
+
+dec2l_raw_kept_c:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -6298,16 +6297,14 @@ enc2_compat_fastin:
 	MOVL         $0x00000003, DI
 	VMOVD        DI, X3
 	VPBROADCASTB X3, Y3
+	LEAQ         -129(BX), DI
+	LEAQ         -129(CX), R8
 
 enc2_compat_fast:
-	MOVQ     BX, DI
-	SUBQ     DX, DI
-	CMPQ     DI, $0x00000081
-	JLT      enc2_compat_fastend
-	MOVQ     CX, DI
-	SUBQ     AX, DI
-	CMPQ     DI, $0x00000081
-	JLT      enc2_compat_fastend
+	CMPQ     DX, DI
+	JGT      enc2_compat_fastend
+	CMPQ     AX, R8
+	JGT      enc2_compat_fastend
 	VMOVDQU  (DX), Y4
 	VMOVDQU  -1(DX), Y5
 	VPCMPEQB Y0, Y4, Y6
@@ -6354,8 +6351,8 @@ enc2_compat_dot:
 	VPAND     Y3, Y5, Y5
 	VPADDB    Y0, Y5, Y5
 	VPCMPEQB  Y5, Y4, Y5
-	VPMOVMSKB Y6, DI
-	VPMOVMSKB Y5, R8
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y5, R10
 	VMOVDQU   32(DX), Y4
 	VMOVDQU   31(DX), Y5
 	VPCMPEQB  Y2, Y4, Y6
@@ -6365,24 +6362,24 @@ enc2_compat_dot:
 	VPAND     Y3, Y5, Y5
 	VPADDB    Y0, Y5, Y5
 	VPCMPEQB  Y5, Y4, Y5
-	VPMOVMSKB Y6, R9
-	VPMOVMSKB Y5, R10
-	SHLQ      $0x20, R9
-	ORQ       R9, DI
-	ORQ       R10, R8
+	VPMOVMSKB Y6, R11
+	VPMOVMSKB Y5, R12
+	SHLQ      $0x20, R11
+	ORQ       R11, R9
+	ORQ       R12, R10
 	JNZ       enc2_compat_faststop
-	BLSRQ     DI, R8
+	BLSRQ     R9, R10
 	JNZ       enc2_compat_faststop
-	TZCNTQ    DI, DI
+	TZCNTQ    R9, R9
 	VMOVDQU   (DX), Y4
 	VMOVDQU   Y4, (AX)
 	VMOVDQU   32(DX), Y4
 	VMOVDQU   Y4, 32(AX)
-	MOVB      $0x2e, (AX)(DI*1)
-	VMOVDQU   (DX)(DI*1), Y4
-	VMOVDQU   Y4, 1(AX)(DI*1)
-	VMOVDQU   32(DX)(DI*1), Y4
-	VMOVDQU   Y4, 33(AX)(DI*1)
+	MOVB      $0x2e, (AX)(R9*1)
+	VMOVDQU   (DX)(R9*1), Y4
+	VMOVDQU   Y4, 1(AX)(R9*1)
+	VMOVDQU   32(DX)(R9*1), Y4
+	VMOVDQU   Y4, 33(AX)(R9*1)
 	ADDQ      $0x40, DX
 	ADDQ      $0x41, AX
 	JMP       enc2_compat_fast
@@ -6408,8 +6405,8 @@ enc2_compat_faststop:
 	JMP   enc2_compat_old
 
 enc2_compat_fastnolf:
-	LEAQ -64(DX), DI
-	CMPQ DI, SI
+	LEAQ -64(DX), R9
+	CMPQ R9, SI
 	JEQ  enc2_compat_fastlong
 	MOVQ DX, SI
 	JMP  enc2_compat_fastgo
@@ -6601,48 +6598,36 @@ enc2_strict_loop64:
 
 enc2_strict_fastin:
 	XORQ SI, SI
+	LEAQ -129(BX), DI
+	LEAQ -129(CX), R8
 
 enc2_strict_fast:
-	MOVQ     BX, DI
-	SUBQ     DX, DI
-	CMPQ     DI, $0x00000081
-	JLT      enc2_strict_fastend
-	MOVQ     CX, DI
-	SUBQ     AX, DI
-	CMPQ     DI, $0x00000081
-	JLT      enc2_strict_fastend
+	CMPQ     DX, DI
+	JGT      enc2_strict_fastend
+	CMPQ     AX, R8
+	JGT      enc2_strict_fastend
 	VMOVDQU  (DX), Y3
 	VMOVDQU  -1(DX), Y4
-	VMOVDQU  1(DX), Y5
-	VPCMPEQB Y2, Y3, Y6
-	VPCMPEQB Y0, Y4, Y7
-	VPAND    Y7, Y6, Y6
-	VPCMPEQB Y0, Y3, Y7
+	VPCMPEQB Y2, Y3, Y5
+	VPCMPEQB Y0, Y4, Y6
+	VPAND    Y6, Y5, Y5
+	VPCMPEQB Y0, Y3, Y6
 	VPCMPEQB Y1, Y4, Y4
-	VPANDN   Y7, Y4, Y4
-	VPOR     Y4, Y6, Y6
-	VPCMPEQB Y1, Y3, Y4
-	VPCMPEQB Y0, Y5, Y5
-	VPANDN   Y4, Y5, Y4
-	VPOR     Y4, Y6, Y6
+	VPXOR    Y6, Y4, Y4
+	VPOR     Y4, Y5, Y5
 	VMOVDQU  32(DX), Y4
-	VMOVDQU  31(DX), Y5
-	VMOVDQU  33(DX), Y8
-	VPCMPEQB Y2, Y4, Y9
-	VPCMPEQB Y0, Y5, Y10
-	VPAND    Y10, Y9, Y9
-	VPCMPEQB Y0, Y4, Y10
-	VPCMPEQB Y1, Y5, Y5
-	VPANDN   Y10, Y5, Y5
-	VPOR     Y5, Y9, Y9
-	VPCMPEQB Y1, Y4, Y5
-	VPCMPEQB Y0, Y8, Y8
-	VPANDN   Y5, Y8, Y5
-	VPOR     Y5, Y9, Y9
+	VMOVDQU  31(DX), Y7
+	VPCMPEQB Y2, Y4, Y8
+	VPCMPEQB Y0, Y7, Y9
+	VPAND    Y9, Y8, Y8
+	VPCMPEQB Y0, Y4, Y9
+	VPCMPEQB Y1, Y7, Y7
+	VPXOR    Y9, Y7, Y7
+	VPOR     Y7, Y8, Y8
+	VPOR     Y5, Y8, Y5
 	VPOR     Y6, Y9, Y6
-	VPOR     Y7, Y10, Y7
-	VPOR     Y6, Y7, Y7
-	VPTEST   Y7, Y6
+	VPOR     Y5, Y6, Y6
+	VPTEST   Y6, Y5
 	JNZ      enc2_strict_dot
 	JCS      enc2_strict_fastnolf
 
@@ -6656,65 +6641,61 @@ enc2_strict_fastgo:
 enc2_strict_dot:
 	VMOVDQU   (DX), Y3
 	VMOVDQU   -1(DX), Y4
-	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y2, Y3, Y5
+	VPCMPEQB  Y0, Y4, Y6
+	VPAND     Y6, Y5, Y5
 	VPCMPEQB  Y2, Y3, Y6
 	VPCMPEQB  Y0, Y4, Y7
 	VPAND     Y7, Y6, Y6
-	VPCMPEQB  Y2, Y3, Y7
-	VPCMPEQB  Y0, Y4, Y8
-	VPAND     Y8, Y7, Y7
-	VPCMPEQB  Y0, Y3, Y8
+	VPCMPEQB  Y0, Y3, Y3
 	VPCMPEQB  Y1, Y4, Y4
-	VPANDN    Y8, Y4, Y4
-	VPOR      Y4, Y7, Y7
-	VPCMPEQB  Y1, Y3, Y3
-	VPCMPEQB  Y0, Y5, Y4
-	VPANDN    Y3, Y4, Y4
-	VPOR      Y4, Y7, Y7
-	VPANDN    Y7, Y6, Y3
-	VPMOVMSKB Y6, DI
-	VPMOVMSKB Y3, R8
+	VPXOR     Y3, Y4, Y3
+	VPOR      Y3, Y6, Y6
+	VPANDN    Y6, Y5, Y3
+	VPMOVMSKB Y5, R9
+	VPMOVMSKB Y3, R10
 	VMOVDQU   32(DX), Y3
 	VMOVDQU   31(DX), Y4
-	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y2, Y3, Y5
+	VPCMPEQB  Y0, Y4, Y6
+	VPAND     Y6, Y5, Y5
 	VPCMPEQB  Y2, Y3, Y6
 	VPCMPEQB  Y0, Y4, Y7
 	VPAND     Y7, Y6, Y6
-	VPCMPEQB  Y2, Y3, Y7
-	VPCMPEQB  Y0, Y4, Y8
-	VPAND     Y8, Y7, Y7
-	VPCMPEQB  Y0, Y3, Y8
+	VPCMPEQB  Y0, Y3, Y3
 	VPCMPEQB  Y1, Y4, Y4
-	VPANDN    Y8, Y4, Y4
-	VPOR      Y4, Y7, Y7
-	VPCMPEQB  Y1, Y3, Y3
-	VPCMPEQB  Y0, Y5, Y4
-	VPANDN    Y3, Y4, Y4
-	VPOR      Y4, Y7, Y7
-	VPANDN    Y7, Y6, Y3
-	VPMOVMSKB Y6, R9
-	VPMOVMSKB Y3, R10
-	SHLQ      $0x20, R9
-	ORQ       R9, DI
-	ORQ       R10, R8
+	VPXOR     Y3, Y4, Y3
+	VPOR      Y3, Y6, Y6
+	VPANDN    Y6, Y5, Y3
+	VPMOVMSKB Y5, R11
+	VPMOVMSKB Y3, R12
+	SHLQ      $0x20, R11
+	ORQ       R11, R9
+	ORQ       R12, R10
 	JNZ       enc2_strict_faststop
-	BLSRQ     DI, R8
+	BLSRQ     R9, R10
 	JNZ       enc2_strict_faststop
-	TZCNTQ    DI, DI
+	TZCNTQ    R9, R9
 	VMOVDQU   (DX), Y3
 	VMOVDQU   Y3, (AX)
 	VMOVDQU   32(DX), Y3
 	VMOVDQU   Y3, 32(AX)
-	MOVB      $0x2e, (AX)(DI*1)
-	VMOVDQU   (DX)(DI*1), Y3
-	VMOVDQU   Y3, 1(AX)(DI*1)
-	VMOVDQU   32(DX)(DI*1), Y3
-	VMOVDQU   Y3, 33(AX)(DI*1)
+	MOVB      $0x2e, (AX)(R9*1)
+	VMOVDQU   (DX)(R9*1), Y3
+	VMOVDQU   Y3, 1(AX)(R9*1)
+	VMOVDQU   32(DX)(R9*1), Y3
+	VMOVDQU   Y3, 33(AX)(R9*1)
 	ADDQ      $0x40, DX
 	ADDQ      $0x41, AX
 	JMP       enc2_strict_fast
 
 enc2_strict_fastend:
+	CMPB -1(DX), $0x0d
+	JNE  enc2_strict_kept_a
+	DECQ DX
+	DECQ AX
+
+enc2_strict_kept_a:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -6725,6 +6706,12 @@ enc2_strict_fastend:
 	JMP   enc2_strict_loop
 
 enc2_strict_faststop:
+	CMPB -1(DX), $0x0d
+	JNE  enc2_strict_kept_b
+	DECQ DX
+	DECQ AX
+
+enc2_strict_kept_b:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a
@@ -6735,13 +6722,19 @@ enc2_strict_faststop:
 	JMP   enc2_strict_old
 
 enc2_strict_fastnolf:
-	LEAQ -64(DX), DI
-	CMPQ DI, SI
+	LEAQ -64(DX), R9
+	CMPQ R9, SI
 	JEQ  enc2_strict_fastlong
 	MOVQ DX, SI
 	JMP  enc2_strict_fastgo
 
 enc2_strict_fastlong:
+	CMPB -1(DX), $0x0d
+	JNE  enc2_strict_kept_c
+	DECQ DX
+	DECQ AX
+
+enc2_strict_kept_c:
 	XORQ  DI, DI
 	XORQ  R8, R8
 	CMPB  -1(DX), $0x0a

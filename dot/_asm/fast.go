@@ -69,11 +69,29 @@ func fastExit(src, cbol, ccr, dirty reg.Register, d uint32) {
 // or dst left, to small; at stop, with a block it cannot take, and at
 // noLF, with the second block in a row with no LF (last is where the
 // first was), to old.
-func fastExits(p, old, small string, src, cbol, ccr, dirty, last reg.Register) {
+//
+// With back, a CR that the loop passed last is given back (src and dst
+// move back over it, and lim, if not nil, counts one byte less): its
+// successor was not checked (see strictPairs).
+func fastExits(p, old, small string, src, dst, cbol, ccr, dirty, last reg.Register, back bool, lim *lineLimit) {
+	giveBack := func() {
+		if !back {
+			return
+		}
+		kept := uniq(p + "_kept")
+		CMPB(Mem{Base: src, Disp: -1}, U8('\r'))
+		JNE(LabelRef(kept))
+		DECQ(src)
+		DECQ(dst)
+		lim.advance(I8(-1))
+		Label(kept)
+	}
 	Label(p + "_fastend")
+	giveBack()
 	fastExit(src, cbol, ccr, dirty, 7)
 	JMP(LabelRef(small))
 	Label(p + "_faststop")
+	giveBack()
 	fastExit(src, cbol, ccr, dirty, 4)
 	JMP(LabelRef(old))
 	// One block with no LF is taken (a line of mail may well be longer
@@ -86,8 +104,28 @@ func fastExits(p, old, small string, src, cbol, ccr, dirty, last reg.Register) {
 	MOVQ(src, last)
 	JMP(LabelRef(p + "_fastgo"))
 	Label(p + "_fastlong")
+	giveBack()
 	fastExit(src, cbol, ccr, dirty, 6)
 	JMP(LabelRef(old))
+}
+
+// fastLimits returns the last src and dst at which a fast loop may start
+// a block, with nSrc bytes of src and nDst of room in dst left; a loop
+// checks them with fastCheck, two compares, where needLeft takes eight
+// instructions.
+func fastLimits(srcEnd, dstEnd reg.Register, nSrc, nDst int) (srcLim, dstLim reg.GPVirtual) {
+	srcLim, dstLim = GP64(), GP64()
+	LEAQ(Mem{Base: srcEnd, Disp: -nSrc}, srcLim)
+	LEAQ(Mem{Base: dstEnd, Disp: -nDst}, dstLim)
+	return srcLim, dstLim
+}
+
+// fastCheck goes to end unless a block may start at src and dst.
+func fastCheck(src, dst, srcLim, dstLim reg.Register, end string) {
+	CMPQ(src, srcLim)
+	JGT(LabelRef(end))
+	CMPQ(dst, dstLim)
+	JGT(LabelRef(end))
 }
 
 // eqY returns the bytes of v equal to those of c (0xff, else 0).
@@ -110,16 +148,18 @@ func loadPairs(src reg.Register, disp int, succ bool) (v, p, n reg.VecVirtual) {
 	return v, p, n
 }
 
-// strictPairs returns what stops a block of the Strict encoder: a
-// line-leading dot, an LF not after a CR, a CR not before an LF; and v's
-// LFs.
-func strictPairs(v, p, n, ylf, ycr, ydot reg.VecVirtual) (bad, vLF reg.VecVirtual) {
+// strictPairs returns what stops a block of the Strict encoder or the Raw
+// decoder: a line-leading dot, and an LF not after a CR or a CR before
+// anything but an LF (a CR and the byte after it are a pair as an LF and
+// the byte before it: an LF is either where a CR is before it, or wrong);
+// and v's LFs. The block's last byte is the first's predecessor in the
+// next block: where a fast loop leaves after a CR, it gives the CR back
+// (see fastExits).
+func strictPairs(v, p, ylf, ycr, ydot reg.VecVirtual) (bad, vLF reg.VecVirtual) {
 	bad, t := eqY(v, ydot), YMM()
 	VPAND(eqY(p, ylf), bad, bad)
 	vLF = eqY(v, ylf)
-	VPANDN(vLF, eqY(p, ycr), t) // an LF &^ after a CR
-	VPOR(t, bad, bad)
-	VPANDN(eqY(v, ycr), eqY(n, ylf), t) // a CR &^ before an LF
+	VPXOR(vLF, eqY(p, ycr), t)
 	VPOR(t, bad, bad)
 	return bad, vLF
 }
@@ -143,14 +183,15 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 		y3 = YMM()
 		VPBROADCASTB(x, y3)
 	}
+	srcLim, dstLim := fastLimits(srcEnd, dstEnd, 129, 129)
 	Label(fast)
-	needLeft(src, srcEnd, U32(129), dst, dstEnd, U32(129), end)
+	fastCheck(src, dst, srcLim, dstLim, end)
 	var v, bad, lf [2]reg.VecVirtual
 	for i := range v {
-		var pv, nv reg.VecVirtual
-		v[i], pv, nv = loadPairs(src, 32*i, m != compat)
+		var pv reg.VecVirtual
+		v[i], pv, _ = loadPairs(src, 32*i, false)
 		if m != compat {
-			bad[i], lf[i] = strictPairs(v[i], pv, nv, ylf, ycr, ydot)
+			bad[i], lf[i] = strictPairs(v[i], pv, ylf, ycr, ydot)
 			continue
 		}
 		lf[i] = eqY(v[i], ylf)
@@ -184,7 +225,7 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 	Label(p + "_dot")
 	var dots, other [2]reg.GPVirtual
 	for i := range dots {
-		v, pv, nv := loadPairs(src, 32*i, m != compat)
+		v, pv, _ := loadPairs(src, 32*i, false)
 		d := eqY(v, ydot)
 		VPAND(eqY(pv, ylf), d, d)
 		var o reg.VecVirtual
@@ -195,7 +236,7 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 			VPCMPEQB(o, v, o)
 		} else {
 			var b reg.VecVirtual
-			b, _ = strictPairs(v, pv, nv, ylf, ycr, ydot)
+			b, _ = strictPairs(v, pv, ylf, ycr, ydot)
 			o = YMM()
 			VPANDN(b, d, o) // b &^ d
 		}
@@ -226,7 +267,7 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 	ADDQ(U8(65), dst)
 	JMP(LabelRef(fast))
 
-	fastExits(p, old, small, src, cbol, ccr, dirty, last)
+	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, m != compat, nil)
 }
 
 // decodeRawFastY is the fast loop of the Raw decoders, which keep CRLFs:
@@ -244,16 +285,17 @@ func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, d
 	Label(p + "_fastin")
 	last := GP64() // see fastExits
 	XORQ(last, last)
+	srcLim, dstLim := fastLimits(srcEnd, dstEnd, 130, 128)
 	Label(fast)
-	needLeft(src, srcEnd, U32(130), dst, dstEnd, U32(128), p+"_fastend")
+	fastCheck(src, dst, srcLim, dstLim, p+"_fastend")
 	if lim != nil {
 		lim.checkBy(32, stop) // r <= lim-64
 	}
 	var v, bad, lf [2]reg.VecVirtual
 	for i := range v {
-		var pv, nv reg.VecVirtual
-		v[i], pv, nv = loadPairs(src, 32*i, true)
-		bad[i], lf[i] = strictPairs(v[i], pv, nv, ylf, ycr, ydot)
+		var pv reg.VecVirtual
+		v[i], pv, _ = loadPairs(src, 32*i, false)
+		bad[i], lf[i] = strictPairs(v[i], pv, ylf, ycr, ydot)
 	}
 	VPOR(bad[0], bad[1], bad[0])
 	any := YMM()
@@ -281,7 +323,7 @@ func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, d
 	var dots, other, lfs [2]reg.GPVirtual
 	for i := range dots {
 		v, pv, nv := loadPairs(src, 32*i, true)
-		b, vLF := strictPairs(v, pv, nv, ylf, ycr, ydot)
+		b, vLF := strictPairs(v, pv, ylf, ycr, ydot)
 		d := eqY(v, ydot)
 		VPAND(eqY(pv, ylf), d, d)
 		o := YMM()
@@ -335,5 +377,5 @@ func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, d
 		JMP(LabelRef(fast))
 	}
 
-	fastExits(p, old, small, src, cbol, ccr, dirty, last)
+	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, true, lim)
 }
