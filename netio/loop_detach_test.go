@@ -15,6 +15,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,71 @@ func TestLoopsDetachClose(t *testing.T) {
 	}
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
+	}
+}
+
+// TestLoopsDetachServerClose: the server closes just as an idle
+// connection, its read under way, is detached from a Do (Close races with
+// the loop letting go). The detached connection is the caller's all the
+// same: what the loop had queued arrives first, what the peer sends
+// reaches its Read, with no deadline of the loop's left on it, and what
+// it writes reaches the peer.
+func TestLoopsDetachServerClose(t *testing.T) {
+	for i := range 20 {
+		conns := make(chan *LoopConn, 1)
+		h := func(c *LoopConn, in []byte) int {
+			c.WriteString("queued\n")
+			conns <- c
+			return len(in)
+		}
+		s := startLoops(t, h, nil)
+		c := dial(t, s)
+		c.Write([]byte("go\n"))
+		lc := <-conns
+		r := bufio.NewReader(c)
+		if line, err := r.ReadString('\n'); line != "queued\n" {
+			t.Fatalf("round %d: the client read %q, %v", i, line, err)
+		}
+		got := make(chan net.Conn, 1)
+		closed := make(chan error, 1)
+		err := lc.Do(func(c *LoopConn) {
+			nc, err := c.Detach()
+			if err != nil {
+				t.Error(err)
+			}
+			got <- nc
+			// The loop lets go of the connection after this call, with
+			// the server closing.
+			go func() { closed <- s.Close() }()
+			for !s.isClosed() {
+				runtime.Gosched()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc := <-got
+		if nc == nil {
+			t.FailNow()
+		}
+		if err := <-closed; err != nil {
+			t.Fatalf("round %d: Close: %v", i, err)
+		}
+		c.Write([]byte("ping\n"))
+		// (No deadline of the test's own: one the loop left must show.)
+		watchdog := time.AfterFunc(10*time.Second, func() { nc.Close() })
+		line, err := bufio.NewReader(nc).ReadString('\n')
+		watchdog.Stop()
+		if line != "ping\n" {
+			t.Fatalf("round %d: the detached connection read %q, %v; want ping", i, line, err)
+		}
+		if _, err := nc.Write([]byte("pong\n")); err != nil {
+			t.Fatalf("round %d: the detached connection's Write: %v", i, err)
+		}
+		nc.Close()
+		all, err := io.ReadAll(r)
+		if err != nil || string(all) != "pong\n" {
+			t.Fatalf("round %d: the client read %q, %v; want pong", i, all, err)
+		}
 	}
 }

@@ -506,11 +506,70 @@ func (l *loop) shutdown() {
 			continue
 		}
 		if c.det != nil { // a Detach waiting for its I/O: the taker has it
-			l.detached(c)
+			l.detached(c, false)
 			continue
 		}
 		l.close(c, ErrServerClosed)
 	}
+	l.settleDetaches()
+}
+
+// detachSettle bounds how long a closing server waits for the I/O of the
+// connections being detached to return.
+const detachSettle = 5 * time.Second
+
+// settleDetaches waits for the I/O under way on the connections being
+// detached, which was interrupted, to return, and takes its results (what
+// a read got goes to the detached connection's Read, and the deadlines
+// that interrupted it are cleared), so that a Detach completes as it
+// would with the server open. Other hand-offs are left for stop. After
+// detachSettle the connections are handed over as they are.
+func (l *loop) settleDetaches() {
+	var later []task
+	defer func() {
+		l.mu.Lock()
+		l.tasks = append(later, l.tasks...)
+		l.mu.Unlock()
+	}()
+	end := time.Now().Add(detachSettle)
+	for l.detaching() {
+		wait := time.Until(end)
+		if wait <= 0 {
+			for _, c := range l.conns {
+				if c != nil && c.det != nil {
+					l.detached(c, true)
+				}
+			}
+			return
+		}
+		l.timer.Reset(wait)
+		select {
+		case <-l.wake:
+		case <-l.timer.C:
+		}
+		l.timer.Stop()
+		l.mu.Lock()
+		ts := l.tasks
+		l.tasks = nil
+		l.mu.Unlock()
+		for _, t := range ts {
+			if t.lf != nil && t.c != nil && t.c.det != nil && !t.c.closed {
+				t.lf(l)
+			} else {
+				later = append(later, t)
+			}
+		}
+	}
+}
+
+// detaching reports whether a connection's Detach waits for its I/O.
+func (l *loop) detaching() bool {
+	for _, c := range l.conns {
+		if c != nil && c.det != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // runTasks runs the functions posted to the loop, in order.
@@ -602,7 +661,7 @@ func readConn(s *Loops, c *LoopConn) {
 	cs := &c.sys
 	for buf := range cs.reads {
 		cs.rn, cs.rerr = cs.nc.Read(buf)
-		c.l.post(task{lf: cs.onRead}) // if the loop has stopped, it closed reads
+		c.l.post(task{c: c, lf: cs.onRead}) // if the loop has stopped, it closed reads
 	}
 }
 
@@ -611,7 +670,7 @@ func writeConn(s *Loops, c *LoopConn) {
 	cs := &c.sys
 	for w := range cs.writes {
 		cs.wn, cs.werr = cs.write(w.p, w.first)
-		c.l.post(task{lf: cs.onWrite})
+		c.l.post(task{c: c, lf: cs.onWrite})
 	}
 }
 
@@ -731,7 +790,7 @@ func (l *loop) readDone(c *LoopConn) {
 		if n > 0 && !cs.discarding {
 			c.det.in = append(c.det.in, c.in[len(c.in):len(c.in)+n]...)
 		}
-		l.detached(c)
+		l.detached(c, false)
 		return
 	case cs.discarding || c.closing || c.lingering:
 		if n == 0 && err == nil {
@@ -943,7 +1002,7 @@ func (l *loop) writeDone(c *LoopConn) {
 		return
 	}
 	if c.det != nil {
-		l.detached(c)
+		l.detached(c, false)
 		return
 	}
 	if c.off < len(c.pending) {
@@ -1199,13 +1258,14 @@ func (l *loop) finishDetach(c *LoopConn, unused []byte) {
 		cs.wIntr = true
 		cs.nc.SetWriteDeadline(aLongTimeAgo)
 	}
-	l.detached(c)
+	l.detached(c, false)
 }
 
-// detached completes a Detach once c's I/O has returned.
-func (l *loop) detached(c *LoopConn) {
+// detached completes a Detach once c's I/O has returned, or at once with
+// force.
+func (l *loop) detached(c *LoopConn, force bool) {
 	cs := &c.sys
-	if (cs.reading || cs.writing) && !l.s.sys.quit.Load() {
+	if (cs.reading || cs.writing) && !force {
 		return
 	}
 	d := c.det
