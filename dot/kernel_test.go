@@ -609,3 +609,44 @@ func TestLastIndexLF(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsMaxLineDeep is TestKernelsMaxLine deep in the input, where the
+// SIMD kernels have gone into their fast loops (after some blocks of
+// short lines): lines of MaxLine-1, MaxLine and MaxLine+1 bytes at every
+// offset in a block, for limits around one, two and three blocks.
+func TestKernelsMaxLineDeep(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		limits := []int{64, 65, 100, 127, 128, 129, 150, 190, 191, 192, 998}
+		offsets := 64
+		if testing.Short() || raceEnabled {
+			limits, offsets = []int{65, 128, 150, 191}, 8
+		}
+		for _, max := range limits {
+			for _, delta := range []int{-1, 0, 1} {
+				line := strings.Repeat("x", max+delta)
+				for off := range offsets {
+					var b []byte
+					for len(b) < 1024+off {
+						b = append(b, "ab\r\n"...)
+					}
+					b = append(b[:1024+off-2], "\r\n"...)
+					in := append(b, line+"\r\nab\r\n"+line+"\r\n"...)
+					for len(in) < 1600+off {
+						in = append(in, "ab\r\n"...)
+					}
+					in = append(in, ".\r\n"...)
+					for x, run := range []kRun{
+						{srcStep: len(in), dstLen: len(in) + 1},
+						{srcStep: 1500, dstLen: 700},
+					} {
+						cfg := modelConfig{mode: kModes[(off+x)%3], bare: barePolicies[off%3], maxLine: max}
+						diffDecodeCfg(t, k, cfg, in, run)
+					}
+				}
+			}
+		}
+	})
+}
