@@ -5783,15 +5783,16 @@ dec2l_raw_fastin:
 	XORQ SI, SI
 	LEAQ -130(BX), DI
 	LEAQ -128(CX), R8
+	MOVQ DX, R9
+	MOVQ (SP), R10
 
 dec2l_raw_fast:
 	CMPQ     DX, DI
 	JGT      dec2l_raw_fastend
 	CMPQ     AX, R8
 	JGT      dec2l_raw_fastend
-	MOVQ     (SP), R9
-	LEAQ     32(R9), R9
-	CMPQ     R9, limFast+64(FP)
+	LEAQ     32(R10), R11
+	CMPQ     R11, limFast+64(FP)
 	JGT      dec2l_raw_faststop
 	VMOVDQU  (DX), Y3
 	VMOVDQU  -1(DX), Y4
@@ -5812,28 +5813,19 @@ dec2l_raw_fast:
 	VPXOR    Y9, Y7, Y7
 	VPOR     Y7, Y8, Y8
 	VPOR     Y5, Y8, Y5
-	VPOR     Y6, Y9, Y7
-	VPOR     Y5, Y7, Y7
-	VPTEST   Y7, Y5
+	VPOR     Y6, Y9, Y6
+	VPOR     Y5, Y6, Y6
+	VPTEST   Y6, Y5
 	JNZ      dec2l_raw_dots
 	JCS      dec2l_raw_fastnolf
+	MOVQ     $0x0000003f, R10
 
 dec2l_raw_fastgo:
-	VPMOVMSKB Y6, R9
-	VPMOVMSKB Y9, R10
-	SHLQ      $0x20, R10
-	ORQ       R10, R9
-	VMOVDQU   Y3, (AX)
-	VMOVDQU   Y4, 32(AX)
-	ADDQ      $0x40, AX
-	ADDQ      $0x40, DX
-	LZCNTQ    R9, R9
-	SBBQ      R10, R10
-	MOVQ      (SP), R11
-	ANDQ      R10, R11
-	ADDQ      R9, R11
-	MOVQ      R11, (SP)
-	JMP       dec2l_raw_fast
+	VMOVDQU Y3, (AX)
+	VMOVDQU Y4, 32(AX)
+	ADDQ    $0x40, AX
+	ADDQ    $0x40, DX
+	JMP     dec2l_raw_fast
 
 dec2l_raw_dots:
 	VMOVDQU   (DX), Y3
@@ -5855,9 +5847,9 @@ dec2l_raw_dots:
 	VPOR      Y6, Y5, Y5
 	VPAND     Y3, Y5, Y5
 	VPOR      Y5, Y4, Y4
-	VPMOVMSKB Y3, R9
-	VPMOVMSKB Y4, R10
-	VPMOVMSKB Y8, R11
+	VPMOVMSKB Y3, R11
+	VPMOVMSKB Y4, R12
+	VPMOVMSKB Y8, R13
 	VMOVDQU   32(DX), Y3
 	VMOVDQU   31(DX), Y4
 	VMOVDQU   33(DX), Y5
@@ -5877,15 +5869,15 @@ dec2l_raw_dots:
 	VPOR      Y6, Y5, Y5
 	VPAND     Y3, Y5, Y5
 	VPOR      Y5, Y4, Y4
-	VPMOVMSKB Y3, R12
-	VPMOVMSKB Y4, R13
-	VPMOVMSKB Y8, R14
-	ORQ       R13, R10
+	VPMOVMSKB Y3, R14
+	VPMOVMSKB Y4, R15
+	VPMOVMSKB Y8, BP
+	ORQ       R15, R12
 	JNZ       dec2l_raw_faststop
-	SHLQ      $0x20, R12
-	ORQ       R12, R9
-	POPCNTQ   R9, R10
-	CMPQ      R10, $0x04
+	SHLQ      $0x20, R14
+	ORQ       R14, R11
+	POPCNTQ   R11, R12
+	CMPQ      R12, $0x04
 	JA        dec2l_raw_faststop
 	VMOVDQU   (DX), Y3
 	VMOVDQU   Y3, (AX)
@@ -5893,28 +5885,46 @@ dec2l_raw_dots:
 	VMOVDQU   Y3, 32(AX)
 
 dec2l_raw_dot:
-	TZCNTQ  R9, R10
-	BLSRQ   R9, R9
-	VMOVDQU 1(DX)(R10*1), Y3
-	VMOVDQU Y3, (AX)(R10*1)
-	VMOVDQU 33(DX)(R10*1), Y3
-	VMOVDQU Y3, 32(AX)(R10*1)
+	TZCNTQ  R11, R12
+	BLSRQ   R11, R11
+	VMOVDQU 1(DX)(R12*1), Y3
+	VMOVDQU Y3, (AX)(R12*1)
+	VMOVDQU 33(DX)(R12*1), Y3
+	VMOVDQU Y3, 32(AX)(R12*1)
 	DECQ    AX
-	TESTQ   R9, R9
+	TESTQ   R11, R11
 	JNZ     dec2l_raw_dot
 	LEAQ    64(AX), AX
 	ADDQ    $0x40, DX
-	SHLQ    $0x20, R14
-	ORQ     R14, R11
-	LZCNTQ  R11, R9
-	SBBQ    R10, R10
-	MOVQ    (SP), R11
-	ANDQ    R10, R11
-	ADDQ    R9, R11
-	MOVQ    R11, (SP)
+	SHLQ    $0x20, BP
+	ORQ     BP, R13
+	LZCNTQ  R13, R11
+	SBBQ    R12, R12
+	ANDQ    R12, R10
+	ADDQ    R11, R10
 	JMP     dec2l_raw_fast
 
 dec2l_raw_fastend:
+	MOVQ DX, SI
+
+dec2l_raw_back_a:
+	CMPQ SI, R9
+	JEQ  dec2l_raw_since_a
+	DECQ SI
+	CMPB (SI), $0x0a
+	JNE  dec2l_raw_back_a
+	MOVQ DX, DI
+	SUBQ SI, DI
+	DECQ DI
+	MOVQ DI, (SP)
+	JMP  dec2l_raw_settled_a
+
+dec2l_raw_since_a:
+	MOVQ DX, DI
+	SUBQ R9, DI
+	ADDQ DI, (SP)
+
+dec2l_raw_settled_a:
 	CMPB -1(DX), $0x0d
 	JNE  dec2l_raw_kept_a
 	DECQ DX
@@ -5932,6 +5942,26 @@ dec2l_raw_kept_a:
 	JMP   dec2l_raw_loop
 
 dec2l_raw_faststop:
+	MOVQ DX, SI
+
+dec2l_raw_back_b:
+	CMPQ SI, R9
+	JEQ  dec2l_raw_since_b
+	DECQ SI
+	CMPB (SI), $0x0a
+	JNE  dec2l_raw_back_b
+	MOVQ DX, DI
+	SUBQ SI, DI
+	DECQ DI
+	MOVQ DI, (SP)
+	JMP  dec2l_raw_settled_b
+
+dec2l_raw_since_b:
+	MOVQ DX, DI
+	SUBQ R9, DI
+	ADDQ DI, (SP)
+
+dec2l_raw_settled_b:
 	CMPB -1(DX), $0x0d
 	JNE  dec2l_raw_kept_b
 	DECQ DX
@@ -5949,13 +5979,34 @@ dec2l_raw_kept_b:
 	JMP   dec2l_raw_old
 
 dec2l_raw_fastnolf:
-	LEAQ -64(DX), R9
-	CMPQ R9, SI
+	LEAQ -64(DX), R11
+	CMPQ R11, SI
 	JEQ  dec2l_raw_fastlong
 	MOVQ DX, SI
+	ADDQ $0x40, R10
 	JMP  dec2l_raw_fastgo
 
 dec2l_raw_fastlong:
+	MOVQ DX, SI
+
+dec2l_raw_back_c:
+	CMPQ SI, R9
+	JEQ  dec2l_raw_since_c
+	DECQ SI
+	CMPB (SI), $0x0a
+	JNE  dec2l_raw_back_c
+	MOVQ DX, DI
+	SUBQ SI, DI
+	DECQ DI
+	MOVQ DI, (SP)
+	JMP  dec2l_raw_settled_c
+
+dec2l_raw_since_c:
+	MOVQ DX, DI
+	SUBQ R9, DI
+	ADDQ DI, (SP)
+
+dec2l_raw_settled_c:
 	CMPB -1(DX), $0x0d
 	JNE  dec2l_raw_kept_c
 	DECQ DX

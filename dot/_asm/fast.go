@@ -73,8 +73,14 @@ func fastExit(src, cbol, ccr, dirty reg.Register, d uint32) {
 // With back, a CR that the loop passed last is given back (src and dst
 // move back over it, and lim, if not nil, counts one byte less): its
 // successor was not checked (see strictPairs).
-func fastExits(p, old, small string, src, dst, cbol, ccr, dirty, last reg.Register, back bool, lim *lineLimit) {
+//
+// noLF, if not nil, runs on the way back into the loop with a first block
+// with no LF, and settle, if not nil, first on every way out.
+func fastExits(p, old, small string, src, dst, cbol, ccr, dirty, last reg.Register, back bool, lim *lineLimit, noLF, settle func()) {
 	giveBack := func() {
+		if settle != nil {
+			settle()
+		}
 		if !back {
 			return
 		}
@@ -102,6 +108,9 @@ func fastExits(p, old, small string, src, dst, cbol, ccr, dirty, last reg.Regist
 	CMPQ(t, last)
 	JEQ(LabelRef(p + "_fastlong"))
 	MOVQ(src, last)
+	if noLF != nil {
+		noLF()
+	}
 	JMP(LabelRef(p + "_fastgo"))
 	Label(p + "_fastlong")
 	giveBack()
@@ -267,7 +276,7 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 	ADDQ(U8(65), dst)
 	JMP(LabelRef(fast))
 
-	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, m != compat, nil)
+	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, m != compat, nil, nil, nil)
 }
 
 // decodeRawFastY is the fast loop of the Raw decoders, which keep CRLFs:
@@ -278,18 +287,30 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 // bytes after it are stored again over it, one byte lower each time. It
 // needs 130 bytes of src and 128 of room in dst.
 //
-// With a line limit, it takes only blocks that cannot break the limit and
-// counts the lines' bytes as decode64Y does.
+// With a line limit it takes only blocks that cannot break the limit, as
+// decode64Y does, but it does not count each line's bytes: a block with an
+// LF ends with at most 63 bytes of a line, and only a block with no LF (or
+// a side-path block) makes that bound grow. The exact count is made where
+// the loop leaves (settleLine).
 func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual, lim *lineLimit) {
 	fast, stop := p+"_fast", p+"_faststop"
 	Label(p + "_fastin")
 	last := GP64() // see fastExits
 	XORQ(last, last)
 	srcLim, dstLim := fastLimits(srcEnd, dstEnd, 130, 128)
+	var entry, bound reg.GPVirtual // where the loop started; at least r
+	if lim != nil {
+		entry, bound = GP64(), GP64()
+		MOVQ(src, entry)
+		MOVQ(lim.load(), bound)
+	}
 	Label(fast)
 	fastCheck(src, dst, srcLim, dstLim, p+"_fastend")
 	if lim != nil {
-		lim.checkBy(32, stop) // r <= lim-64
+		t := GP64()
+		LEAQ(Mem{Base: bound, Disp: 32}, t)
+		CMPQ(t, lim.limFast)
+		JGT(LabelRef(stop)) // r <= lim-64
 	}
 	var v, bad, lf [2]reg.VecVirtual
 	for i := range v {
@@ -304,20 +325,15 @@ func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, d
 	VPTEST(any, bad[0]) // ZF: bad is 0; CF: any &^ bad is 0 (no LF)
 	JNZ(LabelRef(p + "_dots"))
 	JCS(LabelRef(p + "_fastnolf"))
-	Label(p + "_fastgo")
-	var m reg.GPVirtual
 	if lim != nil {
-		m = mask64Y(lf[0], lf[1])
+		MOVQ(U32(63), bound) // the block has an LF
 	}
+	Label(p + "_fastgo")
 	VMOVDQU(v[0], Mem{Base: dst})
 	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
 	ADDQ(U8(64), dst)
 	ADDQ(U8(64), src)
-	if lim != nil {
-		lim.next(m, 64, fast, "")
-	} else {
-		JMP(LabelRef(fast))
-	}
+	JMP(LabelRef(fast))
 
 	Label(p + "_dots")
 	var dots, other, lfs [2]reg.GPVirtual
@@ -370,12 +386,49 @@ func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, d
 	LEAQ(Mem{Base: e, Disp: 64}, dst)
 	ADDQ(U8(64), src)
 	if lim != nil {
+		// bound becomes the bytes after the block's last LF, or grows by
+		// 64 if it has none.
 		SHLQ(U8(32), lfs[1])
 		ORQ(lfs[1], lfs[0])
-		lim.next(lfs[0], 64, fast, "")
-	} else {
-		JMP(LabelRef(fast))
+		x, m := GP64(), GP64()
+		LZCNTQ(lfs[0], x) // CF: no LF
+		SBBQ(m, m)
+		ANDQ(m, bound)
+		ADDQ(x, bound)
 	}
+	JMP(LabelRef(fast))
 
-	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, true, lim)
+	var noLF, settle func()
+	if lim != nil {
+		noLF = func() { ADDQ(U8(64), bound) }
+		settle = func() { settleLine(p, src, entry, lim) }
+	}
+	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, true, lim, noLF, settle)
+}
+
+// settleLine makes lim's r the exact count at src: the bytes since the
+// last LF before src, searched back to where the fast loop started
+// (entry); with none there, r as it was there, which the loop leaves
+// alone, plus the bytes since. (Leaving the loop is rare; the search
+// goes back at most a line.)
+func settleLine(p string, src, entry reg.Register, lim *lineLimit) {
+	loop, none, done := uniq(p+"_back"), uniq(p+"_since"), uniq(p+"_settled")
+	q, t := GP64(), GP64()
+	MOVQ(src, q)
+	Label(loop)
+	CMPQ(q, entry)
+	JEQ(LabelRef(none))
+	DECQ(q)
+	CMPB(Mem{Base: q}, U8('\n'))
+	JNE(LabelRef(loop))
+	MOVQ(src, t)
+	SUBQ(q, t)
+	DECQ(t)
+	lim.set(t)
+	JMP(LabelRef(done))
+	Label(none)
+	MOVQ(src, t)
+	SUBQ(entry, t)
+	lim.advance(t)
+	Label(done)
 }
