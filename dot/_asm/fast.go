@@ -13,8 +13,9 @@ import (
 // whether a 64-byte block has anything to insert, delete or stop at (a
 // line-leading dot, an LF not after a CR, ...) is a question about byte
 // pairs, answered with compares and logic in vector registers and one
-// VPTEST: no mask goes to a general register (but the LFs, under a line
-// limit) and no state is carried from block to block. Blocks with
+// VPTEST: no mask goes to a general register and no state is carried from
+// block to block (under a line limit, only a bound on the line's length:
+// see decodeRawFastY). Blocks with
 // line-leading dots get them in a side path without leaving the loop; any
 // other block leaves it for the 64- and 32-byte paths, which carry the
 // state in registers (cbol, ccr, dirty), made by fastExit from the byte
