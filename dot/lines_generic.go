@@ -3,7 +3,10 @@ package dot
 // Whole-line fast paths of the generic kernels. At the start of a line,
 // with no limit, no error and room in dst, they decode or encode complete
 // ordinary lines in one step each: one scan for the line end, one copy.
-// They return at the first line they do not fully understand (an open line
+// Runs of lines that pass through unchanged (CRLF endings, no stuffed dot)
+// are found 32 bytes at a time by cleanLines instead where that is
+// cheaper: in Raw decoding, which needs both CR and LF found, and among
+// very short lines when encoding. They return at the first line they do not fully understand (an open line
 // at the end of src, a possible end marker, a bare CR or LF, a Compat
 // quirk, not enough room), always at the start of that line, and leave it
 // to the one-byte state machine, so every subtle case has one
@@ -13,6 +16,9 @@ package dot
 // into dst[o:]. It returns the new o and i; both stop at a line start. If
 // maxLine is positive, it stops in front of a line longer than that.
 func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
+	if mode == Raw {
+		o, i = rawRun(maxLine, dst, src, o, i)
+	}
 	for i < len(src) {
 		start := i
 		switch src[i] {
@@ -77,8 +83,19 @@ func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 		dst[o] = '\n'
 		o++
 		i = next
+		if mode == Raw {
+			o, i = rawRun(maxLine, dst, src, o, i)
+		}
 	}
 	return o, i
+}
+
+// rawRun copies the lines from src[i:], which starts a line, to dst[o:]
+// as far as cleanLines finds them clean and dst has room: Raw output is
+// its input less the stuffed dots. It returns the new o and i.
+func rawRun(maxLine int, dst, src []byte, o, i int) (int, int) {
+	n, _ := cleanLines(src[i:min(len(src), i+len(dst)-o)], maxLine)
+	return o + copy(dst[o:], src[i:i+n]), i + n
 }
 
 // encodeLines encodes complete lines from src[i:], which starts a line,
@@ -94,7 +111,10 @@ func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 			if room < 2 {
 				break
 			}
-			i += 2
+			// Lines of a few bytes, such as empty ones, are cheaper
+			// found in bulk, as long as they stay short.
+			n, _ := cleanLines(src[i:i+min(len(src)-i, room)], 64)
+			i += max(n, 2)
 			continue
 		}
 		if c == '\n' && mode == Compat { // an empty line, given its CR
