@@ -16,9 +16,29 @@ package dot
 // into dst[o:]. It returns the new o and i; both stop at a line start. If
 // maxLine is positive, it stops in front of a line longer than that.
 func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
-	if mode == Raw {
-		o, i = rawRun(maxLine, dst, src, o, i)
+	if mode != Raw {
+		return lineByLine(mode, maxLine, dst, src, o, i)
 	}
+	// Raw output is its input less the stuffed dots: runs of lines without
+	// one are copied in bulk, and the line that ends a run goes on its own.
+	for i < len(src) {
+		n, _ := cleanLines(src[i:min(len(src), i+len(dst)-o)], maxLine)
+		o, i = o+copy(dst[o:], src[i:i+n]), i+n
+		lf := indexLF(src[i:])
+		if lf < 0 {
+			break
+		}
+		o2, i2 := lineByLine(Raw, maxLine, dst, src[:i+lf+1], o, i)
+		if i2 == i {
+			break
+		}
+		o, i = o2, i2
+	}
+	return o, i
+}
+
+// lineByLine is decodeLines one line at a time.
+func lineByLine(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 	for i < len(src) {
 		start := i
 		switch src[i] {
@@ -83,19 +103,8 @@ func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 		dst[o] = '\n'
 		o++
 		i = next
-		if mode == Raw {
-			o, i = rawRun(maxLine, dst, src, o, i)
-		}
 	}
 	return o, i
-}
-
-// rawRun copies the lines from src[i:], which starts a line, to dst[o:]
-// as far as cleanLines finds them clean and dst has room: Raw output is
-// its input less the stuffed dots. It returns the new o and i.
-func rawRun(maxLine int, dst, src []byte, o, i int) (int, int) {
-	n, _ := cleanLines(src[i:min(len(src), i+len(dst)-o)], maxLine)
-	return o + copy(dst[o:], src[i:i+n]), i + n
 }
 
 // encodeLines encodes complete lines from src[i:], which starts a line,
