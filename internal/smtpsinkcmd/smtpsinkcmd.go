@@ -28,7 +28,6 @@ import (
 	"log"
 	"net"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -322,17 +321,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *verbose {
 		cfg.Trace = stderr
-	}
-	if cfg.Engine != smtpsink.EngineGoroutine && runtime.GOMAXPROCS(0) < 2 && (cfg.TLS == nil || len(cfg.Delay) > 0) {
-		// Pinned to one CPU (taskset), GOMAXPROCS is 1 and the only
-		// processor sits in a loop's epoll_wait: a delayed reply's
-		// goroutine would wait for the runtime to take it back (bench
-		// smtp's latency honesty read 1.14x the wait with one, 1.05x
-		// with two). Not with TLS and no delays: there the second
-		// processor cost the sink more than the handshakes' goroutines
-		// gain (4 KiB STARTTLS sessions, 75-79 µs of sink CPU a message
-		// with one, 84-88 with two, in two alternating runs).
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
 	s, err := smtpsink.Listen(ctx, cfg)
 	if err != nil {
