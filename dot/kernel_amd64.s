@@ -4793,8 +4793,8 @@ dec2_raw_fast:
 dec2_raw_fastgo:
 	VMOVDQU Y3, (AX)
 	VMOVDQU Y4, 32(AX)
-	ADDQ    $0x40, AX
 	ADDQ    $0x40, DX
+	ADDQ    $0x40, AX
 	JMP     dec2_raw_fast
 
 dec2_raw_dots:
@@ -5823,8 +5823,8 @@ dec2l_raw_fast:
 dec2l_raw_fastgo:
 	VMOVDQU Y3, (AX)
 	VMOVDQU Y4, 32(AX)
-	ADDQ    $0x40, AX
 	ADDQ    $0x40, DX
+	ADDQ    $0x40, AX
 	JMP     dec2l_raw_fast
 
 dec2l_raw_dots:

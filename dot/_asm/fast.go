@@ -215,18 +215,7 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 		VPOR(t, b, b)
 		bad[i] = b
 	}
-	VPOR(bad[0], bad[1], bad[0])
-	VPOR(lf[0], lf[1], lf[0])
-	VPOR(bad[0], lf[0], lf[0])
-	VPTEST(lf[0], bad[0]) // ZF: bad is 0; CF: lf &^ bad is 0 (no LF)
-	JNZ(LabelRef(p + "_dot"))
-	JCS(LabelRef(p + "_fastnolf"))
-	Label(p + "_fastgo")
-	VMOVDQU(v[0], Mem{Base: dst})
-	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
-	ADDQ(U8(64), src)
-	ADDQ(U8(64), dst)
-	JMP(LabelRef(fast))
+	fastBlock(p, p+"_dot", src, dst, v, bad, lf, nil)
 
 	// A block whose only stop is one line-leading dot (mail has one
 	// every 50 lines or so) gets its dot here, without leaving the loop:
@@ -280,6 +269,29 @@ func encodeFastY(m int, p, old, small string, src, dst, srcEnd, dstEnd, cbol, cc
 	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, m != compat, nil, nil, nil)
 }
 
+// fastBlock ends a block of a fast loop: v's 64 bytes, with their stops
+// in bad and their LFs in lf. A block with a stop goes to side and one
+// with no LF to the loop's exit; any other is stored as it is, after
+// onLF (if set), and the loop goes on.
+func fastBlock(p, side string, src, dst reg.Register, v, bad, lf [2]reg.VecVirtual, onLF func()) {
+	VPOR(bad[0], bad[1], bad[0])
+	any := YMM()
+	VPOR(lf[0], lf[1], any)
+	VPOR(bad[0], any, any)
+	VPTEST(any, bad[0]) // ZF: bad is 0; CF: any &^ bad is 0 (no LF)
+	JNZ(LabelRef(side))
+	JCS(LabelRef(p + "_fastnolf"))
+	if onLF != nil {
+		onLF()
+	}
+	Label(p + "_fastgo")
+	VMOVDQU(v[0], Mem{Base: dst})
+	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
+	ADDQ(U8(64), src)
+	ADDQ(U8(64), dst)
+	JMP(LabelRef(p + "_fast"))
+}
+
 // decodeRawFastY is the fast loop of the Raw decoders, which keep CRLFs:
 // a block with no line-leading dot and no bare CR or LF is stored as it
 // is. A block whose only stops are line-leading dots not followed by a CR
@@ -319,22 +331,11 @@ func decodeRawFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, d
 		v[i], pv, _ = loadPairs(src, 32*i, false)
 		bad[i], lf[i] = strictPairs(v[i], pv, ylf, ycr, ydot)
 	}
-	VPOR(bad[0], bad[1], bad[0])
-	any := YMM()
-	VPOR(lf[0], lf[1], any)
-	VPOR(bad[0], any, any)
-	VPTEST(any, bad[0]) // ZF: bad is 0; CF: any &^ bad is 0 (no LF)
-	JNZ(LabelRef(p + "_dots"))
-	JCS(LabelRef(p + "_fastnolf"))
+	var onLF func()
 	if lim != nil {
-		MOVQ(U32(63), bound) // the block has an LF
+		onLF = func() { MOVQ(U32(63), bound) } // the block has an LF
 	}
-	Label(p + "_fastgo")
-	VMOVDQU(v[0], Mem{Base: dst})
-	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
-	ADDQ(U8(64), dst)
-	ADDQ(U8(64), src)
-	JMP(LabelRef(fast))
+	fastBlock(p, p+"_dots", src, dst, v, bad, lf, onLF)
 
 	Label(p + "_dots")
 	var dots, other, lfs [2]reg.GPVirtual
