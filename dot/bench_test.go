@@ -94,7 +94,7 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeLimits measures what Bare and MaxLine cost a Raw decoder
+// BenchmarkDecodeLimits measures what Bare, MaxLine and MaxSize cost a Raw decoder
 // on corpora whose lines are short and end in CRLF. Compare with
 //
 //	go test -run '^$' -bench DecodeLimits -count 6 ./dot | benchstat -col /cfg -
@@ -105,6 +105,7 @@ func BenchmarkDecodeLimits(b *testing.B) {
 	}{
 		{"none", Decoder{Mode: Raw}},
 		{"maxline=998", Decoder{Mode: Raw, MaxLine: 998}},
+		{"maxsize=1g", Decoder{Mode: Raw, MaxSize: 1 << 30}},
 		{"bare=keep", Decoder{Mode: Raw, Bare: BareKeep}},
 		{"bare=normalize", Decoder{Mode: Raw, Bare: BareNormalize}},
 	}

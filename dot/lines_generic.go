@@ -22,7 +22,7 @@ func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 	// Raw output is its input less the stuffed dots: runs of lines without
 	// one are copied in bulk, and the line that ends a run goes on its own.
 	for i < len(src) {
-		n, _ := cleanLines(src[i:min(len(src), i+len(dst)-o)], maxLine)
+		n := cleanLines(src[i:min(len(src), i+len(dst)-o)], maxLine)
 		o, i = o+copy(dst[o:], src[i:i+n]), i+n
 		lf := indexLF(src[i:])
 		if lf < 0 {
@@ -122,7 +122,7 @@ func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 			}
 			// Lines of a few bytes, such as empty ones, are cheaper
 			// found in bulk, as long as they stay short.
-			n, _ := cleanLines(src[i:i+min(len(src)-i, room)], 64)
+			n := cleanLines(src[i:i+min(len(src)-i, room)], 64)
 			i += max(n, 2)
 			continue
 		}

@@ -86,27 +86,26 @@ func lastIndexLF(b []byte) int {
 	return -1
 }
 
-// cleanLines scans b, which starts a line, 8 bytes at a time, for lines
+// cleanLines scans b, which starts a line, 32 bytes at a time, for lines
 // that every mode and kernel passes through unchanged: each ends in CRLF,
-// holds no other CR or LF and does not start with a dot. It returns n, the
-// length of the prefix of b made of whole such lines, and next, the end of
-// the 32 bytes where it stopped (another scan is not worth trying before
-// it). With maxLine > 0 it also stops at a run of more than about
-// maxLine-64 bytes without an LF, so that no line it takes is longer than
-// maxLine (below 64, it takes none).
+// holds no other CR or LF and does not start with a dot. It returns the
+// length of the prefix of b made of whole such lines, up to the 32 bytes
+// where it found a problem. With maxLine > 0 it also stops at a run of
+// more than about maxLine-64 bytes without an LF, so that no line it takes
+// is longer than maxLine (below 64, it takes none).
 //
 // It has no branch that depends on where lines end, so lines of random
 // length cost no mispredictions. The masks come from zeroByte, whose false
 // positives lie only right above a true match: an LF or CR one finds is
 // then one that breaks the CRLF pairing, and a dot one finds never sits
 // at a line start, so every mistake it makes is a stop.
-func cleanLines(b []byte, maxLine int) (n, next int) {
+func cleanLines(b []byte, maxLine int) int {
 	limit := len(b) // 32-byte blocks without an LF that make a run too long
 	if maxLine > 0 {
 		limit = maxLine/32 - 2
 	}
-	var cr, lf uint64 = 0, hi8 // the byte before: a CR, an LF (b starts a line)
-	blocks := 0                // blocks since the last one with an LF
+	var cr, lf uint64 = 0, 0x80 // the byte before: a CR, an LF (b starts a line)
+	blocks := 0                 // blocks since the last one with an LF
 	i := 0
 	for ; i+32 <= len(b); i += 32 {
 		w := (*[32]byte)(b[i : i+32])
@@ -126,7 +125,7 @@ func cleanLines(b []byte, maxLine int) (n, next int) {
 			break
 		}
 	}
-	return lastIndexLF(b[:i]) + 1, min(i+32, len(b))
+	return lastIndexLF(b[:i]) + 1
 }
 
 // pairs checks the 8 bytes of x, after a byte that was a CR or an LF as

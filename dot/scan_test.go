@@ -30,7 +30,13 @@ func lineInput(r *rand.Rand, n, avg, long, odd int) []byte {
 				continue
 			}
 		}
-		for range k {
+		for j := range k {
+			// Mid-line, a few bytes next to those searched for (zeroByte's
+			// false positives are a 0x01 more than a match above one).
+			if j > 0 && r.IntN(16) == 0 {
+				b = append(b, "./\x0b\x0c/."[r.IntN(6)])
+				continue
+			}
 			b = append(b, byte('a'+r.IntN(26)))
 		}
 		b = append(b, '\r', '\n')
@@ -64,12 +70,12 @@ func TestCleanLines(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for iter := range 3000 {
 		maxLine := []int{0, 0, 40, 64, 100, 200, 998}[iter%7]
-		b := lineInput(r, r.IntN(600), 1+r.IntN(40), 64+r.IntN(200), r.IntN(20))
+		b := lineInput(r, r.IntN(4000), 1+r.IntN(40), 64+r.IntN(200), r.IntN(60))
 		b = b[:r.IntN(len(b)+1)]
-		n, next := cleanLines(b, maxLine)
+		n := cleanLines(b, maxLine)
 		want := cleanPrefix(b, maxLine)
-		if n > want || next < n || next > len(b) {
-			t.Fatalf("cleanLines(%q, %d) = %d, %d; the clean prefix is %d", b, maxLine, n, next, want)
+		if n > want {
+			t.Fatalf("cleanLines(%q, %d) = %d; the clean prefix is %d", b, maxLine, n, want)
 		}
 		// Where no line comes near maxLine, it takes every line that ends
 		// before the 32 bytes of the first problem.
@@ -82,8 +88,32 @@ func TestCleanLines(t *testing.T) {
 	}
 }
 
+// TestCleanLinesMaxLine puts a line of maxLine-70 to maxLine+3 bytes at
+// every offset in a block, after short lines and before more: cleanLines
+// must never take it if it is too long, and (from maxLine 96) must take
+// the lines before it.
+func TestCleanLinesMaxLine(t *testing.T) {
+	short := strings.Repeat("abcdef\r\n", 40)
+	for _, maxLine := range []int{64, 65, 95, 96, 97, 100, 128, 998} {
+		for k := max(maxLine-70, 0); k <= maxLine+3; k++ {
+			for off := range 32 {
+				b := []byte(strings.Repeat("y", off) + "\r\n" + short + strings.Repeat("x", k) + "\r\n" + short)
+				n := cleanLines(b, maxLine)
+				if want := cleanPrefix(b, maxLine); n > want {
+					t.Fatalf("maxLine %d, line of %d at %d: took %d, the clean prefix is %d", maxLine, k, off, n, want)
+				}
+				// (Under 96, a block with no LF is already too many.)
+				if least := (off + 2 + len(short)) &^ 31; maxLine >= 96 && n < cleanPrefix(b[:least], 0) {
+					t.Fatalf("maxLine %d, line of %d at %d: took %d, short of the lines before it", maxLine, k, off, n)
+				}
+			}
+		}
+	}
+}
+
 // TestLineRuns decodes and encodes line-shaped input, where the generic
-// kernels copy runs of clean lines in bulk, through every chunking,
+// kernels copy runs of clean lines in bulk, in random chunks and with
+// random limits (MaxSize too: the bulk runs stop short of its quota),
 // against the model (decoding) and the oracles (encoding).
 func TestLineRuns(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -97,7 +127,16 @@ func TestLineRuns(t *testing.T) {
 			in = append(in, ".\r\n"...)
 		}
 		srcStep, dstStep := 1+r.IntN(400), 1+r.IntN(400)
-		cfg := modelConfig{mode: Mode(r.IntN(3)), bare: BarePolicy(r.IntN(3)), maxLine: []int{0, 0, 10, 64, 65, 998, 1000}[r.IntN(7)]}
+		cfg := modelConfig{
+			mode:    Mode(r.IntN(3)),
+			bare:    BarePolicy(r.IntN(3)),
+			maxSize: []int64{0, 0, 1, 100, 700, 1200, 1 << 20}[r.IntN(7)],
+			maxLine: []int{0, 0, 10, 64, 65, 998, 1000}[r.IntN(7)],
+		}
+		if cfg.maxSize > 1 && cfg.maxSize < 1<<20 && r.IntN(2) == 0 {
+			// The first call's dst ends near the quota.
+			dstStep = int(cfg.maxSize) + r.IntN(21) - 10
+		}
 		want := modelDecode(cfg, in)
 		if got := decodeChunkedCfg(cfg, in, srcStep, dstStep); !got.equal(want) {
 			t.Fatalf("%+v %q src=%d dst=%d:\n got %v\nwant %v", cfg, in, srcStep, dstStep, got, want)
@@ -107,5 +146,23 @@ func TestLineRuns(t *testing.T) {
 			plain = []byte(strings.ReplaceAll(string(in), "\r\n", "\n"))
 		}
 		checkEncode(t, cfg.mode, plain, srcStep, dstStep)
+	}
+}
+
+// TestLineRunsQuota puts MaxSize a few bytes either side of where the
+// first call's dst ends, at a line end of input made of equal lines, the
+// one place where whole lines could pass the quota.
+func TestLineRunsQuota(t *testing.T) {
+	in := []byte(strings.Repeat("abcdefgh\r\n", 60) + ".\r\n")
+	for _, mode := range []Mode{Compat, Strict, Raw} {
+		for room := 9; room <= 200; room++ {
+			for _, quota := range []int{room - 2, room - 1, room, room + 1, room + 2} {
+				cfg := modelConfig{mode: mode, maxSize: int64(quota)}
+				want := modelDecode(cfg, in)
+				if got := decodeChunkedCfg(cfg, in, len(in), room); !got.equal(want) {
+					t.Fatalf("%+v dst=%d:\n got %v\nwant %v", cfg, room, got, want)
+				}
+			}
+		}
 	}
 }
