@@ -3,6 +3,7 @@ package smtpsink
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wirespeed/wirespeed/textproto"
 )
@@ -21,15 +22,21 @@ func (ss *session) command(line string) (sync, ok bool) {
 	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
 	if d := ss.s.k.delay[verb]; d > 0 {
-		// On the loops engine the session pauses and sync stays false:
-		// the loop sends the replies when its call returns anyway.
-		ok = ss.wait(d, func() bool {
-			sync, ok = ss.dispatch(verb, arg, args)
-			return ok
-		})
-		return sync, ok
+		return ss.delayed(d, verb, arg, args)
 	}
 	return ss.dispatch(verb, arg, args)
+}
+
+// delayed is command's dispatch after a delay d. On the loops engine the
+// session pauses and sync stays false: the loop sends the replies when
+// its call returns anyway. (Apart from command, so that commands without a
+// delay make no closure.)
+func (ss *session) delayed(d time.Duration, verb, arg, args string) (sync, ok bool) {
+	ok = ss.wait(d, func() bool {
+		sync, ok = ss.dispatch(verb, arg, args)
+		return ok
+	})
+	return sync, ok
 }
 
 // dispatch serves a command line once its delay, if any, is over; see
