@@ -1,16 +1,16 @@
 package dot
 
 // Whole-line fast paths of the generic kernels. At the start of a line,
-// with no limit, no error and room in dst, they decode or encode complete
-// ordinary lines in one step each: one scan for the line end, one copy.
-// Runs of lines that pass through unchanged (CRLF endings, no stuffed dot)
-// are found 32 bytes at a time by cleanLines instead where that is
-// cheaper: in Raw decoding, which needs both CR and LF found, and among
-// very short lines when encoding. They return at the first line they do not fully understand (an open line
-// at the end of src, a possible end marker, a bare CR or LF, a Compat
-// quirk, not enough room), always at the start of that line, and leave it
-// to the one-byte state machine, so every subtle case has one
-// implementation.
+// with no error, room in dst and no MaxSize quota within reach, they
+// decode or encode complete ordinary lines in one step each: one scan for
+// the line end, one copy. Runs of lines that pass through unchanged (CRLF
+// endings, no stuffed dot) are found 32 bytes at a time by cleanLines
+// instead where that is cheaper: in Raw decoding, which needs both CR and
+// LF found, and among very short lines when encoding. They return at the
+// first line they do not fully understand (an open line at the end of
+// src, a possible end marker, a bare CR or LF, a Compat quirk, not enough
+// room), always at the start of that line, and leave it to the one-byte
+// state machine, so every subtle case has one implementation.
 
 // decodeLines decodes complete lines from src[i:], which starts a line,
 // into dst[o:]. It returns the new o and i; both stop at a line start. If
