@@ -87,7 +87,7 @@ dec512_compat_test:
 	JLE           dec512_compat_body
 	ADDQ          SI, DX
 	ADDQ          DI, AX
-	XORQ          DI, DI
+	MOVQ          $0x00000000, DI
 	CMPB          -1(DX), $0x0a
 	SETEQ         DI
 	JMP           dec512_compat_general
@@ -115,7 +115,7 @@ dec512_compat_first:
 dec512_compat_fullx:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
-	XORQ  DI, DI
+	MOVQ  $0x00000000, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI
 
@@ -164,7 +164,7 @@ dec512_compat_dirty:
 	JMP  dec512_compat_fast
 
 dec512_compat_clean:
-	XORQ DI, DI
+	MOVQ $0x00000000, DI
 
 dec512_compat_clean0:
 	VMOVDQU64 Z3, (AX)
@@ -505,8 +505,8 @@ dec512_strict_masks:
 	JMP           dec512_strict_fast
 
 dec512_strict_clean:
-	XORQ DI, DI
-	XORQ R8, R8
+	MOVQ $0x00000000, DI
+	MOVQ $0x00000000, R8
 
 dec512_strict_clean0:
 	VMOVDQU64 Z3, (AX)
@@ -799,19 +799,99 @@ st_d_done:
 
 dec512_raw:
 dec512_raw_fast:
-	CMPQ      DX, BX
-	JGT       dec512_raw_general
-	CMPQ      AX, CX
-	JGT       dec512_raw_general
-	VMOVDQU64 (DX), Z3
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
+	CMPQ    DX, BX
+	JGT     dec512_raw_general
+	CMPQ    AX, CX
+	JGT     dec512_raw_general
+	MOVQ    src_base+24(FP), SI
+	CMPQ    DX, SI
+	JEQ     dec512_raw_first
+	XORQ    SI, SI
+	CMPB    (DX), $0x0a
+	SETEQ   SI
+	CMPQ    SI, R8
+	JNE     dec512_raw_general
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R10
+
+dec512_raw_body:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512_raw_test:
+	VPCMPB    $0x04, Z1, Z3, K1
+	VPCMPB    $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ     K1, R12
+	KMOVQ     K2, R13
+	CMPQ      R12, R13
+	JNE       dec512_raw_fullx
+	DECQ      R9
+	CMPQ      R12, $-1
+	CMOVQNE   R10, R9
 	TESTQ     R9, R9
-	JNZ       dec512_raw_masks
-	KORTESTQ  K1, K2
-	JZ        dec512_raw_clean
+	JZ        dec512_raw_cleanx
+	VPCMPEQB  -1(DX)(SI*1), Z0, K1
+	VPCMPEQB  Z2, Z3, K1, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512_raw_fullx
+	VMOVDQU64 Z3, (AX)(DI*1)
+	ADDQ      $0x40, DI
+	ADDQ      $0x40, SI
+	CMPQ      SI, R8
+	JLE       dec512_raw_body
+	ADDQ      SI, DX
+	ADDQ      DI, AX
+	MOVQ      $0x00000000, DI
+	CMPB      -1(DX), $0x0a
+	SETEQ     DI
+	MOVQ      $0x00000000, R8
+	CMPB      -1(DX), $0x0d
+	SETEQ     R8
+	JMP       dec512_raw_general
+
+dec512_raw_cleanx:
+	ADDQ SI, DX
+	ADDQ DI, AX
+	JMP  dec512_raw_clean
 
 dec512_raw_masks:
+	CMPB    (DX), $0x0a
+	JEQ     dec512_raw_fully
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R10
+	JMP     dec512_raw_test
+
+dec512_raw_first:
+	VMOVDQU64 (DX), Z3
+	JMP       dec512_raw_fully
+
+dec512_raw_fullx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+
+dec512_raw_fully:
+	MOVQ          $0x00000003, R9
+	VPCMPEQB      Z0, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R10
@@ -830,11 +910,6 @@ dec512_raw_masks:
 	ORQ           R15, R14
 	ANDNQ         R10, R13, R15
 	ORQ           R15, R14
-	MOVQ          SI, R13
-	ORQ           R10, R13
-	NEGQ          R13
-	ADCQ          R9, R9
-	ANDQ          $0x03, R9
 	TESTQ         R14, R14
 	JNZ           dec512_raw_general
 	NOTQ          R12
@@ -843,16 +918,25 @@ dec512_raw_masks:
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
-	ADDQ          $0x40, DX
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	MOVQ          R10, R8
-	SHRQ          $0x3f, R8
-	JMP           dec512_raw_fast
+	TESTQ         SI, SI
+	JNZ           dec512_raw_dirty
+	TESTQ         R10, R10
+	JNZ           dec512_raw_dirty
+	CMPB          64(DX), $0x0a
+	JEQ           dec512_raw_dirty
+	MOVQ          $0x00000001, R9
+
+dec512_raw_dirty:
+	ADDQ $0x40, DX
+	MOVQ SI, DI
+	SHRQ $0x3f, DI
+	MOVQ R10, R8
+	SHRQ $0x3f, R8
+	JMP  dec512_raw_fast
 
 dec512_raw_clean:
-	XORQ DI, DI
-	XORQ R8, R8
+	MOVQ $0x00000000, DI
+	MOVQ $0x00000000, R8
 
 dec512_raw_clean0:
 	VMOVDQU64 Z3, (AX)
@@ -1258,7 +1342,7 @@ dec512l_compat_genx:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
 	ADDQ  $-1, R10
-	XORQ  DI, DI
+	MOVQ  $0x00000000, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI
 	JMP   dec512l_compat_general
@@ -1295,7 +1379,7 @@ dec512l_compat_fullx:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
 	ADDQ  $-1, R10
-	XORQ  DI, DI
+	MOVQ  $0x00000000, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI
 
@@ -1350,7 +1434,7 @@ dec512l_compat_dirty:
 	JMP    dec512l_compat_fast
 
 dec512l_compat_clean:
-	XORQ DI, DI
+	MOVQ $0x00000000, DI
 	CMPQ R10, limFast+64(FP)
 	JGT  dec512l_compat_general
 
@@ -1758,8 +1842,8 @@ dec512l_strict_masks:
 	JMP           dec512l_strict_fast
 
 dec512l_strict_clean:
-	XORQ DI, DI
-	XORQ R8, R8
+	MOVQ $0x00000000, DI
+	MOVQ $0x00000000, R8
 	CMPQ R10, limFast+64(FP)
 	JGT  dec512l_strict_general
 
@@ -2111,19 +2195,123 @@ dec512l_raw:
 	JGT  dec512l_raw_general
 
 dec512l_raw_fast:
-	CMPQ      DX, BX
-	JGT       dec512l_raw_general
-	CMPQ      AX, CX
-	JGT       dec512l_raw_general
-	VMOVDQU64 (DX), Z3
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
+	CMPQ    DX, BX
+	JGT     dec512l_raw_general
+	CMPQ    AX, CX
+	JGT     dec512l_raw_general
+	MOVQ    src_base+24(FP), SI
+	CMPQ    DX, SI
+	JEQ     dec512l_raw_first
+	XORQ    SI, SI
+	CMPB    (DX), $0x0a
+	SETEQ   SI
+	CMPQ    SI, R8
+	JNE     dec512l_raw_general
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R11
+	CMPB    (DX), $0x0a
+	JNE     lf0_c
+	MOVQ    $-1, R10
+
+lf0_c:
+	ADDQ $0x01, R10
+
+dec512l_raw_body:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512l_raw_test:
+	VPCMPB    $0x04, Z1, Z3, K1
+	VPCMPB    $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ     K1, R12
+	KMOVQ     K2, R13
+	CMPQ      R12, R13
+	JNE       dec512l_raw_fullx
+	DECQ      R9
+	CMPQ      R12, $-1
+	CMOVQNE   R11, R9
 	TESTQ     R9, R9
-	JNZ       dec512l_raw_masks
-	KORTESTQ  K1, K2
-	JZ        dec512l_raw_clean
+	JZ        dec512l_raw_cleanx
+	VPCMPEQB  -1(DX)(SI*1), Z0, K1
+	VPCMPEQB  Z2, Z3, K1, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512l_raw_fullx
+	ANDNQ     allOnes<>+0(SB), R12, R12
+	VMOVDQU64 Z3, (AX)(DI*1)
+	ADDQ      $0x40, DI
+	ADDQ      $0x40, SI
+	LZCNTQ    R12, R12
+	SBBQ      R13, R13
+	ANDQ      R13, R10
+	ADDQ      R12, R10
+	CMPQ      R10, limFast+64(FP)
+	JGT       dec512l_raw_genx
+	CMPQ      SI, R8
+	JLE       dec512l_raw_body
+
+dec512l_raw_genx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	ADDQ  $-1, R10
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	JMP   dec512l_raw_general
+
+dec512l_raw_cleanx:
+	ADDQ SI, DX
+	ADDQ DI, AX
+	ADDQ $-1, R10
+	JMP  dec512l_raw_clean
 
 dec512l_raw_masks:
+	CMPB    (DX), $0x0a
+	JEQ     dec512l_raw_fully
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R11
+	CMPB    (DX), $0x0a
+	JNE     lf0_d
+	MOVQ    $-1, R10
+
+lf0_d:
+	ADDQ $0x01, R10
+	JMP  dec512l_raw_test
+
+dec512l_raw_first:
+	VMOVDQU64 (DX), Z3
+	JMP       dec512l_raw_fully
+
+dec512l_raw_fullx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	ADDQ  $-1, R10
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+
+dec512l_raw_fully:
+	MOVQ          $0x00000003, R9
+	VPCMPEQB      Z0, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R11
@@ -2142,11 +2330,6 @@ dec512l_raw_masks:
 	ORQ           R15, R14
 	ANDNQ         R11, R13, R15
 	ORQ           R15, R14
-	MOVQ          SI, R13
-	ORQ           R11, R13
-	NEGQ          R13
-	ADCQ          R9, R9
-	ANDQ          $0x03, R9
 	TESTQ         R14, R14
 	JNZ           dec512l_raw_general
 	NOTQ          R12
@@ -2155,22 +2338,31 @@ dec512l_raw_masks:
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
-	ADDQ          $0x40, DX
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	MOVQ          R11, R8
-	SHRQ          $0x3f, R8
-	LZCNTQ        SI, SI
-	SBBQ          R11, R11
-	ANDQ          R11, R10
-	ADDQ          SI, R10
-	CMPQ          R10, limFast+64(FP)
-	JGT           dec512l_raw_general
-	JMP           dec512l_raw_fast
+	TESTQ         SI, SI
+	JNZ           dec512l_raw_dirty
+	TESTQ         R11, R11
+	JNZ           dec512l_raw_dirty
+	CMPB          64(DX), $0x0a
+	JEQ           dec512l_raw_dirty
+	MOVQ          $0x00000001, R9
+
+dec512l_raw_dirty:
+	ADDQ   $0x40, DX
+	MOVQ   SI, DI
+	SHRQ   $0x3f, DI
+	MOVQ   R11, R8
+	SHRQ   $0x3f, R8
+	LZCNTQ SI, SI
+	SBBQ   R11, R11
+	ANDQ   R11, R10
+	ADDQ   SI, R10
+	CMPQ   R10, limFast+64(FP)
+	JGT    dec512l_raw_general
+	JMP    dec512l_raw_fast
 
 dec512l_raw_clean:
-	XORQ DI, DI
-	XORQ R8, R8
+	MOVQ $0x00000000, DI
+	MOVQ $0x00000000, R8
 	CMPQ R10, limFast+64(FP)
 	JGT  dec512l_raw_general
 
@@ -2605,10 +2797,10 @@ enc512_compat_test:
 	JLE       enc512_compat_body
 	ADDQ      SI, DX
 	ADDQ      SI, AX
-	XORQ      DI, DI
+	MOVQ      $0x00000000, DI
 	CMPB      -1(DX), $0x0a
 	SETEQ     DI
-	XORQ      R8, R8
+	MOVQ      $0x00000000, R8
 	CMPB      -1(DX), $0x0d
 	SETEQ     R8
 	JMP       enc512_compat_block
@@ -2645,10 +2837,10 @@ enc512_compat_fullx:
 	MOVQ $0x00000003, R9
 
 enc512_compat_fully:
-	XORQ  DI, DI
+	MOVQ  $0x00000000, DI
 	CMPB  -1(DX), $0x0a
 	SETEQ DI
-	XORQ  R8, R8
+	MOVQ  $0x00000000, R8
 	CMPB  -1(DX), $0x0d
 	SETEQ R8
 
@@ -2683,8 +2875,8 @@ enc512_compat_dirty:
 	JMP  enc512_compat_fast
 
 enc512_compat_clean:
-	XORQ DI, DI
-	XORQ R8, R8
+	MOVQ $0x00000000, DI
+	MOVQ $0x00000000, R8
 
 enc512_compat_clean0:
 	VMOVDQU64 Z3, (AX)
@@ -3217,8 +3409,8 @@ enc512_strict_masks:
 	JMP       enc512_strict_fast
 
 enc512_strict_clean:
-	XORQ DI, DI
-	XORQ R8, R8
+	MOVQ $0x00000000, DI
+	MOVQ $0x00000000, R8
 
 enc512_strict_clean0:
 	VMOVDQU64 Z3, (AX)

@@ -45,10 +45,11 @@ func decodeAVX512(limited bool) {
 	dst, dstLim, src, srcLim, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
 	limits512(a, done)
 	// ccr is used in Strict and Raw mode; for dirty see trackDirty and
-	// decodeCompatBody512.
+	// decodeBody512.
 	cbol, ccr, dirty := lineState(flags, 3)
 	// The constant 3, for the Compat loop (the twin, which needs one more
-	// register, loads it in the loop).
+	// register, and the Raw loop, which keeps ccr too, load it in the
+	// loop).
 	var three reg.GPVirtual
 	if !limited {
 		three = GP64()
@@ -93,8 +94,12 @@ func decodeAVX512(limited bool) {
 		{
 			v, vn := ZMM(), ZMM()
 			klf, kcr := K(), K()
-			if m == compat {
-				decodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, dirty, three, v, klf, kcr, zlf, zcr, zdot, general, lim)
+			if m != strict {
+				k3 := three
+				if m == raw {
+					k3 = nil // (see three)
+				}
+				decodeBody512(m, p, src, dst, srcLim, dstLim, cbol, ccr, dirty, k3, v, klf, kcr, zlf, zcr, zdot, general, lim)
 			} else {
 				// Inside a long line (this block and the two before it
 				// have no CR or LF, see trackDirty), blocks are copied as
@@ -104,7 +109,7 @@ func decodeAVX512(limited bool) {
 			}
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
-			if m != compat {
+			if m == strict {
 				trackDirty(dirty, mk.lf, mk.cr, 3)
 			}
 			TESTQ(mk.bail, mk.bail)
@@ -121,7 +126,7 @@ func decodeAVX512(limited bool) {
 			VPCOMPRESSB_Z(v, kk, out)
 			VMOVDQU64(out, Mem{Base: dst})
 			ADDQ(cnt, dst)
-			if m == compat {
+			if m != strict {
 				// After a block without CR or LF, before a byte that is
 				// no LF (so the next block has no line start), the next
 				// block can enter the long-line loop.
@@ -711,7 +716,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	// Compat loops enter with cbol and ccr out of date (they compare the
 	// bytes before a block in memory), and the general path reads them.
 	for _, r := range state {
-		XORQ(r, r)
+		MOVQ(U32(0), r) // (not XORQ, which avo counts as a read)
 	}
 	if lim != nil {
 		lim.check(general)
@@ -794,10 +799,10 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	JMP(LabelRef(resume))
 }
 
-// decodeCompatBody512 generates the loop of the AVX-512 Compat decoder for
-// the common case: the CRs of the block are exactly the bytes before its
-// LFs, and no dot starts a line. Then the CRs are deleted and nothing stops
-// the block. This loop runs for nearly all of ordinary text, and its speed
+// decodeBody512 generates the loop of the AVX-512 Compat and Raw decoders
+// (m) for the common case: the CRs of the block are exactly the bytes
+// before its LFs, and no dot starts a line. Then nothing stops the block,
+// and in Compat mode its CRs are deleted (a Raw block is stored as it is). This loop runs for nearly all of ordinary text, and its speed
 // is bound by the number of instructions, so it uses as few as it can:
 //   - the look-ahead and look-behind compares read memory directly (a byte
 //     starts a line if the byte before it, in memory, is an LF: so the
@@ -812,35 +817,51 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 //     CR (dirty counts them down; a block through the mask path may count
 //     as one).
 //
-// With CRs only before LFs, an LF can start a line only at the block's
-// first byte, and only when the block before did not go through this loop
-// (that block's look-ahead would have seen it): the entry checks that.
+// With CRs only before LFs, an LF can start a line, or in Raw mode be
+// bare, only at the block's first byte, and only when the block before did
+// not go through this loop (that block's look-ahead would have seen it):
+// the entries check that (in Raw mode, where ccr holds whether the byte
+// before is a CR; the loop itself does not keep ccr, and sets it on the
+// way out).
 // Any other block goes on at p+"_full" with v, klf and kcr set; the
 // long-line loop comes back at p+"_masks" with v set.
 //
 // With a line limit (ll not nil), a block that might break it leaves for
 // general.
-func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Register, three reg.GPVirtual, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string, ll *lineLimit) {
+func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty reg.Register, three reg.GPVirtual, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string, ll *lineLimit) {
 	src0 := Load(Param("src").Base(), GP64())
 	CMPQ(src, src0)
 	JEQ(LabelRef(p + "_first"))
-	TESTQ(cbol, cbol)
-	JZ(LabelRef(p + "_enter"))
-	CMPB(Mem{Base: src}, U8('\n'))
-	JEQ(LabelRef(general))
+	if m == raw {
+		// An LF at src if and only if a CR is before it.
+		t := GP64()
+		XORQ(t, t)
+		CMPB(Mem{Base: src}, U8('\n'))
+		SETEQ(t.As8())
+		CMPQ(t, ccr)
+		JNE(LabelRef(general))
+	} else {
+		TESTQ(cbol, cbol)
+		JZ(LabelRef(p + "_enter"))
+		CMPB(Mem{Base: src}, U8('\n'))
+		JEQ(LabelRef(general))
+	}
 
 	// The loop reads src+i and writes dst+j, j <= i (decoding only
 	// deletes), while i <= lim.
 	i, j, lim := GP64(), GP64(), GP64()
-	if three == nil {
+	own := three == nil // the constant 3 is loaded at each entry
+	if own {
 		three = GP64()
 	}
 	enter := func() {
 		loopLimit(src, dst, srcLim, dstLim, lim)
 		XORQ(i, i)
 		XORQ(j, j)
-		if ll != nil {
+		if own {
 			MOVQ(U32(3), three)
+		}
+		if ll != nil {
 			// The loop counts an LF in the block of the CR before it: an
 			// LF at the start of the first block is counted here.
 			// The loop keeps r+1 (see nextAfter): an LF at the start of the
@@ -889,14 +910,19 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 		nl = GP64() // the block's CRs, each before an LF
 		ANDNQ(ll.ones, ncr, nl)
 	}
-	cnt := GP64()
-	POPCNTQ(ncr, cnt)
-	out := ZMM()
-	VPCOMPRESSB_Z(v, kncr, out)
-	// dst has room for 64 bytes: store them all (past the kept ones, dst
-	// is scratch space until overwritten).
-	VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
-	ADDQ(cnt, j)
+	if m == raw {
+		VMOVDQU64(v, Mem{Base: dst, Index: j, Scale: 1})
+		ADDQ(U8(64), j)
+	} else {
+		cnt := GP64()
+		POPCNTQ(ncr, cnt)
+		out := ZMM()
+		VPCOMPRESSB_Z(v, kncr, out)
+		// dst has room for 64 bytes: store them all (past the kept ones,
+		// dst is scratch space until overwritten).
+		VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
+		ADDQ(cnt, j)
+	}
 	ADDQ(U8(64), i)
 	if ll != nil {
 		// r+1 is the distance back to the last LF, which follows the
@@ -908,9 +934,17 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 	CMPQ(i, lim)
 	JLE(LabelRef(p + "_body"))
 
+	// The state the other paths read: the line start, and in Raw mode
+	// whether a CR is before src.
+	state := func() {
+		afterLF(src, cbol)
+		if m == raw {
+			afterByte(src, ccr, '\r')
+		}
+	}
 	Label(p + "_genx")
 	leave()
-	afterLF(src, cbol)
+	state()
 	JMP(LabelRef(general))
 
 	Label(p + "_cleanx")
@@ -918,8 +952,12 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 	JMP(LabelRef(p + "_clean"))
 
 	// The long-line loop comes back at a block with a byte <= '\r', at
-	// src.
+	// src, with cbol and ccr 0 (in Raw mode an LF there is bare).
 	Label(p + "_masks")
+	if m == raw {
+		CMPB(Mem{Base: src}, U8('\n'))
+		JEQ(LabelRef(p + "_fully"))
+	}
 	enter()
 	JMP(LabelRef(p + "_test"))
 
@@ -931,7 +969,7 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 
 	Label(p + "_fullx")
 	leave()
-	afterLF(src, cbol)
+	state()
 	Label(p + "_fully")
 	MOVQ(U32(3), dirty)
 	VPCMPEQB(zlf, v, klf)
@@ -941,7 +979,7 @@ func decodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, dirty reg.Reg
 
 // afterLF sets cbol to 1 if the byte before src is an LF, else to 0.
 func afterLF(src, cbol reg.Register) {
-	XORQ(cbol, cbol)
+	MOVQ(U32(0), cbol) // (not XORQ, which avo counts as a read)
 	CMPB(Mem{Base: src, Disp: -1}, U8('\n'))
 	SETEQ(cbol.(reg.GPVirtual).As8())
 }
@@ -949,7 +987,7 @@ func afterLF(src, cbol reg.Register) {
 // encodeCompatBody512 generates the loop of the AVX-512 Compat encoder for
 // the common case, a block that is copied as it is: every LF comes right
 // after a CR and every CR right before an LF, and no dot starts a line. As
-// in decodeCompatBody512, its speed is bound by the number of
+// in decodeBody512, its speed is bound by the number of
 // instructions: the bytes before the block's bytes are compared in memory
 // (so the first block of a call is left to the general path, and cbol and
 // ccr are only brought up to date on the way out: to the mask path here,
@@ -1046,7 +1084,7 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 
 // afterByte sets r to 1 if the byte before src is c, else to 0.
 func afterByte(src, r reg.Register, c byte) {
-	XORQ(r, r)
+	MOVQ(U32(0), r) // (not XORQ, which avo counts as a read)
 	CMPB(Mem{Base: src, Disp: -1}, U8(c))
 	SETEQ(r.(reg.GPVirtual).As8())
 }
