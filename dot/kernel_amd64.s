@@ -4437,7 +4437,7 @@ GLOBL compactTable<>(SB), RODATA|NOPTR, $4096
 
 // func decodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 // Requires: AVX, AVX2, BMI, BMI2, POPCNT, SSE2
-TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
+TEXT ·decodeAVX2(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	ADDQ         AX, CX
@@ -4465,14 +4465,280 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 	JEQ          dec2_raw
 
 dec2_compat_loop64:
-	MOVQ         BX, SI
-	SUBQ         DX, SI
-	CMPQ         SI, $0x00000042
-	JLT          dec2_compat_loop
-	MOVQ         CX, SI
-	SUBQ         AX, SI
-	CMPQ         SI, $0x00000040
-	JLT          dec2_compat_loop
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x00000042
+	JLT  dec2_compat_loop
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x00000040
+	JLT  dec2_compat_loop
+	CMPQ R9, $0x07
+	JNE  dec2_compat_old
+	CMPQ DX, src_base+24(FP)
+	JNE  dec2_compat_fastin
+	JMP  dec2_compat_old
+
+dec2_compat_fastin:
+	XORQ  SI, SI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ SI
+	CMPB  (DX), $0x0a
+	SETEQ R8
+	CMPQ  SI, R8
+	JNE   dec2_compat_old
+	XORQ  SI, SI
+	LEAQ  -130(BX), DI
+	LEAQ  -128(CX), R8
+
+dec2_compat_fast:
+	CMPQ     DX, DI
+	JGT      dec2_compat_fastend
+	CMPQ     AX, R8
+	JGT      dec2_compat_fastend
+	VMOVDQU  (DX), Y3
+	VMOVDQU  -1(DX), Y4
+	VMOVDQU  1(DX), Y5
+	VPCMPEQB Y1, Y3, Y6
+	VPCMPEQB Y0, Y5, Y5
+	VPXOR    Y6, Y5, Y7
+	VPCMPEQB Y2, Y3, Y8
+	VPCMPEQB Y0, Y4, Y4
+	VPAND    Y4, Y8, Y8
+	VPOR     Y7, Y8, Y4
+	VMOVDQU  32(DX), Y7
+	VMOVDQU  31(DX), Y8
+	VMOVDQU  33(DX), Y9
+	VPCMPEQB Y1, Y7, Y10
+	VPCMPEQB Y0, Y9, Y9
+	VPXOR    Y10, Y9, Y11
+	VPCMPEQB Y2, Y7, Y12
+	VPCMPEQB Y0, Y8, Y8
+	VPAND    Y8, Y12, Y12
+	VPOR     Y11, Y12, Y8
+	VPOR     Y4, Y8, Y4
+	VPOR     Y5, Y9, Y5
+	VPOR     Y4, Y5, Y5
+	VPTEST   Y5, Y4
+	JNZ      dec2_compat_side
+	JCS      dec2_compat_fastnolf
+
+dec2_compat_fastgo:
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y10, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R9
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   Y7, 32(AX)
+	TZCNTQ    R9, R10
+	VMOVDQU   1(DX)(R10*1), Y3
+	VMOVDQU   Y3, (AX)(R10*1)
+	VMOVDQU   33(DX)(R10*1), Y3
+	VMOVDQU   Y3, 32(AX)(R10*1)
+	BLSRQ     R9, R11
+	TZCNTQ    R11, R10
+	ADCQ      $0x00, R10
+	VMOVDQU   1(DX)(R10*1), Y3
+	VMOVDQU   Y3, -1(AX)(R10*1)
+	VMOVDQU   33(DX)(R10*1), Y3
+	VMOVDQU   Y3, 31(AX)(R10*1)
+	BLSRQ     R11, R11
+	JNZ       dec2_compat_more
+	POPCNTQ   R9, R9
+	SUBQ      R9, AX
+	ADDQ      $0x40, AX
+	ADDQ      $0x40, DX
+	JMP       dec2_compat_fast
+
+dec2_compat_more:
+	MOVQ    R9, R11
+	POPCNTQ R9, R9
+	CMPQ    R9, $0x04
+	JA      dec2_compat_fasttable
+	JMP     dec2_compat_delete
+
+dec2_compat_side:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y5
+	VPXOR     Y6, Y5, Y5
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VMOVDQU   1(DX), Y4
+	VPCMPEQB  Y0, Y4, Y7
+	VPCMPEQB  Y1, Y4, Y4
+	VPOR      Y7, Y4, Y4
+	VPAND     Y3, Y4, Y4
+	VPOR      Y4, Y5, Y5
+	VPMOVMSKB Y3, R9
+	VPMOVMSKB Y6, R10
+	VPMOVMSKB Y5, R11
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   31(DX), Y4
+	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y5
+	VPXOR     Y6, Y5, Y5
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VMOVDQU   33(DX), Y4
+	VPCMPEQB  Y0, Y4, Y7
+	VPCMPEQB  Y1, Y4, Y4
+	VPOR      Y7, Y4, Y4
+	VPAND     Y3, Y4, Y4
+	VPOR      Y4, Y5, Y5
+	VPMOVMSKB Y3, R12
+	VPMOVMSKB Y6, R13
+	VPMOVMSKB Y5, R14
+	ORQ       R14, R11
+	JNZ       dec2_compat_faststop
+	SHLQ      $0x20, R12
+	ORQ       R12, R9
+	SHLQ      $0x20, R13
+	ORQ       R13, R10
+	ORQ       R9, R10
+	MOVQ      R10, R11
+	POPCNTQ   R11, R9
+	CMPQ      R9, $0x04
+	JA        dec2_compat_fasttable
+	VMOVDQU   (DX), Y3
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   Y3, 32(AX)
+
+dec2_compat_delete:
+dec2_compat_del1:
+	TZCNTQ  R11, R10
+	BLSRQ   R11, R11
+	VMOVDQU 1(DX)(R10*1), Y3
+	VMOVDQU Y3, (AX)(R10*1)
+	VMOVDQU 33(DX)(R10*1), Y3
+	VMOVDQU Y3, 32(AX)(R10*1)
+	DECQ    AX
+	TESTQ   R11, R11
+	JNZ     dec2_compat_del1
+	LEAQ    64(AX), AX
+	ADDQ    $0x40, DX
+	JMP     dec2_compat_fast
+
+dec2_compat_fasttable:
+	LEAQ    compactTable<>+0(SB), R9
+	VMOVDQU (DX), X3
+	MOVQ    R11, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R12
+	MOVQ    $0x00000008, R13
+	SUBQ    R12, R13
+	MOVQ    R11, R12
+	SHRQ    $0x08, R12
+	MOVBQZX R12, R12
+	POPCNTQ R12, R14
+	LEAQ    8(R13), R15
+	SUBQ    R14, R15
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R12*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VMOVDQU 16(DX), X3
+	MOVQ    R11, R10
+	SHRQ    $0x10, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R12
+	LEAQ    8(R15), R13
+	SUBQ    R12, R13
+	MOVQ    R11, R12
+	SHRQ    $0x18, R12
+	MOVBQZX R12, R12
+	POPCNTQ R12, R14
+	LEAQ    8(R13), BP
+	SUBQ    R14, BP
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R12*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R15*1)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VMOVDQU 32(DX), X3
+	MOVQ    R11, R10
+	SHRQ    $0x20, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R12
+	LEAQ    8(BP), R13
+	SUBQ    R12, R13
+	MOVQ    R11, R12
+	SHRQ    $0x28, R12
+	MOVBQZX R12, R12
+	POPCNTQ R12, R14
+	LEAQ    8(R13), R15
+	SUBQ    R14, R15
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R12*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(BP*1)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VMOVDQU 48(DX), X3
+	MOVQ    R11, R10
+	SHRQ    $0x30, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R12
+	LEAQ    8(R15), R13
+	SUBQ    R12, R13
+	SHRQ    $0x38, R11
+	MOVBQZX R11, R11
+	POPCNTQ R11, R12
+	LEAQ    8(R13), R14
+	SUBQ    R12, R14
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R15*1)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	ADDQ    R14, AX
+	ADDQ    $0x40, DX
+	JMP     dec2_compat_fast
+
+dec2_compat_fastend:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000007, R9
+	JMP   dec2_compat_loop
+
+dec2_compat_faststop:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000004, R9
+	JMP   dec2_compat_old
+
+dec2_compat_fastnolf:
+	LEAQ -64(DX), R9
+	CMPQ R9, SI
+	JEQ  dec2_compat_fastlong
+	MOVQ DX, SI
+	JMP  dec2_compat_fastgo
+
+dec2_compat_fastlong:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000006, R9
+
+dec2_compat_old:
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2_compat_block

@@ -265,7 +265,7 @@ var kModes = []Mode{Compat, Strict, Raw}
 // lines with many dots and line ends, or noise over the special bytes.
 func kInput(r *rand.Rand, n, style int) []byte {
 	b := make([]byte, 0, n)
-	switch style % 6 {
+	switch style % 7 {
 	case 0: // CRLF lines, some dot-stuffed
 		for len(b) < n {
 			l := r.IntN(90)
@@ -310,6 +310,29 @@ func kInput(r *rand.Rand, n, style int) []byte {
 				b = append(b, "abcdefgh."[r.IntN(9)])
 			}
 			b = append(b, "\r\n\n\r"[r.IntN(3):][:1+r.IntN(2)]...)
+		}
+	case 6: // mail: CRLF lines, some dot-stuffed, with a rare fault
+		// anywhere in a line: a bare CR or LF, a CR before a CRLF, an
+		// end marker or a look-alike, an unstuffed leading dot
+		faults := []string{"\r", "\n", "\r\r\n", "\r\n.\r\n", "\r\n.\n", "\n.\r\n", "\r\n.", "\n\n", "\r\n\n"}
+		for len(b) < n {
+			if r.IntN(10) == 0 {
+				b = append(b, '.', '.')
+			}
+			l := r.IntN(80)
+			f := -1
+			if r.IntN(25) == 0 {
+				f = r.IntN(l + 1)
+			}
+			for i := range l + 1 {
+				if i == f {
+					b = append(b, faults[r.IntN(len(faults))]...)
+				}
+				if i < l {
+					b = append(b, byte('a'+r.IntN(26)))
+				}
+			}
+			b = append(b, '\r', '\n')
 		}
 	case 3: // long ordinary stretches with rare special bytes
 		for len(b) < n {
@@ -448,6 +471,35 @@ func TestKernelsLarge(t *testing.T) {
 					}
 					cfg := modelConfig{mode: mode, bare: barePolicies[(pi+si)%3], maxLine: []int{998, 2100, asmChunk - 1, asmChunk + 1}[(pi+mi)%4]}
 					diffDecodeCfg(t, k, cfg, in, run)
+				}
+			}
+		}
+	})
+}
+
+// TestKernelsFastEntry puts a fault into clean mail (which the SIMD
+// kernels' fast loops take), then an LF-starting line ("\n\n.x": the dot
+// is text, since net/textproto does not start a line at the second LF)
+// at every position of the next few hundred bytes: the fast loops are
+// left at the fault, and entered again a few blocks on, one of them right
+// after the first of the LFs.
+func TestKernelsFastEntry(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		r := rand.New(rand.NewPCG(7, 8))
+		base := kInput(r, 3000, 0)
+		for _, fault := range []string{"\r", "\n", "\n\n"} {
+			for q := 1024; q < 1400; q++ {
+				in := append([]byte(nil), base...)
+				copy(in[1000:], fault)
+				copy(in[q:], "\n\n.x")
+				in = append(in, "\r\n.\r\n"...)
+				run := kRun{srcStep: len(in), dstLen: len(in) + 1, srcAlign: q % 64}
+				for _, mode := range kModes {
+					diffDecode(t, k, mode, 0, in, run)
+					diffEncode(t, k, mode, in, run)
 				}
 			}
 		}

@@ -65,9 +65,14 @@ func decodeAVX2(limited bool) {
 		block32 := p + "_block32"
 		Label(loop64)
 		needLeft(src, srcEnd, U32(66), dst, dstEnd, U32(64), loop)
-		if m == raw {
+		switch {
+		case m == raw:
 			fastEntry(src, dirty, p, p+"_old")
 			decodeRawFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot, lim)
+			Label(p + "_old")
+		case m == compat && lim == nil:
+			fastEntry(src, dirty, p, p+"_old")
+			decodeCompatFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot)
 			Label(p + "_old")
 		}
 		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)

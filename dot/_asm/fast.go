@@ -21,9 +21,10 @@ import (
 // state in registers (cbol, ccr, dirty), made by fastExit from the byte
 // before src.
 //
-// (The same loop for the Compat and Strict decoders, which delete the CRs
-// of CRLFs by blends as in decode64Y, measured no faster than decode64Y on
-// mail and slower on short lines, and was left out.)
+// The AVX2 Compat decoder (without a line limit) has a fast loop of its
+// own, decodeCompatFastY, which deletes the CRs of CRLFs by overlapping
+// stores. (Deleting them by blends, as decode64Y does, measured no faster
+// than decode64Y on mail; the Strict decoder has no fast loop.)
 
 // srcStart is the memory operand of src's first byte's address.
 func srcStart() Mem {
@@ -433,4 +434,203 @@ func settleLine(p string, src, entry reg.Register, lim *lineLimit) {
 	SUBQ(entry, t)
 	lim.advance(t)
 	Label(done)
+}
+
+// decodeCompatFastY is the fast loop of the AVX2 Compat decoder (without a
+// line limit): a block whose CRs are exactly the bytes before its LFs (so
+// no bare CR or LF, and no LF that starts a line) loses its CRs. The block
+// is stored, and for each CR, in order, the block's bytes after it are
+// stored again over it, one byte lower each time: two such stores are
+// made for every block whether it has the CRs or not (one whose CR is
+// missing lands past the block's output, which is scratch space), so that
+// the usual block, with one or two lines ending in it, takes no branch on
+// where they end. A block with three or four CRs, or with line-leading
+// dots that are not an end marker (a dot before a CR or LF), deletes them
+// in a loop, and one with more (short lines) by table.
+// Each CR is checked against the byte after it, even the block's last, so
+// no CR is given back on the way out, and an LF at the block's start
+// against the byte before it, which the loop has already checked but not
+// at its entry. It needs 130 bytes of src and 128 of room in dst.
+func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual) {
+	fast, stop := p+"_fast", p+"_faststop"
+	Label(p + "_fastin")
+	{
+		// An LF at src if and only if a CR is before it.
+		t, u := GP64(), GP64()
+		XORQ(t, t)
+		XORQ(u, u)
+		CMPB(Mem{Base: src, Disp: -1}, U8('\r'))
+		SETEQ(t.As8())
+		CMPB(Mem{Base: src}, U8('\n'))
+		SETEQ(u.As8())
+		CMPQ(t, u)
+		JNE(LabelRef(old))
+	}
+	last := GP64() // see fastExits
+	XORQ(last, last)
+	srcLim, dstLim := fastLimits(srcEnd, dstEnd, 130, 128)
+
+	// checks loads the block's halves and returns its CRs (cr), its stops
+	// but leading dots (pair: a CR whose next byte is not an LF, or an LF
+	// at the next byte without a CR here), its leading dots (d) and the
+	// LFs of the next bytes (nlf).
+	checks := func(i int) (v, cr, pair, d, nlf reg.VecVirtual) {
+		var pv, nv reg.VecVirtual
+		v, pv, nv = loadPairs(src, 32*i, true)
+		cr, nlf = eqY(v, ycr), eqY(nv, ylf)
+		pair = YMM()
+		VPXOR(cr, nlf, pair)
+		d = eqY(v, ydot)
+		VPAND(eqY(pv, ylf), d, d)
+		return v, cr, pair, d, nlf
+	}
+	Label(fast)
+	fastCheck(src, dst, srcLim, dstLim, p+"_fastend")
+	var v, cr [2]reg.VecVirtual
+	var bad, lf [2]reg.VecVirtual
+	for i := range v {
+		var pair, d reg.VecVirtual
+		v[i], cr[i], pair, d, lf[i] = checks(i)
+		bad[i] = YMM()
+		VPOR(pair, d, bad[i])
+	}
+	VPOR(bad[0], bad[1], bad[0])
+	any := YMM()
+	VPOR(lf[0], lf[1], any)
+	VPOR(bad[0], any, any)
+	VPTEST(any, bad[0]) // ZF: no stop; CF: no LF (so no CR)
+	JNZ(LabelRef(p + "_side"))
+	JCS(LabelRef(p + "_fastnolf"))
+	Label(p + "_fastgo")
+	crs := mask64Y(cr[0], cr[1])
+	VMOVDQU(v[0], Mem{Base: dst})
+	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
+	w := YMM()
+	// shift stores the block's bytes after the one at j over it, at
+	// e+j-k (the k-th deletion).
+	shift := func(e, j reg.Register, k int) {
+		for h := 0; h < 2; h++ {
+			VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 32*h + 1}, w)
+			VMOVDQU(w, Mem{Base: e, Index: j, Scale: 1, Disp: 32*h - k})
+		}
+	}
+	j, rest := GP64(), GP64()
+	TZCNTQ(crs, j) // 64 with no CR
+	shift(dst, j, 0)
+	BLSRQ(crs, rest)
+	TZCNTQ(rest, j) // CF: no second CR
+	ADCQ(U8(0), j)  // then 65, to store past the 64 bytes of a block with none
+	shift(dst, j, 1)
+	BLSRQ(rest, rest)
+	JNZ(LabelRef(p + "_more"))
+	n := GP64()
+	POPCNTQ(crs, n)
+	SUBQ(n, dst)
+	ADDQ(U8(64), dst)
+	ADDQ(U8(64), src)
+	JMP(LabelRef(fast))
+
+	// Three or four CRs: all of them, one at a time; more (short lines):
+	// by table.
+	Label(p + "_more")
+	MOVQ(crs, rest)
+	POPCNTQ(crs, n)
+	CMPQ(n, U8(4))
+	JA(LabelRef(p + "_fasttable"))
+	JMP(LabelRef(p + "_delete"))
+
+	// A block with a stop: on if its only stops are leading dots not
+	// before a CR or LF, deleted with its CRs.
+	Label(p + "_side")
+	var dots, crm, other [2]reg.GPVirtual
+	for i := range dots {
+		v, cr, pair, d, _ := checks(i)
+		_ = v
+		// A leading dot before a CR or LF: its next byte is one.
+		nv := YMM()
+		VMOVDQU(Mem{Base: src, Disp: 32*i + 1}, nv)
+		t := YMM()
+		VPOR(eqY(nv, ylf), eqY(nv, ycr), t)
+		VPAND(d, t, t)
+		VPOR(t, pair, pair)
+		dots[i], crm[i], other[i] = GP64(), GP64(), GP64()
+		VPMOVMSKB(d, dots[i].As32())
+		VPMOVMSKB(cr, crm[i].As32())
+		VPMOVMSKB(pair, other[i].As32())
+	}
+	ORQ(other[1], other[0])
+	JNZ(LabelRef(stop))
+	SHLQ(U8(32), dots[1])
+	ORQ(dots[1], dots[0])
+	SHLQ(U8(32), crm[1])
+	ORQ(crm[1], crm[0])
+	ORQ(dots[0], crm[0])
+	MOVQ(crm[0], rest)
+	POPCNTQ(rest, n)
+	CMPQ(n, U8(4))
+	JA(LabelRef(p + "_fasttable"))
+	for i := 0; i < 2; i++ {
+		VMOVDQU(Mem{Base: src, Disp: 32 * i}, w)
+		VMOVDQU(w, Mem{Base: dst, Disp: 32 * i})
+	}
+
+	// The deletions in rest, in order, from the block stored at dst.
+	Label(p + "_delete")
+	e := GP64() // e+j is where the bytes after a deletion at j go
+	MOVQ(dst, e)
+	Label(p + "_del1")
+	TZCNTQ(rest, j)
+	BLSRQ(rest, rest)
+	shift(e, j, 0)
+	DECQ(e)
+	TESTQ(rest, rest)
+	JNZ(LabelRef(p + "_del1"))
+	LEAQ(Mem{Base: e, Disp: 64}, dst)
+	ADDQ(U8(64), src)
+	JMP(LabelRef(fast))
+
+	// The deletions in rest, more than four: each 8-byte group of the
+	// block is packed by table (see compactLane).
+	Label(p + "_fasttable")
+	compact64(src, dst, rest)
+	ADDQ(U8(64), src)
+	JMP(LabelRef(fast))
+
+	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, false, nil, nil, nil)
+}
+
+// compact64 stores the 64 bytes at src at dst without those whose bits are
+// set in del, and moves dst past them.
+func compact64(src, dst, del reg.Register) {
+	ptab := GP64()
+	LEAQ(compactTable(), ptab)
+	var off reg.GPVirtual // where the next group goes, from dst (nil: 0)
+	// group returns group g's mask, and the offset after it from o.
+	group := func(g int, o reg.GPVirtual) (m, next reg.GPVirtual) {
+		m = GP64()
+		MOVQ(del, m)
+		if g > 0 {
+			SHRQ(U8(8*g), m)
+		}
+		MOVBQZX(m.As8(), m)
+		c := GP64()
+		POPCNTQ(m, c)
+		next = GP64()
+		if o == nil {
+			MOVQ(U32(8), next)
+		} else {
+			LEAQ(Mem{Base: o, Disp: 8}, next)
+		}
+		SUBQ(c, next)
+		return m, next
+	}
+	for l := 0; l < 4; l++ {
+		x := XMM()
+		VMOVDQU(Mem{Base: src, Disp: 16 * l}, x)
+		mlo, hi := group(2*l, off)
+		mhi, next := group(2*l+1, hi)
+		compactLane(x, mlo, mhi, dst, off, hi, ptab)
+		off = next
+	}
+	ADDQ(off, dst)
 }
