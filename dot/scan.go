@@ -109,10 +109,11 @@ func cleanLines(b []byte, maxLine int) int {
 	i := 0
 	for ; i+32 <= len(b); i += 32 {
 		w := (*[32]byte)(b[i : i+32])
-		b0, l0 := pairs(binary.LittleEndian.Uint64(w[:8]), &cr, &lf)
-		b1, l1 := pairs(binary.LittleEndian.Uint64(w[8:16]), &cr, &lf)
-		b2, l2 := pairs(binary.LittleEndian.Uint64(w[16:24]), &cr, &lf)
-		b3, l3 := pairs(binary.LittleEndian.Uint64(w[24:]), &cr, &lf)
+		var b0, b1, b2, b3, l0, l1, l2, l3 uint64
+		b0, l0, cr, lf = pairs(binary.LittleEndian.Uint64(w[:8]), cr, lf)
+		b1, l1, cr, lf = pairs(binary.LittleEndian.Uint64(w[8:16]), cr, lf)
+		b2, l2, cr, lf = pairs(binary.LittleEndian.Uint64(w[16:24]), cr, lf)
+		b3, l3, cr, lf = pairs(binary.LittleEndian.Uint64(w[24:]), cr, lf)
 		bad, any := b0|b1|b2|b3, l0|l1|l2|l3
 		if bad&hi8 != 0 {
 			break
@@ -129,15 +130,14 @@ func cleanLines(b []byte, maxLine int) int {
 }
 
 // pairs checks the 8 bytes of x, after a byte that was a CR or an LF as
-// cr and lf say (in bit 7), and sets them for the byte after x. Every
-// LF must follow a CR, every CR precede an LF, and no dot follow an LF;
-// where one does not, bad has bit 7 of that byte set. l has bit 7 of
-// each LF's byte set. Both have noise in the other bits.
-func pairs(x uint64, cr, lf *uint64) (bad, l uint64) {
+// cr and lf say (in bit 7), and returns them for the byte after x (ncr,
+// nlf). Every LF must follow a CR, every CR precede an LF, and no dot
+// follow an LF; where one does not, bad has bit 7 of that byte set. l has
+// bit 7 of each LF's byte set. Both have noise in the other bits.
+func pairs(x, cr, lf uint64) (bad, l, ncr, nlf uint64) {
 	l, c, d := masks(x)
-	bad = (c<<8 | *cr) ^ l | d&(l<<8|*lf)
-	*cr, *lf = c>>56, l>>56
-	return bad, l
+	bad = (c<<8 | cr) ^ l | d&(l<<8|lf)
+	return bad, l, c >> 56, l >> 56
 }
 
 // masks returns zeroByte's masks of the LFs, CRs and dots in x, less its
