@@ -438,15 +438,16 @@ func settleLine(p string, src, entry reg.Register, lim *lineLimit) {
 
 // decodeCompatFastY is the fast loop of the AVX2 Compat decoder (without a
 // line limit): a block whose CRs are exactly the bytes before its LFs (so
-// no bare CR or LF, and no LF that starts a line) loses its CRs. The block
-// is stored, and for each CR, in order, the block's bytes after it are
-// stored again over it, one byte lower each time: two such stores are
-// made for every block whether it has the CRs or not (one whose CR is
-// missing lands past the block's output, which is scratch space), so that
-// the usual block, with one or two lines ending in it, takes no branch on
-// where they end. A block with three or four CRs, or with line-leading
-// dots that are not an end marker (a dot before a CR or LF), deletes them
-// in a loop, and one with more (short lines) by table.
+// no bare CR or LF, and no LF that starts a line) loses its CRs. Each
+// 32-byte half is stored at its place in dst, then its bytes after its CR
+// one byte lower, over the CR: the second store is made whether the half
+// has a CR or not (without one it lands past the half's output, where the
+// next half or block goes), so that the usual block, with a line ending
+// in a half or two, takes no branch on where lines end. A half with more
+// than one CR, or a block with line-leading dots that are not an end
+// marker (a dot before a CR or LF), has them deleted one at a time, the
+// bytes after each stored again one byte lower than after the one before;
+// more than four in a block (short lines), by table.
 // Each CR is checked against the byte after it, even the block's last, so
 // no CR is given back on the way out, and an LF at the block's start
 // against the byte before it, which the loop has already checked but not
@@ -502,42 +503,49 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	JNZ(LabelRef(p + "_side"))
 	JCS(LabelRef(p + "_fastnolf"))
 	Label(p + "_fastgo")
-	crs := mask64Y(cr[0], cr[1])
-	VMOVDQU(v[0], Mem{Base: dst})
-	VMOVDQU(v[1], Mem{Base: dst, Disp: 32})
+	// Each half is stored at its place in dst, then the half's bytes
+	// after its CR, if it has one, one byte lower (a half with none
+	// stores them past its 32 bytes, where the next half or block goes).
 	w := YMM()
-	// shift stores the block's bytes after the one at j over it, at
-	// e+j-k (the k-th deletion).
-	shift := func(e, j reg.Register, k int) {
-		for h := 0; h < 2; h++ {
-			VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: 32*h + 1}, w)
-			VMOVDQU(w, Mem{Base: e, Index: j, Scale: 1, Disp: 32*h - k})
-		}
+	shift := func(e, j reg.Register, disp, k int) {
+		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: disp + 1}, w)
+		VMOVDQU(w, Mem{Base: e, Index: j, Scale: 1, Disp: -k})
 	}
-	j, rest := GP64(), GP64()
-	TZCNTQ(crs, j) // 64 with no CR
-	shift(dst, j, 0)
-	BLSRQ(crs, rest)
-	TZCNTQ(rest, j) // CF: no second CR
-	ADCQ(U8(0), j)  // then 65, to store past the 64 bytes of a block with none
-	shift(dst, j, 1)
-	BLSRQ(rest, rest)
-	JNZ(LabelRef(p + "_more"))
-	n := GP64()
-	POPCNTQ(crs, n)
-	SUBQ(n, dst)
-	ADDQ(U8(64), dst)
+	var m [2]reg.GPVirtual
+	for h := range m {
+		m[h] = GP64()
+		VPMOVMSKB(cr[h], m[h].As32())
+	}
+	j, rest, n := GP64(), GP64(), GP64()
+	o := dst // where the half goes
+	for h := range m {
+		VMOVDQU(v[h], Mem{Base: o})
+		TZCNTL(m[h].As32(), j.As32()) // 32 with no CR
+		shift(o, j, 32*h, 0)
+		BLSRL(m[h].As32(), rest.As32())
+		JNZ(LabelRef(p + "_more"))
+		POPCNTL(m[h].As32(), n.As32())
+		next := GP64()
+		LEAQ(Mem{Base: o, Disp: 32}, next)
+		SUBQ(n, next)
+		o = next
+	}
+	MOVQ(o, dst)
 	ADDQ(U8(64), src)
 	JMP(LabelRef(fast))
 
 	// Three or four CRs: all of them, one at a time; more (short lines):
 	// by table.
 	Label(p + "_more")
+	crs := GP64()
+	MOVQ(m[1], crs)
+	SHLQ(U8(32), crs)
+	ORQ(m[0], crs)
 	MOVQ(crs, rest)
 	POPCNTQ(crs, n)
 	CMPQ(n, U8(4))
 	JA(LabelRef(p + "_fasttable"))
-	JMP(LabelRef(p + "_delete"))
+	JMP(LabelRef(p + "_delete")) // (the bytes before the first CR are stored)
 
 	// A block with a stop: on if its only stops are leading dots not
 	// before a CR or LF, deleted with its CRs.
@@ -581,7 +589,8 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	Label(p + "_del1")
 	TZCNTQ(rest, j)
 	BLSRQ(rest, rest)
-	shift(e, j, 0)
+	shift(e, j, 0, 0)
+	shift(e, j, 32, -32)
 	DECQ(e)
 	TESTQ(rest, rest)
 	JNZ(LabelRef(p + "_del1"))
