@@ -4436,8 +4436,8 @@ DATA compactTable<>+4088(SB)/8, $0x8080808080808080
 GLOBL compactTable<>(SB), RODATA|NOPTR, $4096
 
 // func decodeAVX2(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
-// Requires: AVX, AVX2, BMI, BMI2, POPCNT, SSE2
-TEXT ·decodeAVX2(SB), NOSPLIT, $8-72
+// Requires: AVX, AVX2, BMI, BMI2, CMOV, POPCNT, SSE2
+TEXT ·decodeAVX2(SB), NOSPLIT, $0-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	ADDQ         AX, CX
@@ -4480,80 +4480,83 @@ dec2_compat_loop64:
 	JMP  dec2_compat_old
 
 dec2_compat_fastin:
-	XORQ  SI, SI
-	XORQ  R8, R8
-	CMPB  -1(DX), $0x0d
-	SETEQ SI
-	CMPB  (DX), $0x0a
-	SETEQ R8
-	CMPQ  SI, R8
-	JNE   dec2_compat_old
-	XORQ  SI, SI
-	LEAQ  -130(BX), DI
-	LEAQ  -128(CX), R8
+	XORQ    SI, SI
+	XORQ    R8, R8
+	CMPB    -1(DX), $0x0d
+	SETEQ   SI
+	CMPB    (DX), $0x0a
+	SETEQ   R8
+	CMPQ    SI, R8
+	JNE     dec2_compat_old
+	XORQ    SI, SI
+	LEAQ    -130(BX), DI
+	LEAQ    -128(CX), R8
+	SUBQ    DX, DI
+	SUBQ    AX, R8
+	CMPQ    R8, DI
+	CMOVQLT R8, DI
+	ADDQ    DX, DI
 
 dec2_compat_fast:
-	CMPQ     DX, DI
-	JGT      dec2_compat_fastend
-	CMPQ     AX, R8
-	JGT      dec2_compat_fastend
-	VMOVDQU  (DX), Y3
-	VMOVDQU  -1(DX), Y4
-	VMOVDQU  1(DX), Y5
-	VPCMPEQB Y1, Y3, Y6
-	VPCMPEQB Y0, Y5, Y5
-	VPXOR    Y6, Y5, Y7
-	VPCMPEQB Y2, Y3, Y8
-	VPCMPEQB Y0, Y4, Y4
-	VPAND    Y4, Y8, Y8
-	VPOR     Y7, Y8, Y4
-	VMOVDQU  32(DX), Y7
-	VMOVDQU  31(DX), Y8
-	VMOVDQU  33(DX), Y9
-	VPCMPEQB Y1, Y7, Y10
-	VPCMPEQB Y0, Y9, Y9
-	VPXOR    Y10, Y9, Y11
-	VPCMPEQB Y2, Y7, Y12
-	VPCMPEQB Y0, Y8, Y8
-	VPAND    Y8, Y12, Y12
-	VPOR     Y11, Y12, Y8
-	VPOR     Y4, Y8, Y4
-	VPOR     Y5, Y9, Y5
-	VPOR     Y4, Y5, Y5
-	VPTEST   Y5, Y4
-	JNZ      dec2_compat_side
-	JCS      dec2_compat_fastnolf
+	CMPQ      DX, DI
+	JGT       dec2_compat_fastend
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y5
+	VPXOR     Y6, Y5, Y5
+	VPCMPEQB  Y2, Y3, Y7
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y7, Y7
+	VPOR      Y5, Y7, Y4
+	VMOVDQU   32(DX), Y5
+	VMOVDQU   31(DX), Y7
+	VMOVDQU   33(DX), Y8
+	VPCMPEQB  Y1, Y5, Y9
+	VPCMPEQB  Y0, Y8, Y8
+	VPXOR     Y9, Y8, Y8
+	VPCMPEQB  Y2, Y5, Y10
+	VPCMPEQB  Y0, Y7, Y7
+	VPAND     Y7, Y10, Y10
+	VPOR      Y8, Y10, Y7
+	VPOR      Y4, Y7, Y4
+	VPTEST    Y4, Y4
+	JNZ       dec2_compat_side
+	VPMOVMSKB Y6, R8
+	VPMOVMSKB Y9, R9
+	MOVL      R8, R10
+	ORL       R9, R10
+	JZ        dec2_compat_fastnolf
 
 dec2_compat_fastgo:
-	VPMOVMSKB Y6, R9
-	VPMOVMSKB Y10, R10
-	VMOVDQU   Y3, (AX)
-	TZCNTL    R9, R11
-	VMOVDQU   1(DX)(R11*1), Y3
-	VMOVDQU   Y3, (AX)(R11*1)
-	BLSRL     R9, R12
-	JNZ       dec2_compat_more
-	POPCNTL   R9, R11
-	LEAQ      32(AX), R13
-	SUBQ      R11, R13
-	VMOVDQU   Y7, (R13)
-	TZCNTL    R10, R11
-	VMOVDQU   33(DX)(R11*1), Y3
-	VMOVDQU   Y3, (R13)(R11*1)
-	BLSRL     R10, R12
-	JNZ       dec2_compat_more
-	POPCNTL   R10, R11
-	LEAQ      32(R13), AX
-	SUBQ      R11, AX
-	ADDQ      $0x40, DX
-	JMP       dec2_compat_fast
+	VMOVDQU Y3, (AX)
+	TZCNTL  R8, R10
+	VMOVDQU 1(DX)(R10*1), Y3
+	VMOVDQU Y3, (AX)(R10*1)
+	BLSRL   R8, R11
+	JNZ     dec2_compat_more
+	POPCNTL R8, R10
+	LEAQ    32(AX), R12
+	SUBQ    R10, R12
+	VMOVDQU Y5, (R12)
+	TZCNTL  R9, R10
+	VMOVDQU 33(DX)(R10*1), Y3
+	VMOVDQU Y3, (R12)(R10*1)
+	BLSRL   R9, R11
+	JNZ     dec2_compat_more
+	POPCNTL R9, R10
+	LEAQ    32(R12), AX
+	SUBQ    R10, AX
+	ADDQ    $0x40, DX
+	JMP     dec2_compat_fast
 
 dec2_compat_more:
-	SHLQ    $0x20, R10
-	ORQ     R9, R10
-	MOVQ    R10, R12
-	POPCNTQ R10, R11
-	CMPQ    R11, $0x04
+	SHLQ    $0x20, R9
+	ORQ     R8, R9
+	MOVQ    R9, R11
+	POPCNTQ R9, R10
+	CMPQ    R10, $0x04
 	JA      dec2_compat_fasttable
 	JMP     dec2_compat_delete
 
@@ -4573,9 +4576,9 @@ dec2_compat_side:
 	VPOR      Y7, Y4, Y4
 	VPAND     Y3, Y4, Y4
 	VPOR      Y4, Y5, Y5
-	VPMOVMSKB Y3, R9
-	VPMOVMSKB Y6, R10
-	VPMOVMSKB Y5, R11
+	VPMOVMSKB Y3, R8
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y5, R10
 	VMOVDQU   32(DX), Y3
 	VMOVDQU   31(DX), Y4
 	VMOVDQU   33(DX), Y5
@@ -4591,19 +4594,19 @@ dec2_compat_side:
 	VPOR      Y7, Y4, Y4
 	VPAND     Y3, Y4, Y4
 	VPOR      Y4, Y5, Y5
-	VPMOVMSKB Y3, R12
-	VPMOVMSKB Y6, R13
-	VPMOVMSKB Y5, R14
-	ORQ       R14, R11
+	VPMOVMSKB Y3, R11
+	VPMOVMSKB Y6, R12
+	VPMOVMSKB Y5, R13
+	ORQ       R13, R10
 	JNZ       dec2_compat_faststop
+	SHLQ      $0x20, R11
+	ORQ       R11, R8
 	SHLQ      $0x20, R12
 	ORQ       R12, R9
-	SHLQ      $0x20, R13
-	ORQ       R13, R10
-	ORQ       R9, R10
-	MOVQ      R10, R12
-	POPCNTQ   R12, R11
-	CMPQ      R11, $0x04
+	ORQ       R8, R9
+	MOVQ      R9, R11
+	POPCNTQ   R11, R10
+	CMPQ      R10, $0x04
 	JA        dec2_compat_fasttable
 	VMOVDQU   (DX), Y3
 	VMOVDQU   Y3, (AX)
@@ -4612,93 +4615,93 @@ dec2_compat_side:
 
 dec2_compat_delete:
 dec2_compat_del1:
-	TZCNTQ  R12, R11
-	BLSRQ   R12, R12
-	VMOVDQU 1(DX)(R11*1), Y3
-	VMOVDQU Y3, (AX)(R11*1)
-	VMOVDQU 33(DX)(R11*1), Y3
-	VMOVDQU Y3, 32(AX)(R11*1)
+	TZCNTQ  R11, R10
+	BLSRQ   R11, R11
+	VMOVDQU 1(DX)(R10*1), Y3
+	VMOVDQU Y3, (AX)(R10*1)
+	VMOVDQU 33(DX)(R10*1), Y3
+	VMOVDQU Y3, 32(AX)(R10*1)
 	DECQ    AX
-	TESTQ   R12, R12
+	TESTQ   R11, R11
 	JNZ     dec2_compat_del1
 	LEAQ    64(AX), AX
 	ADDQ    $0x40, DX
 	JMP     dec2_compat_fast
 
 dec2_compat_fasttable:
-	LEAQ    compactTable<>+0(SB), R9
+	LEAQ    compactTable<>+0(SB), R8
 	VMOVDQU (DX), X3
-	MOVQ    R12, R10
+	MOVQ    R11, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	MOVQ    $0x00000008, R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x08, R10
 	MOVBQZX R10, R10
-	POPCNTQ R10, R11
-	MOVQ    $0x00000008, R13
-	SUBQ    R11, R13
-	MOVQ    R12, R11
-	SHRQ    $0x08, R11
-	MOVBQZX R11, R11
-	POPCNTQ R11, R14
-	LEAQ    8(R13), R15
-	SUBQ    R14, R15
-	VMOVQ   (R9)(R10*8), X4
-	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	POPCNTQ R10, R13
+	LEAQ    8(R12), R14
+	SUBQ    R13, R14
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
 	VPSHUFB X4, X3, X3
 	VMOVQ   X3, (AX)
-	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
 	VMOVDQU 16(DX), X3
-	MOVQ    R12, R10
-	SHRQ    $0x10, R10
+	MOVQ    R11, R9
+	SHRQ    $0x10, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	LEAQ    8(R14), R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x18, R10
 	MOVBQZX R10, R10
-	POPCNTQ R10, R11
-	LEAQ    8(R15), R13
-	SUBQ    R11, R13
-	MOVQ    R12, R11
-	SHRQ    $0x18, R11
-	MOVBQZX R11, R11
-	POPCNTQ R11, R14
-	LEAQ    8(R13), BP
-	SUBQ    R14, BP
-	VMOVQ   (R9)(R10*8), X4
-	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	POPCNTQ R10, R13
+	LEAQ    8(R12), R15
+	SUBQ    R13, R15
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
 	VPSHUFB X4, X3, X3
-	VMOVQ   X3, (AX)(R15*1)
-	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VMOVQ   X3, (AX)(R14*1)
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
 	VMOVDQU 32(DX), X3
-	MOVQ    R12, R10
-	SHRQ    $0x20, R10
+	MOVQ    R11, R9
+	SHRQ    $0x20, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	LEAQ    8(R15), R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x28, R10
 	MOVBQZX R10, R10
-	POPCNTQ R10, R11
-	LEAQ    8(BP), R13
-	SUBQ    R11, R13
-	MOVQ    R12, R11
-	SHRQ    $0x28, R11
-	MOVBQZX R11, R11
-	POPCNTQ R11, R14
-	LEAQ    8(R13), R15
-	SUBQ    R14, R15
-	VMOVQ   (R9)(R10*8), X4
-	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
-	VPSHUFB X4, X3, X3
-	VMOVQ   X3, (AX)(BP*1)
-	VPEXTRQ $0x01, X3, (AX)(R13*1)
-	VMOVDQU 48(DX), X3
-	MOVQ    R12, R10
-	SHRQ    $0x30, R10
-	MOVBQZX R10, R10
-	POPCNTQ R10, R11
-	LEAQ    8(R15), R13
-	SUBQ    R11, R13
-	MOVQ    R12, R11
-	SHRQ    $0x38, R11
-	MOVBQZX R11, R11
-	POPCNTQ R11, R12
-	LEAQ    8(R13), R14
-	SUBQ    R12, R14
-	VMOVQ   (R9)(R10*8), X4
-	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	POPCNTQ R10, R13
+	LEAQ    8(R12), R14
+	SUBQ    R13, R14
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
 	VPSHUFB X4, X3, X3
 	VMOVQ   X3, (AX)(R15*1)
-	VPEXTRQ $0x01, X3, (AX)(R13*1)
-	ADDQ    R14, AX
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
+	VMOVDQU 48(DX), X3
+	MOVQ    R11, R9
+	SHRQ    $0x30, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	LEAQ    8(R14), R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x38, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R11
+	LEAQ    8(R12), R13
+	SUBQ    R11, R13
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R14*1)
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
+	ADDQ    R13, AX
 	ADDQ    $0x40, DX
 	JMP     dec2_compat_fast
 
@@ -4723,8 +4726,8 @@ dec2_compat_faststop:
 	JMP   dec2_compat_old
 
 dec2_compat_fastnolf:
-	LEAQ -64(DX), R9
-	CMPQ R9, SI
+	LEAQ -64(DX), R10
+	CMPQ R10, SI
 	JEQ  dec2_compat_fastlong
 	MOVQ DX, SI
 	JMP  dec2_compat_fastgo

@@ -469,7 +469,16 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	}
 	last := GP64() // see fastExits
 	XORQ(last, last)
+	// One bound: src advances by 64 a block and dst by at most that.
+	bound, t := GP64(), GP64()
 	srcLim, dstLim := fastLimits(srcEnd, dstEnd, 130, 128)
+	MOVQ(srcLim, bound)
+	SUBQ(src, bound)
+	MOVQ(dstLim, t)
+	SUBQ(dst, t)
+	CMPQ(t, bound)
+	CMOVQLT(t, bound)
+	ADDQ(src, bound)
 
 	// checks loads the block's halves and returns its CRs (cr), its stops
 	// but leading dots (pair: a CR whose next byte is not an LF, or an LF
@@ -486,22 +495,28 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 		return v, cr, pair, d, nlf
 	}
 	Label(fast)
-	fastCheck(src, dst, srcLim, dstLim, p+"_fastend")
-	var v, cr [2]reg.VecVirtual
-	var bad, lf [2]reg.VecVirtual
+	CMPQ(src, bound)
+	JGT(LabelRef(p + "_fastend"))
+	var v, cr, bad [2]reg.VecVirtual
 	for i := range v {
 		var pair, d reg.VecVirtual
-		v[i], cr[i], pair, d, lf[i] = checks(i)
+		v[i], cr[i], pair, d, _ = checks(i)
 		bad[i] = YMM()
 		VPOR(pair, d, bad[i])
 	}
 	VPOR(bad[0], bad[1], bad[0])
-	any := YMM()
-	VPOR(lf[0], lf[1], any)
-	VPOR(bad[0], any, any)
-	VPTEST(any, bad[0]) // ZF: no stop; CF: no LF (so no CR)
+	VPTEST(bad[0], bad[0])
 	JNZ(LabelRef(p + "_side"))
-	JCS(LabelRef(p + "_fastnolf"))
+	var m [2]reg.GPVirtual
+	for h := range m {
+		m[h] = GP64()
+		VPMOVMSKB(cr[h], m[h].As32())
+	}
+	// No CR, so no LF (but maybe at the block's first byte).
+	any := GP64()
+	MOVL(m[0].As32(), any.As32())
+	ORL(m[1].As32(), any.As32())
+	JZ(LabelRef(p + "_fastnolf"))
 	Label(p + "_fastgo")
 	// Each half is stored at its place in dst, then the half's bytes
 	// after its CR, if it has one, one byte lower (a half with none
@@ -510,11 +525,6 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	shift := func(e, j reg.Register, disp, k int) {
 		VMOVDQU(Mem{Base: src, Index: j, Scale: 1, Disp: disp + 1}, w)
 		VMOVDQU(w, Mem{Base: e, Index: j, Scale: 1, Disp: -k})
-	}
-	var m [2]reg.GPVirtual
-	for h := range m {
-		m[h] = GP64()
-		VPMOVMSKB(cr[h], m[h].As32())
 	}
 	j, rest, n := GP64(), GP64(), GP64()
 	o := dst // where the half goes
