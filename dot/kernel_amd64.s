@@ -1242,7 +1242,7 @@ dec512_done:
 
 // func decodeLinesAVX512(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, LZCNT, POPCNT
-TEXT ·decodeLinesAVX512(SB), NOSPLIT, $8-96
+TEXT ·decodeLinesAVX512(SB), NOSPLIT, $16-96
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), DX
@@ -1303,6 +1303,41 @@ dec512l_compat_enter:
 
 lf0_a:
 	ADDQ $0x01, R10
+	MOVQ R10, (SP)
+	LEAQ 128(R10), R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_compat_body
+	MOVQ $0x000000bf, R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_compat_body
+
+dec512l_compat_bodyu:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512l_compat_testu:
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R10
+	KMOVQ         K2, R12
+	CMPQ          R10, R12
+	JNE           dec512l_compat_fullx
+	DECQ          R9
+	CMPQ          R10, $-1
+	CMOVQNE       R11, R9
+	TESTQ         R9, R9
+	JZ            dec512l_compat_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_compat_fullx
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	ADDQ          $0x40, SI
+	CMPQ          SI, R8
+	JLE           dec512l_compat_bodyu
+	JMP           dec512l_compat_genx
 
 dec512l_compat_body:
 	VMOVDQU64 (DX)(SI*1), Z3
@@ -1317,28 +1352,55 @@ dec512l_compat_test:
 	DECQ          R9
 	CMPQ          R12, $-1
 	CMOVQNE       R11, R9
+	LEAQ          64(R10), R10
+	CMOVQNE       sixtyThree<>+0(SB), R10
 	TESTQ         R9, R9
 	JZ            dec512l_compat_cleanx
 	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512l_compat_fullx
-	ANDNQ         allOnes<>+0(SB), R12, R13
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
 	ADDQ          R12, DI
 	ADDQ          $0x40, SI
-	LZCNTQ        R13, R12
-	SBBQ          R13, R13
-	ANDQ          R13, R10
-	ADDQ          R12, R10
 	CMPQ          R10, limFast+64(FP)
 	JGT           dec512l_compat_genx
 	CMPQ          SI, R8
 	JLE           dec512l_compat_body
 
 dec512l_compat_genx:
+	TESTQ     SI, SI
+	JZ        dec512l_compat_since_a
+	VMOVDQU64 -64(DX)(SI*1), Z3
+	VPCMPEQB  Z1, Z3, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_compat_back_a_far
+	MOVQ      R9, R10
+	JMP       dec512l_compat_settled_a
+
+dec512l_compat_back_a_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_compat_back_a:
+	CMPQ R8, DX
+	JEQ  dec512l_compat_since_a
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_compat_back_a
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_compat_settled_a
+
+dec512l_compat_since_a:
+	MOVQ (SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_compat_settled_a:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
 	ADDQ  $-1, R10
@@ -1348,6 +1410,36 @@ dec512l_compat_genx:
 	JMP   dec512l_compat_general
 
 dec512l_compat_cleanx:
+	TESTQ     SI, SI
+	JZ        dec512l_compat_since_b
+	VMOVDQU64 -64(DX)(SI*1), Z4
+	VPCMPEQB  Z1, Z4, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_compat_back_b_far
+	MOVQ      R9, R10
+	JMP       dec512l_compat_settled_b
+
+dec512l_compat_back_b_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_compat_back_b:
+	CMPQ R8, DX
+	JEQ  dec512l_compat_since_b
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_compat_back_b
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_compat_settled_b
+
+dec512l_compat_since_b:
+	MOVQ (SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_compat_settled_b:
 	ADDQ SI, DX
 	ADDQ DI, AX
 	ADDQ $-1, R10
@@ -1369,13 +1461,50 @@ dec512l_compat_masks:
 
 lf0_b:
 	ADDQ $0x01, R10
-	JMP  dec512l_compat_test
+	MOVQ R10, (SP)
+	LEAQ 128(R10), R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_compat_test
+	MOVQ $0x000000bf, R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_compat_test
+	JMP  dec512l_compat_testu
 
 dec512l_compat_first:
 	VMOVDQU64 (DX), Z3
 	JMP       dec512l_compat_fully
 
 dec512l_compat_fullx:
+	TESTQ     SI, SI
+	JZ        dec512l_compat_since_c
+	VMOVDQU64 -64(DX)(SI*1), Z4
+	VPCMPEQB  Z1, Z4, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_compat_back_c_far
+	MOVQ      R9, R10
+	JMP       dec512l_compat_settled_c
+
+dec512l_compat_back_c_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_compat_back_c:
+	CMPQ R8, DX
+	JEQ  dec512l_compat_since_c
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_compat_back_c
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_compat_settled_c
+
+dec512l_compat_since_c:
+	MOVQ (SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_compat_settled_c:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
 	ADDQ  $-1, R10
@@ -2222,6 +2351,39 @@ dec512l_raw_fast:
 
 lf0_c:
 	ADDQ $0x01, R10
+	MOVQ R10, 8(SP)
+	LEAQ 128(R10), R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_raw_body
+	MOVQ $0x000000bf, R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_raw_body
+
+dec512l_raw_bodyu:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512l_raw_testu:
+	VPCMPB    $0x04, Z1, Z3, K1
+	VPCMPB    $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ     K1, R10
+	KMOVQ     K2, R12
+	CMPQ      R10, R12
+	JNE       dec512l_raw_fullx
+	DECQ      R9
+	CMPQ      R10, $-1
+	CMOVQNE   R11, R9
+	TESTQ     R9, R9
+	JZ        dec512l_raw_cleanx
+	VPCMPEQB  -1(DX)(SI*1), Z0, K1
+	VPCMPEQB  Z2, Z3, K1, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512l_raw_fullx
+	VMOVDQU64 Z3, (AX)(DI*1)
+	ADDQ      $0x40, DI
+	ADDQ      $0x40, SI
+	CMPQ      SI, R8
+	JLE       dec512l_raw_bodyu
+	JMP       dec512l_raw_genx
 
 dec512l_raw_body:
 	VMOVDQU64 (DX)(SI*1), Z3
@@ -2236,26 +2398,53 @@ dec512l_raw_test:
 	DECQ      R9
 	CMPQ      R12, $-1
 	CMOVQNE   R11, R9
+	LEAQ      64(R10), R10
+	CMOVQNE   sixtyThree<>+0(SB), R10
 	TESTQ     R9, R9
 	JZ        dec512l_raw_cleanx
 	VPCMPEQB  -1(DX)(SI*1), Z0, K1
 	VPCMPEQB  Z2, Z3, K1, K1
 	KORTESTQ  K1, K1
 	JNZ       dec512l_raw_fullx
-	ANDNQ     allOnes<>+0(SB), R12, R12
 	VMOVDQU64 Z3, (AX)(DI*1)
 	ADDQ      $0x40, DI
 	ADDQ      $0x40, SI
-	LZCNTQ    R12, R12
-	SBBQ      R13, R13
-	ANDQ      R13, R10
-	ADDQ      R12, R10
 	CMPQ      R10, limFast+64(FP)
 	JGT       dec512l_raw_genx
 	CMPQ      SI, R8
 	JLE       dec512l_raw_body
 
 dec512l_raw_genx:
+	TESTQ     SI, SI
+	JZ        dec512l_raw_since_a
+	VMOVDQU64 -64(DX)(SI*1), Z3
+	VPCMPEQB  Z1, Z3, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_raw_back_a_far
+	MOVQ      R9, R10
+	JMP       dec512l_raw_settled_a
+
+dec512l_raw_back_a_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_raw_back_a:
+	CMPQ R8, DX
+	JEQ  dec512l_raw_since_a
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_raw_back_a
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_raw_settled_a
+
+dec512l_raw_since_a:
+	MOVQ 8(SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_raw_settled_a:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
 	ADDQ  $-1, R10
@@ -2268,6 +2457,36 @@ dec512l_raw_genx:
 	JMP   dec512l_raw_general
 
 dec512l_raw_cleanx:
+	TESTQ     SI, SI
+	JZ        dec512l_raw_since_b
+	VMOVDQU64 -64(DX)(SI*1), Z4
+	VPCMPEQB  Z1, Z4, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_raw_back_b_far
+	MOVQ      R9, R10
+	JMP       dec512l_raw_settled_b
+
+dec512l_raw_back_b_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_raw_back_b:
+	CMPQ R8, DX
+	JEQ  dec512l_raw_since_b
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_raw_back_b
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_raw_settled_b
+
+dec512l_raw_since_b:
+	MOVQ 8(SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_raw_settled_b:
 	ADDQ SI, DX
 	ADDQ DI, AX
 	ADDQ $-1, R10
@@ -2291,13 +2510,50 @@ dec512l_raw_masks:
 
 lf0_d:
 	ADDQ $0x01, R10
-	JMP  dec512l_raw_test
+	MOVQ R10, 8(SP)
+	LEAQ 128(R10), R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_raw_test
+	MOVQ $0x000000bf, R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_raw_test
+	JMP  dec512l_raw_testu
 
 dec512l_raw_first:
 	VMOVDQU64 (DX), Z3
 	JMP       dec512l_raw_fully
 
 dec512l_raw_fullx:
+	TESTQ     SI, SI
+	JZ        dec512l_raw_since_c
+	VMOVDQU64 -64(DX)(SI*1), Z4
+	VPCMPEQB  Z1, Z4, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_raw_back_c_far
+	MOVQ      R9, R10
+	JMP       dec512l_raw_settled_c
+
+dec512l_raw_back_c_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_raw_back_c:
+	CMPQ R8, DX
+	JEQ  dec512l_raw_since_c
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_raw_back_c
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_raw_settled_c
+
+dec512l_raw_since_c:
+	MOVQ 8(SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_raw_settled_c:
 	ADDQ  SI, DX
 	ADDQ  DI, AX
 	ADDQ  $-1, R10
@@ -2725,6 +2981,9 @@ dec512l_done:
 
 DATA allOnes<>+0(SB)/8, $0xffffffffffffffff
 GLOBL allOnes<>(SB), RODATA|NOPTR, $8
+
+DATA sixtyThree<>+0(SB)/8, $0x000000000000003f
+GLOBL sixtyThree<>(SB), RODATA|NOPTR, $8
 
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT

@@ -671,10 +671,12 @@ func TestKernelsMaxLineDeep(t *testing.T) {
 		if k.name == "generic" {
 			t.Skip("the reference")
 		}
-		limits := []int{64, 65, 100, 127, 128, 129, 150, 190, 191, 192, 998}
+		// (Up to 254, a line can pass through the AVX-512 loops without a
+		// check of its own: see decodeBody512.)
+		limits := []int{64, 65, 100, 127, 128, 129, 150, 190, 191, 192, 200, 230, 254, 255, 256, 998}
 		offsets := 64
 		if testing.Short() || raceEnabled {
-			limits, offsets = []int{65, 128, 150, 191}, 8
+			limits, offsets = []int{65, 128, 150, 191, 230}, 8
 		}
 		for _, max := range limits {
 			for _, delta := range []int{-1, 0, 1} {
@@ -693,6 +695,9 @@ func TestKernelsMaxLineDeep(t *testing.T) {
 					for x, run := range []kRun{
 						{srcStep: len(in), dstLen: len(in) + 1},
 						{srcStep: 1500, dstLen: 700},
+						// A call that starts in the long line, 192 to 252
+						// bytes before its end.
+						{srcStep: 1024 + off + len(line) - 192 - off%61, dstLen: len(in) + 1},
 					} {
 						cfg := modelConfig{mode: kModes[(off+x)%3], bare: barePolicies[off%3], maxLine: max}
 						diffDecodeCfg(t, k, cfg, in, run)

@@ -854,27 +854,61 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	if own {
 		three = GP64()
 	}
-	enter := func() {
+	var entry Mem // r+1 where the loop was entered
+	if ll != nil {
+		entry = AllocLocal(8)
+	}
+	// With a line limit the loop comes in two: one that checks it after
+	// each block, and one that need not. A block with a CR leaves at
+	// most 63 bytes of a line (r+1 <= 63), and at most two blocks in a
+	// row without a CR go through the loop (see dirty), so a line there
+	// grows by at most 128 bytes past the last such block or the entry:
+	// where the limit is that far off (r+1 at the entry plus 128, and 191,
+	// both at most limFast), nothing needs checking. Either way r+1 is
+	// made exact where the loop leaves (settleBody).
+	body, test := p+"_body", p+"_test"
+	bodyFree, testFree := body, test
+	if ll != nil {
+		bodyFree, testFree = p+"_bodyu", p+"_testu"
+	}
+	// enter sets the loop up and goes on at the checked loop's label
+	// checked or the free loop's free.
+	enter := func(checked, free string) {
 		loopLimit(src, dst, srcLim, dstLim, lim)
 		XORQ(i, i)
 		XORQ(j, j)
 		if own {
 			MOVQ(U32(3), three)
 		}
-		if ll != nil {
-			// The loop counts an LF in the block of the CR before it: an
-			// LF at the start of the first block is counted here.
-			// The loop keeps r+1 (see nextAfter): an LF at the start of the
-			// first block makes it 0.
-			skip := uniq("lf0")
-			CMPB(Mem{Base: src}, U8('\n'))
-			JNE(LabelRef(skip))
-			ll.set(I32(-1))
-			Label(skip)
-			ll.advance(U8(1))
+		if ll == nil {
+			JMP(LabelRef(free))
+			return
 		}
+		// The loop counts an LF in the block of the CR before it: an
+		// LF at the start of the first block is counted here.
+		// The loop keeps r+1 (see nextAfter): an LF at the start of the
+		// first block makes it 0.
+		skip := uniq("lf0")
+		CMPB(Mem{Base: src}, U8('\n'))
+		JNE(LabelRef(skip))
+		ll.set(I32(-1))
+		Label(skip)
+		ll.advance(U8(1))
+		r := ll.load()
+		MOVQ(r, entry)
+		t := GP64()
+		LEAQ(Mem{Base: r, Disp: 128}, t)
+		CMPQ(t, ll.limFast)
+		JGT(LabelRef(checked))
+		MOVQ(U32(191), t)
+		CMPQ(t, ll.limFast)
+		JGT(LabelRef(checked))
+		JMP(LabelRef(free))
 	}
 	leave := func() {
+		if ll != nil {
+			settleBody(p, src, i, entry, zcr, ll)
+		}
 		ADDQ(i, src)
 		ADDQ(j, dst)
 		if ll != nil {
@@ -882,57 +916,65 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 		}
 	}
 	Label(p + "_enter")
-	enter()
-	Label(p + "_body")
-	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
+	enter(body, bodyFree)
 
-	Label(p + "_test")
-	kncr, knn := K(), K()
-	VPCMPB(U8(4), zcr, v, kncr)                                          // not CR
-	VPCMPB(U8(4), Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zlf, knn) // next is not LF
-	ncr, nnlf := GP64(), GP64()
-	KMOVQ(kncr, ncr)
-	KMOVQ(knn, nnlf)
-	CMPQ(ncr, nnlf)
-	JNE(LabelRef(p + "_fullx"))
-	DECQ(dirty)
-	CMPQ(ncr, I8(-1))
-	CMOVQNE(three, dirty)
-	TESTQ(dirty, dirty)
-	JZ(LabelRef(p + "_cleanx"))
-	kp, kd := K(), K()
-	VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: -1}, zlf, kp) // after an LF
-	VPCMPEQB(zdot, v, kp, kd)
-	KORTESTQ(kd, kd)
-	JNZ(LabelRef(p + "_fullx"))
-	var nl reg.GPVirtual
+	loop := func(body, test string, checked bool) {
+		Label(body)
+		VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
+
+		Label(test)
+		kncr, knn := K(), K()
+		VPCMPB(U8(4), zcr, v, kncr)                                          // not CR
+		VPCMPB(U8(4), Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zlf, knn) // next is not LF
+		ncr, nnlf := GP64(), GP64()
+		KMOVQ(kncr, ncr)
+		KMOVQ(knn, nnlf)
+		CMPQ(ncr, nnlf)
+		JNE(LabelRef(p + "_fullx"))
+		DECQ(dirty)
+		CMPQ(ncr, I8(-1))
+		CMOVQNE(three, dirty)
+		if checked {
+			// r+1 is only a bound here: at most 63 after a block with
+			// a CR (the last LF follows the last CR), and 64 more after
+			// one without.
+			r := ll.load()
+			LEAQ(Mem{Base: r, Disp: 64}, r)
+			CMOVQNE(sixtyThree(), r)
+		}
+		TESTQ(dirty, dirty)
+		JZ(LabelRef(p + "_cleanx"))
+		kp, kd := K(), K()
+		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: -1}, zlf, kp) // after an LF
+		VPCMPEQB(zdot, v, kp, kd)
+		KORTESTQ(kd, kd)
+		JNZ(LabelRef(p + "_fullx"))
+		if m == raw {
+			VMOVDQU64(v, Mem{Base: dst, Index: j, Scale: 1})
+			ADDQ(U8(64), j)
+		} else {
+			cnt := GP64()
+			POPCNTQ(ncr, cnt)
+			out := ZMM()
+			VPCOMPRESSB_Z(v, kncr, out)
+			// dst has room for 64 bytes: store them all (past the kept
+			// ones, dst is scratch space until overwritten).
+			VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
+			ADDQ(cnt, j)
+		}
+		ADDQ(U8(64), i)
+		if checked {
+			// (Checked against limFast, r+1 is checked a byte early.)
+			ll.check(p + "_genx")
+		}
+		CMPQ(i, lim)
+		JLE(LabelRef(body))
+		JMP(LabelRef(p + "_genx"))
+	}
+	loop(bodyFree, testFree, false)
 	if ll != nil {
-		nl = GP64() // the block's CRs, each before an LF
-		ANDNQ(ll.ones, ncr, nl)
+		loop(body, test, true)
 	}
-	if m == raw {
-		VMOVDQU64(v, Mem{Base: dst, Index: j, Scale: 1})
-		ADDQ(U8(64), j)
-	} else {
-		cnt := GP64()
-		POPCNTQ(ncr, cnt)
-		out := ZMM()
-		VPCOMPRESSB_Z(v, kncr, out)
-		// dst has room for 64 bytes: store them all (past the kept ones,
-		// dst is scratch space until overwritten).
-		VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
-		ADDQ(cnt, j)
-	}
-	ADDQ(U8(64), i)
-	if ll != nil {
-		// r+1 is the distance back to the last LF, which follows the
-		// last CR: next with the CRs. (Checked against limFast, r+1 is
-		// checked a byte early.)
-		ll.next(nl, 64, p+"_tail", p+"_genx")
-		Label(p + "_tail")
-	}
-	CMPQ(i, lim)
-	JLE(LabelRef(p + "_body"))
 
 	// The state the other paths read: the line start, and in Raw mode
 	// whether a CR is before src.
@@ -958,8 +1000,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 		CMPB(Mem{Base: src}, U8('\n'))
 		JEQ(LabelRef(p + "_fully"))
 	}
-	enter()
-	JMP(LabelRef(p + "_test"))
+	enter(test, testFree)
 
 	// The first block of a call (whose byte before is not ours, but
 	// cbol is right) goes through the mask path.
@@ -975,6 +1016,56 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	VPCMPEQB(zlf, v, klf)
 	VPCMPEQB(zcr, v, kcr)
 	Label(p + "_full")
+}
+
+// settleBody makes r+1 exact at src+i, where decodeBody512's loop leaves:
+// in its blocks every CR is before an LF, so the last line ends at the
+// last CR before src+i (r+1 is the bytes after it), looked for in the
+// last block, then searched back to src, where the loop was entered; with
+// none there, r+1 is entry plus i.
+func settleBody(p string, src, i reg.Register, entry Mem, zcr reg.VecVirtual, ll *lineLimit) {
+	loop, none, done := uniq(p+"_back"), uniq(p+"_since"), uniq(p+"_settled")
+	q, t := GP64(), GP64()
+	TESTQ(i, i)
+	JZ(LabelRef(none))
+	v, k := ZMM(), K()
+	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1, Disp: -64}, v)
+	VPCMPEQB(zcr, v, k)
+	KMOVQ(k, t)
+	LZCNTQ(t, t) // CF: no CR
+	JCS(LabelRef(loop + "_far"))
+	ll.set(t)
+	JMP(LabelRef(done))
+	// A line longer than a block: byte by byte.
+	Label(loop + "_far")
+	LEAQ(Mem{Base: src, Index: i, Scale: 1, Disp: -64}, q)
+	Label(loop)
+	CMPQ(q, src)
+	JEQ(LabelRef(none))
+	DECQ(q)
+	CMPB(Mem{Base: q}, U8('\r'))
+	JNE(LabelRef(loop))
+	LEAQ(Mem{Base: src, Index: i, Scale: 1, Disp: -1}, t)
+	SUBQ(q, t)
+	ll.set(t)
+	JMP(LabelRef(done))
+	Label(none)
+	MOVQ(entry, t)
+	ADDQ(i, t)
+	ll.set(t)
+	Label(done)
+}
+
+var sixtyThreeMem *Mem
+
+// sixtyThree is a read-only 8-byte constant 63.
+func sixtyThree() Mem {
+	if sixtyThreeMem == nil {
+		m := GLOBL("sixtyThree", RODATA|NOPTR)
+		DATA(0, U64(63))
+		sixtyThreeMem = &m
+	}
+	return *sixtyThreeMem
 }
 
 // afterLF sets cbol to 1 if the byte before src is an LF, else to 0.
