@@ -74,23 +74,41 @@ dec512_compat_test:
 	CMOVQNE       R10, R9
 	TESTQ         R9, R9
 	JZ            dec512_compat_cleanx
-	VPCMPEQB      -1(DX)(SI*1), Z0, K2
-	VPCMPEQB      Z2, Z3, K2, K2
-	KORTESTQ      K2, K2
-	JNZ           dec512_compat_fullx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K3
+	VPCMPEQB      Z2, Z3, K3, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512_compat_body_dots
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
 	ADDQ          R12, DI
-	ADDQ          $0x40, SI
-	CMPQ          SI, R8
-	JLE           dec512_compat_body
-	ADDQ          SI, DX
-	ADDQ          DI, AX
-	MOVQ          $0x00000000, DI
-	CMPB          -1(DX), $0x0a
-	SETEQ         DI
-	JMP           dec512_compat_general
+
+dec512_compat_body_tail:
+	ADDQ $0x40, SI
+	CMPQ SI, R8
+	JLE  dec512_compat_body
+	JMP  dec512_compat_genx
+
+dec512_compat_body_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K3, K4
+	KANDNQ        K3, K2, K2
+	KORTESTQ      K4, K2
+	JNZ           dec512_compat_fullx
+	KANDNQ        K1, K3, K1
+	KMOVQ         K1, R12
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+	JMP           dec512_compat_body_tail
+
+dec512_compat_genx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	JMP   dec512_compat_general
 
 dec512_compat_cleanx:
 	ADDQ SI, DX
@@ -839,21 +857,39 @@ dec512_raw_test:
 	VPCMPEQB  -1(DX)(SI*1), Z0, K1
 	VPCMPEQB  Z2, Z3, K1, K1
 	KORTESTQ  K1, K1
-	JNZ       dec512_raw_fullx
+	JNZ       dec512_raw_body_dots
 	VMOVDQU64 Z3, (AX)(DI*1)
 	ADDQ      $0x40, DI
-	ADDQ      $0x40, SI
-	CMPQ      SI, R8
-	JLE       dec512_raw_body
-	ADDQ      SI, DX
-	ADDQ      DI, AX
-	MOVQ      $0x00000000, DI
-	CMPB      -1(DX), $0x0a
-	SETEQ     DI
-	MOVQ      $0x00000000, R8
-	CMPB      -1(DX), $0x0d
-	SETEQ     R8
-	JMP       dec512_raw_general
+
+dec512_raw_body_tail:
+	ADDQ $0x40, SI
+	CMPQ SI, R8
+	JLE  dec512_raw_body
+	JMP  dec512_raw_genx
+
+dec512_raw_body_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K3
+	KANDNQ        K1, K2, K2
+	KORTESTQ      K3, K2
+	JNZ           dec512_raw_fullx
+	KNOTQ         K1, K1
+	KMOVQ         K1, R12
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+	JMP           dec512_raw_body_tail
+
+dec512_raw_genx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	JMP   dec512_raw_general
 
 dec512_raw_cleanx:
 	ADDQ SI, DX
@@ -1326,18 +1362,33 @@ dec512l_compat_testu:
 	CMOVQNE       R11, R9
 	TESTQ         R9, R9
 	JZ            dec512l_compat_cleanx
-	VPCMPEQB      -1(DX)(SI*1), Z0, K2
-	VPCMPEQB      Z2, Z3, K2, K2
-	KORTESTQ      K2, K2
-	JNZ           dec512l_compat_fullx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K3
+	VPCMPEQB      Z2, Z3, K3, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_compat_bodyu_dots
 	POPCNTQ       R10, R10
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
 	ADDQ          R10, DI
-	ADDQ          $0x40, SI
-	CMPQ          SI, R8
-	JLE           dec512l_compat_bodyu
-	JMP           dec512l_compat_genx
+
+dec512l_compat_bodyu_tail:
+	ADDQ $0x40, SI
+	CMPQ SI, R8
+	JLE  dec512l_compat_bodyu
+	JMP  dec512l_compat_genx
+
+dec512l_compat_bodyu_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K3, K4
+	KANDNQ        K3, K2, K2
+	KORTESTQ      K4, K2
+	JNZ           dec512l_compat_fullx
+	KANDNQ        K1, K3, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_compat_bodyu_tail
 
 dec512l_compat_body:
 	VMOVDQU64 (DX)(SI*1), Z3
@@ -1356,19 +1407,35 @@ dec512l_compat_test:
 	CMOVQNE       sixtyThree<>+0(SB), R10
 	TESTQ         R9, R9
 	JZ            dec512l_compat_cleanx
-	VPCMPEQB      -1(DX)(SI*1), Z0, K2
-	VPCMPEQB      Z2, Z3, K2, K2
-	KORTESTQ      K2, K2
-	JNZ           dec512l_compat_fullx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K3
+	VPCMPEQB      Z2, Z3, K3, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_compat_body_dots
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
 	ADDQ          R12, DI
-	ADDQ          $0x40, SI
-	CMPQ          R10, limFast+64(FP)
-	JGT           dec512l_compat_genx
-	CMPQ          SI, R8
-	JLE           dec512l_compat_body
+
+dec512l_compat_body_tail:
+	ADDQ $0x40, SI
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_compat_genx
+	CMPQ SI, R8
+	JLE  dec512l_compat_body
+	JMP  dec512l_compat_genx
+
+dec512l_compat_body_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K3, K4
+	KANDNQ        K3, K2, K2
+	KORTESTQ      K4, K2
+	JNZ           dec512l_compat_fullx
+	KANDNQ        K1, K3, K1
+	KMOVQ         K1, R12
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+	JMP           dec512l_compat_body_tail
 
 dec512l_compat_genx:
 	TESTQ     SI, SI
@@ -2377,13 +2444,28 @@ dec512l_raw_testu:
 	VPCMPEQB  -1(DX)(SI*1), Z0, K1
 	VPCMPEQB  Z2, Z3, K1, K1
 	KORTESTQ  K1, K1
-	JNZ       dec512l_raw_fullx
+	JNZ       dec512l_raw_bodyu_dots
 	VMOVDQU64 Z3, (AX)(DI*1)
 	ADDQ      $0x40, DI
-	ADDQ      $0x40, SI
-	CMPQ      SI, R8
-	JLE       dec512l_raw_bodyu
-	JMP       dec512l_raw_genx
+
+dec512l_raw_bodyu_tail:
+	ADDQ $0x40, SI
+	CMPQ SI, R8
+	JLE  dec512l_raw_bodyu
+	JMP  dec512l_raw_genx
+
+dec512l_raw_bodyu_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K3
+	KANDNQ        K1, K2, K2
+	KORTESTQ      K3, K2
+	JNZ           dec512l_raw_fullx
+	KNOTQ         K1, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_raw_bodyu_tail
 
 dec512l_raw_body:
 	VMOVDQU64 (DX)(SI*1), Z3
@@ -2405,14 +2487,30 @@ dec512l_raw_test:
 	VPCMPEQB  -1(DX)(SI*1), Z0, K1
 	VPCMPEQB  Z2, Z3, K1, K1
 	KORTESTQ  K1, K1
-	JNZ       dec512l_raw_fullx
+	JNZ       dec512l_raw_body_dots
 	VMOVDQU64 Z3, (AX)(DI*1)
 	ADDQ      $0x40, DI
-	ADDQ      $0x40, SI
-	CMPQ      R10, limFast+64(FP)
-	JGT       dec512l_raw_genx
-	CMPQ      SI, R8
-	JLE       dec512l_raw_body
+
+dec512l_raw_body_tail:
+	ADDQ $0x40, SI
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_raw_genx
+	CMPQ SI, R8
+	JLE  dec512l_raw_body
+	JMP  dec512l_raw_genx
+
+dec512l_raw_body_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K3
+	KANDNQ        K1, K2, K2
+	KORTESTQ      K3, K2
+	JNZ           dec512l_raw_fullx
+	KNOTQ         K1, K1
+	KMOVQ         K1, R12
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+	JMP           dec512l_raw_body_tail
 
 dec512l_raw_genx:
 	TESTQ     SI, SI

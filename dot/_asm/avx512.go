@@ -919,6 +919,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	enter(body, bodyFree)
 
 	loop := func(body, test string, checked bool) {
+		side, tail := body+"_dots", body+"_tail"
 		Label(body)
 		VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
 
@@ -948,7 +949,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: -1}, zlf, kp) // after an LF
 		VPCMPEQB(zdot, v, kp, kd)
 		KORTESTQ(kd, kd)
-		JNZ(LabelRef(p + "_fullx"))
+		JNZ(LabelRef(side))
 		if m == raw {
 			VMOVDQU64(v, Mem{Base: dst, Index: j, Scale: 1})
 			ADDQ(U8(64), j)
@@ -962,6 +963,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 			VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
 			ADDQ(cnt, j)
 		}
+		Label(tail)
 		ADDQ(U8(64), i)
 		if checked {
 			// (Checked against limFast, r+1 is checked a byte early.)
@@ -970,6 +972,30 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 		CMPQ(i, lim)
 		JLE(LabelRef(body))
 		JMP(LabelRef(p + "_genx"))
+
+		// Line-leading dots (one line in 50 in mail): deleted with the
+		// CRs, unless one is before a CR or LF (an end marker, or a
+		// quirk the mask path decides).
+		Label(side)
+		kcrd, klfd := K(), K()
+		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zcr, kd, kcrd) // before a CR
+		KANDNQ(kd, knn, klfd)                                                // before an LF
+		KORTESTQ(kcrd, klfd)
+		JNZ(LabelRef(p + "_fullx"))
+		keep := K()
+		if m == raw {
+			KNOTQ(kd, keep)
+		} else {
+			KANDNQ(kncr, kd, keep)
+		}
+		n := GP64()
+		KMOVQ(keep, n)
+		POPCNTQ(n, n)
+		out := ZMM()
+		VPCOMPRESSB_Z(v, keep, out)
+		VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
+		ADDQ(n, j)
+		JMP(LabelRef(tail))
 	}
 	loop(bodyFree, testFree, false)
 	if ll != nil {
