@@ -74,9 +74,9 @@ dec512_compat_test:
 	CMOVQNE       R10, R9
 	TESTQ         R9, R9
 	JZ            dec512_compat_cleanx
-	VPCMPEQB      -1(DX)(SI*1), Z0, K3
-	VPCMPEQB      Z2, Z3, K3, K3
-	KORTESTQ      K3, K3
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
 	JNZ           dec512_compat_body_dots
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -90,11 +90,10 @@ dec512_compat_body_tail:
 	JMP  dec512_compat_genx
 
 dec512_compat_body_dots:
-	VPCMPEQB      1(DX)(SI*1), Z1, K3, K4
-	KANDNQ        K3, K2, K2
-	KORTESTQ      K4, K2
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
 	JNZ           dec512_compat_fullx
-	KANDNQ        K1, K3, K1
+	KANDNQ        K1, K2, K1
 	KMOVQ         K1, R12
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -868,9 +867,8 @@ dec512_raw_body_tail:
 	JMP  dec512_raw_genx
 
 dec512_raw_body_dots:
-	VPCMPEQB      1(DX)(SI*1), Z1, K1, K3
-	KANDNQ        K1, K2, K2
-	KORTESTQ      K3, K2
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K2
+	KORTESTQ      K2, K2
 	JNZ           dec512_raw_fullx
 	KNOTQ         K1, K1
 	KMOVQ         K1, R12
@@ -1362,9 +1360,9 @@ dec512l_compat_testu:
 	CMOVQNE       R11, R9
 	TESTQ         R9, R9
 	JZ            dec512l_compat_cleanx
-	VPCMPEQB      -1(DX)(SI*1), Z0, K3
-	VPCMPEQB      Z2, Z3, K3, K3
-	KORTESTQ      K3, K3
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
 	JNZ           dec512l_compat_bodyu_dots
 	POPCNTQ       R10, R10
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -1378,11 +1376,10 @@ dec512l_compat_bodyu_tail:
 	JMP  dec512l_compat_genx
 
 dec512l_compat_bodyu_dots:
-	VPCMPEQB      1(DX)(SI*1), Z1, K3, K4
-	KANDNQ        K3, K2, K2
-	KORTESTQ      K4, K2
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
 	JNZ           dec512l_compat_fullx
-	KANDNQ        K1, K3, K1
+	KANDNQ        K1, K2, K1
 	KMOVQ         K1, R10
 	POPCNTQ       R10, R10
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -1407,9 +1404,9 @@ dec512l_compat_test:
 	CMOVQNE       sixtyThree<>+0(SB), R10
 	TESTQ         R9, R9
 	JZ            dec512l_compat_cleanx
-	VPCMPEQB      -1(DX)(SI*1), Z0, K3
-	VPCMPEQB      Z2, Z3, K3, K3
-	KORTESTQ      K3, K3
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
 	JNZ           dec512l_compat_body_dots
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -1425,11 +1422,10 @@ dec512l_compat_body_tail:
 	JMP  dec512l_compat_genx
 
 dec512l_compat_body_dots:
-	VPCMPEQB      1(DX)(SI*1), Z1, K3, K4
-	KANDNQ        K3, K2, K2
-	KORTESTQ      K4, K2
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
 	JNZ           dec512l_compat_fullx
-	KANDNQ        K1, K3, K1
+	KANDNQ        K1, K2, K1
 	KMOVQ         K1, R12
 	POPCNTQ       R12, R12
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -2455,9 +2451,8 @@ dec512l_raw_bodyu_tail:
 	JMP  dec512l_raw_genx
 
 dec512l_raw_bodyu_dots:
-	VPCMPEQB      1(DX)(SI*1), Z1, K1, K3
-	KANDNQ        K1, K2, K2
-	KORTESTQ      K3, K2
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K2
+	KORTESTQ      K2, K2
 	JNZ           dec512l_raw_fullx
 	KNOTQ         K1, K1
 	KMOVQ         K1, R10
@@ -2500,9 +2495,8 @@ dec512l_raw_body_tail:
 	JMP  dec512l_raw_genx
 
 dec512l_raw_body_dots:
-	VPCMPEQB      1(DX)(SI*1), Z1, K1, K3
-	KANDNQ        K1, K2, K2
-	KORTESTQ      K3, K2
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K2
+	KORTESTQ      K2, K2
 	JNZ           dec512l_raw_fullx
 	KNOTQ         K1, K1
 	KMOVQ         K1, R12

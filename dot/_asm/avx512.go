@@ -974,13 +974,12 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 		JMP(LabelRef(p + "_genx"))
 
 		// Line-leading dots (one line in 50 in mail): deleted with the
-		// CRs, unless one is before a CR or LF (an end marker, or a
-		// quirk the mask path decides).
+		// CRs, unless one is before a CR (an end marker, or a quirk the
+		// mask path decides; one before an LF broke the CR-LF pairs).
 		Label(side)
-		kcrd, klfd := K(), K()
-		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zcr, kd, kcrd) // before a CR
-		KANDNQ(kd, knn, klfd)                                                // before an LF
-		KORTESTQ(kcrd, klfd)
+		kcrd := K()
+		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zcr, kd, kcrd)
+		KORTESTQ(kcrd, kcrd)
 		JNZ(LabelRef(p + "_fullx"))
 		keep := K()
 		if m == raw {
