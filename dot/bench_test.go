@@ -108,6 +108,7 @@ func BenchmarkDecodeLimits(b *testing.B) {
 		{"maxsize=1g", Decoder{Mode: Raw, MaxSize: 1 << 30}},
 		{"bare=keep", Decoder{Mode: Raw, Bare: BareKeep}},
 		{"bare=normalize", Decoder{Mode: Raw, Bare: BareNormalize}},
+		{"compat,maxline=998", Decoder{MaxLine: 998}}, // net/textproto's decoding, a server's limit
 	}
 	for _, c := range benchCorpora() {
 		if c.name != "mail" && c.name != "base64" && c.name != "tiny" {

@@ -671,12 +671,13 @@ func TestKernelsMaxLineDeep(t *testing.T) {
 		if k.name == "generic" {
 			t.Skip("the reference")
 		}
-		// (Up to 254, a line can pass through the AVX-512 loops without a
-		// check of its own: see decodeBody512.)
-		limits := []int{64, 65, 100, 127, 128, 129, 150, 190, 191, 192, 200, 230, 254, 255, 256, 998}
+		// (Up to 190 bytes, a line can pass through the AVX2 Compat fast
+		// loop without a check of its own, and up to 254 through the
+		// AVX-512 loops: see decodeCompatFastY and decodeBody512.)
+		limits := []int{64, 65, 100, 127, 128, 129, 150, 160, 170, 180, 190, 191, 192, 200, 230, 254, 255, 256, 998}
 		offsets := 64
 		if testing.Short() || raceEnabled {
-			limits, offsets = []int{65, 128, 150, 191, 230}, 8
+			limits, offsets = []int{65, 128, 150, 170, 191, 230}, 8
 		}
 		for _, max := range limits {
 			for _, delta := range []int{-1, 0, 1} {

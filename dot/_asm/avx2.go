@@ -70,9 +70,9 @@ func decodeAVX2(limited bool) {
 			fastEntry(src, dirty, p, p+"_old")
 			decodeRawFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot, lim)
 			Label(p + "_old")
-		case m == compat && lim == nil:
+		case m == compat:
 			fastEntry(src, dirty, p, p+"_old")
-			decodeCompatFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot)
+			decodeCompatFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot, lim)
 			Label(p + "_old")
 		}
 		cleanLoopY(p, loop64, src, dst, srcEnd, dstEnd, cbol, dirty, ylf, ycr, lim)

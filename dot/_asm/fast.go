@@ -21,7 +21,7 @@ import (
 // state in registers (cbol, ccr, dirty), made by fastExit from the byte
 // before src.
 //
-// The AVX2 Compat decoder (without a line limit) has a fast loop of its
+// The AVX2 Compat decoders (with a line limit too) have a fast loop of their
 // own, decodeCompatFastY, which deletes the CRs of CRLFs by overlapping
 // stores. (Deleting them by blends, as decode64Y does, measured no faster
 // than decode64Y on mail; the Strict decoder has no fast loop.)
@@ -452,7 +452,7 @@ func settleLine(p string, src, entry reg.Register, lim *lineLimit) {
 // no CR is given back on the way out, and an LF at the block's start
 // against the byte before it, which the loop has already checked but not
 // at its entry. It needs 130 bytes of src and 128 of room in dst.
-func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual) {
+func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual, lim *lineLimit) {
 	fast, stop := p+"_fast", p+"_faststop"
 	Label(p + "_fastin")
 	{
@@ -466,6 +466,24 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 		SETEQ(u.As8())
 		CMPQ(t, u)
 		JNE(LabelRef(old))
+	}
+	var entry reg.GPVirtual // where the loop started (see settleLine)
+	if lim != nil {
+		// The loop keeps no count of its own: it is entered only where no
+		// line in it can pass the limit, and r is made exact on the way
+		// out. It takes at most one block in a row with no line ending
+		// (see fastExits), so the line at the entry grows by at most 127
+		// bytes before its CR (a block, and 63 bytes of the next), and a
+		// line that starts in the loop has at most 190 (63, a block, 63).
+		t, u := lim.load(), GP64()
+		LEAQ(Mem{Base: t, Disp: 128}, u)
+		CMPQ(u, lim.limFast) // r+127 <= lim, with room to spare
+		JGT(LabelRef(old))
+		MOVQ(U32(192), u)
+		CMPQ(u, lim.limFast) // 190 <= lim, likewise
+		JGT(LabelRef(old))
+		entry = GP64()
+		MOVQ(src, entry)
 	}
 	last := GP64() // see fastExits
 	XORQ(last, last)
@@ -615,7 +633,11 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	ADDQ(U8(64), src)
 	JMP(LabelRef(fast))
 
-	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, false, nil, nil, nil)
+	var settle func()
+	if lim != nil {
+		settle = func() { settleLine(p, src, entry, lim) }
+	}
+	fastExits(p, old, small, src, dst, cbol, ccr, dirty, last, false, lim, nil, settle)
 }
 
 // compact64 stores the 64 bytes at src at dst without those whose bits are
