@@ -40,7 +40,7 @@ func TestKernelsPageGuards(t *testing.T) {
 		defer debug.SetPanicOnFault(old)
 		withKernel(k, func() {
 			for n := 0; n <= 300; n++ {
-				for style := range 6 {
+				for style := range 7 {
 					in := kInput(r, n, style)
 					for _, atEnd := range []bool{true, false} {
 						var src []byte

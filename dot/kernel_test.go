@@ -500,6 +500,40 @@ func TestKernelsFastEntry(t *testing.T) {
 				for _, mode := range kModes {
 					diffDecode(t, k, mode, 0, in, run)
 					diffEncode(t, k, mode, in, run)
+					// The line-limit twins' entries too.
+					diffDecodeCfg(t, k, modelConfig{mode: mode, maxLine: 998}, in, run)
+				}
+			}
+		}
+	})
+}
+
+// TestKernelsLongDotLine puts a line of a stuffed dot and 190 bytes at a
+// block boundary after mail of 62-byte lines, at every offset: the AVX2
+// Compat fast loop can take it unchecked through its side path (the dot
+// at a block's first byte), one block without a line ending and the CR
+// in the next, so its line-limit entry must allow for 191 bytes.
+func TestKernelsLongDotLine(t *testing.T) {
+	const text = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n"
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		for _, max := range []int{190, 191, 224, 253, 254} {
+			for off := range 128 {
+				var in []byte
+				for len(in) < 1024+off {
+					in = append(in, text...)
+				}
+				in = append(in[:1024+off-2], "\r\n."+strings.Repeat("x", max)+"\r\n"...)
+				for range 8 {
+					in = append(in, text...)
+				}
+				in = append(in, ".\r\n"...)
+				for _, mode := range kModes {
+					run := kRun{srcStep: len(in), dstLen: len(in) + 1, srcAlign: off % 3 * 17}
+					diffDecodeCfg(t, k, modelConfig{mode: mode, maxLine: max}, in, run)
+					diffDecodeCfg(t, k, modelConfig{mode: mode, maxLine: max - 1}, in, run)
 				}
 			}
 		}
@@ -671,7 +705,7 @@ func TestKernelsMaxLineDeep(t *testing.T) {
 		if k.name == "generic" {
 			t.Skip("the reference")
 		}
-		// (Up to 190 bytes, a line can pass through the AVX2 Compat fast
+		// (Up to 191 bytes, a line can pass through the AVX2 Compat fast
 		// loop without a check of its own, and up to 254 through the
 		// AVX-512 loops: see decodeCompatFastY and decodeBody512.)
 		limits := []int{64, 65, 100, 127, 128, 129, 150, 160, 170, 180, 190, 191, 192, 200, 230, 254, 255, 256, 998}

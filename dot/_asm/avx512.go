@@ -801,9 +801,11 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 
 // decodeBody512 generates the loop of the AVX-512 Compat and Raw decoders
 // (m) for the common case: the CRs of the block are exactly the bytes
-// before its LFs, and no dot starts a line. Then nothing stops the block,
-// and in Compat mode its CRs are deleted (a Raw block is stored as it is). This loop runs for nearly all of ordinary text, and its speed
-// is bound by the number of instructions, so it uses as few as it can:
+// before its LFs, and no dot that starts a line is before a CR. Then
+// nothing stops the block: its line-leading dots are deleted, and in
+// Compat mode its CRs (a Raw block with no dot is stored as it is). This
+// loop runs for nearly all of ordinary text, and its speed is bound by the
+// number of instructions, so it uses as few as it can:
 //   - the look-ahead and look-behind compares read memory directly (a byte
 //     starts a line if the byte before it, in memory, is an LF: so the
 //     first block of a call, whose byte before is not ours, goes through
@@ -884,10 +886,10 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 			JMP(LabelRef(free))
 			return
 		}
-		// The loop counts an LF in the block of the CR before it: an
-		// LF at the start of the first block is counted here.
-		// The loop keeps r+1 (see nextAfter): an LF at the start of the
-		// first block makes it 0.
+		// The loop counts an LF in the block of the CR before it (r+1
+		// after a block is the bytes after its last CR): an LF at the
+		// start of the first block, whose CR came before, is counted
+		// here, and makes r+1 0.
 		skip := uniq("lf0")
 		CMPB(Mem{Base: src}, U8('\n'))
 		JNE(LabelRef(skip))

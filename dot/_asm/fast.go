@@ -436,9 +436,9 @@ func settleLine(p string, src, entry reg.Register, lim *lineLimit) {
 	Label(done)
 }
 
-// decodeCompatFastY is the fast loop of the AVX2 Compat decoder (without a
-// line limit): a block whose CRs are exactly the bytes before its LFs (so
-// no bare CR or LF, and no LF that starts a line) loses its CRs. Each
+// decodeCompatFastY is the fast loop of the AVX2 Compat decoders: a block
+// whose CRs are exactly the bytes before its LFs (so no bare CR or LF, and
+// no LF that starts a line) loses its CRs. Each
 // 32-byte half is stored at its place in dst, then its bytes after its CR
 // one byte lower, over the CR: the second store is made whether the half
 // has a CR or not (without one it lands past the half's output, where the
@@ -451,7 +451,8 @@ func settleLine(p string, src, entry reg.Register, lim *lineLimit) {
 // Each CR is checked against the byte after it, even the block's last, so
 // no CR is given back on the way out, and an LF at the block's start
 // against the byte before it, which the loop has already checked but not
-// at its entry. It needs 130 bytes of src and 128 of room in dst.
+// at its entry. It needs 130 bytes of src and 128 of room in dst. Under a
+// line limit (lim) it keeps no count: see the entry.
 func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr, dirty reg.Register, ylf, ycr, ydot reg.VecVirtual, lim *lineLimit) {
 	fast, stop := p+"_fast", p+"_faststop"
 	Label(p + "_fastin")
@@ -472,15 +473,14 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 		// The loop keeps no count of its own: it is entered only where no
 		// line in it can pass the limit, and r is made exact on the way
 		// out. It takes at most one block in a row with no line ending
-		// (see fastExits), so the line at the entry grows by at most 127
-		// bytes before its CR (a block, and 63 bytes of the next), and a
-		// line that starts in the loop has at most 190 (63, a block, 63).
+		// through fastExits, and one more through the side path (a block
+		// whose only line start is a dot at its first byte), so the line
+		// at the entry grows by at most 191 bytes before its CR, and a
+		// line that starts in the loop has at most 191 (the dot, 63 bytes
+		// of that block, a block, 63).
 		t, u := lim.load(), GP64()
-		LEAQ(Mem{Base: t, Disp: 128}, u)
-		CMPQ(u, lim.limFast) // r+127 <= lim, with room to spare
-		JGT(LabelRef(old))
-		MOVQ(U32(192), u)
-		CMPQ(u, lim.limFast) // 190 <= lim, likewise
+		LEAQ(Mem{Base: t, Disp: 192}, u)
+		CMPQ(u, lim.limFast) // r+191 <= lim (so 191 <= lim), with room to spare
 		JGT(LabelRef(old))
 		entry = GP64()
 		MOVQ(src, entry)
@@ -498,19 +498,19 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	CMOVQLT(t, bound)
 	ADDQ(src, bound)
 
-	// checks loads the block's halves and returns its CRs (cr), its stops
-	// but leading dots (pair: a CR whose next byte is not an LF, or an LF
-	// at the next byte without a CR here), its leading dots (d) and the
-	// LFs of the next bytes (nlf).
-	checks := func(i int) (v, cr, pair, d, nlf reg.VecVirtual) {
-		var pv, nv reg.VecVirtual
+	// checks loads half i of the block (v) and the bytes after its bytes
+	// (nv), and returns its CRs (cr), its stops but leading dots (pair: a
+	// CR whose next byte is not an LF, or an LF at the next byte without a
+	// CR here) and its leading dots (d).
+	checks := func(i int) (v, nv, cr, pair, d reg.VecVirtual) {
+		var pv reg.VecVirtual
 		v, pv, nv = loadPairs(src, 32*i, true)
-		cr, nlf = eqY(v, ycr), eqY(nv, ylf)
+		cr = eqY(v, ycr)
 		pair = YMM()
-		VPXOR(cr, nlf, pair)
+		VPXOR(cr, eqY(nv, ylf), pair)
 		d = eqY(v, ydot)
 		VPAND(eqY(pv, ylf), d, d)
-		return v, cr, pair, d, nlf
+		return v, nv, cr, pair, d
 	}
 	Label(fast)
 	CMPQ(src, bound)
@@ -518,7 +518,7 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	var v, cr, bad [2]reg.VecVirtual
 	for i := range v {
 		var pair, d reg.VecVirtual
-		v[i], cr[i], pair, d, _ = checks(i)
+		v[i], _, cr[i], pair, d = checks(i)
 		bad[i] = YMM()
 		VPOR(pair, d, bad[i])
 	}
@@ -562,8 +562,8 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	ADDQ(U8(64), src)
 	JMP(LabelRef(fast))
 
-	// Three or four CRs: all of them, one at a time; more (short lines):
-	// by table.
+	// A half with more than one CR: all the block's CRs, one at a time,
+	// up to four; more (short lines) by table.
 	Label(p + "_more")
 	crs := GP64()
 	MOVQ(m[1], crs)
@@ -580,11 +580,8 @@ func decodeCompatFastY(p, old, small string, src, dst, srcEnd, dstEnd, cbol, ccr
 	Label(p + "_side")
 	var dots, crm, other [2]reg.GPVirtual
 	for i := range dots {
-		v, cr, pair, d, _ := checks(i)
-		_ = v
+		_, nv, cr, pair, d := checks(i)
 		// A leading dot before a CR or LF: its next byte is one.
-		nv := YMM()
-		VMOVDQU(Mem{Base: src, Disp: 32*i + 1}, nv)
 		t := YMM()
 		VPOR(eqY(nv, ylf), eqY(nv, ycr), t)
 		VPAND(d, t, t)

@@ -138,7 +138,9 @@ func dispatchMode(prefix string, flags Op, modes []int) []string {
 // below size, and lim is at least twice size), and the paths that can break
 // it hand the next block to the general path, which checks exactly. *p
 // holds r at the start of src, and the kernel leaves there r at the end of
-// what it consumed.
+// what it consumed. The lean loops (decodeBody512, decodeCompatFastY) may
+// keep no count at all: they are entered only where no line they can take
+// can pass the limit, and make r exact from the input where they leave.
 type lineLimit struct {
 	r            reg.GPVirtual // r, or nil if r is kept in the stack frame
 	rm           Mem
