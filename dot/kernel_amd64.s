@@ -3113,13 +3113,14 @@ enc512_compat_fast:
 	MOVQ    src_base+24(FP), SI
 	CMPQ    DX, SI
 	JEQ     enc512_compat_first
-	MOVQ    BX, DI
-	SUBQ    DX, DI
+	MOVQ    BX, R8
+	SUBQ    DX, R8
 	MOVQ    CX, SI
 	SUBQ    AX, SI
-	CMPQ    SI, DI
-	CMOVQLT SI, DI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
 	XORQ    SI, SI
+	XORQ    DI, DI
 
 enc512_compat_body:
 	VMOVDQU64 (DX)(SI*1), Z3
@@ -3128,37 +3129,54 @@ enc512_compat_test:
 	VMOVDQU64 -1(DX)(SI*1), Z4
 	VPCMPEQB  Z0, Z3, K1
 	VPCMPEQB  Z1, Z4, K2
-	KMOVQ     K1, R8
-	KMOVQ     K2, R10
-	CMPQ      R8, R10
+	KMOVQ     K1, R10
+	KMOVQ     K2, R11
+	CMPQ      R10, R11
 	JNE       enc512_compat_fullx
-	NEGQ      R8
-	SBBQ      R10, R10
-	ANDQ      $0x03, R10
+	NEGQ      R10
+	SBBQ      R11, R11
+	ANDQ      $0x03, R11
 	DECQ      R9
-	ORQ       R10, R9
+	ORQ       R11, R9
 	JZ        enc512_compat_cleanx
 	VPCMPEQB  Z0, Z4, K2
 	VPCMPEQB  Z2, Z3, K2, K2
 	KORTESTQ  K2, K2
+	JNZ       enc512_compat_dots
+	VMOVDQU64 Z3, (AX)(DI*1)
+	ADDQ      $0x40, DI
+
+enc512_compat_lean:
+	ADDQ  $0x40, SI
+	CMPQ  SI, R8
+	JLE   enc512_compat_body
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	JMP   enc512_compat_block
+
+enc512_compat_dots:
+	KMOVQ     K2, R10
+	BLSRQ     R10, R11
 	JNZ       enc512_compat_fullx
-	VMOVDQU64 Z3, (AX)(SI*1)
-	ADDQ      $0x40, SI
-	CMPQ      SI, DI
-	JLE       enc512_compat_body
-	ADDQ      SI, DX
-	ADDQ      SI, AX
-	MOVQ      $0x00000000, DI
-	CMPB      -1(DX), $0x0a
-	SETEQ     DI
-	MOVQ      $0x00000000, R8
-	CMPB      -1(DX), $0x0d
-	SETEQ     R8
-	JMP       enc512_compat_block
+	NOTQ      R10
+	KMOVQ     R10, K1
+	VMOVDQA64 Z2, Z4
+	VPEXPANDB Z3, K1, Z4
+	VMOVDQU64 Z3, 1(AX)(DI*1)
+	VMOVDQU64 Z4, (AX)(DI*1)
+	ADDQ      $0x41, DI
+	DECQ      R8
+	JMP       enc512_compat_lean
 
 enc512_compat_cleanx:
 	ADDQ     SI, DX
-	ADDQ     SI, AX
+	ADDQ     DI, AX
 	VPCMPEQB Z1, Z3, K2
 	KORTESTQ K2, K2
 	JZ       enc512_compat_clean
@@ -3167,13 +3185,14 @@ enc512_compat_cleanx:
 
 enc512_compat_cleanexit:
 	MOVQ    $0x00000003, R9
-	MOVQ    BX, DI
-	SUBQ    DX, DI
+	MOVQ    BX, R8
+	SUBQ    DX, R8
 	MOVQ    CX, SI
 	SUBQ    AX, SI
-	CMPQ    SI, DI
-	CMOVQLT SI, DI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
 	XORQ    SI, SI
+	XORQ    DI, DI
 	JMP     enc512_compat_test
 
 enc512_compat_first:
@@ -3184,7 +3203,7 @@ enc512_compat_first:
 
 enc512_compat_fullx:
 	ADDQ SI, DX
-	ADDQ SI, AX
+	ADDQ DI, AX
 	MOVQ $0x00000003, R9
 
 enc512_compat_fully:

@@ -1118,12 +1118,14 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	CMPQ(src, src0)
 	JEQ(LabelRef(p + "_first"))
 
-	// The loop copies blocks as they are, so src and dst advance together:
-	// by i, up to lim.
-	i, lim := GP64(), GP64()
+	// The loop reads src+i and writes dst+j, while i <= lim. It copies
+	// blocks as they are, so j moves with i but for the dots it inserts:
+	// lim is one less for each, to keep room for 65 bytes at dst+j.
+	i, j, lim := GP64(), GP64(), GP64()
 	enter := func() {
 		loopLimit(src, dst, srcLim, dstLim, lim)
 		XORQ(i, i)
+		XORQ(j, j)
 	}
 	enter()
 	Label(p + "_body")
@@ -1151,24 +1153,48 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	VPCMPEQB(zlf, vp, kp) // after an LF
 	VPCMPEQB(zdot, v, kp, kd)
 	KORTESTQ(kd, kd)
-	JNZ(LabelRef(p + "_fullx"))
-	VMOVDQU64(v, Mem{Base: dst, Index: i, Scale: 1})
+	JNZ(LabelRef(p + "_dots"))
+	VMOVDQU64(v, Mem{Base: dst, Index: j, Scale: 1})
+	ADDQ(U8(64), j)
+	Label(p + "_lean")
 	ADDQ(U8(64), i)
 	CMPQ(i, lim)
 	JLE(LabelRef(p + "_body"))
 
 	ADDQ(i, src)
-	ADDQ(i, dst)
+	ADDQ(j, dst)
 	afterByte(src, cbol, '\n')
 	afterByte(src, ccr, '\r')
 	JMP(LabelRef(general))
+
+	// A line-leading dot (one line in 50 in mail) gets its stuffing dot
+	// here, where it is the block's only one: the block goes to dst+j+1,
+	// then its bytes before the dot, a dot, and the rest but the last, to
+	// dst+j (the block expanded around a gap at the dot, into dots).
+	Label(p + "_dots")
+	d := GP64()
+	KMOVQ(kd, d)
+	t := GP64()
+	BLSRQ(d, t)
+	JNZ(LabelRef(p + "_fullx"))
+	NOTQ(d)
+	kx := K()
+	KMOVQ(d, kx)
+	out := ZMM()
+	VMOVDQA64(zdot, out)
+	VPEXPANDB(v, kx, out)
+	VMOVDQU64(v, Mem{Base: dst, Index: j, Scale: 1, Disp: 1})
+	VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
+	ADDQ(U8(65), j)
+	DECQ(lim)
+	JMP(LabelRef(p + "_lean"))
 
 	// The long-line loop takes blocks without CR or LF. This one has no
 	// LF, and a CR only as its last byte (whose LF comes next): the loop
 	// tests the next block, and leaves a CR, if any, to the mask path.
 	Label(p + "_cleanx")
 	ADDQ(i, src)
-	ADDQ(i, dst)
+	ADDQ(j, dst)
 	VPCMPEQB(zcr, v, kcr)
 	KORTESTQ(kcr, kcr)
 	JZ(LabelRef(p + "_clean"))
@@ -1191,7 +1217,7 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 
 	Label(p + "_fullx")
 	ADDQ(i, src)
-	ADDQ(i, dst)
+	ADDQ(j, dst)
 	MOVQ(U32(3), dirty)
 	Label(p + "_fully")
 	afterByte(src, cbol, '\n')
