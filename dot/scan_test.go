@@ -31,7 +31,7 @@ func lineInput(r *rand.Rand, n, avg, long, odd int) []byte {
 			}
 		}
 		for j := range k {
-			// Mid-line, a few bytes next to those searched for (zeroByte's
+			// Mid-line, a few bytes next to those searched for (masks'
 			// false positives are a 0x01 more than a match above one).
 			if j > 0 && r.IntN(16) == 0 {
 				b = append(b, "./\x0b\x0c/."[r.IntN(6)])
