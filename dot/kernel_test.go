@@ -508,6 +508,58 @@ func TestKernelsFastEntry(t *testing.T) {
 	})
 }
 
+// TestKernelsLeanDots puts a line-leading dot at every offset of a block
+// the encoders' lean loops take (AVX-512 stuffs a block's one dot there):
+// alone, two in a block, and in three blocks in a row (at offsets 63 and
+// 0 among them), followed by mail, a line that leaves for the long-line
+// loop, or a bare LF that leaves for the mask path, with dst and src
+// ending around the block.
+func TestKernelsLeanDots(t *testing.T) {
+	const line = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n" // 64 bytes
+	mail := strings.Repeat(line, 8)
+	long := strings.Repeat("y", 300) + "\r\n"
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		step := 1 // of dst and src sizes
+		if raceEnabled || testing.Short() {
+			step = 7
+		}
+		for off := range 64 {
+			for _, shape := range []string{"one", "two", "63+0"} {
+				for _, after := range []string{mail, long + mail, "zz\nq\r\n" + mail} {
+					b := []byte(mail)
+					pre := strings.Repeat("p", 64+off)
+					b = append(b, pre[:len(pre)-2]...)
+					b = append(b, "\r\n"...) // the dot is at offset off of its block
+					switch shape {
+					case "one":
+						b = append(b, ".dot line\r\n"...)
+					case "two":
+						b = append(b, ".\r\n.x\r\n"...)
+					case "63+0": // dots at off, off+64 and off+127
+						b = append(b, ("." + strings.Repeat("d", 61) + "\r\n")...)
+						b = append(b, ("." + strings.Repeat("e", 60) + "\r\n.")...)
+					}
+					in := append(b, after...)
+					n := len(in)
+					runs := []kRun{{srcStep: n, dstLen: 2*n + 2}}
+					for d := 512 + off - 70; d <= 512+off+200; d += step {
+						runs = append(runs, kRun{srcStep: n, dstLen: d, dstAlign: d % 64})
+					}
+					for s := 512 + off - 70; s <= 512+off+200; s += 3 * step {
+						runs = append(runs, kRun{srcStep: s, dstLen: 2*n + 2, srcAlign: s % 64})
+					}
+					for _, run := range runs {
+						diffEncode(t, k, Compat, in, run)
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestKernelsLongDotLine puts a line of a stuffed dot and 190 bytes at a
 // block boundary after mail of 62-byte lines, at every offset: the AVX2
 // Compat fast loop can take it unchecked through its side path (the dot

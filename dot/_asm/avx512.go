@@ -1103,8 +1103,9 @@ func afterLF(src, cbol reg.Register) {
 }
 
 // encodeCompatBody512 generates the loop of the AVX-512 Compat encoder for
-// the common case, a block that is copied as it is: every LF comes right
-// after a CR and every CR right before an LF, and no dot starts a line. As
+// the common case, a block that is copied as it is (every LF comes right
+// after a CR and every CR right before an LF, and no dot starts a line)
+// or with one line-leading dot stuffed. As
 // in decodeBody512, its speed is bound by the number of
 // instructions: the bytes before the block's bytes are compared in memory
 // (so the first block of a call is left to the general path, and cbol and
@@ -1120,7 +1121,8 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 
 	// The loop reads src+i and writes dst+j, while i <= lim. It copies
 	// blocks as they are, so j moves with i but for the dots it inserts:
-	// lim is one less for each, to keep room for 65 bytes at dst+j.
+	// lim is one less for each, to keep room for 65 bytes at dst+j (where
+	// src is what limits it, the loop then leaves a block early at most).
 	i, j, lim := GP64(), GP64(), GP64()
 	enter := func() {
 		loopLimit(src, dst, srcLim, dstLim, lim)
