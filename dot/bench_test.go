@@ -95,7 +95,8 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 // BenchmarkDecodeLimits measures what Bare, MaxLine and MaxSize cost a Raw decoder
-// on corpora whose lines are short and end in CRLF. Compare with
+// on corpora whose lines are short and end in CRLF, and the other modes with
+// and without a limit. Compare with
 //
 //	go test -run '^$' -bench DecodeLimits -count 6 ./dot | benchstat -col /cfg -
 func BenchmarkDecodeLimits(b *testing.B) {
@@ -109,6 +110,7 @@ func BenchmarkDecodeLimits(b *testing.B) {
 		{"bare=keep", Decoder{Mode: Raw, Bare: BareKeep}},
 		{"bare=normalize", Decoder{Mode: Raw, Bare: BareNormalize}},
 		{"compat,maxline=998", Decoder{MaxLine: 998}}, // net/textproto's decoding, a server's limit
+		{"strict", Decoder{Mode: Strict}},             // RFC 5321's framing, LF output
 	}
 	for _, c := range benchCorpora() {
 		if c.name != "mail" && c.name != "base64" && c.name != "tiny" {

@@ -468,19 +468,118 @@ st_b_done:
 
 dec512_strict:
 dec512_strict_fast:
-	CMPQ      DX, BX
-	JGT       dec512_strict_general
-	CMPQ      AX, CX
-	JGT       dec512_strict_general
-	VMOVDQU64 (DX), Z3
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	TESTQ     R9, R9
-	JNZ       dec512_strict_masks
-	KORTESTQ  K1, K2
-	JZ        dec512_strict_clean
+	CMPQ    DX, BX
+	JGT     dec512_strict_general
+	CMPQ    AX, CX
+	JGT     dec512_strict_general
+	MOVQ    src_base+24(FP), SI
+	CMPQ    DX, SI
+	JEQ     dec512_strict_first
+	XORQ    SI, SI
+	CMPB    (DX), $0x0a
+	SETEQ   SI
+	CMPQ    SI, R8
+	JNE     dec512_strict_general
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R10
+
+dec512_strict_body:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512_strict_test:
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R12
+	KMOVQ         K2, R13
+	CMPQ          R12, R13
+	JNE           dec512_strict_fullx
+	DECQ          R9
+	CMPQ          R12, $-1
+	CMOVQNE       R10, R9
+	TESTQ         R9, R9
+	JZ            dec512_strict_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_strict_body_dots
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+
+dec512_strict_body_tail:
+	ADDQ $0x40, SI
+	CMPQ SI, R8
+	JLE  dec512_strict_body
+	JMP  dec512_strict_genx
+
+dec512_strict_body_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512_strict_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R12
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+	JMP           dec512_strict_body_tail
+
+dec512_strict_genx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	JMP   dec512_strict_general
+
+dec512_strict_cleanx:
+	ADDQ SI, DX
+	ADDQ DI, AX
+	JMP  dec512_strict_clean
 
 dec512_strict_masks:
+	CMPB    (DX), $0x0a
+	JEQ     dec512_strict_fully
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R10
+	JMP     dec512_strict_test
+
+dec512_strict_first:
+	VMOVDQU64 (DX), Z3
+	JMP       dec512_strict_fully
+
+dec512_strict_fullx:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+
+dec512_strict_fully:
+	MOVQ          $0x00000003, R9
+	VPCMPEQB      Z0, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R10
@@ -501,11 +600,6 @@ dec512_strict_masks:
 	ORQ           R15, R14
 	MOVQ          R10, R13
 	ORQ           R12, R13
-	MOVQ          SI, R12
-	ORQ           R10, R12
-	NEGQ          R12
-	ADCQ          R9, R9
-	ANDQ          $0x03, R9
 	TESTQ         R14, R14
 	JNZ           dec512_strict_general
 	NOTQ          R13
@@ -514,12 +608,21 @@ dec512_strict_masks:
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
-	ADDQ          $0x40, DX
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	MOVQ          R10, R8
-	SHRQ          $0x3f, R8
-	JMP           dec512_strict_fast
+	TESTQ         SI, SI
+	JNZ           dec512_strict_dirty
+	TESTQ         R10, R10
+	JNZ           dec512_strict_dirty
+	CMPB          64(DX), $0x0a
+	JEQ           dec512_strict_dirty
+	MOVQ          $0x00000001, R9
+
+dec512_strict_dirty:
+	ADDQ $0x40, DX
+	MOVQ SI, DI
+	SHRQ $0x3f, DI
+	MOVQ R10, R8
+	SHRQ $0x3f, R8
+	JMP  dec512_strict_fast
 
 dec512_strict_clean:
 	MOVQ $0x00000000, DI
@@ -1276,7 +1379,7 @@ dec512_done:
 
 // func decodeLinesAVX512(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, LZCNT, POPCNT
-TEXT ·decodeLinesAVX512(SB), NOSPLIT, $16-96
+TEXT ·decodeLinesAVX512(SB), NOSPLIT, $24-96
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), DX
@@ -1974,19 +2077,283 @@ dec512l_strict:
 	JGT  dec512l_strict_general
 
 dec512l_strict_fast:
-	CMPQ      DX, BX
-	JGT       dec512l_strict_general
-	CMPQ      AX, CX
-	JGT       dec512l_strict_general
-	VMOVDQU64 (DX), Z3
-	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	TESTQ     R9, R9
-	JNZ       dec512l_strict_masks
-	KORTESTQ  K1, K2
-	JZ        dec512l_strict_clean
+	CMPQ    DX, BX
+	JGT     dec512l_strict_general
+	CMPQ    AX, CX
+	JGT     dec512l_strict_general
+	MOVQ    src_base+24(FP), SI
+	CMPQ    DX, SI
+	JEQ     dec512l_strict_first
+	XORQ    SI, SI
+	CMPB    (DX), $0x0a
+	SETEQ   SI
+	CMPQ    SI, R8
+	JNE     dec512l_strict_general
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R11
+	CMPB    (DX), $0x0a
+	JNE     lf0_c
+	MOVQ    $-1, R10
+
+lf0_c:
+	ADDQ $0x01, R10
+	MOVQ R10, 8(SP)
+	LEAQ 128(R10), R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_strict_body
+	MOVQ $0x000000bf, R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_strict_body
+
+dec512l_strict_bodyu:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512l_strict_testu:
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R10
+	KMOVQ         K2, R12
+	CMPQ          R10, R12
+	JNE           dec512l_strict_fullx
+	DECQ          R9
+	CMPQ          R10, $-1
+	CMOVQNE       R11, R9
+	TESTQ         R9, R9
+	JZ            dec512l_strict_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_strict_bodyu_dots
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+
+dec512l_strict_bodyu_tail:
+	ADDQ $0x40, SI
+	CMPQ SI, R8
+	JLE  dec512l_strict_bodyu
+	JMP  dec512l_strict_genx
+
+dec512l_strict_bodyu_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_strict_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_strict_bodyu_tail
+
+dec512l_strict_body:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+dec512l_strict_test:
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R12
+	KMOVQ         K2, R13
+	CMPQ          R12, R13
+	JNE           dec512l_strict_fullx
+	DECQ          R9
+	CMPQ          R12, $-1
+	CMOVQNE       R11, R9
+	LEAQ          64(R10), R10
+	CMOVQNE       sixtyThree<>+0(SB), R10
+	TESTQ         R9, R9
+	JZ            dec512l_strict_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_strict_body_dots
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+
+dec512l_strict_body_tail:
+	ADDQ $0x40, SI
+	CMPQ R10, limFast+64(FP)
+	JGT  dec512l_strict_genx
+	CMPQ SI, R8
+	JLE  dec512l_strict_body
+	JMP  dec512l_strict_genx
+
+dec512l_strict_body_dots:
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_strict_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R12
+	POPCNTQ       R12, R12
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R12, DI
+	JMP           dec512l_strict_body_tail
+
+dec512l_strict_genx:
+	TESTQ     SI, SI
+	JZ        dec512l_strict_since_a
+	VMOVDQU64 -64(DX)(SI*1), Z3
+	VPCMPEQB  Z1, Z3, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_strict_back_a_far
+	MOVQ      R9, R10
+	JMP       dec512l_strict_settled_a
+
+dec512l_strict_back_a_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_strict_back_a:
+	CMPQ R8, DX
+	JEQ  dec512l_strict_since_a
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_strict_back_a
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_strict_settled_a
+
+dec512l_strict_since_a:
+	MOVQ 8(SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_strict_settled_a:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	ADDQ  $-1, R10
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	JMP   dec512l_strict_general
+
+dec512l_strict_cleanx:
+	TESTQ     SI, SI
+	JZ        dec512l_strict_since_b
+	VMOVDQU64 -64(DX)(SI*1), Z4
+	VPCMPEQB  Z1, Z4, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_strict_back_b_far
+	MOVQ      R9, R10
+	JMP       dec512l_strict_settled_b
+
+dec512l_strict_back_b_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_strict_back_b:
+	CMPQ R8, DX
+	JEQ  dec512l_strict_since_b
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_strict_back_b
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_strict_settled_b
+
+dec512l_strict_since_b:
+	MOVQ 8(SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_strict_settled_b:
+	ADDQ SI, DX
+	ADDQ DI, AX
+	ADDQ $-1, R10
+	JMP  dec512l_strict_clean
 
 dec512l_strict_masks:
+	CMPB    (DX), $0x0a
+	JEQ     dec512l_strict_fully
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	MOVQ    $0x00000003, R11
+	CMPB    (DX), $0x0a
+	JNE     lf0_d
+	MOVQ    $-1, R10
+
+lf0_d:
+	ADDQ $0x01, R10
+	MOVQ R10, 8(SP)
+	LEAQ 128(R10), R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_strict_test
+	MOVQ $0x000000bf, R12
+	CMPQ R12, limFast+64(FP)
+	JGT  dec512l_strict_test
+	JMP  dec512l_strict_testu
+
+dec512l_strict_first:
+	VMOVDQU64 (DX), Z3
+	JMP       dec512l_strict_fully
+
+dec512l_strict_fullx:
+	TESTQ     SI, SI
+	JZ        dec512l_strict_since_c
+	VMOVDQU64 -64(DX)(SI*1), Z4
+	VPCMPEQB  Z1, Z4, K1
+	KMOVQ     K1, R9
+	LZCNTQ    R9, R9
+	JCS       dec512l_strict_back_c_far
+	MOVQ      R9, R10
+	JMP       dec512l_strict_settled_c
+
+dec512l_strict_back_c_far:
+	LEAQ -64(DX)(SI*1), R8
+
+dec512l_strict_back_c:
+	CMPQ R8, DX
+	JEQ  dec512l_strict_since_c
+	DECQ R8
+	CMPB (R8), $0x0d
+	JNE  dec512l_strict_back_c
+	LEAQ -1(DX)(SI*1), R9
+	SUBQ R8, R9
+	MOVQ R9, R10
+	JMP  dec512l_strict_settled_c
+
+dec512l_strict_since_c:
+	MOVQ 8(SP), R9
+	ADDQ SI, R9
+	MOVQ R9, R10
+
+dec512l_strict_settled_c:
+	ADDQ  SI, DX
+	ADDQ  DI, AX
+	ADDQ  $-1, R10
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+
+dec512l_strict_fully:
+	MOVQ          $0x00000003, R9
+	VPCMPEQB      Z0, Z3, K1
+	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
 	KMOVQ         K2, R11
@@ -2007,11 +2374,6 @@ dec512l_strict_masks:
 	ORQ           R15, R14
 	MOVQ          R11, R13
 	ORQ           R12, R13
-	MOVQ          SI, R12
-	ORQ           R11, R12
-	NEGQ          R12
-	ADCQ          R9, R9
-	ANDQ          $0x03, R9
 	TESTQ         R14, R14
 	JNZ           dec512l_strict_general
 	NOTQ          R13
@@ -2020,18 +2382,27 @@ dec512l_strict_masks:
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
-	ADDQ          $0x40, DX
-	MOVQ          SI, DI
-	SHRQ          $0x3f, DI
-	MOVQ          R11, R8
-	SHRQ          $0x3f, R8
-	LZCNTQ        SI, SI
-	SBBQ          R11, R11
-	ANDQ          R11, R10
-	ADDQ          SI, R10
-	CMPQ          R10, limFast+64(FP)
-	JGT           dec512l_strict_general
-	JMP           dec512l_strict_fast
+	TESTQ         SI, SI
+	JNZ           dec512l_strict_dirty
+	TESTQ         R11, R11
+	JNZ           dec512l_strict_dirty
+	CMPB          64(DX), $0x0a
+	JEQ           dec512l_strict_dirty
+	MOVQ          $0x00000001, R9
+
+dec512l_strict_dirty:
+	ADDQ   $0x40, DX
+	MOVQ   SI, DI
+	SHRQ   $0x3f, DI
+	MOVQ   R11, R8
+	SHRQ   $0x3f, R8
+	LZCNTQ SI, SI
+	SBBQ   R11, R11
+	ANDQ   R11, R10
+	ADDQ   SI, R10
+	CMPQ   R10, limFast+64(FP)
+	JGT    dec512l_strict_general
+	JMP    dec512l_strict_fast
 
 dec512l_strict_clean:
 	MOVQ $0x00000000, DI
@@ -2409,12 +2780,12 @@ dec512l_raw_fast:
 	XORQ    DI, DI
 	MOVQ    $0x00000003, R11
 	CMPB    (DX), $0x0a
-	JNE     lf0_c
+	JNE     lf0_e
 	MOVQ    $-1, R10
 
-lf0_c:
+lf0_e:
 	ADDQ $0x01, R10
-	MOVQ R10, 8(SP)
+	MOVQ R10, 16(SP)
 	LEAQ 128(R10), R12
 	CMPQ R12, limFast+64(FP)
 	JGT  dec512l_raw_body
@@ -2532,7 +2903,7 @@ dec512l_raw_back_a:
 	JMP  dec512l_raw_settled_a
 
 dec512l_raw_since_a:
-	MOVQ 8(SP), R9
+	MOVQ 16(SP), R9
 	ADDQ SI, R9
 	MOVQ R9, R10
 
@@ -2574,7 +2945,7 @@ dec512l_raw_back_b:
 	JMP  dec512l_raw_settled_b
 
 dec512l_raw_since_b:
-	MOVQ 8(SP), R9
+	MOVQ 16(SP), R9
 	ADDQ SI, R9
 	MOVQ R9, R10
 
@@ -2597,12 +2968,12 @@ dec512l_raw_masks:
 	XORQ    DI, DI
 	MOVQ    $0x00000003, R11
 	CMPB    (DX), $0x0a
-	JNE     lf0_d
+	JNE     lf0_f
 	MOVQ    $-1, R10
 
-lf0_d:
+lf0_f:
 	ADDQ $0x01, R10
-	MOVQ R10, 8(SP)
+	MOVQ R10, 16(SP)
 	LEAQ 128(R10), R12
 	CMPQ R12, limFast+64(FP)
 	JGT  dec512l_raw_test
@@ -2641,7 +3012,7 @@ dec512l_raw_back_c:
 	JMP  dec512l_raw_settled_c
 
 dec512l_raw_since_c:
-	MOVQ 8(SP), R9
+	MOVQ 16(SP), R9
 	ADDQ SI, R9
 	MOVQ R9, R10
 

@@ -94,24 +94,13 @@ func decodeAVX512(limited bool) {
 		{
 			v, vn := ZMM(), ZMM()
 			klf, kcr := K(), K()
-			if m != strict {
-				k3 := three
-				if m == raw {
-					k3 = nil // (see three)
-				}
-				decodeBody512(m, p, src, dst, srcLim, dstLim, cbol, ccr, dirty, k3, v, klf, kcr, zlf, zcr, zdot, general, lim)
-			} else {
-				// Inside a long line (this block and the two before it
-				// have no CR or LF, see trackDirty), blocks are copied as
-				// they are. (After an LF dirty is not 0: a line start is
-				// never copied.)
-				blockHead512(p, src, dirty, v, klf, kcr, zlf, zcr)
+			k3 := three
+			if m != compat {
+				k3 = nil // (see three)
 			}
+			decodeBody512(m, p, src, dst, srcLim, dstLim, cbol, ccr, dirty, k3, v, klf, kcr, zlf, zcr, zdot, general, lim)
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
-			if m == strict {
-				trackDirty(dirty, mk.lf, mk.cr, 3)
-			}
 			TESTQ(mk.bail, mk.bail)
 			JNZ(LabelRef(general))
 			keep := mk.del
@@ -126,7 +115,7 @@ func decodeAVX512(limited bool) {
 			VPCOMPRESSB_Z(v, kk, out)
 			VMOVDQU64(out, Mem{Base: dst})
 			ADDQ(cnt, dst)
-			if m != strict {
+			{
 				// After a block without CR or LF, before a byte that is
 				// no LF (so the next block has no line start), the next
 				// block can enter the long-line loop.
@@ -834,7 +823,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	src0 := Load(Param("src").Base(), GP64())
 	CMPQ(src, src0)
 	JEQ(LabelRef(p + "_first"))
-	if m == raw {
+	if m != compat { // Raw, Strict
 		// An LF at src if and only if a CR is before it.
 		t := GP64()
 		XORQ(t, t)
@@ -1007,7 +996,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	// whether a CR is before src.
 	state := func() {
 		afterLF(src, cbol)
-		if m == raw {
+		if m != compat {
 			afterByte(src, ccr, '\r')
 		}
 	}
@@ -1023,7 +1012,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	// The long-line loop comes back at a block with a byte <= '\r', at
 	// src, with cbol and ccr 0 (in Raw mode an LF there is bare).
 	Label(p + "_masks")
-	if m == raw {
+	if m != compat {
 		CMPB(Mem{Base: src}, U8('\n'))
 		JEQ(LabelRef(p + "_fully"))
 	}
