@@ -5700,14 +5700,281 @@ dec2_compat_partial:
 
 dec2_strict:
 dec2_strict_loop64:
-	MOVQ         BX, SI
-	SUBQ         DX, SI
-	CMPQ         SI, $0x00000042
-	JLT          dec2_strict_loop
-	MOVQ         CX, SI
-	SUBQ         AX, SI
-	CMPQ         SI, $0x00000040
-	JLT          dec2_strict_loop
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x00000042
+	JLT  dec2_strict_loop
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x00000040
+	JLT  dec2_strict_loop
+	CMPQ R9, $0x07
+	JNE  dec2_strict_old
+	CMPQ DX, src_base+24(FP)
+	JNE  dec2_strict_fastin
+	JMP  dec2_strict_old
+
+dec2_strict_fastin:
+	XORQ    SI, SI
+	XORQ    R10, R10
+	CMPB    -1(DX), $0x0d
+	SETEQ   SI
+	CMPB    (DX), $0x0a
+	SETEQ   R10
+	CMPQ    SI, R10
+	JNE     dec2_strict_old
+	XORQ    SI, SI
+	LEAQ    -130(BX), DI
+	LEAQ    -128(CX), R8
+	SUBQ    DX, DI
+	SUBQ    AX, R8
+	CMPQ    R8, DI
+	CMOVQLT R8, DI
+	ADDQ    DX, DI
+
+dec2_strict_fast:
+	CMPQ      DX, DI
+	JGT       dec2_strict_fastend
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y5
+	VPXOR     Y6, Y5, Y5
+	VPCMPEQB  Y2, Y3, Y7
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y7, Y7
+	VPOR      Y5, Y7, Y4
+	VMOVDQU   32(DX), Y5
+	VMOVDQU   31(DX), Y7
+	VMOVDQU   33(DX), Y8
+	VPCMPEQB  Y1, Y5, Y9
+	VPCMPEQB  Y0, Y8, Y8
+	VPXOR     Y9, Y8, Y8
+	VPCMPEQB  Y2, Y5, Y10
+	VPCMPEQB  Y0, Y7, Y7
+	VPAND     Y7, Y10, Y10
+	VPOR      Y8, Y10, Y7
+	VPOR      Y4, Y7, Y4
+	VPTEST    Y4, Y4
+	JNZ       dec2_strict_side
+	VPMOVMSKB Y6, R8
+	VPMOVMSKB Y9, R9
+	MOVL      R8, R10
+	ORL       R9, R10
+	JZ        dec2_strict_fastnolf
+
+dec2_strict_fastgo:
+	VMOVDQU Y3, (AX)
+	TZCNTL  R8, R10
+	VMOVDQU 1(DX)(R10*1), Y3
+	VMOVDQU Y3, (AX)(R10*1)
+	BLSRL   R8, R11
+	JNZ     dec2_strict_more
+	POPCNTL R8, R10
+	LEAQ    32(AX), R12
+	SUBQ    R10, R12
+	VMOVDQU Y5, (R12)
+	TZCNTL  R9, R10
+	VMOVDQU 33(DX)(R10*1), Y3
+	VMOVDQU Y3, (R12)(R10*1)
+	BLSRL   R9, R11
+	JNZ     dec2_strict_more
+	POPCNTL R9, R10
+	LEAQ    32(R12), AX
+	SUBQ    R10, AX
+	ADDQ    $0x40, DX
+	JMP     dec2_strict_fast
+
+dec2_strict_more:
+	SHLQ    $0x20, R9
+	ORQ     R8, R9
+	MOVQ    R9, R11
+	POPCNTQ R9, R10
+	CMPQ    R10, $0x04
+	JA      dec2_strict_fasttable
+	JMP     dec2_strict_delete
+
+dec2_strict_side:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y7
+	VPXOR     Y6, Y7, Y7
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPCMPEQB  Y0, Y5, Y4
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y4, Y5, Y4
+	VPAND     Y3, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPMOVMSKB Y3, R8
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y7, R10
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   31(DX), Y4
+	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y7
+	VPXOR     Y6, Y7, Y7
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPCMPEQB  Y0, Y5, Y4
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y4, Y5, Y4
+	VPAND     Y3, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPMOVMSKB Y3, R11
+	VPMOVMSKB Y6, R12
+	VPMOVMSKB Y7, R13
+	ORQ       R13, R10
+	JNZ       dec2_strict_faststop
+	SHLQ      $0x20, R11
+	ORQ       R11, R8
+	SHLQ      $0x20, R12
+	ORQ       R12, R9
+	ORQ       R8, R9
+	MOVQ      R9, R11
+	POPCNTQ   R11, R10
+	CMPQ      R10, $0x04
+	JA        dec2_strict_fasttable
+	VMOVDQU   (DX), Y3
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   Y3, 32(AX)
+
+dec2_strict_delete:
+dec2_strict_del1:
+	TZCNTQ  R11, R10
+	BLSRQ   R11, R11
+	VMOVDQU 1(DX)(R10*1), Y3
+	VMOVDQU Y3, (AX)(R10*1)
+	VMOVDQU 33(DX)(R10*1), Y3
+	VMOVDQU Y3, 32(AX)(R10*1)
+	DECQ    AX
+	TESTQ   R11, R11
+	JNZ     dec2_strict_del1
+	LEAQ    64(AX), AX
+	ADDQ    $0x40, DX
+	JMP     dec2_strict_fast
+
+dec2_strict_fasttable:
+	LEAQ    compactTable<>+0(SB), R8
+	VMOVDQU (DX), X3
+	MOVQ    R11, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	MOVQ    $0x00000008, R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x08, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R13
+	LEAQ    8(R12), R14
+	SUBQ    R13, R14
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
+	VMOVDQU 16(DX), X3
+	MOVQ    R11, R9
+	SHRQ    $0x10, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	LEAQ    8(R14), R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x18, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R13
+	LEAQ    8(R12), R15
+	SUBQ    R13, R15
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R14*1)
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
+	VMOVDQU 32(DX), X3
+	MOVQ    R11, R9
+	SHRQ    $0x20, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	LEAQ    8(R15), R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x28, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R13
+	LEAQ    8(R12), R14
+	SUBQ    R13, R14
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R15*1)
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
+	VMOVDQU 48(DX), X3
+	MOVQ    R11, R9
+	SHRQ    $0x30, R9
+	MOVBQZX R9, R9
+	POPCNTQ R9, R10
+	LEAQ    8(R14), R12
+	SUBQ    R10, R12
+	MOVQ    R11, R10
+	SHRQ    $0x38, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R11
+	LEAQ    8(R12), R13
+	SUBQ    R11, R13
+	VMOVQ   (R8)(R9*8), X4
+	VPINSRQ $0x01, 2048(R8)(R10*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R14*1)
+	VPEXTRQ $0x01, X3, (AX)(R12*1)
+	ADDQ    R13, AX
+	ADDQ    $0x40, DX
+	JMP     dec2_strict_fast
+
+dec2_strict_fastend:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000007, R9
+	JMP   dec2_strict_loop
+
+dec2_strict_faststop:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000004, R9
+	JMP   dec2_strict_old
+
+dec2_strict_fastnolf:
+	LEAQ -64(DX), R10
+	CMPQ R10, SI
+	JEQ  dec2_strict_fastlong
+	MOVQ DX, SI
+	JMP  dec2_strict_fastgo
+
+dec2_strict_fastlong:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000006, R9
+
+dec2_strict_old:
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2_strict_block
@@ -6998,14 +7265,346 @@ lim_d:
 
 dec2l_strict:
 dec2l_strict_loop64:
-	MOVQ         BX, SI
-	SUBQ         DX, SI
-	CMPQ         SI, $0x00000042
-	JLT          dec2l_strict_loop
-	MOVQ         CX, SI
-	SUBQ         AX, SI
-	CMPQ         SI, $0x00000040
-	JLT          dec2l_strict_loop
+	MOVQ BX, SI
+	SUBQ DX, SI
+	CMPQ SI, $0x00000042
+	JLT  dec2l_strict_loop
+	MOVQ CX, SI
+	SUBQ AX, SI
+	CMPQ SI, $0x00000040
+	JLT  dec2l_strict_loop
+	CMPQ R9, $0x07
+	JNE  dec2l_strict_old
+	CMPQ DX, src_base+24(FP)
+	JNE  dec2l_strict_fastin
+	JMP  dec2l_strict_old
+
+dec2l_strict_fastin:
+	XORQ    SI, SI
+	XORQ    R10, R10
+	CMPB    -1(DX), $0x0d
+	SETEQ   SI
+	CMPB    (DX), $0x0a
+	SETEQ   R10
+	CMPQ    SI, R10
+	JNE     dec2l_strict_old
+	MOVQ    (SP), SI
+	LEAQ    192(SI), SI
+	CMPQ    SI, limFast+64(FP)
+	JGT     dec2l_strict_old
+	MOVQ    DX, SI
+	XORQ    DI, DI
+	LEAQ    -130(BX), R8
+	LEAQ    -128(CX), R9
+	SUBQ    DX, R8
+	SUBQ    AX, R9
+	CMPQ    R9, R8
+	CMOVQLT R9, R8
+	ADDQ    DX, R8
+
+dec2l_strict_fast:
+	CMPQ      DX, R8
+	JGT       dec2l_strict_fastend
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y5
+	VPXOR     Y6, Y5, Y5
+	VPCMPEQB  Y2, Y3, Y7
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y7, Y7
+	VPOR      Y5, Y7, Y4
+	VMOVDQU   32(DX), Y5
+	VMOVDQU   31(DX), Y7
+	VMOVDQU   33(DX), Y8
+	VPCMPEQB  Y1, Y5, Y9
+	VPCMPEQB  Y0, Y8, Y8
+	VPXOR     Y9, Y8, Y8
+	VPCMPEQB  Y2, Y5, Y10
+	VPCMPEQB  Y0, Y7, Y7
+	VPAND     Y7, Y10, Y10
+	VPOR      Y8, Y10, Y7
+	VPOR      Y4, Y7, Y4
+	VPTEST    Y4, Y4
+	JNZ       dec2l_strict_side
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y9, R10
+	MOVL      R9, R11
+	ORL       R10, R11
+	JZ        dec2l_strict_fastnolf
+
+dec2l_strict_fastgo:
+	VMOVDQU Y3, (AX)
+	TZCNTL  R9, R11
+	VMOVDQU 1(DX)(R11*1), Y3
+	VMOVDQU Y3, (AX)(R11*1)
+	BLSRL   R9, R12
+	JNZ     dec2l_strict_more
+	POPCNTL R9, R11
+	LEAQ    32(AX), R13
+	SUBQ    R11, R13
+	VMOVDQU Y5, (R13)
+	TZCNTL  R10, R11
+	VMOVDQU 33(DX)(R11*1), Y3
+	VMOVDQU Y3, (R13)(R11*1)
+	BLSRL   R10, R12
+	JNZ     dec2l_strict_more
+	POPCNTL R10, R11
+	LEAQ    32(R13), AX
+	SUBQ    R11, AX
+	ADDQ    $0x40, DX
+	JMP     dec2l_strict_fast
+
+dec2l_strict_more:
+	SHLQ    $0x20, R10
+	ORQ     R9, R10
+	MOVQ    R10, R12
+	POPCNTQ R10, R11
+	CMPQ    R11, $0x04
+	JA      dec2l_strict_fasttable
+	JMP     dec2l_strict_delete
+
+dec2l_strict_side:
+	VMOVDQU   (DX), Y3
+	VMOVDQU   -1(DX), Y4
+	VMOVDQU   1(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y7
+	VPXOR     Y6, Y7, Y7
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPCMPEQB  Y0, Y5, Y4
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y4, Y5, Y4
+	VPAND     Y3, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPMOVMSKB Y3, R9
+	VPMOVMSKB Y6, R10
+	VPMOVMSKB Y7, R11
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   31(DX), Y4
+	VMOVDQU   33(DX), Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPCMPEQB  Y0, Y5, Y7
+	VPXOR     Y6, Y7, Y7
+	VPCMPEQB  Y2, Y3, Y3
+	VPCMPEQB  Y0, Y4, Y4
+	VPAND     Y4, Y3, Y3
+	VPCMPEQB  Y0, Y5, Y4
+	VPCMPEQB  Y1, Y5, Y5
+	VPOR      Y4, Y5, Y4
+	VPAND     Y3, Y4, Y4
+	VPOR      Y4, Y7, Y7
+	VPMOVMSKB Y3, R12
+	VPMOVMSKB Y6, R13
+	VPMOVMSKB Y7, R14
+	ORQ       R14, R11
+	JNZ       dec2l_strict_faststop
+	SHLQ      $0x20, R12
+	ORQ       R12, R9
+	SHLQ      $0x20, R13
+	ORQ       R13, R10
+	ORQ       R9, R10
+	MOVQ      R10, R12
+	POPCNTQ   R12, R11
+	CMPQ      R11, $0x04
+	JA        dec2l_strict_fasttable
+	VMOVDQU   (DX), Y3
+	VMOVDQU   Y3, (AX)
+	VMOVDQU   32(DX), Y3
+	VMOVDQU   Y3, 32(AX)
+
+dec2l_strict_delete:
+dec2l_strict_del1:
+	TZCNTQ  R12, R11
+	BLSRQ   R12, R12
+	VMOVDQU 1(DX)(R11*1), Y3
+	VMOVDQU Y3, (AX)(R11*1)
+	VMOVDQU 33(DX)(R11*1), Y3
+	VMOVDQU Y3, 32(AX)(R11*1)
+	DECQ    AX
+	TESTQ   R12, R12
+	JNZ     dec2l_strict_del1
+	LEAQ    64(AX), AX
+	ADDQ    $0x40, DX
+	JMP     dec2l_strict_fast
+
+dec2l_strict_fasttable:
+	LEAQ    compactTable<>+0(SB), R9
+	VMOVDQU (DX), X3
+	MOVQ    R12, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R11
+	MOVQ    $0x00000008, R13
+	SUBQ    R11, R13
+	MOVQ    R12, R11
+	SHRQ    $0x08, R11
+	MOVBQZX R11, R11
+	POPCNTQ R11, R14
+	LEAQ    8(R13), R15
+	SUBQ    R14, R15
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VMOVDQU 16(DX), X3
+	MOVQ    R12, R10
+	SHRQ    $0x10, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R11
+	LEAQ    8(R15), R13
+	SUBQ    R11, R13
+	MOVQ    R12, R11
+	SHRQ    $0x18, R11
+	MOVBQZX R11, R11
+	POPCNTQ R11, R14
+	LEAQ    8(R13), BP
+	SUBQ    R14, BP
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R15*1)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VMOVDQU 32(DX), X3
+	MOVQ    R12, R10
+	SHRQ    $0x20, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R11
+	LEAQ    8(BP), R13
+	SUBQ    R11, R13
+	MOVQ    R12, R11
+	SHRQ    $0x28, R11
+	MOVBQZX R11, R11
+	POPCNTQ R11, R14
+	LEAQ    8(R13), R15
+	SUBQ    R14, R15
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(BP*1)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	VMOVDQU 48(DX), X3
+	MOVQ    R12, R10
+	SHRQ    $0x30, R10
+	MOVBQZX R10, R10
+	POPCNTQ R10, R11
+	LEAQ    8(R15), R13
+	SUBQ    R11, R13
+	MOVQ    R12, R11
+	SHRQ    $0x38, R11
+	MOVBQZX R11, R11
+	POPCNTQ R11, R12
+	LEAQ    8(R13), R14
+	SUBQ    R12, R14
+	VMOVQ   (R9)(R10*8), X4
+	VPINSRQ $0x01, 2048(R9)(R11*8), X4, X4
+	VPSHUFB X4, X3, X3
+	VMOVQ   X3, (AX)(R15*1)
+	VPEXTRQ $0x01, X3, (AX)(R13*1)
+	ADDQ    R14, AX
+	ADDQ    $0x40, DX
+	JMP     dec2l_strict_fast
+
+dec2l_strict_fastend:
+	MOVQ DX, DI
+
+dec2l_strict_back_a:
+	CMPQ DI, SI
+	JEQ  dec2l_strict_since_a
+	DECQ DI
+	CMPB (DI), $0x0a
+	JNE  dec2l_strict_back_a
+	MOVQ DX, R8
+	SUBQ DI, R8
+	DECQ R8
+	MOVQ R8, (SP)
+	JMP  dec2l_strict_settled_a
+
+dec2l_strict_since_a:
+	MOVQ DX, R8
+	SUBQ SI, R8
+	ADDQ R8, (SP)
+
+dec2l_strict_settled_a:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000007, R9
+	JMP   dec2l_strict_loop
+
+dec2l_strict_faststop:
+	MOVQ DX, DI
+
+dec2l_strict_back_b:
+	CMPQ DI, SI
+	JEQ  dec2l_strict_since_b
+	DECQ DI
+	CMPB (DI), $0x0a
+	JNE  dec2l_strict_back_b
+	MOVQ DX, R8
+	SUBQ DI, R8
+	DECQ R8
+	MOVQ R8, (SP)
+	JMP  dec2l_strict_settled_b
+
+dec2l_strict_since_b:
+	MOVQ DX, R8
+	SUBQ SI, R8
+	ADDQ R8, (SP)
+
+dec2l_strict_settled_b:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000004, R9
+	JMP   dec2l_strict_old
+
+dec2l_strict_fastnolf:
+	LEAQ -64(DX), R11
+	CMPQ R11, DI
+	JEQ  dec2l_strict_fastlong
+	MOVQ DX, DI
+	JMP  dec2l_strict_fastgo
+
+dec2l_strict_fastlong:
+	MOVQ DX, DI
+
+dec2l_strict_back_c:
+	CMPQ DI, SI
+	JEQ  dec2l_strict_since_c
+	DECQ DI
+	CMPB (DI), $0x0a
+	JNE  dec2l_strict_back_c
+	MOVQ DX, R8
+	SUBQ DI, R8
+	DECQ R8
+	MOVQ R8, (SP)
+	JMP  dec2l_strict_settled_c
+
+dec2l_strict_since_c:
+	MOVQ DX, R8
+	SUBQ SI, R8
+	ADDQ R8, (SP)
+
+dec2l_strict_settled_c:
+	XORQ  DI, DI
+	XORQ  R8, R8
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	MOVQ  $0x00000006, R9
+
+dec2l_strict_old:
 	MOVQ         DI, SI
 	ORQ          R9, SI
 	JNZ          dec2l_strict_block

@@ -70,7 +70,7 @@ func decodeAVX2(limited bool) {
 			fastEntry(src, dirty, p, p+"_old")
 			decodeRawFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot, lim)
 			Label(p + "_old")
-		case m == compat:
+		default: // Compat and Strict: the same output for blocks of CR-LF pairs
 			fastEntry(src, dirty, p, p+"_old")
 			decodeCompatFastY(p, p+"_old", loop, src, dst, srcEnd, dstEnd, cbol, ccr, dirty, ylf, ycr, ydot, lim)
 			Label(p + "_old")
