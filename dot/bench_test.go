@@ -175,10 +175,29 @@ func BenchmarkEncode(b *testing.B) {
 	}
 }
 
+// BenchmarkEncodeStrict measures the Strict encoder on the corpora whose
+// lines all end in CRLF (Strict refuses a bare CR or LF).
+func BenchmarkEncodeStrict(b *testing.B) {
+	for _, c := range benchCorpora() {
+		if c.name != "mail" && c.name != "base64" && c.name != "tiny" {
+			continue
+		}
+		for _, impl := range []string{"generic", "avx2", "avx512"} {
+			b.Run("corpus="+c.name+"/impl="+impl, func(b *testing.B) {
+				b.SetBytes(int64(len(c.plain)))
+				b.ReportAllocs()
+				benchKernel(b, impl, func() { benchEncodeWith(b, Encoder{Mode: Strict}, c.plain) })
+			})
+		}
+	}
+}
+
 // benchEncode encodes src into a benchBuf-byte buffer.
-func benchEncode(b *testing.B, src []byte) {
+func benchEncode(b *testing.B, src []byte) { benchEncodeWith(b, Encoder{}, src) }
+
+// benchEncodeWith is benchEncode with an encoder set up as e.
+func benchEncodeWith(b *testing.B, e Encoder, src []byte) {
 	dst := make([]byte, benchBuf)
-	var e Encoder
 	for b.Loop() {
 		e.Reset()
 		for i := 0; ; {

@@ -4109,26 +4109,135 @@ enc512_compat_hi_ok:
 
 enc512_strict:
 enc512_strict_fast:
-	CMPQ      DX, BX
-	JGT       enc512_strict_block
-	CMPQ      AX, CX
-	JGT       enc512_strict_block
+	CMPQ    DX, BX
+	JGT     enc512_strict_block
+	CMPQ    AX, CX
+	JGT     enc512_strict_block
+	MOVQ    src_base+24(FP), SI
+	CMPQ    DX, SI
+	JEQ     enc512_strict_first
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+
+enc512_strict_body:
+	VMOVDQU64 (DX)(SI*1), Z3
+
+enc512_strict_test:
+	VMOVDQU64 -1(DX)(SI*1), Z4
+	VPCMPEQB  Z0, Z3, K1
+	VPCMPEQB  Z1, Z4, K2
+	KMOVQ     K1, R10
+	KMOVQ     K2, R11
+	CMPQ      R10, R11
+	JNE       enc512_strict_fullx
+	NEGQ      R10
+	SBBQ      R11, R11
+	ANDQ      $0x03, R11
+	DECQ      R9
+	ORQ       R11, R9
+	JZ        enc512_strict_cleanx
+	VPCMPEQB  Z0, Z4, K2
+	VPCMPEQB  Z2, Z3, K2, K2
+	KORTESTQ  K2, K2
+	JNZ       enc512_strict_dots
+	VMOVDQU64 Z3, (AX)(DI*1)
+	ADDQ      $0x40, DI
+
+enc512_strict_lean:
+	ADDQ $0x40, SI
+	CMPQ SI, R8
+	JLE  enc512_strict_body
+	ADDQ SI, DX
+	ADDQ DI, AX
+	CMPB -1(DX), $0x0d
+	JNE  enc512_strict_kept_a
+	DECQ DX
+	DECQ AX
+
+enc512_strict_kept_a:
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+	JMP   enc512_strict_block
+
+enc512_strict_dots:
+	KMOVQ     K2, R10
+	BLSRQ     R10, R11
+	JNZ       enc512_strict_fullx
+	NOTQ      R10
+	KMOVQ     R10, K1
+	VMOVDQA64 Z2, Z4
+	VPEXPANDB Z3, K1, Z4
+	VMOVDQU64 Z3, 1(AX)(DI*1)
+	VMOVDQU64 Z4, (AX)(DI*1)
+	ADDQ      $0x41, DI
+	DECQ      R8
+	JMP       enc512_strict_lean
+
+enc512_strict_cleanx:
+	ADDQ     SI, DX
+	ADDQ     DI, AX
+	VPCMPEQB Z1, Z3, K2
+	KORTESTQ K2, K2
+	JZ       enc512_strict_clean
+	MOVQ     $0x00000003, R9
+	JMP      enc512_strict_fully
+
+enc512_strict_cleanexit:
+	MOVQ    $0x00000003, R9
+	MOVQ    BX, R8
+	SUBQ    DX, R8
+	MOVQ    CX, SI
+	SUBQ    AX, SI
+	CMPQ    SI, R8
+	CMOVQLT SI, R8
+	XORQ    SI, SI
+	XORQ    DI, DI
+	JMP     enc512_strict_test
+
+enc512_strict_first:
 	VMOVDQU64 (DX), Z3
 	VPCMPEQB  Z0, Z3, K1
-	VPCMPEQB  Z1, Z3, K2
-	TESTQ     R9, R9
-	JNZ       enc512_strict_masks
-	KORTESTQ  K1, K2
-	JZ        enc512_strict_clean
+	MOVQ      $0x00000003, R9
+	JMP       enc512_strict_fullz
 
-enc512_strict_masks:
+enc512_strict_fullx:
+	ADDQ      SI, DX
+	ADDQ      DI, AX
+	CMPB      -1(DX), $0x0d
+	JNE       enc512_strict_kept_b
+	DECQ      DX
+	DECQ      AX
+	VMOVDQU64 (DX), Z3
+	VPCMPEQB  Z0, Z3, K1
+
+enc512_strict_kept_b:
+	MOVQ $0x00000003, R9
+
+enc512_strict_fully:
+	MOVQ  $0x00000000, DI
+	CMPB  -1(DX), $0x0a
+	SETEQ DI
+	MOVQ  $0x00000000, R8
+	CMPB  -1(DX), $0x0d
+	SETEQ R8
+
+enc512_strict_fullz:
+	VPCMPEQB  Z1, Z3, K2
 	VMOVDQU64 1(DX), Z4
 	VPCMPEQB  Z0, Z4, K3
 	KMOVQ     K3, SI
 	KMOVQ     K1, R10
 	KMOVQ     K2, R11
-	MOVQ      R10, R9
-	ORQ       R11, R9
 	VPCMPEQB  Z2, Z3, K1
 	KMOVQ     K1, R12
 	LEAQ      (DI)(R10*2), R13
@@ -4143,11 +4252,16 @@ enc512_strict_masks:
 	VMOVDQU64 Z3, (AX)
 	ADDQ      $0x40, AX
 	ADDQ      $0x40, DX
-	SHRQ      $0x3f, R10
-	MOVQ      R10, DI
-	SHRQ      $0x3f, R11
-	MOVQ      R11, R8
-	JMP       enc512_strict_fast
+	TESTQ     R10, R10
+	JNZ       enc512_strict_dirty
+	MOVQ      $0x00000001, R9
+
+enc512_strict_dirty:
+	SHRQ $0x3f, R10
+	MOVQ R10, DI
+	SHRQ $0x3f, R11
+	MOVQ R11, R8
+	JMP  enc512_strict_fast
 
 enc512_strict_clean:
 	MOVQ $0x00000000, DI
@@ -4204,7 +4318,7 @@ enc512_strict_clean1:
 	CMPQ      AX, CX
 	JGT       enc512_strict_block
 	MOVQ      $0x00000003, R9
-	JMP       enc512_strict_masks
+	JMP       enc512_strict_cleanexit
 
 enc512_strict_block:
 	LEAQ          65(BX), R9

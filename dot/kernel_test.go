@@ -508,6 +508,34 @@ func TestKernelsFastEntry(t *testing.T) {
 	})
 }
 
+// TestKernelsCRAtBlockEnd puts a CR at every offset of the blocks after
+// some mail, followed by an LF or by something else (a bare CR, the
+// loops' way out): the AVX-512 Strict encoder's loop takes a block whose
+// last byte is a CR and must give it back when the next byte shows it
+// bare.
+func TestKernelsCRAtBlockEnd(t *testing.T) {
+	const line = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n" // 64 bytes
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		for off := range 130 {
+			for _, next := range []string{"x", "\n", ".", "\r", "\r\n"} {
+				in := []byte(strings.Repeat(line, 4) + strings.Repeat("p", off) + "\r" + next + strings.Repeat("y", 100) + "\r\n" + line)
+				run := kRun{srcStep: len(in), dstLen: 2*len(in) + 2}
+				for _, m := range []Mode{Compat, Strict} {
+					diffEncode(t, k, m, in, run)
+				}
+				for _, bare := range []BarePolicy{BareReject, BareKeep, BareNormalize} {
+					for _, m := range []Mode{Strict, Raw} {
+						diffDecodeCfg(t, k, modelConfig{mode: m, bare: bare}, append(in, ".\r\n"...), run)
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestKernelsLeanDots puts a line-leading dot at every offset of a block
 // the encoders' lean loops take (AVX-512 stuffs a block's one dot there):
 // alone, two in a block, and in three blocks in a row (at offsets 63 and

@@ -44,12 +44,11 @@ func decodeAVX512(limited bool) {
 	a := begin(name, doc, sig, false)
 	dst, dstLim, src, srcLim, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
 	limits512(a, done)
-	// ccr is used in Strict and Raw mode; for dirty see trackDirty and
-	// decodeBody512.
+	// ccr is used in Strict and Raw mode; for dirty see decodeBody512.
 	cbol, ccr, dirty := lineState(flags, 3)
 	// The constant 3, for the Compat loop (the twin, which needs one more
-	// register, and the Raw loop, which keeps ccr too, load it in the
-	// loop).
+	// register, and the Strict and Raw loops, which keep ccr too, load it
+	// in the loop).
 	var three reg.GPVirtual
 	if !limited {
 		three = GP64()
@@ -115,19 +114,17 @@ func decodeAVX512(limited bool) {
 			VPCOMPRESSB_Z(v, kk, out)
 			VMOVDQU64(out, Mem{Base: dst})
 			ADDQ(cnt, dst)
-			{
-				// After a block without CR or LF, before a byte that is
-				// no LF (so the next block has no line start), the next
-				// block can enter the long-line loop.
-				TESTQ(mk.lf, mk.lf)
-				JNZ(LabelRef(p + "_dirty"))
-				TESTQ(mk.cr, mk.cr)
-				JNZ(LabelRef(p + "_dirty"))
-				CMPB(Mem{Base: src, Disp: 64}, U8('\n'))
-				JEQ(LabelRef(p + "_dirty"))
-				MOVQ(U32(1), dirty)
-				Label(p + "_dirty")
-			}
+			// After a block without CR or LF, before a byte that is no
+			// LF (so the next block has no line start), the next block
+			// can enter the long-line loop.
+			TESTQ(mk.lf, mk.lf)
+			JNZ(LabelRef(p + "_dirty"))
+			TESTQ(mk.cr, mk.cr)
+			JNZ(LabelRef(p + "_dirty"))
+			CMPB(Mem{Base: src, Disp: 64}, U8('\n'))
+			JEQ(LabelRef(p + "_dirty"))
+			MOVQ(U32(1), dirty)
+			Label(p + "_dirty")
 			ADDQ(U8(64), src)
 			MOVQ(mk.lf, cbol)
 			SHRQ(U8(63), cbol)
@@ -390,7 +387,7 @@ func encodeAVX512() {
 	a := begin("encodeAVX512", "encodeAVX512 encodes with AVX-512 VBMI2 (see the package's kernel notes).", signature, false)
 	dst, dstLim, src, srcLim, flags := a.dst, a.dstN, a.src, a.srcN, a.flags
 	limits512(a, "enc512_done")
-	cbol, ccr, dirty := lineState(flags, 3) // dirty: see encodeCompatBody512
+	cbol, ccr, dirty := lineState(flags, 3) // dirty: see encodeBody512
 	zlf, zcr, zdot := broadcastZ('\n'), broadcastZ('\r'), broadcastZ('.')
 
 	// Raw encodes as Strict.
@@ -415,14 +412,7 @@ func encodeAVX512() {
 		{
 			v := ZMM()
 			klf, kcr := K(), K()
-			if m == compat {
-				encodeCompatBody512(p, src, dst, srcLim, dstLim, cbol, ccr, dirty, v, klf, kcr, zlf, zcr, zdot, general)
-			} else {
-				// Inside a long line (this block and the one before it
-				// have no CR or LF, see trackDirty) the copy loop below
-				// needs no masks.
-				blockHead512(p, src, dirty, v, klf, kcr, zlf, zcr)
-			}
+			encodeBody512(m, p, src, dst, srcLim, dstLim, cbol, ccr, dirty, v, klf, kcr, zlf, zcr, zdot, general)
 			var nlf reg.GPVirtual
 			if m == strict {
 				vn := ZMM()
@@ -432,9 +422,6 @@ func encodeAVX512() {
 			lf, cr := GP64(), GP64()
 			KMOVQ(klf, lf)
 			KMOVQ(kcr, cr)
-			if m != compat {
-				trackDirty(dirty, lf, cr, 1)
-			}
 			dot := cmpMaskZ(v, zdot)
 			bol := GP64()
 			LEAQ(Mem{Base: cbol, Index: lf, Scale: 2}, bol)
@@ -458,26 +445,19 @@ func encodeAVX512() {
 			VMOVDQU64(v, Mem{Base: dst})
 			ADDQ(U8(64), dst)
 			ADDQ(U8(64), src)
-			if m == compat {
-				// After a block without LF (so the next block has no
-				// line start), the next block can enter the long-line
-				// loop.
-				TESTQ(lf, lf)
-				JNZ(LabelRef(p + "_dirty"))
-				MOVQ(U32(1), dirty)
-				Label(p + "_dirty")
-			}
+			// After a block without LF (so the next block has no line
+			// start), the next block can enter the long-line loop.
+			TESTQ(lf, lf)
+			JNZ(LabelRef(p + "_dirty"))
+			MOVQ(U32(1), dirty)
+			Label(p + "_dirty")
 			SHRQ(U8(63), lf)
 			MOVQ(lf, cbol)
 			SHRQ(U8(63), cr)
 			MOVQ(cr, ccr)
 			JMP(LabelRef(fast))
 
-			resume := p + "_masks"
-			if m == compat {
-				resume = p + "_cleanexit"
-			}
-			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, resume, nil, cbol, ccr)
+			cleanLoopZ(p, src, dst, srcLim, dstLim, dirty, v, klf, kcr, zlf, zcr, general, p+"_cleanexit", nil, cbol, ccr)
 		}
 
 		// The general path: one block, of any length, with any room.
@@ -672,20 +652,6 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, room reg.Register, 
 	KMOVQ(q, kq)
 	VMOVDQU8(zdot, kq, out)
 	storeLowZ(out, n, dst, room)
-}
-
-// blockHead512 loads the block at src into v and its LF and CR masks into
-// klf and kcr, and goes to the long-line loop if dirty is 0 and the block
-// has no CR or LF; otherwise it goes on at p+"_masks".
-func blockHead512(p string, src, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr reg.VecVirtual) {
-	VMOVDQU64(Mem{Base: src}, v)
-	VPCMPEQB(zlf, v, klf)
-	VPCMPEQB(zcr, v, kcr)
-	TESTQ(dirty, dirty)
-	JNZ(LabelRef(p + "_masks"))
-	KORTESTQ(klf, kcr)
-	JZ(LabelRef(p + "_clean"))
-	Label(p + "_masks")
 }
 
 // cleanLoopZ emits, at label p+"_clean", the copy loop for long lines:
@@ -1091,7 +1057,7 @@ func afterLF(src, cbol reg.Register) {
 	SETEQ(cbol.(reg.GPVirtual).As8())
 }
 
-// encodeCompatBody512 generates the loop of the AVX-512 Compat encoder for
+// encodeBody512 generates the loop of the AVX-512 Compat encoder for
 // the common case, a block that is copied as it is (every LF comes right
 // after a CR and every CR right before an LF, and no dot starts a line)
 // or with one line-leading dot stuffed. As
@@ -1103,7 +1069,12 @@ func afterLF(src, cbol reg.Register) {
 // the blocks without LF (so without CR, but maybe the last) before the
 // long-line loop. Any other block goes on at p+"_masks" with v, klf and
 // kcr set; the long-line loop comes back at p+"_cleanexit" with v set.
-func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
+//
+// The Strict encoder runs it too: for such blocks the two give the same
+// output. But a block's last CR is checked with the next block, and
+// Strict must not take a CR that turns out bare, so on the way out it
+// gives such a CR back (src and dst move back over it).
+func encodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string) {
 	src0 := Load(Param("src").Base(), GP64())
 	CMPQ(src, src0)
 	JEQ(LabelRef(p + "_first"))
@@ -1117,6 +1088,24 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 		loopLimit(src, dst, srcLim, dstLim, lim)
 		XORQ(i, i)
 		XORQ(j, j)
+	}
+	// giveBack gives back, in Strict mode, a CR before src (whose
+	// successor, at src, the loop did not check), with reload the block
+	// at src in v and its LFs in klf.
+	giveBack := func(reload bool) {
+		if m != strict {
+			return
+		}
+		kept := uniq(p + "_kept")
+		CMPB(Mem{Base: src, Disp: -1}, U8('\r'))
+		JNE(LabelRef(kept))
+		DECQ(src)
+		DECQ(dst)
+		if reload {
+			VMOVDQU64(Mem{Base: src}, v)
+			VPCMPEQB(zlf, v, klf)
+		}
+		Label(kept)
 	}
 	enter()
 	Label(p + "_body")
@@ -1154,6 +1143,7 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 
 	ADDQ(i, src)
 	ADDQ(j, dst)
+	giveBack(false)
 	afterByte(src, cbol, '\n')
 	afterByte(src, ccr, '\r')
 	JMP(LabelRef(general))
@@ -1209,6 +1199,7 @@ func encodeCompatBody512(p string, src, dst, srcLim, dstLim, cbol, ccr, dirty re
 	Label(p + "_fullx")
 	ADDQ(i, src)
 	ADDQ(j, dst)
+	giveBack(true)
 	MOVQ(U32(3), dirty)
 	Label(p + "_fully")
 	afterByte(src, cbol, '\n')
