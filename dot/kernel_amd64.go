@@ -40,12 +40,14 @@ import (
 // (_asm/fast.go): a load one byte back gives each byte its predecessor, so
 // a block's checks are compares of byte pairs in vector registers and one
 // VPTEST, with no masks in general registers and no state carried; blocks
-// with line-leading dots get them there too. The AVX2 Compat decoders run
-// such a loop as well, deleting a block's CRs by overlapping stores (each
-// half stored, then its bytes after its CR one byte lower), and the AVX-512
-// Compat and Raw decoders one of their own on mask registers. Under a line
-// limit these loops are entered only where no line they take can pass it,
-// and count the line's length from the input where they leave.
+// with line-leading dots get them there too. The AVX2 Compat and Strict
+// decoders run such a loop as well, deleting a block's CRs by overlapping
+// stores (each half stored, then its bytes after its CR one byte lower),
+// and the AVX-512 decoders and encoders one of their own on mask
+// registers (Strict runs Compat's: the two decode and encode such blocks
+// alike). Under a line limit these loops are entered only where no line
+// they take can pass it, and count the line's length from the input where
+// they leave.
 // Inside long lines, blocks with no CR or LF are copied by a plain
 // load/store loop.
 //

@@ -502,6 +502,16 @@ func TestKernelsFastEntry(t *testing.T) {
 					diffEncode(t, k, mode, in, run)
 					// The line-limit twins' entries too.
 					diffDecodeCfg(t, k, modelConfig{mode: mode, maxLine: 998}, in, run)
+					if mode == Compat {
+						continue
+					}
+					// A bare CR or LF ends the SIMD kernels' part of the
+					// data under BareReject; under the other policies they
+					// go on after it, and enter their loops again.
+					for _, bare := range []BarePolicy{BareKeep, BareNormalize} {
+						diffDecodeCfg(t, k, modelConfig{mode: mode, bare: bare}, in, run)
+						diffDecodeCfg(t, k, modelConfig{mode: mode, bare: bare, maxLine: 998}, in, run)
+					}
 				}
 			}
 		}
@@ -537,7 +547,8 @@ func TestKernelsCRAtBlockEnd(t *testing.T) {
 }
 
 // TestKernelsLeanDots puts a line-leading dot at every offset of a block
-// the encoders' lean loops take (AVX-512 stuffs a block's one dot there):
+// the lean loops take (the AVX-512 encoders stuff a block's one dot
+// there, the decoders delete the dots there):
 // alone, two in a block, and in three blocks in a row (at offsets 63 and
 // 0 among them), followed by mail, a line that leaves for the long-line
 // loop, or a bare LF that leaves for the mask path, with dst and src
@@ -579,8 +590,13 @@ func TestKernelsLeanDots(t *testing.T) {
 					for s := 512 + off - 70; s <= 512+off+200; s += 3 * step {
 						runs = append(runs, kRun{srcStep: s, dstLen: 2*n + 2, srcAlign: s % 64})
 					}
-					for _, run := range runs {
+					for n, run := range runs {
 						diffEncode(t, k, Compat, in, run)
+						if n%5 == 0 { // the decoders' loops delete the dots
+							for _, mode := range kModes {
+								diffDecode(t, k, mode, 0, append(in, ".\r\n"...), run)
+							}
+						}
 					}
 				}
 			}

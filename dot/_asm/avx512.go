@@ -754,11 +754,11 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 	JMP(LabelRef(resume))
 }
 
-// decodeBody512 generates the loop of the AVX-512 Compat and Raw decoders
-// (m) for the common case: the CRs of the block are exactly the bytes
-// before its LFs, and no dot that starts a line is before a CR. Then
-// nothing stops the block: its line-leading dots are deleted, and in
-// Compat mode its CRs (a Raw block with no dot is stored as it is). This
+// decodeBody512 generates the loop of the AVX-512 decoders (m) for the
+// common case: the CRs of the block are exactly the bytes before its LFs,
+// and no dot that starts a line is before a CR. Then nothing stops the
+// block: its line-leading dots are deleted, and in Compat and Strict mode
+// its CRs (a Raw block with no dot is stored as it is). This
 // loop runs for nearly all of ordinary text, and its speed is bound by the
 // number of instructions, so it uses as few as it can:
 //   - the look-ahead and look-behind compares read memory directly (a byte
@@ -774,12 +774,12 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 //     CR (dirty counts them down; a block through the mask path may count
 //     as one).
 //
-// With CRs only before LFs, an LF can start a line, or in Raw mode be
-// bare, only at the block's first byte, and only when the block before did
-// not go through this loop (that block's look-ahead would have seen it):
-// the entries check that (in Raw mode, where ccr holds whether the byte
-// before is a CR; the loop itself does not keep ccr, and sets it on the
-// way out).
+// With CRs only before LFs, an LF can start a line, or in Strict and Raw
+// mode be bare, only at the block's first byte, and only when the block
+// before did not go through this loop (that block's look-ahead would have
+// seen it): the entries check that (in Strict and Raw mode, where ccr
+// holds whether the byte before is a CR; the loop itself does not keep
+// ccr, and sets it on the way out).
 // Any other block goes on at p+"_full" with v, klf and kcr set; the
 // long-line loop comes back at p+"_masks" with v set.
 //
@@ -958,8 +958,8 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 		loop(body, test, true)
 	}
 
-	// The state the other paths read: the line start, and in Raw mode
-	// whether a CR is before src.
+	// The state the other paths read: the line start, and in Strict and
+	// Raw mode whether a CR is before src.
 	state := func() {
 		afterLF(src, cbol)
 		if m != compat {
@@ -976,7 +976,8 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	JMP(LabelRef(p + "_clean"))
 
 	// The long-line loop comes back at a block with a byte <= '\r', at
-	// src, with cbol and ccr 0 (in Raw mode an LF there is bare).
+	// src, with cbol and ccr 0 (in Strict and Raw mode an LF there is
+	// bare).
 	Label(p + "_masks")
 	if m != compat {
 		CMPB(Mem{Base: src}, U8('\n'))

@@ -21,10 +21,10 @@ import (
 // state in registers (cbol, ccr, dirty), made by fastExit from the byte
 // before src.
 //
-// The AVX2 Compat decoders (with a line limit too) have a fast loop of their
-// own, decodeCompatFastY, which deletes the CRs of CRLFs by overlapping
-// stores. (Deleting them by blends, as decode64Y does, measured no faster
-// than decode64Y on mail; the Strict decoder has no fast loop.)
+// The AVX2 Compat and Strict decoders (with a line limit too) have a fast
+// loop of their own, decodeCompatFastY, which deletes the CRs of CRLFs by
+// overlapping stores. (Deleting them by blends, as decode64Y does,
+// measured no faster than decode64Y on mail.)
 
 // srcStart is the memory operand of src's first byte's address.
 func srcStart() Mem {
@@ -436,7 +436,8 @@ func settleLine(p string, src, entry reg.Register, lim *lineLimit) {
 	Label(done)
 }
 
-// decodeCompatFastY is the fast loop of the AVX2 Compat decoders: a block
+// decodeCompatFastY is the fast loop of the AVX2 Compat and Strict
+// decoders (the two decode such blocks alike): a block
 // whose CRs are exactly the bytes before its LFs (so no bare CR or LF, and
 // no LF that starts a line) loses its CRs. Each
 // 32-byte half is stored at its place in dst, then its bytes after its CR

@@ -309,8 +309,7 @@ func (l *lineLimit) advance(n Op) {
 // 0. With history 1, dirty is simply lf|cr; with a longer history (a bit
 // mask, one bit per block) the loops wait for that many line-free blocks
 // in a row, so that on short lines the branch that tries them is not taken.
-// (The AVX-512 Compat and Raw decoders count down instead: see
-// decodeBody512.)
+// (The AVX-512 kernels count down instead: see decodeBody512.)
 func trackDirty(dirty, lf, cr reg.Register, history uint8) {
 	if history == 1 {
 		MOVQ(lf, dirty)
