@@ -1097,16 +1097,12 @@ func encodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 		if m != strict {
 			return
 		}
-		kept := uniq(p + "_kept")
-		CMPB(Mem{Base: src, Disp: -1}, U8('\r'))
-		JNE(LabelRef(kept))
-		DECQ(src)
-		DECQ(dst)
-		if reload {
-			VMOVDQU64(Mem{Base: src}, v)
-			VPCMPEQB(zlf, v, klf)
-		}
-		Label(kept)
+		giveBackCR(p, src, dst, func() {
+			if reload {
+				VMOVDQU64(Mem{Base: src}, v)
+				VPCMPEQB(zlf, v, klf)
+			}
+		})
 	}
 	enter()
 	Label(p + "_body")

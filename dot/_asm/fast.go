@@ -83,16 +83,9 @@ func fastExits(p, old, small string, src, dst, cbol, ccr, dirty, last reg.Regist
 		if settle != nil {
 			settle()
 		}
-		if !back {
-			return
+		if back {
+			giveBackCR(p, src, dst, func() { lim.advance(I8(-1)) })
 		}
-		kept := uniq(p + "_kept")
-		CMPB(Mem{Base: src, Disp: -1}, U8('\r'))
-		JNE(LabelRef(kept))
-		DECQ(src)
-		DECQ(dst)
-		lim.advance(I8(-1))
-		Label(kept)
 	}
 	Label(p + "_fastend")
 	giveBack()
@@ -118,6 +111,18 @@ func fastExits(p, old, small string, src, dst, cbol, ccr, dirty, last reg.Regist
 	giveBack()
 	fastExit(src, cbol, ccr, dirty, 6)
 	JMP(LabelRef(old))
+}
+
+// giveBackCR moves src and dst back over a CR before src, if there is one,
+// running more on that way.
+func giveBackCR(p string, src, dst reg.Register, more func()) {
+	kept := uniq(p + "_kept")
+	CMPB(Mem{Base: src, Disp: -1}, U8('\r'))
+	JNE(LabelRef(kept))
+	DECQ(src)
+	DECQ(dst)
+	more()
+	Label(kept)
 }
 
 // fastLimits returns the last src and dst at which a fast loop may start
