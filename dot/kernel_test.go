@@ -546,6 +546,44 @@ func TestKernelsCRAtBlockEnd(t *testing.T) {
 	})
 }
 
+// TestKernelsCRNearEnd puts a CR, bare or not, at the last, second-last
+// or first byte of every block near the end of src, so that the encoders'
+// loops end (by src or by dst) right after the block it ends, or leave it
+// for the mask path. (From the review of the AVX-512 Strict encoder.)
+func TestKernelsCRNearEnd(t *testing.T) {
+	const line = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\r\n" // 64 bytes
+	forKernels(t, func(t *testing.T, k kernel) {
+		if k.name == "generic" {
+			t.Skip("the reference")
+		}
+		step := 1 // of lengths
+		if raceEnabled || testing.Short() {
+			step = 7
+		}
+		for _, body := range []string{line, "ab\r\ncd\r\n" + line[8:], strings.Repeat("q", 64)} {
+			for n := 250; n <= 400; n += step {
+				for cr := 60; cr < n-1; cr++ {
+					if c := cr % 64; c != 63 && c != 62 && c != 0 {
+						continue
+					}
+					for _, next := range []byte{'x', '\r', '\n', '.'} {
+						in := []byte(strings.Repeat(body, n/64+1)[:n])
+						in[cr], in[cr+1] = '\r', next
+						for _, run := range []kRun{
+							{srcStep: n, dstLen: 2*n + 2},
+							{srcStep: n, dstLen: n - 40},
+							{srcStep: n, dstLen: n + 1, srcAlign: 1, dstAlign: 5},
+						} {
+							diffEncode(t, k, Strict, in, run)
+							diffEncode(t, k, Raw, in, run)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestKernelsLeanDots puts a line-leading dot at every offset of a block
 // the lean loops take (the AVX-512 encoders stuff a block's one dot
 // there, the decoders delete the dots there):

@@ -659,8 +659,9 @@ func expandStore(m int, s reg.VecVirtual, h, lf, mm, n, dst, room reg.Register, 
 // blocks are copied four at a time while none of them has a byte <= '\r'
 // (their unsigned minimum, one compare: CR, LF and the rarer other
 // control bytes), and one at a time otherwise. The first block with a CR
-// or LF goes to p+"_masks" with v, klf and kcr holding it and its LF and
-// CR masks; the end of src or dst goes to general, with the line state
+// or LF goes to resume (the decoders' p+"_masks", the encoders'
+// p+"_cleanexit") with v, klf and kcr holding it and its LF and CR masks;
+// the end of src or dst goes to general, with the line state
 // registers in state (cbol, and ccr where the general path reads it) 0.
 // With a line limit (lim not nil), the loops copy only blocks that the limit
 // allows whole, and go to general (at the entry) or resume otherwise.
@@ -1058,18 +1059,18 @@ func afterLF(src, cbol reg.Register) {
 	SETEQ(cbol.(reg.GPVirtual).As8())
 }
 
-// encodeBody512 generates the loop of the AVX-512 Compat encoder for
-// the common case, a block that is copied as it is (every LF comes right
-// after a CR and every CR right before an LF, and no dot starts a line)
-// or with one line-leading dot stuffed. As
-// in decodeBody512, its speed is bound by the number of
-// instructions: the bytes before the block's bytes are compared in memory
-// (so the first block of a call is left to the general path, and cbol and
-// ccr are only brought up to date on the way out: to the mask path here,
-// to the general path by the long-line loop), and dirty counts down
-// the blocks without LF (so without CR, but maybe the last) before the
-// long-line loop. Any other block goes on at p+"_masks" with v, klf and
-// kcr set; the long-line loop comes back at p+"_cleanexit" with v set.
+// encodeBody512 generates the loop of the AVX-512 encoders (m) for the
+// common case, a block that is copied as it is (every LF comes right after
+// a CR and every CR right before an LF, and no dot starts a line) or with
+// one line-leading dot stuffed. As in decodeBody512, its speed is bound by
+// the number of instructions: the bytes before the block's bytes are
+// compared in memory (so the first block of a call goes through the mask
+// path, and cbol and ccr are only brought up to date on the way out: to
+// the mask path here, to the general path by the long-line loop), and
+// dirty counts down the blocks without LF (so without CR, but maybe the
+// last) before the long-line loop. Any other block goes on to the mask
+// path, which follows the call, with v, klf and kcr set; the long-line
+// loop comes back at p+"_cleanexit" with v set.
 //
 // The Strict encoder runs it too: for such blocks the two give the same
 // output. But a block's last CR is checked with the next block, and
