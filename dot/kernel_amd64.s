@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func decodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, MMX+, POPCNT
 TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
@@ -60,7 +60,8 @@ dec512_compat_enter:
 	XORQ    DI, DI
 
 dec512_compat_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512_compat_test:
 	VPCMPB        $0x04, Z1, Z3, K1
@@ -491,7 +492,8 @@ dec512_strict_fast:
 	MOVQ    $0x00000003, R10
 
 dec512_strict_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512_strict_test:
 	VPCMPB        $0x04, Z1, Z3, K1
@@ -942,7 +944,8 @@ dec512_raw_fast:
 	MOVQ    $0x00000003, R10
 
 dec512_raw_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512_raw_test:
 	VPCMPB    $0x04, Z1, Z3, K1
@@ -1378,7 +1381,7 @@ dec512_done:
 	RET
 
 // func decodeLinesAVX512(dst []byte, src []byte, flags uint64, lim int, limFast int, p *int) (nDst int, nSrc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, LZCNT, POPCNT
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, LZCNT, MMX+, POPCNT
 TEXT ·decodeLinesAVX512(SB), NOSPLIT, $24-96
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
@@ -1449,7 +1452,8 @@ lf0_a:
 	JGT  dec512l_compat_body
 
 dec512l_compat_bodyu:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512l_compat_testu:
 	VPCMPB        $0x04, Z1, Z3, K1
@@ -1491,7 +1495,8 @@ dec512l_compat_bodyu_dots:
 	JMP           dec512l_compat_bodyu_tail
 
 dec512l_compat_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512l_compat_test:
 	VPCMPB        $0x04, Z1, Z3, K1
@@ -2113,7 +2118,8 @@ lf0_c:
 	JGT  dec512l_strict_body
 
 dec512l_strict_bodyu:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512l_strict_testu:
 	VPCMPB        $0x04, Z1, Z3, K1
@@ -2155,7 +2161,8 @@ dec512l_strict_bodyu_dots:
 	JMP           dec512l_strict_bodyu_tail
 
 dec512l_strict_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512l_strict_test:
 	VPCMPB        $0x04, Z1, Z3, K1
@@ -2794,7 +2801,8 @@ lf0_e:
 	JGT  dec512l_raw_body
 
 dec512l_raw_bodyu:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512l_raw_testu:
 	VPCMPB    $0x04, Z1, Z3, K1
@@ -2834,7 +2842,8 @@ dec512l_raw_bodyu_dots:
 	JMP           dec512l_raw_bodyu_tail
 
 dec512l_raw_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 dec512l_raw_test:
 	VPCMPB    $0x04, Z1, Z3, K1
@@ -3449,7 +3458,7 @@ DATA sixtyThree<>+0(SB)/8, $0x000000000000003f
 GLOBL sixtyThree<>(SB), RODATA|NOPTR, $8
 
 // func encodeAVX512(dst []byte, src []byte, flags uint64) (nDst int, nSrc int)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, POPCNT
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI2, BMI, BMI2, CMOV, MMX+, POPCNT
 TEXT ·encodeAVX512(SB), NOSPLIT, $8-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
@@ -3494,7 +3503,8 @@ enc512_compat_fast:
 	XORQ    DI, DI
 
 enc512_compat_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 enc512_compat_test:
 	VMOVDQU64 -1(DX)(SI*1), Z4
@@ -4126,7 +4136,8 @@ enc512_strict_fast:
 	XORQ    DI, DI
 
 enc512_strict_body:
-	VMOVDQU64 (DX)(SI*1), Z3
+	PREFETCHT0 1024(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
 
 enc512_strict_test:
 	VMOVDQU64 -1(DX)(SI*1), Z4

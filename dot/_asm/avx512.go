@@ -879,6 +879,7 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	loop := func(body, test string, checked bool) {
 		side, tail := body+"_dots", body+"_tail"
 		Label(body)
+		prefetch(Mem{Base: src, Index: i, Scale: 1})
 		VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
 
 		Label(test)
@@ -1107,6 +1108,7 @@ func encodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	}
 	enter()
 	Label(p + "_body")
+	prefetch(Mem{Base: src, Index: i, Scale: 1})
 	VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
 	Label(p + "_test")
 	vp := ZMM()
@@ -1211,4 +1213,17 @@ func afterByte(src, r reg.Register, c byte) {
 	MOVQ(U32(0), r) // (not XORQ, which avo counts as a read)
 	CMPB(Mem{Base: src, Disp: -1}, U8(c))
 	SETEQ(r.(reg.GPVirtual).As8())
+}
+
+// prefetchAhead is how far ahead of src the AVX-512 loops ask for input.
+// With src in L3 or memory (a 4 MiB message), the hardware's own
+// prefetching left the decoder 8% short of this; with src in L2 it
+// changes nothing measurable (Zen 5).
+const prefetchAhead = 1024
+
+// prefetch asks for the cache line prefetchAhead bytes past m. A prefetch
+// never faults, so the address may lie past src's end.
+func prefetch(m Mem) {
+	m.Disp += prefetchAhead
+	PREFETCHT0(m)
 }
