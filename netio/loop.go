@@ -478,11 +478,12 @@ type task struct {
 // thread with its own epoll set, instead of a goroutine per connection.
 // See [Serve].
 type Loops struct {
-	h     Handler
-	opt   LoopOptions
-	loops []*loop
-	next  atomic.Uint32 // round-robin hand-off of accepted and dialed connections
-	sys   loopSys       // the platform's part
+	h         Handler
+	opt       LoopOptions
+	loops     []*loop
+	next      atomic.Uint32 // round-robin hand-off of accepted and dialed connections
+	sys       loopSys       // the platform's part
+	realClock bool          // opt.Clock is time.Now
 
 	mu  sync.Mutex  // guards lns
 	lns []*listener // in the order added
@@ -568,7 +569,7 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 		}
 	}
 	if o.Clock == nil {
-		o.Clock = time.Now
+		o.Clock, s.realClock = time.Now, true
 	}
 	if err := s.start(); err != nil {
 		return nil, err
