@@ -149,13 +149,14 @@ func ExampleLoopConn_AfterFunc() {
 
 // A command must arrive whole within a minute of the last answer, however
 // slowly its bytes come; a client that takes longer is told so and
-// closed.
+// closed. (c.Now is the loop's time at its wake-up, read once for all
+// its connections.)
 func ExampleLoopConn_SetDeadline() {
 	handler := func(c *netio.LoopConn, in []byte) int {
 		k := bytes.LastIndexByte(in, '\n') + 1
 		if k > 0 {
 			c.Write(in[:k])
-			c.SetDeadline(time.Now().Add(time.Minute))
+			c.SetDeadline(c.Now().Add(time.Minute))
 		}
 		return k
 	}
@@ -164,7 +165,7 @@ func ExampleLoopConn_SetDeadline() {
 		log.Fatal(err)
 	}
 	srv, err := netio.Serve(ln, handler, &netio.LoopOptions{
-		OnOpen:    func(c *netio.LoopConn) { c.SetDeadline(time.Now().Add(time.Minute)) },
+		OnOpen:    func(c *netio.LoopConn) { c.SetDeadline(c.Now().Add(time.Minute)) },
 		OnTimeout: func(c *netio.LoopConn, err error) { c.WriteString("421 timeout\r\n") },
 	})
 	if err != nil {

@@ -554,3 +554,48 @@ func TestLoopsShutdownStopsAccepting(t *testing.T) {
 	default:
 	}
 }
+
+// TestLoopConnNow: in a call, Now is the loop's clock at its wake-up, not
+// read again as the clock moves during the call; outside a call on the
+// connection (here, another connection's Handler) it is the clock; the
+// next wake-up reads the clock anew.
+func TestLoopConnNow(t *testing.T) {
+	clk := newFakeClock()
+	t0 := clk.Now()
+	type seen struct{ at, later, other time.Time }
+	got := make(chan seen, 2)
+	opened := make(chan *LoopConn, 2)
+	var first *LoopConn
+	h := func(c *LoopConn, in []byte) int {
+		var s seen
+		s.at = c.Now()
+		clk.mu.Lock()
+		clk.t = clk.t.Add(time.Second) // time passes during the call
+		clk.mu.Unlock()
+		s.later, s.other = c.Now(), first.Now()
+		got <- s
+		return len(in)
+	}
+	opt := &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) {
+		if first == nil {
+			first = c
+		}
+		opened <- c
+	}}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, h, opt)
+	dial(t, s)
+	<-opened
+	b := dial(t, s)
+	<-opened
+	for i, want := range []time.Time{t0, t0.Add(time.Second)} {
+		b.Write([]byte("x"))
+		g := <-got
+		if !g.at.Equal(want) || !g.later.Equal(want) {
+			t.Errorf("call %d: Now %v, then %v after the clock moved; want %v both times", i, g.at, g.later, want)
+		}
+		if next := want.Add(time.Second); !g.other.Equal(next) {
+			t.Errorf("call %d: another connection's Now %v, want the clock's %v", i, g.other, next)
+		}
+	}
+}
