@@ -648,7 +648,7 @@ func (ls *loopSession) arm() {
 	default:
 		return
 	}
-	at, ok, expired := ls.dl.beforeRead(ls.ss.s.now())
+	at, ok, expired := ls.dl.beforeRead(ls.c.Now()) // the loop's time: no clock read a read
 	switch {
 	case !ok:
 		return
