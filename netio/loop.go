@@ -270,11 +270,13 @@ func (c *LoopConn) SetValue(v any) { c.value = v }
 // EOF reports whether the peer has ended its stream: no input follows.
 func (c *LoopConn) EOF() bool { return c.eof }
 
-// Now returns, in a call on c's loop, the time the loop last woke up,
-// on LoopOptions.Clock: the present without a clock read of its own (a
-// loop reads the clock once a wake-up, as libuv's uv_now). It is behind
-// the clock by the time the loop has spent since: microseconds, unless a
-// call holds the loop. Outside a call on the loop it reads the clock.
+// Now returns, in a call on c, the time its loop last woke up, on
+// LoopOptions.Clock: the present without a clock read of its own (a loop
+// reads the clock once a wake-up, as libuv's uv_now). It is behind the
+// clock by the time the loop has spent since: microseconds, unless a call
+// holds the loop. Like Write, it is for the loop's goroutine; there,
+// outside a call on c (in a call on another of the loop's connections),
+// it reads the clock.
 func (c *LoopConn) Now() time.Time {
 	if !c.calling {
 		return c.l.s.opt.Clock()
