@@ -491,12 +491,12 @@ func (l *loop) run(ready chan<- error) {
 	defer l.shutdown()
 	events := make([]unix.EpollEvent, 256)
 	// The clock is read once a wake-up, right after it, not again before
-	// the next wait: a deadline that passed while the events were handled
-	// (microseconds, unless a handler holds the loop) is found when the
-	// loop next wakes, as deadlines wait in whole milliseconds, rounded
-	// up, anyway; a timer's wait is taken from a fresh read (armTimer).
-	// On the real clock the same read times the yields. This saved 2% of
-	// smtp-sink's CPU.
+	// the next wait, whose timeout for the deadlines is counted from that
+	// read: a deadline is then found late by at most the time the events
+	// took (microseconds, unless a handler holds the loop), on top of the
+	// millisecond it may be late anyway. A timer's wait is taken from a
+	// fresh read (armTimer). On the real clock the same read times the
+	// yields. This saved 2% of smtp-sink's CPU.
 	l.now = l.clock()
 	sinceStart := func() int64 { return l.now }
 	if !l.s.realClock {
