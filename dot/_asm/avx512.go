@@ -1217,8 +1217,8 @@ func afterByte(src, r reg.Register, c byte) {
 
 // prefetchAhead is how far ahead of src the AVX-512 loops ask for input.
 // With src in L3 or memory (a 4 MiB message), the hardware's own
-// prefetching left the decoder 8% short of this; with src in L2 it
-// changes nothing measurable (Zen 5).
+// prefetching left the decoder 11% short on mail (docs/benchmarks.md);
+// with src in L2 it changes nothing measurable (Zen 5).
 const prefetchAhead = 1024
 
 // prefetch asks for the cache line prefetchAhead bytes past m. A prefetch
