@@ -60,14 +60,6 @@ func (s *LineState) Clean(text []byte, maxLine int) int {
 // 8-byte words of b while they are clean and hold no byte past maxLine
 // (0: none), and returns how many bytes it took, a multiple of 8.
 func (s *LineState) cleanWords(b []byte, maxLine int) int {
-	const (
-		lo8 = 0x0101010101010101
-		lo7 = 0x7f7f7f7f7f7f7f7f
-	)
-	eq := func(x, c8 uint64) uint64 { // high bit of each byte of x equal to c8's
-		y := x ^ c8
-		return ^((y&lo7 + lo7) | y | lo7)
-	}
 	limit := maxLine
 	if limit == 0 {
 		limit = int(^uint(0) >> 1)
@@ -82,7 +74,7 @@ func (s *LineState) cleanWords(b []byte, maxLine int) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
-		cr, lf := eq(x, cr8), eq(x, lf8)
+		cr, lf := eqBytes(x, cr8), eqBytes(x, lf8)
 		if lf != cr<<8|carry {
 			break // a bare CR or LF
 		}

@@ -12,10 +12,19 @@ import (
 
 const (
 	lo8 = 0x0101010101010101
+	lo7 = 0x7f7f7f7f7f7f7f7f
 	hi8 = 0x8080808080808080
 	cr8 = '\r' * lo8
 	lf8 = '\n' * lo8
 )
+
+// eqBytes returns x with bit 7 of each byte set where that byte equals
+// c8's (c8 holds one byte value in all eight), and every other bit clear.
+// Unlike masks, it has no false positives (no borrows cross bytes).
+func eqBytes(x, c8 uint64) uint64 {
+	y := x ^ c8
+	return ^((y&lo7 + lo7) | y | lo7)
+}
 
 // indexLF returns the index of the first '\n' in b, or -1.
 func indexLF(b []byte) int { return bytes.IndexByte(b, '\n') }
@@ -37,13 +46,9 @@ func indexCRLF(b []byte) int {
 // LastIndexByte, and the line-length check looks back only a line's
 // length or so.
 func lastIndexLF(b []byte) int {
-	const lo7 = 0x7f7f7f7f7f7f7f7f
 	i := len(b)
 	for ; i >= 8; i -= 8 {
-		x := binary.LittleEndian.Uint64(b[i-8:]) ^ lf8
-		// The high bit of each byte of y is set exactly where x has a zero
-		// byte (no borrows, unlike masks').
-		if y := ^((x&lo7 + lo7) | x | lo7); y != 0 {
+		if y := eqBytes(binary.LittleEndian.Uint64(b[i-8:]), lf8); y != 0 {
 			return i - 8 + 7 - bits.LeadingZeros64(y)>>3
 		}
 	}
