@@ -86,8 +86,9 @@ import (
 // need nothing: the kernels stop in front of them in Strict and Raw mode
 // anyway.
 //
-// No kernel reads or writes outside src and dst, but the SIMD kernels may
-// use dst[nDst:] as scratch space: where 64 bytes of dst are left, the
+// No kernel reads or writes outside src and dst, but every kernel may use
+// dst[nDst:] as scratch space (the generic decoder moves short lines as 80
+// fixed bytes: see lineByLine): where 64 bytes of dst are left, the
 // AVX-512 decoder stores whole compacted blocks (a plain store is cheaper
 // than one masked to the kept bytes), and the AVX2 kernels work in
 // overlapping stores. The AVX-512 kernels mask their loads at the end of
