@@ -533,6 +533,10 @@ func (l *loop) run(ready chan<- error) {
 		for _, ev := range events[:n] {
 			switch ev.Fd {
 			case evWake:
+				// The eventfd is read before the tasks are taken, so a
+				// post after that wakes the loop again.
+				var b [8]byte
+				unix.Read(l.wake, b[:])
 				l.runTasks() // or the server quits
 				continue
 			case evTimer:
@@ -697,11 +701,6 @@ func (l *loop) handOff(fd int, sa unix.Sockaddr, isUnix bool) {
 	}
 }
 
-// nextLoop is the loop whose turn it is to take a connection.
-func (s *Loops) nextLoop() *loop {
-	return s.loops[int(s.next.Add(1)-1)%len(s.loops)]
-}
-
 // add serves the accepted connection fd.
 func (l *loop) add(fd int, sa unix.Sockaddr, isUnix bool) {
 	if !isUnix {
@@ -742,32 +741,6 @@ func (l *loop) opened(c *LoopConn, tlsCfg *tls.Config) {
 	}
 	if l.draining {
 		l.drainOne(c) // taken while draining: told as the others were
-	}
-}
-
-// runTasks runs the functions posted to the loop, in order. The eventfd
-// is read before the tasks are taken, so a post after that wakes the
-// loop again.
-func (l *loop) runTasks() {
-	var b [8]byte
-	unix.Read(l.wake, b[:])
-	l.mu.Lock()
-	l.running, l.tasks = l.tasks, l.running[:0]
-	l.mu.Unlock()
-	for i, t := range l.running {
-		l.running[i] = task{}
-		if t.lf != nil {
-			t.lf(l)
-			continue
-		}
-		c := t.c
-		c.dos.Add(-1)
-		if c.closed || c.closing || c.det != nil {
-			continue
-		}
-		if l.call(c, t.f) {
-			l.after(c)
-		}
 	}
 }
 
@@ -1147,6 +1120,19 @@ func (l *loop) linger(c *LoopConn, err error) (bool, error) {
 	return true, nil
 }
 
+// endLinger ends c's linger when its time is over: with err, unless the
+// peer turned out to have all the data by then.
+func (l *loop) endLinger(c *LoopConn, err error) {
+	if done, e := l.lingered(c); done {
+		err = e
+	}
+	l.close(c, err)
+}
+
+// pump has nothing to start on epoll: output is written as the socket
+// takes it, and input read as it comes.
+func (l *loop) pump(*LoopConn) {}
+
 // lingered throws away the input of c, lingering, and reports whether c
 // is done: the peer has ended its stream, or has all of c's output, or
 // the linger time is over; err is what OnClose learns then.
@@ -1161,14 +1147,6 @@ func (l *loop) lingered(c *LoopConn) (done bool, err error) {
 		return true, c.closeErr // the peer has all the data
 	}
 	return false, nil
-}
-
-// unsent is err, what OnClose would have learned, with ErrUnsent.
-func unsent(err error) error {
-	if err == nil {
-		return ErrUnsent
-	}
-	return fmt.Errorf("%w, and %w", err, ErrUnsent)
 }
 
 // discard reads and drops c's input, up to a bound (the rest waits for
@@ -1256,41 +1234,6 @@ func (l *loop) startDrain() {
 	}
 }
 
-// drainOne hands c to OnShutdown, or without it closes c once its output
-// is sent.
-func (l *loop) drainOne(c *LoopConn) {
-	if c.tls != nil && c.tls.state == tlsHandshake {
-		c.tls.drain = true // once it is done
-		return
-	}
-	if f := l.s.opt.OnShutdown; f != nil {
-		if l.call(c, f) {
-			l.after(c)
-		}
-		return
-	}
-	l.drainConn(c)
-}
-
-// drainConn closes c, during a Shutdown without OnShutdown, once its
-// output is sent.
-func (l *loop) drainConn(c *LoopConn) {
-	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
-		return
-	}
-	if c.tls != nil && c.tls.state == tlsHandshake {
-		c.tls.drain = true // once it is done
-		return
-	}
-	c.closing = true
-	if c.tls != nil {
-		l.send(c) // close_notify
-	}
-	if !c.waiting && !c.closed {
-		l.close(c, nil)
-	}
-}
-
 // endDrain ends the wait of Shutdown: no connection is open.
 func (s *loopSys) endDrain() { s.drainOnce.Do(func() { close(s.drained) }) }
 
@@ -1344,32 +1287,6 @@ func (l *loop) peerTook(c *LoopConn) bool {
 		l.schedule(c)
 	}
 	return true
-}
-
-// timeout ends c, which reached a deadline: a write timeout closes it at
-// once, the others after OnTimeout's farewell is sent.
-func (l *loop) timeout(c *LoopConn, err error) {
-	if c.lingering { // the linger time is over
-		done, err := l.lingered(c)
-		if !done {
-			err = unsent(c.closeErr)
-		}
-		l.close(c, err)
-		return
-	}
-	f := l.s.opt.OnTimeout
-	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
-		l.close(c, err)
-		return
-	}
-	c.deadline = 0
-	if !l.callTimeout(c, f, err) {
-		return
-	}
-	c.closing, c.closeErr = true, err
-	if l.after(c) {
-		l.close(c, err)
-	}
 }
 
 // finish ends a call on c other than a read's Handler call (see after).

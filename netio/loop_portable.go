@@ -343,11 +343,6 @@ func (s *Loops) closeListeners() error {
 	return s.sys.lnErr
 }
 
-// nextLoop is the loop whose turn it is to take a connection.
-func (s *Loops) nextLoop() *loop {
-	return s.loops[int(s.next.Add(1)-1)%len(s.loops)]
-}
-
 // Shutdown stops accepting at once (the listeners are closed before
 // anything else), ends the dials in flight (ErrServerClosed), then closes each connection once its output is sent,
 // or as OnShutdown decides, and waits until all of them are closed or
@@ -570,28 +565,6 @@ func (l *loop) detaching() bool {
 		}
 	}
 	return false
-}
-
-// runTasks runs the functions posted to the loop, in order.
-func (l *loop) runTasks() {
-	l.mu.Lock()
-	l.running, l.tasks = l.tasks, l.running[:0]
-	l.mu.Unlock()
-	for i, t := range l.running {
-		l.running[i] = task{}
-		if t.lf != nil {
-			t.lf(l)
-			continue
-		}
-		c := t.c
-		c.dos.Add(-1)
-		if c.closed || c.closing || c.det != nil {
-			continue
-		}
-		if l.call(c, t.f) {
-			l.finish(c)
-		}
-	}
 }
 
 // add serves the connection nc, accepted or dialed (of dialHost, a TLS
@@ -1193,13 +1166,6 @@ func (l *loop) endLinger(c *LoopConn, err error) {
 	l.release(c, err)
 }
 
-func unsent(err error) error {
-	if err == nil {
-		return ErrUnsent
-	}
-	return fmt.Errorf("%w, and %w", err, ErrUnsent)
-}
-
 // release frees c's slot, ends its I/O goroutines and tells OnClose.
 func (l *loop) release(c *LoopConn, err error) {
 	c.closed = true
@@ -1293,42 +1259,6 @@ func (l *loop) startDrain() {
 	}
 }
 
-func (l *loop) drainOne(c *LoopConn) {
-	if c.tls != nil && c.tls.state == tlsHandshake {
-		c.tls.drain = true // once it is done
-		return
-	}
-	if f := l.s.opt.OnShutdown; f != nil {
-		if l.call(c, f) {
-			l.finish(c)
-		}
-		return
-	}
-	l.drainConn(c)
-}
-
-func (l *loop) drainConn(c *LoopConn) {
-	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
-		return
-	}
-	if c.tls != nil && c.tls.state == tlsHandshake {
-		c.tls.drain = true // once it is done
-		return
-	}
-	c.closing = true
-	if c.tls != nil {
-		l.send(c) // close_notify
-	}
-	if c.closed {
-		return
-	}
-	if !c.waiting {
-		l.close(c, nil)
-	} else {
-		l.pump(c)
-	}
-}
-
 // expire times out the connections whose deadline has come. A write
 // timeout looks first at whether the write under way has made progress:
 // it is interrupted, and writeDone decides.
@@ -1355,28 +1285,6 @@ func (l *loop) expire() {
 			}
 			l.timeout(c, err)
 		}
-	}
-}
-
-func (l *loop) timeout(c *LoopConn, err error) {
-	if c.lingering { // the linger time is over
-		l.endLinger(c, unsent(c.closeErr))
-		return
-	}
-	f := l.s.opt.OnTimeout
-	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
-		l.close(c, err)
-		return
-	}
-	c.deadline = 0
-	if !l.callTimeout(c, f, err) {
-		return
-	}
-	c.closing, c.closeErr = true, err
-	if l.after(c) {
-		l.close(c, err)
-	} else {
-		l.pump(c)
 	}
 }
 

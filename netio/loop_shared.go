@@ -7,8 +7,8 @@ import (
 )
 
 // The parts of a loop that its two implementations (epoll, and the
-// portable one) share: calls on a connection, the deadline heap and the
-// timer heap.
+// portable one) share: calls on a connection, the deadline heap, the
+// timer heap, posted tasks, timeouts and the drain of a Shutdown.
 
 func (l *loop) movedBytes(n int) {
 	if f := l.s.opt.moved; f != nil && n > 0 {
@@ -314,5 +314,104 @@ func (l *loop) runTimers() {
 	}
 	if d := l.deadTimers.Load(); d > 64 && d > int64(len(l.timers)/2) {
 		l.compactTimers()
+	}
+}
+
+// unsent is err, what OnClose would have learned, with ErrUnsent.
+func unsent(err error) error {
+	if err == nil {
+		return ErrUnsent
+	}
+	return fmt.Errorf("%w, and %w", err, ErrUnsent)
+}
+
+// nextLoop is the loop whose turn it is to take a connection.
+func (s *Loops) nextLoop() *loop {
+	return s.loops[int(s.next.Add(1)-1)%len(s.loops)]
+}
+
+// drainOne hands c to OnShutdown, or without it closes c once its output
+// is sent.
+func (l *loop) drainOne(c *LoopConn) {
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
+	if f := l.s.opt.OnShutdown; f != nil {
+		if l.call(c, f) {
+			l.finish(c)
+		}
+		return
+	}
+	l.drainConn(c)
+}
+
+// runTasks runs the functions posted to the loop, in order.
+func (l *loop) runTasks() {
+	l.mu.Lock()
+	l.running, l.tasks = l.tasks, l.running[:0]
+	l.mu.Unlock()
+	for i, t := range l.running {
+		l.running[i] = task{}
+		if t.lf != nil {
+			t.lf(l)
+			continue
+		}
+		c := t.c
+		c.dos.Add(-1)
+		if c.closed || c.closing || c.det != nil {
+			continue
+		}
+		if l.call(c, t.f) {
+			l.finish(c)
+		}
+	}
+}
+
+// timeout ends c, which reached a deadline: a write timeout closes it at
+// once, the others after OnTimeout's farewell is sent.
+func (l *loop) timeout(c *LoopConn, err error) {
+	if c.lingering { // the linger time is over
+		l.endLinger(c, unsent(c.closeErr))
+		return
+	}
+	f := l.s.opt.OnTimeout
+	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
+		l.close(c, err)
+		return
+	}
+	c.deadline = 0
+	if !l.callTimeout(c, f, err) {
+		return
+	}
+	c.closing, c.closeErr = true, err
+	if l.after(c) {
+		l.close(c, err)
+	} else {
+		l.pump(c)
+	}
+}
+
+// drainConn closes c, during a Shutdown without OnShutdown, once its
+// output is sent.
+func (l *loop) drainConn(c *LoopConn) {
+	if l.s.opt.OnShutdown != nil || c.closed || c.lingering || c.det != nil {
+		return
+	}
+	if c.tls != nil && c.tls.state == tlsHandshake {
+		c.tls.drain = true // once it is done
+		return
+	}
+	c.closing = true
+	if c.tls != nil {
+		l.send(c) // close_notify
+	}
+	if c.closed {
+		return
+	}
+	if !c.waiting {
+		l.close(c, nil)
+	} else {
+		l.pump(c)
 	}
 }
