@@ -61,10 +61,15 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	// 33 MiB and 1 MiB of recipients went in; the client's reading of
-	// 5000 replies allocates too.
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+	// 5000 replies allocates too. Under the race detector the pools drop
+	// buffers at random, which read 3.7 to 11 MiB here: the bound is
+	// checked in the runs without it.
+	switch alloc := after.TotalAlloc - before.TotalAlloc; {
+	case raceEnabled:
+		t.Logf("%d KiB allocated (not checked under -race)", alloc>>10)
+	case alloc > 8<<20:
 		t.Errorf("%d MiB allocated", alloc>>20)
-	} else {
+	default:
 		t.Logf("%d KiB allocated", alloc>>10)
 	}
 	c.cmd(221, "QUIT")

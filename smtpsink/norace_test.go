@@ -1,0 +1,5 @@
+//go:build !race
+
+package smtpsink
+
+const raceEnabled = false
