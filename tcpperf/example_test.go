@@ -12,15 +12,13 @@ import (
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
-// An open-loop run of 100 messages a second for 100ms against an echo
-// server: the schedule, and so the counts, are fixed; the latencies are
-// what the machine makes of them.
-func ExampleRun() {
+// echoServer listens on a loopback port and echoes what each connection
+// sends.
+func echoServer() net.Listener {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ln.Close()
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -30,6 +28,15 @@ func ExampleRun() {
 			go func() { defer c.Close(); io.Copy(c, c) }()
 		}
 	}()
+	return ln
+}
+
+// An open-loop run of 100 messages a second for 100ms against an echo
+// server: the schedule, and so the counts, are fixed; the latencies are
+// what the machine makes of them.
+func ExampleRun() {
+	ln := echoServer()
+	defer ln.Close()
 
 	res, err := tcpperf.Run(context.Background(), tcpperf.Config{
 		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond,
@@ -44,20 +51,8 @@ func ExampleRun() {
 // Two runs (say, from two client hosts) each write an interval log;
 // MergeLogs gives the percentiles of all their values together.
 func ExampleMergeLogs() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
+	ln := echoServer()
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
 
 	var logs []io.Reader
 	for range 2 {
@@ -76,4 +71,24 @@ func ExampleMergeLogs() {
 	}
 	fmt.Printf("%d logs, %d values, p99 > 0: %v\n", res.Logs, res.Received, res.P99 > 0)
 	// Output: 2 logs, 20 values, p99 > 0: true
+}
+
+// A run's interval log read back as one histogram, in nanoseconds, for a
+// plot or percentiles of one's own.
+func ExampleLogHistogram() {
+	ln := echoServer()
+	defer ln.Close()
+	var hlog bytes.Buffer
+	_, err := tcpperf.Run(context.Background(), tcpperf.Config{
+		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, HdrLog: &hlog,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := tcpperf.LogHistogram(&hlog)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d values, max >= p50 > 0: %v\n", h.TotalCount(), h.Max() >= h.ValueAtQuantile(50) && h.ValueAtQuantile(50) > 0)
+	// Output: 10 values, max >= p50 > 0: true
 }
