@@ -49,6 +49,7 @@ type loop struct {
 	// the run clock's zero as of the last poll (a receive timestamp is
 	// Unix time).
 	oob     []byte
+	recv    timedRecv
 	wallOff int64
 	monoOff int64 // CLOCK_MONOTONIC of the run clock's zero, for WaitBatch's sleeps
 }
@@ -447,7 +448,7 @@ func (l *loop) readable(c *conn, now int64) {
 		at := now
 		if l.oob != nil {
 			var oobn int
-			n, oobn, _, _, err = unix.Recvmsg(c.fd, l.buf[p:], l.oob, 0)
+			n, oobn, err = l.recv.recv(c.fd, l.buf[p:], l.oob)
 			if ts, ok := rxTime(l.oob[:max(oobn, 0)]); ok && n > 0 {
 				at = min(ts-l.wallOff, now)
 			}

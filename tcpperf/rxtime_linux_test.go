@@ -66,7 +66,8 @@ func TestRxTimeParse(t *testing.T) {
 }
 
 // TestRxTimeKernel: on a real TCP socket the kernel's timestamp of a
-// message lies between its write and its read, on the Unix clock.
+// message lies between its write and its read, on the Unix clock, and the
+// loop's recvmsg (timedRecv) allocates nothing.
 func TestRxTimeKernel(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -95,6 +96,7 @@ func TestRxTimeKernel(t *testing.T) {
 	// The kernel turns timestamps on through a work queue: the first
 	// packets after enableRxTime may have none.
 	buf, oob := make([]byte, 64), make([]byte, rxTimeSpace)
+	var tr timedRecv
 	for try := 0; ; try++ {
 		before := time.Now().UnixNano()
 		if _, err := s.Write([]byte("hello\n")); err != nil {
@@ -103,7 +105,7 @@ func TestRxTimeKernel(t *testing.T) {
 		var n, oobn int
 		var rerr error
 		rc.Read(func(fd uintptr) bool {
-			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, 0)
+			n, oobn, rerr = tr.recv(int(fd), buf, oob)
 			return rerr != unix.EAGAIN
 		})
 		after := time.Now().UnixNano()
@@ -118,8 +120,18 @@ func TestRxTimeKernel(t *testing.T) {
 		if !ok || at < before || at > after {
 			t.Fatalf("timestamp %d (found %v after %d tries), want within the write's %d and the read's %d", at, ok, try, before, after)
 		}
-		return
+		break
 	}
+	x := []byte("x")
+	rc.Control(func(fd uintptr) {
+		allocs := testing.AllocsPerRun(100, func() {
+			s.Write(x)
+			tr.recv(int(fd), buf, oob)
+		})
+		if allocs != 0 {
+			t.Errorf("%v allocations a write and recvmsg, want 0", allocs)
+		}
+	})
 }
 
 // TestSleepUntil: the raw sleep does not end before its time unless a
