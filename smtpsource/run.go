@@ -55,10 +55,17 @@ type run struct {
 	// connections past it are reset before the greeting.
 	dialMu sync.Mutex
 
+	// hmu guards the latency histograms, which sessions record into as
+	// they go: one set for the run, not one for each session (a
+	// histogram of 1ns to an hour at 3 digits is 264 KiB; a set of 12 for
+	// each of 1,000 sessions was 3.1 GiB to allocate, 1 GB resident, and
+	// made the run 4.5 times slower than Postfix's smtp-source).
+	hmu    sync.Mutex
+	phases [numPhases]*hdrhistogram.Histogram
+	stages [][2]*hdrhistogram.Histogram // by stage: delivered, failed
+	late   *hdrhistogram.Histogram
+
 	mu       sync.Mutex // guards the rest: sessions merge into it as they end
-	phases   [numPhases]*hdrhistogram.Histogram
-	stages   [][2]*hdrhistogram.Histogram // by stage: delivered, failed
-	late     *hdrhistogram.Histogram
 	replies  map[string]map[int]int64
 	digests  []Digest
 	firstErr string
@@ -66,6 +73,13 @@ type run struct {
 	pipe     bool
 	chunk    bool
 	tlsStats *TLSStats
+}
+
+// recordLate records how late a message was started (open loop).
+func (r *run) recordLate(ns int64) {
+	r.hmu.Lock()
+	record(r.late, ns)
+	r.hmu.Unlock()
 }
 
 // end ends the run with err (wrapping ErrStartTLS, ErrTLS or ErrAuth):

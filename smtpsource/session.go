@@ -12,19 +12,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/textproto"
 )
 
 // A session sends messages one after another, on one connection (Reuse)
-// or on a connection per message. It keeps its own histograms and counts
-// and merges them into the run when it ends.
+// or on a connection per message. It records its latencies in the run's
+// histograms as it goes, and keeps its own counts, which it merges into
+// the run's when it ends.
 type session struct {
 	r       *run
 	c       *smtpConn // nil: none open
-	hist    [numPhases]*hdrhistogram.Histogram
-	late    *hdrhistogram.Histogram
 	replies map[string]map[int]int64
 	digests []Digest
 	tls     TLSStats
@@ -41,9 +39,6 @@ type session struct {
 	// last message's data; nil otherwise.
 	ahead   *ahead
 	rcptBuf []byte // the last RCPT command made with NumberRecipients or ToList
-	// stages holds each stage's latencies (Config.Stages): delivered
-	// messages', then failed ones'.
-	stages [][2]*hdrhistogram.Histogram
 	// backoff is the wait after the last greeting refused, if the one
 	// after it was not a 220 (0 then), and retryAt when it ends.
 	backoff time.Duration
@@ -91,14 +86,7 @@ type smtpConn struct {
 }
 
 func newSession(r *run) *session {
-	s := &session{r: r, late: newHist(), replies: map[string]map[int]int64{}}
-	for i := range s.hist {
-		s.hist[i] = newHist()
-	}
-	for range r.cfg.Stages {
-		s.stages = append(s.stages, [2]*hdrhistogram.Histogram{newHist(), newHist()})
-	}
-	return s
+	return &session{r: r, replies: map[string]map[int]int64{}}
 }
 
 func (s *session) run(ctx context.Context) {
@@ -156,7 +144,7 @@ func (s *session) run(ctx context.Context) {
 				if ctx.Err() != nil {
 					break
 				}
-				record(s.late, r.now()-t0)
+				r.recordLate(r.now() - t0)
 			} else {
 				t0 = r.now()
 			}
@@ -190,14 +178,6 @@ func (s *session) merge() {
 	r := s.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, h := range s.hist {
-		r.phases[i].Merge(h)
-	}
-	for i, hs := range s.stages {
-		r.stages[i][0].Merge(hs[0])
-		r.stages[i][1].Merge(hs[1])
-	}
-	r.late.Merge(s.late)
 	for phase, codes := range s.replies {
 		m := r.replies[phase]
 		if m == nil {
@@ -329,13 +309,16 @@ func firstLine(s string) string {
 // (phaseMessage) or failed (phaseFailed), and with stages in its stage's
 // too.
 func (s *session) done(phase int, k, t0 int64) {
-	ns := s.r.now() - t0
+	r := s.r
+	ns := r.now() - t0
 	s.record(phase, ns)
-	if s.stages != nil {
-		_, i := s.r.sched.at(k)
-		record(s.stages[i][phase-phaseMessage], ns)
+	if r.stages != nil {
+		_, i := r.sched.at(k)
+		r.hmu.Lock()
+		record(r.stages[i][phase-phaseMessage], ns)
+		r.hmu.Unlock()
 		if phase == phaseMessage {
-			s.r.stageRec[i].record(ns)
+			r.stageRec[i].record(ns)
 		}
 	}
 }
@@ -345,8 +328,11 @@ func (s *session) since(phase int, t int64) { s.record(phase, s.r.now()-t) }
 
 // record records a latency of phase.
 func (s *session) record(phase int, ns int64) {
-	record(s.hist[phase], ns)
-	if rec := s.r.rec[phase]; rec != nil {
+	r := s.r
+	r.hmu.Lock()
+	record(r.phases[phase], ns)
+	r.hmu.Unlock()
+	if rec := r.rec[phase]; rec != nil {
 		rec.record(ns)
 	}
 }
@@ -1001,7 +987,7 @@ func (s *session) claimDue(ctx context.Context) (k, t0 int64, ok bool) {
 				break
 			}
 		}
-		record(s.late, r.now()-t0)
+		r.recordLate(r.now() - t0)
 	}
 	r.n.started.Add(1)
 	return k, t0, true
