@@ -715,7 +715,7 @@ func TestLoopsQuitUnsent(t *testing.T) {
 	// listener's) and the client's, so that the kernel takes little.
 	small := func(opt int) func(syscall.RawConn) error {
 		return func(rc syscall.RawConn) error {
-			return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, 4096) })
+			return rc.Control(func(fd uintptr) { setSockOpt(fd, opt, 4096) })
 		}
 	}
 	lc, err := s.ln.(*net.TCPListener).SyscallConn()

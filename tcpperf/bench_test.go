@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,11 +56,7 @@ func BenchmarkDelayedServer(b *testing.B) {
 // are outstanding.
 func BenchmarkClosedLoopIdleCPU(b *testing.B) {
 	addr := server(b, delayedLines(5*time.Millisecond))
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	cpu := processCPU
 	c0, w0 := cpu(), time.Now()
 	for b.Loop() {
 		if _, err := Run(context.Background(), Config{Addr: addr, Conns: 2, Depth: 1, Mode: "line", Duration: 250 * time.Millisecond}); err != nil {

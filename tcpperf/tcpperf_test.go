@@ -352,8 +352,8 @@ func smallBuffers(ctx context.Context, network, addr string) (net.Conn, error) {
 	const buf = 32 << 10
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		rc.Control(func(fd uintptr) {
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, buf)
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, buf)
+			setSockOpt(fd, syscall.SO_RCVBUF, buf)
+			setSockOpt(fd, syscall.SO_SNDBUF, buf)
 		})
 		return nil
 	}}
@@ -371,8 +371,8 @@ func smallLoopBuffers(ctx context.Context, s *netio.Loops, network, addr string)
 	done := make(chan error, 1)
 	if err := lc.Do(func(lc *netio.LoopConn) {
 		done <- lc.Control(func(fd uintptr) {
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, buf)
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, buf)
+			setSockOpt(fd, syscall.SO_RCVBUF, buf)
+			setSockOpt(fd, syscall.SO_SNDBUF, buf)
 		})
 	}); err != nil {
 		return nil, err

@@ -1,0 +1,10 @@
+//go:build unix
+
+package tcpperf
+
+import "syscall"
+
+// setSockOpt sets the socket-level option opt of the socket fd to v.
+func setSockOpt(fd uintptr, opt, v int) {
+	syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, v)
+}
