@@ -32,7 +32,9 @@
 //   - Run returns DrainTimeout after the end of the schedule at the latest,
 //     and promptly when ctx is done.
 //
-// Limits: Linux only (ErrUnsupported elsewhere). A client CPU that cannot
+// Limits: tcpperf's own loops are Linux's (ErrUnsupported elsewhere);
+// off Linux connections run on EngineNetio, with its limits, and with
+// no CPU pinning. A client CPU that cannot
 // keep up shows as send lateness, and in the latencies. Responses are
 // matched to requests by order, so servers must answer in order. Run does
 // not raise the file descriptor limit; it fails with ErrFDLimit when Conns

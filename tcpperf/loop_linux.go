@@ -1,11 +1,16 @@
 package tcpperf
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,25 +31,15 @@ const (
 // only while a write waits for room.
 const connEvents = unix.EPOLLIN | unix.EPOLLET
 
-// A loop serves its share of the connections from one locked OS thread:
-// it sends its share of the open-loop schedule, reads and checks the
-// responses, and in closed loop sends the next messages. Everything about
-// a connection happens on its loop, so nothing per message is shared with
-// another thread except the loop's recorders, taken once a second.
-type loop struct {
-	r        *run
-	id       int
-	cpu      int // pinned to this CPU, or -1
-	ep       int // epoll
-	wake     int // eventfd: the run changed stopping or quit
-	timer    int // timerfd: the next send is near
-	conns    []*conn
-	buf      []byte // read buffer
-	lat      *latrec.Recorder
-	late     *latrec.Recorder
-	n        counters
-	inflight int64 // sent and not answered, on live connections
-	wait     waitPolicy
+// defaultEngine serves the connections unless Config.Engine says.
+const defaultEngine = EngineTcpperf
+
+// loopSys is what tcpperf's own loops add to a loop on Linux: its epoll,
+// eventfd and timerfd, and how it times responses.
+type loopSys struct {
+	ep    int // epoll
+	wake  int // eventfd: the run changed stopping or quit
+	timer int // timerfd: the next send is near
 	// ArrivalKernel: the control messages of a read, and the Unix time of
 	// the run clock's zero as of the last poll (a receive timestamp is
 	// Unix time).
@@ -54,50 +49,11 @@ type loop struct {
 	monoOff int64 // CLOCK_MONOTONIC of the run clock's zero, for WaitBatch's sleeps
 }
 
-// A conn is one client connection: its unsent bytes and the send times of
-// its outstanding messages, oldest first.
-type conn struct {
-	fd      int
-	id      int    // in the run
-	idx     int32  // in the loop, its epoll data
-	tmpl    []byte // message filler
-	pending []byte // pending[off:]: accepted messages not yet taken by the kernel
-	off     int
-	out     bool   // waiting for EPOLLOUT
-	partial []byte // the start of a response not wholly read
-	q       []int64
-	qh      int    // q[qh:] outstanding
-	sent    uint64 // sequence number of the next message
-	rseq    uint64 // sequence number of the next response
-	dead    bool
-}
-
-func (c *conn) push(t int64) bool {
-	if len(c.q)-c.qh >= maxInflight {
-		return false
-	}
-	if c.qh > 0 && len(c.q) == cap(c.q) {
-		n := copy(c.q, c.q[c.qh:])
-		c.q, c.qh = c.q[:n], 0
-	}
-	c.q = append(c.q, t)
-	return true
-}
-
-func (c *conn) pop() (int64, bool) {
-	if c.qh == len(c.q) {
-		return 0, false
-	}
-	t := c.q[c.qh]
-	c.qh++
-	if c.qh == len(c.q) {
-		c.q, c.qh = c.q[:0], 0
-	}
-	return t, true
-}
+// newLoopSys is a loop's loopSys before it has descriptors.
+func newLoopSys() loopSys { return loopSys{ep: -1, wake: -1, timer: -1} }
 
 func newLoop(r *run, id, cpu int) (*loop, error) {
-	l := &loop{r: r, id: id, cpu: cpu, ep: -1, wake: -1, timer: -1,
+	l := &loop{r: r, id: id, cpu: cpu, loopSys: newLoopSys(),
 		buf: make([]byte, max(64<<10, 2*r.cfg.MsgSize)), lat: latrec.New(), late: latrec.New()}
 	var err error
 	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -334,13 +290,6 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	}
 }
 
-// idle counts the time from a to b as idle, from the measurement's start.
-func (l *loop) idle(a, b int64) {
-	if a = max(a, l.r.measure); b > a {
-		l.n.idle.Add(b - a)
-	}
-}
-
 // send queues n messages on c with intended time t, and writes what the
 // socket takes now unless c waits for room.
 func (l *loop) send(c *conn, n int, t int64) {
@@ -378,8 +327,6 @@ func (l *loop) send(c *conn, n int, t int64) {
 		l.flush(c)
 	}
 }
-
-func (cfg *Config) isOpen() bool { return cfg.QPS > 0 }
 
 // flush writes c's pending bytes until the socket takes no more, and asks
 // for EPOLLOUT while some are left.
@@ -423,18 +370,6 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 	c.pending, c.off = nil, 0
 }
 
-// lose counts an error on c in counter, unless the run is stopping, and
-// its outstanding messages as lost.
-func (l *loop) lose(c *conn, counter *atomic.Int64) {
-	if !l.r.stopping.Load() {
-		counter.Add(1)
-	}
-	lost := int64(len(c.q) - c.qh)
-	l.n.lost.Add(lost)
-	l.inflight -= lost
-	c.q, c.qh = nil, 0
-}
-
 // readable reads what c has, checks and records the whole responses (all
 // those of one read share its arrival time: now, the time of the poll, or
 // with ArrivalKernel the kernel's receive time of the read's newest data)
@@ -472,37 +407,6 @@ func (l *loop) readable(c *conn, now int64) {
 	}
 }
 
-// take checks the k whole responses at the start of b, which arrived at
-// at, against the messages c sent, records the latency of the measured
-// ones (all under one lock) and counts them. It returns how many
-// answered a message.
-func (l *loop) take(c *conn, b []byte, k int, at int64) int {
-	r := l.r
-	size := r.cfg.MsgSize
-	got, bad, measured := 0, 0, 0
-	l.lat.Lock()
-	for ; got < k; got++ {
-		t, ok := c.pop()
-		if !ok {
-			break
-		}
-		if !checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq) {
-			bad++
-		}
-		c.rseq++
-		if r.measured(t) {
-			l.lat.RecordLocked(at - t)
-			measured++
-		}
-	}
-	l.lat.Unlock()
-	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
-	l.n.received.Add(int64(measured))
-	l.n.answered.Add(int64(got))
-	l.inflight -= int64(got)
-	return got
-}
-
 // process takes the responses in b, which arrived at at (now: the time
 // of the poll).
 func (l *loop) process(c *conn, b []byte, at, now int64) {
@@ -522,4 +426,121 @@ func (l *loop) process(c *conn, b []byte, at, now int64) {
 	if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {
 		l.send(c, got, r.now())
 	}
+}
+
+// startLoops opens the connections and starts tcpperf's own loops on
+// them.
+func (r *run) startLoops(ctx context.Context) (engine, error) {
+	fds := make([]int, r.cfg.Conns)
+	for i := range fds {
+		fds[i] = -1
+	}
+	err := r.connect(ctx, func(ctx context.Context, i int) error {
+		fd, err := r.dialFD(ctx)
+		fds[i] = fd
+		return err
+	})
+	if err != nil {
+		return engine{}, err
+	}
+	r.fds = slices.DeleteFunc(fds, func(fd int) bool { return fd < 0 })
+	r.cfg.Loops = min(r.cfg.Loops, len(r.fds))
+	cfg := &r.cfg
+	r.loops = make([]*loop, 0, cfg.Loops)
+	closeAll := func() {
+		for _, l := range r.loops {
+			l.close()
+		}
+		for _, fd := range r.fds {
+			unix.Close(fd)
+		}
+	}
+	for i := range cfg.Loops {
+		cpu := -1
+		if len(cfg.CPUs) > 0 {
+			cpu = cfg.CPUs[i%len(cfg.CPUs)]
+		}
+		l, err := newLoop(r, i, cpu)
+		if err != nil {
+			closeAll()
+			return engine{}, err
+		}
+		r.loops = append(r.loops, l)
+	}
+	for i, fd := range r.fds {
+		if err := r.loops[i%len(r.loops)].add(fd, i); err != nil {
+			r.fds = r.fds[i+1:] // add closed fd
+			closeAll()
+			return engine{}, fmt.Errorf("tcpperf: epoll: %w", err)
+		}
+	}
+	r.fds = nil // the loops close them
+
+	// Start the loops: each locks its thread and pins it, then waits for
+	// the clock's base to be set.
+	ready := make(chan error, len(r.loops))
+	begin := make(chan struct{})
+	var loops sync.WaitGroup
+	for _, l := range r.loops {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			l.run(ctx, ready, begin)
+		}()
+	}
+	var setupErr error
+	for range r.loops {
+		setupErr = cmp.Or(setupErr, <-ready)
+	}
+	if setupErr != nil {
+		r.quit.Store(true)
+		close(begin)
+		loops.Wait()
+		closeAll()
+		return engine{}, setupErr
+	}
+	return engine{
+		begin: func() { close(begin) },
+		wake:  r.wakeAll,
+		quit:  func() { r.wakeAll(); loops.Wait() },
+		close: closeAll,
+	}, nil
+}
+
+func (r *run) wakeAll() {
+	for _, l := range r.loops {
+		l.wakeUp()
+	}
+}
+
+func (r *run) dialFD(ctx context.Context) (int, error) {
+	nc, err := r.env.dial(ctx, "tcp", r.cfg.Addr)
+	if err != nil {
+		return -1, err
+	}
+	defer nc.Close()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("%w: the dialer's %T has no file descriptor", ErrConfig, nc)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, fmt.Errorf("dup: %w", derr)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }

@@ -152,10 +152,18 @@ func TestCPUPerMessage(t *testing.T) {
 }
 
 // A loop pinned to CPU 0 runs; a CPU the machine does not have is a
-// configuration error.
+// configuration error, and so is any CPU for engine netio where netio's
+// loops pin nothing (its portable loops).
 func TestPinning(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
 		addr := server(t, echo)
+		if engine == EngineNetio && !netioPins {
+			_, err := RunWith(context.Background(), Config{Engine: engine, Addr: addr, CPUs: []int{0}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("pinned where netio pins nothing: %v, want ErrConfig", err)
+			}
+			return
+		}
 		res, err := RunWith(context.Background(), Config{Engine: engine, Addr: addr, Conns: 2, Loops: 2, CPUs: []int{0}, QPS: 100, Duration: 100 * time.Millisecond}, nil, newFakeClock())
 		if err != nil || res.Received != 10 || res.Errors != 0 {
 			t.Fatalf("pinned to CPU 0: %v, %+v", err, res)

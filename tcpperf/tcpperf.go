@@ -26,7 +26,7 @@ var (
 	ErrFDLimit     = errors.New("tcpperf: not enough file descriptors")
 	ErrPorts       = errors.New("tcpperf: not enough ephemeral ports")
 	ErrConnect     = errors.New("tcpperf: no connection could be opened")
-	ErrUnsupported = errors.New("tcpperf: needs Linux (epoll)")
+	ErrUnsupported = errors.New("tcpperf: needs Linux (epoll)") // EngineTcpperf off Linux
 )
 
 // Config describes a run. Zero fields take the defaults noted.
@@ -76,9 +76,9 @@ type Config struct {
 	Progress     io.Writer     // one line per second; nil for none
 	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
 	// Engine is what serves the connections (experimental): EngineTcpperf
-	// (the default), tcpperf's own loops, or EngineNetio, package netio's
-	// loops (see EngineNetio for what it lacks). With TLS set, it
-	// defaults to EngineNetio, the engine that can speak TLS.
+	// (the default on Linux), tcpperf's own loops, or EngineNetio, package
+	// netio's loops (see EngineNetio for what it lacks). With TLS set, a
+	// Unix socket, or off Linux, it defaults to EngineNetio.
 	Engine string
 	// TLS, if set, has each connection speak TLS, as a client with this
 	// configuration (its ServerName, by default Addr's host): the
@@ -173,7 +173,7 @@ func (cfg *Config) network() (network, address string) {
 
 // Engines (Config.Engine).
 const (
-	// EngineTcpperf is tcpperf's own event loops.
+	// EngineTcpperf is tcpperf's own event loops, on Linux's epoll.
 	EngineTcpperf = "tcpperf"
 	// EngineNetio is an experiment: the connections on package netio's
 	// loops (one netio.Loops of one loop for each of Config.Loops; dialed
@@ -184,7 +184,8 @@ const (
 	// not report LoopBusy on the system clock (0), and, as netio does, reads no
 	// connection whose output waits for room. It alone speaks TLS
 	// (Config.TLS): the messages written in one call on a connection
-	// leave in one record.
+	// leave in one record. Off Linux it is the only engine, on netio's
+	// portable loops, which pin nothing: Config.CPUs is refused there.
 	EngineNetio = "netio"
 )
 
@@ -264,7 +265,7 @@ func (cfg *Config) check() error {
 	}
 	switch cfg.Engine {
 	case "":
-		cfg.Engine = EngineTcpperf
+		cfg.Engine = defaultEngine
 		if network, _ := cfg.network(); cfg.TLS != nil || network == "unix" {
 			cfg.Engine = EngineNetio
 		}
@@ -279,6 +280,9 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: a Unix socket needs engine %s", ErrConfig, EngineNetio)
 	}
 	onNetio := cfg.Engine == EngineNetio
+	if onNetio && len(cfg.CPUs) > 0 && !netioPins {
+		return fmt.Errorf("%w: engine netio pins loops to CPUs only on Linux (netio's portable loops pin nothing)", ErrConfig)
+	}
 	if cfg.Wait == "" {
 		cfg.Wait, cfg.waitChosen = cfg.chooseWait(), true
 		if onNetio && cfg.Wait != WaitBatch {

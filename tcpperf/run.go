@@ -1,19 +1,15 @@
 package tcpperf
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"golang.org/x/sys/unix"
 )
 
 type run struct {
@@ -257,85 +253,6 @@ drain:
 	return res, nil
 }
 
-// startLoops opens the connections and starts tcpperf's own loops on
-// them.
-func (r *run) startLoops(ctx context.Context) (engine, error) {
-	fds := make([]int, r.cfg.Conns)
-	for i := range fds {
-		fds[i] = -1
-	}
-	err := r.connect(ctx, func(ctx context.Context, i int) error {
-		fd, err := r.dialFD(ctx)
-		fds[i] = fd
-		return err
-	})
-	if err != nil {
-		return engine{}, err
-	}
-	r.fds = slices.DeleteFunc(fds, func(fd int) bool { return fd < 0 })
-	r.cfg.Loops = min(r.cfg.Loops, len(r.fds))
-	cfg := &r.cfg
-	r.loops = make([]*loop, 0, cfg.Loops)
-	closeAll := func() {
-		for _, l := range r.loops {
-			l.close()
-		}
-		for _, fd := range r.fds {
-			unix.Close(fd)
-		}
-	}
-	for i := range cfg.Loops {
-		cpu := -1
-		if len(cfg.CPUs) > 0 {
-			cpu = cfg.CPUs[i%len(cfg.CPUs)]
-		}
-		l, err := newLoop(r, i, cpu)
-		if err != nil {
-			closeAll()
-			return engine{}, err
-		}
-		r.loops = append(r.loops, l)
-	}
-	for i, fd := range r.fds {
-		if err := r.loops[i%len(r.loops)].add(fd, i); err != nil {
-			r.fds = r.fds[i+1:] // add closed fd
-			closeAll()
-			return engine{}, fmt.Errorf("tcpperf: epoll: %w", err)
-		}
-	}
-	r.fds = nil // the loops close them
-
-	// Start the loops: each locks its thread and pins it, then waits for
-	// the clock's base to be set.
-	ready := make(chan error, len(r.loops))
-	begin := make(chan struct{})
-	var loops sync.WaitGroup
-	for _, l := range r.loops {
-		loops.Add(1)
-		go func() {
-			defer loops.Done()
-			l.run(ctx, ready, begin)
-		}()
-	}
-	var setupErr error
-	for range r.loops {
-		setupErr = cmp.Or(setupErr, <-ready)
-	}
-	if setupErr != nil {
-		r.quit.Store(true)
-		close(begin)
-		loops.Wait()
-		closeAll()
-		return engine{}, setupErr
-	}
-	return engine{
-		begin: func() { close(begin) },
-		wake:  r.wakeAll,
-		quit:  func() { r.wakeAll(); loops.Wait() },
-		close: closeAll,
-	}, nil
-}
-
 // sum adds one counter over the loops.
 func (r *run) sum(f func(*counters) *atomic.Int64) int64 {
 	var n int64
@@ -349,12 +266,6 @@ func (r *run) errors() int64 {
 	return r.connects + r.sum(func(n *counters) *atomic.Int64 { return &n.write }) +
 		r.sum(func(n *counters) *atomic.Int64 { return &n.read }) + r.sum(func(n *counters) *atomic.Int64 { return &n.content }) +
 		r.sum(func(n *counters) *atomic.Int64 { return &n.lost })
-}
-
-func (r *run) wakeAll() {
-	for _, l := range r.loops {
-		l.wakeUp()
-	}
 }
 
 // connect opens cfg.Conns connections, 64 at a time, with dial (i is the
@@ -405,36 +316,4 @@ func (r *run) connect(ctx context.Context, dial func(ctx context.Context, i int)
 		r.connectErr = fmt.Sprintf("%d of %d connections failed, the first with: %v%s", r.cfg.Conns-r.connected, r.cfg.Conns, firstErr, hint)
 	}
 	return nil
-}
-
-func (r *run) dialFD(ctx context.Context) (int, error) {
-	nc, err := r.env.dial(ctx, "tcp", r.cfg.Addr)
-	if err != nil {
-		return -1, err
-	}
-	defer nc.Close()
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return -1, fmt.Errorf("%w: the dialer's %T has no file descriptor", ErrConfig, nc)
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return -1, err
-	}
-	if derr != nil {
-		return -1, fmt.Errorf("dup: %w", derr)
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/wirespeed/wirespeed/internal/latrec"
 	"github.com/wirespeed/wirespeed/netio"
@@ -62,7 +64,7 @@ type nconn struct {
 // startNetio opens the connections on netio's loops.
 func (r *run) startNetio(ctx context.Context) (engine, error) {
 	cfg := &r.cfg
-	ln, err := net.Listen("unix", "") // autobind: an abstract address
+	ln, remove, err := schedListen(runtime.GOOS == "linux")
 	if err != nil {
 		return engine{}, fmt.Errorf("tcpperf: scheduling listener: %w", err)
 	}
@@ -93,6 +95,7 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 			c.Close()
 		}
 		mu.Unlock()
+		remove()
 	}
 	for i := range cfg.Loops {
 		l, err := r.newNloop(ctx, i, ln.Addr().String())
@@ -198,6 +201,27 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 	}, nil
 }
 
+// schedListen listens on a Unix socket for the loops' scheduling
+// connections: with abstract (Linux) in the abstract namespace
+// (autobind), which leaves no file; else at a path in a new temporary
+// directory, which remove removes.
+func schedListen(abstract bool) (ln net.Listener, remove func(), err error) {
+	if abstract {
+		ln, err = net.Listen("unix", "")
+		return ln, func() {}, err
+	}
+	dir, err := os.MkdirTemp("", "tcpperf")
+	if err != nil {
+		return nil, nil, err
+	}
+	remove = func() { os.RemoveAll(dir) }
+	if ln, err = net.Listen("unix", filepath.Join(dir, "s")); err != nil {
+		remove()
+		return nil, nil, err
+	}
+	return ln, remove, nil
+}
+
 // newNloop starts loop id of the run and dials its scheduling connection
 // to sched.
 func (r *run) newNloop(ctx context.Context, id int, sched string) (*nloop, error) {
@@ -207,7 +231,7 @@ func (r *run) newNloop(ctx context.Context, id int, sched string) (*nloop, error
 		cpu = cfg.CPUs[id%len(cfg.CPUs)]
 	}
 	l := &nloop{
-		loop: &loop{r: r, id: id, cpu: cpu, ep: -1, wake: -1, timer: -1, lat: latrec.New(), late: latrec.New()},
+		loop: &loop{r: r, id: id, cpu: cpu, loopSys: newLoopSys(), lat: latrec.New(), late: latrec.New()},
 		msg:  make([]byte, cfg.MsgSize),
 		kick: make(chan struct{}, 1),
 	}
@@ -235,7 +259,7 @@ func (r *run) newNloop(ctx context.Context, id int, sched string) (*nloop, error
 	}
 	s, err := netio.NewLoops(l.handle, opt)
 	if err != nil {
-		if errors.Is(err, unix.EINVAL) {
+		if errors.Is(err, syscall.EINVAL) {
 			return nil, fmt.Errorf("%w: %w", ErrConfig, err) // a CPU the machine does not have
 		}
 		return nil, fmt.Errorf("tcpperf: event loop: %w", err)

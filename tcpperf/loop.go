@@ -1,0 +1,120 @@
+package tcpperf
+
+import (
+	"sync/atomic"
+
+	"github.com/wirespeed/wirespeed/internal/latrec"
+)
+
+// A loop serves its share of the connections from one locked OS thread:
+// it sends its share of the open-loop schedule, reads and checks the
+// responses, and in closed loop sends the next messages. Everything about
+// a connection happens on its loop, so nothing per message is shared with
+// another thread except the loop's recorders, taken once a second.
+type loop struct {
+	r        *run
+	id       int
+	cpu      int // pinned to this CPU, or -1
+	conns    []*conn
+	buf      []byte // read buffer
+	lat      *latrec.Recorder
+	late     *latrec.Recorder
+	n        counters
+	inflight int64 // sent and not answered, on live connections
+	wait     waitPolicy
+	loopSys  // what the engine of this system adds
+}
+
+// A conn is one client connection: its unsent bytes and the send times of
+// its outstanding messages, oldest first.
+type conn struct {
+	fd      int
+	id      int    // in the run
+	idx     int32  // in the loop, its epoll data
+	tmpl    []byte // message filler
+	pending []byte // pending[off:]: accepted messages not yet taken by the kernel
+	off     int
+	out     bool   // waiting for EPOLLOUT
+	partial []byte // the start of a response not wholly read
+	q       []int64
+	qh      int    // q[qh:] outstanding
+	sent    uint64 // sequence number of the next message
+	rseq    uint64 // sequence number of the next response
+	dead    bool
+}
+
+func (c *conn) push(t int64) bool {
+	if len(c.q)-c.qh >= maxInflight {
+		return false
+	}
+	if c.qh > 0 && len(c.q) == cap(c.q) {
+		n := copy(c.q, c.q[c.qh:])
+		c.q, c.qh = c.q[:n], 0
+	}
+	c.q = append(c.q, t)
+	return true
+}
+
+func (c *conn) pop() (int64, bool) {
+	if c.qh == len(c.q) {
+		return 0, false
+	}
+	t := c.q[c.qh]
+	c.qh++
+	if c.qh == len(c.q) {
+		c.q, c.qh = c.q[:0], 0
+	}
+	return t, true
+}
+
+// idle counts the time from a to b as idle, from the measurement's start.
+func (l *loop) idle(a, b int64) {
+	if a = max(a, l.r.measure); b > a {
+		l.n.idle.Add(b - a)
+	}
+}
+
+func (cfg *Config) isOpen() bool { return cfg.QPS > 0 }
+
+// lose counts an error on c in counter, unless the run is stopping, and
+// its outstanding messages as lost.
+func (l *loop) lose(c *conn, counter *atomic.Int64) {
+	if !l.r.stopping.Load() {
+		counter.Add(1)
+	}
+	lost := int64(len(c.q) - c.qh)
+	l.n.lost.Add(lost)
+	l.inflight -= lost
+	c.q, c.qh = nil, 0
+}
+
+// take checks the k whole responses at the start of b, which arrived at
+// at, against the messages c sent, records the latency of the measured
+// ones (all under one lock) and counts them. It returns how many
+// answered a message.
+func (l *loop) take(c *conn, b []byte, k int, at int64) int {
+	r := l.r
+	size := r.cfg.MsgSize
+	got, bad, measured := 0, 0, 0
+	l.lat.Lock()
+	for ; got < k; got++ {
+		t, ok := c.pop()
+		if !ok {
+			break
+		}
+		if !checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq) {
+			bad++
+		}
+		c.rseq++
+		if r.measured(t) {
+			l.lat.RecordLocked(at - t)
+			measured++
+		}
+	}
+	l.lat.Unlock()
+	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
+	l.n.received.Add(int64(measured))
+	l.n.answered.Add(int64(got))
+	l.inflight -= int64(got)
+	return got
+}
