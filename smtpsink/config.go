@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -318,7 +319,7 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 // in step; a forced BDAT reply fails its transaction.
 type Reply struct {
 	Code  int    // the reply code; 0 sends none (Close must then be set)
-	Text  string // the text after the code; empty: a generic one for the code
+	Text  string // the text after the code, one line; empty: a generic one for the code
 	Close bool   // close the connection after the reply
 }
 
@@ -390,50 +391,64 @@ func newKnobs(cfg *Config) knobs {
 
 func (c *Config) validate() error {
 	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.AbortDataDelay < 0 {
-		return fmt.Errorf("smtpsink: negative limit")
+		return fmt.Errorf("%w: negative limit", ErrConfig)
+	}
+	if !oneLine(c.Hostname) {
+		return fmt.Errorf("%w: Hostname %q: not one line", ErrConfig, c.Hostname)
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {
-		return fmt.Errorf("smtpsink: %w", digest.ErrUnknownAlgorithm)
+		return fmt.Errorf("%w: %w", ErrConfig, digest.ErrUnknownAlgorithm)
 	}
 	if (c.TLSImplicit || c.TLSRequired) && c.TLS == nil {
-		return fmt.Errorf("smtpsink: TLSImplicit and TLSRequired need TLS")
+		return fmt.Errorf("%w: TLSImplicit and TLSRequired need TLS", ErrConfig)
 	}
 	if c.Auth && c.TLS == nil && !c.AuthPlaintext {
-		return fmt.Errorf("smtpsink: Auth needs TLS, or AuthPlaintext")
+		return fmt.Errorf("%w: Auth needs TLS, or AuthPlaintext", ErrConfig)
 	}
 	for _, m := range c.AuthMechanisms {
 		if !slices.Contains(AuthMechanisms, m) {
-			return fmt.Errorf("smtpsink: AuthMechanisms: unknown mechanism %q (of %s)", m, strings.Join(AuthMechanisms, " "))
+			return fmt.Errorf("%w: AuthMechanisms: unknown mechanism %q (of %s)", ErrConfig, m, strings.Join(AuthMechanisms, " "))
 		}
 	}
 	switch c.Engine {
 	case "", EngineGoroutine, EngineLoops:
 	default:
-		return fmt.Errorf("smtpsink: unknown engine %q (goroutine or loops)", c.Engine)
+		return fmt.Errorf("%w: unknown engine %q (goroutine or loops)", ErrConfig, c.Engine)
 	}
 	if c.Bare > dot.BareNormalize {
-		return fmt.Errorf("smtpsink: unknown bare CR/LF policy %d", c.Bare)
+		return fmt.Errorf("%w: unknown bare CR/LF policy %d", ErrConfig, c.Bare)
 	}
 	for name, d := range c.Delay {
 		if !slices.Contains(ForceCommands, name) {
-			return fmt.Errorf("smtpsink: Delay: unknown command %q (one of %s)", name, strings.Join(ForceCommands, " "))
+			return fmt.Errorf("%w: Delay: unknown command %q (one of %s)", ErrConfig, name, strings.Join(ForceCommands, " "))
 		}
 		if d < 0 {
-			return fmt.Errorf("smtpsink: Delay[%s]: negative", name)
+			return fmt.Errorf("%w: Delay[%s]: negative", ErrConfig, name)
 		}
 	}
 	for _, r := range c.Rules {
 		if err := r.check(); err != nil {
-			return fmt.Errorf("smtpsink: Rules: %s: %w", r.Stage, err)
+			return fmt.Errorf("%w: Rules: %s: %w", ErrConfig, r.Stage, err)
 		}
 	}
 	for name, r := range c.Force {
 		if !slices.Contains(ForceCommands, name) {
-			return fmt.Errorf("smtpsink: Force: unknown command %q (one of %s)", name, strings.Join(ForceCommands, " "))
+			return fmt.Errorf("%w: Force: unknown command %q (one of %s)", ErrConfig, name, strings.Join(ForceCommands, " "))
 		}
 		if r.Code == 0 && !r.Close || r.Code != 0 && (r.Code < 400 || r.Code > 599) {
-			return fmt.Errorf("smtpsink: Force[%s]: code %d: want 400 to 599, or 0 with Close", name, r.Code)
+			return fmt.Errorf("%w: Force[%s]: code %d: want 400 to 599, or 0 with Close", ErrConfig, name, r.Code)
+		}
+		if !oneLine(r.Text) {
+			return fmt.Errorf("%w: Force[%s]: text %q: not one line", ErrConfig, name, r.Text)
 		}
 	}
 	return nil
 }
+
+// ErrConfig is what Listen returns for a Config it cannot serve.
+var ErrConfig = errors.New("smtpsink: bad configuration")
+
+// oneLine reports whether s may go into a reply line as it is: a CR, LF
+// or NUL in it would end the line early, or make a client read a reply
+// the server never meant.
+func oneLine(s string) bool { return !strings.ContainsAny(s, "\r\n\x00") }

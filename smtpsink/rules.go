@@ -89,6 +89,9 @@ func (r Rule) check() error {
 	if r.Odds < 0 || r.Odds > 100 {
 		return fmt.Errorf("odds %v%%: want 0 to 100", r.Odds)
 	}
+	if !oneLine(r.Reply.Text) {
+		return fmt.Errorf("text %q: not one line", r.Reply.Text)
+	}
 	return nil
 }
 
