@@ -665,6 +665,12 @@ func (l *loop) acceptAll(ll *loopListener) {
 		case unix.EINTR, unix.ECONNABORTED:
 			continue
 		}
+		if l.s.sys.stopping.Load() {
+			// Shutdown shut the listener meanwhile, and accept says
+			// EINVAL: the listener's end, not an error.
+			unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, ln.fd, nil)
+			return
+		}
 		l.acceptError(err)
 		ll.backoff = min(max(2*ll.backoff, 5*time.Millisecond), time.Second)
 		ll.resume = time.Now().Add(ll.backoff)

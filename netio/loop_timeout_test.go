@@ -555,6 +555,38 @@ func TestLoopsShutdownStopsAccepting(t *testing.T) {
 	}
 }
 
+// TestLoopsShutdownAcceptQuiet: a loop that is still accepting when
+// Shutdown shuts the listener (here it opens a connection meanwhile)
+// finds the listener shut, and accept fails: that is the listener's end,
+// not an error for OnAcceptError.
+func TestLoopsShutdownAcceptQuiet(t *testing.T) {
+	opened, stopped := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	errs := make(chan error, 8)
+	opt := &LoopOptions{
+		Loops: 1,
+		OnOpen: func(*LoopConn) {
+			first.Do(func() {
+				close(opened)
+				<-stopped // the listener is shut meanwhile
+			})
+		},
+		OnAcceptError: func(err error) { errs <- err },
+	}
+	SetStoppedHook(opt, func() { close(stopped) })
+	s := startLoops(t, echo, opt)
+	dial(t, s)
+	<-opened
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("OnAcceptError during Shutdown: %v", err)
+	default:
+	}
+}
+
 // TestLoopConnNow: in a call, Now is the loop's clock at its wake-up, not
 // read again as the clock moves during the call; outside a call on the
 // connection (here, another connection's Handler) it is the clock; the
