@@ -3,6 +3,7 @@ package netio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -418,7 +419,7 @@ func (w *Writer) flusher() {
 			<-w.kick
 			w.mu.Lock()
 		}
-		w.writeBatchLocked()
+		w.writeBatchLocked(true)
 	}
 }
 
@@ -426,12 +427,32 @@ func (w *Writer) flusher() {
 // bytes) to the kernel with one net.Buffers.WriteTo. It is called with w.mu
 // held and !w.busy, and unlocks w.mu during the system call. (Conn.Read's
 // flushFD is the same with a non-blocking write on the socket.)
-func (w *Writer) writeBatchLocked() {
+//
+// If the destination panics, w.mu is held again and the Writer fails from
+// then on (errDstPanic); the panic goes on up a caller's goroutine (Flush
+// and the like), as bufio's would, and ends the flusher's write.
+func (w *Writer) writeBatchLocked(flusher bool) {
 	w.beginBatchLocked()
 	w.bufs = w.iov // a field: a local would escape to the heap through WriteTo
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover() // nil: runtime.Goexit, which goes on by itself
+		w.endBatch(0, fmt.Errorf("%w: %v", errDstPanic, v))
+		if v != nil && !flusher {
+			panic(v)
+		}
+	}()
 	n, err := w.bufs.WriteTo(w.dst)
+	returned = true
 	w.endBatch(n, err)
 }
+
+// errDstPanic is the Writer's error once its destination panicked in a
+// write: how much of that write went out is unknown.
+var errDstPanic = errors.New("netio: the Writer's destination panicked")
 
 // writeError wraps the error of a write to the socket as the net package
 // does.
@@ -649,7 +670,7 @@ func (w *Writer) drainLocked(ctx context.Context, target int64, idle bool) error
 	done := func() bool { return w.stats.Written >= target && !(idle && w.busy) }
 	for !done() && w.err == nil {
 		if ctx == nil && !w.busy {
-			w.writeBatchLocked()
+			w.writeBatchLocked(false)
 			continue
 		}
 		if ctx != nil {

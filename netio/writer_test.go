@@ -222,3 +222,63 @@ func TestWriterClosed(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// panicWriter panics in every Write.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("boom") }
+
+// gatedPanicWriter panics in Write once released; entered says a Write
+// has begun.
+type gatedPanicWriter struct{ entered, release chan struct{} }
+
+func (g gatedPanicWriter) Write([]byte) (int, error) {
+	close(g.entered)
+	<-g.release
+	panic("boom")
+}
+
+// TestWriterDestinationPanics: a destination that panics in a write fails
+// the Writer from then on. The panic goes up the goroutine that wrote: a
+// Flush, which may recover it, or the flusher, which makes it the error.
+// Either way the Writer's lock stays sound; it used to be unlocked twice,
+// a fatal error that no recover stops, and the flusher's panic ended the
+// process.
+func TestWriterDestinationPanics(t *testing.T) {
+	// The flusher writes: Flush comes after the panic.
+	g := gatedPanicWriter{make(chan struct{}), make(chan struct{})}
+	w := NewWriter(g, nil)
+	if _, err := w.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered
+	close(g.release)
+	if err := w.Flush(); !errors.Is(err, errDstPanic) {
+		t.Fatalf("Flush after the flusher's write panicked: %v, want %v", err, errDstPanic)
+	}
+	if err := w.Close(); !errors.Is(err, errDstPanic) {
+		t.Fatalf("Close after the panic: %v, want %v", err, errDstPanic)
+	}
+	// Flush writes (mostly; the flusher may come first).
+	for range 20 {
+		w := NewWriter(panicWriter{}, nil)
+		if _, err := w.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		var flushErr error
+		v := func() (v any) {
+			defer func() { v = recover() }()
+			flushErr = w.Flush()
+			return nil
+		}()
+		if v != nil && v != "boom" || v == nil && !errors.Is(flushErr, errDstPanic) {
+			t.Fatalf("Flush: panic %v, error %v; want panic boom, or %v", v, flushErr, errDstPanic)
+		}
+		if _, err := w.Write([]byte("y")); !errors.Is(err, errDstPanic) {
+			t.Fatalf("Write after the panic: %v, want %v", err, errDstPanic)
+		}
+		if err := w.Close(); !errors.Is(err, errDstPanic) {
+			t.Fatalf("Close after the panic: %v, want %v", err, errDstPanic)
+		}
+	}
+}
