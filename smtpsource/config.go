@@ -154,6 +154,8 @@ type Config struct {
 	// Duration, if positive, ends the run when it has run so long: no
 	// message starts after it, and the ones under way are finished (a
 	// message sent ahead behind another's data, already started, too).
+	// In open loop, messages due before it and not started by then are
+	// missed (Result.Missed).
 	// With Messages 0 the messages are unlimited; with Messages 0 and
 	// Stages, Duration 0 is the stages' total.
 	Duration time.Duration

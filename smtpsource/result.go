@@ -144,9 +144,14 @@ type Result struct {
 	// messages' latencies.
 	Stages []StageResult `json:"stages,omitempty"`
 
-	Started     int64   `json:"started"`   // messages begun
-	Delivered   int64   `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
-	Failed      int64   `json:"failed"`    // begun and not accepted: refused, broken off, timed out, cancelled
+	Started   int64 `json:"started"`   // messages begun
+	Delivered int64 `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
+	Failed    int64 `json:"failed"`    // begun and not accepted: refused, broken off, timed out, cancelled
+	// Missed counts the messages an open-loop run with a Duration meant
+	// to start before its end and did not, every session being busy:
+	// none starts after the end. Above zero, the server did not keep up
+	// with the rate (or the tool: see Lateness).
+	Missed      int64   `json:"missed,omitempty"`
 	RcptOK      int64   `json:"recipients_accepted"`
 	Connections int64   `json:"connections"` // opened
 	Bytes       int64   `json:"bytes"`       // message data of the delivered messages, as the server keeps it

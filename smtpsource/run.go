@@ -95,6 +95,21 @@ func (r *run) end(err error) {
 
 func (r *run) now() int64 { return int64(r.env.clock.Now().Sub(r.base)) }
 
+// dueBy returns how many messages the schedule starts before t (ns
+// since the start), at most Messages.
+func (r *run) dueBy(t int64) int64 {
+	lo, hi := int64(0), int64(r.cfg.Messages) // at(lo-1) < t; at(hi) >= t or hi = Messages
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if at, _ := r.sched.at(mid); at < t {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 // over reports whether t (ns since the start) is past Config.Duration, if
 // set: no message starts then.
 func (r *run) over(t int64) bool { return r.cfg.Duration > 0 && t >= int64(r.cfg.Duration) }
@@ -258,7 +273,7 @@ wait:
 	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 {
 		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
 	}
-	return r.result(float64(end) / 1e9), nil
+	return r.result(float64(end)/1e9, ctx.Err() == nil), nil
 }
 
 func us(ns int64) string {
@@ -275,7 +290,9 @@ func (r *run) errors() int64 {
 	return r.n.connect.Load() + r.n.refused.Load() + r.n.io.Load() + r.n.protocol.Load() + r.n.reject.Load()
 }
 
-func (r *run) result(secs float64) *Result {
+// result is the run's Result, after secs seconds; whole says ctx did
+// not cut the run short.
+func (r *run) result(secs float64, whole bool) *Result {
 	cfg := &r.cfg
 	res := &Result{
 		Proto: "smtp", Sessions: cfg.Sessions, Messages: cfg.Messages, Length: cfg.Length, LengthMax: cfg.LengthMax, Recipients: cfg.Recipients,
@@ -302,6 +319,9 @@ func (r *run) result(secs float64) *Result {
 		res.Messages = 0 // unlimited: Duration ended the run
 	}
 	res.DurationLimitS = cfg.Duration.Seconds()
+	if cfg.openLoop() && cfg.Duration > 0 && whole {
+		res.Missed = max(0, r.dueBy(int64(cfg.Duration))-res.Started)
+	}
 	for i, st := range r.sched.stages {
 		res.Stages = append(res.Stages, StageResult{From: st.From, To: st.To, StartS: float64(st.start) / 1e9, DurationS: st.Duration.Seconds(),
 			Message: latency(r.stages[i][0]), Failed: latency(r.stages[i][1])})

@@ -61,7 +61,7 @@ const never = math.MaxInt64
 // stage's final rate, the last stage's).
 func (sc *schedule) at(k int64) (t0 int64, stage int) {
 	if sc.stages == nil {
-		return int64(float64(k) * 1e9 / sc.qps), 0
+		return nsAt(float64(k) * 1e9 / sc.qps), 0
 	}
 	kf := float64(k)
 	for i, st := range sc.stages {
@@ -85,7 +85,15 @@ func (sc *schedule) at(k int64) (t0 int64, stage int) {
 	if rate <= 0 {
 		return never, last
 	}
-	return sc.end + int64((kf-sc.total)/rate*1e9), last
+	return nsAt(float64(sc.end) + (kf-sc.total)/rate*1e9), last
+}
+
+// nsAt is the time ns as an int64, or never where it would not fit.
+func nsAt(ns float64) int64 {
+	if ns >= math.MaxInt64 {
+		return never
+	}
+	return int64(ns)
 }
 
 // checkStages checks Config.Stages.

@@ -55,42 +55,43 @@ func TestScheduleAt(t *testing.T) {
 // loop (a message every 100ms of the test's clock: 10 in 1s) and open
 // loop (10/s: 10), and the result says no message limit was set. In
 // closed loop with pipelining, the 11th message's MAIL, RCPT and DATA go
-// out with the 10th's data, at 0.9s: it has started, and is finished.
+// out with the 10th's data, at 0.9s: it has started, and is finished. In
+// open loop, a message due before the end but not started by then, every
+// session being busy, is missed, not sent late: a rate far above what
+// the server takes must not stretch the run without end.
 func TestDuration(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		cfg  Config
-		n    int64
+		name   string
+		cfg    Config
+		dot    time.Duration // the server's time for a message's data
+		n      int64         // started and delivered
+		missed int64
+		secs   float64
 	}{
-		{"closed-loop", Config{Reuse: true}, 10},
-		{"closed-loop-pipelined", Config{Reuse: true, Pipelining: true}, 11},
-		{"closed-loop-new-connections", Config{}, 10},
-		{"open-loop", Config{Reuse: true, QPS: 10}, 10},
-		{"open-loop-pipelined", Config{Reuse: true, QPS: 10, Pipelining: true}, 10},
-		// Messages of 300ms at 10/s on one session: each is due before
-		// 1s, and sent however late, the last one at 2.7s.
-		{"open-loop-late", Config{Reuse: true, QPS: 10, Wait: 300 * time.Millisecond}, 10},
+		{"closed-loop", Config{Reuse: true}, 100 * time.Millisecond, 10, 0, 1},
+		{"closed-loop-pipelined", Config{Reuse: true, Pipelining: true}, 100 * time.Millisecond, 11, 0, 1.1},
+		{"closed-loop-new-connections", Config{}, 100 * time.Millisecond, 10, 0, 1},
+		{"open-loop", Config{Reuse: true, QPS: 10}, 100 * time.Millisecond, 10, 0, 1},
+		{"open-loop-pipelined", Config{Reuse: true, QPS: 10, Pipelining: true}, 100 * time.Millisecond, 10, 0, 1},
+		// Messages of 300ms at 10/s on one session: they start at 0,
+		// 0.3, 0.6 and 0.9s; at 1.2s the 6 others, due before 1s, are
+		// missed. Pipelined, the 5th starts at 0.9s too, its commands
+		// going out with the 4th's data, and ends at 1.5s.
+		{"open-loop-late", Config{Reuse: true, QPS: 10}, 300 * time.Millisecond, 4, 6, 1.2},
+		{"open-loop-late-pipelined", Config{Reuse: true, QPS: 10, Pipelining: true}, 300 * time.Millisecond, 5, 5, 1.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clk := newFakeClock()
-			dot := 100 * time.Millisecond
-			if c.cfg.Wait > 0 {
-				dot = c.cfg.Wait
-			}
-			f := &fakeServer{clk: clk, ext: []string{"PIPELINING"}, delay: map[string]time.Duration{".": dot}}
+			f := &fakeServer{clk: clk, ext: []string{"PIPELINING"}, delay: map[string]time.Duration{".": c.dot}}
 			cfg := base(f.start(t))
 			cfg.Reuse, cfg.Pipelining, cfg.QPS, cfg.Duration = c.cfg.Reuse, c.cfg.Pipelining, c.cfg.QPS, time.Second
 			res, err := RunWith(context.Background(), cfg, nil, clk)
 			if err != nil || res.Errors != 0 {
 				t.Fatalf("%+v, %v", res, err)
 			}
-			secs := float64(c.n) / 10
-			if c.cfg.Wait > 0 {
-				secs = 3
-			}
-			if res.Delivered != c.n || res.Started != c.n || res.Messages != 0 || res.DurationLimitS != 1 || res.DurationS != secs {
-				t.Errorf("delivered %d of %d started, messages %d, limit %vs, ran %vs; want %d, %[6]d, 0, 1, %v",
-					res.Delivered, res.Started, res.Messages, res.DurationLimitS, res.DurationS, c.n, secs)
+			if res.Delivered != c.n || res.Started != c.n || res.Missed != c.missed || res.Messages != 0 || res.DurationLimitS != 1 || res.DurationS != c.secs {
+				t.Errorf("delivered %d of %d started, %d missed, messages %d, limit %vs, ran %vs; want %d, %[7]d, %d, 0, 1, %v",
+					res.Delivered, res.Started, res.Missed, res.Messages, res.DurationLimitS, res.DurationS, c.n, c.missed, c.secs)
 			}
 		})
 	}

@@ -141,7 +141,9 @@ func (s *session) run(ctx context.Context) {
 					break
 				}
 				until(r.base.Add(time.Duration(t0)))
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || r.over(r.now()) {
+					// Duration is over, and no message starts after it:
+					// this one, due earlier, is missed (Result.Missed).
 					break
 				}
 				r.recordLate(r.now() - t0)
@@ -974,6 +976,9 @@ func (s *session) claimDue(ctx context.Context) (k, t0 int64, ok bool) {
 		}
 		t0 = r.now()
 	} else {
+		if r.over(r.now()) {
+			return 0, 0, false // no message starts after Duration
+		}
 		for {
 			k = r.next.Load()
 			if k >= int64(r.cfg.Messages) {
