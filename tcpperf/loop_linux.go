@@ -175,7 +175,15 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			if !fresh {
 				now = r.now()
 			}
-			for next <= now && next < r.end {
+			for next <= now && next < r.end && now < r.cutoff() {
+				if k%sendCheck == sendCheck-1 {
+					// A long run of sends due (a rate far above what
+					// the loop can send) stops at the cut-off, and at a
+					// stop.
+					if now = r.now(); now >= r.cutoff() || r.stopping.Load() {
+						break
+					}
+				}
 				sent = true
 				if r.measured(next) {
 					l.late.Record(now - next)
@@ -187,7 +195,8 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 				next = r.due(l.id, k)
 			}
 			switch {
-			case next >= r.end:
+			case next >= r.end || now >= r.cutoff():
+				l.n.missed.Add(r.dueCount(l.id) - k)
 				scheduling = false
 				r.schedDone <- struct{}{}
 			case !r.env.realTime:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net"
 	"runtime"
 	"strings"
@@ -352,4 +353,29 @@ func TestEngineConfig(t *testing.T) {
 			t.Errorf("%+v: wait %s chosen %v arrival %s engine %s, want %s chosen, read, netio: %+v", tc.cfg, res.Wait, res.WaitChosen, res.Arrival, res.Engine, tc.want, res)
 		}
 	}
+}
+
+// A rate far above what the tool can send (10^12 messages a second) does
+// not stretch the run: sending stops at the schedule's end, and the
+// messages due by then and not sent are missed. Sent, not taken (too many
+// waiting: write errors) and missed make up the whole schedule. (It used to send the 10^11 messages due, however
+// long that took, deaf to ctx.)
+func TestRateBeyondReach(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, echo)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cfg := Config{Engine: engine, Addr: addr, QPS: 1e12, Duration: 100 * time.Millisecond, DrainTimeout: 100 * time.Millisecond, MsgSize: 16}
+		res, err := Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the run did not end within a minute")
+		}
+		want := 0.1 * 1e12
+		if total := float64(res.Sent + res.WriteErrors + res.Missed); res.Missed == 0 || math.Abs(total-want) > 1 {
+			t.Fatalf("sent %d, not taken (write errors) %d, missed %d: %.0f in all, want %.0f", res.Sent, res.WriteErrors, res.Missed, total, want)
+		}
+	})
 }

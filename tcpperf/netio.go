@@ -351,7 +351,12 @@ func (l *nloop) step() int64 {
 	if batching && l.target > 0 && r.env.realTime {
 		l.wait.woke(l.target, now)
 	}
-	for l.next <= now && l.next < r.end {
+	for l.next <= now && l.next < r.end && now < r.cutoff() {
+		if l.k%sendCheck == sendCheck-1 {
+			if now = r.now(); now >= r.cutoff() || r.stopping.Load() {
+				break // as tcpperf's own loops do
+			}
+		}
 		c := l.conns[l.k%int64(len(l.conns))]
 		if !c.dead {
 			c.due = append(c.due, l.next)
@@ -367,7 +372,8 @@ func (l *nloop) step() int64 {
 		l.k++
 		l.next = r.due(l.id, l.k)
 	}
-	if l.next >= r.end {
+	if l.next >= r.end || now >= r.cutoff() {
+		l.n.missed.Add(r.dueCount(l.id) - l.k)
 		l.scheduling = false
 		r.schedDone <- struct{}{}
 		return -1

@@ -44,6 +44,30 @@ func (r *run) now() int64 {
 	return int64(r.env.clock.Now().Sub(r.base))
 }
 
+// sendCheck: a loop sending the messages due looks at the clock and at
+// stopping every sendCheck messages.
+const sendCheck = 1024
+
+// cutoff is when a loop stops sending what its schedule has due: the
+// end, or with WaitBatch the end of the last batch's window. Messages
+// not sent by then are missed.
+func (r *run) cutoff() int64 { return r.end + int64(r.cfg.Batch) }
+
+// dueCount returns how many messages loop l's schedule sends before the
+// end: its k with due(l, k) < end.
+func (r *run) dueCount(l int) int64 {
+	lo, hi := int64(0), int64(float64(r.end-r.start)/r.step/float64(len(r.loops)))+2
+	for lo < hi { // due(l, lo-1) < end <= due(l, hi)
+		mid := lo + (hi-lo)/2
+		if r.due(l, mid) < r.end {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 func (r *run) measured(t int64) bool { return t >= r.measure && t < r.end }
 
 // due returns the intended send time of message k of loop l: the run's
@@ -227,6 +251,7 @@ drain:
 		res.ReadErrors += l.n.read.Load()
 		res.ContentErrors += l.n.content.Load()
 		res.Unanswered += l.n.lost.Load() + l.inflight
+		res.Missed += l.n.missed.Load()
 	}
 	res.Errors = res.ConnectFailures + res.WriteErrors + res.ReadErrors + res.ContentErrors + res.Unanswered
 	if cfg.QPS == 0 {

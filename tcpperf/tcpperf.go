@@ -124,9 +124,13 @@ type Result struct {
 	ReadErrors      int64   `json:"read_errors"`
 	ContentErrors   int64   `json:"content_errors"`
 	Unanswered      int64   `json:"unanswered"` // sent, no response by the end of the drain
-	LatenessP50     float64 `json:"send_lateness_p50_us"`
-	LatenessP99     float64 `json:"send_lateness_p99_us"`
-	LatenessMax     float64 `json:"send_lateness_max_us"`
+	// Missed counts the messages of an open-loop schedule due before its
+	// end and not sent by then, the tool being too far behind (see the
+	// lateness): none is sent after the end. Not an error of the server.
+	Missed      int64   `json:"missed"`
+	LatenessP50 float64 `json:"send_lateness_p50_us"`
+	LatenessP99 float64 `json:"send_lateness_p99_us"`
+	LatenessMax float64 `json:"send_lateness_max_us"`
 	// The tool's own CPU time (user + system, getrusage) from the start of
 	// the measurement to the end of the drain: per message due in the
 	// measurement, and as a share of one core over that wall time.
@@ -206,6 +210,7 @@ func newHist() *hdrhistogram.Histogram { return latrec.NewHist() }
 // the result.
 type counters struct {
 	sent, due, received, write, read, content, lost atomic.Int64
+	missed                                          atomic.Int64 // due before the end, not sent by then
 	answered                                        atomic.Int64 // responses, measured or not
 	idle                                            atomic.Int64 // ns waiting or polling with nothing to do
 }

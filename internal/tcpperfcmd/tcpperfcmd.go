@@ -71,6 +71,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2} // the flag package has said why
 	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("tcpperf: unexpected argument %q (the address is -addr)", fs.Arg(0))
+	}
 	if *useTLS {
 		tc, err := tlsConfig(*tlsInsecure, *tlsCA, *tlsName)
 		if err != nil {
@@ -97,7 +100,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logs = append(logs, f)
 	}
 	var plotLog bytes.Buffer // the interval log, for -plot
+	var plotFile *os.File
 	if *plot != "" {
+		// Made now, so that a path that cannot be written fails before
+		// the run, not after it.
+		f, err := os.Create(*plot)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		plotFile = f
 		logs = append(logs, &plotLog)
 	}
 	if len(logs) > 0 {
@@ -107,7 +119,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err // it names tcpperf
 	}
-	if *plot != "" {
+	if *jsonOut {
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return err
+		}
+	} else if err := Print(stdout, res); err != nil {
+		return err
+	}
+	if plotFile != nil {
 		h, err := tcpperf.LogHistogram(&plotLog)
 		if err != nil {
 			return err
@@ -117,16 +136,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			load = fmt.Sprintf("closed loop, depth %d", cfg.Depth)
 		}
 		title := fmt.Sprintf("tcpperf %s: %s mode, %d conns, %s", cfg.Addr, cfg.Mode, cfg.Conns, load)
-		if err := writePlot(*plot, title, []latplot.Curve{{Name: cfg.Addr, Hist: h, Unit: time.Nanosecond}}); err != nil {
+		if err := drawPlot(plotFile, title, []latplot.Curve{{Name: cfg.Addr, Hist: h, Unit: time.Nanosecond}}); err != nil {
 			return err
 		}
-	}
-	if *jsonOut {
-		if err := json.NewEncoder(stdout).Encode(res); err != nil {
-			return err
-		}
-	} else if err := Print(stdout, res); err != nil {
-		return err
 	}
 	if res.Errors > 0 {
 		return cli.StatusError{Status: 1}
@@ -195,6 +207,9 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, 100*r.LoopBusy, r.Arrival)
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
+	if r.Missed > 0 {
+		fmt.Fprintf(w, "missed %d: due before the end, not sent by then (the tool fell behind the rate)\n", r.Missed)
+	}
 	if r.ConnectError != "" {
 		_, err := fmt.Fprintln(w, "connect:", r.ConnectError)
 		return err
@@ -223,6 +238,11 @@ func writePlot(path, title string, curves []latplot.Curve) error {
 	if err != nil {
 		return err
 	}
+	return drawPlot(f, title, curves)
+}
+
+// drawPlot draws curves to f, as SVG, and closes f.
+func drawPlot(f *os.File, title string, curves []latplot.Curve) error {
 	if err := latplot.WriteSVG(f, title, curves); err != nil {
 		f.Close()
 		return err
