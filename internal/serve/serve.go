@@ -246,6 +246,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2} // the flag package has said why
 	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("serve: unexpected argument %q (the address is -addr)", fs.Arg(0))
+	}
 	if *useTLS || *certFile != "" || *keyFile != "" {
 		var err error
 		if cfg.TLS, err = tlsConfig(cfg.Addr, *certFile, *keyFile); err != nil {
@@ -272,6 +275,9 @@ func RunEngines(ctx context.Context, name string, args []string, engines map[str
 	}
 	if err := fs.Parse(args); err != nil {
 		return cli.StatusError{Status: 2}
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("%s: unexpected argument %q (the address is -addr)", name, fs.Arg(0))
 	}
 	return run(ctx, *cfg, engines, stdout, stderr)
 }

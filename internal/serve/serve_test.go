@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/netio"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
@@ -179,6 +180,15 @@ func TestServeDelayPipelined(t *testing.T) {
 }
 
 // Engines lists this module's engines and then the comparison module's.
+// A word that is not a flag is refused, not ignored for the default
+// address.
+func TestServeExtraArgument(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), []string{"127.0.0.1:9123"}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
+		t.Fatalf("serve 127.0.0.1:9123: %v, want a usage error", err)
+	}
+}
+
 func TestEnginesNames(t *testing.T) {
 	got, own := Engines(), slices.Sorted(maps.Keys(Builtin()))
 	if len(got) != len(own)+len(CompareEngines()) ||

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -114,6 +115,18 @@ func TestRunErrors(t *testing.T) {
 	err = Run(context.Background(), []string{"-addr", addr, "-conns", "1", "-duration", "10ms", "-warmup", "0s", "-q"}, &out, &errb)
 	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConnect) || status != 1 || !print {
 		t.Errorf("refused: %v (status %d)\n%s", err, status, out.String())
+	}
+	// A word that is not a flag is not taken for the address (which would
+	// have measured the default's server instead).
+	err = Run(context.Background(), []string{"-q", addr}, &out, &errb)
+	if !errors.Is(err, cli.ErrUsage) {
+		t.Errorf("a bare address: %v, want a usage error", err)
+	}
+	// A -plot file that cannot be made fails before the run, not after it
+	// (whose result went unprinted): not ErrConnect.
+	err = Run(context.Background(), []string{"-addr", addr, "-q", "-plot", filepath.Join(t.TempDir(), "none", "x.svg")}, &out, &errb)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("-plot into a missing directory: %v, want ErrNotExist before connecting", err)
 	}
 }
 
