@@ -158,11 +158,23 @@ type diffStats struct {
 	calls, deviations, limitErrors int
 }
 
-// checkLimitError checks that a call that failed with a limit error,
-// having consumed n bytes, did exceed the limit.
-func checkLimitError(lim Limits, got outcome, n int) error {
+// checkLimitError checks that call o, which failed with a limit error
+// having consumed the bytes read, did exceed the limit.
+func checkLimitError(lim Limits, o op, got outcome, read []byte) error {
+	n := len(read)
 	var le *limitError
 	switch {
+	case o.kind == opReadResponse && errors.As(got.Err, &le) && le.err == ErrHeaderTooLarge:
+		// Its lines (the last may be cut short by the end of the input),
+		// or its message, which is shorter than what it read.
+		lines := bytes.Count(read, []byte("\n"))
+		if n > 0 && read[n-1] != '\n' {
+			lines++
+		}
+		if le.unit == "lines" && (le.limit != int64(lim.MaxHeaderFields) || lines <= lim.MaxHeaderFields) ||
+			le.unit == "bytes" && (le.limit != lim.MaxHeaderBytes || int64(n) <= lim.MaxHeaderBytes) || got.S != "" {
+			return fmt.Errorf("%v after %d lines, %d bytes", got.Err, lines, n)
+		}
 	case errors.As(got.Err, &le) && le.err == ErrLineTooLong:
 		if le.limit != int64(lim.MaxLineBytes) || n <= lim.MaxLineBytes {
 			return fmt.Errorf("%v after %d bytes", got.Err, n)
@@ -204,7 +216,7 @@ func checkLimitError(lim Limits, got outcome, n int) error {
 // beyond ours broke a limit. (That line is its raw line without a stuffed
 // dot, so a line of exactly MaxLineBytes counts.)
 func limitFired(lim Limits, o op, got, want outcome, ours *Reader) bool {
-	if isLimitError(got.Err) || got.Err == dot.ErrTooLarge || ours.skipLine || ours.skipHeader {
+	if isLimitError(got.Err) || got.Err == dot.ErrTooLarge || ours.skipLine || ours.skipHeader || ours.skipResponse != 0 {
 		return true
 	}
 	if o.kind != opReadDotLines || !sourceErr(got.Err) || len(want.Lines) <= len(got.Lines) ||
@@ -260,7 +272,7 @@ func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats
 			// A limit fired: check it was exceeded, then run on alone
 			// through the discarding.
 			if isLimitError(got.Err) || got.Err == dot.ErrTooLarge {
-				if err := checkLimitError(lim, got, po-before); err != nil {
+				if err := checkLimitError(lim, o, got, input[before:po]); err != nil {
 					return fmt.Errorf("call %d %v: %v\n ours: %v\n std:  %v", i, o, err, got, want)
 				}
 			} else if o.kind != opReadDotLines || !sourceErr(got.Err) || len(got.Lines) > len(want.Lines) ||

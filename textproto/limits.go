@@ -43,12 +43,14 @@ type Limits struct {
 
 	// MaxHeaderBytes bounds the total size of the fields of a MIME header
 	// block read by ReadMIMEHeader, line endings included (the empty line
-	// that ends the block does not count). Larger headers fail with an
-	// error matching ErrHeaderTooLarge.
+	// that ends the block does not count), and the message of a response
+	// read by ReadResponse (its lines' messages joined with \n). Larger
+	// ones fail with an error matching ErrHeaderTooLarge.
 	MaxHeaderBytes int64
 
-	// MaxHeaderFields bounds the number of fields in a MIME header block.
-	// More fields fail with an error matching ErrHeaderTooLarge.
+	// MaxHeaderFields bounds the number of fields in a MIME header block,
+	// and of lines in a response read by ReadResponse. More fail with an
+	// error matching ErrHeaderTooLarge.
 	MaxHeaderFields int
 
 	// MaxDotBytes bounds the decoded size of one dot-encoded block, and

@@ -417,3 +417,36 @@ func TestLimitHuge(t *testing.T) {
 		t.Fatalf("%q, %v", l, err)
 	}
 }
+
+// TestReadResponseLimits: past MaxHeaderFields lines or MaxHeaderBytes of
+// message, a multi-line response fails with ErrHeaderTooLarge and keeps
+// nothing of it, and the next call discards the rest through its last
+// line (here once longer than the bufio buffer), so the next response
+// reads as sent. Within the limits the response is as without them.
+func TestReadResponseLimits(t *testing.T) {
+	long := strings.Repeat("250-"+strings.Repeat("x", 90)+"\r\n", 1000)
+	for _, c := range []struct {
+		lim  Limits
+		last string
+	}{
+		{Limits{MaxHeaderFields: 10}, "250 end"},
+		{Limits{MaxHeaderBytes: 1000}, "250 end"},
+		{Limits{MaxHeaderFields: 10}, "250 " + strings.Repeat("y", 5000)},
+		{Limits{MaxHeaderBytes: 1000}, "250-" + strings.Repeat("z", 5000) + "\r\n250 end"},
+	} {
+		r := NewReader(bufio.NewReader(strings.NewReader(long + c.last + "\r\n221 bye\r\n")))
+		r.SetLimits(c.lim)
+		code, msg, err := r.ReadResponse(250)
+		if !errors.Is(err, ErrHeaderTooLarge) || code != 250 || msg != "" {
+			t.Errorf("%+v: %d %.20q %v; want 250, no message, ErrHeaderTooLarge", c.lim, code, msg, err)
+		}
+		if code, msg, err := r.ReadResponse(221); code != 221 || msg != "bye" || err != nil {
+			t.Errorf("%+v, the next response: %d %q %v; want 221 bye", c.lim, code, msg, err)
+		}
+	}
+	r := NewReader(bufio.NewReader(strings.NewReader("250-a\r\n250-b\r\n250 c\r\n")))
+	r.SetLimits(Limits{MaxHeaderFields: 3, MaxHeaderBytes: int64(len("a\nb\nc"))})
+	if code, msg, err := r.ReadResponse(250); code != 250 || msg != "a\nb\nc" || err != nil {
+		t.Errorf("at the limits: %d %q %v; want 250 \"a\\nb\\nc\"", code, msg, err)
+	}
+}

@@ -49,6 +49,10 @@ type Reader struct {
 	// the line, and then the rest of the header block, that made the
 	// previous call fail with a limit error.
 	skipLine, skipHeader bool
+	// skipResponse, if not 0, asks the next call to discard the rest of
+	// a response with that code, through its last line, after a header
+	// limit error in ReadResponse.
+	skipResponse int
 
 	// lost is set when a dot reader gave up discarding a block (see
 	// Limits.MaxDiscardBytes): the input is out of step, and every later
@@ -102,7 +106,7 @@ func (r *Reader) begin() error {
 		r.err = nil
 		return err
 	}
-	if r.skipLine || r.skipHeader {
+	if r.skipLine || r.skipHeader || r.skipResponse != 0 {
 		return r.discard()
 	}
 	return nil
@@ -110,23 +114,39 @@ func (r *Reader) begin() error {
 
 // discard reads and drops the rest of an over-long line and, after a
 // header limit error, the rest of the header block up to and including
-// its empty line. It keeps nothing but R's buffer. If reading fails, it
-// returns the error and resumes on the next call.
+// its empty line, or the rest of a response through its last line. It
+// keeps nothing but R's buffer. If reading fails, it returns the error
+// and resumes on the next call.
 func (r *Reader) discard() error {
-	for r.skipLine || r.skipHeader {
+	for r.skipLine || r.skipHeader || r.skipResponse != 0 {
+		start := !r.skipLine // s starts a line
 		s, err := r.R.ReadSlice('\n')
-		switch {
-		case err == bufio.ErrBufferFull:
-			r.skipLine = true
-		case err != nil:
+		if err != nil && err != bufio.ErrBufferFull {
 			return err
-		case r.skipLine:
-			r.skipLine = false
-		case len(s) == 1 || len(s) == 2 && s[0] == '\r':
-			r.skipHeader = false // the empty line that ends the header
+		}
+		r.skipLine = err == bufio.ErrBufferFull
+		if !start {
+			continue
+		}
+		switch {
+		case r.skipHeader:
+			if len(s) == 1 || len(s) == 2 && s[0] == '\r' {
+				r.skipHeader = false // the empty line that ends the header
+			}
+		case r.skipResponse != 0:
+			if lastResponseLine(s, r.skipResponse) {
+				r.skipResponse = 0
+			}
 		}
 	}
 	return nil
+}
+
+// lastResponseLine reports whether s starts "ddd ", ddd being code: the
+// last line of a response with that code.
+func lastResponseLine(s []byte, code int) bool {
+	return len(s) >= 4 && s[3] == ' ' && int(s[0]-'0')*100+int(s[1]-'0')*10+int(s[2]-'0') == code &&
+		s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9'
 }
 
 // chunk is bufio.Reader.ReadLine, given the result of the ReadSlice('\n')
@@ -185,7 +205,7 @@ func (r *Reader) ReadLineBytes() ([]byte, error) {
 // line unread. base is the length of the logical line read before this
 // physical line (see readContinuedLineSlice), for MaxLineBytes.
 func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
-	if r.dot != nil || r.bdat != nil || r.err != nil || r.skipLine || r.skipHeader {
+	if r.dot != nil || r.bdat != nil || r.err != nil || r.skipLine || r.skipHeader || r.skipResponse != 0 {
 		if err := r.begin(); err != nil {
 			return nil, err
 		}
@@ -464,24 +484,36 @@ func codeMismatch(code, expectCode int) bool {
 // ReadResponse returns the code and message with err set to
 // &Error{Code: code, Msg: message}. An expectCode of 0 or less accepts any
 // code.
+//
+// With limits (see [Reader.SetLimits]), MaxHeaderBytes bounds the
+// message (the lines' messages joined with \n) and MaxHeaderFields the
+// number of lines: past either, ReadResponse returns the code, no message
+// and an error matching [ErrHeaderTooLarge], and the next call discards
+// the rest of the response through its last line.
 func (r *Reader) ReadResponse(expectCode int) (code int, message string, err error) {
 	code, continued, first, err := r.readCodeLine(expectCode)
 	multi := continued
 	var msg strings.Builder
 	msg.WriteString(first)
-	for continued {
+	for lines := 1; continued; lines++ {
 		line, lerr := r.ReadLine()
 		if lerr != nil {
 			return 0, "", lerr
 		}
 		code2, cont2, more, perr := parseCodeLine(line, 0)
-		msg.WriteByte('\n')
+		text := more
 		if perr != nil || code2 != code {
 			// Not a line of this response's form: part of the text.
-			msg.WriteString(strings.TrimRight(line, "\r\n"))
-			continue
+			text, cont2 = strings.TrimRight(line, "\r\n"), true
 		}
-		msg.WriteString(more)
+		if limit := r.lim.MaxHeaderFields; limit > 0 && lines+1 > limit {
+			return r.responseTooLarge(code, cont2, headerTooLarge(int64(limit), "lines"))
+		}
+		if limit := r.lim.MaxHeaderBytes; limit > 0 && int64(msg.Len()+1+len(text)) > limit {
+			return r.responseTooLarge(code, cont2, headerTooLarge(limit, "bytes"))
+		}
+		msg.WriteByte('\n')
+		msg.WriteString(text)
 		continued = cont2
 	}
 	message = msg.String()
@@ -490,6 +522,15 @@ func (r *Reader) ReadResponse(expectCode int) (code int, message string, err err
 		err = &Error{Code: code, Msg: message}
 	}
 	return
+}
+
+// responseTooLarge is ReadResponse's result for a response past a limit
+// (err): the rest of the response, if more is set, is left to discard.
+func (r *Reader) responseTooLarge(code int, more bool, err error) (int, string, error) {
+	if more {
+		r.skipResponse = code
+	}
+	return code, "", err
 }
 
 // ReadDotLines reads a dot-encoded block (see [Reader.DotReader]) and
@@ -596,7 +637,7 @@ func growLines(lines []string, more int64) []string {
 // of text it was copied with (see the package documentation on memory).
 func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
 	r.closeChunk() // (an open dot block is closed below, where net/textproto does)
-	if r.err != nil || r.skipLine || r.skipHeader {
+	if r.err != nil || r.skipLine || r.skipHeader || r.skipResponse != 0 {
 		if err := r.begin(); err != nil {
 			return make(MIMEHeader), err
 		}
