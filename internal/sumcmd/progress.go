@@ -11,32 +11,52 @@ import (
 
 // A progressMeter redraws one status line on standard error (only when
 // it is a terminal) for runs longer than a second: files done, bytes
-// hashed and the rate. Other diagnostics clear it first.
+// hashed and the rate. Diagnostics clear it first, and so does every
+// write to standard output (progressGuard), which may share the terminal.
 type progressMeter struct {
 	r     *sumRun
 	w     io.Writer
 	start time.Time
-	shown bool // guarded by r.mu
+	delay time.Duration // nothing is drawn before the run is this old
+	tick  time.Duration // redraw interval
+	shown bool          // guarded by r.mu
 	done  chan struct{}
 }
 
-func termCheck(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+// terminals says which of Run's streams are terminals, and how the
+// progress line is timed there. The tests fake them (export_test.go).
+type terminals struct {
+	is          func(w any) bool
+	delay, tick time.Duration // the meter's start and its redraws
+}
+
+// systemTerminals are the terminals of the system: the *os.Files that
+// are one, and a meter from the run's second second, 4 times a second.
+func systemTerminals() terminals {
+	return terminals{is: isTerminal, delay: time.Second, tick: 250 * time.Millisecond}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 func startProgress(r *sumRun) *progressMeter {
-	m := &progressMeter{r: r, w: r.errw, start: time.Now(), done: make(chan struct{})}
+	m := &progressMeter{r: r, w: r.errw, start: time.Now(), delay: r.term.delay, tick: r.term.tick, done: make(chan struct{})}
 	go m.loop()
 	return m
 }
 
 func (m *progressMeter) loop() {
-	t := time.NewTicker(250 * time.Millisecond)
+	t := time.NewTicker(m.tick)
 	defer t.Stop()
 	for {
 		select {
 		case <-m.done:
 			return
 		case now := <-t.C:
-			if now.Sub(m.start) < time.Second {
+			if now.Sub(m.start) < m.delay {
 				continue
 			}
 			m.r.mu.Lock()
@@ -46,7 +66,9 @@ func (m *progressMeter) loop() {
 				return
 			default:
 			}
-			m.draw(now)
+			if !m.r.midLine {
+				m.draw(now)
+			}
 			m.r.mu.Unlock()
 		}
 	}
@@ -77,6 +99,35 @@ func (m *progressMeter) clear() {
 func (m *progressMeter) stop() {
 	close(m.done)
 	m.clear()
+}
+
+// A progressGuard is standard output as sumRun's buffer writes to it: it
+// erases a progress line that is showing before any byte goes out, so
+// that standard output never continues the progress text when both
+// streams go to one terminal, and draws it again below what was written.
+// It is only written to with r.mu held (sumRun.out is used under it).
+type progressGuard struct {
+	r *sumRun
+	w io.Writer
+}
+
+func (g progressGuard) Write(p []byte) (int, error) {
+	r := g.r
+	m := r.meter
+	shown := m != nil && m.shown
+	if shown {
+		m.clear()
+	}
+	n, err := g.w.Write(p)
+	if r.outTTY && n > 0 {
+		// A line cut short (-z, or a partial write) is on the
+		// terminal: a progress line drawn now would overwrite it.
+		r.midLine = p[n-1] != '\n'
+	}
+	if shown && !r.midLine {
+		m.draw(time.Now())
+	}
+	return n, err
 }
 
 func humanBytes(n float64) string {

@@ -53,9 +53,13 @@ type sumConfig struct {
 // coreutils' exit status. The context is unused: like md5sum, sum runs to
 // the end or until a signal ends the process.
 func Run(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return run(args, stdin, stdout, stderr, systemTerminals())
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, term terminals) error {
 	cfg, code, done := parseSumArgs(args, stdout, stderr)
 	if !done {
-		code = newSumRun(cfg, stdin, stdout, stderr).run()
+		code = newSumRun(cfg, stdin, stdout, stderr, term).run()
 	}
 	if code != 0 {
 		return cli.StatusError{Status: code}
@@ -94,7 +98,7 @@ The following five options are useful only when verifying checksums:
       --strict          exit non-zero for improperly formatted checksum lines
   -w, --warn            warn about improperly formatted checksum lines
 
-      --help            display this help and exit
+  -h, --help            display this help and exit
       --version         output version information and exit
 
 Output and exit status are those of GNU coreutils 9.1 md5sum/sha*sum;
@@ -108,7 +112,7 @@ var sumOptions = []getopt.Option{
 	{Name: "binary", Short: 'b'},
 	{Name: "check", Short: 'c'},
 	{Name: "debug"},
-	{Name: "help"},
+	{Name: "help", Short: 'h'}, // not md5sum's: -h and -help are help, as in wirespeed's other commands
 	{Name: "ignore-missing"},
 	{Name: "jobs", HasArg: true, Short: 'j'},
 	{Name: "quiet"},
@@ -141,8 +145,8 @@ func parseSumArgs(args []string, stdout, stderr io.Writer) (cfg sumConfig, code 
 		case "debug":
 			cfg.debug = true
 		case "help":
-			io.WriteString(stdout, sumHelp)
-			return 0, true
+			_, err := io.WriteString(stdout, sumHelp)
+			return writeErrorStatus(stderr, err), true
 		case "ignore-missing":
 			cfg.ignoreMissing = true
 		case "jobs":
@@ -163,8 +167,8 @@ func parseSumArgs(args []string, stdout, stderr io.Writer) (cfg sumConfig, code 
 		case "text":
 			cfg.binary = 0
 		case "version":
-			fmt.Fprintf(stdout, "%s (wirespeed) for GNU coreutils %s compatibility\n", sumProg, "9.1")
-			return 0, true
+			_, err := fmt.Fprintf(stdout, "%s (wirespeed) for GNU coreutils %s compatibility\n", sumProg, "9.1")
+			return writeErrorStatus(stderr, err), true
 		case "warn":
 			cfg.status, cfg.warn, cfg.quiet = false, true, false
 		case "zero":
@@ -211,6 +215,16 @@ func parseSumArgs(args []string, stdout, stderr io.Writer) (cfg sumConfig, code 
 	return cfg, 0, false
 }
 
+// writeErrorStatus reports a write error on standard output as coreutils does
+// ("write error: No space left on device") and returns the exit status.
+func writeErrorStatus(stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "%s: write error: %s\n", sumProg, errText(err))
+	return 1
+}
+
 // quoteArg quotes an option argument in a diagnostic, as coreutils'
 // quote() does in the C locale.
 func quoteArg(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -248,6 +262,7 @@ type sumRun struct {
 	stdin  io.Reader
 	out    *bufio.Writer
 	outTTY bool
+	term   terminals
 	errw   io.Writer
 	utf8   bool
 
@@ -258,6 +273,9 @@ type sumRun struct {
 	failed    bool
 	lastFlush time.Time
 	meter     *progressMeter
+	// midLine: standard output is a terminal and its last byte was not
+	// a newline, so no progress line may be drawn (see progressGuard).
+	midLine bool
 
 	progress   atomic.Int64
 	filesDone  atomic.Int64
@@ -265,19 +283,19 @@ type sumRun struct {
 	bsdRev     int // coreutils' bsd_reversed: -1 unknown, 0 standard, 1 reversed
 }
 
-func newSumRun(cfg sumConfig, stdin io.Reader, stdout, stderr io.Writer) *sumRun {
+func newSumRun(cfg sumConfig, stdin io.Reader, stdout, stderr io.Writer, term terminals) *sumRun {
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	r := &sumRun{cfg: cfg, stdin: stdin, errw: stderr, utf8: utf8Locale(), bsdRev: -1}
-	r.out = bufio.NewWriterSize(stdout, 64<<10)
-	r.outTTY = isTerminal(stdout)
+	r := &sumRun{cfg: cfg, stdin: stdin, errw: stderr, utf8: utf8Locale(), bsdRev: -1, term: term}
+	r.out = bufio.NewWriterSize(progressGuard{r, stdout}, 64<<10)
+	r.outTTY = term.is(stdout)
 	r.drained.L = &r.mu
 	return r
 }
 
 func (r *sumRun) run() int {
-	if !r.cfg.status && isTerminal(r.errw) {
+	if !r.cfg.status && r.term.is(r.errw) {
 		r.meter = startProgress(r)
 	}
 	var events iter.Seq[event]
@@ -322,8 +340,10 @@ func (r *sumRun) run() int {
 		}
 		r.diag("debug: %s, %d jobs, multi-buffer MD5 %q: %d of %d files", r.cfg.alg, jobs, digest.MultiBuffer(), r.multiFiles, r.filesDone.Load())
 	}
-	if err := r.out.Flush(); err != nil {
-		fmt.Fprintf(r.errw, "%s: write error: %s\n", sumProg, errText(err))
+	// The buffer keeps the first write error (flushes before this one
+	// ignore theirs), so a failure at any point is reported here, once,
+	// after everything else, as coreutils' close_stdout does at exit.
+	if writeErrorStatus(r.errw, r.out.Flush()) != 0 {
 		return 1
 	}
 	if r.failed {
@@ -474,7 +494,8 @@ func (r *sumRun) appendName(b []byte, name string, esc bool) []byte {
 }
 
 // write puts a line on standard output, flushing when stdout is a
-// terminal or output has waited a while.
+// terminal or output has waited a while. A write error stays in r.out,
+// which fails every write after it, and run reports it at the end.
 func (r *sumRun) write(b []byte) {
 	r.out.Write(b)
 	if now := time.Now(); r.outTTY || now.Sub(r.lastFlush) > 200*time.Millisecond {
@@ -486,11 +507,12 @@ func (r *sumRun) write(b []byte) {
 // diag writes "wirespeed sum: MSG" on standard error, after flushing
 // standard output so that the two streams interleave as coreutils' do.
 func (r *sumRun) diag(format string, a ...any) {
-	r.out.Flush()
 	if r.meter != nil {
-		r.meter.clear()
+		r.meter.clear() // first, or progressGuard would draw it again
 	}
+	r.out.Flush()
 	fmt.Fprintf(r.errw, "%s: %s\n", sumProg, fmt.Sprintf(format, a...))
+	r.midLine = false // a shared terminal is at the start of a line again
 }
 
 func (r *sumRun) fileError(name string, err error) {
@@ -508,14 +530,12 @@ func errText(err error) string {
 		}
 		return s
 	}
+	if errors.Is(err, os.ErrClosed) {
+		return "Bad file descriptor" // an *os.File already closed: EBADF to C
+	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && termCheck(f)
 }

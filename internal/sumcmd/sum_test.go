@@ -158,7 +158,7 @@ func TestSumBadArguments(t *testing.T) {
 // faked here): it must draw one line and erase it before any diagnostic.
 func TestSumProgressLine(t *testing.T) {
 	var errw, out bytes.Buffer
-	r := newSumRun(sumConfig{alg: digest.MD5, files: []string{"a", "b"}}, nil, &out, &errw)
+	r := newSumRun(sumConfig{alg: digest.MD5, files: []string{"a", "b"}}, nil, &out, &errw, systemTerminals())
 	r.meter = &progressMeter{r: r, w: &errw, done: make(chan struct{})}
 	r.meter.start = r.meter.start.Add(-2e9)
 	r.progress.Add(3 << 20)
