@@ -32,7 +32,8 @@ const Summary = "SMTP/LMTP load client: Postfix smtp-source's flags, plus pipeli
 
 // Run runs `wirespeed smtp-source` with the arguments after
 // "smtp-source" until the messages are sent or ctx is cancelled. A run
-// that counted errors, or whose -verify found a difference, returns
+// that counted errors or failed messages (those cut short when ctx was
+// cancelled too), or whose -verify found a difference, returns
 // cli.StatusError 1 after printing its result.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("smtp-source", flag.ContinueOnError)
@@ -224,7 +225,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if err := Print(stdout, res, v); err != nil {
 		return err
 	}
-	if res.Errors > 0 || (v != nil && !v.OK()) {
+	if res.Errors > 0 || res.Failed > 0 || (v != nil && !v.OK()) {
 		return cli.StatusError{Status: 1}
 	}
 	return nil

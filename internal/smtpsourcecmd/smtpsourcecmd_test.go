@@ -365,3 +365,30 @@ func TestTLSFlags(t *testing.T) {
 		}
 	}
 }
+
+// A run cancelled with messages under way (here, against a server that
+// never greets) fails them, and a failed message makes the exit status 1,
+// as the docs say ("1 if anything failed"), even with no error counted.
+func TestCancelledExitStatus(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		cancel() // the session waits for a greeting that never comes
+		io.Copy(io.Discard, c)
+	}()
+	var out, errb bytes.Buffer
+	err = Run(ctx, []string{"-q", "-m", "1", ln.Addr().String()}, &out, &errb)
+	if status, _ := cli.Status(err); status != 1 || !strings.Contains(out.String(), "failed 1") {
+		t.Fatalf("cancelled: %v (status %d)\n%s", err, status, out.String())
+	}
+}
