@@ -272,7 +272,10 @@ func ehloReply(cfg *Config, tls bool) []byte {
 // mail serves MAIL; it returns false if the session ends.
 func (ss *session) mail(arg string) bool {
 	switch {
-	case !ss.greeted:
+	case !ss.greeted && ss.cfg.LMTP:
+		ss.reply(503, "5.5.1 Error: send LHLO first")
+		return true
+	case !ss.greeted && (ss.cfg.HeloRequired || ss.restarted):
 		ss.reply(503, "5.5.1 Error: send HELO/EHLO first")
 		return true
 	case ss.inTx:

@@ -28,6 +28,13 @@ type Config struct {
 	// HELO/EHLO, and one reply per accepted recipient after the data.
 	LMTP bool
 
+	// HeloRequired refuses MAIL before HELO or EHLO (503), as Postfix's
+	// smtpd_helo_required does. By default MAIL may come first, as with
+	// Postfix's smtp-sink and smtpd (smtp-source -o), except after
+	// STARTTLS or XCLIENT, which begin the session anew; LMTP always
+	// needs LHLO first.
+	HeloRequired bool
+
 	// Hostname is the name in the greeting and the HELO/EHLO reply;
 	// empty means "smtp-sink".
 	Hostname string

@@ -147,7 +147,7 @@ func (ss *session) xcmd(verb, arg string) {
 		return
 	}
 	ss.reset()
-	ss.greeted, ss.esmtp = false, false
+	ss.greeted, ss.esmtp, ss.restarted = false, false, true
 	ss.greet()
 }
 

@@ -67,8 +67,9 @@ func TestSwaks(t *testing.T) {
 }
 
 // Postfix's smtp-source, the load generator Postfix's smtp-sink is
-// measured with, over several sessions, in SMTP and LMTP: every message
-// arrives, with no error reply and no session aborted.
+// measured with, over several sessions, in SMTP and LMTP, and with no
+// HELO (-o): every message arrives, with no error reply and no session
+// aborted.
 func TestSMTPSource(t *testing.T) {
 	source := tooltest.Path(t, "smtp-source")
 	for _, tc := range []struct {
@@ -80,6 +81,7 @@ func TestSMTPSource(t *testing.T) {
 		{"smtp one session per message", Config{}, nil},
 		{"lmtp", Config{LMTP: true}, []string{"-L"}},
 		{"sized", Config{MaxSize: 8192, MaxDataLineBytes: 998}, nil},
+		{"no helo", Config{}, []string{"-o"}}, // MAIL first, as Postfix's smtp-sink takes it
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got messages

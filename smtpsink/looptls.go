@@ -52,7 +52,7 @@ func (s *Server) loopHandshake(c *netio.LoopConn, err error) {
 	}
 	ss.tls = true
 	ss.clientCert = verifiedClient(st)
-	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
+	ss.greeted, ss.esmtp, ss.authed, ss.authUser, ss.restarted = false, false, false, "", true
 	ss.reset()
 	ls.mode = modeCommand
 	ls.dl.command()

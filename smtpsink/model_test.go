@@ -211,8 +211,8 @@ func model(k modelKnobs, in []byte) (codes []int, msgs []modelMessage, quit bool
 		case l == "MAIL FROM:<a@b>" || l == "MAIL FROM:<a@b> BODY=BINARYMIME":
 			bin := strings.Contains(l, "BINARY")
 			switch {
-			case !greeted || inTx:
-				reply(503)
+			case !greeted && k.lmtp || inTx:
+				reply(503) // SMTP needs no HELO first, as with Postfix
 			case bin && !esmtp:
 				reply(555)
 			default:

@@ -42,9 +42,12 @@ type session struct {
 	sasl        sasl.Server // the AUTH exchange in progress
 
 	greeted bool // HELO, EHLO or LHLO accepted
-	esmtp   bool // by EHLO or LHLO
-	refused bool // a forced CONNECT reply: only QUIT is served
-	quit    bool
+	// restarted: STARTTLS or XCLIENT began the session anew, and HELO or
+	// EHLO must come again before MAIL (RFC 3207 §4.2; Postfix's XCLIENT).
+	restarted bool
+	esmtp     bool // by EHLO or LHLO
+	refused   bool // a forced CONNECT reply: only QUIT is served
+	quit      bool
 	// okReplies counts the 2xx and 3xx replies of okSlotCodes not yet
 	// in the server's counters (see count).
 	okReplies [len(okSlotCodes)]uint32

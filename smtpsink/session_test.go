@@ -94,7 +94,7 @@ func TestMessage(t *testing.T) {
 // syntax 501, unknown parameters 555, unknown commands 500, and the
 // session goes on.
 func TestBadCommands(t *testing.T) {
-	c := dial(t, startSink(t, Config{MaxSize: 1000, MaxRecipients: 2}, hooks{}))
+	c := dial(t, startSink(t, Config{MaxSize: 1000, MaxRecipients: 2, HeloRequired: true}, hooks{}))
 	for _, step := range []struct {
 		code int
 		line string
@@ -230,5 +230,24 @@ func TestDataErrors(t *testing.T) {
 				t.Errorf("messages %+v, want size %d", ms, tc.size)
 			}
 		})
+	}
+}
+
+// By default a session may begin with MAIL, as with Postfix's smtp-sink
+// (smtp-source -o sends no HELO); without EHLO, MAIL's parameters are
+// refused. HeloRequired refuses MAIL before HELO or EHLO, and LMTP always
+// does before LHLO.
+func TestMailBeforeHelo(t *testing.T) {
+	c := dial(t, startSink(t, Config{}, hooks{}))
+	c.cmd(555, "MAIL FROM:<a@b> SIZE=10")
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.cmd(354, "DATA")
+	c.cmd(250, "Subject: x\r\n\r\nbody\r\n.")
+	c.cmd(221, "QUIT")
+	for _, cfg := range []Config{{HeloRequired: true}, {LMTP: true}} {
+		c := dial(t, startSink(t, cfg, hooks{}))
+		c.cmd(503, "MAIL FROM:<a@b>")
+		c.cmd(221, "QUIT")
 	}
 }

@@ -68,7 +68,7 @@ func (ss *session) handshake() bool {
 	ss.cio.c, ss.cio.setAt = c, time.Time{} // the handshake moved the deadlines
 	ss.tls, ss.tlsConn = true, tc
 	ss.clientCert = verifiedClient(tc.ConnectionState())
-	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
+	ss.greeted, ss.esmtp, ss.authed, ss.authUser, ss.restarted = false, false, false, "", true
 	ss.reset()
 	return true
 }
