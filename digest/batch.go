@@ -92,6 +92,7 @@ func files(ctx context.Context, a Algorithm, paths []string, opts *Options, tun 
 // To tell, Each looks ahead up to 8 paths per worker, waiting at most
 // 100 ms for them, so a slow or lazy iterator delays nothing for long.
 //
+// A nil paths has no files, and a nil fn takes the results and drops them.
 // A file's error does not stop the others. If fn returns an error, Each
 // stops and returns it. If ctx is cancelled, Each stops taking paths,
 // reports the files in flight with errors wrapping ctx's error, and
@@ -121,6 +122,9 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	}
 	if fn == nil {
 		fn = func(Result) error { return nil }
+	}
+	if paths == nil {
+		paths = func(func(string) bool) {} // none
 	}
 	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize}
 	if opts != nil && opts.Progress != nil {

@@ -222,3 +222,14 @@ func TestLockstepIterator(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Nil arguments are no files and no reader: no panic, in the caller's
+// goroutine or in Each's.
+func TestNilArguments(t *testing.T) {
+	if err := Each(t.Context(), MD5, nil, nil, nil); err != nil {
+		t.Errorf("Each with nil paths: %v", err)
+	}
+	if _, err := Reader(MD5, nil); !errors.Is(err, os.ErrInvalid) {
+		t.Errorf("Reader(nil): %v, want os.ErrInvalid", err)
+	}
+}

@@ -5,14 +5,19 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 )
 
 // Reader returns the digest of everything r yields up to io.EOF. It reads
 // through a pooled buffer and allocates nothing per call once warm.
-// A read error other than io.EOF is returned as is, with a zero Sum.
+// A read error other than io.EOF is returned as is, with a zero Sum; a
+// nil r is an error matching os.ErrInvalid.
 func Reader(a Algorithm, r io.Reader) (Sum, error) {
 	if !a.Valid() {
 		return Sum{}, fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
+	}
+	if r == nil {
+		return Sum{}, fmt.Errorf("digest: nil reader: %w", os.ErrInvalid)
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
