@@ -95,6 +95,9 @@ func (d *Decoder) Reset() {
 // DotReader does for a Read into the same buffer: it stops as soon as dst is
 // full, even before input that would produce no output.
 func (d *Decoder) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	if d.Mode > Raw || d.Bare > BareNormalize {
+		return 0, 0, errMode(d.Mode, d.Bare)
+	}
 	if d.state == dEnd {
 		return 0, 0, d.final()
 	}

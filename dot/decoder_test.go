@@ -322,3 +322,18 @@ func TestDecoderAllocs(t *testing.T) {
 		}
 	}
 }
+
+// A Mode or BarePolicy that is none of the constants is an error, the
+// same for every kernel and for both directions, not a mode guessed.
+func TestUnknownMode(t *testing.T) {
+	dst := make([]byte, 64)
+	for _, d := range []*Decoder{{Mode: Raw + 1}, {Mode: 9}, {Bare: BareNormalize + 1}} {
+		if _, _, err := d.Transform(dst, []byte("a\r\n.\r\n"), true); !errors.Is(err, ErrMode) {
+			t.Errorf("Decoder %+v: %v, want ErrMode", d, err)
+		}
+	}
+	e := &Encoder{Mode: 9}
+	if _, _, err := e.Transform(dst, []byte("a\n"), true); !errors.Is(err, ErrMode) {
+		t.Errorf("Encoder %+v: %v, want ErrMode", e, err)
+	}
+}

@@ -39,6 +39,7 @@ package dot
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"golang.org/x/text/transform"
@@ -72,6 +73,14 @@ func (p BarePolicy) String() string {
 		return "normalize"
 	}
 	return "BarePolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ErrMode is what a Decoder or Encoder whose Mode (or Bare) is none of
+// the constants returns from every call, matched with errors.Is.
+var ErrMode = errors.New("dot: unknown mode or bare policy")
+
+func errMode(m Mode, p BarePolicy) error {
+	return fmt.Errorf("%w (%v, %v)", ErrMode, m, p)
 }
 
 func (m Mode) String() string {

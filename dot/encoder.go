@@ -44,6 +44,9 @@ func (e *Encoder) Reset() { *e = Encoder{Mode: e.Mode} }
 //     before the offending byte (after it, for a CR), and the error is sticky.
 //   - ErrClosed: src is not empty but the end marker was already written.
 func (e *Encoder) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, err error) {
+	if e.Mode > Raw {
+		return 0, 0, errMode(e.Mode, BareReject)
+	}
 	if e.err != nil {
 		return 0, 0, e.err
 	}
