@@ -417,6 +417,9 @@ func TestChunkWriter(t *testing.T) {
 		{4, []string{"ab", "cd", "ef"}, "BDAT 4\r\nabcdBDAT 2 LAST\r\nef", 2},
 		{4, []string{"abcd"}, "BDAT 4\r\nabcdBDAT 0 LAST\r\n", 2},
 		{4, nil, "BDAT 0 LAST\r\n", 1},
+		// No size is DefaultChunkSize, not a chunk a byte.
+		{0, []string{"hello"}, "BDAT 5 LAST\r\nhello", 1},
+		{-5, []string{"hello"}, "BDAT 5 LAST\r\nhello", 1},
 	} {
 		out.Reset()
 		cw := w.ChunkWriter(c.size)

@@ -31,17 +31,21 @@ func (w *Writer) WriteChunk(p []byte, last bool) error {
 // replies, which RFC 3030 allows only with PIPELINING: read them, one per
 // chunk ([ChunkWriter.Chunks] counts them), after Close. Without
 // PIPELINING, send each chunk with [Writer.WriteChunk] and read its reply.
-// Close flushes W; another call on w closes the writer first.
+// Close flushes W; another call on w closes the writer first. A chunkSize
+// of 0 or less means DefaultChunkSize.
 func (w *Writer) ChunkWriter(chunkSize int) *ChunkWriter {
 	w.closeDot()
 	w.closeChunks()
 	if chunkSize < 1 {
-		chunkSize = 1
+		chunkSize = DefaultChunkSize // not a chunk a byte
 	}
 	// After a failed Strict or Raw DotWriter it sends nothing.
 	w.chunks = &ChunkWriter{w: w, size: chunkSize, open: true, err: w.err}
 	return w.chunks
 }
+
+// DefaultChunkSize is the chunk size of a ChunkWriter asked for none.
+const DefaultChunkSize = 64 << 10
 
 // A ChunkWriter sends data as BDAT chunks; see [Writer.ChunkWriter].
 type ChunkWriter struct {
