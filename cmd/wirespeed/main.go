@@ -10,12 +10,14 @@
 //	wirespeed smtp-source [flags] ADDR   SMTP/LMTP load client
 //	wirespeed tcpperf [flags]            TCP latency load generator
 //	wirespeed tcpperf merge FILE...      merge tcpperf interval logs of several hosts
-//	wirespeed help                       list the commands
+//	wirespeed help                       list the commands (also -h, -help, --help)
+//	wirespeed help CMD                   CMD's usage, as wirespeed CMD -h
 //
 // Each command is a package under internal/; this one only dispatches.
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -42,7 +44,10 @@ type command struct {
 	// the process, so that the command can stop cleanly (servers, load
 	// runs). Other commands die on them, as md5sum does.
 	interrupt bool
-	run       func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+	// help is the argument that asks the command for its usage: "-h", or
+	// "--help" for sum's GNU options.
+	help string
+	run  func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 // commands returns the subcommands, in the order help lists them.
@@ -60,7 +65,7 @@ func commands() []command {
 		{name: "smtp-source", summary: smtpsourcecmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return smtpsourcecmd.Run(ctx, args, stdout, stderr)
 		}},
-		{name: "sum", summary: sumcmd.Summary, run: sumcmd.Run},
+		{name: "sum", summary: sumcmd.Summary, help: "--help", run: sumcmd.Run},
 		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return tcpperfcmd.Run(ctx, args, stdout, stderr)
 		}},
@@ -71,39 +76,87 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// isHelp reports whether arg asks wirespeed for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// lookup returns the command named name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
 // run dispatches args to a command and returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
+		return 2
+	}
+	if isHelp(args[0]) {
+		switch len(args) {
+		case 1:
+			usage(stdout)
+			return 0
+		case 2:
+			return help(args[1], stdin, stdout, stderr)
 		}
+		fmt.Fprintf(stderr, "wirespeed: %s takes one command at most: wirespeed help CMD\n", args[0])
+		return 2
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		return unknown(args[0], stderr)
+	}
+	ctx := context.Background()
+	if c.interrupt {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
+	return exit(c, c.run(ctx, args[1:], stdin, stdout, stderr), stderr)
+}
+
+// help prints the usage of the command named name on stdout, as `wirespeed
+// CMD -h` does, and returns the exit status: 0.
+func help(name string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c, ok := lookup(name)
+	if !ok {
+		return unknown(name, stderr)
+	}
+	h := cmp.Or(c.help, "-h")
+	// Commands that print their usage on stderr and end in status 2 when
+	// asked for it (the flag package's ErrHelp taken as a mistake) print it
+	// on stdout here, and help succeeds.
+	err := c.run(context.Background(), []string{h}, stdin, stdout, stdout)
+	if status, print := cli.Status(err); status == 2 && !print {
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
+	return exit(c, err, stderr)
+}
+
+// exit prints the error a command c returned, once, and returns its exit
+// status.
+func exit(c command, err error, stderr io.Writer) int {
+	status, print := cli.Status(err)
+	if print {
+		// Errors that already name the command ("tcpperf: ...",
+		// "bench net: ...") are not prefixed with it again.
+		if msg := err.Error(); strings.HasPrefix(msg, c.name+":") || strings.HasPrefix(msg, c.name+" ") {
+			fmt.Fprintf(stderr, "wirespeed %s\n", msg)
+		} else {
+			fmt.Fprintf(stderr, "wirespeed %s: %s\n", c.name, msg)
 		}
-		ctx := context.Background()
-		if c.interrupt {
-			var stop context.CancelFunc
-			ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-		}
-		err := c.run(ctx, args[1:], stdin, stdout, stderr)
-		status, print := cli.Status(err)
-		if print {
-			// Errors that already name the command ("tcpperf: ...",
-			// "bench net: ...") are not prefixed with it again.
-			if msg := err.Error(); strings.HasPrefix(msg, c.name+":") || strings.HasPrefix(msg, c.name+" ") {
-				fmt.Fprintf(stderr, "wirespeed %s\n", msg)
-			} else {
-				fmt.Fprintf(stderr, "wirespeed %s: %s\n", c.name, msg)
-			}
-		}
-		return status
 	}
-	fmt.Fprintf(stderr, "wirespeed: unknown command %q\n", args[0])
+	return status
+}
+
+func unknown(name string, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "wirespeed: unknown command %q\n", name)
 	usage(stderr)
 	return 2
 }
@@ -116,4 +169,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "\nwirespeed help CMD (or wirespeed CMD -h) prints a command's usage.")
 }

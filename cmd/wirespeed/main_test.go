@@ -21,14 +21,19 @@ func TestDispatch(t *testing.T) {
 		stderr string // a line stderr must contain
 	}{
 		{nil, 2, "  tcpperf    "},
-		{[]string{"help"}, 0, "  sum          print or check"},
-		{[]string{"help"}, 0, "  smtp-source  SMTP/LMTP load client"},
 		{[]string{"smtp-sink", "-nosuchflag"}, 2, "flag provided but not defined: -nosuchflag"},
 		{[]string{"smtp-source", "-nosuchflag"}, 2, "flag provided but not defined: -nosuchflag"},
 		{[]string{"nosuch"}, 2, `wirespeed: unknown command "nosuch"`},
 		{[]string{"bench", "nosuchsuite"}, 2, "wirespeed bench: unknown suite \"nosuchsuite\"\n"},
 		{[]string{"bench", "net", "-engines", "x"}, 2, "wirespeed bench net: unknown engine \"x\"\n"},
 		{[]string{"bench", "-nosuchflag"}, 2, "flag provided but not defined: -nosuchflag"},
+		{[]string{"bench", "digest", "net"}, 2, "wirespeed bench: suite net cannot be combined with digest: net runs a harness of its own"},
+		{[]string{"bench", "-long", "smtp"}, 2, "wirespeed bench: smtp takes no -long: it runs alone"},
+		{[]string{"bench", "-run", "x", "tlspipe"}, 2, "wirespeed bench: tlspipe takes no -run"},
+		{[]string{"bench", "-json", "net", "-engines", "x"}, 2, "wirespeed bench net: unknown engine \"x\"\n"},
+		{[]string{"bench", "-json", "smtp", "-s", "0"}, 2, "wirespeed bench smtp: -s and -count must be positive"},
+		{[]string{"help", "nosuch"}, 2, `wirespeed: unknown command "nosuch"`},
+		{[]string{"help", "sum", "x"}, 2, "wirespeed: help takes one command at most"},
 		{[]string{"serve", "-engine", "x", "-addr", "127.0.0.1:0"}, 1, "wirespeed serve: unknown engine \"x\""},
 		{[]string{"tcpperf", "-mode", "http", "-q"}, 1, "wirespeed tcpperf: bad configuration: mode \"http\""},
 		{[]string{"sum", "--bogus"}, 1, "wirespeed sum: unrecognized option '--bogus'\n"},
@@ -43,5 +48,40 @@ func TestDispatch(t *testing.T) {
 	}
 	if status, stdout, _ := runMain("sum"); status != 0 || stdout != "d41d8cd98f00b204e9800998ecf8427e  -\n" {
 		t.Errorf("sum of empty stdin: %d %q", status, stdout)
+	}
+}
+
+// Help is asked for with help, -h, -help or --help, alone for the commands,
+// or with a command for its usage (as CMD -h, or sum --help): on stdout,
+// with exit status 0.
+func TestHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string // what stdout must contain
+	}{
+		{[]string{"help"}, []string{"usage: wirespeed <command> [arguments]\n", "  sum          print or check", "  smtp-source  SMTP/LMTP load client", "wirespeed help CMD"}},
+		{[]string{"-h"}, []string{"usage: wirespeed <command>", "  tcpperf    "}},
+		{[]string{"-help"}, []string{"usage: wirespeed <command>", "  bench    "}},
+		{[]string{"--help"}, []string{"usage: wirespeed <command>", "  serve    "}},
+		{[]string{"help", "sum"}, []string{"Usage: wirespeed sum [OPTION]... [FILE]...\n", "--algorithm=NAME"}},
+		{[]string{"-h", "sum"}, []string{"Usage: wirespeed sum"}},
+		{[]string{"help", "bench"}, []string{"usage: wirespeed bench [flags] [suite...]\n", "suites: ", " net smtp tlspipe\n", "  -benchtime duration"}},
+		{[]string{"help", "serve"}, []string{"usage: wirespeed serve ", "  -engine string"}},
+		{[]string{"help", "tcpperf"}, []string{"usage: wirespeed tcpperf ", "  -conns int"}},
+		{[]string{"help", "smtp-sink"}, []string{"usage: wirespeed smtp-sink ", "  -addr string"}},
+		{[]string{"help", "smtp-source"}, []string{"usage: wirespeed smtp-source ", "  -pipelining"}},
+		{[]string{"bench", "-h"}, []string{"usage: wirespeed bench [flags] [suite...]\n"}},
+		{[]string{"bench", "-json", "net", "-help"}, []string{"Usage of bench net:\n", "  -engines string"}},
+		{[]string{"bench", "smtp", "-h"}, []string{"usage: wirespeed bench smtp [flags]\n"}},
+	} {
+		status, stdout, stderr := runMain(c.args...)
+		if status != 0 || stderr != "" {
+			t.Errorf("%q: status %d, stderr %q; want 0 and nothing", c.args, status, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%q: stdout lacks %q:\n%s", c.args, w, stdout)
+			}
+		}
 	}
 }

@@ -7,8 +7,10 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,55 +51,211 @@ type env struct {
 	Benchtime string `json:"benchtime"`
 }
 
-// Run runs `wirespeed bench` with the arguments after "bench"; `bench net
-// ...` runs RunNet, `bench smtp ...` RunSMTP.
+// Run runs `wirespeed bench` with the arguments after "bench": the
+// standard-library suites named (all if none), or a harness suite, which
+// runs alone: `bench net ...` runs RunNet, `bench smtp ...` RunSMTP,
+// `bench tlspipe ...` RunTLSPipe.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "net" {
-		return RunNet(ctx, args[1:], stdout, stderr)
+	p, err := parse(args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage asked for is on stdout
 	}
-	if len(args) > 0 && args[0] == "smtp" {
-		return RunSMTP(ctx, args[1:], stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if len(args) > 0 && args[0] == "tlspipe" {
-		return RunTLSPipe(ctx, args[1:], stdout, stderr)
+	return p.run(ctx)
+}
+
+// A harness is a suite of `wirespeed bench` that the driver does not run:
+// it has a runner and flags of its own, and runs alone.
+type harness struct {
+	name  string
+	about string // what it runs, for the error that refuses to combine it
+	// shared are the flags of bench that it takes too: given before
+	// its name, they are passed on to it.
+	shared []string
+	parse  func(args []string, stdout, stderr io.Writer) (func(context.Context) error, error)
+}
+
+// harnesses returns the harness suites, in the order the usage lists them.
+func harnesses() []harness {
+	return []harness{
+		{name: "net", about: "the serve engines under tcpperf load, in child processes", shared: []string{"json"}, parse: parseNet},
+		{name: "smtp", about: "wirespeed's and Postfix's smtp-sink and smtp-source, in child processes", shared: []string{"json"}, parse: parseSMTP},
+		{name: "tlspipe", about: "one end of a byte pipe (-listen or -connect), the other end another process", parse: parseTLSPipe},
 	}
+}
+
+func harnessNames() []string {
+	var names []string
+	for _, h := range harnesses() {
+		names = append(names, h.name)
+	}
+	return names
+}
+
+// A plan is a `wirespeed bench` command line, parsed: what it runs.
+type plan struct {
+	// harness is the harness suite that runs, with args: the shared flags
+	// given before its name, then the arguments after it. "" for the
+	// standard-library suites.
+	harness string
+	args    []string
+	// The standard-library suites: the cases to measure, and how.
+	cases     []Case
+	benchtime time.Duration
+	json      bool
+
+	run func(context.Context) error
+}
+
+// parse parses the arguments of `wirespeed bench`. Flags and suites may
+// alternate; a harness suite takes the arguments after its name, and runs
+// alone. An asked-for usage goes to stdout and returns flag.ErrHelp.
+func parse(args []string, stdout, stderr io.Writer) (*plan, error) {
 	cases := Cases()
 	suites := suiteNames(cases)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	benchtime := fs.Duration("benchtime", 500*time.Millisecond, "target run time of each measurement (longer is steadier)")
 	long := fs.Bool("long", false, "steadier run: -benchtime 2s")
 	filter := fs.String("run", "", "only groups whose name contains this string")
 	jsonOut := fs.Bool("json", false, "print results as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed bench [flags] [suite...]")
-		fmt.Fprintf(stderr, "suites: %s net smtp tlspipe\n", strings.Join(suites, " "))
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: wirespeed bench [flags] [suite...]")
+		fmt.Fprintln(w, "       wirespeed bench [-json] net|smtp [flags]")
+		fmt.Fprintln(w, "       wirespeed bench tlspipe [flags]")
+		fmt.Fprintf(w, "suites: %s %s\n", strings.Join(suites, " "), strings.Join(harnessNames(), " "))
+		fmt.Fprintln(w, "net, smtp and tlspipe each run alone, with flags of their own after the name (wirespeed bench net -h).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2} // the flag package has said why
+	var named []string
+	for rest := args; ; {
+		if err := parseFlags(fs, rest, stdout, stderr); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		name := fs.Arg(0)
+		rest = fs.Args()[1:]
+		if i := slices.Index(harnessNames(), name); i >= 0 {
+			if len(named) > 0 {
+				return nil, combineError(name, named[0])
+			}
+			return parseHarness(harnesses()[i], fs, rest, stdout, stderr)
+		}
+		if !slices.Contains(suites, name) {
+			return nil, cli.Usagef("unknown suite %q", name)
+		}
+		named = append(named, name)
 	}
 	if *long {
 		*benchtime = 2 * time.Second
 	}
-	for _, s := range fs.Args() {
-		if !slices.Contains(suites, s) {
-			return cli.Usagef("unknown suite %q", s)
-		}
-	}
-	var todo []Case
+	p := &plan{benchtime: *benchtime, json: *jsonOut}
 	for _, c := range cases {
-		if (fs.NArg() == 0 || slices.Contains(fs.Args(), c.Suite)) && strings.Contains(c.Group, *filter) {
-			todo = append(todo, c)
+		if (len(named) == 0 || slices.Contains(named, c.Suite)) && strings.Contains(c.Group, *filter) {
+			p.cases = append(p.cases, c)
 		}
 	}
-	results := make([]Result, 0, len(todo))
-	for i, c := range todo {
+	p.run = func(ctx context.Context) error { return p.measure(ctx, stdout, stderr) }
+	return p, nil
+}
+
+// parseHarness parses the arguments of harness h: the flags of bench set
+// before its name (fs), which it must share, then rest.
+func parseHarness(h harness, fs *flag.FlagSet, rest []string, stdout, stderr io.Writer) (*plan, error) {
+	var args []string
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case err != nil:
+		case slices.Contains(h.shared, f.Name):
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		default:
+			err = cli.Usagef("bench: %s takes no -%s: it runs alone, with flags of its own after its name (wirespeed bench %s -h)", h.name, f.Name, h.name)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, rest...)
+	run, err := h.parse(args, stdout, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{harness: h.name, args: args, run: run}, nil
+}
+
+// combineError is the error for harness suite name given with another
+// suite, other.
+func combineError(name, other string) error {
+	about := ""
+	if i := slices.Index(harnessNames(), name); i >= 0 {
+		about = " (" + harnesses()[i].about + ")"
+	}
+	return cli.Usagef("bench: suite %s cannot be combined with %s: %s runs a harness of its own%s, with its own flags; run it alone: wirespeed bench %s [flags]", name, other, name, about, name)
+}
+
+// noArgs checks what a harness's flags leave of its arguments: nothing.
+// A suite there is one given with the harness.
+func noArgs(name string, rest []string) error {
+	if len(rest) == 0 {
+		return nil
+	}
+	for _, a := range rest {
+		if slices.Contains(harnessNames(), a) || slices.Contains(suiteNames(Cases()), a) {
+			return combineError(name, a)
+		}
+	}
+	return cli.Usagef("bench %s: unexpected arguments %q", name, rest)
+}
+
+// parseFlags parses args with fs. A usage asked for (-h, -help) goes to
+// stdout and returns flag.ErrHelp; a mistake, which the flag package
+// describes on stderr, returns exit status 2.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	var msg bytes.Buffer
+	fs.SetOutput(&msg)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		_, werr := stdout.Write(msg.Bytes())
+		if werr != nil {
+			return werr
+		}
+		return flag.ErrHelp
+	}
+	stderr.Write(msg.Bytes())
+	if err != nil {
+		return cli.StatusError{Status: 2} // the flag package has said why
+	}
+	return nil
+}
+
+// parseAndRun runs a harness's command line: its usage, if asked for, or
+// what parse makes of args.
+func parseAndRun(ctx context.Context, parse func(args []string, stdout, stderr io.Writer) (func(context.Context) error, error), args []string, stdout, stderr io.Writer) error {
+	run, err := parse(args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return run(ctx)
+}
+
+// measure runs the standard-library suites of p and prints their report.
+func (p *plan) measure(ctx context.Context, stdout, stderr io.Writer) error {
+	results := make([]Result, 0, len(p.cases))
+	for i, c := range p.cases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "\r[%d/%d] %-50s", i+1, len(todo), c.Group+"/impl="+c.Impl)
-		r, err := runCase(c, *benchtime, time.Now)
+		fmt.Fprintf(stderr, "\r[%d/%d] %-50s", i+1, len(p.cases), c.Group+"/impl="+c.Impl)
+		r, err := runCase(c, p.benchtime, time.Now)
 		if err != nil {
 			fmt.Fprintln(stderr)
 			return fmt.Errorf("%s/impl=%s: %w", c.Group, c.Impl, err)
@@ -106,8 +264,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "\r%-60s\r", "")
 	addSpeedups(results)
-	e := env{Go: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), DotKernel: dot.Kernel(), Benchtime: benchtime.String()}
-	if *jsonOut {
+	e := env{Go: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), DotKernel: dot.Kernel(), Benchtime: p.benchtime.String()}
+	if p.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {

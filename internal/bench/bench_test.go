@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 )
@@ -135,5 +138,123 @@ func TestCasesUnique(t *testing.T) {
 	}
 	if got := strings.Join(suiteNames(Cases()), " "); got != "digest dot netio seed textproto" {
 		t.Errorf("suites %q", got)
+	}
+}
+
+// parsePlan parses a bench command line, never running it.
+func parsePlan(t *testing.T, args ...string) (*plan, string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	p, err := parse(args, &out, &errb)
+	return p, out.String(), errb.String(), err
+}
+
+// The harness suites work wherever the usage puts a suite: first, after
+// bench's flags (the shared ones passed on), with their own flags after
+// them; the standard-library suites take flags before and between them.
+func TestParsePlan(t *testing.T) {
+	suitesOf := func(cs []Case) string {
+		var s []string
+		for _, c := range cs {
+			if !slices.Contains(s, c.Suite) {
+				s = append(s, c.Suite)
+			}
+		}
+		return strings.Join(s, " ")
+	}
+	for _, c := range []struct {
+		args      []string
+		harness   string
+		hargs     string // the harness's arguments, space-separated
+		suites    string // the standard-library suites run
+		benchtime time.Duration
+		json      bool
+	}{
+		{args: nil, suites: "seed dot textproto digest netio", benchtime: 500 * time.Millisecond},
+		{args: []string{"digest", "seed"}, suites: "seed digest", benchtime: 500 * time.Millisecond},
+		{args: []string{"-long", "digest"}, suites: "digest", benchtime: 2 * time.Second},
+		{args: []string{"-json", "seed", "-benchtime", "1ms", "digest"}, suites: "seed digest", benchtime: time.Millisecond, json: true},
+		{args: []string{"net"}, harness: "net"},
+		{args: []string{"net", "-engines", "std"}, harness: "net", hargs: "-engines std"},
+		{args: []string{"-json", "net"}, harness: "net", hargs: "-json=true"},
+		{args: []string{"-json", "net", "-engines", "std,netio", "-json=false"}, harness: "net", hargs: "-json=true -engines std,netio -json=false"},
+		{args: []string{"smtp", "-quick"}, harness: "smtp", hargs: "-quick"},
+		{args: []string{"-json", "smtp"}, harness: "smtp", hargs: "-json=true"},
+		{args: []string{"tlspipe", "-listen", "127.0.0.1:0"}, harness: "tlspipe", hargs: "-listen 127.0.0.1:0"},
+	} {
+		p, out, errs, err := parsePlan(t, c.args...)
+		if err != nil || out != "" || errs != "" {
+			t.Errorf("%q: %v, stdout %q, stderr %q", c.args, err, out, errs)
+			continue
+		}
+		if p.harness != c.harness || strings.Join(p.args, " ") != c.hargs || p.run == nil {
+			t.Errorf("%q: harness %q with %q; want %q with %q", c.args, p.harness, p.args, c.harness, c.hargs)
+		}
+		if got := suitesOf(p.cases); got != c.suites || p.benchtime != c.benchtime || p.json != c.json {
+			t.Errorf("%q: suites %q, benchtime %v, json %v; want %q, %v, %v", c.args, got, p.benchtime, p.json, c.suites, c.benchtime, c.json)
+		}
+	}
+	if p, _, _, err := parsePlan(t, "-run", "MD5File", "digest", "seed"); err != nil || len(p.cases) != 5 {
+		t.Errorf("-run MD5File digest seed: %v, %d cases, want the 5 of MD5File", err, len(p.cases))
+	}
+}
+
+// Suites that cannot run, or cannot run together, are usage errors that
+// say why, found while parsing (nothing runs).
+func TestBenchSuiteErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"digest", "net"}, "bench: suite net cannot be combined with digest: net runs a harness of its own (the serve engines under tcpperf load"},
+		{[]string{"-json", "seed", "smtp"}, "bench: suite smtp cannot be combined with seed"},
+		{[]string{"net", "digest"}, "bench: suite net cannot be combined with digest"},
+		{[]string{"net", "-json", "smtp"}, "bench: suite net cannot be combined with smtp"},
+		{[]string{"tlspipe", "-listen", ":0", "net"}, "bench: suite tlspipe cannot be combined with net"},
+		{[]string{"-long", "smtp"}, "bench: smtp takes no -long: it runs alone, with flags of its own after its name (wirespeed bench smtp -h)"},
+		{[]string{"-run", "x", "tlspipe"}, "bench: tlspipe takes no -run"},
+		{[]string{"-json", "tlspipe", "-listen", ":0"}, "bench: tlspipe takes no -json"},
+		{[]string{"-benchtime", "1s", "net"}, "bench: net takes no -benchtime"},
+		{[]string{"net", "x"}, `bench net: unexpected arguments ["x"]`},
+		{[]string{"seed", "nosuch"}, `unknown suite "nosuch"`},
+	} {
+		_, _, errs, err := parsePlan(t, c.args...)
+		if status, print := cli.Status(err); status != 2 || !print || !strings.HasPrefix(err.Error(), c.err) {
+			t.Errorf("%q: %v (status %d); want %q", c.args, err, status, c.err)
+		}
+		if errs != "" {
+			t.Errorf("%q: stderr %q", c.args, errs)
+		}
+	}
+}
+
+// Asking for the usage of bench or of a harness prints it on stdout and
+// succeeds (flag.ErrHelp from parse, which Run takes for success); a bad
+// flag prints it on stderr and fails with status 2.
+func TestBenchHelp(t *testing.T) {
+	if out, errs, err := runBench("-h"); err != nil || !strings.HasPrefix(out, "usage: wirespeed bench") || errs != "" {
+		t.Errorf("-h: %v, stdout %q, stderr %q", err, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "usage: wirespeed bench [flags] [suite...]\n"},
+		{[]string{"digest", "-help"}, "suites: digest dot netio seed textproto net smtp tlspipe\n"},
+		{[]string{"net", "-h"}, "Usage of bench net:\n"},
+		{[]string{"-json", "net", "-h"}, "  -engines string\n"},
+		{[]string{"smtp", "-help"}, "usage: wirespeed bench smtp [flags]\n"},
+		{[]string{"tlspipe", "-h"}, "  -listen string\n"},
+	} {
+		_, out, errs, err := parsePlan(t, c.args...)
+		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(out, c.want) || errs != "" {
+			t.Errorf("%q: %v, stdout %q, stderr %q; want stdout with %q", c.args, err, out, errs, c.want)
+		}
+	}
+	for _, args := range [][]string{{"-nosuch"}, {"net", "-nosuch"}, {"smtp", "-nosuch"}, {"tlspipe", "-nosuch"}} {
+		_, out, errs, err := parsePlan(t, args...)
+		if status, print := cli.Status(err); status != 2 || print || out != "" || !strings.Contains(errs, "flag provided but not defined: -nosuch") {
+			t.Errorf("%q: %v, stdout %q, stderr %q", args, err, out, errs)
+		}
 	}
 }

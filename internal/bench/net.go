@@ -101,8 +101,13 @@ type netConfig struct {
 // fresh `wirespeed serve` of each engine at each load point, measured by a
 // `wirespeed tcpperf` child, both pinned to their own CPU where possible.
 func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return parseAndRun(ctx, parseNet, args, stdout, stderr)
+}
+
+// parseNet parses the arguments of `wirespeed bench net` and returns the
+// run they ask for.
+func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) error, error) {
 	fs := flag.NewFlagSet("bench net", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	exe, _ := os.Executable()
 	var cfg netConfig
 	engines := fs.String("engines", strings.Join(serve.Engines(), ","), "engines to compare")
@@ -122,21 +127,31 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&cfg.batch, "batch", 0, "tcpperf's -batch, with -wait batch")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	overload := fs.Duration("overload", 2*time.Second, "schedule of the overload experiment, per variant (0: skip it)")
-	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2} // the flag package has said why
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return nil, err
+	}
+	if err := noArgs("net", fs.Args()); err != nil {
+		return nil, err
 	}
 	var err error
 	if *points == "" {
 		cfg.points = nil
 	} else if cfg.points, err = parseNetPoints(*points); err != nil {
-		return cli.Usagef("bench net: %v", err)
+		return nil, cli.Usagef("bench net: %v", err)
 	}
 	for _, e := range strings.Split(*engines, ",") {
 		if !slices.Contains(serve.Engines(), e) {
-			return cli.Usagef("bench net: unknown engine %q", e)
+			return nil, cli.Usagef("bench net: unknown engine %q", e)
 		}
 		cfg.engines = append(cfg.engines, e)
 	}
+	return func(ctx context.Context) error { return runNet(ctx, cfg, *jsonOut, *overload, stdout, stderr) }, nil
+}
+
+// runNet runs `wirespeed bench net` as parsed: cfg, and the overload
+// experiment's schedule (0: none).
+func runNet(ctx context.Context, cfg netConfig, jsonOut bool, overload time.Duration, stdout, stderr io.Writer) error {
+	var err error
 	if cfg.compareExe == "" && slices.ContainsFunc(cfg.engines, isCompare) {
 		dir, err := os.MkdirTemp("", "wirespeed-bench-net")
 		if err != nil {
@@ -167,14 +182,14 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var ocfg overloadConfig
 	var orows []overloadRow
-	if *overload > 0 {
-		ocfg = defaultOverload(*overload)
+	if overload > 0 {
+		ocfg = defaultOverload(overload)
 		for _, v := range overloadVariants() {
 			fmt.Fprintf(stderr, "overload: %s\n", v.Name)
 			orows = append(orows, runOverload(ctx, ocfg, v))
 		}
 	}
-	if *jsonOut {
+	if jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		out := struct {
@@ -183,7 +198,7 @@ func RunNet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			Overload *overloadConfig `json:"overload,omitempty"`
 			Rows     []overloadRow   `json:"overload_rows,omitempty"`
 		}{Points: rows, Steps: steps, Rows: orows}
-		if *overload > 0 {
+		if overload > 0 {
 			out.Overload = &ocfg
 		}
 		if err := enc.Encode(out); err != nil {

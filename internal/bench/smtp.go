@@ -136,8 +136,13 @@ func postfixTool(name string) string {
 
 // RunSMTP runs `wirespeed bench smtp` with the arguments after "smtp".
 func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return parseAndRun(ctx, parseSMTP, args, stdout, stderr)
+}
+
+// parseSMTP parses the arguments of `wirespeed bench smtp` and returns the
+// run they ask for.
+func parseSMTP(args []string, stdout, stderr io.Writer) (func(context.Context) error, error) {
 	fs := flag.NewFlagSet("bench smtp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	exe, _ := os.Executable()
 	var cfg smtpConfig
 	sinks := fs.String("sinks", engWirespeed+","+engGoroutine+","+engPostfix+","+engTLS, "sinks to drive: wirespeed (its default engine: loops on Linux), wirespeed-goroutine (-engine goroutine), postfix (Postfix's smtp-sink, where installed), wirespeed-tls (-tls, a self-signed certificate; driven only by the wirespeed-tls source)")
@@ -156,14 +161,14 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	quick := fs.Bool("quick", false, "short runs (-m4k 200 -m1m 4 -lat-m 50 -count 1 unless given): a smoke test, not a measurement")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed bench smtp [flags]")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed bench smtp [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2} // the flag package has said why
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("bench smtp: unexpected arguments %q", fs.Args())
+	if err := noArgs("smtp", fs.Args()); err != nil {
+		return nil, err
 	}
 	if *quick { // for the flags not given
 		set := map[string]bool{}
@@ -175,7 +180,7 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if cfg.sessions < 1 || cfg.count < 1 || *m4k < 0 || *m1m < 0 || cfg.latMessages < 0 || cfg.delay <= 0 {
-		return cli.Usagef("bench smtp: -s and -count must be positive, -m4k, -m1m and -lat-m not negative, -delay positive")
+		return nil, cli.Usagef("bench smtp: -s and -count must be positive, -m4k, -m1m and -lat-m not negative, -delay positive")
 	}
 	if *m4k > 0 {
 		cfg.sizes = append(cfg.sizes, smtpSize{"4KiB", 4096, *m4k})
@@ -183,14 +188,29 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *m1m > 0 {
 		cfg.sizes = append(cfg.sizes, smtpSize{"1MiB", 1 << 20, *m1m})
 	}
-	if *postfix {
+	o := smtpOptions{sinks: *sinks, sources: *sources, postfix: *postfix, m1m: *m1m, tlsCeiling: *tlsCeil, json: *jsonOut}
+	return func(ctx context.Context) error { return runSMTP(ctx, cfg, o, stdout, stderr) }, nil
+}
+
+// smtpOptions are the flags of `wirespeed bench smtp` that runSMTP reads
+// besides its smtpConfig.
+type smtpOptions struct {
+	sinks, sources   string
+	postfix          bool
+	m1m              int
+	tlsCeiling, json bool
+}
+
+// runSMTP runs `wirespeed bench smtp` as parsed.
+func runSMTP(ctx context.Context, cfg smtpConfig, o smtpOptions, stdout, stderr io.Writer) error {
+	if o.postfix {
 		cfg.pfSink, cfg.pfSource = postfixTool("smtp-sink"), postfixTool("smtp-source")
 	}
 	var err error
-	if cfg.sinks, err = engines(*sinks, []string{engWirespeed, engGoroutine, engPostfix, engTLS}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
+	if cfg.sinks, err = engines(o.sinks, []string{engWirespeed, engGoroutine, engPostfix, engTLS}, cfg.pfSink != "", "smtp-sink", stderr); err != nil {
 		return err
 	}
-	if cfg.sources, err = engines(*sources, []string{engWirespeed, engPipelining, engPostfix, engTLS}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
+	if cfg.sources, err = engines(o.sources, []string{engWirespeed, engPipelining, engPostfix, engTLS}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
 		return err
 	}
 	if runtime.NumCPU() < 2 || !canPin {
@@ -204,16 +224,16 @@ func RunSMTP(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		hon = smtpLatencyHonesty(ctx, cfg)
 	}
 	var tc *smtpTLSCeiling
-	if *tlsCeil && *m1m > 0 && slices.Contains(cfg.sinks, engTLS) && slices.Contains(cfg.sinks, engWirespeed) &&
+	if o.tlsCeiling && o.m1m > 0 && slices.Contains(cfg.sinks, engTLS) && slices.Contains(cfg.sinks, engWirespeed) &&
 		slices.Contains(cfg.sources, engTLS) && slices.Contains(cfg.sources, engWirespeed) && ctx.Err() == nil {
-		tc = smtpTLSCeilingRuns(ctx, cfg, *m1m, stderr)
+		tc = smtpTLSCeilingRuns(ctx, cfg, o.m1m, stderr)
 	}
 	if tc != nil && tc.Err == "" {
 		tc.bound(rows)
 	}
 	bars := smtpBars(rows, hon)
 	ceil := smtpSourceCeiling(rows)
-	if *jsonOut {
+	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {

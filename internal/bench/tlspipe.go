@@ -37,8 +37,13 @@ type tlsPipeResult struct {
 // connections to their end into a buffer of smtp-sink's size, answers
 // each -l bytes, and prints the bytes read.
 func RunTLSPipe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return parseAndRun(ctx, parseTLSPipe, args, stdout, stderr)
+}
+
+// parseTLSPipe parses the arguments of `wirespeed bench tlspipe` and
+// returns the run they ask for.
+func parseTLSPipe(args []string, stdout, stderr io.Writer) (func(context.Context) error, error) {
 	fs := flag.NewFlagSet("bench tlspipe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	listen := fs.String("listen", "", "read: listen on this address (port 0: any), print \"listening on ADDR\"")
 	connect := fs.String("connect", "", "write: connect to this address")
 	useTLS := fs.Bool("tls", false, "over TLS (the reader with a self-signed certificate, the writer not verifying it)")
@@ -47,16 +52,23 @@ func RunTLSPipe(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	messages := fs.Int("m", 300, "write: buffers in all")
 	length := fs.Int("l", 1<<20, "bytes a buffer, each answered with one byte")
 	readBuf := fs.Int("read-buf", 64<<10, "read: the read buffer's bytes (smtp-sink's)")
-	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2}
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return nil, err
 	}
-	if (*listen == "") == (*connect == "") || *sessions < 1 || *messages < 0 || *length < 1 || *readBuf < 1 || fs.NArg() > 0 {
-		return cli.Usagef("bench tlspipe: one of -listen and -connect; -s and -l positive")
+	if err := noArgs("tlspipe", fs.Args()); err != nil {
+		return nil, err
+	}
+	if (*listen == "") == (*connect == "") || *sessions < 1 || *messages < 0 || *length < 1 || *readBuf < 1 {
+		return nil, cli.Usagef("bench tlspipe: one of -listen and -connect; -s and -l positive")
 	}
 	if *listen != "" {
-		return tlsPipeRead(ctx, *listen, *useTLS, *sessions, *length, *readBuf, stdout)
+		return func(ctx context.Context) error {
+			return tlsPipeRead(ctx, *listen, *useTLS, *sessions, *length, *readBuf, stdout)
+		}, nil
 	}
-	return tlsPipeWrite(ctx, *connect, *useTLS, *batch, *sessions, *messages, *length, stdout)
+	return func(ctx context.Context) error {
+		return tlsPipeWrite(ctx, *connect, *useTLS, *batch, *sessions, *messages, *length, stdout)
+	}, nil
 }
 
 func tlsPipeRead(ctx context.Context, addr string, useTLS bool, sessions, length, bufSize int, stdout io.Writer) error {
