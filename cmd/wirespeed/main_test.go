@@ -84,4 +84,14 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
+	// A command asked for its flags prints them (on stderr, as the flag
+	// package does) and succeeds; a bad flag is status 2.
+	for _, args := range [][]string{{"serve", "-h"}, {"tcpperf", "-h"}, {"tcpperf", "merge", "-h"}, {"smtp-sink", "-help"}, {"smtp-source", "-h"}} {
+		if status, _, stderr := runMain(args...); status != 0 || !strings.Contains(stderr, "usage: wirespeed") {
+			t.Errorf("%q: status %d, stderr %q; want 0 and the usage", args, status, stderr)
+		}
+	}
+	if status, _, _ := runMain("serve", "-nosuchflag"); status != 2 {
+		t.Errorf("serve -nosuchflag: status %d, want 2", status)
+	}
 }

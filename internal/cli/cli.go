@@ -5,6 +5,7 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 )
@@ -43,4 +44,15 @@ func Status(err error) (status int, print bool) {
 		return 2, true
 	}
 	return 1, true
+}
+
+// ParseError is what a command returns when its flag.FlagSet's Parse
+// failed with err, which the flag package has already reported with the
+// usage: nil (status 0) when the user asked for help (-h, -help), a
+// StatusError of 2 for a mistake.
+func ParseError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return StatusError{Status: 2}
 }

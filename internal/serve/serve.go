@@ -244,7 +244,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2} // the flag package has said why
+		return cli.ParseError(err) // the flag package has said why
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("serve: unexpected argument %q (the address is -addr)", fs.Arg(0))
@@ -274,7 +274,7 @@ func RunEngines(ctx context.Context, name string, args []string, engines map[str
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2}
+		return cli.ParseError(err) // the flag package has said why
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("%s: unexpected argument %q (the address is -addr)", name, fs.Arg(0))

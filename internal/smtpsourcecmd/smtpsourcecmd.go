@@ -103,7 +103,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2} // the flag package has said why
+		return cli.ParseError(err) // the flag package has said why
 	}
 	if fs.NArg() != 1 {
 		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())

@@ -27,7 +27,7 @@ func merge(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2}
+		return cli.ParseError(err) // the flag package has said why
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()

@@ -69,7 +69,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return cli.StatusError{Status: 2} // the flag package has said why
+		return cli.ParseError(err) // the flag package has said why
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("tcpperf: unexpected argument %q (the address is -addr)", fs.Arg(0))
