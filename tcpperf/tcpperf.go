@@ -332,7 +332,7 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: negative rate", ErrConfig)
 	case cfg.Batch < 0 || (cfg.Batch > 0 && cfg.Wait != WaitBatch):
 		return fmt.Errorf("%w: batch %v without wait batch, or negative", ErrConfig, cfg.Batch)
-	case cfg.Duration < 0 || cfg.Warmup < 0:
+	case cfg.Duration < 0 || cfg.Warmup < 0 || cfg.DrainTimeout < 0 || cfg.DialTimeout < 0:
 		return fmt.Errorf("%w: negative duration", ErrConfig)
 	case cfg.Mode != "echo" && cfg.Mode != "line":
 		return fmt.Errorf("%w: mode %q is neither echo nor line", ErrConfig, cfg.Mode)

@@ -249,6 +249,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("serve: unexpected argument %q (the address is -addr)", fs.Arg(0))
 	}
+	if cfg.Delay < 0 {
+		return cli.Usagef("serve: -delay %v: negative", cfg.Delay)
+	}
 	if *useTLS || *certFile != "" || *keyFile != "" {
 		var err error
 		if cfg.TLS, err = tlsConfig(cfg.Addr, *certFile, *keyFile); err != nil {

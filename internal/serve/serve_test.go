@@ -181,11 +181,14 @@ func TestServeDelayPipelined(t *testing.T) {
 
 // Engines lists this module's engines and then the comparison module's.
 // A word that is not a flag is refused, not ignored for the default
-// address.
+// address, and so is a negative -delay.
 func TestServeExtraArgument(t *testing.T) {
 	var out, errb bytes.Buffer
 	if err := Run(context.Background(), []string{"127.0.0.1:9123"}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
 		t.Fatalf("serve 127.0.0.1:9123: %v, want a usage error", err)
+	}
+	if err := Run(context.Background(), []string{"-delay", "-1s"}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
+		t.Fatalf("serve -delay -1s: %v, want a usage error", err)
 	}
 }
 

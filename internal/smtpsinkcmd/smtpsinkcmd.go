@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -139,6 +140,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("smtp-sink: unexpected argument %q (the address is -addr)", fs.Arg(0))
+	}
+	cfg.Addr = strings.TrimPrefix(cfg.Addr, "inet:") // as Postfix's smtp-sink takes it
+	switch {
+	case *startTLS && cfg.TLSImplicit:
+		return cli.Usagef("smtp-sink: -tls (STARTTLS) and -tls-implicit together: choose one")
+	case cfg.Addr == "unix:":
+		return cli.Usagef("smtp-sink: -addr unix: names no socket path")
 	}
 	switch e := smtpsink.Engine(*engine); e {
 	case "", smtpsink.EngineLoops, smtpsink.EngineGoroutine:
@@ -431,6 +439,9 @@ func (s *seconds) Set(v string) error {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		if f < 0 {
 			return fmt.Errorf("negative")
+		}
+		if f*float64(time.Second) >= math.MaxInt64 {
+			return fmt.Errorf("too long (at most %.0f seconds)", time.Duration(math.MaxInt64).Seconds())
 		}
 		*s = seconds(f * float64(time.Second))
 		return nil

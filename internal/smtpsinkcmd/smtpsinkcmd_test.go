@@ -218,6 +218,7 @@ func TestRunUsage(t *testing.T) {
 		{"-tls-cert", "c.pem"}, {"-auth"}, {"-auth-file", "f"}, {"-tls-implicit", "-tls-required"}, {"-m", "-1"}, {"-min-rate", "-5"},
 		{"-d", "a", "-D", "b"}, {"-rule", "rcpt:x=250"}, {"-rule", "nope"}, {"-auth-mechs", "PLAIN,NTLM"},
 		{"-tls-client-required"}, {"-tls-client-ca", "ca.pem"}, {"-tls", "-tls-client-ca", "/nonexistent/ca.pem", "-tls-client-required=maybe"},
+		{"-tls", "-tls-implicit"}, {"-addr", "unix:"}, {"-w", "1e10"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
@@ -227,6 +228,12 @@ func TestRunUsage(t *testing.T) {
 	var se cli.StatusError
 	if err := Run(context.Background(), []string{"-addr", "256.0.0.1:x"}, io.Discard, io.Discard); err == nil || errors.As(err, &se) {
 		t.Errorf("bad address: %v", err)
+	}
+	// Postfix's inet: prefix is taken.
+	if addr, stop := run(t, "-addr", "inet:127.0.0.1:0"); !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Errorf("-addr inet:127.0.0.1:0 listens on %q", addr)
+	} else {
+		stop()
 	}
 }
 

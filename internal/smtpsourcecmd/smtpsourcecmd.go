@@ -115,6 +115,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {
 		cfg.Messages = 0 // as many as the time allows
 	}
+	// As Postfix's smtp-source: a count of 0 is a mistake, not the default.
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{cfg.Messages, "message count"}, {cfg.Sessions, "session count"}, {cfg.Recipients, "recipient count"}} {
+		if c.n < 1 && (c.what != "message count" || mSet) {
+			return cli.Usagef("smtp-source: bad %s: %d", c.what, c.n)
+		}
+	}
 	switch {
 	case *ipv4 && *ipv6:
 		return cli.Usagef("smtp-source: -4 and -6 together")

@@ -204,6 +204,11 @@ func TestRunErrors(t *testing.T) {
 	if status, print := cli.Status(err); status != 2 || !print {
 		t.Errorf("two addresses: %v (status %d)", err, status)
 	}
+	for _, bad := range []string{"-m", "-s", "-r"} {
+		if err := Run(ctx, []string{bad, "0", "-q", "127.0.0.1:1"}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
+			t.Errorf("%s 0: %v, want a usage error, as Postfix's smtp-source", bad, err)
+		}
+	}
 	err = Run(ctx, []string{"-body", "html", "-q", "127.0.0.1:1"}, &out, &errb)
 	if !errors.Is(err, smtpsource.ErrConfig) {
 		t.Errorf("bad body: %v, want smtpsource.ErrConfig", err)

@@ -74,6 +74,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("tcpperf: unexpected argument %q (the address is -addr)", fs.Arg(0))
 	}
+	// Flags whose 0 the package would take for its default: given on the
+	// command line, 0 is a mistake.
+	switch {
+	case cfg.Conns < 1:
+		return cli.Usagef("tcpperf: -conns %d: want 1 or more", cfg.Conns)
+	case cfg.Depth < 1:
+		return cli.Usagef("tcpperf: -depth %d: want 1 or more", cfg.Depth)
+	case cfg.Loops < 1:
+		return cli.Usagef("tcpperf: -cpus %d: want 1 or more", cfg.Loops)
+	case cfg.Duration <= 0:
+		return cli.Usagef("tcpperf: -duration %v: want more than 0", cfg.Duration)
+	case cfg.Warmup < 0 || cfg.DrainTimeout < 0:
+		return cli.Usagef("tcpperf: -warmup and -drain may not be negative")
+	}
 	if *useTLS {
 		tc, err := tlsConfig(*tlsInsecure, *tlsCA, *tlsName)
 		if err != nil {

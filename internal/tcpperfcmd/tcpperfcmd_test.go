@@ -116,6 +116,11 @@ func TestRunErrors(t *testing.T) {
 	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConnect) || status != 1 || !print {
 		t.Errorf("refused: %v (status %d)\n%s", err, status, out.String())
 	}
+	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}} {
+		if err := Run(context.Background(), append(bad, "-q"), &out, &errb); !errors.Is(err, cli.ErrUsage) {
+			t.Errorf("%q: %v, want a usage error, not the default", bad, err)
+		}
+	}
 	// A word that is not a flag is not taken for the address (which would
 	// have measured the default's server instead).
 	err = Run(context.Background(), []string{"-q", addr}, &out, &errb)
