@@ -254,6 +254,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var logMu sync.Mutex
 	var logW io.Writer
 	var logErr error
+	if *alg == "" && *digestLog != "-" {
+		return cli.Usagef("smtp-sink: -digest-log needs -digest (an algorithm: md5, sha256, ...)")
+	}
 	if *alg != "" {
 		a, err := digest.ParseAlgorithm(*alg)
 		if err != nil {

@@ -218,7 +218,7 @@ func TestRunUsage(t *testing.T) {
 		{"-tls-cert", "c.pem"}, {"-auth"}, {"-auth-file", "f"}, {"-tls-implicit", "-tls-required"}, {"-m", "-1"}, {"-min-rate", "-5"},
 		{"-d", "a", "-D", "b"}, {"-rule", "rcpt:x=250"}, {"-rule", "nope"}, {"-auth-mechs", "PLAIN,NTLM"},
 		{"-tls-client-required"}, {"-tls-client-ca", "ca.pem"}, {"-tls", "-tls-client-ca", "/nonexistent/ca.pem", "-tls-client-required=maybe"},
-		{"-tls", "-tls-implicit"}, {"-addr", "unix:"}, {"-w", "1e10"},
+		{"-tls", "-tls-implicit"}, {"-addr", "unix:"}, {"-w", "1e10"}, {"-digest-log", "files.log"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
