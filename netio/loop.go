@@ -157,7 +157,10 @@ var (
 	ErrServerClosed = errors.New("netio: server closed")
 	// ErrOutsideLoop is what a LoopConn's methods return when called
 	// outside a call on its loop (a Handler, a function run by Do, or one
-	// of the LoopOptions callbacks).
+	// of the LoopOptions callbacks). The check cannot tell goroutines
+	// apart: a call from another goroutine while the loop is in a call on
+	// the connection is not refused, and is a data race (which -race
+	// reports); hand such work to the loop with Do.
 	ErrOutsideLoop = errors.New("netio: LoopConn used outside a call on its loop")
 	// ErrDetached is what OnClose learns, and Write returns, once Detach
 	// has given the connection to a goroutine.
