@@ -278,7 +278,7 @@ func tlsConfig(caFile, name string, insecure, resume bool, certFile, keyFile str
 func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error {
 	load := "closed loop"
 	if r.TargetQPS > 0 {
-		load = fmt.Sprintf("open loop at %.0f msg/s", r.TargetQPS)
+		load = fmt.Sprintf("open loop at %s msg/s", strconv.FormatFloat(r.TargetQPS, 'f', -1, 64))
 	}
 	if r.Stages != nil {
 		var st []string

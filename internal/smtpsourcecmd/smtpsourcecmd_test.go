@@ -397,3 +397,18 @@ func TestCancelledExitStatus(t *testing.T) {
 		t.Fatalf("cancelled: %v (status %d)\n%s", err, status, out.String())
 	}
 }
+
+// A rate below 1 a second is printed as given, not rounded to 0, and
+// missed messages get a line.
+func TestPrintSlowRate(t *testing.T) {
+	var b bytes.Buffer
+	r := &smtpsource.Result{Proto: "smtp", Sessions: 1, Recipients: 1, TargetQPS: 0.5, DurationS: 4, Started: 2, Delivered: 2, Missed: 3}
+	if err := Print(&b, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"open loop at 0.5 msg/s", "\nmissed 3: "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
