@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
@@ -320,6 +321,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if *counters {
 				showCounters()
 			}
+		}
+	}
+	if *maxMsgs > 0 {
+		// Past -M, a message is refused and its session closed, where
+		// Postfix's smtp-sink exits at once: a session that goes on
+		// while the sink stops delivers no more than -M.
+		var decided atomic.Uint64
+		cfg.Decide = func(smtpsink.Message) smtpsink.Reply {
+			if decided.Add(1) > *maxMsgs {
+				return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink has taken its -M messages", Close: true}
+			}
+			return smtpsink.Reply{}
 		}
 	}
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)

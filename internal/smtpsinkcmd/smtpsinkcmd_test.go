@@ -187,6 +187,56 @@ func TestRunJSON(t *testing.T) {
 	}
 }
 
+// -M stops after that many messages, once their replies are out; a
+// session that goes on meanwhile has its next message refused (421), not
+// delivered beyond -M.
+func TestRunMaxMessagesOneSession(t *testing.T) {
+	ctx := context.Background()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-M", "2"}, pw, io.Discard)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	first, _ := br.ReadString('\n')
+	addr := strings.TrimSpace(strings.TrimPrefix(first, "listening on "))
+	c, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var errs []error
+	for range 3 {
+		err := c.Mail("a@x.test")
+		if err == nil {
+			err = c.Rcpt("b@y.test")
+		}
+		var w io.WriteCloser
+		if err == nil {
+			w, err = c.Data()
+		}
+		if err == nil {
+			io.WriteString(w, "x\r\n")
+			err = w.Close()
+		}
+		errs = append(errs, err)
+		if err != nil {
+			break
+		}
+	}
+	if len(errs) != 3 || errs[0] != nil || errs[1] != nil || errs[2] == nil || !strings.Contains(errs[2].Error(), "421") {
+		t.Errorf("replies to 3 messages with -M 2: %v; want 2 accepted, then 421", errs)
+	}
+	rest, _ := io.ReadAll(br)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rest), "messages 2,") {
+		t.Errorf("summary %q", rest)
+	}
+}
+
 // -M stops after that many messages, once their replies are out.
 func TestRunMaxMessages(t *testing.T) {
 	ctx := context.Background()
