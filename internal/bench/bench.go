@@ -153,6 +153,9 @@ func parse(args []string, stdout, stderr io.Writer) (*plan, error) {
 	if *long {
 		*benchtime = 2 * time.Second
 	}
+	if *benchtime <= 0 {
+		return nil, cli.Usagef("-benchtime %v: want more than 0", *benchtime)
+	}
 	p := &plan{benchtime: *benchtime, json: *jsonOut}
 	for _, c := range cases {
 		if (len(named) == 0 || slices.Contains(named, c.Suite)) && strings.Contains(c.Group, *filter) {

@@ -214,6 +214,7 @@ func TestBenchSuiteErrors(t *testing.T) {
 		{[]string{"-long", "smtp"}, "bench: smtp takes no -long: it runs alone, with flags of its own after its name (wirespeed bench smtp -h)"},
 		{[]string{"-run", "x", "tlspipe"}, "bench: tlspipe takes no -run"},
 		{[]string{"-json", "tlspipe", "-listen", ":0"}, "bench: tlspipe takes no -json"},
+		{[]string{"-benchtime", "-1s", "digest"}, "-benchtime -1s: want more than 0"},
 		{[]string{"-benchtime", "1s", "net"}, "bench: net takes no -benchtime"},
 		{[]string{"net", "x"}, `bench net: unexpected arguments ["x"]`},
 		{[]string{"seed", "nosuch"}, `unknown suite "nosuch"`},
