@@ -187,20 +187,42 @@ func TestRunJSON(t *testing.T) {
 	}
 }
 
-// -M stops after that many messages, once their replies are out; a
-// session that goes on meanwhile has its next message refused (421), not
-// delivered beyond -M.
-func TestRunMaxMessagesOneSession(t *testing.T) {
-	ctx := context.Background()
+// runUntilDone runs the command with args until it stops by itself; it
+// returns the address it listens on and a function that waits for its
+// end and returns the rest of its output (the summary).
+func runUntilDone(t *testing.T, args ...string) (addr string, summary func() string) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-M", "2"}, pw, io.Discard)
+		done <- Run(context.Background(), args, pw, io.Discard)
 		pw.Close()
 	}()
 	br := bufio.NewReader(pr)
 	first, _ := br.ReadString('\n')
-	addr := strings.TrimSpace(strings.TrimPrefix(first, "listening on "))
+	return strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), func() string {
+		rest, _ := io.ReadAll(br)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return string(rest)
+	}
+}
+
+// -M stops after that many messages, once their replies are out.
+func TestRunMaxMessages(t *testing.T) {
+	addr, summary := runUntilDone(t, "-addr", "127.0.0.1:0", "-M", "2")
+	send(t, addr, "one\r\n")
+	send(t, addr, "two\r\n")
+	if rest := summary(); !strings.Contains(rest, "messages 2,") {
+		t.Errorf("summary %q", rest)
+	}
+}
+
+// A session that goes on while -M stops the sink has its next message
+// refused (421), not delivered beyond -M.
+func TestRunMaxMessagesOneSession(t *testing.T) {
+	addr, summary := runUntilDone(t, "-addr", "127.0.0.1:0", "-M", "2")
 	c, err := smtp.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -228,34 +250,7 @@ func TestRunMaxMessagesOneSession(t *testing.T) {
 	if len(errs) != 3 || errs[0] != nil || errs[1] != nil || errs[2] == nil || !strings.Contains(errs[2].Error(), "421") {
 		t.Errorf("replies to 3 messages with -M 2: %v; want 2 accepted, then 421", errs)
 	}
-	rest, _ := io.ReadAll(br)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(rest), "messages 2,") {
-		t.Errorf("summary %q", rest)
-	}
-}
-
-// -M stops after that many messages, once their replies are out.
-func TestRunMaxMessages(t *testing.T) {
-	ctx := context.Background()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-M", "2"}, pw, io.Discard)
-		pw.Close()
-	}()
-	br := bufio.NewReader(pr)
-	first, _ := br.ReadString('\n')
-	addr := strings.TrimSpace(strings.TrimPrefix(first, "listening on "))
-	send(t, addr, "one\r\n")
-	send(t, addr, "two\r\n")
-	rest, _ := io.ReadAll(br)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(rest), "messages 2,") {
+	if rest := summary(); !strings.Contains(rest, "messages 2,") {
 		t.Errorf("summary %q", rest)
 	}
 }
