@@ -29,10 +29,10 @@
 //     delays only itself. Up to 4 MiB (or Depth messages) wait per
 //     connection; later messages count as write errors, and what is
 //     unanswered at the end counts as Unanswered.
-//   - Run returns DrainTimeout after the end of the schedule at the latest
-//     (with WaitBatch, of its last batch), and promptly when ctx is done.
-//     No message is sent after that end: those due and not sent count as
-//     Missed.
+//   - No message is sent later than DrainTimeout after the end of the
+//     schedule: those due and not sent by then count as Missed. Run
+//     returns DrainTimeout after the last send at the latest, and
+//     promptly when ctx is done.
 //
 // Limits: tcpperf's own loops are Linux's (ErrUnsupported elsewhere);
 // off Linux connections run on EngineNetio, with its limits, and with

@@ -356,8 +356,8 @@ func TestEngineConfig(t *testing.T) {
 }
 
 // A rate far above what the tool can send (10^12 messages a second) does
-// not stretch the run: sending stops at the schedule's end, and the
-// messages due by then and not sent are missed. Sent, not taken (too many
+// not stretch the run: sending stops DrainTimeout after the schedule's
+// end, and the messages due and not sent by then are missed. Sent, not taken (too many
 // waiting: write errors) and missed make up the whole schedule. (It used to send the 10^11 messages due, however
 // long that took, deaf to ctx.)
 func TestRateBeyondReach(t *testing.T) {

@@ -48,10 +48,11 @@ func (r *run) now() int64 {
 // stopping every sendCheck messages.
 const sendCheck = 1024
 
-// cutoff is when a loop stops sending what its schedule has due: the
-// end, or with WaitBatch the end of the last batch's window. Messages
-// not sent by then are missed.
-func (r *run) cutoff() int64 { return r.end + int64(r.cfg.Batch) }
+// cutoff is when a loop stops sending what its schedule had due: a loop
+// behind it (a late wake-up, a busy host) sends late for up to
+// DrainTimeout after the end, as long as the run waits for responses.
+// Messages not sent by then are missed.
+func (r *run) cutoff() int64 { return r.end + int64(r.cfg.DrainTimeout) }
 
 // dueCount returns how many messages loop l's schedule sends before the
 // end: its k with due(l, k) < end.

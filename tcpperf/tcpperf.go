@@ -125,8 +125,8 @@ type Result struct {
 	ContentErrors   int64   `json:"content_errors"`
 	Unanswered      int64   `json:"unanswered"` // sent, no response by the end of the drain
 	// Missed counts the messages of an open-loop schedule due before its
-	// end and not sent by then, the tool being too far behind (see the
-	// lateness): none is sent after the end. Not an error of the server.
+	// end and not sent DrainTimeout after it, the tool being too far
+	// behind (see the lateness). Not an error of the server.
 	Missed      int64   `json:"missed"`
 	LatenessP50 float64 `json:"send_lateness_p50_us"`
 	LatenessP99 float64 `json:"send_lateness_p99_us"`

@@ -222,7 +222,7 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
 	if r.Missed > 0 {
-		fmt.Fprintf(w, "missed %d: due before the end, not sent by then (the tool fell behind the rate)\n", r.Missed)
+		fmt.Fprintf(w, "missed %d: due before the end, not sent by -drain after it (the tool fell behind the rate)\n", r.Missed)
 	}
 	if r.ConnectError != "" {
 		_, err := fmt.Fprintln(w, "connect:", r.ConnectError)
