@@ -1,9 +1,15 @@
 package smtpsink
 
 import (
+	"errors"
 	"io"
 	"net"
 )
+
+// ErrAborted is what a Config.Capture writer that has a CloseWithError
+// method is closed with when its message's data did not reach its end:
+// the transaction or the session ended first.
+var ErrAborted = errors.New("smtpsink: message data aborted")
 
 // A Transaction is what Config.Capture learns of a message whose data
 // begins.
@@ -51,12 +57,17 @@ func (ss *session) startCapture() {
 	}
 }
 
-// endCapture closes the capture of the message's data, if any.
-func (ss *session) endCapture() {
+// endCapture closes the capture of the message's data, if any: with
+// CloseWithError(err), if err is not nil and the writer has that method.
+func (ss *session) endCapture(err error) {
 	if ss.capture == nil {
 		return
 	}
-	ss.capture.w.Close()
+	if c, ok := ss.capture.w.(interface{ CloseWithError(error) error }); ok && err != nil {
+		c.CloseWithError(err)
+	} else {
+		ss.capture.w.Close()
+	}
 	ss.capture = nil
 	ss.sink = io.Discard
 	if ss.hash != nil {

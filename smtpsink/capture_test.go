@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"reflect"
 	"strings"
@@ -165,5 +166,50 @@ func TestDecide(t *testing.T) {
 	ms := got.all()
 	if len(ms) != 2 || ms[0].From != "custom@x" || ms[0].Seq != 1 || ms[1].Seq != 2 {
 		t.Errorf("accepted %+v", ms)
+	}
+}
+
+// A Capture writer that has CloseWithError, as an io.Pipe's has, learns
+// that a message was cut short: its data ends in ErrAborted, not in an
+// end of file that would pass it for a whole message.
+func TestCaptureAborted(t *testing.T) {
+	type result struct {
+		data string
+		err  error
+	}
+	results := make(chan result, 4)
+	capture := func(Transaction) io.WriteCloser {
+		pr, pw := io.Pipe()
+		go func() {
+			b, err := io.ReadAll(pr)
+			results <- result{string(b), err}
+		}()
+		return pw
+	}
+	s := startSink(t, Config{Capture: capture}, hooks{})
+	c := dial(t, s)
+	c.cmd(250, "EHLO client.test")
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.cmd(354, "DATA")
+	c.cmd(250, "whole\r\n.")
+	if r := <-results; r.err != nil || r.data != "whole\r\n" {
+		t.Errorf("whole message: %q, %v", r.data, r.err)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.send("BDAT 3\r\nabc")
+	c.codes(1)
+	c.cmd(250, "RSET")
+	if r := <-results; !errors.Is(r.err, ErrAborted) || r.data != "abc" {
+		t.Errorf("BDAT, then RSET: %q, %v", r.data, r.err)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.cmd(354, "DATA")
+	c.send("cut off\r\n")
+	c.raw.Close()
+	if r := <-results; !errors.Is(r.err, ErrAborted) || !strings.HasPrefix("cut off\r\n", r.data) {
+		t.Errorf("session ended in the data: %q, %v", r.data, r.err)
 	}
 }

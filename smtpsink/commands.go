@@ -161,7 +161,7 @@ func endsGroup(verb string) bool {
 
 // reset ends the transaction.
 func (ss *session) reset() {
-	ss.endCapture()
+	ss.endCapture(ErrAborted)
 	ss.inTx, ss.from, ss.nrcpt, ss.body, ss.utf8 = false, "", 0, "", false
 	ss.to = ss.to[:0]
 	ss.mailArgs, ss.rcptArgs = "", ss.rcptArgs[:0]

@@ -125,7 +125,7 @@ func (ss *session) startHash() {
 		ss.hash.Reset()
 	}
 	if ss.cfg.Capture != nil {
-		ss.endCapture() // a capture left over (a DATA after a failed BDAT)
+		ss.endCapture(ErrAborted) // a capture left over (a DATA after a failed BDAT)
 		ss.startCapture()
 	}
 }
@@ -171,7 +171,7 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 // its data (LMTP: one a recipient, perRcpt's where set), and ends the
 // transaction; it returns false if the session ends.
 func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
-	ss.endCapture()
+	ss.endCapture(nil)
 	per := ss.perRcpt
 	ss.perRcpt = ss.perRcpt[:0]
 	accepted, nok := r.Code/100 == 2, ss.nrcpt

@@ -135,7 +135,7 @@ func (s *Server) reader(src io.Reader) *bufio.Reader {
 // release returns the session's buffers to the server's pools.
 func (ss *session) release() {
 	ss.foldReplies()
-	ss.endCapture()
+	ss.endCapture(ErrAborted)
 	if ss.cio != nil {
 		ss.cio.bw.Reset(nil)
 		ss.s.writers.Put(ss.cio.bw)

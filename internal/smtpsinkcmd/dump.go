@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -26,7 +25,11 @@ import (
 // X-Client-Proto, X-Helo-Args, X-Mail-Args, X-Rcpt-Args and Received
 // lines, the message as received, and an empty line. Unlike Postfix's,
 // lines end in CRLF, as the message's own do: its bytes are dumped
-// exactly.
+// exactly. A transaction is written to a temporary file beside its
+// target, which takes its name (-d) or is appended to it (-D) when the
+// message's data has ended: one who watches the directory never reads
+// half a message, and a message cut short leaves nothing, as in
+// Postfix's.
 type dumper struct {
 	tmpl   string
 	append bool
@@ -38,8 +41,7 @@ type dumper struct {
 	errs atomic.Uint64
 }
 
-// dump is one transaction's file: with -D a temporary file beside the
-// target, appended to it at the end.
+// dump is one transaction's temporary file, and its target.
 type dump struct {
 	d      *dumper
 	f      *os.File
@@ -51,29 +53,19 @@ type dump struct {
 func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
 	now := d.now()
 	name := strftime.Format(d.tmpl, now)
-	if dir := filepath.Dir(name); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			d.fail(err)
-			return nil
-		}
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		d.fail(err)
+		return nil
 	}
-	var id string
-	var f *os.File
-	var err error
-	for range 10 {
-		id = fmt.Sprintf("%08x", rand.Uint32())
-		if d.append {
-			f, err = os.CreateTemp(filepath.Dir(name), ".smtp-sink-dump-*")
-		} else {
-			f, err = os.OpenFile(name+id, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
+	f, err := os.CreateTemp(dir, ".smtp-sink-dump-*")
 	if err != nil {
 		d.fail(err)
 		return nil
+	}
+	id := fmt.Sprintf("%08x", rand.Uint32())
+	if !d.append {
+		name += id
 	}
 	w := &dump{d: d, f: f, w: bufio.NewWriter(f), target: name}
 	w.header(t, id, now)
@@ -110,24 +102,32 @@ func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
 
 func (w *dump) Write(p []byte) (int, error) { return w.w.Write(p) }
 
-// Close ends the transaction's dump: the empty line, and with -D, the
-// append.
+// Close ends the transaction's dump: the empty line, then the file
+// takes its name (-d; one taken already is not replaced), or is appended
+// to the shared one (-D).
 func (w *dump) Close() error {
 	w.w.WriteString("\r\n")
 	err := errors.Join(w.w.Flush(), w.f.Close())
-	if w.d.append {
-		err = errors.Join(err, w.d.appendTo(w.target, w.f.Name()))
+	if err == nil && w.d.append {
+		err = w.d.appendTo(w.target, w.f.Name())
+	} else if err == nil {
+		err = os.Link(w.f.Name(), w.target)
 	}
+	os.Remove(w.f.Name())
 	if err != nil {
 		w.d.fail(err)
 	}
 	return err
 }
 
-// appendTo appends the temporary file tmp to the file name, and removes
-// tmp.
+// CloseWithError drops the dump of a message cut short.
+func (w *dump) CloseWithError(error) error {
+	w.f.Close()
+	return os.Remove(w.f.Name())
+}
+
+// appendTo appends the file tmp to the file name.
 func (d *dumper) appendTo(name, tmp string) error {
-	defer os.Remove(tmp)
 	src, err := os.Open(tmp)
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/hex"
+	"net"
+	"net/smtp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,5 +99,58 @@ func TestRunDumpError(t *testing.T) {
 	out, err := stop()
 	if err != nil || !strings.Contains(out, `"messages":1,`) || !strings.Contains(out, `"dump_errors":1`) {
 		t.Errorf("%v: %s", err, out)
+	}
+}
+
+// A transaction's dump is written aside and appears, whole, when its
+// message's data ends: while the data comes, -d's directory shows no
+// dump, and a message cut short leaves none (-d) and appends nothing
+// (-D), as in Postfix's smtp-sink.
+func TestRunDumpCutShort(t *testing.T) {
+	for _, flag := range []string{"-d", "-D"} {
+		t.Run(flag, func(t *testing.T) {
+			dir := t.TempDir()
+			addr, stop := run(t, flag, filepath.Join(dir, "dump"))
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := smtp.NewClient(c, "localhost")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cl.Mail("a@x.test"); err != nil {
+				t.Fatal(err)
+			}
+			if err := cl.Rcpt("b@y.test"); err != nil {
+				t.Fatal(err)
+			}
+			w, err := cl.Data()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(bytes.Repeat([]byte("0123456789abcdef\r\n"), 4096)) // past the dump's buffer
+			for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+				tmp, _ := filepath.Glob(filepath.Join(dir, ".smtp-sink-dump-*"))
+				if len(tmp) == 1 {
+					if fi, err := os.Stat(tmp[0]); err == nil && fi.Size() > 0 {
+						break
+					}
+				}
+				if time.Now().After(end) {
+					t.Fatalf("no dump under way: %v", tmp)
+				}
+			}
+			if shown, _ := filepath.Glob(filepath.Join(dir, "dump*")); len(shown) > 0 {
+				t.Errorf("a dump shown before its message's end: %v", shown)
+			}
+			c.Close()
+			if _, err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := os.ReadDir(dir); len(left) > 0 {
+				t.Errorf("left by the message cut short: %v", left)
+			}
+		})
 	}
 }
