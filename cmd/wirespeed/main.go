@@ -11,7 +11,7 @@
 //	wirespeed tcpperf [flags]            TCP latency load generator
 //	wirespeed tcpperf merge FILE...      merge tcpperf interval logs of several hosts
 //	wirespeed help                       list the commands (also -h, -help, --help)
-//	wirespeed help CMD                   CMD's usage, as wirespeed CMD -h
+//	wirespeed help CMD                   CMD's usage, as wirespeed CMD -help
 //
 // Each command is a package under internal/; this one only dispatches.
 package main
@@ -44,8 +44,8 @@ type command struct {
 	// the process, so that the command can stop cleanly (servers, load
 	// runs). Other commands die on them, as md5sum does.
 	interrupt bool
-	// help is the argument that asks the command for its usage: "-h", or
-	// "--help" for sum's GNU options.
+	// help is the argument that asks the command for its usage: "-help"
+	// (the default), or "--help" for sum's GNU options.
 	help string
 	run  func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
@@ -122,20 +122,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // help prints the usage of the command named name on stdout, as `wirespeed
-// CMD -h` does, and returns the exit status: 0.
+// CMD -help` does, and returns the exit status: 0.
 func help(name string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, ok := lookup(name)
 	if !ok {
 		return unknown(name, stderr)
 	}
-	h := cmp.Or(c.help, "-h")
-	// Commands that print their usage on stderr and end in status 2 when
-	// asked for it (the flag package's ErrHelp taken as a mistake) print it
-	// on stdout here, and help succeeds.
+	h := cmp.Or(c.help, "-help") // -h is smtp-sink's -h HOSTNAME
 	err := c.run(context.Background(), []string{h}, stdin, stdout, stdout)
-	if status, print := cli.Status(err); status == 2 && !print {
-		return 0
-	}
 	return exit(c, err, stderr)
 }
 
@@ -169,5 +163,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nwirespeed help CMD (or wirespeed CMD -h) prints a command's usage.")
+	fmt.Fprintln(w, "\nwirespeed help CMD (or wirespeed CMD -help) prints a command's usage.")
 }

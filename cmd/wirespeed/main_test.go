@@ -91,7 +91,14 @@ func TestHelp(t *testing.T) {
 			t.Errorf("%q: status %d, stderr %q; want 0 and the usage", args, status, stderr)
 		}
 	}
-	if status, _, _ := runMain("serve", "-nosuchflag"); status != 2 {
-		t.Errorf("serve -nosuchflag: status %d, want 2", status)
+	// A bad flag is status 2, with the flag package's reason and where
+	// the flags are, not the whole list (smtp-sink's -h wants a hostname).
+	for _, c := range []struct{ cmd, bad string }{{"serve", "-nosuchflag"}, {"smtp-sink", "-h"}, {"smtp-source", "-m=x"}, {"tcpperf merge", "-x"}} {
+		args := append(strings.Fields(c.cmd), c.bad)
+		status, stdout, stderr := runMain(args...)
+		if lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n"); status != 2 || stdout != "" || len(lines) != 2 ||
+			lines[1] != "Run 'wirespeed "+c.cmd+" -help' for usage." {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and two lines", args, status, stdout, stderr)
+		}
 	}
 }

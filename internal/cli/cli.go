@@ -46,10 +46,30 @@ func Status(err error) (status int, print bool) {
 	return 1, true
 }
 
-// ParseError is what a command returns when its flag.FlagSet's Parse
-// failed with err, which the flag package has already reported with the
-// usage: nil (status 0) when the user asked for help (-h, -help), a
-// StatusError of 2 for a mistake.
+// Parse parses args with fs, whose Usage prints the command's synopsis
+// and its flags. The flags are printed when asked for (-help, or -h where it is not a flag); after
+// a mistake the flag package's one-line reason is followed by a pointer
+// to them, not by the whole list, which would scroll the reason away.
+// cmd is the command as typed, such as "wirespeed smtp-sink". The error
+// is fs.Parse's, for ParseError.
+func Parse(fs *flag.FlagSet, args []string, cmd string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+	case err != nil:
+		fmt.Fprintf(fs.Output(), "Run '%s -help' for usage.\n", cmd)
+	}
+	return err
+}
+
+// ParseError is what a command returns when Parse (or its
+// flag.FlagSet's Parse) failed with err, which has been reported: nil
+// (status 0) when the user asked for help (-h, -help), a StatusError of
+// 2 for a mistake.
 func ParseError(err error) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

@@ -243,8 +243,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-tls] [-tls-cert FILE -tls-key FILE] [-compare-exe PATH]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.ParseError(err) // the flag package has said why
+	if err := cli.Parse(fs, args, "wirespeed serve"); err != nil {
+		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("serve: unexpected argument %q (the address is -addr)", fs.Arg(0))
@@ -276,8 +276,8 @@ func RunEngines(ctx context.Context, name string, args []string, engines map[str
 		fmt.Fprintln(stderr, "usage: "+name+" [-engine "+strings.Join(names, "|")+"] [-mode echo|line] [-addr HOST:PORT]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.ParseError(err) // the flag package has said why
+	if err := cli.Parse(fs, args, name); err != nil {
+		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("%s: unexpected argument %q (the address is -addr)", name, fs.Arg(0))

@@ -136,8 +136,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT|unix:PATH] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.ParseError(err) // the flag package has said why
+	if err := cli.Parse(fs, args, "wirespeed smtp-sink"); err != nil {
+		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("smtp-sink: unexpected argument %q (the address is -addr)", fs.Arg(0))

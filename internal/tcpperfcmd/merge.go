@@ -26,8 +26,8 @@ func merge(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "Merges the -hdr-log interval logs of several runs (hosts), aligned by their absolute start times, and prints the percentiles of all their values (untagged intervals: a tagged one, such as smtp-source's per-phase latencies, is another measure).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.ParseError(err) // the flag package has said why
+	if err := cli.Parse(fs, args, "wirespeed tcpperf merge"); err != nil {
+		return cli.ParseError(err)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()

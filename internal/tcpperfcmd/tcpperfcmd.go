@@ -68,8 +68,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "       wirespeed tcpperf merge [-json] FILE...   (merge interval logs of several hosts)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cli.ParseError(err) // the flag package has said why
+	if err := cli.Parse(fs, args, "wirespeed tcpperf"); err != nil {
+		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("tcpperf: unexpected argument %q (the address is -addr)", fs.Arg(0))
