@@ -58,7 +58,7 @@ mynetworks = 127.0.0.0/8 192.0.2.0/24
 	var files []string
 	for end := time.Now().Add(time.Minute); len(files) < n && time.Now().Before(end); {
 		time.Sleep(50 * time.Millisecond)
-		files, _ = filepath.Glob(filepath.Join(dumps, "*"))
+		files, _ = filepath.Glob(filepath.Join(dumps, "[^.]*")) // not a dump under way
 	}
 	_, stderr, err := stop()
 	if err != nil {
