@@ -16,10 +16,12 @@ import (
 // When a limit is exceeded, the call fails with an error matching
 // [ErrLineTooLong] or [ErrHeaderTooLarge] as soon as the excess has been
 // seen, and the input that caused it is skipped: the next read call on the
-// Reader first discards the rest of the over-long line (and, after a
-// failed ReadMIMEHeader, the rest of the header block up to and including
-// its empty line) without buffering it, then reads on. So a server can
-// reply with an error and stay in step with its peer. Reading R directly
+// Reader first discards the rest of the over-long line without buffering
+// it (and after a failed ReadContinuedLine, the lines that continue it;
+// after ReadMIMEHeader, the rest of the header block up to and including
+// its empty line; after ReadResponse, the rest of the response through its
+// last line), then reads on. So a server can reply with an error, and a
+// client read the next reply, in step with the peer. Reading R directly
 // instead sees the unread rest.
 //
 // MaxLineBytes and MaxDotBytes also bound message data: dot-encoded blocks

@@ -3,7 +3,9 @@ package textproto
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -448,5 +450,47 @@ func TestReadResponseLimits(t *testing.T) {
 	r.SetLimits(Limits{MaxHeaderFields: 3, MaxHeaderBytes: int64(len("a\nb\nc"))})
 	if code, msg, err := r.ReadResponse(250); code != 250 || msg != "a\nb\nc" || err != nil {
 		t.Errorf("at the limits: %d %q %v; want 250 \"a\\nb\\nc\"", code, msg, err)
+	}
+}
+
+// TestLimitStepAfterLongLine: a line past MaxLineBytes fails the call,
+// and the next call reads on in step with the peer: after ReadResponse,
+// past the rest of the response (whichever of its lines was too long);
+// after ReadContinuedLine, past the lines that continue the long one.
+func TestLimitStepAfterLongLine(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	for _, c := range []struct{ in, code string }{
+		{"250-first\r\n250-" + long + "\r\n250-third\r\n250 last\r\n", "250"},
+		{"250-" + long + "\r\n250 last\r\n", "250"},
+		{"250-first\r\n250 " + long + "\r\n", "250"},
+		{"250 " + long + "\r\n", "250"},
+		{"250-first\r\n" + long + "\r\n250 last\r\n", "250"}, // RFC 959's free text between
+		{long + "\r\n", ""},
+	} {
+		for _, size := range []int{16, 4096} {
+			r := NewReader(bufio.NewReaderSize(strings.NewReader(c.in+"354 go ahead\r\n"), size))
+			r.SetLimits(Limits{MaxLineBytes: 50})
+			code, msg, err := r.ReadResponse(250)
+			if !errors.Is(err, ErrLineTooLong) || fmt.Sprint(code) != cmp.Or(c.code, "0") || msg != "" {
+				t.Errorf("%.30q (buffer %d): %d %q %v; want %s, ErrLineTooLong", c.in, size, code, msg, err, c.code)
+			}
+			if code, msg, err := r.ReadResponse(354); code != 354 || msg != "go ahead" || err != nil {
+				t.Errorf("%.30q (buffer %d), the next response: %d %q %v", c.in, size, code, msg, err)
+			}
+		}
+	}
+	for _, in := range []string{
+		"Subject: " + long + "\r\n folded\r\n\tand again\r\nNEXT\r\n",
+		"Subject: a\r\n b\r\n " + long + "\r\n more\r\nNEXT\r\n",
+		"Subject: a\r\n" + strings.Repeat(" ", 60) + "b\r\n more\r\nNEXT\r\n",
+	} {
+		r := NewReader(bufio.NewReaderSize(strings.NewReader(in), 16))
+		r.SetLimits(Limits{MaxLineBytes: 50})
+		if _, err := r.ReadContinuedLine(); !errors.Is(err, ErrLineTooLong) {
+			t.Errorf("%.30q: %v, want ErrLineTooLong", in, err)
+		}
+		if got, err := r.ReadContinuedLine(); got != "NEXT" || err != nil {
+			t.Errorf("%.30q, the next line: %q %v; want NEXT", in, got, err)
+		}
 	}
 }

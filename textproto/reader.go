@@ -50,9 +50,19 @@ type Reader struct {
 	// previous call fail with a limit error.
 	skipLine, skipHeader bool
 	// skipResponse, if not 0, asks the next call to discard the rest of
-	// a response with that code, through its last line, after a header
-	// limit error in ReadResponse.
+	// a response with that code, through its last line, after a limit
+	// error in ReadResponse.
 	skipResponse int
+	// skipContinued asks the next call to discard the continuation lines
+	// that follow, after a limit error in ReadContinuedLine.
+	skipContinued bool
+	// continued is set while ReadContinuedLine runs.
+	continued bool
+	// head holds the first bytes of the line a limit error stopped,
+	// nhead of them, for ReadResponse to tell its code and whether it is
+	// the response's last line.
+	head  [4]byte
+	nhead int
 
 	// lost is set when a dot reader gave up discarding a block (see
 	// Limits.MaxDiscardBytes): the input is out of step, and every later
@@ -106,7 +116,7 @@ func (r *Reader) begin() error {
 		r.err = nil
 		return err
 	}
-	if r.skipLine || r.skipHeader || r.skipResponse != 0 {
+	if r.skipLine || r.skipHeader || r.skipResponse != 0 || r.skipContinued {
 		return r.discard()
 	}
 	return nil
@@ -114,11 +124,22 @@ func (r *Reader) begin() error {
 
 // discard reads and drops the rest of an over-long line and, after a
 // header limit error, the rest of the header block up to and including
-// its empty line, or the rest of a response through its last line. It
-// keeps nothing but R's buffer. If reading fails, it returns the error
-// and resumes on the next call.
+// its empty line, or the rest of a response through its last line, or
+// the continuation lines that follow. It keeps nothing but R's buffer.
+// If reading fails, it returns the error and resumes on the next call.
 func (r *Reader) discard() error {
-	for r.skipLine || r.skipHeader || r.skipResponse != 0 {
+	for r.skipLine || r.skipHeader || r.skipResponse != 0 || r.skipContinued {
+		if r.skipContinued && !r.skipLine {
+			p, err := r.R.Peek(1)
+			if err != nil {
+				return err
+			}
+			if p[0] != ' ' && p[0] != '\t' {
+				r.skipContinued = false
+				continue
+			}
+			r.skipLine = true // a continuation line: drop it
+		}
 		start := !r.skipLine // s starts a line
 		s, err := r.R.ReadSlice('\n')
 		if err != nil && err != bufio.ErrBufferFull {
@@ -205,7 +226,7 @@ func (r *Reader) ReadLineBytes() ([]byte, error) {
 // line unread. base is the length of the logical line read before this
 // physical line (see readContinuedLineSlice), for MaxLineBytes.
 func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
-	if r.dot != nil || r.bdat != nil || r.err != nil || r.skipLine || r.skipHeader || r.skipResponse != 0 {
+	if r.dot != nil || r.bdat != nil || r.err != nil || r.skipLine || r.skipHeader || r.skipResponse != 0 || r.skipContinued {
 		if err := r.begin(); err != nil {
 			return nil, err
 		}
@@ -233,6 +254,8 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 		n := int64(len(acc)) + int64(len(l))
 		if r.limited {
 			if r.lim.MaxLineBytes > 0 && base+n > int64(r.lim.MaxLineBytes) {
+				r.nhead = copy(r.head[:], acc)
+				r.nhead += copy(r.head[r.nhead:], l)
 				return nil, r.limitFailed(more, lineTooLong(r.lim.MaxLineBytes))
 			}
 			if r.inHeader && r.lim.MaxHeaderBytes > 0 && r.count > r.hdrEnd && (base > 0 || more || n > 0) {
@@ -282,10 +305,12 @@ func appendGrow(a, b []byte) []byte {
 
 // limitFailed records what the next call must discard after a limit error
 // err: the rest of the current line if more of it is unread, and the rest
-// of the header block if ReadMIMEHeader is running.
+// of the header block if ReadMIMEHeader is running, or the continuation
+// lines that follow if ReadContinuedLine is.
 func (r *Reader) limitFailed(more bool, err error) error {
 	r.skipLine = more
 	r.skipHeader = r.inHeader
+	r.skipContinued = r.continued
 	return err
 }
 
@@ -297,14 +322,18 @@ func (r *Reader) limitFailed(more bool, err error) error {
 // For example, the input "Subject: a\r\n  long\r\n\tline\r\nNext\r\n"
 // gives "Subject: a long line" and then "Next".
 func (r *Reader) ReadContinuedLine() (string, error) {
+	r.continued = true
 	line, err := r.readContinuedLineSlice(false)
+	r.continued = false
 	return string(line), err
 }
 
 // ReadContinuedLineBytes is [Reader.ReadContinuedLine] returning a new
 // []byte.
 func (r *Reader) ReadContinuedLineBytes() ([]byte, error) {
+	r.continued = true
 	line, err := r.readContinuedLineSlice(false)
+	r.continued = false
 	if line != nil {
 		line = bytes.Clone(line)
 	}
@@ -488,15 +517,34 @@ func codeMismatch(code, expectCode int) bool {
 // With limits (see [Reader.SetLimits]), MaxHeaderBytes bounds the
 // message (the lines' messages joined with \n) and MaxHeaderFields the
 // number of lines: past either, ReadResponse returns the code, no message
-// and an error matching [ErrHeaderTooLarge], and the next call discards
-// the rest of the response through its last line.
+// and an error matching [ErrHeaderTooLarge]. Past MaxLineBytes, a line
+// of the response fails it with the code (if the line's first bytes
+// give it), no message and an error matching [ErrLineTooLong]. Either
+// way the next call discards the rest of the response through its last
+// line.
 func (r *Reader) ReadResponse(expectCode int) (code int, message string, err error) {
 	code, continued, first, err := r.readCodeLine(expectCode)
+	if isLimitError(err) {
+		// The first line is too long: its head tells the code, and
+		// whether more lines follow.
+		h := r.head[:r.nhead]
+		if len(h) < 4 || h[3] != ' ' && h[3] != '-' {
+			return 0, "", err
+		}
+		code, _ = strconv.Atoi(string(h[:3]))
+		if code < 100 {
+			return 0, "", err
+		}
+		return r.responseTooLarge(code, h[3] == '-', err)
+	}
 	multi := continued
 	var msg strings.Builder
 	msg.WriteString(first)
 	for lines := 1; continued; lines++ {
 		line, lerr := r.ReadLine()
+		if isLimitError(lerr) {
+			return r.responseTooLarge(code, !lastResponseLine(r.head[:r.nhead], code), lerr)
+		}
 		if lerr != nil {
 			return 0, "", lerr
 		}
