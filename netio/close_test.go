@@ -79,3 +79,28 @@ func TestConnWriteAfterClose(t *testing.T) {
 		}
 	}
 }
+
+// TestConnCloseWakesBlockedWrite: a Write waiting for room when Close
+// runs fails with ErrClosed, as later ones do, not with the write error
+// of the connection Close closed under it.
+func TestConnCloseWakesBlockedWrite(t *testing.T) {
+	for _, linger := range []time.Duration{-1, time.Millisecond} {
+		cli, _ := pipe(t)
+		c := NewConn(cli, &Options{MaxQueued: 64 << 10, Linger: linger})
+		blocked := waits(c.w, 1)
+		errs := make(chan error, 1)
+		go func() {
+			for {
+				if _, err := c.Write(make([]byte, 8<<10)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+		<-blocked
+		c.Close()
+		if err := <-errs; !errors.Is(err, ErrClosed) {
+			t.Errorf("linger %v: the Write waiting for room: %v, want ErrClosed", linger, err)
+		}
+	}
+}

@@ -162,6 +162,7 @@ func (c *Conn) Close() error {
 			err = ErrUnsent
 		}
 	}
+	c.w.shutWrites()
 	cerr := c.Conn.Close()
 	c.w.Close() // quick now: a writev on the closed connection fails at once
 	if err == nil && c.w.Stats().Queued > 0 {
@@ -171,6 +172,16 @@ func (c *Conn) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// shutWrites makes Writes, those waiting for room included, fail with
+// ErrClosed from now on, before Close closes the connection under them
+// (whose write error they would report otherwise).
+func (w *Writer) shutWrites() {
+	w.mu.Lock()
+	w.shut = true
+	w.broadcastLocked()
+	w.mu.Unlock()
 }
 
 // idle reports whether the writer has nothing queued or in flight and no

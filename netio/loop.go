@@ -157,10 +157,10 @@ var (
 	ErrServerClosed = errors.New("netio: server closed")
 	// ErrOutsideLoop is what a LoopConn's methods return when called
 	// outside a call on its loop (a Handler, a function run by Do, or one
-	// of the LoopOptions callbacks). The check cannot tell goroutines
-	// apart: a call from another goroutine while the loop is in a call on
-	// the connection is not refused, and is a data race (which -race
-	// reports); hand such work to the loop with Do.
+	// of the LoopOptions callbacks), from any goroutine. The check cannot
+	// tell goroutines apart: a call from another goroutine while the loop
+	// is in a call on the connection is not refused, and is a data race
+	// (which -race reports); hand such work to the loop with Do.
 	ErrOutsideLoop = errors.New("netio: LoopConn used outside a call on its loop")
 	// ErrDetached is what OnClose learns, and Write returns, once Detach
 	// has given the connection to a goroutine.
@@ -229,10 +229,10 @@ type LoopConn struct {
 	heapIdx    int32 // -1: not in the heap
 	timers     int32 // its timers in the loop's timer heap
 
-	waiting   bool   // for room (EPOLLOUT): the connection is not read
-	watched   uint32 // the events the loop's epoll set polls c for
-	calling   bool   // in a call: Write appends to the loop's output
-	closing   bool   // Close was called: close once the output is sent
+	waiting   bool        // for room (EPOLLOUT): the connection is not read
+	watched   uint32      // the events the loop's epoll set polls c for
+	calling   atomic.Bool // in a call: Write appends to the loop's output; atomic, so that the check of a call from another goroutine is no data race
+	closing   bool        // Close was called: close once the output is sent
 	closed    bool
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
@@ -281,7 +281,7 @@ func (c *LoopConn) EOF() bool { return c.eof }
 // outside a call on c (in a call on another of the loop's connections),
 // it reads the clock.
 func (c *LoopConn) Now() time.Time {
-	if !c.calling {
+	if !c.calling.Load() {
 		return c.l.s.opt.Clock()
 	}
 	return c.l.base.Add(time.Duration(c.l.now))
@@ -305,7 +305,7 @@ func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
 		return 0, ErrDetached
 	case c.closing || c.closed:
 		return 0, ErrClosed
-	case !c.calling:
+	case !c.calling.Load():
 		return 0, ErrOutsideLoop
 	case c.tls != nil && c.tls.state == tlsHandshake:
 		return 0, ErrHandshaking
@@ -324,7 +324,7 @@ func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
 // Queued returns how many bytes of c's output wait for room in the
 // socket, this call's output included.
 func (c *LoopConn) Queued() int {
-	if !c.calling {
+	if !c.calling.Load() {
 		return len(c.pending) - c.off
 	}
 	return len(c.l.out) + len(c.pending) - c.off
@@ -375,7 +375,7 @@ func (c *LoopConn) Close() error {
 	if c.closed || c.closing || c.det != nil {
 		return ErrClosed
 	}
-	if !c.calling {
+	if !c.calling.Load() {
 		return ErrOutsideLoop
 	}
 	c.closing = true
@@ -391,7 +391,7 @@ func (c *LoopConn) SetDeadline(t time.Time) error {
 	if c.closed || c.det != nil {
 		return ErrClosed
 	}
-	if !c.calling {
+	if !c.calling.Load() {
 		return ErrOutsideLoop
 	}
 	c.l.setDeadline(c, t)
@@ -413,7 +413,7 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 		return nil, ErrDetached
 	case c.closing || c.closed:
 		return nil, ErrClosed
-	case !c.calling:
+	case !c.calling.Load():
 		return nil, ErrOutsideLoop
 	case c.tls != nil:
 		return nil, ErrTLSActive
@@ -460,7 +460,7 @@ func (c *LoopConn) open() error {
 		return ErrDetached
 	case c.closed || c.closing:
 		return ErrClosed
-	case !c.calling:
+	case !c.calling.Load():
 		return ErrOutsideLoop
 	}
 	return nil
@@ -477,7 +477,7 @@ func (c *LoopConn) Control(f func(fd uintptr)) error {
 		return ErrDetached
 	case c.closed:
 		return ErrClosed
-	case !c.calling:
+	case !c.calling.Load():
 		return ErrOutsideLoop
 	}
 	return c.l.control(c, f)

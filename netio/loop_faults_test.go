@@ -671,3 +671,28 @@ func TestLoopsShutdownLingers(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 }
+
+// TestLoopsWriteFromGoroutine: a connection written from another
+// goroutine once its loop has left the call fails with ErrOutsideLoop,
+// and the check is no data race (with -race, it was reported as one: the
+// loop's end of the call and the check were not ordered).
+func TestLoopsWriteFromGoroutine(t *testing.T) {
+	conns := make(chan *LoopConn, 1)
+	h := func(c *LoopConn, in []byte) int {
+		conns <- c
+		c.WriteString("ok\n")
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{Loops: 1})
+	a := dial(t, s)
+	a.Write([]byte("x"))
+	// The reply is sent after the call has ended; reading it orders
+	// nothing for the race detector.
+	if line, err := bufio.NewReader(a).ReadString('\n'); line != "ok\n" {
+		t.Fatalf("reply %q, %v", line, err)
+	}
+	c := <-conns
+	if _, err := c.WriteString("from a goroutine\n"); !errors.Is(err, ErrOutsideLoop) {
+		t.Fatalf("Write from a goroutine: %v, want ErrOutsideLoop", err)
+	}
+}

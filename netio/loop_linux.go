@@ -1379,7 +1379,7 @@ func onClose(f func(*LoopConn, error), c *LoopConn, err error) {
 
 // panicked closes c, whose call panicked with v, at once.
 func (l *loop) panicked(c *LoopConn, v any) {
-	c.calling = false
+	c.calling.Store(false)
 	err := &PanicError{Value: v, Stack: debug.Stack()}
 	l.out = l.out[:0]
 	l.tl.owner, l.tl.sealed = nil, 0

@@ -1299,7 +1299,7 @@ func onClose(f func(*LoopConn, error), c *LoopConn, err error) {
 }
 
 func (l *loop) panicked(c *LoopConn, v any) {
-	c.calling = false
+	c.calling.Store(false)
 	err := &PanicError{Value: v, Stack: debug.Stack()}
 	l.out = l.out[:0]
 	if d := c.det; d != nil {

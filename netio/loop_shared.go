@@ -201,9 +201,9 @@ func (l *loop) call(c *LoopConn, f func(*LoopConn)) (ok bool) {
 			l.panicked(c, recover())
 		}
 	}()
-	c.calling = true
+	c.calling.Store(true)
 	f(c)
-	c.calling = false
+	c.calling.Store(false)
 	return true
 }
 
@@ -215,9 +215,9 @@ func (l *loop) handle(c *LoopConn, in []byte) (used int, ok bool) {
 			l.panicked(c, recover())
 		}
 	}()
-	c.calling = true
+	c.calling.Store(true)
 	used = l.s.h(c, in)
-	c.calling = false
+	c.calling.Store(false)
 	if used < 0 || used > len(in) {
 		panic(fmt.Sprintf("netio: Handler returned %d used of %d bytes", used, len(in)))
 	}
@@ -231,9 +231,9 @@ func (l *loop) callTimeout(c *LoopConn, f func(*LoopConn, error), err error) (ok
 			l.panicked(c, recover())
 		}
 	}()
-	c.calling = true
+	c.calling.Store(true)
 	f(c, err)
-	c.calling = false
+	c.calling.Store(false)
 	return true
 }
 

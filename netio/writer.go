@@ -121,6 +121,7 @@ type Writer struct {
 	low       int
 	err       error
 	closed    bool
+	shut      bool          // Conn.Close is closing the connection: Writes fail with ErrClosed
 	running   bool          // flusher goroutine started
 	parked    bool          // flusher waiting on kick
 	busy      bool          // a writev is in flight
@@ -256,7 +257,7 @@ func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) 
 // the write error was (which Close and Flush report); else the write
 // error, or nil.
 func (w *Writer) errLocked(closedIsErr bool) error {
-	if w.closed && closedIsErr {
+	if (w.closed || w.shut) && closedIsErr {
 		return ErrClosed
 	}
 	return w.err
