@@ -3,9 +3,11 @@ package smtpsource
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -244,5 +246,53 @@ func TestGreetingNot220(t *testing.T) {
 	if res.Failed != 2 || res.ProtocolErrors != 2 || res.Errors != 2 || res.ConnectRefusals != 0 || res.Replies["banner"][250] != 2 ||
 		res.DurationS != 0 || !strings.Contains(res.FirstError, "neither 220 nor a refusal") || quits(f) != 0 {
 		t.Errorf("%+v, QUITs %d", res, quits(f))
+	}
+}
+
+// A connection that fails backs the session off as a refused greeting
+// does: 10ms, then doubling. And a message sent ahead (pipelining, -d)
+// on a connection the server then closed fails once when no new
+// connection can be had: it was taken again at every pass, counted
+// failed each time, and the run never ended.
+func TestConnectFailureBackoff(t *testing.T) {
+	ms := time.Millisecond
+	f := &fakeServer{ext: []string{"PIPELINING"}, reply: func(verb, arg string) string {
+		if verb == "." {
+			return "421 4.3.2 going away"
+		}
+		return ""
+	}}
+	addr := f.start(t)
+	clk := newFakeClock()
+	start := clk.Now()
+	var mu sync.Mutex
+	var at []time.Duration // each failed dial's instant
+	dials := 0
+	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if dials++; dials == 1 {
+			var d net.Dialer
+			return d.DialContext(ctx, network, a)
+		}
+		at = append(at, clk.Now().Sub(start))
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}
+	cfg := base(addr)
+	cfg.Messages, cfg.Reuse, cfg.Pipelining = 5, true, true
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := RunWith(ctx, cfg, dial, clk)
+	if err != nil || ctx.Err() != nil {
+		t.Fatalf("%v (%v)", err, ctx.Err())
+	}
+	accounted(t, res)
+	if res.Started != 5 || res.Failed != 5 || res.ConnectErrors != 4 {
+		t.Errorf("started %d, failed %d, connect errors %d; want 5, 5, 4", res.Started, res.Failed, res.ConnectErrors)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []time.Duration{0, 10 * ms, 30 * ms, 70 * ms}; fmt.Sprint(at) != fmt.Sprint(want) {
+		t.Errorf("failed dials at %v, want %v", at, want)
 	}
 }

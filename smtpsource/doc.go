@@ -28,7 +28,7 @@
 //     refusal, which fails the message the connection was for, if any,
 //     and its session backs off before it takes another: 10ms, doubled
 //     at each refusal that follows up to 1s, and from 10ms again after a
-//     220.
+//     220. So does a connection that fails before its greeting.
 //   - Every message started is in the figures: delivered, with its latency
 //     among the messages', or failed, among the failed ones'. In open loop
 //     a message's latency runs from its intended start, so a server that

@@ -169,7 +169,7 @@ type Result struct {
 	Lateness *Latency `json:"lateness,omitempty"`
 
 	Errors          int64  `json:"errors"`           // the sum of the kinds below
-	ConnectErrors   int64  `json:"connect_errors"`   // dials that failed (their last try, with ConnectTries)
+	ConnectErrors   int64  `json:"connect_errors"`   // dials that failed (their last try, with ConnectTries), each followed by a back-off
 	ConnectRetries  int64  `json:"connect_retries"`  // failed dials tried again (ConnectTries), not errors
 	ConnectRefusals int64  `json:"connect_refusals"` // greetings refused (421, 554, ...), each followed by a back-off
 	IOErrors        int64  `json:"io_errors"`        // reads and writes that failed, disconnects, timeouts

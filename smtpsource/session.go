@@ -39,15 +39,16 @@ type session struct {
 	// last message's data; nil otherwise.
 	ahead   *ahead
 	rcptBuf []byte // the last RCPT command made with NumberRecipients or ToList
-	// backoff is the wait after the last greeting refused, if the one
-	// after it was not a 220 (0 then), and retryAt when it ends.
+	// backoff is the wait after the last connection that failed or whose
+	// greeting was refused, if none has been greeted with 220 since (0
+	// then), and retryAt when it ends.
 	backoff time.Duration
 	retryAt int64
 }
 
-// The bounds of the wait after a refused greeting: it starts at
-// minBackoff and doubles with each refusal that follows, up to
-// maxBackoff.
+// The bounds of the wait after a failed connection or a refused
+// greeting: it starts at minBackoff and doubles with each failure that
+// follows, up to maxBackoff.
 const (
 	minBackoff = 10 * time.Millisecond
 	maxBackoff = time.Second
@@ -114,10 +115,10 @@ func (s *session) run(ctx context.Context) {
 			k, t0 = a.k, a.t0 // already started and counted
 		} else {
 			if s.retryAt > r.now() && r.next.Load() < int64(r.cfg.Messages) {
-				// A greeting was refused: back off before the next
-				// connect, with no message taken meanwhile, so that
-				// other sessions may send them (and not at all when
-				// none is left).
+				// A connection failed or its greeting was refused: back
+				// off before the next connect, with no message taken
+				// meanwhile, so that other sessions may send them (and
+				// not at all when none is left).
 				until(r.base.Add(time.Duration(s.retryAt)))
 				if ctx.Err() != nil {
 					break
@@ -414,6 +415,7 @@ func (s *session) dial(ctx context.Context) (net.Conn, error) {
 	}
 	if err != nil {
 		s.fail(ctx, &r.n.connect, err)
+		s.backOff()
 		return nil, err
 	}
 	s.record(phaseConnect, dialing)
@@ -427,6 +429,7 @@ func (s *session) setup(ctx context.Context) error {
 	if r.cfg.TLSImplicit {
 		t := r.now()
 		if err := s.handshake(ctx); err != nil {
+			s.backOff()
 			return err
 		}
 		s.since(phaseTLS, t)
@@ -435,6 +438,7 @@ func (s *session) setup(ctx context.Context) error {
 	code, msg, err := s.c.tr.ReadResponse(0)
 	if err != nil {
 		s.ioFail(ctx, "banner", err)
+		s.backOff() // a server that closes at once, as one that refuses
 		return err
 	}
 	s.count("banner", code)
@@ -499,9 +503,16 @@ func (s *session) refused(ctx context.Context, code int, msg string) error {
 		return err
 	}
 	s.fail(ctx, &r.n.refused, err)
-	s.backoff = min(max(2*s.backoff, minBackoff), maxBackoff)
-	s.retryAt = r.now() + int64(s.backoff)
+	s.backOff()
 	return err
+}
+
+// backOff makes the session wait before it connects again, after a
+// connection that failed or whose greeting was refused: minBackoff after
+// the first, doubling with each that follows, up to maxBackoff.
+func (s *session) backOff() {
+	s.backoff = min(max(2*s.backoff, minBackoff), maxBackoff)
+	s.retryAt = s.r.now() + int64(s.backoff)
 }
 
 // hello sends EHLO (LHLO), or HELO when EHLO is refused, and notes the
@@ -608,6 +619,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	r := s.r
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
+			s.ahead = nil // sent ahead on a connection gone: it fails here, once
 			s.done(phaseFailed, k, t0)
 			return false
 		}
