@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/dot"
 )
 
 // captured is a Config.Capture that keeps every message's transaction
@@ -170,8 +172,9 @@ func TestDecide(t *testing.T) {
 }
 
 // A Capture writer that has CloseWithError, as an io.Pipe's has, learns
-// that a message was cut short: its data ends in ErrAborted, not in an
-// end of file that would pass it for a whole message.
+// that a message is not whole: its data ends in the data's error, or in
+// ErrAborted for a message cut short, not in an end of file that would
+// pass it for a whole message.
 func TestCaptureAborted(t *testing.T) {
 	type result struct {
 		data string
@@ -195,6 +198,13 @@ func TestCaptureAborted(t *testing.T) {
 	c.cmd(250, "whole\r\n.")
 	if r := <-results; r.err != nil || r.data != "whole\r\n" {
 		t.Errorf("whole message: %q, %v", r.data, r.err)
+	}
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<c@d>")
+	c.cmd(354, "DATA")
+	c.cmd(550, "bare\nLF\r\n.") // refused: captured up to its problem
+	if r := <-results; !errors.Is(r.err, dot.ErrBareLF) || r.data != "bare" {
+		t.Errorf("bare LF: %q, %v", r.data, r.err)
 	}
 	c.cmd(250, "MAIL FROM:<a@b>")
 	c.cmd(250, "RCPT TO:<c@d>")

@@ -142,10 +142,11 @@ type Config struct {
 	// a bare CR or LF, the size limit), is written to the writer it
 	// returns (nil: none), which is closed at the message's end, before
 	// its reply, whatever the reply, or when the transaction or the
-	// session ends before it. In that last case, a writer that has a
-	// method CloseWithError(error) error, as *io.PipeWriter does, is
-	// closed with it and ErrAborted instead, so that the data of a
-	// message cut short is not taken for a message. The writer's errors
+	// session ends before it. A writer that has a method
+	// CloseWithError(error) error, as *io.PipeWriter does, is closed
+	// with it instead when the data is not whole: with the data's error
+	// (as dot's: too large, a bare CR or LF, a line too long) or, for a
+	// message cut short, ErrAborted. The writer's errors
 	// are its own: a Write never fails the session. Capture, the writes
 	// and Close are called as OnMessage is (on EngineLoops, from the
 	// loop: no long waits).

@@ -133,6 +133,9 @@ func (ss *session) startHash() {
 // endMessage replies to the end of a message's data (err: its data error)
 // and ends the transaction. It returns false if the session ends.
 func (ss *session) endMessage(err error, size int64, chunks int) bool {
+	if err != nil {
+		ss.endCapture(err) // the data is not whole
+	}
 	r := Reply{Code: 250}
 	e := ss.s.k.dataEnd
 	switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -29,7 +30,8 @@ import (
 // target, which takes its name (-d) or is appended to it (-D) when the
 // message's data has ended: one who watches the directory never reads
 // half a message, and a message cut short leaves nothing, as in
-// Postfix's.
+// Postfix's; nor does one whose data was refused (too large, a bare CR
+// or LF, a line too long), or that drop names.
 type dumper struct {
 	tmpl   string
 	append bool
@@ -39,14 +41,18 @@ type dumper struct {
 
 	mu   sync.Mutex // -D: one transaction appended at a time
 	errs atomic.Uint64
+
+	open sync.Map // session id -> its *dump under way
 }
 
 // dump is one transaction's temporary file, and its target.
 type dump struct {
-	d      *dumper
-	f      *os.File
-	w      *bufio.Writer
-	target string
+	d       *dumper
+	session uint64
+	f       *os.File
+	w       *bufio.Writer
+	target  string
+	dropped atomic.Bool
 }
 
 // capture is smtpsink.Config.Capture.
@@ -59,7 +65,14 @@ func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
 		return nil
 	}
 	f, err := os.CreateTemp(dir, ".smtp-sink-dump-*")
+	if err == nil {
+		err = f.Chmod(0o644) // as Postfix's, where CreateTemp makes 0600
+	}
 	if err != nil {
+		if f != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
 		d.fail(err)
 		return nil
 	}
@@ -67,9 +80,18 @@ func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
 	if !d.append {
 		name += id
 	}
-	w := &dump{d: d, f: f, w: bufio.NewWriter(f), target: name}
+	w := &dump{d: d, session: t.Session, f: f, w: bufio.NewWriter(f), target: name}
 	w.header(t, id, now)
+	d.open.Store(t.Session, w)
 	return w
+}
+
+// drop drops the dump under way in session, if any: its message is not
+// taken.
+func (d *dumper) drop(session uint64) {
+	if w, ok := d.open.Load(session); ok {
+		w.(*dump).dropped.Store(true)
+	}
 }
 
 func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
@@ -106,12 +128,19 @@ func (w *dump) Write(p []byte) (int, error) { return w.w.Write(p) }
 // takes its name (-d; one taken already is not replaced), or is appended
 // to the shared one (-D).
 func (w *dump) Close() error {
+	if w.dropped.Load() {
+		return w.CloseWithError(nil)
+	}
+	w.d.open.CompareAndDelete(w.session, w)
 	w.w.WriteString("\r\n")
 	err := errors.Join(w.w.Flush(), w.f.Close())
 	if err == nil && w.d.append {
 		err = w.d.appendTo(w.target, w.f.Name())
 	} else if err == nil {
 		err = os.Link(w.f.Name(), w.target)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			err = os.Rename(w.f.Name(), w.target) // no hard links here
+		}
 	}
 	os.Remove(w.f.Name())
 	if err != nil {
@@ -120,8 +149,9 @@ func (w *dump) Close() error {
 	return err
 }
 
-// CloseWithError drops the dump of a message cut short.
+// CloseWithError drops the dump of a message that is not whole.
 func (w *dump) CloseWithError(error) error {
+	w.d.open.CompareAndDelete(w.session, w)
 	w.f.Close()
 	return os.Remove(w.f.Name())
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,58 @@ func TestRunDumpCutShort(t *testing.T) {
 				t.Errorf("left by the message cut short: %v", left)
 			}
 		})
+	}
+}
+
+// Only whole messages taken are dumped: one whose data was refused (too
+// large, a bare LF) or that came past -M leaves no dump. Dumps are
+// readable by others (0644), as Postfix's are.
+func TestRunDumpNotWhole(t *testing.T) {
+	dir := t.TempDir()
+	addr, stop := run(t, "-h", "dump.test", "-size", "300", "-M", "2", "-d", dir+"/")
+	c := dialRaw(t, addr)
+	msg := func(body string) string {
+		c.send("MAIL FROM:<a@x.test>\r\nRCPT TO:<b@y.test>\r\nDATA\r\n")
+		if got := c.codes(3); got != "250 250 354" {
+			t.Fatalf("envelope: %s", got)
+		}
+		c.send(body + ".\r\n")
+		return c.codes(1)
+	}
+	if c.codes(1) != "220" {
+		t.Fatal("no greeting")
+	}
+	c.send("EHLO client.test\r\n")
+	c.codes(1)
+	for _, m := range []struct{ body, code string }{
+		{"first\r\n", "250"},
+		{strings.Repeat("too large\r\n", 40), "552"},
+		{"bare\nLF\r\n", "550"},
+		{"second\r\n", "250"}, // the -M count
+		{"third\r\n", "421"},
+	} {
+		if code := msg(m.body); code != m.code {
+			t.Errorf("%.20q: %s, want %s", m.body, code, m.code)
+		}
+	}
+	if _, err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var bodies []string
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		m := dumpRecord.FindIndex(b)
+		if m == nil {
+			t.Fatalf("%s: not a dump:\n%q", e.Name(), b)
+		}
+		bodies = append(bodies, string(b[m[1]:]))
+		if fi, err := e.Info(); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644", e.Name(), fi.Mode())
+		}
+	}
+	slices.Sort(bodies)
+	if want := []string{"first\r\n\r\n", "second\r\n\r\n"}; !slices.Equal(bodies, want) {
+		t.Errorf("dumps of %q, want %q", bodies, want)
 	}
 }

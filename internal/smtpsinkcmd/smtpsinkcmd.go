@@ -323,18 +323,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if *maxMsgs > 0 {
-		// Past -M, a message is refused and its session closed, where
-		// Postfix's smtp-sink exits at once: a session that goes on
-		// while the sink stops delivers no more than -M.
-		var decided atomic.Uint64
-		cfg.Decide = func(smtpsink.Message) smtpsink.Reply {
-			if decided.Add(1) > *maxMsgs {
-				return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink has taken its -M messages", Close: true}
-			}
-			return smtpsink.Reply{}
-		}
-	}
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
 	var dumps *dumper
 	switch {
@@ -343,6 +331,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *dumpEach != "" || *dumpAll != "":
 		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", host: cfg.Hostname, now: time.Now, logf: cfg.ErrorLog.Printf}
 		cfg.Capture = dumps.capture
+	}
+	if *maxMsgs > 0 {
+		// Past -M, a message is refused, not dumped, and its session
+		// closed, where Postfix's smtp-sink exits at once: a session
+		// that goes on while the sink stops delivers no more than -M.
+		var decided atomic.Uint64
+		cfg.Decide = func(m smtpsink.Message) smtpsink.Reply {
+			if decided.Add(1) > *maxMsgs {
+				if dumps != nil {
+					dumps.drop(m.Session)
+				}
+				return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink has taken its -M messages", Close: true}
+			}
+			return smtpsink.Reply{}
+		}
 	}
 	if *verbose {
 		cfg.Trace = stderr
