@@ -274,8 +274,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			logW = f
 		}
 	}
-	// The counters of -c, -M and -n, under logMu.
+	// The counters of -c, -M and -n, under logMu; stopped is set when
+	// -n is reached.
 	var received, ended, quits uint64
+	var stopped atomic.Bool
 	var counterLine []byte
 	showCounters := func() {
 		counterLine = fmt.Appendf(counterLine[:0], "sess=%d quit=%d mesg=%d\r", ended, quits, received)
@@ -293,6 +295,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				showCounters()
 			}
 			if e.Quit && quits == *maxQuits {
+				stopped.Store(true)
 				cancel()
 			}
 		}
@@ -332,17 +335,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", host: cfg.Hostname, now: time.Now, logf: cfg.ErrorLog.Printf}
 		cfg.Capture = dumps.capture
 	}
-	if *maxMsgs > 0 {
-		// Past -M, a message is refused, not dumped, and its session
-		// closed, where Postfix's smtp-sink exits at once: a session
-		// that goes on while the sink stops delivers no more than -M.
+	if *maxMsgs > 0 || *maxQuits > 0 {
+		// Past -M, or once -n sessions have ended, a message is refused,
+		// not dumped, and its session closed, where Postfix's smtp-sink
+		// exits at once: sessions that go on while the sink stops (or
+		// that it accepted meanwhile) deliver nothing more.
 		var decided atomic.Uint64
 		cfg.Decide = func(m smtpsink.Message) smtpsink.Reply {
-			if decided.Add(1) > *maxMsgs {
+			if *maxMsgs > 0 && decided.Add(1) > *maxMsgs || stopped.Load() {
 				if dumps != nil {
 					dumps.drop(m.Session)
 				}
-				return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink has taken its -M messages", Close: true}
+				return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink is stopping (-M or -n)", Close: true}
 			}
 			return smtpsink.Reply{}
 		}

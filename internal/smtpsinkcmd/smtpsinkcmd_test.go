@@ -313,6 +313,31 @@ func TestRunMaxQuits(t *testing.T) {
 	}
 }
 
+// Once -n sessions have ended, a session that goes on while the sink
+// stops has its next message refused (421), not delivered.
+func TestRunMaxQuitsOtherSession(t *testing.T) {
+	addr, stderr, stop := startErr(t, "-n", "1", "-c")
+	a := dialRaw(t, addr)
+	a.send("EHLO a.test\r\n")
+	if got := a.codes(2); got != "220 250" {
+		t.Fatalf("greeting, EHLO: %s", got)
+	}
+	send(t, addr, "one\r\n") // another session, ended with QUIT
+	stderr.waitFor("quit=1")
+	a.send("MAIL FROM:<a@x.test>\r\nRCPT TO:<b@y.test>\r\nDATA\r\n")
+	if got := a.codes(3); got != "250 250 354" {
+		t.Fatalf("envelope: %s", got)
+	}
+	a.send("two\r\n.\r\n")
+	if got := a.codes(1); got != "421" {
+		t.Errorf("the message after -n: %s, want 421", got)
+	}
+	out, _, err := stop()
+	if err != nil || !strings.HasPrefix(out, "sessions 2 (aborted 1), messages 1,") {
+		t.Errorf("%v: summary %q", err, out)
+	}
+}
+
 // -c shows the counters on standard error at each message and each
 // session's end, each line ended by a carriage return, and leaves the
 // last on the screen.
