@@ -18,7 +18,7 @@ import (
 // -addr unix:PATH, on both engines: Go's SMTP client and swaks over LMTP
 // (the common use of a Unix socket: a local delivery agent) deliver
 // through the socket, every message's digest exact; the socket file is
-// removed at exit.
+// open to every user (0666, as Postfix's) and removed at exit.
 func TestRunUnixSocket(t *testing.T) {
 	swaks := tooltest.Path(t, "swaks")
 	for _, engine := range []string{"loops", "goroutine"} {
@@ -36,6 +36,13 @@ func TestRunUnixSocket(t *testing.T) {
 				addr, stop := run(t, args...)
 				if addr != "unix:"+path {
 					t.Fatalf("listening on %q, want unix:%s", addr, path)
+				}
+				fi, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fi.Mode().Perm() != 0o666 {
+					t.Errorf("the socket's mode %v, want 0666: any user may connect, as to Postfix's", fi.Mode())
 				}
 				data := "Subject: unix\r\n\r\nbody\r\n"
 				if lmtp {
