@@ -96,7 +96,9 @@ func (d *dumper) drop(session uint64) {
 
 func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
 	addr := ""
-	if t.RemoteAddr != nil {
+	if t.RemoteAddr != nil && t.RemoteAddr.Network() == "unix" {
+		addr = "local" // as Postfix's smtp-sink writes a Unix socket's client
+	} else if t.RemoteAddr != nil {
 		host, _, err := net.SplitHostPort(t.RemoteAddr.String())
 		if err != nil {
 			host = t.RemoteAddr.String()

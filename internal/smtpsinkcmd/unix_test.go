@@ -18,7 +18,8 @@ import (
 // -addr unix:PATH, on both engines: Go's SMTP client and swaks over LMTP
 // (the common use of a Unix socket: a local delivery agent) deliver
 // through the socket, every message's digest exact; the socket file is
-// open to every user (0666, as Postfix's) and removed at exit.
+// open to every user (0666, as Postfix's) and removed at exit; a dump
+// names the client "local", as Postfix's do.
 func TestRunUnixSocket(t *testing.T) {
 	swaks := tooltest.Path(t, "swaks")
 	for _, engine := range []string{"loops", "goroutine"} {
@@ -29,7 +30,8 @@ func TestRunUnixSocket(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "sink")
-				args := []string{"-engine", engine, "-addr", "unix:" + path, "-digest", "md5"}
+				dumps := t.TempDir()
+				args := []string{"-engine", engine, "-addr", "unix:" + path, "-digest", "md5", "-d", dumps + "/"}
 				if lmtp {
 					args = append(args, "-L")
 				}
@@ -75,6 +77,16 @@ func TestRunUnixSocket(t *testing.T) {
 				}
 				if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("the socket file at exit: %v, want it removed", err)
+				}
+				// The client's address in the dump is "local", as Postfix's.
+				files, _ := filepath.Glob(filepath.Join(dumps, "*"))
+				for _, f := range files {
+					if b, _ := os.ReadFile(f); !strings.HasPrefix(string(b), "X-Client-Addr: local\r\n") || !strings.Contains(string(b), " ([local])\r\n") {
+						t.Errorf("dump %s:\n%s", f, b)
+					}
+				}
+				if len(files) != 1 {
+					t.Errorf("%d dumps, want 1", len(files))
 				}
 			})
 		}
