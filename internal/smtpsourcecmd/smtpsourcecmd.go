@@ -15,6 +15,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -198,6 +199,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.HdrLog = f
 	}
 	cfg.Digests = *verify != ""
+	if *verify != "" {
+		// The log may be written during the run, by the sink; its
+		// directory must be there now, or the run would be for nothing.
+		if fi, err := os.Stat(filepath.Dir(*verify)); err != nil || !fi.IsDir() {
+			return cli.Usagef("smtp-source: -verify %s: no such directory", *verify)
+		}
+	}
 	if *metricsAddr != "" {
 		cfg.Live = &smtpsource.Live{}
 		ms, err := metrics.Serve(*metricsAddr, sourceMetrics(cfg.Live))
@@ -212,15 +220,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err // it names smtpsource
 	}
 	var v *smtpsource.Verification
+	var verr error // reported after the result, which is not lost for it
 	if *verify != "" {
-		f, err := os.Open(*verify)
-		if err != nil {
-			return fmt.Errorf("smtp-source: -verify: %w", err)
+		var f *os.File
+		if f, verr = os.Open(*verify); verr == nil {
+			v, verr = smtpsource.Verify(f, res.Digests)
+			f.Close()
 		}
-		v, err = smtpsource.Verify(f, res.Digests)
-		f.Close()
-		if err != nil {
-			return err
+		if verr != nil {
+			verr = fmt.Errorf("smtp-source: -verify: %w", verr)
 		}
 	}
 	if *jsonOut {
@@ -233,6 +241,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	} else if err := Print(stdout, res, v); err != nil {
 		return err
+	}
+	if verr != nil {
+		return verr
 	}
 	if res.Errors > 0 || res.Failed > 0 || (v != nil && !v.OK()) {
 		return cli.StatusError{Status: 1}

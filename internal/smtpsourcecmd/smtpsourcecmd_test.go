@@ -186,6 +186,16 @@ func TestVerifyAndCounter(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Delivered != 2 || v.Verify.Matched != 2 || v.Verify.Missing != 0 || v.Verify.Unexpected != 12 {
 		t.Errorf("verify against a log of other messages: %+v %v", v, err)
 	}
+	// A log in a directory that is not there is refused before the run;
+	// one missing after the run is an error, after the result.
+	if err := Run(ctx, []string{"-m", "1", "-q", "-verify", filepath.Join(dir, "nodir", "log"), addr}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
+		t.Errorf("-verify in no directory: %v, want a usage error", err)
+	}
+	out.Reset()
+	err = Run(ctx, []string{"-m", "1", "-q", "-verify", filepath.Join(dir, "nolog"), addr}, &out, &errb)
+	if status, _ := cli.Status(err); status != 1 || !errors.Is(err, os.ErrNotExist) || !strings.Contains(out.String(), "delivered 1 of 1") {
+		t.Errorf("-verify with no log: %v; output %q", err, out.String())
+	}
 }
 
 func TestRunErrors(t *testing.T) {
