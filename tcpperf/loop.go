@@ -76,6 +76,25 @@ func (l *loop) idle(a, b int64) {
 
 func (cfg *Config) isOpen() bool { return cfg.QPS > 0 }
 
+// sentAt counts k messages with intended time t sent.
+func (n *counters) sentAt(r *run, k int, t int64) {
+	n.sent.Add(int64(k))
+	if r.measured(t) {
+		n.msent.Add(int64(k))
+		if !r.cfg.isOpen() {
+			n.due.Add(int64(k))
+		}
+	}
+}
+
+// unsentAt counts k messages with intended time t due on a connection
+// that has failed: not sent.
+func (n *counters) unsentAt(r *run, k int, t int64) {
+	if r.measured(t) {
+		n.unsent.Add(int64(k))
+	}
+}
+
 // lose counts an error on c in counter, unless the run is stopping, and
 // its outstanding messages as lost.
 func (l *loop) lose(c *conn, counter *atomic.Int64) {
@@ -102,11 +121,12 @@ func (l *loop) take(c *conn, b []byte, k int, at int64) int {
 		if !ok {
 			break
 		}
-		if !checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq) {
-			bad++
+		ok = checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq)
+		if !ok {
+			bad++ // answered, but not right: not received
 		}
 		c.rseq++
-		if r.measured(t) {
+		if ok && r.measured(t) {
 			l.lat.RecordLocked(at - t)
 			measured++
 		}

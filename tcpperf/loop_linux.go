@@ -303,6 +303,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 // socket takes now unless c waits for room.
 func (l *loop) send(c *conn, n int, t int64) {
 	if c.dead {
+		l.n.unsentAt(l.r, n, t)
 		return
 	}
 	r := l.r
@@ -328,10 +329,7 @@ func (l *loop) send(c *conn, n int, t int64) {
 		return
 	}
 	l.inflight += int64(k)
-	l.n.sent.Add(int64(k))
-	if !r.cfg.isOpen() && r.measured(t) {
-		l.n.due.Add(int64(k))
-	}
+	l.n.sentAt(r, k, t)
 	if !c.out {
 		l.flush(c)
 	}

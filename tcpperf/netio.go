@@ -358,7 +358,9 @@ func (l *nloop) step() int64 {
 			}
 		}
 		c := l.conns[l.k%int64(len(l.conns))]
-		if !c.dead {
+		if c.dead {
+			l.n.unsentAt(r, 1, l.next)
+		} else {
 			c.due = append(c.due, l.next)
 			l.queued++
 			if !c.posted {
@@ -385,8 +387,11 @@ func (l *nloop) step() int64 {
 	return l.target
 }
 
-// drop forgets c's messages due and not written.
+// drop forgets c's messages due and not written: unsent.
 func (l *nloop) drop(c *nconn) {
+	for _, t := range c.due {
+		l.n.unsentAt(l.r, 1, t)
+	}
 	l.queued -= int64(len(c.due))
 	c.due = c.due[:0]
 }
@@ -400,6 +405,7 @@ func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
 	for _, t := range c.due {
 		l.queued--
 		if c.dead {
+			l.n.unsentAt(r, 1, t)
 			continue
 		}
 		if r.measured(t) {
@@ -417,6 +423,7 @@ func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
 // errors.
 func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 	if c.dead {
+		l.n.unsentAt(l.r, n, t)
 		return
 	}
 	r := l.r
@@ -439,10 +446,7 @@ func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 		l.n.write.Add(int64(n - k))
 	}
 	l.inflight += int64(k)
-	l.n.sent.Add(int64(k))
-	if !r.cfg.isOpen() && r.measured(t) {
-		l.n.due.Add(int64(k))
-	}
+	l.n.sentAt(r, k, t)
 }
 
 // handle is the Handler: it checks and records the whole responses in

@@ -247,14 +247,15 @@ drain:
 	res.LatenessP99 = float64(totalLate.ValueAtQuantile(99)) / 1e3
 	res.LatenessMax = float64(totalLate.Max()) / 1e3
 	for _, l := range r.loops {
-		res.Sent += l.n.sent.Load()
+		res.Sent += l.n.msent.Load()
+		res.Unsent += l.n.unsent.Load()
 		res.WriteErrors += l.n.write.Load()
 		res.ReadErrors += l.n.read.Load()
 		res.ContentErrors += l.n.content.Load()
 		res.Unanswered += l.n.lost.Load() + l.inflight
 		res.Missed += l.n.missed.Load()
 	}
-	res.Errors = res.ConnectFailures + res.WriteErrors + res.ReadErrors + res.ContentErrors + res.Unanswered
+	res.Errors = res.ConnectFailures + res.WriteErrors + res.ReadErrors + res.ContentErrors + res.Unanswered + res.Unsent
 	if cfg.QPS == 0 {
 		res.Depth = cfg.Depth
 	}

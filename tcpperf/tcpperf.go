@@ -115,8 +115,8 @@ type Result struct {
 	Max             float64 `json:"max_us"`
 	Mean            float64 `json:"mean_us"`
 	AchievedQPS     float64 `json:"achieved_qps"`
-	Sent            int64   `json:"sent"`     // messages written or queued for writing
-	Received        int64   `json:"received"` // responses recorded in the measurement
+	Sent            int64   `json:"sent"`     // messages of the measurement written or queued for writing
+	Received        int64   `json:"received"` // right responses to them, recorded in the measurement
 	Errors          int64   `json:"errors"`   // sum of the kinds below
 	ConnectFailures int64   `json:"connect_failures"`
 	ConnectError    string  `json:"connect_error,omitempty"` // the first failure, when some connections opened
@@ -124,6 +124,7 @@ type Result struct {
 	ReadErrors      int64   `json:"read_errors"`
 	ContentErrors   int64   `json:"content_errors"`
 	Unanswered      int64   `json:"unanswered"` // sent, no response by the end of the drain
+	Unsent          int64   `json:"unsent"`     // due in the measurement on a connection that had failed
 	// Missed counts the messages of an open-loop schedule due before its
 	// end and not sent DrainTimeout after it, the tool being too far
 	// behind (see the lateness). Not an error of the server.
@@ -210,6 +211,8 @@ func newHist() *hdrhistogram.Histogram { return latrec.NewHist() }
 // the result.
 type counters struct {
 	sent, due, received, write, read, content, lost atomic.Int64
+	msent                                           atomic.Int64 // sent within the measurement
+	unsent                                          atomic.Int64 // due in the measurement on a failed connection
 	missed                                          atomic.Int64 // due before the end, not sent by then
 	answered                                        atomic.Int64 // responses, measured or not
 	idle                                            atomic.Int64 // ns waiting or polling with nothing to do

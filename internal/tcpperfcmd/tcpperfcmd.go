@@ -219,8 +219,8 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		loops += " over TLS"
 	}
 	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, 100*r.LoopBusy, r.Arrival)
-	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d)\n",
-		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered)
+	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d, unsent %d)\n",
+		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered, r.Unsent)
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "missed %d: due before the end, not sent by -drain after it (the tool fell behind the rate)\n", r.Missed)
 	}

@@ -150,7 +150,7 @@ achieved 1000 msg/s (sent 10000, received 9990)
   send lateness   1.0     -    2.0       -       -      3.0
 (send lateness is the tool's own floor: actual minus intended send time)
 tool CPU 2.50 µs/msg (25% of one core; 2 loops waiting adaptive, busy 12% of the time; responses timed at read)
-errors 11 (connect 1, write 0, read 0, content 0, unanswered 10)
+errors 11 (connect 1, write 0, read 0, content 0, unanswered 10, unsent 0)
 connect: refused
 `
 	if b.String() != want {
