@@ -252,16 +252,28 @@ func TestBatchLateness(t *testing.T) {
 	})
 }
 
-// Batch is WaitBatch's alone, and the arrival is kernel or read.
+// Batch is WaitBatch's alone, the arrival is kernel or read, and a rate
+// is a number its schedule can hold (NaN ran for ever, 1e-12 overflowed
+// the interval, +Inf flooded); Check says so without connecting.
 func TestBatchConfig(t *testing.T) {
 	for _, cfg := range []Config{
 		{Addr: "127.0.0.1:1", Batch: time.Millisecond},
 		{Addr: "127.0.0.1:1", Wait: WaitBatch, Batch: -1},
 		{Addr: "127.0.0.1:1", Arrival: "later"},
+		{Addr: "127.0.0.1:1", QPS: math.NaN()},
+		{Addr: "127.0.0.1:1", QPS: math.Inf(1)},
+		{Addr: "127.0.0.1:1", QPS: 1e-12},
+		{Addr: "127.0.0.1:1", QPS: -1},
 	} {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
 		}
+		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
+			t.Errorf("Check(%+v): %v, want ErrConfig", cfg, err)
+		}
+	}
+	if err := (Config{Addr: "127.0.0.1:1", QPS: 1e-6}).Check(); err != nil {
+		t.Errorf("one message in 11 days: %v", err)
 	}
 }
 

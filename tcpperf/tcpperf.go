@@ -249,6 +249,17 @@ func checkMsg(b, tmpl []byte, seq uint64) bool {
 	return bytes.Equal(b[:n], h[:n]) && bytes.Equal(b[n:], tmpl[n:])
 }
 
+// The bounds of an open-loop rate: one message in about 11 days (an
+// interval in nanoseconds far from overflowing) and one a picosecond.
+const (
+	minQPS = 1e-6
+	maxQPS = 1e12
+)
+
+// Check returns the error Run would return for cfg before connecting:
+// one matching ErrConfig for a configuration it cannot run.
+func (cfg Config) Check() error { return cfg.check() }
+
 func (cfg *Config) check() error {
 	if cfg.Conns == 0 {
 		cfg.Conns = 1
@@ -331,8 +342,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: negative count", ErrConfig)
 	case cfg.MsgSize < 1 || cfg.MsgSize > 1<<20:
 		return fmt.Errorf("%w: message size %d not in [1, 1 MiB]", ErrConfig, cfg.MsgSize)
-	case cfg.QPS < 0:
-		return fmt.Errorf("%w: negative rate", ErrConfig)
+	case cfg.QPS != 0 && !(cfg.QPS >= minQPS && cfg.QPS <= maxQPS): // NaN too
+		return fmt.Errorf("%w: rate %g not 0 or in [%g, %g]", ErrConfig, cfg.QPS, minQPS, maxQPS)
 	case cfg.Batch < 0 || (cfg.Batch > 0 && cfg.Wait != WaitBatch):
 		return fmt.Errorf("%w: batch %v without wait batch, or negative", ErrConfig, cfg.Batch)
 	case cfg.Duration < 0 || cfg.Warmup < 0 || cfg.DrainTimeout < 0 || cfg.DialTimeout < 0:

@@ -87,6 +87,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("tcpperf: -duration %v: want more than 0", cfg.Duration)
 	case cfg.Warmup < 0 || cfg.DrainTimeout < 0:
 		return cli.Usagef("tcpperf: -warmup and -drain may not be negative")
+	case cfg.MsgSize < 1:
+		return cli.Usagef("tcpperf: -msg-size %d: want 1 or more", cfg.MsgSize)
 	}
 	if *useTLS {
 		tc, err := tlsConfig(*tlsInsecure, *tlsCA, *tlsName)
@@ -103,6 +105,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// A spare processor for the rest of the program (see Config.Loops).
 	if n := max(cfg.Loops, 1) + 1; runtime.GOMAXPROCS(0) < n {
 		runtime.GOMAXPROCS(n)
+	}
+	// Refused before -hdr-log and -plot are made, so that a mistake
+	// does not empty the files of an earlier run.
+	if err := cfg.Check(); err != nil {
+		return err
 	}
 	var logs []io.Writer
 	if *hdrLog != "" {

@@ -116,7 +116,7 @@ func TestRunErrors(t *testing.T) {
 	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConnect) || status != 1 || !print {
 		t.Errorf("refused: %v (status %d)\n%s", err, status, out.String())
 	}
-	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}} {
+	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}} {
 		if err := Run(context.Background(), append(bad, "-q"), &out, &errb); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error, not the default", bad, err)
 		}
@@ -126,6 +126,13 @@ func TestRunErrors(t *testing.T) {
 	err = Run(context.Background(), []string{"-q", addr}, &out, &errb)
 	if !errors.Is(err, cli.ErrUsage) {
 		t.Errorf("a bare address: %v, want a usage error", err)
+	}
+	// A configuration refused leaves the files of an earlier run alone.
+	keep := filepath.Join(t.TempDir(), "keep")
+	os.WriteFile(keep, []byte("an earlier run"), 0o644)
+	err = Run(context.Background(), []string{"-addr", addr, "-q", "-mode", "foo", "-hdr-log", keep, "-plot", keep}, &out, &errb)
+	if b, _ := os.ReadFile(keep); !errors.Is(err, tcpperf.ErrConfig) || string(b) != "an earlier run" {
+		t.Errorf("bad mode: %v; the earlier file holds %q", err, b)
 	}
 	// A -plot file that cannot be made fails before the run, not after it
 	// (whose result went unprinted): not ErrConnect.
