@@ -296,3 +296,30 @@ func TestConnectFailureBackoff(t *testing.T) {
 		t.Errorf("failed dials at %v, want %v", at, want)
 	}
 }
+
+// Replies are bounded: a line past 2 KiB, or a reply past 1,000 lines,
+// fails the message as a protocol error, with the first error's text cut
+// short, where the client read on without bound (a server that floods
+// took it to hundreds of MB in seconds).
+func TestReplyBounded(t *testing.T) {
+	for _, greeting := range []string{
+		"220 " + strings.Repeat("x", 3000),
+		strings.Repeat("220-flood\r\n", 2000) + "220 end",
+	} {
+		f := &fakeServer{reply: func(verb, arg string) string {
+			if verb == "CONNECT" {
+				return greeting
+			}
+			return ""
+		}}
+		cfg := base(f.start(t))
+		cfg.Messages = 1
+		res, err := RunWith(context.Background(), cfg, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed != 1 || res.ProtocolErrors != 1 || len(res.FirstError) > 1100 {
+			t.Errorf("greeting of %d bytes: failed %d, protocol errors %d, first error of %d bytes", len(greeting), res.Failed, res.ProtocolErrors, len(res.FirstError))
+		}
+	}
+}

@@ -64,6 +64,20 @@ type ahead struct {
 	turn  int64     // when the previous message's last reply came; -1 until then
 }
 
+// maxErrText bounds the first error's text in the result.
+const maxErrText = 1000
+
+// replyReader returns a reader of the replies on c, within bounds of what
+// a server's replies may make the client hold: a line of 2 KiB (Postfix's
+// line_length_limit; RFC 5321 §4.5.3.1.5 allows 512 octets), a reply of
+// 1,000 lines and 64 KiB. Past them the message fails, as against a
+// server that floods.
+func replyReader(c net.Conn) *textproto.Reader {
+	tr := textproto.NewReader(bufio.NewReaderSize(c, 16<<10))
+	tr.SetLimits(textproto.Limits{MaxLineBytes: 2048, MaxHeaderFields: 1000, MaxHeaderBytes: 64 << 10})
+	return tr
+}
+
 // An smtpConn is one open connection and what its server offered.
 type smtpConn struct {
 	raw        net.Conn // the socket
@@ -213,6 +227,9 @@ func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 
 	r.mu.Lock()
 	if r.firstErr == "" {
 		r.firstErr = err.Error()
+		if len(r.firstErr) > maxErrText {
+			r.firstErr = r.firstErr[:maxErrText] + "..."
+		}
 	}
 	r.mu.Unlock()
 }
@@ -221,7 +238,7 @@ func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 
 // the connection.
 func (s *session) ioFail(ctx context.Context, phase string, err error) {
 	var pe textproto.ProtocolError
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) || errors.Is(err, textproto.ErrLineTooLong) || errors.Is(err, textproto.ErrHeaderTooLarge) {
 		s.fail(ctx, &s.r.n.protocol, fmt.Errorf("%s: %w", phase, err))
 	} else {
 		s.fail(ctx, &s.r.n.io, fmt.Errorf("%s: %w", phase, err))
@@ -383,7 +400,7 @@ func (s *session) open(ctx context.Context) error {
 	}
 	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
 	bw := bufio.NewWriterSize(nc, 32<<10)
-	s.c = &smtpConn{raw: nc, nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: textproto.NewReader(bufio.NewReaderSize(nc, 16<<10)),
+	s.c = &smtpConn{raw: nc, nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: replyReader(nc),
 		stop: context.AfterFunc(ctx, func() { nc.Close() })}
 	if err := s.setup(ctx); err != nil {
 		s.close()

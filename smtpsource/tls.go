@@ -1,7 +1,6 @@
 package smtpsource
 
 import (
-	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/md5"
@@ -18,7 +17,6 @@ import (
 	"github.com/emersion/go-sasl"
 
 	"github.com/wirespeed/wirespeed/internal/tlsbatch"
-	"github.com/wirespeed/wirespeed/textproto"
 )
 
 // errEnded is what a session's setup returns when it has ended the run.
@@ -91,7 +89,7 @@ func (s *session) handshake(ctx context.Context) error {
 	r.n.handshakes.Add(1)
 	c.nc = tc
 	c.bw.Reset(bc.Writer(tc))
-	c.tr = textproto.NewReader(bufio.NewReaderSize(tc, 16<<10))
+	c.tr = replyReader(tc)
 	return nil
 }
 
