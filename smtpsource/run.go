@@ -83,7 +83,7 @@ func (r *run) recordLate(ns int64) {
 }
 
 // end ends the run with err (wrapping ErrStartTLS, ErrTLS or ErrAuth):
-// sessions stop, and Run returns err.
+// sessions stop, and Run returns err with the result so far.
 func (r *run) end(err error) {
 	r.mu.Lock()
 	if r.fatal == nil {
@@ -117,9 +117,11 @@ func (r *run) over(t int64) bool { return r.cfg.Duration > 0 && t >= int64(r.cfg
 // Run sends cfg.Messages messages to the server at cfg.Addr over
 // cfg.Sessions sessions and returns what happened. Refused commands,
 // broken connections and the like are counted in the Result; the error
-// is for a configuration Run cannot use and for a run in which no
-// connection could be opened. It stops early, with the results so far,
-// when ctx is done.
+// is for a configuration Run cannot use, for a run in which no
+// connection could be opened, and for one that a refused STARTTLS, TLS
+// handshake or authentication stopped (ErrStartTLS, ErrTLS, ErrAuth),
+// which comes with the result so far. It stops early, with the results
+// so far, when ctx is done.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return runIn(ctx, cfg, env{clock: sleep.System{}})
 }
@@ -267,13 +269,10 @@ wait:
 	if cfg.Counter != nil && r.n.data.Load() > 0 {
 		fmt.Fprintln(cfg.Counter)
 	}
-	if r.fatal != nil {
-		return nil, r.fatal
-	}
-	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 {
+	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 && r.fatal == nil {
 		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
 	}
-	return r.result(float64(end)/1e9, ctx.Err() == nil), nil
+	return r.result(float64(end)/1e9, ctx.Err() == nil), r.fatal
 }
 
 func us(ns int64) string {

@@ -143,8 +143,8 @@ func TestTLSFailures(t *testing.T) {
 	} {
 		res, err := run(c.f, c.tc, c.implicit)
 		t.Log(c.name, ": ", err)
-		if !errors.Is(err, c.want) || res != nil {
-			t.Errorf("%s: %+v, %v; want %v", c.name, res, err, c.want)
+		if !errors.Is(err, c.want) || res == nil || res.Delivered != 0 {
+			t.Errorf("%s: %+v, %v; want %v with the result, nothing delivered", c.name, res, err, c.want)
 		}
 		if n, _ := c.f.connections(); n > c.conns {
 			t.Errorf("%s: %d connections after the first failed", c.name, n)
@@ -282,8 +282,8 @@ func TestAuthFailures(t *testing.T) {
 		}
 		res, err := RunWith(context.Background(), cfg, nil, nil)
 		t.Log(c.name, ": ", err)
-		if !errors.Is(err, ErrAuth) || res != nil {
-			t.Errorf("%s: %+v, %v; want ErrAuth", c.name, res, err)
+		if !errors.Is(err, ErrAuth) || res == nil || res.Delivered != 0 {
+			t.Errorf("%s: %+v, %v; want ErrAuth with the result, nothing delivered", c.name, res, err)
 		}
 		cmds := c.f.commands()
 		for _, cmd := range cmds {

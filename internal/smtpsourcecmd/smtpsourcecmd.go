@@ -215,9 +215,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer ms.Close()
 		fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ms.Addr())
 	}
-	res, err := smtpsource.Run(ctx, cfg)
-	if err != nil {
-		return err // it names smtpsource
+	res, runErr := smtpsource.Run(ctx, cfg) // it names smtpsource
+	if res == nil {
+		return runErr
 	}
 	var v *smtpsource.Verification
 	var verr error // reported after the result, which is not lost for it
@@ -241,6 +241,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	} else if err := Print(stdout, res, v); err != nil {
 		return err
+	}
+	if runErr != nil {
+		return runErr // a fatal stop, after the result so far
 	}
 	if verr != nil {
 		return verr

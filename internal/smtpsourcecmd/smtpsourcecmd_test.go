@@ -198,6 +198,22 @@ func TestVerifyAndCounter(t *testing.T) {
 	}
 }
 
+// A run that a fatal refusal stops (here STARTTLS, which the server does
+// not offer) prints its result so far before the error; it printed
+// nothing, so what had been delivered was lost.
+func TestFatalStopPrintsResult(t *testing.T) {
+	var s sink
+	addr := s.start(t)
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), []string{"-m", "2", "-q", "-tls", addr}, &out, &errb)
+	if status, print := cli.Status(err); !errors.Is(err, smtpsource.ErrStartTLS) || status != 1 || !print {
+		t.Errorf("%v (status %d), want ErrStartTLS", err, status)
+	}
+	if !strings.Contains(out.String(), "delivered 0 of ") {
+		t.Errorf("no result before the error:\n%s", out.String())
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	ctx := context.Background()
