@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wirespeed/wirespeed/dot"
@@ -30,8 +31,10 @@ type template struct {
 	// long is the body of LengthMax bytes, without its last CRLF, that
 	// ranged lengths cut (nil without a range).
 	long []byte
-	// extra is Config.Headers' lines, CRLF-ended.
-	extra []byte
+	// extra is Config.Headers' lines, CRLF-ended; dotHeader is set if
+	// one starts with a dot, to be stuffed after DATA.
+	extra     []byte
+	dotHeader bool
 	// hdrBase is the length of a generated header less its sender's,
 	// recipient's and message number's (see headerLen).
 	hdrBase int
@@ -45,6 +48,7 @@ func newTemplate(cfg *Config, start time.Time) *template {
 	t := &template{cfg: cfg, date: start.Format(time.RFC1123Z), runID: strconv.FormatInt(start.UnixNano()%(1<<32), 36)}
 	for _, h := range cfg.Headers {
 		t.extra = append(append(t.extra, h...), "\r\n"...)
+		t.dotHeader = t.dotHeader || strings.HasPrefix(h, ".")
 	}
 	from, to := t.addrs(0)
 	t.hdrBase = len(t.header(nil, 0)) - len(from) - len(to) - 1
@@ -157,15 +161,21 @@ func (t *template) addrs(k int64) (from, to string) {
 
 // stuff appends body (CRLF lines) dot-stuffed to dst, then the end line.
 func stuff(dst, body []byte) []byte {
-	for len(body) > 0 {
-		if body[0] == '.' {
+	return append(stuffLines(dst, body), ".\r\n"...)
+}
+
+// stuffLines appends the CRLF lines b to dst, a dot added before each
+// that starts with one.
+func stuffLines(dst, b []byte) []byte {
+	for len(b) > 0 {
+		if b[0] == '.' {
 			dst = append(dst, '.')
 		}
-		i := bytes.IndexByte(body, '\n')
-		dst = append(dst, body[:i+1]...)
-		body = body[i+1:]
+		i := bytes.IndexByte(b, '\n')
+		dst = append(dst, b[:i+1]...)
+		b = b[i+1:]
 	}
-	return append(dst, ".\r\n"...)
+	return dst
 }
 
 // header appends message k's header and the empty line after it to b

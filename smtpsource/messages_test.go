@@ -217,6 +217,16 @@ func TestHeadersAndLists(t *testing.T) {
 	if got := string(f.messages()[0]); got != "X-Test: one\r\nSubject: s\r\n\r\nbody\r\n" {
 		t.Errorf("file message with a header: %q", got)
 	}
+	// A header line that starts with a dot is dot-stuffed after DATA, as
+	// the body's lines are: the server keeps it as given.
+	f = &fakeServer{}
+	addr = f.start(t)
+	if _, err := Run(context.Background(), Config{Addr: addr, Messages: 1, Headers: []string{".X-Dot: y"}, Message: []byte("Subject: s\n\nbody\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(f.messages()[0]); got != ".X-Dot: y\r\nSubject: s\r\n\r\nbody\r\n" {
+		t.Errorf("a header line with a leading dot: %q", got)
+	}
 
 	for _, bad := range []Config{
 		{Headers: []string{"no colon"}}, {Headers: []string{"X-A: b\r\nX-C: d"}}, {Headers: []string{"Bad Name: x"}},

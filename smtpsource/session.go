@@ -27,6 +27,7 @@ type session struct {
 	digests []Digest
 	tls     TLSStats
 	hdr     []byte  // the current message's header
+	hdrDots []byte  // hdr dot-stuffed, if a Config.Headers line starts with a dot
 	cur     msgBody // the current message's body
 	scratch msgBody // where ranged bodies are made
 	mailBuf []byte  // the last MAIL command made, if not the run's
@@ -962,7 +963,12 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 	r := s.r
 	c := s.c
 	t := r.now()
-	c.bw.Write(s.hdr)
+	if r.tmpl.dotHeader {
+		s.hdrDots = stuffLines(s.hdrDots[:0], s.hdr)
+		c.bw.Write(s.hdrDots)
+	} else {
+		c.bw.Write(s.hdr)
+	}
 	c.bw.Write(s.cur.encoded)
 	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining && r.cfg.Wait == 0 && r.cfg.RandomWait == 0 {
 		if k, t0, ok := s.claimDue(ctx); ok {
