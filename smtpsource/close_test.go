@@ -227,8 +227,8 @@ func TestReply421WriteFailed(t *testing.T) {
 }
 
 // A greeting that is neither 220 nor a refusal is a protocol error: the
-// message fails, the connection is closed without QUIT, and no back-off
-// follows (the test's clock does not move).
+// message fails, the connection is closed without QUIT, and the session
+// backs off as after a refusal (10ms before the second connection).
 func TestGreetingNot220(t *testing.T) {
 	f := &fakeServer{reply: func(verb, arg string) string {
 		if verb == "CONNECT" {
@@ -244,16 +244,18 @@ func TestGreetingNot220(t *testing.T) {
 	}
 	accounted(t, res)
 	if res.Failed != 2 || res.ProtocolErrors != 2 || res.Errors != 2 || res.ConnectRefusals != 0 || res.Replies["banner"][250] != 2 ||
-		res.DurationS != 0 || !strings.Contains(res.FirstError, "neither 220 nor a refusal") || quits(f) != 0 {
+		res.DurationS != 0.01 || !strings.Contains(res.FirstError, "neither 220 nor a refusal") || quits(f) != 0 {
 		t.Errorf("%+v, QUITs %d", res, quits(f))
 	}
 }
 
 // A connection that fails backs the session off as a refused greeting
-// does: 10ms, then doubling. And a message sent ahead (pipelining, -d)
-// on a connection the server then closed fails once when no new
-// connection can be had: it was taken again at every pass, counted
-// failed each time, and the run never ended.
+// does: 10ms, then doubling. Here the server's 421 to the first message
+// (on a connection that delivered nothing) starts it at 10ms; the message
+// sent ahead (pipelining, -d) is retried at once, and its failed dial
+// doubles the wait. That message fails once when no new connection can
+// be had: it was taken again at every pass, counted failed each time,
+// and the run never ended.
 func TestConnectFailureBackoff(t *testing.T) {
 	ms := time.Millisecond
 	f := &fakeServer{ext: []string{"PIPELINING"}, reply: func(verb, arg string) string {
@@ -292,7 +294,7 @@ func TestConnectFailureBackoff(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []time.Duration{0, 10 * ms, 30 * ms, 70 * ms}; fmt.Sprint(at) != fmt.Sprint(want) {
+	if want := []time.Duration{0, 20 * ms, 60 * ms, 140 * ms}; fmt.Sprint(at) != fmt.Sprint(want) {
 		t.Errorf("failed dials at %v, want %v", at, want)
 	}
 }
@@ -321,5 +323,51 @@ func TestReplyBounded(t *testing.T) {
 		if res.Failed != 1 || res.ProtocolErrors != 1 || len(res.FirstError) > 1100 {
 			t.Errorf("greeting of %d bytes: failed %d, protocol errors %d, first error of %d bytes", len(greeting), res.Failed, res.ProtocolErrors, len(res.FirstError))
 		}
+	}
+}
+
+// A server that ends every connection before a message is delivered,
+// after its greeting (here EHLO gets 421), backs the session off as a
+// refused greeting does; it reconnected at once, thousands of times a
+// second. A delivered message starts the waits from 10ms again.
+func TestBackoffAfterGreeting(t *testing.T) {
+	ms := time.Millisecond
+	clk := newFakeClock()
+	start := clk.Now()
+	var mu sync.Mutex
+	var at []time.Duration // each connection's greeting
+	var conns atomic.Int64
+	f := &fakeServer{reply: func(verb, arg string) string {
+		switch verb {
+		case "CONNECT":
+			mu.Lock()
+			at = append(at, clk.Now().Sub(start))
+			mu.Unlock()
+			conns.Add(1)
+		case "EHLO":
+			if n := conns.Load(); n <= 4 || n == 6 {
+				return "421 4.3.2 busy"
+			}
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 7
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, res)
+	if res.Delivered != 2 || res.Failed != 5 {
+		t.Errorf("delivered %d, failed %d; want 2, 5", res.Delivered, res.Failed)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var gaps []time.Duration
+	for i := 1; i < len(at); i++ {
+		gaps = append(gaps, at[i]-at[i-1])
+	}
+	if want := []time.Duration{10 * ms, 20 * ms, 40 * ms, 80 * ms, 0, 10 * ms}; fmt.Sprint(gaps) != fmt.Sprint(want) {
+		t.Errorf("waits between connections %v, want %v", gaps, want)
 	}
 }

@@ -28,7 +28,8 @@
 //     refusal, which fails the message the connection was for, if any,
 //     and its session backs off before it takes another: 10ms, doubled
 //     at each refusal that follows up to 1s, and from 10ms again after a
-//     220. So does a connection that fails before its greeting.
+//     message is delivered. So does a connection that fails, or that the
+//     server ends before a message is delivered on it.
 //   - Every message started is in the figures: delivered, with its latency
 //     among the messages', or failed, among the failed ones'. In open loop
 //     a message's latency runs from its intended start, so a server that

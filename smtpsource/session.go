@@ -45,6 +45,9 @@ type session struct {
 	// then), and retryAt when it ends.
 	backoff time.Duration
 	retryAt int64
+	// backedOff is set once the connection being opened, or last open,
+	// has made the session back off.
+	backedOff bool
 }
 
 // The bounds of the wait after a failed connection or a refused
@@ -96,6 +99,7 @@ type smtpConn struct {
 	xforward   bool            // offered and asked for: sent before each MAIL
 	auth       map[string]bool // the AUTH mechanisms offered
 	stop       func() bool
+	delivered  bool // a message was delivered on it
 	// lastReplies is how many more replies to a refused message's LAST
 	// chunk may come before the reply to the next command (see chunks).
 	lastReplies int
@@ -238,6 +242,9 @@ func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 
 // ioFail counts a failed read or write, or a malformed reply, and closes
 // the connection.
 func (s *session) ioFail(ctx context.Context, phase string, err error) {
+	if s.c != nil && !s.c.delivered {
+		s.backOff() // the server ended a connection that delivered nothing
+	}
 	var pe textproto.ProtocolError
 	if errors.As(err, &pe) || errors.Is(err, textproto.ErrLineTooLong) || errors.Is(err, textproto.ErrHeaderTooLarge) {
 		s.fail(ctx, &s.r.n.protocol, fmt.Errorf("%s: %w", phase, err))
@@ -293,6 +300,9 @@ func (s *session) readReply(ctx context.Context, phase string) (int, string, err
 		s.count(counted, code)
 		if code == 421 {
 			s.reject(ctx, counted, code, msg)
+			if !s.c.delivered {
+				s.backOff() // the server ended a connection that delivered nothing
+			}
 			s.close()
 			return code, msg, errClosing
 		}
@@ -390,6 +400,7 @@ func (s *session) writeFail(ctx context.Context, phase string, err error) {
 // An error leaves the connection closed.
 func (s *session) open(ctx context.Context) error {
 	r := s.r
+	s.backedOff = false
 	nc, err := s.dial(ctx)
 	if err != nil {
 		return err
@@ -405,6 +416,7 @@ func (s *session) open(ctx context.Context) error {
 		stop: context.AfterFunc(ctx, func() { nc.Close() })}
 	if err := s.setup(ctx); err != nil {
 		s.close()
+		s.backOff()
 		return err
 	}
 	return nil
@@ -447,7 +459,6 @@ func (s *session) setup(ctx context.Context) error {
 	if r.cfg.TLSImplicit {
 		t := r.now()
 		if err := s.handshake(ctx); err != nil {
-			s.backOff()
 			return err
 		}
 		s.since(phaseTLS, t)
@@ -456,7 +467,6 @@ func (s *session) setup(ctx context.Context) error {
 	code, msg, err := s.c.tr.ReadResponse(0)
 	if err != nil {
 		s.ioFail(ctx, "banner", err)
-		s.backOff() // a server that closes at once, as one that refuses
 		return err
 	}
 	s.count("banner", code)
@@ -464,7 +474,6 @@ func (s *session) setup(ctx context.Context) error {
 	if code != 220 {
 		return s.refused(ctx, code, msg)
 	}
-	s.backoff = 0
 	if r.cfg.OldMode {
 		return nil // no EHLO, no extensions
 	}
@@ -521,14 +530,19 @@ func (s *session) refused(ctx context.Context, code int, msg string) error {
 		return err
 	}
 	s.fail(ctx, &r.n.refused, err)
-	s.backOff()
 	return err
 }
 
 // backOff makes the session wait before it connects again, after a
-// connection that failed or whose greeting was refused: minBackoff after
-// the first, doubling with each that follows, up to maxBackoff.
+// connection that failed, or that the server ended before a message was
+// delivered on it (a refused greeting, EHLO or STARTTLS, a 421, a broken
+// connection): minBackoff after the first, doubling with each that
+// follows, up to maxBackoff, until a message is delivered.
 func (s *session) backOff() {
+	if s.backedOff {
+		return // once a connection
+	}
+	s.backedOff = true
 	s.backoff = min(max(2*s.backoff, minBackoff), maxBackoff)
 	s.retryAt = s.r.now() + int64(s.backoff)
 }
@@ -652,6 +666,10 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	s.ahead = nil
 	ok, open := s.transaction(ctx, k, turn)
 	if ok {
+		if s.c != nil {
+			s.c.delivered = true
+		}
+		s.backoff = 0
 		s.done(phaseMessage, k, t0)
 		if r.cfg.Digests {
 			s.digests = append(s.digests, r.tmpl.digest(k))
