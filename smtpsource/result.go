@@ -151,7 +151,10 @@ type Result struct {
 	// to start before its end and did not, every session being busy:
 	// none starts after the end. Above zero, the server did not keep up
 	// with the rate (or the tool: see Lateness).
-	Missed      int64   `json:"missed,omitempty"`
+	Missed int64 `json:"missed,omitempty"`
+	// Interrupted says the run's context ended it (a signal, in the
+	// command) before its messages or its Duration were done.
+	Interrupted bool    `json:"interrupted,omitempty"`
 	RcptOK      int64   `json:"recipients_accepted"`
 	Connections int64   `json:"connections"` // opened
 	Bytes       int64   `json:"bytes"`       // message data of the delivered messages, as the server keeps it

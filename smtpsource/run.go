@@ -318,6 +318,7 @@ func (r *run) result(secs float64, whole bool) *Result {
 		res.Messages = 0 // unlimited: Duration ended the run
 	}
 	res.DurationLimitS = cfg.Duration.Seconds()
+	res.Interrupted = !whole
 	if cfg.openLoop() && cfg.Duration > 0 && whole {
 		res.Missed = max(0, r.dueBy(int64(cfg.Duration))-res.Started)
 	}

@@ -248,7 +248,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if verr != nil {
 		return verr
 	}
-	if res.Errors > 0 || res.Failed > 0 || (v != nil && !v.OK()) {
+	if res.Errors > 0 || res.Failed > 0 || res.Interrupted || (v != nil && !v.OK()) {
 		return cli.StatusError{Status: 1}
 	}
 	return nil
@@ -335,6 +335,9 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 		strings.ToUpper(r.Proto), r.Sessions, load, messages, length, r.Recipients, r.DurationS)
 	fmt.Fprintf(w, "delivered %d of %d started (failed %d), %.0f msg/s, %.2f MB/s, %d connections\n",
 		r.Delivered, r.Started, r.Failed, r.MsgPerS, r.MBPerS, r.Connections)
+	if r.Interrupted {
+		fmt.Fprintln(w, "interrupted: stopped before the run's end")
+	}
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "missed %d: due before -duration's end, never started (every session busy: the rate is more than the server took)\n", r.Missed)
 	}

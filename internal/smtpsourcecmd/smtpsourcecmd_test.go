@@ -419,8 +419,27 @@ func TestCancelledExitStatus(t *testing.T) {
 	}()
 	var out, errb bytes.Buffer
 	err = Run(ctx, []string{"-q", "-m", "1", ln.Addr().String()}, &out, &errb)
-	if status, _ := cli.Status(err); status != 1 || !strings.Contains(out.String(), "failed 1") {
+	if status, _ := cli.Status(err); status != 1 || !strings.Contains(out.String(), "failed 1") || !strings.Contains(out.String(), "\ninterrupted: ") {
 		t.Fatalf("cancelled: %v (status %d)\n%s", err, status, out.String())
+	}
+	// With -d the sessions connect first: stopped waiting for a
+	// greeting, the run has started nothing and failed nothing, and is
+	// still no success (it exited 0, "delivered 0 of 0 started").
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		cancel()
+		io.Copy(io.Discard, c)
+	}()
+	out.Reset()
+	err = Run(ctx, []string{"-q", "-d", "-m", "5", "-json", ln.Addr().String()}, &out, &errb)
+	if status, _ := cli.Status(err); status != 1 || !strings.Contains(out.String(), `"interrupted":true`) {
+		t.Fatalf("cancelled while connecting: %v (status %d)\n%s", err, status, out.String())
 	}
 }
 
