@@ -371,3 +371,23 @@ func TestBackoffAfterGreeting(t *testing.T) {
 		t.Errorf("waits between connections %v, want %v", gaps, want)
 	}
 }
+
+// A reply of another kind than the command wants (250 to DATA, 354 to
+// MAIL) fails the message as a protocol error: it failed with no error
+// counted.
+func TestReplyOfWrongKind(t *testing.T) {
+	for verb, r := range map[string]string{"DATA": "250 ok", "MAIL": "354 go on"} {
+		f := &fakeServer{reply: func(v, arg string) string {
+			if v == verb {
+				return r
+			}
+			return ""
+		}}
+		cfg := base(f.start(t))
+		cfg.Messages = 2
+		res := runOK(t, cfg)
+		if res.Failed != 2 || res.ProtocolErrors != 2 || res.Errors != 2 || !strings.Contains(res.FirstError, "reply was due") {
+			t.Errorf("%s answered %q: %+v", verb, r, res)
+		}
+	}
+}

@@ -264,11 +264,20 @@ func (s *session) close() {
 }
 
 // reply reads one reply of phase and counts its code; a 4xx or 5xx reply
-// is a rejection.
+// is a rejection, and a reply of another kind than the command wants (a
+// 250 to DATA, a 354 to MAIL) a protocol error.
 func (s *session) reply(ctx context.Context, phase string) (int, string, error) {
 	code, msg, err := s.readReply(ctx, phase)
-	if err == nil && code >= 400 {
+	want := 2
+	if phase == "data" {
+		want = 3
+	}
+	switch {
+	case err != nil:
+	case code >= 400:
 		s.reject(ctx, phase, code, msg)
+	case code/100 != want:
+		s.fail(ctx, &s.r.n.protocol, fmt.Errorf("%s: a %dxx reply was due: %d %s", phase, want, code, firstLine(msg)))
 	}
 	return code, msg, err
 }
