@@ -46,8 +46,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range; 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
 	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
-	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>) (smtp-source -f)")
-	fs.StringVar(&cfg.To, "t", "", "recipient `address` (default foo@<-M name>) (smtp-source -t)")
+	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>; '' or <>: the null sender) (smtp-source -f)")
+	fs.StringVar(&cfg.To, "t", "", "recipient `address` (default foo@<-M name>; '': <>) (smtp-source -t)")
 	fs.StringVar(&cfg.Helo, "M", "", "`name` for EHLO and the default addresses (default: the host name) (smtp-source -M)")
 	fs.StringVar(&cfg.Subject, "S", "", "add a \"Subject: `subject`\" header (smtp-source -S)")
 	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP (smtp-source -L)")
@@ -112,7 +112,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.Addr = fs.Arg(0)
 	cfg.NoSize = !*size
 	mSet := false
-	fs.Visit(func(f *flag.Flag) { mSet = mSet || f.Name == "m" })
+	fs.Visit(func(f *flag.Flag) {
+		mSet = mSet || f.Name == "m"
+		// -f '' (or -t '') is the null address, as with Postfix's
+		// smtp-source, not the default.
+		if f.Name == "f" && cfg.From == "" {
+			cfg.From = "<>"
+		}
+		if f.Name == "t" && cfg.To == "" {
+			cfg.To = "<>"
+		}
+	})
 	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {
 		cfg.Messages = 0 // as many as the time allows
 	}

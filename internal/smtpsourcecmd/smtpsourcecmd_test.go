@@ -342,6 +342,20 @@ func TestPostfixFlags(t *testing.T) {
 	if strings.Contains(cmds, "EHLO") || !strings.HasPrefix(cmds, "MAIL FROM:") {
 		t.Errorf("-o: commands %s", cmds)
 	}
+	// -f '' is the null sender, as with Postfix's smtp-source; it was
+	// foo@<host>.
+	s.mu.Lock()
+	s.cmds = nil
+	s.mu.Unlock()
+	if err := Run(context.Background(), []string{"-f", "", "-m", "1", "-q", addr}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	cmds = strings.Join(s.cmds, "|")
+	s.mu.Unlock()
+	if !strings.Contains(cmds, "|MAIL FROM:<>|") && !strings.Contains(cmds, "|MAIL FROM:<> ") {
+		t.Errorf("-f '': commands %s", cmds)
+	}
 	// -o: the body alone, as smtp-source -l 100 makes it.
 	body := "1" + strings.Repeat("X", 77) + "\r\n" + strings.Repeat("X", 20) + "\r\n"
 	want := fmt.Sprintf("%x %d ", md5.Sum([]byte(body)), len(body))
