@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -112,13 +113,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var logs []io.Writer
+	var hdrFile *logFile
 	if *hdrLog != "" {
 		f, err := os.Create(*hdrLog)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		logs = append(logs, f)
+		hdrFile = &logFile{f: f}
+		logs = append(logs, hdrFile)
 	}
 	var plotLog bytes.Buffer // the interval log, for -plot
 	var plotFile *os.File
@@ -161,10 +164,40 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if hdrFile != nil {
+		if err := hdrFile.close(); err != nil {
+			return fmt.Errorf("tcpperf: -hdr-log: %w", err) // after the result
+		}
+	}
 	if res.Errors > 0 {
 		return cli.StatusError{Status: 1}
 	}
 	return nil
+}
+
+// A logFile is the -hdr-log file: its first write error is kept for the
+// end of the run, and fails no other writer of the log (the -plot's).
+type logFile struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error
+}
+
+func (l *logFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		_, l.err = l.f.Write(p)
+	}
+	return len(p), nil
+}
+
+// close closes the file and returns the first error writing or closing
+// it.
+func (l *logFile) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return errors.Join(l.err, l.f.Close())
 }
 
 // tlsConfig is the client's configuration of -tls.

@@ -134,6 +134,16 @@ func TestRunErrors(t *testing.T) {
 	if b, _ := os.ReadFile(keep); !errors.Is(err, tcpperf.ErrConfig) || string(b) != "an earlier run" {
 		t.Errorf("bad mode: %v; the earlier file holds %q", err, b)
 	}
+	// A -hdr-log that cannot be written (a full disk) fails the command,
+	// after the result; it exited 0 with the log lost.
+	if _, err := os.Stat("/dev/full"); err == nil {
+		srv := echoServer(t)
+		out.Reset()
+		err := Run(context.Background(), []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-hdr-log", "/dev/full"}, &out, &errb)
+		if status, print := cli.Status(err); status != 1 || !print || !strings.Contains(out.String(), "achieved") {
+			t.Errorf("-hdr-log /dev/full: %v (status %d)\n%s", err, status, out.String())
+		}
+	}
 	// A -plot file that cannot be made fails before the run, not after it
 	// (whose result went unprinted): not ErrConnect.
 	err = Run(context.Background(), []string{"-addr", addr, "-q", "-plot", filepath.Join(t.TempDir(), "none", "x.svg")}, &out, &errb)
