@@ -102,7 +102,11 @@ func (l *loop) lose(c *conn, counter *atomic.Int64) {
 		counter.Add(1)
 	}
 	lost := int64(len(c.q) - c.qh)
-	l.n.lost.Add(lost)
+	if l.r.interrupted.Load() {
+		l.n.abandoned.Add(lost) // closed at a stop, not waited for
+	} else {
+		l.n.lost.Add(lost)
+	}
 	l.inflight -= lost
 	c.q, c.qh = nil, 0
 }
@@ -122,17 +126,18 @@ func (l *loop) take(c *conn, b []byte, k int, at int64) int {
 			break
 		}
 		ok = checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq)
-		if !ok {
-			bad++ // answered, but not right: not received
-		}
 		c.rseq++
-		if ok && r.measured(t) {
+		switch {
+		case !r.measured(t):
+		case !ok:
+			bad++ // answered, but not right: not received
+		default:
 			l.lat.RecordLocked(at - t)
 			measured++
 		}
 	}
 	l.lat.Unlock()
-	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones
+	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones of the measurement
 	l.n.received.Add(int64(measured))
 	l.n.answered.Add(int64(got))
 	l.inflight -= int64(got)

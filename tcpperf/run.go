@@ -29,6 +29,7 @@ type run struct {
 	// stopping: send no more (the schedule is over, the closed loop's time
 	// is up, or ctx is done). quit: the loops return.
 	stopping, quit atomic.Bool
+	interrupted    atomic.Bool   // ctx ended the run: what is outstanding at the quit is abandoned
 	schedDone      chan struct{} // one token per loop whose schedule is over
 	drained        chan struct{} // one token per loop with nothing in flight once stopping
 }
@@ -229,11 +230,13 @@ drain:
 	if cfg.QPS > 0 && ctx.Err() == nil {
 		measuredEnd = r.end // the whole schedule went out
 	}
+	interrupted := ctx.Err() != nil
+	r.interrupted.Store(interrupted)
 	r.quit.Store(true)
 	eng.quit()
 	report()
 
-	secs := float64(measuredEnd-r.measure) / 1e9
+	secs := float64(max(measuredEnd-r.measure, 0)) / 1e9 // 0: stopped in the warm-up
 	res := &Result{
 		Mode: cfg.Mode, Engine: cfg.Engine, TLS: cfg.TLS != nil, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, WaitChosen: cfg.waitChosen, Arrival: cfg.Arrival, TargetQPS: cfg.QPS,
 		MsgSize: cfg.MsgSize, DurationS: secs,
@@ -252,9 +255,16 @@ drain:
 		res.WriteErrors += l.n.write.Load()
 		res.ReadErrors += l.n.read.Load()
 		res.ContentErrors += l.n.content.Load()
-		res.Unanswered += l.n.lost.Load() + l.inflight
+		res.Unanswered += l.n.lost.Load()
+		res.Abandoned += l.n.abandoned.Load()
+		if interrupted {
+			res.Abandoned += l.inflight // not waited for: no fault of the server's
+		} else {
+			res.Unanswered += l.inflight
+		}
 		res.Missed += l.n.missed.Load()
 	}
+	res.Interrupted = interrupted
 	res.Errors = res.ConnectFailures + res.WriteErrors + res.ReadErrors + res.ContentErrors + res.Unanswered + res.Unsent
 	if cfg.QPS == 0 {
 		res.Depth = cfg.Depth

@@ -125,6 +125,10 @@ type Result struct {
 	ContentErrors   int64   `json:"content_errors"`
 	Unanswered      int64   `json:"unanswered"` // sent, no response by the end of the drain
 	Unsent          int64   `json:"unsent"`     // due in the measurement on a connection that had failed
+	// Interrupted says ctx ended the run before its end; the messages
+	// then in flight, not waited for, are Abandoned, not unanswered.
+	Interrupted bool  `json:"interrupted,omitempty"`
+	Abandoned   int64 `json:"abandoned,omitempty"`
 	// Missed counts the messages of an open-loop schedule due before its
 	// end and not sent DrainTimeout after it, the tool being too far
 	// behind (see the lateness). Not an error of the server.
@@ -213,6 +217,7 @@ type counters struct {
 	sent, due, received, write, read, content, lost atomic.Int64
 	msent                                           atomic.Int64 // sent within the measurement
 	unsent                                          atomic.Int64 // due in the measurement on a failed connection
+	abandoned                                       atomic.Int64 // outstanding on connections closed at a stop
 	missed                                          atomic.Int64 // due before the end, not sent by then
 	answered                                        atomic.Int64 // responses, measured or not
 	idle                                            atomic.Int64 // ns waiting or polling with nothing to do

@@ -169,7 +169,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("tcpperf: -hdr-log: %w", err) // after the result
 		}
 	}
-	if res.Errors > 0 {
+	if res.Errors > 0 || res.Interrupted {
 		return cli.StatusError{Status: 1}
 	}
 	return nil
@@ -263,6 +263,9 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered, r.Unsent)
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "missed %d: due before the end, not sent by -drain after it (the tool fell behind the rate)\n", r.Missed)
+	}
+	if r.Interrupted {
+		fmt.Fprintf(w, "interrupted: stopped before the end, %d in flight not waited for\n", r.Abandoned)
 	}
 	if r.ConnectError != "" {
 		_, err := fmt.Fprintln(w, "connect:", r.ConnectError)
