@@ -169,3 +169,23 @@ func TestMergeBadLog(t *testing.T) {
 		t.Fatalf("bad payload: %v, want ErrLog for log 2", err)
 	}
 }
+
+// The interval log spans the measurement, not the drain after it: merged,
+// it gives the run's duration. (Against a server that answers nothing,
+// the drain runs its whole 300ms; the last interval ended with it.)
+func TestLogSpansMeasurement(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		var hlog bytes.Buffer
+		res, err := RunWith(context.Background(), Config{
+			Engine: engine, Addr: silentServer(t), Conns: 2, QPS: 400, Duration: 500 * time.Millisecond,
+			DrainTimeout: 300 * time.Millisecond, HdrLog: &hlog,
+		}, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := MergeLogs(&hlog)
+		if err != nil || res.DurationS != 0.5 || m.DurationS != res.DurationS {
+			t.Errorf("merged: %v, %.3fs; the run %.3fs, want 0.5s", err, m.DurationS, res.DurationS)
+		}
+	})
+}

@@ -162,8 +162,14 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		totalLat.Merge(lat)
 		totalLate.Merge(late)
 		if hlog != nil && (now > max(r.measure, lastTick) || lat.TotalCount() > 0) {
-			lat.SetStartTimeMs(r.base.Add(time.Duration(max(lastTick, r.measure))).UnixMilli())
-			lat.SetEndTimeMs(r.base.Add(time.Duration(now)).UnixMilli())
+			// The intervals span the measurement: responses that come in
+			// the drain, after its end, are its messages' and go into
+			// the last interval, which ends with it, so that a merge's
+			// span and rate are the run's.
+			end := min(now, r.end)
+			start := min(max(lastTick, r.measure), end)
+			lat.SetStartTimeMs(r.base.Add(time.Duration(start)).UnixMilli())
+			lat.SetEndTimeMs(r.base.Add(time.Duration(end)).UnixMilli())
 			hlog.OutputIntervalHistogram(lat)
 		}
 		if cfg.Progress != nil {

@@ -118,6 +118,12 @@ func TestClosedLoopLatency(t *testing.T) {
 			t.Error("no progress lines")
 		}
 
+		// Merged, the log spans the measurement, and gives its rate: the
+		// last response, in the drain, is in the last interval, which
+		// ends with the measurement (it ended with the drain).
+		if m, err := MergeLogs(bytes.NewReader(hlog.Bytes())); err != nil || m.DurationS != res.DurationS || m.AchievedQPS != res.AchievedQPS {
+			t.Errorf("merged: %v, %.3fs at %.1f/s; want the run's %.3fs at %.1f/s", err, m.DurationS, m.AchievedQPS, res.DurationS, res.AchievedQPS)
+		}
 		// The interval log reads back with HdrHistogram's reader and adds up to
 		// the same histogram.
 		lr := hdrhistogram.NewHistogramLogReader(&hlog)
