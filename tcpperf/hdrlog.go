@@ -45,10 +45,15 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 	first, last = int64(math.MaxInt64), int64(math.MinInt64)
 	for i, log := range logs {
 		lr := hdrhistogram.NewHistogramLogReader(log)
-		for {
+		for n := 0; ; n++ {
 			h, err := lr.NextIntervalHistogram()
 			if err != nil {
 				return nil, 0, 0, fmt.Errorf("%w: log %d: %w", ErrLog, i+1, err)
+			}
+			if h == nil && n == 0 {
+				// Not an interval log, or the empty one of a run that
+				// measured nothing: a merge without it would look whole.
+				return nil, 0, 0, fmt.Errorf("%w: log %d: no intervals", ErrLog, i+1)
 			}
 			if h == nil {
 				break
@@ -75,7 +80,9 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // the result spans from the earliest interval start to the latest end,
 // and AchievedQPS is the combined rate over that span. Only untagged
 // intervals are merged: a log may carry other measures under tags (as
-// smtp-source's carries each phase's latencies beside its messages').
+// smtp-source's carries each phase's latencies beside its messages'). A
+// log with no interval at all (not a log, or an empty one) is an error
+// matching ErrLog, as one that cannot be read.
 func MergeLogs(logs ...io.Reader) (*Result, error) {
 	all, first, last, err := mergeLogs(logs)
 	if err != nil {

@@ -168,6 +168,14 @@ func TestMergeBadLog(t *testing.T) {
 	if !errors.Is(err, ErrLog) || !regexp.MustCompile(`log 2\b`).MatchString(err.Error()) {
 		t.Fatalf("bad payload: %v, want ErrLog for log 2", err)
 	}
+	good.Reset()
+	writeLog(&good, time.UnixMilli(1_700_000_000_000), []int64{5, 6, 7})
+	for _, notLog := range []string{"", "{\"mode\":\"echo\"}\n", "#[tcpperf latencies in nanoseconds]\n"} {
+		_, err := MergeLogs(bytes.NewReader(good.Bytes()), strings.NewReader(notLog))
+		if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 2: no intervals") {
+			t.Errorf("%q: %v, want ErrLog: log 2: no intervals", notLog, err)
+		}
+	}
 }
 
 // The interval log spans the measurement, not the drain after it: merged,

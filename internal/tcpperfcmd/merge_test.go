@@ -91,11 +91,19 @@ func TestMergeErrors(t *testing.T) {
 	if status, _ := cli.Status(Run(context.Background(), []string{"merge"}, &out, &errb)); status != 2 {
 		t.Errorf("merge without files: status %d", status)
 	}
-	empty := filepath.Join(t.TempDir(), "empty.hlog")
+	// A file with no interval (empty, the log of a host that measured
+	// nothing, or no log at all) fails the merge, which would otherwise
+	// look whole without it.
+	dir := t.TempDir()
+	empty, notLog := filepath.Join(dir, "empty.hlog"), filepath.Join(dir, "result.json")
 	os.WriteFile(empty, nil, 0o644)
-	out.Reset()
-	if err := Run(context.Background(), []string{"merge", empty, empty}, &out, &errb); err != nil || out.String() != "2 logs merged, no intervals\n" {
-		t.Errorf("empty logs: %v, %q", err, out.String())
+	os.WriteFile(notLog, []byte(`{"mode":"echo"}`+"\n"), 0o644)
+	for _, f := range []string{empty, notLog} {
+		out.Reset()
+		err := Run(context.Background(), []string{"merge", f}, &out, &errb)
+		if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), "log 1: no intervals") || out.Len() > 0 {
+			t.Errorf("%s: %v, %q; want ErrLog, no intervals", f, err, out.String())
+		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.hlog")
 	os.WriteFile(bad, []byte("0.1,0.2,0.3,HISTFAAAA!!!!\n"), 0o644)
