@@ -105,3 +105,37 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.w.Write(p)
 }
+
+// Every engine starts on a port that a connection the server closed
+// first holds in TIME-WAIT, as a restart meets: gnet did not, for a
+// minute ("bind: address already in use"), where evio and netpoll did.
+func TestEnginesRebind(t *testing.T) {
+	for _, engine := range serve.CompareEngines() {
+		t.Run(engine, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Close() // the server's side closes first: TIME-WAIT on addr
+			io.Copy(io.Discard, c)
+			c.Close()
+			ln.Close()
+			s, err := serve.Start(serve.Config{Engine: engine, Mode: "echo", Addr: addr}, engines(nil))
+			if err != nil {
+				t.Fatalf("start on %s: %v", addr, err)
+			}
+			if err := s.Stop(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -97,6 +97,7 @@ func startGnet(cfg serve.Config, fail func(error), hook func(*gnetLogger)) (stri
 	go func() {
 		done <- gnet.Run(s, "tcp://"+cfg.Addr,
 			gnet.WithMulticore(true),
+			gnet.WithReuseAddr(true), // as evio and netpoll: a restart binds over TIME-WAIT
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 			gnet.WithLogger(logger))
 	}()
