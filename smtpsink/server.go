@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/internal/unixsock"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -167,11 +166,11 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
 		network, addr = "unix", path
 	}
-	ln, err := lc.Listen(ctx, network, addr)
-	if err != nil && network == "unix" && errors.Is(err, syscall.EADDRINUSE) && staleSocket(addr) {
-		// Left by a server that is gone (a crash, kill -9), as
-		// Postfix's smtp-sink takes it: removed, and listened on anew.
-		os.Remove(addr)
+	var ln net.Listener
+	var err error
+	if network == "unix" {
+		ln, err = unixsock.Listen(ctx, &lc, addr) // a stale socket taken over, as Postfix's smtp-sink does
+	} else {
 		ln, err = lc.Listen(ctx, network, addr)
 	}
 	if err != nil {
@@ -181,20 +180,6 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	s.ln = ln
 	context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
-}
-
-// staleSocket reports whether path is a Unix socket that nobody listens
-// on: a connection to it is refused.
-func staleSocket(path string) bool {
-	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
-		return false
-	}
-	c, err := net.Dial("unix", path)
-	if err == nil {
-		c.Close()
-		return false
-	}
-	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // newServer makes the Server of a Config that has been validated and

@@ -26,6 +26,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/sleep"
+	"github.com/wirespeed/wirespeed/internal/unixsock"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -160,19 +161,23 @@ func check(cfg Config, engines map[string]Engine) error {
 const unixPrefix = "unix:"
 
 // checkUnix refuses a Unix socket address on the engines that serve TCP
-// only.
+// only, and one without a path.
 func checkUnix(cfg Config) error {
-	if strings.HasPrefix(cfg.Addr, unixPrefix) && !slices.Contains([]string{"std", "netio", "netio-conn"}, cfg.Engine) {
+	switch {
+	case cfg.Addr == unixPrefix:
+		return fmt.Errorf("-addr unix: needs a path")
+	case strings.HasPrefix(cfg.Addr, unixPrefix) && !slices.Contains([]string{"std", "netio", "netio-conn"}, cfg.Engine):
 		return fmt.Errorf("-addr %s: the %s engine serves TCP only (unix: needs std, netio or netio-conn)", cfg.Addr, cfg.Engine)
 	}
 	return nil
 }
 
 // listen listens on addr: unix:PATH is a Unix domain socket (its file is
-// removed when the listener closes), anything else a TCP address.
+// removed when the listener closes; one left by a server that died is
+// taken over), anything else a TCP address.
 func listen(addr string) (net.Listener, error) {
 	if path, ok := strings.CutPrefix(addr, unixPrefix); ok {
-		return net.Listen("unix", path)
+		return unixsock.Listen(context.Background(), &net.ListenConfig{}, path)
 	}
 	return net.Listen("tcp", addr)
 }

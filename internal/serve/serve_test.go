@@ -255,13 +255,20 @@ func TestBuildCompareNoCheckout(t *testing.T) {
 }
 
 // TestServeUnix: -addr unix:PATH serves a Unix domain socket on the std,
-// netio and netio-conn engines, every echo exact, and its file is
-// removed when the server stops; the other engines refuse it.
+// netio and netio-conn engines, every echo exact, taking over the socket
+// file of a server that died, and its file is removed when the server
+// stops; the other engines refuse it, and so does a path left out.
 func TestServeUnix(t *testing.T) {
 	for _, engine := range []string{"std", "netio", "netio-conn"} {
 		for _, mode := range []string{"echo", "line"} {
 			t.Run(engine+"/"+mode, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "s")
+				dead, err := net.Listen("unix", path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dead.(*net.UnixListener).SetUnlinkOnClose(false) // a server killed with -9
+				dead.Close()
 				s := startT(t, Config{Engine: engine, Mode: mode, Addr: "unix:" + path}, nil)
 				if s.Addr() != "unix:"+path {
 					t.Fatalf("Addr %q, want unix:%s", s.Addr(), path)
@@ -305,6 +312,9 @@ func TestServeUnix(t *testing.T) {
 		if err := checkUnix(cfg); err == nil || !strings.Contains(err.Error(), "TCP only") {
 			t.Errorf("%s with unix: %v, want a refusal", engine, err)
 		}
+	}
+	if err := checkUnix(Config{Engine: "std", Mode: "echo", Addr: "unix:"}); err == nil {
+		t.Error("unix: without a path: taken (an abstract socket of a random name)")
 	}
 }
 
