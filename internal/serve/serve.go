@@ -229,7 +229,7 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	fs.SetOutput(stderr)
 	var cfg Config
 	fs.StringVar(&cfg.Engine, "engine", engine, "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
-	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request)")
+	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request of up to 64 KiB; a longer one closes the connection)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket (std, netio and netio-conn engines; the file is removed at exit)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools)")
 	return fs, &cfg
