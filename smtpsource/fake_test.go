@@ -70,6 +70,9 @@ type fakeServer struct {
 	authAfterTLS bool
 	users        map[string]string
 	loginPrompt  string
+	// loginAskUser: LOGIN asks "Username:" even after an initial
+	// response, which it ignores (some servers do).
+	loginAskUser bool
 	// splitMax > 0 sends the replies in pieces of 1 to splitMax bytes,
 	// each a write of its own (sizes from a PCG seeded with the
 	// connection's number).
@@ -678,7 +681,7 @@ func (f *fakeServer) auth(arg string, say func(verb, arg, r string) bool, send f
 		}
 		user, pass = parts[1], parts[2]
 	case "LOGIN":
-		if hasIR {
+		if hasIR && !f.loginAskUser {
 			user = string(decode(ir))
 		} else {
 			b, ok, alive := answer("Username:")

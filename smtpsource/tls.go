@@ -198,7 +198,7 @@ func saslText(ir []byte) string {
 func saslClient(mech, user, pass string) sasl.Client {
 	switch mech {
 	case "LOGIN":
-		return sasl.NewLoginClient(user, pass)
+		return &login{user, pass}
 	case "CRAM-MD5":
 		return &cramMD5{user, pass}
 	case "XOAUTH2":
@@ -207,6 +207,23 @@ func saslClient(mech, user, pass string) sasl.Client {
 		return sasl.NewOAuthBearerClient(&sasl.OAuthBearerOptions{Username: user, Token: pass})
 	}
 	return sasl.NewPlainClient("", user, pass)
+}
+
+// login is LOGIN's client (draft-murchison-sasl-login): the user name
+// as the initial response, then whatever the server's prompts ask for,
+// read as servers write them ("Username:" again, "password:").
+type login struct{ user, pass string }
+
+func (l *login) Start() (string, []byte, error) { return "LOGIN", []byte(l.user), nil }
+
+func (l *login) Next(challenge []byte) ([]byte, error) {
+	switch strings.ToLower(strings.TrimSpace(string(challenge))) {
+	case "username:", "user name", "username":
+		return []byte(l.user), nil
+	case "password:", "password":
+		return []byte(l.pass), nil
+	}
+	return nil, fmt.Errorf("LOGIN: unexpected prompt %q", challenge)
 }
 
 // cramMD5 is CRAM-MD5's client (RFC 2195): the answer to the server's

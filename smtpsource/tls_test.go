@@ -256,10 +256,24 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+// LOGIN answers the prompts servers write: "Username:" even after the
+// initial response (go-sasl's client failed on it), "password:" in lower
+// case.
+func TestAuthLoginPrompts(t *testing.T) {
+	for _, f := range []*fakeServer{{loginAskUser: true}, {loginPrompt: "password:"}} {
+		f.authMechs, f.users = []string{"LOGIN"}, map[string]string{"u": "pw"}
+		cfg := base(f.start(t))
+		cfg.Messages, cfg.AuthUser, cfg.AuthPass, cfg.AuthMech = 2, "u", "pw", "LOGIN"
+		if res := runOK(t, cfg); res.Delivered != 2 || res.Errors != 0 {
+			t.Errorf("ask user %v, prompt %q: %+v", f.loginAskUser, f.loginPrompt, res)
+		}
+	}
+}
+
 // The run ends at once with ErrAuth when the credentials are refused
 // (535), the mechanism is not offered, AUTH is not offered at all (here:
-// before TLS), or LOGIN's prompt is not the one go-sasl's client answers,
-// in which case the exchange is cancelled with "*" first.
+// before TLS), or LOGIN's prompt is neither a user name's nor a
+// password's, in which case the exchange is cancelled with "*" first.
 func TestAuthFailures(t *testing.T) {
 	srvTLS, roots := testCerts(t)
 	for _, c := range []struct {
