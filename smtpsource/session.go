@@ -388,13 +388,13 @@ func (s *session) flush(ctx context.Context, phase string) error {
 
 // writeFail is ioFail for a failed write of phase's commands or data,
 // but for a connection that the server has reset after its last word: a
-// 421 that came before the reset (an idle timeout's; a server giving up
-// on a message it is sent) is counted as the reply to phase, once, and
-// not the write's error. The read does not wait: on a reset connection
+// 4xx or 5xx that came before the reset (an idle timeout's 421; a server
+// giving up on a message it is sent, as smtp-sink -A's 550) is counted
+// as the reply to phase, once, and not the write's error. The read does not wait: on a reset connection
 // only what has arrived is left to read.
 func (s *session) writeFail(ctx context.Context, phase string, err error) {
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
-		if code, msg, rerr := s.c.tr.ReadResponse(0); rerr == nil && code == 421 {
+		if code, msg, rerr := s.c.tr.ReadResponse(0); rerr == nil && code >= 400 {
 			s.count(phase, code)
 			s.reject(ctx, phase, code, msg)
 			s.close()

@@ -186,3 +186,16 @@ func TestSmtpsinkAuthMechs(t *testing.T) {
 		})
 	}
 }
+
+// A server that refuses the data and closes while the client still
+// writes it (smtp-sink -A 0: 354, then 550 and a close) is counted as the
+// refusal it sent, not as the broken pipe the write met.
+func TestRefusalWriteFailed(t *testing.T) {
+	srv := startSmtpsinkCfg(t, smtpsink.Config{AbortData: true})
+	cfg := base(srv.Addr().String())
+	cfg.Messages, cfg.Length, cfg.WindowSize = 1, 8<<20, 16<<10
+	res := runOK(t, cfg)
+	if res.Failed != 1 || res.Rejections != 1 || res.IOErrors != 0 {
+		t.Errorf("%+v", res)
+	}
+}
