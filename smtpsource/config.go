@@ -240,8 +240,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: negative connect tries or window size", ErrConfig)
 	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:
 		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
-	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n"):
-		return fmt.Errorf("%w: line break in an address, name or subject", ErrConfig)
+	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n\x00"):
+		return fmt.Errorf("%w: line break or NUL in an address, name or subject", ErrConfig)
 	case strings.ContainsAny(cfg.XClient+cfg.XForward, "\r\n\x00"):
 		return fmt.Errorf("%w: line break or NUL in the XCLIENT or XFORWARD attributes", ErrConfig)
 	}
@@ -257,6 +257,10 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: STARTTLS and implicit TLS together", ErrConfig)
 	case cfg.OldMode && (cfg.TLS || cfg.AuthUser != ""):
 		return fmt.Errorf("%w: old mode (no EHLO) with STARTTLS or AUTH", ErrConfig)
+	case cfg.OldMode && len(cfg.Headers) > 0:
+		return fmt.Errorf("%w: old mode sends no header, so none of Headers", ErrConfig)
+	case strings.ContainsRune(strings.Join(append(slices.Clone(cfg.FromList), cfg.ToList...), ""), 0):
+		return fmt.Errorf("%w: NUL in an address", ErrConfig)
 	case cfg.AuthUser == "" && (cfg.AuthPass != "" || cfg.AuthMech != ""):
 		return fmt.Errorf("%w: a password or mechanism without a user", ErrConfig)
 	case cfg.AuthMech != "" && !slices.Contains(AuthMechs, cfg.AuthMech):

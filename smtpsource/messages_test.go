@@ -231,6 +231,7 @@ func TestHeadersAndLists(t *testing.T) {
 	for _, bad := range []Config{
 		{Headers: []string{"no colon"}}, {Headers: []string{"X-A: b\r\nX-C: d"}}, {Headers: []string{"Bad Name: x"}},
 		{ToList: []string{"a@b"}, Recipients: 2}, {FromList: []string{}}, {ToList: []string{"a@b>\r\nDATA"}},
+		{ToList: []string{"a\x00@b"}}, {FromList: []string{"a\x00@b"}}, {OldMode: true, Headers: []string{"X-A: b"}},
 		{Length: 10, LengthMax: 5}, {Length: 10, LengthMax: 20, Message: []byte("x")},
 		{MessageSet: [][]byte{}}, {MessageSet: [][]byte{[]byte("x")}, Message: []byte("x")},
 	} {
