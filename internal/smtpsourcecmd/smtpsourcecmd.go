@@ -126,6 +126,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {
 		cfg.Messages = 0 // as many as the time allows
 	}
+	// A time limit of 0 or less would be taken for the default: given,
+	// it is a mistake.
+	if cfg.Timeout <= 0 || cfg.DialTimeout <= 0 {
+		return cli.Usagef("smtp-source: -timeout and -dial-timeout: want more than 0")
+	}
 	// As Postfix's smtp-source: a count of 0 is a mistake, not the default.
 	for _, c := range []struct {
 		n    int

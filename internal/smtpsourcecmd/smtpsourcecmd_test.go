@@ -235,6 +235,11 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%s 0: %v, want a usage error, as Postfix's smtp-source", bad, err)
 		}
 	}
+	for _, bad := range []string{"-timeout", "-dial-timeout"} {
+		if err := Run(ctx, []string{bad, "0s", "-q", "127.0.0.1:1"}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
+			t.Errorf("%s 0: %v, want a usage error, not the default", bad, err)
+		}
+	}
 	err = Run(ctx, []string{"-body", "html", "-q", "127.0.0.1:1"}, &out, &errb)
 	if !errors.Is(err, smtpsource.ErrConfig) {
 		t.Errorf("bad body: %v, want smtpsource.ErrConfig", err)
