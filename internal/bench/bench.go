@@ -14,11 +14,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/benchcase"
@@ -253,19 +256,29 @@ func parseAndRun(ctx context.Context, parse func(args []string, stdout, stderr i
 // measure runs the standard-library suites of p and prints their report.
 func (p *plan) measure(ctx context.Context, stdout, stderr io.Writer) error {
 	results := make([]Result, 0, len(p.cases))
+	// The progress line is rewritten in place on a terminal only: in a
+	// file it would be clutter.
+	f, ok := stderr.(*os.File)
+	tty := ok && term.IsTerminal(int(f.Fd()))
 	for i, c := range p.cases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "\r[%d/%d] %-50s", i+1, len(p.cases), c.Group+"/impl="+c.Impl)
+		if tty {
+			fmt.Fprintf(stderr, "\r[%d/%d] %-50s", i+1, len(p.cases), c.Group+"/impl="+c.Impl)
+		}
 		r, err := runCase(c, p.benchtime, time.Now)
 		if err != nil {
-			fmt.Fprintln(stderr)
+			if tty {
+				fmt.Fprintln(stderr)
+			}
 			return fmt.Errorf("%s/impl=%s: %w", c.Group, c.Impl, err)
 		}
 		results = append(results, r)
 	}
-	fmt.Fprintf(stderr, "\r%-60s\r", "")
+	if tty {
+		fmt.Fprintf(stderr, "\r%-60s\r", "")
+	}
 	addSpeedups(results)
 	e := env{Go: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), DotKernel: dot.Kernel(), Benchtime: p.benchtime.String()}
 	if p.json {
