@@ -257,6 +257,7 @@ drain:
 	res.LatenessMax = float64(totalLate.Max()) / 1e3
 	for _, l := range r.loops {
 		res.Sent += l.n.msent.Load()
+		res.SentAll += l.n.sent.Load()
 		res.Unsent += l.n.unsent.Load()
 		res.WriteErrors += l.n.write.Load()
 		res.ReadErrors += l.n.read.Load()

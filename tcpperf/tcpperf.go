@@ -116,6 +116,7 @@ type Result struct {
 	Mean            float64 `json:"mean_us"`
 	AchievedQPS     float64 `json:"achieved_qps"`
 	Sent            int64   `json:"sent"`     // messages of the measurement written or queued for writing
+	SentAll         int64   `json:"sent_all"` // every message sent, the warm-up's and the drain's too (for a server's CPU over the whole run)
 	Received        int64   `json:"received"` // right responses to them, recorded in the measurement
 	Errors          int64   `json:"errors"`   // sum of the kinds below
 	ConnectFailures int64   `json:"connect_failures"`

@@ -560,9 +560,9 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 			}
 			perConn, tool := fmt.Sprintf("%.1f", r.ServerRSSMB*1024/float64(p.Conns)), fmt.Sprintf("%.2f", res.CPUPerMsg)
 			perMsg := "-"
-			if res.Sent > 0 {
+			if res.SentAll > 0 {
 				// warmup included, like the CPU time
-				perMsg = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(res.Sent))
+				perMsg = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(res.SentAll))
 			}
 			if r.Engine == "sockperf" {
 				rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait = "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"
@@ -700,8 +700,8 @@ func printSteps(w io.Writer, steps []netStep) error {
 		best, p99, cpu, next := "-", "-", "-", "-"
 		if r := medianRun(st.Rows, st.Best); r != nil && st.Best > 0 {
 			best, p99 = fmt.Sprintf("%.0f", st.Best), fmt.Sprintf("%.1f", r.Result.P99)
-			if r.Result.Sent > 0 {
-				cpu = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(r.Result.Sent))
+			if r.Result.SentAll > 0 {
+				cpu = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(r.Result.SentAll))
 			}
 		}
 		if r := medianRun(st.Rows, st.Best*stepFactor); r != nil && st.Best > 0 {
