@@ -425,40 +425,33 @@ func TestCancelledExitStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		cancel() // the session waits for a greeting that never comes
-		io.Copy(io.Discard, c)
-	}()
-	var out, errb bytes.Buffer
-	err = Run(ctx, []string{"-q", "-m", "1", ln.Addr().String()}, &out, &errb)
-	if status, _ := cli.Status(err); status != 1 || !strings.Contains(out.String(), "failed 1") || !strings.Contains(out.String(), "\ninterrupted: ") {
-		t.Fatalf("cancelled: %v (status %d)\n%s", err, status, out.String())
+	// run runs the command with args, cancelled once the server has
+	// accepted its connection, whose session waits for a greeting that
+	// never comes.
+	run := func(args ...string) (string, int) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			cancel()
+			io.Copy(io.Discard, c)
+		}()
+		var out, errb bytes.Buffer
+		status, _ := cli.Status(Run(ctx, append(args, ln.Addr().String()), &out, &errb))
+		return out.String(), status
+	}
+	if out, status := run("-q", "-m", "1"); status != 1 || !strings.Contains(out, "failed 1") || !strings.Contains(out, "\ninterrupted: ") {
+		t.Fatalf("cancelled: status %d\n%s", status, out)
 	}
 	// With -d the sessions connect first: stopped waiting for a
 	// greeting, the run has started nothing and failed nothing, and is
 	// still no success (it exited 0, "delivered 0 of 0 started").
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		cancel()
-		io.Copy(io.Discard, c)
-	}()
-	out.Reset()
-	err = Run(ctx, []string{"-q", "-d", "-m", "5", "-json", ln.Addr().String()}, &out, &errb)
-	if status, _ := cli.Status(err); status != 1 || !strings.Contains(out.String(), `"interrupted":true`) {
-		t.Fatalf("cancelled while connecting: %v (status %d)\n%s", err, status, out.String())
+	if out, status := run("-q", "-d", "-m", "5", "-json"); status != 1 || !strings.Contains(out, `"interrupted":true`) {
+		t.Fatalf("cancelled while connecting: status %d\n%s", status, out)
 	}
 }
 
