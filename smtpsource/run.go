@@ -147,6 +147,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	parent := ctx // its end is an interruption; a fatal stop aborts ctx
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	_, addr := network(cfg.Addr, cfg.IPVersion, cfg.defaultPort())
@@ -272,7 +273,9 @@ wait:
 	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 && r.fatal == nil {
 		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
 	}
-	return r.result(float64(end)/1e9, ctx.Err() == nil), r.fatal
+	res := r.result(float64(end)/1e9, ctx.Err() == nil)
+	res.Interrupted = parent.Err() != nil
+	return res, r.fatal
 }
 
 func us(ns int64) string {
@@ -318,7 +321,6 @@ func (r *run) result(secs float64, whole bool) *Result {
 		res.Messages = 0 // unlimited: Duration ended the run
 	}
 	res.DurationLimitS = cfg.Duration.Seconds()
-	res.Interrupted = !whole
 	if cfg.openLoop() && cfg.Duration > 0 && whole {
 		res.Missed = max(0, r.dueBy(int64(cfg.Duration))-res.Started)
 	}

@@ -253,13 +253,14 @@ func TestCommandTLSAuthAgainstGoSMTP(t *testing.T) {
 }
 
 // -tls against a go-smtp server without TLS, which does not offer
-// STARTTLS: the run ends at once with an error that says so, the command
-// exits with status 1, and no message is sent. Wrong credentials end the
-// run with ErrAuth on go-smtp's 535.
+// STARTTLS: the run ends at once with an error that says so (and the
+// result so far: nothing delivered), the command exits with status 1,
+// and no message is sent. Wrong credentials end the run with ErrAuth on
+// go-smtp's 535.
 func TestTLSAuthFailuresAgainstGoSMTP(t *testing.T) {
 	addr, rec := startGoSMTP(t, false, false)
 	res, err := smtpsource.Run(context.Background(), smtpsource.Config{Addr: addr, TLS: true, Messages: 5, Sessions: 2})
-	if !errors.Is(err, smtpsource.ErrStartTLS) || res != nil || !strings.Contains(err.Error(), "does not offer it") {
+	if !errors.Is(err, smtpsource.ErrStartTLS) || res == nil || res.Delivered != 0 || res.Interrupted || !strings.Contains(err.Error(), "does not offer it") {
 		t.Errorf("no STARTTLS: %+v, %v", res, err)
 	}
 	var out, errb bytes.Buffer
@@ -278,13 +279,13 @@ func TestTLSAuthFailuresAgainstGoSMTP(t *testing.T) {
 	for _, mech := range []string{"PLAIN", "LOGIN"} {
 		res, err = smtpsource.Run(context.Background(), smtpsource.Config{Addr: addr, TLS: true, TLSConfig: &tls.Config{RootCAs: roots},
 			AuthUser: user, AuthPass: "wrong", AuthMech: mech, Messages: 5, Sessions: 2})
-		if !errors.Is(err, smtpsource.ErrAuth) || res != nil || !strings.Contains(err.Error(), "535") {
+		if !errors.Is(err, smtpsource.ErrAuth) || res == nil || res.Delivered != 0 || !strings.Contains(err.Error(), "535") {
 			t.Errorf("%s, wrong password: %+v, %v", mech, res, err)
 		}
 	}
 	// AUTH before STARTTLS: go-smtp does not offer it.
 	res, err = smtpsource.Run(context.Background(), smtpsource.Config{Addr: addr, AuthUser: user, AuthPass: pass, Messages: 1})
-	if !errors.Is(err, smtpsource.ErrAuth) || res != nil {
+	if !errors.Is(err, smtpsource.ErrAuth) || res == nil || res.Delivered != 0 {
 		t.Errorf("AUTH without TLS: %+v, %v", res, err)
 	}
 }
