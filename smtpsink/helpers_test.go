@@ -25,6 +25,14 @@ var quiet = log.New(io.Discard, "", 0)
 // startSink listens on 127.0.0.1:0 and serves until the test ends.
 func startSink(t testing.TB, cfg Config, h hooks) *Server {
 	t.Helper()
+	return startSinkPrepared(t, cfg, h, nil)
+}
+
+// startSinkPrepared is startSink that calls prepare, if not nil, with
+// the listener before Serve takes it (and, on some engines, closes it
+// for a duplicate).
+func startSinkPrepared(t testing.TB, cfg Config, h hooks, prepare func(net.Listener) error) *Server {
+	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	if cfg.Engine == "" {
 		cfg.Engine = testEngine
@@ -35,6 +43,12 @@ func startSink(t testing.TB, cfg Config, h hooks) *Server {
 	s, err := listen(t.Context(), cfg, h)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prepare != nil {
+		if err := prepare(s.ln); err != nil {
+			s.Close()
+			t.Fatal(err)
+		}
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.Serve() }()

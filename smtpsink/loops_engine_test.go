@@ -709,19 +709,22 @@ func (r *recordCounter) count() int {
 func TestLoopsQuitUnsent(t *testing.T) {
 	var read atomic.Int64
 	ended := make(chan SessionInfo, 1)
-	s := startSink(t, Config{Engine: EngineLoops, OnSessionEnd: func(si SessionInfo) { ended <- si }},
-		hooks{read: func(n int) { read.Add(int64(n)) }})
 	// Small socket buffers, the sink's (accepted sockets take the
-	// listener's) and the client's, so that the kernel takes little.
+	// listener's, set before Serve takes the listener: it may close it
+	// for a duplicate) and the client's, so that the kernel takes little.
 	small := func(opt int) func(syscall.RawConn) error {
 		return func(rc syscall.RawConn) error {
 			return rc.Control(func(fd uintptr) { setSockOpt(fd, opt, 4096) })
 		}
 	}
-	lc, err := s.ln.(*net.TCPListener).SyscallConn()
-	if err != nil || small(syscall.SO_SNDBUF)(lc) != nil {
-		t.Fatal(err)
-	}
+	s := startSinkPrepared(t, Config{Engine: EngineLoops, OnSessionEnd: func(si SessionInfo) { ended <- si }},
+		hooks{read: func(n int) { read.Add(int64(n)) }}, func(ln net.Listener) error {
+			lc, err := ln.(*net.TCPListener).SyscallConn()
+			if err != nil {
+				return err
+			}
+			return small(syscall.SO_SNDBUF)(lc)
+		})
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error { return small(syscall.SO_RCVBUF)(rc) }}
 	nc, err := d.Dial("tcp", s.Addr().String())
 	if err != nil {
