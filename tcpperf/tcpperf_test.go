@@ -241,8 +241,10 @@ func TestUnanswered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Sent != 40 || res.Unanswered != res.Sent || res.Received != 0 || res.Errors != res.Unanswered {
-			t.Fatalf("silent server: %+v, want the 40 messages of the schedule unanswered", res)
+		// A loop woken late by a busy host misses the messages due past
+		// the 1ms of grace the drain gives: they are missed, not sent.
+		if res.Sent+res.Missed != 40 || res.Sent == 0 || res.Unanswered != res.Sent || res.Received != 0 || res.Errors != res.Unanswered {
+			t.Fatalf("silent server: %+v, want the 40 messages of the schedule unanswered (or missed)", res)
 		}
 	})
 }
@@ -464,8 +466,9 @@ func TestNonReadingServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Every message of the schedule was sent or counted as an error.
-			if res.Sent+res.WriteErrors != 100 || res.Received != 0 || res.Unanswered != res.Sent || res.WriteErrors == 0 || res.Errors != res.Unanswered+res.WriteErrors {
+			// Every message of the schedule was sent or counted as an error
+			// (or missed, by a loop a busy host woke past the 1ms grace).
+			if res.Sent+res.WriteErrors+res.Missed != 100 || res.Received != 0 || res.Unanswered != res.Sent || res.WriteErrors == 0 || res.Errors != res.Unanswered+res.WriteErrors {
 				t.Errorf("want 100 messages sent or failed, none answered, write errors: %+v", res)
 			}
 		})
