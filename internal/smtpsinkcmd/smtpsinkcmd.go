@@ -291,12 +291,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if e.Quit {
 				quits++
 			}
+			if e.Quit && quits == *maxQuits {
+				stopped.Store(true) // before the counters show it
+				cancel()
+			}
 			if *counters {
 				showCounters()
-			}
-			if e.Quit && quits == *maxQuits {
-				stopped.Store(true)
-				cancel()
 			}
 		}
 	}
