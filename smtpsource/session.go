@@ -40,9 +40,9 @@ type session struct {
 	// last message's data; nil otherwise.
 	ahead   *ahead
 	rcptBuf []byte // the last RCPT command made with NumberRecipients or ToList
-	// backoff is the wait after the last connection that failed or whose
-	// greeting was refused, if none has been greeted with 220 since (0
-	// then), and retryAt when it ends.
+	// backoff is the wait after the last connection that failed or
+	// ended with nothing delivered, if no message has been delivered
+	// since (0 then), and retryAt when it ends.
 	backoff time.Duration
 	retryAt int64
 	// backedOff is set once the connection being opened, or last open,
@@ -390,8 +390,8 @@ func (s *session) flush(ctx context.Context, phase string) error {
 // but for a connection that the server has reset after its last word: a
 // 4xx or 5xx that came before the reset (an idle timeout's 421; a server
 // giving up on a message it is sent, as smtp-sink -A's 550) is counted
-// as the reply to phase, once, and not the write's error. The read does not wait: on a reset connection
-// only what has arrived is left to read.
+// as the reply to phase, once, and not the write's error. The read does
+// not wait: on a reset connection only what has arrived is left to read.
 func (s *session) writeFail(ctx context.Context, phase string, err error) {
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 		if code, msg, rerr := s.c.tr.ReadResponse(0); rerr == nil && code >= 400 {
