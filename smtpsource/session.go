@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -73,12 +74,12 @@ const maxErrText = 1000
 
 // replyReader returns a reader of the replies on c, within bounds of what
 // a server's replies may make the client hold: a line of 2 KiB (Postfix's
-// line_length_limit; RFC 5321 §4.5.3.1.5 allows 512 octets), a reply of
-// 1,000 lines and 64 KiB. Past them the message fails, as against a
-// server that floods.
-func replyReader(c net.Conn) *textproto.Reader {
+// line_length_limit; RFC 5321 §4.5.3.1.5 allows 512 octets), and, in
+// readResponse, a reply of 1,000 lines and 64 KiB. Past them the message
+// fails, as against a server that floods.
+func replyReader(c io.Reader) *textproto.Reader {
 	tr := textproto.NewReader(bufio.NewReaderSize(c, 16<<10))
-	tr.SetLimits(textproto.Limits{MaxLineBytes: 2048, MaxHeaderFields: 1000, MaxHeaderBytes: 64 << 10})
+	tr.SetLimits(textproto.Limits{MaxLineBytes: 2048})
 	return tr
 }
 
@@ -293,7 +294,7 @@ var errClosing = errors.New("smtpsource: 421: the server is closing the connecti
 // rejection and closes the connection (errClosing).
 func (s *session) readReply(ctx context.Context, phase string) (int, string, error) {
 	for {
-		code, msg, err := s.c.tr.ReadResponse(0)
+		code, msg, err := readResponse(s.c.tr)
 		if err != nil {
 			s.ioFail(ctx, phase, err)
 			return 0, "", err
@@ -394,7 +395,7 @@ func (s *session) flush(ctx context.Context, phase string) error {
 // not wait: on a reset connection only what has arrived is left to read.
 func (s *session) writeFail(ctx context.Context, phase string, err error) {
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
-		if code, msg, rerr := s.c.tr.ReadResponse(0); rerr == nil && code >= 400 {
+		if code, msg, rerr := readResponse(s.c.tr); rerr == nil && code >= 400 {
 			s.count(phase, code)
 			s.reject(ctx, phase, code, msg)
 			s.close()
@@ -473,7 +474,7 @@ func (s *session) setup(ctx context.Context) error {
 		s.since(phaseTLS, t)
 	}
 	t := r.now()
-	code, msg, err := s.c.tr.ReadResponse(0)
+	code, msg, err := readResponse(s.c.tr)
 	if err != nil {
 		s.ioFail(ctx, "banner", err)
 		return err
