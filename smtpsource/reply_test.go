@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A reply of a bare code ("250" CRLF, RFC 5321 §4.2's Reply-line with no
@@ -94,5 +95,23 @@ func TestReadResponse(t *testing.T) {
 		if (err == nil) != c.ok || code != c.code || (c.msg != "" || c.ok) && msg != c.msg {
 			t.Errorf("%.40q: %d %.40q %v; want %d %.40q, ok %v", c.in, code, msg, err, c.code, c.msg, c.ok)
 		}
+	}
+}
+
+// The first error's text is cut at 1,000 bytes on a character's start: it
+// was cut within a UTF-8 character, which left the result (and its JSON)
+// with an invalid sequence.
+func TestFirstErrorCutWhole(t *testing.T) {
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "MAIL" {
+			return "550 x" + strings.Repeat("é", 600)
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 1
+	res := runOK(t, cfg)
+	if !strings.HasSuffix(res.FirstError, "é...") || !utf8.ValidString(res.FirstError) || len(res.FirstError) > 1003 {
+		t.Errorf("first error of %d bytes, valid UTF-8 %v, ends %q", len(res.FirstError), utf8.ValidString(res.FirstError), res.FirstError[len(res.FirstError)-8:])
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/textproto"
@@ -233,8 +234,11 @@ func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 
 	r.mu.Lock()
 	if r.firstErr == "" {
 		r.firstErr = err.Error()
-		if len(r.firstErr) > maxErrText {
-			r.firstErr = r.firstErr[:maxErrText] + "..."
+		if n := maxErrText; len(r.firstErr) > n {
+			for !utf8.RuneStart(r.firstErr[n]) {
+				n-- // not within a character
+			}
+			r.firstErr = r.firstErr[:n] + "..."
 		}
 	}
 	r.mu.Unlock()
