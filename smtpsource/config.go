@@ -180,6 +180,10 @@ type Config struct {
 	Live *Live
 }
 
+// Check returns the error Run would return for cfg before connecting:
+// one matching ErrConfig for a configuration it cannot run.
+func (cfg Config) Check() error { return cfg.check() }
+
 func (cfg *Config) check() error {
 	def := func(v *int, d int) {
 		if *v == 0 {

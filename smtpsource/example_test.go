@@ -2,10 +2,12 @@ package smtpsource_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/smtpsink"
@@ -77,4 +79,13 @@ func ExampleConfig_xForward() {
 	fmt.Printf("delivered %d; xclient %v, xforward %v, ehlo %v\n", res.Delivered, res.Replies["xclient"], res.Replies["xforward"], res.Replies["ehlo"])
 	// Output:
 	// delivered 3; xclient map[220:1], xforward map[250:3], ehlo map[250:2]
+}
+
+// Check refuses a configuration before anything is opened, with the error
+// Run would return.
+func ExampleConfig_Check() {
+	cfg := smtpsource.Config{Addr: "127.0.0.1:25", QPS: 100, Wait: 10 * time.Millisecond}
+	err := cfg.Check()
+	fmt.Println(errors.Is(err, smtpsource.ErrConfig), err)
+	// Output: true smtpsource: bad configuration: a wait between messages in open loop
 }

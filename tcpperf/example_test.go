@@ -3,9 +3,11 @@ package tcpperf_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"time"
 
@@ -91,4 +93,13 @@ func ExampleLogHistogram() {
 	}
 	fmt.Printf("%d values, max >= p50 > 0: %v\n", h.TotalCount(), h.Max() >= h.ValueAtQuantile(50) && h.ValueAtQuantile(50) > 0)
 	// Output: 10 values, max >= p50 > 0: true
+}
+
+// Check refuses a configuration before anything is opened, with the error
+// Run would return.
+func ExampleConfig_Check() {
+	cfg := tcpperf.Config{Addr: "127.0.0.1:7", QPS: math.Inf(1)}
+	err := cfg.Check()
+	fmt.Println(errors.Is(err, tcpperf.ErrConfig), err)
+	// Output: true tcpperf: bad configuration: rate +Inf not 0 or in [1e-06, 1e+12]
 }

@@ -15,13 +15,22 @@ var ErrUsage = errors.New("usage error")
 
 // Usagef returns a usage error with the given message.
 func Usagef(format string, a ...any) error {
-	return &usageError{fmt.Sprintf(format, a...)}
+	return &usageError{msg: fmt.Sprintf(format, a...)}
 }
 
-type usageError struct{ msg string }
+// Usage marks err, a library's refusal of what the command line asked for
+// (a configuration error), as a usage error; errors.Is still finds what
+// err matches.
+func Usage(err error) error { return &usageError{msg: err.Error(), err: err} }
+
+type usageError struct {
+	msg string
+	err error // what it wraps, if any
+}
 
 func (e *usageError) Error() string        { return e.msg }
 func (e *usageError) Is(target error) bool { return target == ErrUsage }
+func (e *usageError) Unwrap() error        { return e.err }
 
 // A StatusError ends a command with Status after the command has printed
 // its own diagnostics (or needs none): sum's coreutils exit statuses, a

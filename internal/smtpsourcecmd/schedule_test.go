@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,5 +61,21 @@ func TestStagesAndDuration(t *testing.T) {
 		if st, _ := cli.Status(Run(context.Background(), []string{"-qps", q, "127.0.0.1:1"}, &o, &e)); st != 2 {
 			t.Errorf("-qps %q: status %d, want 2", q, st)
 		}
+	}
+}
+
+// A configuration smtpsource refuses (here -dsn-ret with a value it does
+// not know) is a usage error, exit status 2, refused before -hdr-log is
+// made: it exited 1, and after emptying an earlier run's log.
+func TestConfigErrorIsUsage(t *testing.T) {
+	keep := filepath.Join(t.TempDir(), "keep.hdr")
+	if err := os.WriteFile(keep, []byte("an earlier run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	err := Run(context.Background(), []string{"-dsn-ret", "ALL", "-hdr-log", keep, "127.0.0.1:1"}, &o, &e)
+	b, _ := os.ReadFile(keep)
+	if st, print := cli.Status(err); st != 2 || !print || !errors.Is(err, smtpsource.ErrConfig) || string(b) != "an earlier run" {
+		t.Errorf("-dsn-ret ALL: %v (status %d), -hdr-log holds %q", err, st, b)
 	}
 }

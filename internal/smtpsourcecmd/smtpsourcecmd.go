@@ -205,6 +205,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		cfg.Progress = stderr
 	}
+	// Refused before -hdr-log is made, so that a mistake does not empty
+	// an earlier run's file, and with the exit status of a bad flag.
+	if err := cfg.Check(); err != nil {
+		return cli.Usage(err)
+	}
 	if *hdrLog != "" {
 		f, err := os.Create(*hdrLog)
 		if err != nil {

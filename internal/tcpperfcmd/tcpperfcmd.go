@@ -110,7 +110,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Refused before -hdr-log and -plot are made, so that a mistake
 	// does not empty the files of an earlier run.
 	if err := cfg.Check(); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	var logs []io.Writer
 	var hdrFile *logFile

@@ -101,8 +101,8 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("bad flag: %v (status %d)", err, status)
 	}
 	err = Run(context.Background(), []string{"-mode", "http", "-q"}, &out, &errb)
-	if !errors.Is(err, tcpperf.ErrConfig) {
-		t.Errorf("bad mode: %v, want tcpperf.ErrConfig", err)
+	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConfig) || status != 2 || !print {
+		t.Errorf("bad mode: %v (status %d), want tcpperf.ErrConfig, a usage error", err, status)
 	}
 	// Nothing listens on a closed listener's port: no connection opens.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
