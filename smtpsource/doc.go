@@ -19,7 +19,10 @@
 //     that is not SMTP and a failed read or write are counted apart, and
 //     the run goes on: a failed transaction is reset, a broken connection
 //     replaced. Only a server that refuses TLS or AUTH for good ends it
-//     ([ErrStartTLS], [ErrTLS], [ErrAuth]).
+//     ([ErrStartTLS], [ErrTLS], [ErrAuth]). Replies are read as RFC 5321
+//     §4.2 writes them (a bare "250" is a reply); a line that is not a
+//     reply line or changes the reply's code is a protocol error at once,
+//     and a reply past 1,000 lines, 64 KiB or a line of 2 KiB is one too.
 //   - A 421 to any command (RFC 5321 §3.8: the server is closing the
 //     channel) fails the message, if one is under way, with that 421,
 //     counted once: the connection is closed without QUIT, no reply to
