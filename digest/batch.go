@@ -199,6 +199,7 @@ type engine struct {
 	readSize int // reads after the first buffer on the multi-buffer path
 	progress progress
 	cancel   canceller
+	fds      descriptors // the run's files open
 
 	slots  []slot
 	jobs   chan int      // slot indices to hash
@@ -329,7 +330,7 @@ func (e *engine) scalarWorker() {
 			r.Err = err
 		} else {
 			h.Reset()
-			r.Size, r.Err = hashFile(e.alg, h, r.Path, buf[:], e.progress, &e.cancel, &r.Sum)
+			r.Size, r.Err = hashFile(e.alg, h, r.Path, buf[:], e.progress, &e.cancel, &e.fds, &r.Sum)
 		}
 		e.done(s)
 	}
@@ -359,11 +360,11 @@ func (e *engine) multiWorker(srv *simdServer) {
 }
 
 func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum) (size int64, multi bool, err error) {
-	f, err := openFile(path)
+	f, err := e.fds.openFile(path)
 	if err != nil {
 		return 0, false, err
 	}
-	defer f.close()
+	defer e.fds.close(f)
 	// Fill the first buffer: a file that ends within it is hashed by h.
 	n := 0
 	eof := false

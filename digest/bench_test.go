@@ -141,7 +141,7 @@ func BenchmarkReadSize(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					h.Reset()
-					if _, err := hashFile(a, h, path, buf, nil, nil, &s); err != nil {
+					if _, err := hashFile(a, h, path, buf, nil, nil, nil, &s); err != nil {
 						b.Fatal(err)
 					}
 				}

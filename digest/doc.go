@@ -11,7 +11,9 @@
 //     Each at most 2 allocations per file, batch setup included.
 //   - Files and Each keep at most Options.Workers cores busy, deliver
 //     results in input order, and hold a bounded window of files, however
-//     many paths there are.
+//     many paths there are. Out of file descriptors (EMFILE, ENFILE), a
+//     file waits for another of the batch to close; it fails only when
+//     none of the batch's files is open.
 //   - Errors are per file and never stop a batch: *fs.PathError values
 //     wrapping the system error, so errors.Is(err, fs.ErrNotExist) works.
 //     Bad arguments give errors wrapping ErrUnknownAlgorithm or

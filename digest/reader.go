@@ -52,7 +52,7 @@ func File(a Algorithm, path string) (Sum, error) {
 	h := getHash(a)
 	defer putHash(a, h)
 	var s Sum
-	_, err := hashFile(a, h, path, buf[:], nil, nil, &s)
+	_, err := hashFile(a, h, path, buf[:], nil, nil, nil, &s)
 	return s, err
 }
 
@@ -70,13 +70,13 @@ type progress interface{ Add(int64) int64 }
 
 // hashFile streams path into h (already reset) and stores the digest in
 // *s. It returns the number of bytes hashed. A non-nil c is polled before
-// every read.
-func hashFile(a Algorithm, h hash.Hash, path string, buf []byte, p progress, c *canceller, s *Sum) (int64, error) {
-	f, err := openFile(path)
+// every read; fds, if not nil, counts the file open.
+func hashFile(a Algorithm, h hash.Hash, path string, buf []byte, p progress, c *canceller, fds *descriptors, s *Sum) (int64, error) {
+	f, err := fds.openFile(path)
 	if err != nil {
 		return 0, err
 	}
-	defer f.close()
+	defer fds.close(f)
 	var size int64
 	for {
 		if err := c.check("read", path); err != nil {
