@@ -34,7 +34,9 @@
 //     message is delivered. So does a connection that fails, or that the
 //     server ends before a message is delivered on it.
 //   - Every message started is in the figures: delivered, with its latency
-//     among the messages', or failed, among the failed ones'. In open loop
+//     among the messages', failed, among the failed ones', or, if it was
+//     under way when the run's context ended, abandoned (its reply unread,
+//     its fate unknown). In open loop
 //     a message's latency runs from its intended start, so a server that
 //     stalls is charged for the messages that wait (no coordinated
 //     omission).

@@ -17,10 +17,11 @@ import (
 )
 
 type counters struct {
-	started, delivered, failed, rcptOK, conns, bytes, data atomic.Int64
-	connect, refused, io, protocol, reject, retries        atomic.Int64
-	rcptSeq                                                atomic.Int64 // NumberRecipients' last number
-	open, handshakes                                       atomic.Int64 // connections open now, TLS handshakes done (for Live)
+	started, delivered, failed, abandoned, rcptOK, conns atomic.Int64
+	bytes, data                                          atomic.Int64
+	connect, refused, io, protocol, reject, retries      atomic.Int64
+	rcptSeq                                              atomic.Int64 // NumberRecipients' last number
+	open, handshakes                                     atomic.Int64 // connections open now, TLS handshakes done (for Live)
 }
 
 type run struct {
@@ -299,7 +300,7 @@ func (r *run) result(secs float64, whole bool) *Result {
 	res := &Result{
 		Proto: "smtp", Sessions: cfg.Sessions, Messages: cfg.Messages, Length: cfg.Length, LengthMax: cfg.LengthMax, Recipients: cfg.Recipients,
 		TargetQPS: cfg.QPS, Pipelining: r.pipe, Chunking: r.chunk, DurationS: secs,
-		Started: r.n.started.Load(), Delivered: r.n.delivered.Load(), Failed: r.n.failed.Load(), RcptOK: r.n.rcptOK.Load(),
+		Started: r.n.started.Load(), Delivered: r.n.delivered.Load(), Failed: r.n.failed.Load(), Abandoned: r.n.abandoned.Load(), RcptOK: r.n.rcptOK.Load(),
 		Connections: r.n.conns.Load(), Bytes: r.n.bytes.Load(),
 		Replies: r.replies, Lateness: latency(r.late),
 		ConnectRetries: r.n.retries.Load(), ConnectErrors: r.n.connect.Load(), ConnectRefusals: r.n.refused.Load(), IOErrors: r.n.io.Load(), ProtocolErrors: r.n.protocol.Load(), Rejections: r.n.reject.Load(),

@@ -174,15 +174,17 @@ func (s *session) run(ctx context.Context) {
 			}
 			r.n.started.Add(1)
 		}
-		if s.message(ctx, k, t0) {
+		switch s.message(ctx, k, t0) {
+		case delivered:
 			r.n.delivered.Add(1)
-		} else {
+		case failed:
 			r.n.failed.Add(1)
+		default:
+			r.n.abandoned.Add(1)
 		}
 	}
-	if a := s.ahead; a != nil { // cancelled with a message started
-		r.n.failed.Add(1)
-		s.done(phaseFailed, a.k, a.t0)
+	if s.ahead != nil { // cancelled with a message started
+		r.n.abandoned.Add(1)
 		s.ahead = nil
 	}
 	s.quit(ctx)
@@ -659,15 +661,14 @@ func (s *session) rset(ctx context.Context) {
 }
 
 // message sends message k, which started at t0 (ns since the run's
-// base), opening a connection first if none is open, and reports whether
-// the server accepted it.
-func (s *session) message(ctx context.Context, k, t0 int64) bool {
+// base), opening a connection first if none is open, and reports what
+// became of it.
+func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 	r := s.r
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
 			s.ahead = nil // sent ahead on a connection gone: it fails here, once
-			s.done(phaseFailed, k, t0)
-			return false
+			return s.failed(ctx, k, t0)
 		}
 	}
 	s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
@@ -679,6 +680,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	}
 	s.ahead = nil
 	ok, open := s.transaction(ctx, k, turn)
+	out := delivered
 	if ok {
 		if s.c != nil {
 			s.c.delivered = true
@@ -689,7 +691,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 			s.digests = append(s.digests, r.tmpl.digest(k))
 		}
 	} else {
-		s.done(phaseFailed, k, t0)
+		out = s.failed(ctx, k, t0)
 	}
 	switch {
 	case s.c == nil:
@@ -698,7 +700,27 @@ func (s *session) message(ctx context.Context, k, t0 int64) bool {
 	case open:
 		s.rset(ctx)
 	}
-	return ok
+	return out
+}
+
+// What became of a message.
+type outcome int
+
+const (
+	delivered outcome = iota
+	failed
+	abandoned // under way when the run's context ended: unknown
+)
+
+// failed records message k, started at t0 and not delivered, as failed,
+// or as abandoned if the run's context has ended (its reply may be
+// unread, so its fate is unknown).
+func (s *session) failed(ctx context.Context, k, t0 int64) outcome {
+	if ctx.Err() != nil {
+		return abandoned
+	}
+	s.done(phaseFailed, k, t0)
+	return failed
 }
 
 // transaction sends MAIL, RCPT and the data of message k and reports
