@@ -269,6 +269,22 @@ func ehloReply(cfg *Config, tls bool) []byte {
 	return b
 }
 
+// mailParam gives MAIL's parameters that dsnMail does not check a bit
+// each, to find one given twice.
+func mailParam(key string) uint8 {
+	switch key {
+	case "SIZE":
+		return 1
+	case "BODY":
+		return 2
+	case "SMTPUTF8":
+		return 4
+	case "AUTH":
+		return 8
+	}
+	return 0
+}
+
 // mail serves MAIL; it returns false if the session ends.
 func (ss *session) mail(arg string) bool {
 	switch {
@@ -289,6 +305,7 @@ func (ss *session) mail(arg string) bool {
 	}
 	body, utf8 := "", false
 	var dsn [2]bool // RET, ENVID seen
+	var seen uint8  // SIZE, BODY, SMTPUTF8, AUTH (mailParam)
 	for params != "" {
 		var p string
 		p, params, _ = strings.Cut(params, " ")
@@ -301,6 +318,12 @@ func (ss *session) mail(arg string) bool {
 			ss.reply(555, "5.5.4 Error: MAIL parameters need EHLO")
 			return true
 		}
+		b := mailParam(key)
+		if seen&b != 0 {
+			ss.reply(501, "5.5.4 Syntax: "+key+" given twice") // as RET, ENVID and RCPT's
+			return true
+		}
+		seen |= b
 		switch {
 		case key == "SIZE":
 			n, err := strconv.ParseInt(val, 10, 64)
