@@ -127,7 +127,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	alg := fs.String("digest", "", "hash every message's data with ALG (md5, sha1, sha256, ...) and log \"HEX BYTES SESSION-N\" per message")
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
-	jsonOut := fs.Bool("json", false, "print the summary as one JSON object, on the line after the first (\"listening on ADDR\", which it repeats as \"addr\")")
+	jsonOut := fs.Bool("json", false, "print the summary at exit as one JSON object, the last line of standard output (the first is \"listening on ADDR\", which it repeats as \"addr\"; -digest lines to standard output come between)")
 	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made), e.g. -d 'dumps/%Y%m%d/'")
 	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d (as smtp-sink -D)")
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
