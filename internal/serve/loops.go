@@ -65,6 +65,10 @@ func loopLines(c *netio.LoopConn, in []byte) int {
 			}
 			return used
 		}
+		if i > MaxLine { // MaxInput bounds only what is left unused
+			c.Close()
+			return len(in)
+		}
 		// The response to a line is the line (Respond), written from the
 		// input, which saves a copy.
 		if _, err := c.Write(in[used : used+i]); err != nil {

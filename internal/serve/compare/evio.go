@@ -55,6 +55,10 @@ func startEvio(cfg serve.Config) (string, func() error, error) {
 			if i == 0 {
 				break
 			}
+			if i > serve.MaxLine {
+				st.out = out
+				return out, evio.Close
+			}
 			out = serve.Respond(out, data[:i])
 			data = data[i:]
 		}

@@ -76,6 +76,11 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	out := (*outp)[:0]
 	for b := buf[:end]; len(b) > 0; {
 		i := bytes.IndexByte(b, '\n') + 1
+		if i > serve.MaxLine {
+			*outp = out
+			c.Write(out)
+			return gnet.Close
+		}
 		out = serve.Respond(out, b[:i])
 		b = b[i:]
 	}
