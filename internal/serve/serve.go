@@ -148,6 +148,9 @@ func check(cfg Config, engines map[string]Engine) error {
 	if cfg.Mode != "echo" && cfg.Mode != "line" {
 		return fmt.Errorf("unknown mode %q (echo, line)", cfg.Mode)
 	}
+	if cfg.Addr == "" {
+		return errors.New("-addr: empty (HOST:PORT, or unix:PATH)") // not every interface on a random port
+	}
 	if cfg.TLS != nil && cfg.Engine != "std" && cfg.Engine != "netio" {
 		return fmt.Errorf("-tls needs the std or netio engine, not %s", cfg.Engine)
 	}
@@ -263,13 +266,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	engines := builtin(nil)
 	if slices.Contains(CompareEngines(), cfg.Engine) {
-		if err := checkUnix(*cfg); err != nil {
-			return err
-		}
+		engines = map[string]Engine{cfg.Engine: nil} // served by the comparison module's binary
+	}
+	// A configuration no engine serves is a usage error, found before a
+	// comparison binary is built.
+	if err := check(*cfg, engines); err != nil {
+		return cli.Usage(fmt.Errorf("serve: %w", err))
+	}
+	if slices.Contains(CompareEngines(), cfg.Engine) {
 		return runCompare(ctx, *cfg, *compareExe, stdout, stderr)
 	}
-	return run(ctx, *cfg, builtin(nil), stdout, stderr)
+	return run(ctx, *cfg, engines, stdout, stderr)
 }
 
 // RunEngines runs a serve command named name, with serve's flags, on
@@ -286,6 +295,9 @@ func RunEngines(ctx context.Context, name string, args []string, engines map[str
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("%s: unexpected argument %q (the address is -addr)", name, fs.Arg(0))
+	}
+	if err := check(*cfg, engines); err != nil {
+		return cli.Usage(fmt.Errorf("%s: %w", name, err))
 	}
 	return run(ctx, *cfg, engines, stdout, stderr)
 }

@@ -190,6 +190,19 @@ func TestServeExtraArgument(t *testing.T) {
 	if err := Run(context.Background(), []string{"-delay", "-1s"}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
 		t.Fatalf("serve -delay -1s: %v, want a usage error", err)
 	}
+	// So is what no engine serves (they exited 1), and an empty -addr (it
+	// listened on every interface, on a random port). The context is done
+	// already: a server that starts stops at once.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{
+		{"-engine", "nope"}, {"-mode", "nope"}, {"-engine", "gnet", "-delay", "1ms"},
+		{"-engine", "evio", "-addr", "unix:/tmp/x"}, {"-addr", ""},
+	} {
+		if err := Run(done, args, &out, &errb); !errors.Is(err, cli.ErrUsage) {
+			t.Errorf("serve %q: %v, want a usage error", args, err)
+		}
+	}
 }
 
 func TestEnginesNames(t *testing.T) {
