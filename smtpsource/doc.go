@@ -19,10 +19,8 @@
 //     that is not SMTP and a failed read or write are counted apart, and
 //     the run goes on: a failed transaction is reset, a broken connection
 //     replaced. Only a server that refuses TLS or AUTH for good ends it
-//     ([ErrStartTLS], [ErrTLS], [ErrAuth]). Replies are read as RFC 5321
-//     §4.2 writes them (a bare "250" is a reply); a line that is not a
-//     reply line or changes the reply's code is a protocol error at once,
-//     and a reply past 1,000 lines, 64 KiB or a line of 2 KiB is one too.
+//     ([ErrStartTLS], [ErrTLS], [ErrAuth]). A reply that breaks RFC 5321
+//     §4.2 or its bounds is a protocol error at once.
 //   - A 421 to any command (RFC 5321 §3.8: the server is closing the
 //     channel) fails the message, if one is under way, with that 421,
 //     counted once: the connection is closed without QUIT, no reply to
@@ -34,12 +32,10 @@
 //     message is delivered. So does a connection that fails, or that the
 //     server ends before a message is delivered on it.
 //   - Every message started is in the figures: delivered, with its latency
-//     among the messages', failed, among the failed ones', or, if it was
-//     under way when the run's context ended, abandoned (its reply unread,
-//     its fate unknown). In open loop
-//     a message's latency runs from its intended start, so a server that
-//     stalls is charged for the messages that wait (no coordinated
-//     omission).
+//     among the messages', failed, among the failed ones', or abandoned
+//     (under way when the run's context ended). In open loop a message's
+//     latency runs from its intended start, so a server that stalls is
+//     charged for the messages that wait (no coordinated omission).
 //   - Messages are deterministic: message k is its header (a Date fixed
 //     for the run, a Message-Id carrying k) and a body the same for all
 //     (or, with a length range or a message set, a function of k), so

@@ -100,7 +100,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if isHelp(args[0]) {
 		switch len(args) {
 		case 1:
-			usage(stdout)
+			if err := usage(stdout); err != nil {
+				fmt.Fprintf(stderr, "wirespeed: write error: %v\n", err)
+				return 1
+			}
 			return 0
 		case 2:
 			return help(args[1], stdin, stdout, stderr)
@@ -155,7 +158,10 @@ func unknown(name string, stderr io.Writer) int {
 	return 2
 }
 
-func usage(w io.Writer) {
+// usage prints wirespeed's usage to out and returns the error of the
+// first write that failed.
+func usage(out io.Writer) error {
+	w := &cli.Writer{W: out}
 	fmt.Fprintln(w, "usage: wirespeed <command> [arguments]")
 	fmt.Fprintln(w, "\ncommands:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -164,4 +170,5 @@ func usage(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nwirespeed help CMD (or wirespeed CMD -help) prints a command's usage.")
+	return w.Err
 }

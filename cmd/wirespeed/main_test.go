@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -34,8 +35,8 @@ func TestDispatch(t *testing.T) {
 		{[]string{"bench", "-json", "smtp", "-s", "0"}, 2, "wirespeed bench smtp: -s and -count must be positive"},
 		{[]string{"help", "nosuch"}, 2, `wirespeed: unknown command "nosuch"`},
 		{[]string{"help", "sum", "x"}, 2, "wirespeed: help takes one command at most"},
-		{[]string{"serve", "-engine", "x", "-addr", "127.0.0.1:0"}, 1, "wirespeed serve: unknown engine \"x\""},
-		{[]string{"tcpperf", "-mode", "http", "-q"}, 1, "wirespeed tcpperf: bad configuration: mode \"http\""},
+		{[]string{"serve", "-engine", "x", "-addr", "127.0.0.1:0"}, 2, "wirespeed serve: unknown engine \"x\""},
+		{[]string{"tcpperf", "-mode", "http", "-q"}, 2, "wirespeed tcpperf: bad configuration: mode \"http\""},
 		{[]string{"sum", "--bogus"}, 1, "wirespeed sum: unrecognized option '--bogus'\n"},
 	} {
 		status, _, stderr := runMain(c.args...)
@@ -84,11 +85,19 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
-	// A command asked for its flags prints them (on stderr, as the flag
-	// package does) and succeeds; a bad flag is status 2.
+	// A command asked for its flags prints them on stdout, as help CMD
+	// does (they went to stderr, as the flag package has it, so `serve
+	// -help | less` showed nothing), and succeeds. Help that cannot be
+	// written is an error (it exited 0).
 	for _, args := range [][]string{{"serve", "-h"}, {"tcpperf", "-h"}, {"tcpperf", "merge", "-h"}, {"smtp-sink", "-help"}, {"smtp-source", "-h"}} {
-		if status, _, stderr := runMain(args...); status != 0 || !strings.Contains(stderr, "usage: wirespeed") {
-			t.Errorf("%q: status %d, stderr %q; want 0 and the usage", args, status, stderr)
+		if status, stdout, stderr := runMain(args...); status != 0 || !strings.Contains(stdout, "usage: wirespeed") || stderr != "" {
+			t.Errorf("%q: status %d, stdout %.40q, stderr %q; want 0 and the usage on stdout", args, status, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"serve", "-help"}, {"help", "smtp-sink"}, {"tcpperf", "merge", "-h"}} {
+		var stderr strings.Builder
+		if status := run(args, strings.NewReader(""), fullWriter{}, &stderr); status != 1 || !strings.Contains(stderr.String(), "no space left") {
+			t.Errorf("%q to a full disk: status %d, stderr %q; want 1 and the error", args, status, stderr.String())
 		}
 	}
 	// A bad flag is status 2, with the flag package's reason and where
@@ -102,3 +111,8 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// fullWriter fails every write, as /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -56,32 +57,68 @@ func Status(err error) (status int, print bool) {
 }
 
 // Parse parses args with fs, whose Usage prints the command's synopsis
-// and its flags. The flags are printed when asked for (-help, or -h where it is not a flag); after
-// a mistake the flag package's one-line reason is followed by a pointer
-// to them, not by the whole list, which would scroll the reason away.
-// cmd is the command as typed, such as "wirespeed smtp-sink". The error
-// is fs.Parse's, for ParseError.
-func Parse(fs *flag.FlagSet, args []string, cmd string) error {
+// and its flags to fs.Output(). The flags are printed when asked for
+// (-help, or -h where it is not a flag), to stdout, as `wirespeed help CMD`
+// prints them; after a mistake the flag package's one-line reason is
+// followed by a pointer to them, not by the whole list, which would scroll
+// the reason away. cmd is the command as typed, such as "wirespeed
+// smtp-sink". The error is fs.Parse's, or the failed write of the help,
+// for ParseError.
+func Parse(fs *flag.FlagSet, args []string, cmd string, stdout io.Writer) error {
 	usage := fs.Usage
 	fs.Usage = func() {}
 	err := fs.Parse(args)
 	fs.Usage = usage
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		out := fs.Output()
+		w := &Writer{W: stdout}
+		fs.SetOutput(w)
 		usage()
+		fs.SetOutput(out)
+		if w.Err != nil {
+			return &helpError{w.Err}
+		}
 	case err != nil:
 		fmt.Fprintf(fs.Output(), "Run '%s -help' for usage.\n", cmd)
 	}
 	return err
 }
 
+// A helpError is a help text that could not be written.
+type helpError struct{ err error }
+
+func (e *helpError) Error() string { return "write error: " + e.err.Error() }
+func (e *helpError) Unwrap() error { return e.err }
+
 // ParseError is what a command returns when Parse (or its
 // flag.FlagSet's Parse) failed with err, which has been reported: nil
 // (status 0) when the user asked for help (-h, -help), a StatusError of
-// 2 for a mistake.
+// 2 for a mistake, and the error itself (status 1) when the help could
+// not be written.
 func ParseError(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
+	var he *helpError
+	switch {
+	case errors.As(err, &he):
+		return err
+	case errors.Is(err, flag.ErrHelp):
 		return nil
 	}
 	return StatusError{Status: 2}
+}
+
+// A Writer writes to W and keeps the first error, after which it writes
+// nothing: for text written piece by piece and checked once at the end.
+type Writer struct {
+	W   io.Writer
+	Err error
+}
+
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.Err != nil {
+		return 0, w.Err
+	}
+	n, err := w.W.Write(p)
+	w.Err = err
+	return n, err
 }

@@ -248,10 +248,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	certFile := fs.String("tls-cert", "", "the certificate chain (PEM) to serve TLS with; implies -tls")
 	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-tls] [-tls-cert FILE -tls-key FILE] [-compare-exe PATH]")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-tls] [-tls-cert FILE -tls-key FILE] [-compare-exe PATH]")
 		fs.PrintDefaults()
 	}
-	if err := cli.Parse(fs, args, "wirespeed serve"); err != nil {
+	if err := cli.Parse(fs, args, "wirespeed serve", stdout); err != nil {
 		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {
@@ -287,10 +287,10 @@ func RunEngines(ctx context.Context, name string, args []string, engines map[str
 	names := slices.Sorted(maps.Keys(engines))
 	fs, cfg := flags(name, names[0], stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: "+name+" [-engine "+strings.Join(names, "|")+"] [-mode echo|line] [-addr HOST:PORT]")
+		fmt.Fprintln(fs.Output(), "usage: "+name+" [-engine "+strings.Join(names, "|")+"] [-mode echo|line] [-addr HOST:PORT]")
 		fs.PrintDefaults()
 	}
-	if err := cli.Parse(fs, args, name); err != nil {
+	if err := cli.Parse(fs, args, name, stdout); err != nil {
 		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {

@@ -133,10 +133,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed smtp-sink [-addr HOST:PORT|unix:PATH] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed smtp-sink [-addr HOST:PORT|unix:PATH] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
 		fs.PrintDefaults()
 	}
-	if err := cli.Parse(fs, args, "wirespeed smtp-sink"); err != nil {
+	if err := cli.Parse(fs, args, "wirespeed smtp-sink", stdout); err != nil {
 		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {

@@ -22,11 +22,11 @@ func merge(args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.Bool("json", false, "print the result as one JSON object")
 	plot := fs.String("plot", "", "draw each log's latency percentile spectrum, and all of them merged, to this SVG file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed tcpperf merge [-json] [-plot FILE.svg] FILE...")
-		fmt.Fprintln(stderr, "Merges the -hdr-log interval logs of several runs (hosts), aligned by their absolute start times, and prints the percentiles of all their values (untagged intervals: a tagged one, such as smtp-source's per-phase latencies, is another measure).")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed tcpperf merge [-json] [-plot FILE.svg] FILE...")
+		fmt.Fprintln(fs.Output(), "Merges the -hdr-log interval logs of several runs (hosts), aligned by their absolute start times, and prints the percentiles of all their values (untagged intervals: a tagged one, such as smtp-source's per-phase latencies, is another measure).")
 		fs.PrintDefaults()
 	}
-	if err := cli.Parse(fs, args, "wirespeed tcpperf merge"); err != nil {
+	if err := cli.Parse(fs, args, "wirespeed tcpperf merge", stdout); err != nil {
 		return cli.ParseError(err)
 	}
 	if fs.NArg() == 0 {

@@ -65,11 +65,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	plot := fs.String("plot", "", "draw the latency percentile spectrum to this SVG file")
 	quiet := fs.Bool("q", false, "no progress lines")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wirespeed tcpperf -addr HOST:PORT [-conns N] [-qps R | -qps 0 -depth N] [-cpus N] [-pin CPUS] [-msg-size B] [-duration D] [-warmup D] [-mode echo|line] [-tls [-tls-insecure | -tls-ca FILE]] [-json] [-hdr-log FILE]")
-		fmt.Fprintln(stderr, "       wirespeed tcpperf merge [-json] FILE...   (merge interval logs of several hosts)")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed tcpperf -addr HOST:PORT [-conns N] [-qps R | -qps 0 -depth N] [-cpus N] [-pin CPUS] [-msg-size B] [-duration D] [-warmup D] [-mode echo|line] [-tls [-tls-insecure | -tls-ca FILE]] [-json] [-hdr-log FILE]")
+		fmt.Fprintln(fs.Output(), "       wirespeed tcpperf merge [-json] [-plot FILE.svg] FILE...   (merge interval logs of several hosts)")
 		fs.PrintDefaults()
 	}
-	if err := cli.Parse(fs, args, "wirespeed tcpperf"); err != nil {
+	if err := cli.Parse(fs, args, "wirespeed tcpperf", stdout); err != nil {
 		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {
