@@ -8,6 +8,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -154,6 +155,11 @@ func parse(args []string, stdout, stderr io.Writer) (*plan, error) {
 		named = append(named, name)
 	}
 	if *long {
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "benchtime" })
+		if set {
+			return nil, cli.Usagef("-long is -benchtime 2s: give one of them")
+		}
 		*benchtime = 2 * time.Second
 	}
 	if *benchtime <= 0 {
@@ -164,6 +170,9 @@ func parse(args []string, stdout, stderr io.Writer) (*plan, error) {
 		if (len(named) == 0 || slices.Contains(named, c.Suite)) && strings.Contains(c.Group, *filter) {
 			p.cases = append(p.cases, c)
 		}
+	}
+	if len(p.cases) == 0 {
+		return nil, cli.Usagef("bench: -run %q: no case of %s has it in its name", *filter, cmp.Or(strings.Join(named, ", "), "the suites"))
 	}
 	p.run = func(ctx context.Context) error { return p.measure(ctx, stdout, stderr) }
 	return p, nil

@@ -80,6 +80,16 @@ func TestBenchUnknownSuite(t *testing.T) {
 	if status, print := cli.Status(err); status != 2 || print {
 		t.Fatalf("bad flag: %v: status %d", err, status)
 	}
+	// -long and -benchtime together: -long's 2s won silently.
+	_, _, err = runBench("-long", "-benchtime", "10ms", "-run", "DotReader")
+	if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {
+		t.Fatalf("-long -benchtime 10ms: %v: status %d", err, status)
+	}
+	// A -run that matches nothing: it printed an empty table, exit 0.
+	_, _, err = runBench("-run", "nomatch")
+	if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {
+		t.Fatalf("-run nomatch: %v: status %d", err, status)
+	}
 }
 
 // The table: one header, group names on their group's first row only,

@@ -145,7 +145,40 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 		}
 		cfg.engines = append(cfg.engines, e)
 	}
+	stepSet := false
+	fs.Visit(func(f *flag.Flag) { stepSet = stepSet || f.Name == "step" })
+	if err := cfg.check(stepSet); err != nil {
+		return nil, cli.Usagef("bench net: %v", err)
+	}
 	return func(ctx context.Context) error { return runNet(ctx, cfg, *jsonOut, *overload, stdout, stderr) }, nil
+}
+
+// check refuses, before anything runs, what every tcpperf child would
+// refuse, and a -step (if given) that names no open-loop point.
+func (cfg *netConfig) check(stepSet bool) error {
+	switch {
+	case cfg.duration <= 0:
+		return fmt.Errorf("-duration %v: want more than 0", cfg.duration)
+	case cfg.warmup < 0 || cfg.batch < 0:
+		return errors.New("-warmup and -batch: want 0 or more")
+	case cfg.msgSize < 1:
+		return fmt.Errorf("-msg-size %d: want 1 or more", cfg.msgSize)
+	case cfg.stepRuns < 1:
+		return fmt.Errorf("-step-runs %d: want 1 or more", cfg.stepRuns)
+	case cfg.serverCPU < -1 || cfg.serverCPU >= runtime.NumCPU() || cfg.clientCPU < -1 || cfg.clientCPU >= runtime.NumCPU():
+		return fmt.Errorf("-server-cpu %d, -client-cpu %d: want -1 (no pinning) or a CPU below %d", cfg.serverCPU, cfg.clientCPU, runtime.NumCPU())
+	}
+	for _, p := range cfg.points {
+		tc := tcpperf.Config{Addr: "127.0.0.1:1", Conns: p.Conns, QPS: p.QPS, Depth: max(p.Depth, 1), Mode: p.Mode,
+			MsgSize: cfg.msgSize, Duration: cfg.duration, Warmup: cfg.warmup, Wait: tcpperf.Wait(cfg.wait), Batch: cfg.batch}
+		if err := tc.Check(); err != nil {
+			return fmt.Errorf("point %s: %w", p.Name, err)
+		}
+	}
+	if stepSet && cfg.step != "" && !slices.ContainsFunc(cfg.points, func(p netPoint) bool { return p.Name == cfg.step && p.QPS > 0 }) {
+		return fmt.Errorf("-step %s: no open-loop point of that name", cfg.step)
+	}
+	return nil
 }
 
 // runNet runs `wirespeed bench net` as parsed: cfg, and the overload

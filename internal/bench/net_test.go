@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/tcpperf"
@@ -333,5 +336,28 @@ func TestBenchNetStepRuns(t *testing.T) {
 	var out bytes.Buffer
 	if err := printSteps(&out, steps); err != nil || !strings.Contains(out.String(), "more than half of 2 runs a rate") {
 		t.Errorf("steps table: %v\n%s", err, out.String())
+	}
+}
+
+// What every tcpperf child would refuse, or a -step that names no
+// open-loop point, is a usage error before anything runs: bench net
+// printed "-5-byte messages, -1s measured" and then failed each engine in
+// its tcpperf child, and ignored -step nope.
+func TestNetFlagsChecked(t *testing.T) {
+	for _, args := range [][]string{
+		{"-duration", "0"}, {"-duration", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}, {"-msg-size", "-5"},
+		{"-wait", "nope"}, {"-client-cpu", "99"}, {"-server-cpu", "-2"}, {"-step-runs", "0"},
+		{"-points", "low=echo/10/NaN/0"}, {"-points", "low=echo/10/+Inf/0"},
+		{"-step", "nope"}, {"-points", "c=echo/10/0/1", "-step", "c"},
+	} {
+		_, err := parseNet(args, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {
+			t.Errorf("bench net %q: %v, want a usage error", args, err)
+		}
+	}
+	// The default -step needs no point of its name: other points simply
+	// have no step search.
+	if _, err := parseNet([]string{"-points", "a=echo/10/100/0"}, io.Discard, io.Discard); err != nil {
+		t.Errorf("-points without the default -step's point: %v", err)
 	}
 }
