@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -234,9 +235,9 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	fmt.Fprintf(w, "achieved %.0f msg/s (sent %d, received %d)\n", r.AchievedQPS, r.Sent, r.Received)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "µs\tp50\tp90\tp99\tp99.9\tp99.99\tmax\t")
-	fmt.Fprintf(tw, "latency\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max)
+	fmt.Fprintf(tw, "latency\t%s\n", cells(r.Received, r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max))
 	if r.TargetQPS > 0 {
-		fmt.Fprintf(tw, "send lateness\t%.1f\t-\t%.1f\t-\t-\t%.1f\t\n", r.LatenessP50, r.LatenessP99, r.LatenessMax)
+		fmt.Fprintf(tw, "send lateness\t%s\n", cells(r.Sent, r.LatenessP50, -1, r.LatenessP99, -1, -1, r.LatenessMax))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -285,8 +286,23 @@ func printMerged(w io.Writer, r *tcpperf.Result) error {
 	fmt.Fprintf(w, "achieved %.0f msg/s (received %d)\n", r.AchievedQPS, r.Received)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "µs\tp50\tp90\tp99\tp99.9\tp99.99\tmax\t")
-	fmt.Fprintf(tw, "latency\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max)
+	fmt.Fprintf(tw, "latency\t%s\n", cells(r.Received, r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max))
 	return tw.Flush()
+}
+
+// cells formats a table row's values, tab-terminated: "-" for one not
+// given (negative), and for all of them when they summarise n = 0 values
+// (nothing measured is not 0.0 µs).
+func cells(n int64, vals ...float64) string {
+	var b strings.Builder
+	for _, v := range vals {
+		if n == 0 || v < 0 {
+			b.WriteString("-\t")
+		} else {
+			fmt.Fprintf(&b, "%.1f\t", v)
+		}
+	}
+	return b.String()
 }
 
 // writePlot draws curves to the SVG file path.

@@ -192,4 +192,13 @@ connect: refused
 	if s := b.String(); !strings.Contains(s, "closed loop, depth 4") || strings.Contains(s, "lateness") {
 		t.Errorf("closed loop:\n%s", s)
 	}
+	// Nothing measured (a run stopped in its warm-up, a server that never
+	// answers) is no latency, not 0.0 µs; nothing sent, no lateness.
+	r = &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: 100, MsgSize: 64}
+	b.Reset()
+	Print(&b, r)
+	dashes := strings.Repeat(" -", 6)
+	if s := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(s, " latency"+dashes+" send lateness"+dashes+" (") {
+		t.Errorf("nothing measured:\n%s", b.String())
+	}
 }
