@@ -151,6 +151,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	tick := clk.After(time.Second)
 	var lastSent, lastRecv int64
 	lastCPU, lastWall := cpu0, wall0
+	final := false // the last report, after the drain
 	report := func() {
 		now := r.now()
 		lat.Reset()
@@ -177,12 +178,25 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 			sent, recv := r.sum(func(n *counters) *atomic.Int64 { return &n.sent }), r.sum(func(n *counters) *atomic.Int64 { return &n.answered })
 			cpu, wall := env.cpu(), time.Now()
 			phase := ""
-			if now < r.measure {
+			switch {
+			case final:
+				phase = " (the rest, to the end of the drain)"
+			case now < r.measure:
 				phase = " (warmup)"
+			}
+			// An empty histogram's quantiles are no latency, not 0.
+			q := func(h *hdrhistogram.Histogram, p float64) string {
+				switch {
+				case h.TotalCount() == 0:
+					return "-"
+				case p == 100:
+					return us(h.Max())
+				}
+				return us(h.ValueAtQuantile(p))
 			}
 			fmt.Fprintf(cfg.Progress, "%6.1fs  sent %8.0f/s  recv %8.0f/s  p50 %s  p99 %s  max %s  lateness p99 %s  cpu %3.0f%%  errors %d%s\n",
 				float64(now-r.start)/1e9, float64(sent-lastSent)/secs, float64(recv-lastRecv)/secs,
-				us(lat.ValueAtQuantile(50)), us(lat.ValueAtQuantile(99)), us(lat.Max()), us(late.ValueAtQuantile(99)),
+				q(lat, 50), q(lat, 99), q(lat, 100), q(late, 99),
 				100*float64(cpu-lastCPU)/float64(max(wall.Sub(lastWall), 1)), r.errors(), phase)
 			lastSent, lastRecv, lastCPU, lastWall = sent, recv, cpu, wall
 		}
@@ -240,6 +254,7 @@ drain:
 	r.interrupted.Store(interrupted)
 	r.quit.Store(true)
 	eng.quit()
+	final = true
 	report()
 
 	secs := float64(max(measuredEnd-r.measure, 0)) / 1e9 // 0: stopped in the warm-up
