@@ -93,13 +93,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("tcpperf: -msg-size %d: want 1 or more", cfg.MsgSize)
 	}
 	if *useTLS {
+		if strings.HasPrefix(cfg.Addr, "unix:") && *tlsName == "" && !*tlsInsecure {
+			return cli.Usagef("tcpperf: -tls on %s: a Unix socket has no host name for the certificate; give -tls-server-name or -tls-insecure", cfg.Addr)
+		}
 		tc, err := tlsConfig(*tlsInsecure, *tlsCA, *tlsName)
 		if err != nil {
 			return err
 		}
 		cfg.TLS = tc
 	} else if *tlsInsecure || *tlsCA != "" || *tlsName != "" {
-		return errors.New("tcpperf: -tls-insecure, -tls-ca and -tls-server-name go with -tls")
+		return cli.Usagef("tcpperf: -tls-insecure, -tls-ca and -tls-server-name go with -tls")
 	}
 	if !*quiet {
 		cfg.Progress = stderr
@@ -141,7 +144,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.HdrLog = io.MultiWriter(logs...)
 	}
 	res, err := tcpperf.Run(ctx, cfg)
-	if err != nil {
+	switch {
+	case errors.Is(err, tcpperf.ErrConfig):
+		// What only the run finds, as a -pin CPU the process may not use:
+		// a usage error too.
+		return cli.Usage(err)
+	case err != nil:
 		return err // it names tcpperf
 	}
 	if *jsonOut {

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -103,6 +105,26 @@ func TestRunErrors(t *testing.T) {
 	err = Run(context.Background(), []string{"-mode", "http", "-q"}, &out, &errb)
 	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConfig) || status != 2 || !print {
 		t.Errorf("bad mode: %v (status %d), want tcpperf.ErrConfig, a usage error", err, status)
+	}
+	// TLS on a Unix socket has no host name to check the certificate
+	// against: say which flag gives one (it failed with crypto/tls's
+	// "either ServerName or InsecureSkipVerify must be specified"). TLS
+	// flags without -tls are a usage error (status 2; it was 1).
+	err = Run(context.Background(), []string{"-addr", "unix:/nonexistent/s", "-tls", "-q"}, &out, &errb)
+	if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), "-tls-server-name") {
+		t.Errorf("-tls on unix: %v (status %d)", err, status)
+	}
+	err = Run(context.Background(), []string{"-addr", "127.0.0.1:1", "-tls-insecure", "-q"}, &out, &errb)
+	if status, _ := cli.Status(err); status != 2 {
+		t.Errorf("-tls-insecure without -tls: %v (status %d)", err, status)
+	}
+	// A configuration only the run can refuse (a CPU to pin to that the
+	// process may not use) is a usage error as well (status 2; it was 1).
+	if runtime.GOOS == "linux" {
+		err = Run(context.Background(), []string{"-addr", echoServer(t), "-pin", "100000", "-q", "-duration", "100ms"}, &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, tcpperf.ErrConfig) {
+			t.Errorf("-pin 100000: %v (status %d)", err, status)
+		}
 	}
 	// Nothing listens on a closed listener's port: no connection opens.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
