@@ -32,7 +32,7 @@
 //     server ends before a message is delivered on it.
 //   - Every message started is in the figures: delivered, with its latency
 //     among the messages', failed, among the failed ones', or abandoned
-//     (under way when the run's context ended). In open loop a message's
+//     (under way when the run was stopped). In open loop a message's
 //     latency runs from its intended start, so a server that stalls is
 //     charged for the messages that wait (no coordinated omission).
 //   - Messages are deterministic: message k is its header (a Date fixed

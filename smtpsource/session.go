@@ -709,12 +709,12 @@ type outcome int
 const (
 	delivered outcome = iota
 	failed
-	abandoned // under way when the run's context ended: unknown
+	abandoned // under way when the run stopped: unknown
 )
 
 // failed records message k, started at t0 and not delivered, as failed,
-// or as abandoned if the run's context has ended (its reply may be
-// unread, so its fate is unknown).
+// or as abandoned if the run is stopping (its context ended: its reply
+// may be unread, so its fate is unknown).
 func (s *session) failed(ctx context.Context, k, t0 int64) outcome {
 	if ctx.Err() != nil {
 		return abandoned

@@ -359,7 +359,7 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 		fmt.Fprintln(w, "interrupted: stopped before the run's end")
 	}
 	if r.Abandoned > 0 {
-		fmt.Fprintf(w, "abandoned %d: under way when interrupted, reply unread (the server may have taken them)\n", r.Abandoned)
+		fmt.Fprintf(w, "abandoned %d: under way when the run stopped, reply unread (the server may have taken them)\n", r.Abandoned)
 	}
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "missed %d: due before -duration's end, never started (every session busy: the rate is more than the server took)\n", r.Missed)
