@@ -391,3 +391,47 @@ func TestReplyOfWrongKind(t *testing.T) {
 		}
 	}
 }
+
+// A kept connection the server closed silently since the last message
+// (here, at the next MAIL, without a 421) is not a failure: the message
+// goes again on a new connection, as a connection cache's client sends
+// it. It failed as an I/O error. A new connection that breaks the same
+// way is not retried (the server is broken, not idle). With pipelining
+// the sessions wait between messages, so that no envelope goes out
+// ahead, behind the last message's data, where the close would break
+// that message instead.
+func TestKeptConnectionClosed(t *testing.T) {
+	for _, pipe := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pipelining=%v", pipe), func(t *testing.T) {
+			var mails atomic.Int64
+			f := &fakeServer{ext: []string{"PIPELINING"}, reply: func(verb, arg string) string {
+				if verb == "MAIL" && mails.Add(1)%2 == 0 { // every connection's second MAIL
+					return "close"
+				}
+				return ""
+			}}
+			cfg := base(f.start(t))
+			cfg.Messages, cfg.Reuse, cfg.Pipelining, cfg.Digests = 4, true, pipe, true
+			if pipe {
+				cfg.Wait = time.Millisecond
+			}
+			res := runOK(t, cfg)
+			if res.Delivered != 4 || res.Failed != 0 || res.Errors != 0 || res.Connections != 4 {
+				t.Errorf("delivered %d, failed %d, errors %d (%s), connections %d; want 4, 0, 0, 4",
+					res.Delivered, res.Failed, res.Errors, res.FirstError, res.Connections)
+			}
+			sameCodes(t, "kept", res, f)
+		})
+	}
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "MAIL" {
+			return "close"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse = 2, true
+	if res := runOK(t, cfg); res.Failed != 2 || res.IOErrors != 2 || res.Connections != 2 {
+		t.Errorf("every MAIL closed: failed %d, I/O errors %d, connections %d; want 2, 2, 2", res.Failed, res.IOErrors, res.Connections)
+	}
+}

@@ -50,6 +50,10 @@ type session struct {
 	// backedOff is set once the connection being opened, or last open,
 	// has made the session back off.
 	backedOff bool
+	// stale says the kept connection the last transaction began on had
+	// been closed by the server, silently, since the transaction before:
+	// nothing of the message reached it, and it goes again on a new one.
+	stale bool
 }
 
 // The bounds of the wait after a failed connection or a refused
@@ -102,6 +106,7 @@ type smtpConn struct {
 	auth       map[string]bool // the AUTH mechanisms offered
 	stop       func() bool
 	delivered  bool // a message was delivered on it
+	used       bool // a transaction was made on it: it is a kept connection
 	// lastReplies is how many more replies to a refused message's LAST
 	// chunk may come before the reply to the next command (see chunks).
 	lastReplies int
@@ -249,6 +254,16 @@ func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 
 // ioFail counts a failed read or write, or a malformed reply, and closes
 // the connection.
 func (s *session) ioFail(ctx context.Context, phase string, err error) {
+	if s.c != nil && s.c.used && (phase == "mail" || phase == "xforward") && closedByPeer(err) {
+		// A kept connection the server closed while it was idle (as
+		// after a refusal, or at its idle timeout, without a 421): the
+		// message's first command found it closed, so the message is
+		// sent again on a new connection, as a client of a connection
+		// cache does, and nothing failed.
+		s.stale = true
+		s.close()
+		return
+	}
 	if s.c != nil && !s.c.delivered {
 		s.backOff() // the server ended a connection that delivered nothing
 	}
@@ -680,6 +695,17 @@ func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 	}
 	s.ahead = nil
 	ok, open := s.transaction(ctx, k, turn)
+	if !ok && s.stale {
+		s.stale = false
+		if err := s.open(ctx); err != nil {
+			return s.failed(ctx, k, t0)
+		}
+		s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
+		ok, open = s.transaction(ctx, k, -1) // s.c is new: not used, so not stale again
+	}
+	if s.c != nil {
+		s.c.used = true
+	}
 	out := delivered
 	if ok {
 		if s.c != nil {
@@ -701,6 +727,12 @@ func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 		s.rset(ctx)
 	}
 	return out
+}
+
+// closedByPeer reports whether err is how a connection the peer has
+// closed fails a read or a write.
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // What became of a message.
