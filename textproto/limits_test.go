@@ -239,6 +239,34 @@ func TestLimitContinuedLine(t *testing.T) {
 	}
 }
 
+// After a continued line past MaxLineBytes, every read starts after its
+// continuation lines. ReadMIMEHeader did not discard them first when the
+// long line fitted R's buffer: it took the continuation line's leading
+// space for a malformed first header line, and lost the header.
+func TestLimitContinuedThenRead(t *testing.T) {
+	in := strings.Repeat("A", 20) + "\r\n continued\r\n\tmore\r\nKey: v\r\n\r\n"
+	for name, next := range map[string]func(r *Reader) (string, error){
+		"ReadMIMEHeader": func(r *Reader) (string, error) {
+			h, err := r.ReadMIMEHeader()
+			return fmt.Sprint(h), err
+		},
+		"ReadLine": func(r *Reader) (string, error) { return r.ReadLine() },
+		"ReadContinuedLine": func(r *Reader) (string, error) {
+			return r.ReadContinuedLine()
+		},
+	} {
+		r := NewReader(bufio.NewReader(strings.NewReader(in)))
+		r.SetLimits(Limits{MaxLineBytes: 10})
+		if _, err := r.ReadContinuedLine(); !errors.Is(err, ErrLineTooLong) {
+			t.Fatalf("%s: the long line: %v, want ErrLineTooLong", name, err)
+		}
+		want := map[string]string{"ReadMIMEHeader": "map[Key:[v]]", "ReadLine": "Key: v", "ReadContinuedLine": "Key: v"}[name]
+		if got, err := next(r); got != want || err != nil {
+			t.Errorf("then %s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
 // TestLimitHeaderResync checks what ReadMIMEHeader returns when a limit is
 // hit, and that the next call skips the rest of the header block, so that
 // the caller can answer and read on in step with its peer.
