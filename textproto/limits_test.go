@@ -522,3 +522,39 @@ func TestLimitStepAfterLongLine(t *testing.T) {
 		}
 	}
 }
+
+// MaxHeaderBytes bounds a response's message whether it has one line or
+// many, and a line that cannot fit is not read whole: a one-line response
+// was returned with any message, and a long second line was read whole
+// (64 MiB of it took 320 MiB) before the check. The next call reads the
+// next response.
+func TestLimitResponseBytes(t *testing.T) {
+	const budget = 100
+	for _, in := range []string{
+		"250 " + strings.Repeat("x", 5000) + "\r\n",
+		"250-ok\r\n250 " + strings.Repeat("y", 4<<20) + "\r\n",
+		"250-" + strings.Repeat("z", 60) + "\r\n250 " + strings.Repeat("z", 60) + "\r\n",
+	} {
+		r := NewReader(bufio.NewReader(strings.NewReader(in + "354 go ahead\r\n")))
+		r.SetLimits(Limits{MaxHeaderBytes: budget})
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		code, msg, err := r.ReadResponse(0)
+		runtime.ReadMemStats(&after)
+		if code != 250 || msg != "" || !errors.Is(err, ErrHeaderTooLarge) {
+			t.Errorf("%.20q...: %d %.20q %v; want 250, no message, ErrHeaderTooLarge", in, code, msg, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+			t.Errorf("%.20q...: %d bytes allocated", in, n)
+		}
+		if code, msg, err := r.ReadResponse(0); code != 354 || msg != "go ahead" || err != nil {
+			t.Errorf("%.20q...: then %d %q %v", in, code, msg, err)
+		}
+	}
+	// At the limit, not past it.
+	r := NewReader(bufio.NewReader(strings.NewReader("250-" + strings.Repeat("a", 49) + "\r\n250 " + strings.Repeat("b", 50) + "\r\n")))
+	r.SetLimits(Limits{MaxHeaderBytes: budget})
+	if _, msg, err := r.ReadResponse(0); len(msg) != budget || err != nil {
+		t.Errorf("a message of %d bytes: %d bytes, %v", budget, len(msg), err)
+	}
+}

@@ -76,6 +76,10 @@ type Reader struct {
 	// count it may not pass (if MaxHeaderBytes is set).
 	inHeader bool
 	hdrEnd   int64
+	// lineCap, if above 0, is how long the line being read by
+	// ReadResponse may grow before it fails the response's MaxHeaderBytes
+	// (the message left to fill, plus what a line holds besides its text).
+	lineCap int64
 
 	line []byte        // accumulates a line longer than R's buffer
 	hdr  headerBuilder // the header being read
@@ -260,6 +264,13 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 			}
 			if r.inHeader && r.lim.MaxHeaderBytes > 0 && r.count > r.hdrEnd && (base > 0 || more || n > 0) {
 				// Over budget, and not on the empty line that ends the block.
+				return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
+			}
+			if r.lineCap > 0 && n > r.lineCap {
+				// A response's line that cannot fit its message: stop
+				// reading it, as ReadMIMEHeader stops at its budget.
+				r.nhead = copy(r.head[:], acc)
+				r.nhead += copy(r.head[r.nhead:], l)
 				return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
 			}
 		}
@@ -523,7 +534,18 @@ func codeMismatch(code, expectCode int) bool {
 // way the next call discards the rest of the response through its last
 // line.
 func (r *Reader) ReadResponse(expectCode int) (code int, message string, err error) {
+	// A line holds its text and at most 7 bytes more ("ddd-", CRLF, and
+	// the \n it is joined with): one past that many cannot fit.
+	const extra = 7
+	budget := r.lim.MaxHeaderBytes
+	if budget > 0 {
+		r.lineCap = budget + extra
+		defer func() { r.lineCap = 0 }()
+	}
 	code, continued, first, err := r.readCodeLine(expectCode)
+	if budget > 0 && int64(len(first)) > budget && !isLimitError(err) {
+		return r.responseTooLarge(code, continued, headerTooLarge(budget, "bytes"))
+	}
 	if isLimitError(err) {
 		// The first line is too long: its head tells the code, and
 		// whether more lines follow.
@@ -541,6 +563,9 @@ func (r *Reader) ReadResponse(expectCode int) (code int, message string, err err
 	var msg strings.Builder
 	msg.WriteString(first)
 	for lines := 1; continued; lines++ {
+		if budget > 0 {
+			r.lineCap = budget - int64(msg.Len()) + extra
+		}
 		line, lerr := r.ReadLine()
 		if isLimitError(lerr) {
 			return r.responseTooLarge(code, !lastResponseLine(r.head[:r.nhead], code), lerr)
