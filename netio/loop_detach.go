@@ -20,12 +20,75 @@ type detachedConn struct {
 	mu  sync.Mutex
 	in  []byte // read first
 	out []byte // written first
+
+	// Deadlines set before the loop has let go are kept (rd and wd, if
+	// rdSet and wdSet) and set on the connection once it has: the loop
+	// may still be stopping its own read or write with a deadline of its
+	// own, and clearing it after (the portable loops do), which would
+	// undo them. settled says they have been set; later ones pass
+	// through. dmu is apart from mu, which a Write of out may hold while
+	// it blocks: a deadline must get through then.
+	dmu          sync.Mutex
+	settled      bool
+	rdSet, wdSet bool
+	rd, wd       time.Time
+}
+
+// settle sets the deadlines kept while the loop held the connection, once
+// it has let go.
+func (d *detachedConn) settle() {
+	d.dmu.Lock()
+	defer d.dmu.Unlock()
+	d.settleLocked()
+}
+
+func (d *detachedConn) settleLocked() {
+	if d.settled {
+		return
+	}
+	d.settled = true
+	if d.rdSet {
+		d.Conn.SetReadDeadline(d.rd)
+	}
+	if d.wdSet {
+		d.Conn.SetWriteDeadline(d.wd)
+	}
+}
+
+func (d *detachedConn) SetDeadline(t time.Time) error      { return d.setDeadline(t, true, true) }
+func (d *detachedConn) SetReadDeadline(t time.Time) error  { return d.setDeadline(t, true, false) }
+func (d *detachedConn) SetWriteDeadline(t time.Time) error { return d.setDeadline(t, false, true) }
+
+func (d *detachedConn) setDeadline(t time.Time, read, write bool) error {
+	d.dmu.Lock()
+	select {
+	case <-d.ready:
+		d.settleLocked()
+	default:
+		if read {
+			d.rd, d.rdSet = t, true
+		}
+		if write {
+			d.wd, d.wdSet = t, true
+		}
+		d.dmu.Unlock()
+		return nil
+	}
+	d.dmu.Unlock()
+	switch {
+	case read && write:
+		return d.Conn.SetDeadline(t)
+	case read:
+		return d.Conn.SetReadDeadline(t)
+	}
+	return d.Conn.SetWriteDeadline(t)
 }
 
 // prefix waits for the loop to let go, sends what it had queued, and
 // serves what it had read into p.
 func (d *detachedConn) prefix(p []byte) (n int, err error) {
 	<-d.ready
+	d.settle()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.out) > 0 {

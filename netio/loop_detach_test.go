@@ -12,9 +12,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -263,5 +265,60 @@ func TestLoopsDetachServerClose(t *testing.T) {
 		if err != nil || string(all) != "pong\n" {
 			t.Fatalf("round %d: the client read %q, %v; want pong", i, all, err)
 		}
+	}
+}
+
+// A deadline set on a detached connection while the loop still has a read
+// under way (here, set in the Do that detaches, and from another
+// goroutine just after) holds: the portable loops stopped their read with
+// a deadline of their own and then cleared the connection's, so the
+// user's was lost and a Read waited for ever; or the user's replaced the
+// loop's and the loop's read, and with it the Read of what it had read,
+// waited for the user's deadline.
+func TestLoopsDetachDeadline(t *testing.T) {
+	for _, fromDo := range []bool{true, false} {
+		conns := make(chan net.Conn, 1)
+		h := func(c *LoopConn, in []byte) int {
+			go c.Do(func(c *LoopConn) { // later: a read is under way
+				nc, err := c.Detach()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if fromDo {
+					nc.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+				}
+				conns <- nc
+			})
+			return 0
+		}
+		s := startLoops(t, h, nil)
+		c := dial(t, s)
+		c.Write([]byte("req"))
+		nc := <-conns
+		if !fromDo {
+			nc.SetReadDeadline(time.Now().Add(time.Hour))
+			nc.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		}
+		res := make(chan error, 1)
+		go func() {
+			b := make([]byte, 3)
+			if _, err := io.ReadFull(nc, b); err != nil || string(b) != "req" {
+				res <- fmt.Errorf("the input the loop had read: %q, %v", b, err)
+				return
+			}
+			_, err := nc.Read(b) // the peer sends nothing more
+			res <- err
+		}()
+		select {
+		case err := <-res:
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("deadline set from Do %v: %v, want os.ErrDeadlineExceeded", fromDo, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("deadline set from Do %v: the detached Read still waits after a minute", fromDo)
+		}
+		nc.Close()
+		c.Close()
 	}
 }
