@@ -101,6 +101,12 @@ func (r *sumRun) checkLineEvent(cf *checkFile, lineNo int, line []byte) (event, 
 	if len(line) == 0 {
 		return event{}, false
 	}
+	// Past the line's ends, coreutils reads a line as a C string, which
+	// ends at its first NUL, unless it is escaped: an escaped name is
+	// unescaped to its length, and a NUL in it makes the line malformed.
+	if i := bytes.IndexByte(line, 0); i >= 0 && bytes.TrimLeft(line, " \t")[0] != '\\' {
+		line = line[:i]
+	}
 	c, ok := parseCheckLine(line, r.cfg.alg, &r.bsdRev)
 	if !ok || (cf.name == "-" && c.name == "-") {
 		return event{kind: evMalformed, cf: cf, line: lineNo}, true
@@ -214,14 +220,11 @@ func parseTagged(s []byte, escaped bool, hexLen int) (checkLine, bool) {
 	return c, true
 }
 
-// lineName decodes a file name field: unescaped if the line was escaped,
-// else cut at the first NUL as C would.
+// lineName decodes a file name field: unescaped if the line was escaped
+// (an unescaped line was cut at its first NUL, as C reads it).
 func lineName(b []byte, escaped bool) (string, bool) {
 	if escaped {
 		return unescapeName(b)
-	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
 	}
 	return string(b), true
 }

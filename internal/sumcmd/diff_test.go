@@ -192,25 +192,29 @@ func TestSumCheckMatchesCoreutils(t *testing.T) {
 		"# a comment",
 		"",
 		plainSum + "  plain",
-		zero + "  a b",                      // mismatch
-		plainSum + "  nosuch",               // missing
-		plainSum + "  d",                    // directory
-		plainSum + " *plain",                // binary flag
-		upper + "  plain\r",                 // upper case, CRLF
-		"garbage",                           // malformed
-		plainSum[:31] + "  plain",           // short digest
-		plainSum + "0  plain",               // long digest
-		"MD5 (plain) = " + plainSum,         // BSD tag
-		"MD5(plain)=" + plainSum,            // BSD tag, no spaces
-		"  MD5 (plain)  =  " + plainSum,     // leading blanks
-		"SHA1 (plain) = " + plainSum,        // wrong tag
-		"\\" + plainSum + "  back\\\\slash", // escaped name, wrong sum
-		"\\" + plainSum + "  bad\\xescape",  // invalid escape
-		"\\" + plainSum + "  trailing\\",    // lone backslash
-		plainSum + "\tplain",                // tab separator
-		plainSum + "  plain\x00junk",        // NUL in name
-		plainSum + "  ",                     // no name
-		"MD5 (a b) = " + zero,               // tagged mismatch
+		zero + "  a b",                        // mismatch
+		plainSum + "  nosuch",                 // missing
+		plainSum + "  d",                      // directory
+		plainSum + " *plain",                  // binary flag
+		upper + "  plain\r",                   // upper case, CRLF
+		"garbage",                             // malformed
+		plainSum[:31] + "  plain",             // short digest
+		plainSum + "0  plain",                 // long digest
+		"MD5 (plain) = " + plainSum,           // BSD tag
+		"MD5(plain)=" + plainSum,              // BSD tag, no spaces
+		"  MD5 (plain)  =  " + plainSum,       // leading blanks
+		"SHA1 (plain) = " + plainSum,          // wrong tag
+		"\\" + plainSum + "  back\\\\slash",   // escaped name, wrong sum
+		"\\" + plainSum + "  bad\\xescape",    // invalid escape
+		"\\" + plainSum + "  trailing\\",      // lone backslash
+		plainSum + "\tplain",                  // tab separator
+		plainSum + "  plain\x00junk",          // NUL in name
+		"MD5 (plain) = " + plainSum + "\x00x", // NUL after a BSD tag's digest
+		plainSum + "\x00  plain",              // NUL after the digest
+		"\x00" + plainSum + "  plain",         // NUL first
+		"\\" + plainSum + "  pl\x00ain",       // NUL in an escaped name
+		plainSum + "  ",                       // no name
+		"MD5 (a b) = " + zero,                 // tagged mismatch
 	}, "\n")+"\n")
 	reversed := f.writeCheck(t, "reversed.md5", plainSum+" plain\n"+plainSum+"  plain\n"+plainSum+" plain\n")
 	allMissing := f.writeCheck(t, "missing.md5", plainSum+"  nosuch\n"+plainSum+"  nosuch2\n")
