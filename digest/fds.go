@@ -21,19 +21,19 @@ type descriptors struct {
 }
 
 func (d *descriptors) openFile(path string) (fileHandle, error) {
+	if d == nil {
+		return openFile(path)
+	}
 	for {
-		var seen uint64
-		if d != nil {
-			seen = d.closed.Load()
-		}
+		seen := d.closed.Load()
+		// Counted before it is opened, so that a worker out of
+		// descriptors meanwhile sees a file open to wait for.
+		d.open.Add(1)
 		f, err := openFile(path)
-		if d == nil {
-			return f, err
-		}
 		if err == nil {
-			d.open.Add(1)
 			return f, nil
 		}
+		d.release(false) // not opened after all
 		if !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.ENFILE) || !d.wait(seen) {
 			return f, err
 		}
@@ -61,11 +61,20 @@ func (d *descriptors) wait(seen uint64) bool {
 
 func (d *descriptors) close(f fileHandle) {
 	f.close()
-	if d == nil {
-		return
+	if d != nil {
+		d.release(true)
 	}
+}
+
+// release counts a file of the run closed, or not opened after all (then
+// no descriptor was freed: closed says false), and wakes the workers
+// waiting, which try again or, with none of the run's files open, give
+// up.
+func (d *descriptors) release(closed bool) {
 	d.open.Add(-1)
-	d.closed.Add(1)
+	if closed {
+		d.closed.Add(1)
+	}
 	if d.waiters.Load() > 0 {
 		d.mu.Lock()
 		d.cond.Broadcast()

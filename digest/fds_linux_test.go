@@ -33,8 +33,12 @@ func TestFilesFewDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
-	for _, multi := range []bool{true, false} {
-		res, err := Files(context.Background(), MD5, paths, &Options{NoMultiBuffer: !multi})
+	for _, c := range []struct {
+		multi   bool
+		workers int
+	}{{true, 0}, {false, 0}, {false, 8}} { // 8 workers on about one descriptor
+		multi := c.multi
+		res, err := Files(context.Background(), MD5, paths, &Options{NoMultiBuffer: !multi, Workers: c.workers})
 		if err != nil {
 			t.Fatal(err)
 		}
