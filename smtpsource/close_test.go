@@ -2,6 +2,8 @@ package smtpsource
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -433,5 +435,42 @@ func TestKeptConnectionClosed(t *testing.T) {
 	cfg.Messages, cfg.Reuse = 2, true
 	if res := runOK(t, cfg); res.Failed != 2 || res.IOErrors != 2 || res.Connections != 2 {
 		t.Errorf("every MAIL closed: failed %d, I/O errors %d, connections %d; want 2, 2, 2", res.Failed, res.IOErrors, res.Connections)
+	}
+}
+
+// Pipelined BDAT writes a message's chunks with its MAIL, before MAIL is
+// answered: a kept connection found closed at MAIL's reply may have taken
+// the message, so it is not sent again (it would be twice); it fails.
+func TestKeptConnectionClosedBDAT(t *testing.T) {
+	var mails atomic.Int64
+	f := &fakeServer{ext: []string{"PIPELINING", "CHUNKING"}, reply: func(verb, arg string) string {
+		if verb == "MAIL" && mails.Add(1)%2 == 0 {
+			return "close"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Reuse, cfg.Pipelining, cfg.Chunking, cfg.Wait = 4, true, true, true, time.Millisecond
+	res := runOK(t, cfg)
+	if res.Delivered != 2 || res.Failed != 2 || res.IOErrors != 2 {
+		t.Errorf("delivered %d, failed %d, I/O errors %d; want 2, 2, 2", res.Delivered, res.Failed, res.IOErrors)
+	}
+}
+
+// A message whose error was counted before the run stopped is failed,
+// not abandoned: here the AUTH refusal that stops the run (ErrAuth).
+func TestStoppedAfterCountedError(t *testing.T) {
+	srvTLS, roots := testCerts(t)
+	f := &fakeServer{tlsConf: srvTLS, authMechs: []string{"PLAIN"}, authAfterTLS: true, users: map[string]string{"u": "right"}}
+	cfg := base(f.start(t))
+	cfg.TLS, cfg.TLSConfig = true, &tls.Config{RootCAs: roots}
+	cfg.AuthUser, cfg.AuthPass = "u", "wrong"
+	res, err := RunWith(context.Background(), cfg, nil, nil)
+	if !errors.Is(err, ErrAuth) || res == nil {
+		t.Fatalf("%v, %v; want ErrAuth with a result", res, err)
+	}
+	accounted(t, res)
+	if res.Failed != 1 || res.Abandoned != 0 {
+		t.Errorf("failed %d, abandoned %d; want 1, 0", res.Failed, res.Abandoned)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -53,7 +52,13 @@ type session struct {
 	// stale says the kept connection the last transaction began on had
 	// been closed by the server, silently, since the transaction before:
 	// nothing of the message reached it, and it goes again on a new one.
-	stale bool
+	// retryable says the transaction under way writes nothing of the
+	// message's data before its MAIL is answered (pipelined BDAT does), so
+	// that a close found there is one.
+	stale, retryable bool
+	// counted says an error was counted for the message under way: a
+	// message the run's end cuts short is abandoned only without one.
+	counted bool
 }
 
 // The bounds of the wait after a failed connection or a refused
@@ -237,6 +242,7 @@ func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 
 		return
 	}
 	counter.Add(1)
+	s.counted = true
 	r := s.r
 	r.mu.Lock()
 	if r.firstErr == "" {
@@ -254,7 +260,7 @@ func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 
 // ioFail counts a failed read or write, or a malformed reply, and closes
 // the connection.
 func (s *session) ioFail(ctx context.Context, phase string, err error) {
-	if s.c != nil && s.c.used && (phase == "mail" || phase == "xforward") && closedByPeer(err) {
+	if s.c != nil && s.c.used && s.retryable && (phase == "mail" || phase == "xforward") && closedByPeer(err) {
 		// A kept connection the server closed while it was idle (as
 		// after a refusal, or at its idle timeout, without a 421): the
 		// message's first command found it closed, so the message is
@@ -415,7 +421,7 @@ func (s *session) flush(ctx context.Context, phase string) error {
 // as the reply to phase, once, and not the write's error. The read does
 // not wait: on a reset connection only what has arrived is left to read.
 func (s *session) writeFail(ctx context.Context, phase string, err error) {
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+	if isReset(err) {
 		if code, msg, rerr := readResponse(s.c.tr); rerr == nil && code >= 400 {
 			s.count(phase, code)
 			s.reject(ctx, phase, code, msg)
@@ -680,6 +686,7 @@ func (s *session) rset(ctx context.Context) {
 // became of it.
 func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 	r := s.r
+	s.counted = false
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
 			s.ahead = nil // sent ahead on a connection gone: it fails here, once
@@ -732,7 +739,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 // closedByPeer reports whether err is how a connection the peer has
 // closed fails a read or a write.
 func closedByPeer(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isReset(err)
 }
 
 // What became of a message.
@@ -745,10 +752,11 @@ const (
 )
 
 // failed records message k, started at t0 and not delivered, as failed,
-// or as abandoned if the run is stopping (its context ended: its reply
-// may be unread, so its fate is unknown).
+// or as abandoned if the run is stopping (its context ended) and no
+// error was counted for it: its reply may be unread, so its fate is
+// unknown.
 func (s *session) failed(ctx context.Context, k, t0 int64) outcome {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !s.counted {
 		return abandoned
 	}
 	s.done(phaseFailed, k, t0)
@@ -766,6 +774,8 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
 	s.cur = r.tmpl.bodyOf(k, &s.scratch)
 	bdat := c.chunking && r.cfg.Chunking
+	s.retryable = !(bdat && c.pipelining && r.cfg.Pipelining)
+	defer func() { s.retryable = false }()
 	if c.pipelining && r.cfg.Pipelining {
 		return s.pipelined(ctx, k, bdat, turn)
 	}
