@@ -147,10 +147,10 @@ type Result struct {
 	Started   int64 `json:"started"`   // messages begun
 	Delivered int64 `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
 	Failed    int64 `json:"failed"`    // begun and not accepted: refused, broken off, timed out
-	// Abandoned counts the messages under way when the run was stopped
-	// (its context ended, or a fatal error ended it): their outcome is
-	// unknown (the server may have accepted them, its reply unread), so
-	// they are neither delivered nor failed.
+	// Abandoned counts the messages under way, with no error counted yet,
+	// when the run was stopped (its context ended, or a fatal error ended
+	// it): their outcome is unknown (the server may have accepted them,
+	// its reply unread), so they are neither delivered nor failed.
 	Abandoned int64 `json:"abandoned,omitempty"`
 	// Missed counts the messages an open-loop run with a Duration meant
 	// to start before its end and did not, every session being busy:
