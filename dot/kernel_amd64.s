@@ -22,14 +22,13 @@ TEXT ·decodeAVX512(SB), NOSPLIT, $8-72
 	ANDQ         $0x01, DI
 	XORQ         R8, R8
 	MOVQ         $0x00000003, R9
-	MOVQ         $0x00000003, R10
-	MOVQ         $-1, R11
-	MOVL         $0x0000000a, R12
-	VPBROADCASTB R12, Z0
-	MOVL         $0x0000000d, R12
-	VPBROADCASTB R12, Z1
-	MOVL         $0x0000002e, R12
-	VPBROADCASTB R12, Z2
+	MOVQ         $-1, R10
+	MOVL         $0x0000000a, R11
+	VPBROADCASTB R11, Z0
+	MOVL         $0x0000000d, R11
+	VPBROADCASTB R11, Z1
+	MOVL         $0x0000002e, R11
+	VPBROADCASTB R11, Z2
 	SHRQ         $0x01, SI
 	CMPQ         SI, $0x00000001
 	JEQ          dec512_strict
@@ -56,8 +55,10 @@ dec512_compat_enter:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
+	MOVQ    $0x00000004, R12
 
 dec512_compat_body:
 	PREFETCHT0 1024(DX)(SI*1)
@@ -66,41 +67,126 @@ dec512_compat_body:
 dec512_compat_test:
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
-	KMOVQ         K1, R12
-	KMOVQ         K2, R13
-	CMPQ          R12, R13
+	KMOVQ         K1, R13
+	KMOVQ         K2, R14
+	CMPQ          R13, R14
 	JNE           dec512_compat_fullx
+	CMPQ          R13, $-1
+	CMOVQNE       R12, R9
 	DECQ          R9
-	CMPQ          R12, $-1
-	CMOVQNE       R10, R9
-	TESTQ         R9, R9
 	JZ            dec512_compat_cleanx
 	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512_compat_body_dots
-	POPCNTQ       R12, R12
+	POPCNTQ       R13, R13
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R13, DI
 
 dec512_compat_body_tail:
 	ADDQ $0x40, SI
+	CMPQ SI, R11
+	JLE  dec512_compat_body2
 	CMPQ SI, R8
 	JLE  dec512_compat_body
 	JMP  dec512_compat_genx
+
+dec512_compat_body2:
+	PREFETCHT0    1024(DX)(SI*1)
+	PREFETCHT0    1088(DX)(SI*1)
+	VMOVDQU64     (DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R13
+	KMOVQ         K2, R14
+	CMPQ          R13, R14
+	JNE           dec512_compat_fullx
+	CMPQ          R13, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512_compat_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_compat_body2_dots0
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+
+dec512_compat_body2_mid:
+	VMOVDQU64     64(DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 65(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R13
+	KMOVQ         K2, R14
+	CMPQ          R13, R14
+	JNE           dec512_compat_body2_fullx
+	CMPQ          R13, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512_compat_body2_cleanx
+	VPCMPEQB      63(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_compat_body2_dots1
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+
+dec512_compat_body2_tail:
+	ADDQ $0x80, SI
+	CMPQ SI, R11
+	JLE  dec512_compat_body2
+	CMPQ SI, R8
+	JLE  dec512_compat_body
+	JMP  dec512_compat_genx
+
+dec512_compat_body2_fullx:
+	ADDQ $0x40, SI
+	JMP  dec512_compat_fullx
+
+dec512_compat_body2_cleanx:
+	ADDQ $0x40, SI
+	JMP  dec512_compat_cleanx
 
 dec512_compat_body_dots:
 	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
 	KORTESTQ      K3, K3
 	JNZ           dec512_compat_fullx
 	KANDNQ        K1, K2, K1
-	KMOVQ         K1, R12
-	POPCNTQ       R12, R12
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R13, DI
 	JMP           dec512_compat_body_tail
+
+dec512_compat_body2_dots0:
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512_compat_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+	JMP           dec512_compat_body2_mid
+
+dec512_compat_body2_dots1:
+	VPCMPEQB      65(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512_compat_body2_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+	JMP           dec512_compat_body2_tail
 
 dec512_compat_genx:
 	ADDQ  SI, DX
@@ -122,8 +208,10 @@ dec512_compat_masks:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
+	MOVQ    $0x00000004, R12
 	JMP     dec512_compat_test
 
 dec512_compat_first:
@@ -145,25 +233,25 @@ dec512_compat_fully:
 	KMOVQ         K1, SI
 	KMOVQ         K2, R8
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R12
+	KMOVQ         K1, R11
 	VPCMPEQB      Z0, Z4, K1
-	KMOVQ         K1, R13
+	KMOVQ         K1, R12
 	VPCMPEQB      Z1, Z4, K1
-	KMOVQ         K1, R14
-	LEAQ          (DI)(SI*2), R15
-	ANDQ          R15, R12
-	ORQ           R13, R14
+	KMOVQ         K1, R13
+	LEAQ          (DI)(SI*2), R14
+	ANDQ          R14, R11
+	ORQ           R12, R13
+	ANDQ          R11, R13
+	ANDQ          SI, R14
+	ORQ           R14, R13
+	MOVQ          R8, R14
 	ANDQ          R12, R14
-	ANDQ          SI, R15
-	ORQ           R15, R14
-	MOVQ          R8, R15
-	ANDQ          R13, R15
-	ORQ           R12, R15
-	TESTQ         R14, R14
+	ORQ           R11, R14
+	TESTQ         R13, R13
 	JNZ           dec512_compat_general
-	NOTQ          R15
-	POPCNTQ       R15, DI
-	KMOVQ         R15, K1
+	NOTQ          R14
+	POPCNTQ       R14, DI
+	KMOVQ         R14, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)
 	ADDQ          DI, AX
@@ -247,22 +335,22 @@ dec512_compat_general:
 	MOVQ          $0x00000041, SI
 	CMPQ          R9, SI
 	CMOVQLT       R9, SI
-	BZHIQ         SI, R11, R9
+	BZHIQ         SI, R10, R9
 	DECQ          SI
-	BZHIQ         SI, R11, R12
+	BZHIQ         SI, R10, R11
 	LEAQ          (DX), SI
-	MOVQ          SI, R13
-	ANDQ          $0x00000fff, R13
-	CMPQ          R13, $0x00000fc0
+	MOVQ          SI, R12
+	ANDQ          $0x00000fff, R12
+	CMPQ          R12, $0x00000fc0
 	JBE           ld_a_plain
-	POPCNTQ       R9, R14
-	ADDQ          R13, R14
-	CMPQ          R14, $0x00001000
+	POPCNTQ       R9, R13
+	ADDQ          R12, R13
+	CMPQ          R13, $0x00001000
 	JA            ld_a_plain
-	SUBQ          $0x00000fc0, R13
-	SUBQ          R13, SI
-	SHLXQ         R13, R9, R14
-	KMOVQ         R14, K1
+	SUBQ          $0x00000fc0, R12
+	SUBQ          R12, SI
+	SHLXQ         R12, R9, R13
+	KMOVQ         R13, K1
 	VMOVDQU8.Z    (SI), K1, Z3
 	VPCOMPRESSB.Z Z3, K1, Z3
 	JMP           ld_a_done
@@ -273,57 +361,57 @@ ld_a_plain:
 
 ld_a_done:
 	LEAQ          1(DX), SI
-	MOVQ          SI, R13
-	ANDQ          $0x00000fff, R13
-	CMPQ          R13, $0x00000fc0
+	MOVQ          SI, R12
+	ANDQ          $0x00000fff, R12
+	CMPQ          R12, $0x00000fc0
 	JBE           ld_b_plain
-	POPCNTQ       R12, R14
-	ADDQ          R13, R14
-	CMPQ          R14, $0x00001000
+	POPCNTQ       R11, R13
+	ADDQ          R12, R13
+	CMPQ          R13, $0x00001000
 	JA            ld_b_plain
-	SUBQ          $0x00000fc0, R13
-	SUBQ          R13, SI
-	SHLXQ         R13, R12, R14
-	KMOVQ         R14, K1
+	SUBQ          $0x00000fc0, R12
+	SUBQ          R12, SI
+	SHLXQ         R12, R11, R13
+	KMOVQ         R13, K1
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPCOMPRESSB.Z Z4, K1, Z4
 	JMP           ld_b_done
 
 ld_b_plain:
-	KMOVQ      R12, K1
+	KMOVQ      R11, K1
 	VMOVDQU8.Z (SI), K1, Z4
 
 ld_b_done:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
-	KMOVQ         K2, R13
+	KMOVQ         K2, R12
 	VPCMPEQB      Z2, Z3, K1
-	KMOVQ         K1, R14
+	KMOVQ         K1, R13
 	VPCMPEQB      Z0, Z4, K1
-	KMOVQ         K1, R15
+	KMOVQ         K1, R14
 	VPCMPEQB      Z1, Z4, K1
-	KMOVQ         K1, BP
+	KMOVQ         K1, R15
 	LEAQ          (DI)(SI*2), DI
-	ANDQ          DI, R14
-	ORQ           R15, BP
-	ANDQ          R14, BP
+	ANDQ          DI, R13
+	ORQ           R14, R15
+	ANDQ          R13, R15
 	ANDQ          SI, DI
-	ORQ           DI, BP
-	MOVQ          R13, DI
-	ANDQ          R15, DI
-	ORQ           R14, DI
-	XORQ          R9, R12
-	ORQ           R14, R13
-	ANDQ          R13, R12
-	ORQ           R12, BP
-	ANDNQ         R11, R9, R13
-	ORQ           R13, BP
-	TZCNTQ        BP, R9
+	ORQ           DI, R15
+	MOVQ          R12, DI
+	ANDQ          R14, DI
+	ORQ           R13, DI
+	XORQ          R9, R11
+	ORQ           R13, R12
+	ANDQ          R12, R11
+	ORQ           R11, R15
+	ANDNQ         R10, R9, R12
+	ORQ           R12, R15
+	TZCNTQ        R15, R9
 	NOTQ          DI
 	BZHIQ         R9, DI, DI
-	POPCNTQ       DI, R12
-	CMPQ          R12, R8
+	POPCNTQ       DI, R11
+	CMPQ          R11, R8
 	JAE           dec512_compat_room
 	KMOVQ         DI, K1
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -334,7 +422,7 @@ ld_b_done:
 
 st_a_part:
 	MOVQ          AX, DI
-	TESTQ         $0x00000020, R12
+	TESTQ         $0x00000020, R11
 	JZ            st_a_y0
 	VMOVDQU       Y3, (DI)
 	VEXTRACTI64X4 $0x01, Z3, Y3
@@ -345,7 +433,7 @@ st_a_y0:
 	VMOVDQU Y3, Y3
 
 st_a_y:
-	TESTQ        $0x00000010, R12
+	TESTQ        $0x00000010, R11
 	JZ           st_a_x0
 	VMOVDQU      X3, (DI)
 	VEXTRACTI128 $0x01, Y3, X3
@@ -356,7 +444,7 @@ st_a_x0:
 	VMOVDQU X3, X3
 
 st_a_x:
-	TESTQ   $0x00000008, R12
+	TESTQ   $0x00000008, R11
 	JZ      st_a_8
 	VMOVQ   X3, (DI)
 	VPSRLDQ $0x08, X3, X3
@@ -364,26 +452,26 @@ st_a_x:
 
 st_a_8:
 	VMOVQ X3, R8
-	TESTQ $0x00000004, R12
+	TESTQ $0x00000004, R11
 	JZ    st_a_4
 	MOVL  R8, (DI)
 	SHRQ  $0x20, R8
 	ADDQ  $0x04, DI
 
 st_a_4:
-	TESTQ $0x00000002, R12
+	TESTQ $0x00000002, R11
 	JZ    st_a_2
 	MOVW  R8, (DI)
 	SHRQ  $0x10, R8
 	ADDQ  $0x02, DI
 
 st_a_2:
-	TESTQ $0x00000001, R12
+	TESTQ $0x00000001, R11
 	JZ    st_a_done
 	MOVB  R8, (DI)
 
 st_a_done:
-	ADDQ R12, AX
+	ADDQ R11, AX
 	CMPQ R9, $0x40
 	JNE  dec512_compat_partial
 	ADDQ $0x40, DX
@@ -487,9 +575,10 @@ dec512_strict_fast:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R10
+	MOVQ    $0x00000004, R12
 
 dec512_strict_body:
 	PREFETCHT0 1024(DX)(SI*1)
@@ -498,41 +587,126 @@ dec512_strict_body:
 dec512_strict_test:
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
-	KMOVQ         K1, R12
-	KMOVQ         K2, R13
-	CMPQ          R12, R13
+	KMOVQ         K1, R13
+	KMOVQ         K2, R14
+	CMPQ          R13, R14
 	JNE           dec512_strict_fullx
+	CMPQ          R13, $-1
+	CMOVQNE       R12, R9
 	DECQ          R9
-	CMPQ          R12, $-1
-	CMOVQNE       R10, R9
-	TESTQ         R9, R9
 	JZ            dec512_strict_cleanx
 	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512_strict_body_dots
-	POPCNTQ       R12, R12
+	POPCNTQ       R13, R13
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R13, DI
 
 dec512_strict_body_tail:
 	ADDQ $0x40, SI
+	CMPQ SI, R11
+	JLE  dec512_strict_body2
 	CMPQ SI, R8
 	JLE  dec512_strict_body
 	JMP  dec512_strict_genx
+
+dec512_strict_body2:
+	PREFETCHT0    1024(DX)(SI*1)
+	PREFETCHT0    1088(DX)(SI*1)
+	VMOVDQU64     (DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R13
+	KMOVQ         K2, R14
+	CMPQ          R13, R14
+	JNE           dec512_strict_fullx
+	CMPQ          R13, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512_strict_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_strict_body2_dots0
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+
+dec512_strict_body2_mid:
+	VMOVDQU64     64(DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 65(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R13
+	KMOVQ         K2, R14
+	CMPQ          R13, R14
+	JNE           dec512_strict_body2_fullx
+	CMPQ          R13, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512_strict_body2_cleanx
+	VPCMPEQB      63(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_strict_body2_dots1
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+
+dec512_strict_body2_tail:
+	ADDQ $0x80, SI
+	CMPQ SI, R11
+	JLE  dec512_strict_body2
+	CMPQ SI, R8
+	JLE  dec512_strict_body
+	JMP  dec512_strict_genx
+
+dec512_strict_body2_fullx:
+	ADDQ $0x40, SI
+	JMP  dec512_strict_fullx
+
+dec512_strict_body2_cleanx:
+	ADDQ $0x40, SI
+	JMP  dec512_strict_cleanx
 
 dec512_strict_body_dots:
 	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
 	KORTESTQ      K3, K3
 	JNZ           dec512_strict_fullx
 	KANDNQ        K1, K2, K1
-	KMOVQ         K1, R12
-	POPCNTQ       R12, R12
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R13, DI
 	JMP           dec512_strict_body_tail
+
+dec512_strict_body2_dots0:
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512_strict_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+	JMP           dec512_strict_body2_mid
+
+dec512_strict_body2_dots1:
+	VPCMPEQB      65(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512_strict_body2_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+	JMP           dec512_strict_body2_tail
 
 dec512_strict_genx:
 	ADDQ  SI, DX
@@ -559,9 +733,10 @@ dec512_strict_masks:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R10
+	MOVQ    $0x00000004, R12
 	JMP     dec512_strict_test
 
 dec512_strict_first:
@@ -584,7 +759,7 @@ dec512_strict_fully:
 	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
-	KMOVQ         K2, R10
+	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R12
 	VPCMPEQB      Z0, Z4, K1
@@ -595,12 +770,12 @@ dec512_strict_fully:
 	ANDQ          R15, R12
 	ORQ           R13, R14
 	ANDQ          R12, R14
-	LEAQ          (R8)(R10*2), R15
+	LEAQ          (R8)(R11*2), R15
 	ANDNQ         SI, R15, R15
 	ORQ           R15, R14
-	ANDNQ         R10, R13, R15
+	ANDNQ         R11, R13, R15
 	ORQ           R15, R14
-	MOVQ          R10, R13
+	MOVQ          R11, R13
 	ORQ           R12, R13
 	TESTQ         R14, R14
 	JNZ           dec512_strict_general
@@ -612,7 +787,7 @@ dec512_strict_fully:
 	ADDQ          DI, AX
 	TESTQ         SI, SI
 	JNZ           dec512_strict_dirty
-	TESTQ         R10, R10
+	TESTQ         R11, R11
 	JNZ           dec512_strict_dirty
 	CMPB          64(DX), $0x0a
 	JEQ           dec512_strict_dirty
@@ -622,7 +797,7 @@ dec512_strict_dirty:
 	ADDQ $0x40, DX
 	MOVQ SI, DI
 	SHRQ $0x3f, DI
-	MOVQ R10, R8
+	MOVQ R11, R8
 	SHRQ $0x3f, R8
 	JMP  dec512_strict_fast
 
@@ -684,30 +859,30 @@ dec512_strict_clean1:
 	JMP       dec512_strict_masks
 
 dec512_strict_general:
-	LEAQ          65(BX), R10
-	SUBQ          DX, R10
+	LEAQ          65(BX), R11
+	SUBQ          DX, R11
 	JZ            dec512_done
 	LEAQ          65(CX), R9
 	SUBQ          AX, R9
 	JZ            dec512_done
 	MOVQ          $0x00000041, SI
-	CMPQ          R10, SI
-	CMOVQLT       R10, SI
-	BZHIQ         SI, R11, R12
+	CMPQ          R11, SI
+	CMOVQLT       R11, SI
+	BZHIQ         SI, R10, R12
 	DECQ          SI
-	BZHIQ         SI, R11, R13
+	BZHIQ         SI, R10, R13
 	LEAQ          (DX), SI
-	MOVQ          SI, R10
-	ANDQ          $0x00000fff, R10
-	CMPQ          R10, $0x00000fc0
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
 	JBE           ld_c_plain
 	POPCNTQ       R12, R14
-	ADDQ          R10, R14
+	ADDQ          R11, R14
 	CMPQ          R14, $0x00001000
 	JA            ld_c_plain
-	SUBQ          $0x00000fc0, R10
-	SUBQ          R10, SI
-	SHLXQ         R10, R12, R14
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R12, R14
 	KMOVQ         R14, K1
 	VMOVDQU8.Z    (SI), K1, Z3
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -719,17 +894,17 @@ ld_c_plain:
 
 ld_c_done:
 	LEAQ          1(DX), SI
-	MOVQ          SI, R10
-	ANDQ          $0x00000fff, R10
-	CMPQ          R10, $0x00000fc0
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
 	JBE           ld_d_plain
 	POPCNTQ       R13, R14
-	ADDQ          R10, R14
+	ADDQ          R11, R14
 	CMPQ          R14, $0x00001000
 	JA            ld_d_plain
-	SUBQ          $0x00000fc0, R10
-	SUBQ          R10, SI
-	SHLXQ         R10, R13, R14
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R13, R14
 	KMOVQ         R14, K1
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPCOMPRESSB.Z Z4, K1, Z4
@@ -743,7 +918,7 @@ ld_d_done:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
-	KMOVQ         K2, R10
+	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R14
 	VPCMPEQB      Z0, Z4, K1
@@ -755,19 +930,19 @@ ld_d_done:
 	ORQ           R15, BP
 	MOVQ          BP, DI
 	ANDQ          R14, DI
-	LEAQ          (R8)(R10*2), R8
+	LEAQ          (R8)(R11*2), R8
 	ANDNQ         SI, R8, R8
 	ORQ           R8, DI
-	ANDNQ         R10, R15, R8
+	ANDNQ         R11, R15, R8
 	ORQ           R8, DI
-	MOVQ          R10, R8
+	MOVQ          R11, R8
 	ORQ           R14, R8
 	XORQ          R12, R13
-	MOVQ          R10, R15
+	MOVQ          R11, R15
 	ORQ           R14, R15
 	ANDQ          R15, R13
 	ORQ           R13, DI
-	ANDNQ         R11, R12, R15
+	ANDNQ         R10, R12, R15
 	ORQ           R15, DI
 	TZCNTQ        DI, DI
 	NOTQ          R8
@@ -840,7 +1015,7 @@ st_c_done:
 	MOVQ $0x00000003, R9
 	MOVQ SI, DI
 	SHRQ $0x3f, DI
-	MOVQ R10, R8
+	MOVQ R11, R8
 	SHRQ $0x3f, R8
 	JMP  dec512_strict_fast
 
@@ -939,9 +1114,10 @@ dec512_raw_fast:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R10
+	MOVQ    $0x00000004, R12
 
 dec512_raw_body:
 	PREFETCHT0 1024(DX)(SI*1)
@@ -950,14 +1126,13 @@ dec512_raw_body:
 dec512_raw_test:
 	VPCMPB    $0x04, Z1, Z3, K1
 	VPCMPB    $0x04, 1(DX)(SI*1), Z0, K2
-	KMOVQ     K1, R12
-	KMOVQ     K2, R13
-	CMPQ      R12, R13
+	KMOVQ     K1, R13
+	KMOVQ     K2, R14
+	CMPQ      R13, R14
 	JNE       dec512_raw_fullx
+	CMPQ      R13, $-1
+	CMOVQNE   R12, R9
 	DECQ      R9
-	CMPQ      R12, $-1
-	CMOVQNE   R10, R9
-	TESTQ     R9, R9
 	JZ        dec512_raw_cleanx
 	VPCMPEQB  -1(DX)(SI*1), Z0, K1
 	VPCMPEQB  Z2, Z3, K1, K1
@@ -968,21 +1143,103 @@ dec512_raw_test:
 
 dec512_raw_body_tail:
 	ADDQ $0x40, SI
+	CMPQ SI, R11
+	JLE  dec512_raw_body2
 	CMPQ SI, R8
 	JLE  dec512_raw_body
 	JMP  dec512_raw_genx
+
+dec512_raw_body2:
+	PREFETCHT0 1024(DX)(SI*1)
+	PREFETCHT0 1088(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
+	VPCMPB     $0x04, Z1, Z3, K1
+	VPCMPB     $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ      K1, R13
+	KMOVQ      K2, R14
+	CMPQ       R13, R14
+	JNE        dec512_raw_fullx
+	CMPQ       R13, $-1
+	CMOVQNE    R12, R9
+	DECQ       R9
+	JZ         dec512_raw_cleanx
+	VPCMPEQB   -1(DX)(SI*1), Z0, K1
+	VPCMPEQB   Z2, Z3, K1, K1
+	KORTESTQ   K1, K1
+	JNZ        dec512_raw_body2_dots0
+	VMOVDQU64  Z3, (AX)(DI*1)
+	ADDQ       $0x40, DI
+
+dec512_raw_body2_mid:
+	VMOVDQU64 64(DX)(SI*1), Z3
+	VPCMPB    $0x04, Z1, Z3, K1
+	VPCMPB    $0x04, 65(DX)(SI*1), Z0, K2
+	KMOVQ     K1, R13
+	KMOVQ     K2, R14
+	CMPQ      R13, R14
+	JNE       dec512_raw_body2_fullx
+	CMPQ      R13, $-1
+	CMOVQNE   R12, R9
+	DECQ      R9
+	JZ        dec512_raw_body2_cleanx
+	VPCMPEQB  63(DX)(SI*1), Z0, K1
+	VPCMPEQB  Z2, Z3, K1, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512_raw_body2_dots1
+	VMOVDQU64 Z3, (AX)(DI*1)
+	ADDQ      $0x40, DI
+
+dec512_raw_body2_tail:
+	ADDQ $0x80, SI
+	CMPQ SI, R11
+	JLE  dec512_raw_body2
+	CMPQ SI, R8
+	JLE  dec512_raw_body
+	JMP  dec512_raw_genx
+
+dec512_raw_body2_fullx:
+	ADDQ $0x40, SI
+	JMP  dec512_raw_fullx
+
+dec512_raw_body2_cleanx:
+	ADDQ $0x40, SI
+	JMP  dec512_raw_cleanx
 
 dec512_raw_body_dots:
 	VPCMPEQB      1(DX)(SI*1), Z1, K1, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512_raw_fullx
 	KNOTQ         K1, K1
-	KMOVQ         K1, R12
-	POPCNTQ       R12, R12
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R13, DI
 	JMP           dec512_raw_body_tail
+
+dec512_raw_body2_dots0:
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_raw_fullx
+	KNOTQ         K1, K1
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+	JMP           dec512_raw_body2_mid
+
+dec512_raw_body2_dots1:
+	VPCMPEQB      65(DX)(SI*1), Z1, K1, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512_raw_body2_fullx
+	KNOTQ         K1, K1
+	KMOVQ         K1, R13
+	POPCNTQ       R13, R13
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R13, DI
+	JMP           dec512_raw_body2_tail
 
 dec512_raw_genx:
 	ADDQ  SI, DX
@@ -1009,9 +1266,10 @@ dec512_raw_masks:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R10
+	MOVQ    $0x00000004, R12
 	JMP     dec512_raw_test
 
 dec512_raw_first:
@@ -1034,7 +1292,7 @@ dec512_raw_fully:
 	VPCMPEQB      Z1, Z3, K2
 	VMOVDQU64     1(DX), Z4
 	KMOVQ         K1, SI
-	KMOVQ         K2, R10
+	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R12
 	VPCMPEQB      Z0, Z4, K1
@@ -1045,10 +1303,10 @@ dec512_raw_fully:
 	ANDQ          R15, R12
 	ORQ           R13, R14
 	ANDQ          R12, R14
-	LEAQ          (R8)(R10*2), R15
+	LEAQ          (R8)(R11*2), R15
 	ANDNQ         SI, R15, R15
 	ORQ           R15, R14
-	ANDNQ         R10, R13, R15
+	ANDNQ         R11, R13, R15
 	ORQ           R15, R14
 	TESTQ         R14, R14
 	JNZ           dec512_raw_general
@@ -1060,7 +1318,7 @@ dec512_raw_fully:
 	ADDQ          DI, AX
 	TESTQ         SI, SI
 	JNZ           dec512_raw_dirty
-	TESTQ         R10, R10
+	TESTQ         R11, R11
 	JNZ           dec512_raw_dirty
 	CMPB          64(DX), $0x0a
 	JEQ           dec512_raw_dirty
@@ -1070,7 +1328,7 @@ dec512_raw_dirty:
 	ADDQ $0x40, DX
 	MOVQ SI, DI
 	SHRQ $0x3f, DI
-	MOVQ R10, R8
+	MOVQ R11, R8
 	SHRQ $0x3f, R8
 	JMP  dec512_raw_fast
 
@@ -1132,30 +1390,30 @@ dec512_raw_clean1:
 	JMP       dec512_raw_masks
 
 dec512_raw_general:
-	LEAQ          65(BX), R10
-	SUBQ          DX, R10
+	LEAQ          65(BX), R11
+	SUBQ          DX, R11
 	JZ            dec512_done
 	LEAQ          65(CX), R9
 	SUBQ          AX, R9
 	JZ            dec512_done
 	MOVQ          $0x00000041, SI
-	CMPQ          R10, SI
-	CMOVQLT       R10, SI
-	BZHIQ         SI, R11, R12
+	CMPQ          R11, SI
+	CMOVQLT       R11, SI
+	BZHIQ         SI, R10, R12
 	DECQ          SI
-	BZHIQ         SI, R11, R13
+	BZHIQ         SI, R10, R13
 	LEAQ          (DX), SI
-	MOVQ          SI, R10
-	ANDQ          $0x00000fff, R10
-	CMPQ          R10, $0x00000fc0
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
 	JBE           ld_e_plain
 	POPCNTQ       R12, R14
-	ADDQ          R10, R14
+	ADDQ          R11, R14
 	CMPQ          R14, $0x00001000
 	JA            ld_e_plain
-	SUBQ          $0x00000fc0, R10
-	SUBQ          R10, SI
-	SHLXQ         R10, R12, R14
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R12, R14
 	KMOVQ         R14, K1
 	VMOVDQU8.Z    (SI), K1, Z3
 	VPCOMPRESSB.Z Z3, K1, Z3
@@ -1167,17 +1425,17 @@ ld_e_plain:
 
 ld_e_done:
 	LEAQ          1(DX), SI
-	MOVQ          SI, R10
-	ANDQ          $0x00000fff, R10
-	CMPQ          R10, $0x00000fc0
+	MOVQ          SI, R11
+	ANDQ          $0x00000fff, R11
+	CMPQ          R11, $0x00000fc0
 	JBE           ld_f_plain
 	POPCNTQ       R13, R14
-	ADDQ          R10, R14
+	ADDQ          R11, R14
 	CMPQ          R14, $0x00001000
 	JA            ld_f_plain
-	SUBQ          $0x00000fc0, R10
-	SUBQ          R10, SI
-	SHLXQ         R10, R13, R14
+	SUBQ          $0x00000fc0, R11
+	SUBQ          R11, SI
+	SHLXQ         R11, R13, R14
 	KMOVQ         R14, K1
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPCOMPRESSB.Z Z4, K1, Z4
@@ -1191,7 +1449,7 @@ ld_f_done:
 	VPCMPEQB      Z0, Z3, K1
 	VPCMPEQB      Z1, Z3, K2
 	KMOVQ         K1, SI
-	KMOVQ         K2, R10
+	KMOVQ         K2, R11
 	VPCMPEQB      Z2, Z3, K1
 	KMOVQ         K1, R14
 	VPCMPEQB      Z0, Z4, K1
@@ -1203,18 +1461,18 @@ ld_f_done:
 	ORQ           R15, BP
 	MOVQ          BP, DI
 	ANDQ          R14, DI
-	LEAQ          (R8)(R10*2), R8
+	LEAQ          (R8)(R11*2), R8
 	ANDNQ         SI, R8, R8
 	ORQ           R8, DI
-	ANDNQ         R10, R15, R8
+	ANDNQ         R11, R15, R8
 	ORQ           R8, DI
 	MOVQ          R14, R8
 	XORQ          R12, R13
-	MOVQ          R10, R15
+	MOVQ          R11, R15
 	ORQ           R14, R15
 	ANDQ          R15, R13
 	ORQ           R13, DI
-	ANDNQ         R11, R12, R15
+	ANDNQ         R10, R12, R15
 	ORQ           R15, DI
 	TZCNTQ        DI, DI
 	NOTQ          R8
@@ -1287,7 +1545,7 @@ st_e_done:
 	MOVQ $0x00000003, R9
 	MOVQ SI, DI
 	SHRQ $0x3f, DI
-	MOVQ R10, R8
+	MOVQ R11, R8
 	SHRQ $0x3f, R8
 	JMP  dec512_raw_fast
 
@@ -1302,7 +1560,7 @@ dec512_raw_room:
 	SHLXQ         CX, BX, BX
 	PDEPQ         R8, BX, BX
 	TZCNTQ        BX, DI
-	BTQ           DI, R10
+	BTQ           DI, R11
 	SETCS         CL
 	MOVBQZX       CL, CX
 	SUBQ          CX, R9
@@ -1434,9 +1692,10 @@ dec512l_compat_enter:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R11
+	MOVQ    $0x00000004, R12
 	CMPB    (DX), $0x0a
 	JNE     lf0_a
 	MOVQ    $-1, R10
@@ -1444,11 +1703,11 @@ dec512l_compat_enter:
 lf0_a:
 	ADDQ $0x01, R10
 	MOVQ R10, (SP)
-	LEAQ 128(R10), R12
-	CMPQ R12, limFast+64(FP)
+	LEAQ 128(R10), R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_compat_body
-	MOVQ $0x000000bf, R12
-	CMPQ R12, limFast+64(FP)
+	MOVQ $0x000000bf, R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_compat_body
 
 dec512l_compat_bodyu:
@@ -1459,13 +1718,12 @@ dec512l_compat_testu:
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
 	KMOVQ         K1, R10
-	KMOVQ         K2, R12
-	CMPQ          R10, R12
+	KMOVQ         K2, R13
+	CMPQ          R10, R13
 	JNE           dec512l_compat_fullx
-	DECQ          R9
 	CMPQ          R10, $-1
-	CMOVQNE       R11, R9
-	TESTQ         R9, R9
+	CMOVQNE       R12, R9
+	DECQ          R9
 	JZ            dec512l_compat_cleanx
 	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
@@ -1478,9 +1736,71 @@ dec512l_compat_testu:
 
 dec512l_compat_bodyu_tail:
 	ADDQ $0x40, SI
+	CMPQ SI, R11
+	JLE  dec512l_compat_bodyu2
 	CMPQ SI, R8
 	JLE  dec512l_compat_bodyu
 	JMP  dec512l_compat_genx
+
+dec512l_compat_bodyu2:
+	PREFETCHT0    1024(DX)(SI*1)
+	PREFETCHT0    1088(DX)(SI*1)
+	VMOVDQU64     (DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R10
+	KMOVQ         K2, R13
+	CMPQ          R10, R13
+	JNE           dec512l_compat_fullx
+	CMPQ          R10, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512l_compat_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_compat_bodyu2_dots0
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+
+dec512l_compat_bodyu2_mid:
+	VMOVDQU64     64(DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 65(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R10
+	KMOVQ         K2, R13
+	CMPQ          R10, R13
+	JNE           dec512l_compat_bodyu2_fullx
+	CMPQ          R10, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512l_compat_bodyu2_cleanx
+	VPCMPEQB      63(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_compat_bodyu2_dots1
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+
+dec512l_compat_bodyu2_tail:
+	ADDQ $0x80, SI
+	CMPQ SI, R11
+	JLE  dec512l_compat_bodyu2
+	CMPQ SI, R8
+	JLE  dec512l_compat_bodyu
+	JMP  dec512l_compat_genx
+
+dec512l_compat_bodyu2_fullx:
+	ADDQ $0x40, SI
+	JMP  dec512l_compat_fullx
+
+dec512l_compat_bodyu2_cleanx:
+	ADDQ $0x40, SI
+	JMP  dec512l_compat_cleanx
 
 dec512l_compat_bodyu_dots:
 	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
@@ -1494,6 +1814,30 @@ dec512l_compat_bodyu_dots:
 	ADDQ          R10, DI
 	JMP           dec512l_compat_bodyu_tail
 
+dec512l_compat_bodyu2_dots0:
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_compat_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_compat_bodyu2_mid
+
+dec512l_compat_bodyu2_dots1:
+	VPCMPEQB      65(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_compat_bodyu2_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_compat_bodyu2_tail
+
 dec512l_compat_body:
 	PREFETCHT0 1024(DX)(SI*1)
 	VMOVDQU64  (DX)(SI*1), Z3
@@ -1501,25 +1845,24 @@ dec512l_compat_body:
 dec512l_compat_test:
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
-	KMOVQ         K1, R12
+	KMOVQ         K1, R11
 	KMOVQ         K2, R13
-	CMPQ          R12, R13
+	CMPQ          R11, R13
 	JNE           dec512l_compat_fullx
-	DECQ          R9
-	CMPQ          R12, $-1
-	CMOVQNE       R11, R9
+	CMPQ          R11, $-1
+	CMOVQNE       R12, R9
 	LEAQ          64(R10), R10
 	CMOVQNE       sixtyThree<>+0(SB), R10
-	TESTQ         R9, R9
+	DECQ          R9
 	JZ            dec512l_compat_cleanx
 	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512l_compat_body_dots
-	POPCNTQ       R12, R12
+	POPCNTQ       R11, R11
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R11, DI
 
 dec512l_compat_body_tail:
 	ADDQ $0x40, SI
@@ -1534,11 +1877,11 @@ dec512l_compat_body_dots:
 	KORTESTQ      K3, K3
 	JNZ           dec512l_compat_fullx
 	KANDNQ        K1, K2, K1
-	KMOVQ         K1, R12
-	POPCNTQ       R12, R12
+	KMOVQ         K1, R11
+	POPCNTQ       R11, R11
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R11, DI
 	JMP           dec512l_compat_body_tail
 
 dec512l_compat_genx:
@@ -1623,9 +1966,10 @@ dec512l_compat_masks:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R11
+	MOVQ    $0x00000004, R12
 	CMPB    (DX), $0x0a
 	JNE     lf0_b
 	MOVQ    $-1, R10
@@ -1633,11 +1977,11 @@ dec512l_compat_masks:
 lf0_b:
 	ADDQ $0x01, R10
 	MOVQ R10, (SP)
-	LEAQ 128(R10), R12
-	CMPQ R12, limFast+64(FP)
+	LEAQ 128(R10), R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_compat_test
-	MOVQ $0x000000bf, R12
-	CMPQ R12, limFast+64(FP)
+	MOVQ $0x000000bf, R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_compat_test
 	JMP  dec512l_compat_testu
 
@@ -2100,9 +2444,10 @@ dec512l_strict_fast:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R11
+	MOVQ    $0x00000004, R12
 	CMPB    (DX), $0x0a
 	JNE     lf0_c
 	MOVQ    $-1, R10
@@ -2110,11 +2455,11 @@ dec512l_strict_fast:
 lf0_c:
 	ADDQ $0x01, R10
 	MOVQ R10, 8(SP)
-	LEAQ 128(R10), R12
-	CMPQ R12, limFast+64(FP)
+	LEAQ 128(R10), R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_strict_body
-	MOVQ $0x000000bf, R12
-	CMPQ R12, limFast+64(FP)
+	MOVQ $0x000000bf, R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_strict_body
 
 dec512l_strict_bodyu:
@@ -2125,13 +2470,12 @@ dec512l_strict_testu:
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
 	KMOVQ         K1, R10
-	KMOVQ         K2, R12
-	CMPQ          R10, R12
+	KMOVQ         K2, R13
+	CMPQ          R10, R13
 	JNE           dec512l_strict_fullx
-	DECQ          R9
 	CMPQ          R10, $-1
-	CMOVQNE       R11, R9
-	TESTQ         R9, R9
+	CMOVQNE       R12, R9
+	DECQ          R9
 	JZ            dec512l_strict_cleanx
 	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
@@ -2144,9 +2488,71 @@ dec512l_strict_testu:
 
 dec512l_strict_bodyu_tail:
 	ADDQ $0x40, SI
+	CMPQ SI, R11
+	JLE  dec512l_strict_bodyu2
 	CMPQ SI, R8
 	JLE  dec512l_strict_bodyu
 	JMP  dec512l_strict_genx
+
+dec512l_strict_bodyu2:
+	PREFETCHT0    1024(DX)(SI*1)
+	PREFETCHT0    1088(DX)(SI*1)
+	VMOVDQU64     (DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R10
+	KMOVQ         K2, R13
+	CMPQ          R10, R13
+	JNE           dec512l_strict_fullx
+	CMPQ          R10, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512l_strict_cleanx
+	VPCMPEQB      -1(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_strict_bodyu2_dots0
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+
+dec512l_strict_bodyu2_mid:
+	VMOVDQU64     64(DX)(SI*1), Z3
+	VPCMPB        $0x04, Z1, Z3, K1
+	VPCMPB        $0x04, 65(DX)(SI*1), Z0, K2
+	KMOVQ         K1, R10
+	KMOVQ         K2, R13
+	CMPQ          R10, R13
+	JNE           dec512l_strict_bodyu2_fullx
+	CMPQ          R10, $-1
+	CMOVQNE       R12, R9
+	DECQ          R9
+	JZ            dec512l_strict_bodyu2_cleanx
+	VPCMPEQB      63(DX)(SI*1), Z0, K2
+	VPCMPEQB      Z2, Z3, K2, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_strict_bodyu2_dots1
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+
+dec512l_strict_bodyu2_tail:
+	ADDQ $0x80, SI
+	CMPQ SI, R11
+	JLE  dec512l_strict_bodyu2
+	CMPQ SI, R8
+	JLE  dec512l_strict_bodyu
+	JMP  dec512l_strict_genx
+
+dec512l_strict_bodyu2_fullx:
+	ADDQ $0x40, SI
+	JMP  dec512l_strict_fullx
+
+dec512l_strict_bodyu2_cleanx:
+	ADDQ $0x40, SI
+	JMP  dec512l_strict_cleanx
 
 dec512l_strict_bodyu_dots:
 	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
@@ -2160,6 +2566,30 @@ dec512l_strict_bodyu_dots:
 	ADDQ          R10, DI
 	JMP           dec512l_strict_bodyu_tail
 
+dec512l_strict_bodyu2_dots0:
+	VPCMPEQB      1(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_strict_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_strict_bodyu2_mid
+
+dec512l_strict_bodyu2_dots1:
+	VPCMPEQB      65(DX)(SI*1), Z1, K2, K3
+	KORTESTQ      K3, K3
+	JNZ           dec512l_strict_bodyu2_fullx
+	KANDNQ        K1, K2, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_strict_bodyu2_tail
+
 dec512l_strict_body:
 	PREFETCHT0 1024(DX)(SI*1)
 	VMOVDQU64  (DX)(SI*1), Z3
@@ -2167,25 +2597,24 @@ dec512l_strict_body:
 dec512l_strict_test:
 	VPCMPB        $0x04, Z1, Z3, K1
 	VPCMPB        $0x04, 1(DX)(SI*1), Z0, K2
-	KMOVQ         K1, R12
+	KMOVQ         K1, R11
 	KMOVQ         K2, R13
-	CMPQ          R12, R13
+	CMPQ          R11, R13
 	JNE           dec512l_strict_fullx
-	DECQ          R9
-	CMPQ          R12, $-1
-	CMOVQNE       R11, R9
+	CMPQ          R11, $-1
+	CMOVQNE       R12, R9
 	LEAQ          64(R10), R10
 	CMOVQNE       sixtyThree<>+0(SB), R10
-	TESTQ         R9, R9
+	DECQ          R9
 	JZ            dec512l_strict_cleanx
 	VPCMPEQB      -1(DX)(SI*1), Z0, K2
 	VPCMPEQB      Z2, Z3, K2, K2
 	KORTESTQ      K2, K2
 	JNZ           dec512l_strict_body_dots
-	POPCNTQ       R12, R12
+	POPCNTQ       R11, R11
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R11, DI
 
 dec512l_strict_body_tail:
 	ADDQ $0x40, SI
@@ -2200,11 +2629,11 @@ dec512l_strict_body_dots:
 	KORTESTQ      K3, K3
 	JNZ           dec512l_strict_fullx
 	KANDNQ        K1, K2, K1
-	KMOVQ         K1, R12
-	POPCNTQ       R12, R12
+	KMOVQ         K1, R11
+	POPCNTQ       R11, R11
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R11, DI
 	JMP           dec512l_strict_body_tail
 
 dec512l_strict_genx:
@@ -2294,9 +2723,10 @@ dec512l_strict_masks:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R11
+	MOVQ    $0x00000004, R12
 	CMPB    (DX), $0x0a
 	JNE     lf0_d
 	MOVQ    $-1, R10
@@ -2304,11 +2734,11 @@ dec512l_strict_masks:
 lf0_d:
 	ADDQ $0x01, R10
 	MOVQ R10, 8(SP)
-	LEAQ 128(R10), R12
-	CMPQ R12, limFast+64(FP)
+	LEAQ 128(R10), R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_strict_test
-	MOVQ $0x000000bf, R12
-	CMPQ R12, limFast+64(FP)
+	MOVQ $0x000000bf, R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_strict_test
 	JMP  dec512l_strict_testu
 
@@ -2783,9 +3213,10 @@ dec512l_raw_fast:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R11
+	MOVQ    $0x00000004, R12
 	CMPB    (DX), $0x0a
 	JNE     lf0_e
 	MOVQ    $-1, R10
@@ -2793,11 +3224,11 @@ dec512l_raw_fast:
 lf0_e:
 	ADDQ $0x01, R10
 	MOVQ R10, 16(SP)
-	LEAQ 128(R10), R12
-	CMPQ R12, limFast+64(FP)
+	LEAQ 128(R10), R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_raw_body
-	MOVQ $0x000000bf, R12
-	CMPQ R12, limFast+64(FP)
+	MOVQ $0x000000bf, R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_raw_body
 
 dec512l_raw_bodyu:
@@ -2808,13 +3239,12 @@ dec512l_raw_testu:
 	VPCMPB    $0x04, Z1, Z3, K1
 	VPCMPB    $0x04, 1(DX)(SI*1), Z0, K2
 	KMOVQ     K1, R10
-	KMOVQ     K2, R12
-	CMPQ      R10, R12
+	KMOVQ     K2, R13
+	CMPQ      R10, R13
 	JNE       dec512l_raw_fullx
-	DECQ      R9
 	CMPQ      R10, $-1
-	CMOVQNE   R11, R9
-	TESTQ     R9, R9
+	CMOVQNE   R12, R9
+	DECQ      R9
 	JZ        dec512l_raw_cleanx
 	VPCMPEQB  -1(DX)(SI*1), Z0, K1
 	VPCMPEQB  Z2, Z3, K1, K1
@@ -2825,9 +3255,67 @@ dec512l_raw_testu:
 
 dec512l_raw_bodyu_tail:
 	ADDQ $0x40, SI
+	CMPQ SI, R11
+	JLE  dec512l_raw_bodyu2
 	CMPQ SI, R8
 	JLE  dec512l_raw_bodyu
 	JMP  dec512l_raw_genx
+
+dec512l_raw_bodyu2:
+	PREFETCHT0 1024(DX)(SI*1)
+	PREFETCHT0 1088(DX)(SI*1)
+	VMOVDQU64  (DX)(SI*1), Z3
+	VPCMPB     $0x04, Z1, Z3, K1
+	VPCMPB     $0x04, 1(DX)(SI*1), Z0, K2
+	KMOVQ      K1, R10
+	KMOVQ      K2, R13
+	CMPQ       R10, R13
+	JNE        dec512l_raw_fullx
+	CMPQ       R10, $-1
+	CMOVQNE    R12, R9
+	DECQ       R9
+	JZ         dec512l_raw_cleanx
+	VPCMPEQB   -1(DX)(SI*1), Z0, K1
+	VPCMPEQB   Z2, Z3, K1, K1
+	KORTESTQ   K1, K1
+	JNZ        dec512l_raw_bodyu2_dots0
+	VMOVDQU64  Z3, (AX)(DI*1)
+	ADDQ       $0x40, DI
+
+dec512l_raw_bodyu2_mid:
+	VMOVDQU64 64(DX)(SI*1), Z3
+	VPCMPB    $0x04, Z1, Z3, K1
+	VPCMPB    $0x04, 65(DX)(SI*1), Z0, K2
+	KMOVQ     K1, R10
+	KMOVQ     K2, R13
+	CMPQ      R10, R13
+	JNE       dec512l_raw_bodyu2_fullx
+	CMPQ      R10, $-1
+	CMOVQNE   R12, R9
+	DECQ      R9
+	JZ        dec512l_raw_bodyu2_cleanx
+	VPCMPEQB  63(DX)(SI*1), Z0, K1
+	VPCMPEQB  Z2, Z3, K1, K1
+	KORTESTQ  K1, K1
+	JNZ       dec512l_raw_bodyu2_dots1
+	VMOVDQU64 Z3, (AX)(DI*1)
+	ADDQ      $0x40, DI
+
+dec512l_raw_bodyu2_tail:
+	ADDQ $0x80, SI
+	CMPQ SI, R11
+	JLE  dec512l_raw_bodyu2
+	CMPQ SI, R8
+	JLE  dec512l_raw_bodyu
+	JMP  dec512l_raw_genx
+
+dec512l_raw_bodyu2_fullx:
+	ADDQ $0x40, SI
+	JMP  dec512l_raw_fullx
+
+dec512l_raw_bodyu2_cleanx:
+	ADDQ $0x40, SI
+	JMP  dec512l_raw_cleanx
 
 dec512l_raw_bodyu_dots:
 	VPCMPEQB      1(DX)(SI*1), Z1, K1, K2
@@ -2841,6 +3329,30 @@ dec512l_raw_bodyu_dots:
 	ADDQ          R10, DI
 	JMP           dec512l_raw_bodyu_tail
 
+dec512l_raw_bodyu2_dots0:
+	VPCMPEQB      1(DX)(SI*1), Z1, K1, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_raw_fullx
+	KNOTQ         K1, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_raw_bodyu2_mid
+
+dec512l_raw_bodyu2_dots1:
+	VPCMPEQB      65(DX)(SI*1), Z1, K1, K2
+	KORTESTQ      K2, K2
+	JNZ           dec512l_raw_bodyu2_fullx
+	KNOTQ         K1, K1
+	KMOVQ         K1, R10
+	POPCNTQ       R10, R10
+	VPCOMPRESSB.Z Z3, K1, Z3
+	VMOVDQU64     Z3, (AX)(DI*1)
+	ADDQ          R10, DI
+	JMP           dec512l_raw_bodyu2_tail
+
 dec512l_raw_body:
 	PREFETCHT0 1024(DX)(SI*1)
 	VMOVDQU64  (DX)(SI*1), Z3
@@ -2848,16 +3360,15 @@ dec512l_raw_body:
 dec512l_raw_test:
 	VPCMPB    $0x04, Z1, Z3, K1
 	VPCMPB    $0x04, 1(DX)(SI*1), Z0, K2
-	KMOVQ     K1, R12
+	KMOVQ     K1, R11
 	KMOVQ     K2, R13
-	CMPQ      R12, R13
+	CMPQ      R11, R13
 	JNE       dec512l_raw_fullx
-	DECQ      R9
-	CMPQ      R12, $-1
-	CMOVQNE   R11, R9
+	CMPQ      R11, $-1
+	CMOVQNE   R12, R9
 	LEAQ      64(R10), R10
 	CMOVQNE   sixtyThree<>+0(SB), R10
-	TESTQ     R9, R9
+	DECQ      R9
 	JZ        dec512l_raw_cleanx
 	VPCMPEQB  -1(DX)(SI*1), Z0, K1
 	VPCMPEQB  Z2, Z3, K1, K1
@@ -2879,11 +3390,11 @@ dec512l_raw_body_dots:
 	KORTESTQ      K2, K2
 	JNZ           dec512l_raw_fullx
 	KNOTQ         K1, K1
-	KMOVQ         K1, R12
-	POPCNTQ       R12, R12
+	KMOVQ         K1, R11
+	POPCNTQ       R11, R11
 	VPCOMPRESSB.Z Z3, K1, Z3
 	VMOVDQU64     Z3, (AX)(DI*1)
-	ADDQ          R12, DI
+	ADDQ          R11, DI
 	JMP           dec512l_raw_body_tail
 
 dec512l_raw_genx:
@@ -2973,9 +3484,10 @@ dec512l_raw_masks:
 	SUBQ    AX, SI
 	CMPQ    SI, R8
 	CMOVQLT SI, R8
+	LEAQ    -64(R8), R11
 	XORQ    SI, SI
 	XORQ    DI, DI
-	MOVQ    $0x00000003, R11
+	MOVQ    $0x00000004, R12
 	CMPB    (DX), $0x0a
 	JNE     lf0_f
 	MOVQ    $-1, R10
@@ -2983,11 +3495,11 @@ dec512l_raw_masks:
 lf0_f:
 	ADDQ $0x01, R10
 	MOVQ R10, 16(SP)
-	LEAQ 128(R10), R12
-	CMPQ R12, limFast+64(FP)
+	LEAQ 128(R10), R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_raw_test
-	MOVQ $0x000000bf, R12
-	CMPQ R12, limFast+64(FP)
+	MOVQ $0x000000bf, R13
+	CMPQ R13, limFast+64(FP)
 	JGT  dec512l_raw_test
 	JMP  dec512l_raw_testu
 

@@ -46,14 +46,6 @@ func decodeAVX512(limited bool) {
 	limits512(a, done)
 	// ccr is used in Strict and Raw mode; for dirty see decodeBody512.
 	cbol, ccr, dirty := lineState(flags, 3)
-	// The constant 3, for the Compat loop (the twin, which needs one more
-	// register, and the Strict and Raw loops, which keep ccr too, load it
-	// in the loop).
-	var three reg.GPVirtual
-	if !limited {
-		three = GP64()
-		MOVQ(U32(3), three)
-	}
 	// all ones, in a register (for the twin, which needs one more, a new
 	// one at each use).
 	var allOnes reg.GPVirtual
@@ -93,11 +85,7 @@ func decodeAVX512(limited bool) {
 		{
 			v, vn := ZMM(), ZMM()
 			klf, kcr := K(), K()
-			k3 := three
-			if m != compat {
-				k3 = nil // (see three)
-			}
-			decodeBody512(m, p, src, dst, srcLim, dstLim, cbol, ccr, dirty, k3, v, klf, kcr, zlf, zcr, zdot, general, lim)
+			decodeBody512(m, p, src, dst, srcLim, dstLim, cbol, ccr, dirty, v, klf, kcr, zlf, zcr, zdot, general, lim)
 			VMOVDQU64(Mem{Base: src, Disp: 1}, vn)
 			mk := decodeMasksK(m, v, vn, klf, kcr, zlf, zcr, zdot, cbol, ccr)
 			TESTQ(mk.bail, mk.bail)
@@ -786,7 +774,7 @@ func cleanLoopZ(p string, src, dst, srcLim, dstLim, dirty reg.Register, v reg.Ve
 //
 // With a line limit (ll not nil), a block that might break it leaves for
 // general.
-func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty reg.Register, three reg.GPVirtual, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string, ll *lineLimit) {
+func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty reg.Register, v reg.VecVirtual, klf, kcr reg.Register, zlf, zcr, zdot reg.VecVirtual, general string, ll *lineLimit) {
 	src0 := Load(Param("src").Base(), GP64())
 	CMPQ(src, src0)
 	JEQ(LabelRef(p + "_first"))
@@ -807,12 +795,9 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 
 	// The loop reads src+i and writes dst+j, j <= i (decoding only
 	// deletes), while i <= lim.
-	i, j, lim := GP64(), GP64(), GP64()
-	own := three == nil // the constant 3 is loaded at each entry
-	if own {
-		three = GP64()
-	}
-	var entry Mem // r+1 where the loop was entered
+	i, j, lim, lim2 := GP64(), GP64(), GP64(), GP64() // lim2 is lim less a block
+	four := GP64()                                    // the constant 4, loaded at each entry
+	var entry Mem                                     // r+1 where the loop was entered
 	if ll != nil {
 		entry = AllocLocal(8)
 	}
@@ -833,11 +818,10 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	// checked or the free loop's free.
 	enter := func(checked, free string) {
 		loopLimit(src, dst, srcLim, dstLim, lim)
+		LEAQ(Mem{Base: lim, Disp: -64}, lim2)
 		XORQ(i, i)
 		XORQ(j, j)
-		if own {
-			MOVQ(U32(3), three)
-		}
+		MOVQ(U32(4), four)
 		if ll == nil {
 			JMP(LabelRef(free))
 			return
@@ -876,24 +860,24 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	Label(p + "_enter")
 	enter(body, bodyFree)
 
-	loop := func(body, test string, checked bool) {
-		side, tail := body+"_dots", body+"_tail"
-		Label(body)
-		prefetch(Mem{Base: src, Index: i, Scale: 1})
-		VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
-
-		Label(test)
+	// block generates the loop's work on the block at src+i+d, loaded in
+	// v: it leaves for fx (the mask path), cx (the long-line loop) or
+	// side (line-leading dots, which goes on at tail), or stores the
+	// block and goes on. It returns what generates side, to be placed
+	// out of the loop's way.
+	block := func(d int, fx, cx, side, tail string, checked bool) func() {
 		kncr, knn := K(), K()
-		VPCMPB(U8(4), zcr, v, kncr)                                          // not CR
-		VPCMPB(U8(4), Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zlf, knn) // next is not LF
+		VPCMPB(U8(4), zcr, v, kncr)                                              // not CR
+		VPCMPB(U8(4), Mem{Base: src, Index: i, Scale: 1, Disp: d + 1}, zlf, knn) // next is not LF
 		ncr, nnlf := GP64(), GP64()
 		KMOVQ(kncr, ncr)
 		KMOVQ(knn, nnlf)
 		CMPQ(ncr, nnlf)
-		JNE(LabelRef(p + "_fullx"))
-		DECQ(dirty)
+		JNE(LabelRef(fx))
+		// dirty counts down from 3 after a block with a CR (4, less
+		// this block): the decrement sets the flags the exit tests.
 		CMPQ(ncr, I8(-1))
-		CMOVQNE(three, dirty)
+		CMOVQNE(four, dirty)
 		if checked {
 			// r+1 is only a bound here: at most 63 after a block with
 			// a CR (the last LF follows the last CR), and 64 more after
@@ -902,10 +886,10 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 			LEAQ(Mem{Base: r, Disp: 64}, r)
 			CMOVQNE(sixtyThree(), r)
 		}
-		TESTQ(dirty, dirty)
-		JZ(LabelRef(p + "_cleanx"))
+		DECQ(dirty)
+		JZ(LabelRef(cx))
 		kp, kd := K(), K()
-		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: -1}, zlf, kp) // after an LF
+		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: d - 1}, zlf, kp) // after an LF
 		VPCMPEQB(zdot, v, kp, kd)
 		KORTESTQ(kd, kd)
 		JNZ(LabelRef(side))
@@ -922,38 +906,82 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 			VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
 			ADDQ(cnt, j)
 		}
+		// Line-leading dots (one line in 50 in mail): deleted with the
+		// CRs, unless one is before a CR (an end marker, or a quirk the
+		// mask path decides; one before an LF broke the CR-LF pairs).
+		return func() {
+			Label(side)
+			kcrd := K()
+			VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: d + 1}, zcr, kd, kcrd)
+			KORTESTQ(kcrd, kcrd)
+			JNZ(LabelRef(fx))
+			keep := K()
+			if m == raw {
+				KNOTQ(kd, keep)
+			} else {
+				KANDNQ(kncr, kd, keep)
+			}
+			n := GP64()
+			KMOVQ(keep, n)
+			POPCNTQ(n, n)
+			out := ZMM()
+			VPCOMPRESSB_Z(v, keep, out)
+			VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
+			ADDQ(n, j)
+			JMP(LabelRef(tail))
+		}
+	}
+	loop := func(body, test string, checked bool) {
+		tail := body + "_tail"
+		Label(body)
+		prefetch(Mem{Base: src, Index: i, Scale: 1})
+		VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
+		Label(test)
+		side := block(0, p+"_fullx", p+"_cleanx", body+"_dots", tail, checked)
 		Label(tail)
 		ADDQ(U8(64), i)
 		if checked {
 			// (Checked against limFast, r+1 is checked a byte early.)
 			ll.check(p + "_genx")
+			CMPQ(i, lim)
+			JLE(LabelRef(body))
+			JMP(LabelRef(p + "_genx"))
+			side()
+			return
 		}
+		// Without a line limit, two blocks go in a turn where they fit.
+		body2, mid, tail2 := body+"2", body+"2_mid", body+"2_tail"
+		CMPQ(i, lim2)
+		JLE(LabelRef(body2))
 		CMPQ(i, lim)
 		JLE(LabelRef(body))
 		JMP(LabelRef(p + "_genx"))
 
-		// Line-leading dots (one line in 50 in mail): deleted with the
-		// CRs, unless one is before a CR (an end marker, or a quirk the
-		// mask path decides; one before an LF broke the CR-LF pairs).
-		Label(side)
-		kcrd := K()
-		VPCMPEQB(Mem{Base: src, Index: i, Scale: 1, Disp: 1}, zcr, kd, kcrd)
-		KORTESTQ(kcrd, kcrd)
-		JNZ(LabelRef(p + "_fullx"))
-		keep := K()
-		if m == raw {
-			KNOTQ(kd, keep)
-		} else {
-			KANDNQ(kncr, kd, keep)
-		}
-		n := GP64()
-		KMOVQ(keep, n)
-		POPCNTQ(n, n)
-		out := ZMM()
-		VPCOMPRESSB_Z(v, keep, out)
-		VMOVDQU64(out, Mem{Base: dst, Index: j, Scale: 1})
-		ADDQ(n, j)
-		JMP(LabelRef(tail))
+		Label(body2)
+		prefetch(Mem{Base: src, Index: i, Scale: 1})
+		prefetch(Mem{Base: src, Index: i, Scale: 1, Disp: 64})
+		VMOVDQU64(Mem{Base: src, Index: i, Scale: 1}, v)
+		side0 := block(0, p+"_fullx", p+"_cleanx", body2+"_dots0", mid, false)
+		Label(mid)
+		VMOVDQU64(Mem{Base: src, Index: i, Scale: 1, Disp: 64}, v)
+		side1 := block(64, body2+"_fullx", body2+"_cleanx", body2+"_dots1", tail2, false)
+		Label(tail2)
+		ADDQ(U8(128), i)
+		CMPQ(i, lim2)
+		JLE(LabelRef(body2))
+		CMPQ(i, lim)
+		JLE(LabelRef(body))
+		JMP(LabelRef(p + "_genx"))
+		// The second block leaves as the first would, from its own start.
+		Label(body2 + "_fullx")
+		ADDQ(U8(64), i)
+		JMP(LabelRef(p + "_fullx"))
+		Label(body2 + "_cleanx")
+		ADDQ(U8(64), i)
+		JMP(LabelRef(p + "_cleanx"))
+		side()
+		side0()
+		side1()
 	}
 	loop(bodyFree, testFree, false)
 	if ll != nil {
