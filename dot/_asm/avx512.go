@@ -794,7 +794,8 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	}
 
 	// The loop reads src+i and writes dst+j, j <= i (decoding only
-	// deletes), while i <= lim.
+	// deletes), while i <= lim; where it takes two blocks a turn, the
+	// second at src+i+64, while i <= lim2.
 	i, j, lim, lim2 := GP64(), GP64(), GP64(), GP64() // lim2 is lim less a block
 	four := GP64()                                    // the constant 4, loaded at each entry
 	var entry Mem                                     // r+1 where the loop was entered
@@ -861,7 +862,8 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 	enter(body, bodyFree)
 
 	// block generates the loop's work on the block at src+i+d, loaded in
-	// v: it leaves for fx (the mask path), cx (the long-line loop) or
+	// v: it leaves for fx (the mask path; for d 64, a step that first
+	// moves i to the block), cx (the long-line loop, likewise) or
 	// side (line-leading dots, which goes on at tail), or stores the
 	// block and goes on. It returns what generates side, to be placed
 	// out of the loop's way.
@@ -949,7 +951,9 @@ func decodeBody512(m int, p string, src, dst, srcLim, dstLim, cbol, ccr, dirty r
 			side()
 			return
 		}
-		// Without a line limit, two blocks go in a turn where they fit.
+		// In the loop that need not check a line limit, two blocks go
+		// in a turn where both fit (i <= lim2): the second is read at
+		// src+i+64, with the byte after it.
 		body2, mid, tail2 := body+"2", body+"2_mid", body+"2_tail"
 		CMPQ(i, lim2)
 		JLE(LabelRef(body2))
