@@ -301,12 +301,12 @@ func (c *LoopConn) WriteString(s string) (int, error) { return loopWrite(c, s) }
 
 func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
 	switch {
+	case !c.calling.Load():
+		return 0, c.outside()
 	case c.det != nil:
 		return 0, ErrDetached
 	case c.closing || c.closed:
 		return 0, ErrClosed
-	case !c.calling.Load():
-		return 0, ErrOutsideLoop
 	case c.tls != nil && c.tls.state == tlsHandshake:
 		return 0, ErrHandshaking
 	}
@@ -372,11 +372,14 @@ func (c *LoopConn) Do(f func(c *LoopConn)) error {
 // loop's clock), the socket is closed anyway and OnClose learns
 // ErrUnsent.
 func (c *LoopConn) Close() error {
-	if c.closed || c.closing || c.det != nil {
+	if !c.calling.Load() {
+		if err := c.outside(); err != ErrDetached {
+			return err
+		}
 		return ErrClosed
 	}
-	if !c.calling.Load() {
-		return ErrOutsideLoop
+	if c.closed || c.closing || c.det != nil {
+		return ErrClosed
 	}
 	c.closing = true
 	return nil
@@ -388,11 +391,14 @@ func (c *LoopConn) Close() error {
 // is how a protocol bounds the time to a complete request ("a command
 // within 5 minutes"), however slowly its bytes arrive.
 func (c *LoopConn) SetDeadline(t time.Time) error {
-	if c.closed || c.det != nil {
+	if !c.calling.Load() {
+		if err := c.outside(); err != ErrDetached {
+			return err
+		}
 		return ErrClosed
 	}
-	if !c.calling.Load() {
-		return ErrOutsideLoop
+	if c.closed || c.det != nil {
+		return ErrClosed
 	}
 	c.l.setDeadline(c, t)
 	return nil
@@ -409,12 +415,12 @@ func (c *LoopConn) SetDeadline(t time.Time) error {
 // connection cannot be detached (ErrTLSActive): its keys are the loop's.
 func (c *LoopConn) Detach() (net.Conn, error) {
 	switch {
+	case !c.calling.Load():
+		return nil, c.outside()
 	case c.det != nil:
 		return nil, ErrDetached
 	case c.closing || c.closed:
 		return nil, ErrClosed
-	case !c.calling.Load():
-		return nil, ErrOutsideLoop
 	case c.tls != nil:
 		return nil, ErrTLSActive
 	}
@@ -456,14 +462,29 @@ func (c *LoopConn) NotifyWritable() error {
 // loop, cannot be read or written now, or nil.
 func (c *LoopConn) open() error {
 	switch {
+	case !c.calling.Load():
+		return c.outside()
 	case c.det != nil:
 		return ErrDetached
 	case c.closed || c.closing:
 		return ErrClosed
-	case !c.calling.Load():
-		return ErrOutsideLoop
 	}
 	return nil
+}
+
+// outside is what a method called outside a call on c's loop returns:
+// ErrDetached or ErrClosed once the loop is done with c, ErrOutsideLoop
+// before. It reads c's fields only after gone, which the loop sets once
+// it has written them, so that a call from another goroutine, which may
+// come at any time, is no data race.
+func (c *LoopConn) outside() error {
+	switch {
+	case !c.gone.Load():
+		return ErrOutsideLoop
+	case c.det != nil:
+		return ErrDetached
+	}
+	return ErrClosed
 }
 
 // Control runs f with the connection's file descriptor, as
@@ -473,12 +494,12 @@ func (c *LoopConn) open() error {
 // connection's loop.
 func (c *LoopConn) Control(f func(fd uintptr)) error {
 	switch {
+	case !c.calling.Load():
+		return c.outside()
 	case c.det != nil:
 		return ErrDetached
 	case c.closed:
 		return ErrClosed
-	case !c.calling.Load():
-		return ErrOutsideLoop
 	}
 	return c.l.control(c, f)
 }

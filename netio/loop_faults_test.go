@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -694,5 +696,64 @@ func TestLoopsWriteFromGoroutine(t *testing.T) {
 	c := <-conns
 	if _, err := c.WriteString("from a goroutine\n"); !errors.Is(err, ErrOutsideLoop) {
 		t.Fatalf("Write from a goroutine: %v, want ErrOutsideLoop", err)
+	}
+}
+
+// TestLoopConnOutsideWhileClosing calls every method of a connection
+// from another goroutine, outside any call on it, while its loop closes
+// it (the peer resets it): each call gets ErrOutsideLoop, then ErrClosed,
+// and none is a data race (the methods read the loop's fields before
+// anything else: run with -race).
+func TestLoopConnOutsideWhileClosing(t *testing.T) {
+	opened := make(chan *LoopConn, 1)
+	closed := make(chan struct{})
+	s := startLoops(t, func(c *LoopConn, in []byte) int { return len(in) }, &LoopOptions{
+		Loops:   1,
+		OnOpen:  func(c *LoopConn) { opened <- c },
+		OnClose: func(*LoopConn, error) { close(closed) },
+	})
+	cc := dial(t, s)
+	c := <-opened
+	s.Sync() // OnOpen has returned
+	calls := []func() error{
+		func() error { _, err := c.Write([]byte("x")); return err },
+		func() error { _, err := c.WriteString("x"); return err },
+		c.Close,
+		func() error { return c.SetDeadline(time.Now()) },
+		func() error { _, err := c.Detach(); return err },
+		func() error { return c.SetReading(false) },
+		c.NotifyWritable,
+		func() error { return c.Control(func(uintptr) {}) },
+		func() error { _, err := c.AfterFunc(time.Hour, func(*LoopConn) {}); return err },
+		func() error { return c.StartTLS(&tls.Config{}) },
+	}
+	done := make(chan error)
+	go func() {
+		sawClosed := false
+		for {
+			for i, f := range calls {
+				switch err := f(); {
+				case errors.Is(err, ErrClosed):
+					sawClosed = true
+				case errors.Is(err, ErrOutsideLoop) && !sawClosed:
+				default:
+					done <- fmt.Errorf("call %d: %v (closed seen: %v)", i, err, sawClosed)
+					return
+				}
+			}
+			select {
+			case <-closed:
+				if sawClosed {
+					done <- nil
+					return
+				}
+			default:
+			}
+		}
+	}()
+	cc.SetLinger(0)
+	cc.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
