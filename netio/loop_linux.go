@@ -1090,8 +1090,7 @@ func (l *loop) close(c *LoopConn, err error) {
 // graceful reports whether c closes in good order (its output all sent)
 // with err, and the peer may still be sending.
 func (l *loop) graceful(c *LoopConn, err error) bool {
-	return !c.eof && !c.waiting && !l.s.sys.quit.Load() &&
-		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err))
+	return !c.eof && !c.waiting && !l.s.sys.quit.Load() && gracefulErr(err)
 }
 
 // linger ends c's output (FIN), all of it in the socket, and keeps c

@@ -107,6 +107,7 @@ type connSys struct {
 	discarding  bool // it throws input away (closing)
 	writing     bool // a write is under way
 	wFirst      bool // the write is a try: once, without waiting (write)
+	closeAfter  bool // close c, with c.closeErr, once the try is done
 	waited      bool // a try left output: the rest waits for room
 	wlen        int  // the size of the write under way
 	rIntr       bool // the read's deadline was set to interrupt it
@@ -936,8 +937,8 @@ func (l *loop) writeDone(c *LoopConn) {
 	n, err := cs.wn, cs.werr
 	cs.wn, cs.werr = 0, nil
 	cs.writing = false
-	stall, probe, tried := cs.stallCheck, cs.probing, cs.wFirst
-	cs.stallCheck, cs.probing = false, false
+	stall, probe, tried, after := cs.stallCheck, cs.probing, cs.wFirst, cs.closeAfter
+	cs.stallCheck, cs.probing, cs.closeAfter = false, false, false
 	if stall || tried { // a probe is a try
 		defer l.settle()
 	}
@@ -976,6 +977,13 @@ func (l *loop) writeDone(c *LoopConn) {
 	}
 	if c.det != nil {
 		l.detached(c, false)
+		return
+	}
+	if after { // see close
+		if c.off == len(c.pending) {
+			c.pending, c.off, c.waiting = c.pending[:0], 0, false
+		}
+		l.close(c, c.closeErr)
 		return
 	}
 	if c.off < len(c.pending) {
@@ -1102,6 +1110,14 @@ func (l *loop) close(c *LoopConn, err error) {
 	if c.closed {
 		return
 	}
+	if cs := &c.sys; cs.writing && cs.wFirst && !c.lingering && c.det == nil && gracefulErr(err) {
+		// A try of the output is under way: on Linux, whose loop writes
+		// when a call returns, its bytes would be in the socket already.
+		// Once it is done, writeDone closes c as Linux would then:
+		// gracefully if the socket took them all.
+		c.closing, c.closeErr, cs.closeAfter = true, err, true
+		return
+	}
 	if !c.lingering && l.graceful(c, err) {
 		var lingers bool
 		if lingers, err = l.linger(c, err); lingers {
@@ -1113,8 +1129,7 @@ func (l *loop) close(c *LoopConn, err error) {
 }
 
 func (l *loop) graceful(c *LoopConn, err error) bool {
-	return !c.eof && !c.waiting && c.det == nil && !l.s.sys.quit.Load() &&
-		(err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err))
+	return !c.eof && !c.waiting && c.det == nil && !l.s.sys.quit.Load() && gracefulErr(err)
 }
 
 // linger ends c's output (FIN) and keeps c open, its input read and

@@ -631,3 +631,38 @@ func TestLoopConnNow(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopsDeadlineAfterWrite passes a connection's deadline right after
+// its Handler wrote a reply, in the same call or from a timer at once:
+// the reply is sent before the connection closes, as SetDeadline says,
+// and OnClose learns the deadline alone. The portable loops closed the
+// socket while their writing goroutine still held the reply (the peer
+// read a clean end and nothing).
+func TestLoopsDeadlineAfterWrite(t *testing.T) {
+	for _, later := range []bool{false, true} {
+		t.Run(fmt.Sprintf("timer=%v", later), func(t *testing.T) {
+			for range 10 {
+				closed := make(chan error, 1)
+				s := startLoops(t, func(c *LoopConn, in []byte) int {
+					c.WriteString("bye")
+					if later {
+						c.AfterFunc(0, func(c *LoopConn) { c.SetDeadline(time.Now()) })
+					} else {
+						c.SetDeadline(time.Now())
+					}
+					return len(in)
+				}, &LoopOptions{Loops: 1, OnClose: func(_ *LoopConn, err error) { closed <- err }})
+				cc := dial(t, s)
+				cc.Write([]byte("a"))
+				got, err := io.ReadAll(cc)
+				if string(got) != "bye" || err != nil {
+					t.Fatalf("the peer read %q, %v; want the reply and the end", got, err)
+				}
+				if err := <-closed; !errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ErrUnsent) {
+					t.Fatalf("OnClose learned %v, want the deadline alone", err)
+				}
+				s.Close()
+			}
+		})
+	}
+}
