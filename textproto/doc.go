@@ -14,7 +14,8 @@
 //     and [Pipeline] are net/textproto's own types.
 //   - The one exception: a line that fills the bufio.Reader's buffer
 //     exactly and is followed by a read error is returned, and the error
-//     next; net/textproto drops the line.
+//     after it (by the same call, in a method that reads on past a line);
+//     net/textproto drops the line.
 //   - With [Reader.SetLimits], a Reader holds about the limit plus its
 //     buffer at most, whatever the input, and after a limit error reads on
 //     in step with the peer.
