@@ -317,13 +317,13 @@ func (l *loop) runTimers() {
 	}
 }
 
-// unsent is err, what OnClose would have learned, with ErrUnsent.
 // gracefulErr reports whether a connection closed with err closes in good
 // order where it can: its output all sent, not reset.
 func gracefulErr(err error) bool {
 	return err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err)
 }
 
+// unsent is err, what OnClose would have learned, with ErrUnsent.
 func unsent(err error) error {
 	if err == nil {
 		return ErrUnsent
