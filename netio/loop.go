@@ -322,7 +322,10 @@ func loopWrite[T []byte | string](c *LoopConn, p T) (int, error) {
 }
 
 // Queued returns how many bytes of c's output wait for room in the
-// socket, this call's output included.
+// socket, this call's output included. Like Now, it is for the loop's
+// goroutine: in a call on another of the loop's connections it leaves
+// out that call's output, and from another goroutine its answer is a
+// data race.
 func (c *LoopConn) Queued() int {
 	if !c.calling.Load() {
 		return len(c.pending) - c.off
