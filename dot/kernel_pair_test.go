@@ -6,6 +6,8 @@ import (
 	"testing"
 )
 
+// pairBase returns about n bytes of CRLF lines of up to lineMax letters,
+// one in 8 stuffed with a leading "..".
 func pairBase(seed uint64, n int, lineMax int) []byte {
 	r := rand.New(rand.NewPCG(seed, seed+1))
 	var b []byte
@@ -22,6 +24,7 @@ func pairBase(seed uint64, n int, lineMax int) []byte {
 	return b
 }
 
+// pairSpecials are the cases pairInputs places in clean text.
 var pairSpecials = []struct {
 	s       string
 	replace bool // overwrite instead of insert
@@ -38,8 +41,8 @@ var pairSpecials = []struct {
 	{"\r\n\n", false},
 }
 
-func pairLong(n int) string { return strings.Repeat("q", n) }
-
+// pairInputs returns base with each of pairSpecials, and each of a few
+// CR-less runs, placed at offset p.
 func pairInputs(base []byte, p int) [][]byte {
 	var ins [][]byte
 	for _, sp := range pairSpecials {
@@ -56,7 +59,7 @@ func pairInputs(base []byte, p int) [][]byte {
 	// CR-less runs (two, three, four blocks, and around) starting at p.
 	for _, n := range []int{127, 128, 129, 190, 191, 192, 193, 255, 256, 257, 320} {
 		in := append([]byte(nil), base[:p]...)
-		in = append(in, pairLong(n)...)
+		in = append(in, strings.Repeat("q", n)...)
 		in = append(in, base[p:]...)
 		ins = append(ins, in)
 	}
