@@ -2,7 +2,9 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,7 +70,10 @@ func TestMeasureRounds(t *testing.T) {
 
 var sink []byte
 
-// Allocations are counted per op, inside the loop only.
+// Allocations are counted per op, inside the loop only. MemStats count
+// the whole process's allocations, so a stray one (the runtime's, the
+// test framework's) can land in a round: the best of a few rounds must
+// be exact, which a driver that counted the setup never is.
 func TestMeasureAllocs(t *testing.T) {
 	if raceBuild {
 		t.Skip("the race detector allocates on its own")
@@ -81,13 +86,18 @@ func TestMeasureAllocs(t *testing.T) {
 			clock.advance(time.Millisecond)
 		}
 	}
-	m, err := measure(func(d *driver) { body(d) }, 10*time.Millisecond, clock.now)
-	if err != nil {
-		t.Fatal(err)
+	var got []string
+	for range 5 {
+		m, err := measure(func(d *driver) { body(d) }, 10*time.Millisecond, clock.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.AllocsPerOp() == 1 && m.BytesPerOp() == 64 {
+			return
+		}
+		got = append(got, fmt.Sprintf("%d allocs and %d bytes", m.AllocsPerOp(), m.BytesPerOp()))
 	}
-	if m.AllocsPerOp() != 1 || m.BytesPerOp() != 64 {
-		t.Errorf("%d allocs, %d bytes per op; want 1 and 64", m.AllocsPerOp(), m.BytesPerOp())
-	}
+	t.Errorf("per op in 5 rounds: %s; want 1 and 64", strings.Join(got, ", "))
 }
 
 // Fatal ends the body and fails the measurement; a body that returns
