@@ -4,8 +4,10 @@
 // over all of them in turn for SECONDS, and reads what comes back: one
 // write(2) a message, one read(2) per ready connection, one epoll_pwait2
 // per wake-up, which it takes 400 µs after the next send is due (as
-// tcpperf's -wait batch). No latency is recorded. It prints its CPU
-// (user + system, getrusage) per message sent.
+// tcpperf's -wait batch). No round trip is timed. It prints its CPU
+// (user + system, getrusage) per message sent, and its send lateness
+// (from when a message was due to the wake-up that wrote it, as tcpperf
+// counts it): how late even this client sends on the host.
 //
 //	cc -O2 -o floor-client docs/floor-client.c
 //	./floor-client PORT N RATE SECONDS
@@ -27,6 +29,11 @@ static double now(void) {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int before(const void *a, const void *b) {
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
 }
 
 static double cpu(void) {
@@ -61,13 +68,16 @@ int main(int argc, char **argv) {
 	memset(msg, 'x', sizeof msg - 1);
 	msg[sizeof msg - 1] = '\n';
 	struct epoll_event evs[256];
-	long sent = 0, received = 0;
+	long sent = 0, received = 0, nlate = 0, maxlate = (long)(rate * seconds) + 1;
+	float *late = malloc(maxlate * sizeof *late);
 	int next = 0;
 	double start = now(), due = start, interval = 1 / rate, cpu0 = cpu();
 	while (now() - start < seconds) {
 		for (double t = now(); due <= t; due += interval) {
 			if (write(fds[next], msg, sizeof msg) == sizeof msg)
 				sent++;
+			if (nlate < maxlate)
+				late[nlate++] = t - due;
 			next = (next + 1) % n;
 		}
 		double wait = due - now() + 400e-6;
@@ -84,5 +94,10 @@ int main(int argc, char **argv) {
 	double used = cpu() - cpu0;
 	printf("sent %ld received %ld: %.2f µs of CPU a message (%.0f%% of one core)\n", sent, received, used / sent * 1e6,
 	       used / seconds * 100);
+	if (nlate > 0) {
+		qsort(late, nlate, sizeof *late, before);
+		printf("send lateness p50 %.0f µs, p99 %.0f µs, max %.0f µs\n", late[nlate / 2] * 1e6,
+		       late[nlate * 99 / 100] * 1e6, late[nlate - 1] * 1e6);
+	}
 	return 0;
 }
