@@ -40,8 +40,10 @@
 //     (or, with a length range or a message set, a function of k), so
 //     their digests (Config.Digests) can be checked against what a sink
 //     logged ([Verify]).
-//   - After STARTTLS the server's extensions are learnt anew, and anything
-//     it sent with its 220 before the handshake is a protocol error.
+//   - Each EHLO reply replaces what the one before offered: after STARTTLS
+//     and after XCLIENT the server's extensions are learnt anew. Anything
+//     the server sent with STARTTLS's 220 before the handshake is a
+//     protocol error.
 //   - Percentiles come from HdrHistogram (3 significant digits); the
 //     optional interval log is HdrHistogram's format, delivered messages
 //     untagged and each phase tagged with its name.

@@ -95,26 +95,33 @@ func replyReader(c io.Reader) *textproto.Reader {
 
 // An smtpConn is one open connection and what its server offered.
 type smtpConn struct {
-	raw        net.Conn // the socket
-	nc         net.Conn // raw, or the TLS connection on it
-	bw         *bufio.Writer
-	tw         *textproto.Writer // on bw
-	tr         *textproto.Reader
-	pipelining bool            // offered
-	chunking   bool            // offered
-	startTLS   bool            // offered
-	size       bool            // SIZE offered
-	dsn        bool            // offered
-	smtputf8   bool            // offered
-	xclient    bool            // offered
-	xforward   bool            // offered and asked for: sent before each MAIL
-	auth       map[string]bool // the AUTH mechanisms offered
-	stop       func() bool
-	delivered  bool // a message was delivered on it
-	used       bool // a transaction was made on it: it is a kept connection
+	raw       net.Conn // the socket
+	nc        net.Conn // raw, or the TLS connection on it
+	bw        *bufio.Writer
+	tw        *textproto.Writer // on bw
+	tr        *textproto.Reader
+	offered   // by the last EHLO's reply
+	stop      func() bool
+	delivered bool // a message was delivered on it
+	used      bool // a transaction was made on it: it is a kept connection
 	// lastReplies is how many more replies to a refused message's LAST
 	// chunk may come before the reply to the next command (see chunks).
 	lastReplies int
+}
+
+// offered is what a server's EHLO reply offered. Each EHLO starts it
+// anew: the one after STARTTLS (RFC 3207 §4.2) and the one after XCLIENT,
+// whose reply is a new greeting, may offer less.
+type offered struct {
+	pipelining bool
+	chunking   bool
+	startTLS   bool
+	size       bool // SIZE
+	dsn        bool
+	smtputf8   bool
+	xclient    bool
+	xforward   bool            // and asked for: sent before each MAIL
+	auth       map[string]bool // the AUTH mechanisms
 }
 
 func newSession(r *run) *session {
@@ -592,6 +599,7 @@ func (s *session) hello(ctx context.Context) error {
 	if r.cfg.LMTP {
 		verb = "LHLO"
 	}
+	s.c.offered = offered{} // HELO, if EHLO is refused, offers nothing
 	for {
 		fmt.Fprintf(s.c.bw, "%s %s\r\n", verb, r.cfg.Helo)
 		t := r.now()
@@ -652,8 +660,6 @@ func (s *session) extensions(msg string) {
 			}
 		}
 	}
-	s.pipe = s.pipe || c.pipelining && s.r.cfg.Pipelining
-	s.chunk = s.chunk || c.chunking && s.r.cfg.Chunking
 }
 
 // quit sends QUIT and closes the connection, if one is open.
@@ -661,6 +667,9 @@ func (s *session) quit(ctx context.Context) {
 	if s.c == nil {
 		return
 	}
+	// An exchange of its own (Config.Timeout), perhaps long after the
+	// last message's began (a wait, the run's end).
+	s.c.nc.SetDeadline(time.Now().Add(s.r.cfg.Timeout))
 	s.c.bw.WriteString("QUIT\r\n")
 	if s.flush(ctx, "quit") == nil {
 		if _, _, err := s.reply(ctx, "quit"); err != nil {
@@ -774,9 +783,11 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
 	s.cur = r.tmpl.bodyOf(k, &s.scratch)
 	bdat := c.chunking && r.cfg.Chunking
-	s.retryable = !(bdat && c.pipelining && r.cfg.Pipelining)
+	pipe := c.pipelining && r.cfg.Pipelining
+	s.pipe, s.chunk = s.pipe || pipe, s.chunk || bdat
+	s.retryable = !(bdat && pipe)
 	defer func() { s.retryable = false }()
-	if c.pipelining && r.cfg.Pipelining {
+	if pipe {
 		return s.pipelined(ctx, k, bdat, turn)
 	}
 	if c.xforward {

@@ -62,9 +62,7 @@ func (s *session) startTLS(ctx context.Context) error {
 		return err
 	}
 	s.since(phaseTLS, t)
-	c.pipelining, c.chunking, c.startTLS, c.auth = false, false, false, nil
-	c.size, c.dsn, c.smtputf8 = false, false, false
-	return s.hello(ctx)
+	return s.hello(ctx) // which forgets what the server offered in the clear
 }
 
 // handshake makes the client's TLS handshake on the connection and
