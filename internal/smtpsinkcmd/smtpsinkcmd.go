@@ -136,7 +136,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(fs.Output(), "usage: wirespeed smtp-sink [-addr HOST:PORT|unix:PATH] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
 		fs.PrintDefaults()
 	}
-	if err := cli.Parse(fs, args, "wirespeed smtp-sink", stdout); err != nil {
+	if err := cli.Parse(fs, cli.Grouped(fs, args), "wirespeed smtp-sink", stdout); err != nil {
 		return cli.ParseError(err)
 	}
 	if fs.NArg() > 0 {

@@ -440,3 +440,14 @@ func TestRunTLSCertFiles(t *testing.T) {
 		t.Errorf("bad -auth-file: %v", err)
 	}
 }
+
+// One-letter flags group in one word, as Postfix's smtp-sink (getopt)
+// takes them: -cv is -c -v.
+func TestRunGroupedFlags(t *testing.T) {
+	addr, stop := start(t, "-cv")
+	send(t, addr, "one\r\n")
+	_, errOut, err := stop()
+	if err != nil || !strings.Contains(errOut, "sess=1 quit=1 mesg=1") || !strings.Contains(errOut, "MAIL FROM:") {
+		t.Fatalf("%v: stderr %q, want the counters (-c) and the conversation (-v)", err, errOut)
+	}
+}

@@ -103,7 +103,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(fs.Output(), "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size=false] [-xclient attrs] [-xforward attrs] [-dsn-notify n] [-dsn-ret r] [-F file|dir|mbox|maildir] [-header line] [-from-file f] [-to-file f] [-duration d] [-metrics addr] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
-	if err := cli.Parse(fs, args, "wirespeed smtp-source", stdout); err != nil {
+	if err := cli.Parse(fs, cli.Grouped(fs, args), "wirespeed smtp-source", stdout); err != nil {
 		return cli.ParseError(err)
 	}
 	if fs.NArg() != 1 {
