@@ -82,3 +82,27 @@ func TestQuitAfterWait(t *testing.T) {
 		t.Errorf("replies %v, want one 221 to QUIT", res.Replies)
 	}
 }
+
+// A reply of the wrong kind (here the RCPT's 250 read as DATA's, after a
+// server that answered MAIL twice) leaves client and server out of step:
+// the connection is closed at once, not sent RSET, which the server,
+// reading a message by then, would take as its text.
+func TestOutOfStepCloses(t *testing.T) {
+	f := &fakeServer{reply: func(verb, _ string) string {
+		if verb == "MAIL" {
+			return "250 2.1.0 ok\r\n250 2.1.0 and again"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Reuse, cfg.Messages = true, 2
+	res, err := Run(t.Context(), cfg)
+	if err != nil || res.Failed != 2 || res.ProtocolErrors != 2 {
+		t.Errorf("%v: %d failed, %d protocol errors; want 2 and 2", err, res.Failed, res.ProtocolErrors)
+	}
+	// An RSET would have had the 354 for its reply: a second protocol
+	// error a message.
+	if conns, _ := f.connections(); conns != 2 {
+		t.Errorf("%d connections, want one a message", conns)
+	}
+}

@@ -300,7 +300,10 @@ func (s *session) close() {
 
 // reply reads one reply of phase and counts its code; a 4xx or 5xx reply
 // is a rejection, and a reply of another kind than the command wants (a
-// 250 to DATA, a 354 to MAIL) a protocol error.
+// 250 to DATA, a 354 to MAIL) a protocol error, after which client and
+// server may be out of step (a reply too many, or the server reading a
+// message where the client sends commands): the connection is closed
+// (errOutOfStep), without QUIT or RSET.
 func (s *session) reply(ctx context.Context, phase string) (int, string, error) {
 	code, msg, err := s.readReply(ctx, phase)
 	want := 2
@@ -313,9 +316,15 @@ func (s *session) reply(ctx context.Context, phase string) (int, string, error) 
 		s.reject(ctx, phase, code, msg)
 	case code/100 != want:
 		s.fail(ctx, &s.r.n.protocol, fmt.Errorf("%s: a %dxx reply was due: %d %s", phase, want, code, firstLine(msg)))
+		s.close()
+		err = errOutOfStep
 	}
 	return code, msg, err
 }
+
+// errOutOfStep is what reading a reply returns when the reply was of the
+// wrong kind: the session has closed the connection.
+var errOutOfStep = errors.New("smtpsource: a reply of the wrong kind: the connection is closed")
 
 // errClosing is what reading a reply returns when the reply is a 421:
 // the server is closing the channel (RFC 5321 §3.8), so the session has
