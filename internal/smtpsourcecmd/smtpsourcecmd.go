@@ -545,7 +545,7 @@ func (s *seconds) String() string { return time.Duration(*s).String() }
 
 func (s *seconds) Set(v string) error {
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n < 0 || n > 1e9 {
+		if !(n >= 0 && n <= 1e9) { // NaN too
 			return fmt.Errorf("%q: want 0 to 1e9 seconds", v)
 		}
 		*s = seconds(n * float64(time.Second))

@@ -367,9 +367,13 @@ func TestPostfixFlags(t *testing.T) {
 	if !strings.HasPrefix(log.String(), want) {
 		t.Errorf("the sink logged %q, want %q...", log.String(), want)
 	}
-	for _, bad := range [][]string{{"-4", "-6", addr}, {"-w", "soon", addr}, {"-R", "-1", addr}} {
+	for _, bad := range [][]string{{"-4", "-6", addr}, {"-w", "soon", addr}, {"-R", "-1", addr}, {"-w", "NaN", addr}} {
+		errb.Reset()
 		if status, _ := cli.Status(Run(context.Background(), bad, &out, &errb)); status != 2 {
 			t.Errorf("%q: status %d, want 2", bad, status)
+		}
+		if bad[0] == "-w" && bad[1] == "NaN" && !strings.Contains(errb.String(), `"NaN": want 0 to 1e9 seconds`) {
+			t.Errorf("%q: %q", bad, errb.String())
 		}
 	}
 }
