@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
 // TestSessionsMemory: a run with many sessions (smtp-source -s 500) holds
@@ -27,4 +29,33 @@ func TestSessionsMemory(t *testing.T) {
 		t.Errorf("%d KiB allocated a session, want at most 256", per>>10)
 	}
 	t.Logf("%d KiB allocated a session; a set of histograms is %d KiB", per>>10, (numPhases+1)*newHist().ByteSize()>>10)
+}
+
+// TestChunksMemory: BDAT without pipelining sends each chunk from the
+// message's header and body as they are (only a chunk that holds the end
+// of the one and the start of the other is copied), so a session holds a
+// chunk's worth, not a copy of the message: with 4 MiB messages in 64 KiB
+// chunks into smtpsink, 16 sessions allocate little more than 2 (the
+// run's own share, its message template, is the same).
+func TestChunksMemory(t *testing.T) {
+	srv := startSmtpsinkCfg(t, smtpsink.Config{})
+	const length = 4 << 20
+	alloc := func(sessions int) uint64 {
+		cfg := Config{Addr: srv.Addr().String(), Sessions: sessions, Messages: sessions, Length: length, Chunking: true, ChunkSize: 64 << 10}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := Run(context.Background(), cfg)
+		runtime.ReadMemStats(&after)
+		if err != nil || res.Delivered != int64(sessions) || !res.Chunking {
+			t.Fatalf("delivered %d of %d, chunking %v: %v", res.Delivered, sessions, res.Chunking, err)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	two, sixteen := alloc(2), alloc(16)
+	per := (max(sixteen, two) - two) / 14
+	if per > length/8 {
+		t.Errorf("%d KiB allocated a session, want at most %d", per>>10, length/8>>10)
+	}
+	t.Logf("%d KiB allocated a session (%d MiB with 2 sessions)", per>>10, two>>20)
 }

@@ -34,7 +34,7 @@ type session struct {
 	mailBuf []byte  // the last MAIL command made, if not the run's
 	// notifyBuf is the last RCPT command made with NOTIFY=.
 	notifyBuf []byte
-	msg       []byte // the current message, for BDAT without pipelining
+	msg       []byte // a BDAT chunk that holds the end of the header and the start of the body
 	pipe      bool   // pipelining used on a connection
 	chunk     bool   // BDAT used on a connection
 	// ahead is the next message, when its envelope went out behind the
@@ -1238,14 +1238,11 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		return s.endReplies(ctx, acc, t)
 	}
 	t := r.now()
-	// One chunk may hold the end of the header and the start of the
-	// body: send them from one buffer.
-	s.msg = append(append(s.msg[:0], s.hdr...), s.cur.body...)
-	msg := s.msg
-	for {
-		n := min(size, len(msg))
-		last := n == len(msg)
-		if err := c.tw.WriteChunk(msg[:n], last); err != nil { // flushes
+	total := len(s.hdr) + len(s.cur.body)
+	for off := 0; ; {
+		n := min(size, total-off)
+		last := off+n == total
+		if err := c.tw.WriteChunk(s.span(off, n), last); err != nil { // flushes
 			phase := "bdat"
 			if last {
 				phase = "dot" // as its reply is counted
@@ -1256,7 +1253,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		if last {
 			return s.endReplies(ctx, accepted, t)
 		}
-		msg = msg[n:]
+		off += n
 		code, _, err := s.reply(ctx, "bdat")
 		if err != nil {
 			return false, false
@@ -1265,4 +1262,20 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 			return false, true
 		}
 	}
+}
+
+// span returns bytes off to off+n of the message, its header and then its
+// body, as one slice: a piece of either, or where it holds the end of the
+// header and the start of the body, the two copied into s.msg. So a
+// session holds a chunk's worth, not a copy of the message.
+func (s *session) span(off, n int) []byte {
+	h := len(s.hdr)
+	switch {
+	case off+n <= h:
+		return s.hdr[off : off+n]
+	case off >= h:
+		return s.cur.body[off-h : off-h+n]
+	}
+	s.msg = append(append(s.msg[:0], s.hdr[off:]...), s.cur.body[:off+n-h]...)
+	return s.msg
 }
