@@ -38,6 +38,9 @@ func TestSessionsMemory(t *testing.T) {
 // chunks into smtpsink, 16 sessions allocate little more than 2 (the
 // run's own share, its message template, is the same).
 func TestChunksMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's allocations")
+	}
 	srv := startSmtpsinkCfg(t, smtpsink.Config{})
 	const length = 4 << 20
 	alloc := func(sessions int) uint64 {

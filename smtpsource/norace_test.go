@@ -1,0 +1,5 @@
+//go:build !race
+
+package smtpsource
+
+const raceEnabled = false
