@@ -101,12 +101,6 @@ func (r *sumRun) checkLineEvent(cf *checkFile, lineNo int, line []byte) (event, 
 	if len(line) == 0 {
 		return event{}, false
 	}
-	// Past the line's ends, coreutils reads a line as a C string, which
-	// ends at its first NUL, unless it is escaped: an escaped name is
-	// unescaped to its length, and a NUL in it makes the line malformed.
-	if i := bytes.IndexByte(line, 0); i >= 0 && bytes.TrimLeft(line, " \t")[0] != '\\' {
-		line = line[:i]
-	}
 	c, ok := parseCheckLine(line, r.cfg.alg, &r.bsdRev)
 	if !ok || (cf.name == "-" && c.name == "-") {
 		return event{kind: evMalformed, cf: cf, line: lineNo}, true
@@ -127,16 +121,20 @@ type checkLine struct {
 
 // parseCheckLine parses "HEX  NAME", "HEX *NAME", "HEX NAME" (the BSD
 // reversed form) and "TAG (NAME) = HEX", each optionally escaped by a
-// leading backslash, following coreutils' rules to the letter, including
-// its treatment of the line as a C string. bsdRev is coreutils'
-// bsd_reversed state, shared by all lines of a run: once one form of
-// plain line is seen, the other is rejected.
+// leading backslash, following coreutils' rules to the letter. Like
+// coreutils, it reads the whole line (its length counts, NULs and all,
+// where coreutils uses it) but each field as a C string reads it: an
+// unescaped name ends at its first NUL, a digest must end at a NUL (the
+// line's end, or one within it), and a NUL in an escaped name makes the
+// line malformed. bsdRev is coreutils' bsd_reversed state, shared by all
+// lines of a run: once one form of plain line is seen, the other is
+// rejected.
 func parseCheckLine(s []byte, alg digest.Algorithm, bsdRev *int) (checkLine, bool) {
 	at := func(i int) byte {
 		if i < len(s) {
 			return s[i]
 		}
-		return 0
+		return 0 // the NUL after the line
 	}
 	white := func(c byte) bool { return c == ' ' || c == '\t' }
 	hexLen := 2 * alg.Size()
@@ -166,18 +164,12 @@ func parseCheckLine(s []byte, alg digest.Algorithm, bsdRev *int) (checkLine, boo
 	if len(s)-i < minLen {
 		return checkLine{}, false
 	}
-	start := i
-	for at(i) != 0 && !white(at(i)) {
-		i++
-	}
-	if i == len(s) {
+	c := checkLine{hex: s[i : i+hexLen]}
+	i += hexLen
+	if !white(at(i)) || !validHex(c.hex, hexLen) {
 		return checkLine{}, false
 	}
-	c := checkLine{hex: s[start:i]}
 	i++
-	if !validHex(c.hex, hexLen) {
-		return checkLine{}, false
-	}
 	if len(s)-i == 1 || (at(i) != ' ' && at(i) != '*') {
 		if *bsdRev == 0 {
 			return checkLine{}, false
@@ -195,11 +187,9 @@ func parseCheckLine(s []byte, alg digest.Algorithm, bsdRev *int) (checkLine, boo
 	return c, true
 }
 
-// parseTagged parses "NAME) = HEX", what follows "TAG (".
+// parseTagged parses "NAME) = HEX", what follows "TAG (": the name runs
+// to the line's last ')'.
 func parseTagged(s []byte, escaped bool, hexLen int) (checkLine, bool) {
-	if len(s) == 0 {
-		return checkLine{}, false
-	}
 	i := bytes.LastIndexByte(s, ')')
 	if i < 0 {
 		return checkLine{}, false
@@ -213,7 +203,11 @@ func parseTagged(s []byte, escaped bool, hexLen int) (checkLine, bool) {
 	if len(rest) == 0 || rest[0] != '=' {
 		return checkLine{}, false
 	}
-	c.hex = bytes.TrimLeft(rest[1:], " \t")
+	rest = bytes.TrimLeft(rest[1:], " \t")
+	if len(rest) < hexLen || len(rest) > hexLen && rest[hexLen] != 0 {
+		return checkLine{}, false // not a digest and then a NUL
+	}
+	c.hex = rest[:hexLen]
 	if !validHex(c.hex, hexLen) {
 		return checkLine{}, false
 	}
@@ -221,10 +215,14 @@ func parseTagged(s []byte, escaped bool, hexLen int) (checkLine, bool) {
 }
 
 // lineName decodes a file name field: unescaped if the line was escaped
-// (an unescaped line was cut at its first NUL, as C reads it).
+// (where a NUL makes it malformed), else read as a C string, to its first
+// NUL.
 func lineName(b []byte, escaped bool) (string, bool) {
 	if escaped {
 		return unescapeName(b)
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
 	}
 	return string(b), true
 }

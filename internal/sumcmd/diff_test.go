@@ -216,6 +216,16 @@ func TestSumCheckMatchesCoreutils(t *testing.T) {
 		plainSum + "  ",                       // no name
 		"MD5 (a b) = " + zero,                 // tagged mismatch
 	}, "\n")+"\n")
+	// NULs: coreutils reads the whole line, its fields as C strings.
+	nuls := f.writeCheck(t, "nuls.md5", strings.Join([]string{
+		"MD5 (plain\x00junk) = " + plainSum,             // the name ends at the NUL, ')' is the line's last
+		plainSum + "  \x00",                             // an empty name
+		plainSum + "  plain\x00",                        // a NUL at the end
+		plainSum + " \x00plain",                         // the reversed form, by the NUL
+		"MD5 (plain) = " + plainSum + "\x00",            // the digest ends at a NUL
+		"MD5 (plain) = " + plainSum[:31] + "\x00" + "0", // a NUL within the digest
+	}, "\n")+"\n")
+	nulReversed := f.writeCheck(t, "nulrev.md5", plainSum+"  plain\n"+plainSum+"  \x00\n"+plainSum+" plain\n")
 	reversed := f.writeCheck(t, "reversed.md5", plainSum+" plain\n"+plainSum+"  plain\n"+plainSum+" plain\n")
 	allMissing := f.writeCheck(t, "missing.md5", plainSum+"  nosuch\n"+plainSum+"  nosuch2\n")
 	comments := f.writeCheck(t, "comments.md5", "# only\n\n#comments\n")
@@ -248,6 +258,8 @@ func TestSumCheckMatchesCoreutils(t *testing.T) {
 		{nil, []string{"-c", "--ignore-missing", allMissing}},
 		{nil, []string{"-c", "--ignore-missing", "--status", allMissing}},
 		{nil, []string{"-c", allMissing}},
+		{nil, []string{"-c", "-w", nuls}},
+		{nil, []string{"-c", nulReversed}},
 		{nil, []string{"-c", reversed}},
 		{nil, []string{"-c", reversed, good}}, // the reversed-form state carries over
 		{nil, []string{"-c", comments}},
