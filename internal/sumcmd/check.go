@@ -48,7 +48,16 @@ func (r *sumRun) checkEvents(yield func(event) bool) {
 func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 	cf := &checkFile{name: name}
 	var src io.Reader = r.stdin
-	if name != "-" {
+	if name == "-" {
+		// A "-" line of an earlier list, still queued behind a file being
+		// hashed, reads standard input first, as coreutils (one line
+		// after another) would have.
+		r.mu.Lock()
+		for r.head < len(r.queue) {
+			r.drained.Wait()
+		}
+		r.mu.Unlock()
+	} else {
 		f, err := os.Open(name)
 		if err != nil {
 			return yield(event{kind: evMessage, msg: quoteName(name, r.utf8) + ": " + errText(err)})

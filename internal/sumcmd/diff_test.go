@@ -235,6 +235,9 @@ func TestSumCheckMatchesCoreutils(t *testing.T) {
 	// More malformed lines than the event queue holds, behind a pending file.
 	bigSum := strings.Fields(runTool(t, f.dir, "C", nil, coreutils(t, "md5sum"), "big").stdout)[0]
 	flood := f.writeCheck(t, "flood.md5", bigSum+"  big\n"+strings.Repeat("junk\n", 3*maxQueued)+plainSum+"  plain\n")
+	// A "-" line (standard input hashed) behind a file being hashed, then
+	// standard input as a check list: the line reads it first.
+	stdinLine := f.writeCheck(t, "stdinline.md5", bigSum+"  big\n"+"d41d8cd98f00b204e9800998ecf8427e  -\n")
 	stdinCheck, err := os.ReadFile(filepath.Join(f.dir, mixed))
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +277,8 @@ func TestSumCheckMatchesCoreutils(t *testing.T) {
 		{stdinCheck, []string{"-c", "-w", "-"}},
 		{[]byte("garbage\n"), []string{"-c"}},
 		{[]byte(plainSum + "  plain\n"), []string{"--check", "--quiet", "-", good}},
+		{[]byte(plainSum + "  plain\n"), []string{"-c", stdinLine, "-"}},
+		{[]byte(plainSum + "  plain\n"), []string{"-c", "-j", "1", stdinLine, "-"}},
 	} {
 		f.compare(t, "md5sum", "md5", c.stdin, c.args...)
 	}
