@@ -7,11 +7,13 @@ import (
 
 // Grouped rewrites the one-letter flags of args grouped in one word as
 // getopt(3) takes them, for the commands that have Postfix's tools'
-// flags: "-dc" is "-d -c", and a letter that takes a value takes the rest
-// of the word, or else the next word ("-m3", "-l1000:2000"). A word that
-// names a flag of fs itself, or has a letter that is no one-letter flag,
-// is left as it is (for fs.Parse to take or refuse), as is everything
-// after "--" or the first operand, where fs.Parse stops.
+// flags: "-dc" is "-d -c", and a letter that takes a value takes the next
+// word ("-dm 3") or the rest of the word where that starts with a digit
+// ("-m3", "-l1000:2000"). Only such words are rewritten: one that names a
+// flag of fs itself is left as it is, and so is one with a letter that is
+// no one-letter flag or a value that does not start with a digit, for
+// fs.Parse to take or refuse as it would ("-help", "-nosuchflag"), as is
+// everything after "--" or the first operand, where fs.Parse stops.
 func Grouped(fs *flag.FlagSet, args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -56,10 +58,13 @@ func expand(fs *flag.FlagSet, group string) (words []string, next bool) {
 		}
 		words = append(words, "-"+group[j:j+1])
 		if !isBool(f) {
-			if rest := group[j+1:]; rest != "" {
+			switch rest := group[j+1:]; {
+			case rest == "":
+				return words, true
+			case rest[0] >= '0' && rest[0] <= '9':
 				return append(words, rest), false
 			}
-			return words, true
+			return nil, false // a misspelt flag, more likely than a value
 		}
 	}
 	return words, false

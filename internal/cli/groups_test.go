@@ -20,6 +20,10 @@ func TestGrouped(t *testing.T) {
 		{[]string{"-m3", "-l1000:2000", "host"}, []string{"-m", "3", "-l", "1000:2000", "host"}},
 		{[]string{"-dcm", "5", "host"}, []string{"-d", "-c", "-m", "5", "host"}},
 		{[]string{"-dcm5"}, []string{"-d", "-c", "-m", "5"}},
+		{[]string{"-cf", "x"}, []string{"-c", "-f", "x"}},
+		// A value that does not start with a digit: more likely a
+		// misspelt flag (or -help) than an attached value.
+		{[]string{"-fuser", "-mx", "-help"}, []string{"-fuser", "-mx", "-help"}},
 		// Flags of their own, and the values of flags, stay as they are.
 		{[]string{"-tls", "-timeout", "1s", "-f", "-dc", "--m=2", "-c=false"}, []string{"-tls", "-timeout", "1s", "-f", "-dc", "--m=2", "-c=false"}},
 		// Unknown letters are fs.Parse's to refuse, and operands end it.
@@ -34,7 +38,7 @@ func TestGrouped(t *testing.T) {
 		}
 	}
 	// What it gives fs.Parse parses as getopt would have.
-	if err := fs.Parse(Grouped(fs, []string{"-dcm7", "-lab", "host"})); err != nil {
+	if err := fs.Parse(Grouped(fs, []string{"-dcm7", "-l", "ab", "host"})); err != nil {
 		t.Fatal(err)
 	}
 	if fs.Lookup("d").Value.String() != "true" || fs.Lookup("c").Value.String() != "true" || fs.Lookup("m").Value.String() != "7" || fs.Lookup("l").Value.String() != "ab" || !slices.Equal(fs.Args(), []string{"host"}) {
