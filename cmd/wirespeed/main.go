@@ -11,7 +11,7 @@
 //	wirespeed tcpperf [flags]            TCP latency load generator
 //	wirespeed tcpperf merge FILE...      merge tcpperf interval logs of several hosts
 //	wirespeed help                       list the commands (also -h, -help, --help)
-//	wirespeed help CMD                   CMD's usage, as wirespeed CMD -help
+//	wirespeed help CMD [SUB]             CMD's usage, as wirespeed CMD [SUB] -help
 //
 // Each command is a package under internal/; this one only dispatches.
 package main
@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -47,13 +48,16 @@ type command struct {
 	// help is the argument that asks the command for its usage: "-help"
 	// (the default), or "--help" for sum's GNU options.
 	help string
+	// subs are the words after its name that make it another command
+	// (`tcpperf merge`), for `wirespeed help CMD SUB`.
+	subs []string
 	run  func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 // commands returns the subcommands, in the order help lists them.
 func commands() []command {
 	return []command{
-		{name: "bench", summary: bench.Summary, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+		{name: "bench", summary: bench.Summary, subs: bench.Subcommands(), run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return bench.Run(ctx, args, stdout, stderr)
 		}},
 		{name: "serve", summary: serve.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -66,7 +70,7 @@ func commands() []command {
 			return smtpsourcecmd.Run(ctx, args, stdout, stderr)
 		}},
 		{name: "sum", summary: sumcmd.Summary, help: "--help", run: sumcmd.Run},
-		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+		{name: "tcpperf", summary: tcpperfcmd.Summary, interrupt: true, subs: tcpperfcmd.Subcommands(), run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return tcpperfcmd.Run(ctx, args, stdout, stderr)
 		}},
 	}
@@ -98,18 +102,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if isHelp(args[0]) {
-		switch len(args) {
-		case 1:
+		if len(args) == 1 || len(args) == 2 && isHelp(args[1]) {
 			if err := usage(stdout); err != nil {
 				fmt.Fprintf(stderr, "wirespeed: write error: %v\n", err)
 				return 1
 			}
 			return 0
-		case 2:
-			return help(args[1], stdin, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "wirespeed: %s takes one command at most: wirespeed help CMD\n", args[0])
-		return 2
+		return help(args[1], args[2:], stdin, stdout, stderr)
 	}
 	c, ok := lookup(args[0])
 	if !ok {
@@ -126,13 +126,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // help prints the usage of the command named name on stdout, as `wirespeed
 // CMD -help` does, and returns the exit status: 0.
-func help(name string, stdin io.Reader, stdout, stderr io.Writer) int {
+func help(name string, sub []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, ok := lookup(name)
 	if !ok {
 		return unknown(name, stderr)
 	}
+	if len(sub) > 1 || len(sub) == 1 && !slices.Contains(c.subs, sub[0]) {
+		fmt.Fprintf(stderr, "wirespeed: help %s %s: %s has no subcommand %q (wirespeed help CMD [SUB])\n", name, strings.Join(sub, " "), name, strings.Join(sub, " "))
+		return 2
+	}
 	h := cmp.Or(c.help, "-help") // -h is smtp-sink's -h HOSTNAME
-	err := c.run(context.Background(), []string{h}, stdin, stdout, stdout)
+	err := c.run(context.Background(), append(sub, h), stdin, stdout, stdout)
 	return exit(c, err, stderr)
 }
 

@@ -90,6 +90,10 @@ func harnesses() []harness {
 	}
 }
 
+// Subcommands are the harness suites, each a command of its own after
+// `bench`: `wirespeed help bench net` asks for the usage of `bench net`.
+func Subcommands() []string { return harnessNames() }
+
 func harnessNames() []string {
 	var names []string
 	for _, h := range harnesses() {

@@ -27,6 +27,10 @@ import (
 // Summary is the one-line description of the command.
 const Summary = "open- or closed-loop TCP latency load generator (HdrHistogram percentiles)"
 
+// Subcommands are the words that make tcpperf another command: `wirespeed
+// help tcpperf merge` asks for the usage of `tcpperf merge`.
+func Subcommands() []string { return []string{"merge"} }
+
 // Run runs `wirespeed tcpperf` with the arguments after "tcpperf" until the
 // load is done or ctx is cancelled. A run that counted errors returns
 // cli.StatusError 1 after printing its result.
