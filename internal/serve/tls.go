@@ -2,10 +2,10 @@ package serve
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/selfsigned"
 )
 
@@ -20,7 +20,7 @@ func tlsConfig(addr, certFile, keyFile string) (*tls.Config, error) {
 	case certFile != "" && keyFile != "":
 		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
 	case certFile != "" || keyFile != "":
-		return nil, errors.New("-tls-cert and -tls-key go together")
+		return nil, cli.Usagef("serve: -tls-cert and -tls-key go together")
 	default:
 		hosts := []string{"localhost", "127.0.0.1", "::1"}
 		if h, _, serr := net.SplitHostPort(addr); serr == nil && h != "" && h != "localhost" && h != "127.0.0.1" && h != "::1" {
