@@ -4,11 +4,14 @@
 // take their argument in the same word or the next (-asha256, -a sha256),
 // long options take theirs after "=" or in the next word, and a long
 // option may be abbreviated to a prefix of it that no other option has.
+// With POSIXLY_CORRECT in the environment, the first operand ends the
+// options, as it does for getopt_long.
 // Its errors are getopt_long's messages.
 package getopt
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -80,11 +83,21 @@ func Parse(opts []Option, args []string) (given []Given, operands []string, err 
 				}
 				given = append(given, g)
 			}
+		case posix():
+			return given, append(operands, args[i:]...), nil
 		default:
 			operands = append(operands, a)
 		}
 	}
 	return given, operands, nil
+}
+
+// posix reports whether POSIXLY_CORRECT is in the environment (set, if
+// empty): getopt_long then stops at the first operand instead of taking
+// the options after it.
+func posix() bool {
+	_, ok := os.LookupEnv("POSIXLY_CORRECT")
+	return ok
 }
 
 // lookup returns the long option name stands for: the one of that name,

@@ -136,6 +136,19 @@ func TestSumOutputMatchesCoreutils(t *testing.T) {
 	}
 }
 
+// With POSIXLY_CORRECT set, the first operand ends the options, for both.
+func TestSumPOSIXLYCorrect(t *testing.T) {
+	t.Setenv("POSIXLY_CORRECT", "")
+	f := newSumFixture(t)
+	for _, c := range [][]string{
+		{"plain", "--tag", "a b"},
+		{"plain", "-b"},
+		{"--tag", "plain", "-z"},
+	} {
+		f.compare(t, "md5sum", "md5", nil, c...)
+	}
+}
+
 func TestSumUsageMatchesCoreutils(t *testing.T) {
 	f := newSumFixture(t)
 	for _, c := range [][]string{
