@@ -196,4 +196,20 @@ func TestLogSpansMeasurement(t *testing.T) {
 			t.Errorf("merged: %v, %.3fs; the run %.3fs, want 0.5s", err, m.DurationS, res.DurationS)
 		}
 	})
+	// Against an echo server the drain ends with the last response, soon
+	// after the last send, which at 4 msg/s was due 250ms before the end:
+	// the log still spans the measurement, at the run's rate.
+	forEngines(t, func(t *testing.T, engine string) {
+		var hlog bytes.Buffer
+		res, err := RunWith(context.Background(), Config{
+			Engine: engine, Addr: server(t, echo), Conns: 1, QPS: 4, Duration: 2 * time.Second, HdrLog: &hlog,
+		}, nil, newFakeClock())
+		if err != nil || res.Received != 8 {
+			t.Fatalf("%v: %d received, want 8", err, res.Received)
+		}
+		m, err := MergeLogs(&hlog)
+		if err != nil || m.DurationS != res.DurationS || m.AchievedQPS != res.AchievedQPS {
+			t.Errorf("merged: %v, %.3fs at %.1f msg/s; the run %.3fs at %.1f", err, m.DurationS, m.AchievedQPS, res.DurationS, res.AchievedQPS)
+		}
+	})
 }

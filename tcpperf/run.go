@@ -151,7 +151,8 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	tick := clk.After(time.Second)
 	var lastSent, lastRecv int64
 	lastCPU, lastWall := cpu0, wall0
-	final := false // the last report, after the drain
+	final := false     // the last report, after the drain
+	var finalEnd int64 // the end of the measurement, for the last report
 	report := func() {
 		now := r.now()
 		lat.Reset()
@@ -166,8 +167,12 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 			// The intervals span the measurement: responses that come in
 			// the drain, after its end, are its messages' and go into
 			// the last interval, which ends with it, so that a merge's
-			// span and rate are the run's.
+			// span and rate are the run's (in open loop, to the end of
+			// the measurement, however early the last send was due).
 			end := min(now, r.end)
+			if final {
+				end = finalEnd
+			}
 			start := min(max(lastTick, r.measure), end)
 			lat.SetStartTimeMs(r.base.Add(time.Duration(start)).UnixMilli())
 			lat.SetEndTimeMs(r.base.Add(time.Duration(end)).UnixMilli())
@@ -254,7 +259,7 @@ drain:
 	r.interrupted.Store(interrupted)
 	r.quit.Store(true)
 	eng.quit()
-	final = true
+	final, finalEnd = true, measuredEnd
 	report()
 
 	secs := float64(max(measuredEnd-r.measure, 0)) / 1e9 // 0: stopped in the warm-up
