@@ -45,22 +45,28 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 	first, last = int64(math.MaxInt64), int64(math.MinInt64)
 	for i, log := range logs {
 		lr := hdrhistogram.NewHistogramLogReader(log)
-		for n := 0; ; n++ {
+		for n, tagged := 0, 0; ; {
 			h, err := lr.NextIntervalHistogram()
 			if err != nil {
 				return nil, 0, 0, fmt.Errorf("%w: log %d: %w", ErrLog, i+1, err)
 			}
 			if h == nil && n == 0 {
-				// Not an interval log, or the empty one of a run that
-				// measured nothing: a merge without it would look whole.
+				// Not an interval log, the empty one of a run that
+				// measured nothing, or one of other measures only: a
+				// merge without it would look whole.
+				if tagged > 0 {
+					return nil, 0, 0, fmt.Errorf("%w: log %d: no untagged intervals (%d tagged, another measure)", ErrLog, i+1, tagged)
+				}
 				return nil, 0, 0, fmt.Errorf("%w: log %d: no intervals", ErrLog, i+1)
 			}
 			if h == nil {
 				break
 			}
 			if h.Tag() != "" {
+				tagged++
 				continue // another measure than the log's untagged one
 			}
+			n++
 			if dropped := all.Merge(h); dropped > 0 {
 				return nil, 0, 0, fmt.Errorf("%w: log %d: %d values out of range", ErrLog, i+1, dropped)
 			}
@@ -81,8 +87,8 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // and AchievedQPS is the combined rate over that span. Only untagged
 // intervals are merged: a log may carry other measures under tags (as
 // smtp-source's carries each phase's latencies beside its messages'). A
-// log with no interval at all (not a log, or an empty one) is an error
-// matching ErrLog, as one that cannot be read.
+// log with no untagged interval (not a log, an empty one, or one of other
+// measures only) is an error matching ErrLog, as one that cannot be read.
 func MergeLogs(logs ...io.Reader) (*Result, error) {
 	all, first, last, err := mergeLogs(logs)
 	if err != nil {

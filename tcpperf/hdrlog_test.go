@@ -176,6 +176,18 @@ func TestMergeBadLog(t *testing.T) {
 			t.Errorf("%q: %v, want ErrLog: log 2: no intervals", notLog, err)
 		}
 	}
+	// A log of other measures only (tagged intervals) adds nothing to
+	// the merge either.
+	var tagged bytes.Buffer
+	lw := newLogWriter(&tagged, time.UnixMilli(1_700_000_000_000))
+	h := newHist()
+	h.SetTag("connect")
+	h.RecordValue(1000)
+	lw.OutputIntervalHistogram(h)
+	_, err = MergeLogs(bytes.NewReader(good.Bytes()), &tagged)
+	if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 2: no untagged intervals (1 tagged") {
+		t.Errorf("tagged only: %v, want ErrLog: log 2: no untagged intervals", err)
+	}
 }
 
 // The interval log spans the measurement, not the drain after it: merged,

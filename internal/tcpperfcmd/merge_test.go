@@ -17,6 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/latplot"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -113,6 +114,23 @@ func TestMergeErrors(t *testing.T) {
 	}
 	if err := Run(context.Background(), []string{"merge", filepath.Join(t.TempDir(), "none")}, &out, &errb); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	// A log whose intervals hold no values merges, but draws nothing:
+	// -plot fails and leaves no file (it left an empty one).
+	var b bytes.Buffer
+	hw := hdrhistogram.NewHistogramLogWriter(&b)
+	hw.OutputLogFormatVersion()
+	h := hdrhistogram.New(1, 3600e9, 3)
+	h.SetStartTimeMs(1_700_000_000_000)
+	h.SetEndTimeMs(1_700_000_001_000)
+	hw.OutputIntervalHistogram(h)
+	none, svg := filepath.Join(dir, "none.hlog"), filepath.Join(dir, "none.svg")
+	os.WriteFile(none, b.Bytes(), 0o644)
+	if err := Run(context.Background(), []string{"merge", "-plot", svg, none}, &out, &errb); !errors.Is(err, latplot.ErrEmpty) {
+		t.Errorf("-plot of no values: %v, want latplot.ErrEmpty", err)
+	}
+	if _, err := os.Stat(svg); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("-plot of no values left %s: %v", svg, err)
 	}
 }
 

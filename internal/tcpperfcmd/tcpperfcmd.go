@@ -326,11 +326,15 @@ func writePlot(path, title string, curves []latplot.Curve) error {
 	return drawPlot(f, title, curves)
 }
 
-// drawPlot draws curves to f, as SVG, and closes f.
+// drawPlot draws curves to f, as SVG, and closes f; a plot that cannot
+// be drawn (nothing to plot) or written leaves no file behind.
 func drawPlot(f *os.File, title string, curves []latplot.Curve) error {
-	if err := latplot.WriteSVG(f, title, curves); err != nil {
-		f.Close()
-		return err
+	err := latplot.WriteSVG(f, title, curves)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
