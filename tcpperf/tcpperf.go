@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,8 +91,8 @@ type Config struct {
 }
 
 // Result is the outcome of a run, or of merged interval logs (Logs > 0:
-// only the percentiles, Received, DurationS, AchievedQPS and Start are
-// set). Latencies are in microseconds.
+// only the percentiles, Received, DurationS, AchievedQPS and StartMs are
+// set, and only they are in its JSON). Latencies are in microseconds.
 type Result struct {
 	Mode            string  `json:"mode"`
 	Conns           int     `json:"conns"`     // requested
@@ -149,6 +150,34 @@ type Result struct {
 	// Merged logs: how many, and the earliest interval start (Unix ms).
 	Logs    int   `json:"logs,omitempty"`
 	StartMs int64 `json:"start_unix_ms,omitempty"`
+}
+
+// MarshalJSON writes a run's Result with every field, and merged logs'
+// (Logs > 0) with only what a merge measures: its span, count, rate and
+// percentiles (none without values), not a run's zeros (sent, errors,
+// connections), which would read as measured.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type run Result // without this method
+	if r.Logs == 0 {
+		return json.Marshal(run(r))
+	}
+	type merged struct {
+		Mode        string  `json:"mode"`
+		Logs        int     `json:"logs"`
+		StartMs     int64   `json:"start_unix_ms,omitempty"`
+		DurationS   float64 `json:"duration_s"`
+		Received    int64   `json:"received"`
+		AchievedQPS float64 `json:"achieved_qps"`
+		P50         float64 `json:"p50_us,omitempty"`
+		P90         float64 `json:"p90_us,omitempty"`
+		P99         float64 `json:"p99_us,omitempty"`
+		P999        float64 `json:"p999_us,omitempty"`
+		P9999       float64 `json:"p9999_us,omitempty"`
+		Max         float64 `json:"max_us,omitempty"`
+		Mean        float64 `json:"mean_us,omitempty"`
+	}
+	return json.Marshal(merged{Mode: r.Mode, Logs: r.Logs, StartMs: r.StartMs, DurationS: r.DurationS, Received: r.Received, AchievedQPS: r.AchievedQPS,
+		P50: r.P50, P90: r.P90, P99: r.P99, P999: r.P999, P9999: r.P9999, Max: r.Max, Mean: r.Mean})
 }
 
 // Arrival is how a loop times a response.

@@ -72,6 +72,15 @@ func TestMerge(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("%v: %q", err, out.String())
 	}
+	// Only what a merge measures: no run's zeros (sent, errors), which
+	// would read as measured.
+	var fields map[string]any
+	json.Unmarshal(out.Bytes(), &fields)
+	for _, run := range []string{"sent", "sent_all", "errors", "conns", "connected", "wait", "missed", "target_qps"} {
+		if _, ok := fields[run]; ok {
+			t.Errorf("merge -json has the run field %q: %s", run, out.String())
+		}
+	}
 	q := func(p float64) float64 { return float64(all.ValueAtQuantile(p)) / 1e3 }
 	if m.Logs != 2 || m.Received != received || m.Received != all.TotalCount() || m.P50 != q(50) || m.P99 != q(99) || m.P9999 != q(99.99) ||
 		m.Max != float64(all.Max())/1e3 || m.DurationS < 0.4 || m.StartMs == 0 {
