@@ -215,13 +215,20 @@ func parseSumArgs(args []string, stdout, stderr io.Writer) (cfg sumConfig, code 
 	return cfg, 0, false
 }
 
-// writeErrorStatus reports a write error on standard output as coreutils does
-// ("write error: No space left on device") and returns the exit status.
+// writeErrorStatus reports a write error on standard output as md5sum 9.1
+// does, and returns the exit status. md5sum flushes its output before it
+// closes it, so a failed write is known from the stream's error flag and
+// its cause is not told ("write error"), unless the close fails too, as
+// on a closed descriptor ("write error: Bad file descriptor").
 func writeErrorStatus(stderr io.Writer, err error) int {
-	if err == nil {
+	switch {
+	case err == nil:
 		return 0
+	case errors.Is(err, syscall.EBADF) || errors.Is(err, os.ErrClosed):
+		fmt.Fprintf(stderr, "%s: write error: %s\n", sumProg, errText(err))
+	default:
+		fmt.Fprintf(stderr, "%s: write error\n", sumProg)
 	}
-	fmt.Fprintf(stderr, "%s: write error: %s\n", sumProg, errText(err))
 	return 1
 }
 
