@@ -80,6 +80,19 @@ func utf8Locale() bool {
 	return false
 }
 
+// printableRune reports whether s starts with a character a UTF-8 locale
+// prints (glibc's iswprint), and its length: one correctly encoded (U+FFFD
+// too) and assigned, but no control character and neither U+2028 nor
+// U+2029. Format characters (a soft hyphen, U+200B) and private-use
+// ones print; glibc's tables may be of another Unicode version than Go's.
+func printableRune(s string) (size int, ok bool) {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && n <= 1 || r == 0x2028 || r == 0x2029 {
+		return n, false
+	}
+	return n, unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Zs, unicode.Cf, unicode.Co)
+}
+
 // quoteName quotes name for a diagnostic the way coreutils' quotef does.
 func quoteName(name string, utf8ok bool) string {
 	if name == "" {
@@ -116,7 +129,7 @@ func quoteName(name string, utf8ok bool) string {
 		case c < 0x80:
 			safe, compat = true, true // other printable ASCII, such as '@'
 		default:
-			if r, n := utf8.DecodeRuneInString(name[i:]); utf8ok && r != utf8.RuneError && unicode.IsGraphic(r) {
+			if n, ok := printableRune(name[i:]); utf8ok && ok {
 				safe, compat, size = true, true, n
 			}
 		}
@@ -153,7 +166,7 @@ func singleQuote(name string, utf8ok, inEscape bool) (string, bool) {
 	for i := 0; i < len(name); {
 		c := name[i]
 		if c >= 0x80 && utf8ok {
-			if r, n := utf8.DecodeRuneInString(name[i:]); r != utf8.RuneError && unicode.IsGraphic(r) {
+			if n, ok := printableRune(name[i:]); ok {
 				if inEscape {
 					b.WriteString("''")
 					inEscape = false

@@ -15,6 +15,9 @@ func TestQuoteNameMatchesCoreutils(t *testing.T) {
 		"a=b", "#a", "a#", `a'b"c`, "x:y", "{", "}", "a{b", "@at", "q?", "\x01ctl", "\nlead", "trail\n",
 		"a\n\nb", "\n'", "'\n", "bad\xffutf", "\x7fdel", "sp ace's", "it's{x", "a'#b", "ü", "日本", "a]b", "%+,-./_",
 		"\x01'\x02", "\x01'x\x02", "é'\n", "a'é\x01", "'\x01\x02'", "\u00a0nbsp", "a\r", "back\\'", "'", "''", `"`, "!", "a|b", "[x]", "^", "`", "a;b", "a&b",
+		// Format, private-use and replacement characters print in UTF-8;
+		// line and paragraph separators and unassigned ones do not.
+		"\u200b", "x\u00ady", "\u202e", "\u2060", "\u0600", "\ue000", "\ufffd", "a\u2028b", "\u2029", "\U000e0001", "\U0010fffd", "\u0378",
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	const alphabet = "ab '\"\\\n\t:#~{}$*=?@\x01\x7f\xc3\xa9\xff.-"
