@@ -40,10 +40,8 @@
 //     (or, with a length range or a message set, a function of k), so
 //     their digests (Config.Digests) can be checked against what a sink
 //     logged ([Verify]).
-//   - Each EHLO reply replaces what the one before offered: after STARTTLS
-//     and after XCLIENT the server's extensions are learnt anew. Anything
-//     the server sent with STARTTLS's 220 before the handshake is a
-//     protocol error.
+//   - Each EHLO reply (after STARTTLS, after XCLIENT) replaces what the
+//     one before offered; bytes sent with STARTTLS's 220 are an error.
 //   - Percentiles come from HdrHistogram (3 significant digits); the
 //     optional interval log is HdrHistogram's format, delivered messages
 //     untagged and each phase tagged with its name.
