@@ -219,9 +219,11 @@ func TestLogSpansMeasurement(t *testing.T) {
 		if err != nil || res.Received != 8 {
 			t.Fatalf("%v: %d received, want 8", err, res.Received)
 		}
+		logText := hlog.String()
 		m, err := MergeLogs(&hlog)
 		if err != nil || m.DurationS != res.DurationS || m.AchievedQPS != res.AchievedQPS {
 			t.Errorf("merged: %v, %.3fs at %.1f msg/s; the run %.3fs at %.1f", err, m.DurationS, m.AchievedQPS, res.DurationS, res.AchievedQPS)
+			t.Log(logText)
 		}
 	})
 }

@@ -163,16 +163,17 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		}
 		totalLat.Merge(lat)
 		totalLate.Merge(late)
-		if hlog != nil && (now > max(r.measure, lastTick) || lat.TotalCount() > 0) {
-			// The intervals span the measurement: responses that come in
-			// the drain, after its end, are its messages' and go into
-			// the last interval, which ends with it, so that a merge's
-			// span and rate are the run's (in open loop, to the end of
-			// the measurement, however early the last send was due).
-			end := min(now, r.end)
-			if final {
-				end = finalEnd
-			}
+		// The intervals span the measurement: responses that come in the
+		// drain, after its end, are its messages' and go into the last
+		// interval, which ends with it, so that a merge's span and rate
+		// are the run's (in open loop, to the end of the measurement,
+		// however early the last send was due: the last interval may
+		// have no values).
+		end := min(now, r.end)
+		if final {
+			end = finalEnd
+		}
+		if hlog != nil && (end > max(r.measure, lastTick) || lat.TotalCount() > 0) {
 			start := min(max(lastTick, r.measure), end)
 			lat.SetStartTimeMs(r.base.Add(time.Duration(start)).UnixMilli())
 			lat.SetEndTimeMs(r.base.Add(time.Duration(end)).UnixMilli())
