@@ -157,6 +157,11 @@ type Result struct {
 	// none starts after the end. Above zero, the server did not keep up
 	// with the rate (or the tool: see Lateness).
 	Missed int64 `json:"missed,omitempty"`
+	// Unscheduled counts the messages of Config.Messages that the
+	// open-loop schedule never makes due (Stages ending at rate 0 before
+	// them, or a rate so low they fall past the clock's range): not
+	// started, and no error.
+	Unscheduled int64 `json:"unscheduled,omitempty"`
 	// Interrupted says the run's context ended it (a signal, in the
 	// command) before its messages or its Duration were done.
 	Interrupted bool    `json:"interrupted,omitempty"`

@@ -325,6 +325,9 @@ func (r *run) result(secs float64, whole bool) *Result {
 	if cfg.openLoop() && cfg.Duration > 0 && whole {
 		res.Missed = max(0, r.dueBy(int64(cfg.Duration))-res.Started)
 	}
+	if cfg.openLoop() && cfg.Messages != math.MaxInt && whole {
+		res.Unscheduled = int64(cfg.Messages) - r.dueBy(never)
+	}
 	for i, st := range r.sched.stages {
 		res.Stages = append(res.Stages, StageResult{From: st.From, To: st.To, StartS: float64(st.start) / 1e9, DurationS: st.Duration.Seconds(),
 			Message: latency(r.stages[i][0]), Failed: latency(r.stages[i][1])})

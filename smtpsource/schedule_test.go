@@ -163,6 +163,16 @@ func TestStages(t *testing.T) {
 	if err != nil || res.Delivered != 20 || res.Stages[0].Message.Count != 20 || res.Lateness == nil {
 		t.Fatalf("ramp: %+v, %v", res, err)
 	}
+	// A ramp from 10/s down to 0 over 1s schedules 5 of 100 messages: the
+	// other 95 are never due, which the result says.
+	clk = newFakeClock()
+	f = &fakeServer{clk: clk}
+	cfg = base(f.start(t))
+	cfg.Reuse, cfg.Messages, cfg.Stages = true, 100, []Stage{{10, 0, time.Second}}
+	res, err = RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Started != 5 || res.Delivered != 5 || res.Unscheduled != 95 || res.Missed != 0 {
+		t.Errorf("ramp down to 0: %d started, %d delivered, %d unscheduled, %d missed, %v; want 5, 5, 95, 0", res.Started, res.Delivered, res.Unscheduled, res.Missed, err)
+	}
 	for _, bad := range []Config{{QPS: 5, Stages: cfg.Stages}, {Stages: []Stage{{5, 5, -time.Second}}}, {Duration: -1}, {Stages: cfg.Stages, Wait: time.Second}} {
 		bad.Addr = "x"
 		if _, err := Run(context.Background(), bad); !errors.Is(err, ErrConfig) {

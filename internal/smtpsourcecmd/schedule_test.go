@@ -56,6 +56,12 @@ func TestStagesAndDuration(t *testing.T) {
 	if res.Delivered != 2 || res.Messages != 2 {
 		t.Errorf("-m 2 -duration 300ms: %+v", res)
 	}
+	// 30/s down to 0 over 100ms schedules 2 messages (at 0 and 42.3ms):
+	// the other 8 of -m 10 are never due, and the summary says so.
+	_, out = run("-qps", "30:0/100ms", "-m", "10", "-d")
+	if !strings.Contains(out, "delivered 2 of 2 started") || !strings.Contains(out, "unscheduled 8: never due") {
+		t.Errorf("-qps 30:0/100ms -m 10:\n%s", out)
+	}
 	var o, e bytes.Buffer
 	for _, q := range []string{"1:2", "5/0s", "abc", "-1", "1:x/1s", "5/1s,", "-5/1s"} {
 		if st, _ := cli.Status(Run(context.Background(), []string{"-qps", q, "127.0.0.1:1"}, &o, &e)); st != 2 {

@@ -364,6 +364,9 @@ func Print(w io.Writer, r *smtpsource.Result, v *smtpsource.Verification) error 
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "missed %d: due before -duration's end, never started (every session busy: the rate is more than the server took)\n", r.Missed)
 	}
+	if r.Unscheduled > 0 {
+		fmt.Fprintf(w, "unscheduled %d: never due on the -qps schedule (its stages end at rate 0 before them)\n", r.Unscheduled)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "µs\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
 	rows := r.Phases.List()
