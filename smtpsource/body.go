@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/md5"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,9 +29,16 @@ type template struct {
 	encoded []byte // the body dot-stuffed, then the end line ".\r\n"
 	// set holds MessageSet's messages, their bodies and encodings.
 	set []msgBody
-	// long is the body of LengthMax bytes, without its last CRLF, that
-	// ranged lengths cut (nil without a range).
-	long []byte
+	// long is the body of LengthMax bytes, then CRLF, that ranged
+	// lengths cut (nil without a range); longEncoded is it dot-stuffed,
+	// and dots the offsets in long of the lines that start with a dot.
+	// Every session's messages are pieces of these two, not copies.
+	long, longEncoded []byte
+	dots              []int
+	// ends holds the ends of a cut body, as the server keeps it and as
+	// it is sent: ends[1:3] or [1:6], or with its last byte, a CR, made
+	// an 'x', ends[0:3] or [0:6].
+	ends []byte
 	// extra is Config.Headers' lines, CRLF-ended; dotHeader is set if
 	// one starts with a dot, to be stuffed after DATA.
 	extra     []byte
@@ -41,8 +49,12 @@ type template struct {
 }
 
 // A msgBody is a message's body as the server keeps it and as it is sent
-// after DATA.
-type msgBody struct{ body, encoded []byte }
+// after DATA, each a piece of the template's then a tail (both shared, not
+// to be changed): only a ranged length's cut has a tail.
+type msgBody struct{ body, bodyTail, encoded, encodedTail []byte }
+
+// size is the length of the body as the server keeps it.
+func (m *msgBody) size() int { return len(m.body) + len(m.bodyTail) }
 
 func newTemplate(cfg *Config, start time.Time) *template {
 	t := &template{cfg: cfg, date: start.Format(time.RFC1123Z), runID: strconv.FormatInt(start.UnixNano()%(1<<32), 36)}
@@ -56,7 +68,7 @@ func newTemplate(cfg *Config, start time.Time) *template {
 	case cfg.MessageSet != nil:
 		for _, m := range cfg.MessageSet {
 			b := crlfLines(m)
-			t.set = append(t.set, msgBody{b, stuff(nil, b)})
+			t.set = append(t.set, msgBody{body: b, encoded: stuff(nil, b)})
 		}
 		t.body, t.encoded = t.set[0].body, t.set[0].encoded
 		return t
@@ -64,7 +76,13 @@ func newTemplate(cfg *Config, start time.Time) *template {
 		t.body = crlfLines(cfg.Message)
 	case cfg.LengthMax > cfg.Length:
 		t.long = makeBody(cfg.Body, cfg.LengthMax)
-		t.long = t.long[:len(t.long)-2]
+		t.longEncoded = stuffLines(make([]byte, 0, len(t.long)+len(t.long)/64), t.long)
+		for p := 0; p < len(t.long); p += bytes.IndexByte(t.long[p:], '\n') + 1 {
+			if t.long[p] == '.' {
+				t.dots = append(t.dots, p)
+			}
+		}
+		t.ends = []byte("x\r\n.\r\n")
 		t.body = t.cut(cfg.Length, nil) // for Length 0's checks only
 	default:
 		t.body = makeBody(cfg.Body, cfg.Length)
@@ -81,18 +99,28 @@ func newTemplate(cfg *Config, start time.Time) *template {
 // fixed reports whether every message has the same body.
 func (t *template) fixed() bool { return t.set == nil && t.long == nil }
 
-// bodyOf returns message k's body; a ranged one is made in scratch, which
-// it returns grown, valid until the next call with it.
-func (t *template) bodyOf(k int64, scratch *msgBody) msgBody {
+// bodyOf returns message k's body.
+func (t *template) bodyOf(k int64) msgBody {
 	switch {
 	case t.set != nil:
 		return t.set[k%int64(len(t.set))]
 	case t.long != nil:
-		scratch.body = t.cut(t.length(k), scratch.body[:0])
-		scratch.encoded = stuff(scratch.encoded[:0], scratch.body)
-		return *scratch
+		return t.cutOf(t.length(k))
 	}
-	return msgBody{t.body, t.encoded}
+	return msgBody{body: t.body, encoded: t.encoded}
+}
+
+// cutOf returns the body of n bytes with ranged lengths: the first n
+// bytes of the long body, then CRLF (as cut makes it), and dot-stuffed,
+// the first n+d bytes of the long body's encoding, where d lines start
+// with a dot before byte n, then the same ending and the end line.
+func (t *template) cutOf(n int) msgBody {
+	x := 1
+	if n > 0 && t.long[n-1] == '\r' {
+		n, x = n-1, 0
+	}
+	d, _ := slices.BinarySearch(t.dots, n)
+	return msgBody{t.long[:n], t.ends[x:3], t.longEncoded[:n+d], t.ends[x:]}
 }
 
 // length returns the body length of message k with ranged lengths:
@@ -216,12 +244,13 @@ func (t *template) header(b []byte, k int64) []byte {
 func (t *template) digest(k int64) Digest {
 	h := md5.New()
 	hdr := t.header(nil, k)
-	body := t.bodyOf(k, &msgBody{}).body
+	body := t.bodyOf(k)
 	h.Write(hdr)
-	h.Write(body)
+	h.Write(body.body)
+	h.Write(body.bodyTail)
 	var d Digest
 	h.Sum(d.MD5[:0])
-	d.Size = int64(len(hdr) + len(body))
+	d.Size = int64(len(hdr) + body.size())
 	return d
 }
 

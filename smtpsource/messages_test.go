@@ -1,16 +1,20 @@
 package smtpsource
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/md5"
 	"errors"
 	"fmt"
+	stdtextproto "net/textproto"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/smtpsink"
@@ -271,6 +275,54 @@ func TestMessageSetPostfixSink(t *testing.T) {
 		lf := strings.ReplaceAll(m, "\r\n", "\n")
 		if n := strings.Count(string(dump), "\n"+lf); n != 3 {
 			t.Errorf("%q is in the dump %d times, want 3:\n%.3000s", lf, n, dump)
+		}
+	}
+}
+
+// TestLengthRangeCuts: with ranged lengths, the body of every length n
+// is the first n bytes of the body of LengthMax bytes then CRLF (a CR cut
+// from its LF made an 'x'), sent as net/textproto's DotWriter writes it,
+// and a message's digest and size are its header's and body's.
+func TestLengthRangeCuts(t *testing.T) {
+	for _, kind := range []string{"mail", "base64", "longline", ""} {
+		cfg := Config{Length: 0, LengthMax: 3000, Body: kind}
+		tmpl := newTemplate(&cfg, time.Unix(0, 0))
+		long := makeBody(kind, cfg.LengthMax)
+		crs, dots := 0, 0
+		for n := 0; n <= cfg.LengthMax; n++ {
+			want := append(slices.Clip(long[:n]), "\r\n"...)
+			if n > 0 && want[n-1] == '\r' {
+				want[n-1] = 'x'
+				crs++
+			}
+			var enc bytes.Buffer
+			bw := bufio.NewWriter(&enc)
+			dw := stdtextproto.NewWriter(bw).DotWriter()
+			dw.Write(want)
+			dw.Close()
+			m := tmpl.cutOf(n)
+			body := slices.Concat(m.body, m.bodyTail)
+			encoded := slices.Concat(m.encoded, m.encodedTail)
+			if !bytes.Equal(body, want) || m.size() != len(want) || !bytes.Equal(encoded, enc.Bytes()) {
+				t.Fatalf("body %q: length %d: got %q, sent as %q; want %q, sent as %q", kind, n, body, encoded, want, enc.Bytes())
+			}
+			if bytes.HasSuffix(want, []byte("\n.\r\n")) {
+				dots++ // the cut ends in a line that is a dot
+			}
+		}
+		for k := range int64(20) {
+			n := tmpl.length(k)
+			want := append(tmpl.header(nil, k), long[:n]...)
+			if n > 0 && long[n-1] == '\r' {
+				want[len(want)-1] = 'x'
+			}
+			want = append(want, "\r\n"...)
+			if d := tmpl.digest(k); d.MD5 != md5.Sum(want) || d.Size != int64(len(want)) {
+				t.Errorf("body %q: message %d: digest %x of %d bytes, want %x of %d", kind, k, d.MD5, d.Size, md5.Sum(want), len(want))
+			}
+		}
+		if kind != "longline" && (crs == 0 || kind == "mail" && dots == 0) {
+			t.Errorf("body %q: %d cuts after a CR, %d before a dot's CRLF: the cases are not met", kind, crs, dots)
 		}
 	}
 }

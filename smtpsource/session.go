@@ -30,7 +30,6 @@ type session struct {
 	hdr     []byte  // the current message's header
 	hdrDots []byte  // hdr dot-stuffed, if a Config.Headers line starts with a dot
 	cur     msgBody // the current message's body
-	scratch msgBody // where ranged bodies are made
 	mailBuf []byte  // the last MAIL command made, if not the run's
 	// notifyBuf is the last RCPT command made with NOTIFY=.
 	notifyBuf []byte
@@ -790,7 +789,7 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	r := s.r
 	c := s.c
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
-	s.cur = r.tmpl.bodyOf(k, &s.scratch)
+	s.cur = r.tmpl.bodyOf(k)
 	bdat := c.chunking && r.cfg.Chunking
 	pipe := c.pipelining && r.cfg.Pipelining
 	s.pipe, s.chunk = s.pipe || pipe, s.chunk || bdat
@@ -1086,6 +1085,7 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 		c.bw.Write(s.hdr)
 	}
 	c.bw.Write(s.cur.encoded)
+	c.bw.Write(s.cur.encodedTail)
 	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining && r.cfg.Wait == 0 && r.cfg.RandomWait == 0 {
 		if k, t0, ok := s.claimDue(ctx); ok {
 			s.envelope(k)
@@ -1176,7 +1176,7 @@ func (s *session) endReplies(ctx context.Context, accepted int, t int64) (ok, op
 		r.n.data.Add(1)
 	}
 	if delivered {
-		r.n.bytes.Add(int64(len(s.hdr) + len(s.cur.body)))
+		r.n.bytes.Add(int64(len(s.hdr) + s.cur.size()))
 	}
 	return delivered, false
 }
@@ -1195,6 +1195,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		cw := c.tw.ChunkWriter(size)
 		cw.Write(s.hdr)
 		cw.Write(s.cur.body)
+		cw.Write(s.cur.bodyTail)
 		if err := cw.Close(); err != nil { // flushes the group
 			s.writeFail(ctx, "mail", err)
 			return false, false
@@ -1238,7 +1239,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		return s.endReplies(ctx, acc, t)
 	}
 	t := r.now()
-	total := len(s.hdr) + len(s.cur.body)
+	total := len(s.hdr) + s.cur.size()
 	for off := 0; ; {
 		n := min(size, total-off)
 		last := off+n == total
@@ -1264,18 +1265,28 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 	}
 }
 
-// span returns bytes off to off+n of the message, its header and then its
-// body, as one slice: a piece of either, or where it holds the end of the
-// header and the start of the body, the two copied into s.msg. So a
-// session holds a chunk's worth, not a copy of the message.
+// span returns bytes off to off+n of the message, its header, its body
+// and the body's tail, as one slice: a piece of the header or the body,
+// or where it holds parts of two, or of the tail, the parts copied into
+// s.msg. So a session holds a chunk's worth, not a copy of the message.
 func (s *session) span(off, n int) []byte {
-	h := len(s.hdr)
+	h, b, end := len(s.hdr), len(s.cur.body), off+n
 	switch {
-	case off+n <= h:
-		return s.hdr[off : off+n]
-	case off >= h:
-		return s.cur.body[off-h : off-h+n]
+	case end <= h:
+		return s.hdr[off:end]
+	case off >= h && end <= h+b:
+		return s.cur.body[off-h : end-h]
 	}
-	s.msg = append(append(s.msg[:0], s.hdr[off:]...), s.cur.body[:off+n-h]...)
-	return s.msg
+	m := s.msg[:0]
+	if off < h {
+		m = append(m, s.hdr[off:]...)
+	}
+	if off < h+b {
+		m = append(m, s.cur.body[max(off-h, 0):min(end-h, b)]...)
+	}
+	if end > h+b {
+		m = append(m, s.cur.bodyTail[max(off-h-b, 0):end-h-b]...)
+	}
+	s.msg = m
+	return m
 }

@@ -67,6 +67,7 @@ func TestSmtpsink(t *testing.T) {
 		{"lmtp-bdat", Config{Sessions: 2, Messages: 20, Recipients: 3, LMTP: true, Reuse: true, Chunking: true, ChunkSize: 500, Length: 2000, Pipelining: true}},
 		{"length-range", Config{Sessions: 2, Messages: 30, Length: 0, LengthMax: 20000, Body: "mail", Reuse: true, Pipelining: true}},
 		{"length-range-pattern-bdat", Config{Sessions: 2, Messages: 30, Length: 100, LengthMax: 5000, Reuse: true, Chunking: true, ChunkSize: 700}},
+		{"length-range-bdat-pipelining", Config{Sessions: 2, Messages: 30, Length: 0, LengthMax: 5000, Body: "mail", Reuse: true, Chunking: true, ChunkSize: 333, Pipelining: true}},
 		{"message-set", Config{Sessions: 2, Messages: 10, MessageSet: [][]byte{[]byte("Subject: a\n\n.a\n"), []byte("Subject: b\r\n\r\nb\r")}, Headers: []string{"X-H: v"}, Reuse: true, Pipelining: true}},
 		{"message-file", Config{Sessions: 2, Messages: 10, Message: []byte("Subject: dots\n\n.\n..\n.x\n"), Reuse: true, Pipelining: true}},
 	} {
