@@ -1,17 +1,15 @@
 package smtpsource
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/md5"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/corpus"
-	"github.com/wirespeed/wirespeed/textproto"
 )
 
 // A template makes the messages of a run. Message k is its header (only
@@ -27,14 +25,17 @@ type template struct {
 	runID   string
 	body    []byte // the body as the server keeps it: CRLF lines
 	encoded []byte // the body dot-stuffed, then the end line ".\r\n"
-	// set holds MessageSet's messages, their bodies and encodings.
-	set []msgBody
+	// set holds MessageSet's bodies, setEncoded their encodings.
+	set, setEncoded [][]byte
 	// long is the body of LengthMax bytes, then CRLF, that ranged
 	// lengths cut (nil without a range); longEncoded is it dot-stuffed,
 	// and dots the offsets in long of the lines that start with a dot.
 	// Every session's messages are pieces of these two, not copies.
 	long, longEncoded []byte
 	dots              []int
+	// The encodings are made once, for the first message sent with
+	// DATA: a run that sends with BDAT only does not hold them.
+	encodeOnce sync.Once
 	// ends holds the ends of a cut body, as the server keeps it and as
 	// it is sent: ends[1:3] or [1:6], or with its last byte, a CR, made
 	// an 'x', ends[0:3] or [0:6].
@@ -67,60 +68,77 @@ func newTemplate(cfg *Config, start time.Time) *template {
 	switch {
 	case cfg.MessageSet != nil:
 		for _, m := range cfg.MessageSet {
-			b := crlfLines(m)
-			t.set = append(t.set, msgBody{body: b, encoded: stuff(nil, b)})
+			t.set = append(t.set, crlfLines(m))
 		}
-		t.body, t.encoded = t.set[0].body, t.set[0].encoded
-		return t
+		t.body = t.set[0]
 	case cfg.Message != nil:
 		t.body = crlfLines(cfg.Message)
 	case cfg.LengthMax > cfg.Length:
 		t.long = makeBody(cfg.Body, cfg.LengthMax)
-		t.longEncoded = stuffLines(make([]byte, 0, len(t.long)+len(t.long)/64), t.long)
-		for p := 0; p < len(t.long); p += bytes.IndexByte(t.long[p:], '\n') + 1 {
-			if t.long[p] == '.' {
-				t.dots = append(t.dots, p)
-			}
-		}
 		t.ends = []byte("x\r\n.\r\n")
 		t.body = t.cut(cfg.Length, nil) // for Length 0's checks only
 	default:
 		t.body = makeBody(cfg.Body, cfg.Length)
 	}
-	var buf bytes.Buffer
-	bw := bufio.NewWriter(&buf)
-	dw := textproto.NewWriter(bw).DotWriterMode(dot.Raw)
-	dw.Write(t.body) // CRLF lines: no error
-	dw.Close()
-	t.encoded = buf.Bytes()
 	return t
+}
+
+// encode makes the encodings of the bodies (see encodeOnce).
+func (t *template) encode() {
+	switch {
+	case t.set != nil:
+		for _, b := range t.set {
+			enc, _ := encodeLines(b)
+			t.setEncoded = append(t.setEncoded, append(enc, ".\r\n"...))
+		}
+	case t.long != nil:
+		t.longEncoded, t.dots = encodeLines(t.long)
+	default:
+		enc, _ := encodeLines(t.body)
+		t.encoded = append(enc, ".\r\n"...)
+	}
 }
 
 // fixed reports whether every message has the same body.
 func (t *template) fixed() bool { return t.set == nil && t.long == nil }
 
-// bodyOf returns message k's body.
-func (t *template) bodyOf(k int64) msgBody {
+// bodyOf returns message k's body, and if data is set, its encoding
+// for DATA (otherwise nil).
+func (t *template) bodyOf(k int64, data bool) msgBody {
+	if data {
+		t.encodeOnce.Do(t.encode)
+	}
 	switch {
 	case t.set != nil:
-		return t.set[k%int64(len(t.set))]
+		i := k % int64(len(t.set))
+		if !data {
+			return msgBody{body: t.set[i]}
+		}
+		return msgBody{body: t.set[i], encoded: t.setEncoded[i]}
 	case t.long != nil:
-		return t.cutOf(t.length(k))
+		return t.cutOf(t.length(k), data)
+	case !data:
+		return msgBody{body: t.body}
 	}
 	return msgBody{body: t.body, encoded: t.encoded}
 }
 
 // cutOf returns the body of n bytes with ranged lengths: the first n
-// bytes of the long body, then CRLF (as cut makes it), and dot-stuffed,
-// the first n+d bytes of the long body's encoding, where d lines start
-// with a dot before byte n, then the same ending and the end line.
-func (t *template) cutOf(n int) msgBody {
+// bytes of the long body, then CRLF (as cut makes it), and if data is set,
+// dot-stuffed, the first n+d bytes of the long body's encoding, where d
+// lines start with a dot before byte n, then the same ending and the end
+// line.
+func (t *template) cutOf(n int, data bool) msgBody {
 	x := 1
 	if n > 0 && t.long[n-1] == '\r' {
 		n, x = n-1, 0
 	}
-	d, _ := slices.BinarySearch(t.dots, n)
-	return msgBody{t.long[:n], t.ends[x:3], t.longEncoded[:n+d], t.ends[x:]}
+	m := msgBody{body: t.long[:n], bodyTail: t.ends[x:3]}
+	if data {
+		d, _ := slices.BinarySearch(t.dots, n)
+		m.encoded, m.encodedTail = t.longEncoded[:n+d], t.ends[x:]
+	}
+	return m
 }
 
 // length returns the body length of message k with ranged lengths:
@@ -150,7 +168,7 @@ func (t *template) size(k int64) int64 {
 	hdr := t.headerLen(k)
 	switch {
 	case t.set != nil:
-		return int64(hdr + len(t.set[k%int64(len(t.set))].body))
+		return int64(hdr + len(t.set[k%int64(len(t.set))]))
 	case t.long != nil:
 		return int64(hdr + t.length(k) + 2)
 	}
@@ -187,9 +205,15 @@ func (t *template) addrs(k int64) (from, to string) {
 	return from, to
 }
 
-// stuff appends body (CRLF lines) dot-stuffed to dst, then the end line.
-func stuff(dst, body []byte) []byte {
-	return append(stuffLines(dst, body), ".\r\n"...)
+// encodeLines returns the CRLF lines b dot-stuffed, with room for the end
+// line, and the offsets in b of the lines that start with a dot.
+func encodeLines(b []byte) (enc []byte, dots []int) {
+	for p := 0; p < len(b); p += bytes.IndexByte(b[p:], '\n') + 1 {
+		if b[p] == '.' {
+			dots = append(dots, p)
+		}
+	}
+	return stuffLines(make([]byte, 0, len(b)+len(dots)+3), b), dots
 }
 
 // stuffLines appends the CRLF lines b to dst, a dot added before each
@@ -244,7 +268,7 @@ func (t *template) header(b []byte, k int64) []byte {
 func (t *template) digest(k int64) Digest {
 	h := md5.New()
 	hdr := t.header(nil, k)
-	body := t.bodyOf(k)
+	body := t.bodyOf(k, false)
 	h.Write(hdr)
 	h.Write(body.body)
 	h.Write(body.bodyTail)

@@ -287,6 +287,7 @@ func TestLengthRangeCuts(t *testing.T) {
 	for _, kind := range []string{"mail", "base64", "longline", ""} {
 		cfg := Config{Length: 0, LengthMax: 3000, Body: kind}
 		tmpl := newTemplate(&cfg, time.Unix(0, 0))
+		tmpl.encodeOnce.Do(tmpl.encode)
 		long := makeBody(kind, cfg.LengthMax)
 		crs, dots := 0, 0
 		for n := 0; n <= cfg.LengthMax; n++ {
@@ -300,7 +301,7 @@ func TestLengthRangeCuts(t *testing.T) {
 			dw := stdtextproto.NewWriter(bw).DotWriter()
 			dw.Write(want)
 			dw.Close()
-			m := tmpl.cutOf(n)
+			m := tmpl.cutOf(n, true)
 			body := slices.Concat(m.body, m.bodyTail)
 			encoded := slices.Concat(m.encoded, m.encodedTail)
 			if !bytes.Equal(body, want) || m.size() != len(want) || !bytes.Equal(encoded, enc.Bytes()) {

@@ -789,8 +789,8 @@ func (s *session) transaction(ctx context.Context, k, turn int64) (ok, open bool
 	r := s.r
 	c := s.c
 	s.hdr = r.tmpl.header(s.hdr[:0], k)
-	s.cur = r.tmpl.bodyOf(k)
 	bdat := c.chunking && r.cfg.Chunking
+	s.cur = r.tmpl.bodyOf(k, !bdat)
 	pipe := c.pipelining && r.cfg.Pipelining
 	s.pipe, s.chunk = s.pipe || pipe, s.chunk || bdat
 	s.retryable = !(bdat && pipe)
