@@ -23,7 +23,7 @@ type template struct {
 	cfg     *Config
 	date    string
 	runID   string
-	body    []byte // the body as the server keeps it: CRLF lines
+	body    []byte // the body as the server keeps it: CRLF lines (one body only)
 	encoded []byte // the body dot-stuffed, then the end line ".\r\n"
 	// set holds MessageSet's bodies, setEncoded their encodings.
 	set, setEncoded [][]byte
@@ -33,8 +33,9 @@ type template struct {
 	// Every session's messages are pieces of these two, not copies.
 	long, longEncoded []byte
 	dots              []int
-	// The encodings are made once, for the first message sent with
-	// DATA: a run that sends with BDAT only does not hold them.
+	// The encodings are made once: at the start of a run without
+	// Config.Chunking, otherwise for the first message sent with DATA
+	// (a run that sends with BDAT only does not hold them).
 	encodeOnce sync.Once
 	// ends holds the ends of a cut body, as the server keeps it and as
 	// it is sent: ends[1:3] or [1:6], or with its last byte, a CR, made
@@ -70,15 +71,18 @@ func newTemplate(cfg *Config, start time.Time) *template {
 		for _, m := range cfg.MessageSet {
 			t.set = append(t.set, crlfLines(m))
 		}
-		t.body = t.set[0]
 	case cfg.Message != nil:
 		t.body = crlfLines(cfg.Message)
 	case cfg.LengthMax > cfg.Length:
 		t.long = makeBody(cfg.Body, cfg.LengthMax)
 		t.ends = []byte("x\r\n.\r\n")
-		t.body = t.cut(cfg.Length, nil) // for Length 0's checks only
 	default:
 		t.body = makeBody(cfg.Body, cfg.Length)
+	}
+	if !cfg.Chunking {
+		// Every message goes with DATA: the encodings are made now, not
+		// in the first message's time (every session's first waiting).
+		t.encodeOnce.Do(t.encode)
 	}
 	return t
 }
@@ -98,9 +102,6 @@ func (t *template) encode() {
 		t.encoded = append(enc, ".\r\n"...)
 	}
 }
-
-// fixed reports whether every message has the same body.
-func (t *template) fixed() bool { return t.set == nil && t.long == nil }
 
 // bodyOf returns message k's body, and if data is set, its encoding
 // for DATA (otherwise nil).
@@ -124,10 +125,10 @@ func (t *template) bodyOf(k int64, data bool) msgBody {
 }
 
 // cutOf returns the body of n bytes with ranged lengths: the first n
-// bytes of the long body, then CRLF (as cut makes it), and if data is set,
-// dot-stuffed, the first n+d bytes of the long body's encoding, where d
-// lines start with a dot before byte n, then the same ending and the end
-// line.
+// bytes of the long body, then CRLF (a CR cut from its LF made an 'x'),
+// and if data is set, dot-stuffed, the first n+d bytes of the long body's
+// encoding, where d lines start with a dot before byte n, then the same
+// ending and the end line.
 func (t *template) cutOf(n int, data bool) msgBody {
 	x := 1
 	if n > 0 && t.long[n-1] == '\r' {
@@ -150,16 +151,6 @@ func (t *template) length(k int64) int {
 	x = (x ^ x>>27) * 0x94d049bb133111eb
 	x ^= x >> 31
 	return t.cfg.Length + int(x%uint64(t.cfg.LengthMax-t.cfg.Length+1))
-}
-
-// cut appends to b the first n bytes of the long body, then CRLF; a cut
-// after a CR, which would leave it bare, makes it an 'x'.
-func (t *template) cut(n int, b []byte) []byte {
-	b = append(b, t.long[:n]...)
-	if n > 0 && b[len(b)-1] == '\r' {
-		b[len(b)-1] = 'x'
-	}
-	return append(b, "\r\n"...)
 }
 
 // size returns the size of message k as the server keeps it (header and

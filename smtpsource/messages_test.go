@@ -327,3 +327,19 @@ func TestLengthRangeCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedAhead: without Chunking every message goes with DATA, so the
+// template makes the encodings before any message starts, not in the
+// first message's time; with Chunking it waits for a message sent with
+// DATA.
+func TestEncodedAhead(t *testing.T) {
+	for _, c := range []Config{{Length: 100}, {LengthMax: 100}, {MessageSet: [][]byte{[]byte("a\n"), []byte("b\n")}}} {
+		if tmpl := newTemplate(&c, time.Unix(0, 0)); tmpl.encoded == nil && tmpl.longEncoded == nil && tmpl.setEncoded == nil {
+			t.Errorf("%d:%d, %d in a set: no encodings made ahead", c.Length, c.LengthMax, len(c.MessageSet))
+		}
+		c.Chunking = true
+		if tmpl := newTemplate(&c, time.Unix(0, 0)); tmpl.encoded != nil || tmpl.longEncoded != nil || tmpl.setEncoded != nil {
+			t.Errorf("%d:%d, %d in a set, with Chunking: encodings made ahead", c.Length, c.LengthMax, len(c.MessageSet))
+		}
+	}
+}
