@@ -210,8 +210,11 @@ func (ss *session) greet() bool {
 		return true
 	}
 	proto := " ESMTP"
-	if ss.cfg.LMTP {
+	switch {
+	case ss.cfg.LMTP:
 		proto = " LMTP"
+	case ss.cfg.NoESMTP:
+		proto = "" // clients look for "ESMTP" to try EHLO (RFC 5321 §3.2)
 	}
 	ss.reply(220, ss.cfg.Hostname+proto+" wirespeed smtp-sink")
 	return true

@@ -3,6 +3,8 @@ package smtpsink
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"net"
+	nettextproto "net/textproto"
 	"strings"
 	"testing"
 
@@ -249,5 +251,24 @@ func TestMailBeforeHelo(t *testing.T) {
 		c := dial(t, startSink(t, cfg, hooks{}))
 		c.cmd(503, "MAIL FROM:<a@b>")
 		c.cmd(221, "QUIT")
+	}
+}
+
+// The greeting says ESMTP unless EHLO is refused (NoESMTP, smtp-sink -e):
+// clients take the word as the sign to try EHLO.
+func TestGreetingESMTP(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{{Config{}, " ESMTP "}, {Config{NoESMTP: true}, ""}, {Config{LMTP: true}, " LMTP "}} {
+		conn, err := net.Dial("tcp", startSink(t, c.cfg, hooks{}).Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, msg, err := nettextproto.NewConn(conn).ReadResponse(220)
+		conn.Close()
+		if err != nil || strings.Contains(msg, "ESMTP") != (c.want == " ESMTP ") || c.want != "" && !strings.Contains(msg, c.want) {
+			t.Errorf("%+v: greeting %q (%v), want %q in it", c.cfg, msg, err, c.want)
+		}
 	}
 }

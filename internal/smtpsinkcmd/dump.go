@@ -118,7 +118,7 @@ func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
 	}
 	from := t.Helo
 	if from == "" {
-		from = addr
+		from = "[" + addr + "]" // as Postfix's smtp-sink writes it
 	}
 	fmt.Fprintf(w.w, "Received: from %s ([%s])\r\n\tby %s (smtp-sink) with %s id %s;\r\n\t%s\r\n",
 		from, addr, w.d.host, t.Proto, id, now.Format("Mon, 2 Jan 2006 15:04:05 -0700 (MST)"))

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net"
 	"net/smtp"
+	nettextproto "net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,5 +207,35 @@ func TestRunDumpNotWhole(t *testing.T) {
 	slices.Sort(bodies)
 	if want := []string{"first\r\n\r\n", "second\r\n\r\n"}; !slices.Equal(bodies, want) {
 		t.Errorf("dumps of %q, want %q", bodies, want)
+	}
+}
+
+// A session without HELO is dumped as Postfix's smtp-sink dumps it: the
+// Received line names the client's address in brackets.
+func TestRunDumpNoHelo(t *testing.T) {
+	dir := t.TempDir()
+	addr, stop := run(t, "-h", "dump.test", "-D", filepath.Join(dir, "all"))
+	c, err := nettextproto.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		code int
+		cmd  string
+	}{{220, ""}, {250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {354, "DATA"}, {250, "x\r\n."}, {221, "QUIT"}} {
+		if s.cmd != "" {
+			c.PrintfLine("%s", s.cmd)
+		}
+		if _, _, err := c.ReadResponse(s.code); err != nil {
+			t.Fatalf("%s: %v", s.cmd, err)
+		}
+	}
+	c.Close()
+	if _, err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "all"))
+	if err != nil || !bytes.Contains(b, []byte("\r\nReceived: from [127.0.0.1] ([127.0.0.1])\r\n")) {
+		t.Fatalf("%v: dump %q, want Received: from [127.0.0.1] ([127.0.0.1])", err, b)
 	}
 }

@@ -77,8 +77,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.NoDSN, "N", false, "do not announce DSN (as smtp-sink -N); otherwise RET, ENVID, NOTIFY and ORCPT are checked and taken")
 	fs.BoolVar(&cfg.NoXCLIENT, "C", false, "do not announce XCLIENT (as smtp-sink -C); otherwise XCLIENT is checked and answered with a new greeting, as Postfix's smtpd does")
 	fs.BoolVar(&cfg.NoXFORWARD, "F", false, "do not announce XFORWARD (as smtp-sink -F); otherwise XFORWARD is checked and taken with 250")
-	hard := fs.String("f", "", "commands to refuse with 500 (as smtp-sink -f), e.g. RCPT,.")
-	soft := fs.String("r", "", "commands to refuse with 450 (as smtp-sink -r)")
+	hard := fs.String("f", "", "commands to refuse with 500 (as smtp-sink -f; implies -p), e.g. RCPT,.")
+	soft := fs.String("r", "", "commands to refuse with 450 (as smtp-sink -r; implies -p)")
 	drop := fs.String("q", "", "commands after which to disconnect without a reply (as smtp-sink -q)")
 	shut := fs.String("Q", "", "commands to answer with 421 and disconnect (as smtp-sink -Q)")
 	var replies replyFlag
@@ -164,6 +164,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Bare = dot.BareNormalize
 	default:
 		return cli.Usagef("smtp-sink: -bare %q: want reject, keep or normalize", *bare)
+	}
+	if *hard != "" || *soft != "" {
+		cfg.NoPipelining = true // -f and -r imply -p, as Postfix's do
 	}
 	cfg.Force = map[string]smtpsink.Reply{}
 	for _, f := range []struct {

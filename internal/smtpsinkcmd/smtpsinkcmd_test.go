@@ -451,3 +451,25 @@ func TestRunGroupedFlags(t *testing.T) {
 		t.Fatalf("%v: stderr %q, want the counters (-c) and the conversation (-v)", err, errOut)
 	}
 }
+
+// -f and -r imply -p, as Postfix's smtp-sink has them: no PIPELINING.
+func TestRunRefuseImpliesNoPipelining(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"-f", "VRFY"}, false}, {[]string{"-r", "VRFY"}, false}, {[]string{"-q", "VRFY"}, true}} {
+		addr, stop := run(t, c.args...)
+		cl, err := smtp.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Hello("client.test"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := cl.Extension("PIPELINING"); got != c.want {
+			t.Errorf("%q: PIPELINING offered %v, want %v", c.args, got, c.want)
+		}
+		cl.Quit()
+		stop()
+	}
+}
