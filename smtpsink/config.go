@@ -99,8 +99,8 @@ type Config struct {
 	// offered and served over TLS only (before it, 538, RFC 4954 §6),
 	// unless AuthPlaintext. Authenticating is never required to send
 	// mail; Message says whether the client did, and as whom. The
-	// responses of an exchange are bounded by MaxCommandBytes, as
-	// command lines are (RFC 4954 asks for 12288 bytes).
+	// response lines of an exchange are bounded by MaxCommandBytes or
+	// 12288 bytes, whichever is more (RFC 4954 §4).
 	Auth          bool
 	AuthUsers     map[string]string
 	AuthPlaintext bool

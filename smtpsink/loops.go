@@ -324,6 +324,7 @@ func (ls *loopSession) process(in []byte) (used int) {
 		p := in[used:]
 		switch ls.mode {
 		case modeCommand:
+			ss.lines.max = ss.lineMax()
 			n, line, done, long := ss.lines.scan(p)
 			used += n
 			if !done {

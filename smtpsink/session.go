@@ -264,7 +264,21 @@ func (ss *session) timeoutReply() {
 	ss.reply(421, "4.4.2 "+ss.cfg.Hostname+" Error: timeout exceeded")
 }
 
-// tooLong answers a command line longer than MaxCommandBytes.
+// saslResponseBytes is the least bound of an AUTH exchange's response
+// lines, RFC 4954 §4's 12288 octets, which OAuth 2.0 and Kerberos tokens
+// approach.
+const saslResponseBytes = 12288
+
+// lineMax is the bound of the next command line: MaxCommandBytes, or in
+// an AUTH exchange at least saslResponseBytes.
+func (ss *session) lineMax() int {
+	if ss.sasl != nil {
+		return max(ss.cfg.MaxCommandBytes, saslResponseBytes)
+	}
+	return ss.cfg.MaxCommandBytes
+}
+
+// tooLong answers a command line longer than its bound (lineMax).
 func (ss *session) tooLong() {
 	if ss.sasl != nil {
 		ss.sasl, ss.authPending = nil, "" // RFC 4954 §4: the exchange fails
@@ -287,6 +301,7 @@ func (ss *session) readCommand() (line string, tooLong bool, err error) {
 			}
 		}
 		p, _ := br.Peek(br.Buffered())
+		ss.lines.max = ss.lineMax()
 		n, l, done, long := ss.lines.scan(p)
 		line = string(l)
 		br.Discard(n)

@@ -181,8 +181,9 @@ func TestAuth(t *testing.T) {
 }
 
 // Any credentials do without AuthUsers; without AuthPlaintext AUTH is
-// neither offered nor served before TLS; a response line too long fails
-// the exchange (500); MAIL takes the AUTH parameter.
+// neither offered nor served before TLS; a response line too long
+// (past 12288 bytes, RFC 4954 §4, not MaxCommandBytes) fails the exchange
+// (500); MAIL takes the AUTH parameter.
 func TestAuthAnyCredentials(t *testing.T) {
 	srv, cli := testTLS(t)
 	s := startSink(t, Config{TLS: srv, Auth: true}, hooks{})
@@ -192,7 +193,11 @@ func TestAuthAnyCredentials(t *testing.T) {
 	c = c.startTLS(cli)
 	c.cmd(250, "EHLO c")
 	c.cmd(334, "AUTH LOGIN")
-	c.cmd(500, strings.Repeat("A", 3000)) // too long: the exchange fails
+	c.cmd(500, strings.Repeat("A", 12289)) // too long: the exchange fails
+	c.cmd(334, "AUTH LOGIN")
+	c.cmd(334, strings.Repeat("A", 12288)) // the user name; the password is asked for
+	c.cmd(501, "*")
+	c.cmd(500, "NOOP "+strings.Repeat("A", 3000)) // a command line is bounded by MaxCommandBytes
 	c.cmd(235, "AUTH PLAIN "+b64("\x00anyone\x00anything"))
 	c.cmd(250, "MAIL FROM:<a@b> AUTH=<>") // RFC 4954 §5
 	c.cmd(250, "RSET")
