@@ -15,6 +15,23 @@ type chunkState struct {
 	discarded int64 // bytes of the chunks read after the message failed
 	size      int64 // the size of the chunk being read
 	last      bool  // it is the LAST one
+	// failed is set once the message has failed, at the start of the
+	// chunk at hand or in it.
+	failed bool
+}
+
+// chunkFailed is called after a piece of the chunk at hand, with left
+// bytes of the chunk still to come, in which the message met err: it
+// reports whether the session must end, as those bytes, to be thrown
+// away, pass MaxDiscardBytes. They are not added to the chunks' count
+// (discarded), which counts whole chunks, the same however the chunk
+// came in pieces.
+func (ss *session) chunkFailed(err error, left int64) (tooMuch bool) {
+	if err == nil || ss.bdat.failed {
+		return false
+	}
+	ss.bdat.failed = true
+	return ss.cfg.MaxDiscardBytes > 0 && ss.bdat.discarded+left > ss.cfg.MaxDiscardBytes
 }
 
 // bdatArgs are the arguments of a BDAT command.
@@ -124,7 +141,7 @@ func (ss *session) bdatCmd(args string) bool {
 	}
 	ss.bdat.n++
 	ss.bdat.size, ss.bdat.last = size, last
-	if ss.bdat.c.Err() != nil {
+	if ss.bdat.failed = ss.bdat.c.Err() != nil; ss.bdat.failed {
 		// The message has failed: this chunk is read only to be thrown
 		// away.
 		if ss.bdat.discarded += size; ss.cfg.MaxDiscardBytes > 0 && ss.bdat.discarded > ss.cfg.MaxDiscardBytes {
@@ -134,13 +151,36 @@ func (ss *session) bdatCmd(args string) bool {
 	if ss.loop != nil {
 		return ss.loop.chunk(size)
 	}
+	// The chunk is read in pieces, what has come of it at a time, as the
+	// loops engine reads it: after the piece in which the message fails,
+	// the rest of the chunk is known to be thrown away, and
+	// MaxDiscardBytes bounds it before it is read. A piece is read as a
+	// chunk of its own: the message's line rules and limits run over
+	// chunks, so the data and its errors are the same as for the whole
+	// chunk at once.
 	ss.cio.startData()
-	_, err := ss.bdat.c.Next(size, last).WriteTo(ss.sink)
-	ss.cio.endData()
-	if err != nil && !isDataError(err) {
-		return false // the peer left or the connection failed
+	br := ss.r.R
+	for left := size; ; {
+		n := left
+		if left > 0 {
+			if _, err := br.Peek(1); err == nil {
+				n = min(left, int64(br.Buffered()))
+			}
+		}
+		left -= n
+		_, err := ss.bdat.c.Next(n, last && left == 0).WriteTo(ss.sink)
+		switch {
+		case err != nil && !isDataError(err):
+			ss.cio.endData()
+			return false // the peer left or the connection failed
+		case left == 0:
+			ss.cio.endData()
+			return ss.chunkDone(err)
+		case ss.chunkFailed(err, left):
+			ss.cio.endData()
+			return ss.tooMuchDiscarded()
+		}
 	}
-	return ss.chunkDone(err)
 }
 
 // chunkDone replies to a BDAT chunk read to its end, whose data met err

@@ -221,11 +221,13 @@ type Config struct {
 
 	// MaxDiscardBytes bounds what the sink reads only to throw away: the
 	// rest of a message's DATA after a problem with it (too large, a
-	// line too long, a bare CR or LF), counted from the problem, and a
-	// refused BDAT chunk, or the chunks of a refused message, counted
-	// from their start. Past it the session gets 421 and is closed, as it
-	// cannot stay in step otherwise. 0 means DefaultMaxDiscardBytes;
-	// negative, no limit.
+	// line too long, a bare CR or LF), counted from the problem; the rest
+	// of the BDAT chunk the problem is in, counted from the end of what
+	// was read with it (at most a read buffer, 64 KiB, more); and a
+	// refused BDAT chunk, or the later chunks of a refused message,
+	// counted from their start. Past it the session gets 421 and is
+	// closed, as it cannot stay in step otherwise. 0 means
+	// DefaultMaxDiscardBytes; negative, no limit.
 	MaxDiscardBytes int64
 
 	// Trace, if set, receives every read from and write to each client,

@@ -413,6 +413,25 @@ func TestMaxDiscardBytes(t *testing.T) {
 	}
 }
 
+// The rest of the BDAT chunk a message fails in is bounded by
+// MaxDiscardBytes too: a chunk of 1,000,000 bytes that passes MaxSize (or
+// starts with a bare LF) gets 421 once its first 5,000 bytes are in, not
+// after the rest (which never comes).
+func TestMaxDiscardBytesFailingChunk(t *testing.T) {
+	for _, first := range []string{"", "\n"} {
+		s := startSink(t, Config{MaxSize: 10, MaxDiscardBytes: 1000}, hooks{})
+		c := dial(t, s)
+		c.cmd(250, "EHLO c")
+		c.cmd(250, "MAIL FROM:<a@b>")
+		c.cmd(250, "RCPT TO:<a@b>")
+		c.send("BDAT 1000000 LAST\r\n" + first + strings.Repeat(strings.Repeat("z", 48)+"\r\n", 100))
+		c.raw.SetReadDeadline(time.Now().Add(time.Minute)) // the old sink waited for the rest
+		if msg := c.expect(421); !strings.Contains(msg, "too much data to discard") {
+			t.Errorf("%q first: 421 %s", first, msg)
+		}
+	}
+}
+
 // Config's zero values are safe: a finite Timeout, MinDataRate, MaxConns
 // and MaxDiscardBytes; negative values turn them off.
 func TestSafeDefaults(t *testing.T) {

@@ -619,6 +619,9 @@ func (ls *loopSession) subChunk(p []byte) bool {
 		return false
 	}
 	if ls.left > 0 {
+		if ss.chunkFailed(err, ls.left) {
+			ls.run(ss.tooMuchDiscarded)
+		}
 		return true
 	}
 	ls.mode = modeCommand
