@@ -53,6 +53,9 @@ type dump struct {
 	w       *bufio.Writer
 	target  string
 	dropped atomic.Bool
+	// open is set while the message's last line has no line end (BDAT
+	// data need not end in CRLF): Close ends it before the empty line.
+	open bool
 }
 
 // capture is smtpsink.Config.Capture.
@@ -124,9 +127,15 @@ func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
 		from, addr, w.d.host, t.Proto, id, now.Format("Mon, 2 Jan 2006 15:04:05 -0700 (MST)"))
 }
 
-func (w *dump) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (w *dump) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.open = p[len(p)-1] != '\n'
+	}
+	return w.w.Write(p)
+}
 
-// Close ends the transaction's dump: the empty line, then the file
+// Close ends the transaction's dump: the empty line (after a line end
+// for a last line without one), then the file
 // takes its name (-d; one taken already is not replaced), or is appended
 // to the shared one (-D).
 func (w *dump) Close() error {
@@ -134,6 +143,9 @@ func (w *dump) Close() error {
 		return w.CloseWithError(nil)
 	}
 	w.d.open.CompareAndDelete(w.session, w)
+	if w.open {
+		w.w.WriteString("\r\n")
+	}
 	w.w.WriteString("\r\n")
 	err := errors.Join(w.w.Flush(), w.f.Close())
 	if err == nil && w.d.append {

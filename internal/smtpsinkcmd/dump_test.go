@@ -239,3 +239,38 @@ func TestRunDumpNoHelo(t *testing.T) {
 		t.Fatalf("%v: dump %q, want Received: from [127.0.0.1] ([127.0.0.1])", err, b)
 	}
 }
+
+// A message sent with BDAT need not end in CRLF: its dump gets one before
+// the empty line that ends it, so the next message's dump (-D) starts on
+// a line of its own after an empty one.
+func TestRunDumpNoLineEnd(t *testing.T) {
+	dir := t.TempDir()
+	addr, stop := run(t, "-D", filepath.Join(dir, "all"))
+	c, err := nettextproto.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		code int
+		cmd  string
+	}{{220, ""}, {250, "EHLO c"}, {250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {250, "BDAT 5 LAST\r\nhello"},
+		{250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {250, "BDAT 8 LAST\r\nsecond\r\n"}, {221, "QUIT"}} {
+		if strings.HasPrefix(s.cmd, "BDAT") { // the chunk as it is
+			c.W.WriteString(s.cmd)
+			c.W.Flush()
+		} else if s.cmd != "" {
+			c.PrintfLine("%s", s.cmd)
+		}
+		if _, _, err := c.ReadResponse(s.code); err != nil {
+			t.Fatalf("%s: %v", s.cmd, err)
+		}
+	}
+	c.Close()
+	if _, err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "all"))
+	if err != nil || !bytes.Contains(b, []byte("\r\nhello\r\n\r\nX-Client-Addr: ")) || !bytes.HasSuffix(b, []byte("\r\nsecond\r\n\r\n")) {
+		t.Fatalf("%v: dump %q", err, b)
+	}
+}
