@@ -65,7 +65,8 @@ type Stats struct {
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
 	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
 	// Errors counts the 4xx and 5xx replies sent, by code, but for the
-	// 421 that Close sends to every session left (those are in Aborted).
+	// 421 that Close sends to every session left (those are in Aborted)
+	// and the 421 to a connection over MaxConns (in Refused).
 	Errors map[int]uint64 `json:"errors"`
 	// Positive counts the 2xx and 3xx replies sent, by code (a
 	// multiline reply once). A session adds those of a message when the
