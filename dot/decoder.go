@@ -50,7 +50,10 @@ type Decoder struct {
 	// the line. Output stops in front of the first byte too many; the
 	// decoder then discards input up to the end marker and reports
 	// ErrLineTooLong in place of io.EOF. RFC 5321 §4.5.3.1.6 allows 998
-	// bytes and the CRLF.
+	// bytes and the CRLF, not counting a stuffing dot: MaxLine 998
+	// refuses a line of 998 bytes that starts with a dot (999 on the
+	// wire), which it allows; 999 takes that line, and one of 999 bytes
+	// without a dot too.
 	MaxLine int
 
 	state   uint8

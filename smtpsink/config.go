@@ -52,10 +52,13 @@ type Config struct {
 	// session holds for a command.
 	MaxCommandBytes int
 
-	// MaxDataLineBytes bounds each line of a message, CRLF not counted
-	// (RFC 5321 sets 998); a message with a longer line is read to its
-	// end and refused with 500. 0 means no limit: the data is streamed,
-	// so memory stays bounded anyway.
+	// MaxDataLineBytes bounds each line of a message as sent, CRLF not
+	// counted and, after DATA, a stuffing dot counted (RFC 5321 allows
+	// 998 bytes and does not count the dot: 998 refuses a 998-byte line
+	// that starts with a dot, 999 takes it and a 999-byte line without a
+	// dot too); a message with a longer line is read to its end and
+	// refused with 500. 0 means no limit: the data is streamed, so memory
+	// stays bounded anyway.
 	MaxDataLineBytes int
 
 	// MaxRecipients bounds the recipients of one transaction; more are

@@ -66,7 +66,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Hostname, "h", "smtp-sink", "host name in the greeting and the EHLO reply (as smtp-sink -h)")
 	fs.Int64Var(&cfg.MaxSize, "size", 0, "message size limit in bytes, announced in EHLO SIZE (0: none)")
 	fs.IntVar(&cfg.MaxCommandBytes, "cmd-line", smtpsink.DefaultMaxCommandBytes, "command line limit in bytes, CRLF not counted (longer: 500)")
-	fs.IntVar(&cfg.MaxDataLineBytes, "data-line", 0, "message line limit in bytes, CRLF not counted (0: none; RFC 5321: 998)")
+	fs.IntVar(&cfg.MaxDataLineBytes, "data-line", 0, "message line limit in bytes as sent, CRLF not counted, a stuffing dot counted (0: none; RFC 5321: 998 besides a stuffing dot)")
 	fs.IntVar(&cfg.MaxRecipients, "max-rcpt", smtpsink.DefaultMaxRecipients, "recipients per transaction (more: 452)")
 	bare := fs.String("bare", "reject", "a bare CR or LF in a message: reject (550), keep (as data) or normalize (bare LF ends a line)")
 	fs.BoolVar(&cfg.No8BitMIME, "8", false, "do not announce 8BITMIME (as smtp-sink -8)")
