@@ -131,10 +131,11 @@ func (s *Server) fail(err error) {
 // engines (accept and stop races, -delay's clock and waits); nil fields
 // are not called.
 type hooks struct {
-	accepted   func()              // after Accept, before the connection is registered
-	stopClosed func()              // in stop, after closing the registered connections
-	now        func() time.Time    // -delay: stamps a request as read
-	until      func(due time.Time) // -delay: waits until a response is due
+	listener   func(net.Listener) net.Listener // wraps the listener
+	accepted   func()                          // after Accept, before the connection is registered
+	stopClosed func()                          // in stop, after closing the registered connections
+	now        func() time.Time                // -delay: stamps a request as read
+	until      func(due time.Time)             // -delay: waits until a response is due
 }
 
 // check returns the error for a cfg that engines cannot serve.
@@ -327,20 +328,41 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 	if err != nil {
 		return "", nil, err
 	}
+	if h.listener != nil {
+		ln = h.listener(ln)
+	}
 	var (
 		mu     sync.Mutex
 		conns  = map[net.Conn]bool{}
 		closed bool // stop has closed conns: register no more
 		wg     sync.WaitGroup
 	)
+	// stopping ends -delay's waits for responses due: their connections
+	// are closed.
+	stopping, stopped := context.WithCancel(context.Background())
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		var pause time.Duration
 		for {
 			c, err := ln.Accept()
-			if err != nil {
+			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if err != nil {
+				// Out of descriptors, a connection aborted before it was
+				// taken: the listener is still there. Accept again after
+				// a pause, longer each time in a row, as net/http does.
+				pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+				cfg.ErrorLog.Printf("serve: accept: %v; again in %v", err, pause)
+				select {
+				case <-stopping.Done():
+					return
+				case <-time.After(pause):
+				}
+				continue
+			}
+			pause = 0
 			if h.accepted != nil {
 				h.accepted()
 			}
@@ -362,7 +384,7 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				handleStd(rw, &cfg, h)
+				handleStd(stopping, rw, &cfg, h)
 				rw.Close()
 				mu.Lock()
 				delete(conns, c)
@@ -372,6 +394,7 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 	}()
 	stop = func() error {
 		err := ln.Close()
+		stopped()
 		mu.Lock()
 		closed = true
 		for c := range conns {
@@ -387,9 +410,9 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 	return addrString(ln.Addr()), stop, nil
 }
 
-func handleStd(c net.Conn, cfg *Config, h *hooks) {
+func handleStd(stopping context.Context, c net.Conn, cfg *Config, h *hooks) {
 	if cfg.Delay > 0 {
-		handleDelayed(c, cfg, h)
+		handleDelayed(stopping, c, cfg, h)
 		return
 	}
 	var r reader
@@ -464,16 +487,17 @@ const maxDelayed = 4096
 // request was read: a goroutine reads and stamps requests (each chunk in
 // echo mode, each line in line mode) while this one writes the responses
 // when due, so pipelined requests are not delayed by their predecessors'
-// waits.
-func handleDelayed(c net.Conn, cfg *Config, h *hooks) {
+// waits. Once stopping is done, the responses still due are dropped: the
+// server is closing the connection.
+func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) {
 	now, until := time.Now, h.until
 	if h.now != nil {
 		now = h.now
 	}
 	if until == nil {
-		sl, _ := sleep.New(30 * time.Microsecond)
-		defer sl.Close()
-		until = sl.Until
+		w := sleep.System{}.Waiter(30 * time.Microsecond)
+		defer w.Close()
+		until = func(due time.Time) { w.Until(stopping, due) }
 	}
 	ch := make(chan delayedResponse, maxDelayed)
 	go func() {
@@ -501,11 +525,14 @@ func handleDelayed(c net.Conn, cfg *Config, h *hooks) {
 	}()
 	for d := range ch {
 		until(d.due)
-		if _, err := c.Write(d.b); err != nil {
-			c.Close() // ends the reader
-			for range ch {
+		if stopping.Err() == nil {
+			if _, err := c.Write(d.b); err == nil {
+				continue
 			}
-			return
 		}
+		c.Close() // ends the reader
+		for range ch {
+		}
+		return
 	}
 }

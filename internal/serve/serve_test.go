@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,6 +179,101 @@ func TestServeDelayPipelined(t *testing.T) {
 		})
 	}
 }
+
+// -delay: Stop drops the responses still due with their connections; it
+// does not wait for them (with -delay 1h it waited an hour). The real
+// waiter is used; a request is stamped before Stop.
+func TestServeDelayStop(t *testing.T) {
+	for _, engine := range []string{"std", "netio-conn"} {
+		t.Run(engine, func(t *testing.T) {
+			stamped := make(chan struct{}, 1)
+			h := &hooks{now: func() time.Time {
+				stamped <- struct{}{}
+				return time.Now()
+			}}
+			s := startT(t, Config{Engine: engine, Mode: "line", Delay: time.Hour}, h)
+			c, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Write([]byte("x\n")); err != nil {
+				t.Fatal(err)
+			}
+			<-stamped
+			stopped := make(chan error, 1)
+			go func() { stopped <- s.Stop() }()
+			select {
+			case err := <-stopped:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(time.Minute): // a guard: Stop returns in milliseconds
+				t.Fatal("Stop waits for a response due in an hour")
+			}
+			if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
+				t.Errorf("read %d bytes, %v; want the connection closed, no response", n, err)
+			}
+		})
+	}
+}
+
+// A failed accept (out of descriptors) does not stop the std engines
+// accepting: the error is logged and the listener accepts again after a
+// pause (it used to stop for good, saying nothing).
+func TestServeAcceptError(t *testing.T) {
+	for _, engine := range []string{"std", "netio-conn"} {
+		t.Run(engine, func(t *testing.T) {
+			var logged strings.Builder
+			var mu sync.Mutex
+			h := &hooks{listener: func(ln net.Listener) net.Listener { return &failingListener{Listener: ln, fails: 2} }}
+			cfg := Config{Engine: engine, Mode: "line", Addr: "127.0.0.1:0", ErrorLog: log.New(writerFunc(func(p []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return logged.Write(p)
+			}), "", 0)}
+			s, err := Start(cfg, builtin(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Stop()
+			c, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Write([]byte("x\n"))
+			c.SetReadDeadline(time.Now().Add(time.Minute)) // a guard: the old engines never answered
+			if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "x\n" {
+				t.Fatalf("response %q, %v", line, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if n := strings.Count(logged.String(), "too many open files"); n != 2 {
+				t.Errorf("log %q: want the 2 accept errors", logged.String())
+			}
+		})
+	}
+}
+
+// A failingListener fails its first fails Accepts as a process out of
+// descriptors does.
+type failingListener struct {
+	net.Listener
+	fails int
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if l.fails > 0 {
+		l.fails--
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // Engines lists this module's engines and then the comparison module's.
 // A word that is not a flag is refused, not ignored for the default
