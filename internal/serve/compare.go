@@ -83,7 +83,7 @@ func runCompare(ctx context.Context, cfg Config, exe string, stdout, stderr io.W
 		}
 	}
 	cmd := exec.Command(exe, Args(cfg)...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = stdout, stderr, childAttr()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
