@@ -5,6 +5,7 @@ package unixsock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"syscall"
@@ -13,14 +14,37 @@ import (
 // Listen listens on the Unix socket path with lc. A socket file there
 // that nobody listens on (a connection to it is refused: its server died
 // without removing it) is removed and listened on anew; a live socket,
-// or a file that is not a socket, is left alone, and its error returned.
+// or a file that is not a socket, is left alone, and its error returned,
+// saying which. So is a path too long for a socket's address.
 func Listen(ctx context.Context, lc *net.ListenConfig, path string) (net.Listener, error) {
 	ln, err := lc.Listen(ctx, "unix", path)
 	if err != nil && errors.Is(err, syscall.EADDRINUSE) && stale(path) {
 		os.Remove(path)
 		ln, err = lc.Listen(ctx, "unix", path)
 	}
+	switch {
+	case err == nil:
+	case errors.Is(err, syscall.EADDRINUSE):
+		if fi, serr := os.Lstat(path); serr == nil && fi.Mode().Type() != os.ModeSocket {
+			err = fmt.Errorf("%w (%s is a %s, not a socket)", err, path, kind(fi.Mode()))
+		} else if serr == nil {
+			err = fmt.Errorf("%w (a server is listening on it)", err)
+		}
+	case errors.Is(err, syscall.EINVAL) && len(path) >= len(syscall.RawSockaddrUnix{}.Path):
+		err = fmt.Errorf("%w (the path is %d bytes; a socket's is at most %d)", err, len(path), len(syscall.RawSockaddrUnix{}.Path)-1)
+	}
 	return ln, err
+}
+
+// kind names the type of file of mode.
+func kind(mode os.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "directory"
+	case mode.IsRegular():
+		return "regular file"
+	}
+	return "file of mode " + mode.Type().String()
 }
 
 // stale reports whether path is a Unix socket that nobody listens on.

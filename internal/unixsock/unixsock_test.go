@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -30,8 +31,8 @@ func TestListen(t *testing.T) {
 	}
 	defer ln.Close()
 
-	if _, err := Listen(ctx, &lc, stale); !errors.Is(err, syscall.EADDRINUSE) {
-		t.Errorf("a live socket: %v, want EADDRINUSE", err)
+	if _, err := Listen(ctx, &lc, stale); !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "a server is listening on it") {
+		t.Errorf("a live socket: %v, want EADDRINUSE, saying so", err)
 	}
 	if c, err := net.Dial("unix", stale); err != nil {
 		t.Errorf("the live listener after the attempt: %v", err)
@@ -41,8 +42,15 @@ func TestListen(t *testing.T) {
 
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, []byte("keep"), 0o644)
-	if _, err := Listen(ctx, &lc, file); err == nil {
-		t.Error("a regular file: listened on")
+	if _, err := Listen(ctx, &lc, file); err == nil || !strings.Contains(err.Error(), "is a regular file, not a socket") {
+		t.Errorf("a regular file: %v, want an error saying so", err)
+	}
+	if _, err := Listen(ctx, &lc, dir); err == nil || !strings.Contains(err.Error(), "is a directory, not a socket") {
+		t.Errorf("a directory: %v, want an error saying so", err)
+	}
+	long := filepath.Join(dir, strings.Repeat("x", 120))
+	if _, err := Listen(ctx, &lc, long); !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), "a socket's is at most") {
+		t.Errorf("a path of %d bytes: %v, want EINVAL, saying why", len(long), err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "keep" {
 		t.Errorf("the regular file holds %q", b)
