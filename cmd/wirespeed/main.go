@@ -43,7 +43,8 @@ type command struct {
 	summary string
 	// interrupt: SIGINT and SIGTERM cancel the context instead of ending
 	// the process, so that the command can stop cleanly (servers, load
-	// runs). Other commands die on them, as md5sum does.
+	// runs) and stop the child processes it started (bench), which would
+	// outlive it. Other commands die on them, as md5sum does.
 	interrupt bool
 	// help is the argument that asks the command for its usage: "-help"
 	// (the default), or "--help" for sum's GNU options.
@@ -57,7 +58,7 @@ type command struct {
 // commands returns the subcommands, in the order help lists them.
 func commands() []command {
 	return []command{
-		{name: "bench", summary: bench.Summary, subs: bench.Subcommands(), run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+		{name: "bench", summary: bench.Summary, interrupt: true, subs: bench.Subcommands(), run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 			return bench.Run(ctx, args, stdout, stderr)
 		}},
 		{name: "serve", summary: serve.Summary, interrupt: true, run: func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {

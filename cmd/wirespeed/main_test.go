@@ -54,6 +54,18 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
+// SIGINT and SIGTERM cancel the commands that run servers, loads or child
+// processes, which then stop them; bench died on them and left its
+// children (serve, tcpperf, smtp-sink, smtp-source) running. sum dies on
+// them, as md5sum does.
+func TestInterrupt(t *testing.T) {
+	for _, c := range commands() {
+		if want := c.name != "sum"; c.interrupt != want {
+			t.Errorf("%s: interrupt %v, want %v", c.name, c.interrupt, want)
+		}
+	}
+}
+
 // Help is asked for with help, -h, -help or --help, alone for the commands,
 // or with a command for its usage (as CMD -h, or sum --help): on stdout,
 // with exit status 0.

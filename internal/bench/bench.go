@@ -58,7 +58,9 @@ type env struct {
 // Run runs `wirespeed bench` with the arguments after "bench": the
 // standard-library suites named (all if none), or a harness suite, which
 // runs alone: `bench net ...` runs RunNet, `bench smtp ...` RunSMTP,
-// `bench tlspipe ...` RunTLSPipe.
+// `bench tlspipe ...` RunTLSPipe. Cancelling ctx stops the run and its
+// child processes; what was measured by then is printed (net, smtp), and
+// Run returns errInterrupted.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p, err := parse(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -67,8 +69,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return p.run(ctx)
+	err = p.run(ctx)
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return err
 }
+
+// errInterrupted ends a run whose context was cancelled (SIGINT, SIGTERM).
+var errInterrupted = errors.New("interrupted")
 
 // A harness is a suite of `wirespeed bench` that the driver does not run:
 // it has a runner and flags of its own, and runs alone.
@@ -280,7 +289,7 @@ func (p *plan) measure(ctx context.Context, stdout, stderr io.Writer) error {
 		if tty {
 			fmt.Fprintf(stderr, "\r[%d/%d] %-50s", i+1, len(p.cases), c.Group+"/impl="+c.Impl)
 		}
-		r, err := runCase(c, p.benchtime, time.Now)
+		r, err := runCaseContext(ctx, c, p.benchtime)
 		if err != nil {
 			if tty {
 				fmt.Fprintln(stderr)
@@ -304,6 +313,27 @@ func (p *plan) measure(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s %s/%s, %d CPUs, dot kernel %s, benchtime %s\n\n", e.Go, e.GOOS, e.GOARCH, e.CPUs, e.DotKernel, e.Benchtime)
 	return printTable(stdout, results)
+}
+
+// runCaseContext measures one case, or returns ctx's error as soon as ctx
+// is cancelled: a case runs for up to a few benchtimes and cannot be
+// stopped, so it is left to end with the process.
+func runCaseContext(ctx context.Context, c Case, benchtime time.Duration) (Result, error) {
+	type result struct {
+		r   Result
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		r, err := runCase(c, benchtime, time.Now)
+		ch <- result{r, err}
+	}()
+	select {
+	case res := <-ch:
+		return res.r, res.err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
 }
 
 // runCase measures one case.

@@ -6,17 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/benchcase"
 	"github.com/wirespeed/wirespeed/internal/cli"
 )
 
 func runBench(args ...string) (stdout, stderr string, err error) {
+	return runBenchContext(context.Background(), args...)
+}
+
+func runBenchContext(ctx context.Context, args ...string) (stdout, stderr string, err error) {
 	var out, errb bytes.Buffer
-	err = Run(context.Background(), args, &out, &errb)
+	err = Run(ctx, args, &out, &errb)
 	return out.String(), errb.String(), err
 }
 
@@ -269,5 +275,36 @@ func TestBenchHelp(t *testing.T) {
 		if status, print := cli.Status(err); status != 2 || print || out != "" || !strings.Contains(errs, "flag provided but not defined: -nosuch") {
 			t.Errorf("%q: %v, stdout %q, stderr %q", args, err, out, errs)
 		}
+	}
+}
+
+// Cancelling the context (SIGINT, SIGTERM) ends a run at once, in the
+// middle of a case, with errInterrupted: bench had no interrupt handling,
+// and with it a case ran to its end first.
+func TestBenchInterrupt(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	p := &plan{benchtime: time.Hour, cases: []Case{{Suite: "x", Group: "x/Block", Impl: "stdlib", Fn: func(b benchcase.B) {
+		for b.Loop() {
+			close(started)
+			<-release
+			b.Fatal("released") // ends the case, which is no longer waited for
+		}
+	}}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.measure(ctx, io.Discard, io.Discard) }()
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("measure: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("measure did not return within 5s of the cancel")
+	}
+	if _, _, err := runBenchContext(ctx, "-benchtime", "1ms", "-run", "seed/DotReader", "seed"); err != errInterrupted {
+		t.Errorf("bench, cancelled: %v, want %v", err, errInterrupted)
 	}
 }

@@ -217,7 +217,7 @@ func runNet(ctx context.Context, cfg netConfig, jsonOut bool, overload time.Dura
 	}
 	var ocfg overloadConfig
 	var orows []overloadRow
-	if overload > 0 {
+	if overload > 0 && ctx.Err() == nil {
 		ocfg = defaultOverload(overload)
 		for _, v := range overloadVariants() {
 			fmt.Fprintf(stderr, "overload: %s\n", v.Name)
