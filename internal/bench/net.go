@@ -120,7 +120,7 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed")
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
 	fs.StringVar(&cfg.compareExe, "compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in)")
-	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files: FILE.svg becomes FILE-POINT.svg")
+	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files, after the results are printed: FILE.svg (or FILE) becomes FILE-POINT.svg; FILE's directory is checked before the run")
 	fs.StringVar(&cfg.step, "step", "10k", "the open-loop point whose rate is stepped up (x1.5 a step) for each engine to the highest that keeps p99 under 1 ms (\"\": none)")
 	fs.IntVar(&cfg.stepRuns, "step-runs", 1, "runs per rate in the step search: a rate passes when more than half of its runs keep p99 under 1 ms, and the table shows the run with the median p99")
 	fs.StringVar(&cfg.wait, "wait", "", "tcpperf's -wait at every point (default: tcpperf's)")
@@ -186,6 +186,11 @@ func (cfg *netConfig) check(stepSet bool) error {
 // runNet runs `wirespeed bench net` as parsed: cfg, and the overload
 // experiment's schedule (0: none).
 func runNet(ctx context.Context, cfg netConfig, jsonOut bool, overload time.Duration, stdout, stderr io.Writer) error {
+	if cfg.plot != "" {
+		if err := checkPlotDir(cfg.plot); err != nil {
+			return fmt.Errorf("bench net: -plot %s: %w", cfg.plot, err)
+		}
+	}
 	var err error
 	if cfg.compareExe == "" && slices.ContainsFunc(cfg.engines, isCompare) {
 		dir, err := os.MkdirTemp("", "wirespeed-bench-net")
@@ -210,20 +215,24 @@ func runNet(ctx context.Context, cfg netConfig, jsonOut bool, overload time.Dura
 	}
 	rows := benchNet(ctx, cfg, stderr)
 	steps := stepNet(ctx, cfg, rows, stderr)
-	if cfg.plot != "" {
-		if err := plotNet(cfg, rows); err != nil {
-			return err
-		}
-	}
-	var ocfg overloadConfig
+	var ocfg *overloadConfig
 	var orows []overloadRow
 	if overload > 0 && ctx.Err() == nil {
-		ocfg = defaultOverload(overload)
+		c := defaultOverload(overload)
+		ocfg = &c
 		for _, v := range overloadVariants() {
 			fmt.Fprintf(stderr, "overload: %s\n", v.Name)
-			orows = append(orows, runOverload(ctx, ocfg, v))
+			orows = append(orows, runOverload(ctx, c, v))
 		}
 	}
+	return reportNet(stdout, cfg, jsonOut, rows, steps, ocfg, orows)
+}
+
+// reportNet prints the results of a run (ocfg nil if the overload
+// experiment did not run), as tables or JSON, then draws the -plot files:
+// a plot that cannot be written is reported after the results, which are
+// not lost with it.
+func reportNet(stdout io.Writer, cfg netConfig, jsonOut bool, rows []netRow, steps []netStep, ocfg *overloadConfig, orows []overloadRow) error {
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -232,10 +241,7 @@ func runNet(ctx context.Context, cfg netConfig, jsonOut bool, overload time.Dura
 			Steps    []netStep       `json:"steps,omitempty"`
 			Overload *overloadConfig `json:"overload,omitempty"`
 			Rows     []overloadRow   `json:"overload_rows,omitempty"`
-		}{Points: rows, Steps: steps, Rows: orows}
-		if overload > 0 {
-			out.Overload = &ocfg
-		}
+		}{Points: rows, Steps: steps, Overload: ocfg, Rows: orows}
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
@@ -251,9 +257,14 @@ func runNet(ctx context.Context, cfg netConfig, jsonOut bool, overload time.Dura
 			}
 		}
 		if len(orows) > 0 {
-			if err := printOverloadTable(stdout, ocfg, orows); err != nil {
+			if err := printOverloadTable(stdout, *ocfg, orows); err != nil {
 				return err
 			}
+		}
+	}
+	if cfg.plot != "" {
+		if err := plotNet(cfg, rows); err != nil {
+			return fmt.Errorf("bench net: -plot: %w", err)
 		}
 	}
 	for _, r := range rows {
@@ -747,8 +758,10 @@ func printSteps(w io.Writer, steps []netStep) error {
 	return tw.Flush()
 }
 
-// plotNet draws each point's latency spectra, one curve per engine.
+// plotNet draws each point's latency spectra, one curve per engine, and
+// returns the errors of the files it could not write, which it leaves out.
 func plotNet(cfg netConfig, rows []netRow) error {
+	var errs []error
 	for _, p := range cfg.points {
 		var curves []latplot.Curve
 		for _, r := range rows {
@@ -766,21 +779,40 @@ func plotNet(cfg netConfig, rows []netRow) error {
 		title := fmt.Sprintf("%s: %s, %d conns, %s, %d-byte messages", p.Name, p.Mode, p.Conns, load, cfg.msgSize)
 		f, err := os.Create(plotPath(cfg.plot, p.Name))
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		err = latplot.WriteSVG(f, title, curves)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return err
+			os.Remove(f.Name())
+			errs = append(errs, fmt.Errorf("%s: %w", f.Name(), err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// plotPath is the SVG file of a point: FILE.svg becomes FILE-POINT.svg.
+// plotPath is the SVG file of a point: FILE.svg, or FILE with no .svg,
+// becomes FILE-POINT.svg.
 func plotPath(plot, point string) string {
-	ext := filepath.Ext(plot)
-	return strings.TrimSuffix(plot, ext) + "-" + point + ext
+	return strings.TrimSuffix(plot, ".svg") + "-" + point + ".svg"
+}
+
+// checkPlotDir checks, before a run, that the directory of the -plot
+// files exists and takes new files, so that a run is not made for plots
+// that cannot be written.
+func checkPlotDir(plot string) error {
+	dir := filepath.Dir(plot)
+	f, err := os.CreateTemp(dir, ".wirespeed-plot-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // not the probe's name
+		}
+		return fmt.Errorf("cannot write in directory %s: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/serve"
 	"github.com/wirespeed/wirespeed/internal/tooltest"
@@ -359,5 +361,70 @@ func TestNetFlagsChecked(t *testing.T) {
 	// have no step search.
 	if _, err := parseNet([]string{"-points", "a=echo/10/100/0"}, io.Discard, io.Discard); err != nil {
 		t.Errorf("-points without the default -step's point: %v", err)
+	}
+}
+
+// -plot FILE.svg, or FILE, becomes FILE-POINT.svg: a FILE with no .svg
+// made FILE-POINT, with no extension.
+func TestPlotPath(t *testing.T) {
+	for _, c := range []struct{ plot, want string }{
+		{"net.svg", "net-10k.svg"},
+		{"/tmp/x", "/tmp/x-10k.svg"},
+		{"out/run.2", "out/run.2-10k.svg"},
+	} {
+		if got := plotPath(c.plot, "10k"); got != c.want {
+			t.Errorf("plotPath(%q) = %q, want %q", c.plot, got, c.want)
+		}
+	}
+}
+
+// A -plot whose directory does not exist is refused before anything
+// runs; a plot that cannot be written after the run is reported after
+// the results, which are printed: bench net plotted before printing and
+// returned on the plot's error, so a whole run's results were lost.
+func TestBenchNetPlotErrors(t *testing.T) {
+	dir := t.TempDir()
+	points, err := parseNetPoints("a=echo/1/100/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := netConfig{
+		exe: filepath.Join(dir, "no-wirespeed"), engines: []string{"std"}, points: points,
+		duration: time.Second, msgSize: 64, serverCPU: -1, clientCPU: -1,
+		plot: filepath.Join(dir, "nosuchdir", "net.svg"),
+	}
+	var out, errOut bytes.Buffer
+	err = runNet(context.Background(), cfg, false, 0, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "-plot "+cfg.plot) || out.Len() != 0 || errOut.Len() != 0 {
+		t.Errorf("-plot into no directory: %v, stdout %q, stderr %q; want a -plot error before the run", err, out.String(), errOut.String())
+	}
+
+	h := hdrhistogram.New(1, 3600e9, 3)
+	h.RecordValue(50000)
+	rows := []netRow{{Point: "a", Engine: "std", Result: &tcpperf.Result{P50: 50, P99: 50}, hist: h}}
+	for _, c := range []struct {
+		plot, file string // file: the one written, "" for none
+	}{
+		{filepath.Join(dir, "nosuchdir", "net"), ""},
+		{filepath.Join(dir, "net"), filepath.Join(dir, "net-a.svg")},
+	} {
+		cfg.plot = c.plot
+		out.Reset()
+		err := reportNet(&out, cfg, false, rows, nil, nil, nil)
+		if !strings.Contains(out.String(), "a: echo mode, 1 conns") {
+			t.Errorf("-plot %s: the table is not printed:\n%s", c.plot, out.String())
+		}
+		if c.file == "" {
+			if err == nil || !strings.HasPrefix(err.Error(), "bench net: -plot: ") {
+				t.Errorf("-plot %s: %v, want the plot's error", c.plot, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("-plot %s: %v", c.plot, err)
+		}
+		if b, err := os.ReadFile(c.file); err != nil || !strings.Contains(string(b), `data-name="std"`) {
+			t.Errorf("-plot %s: %s: %v", c.plot, c.file, err)
+		}
 	}
 }
