@@ -60,6 +60,9 @@ func parseNetPoints(s string) ([]netPoint, error) {
 		if p.Mode != "echo" && p.Mode != "line" {
 			return nil, fmt.Errorf("point %q: mode must be echo or line", item)
 		}
+		if slices.ContainsFunc(ps, func(q netPoint) bool { return q.Name == p.Name }) {
+			return nil, fmt.Errorf("point %s given twice", p.Name)
+		}
 		ps = append(ps, p)
 	}
 	return ps, nil
@@ -143,7 +146,16 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 		if !slices.Contains(serve.Engines(), e) {
 			return nil, cli.Usagef("bench net: unknown engine %q", e)
 		}
+		if slices.Contains(cfg.engines, e) {
+			return nil, cli.Usagef("bench net: engine %s given twice", e)
+		}
 		cfg.engines = append(cfg.engines, e)
+	}
+	switch {
+	case *overload < 0:
+		return nil, cli.Usagef("bench net: -overload %v: want 0 (skip it) or more", *overload)
+	case len(cfg.points) == 0 && *overload == 0:
+		return nil, cli.Usagef("bench net: no -points and -overload 0: nothing to run")
 	}
 	stepSet := false
 	fs.Visit(func(f *flag.Flag) { stepSet = stepSet || f.Name == "step" })

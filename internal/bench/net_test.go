@@ -187,7 +187,7 @@ func TestParseNetPoints(t *testing.T) {
 		ps[3] != (netPoint{Name: "pipelined", Mode: "line", Conns: 100, Depth: 16}) {
 		t.Fatalf("%+v, %v", ps, err)
 	}
-	for _, bad := range []string{"", "x", "a=echo/1/1", "a=http/1/1/0", "a=echo/0/1/0", "a=line/1/0/0", "a=echo/x/1/0"} {
+	for _, bad := range []string{"", "x", "a=echo/1/1", "a=http/1/1/0", "a=echo/0/1/0", "a=line/1/0/0", "a=echo/x/1/0", "a=echo/1/1/0,a=line/1/0/1"} {
 		if _, err := parseNetPoints(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -351,6 +351,9 @@ func TestNetFlagsChecked(t *testing.T) {
 		{"-wait", "nope"}, {"-server-cpu", "-2"}, {"-step-runs", "0"},
 		{"-points", "low=echo/10/NaN/0"}, {"-points", "low=echo/10/+Inf/0"},
 		{"-step", "nope"}, {"-points", "c=echo/10/0/1", "-step", "c"},
+		// Ran twice, or skipped the experiment, or ran nothing.
+		{"-points", "x=echo/1/100/0,x=echo/1/100/0"}, {"-engines", "std,std"},
+		{"-overload", "-1s"}, {"-points", "", "-overload", "0"},
 	} {
 		_, err := parseNet(args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {

@@ -182,6 +182,9 @@ func parseSMTP(args []string, stdout, stderr io.Writer) (func(context.Context) e
 	if cfg.sessions < 1 || cfg.count < 1 || *m4k < 0 || *m1m < 0 || cfg.latMessages < 0 || cfg.delay <= 0 {
 		return nil, cli.Usagef("bench smtp: -s and -count must be positive, -m4k, -m1m and -lat-m not negative, -delay positive")
 	}
+	if *m4k == 0 && *m1m == 0 && cfg.latMessages == 0 {
+		return nil, cli.Usagef("bench smtp: -m4k 0, -m1m 0 and -lat-m 0: nothing to run")
+	}
 	if *m4k > 0 {
 		cfg.sizes = append(cfg.sizes, smtpSize{"4KiB", 4096, *m4k})
 	}
@@ -212,6 +215,11 @@ func runSMTP(ctx context.Context, cfg smtpConfig, o smtpOptions, stdout, stderr 
 	}
 	if cfg.sources, err = engines(o.sources, []string{engWirespeed, engPipelining, engPostfix, engTLS}, cfg.pfSource != "", "smtp-source", stderr); err != nil {
 		return err
+	}
+	if len(cfg.sizes) > 0 && !slices.ContainsFunc(cfg.sinks, func(sink string) bool {
+		return slices.ContainsFunc(cfg.sources, func(src string) bool { return paired(sink, src) })
+	}) {
+		return cli.Usagef("bench smtp: no source of %s drives a sink of %s: the %s source and sink go only with each other", strings.Join(cfg.sources, ","), strings.Join(cfg.sinks, ","), engTLS)
 	}
 	if runtime.NumCPU() < 2 || !canPin {
 		fmt.Fprintln(stderr, "wirespeed bench smtp: fewer than 2 CPUs or no affinity control: not pinning; sink and source share CPUs")
@@ -267,9 +275,9 @@ func runSMTP(ctx context.Context, cfg smtpConfig, o smtpOptions, stdout, stderr 
 }
 
 // engines parses a list of engines, dropping Postfix's with a note when it
-// is not installed.
+// is not installed; an engine given twice is refused.
 func engines(list string, known []string, havePostfix bool, tool string, stderr io.Writer) ([]string, error) {
-	var out []string
+	var out, seen []string
 	for _, e := range strings.Split(list, ",") {
 		e = strings.TrimSpace(e)
 		switch {
@@ -277,7 +285,11 @@ func engines(list string, known []string, havePostfix bool, tool string, stderr 
 			continue
 		case !slices.Contains(known, e):
 			return nil, cli.Usagef("bench smtp: unknown engine %q (known: %s)", e, strings.Join(known, ", "))
-		case e == engPostfix && !havePostfix:
+		case slices.Contains(seen, e):
+			return nil, cli.Usagef("bench smtp: %s %s given twice", tool, e)
+		}
+		seen = append(seen, e)
+		if e == engPostfix && !havePostfix {
 			fmt.Fprintf(stderr, "wirespeed bench smtp: Postfix's %s is not installed (or -postfix=false): no %s rows\n", tool, tool)
 			continue
 		}

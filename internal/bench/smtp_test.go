@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
@@ -179,13 +182,27 @@ func TestSMTPSourceCeiling(t *testing.T) {
 	}
 }
 
-// Bad flags are usage errors.
+// Bad flags are usage errors, found before anything runs: among them
+// lists that name an engine twice (its rows ran twice) and flags that
+// leave nothing to run (an empty table, exit status 0).
 func TestBenchSMTPFlags(t *testing.T) {
-	for _, args := range [][]string{{"-sinks", "exim"}, {"-sources", "swaks"}, {"-s", "0"}, {"-count", "0"}, {"-delay", "0"}, {"extra"}, {"-sinks", "postfix", "-postfix=false"}} {
+	for _, args := range [][]string{
+		{"-sinks", "exim"}, {"-sources", "swaks"}, {"-s", "0"}, {"-count", "0"}, {"-delay", "0"}, {"extra"}, {"-sinks", "postfix", "-postfix=false"},
+		{"-sources", "wirespeed,wirespeed"}, {"-sinks", "wirespeed, wirespeed-goroutine,wirespeed"}, {"-sources", "postfix,wirespeed,postfix"},
+		{"-m4k", "0", "-m1m", "0", "-lat-m", "0"}, {"-quick", "-m4k", "0", "-m1m", "0", "-lat-m", "0"},
+		{"-sinks", "wirespeed-tls", "-sources", "wirespeed,wirespeed-pipelining"},
+	} {
 		var out, errOut bytes.Buffer
+		// A binary that is not there, so that what is not refused fails
+		// at once instead of running.
+		args = append([]string{"-exe", "/nonexistent/wirespeed", "-postfix=false"}, args...)
 		err := RunSMTP(context.Background(), args, &out, &errOut)
-		if err == nil || !strings.Contains(err.Error(), "bench smtp") {
-			t.Errorf("%q: %v", args, err)
+		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "bench smtp") {
+			t.Errorf("%q: %v (status %d), want a usage error", args, err, status)
 		}
+	}
+	// The latency-honesty run alone is something to run.
+	if _, err := parseSMTP([]string{"-m4k", "0", "-m1m", "0", "-sinks", "wirespeed-tls", "-sources", "wirespeed"}, io.Discard, io.Discard); err != nil {
+		t.Errorf("-lat-m alone: %v", err)
 	}
 }
