@@ -86,10 +86,11 @@ func TestHelp(t *testing.T) {
 		{[]string{"help", "smtp-sink"}, []string{"usage: wirespeed smtp-sink ", "  -addr string"}},
 		{[]string{"help", "smtp-source"}, []string{"usage: wirespeed smtp-source ", "  -pipelining"}},
 		{[]string{"help", "tcpperf", "merge"}, []string{"usage: wirespeed tcpperf merge ", "  -plot "}},
-		{[]string{"help", "bench", "net"}, []string{"Usage of bench net:\n", "  -engines string"}},
+		{[]string{"help", "bench", "net"}, []string{"usage: wirespeed bench net [flags]\n", "  -engines string"}},
+		{[]string{"help", "bench", "tlspipe"}, []string{"usage: wirespeed bench tlspipe -listen ADDR [flags]\n", "  -connect string"}},
 		{[]string{"help", "help"}, []string{"usage: wirespeed <command> [arguments]\n"}},
 		{[]string{"bench", "-h"}, []string{"usage: wirespeed bench [flags] [suite...]\n"}},
-		{[]string{"bench", "-json", "net", "-help"}, []string{"Usage of bench net:\n", "  -engines string"}},
+		{[]string{"bench", "-json", "net", "-help"}, []string{"usage: wirespeed bench net [flags]\n", "  -engines string"}},
 		{[]string{"bench", "smtp", "-h"}, []string{"usage: wirespeed bench smtp [flags]\n"}},
 	} {
 		status, stdout, stderr := runMain(c.args...)
@@ -119,7 +120,8 @@ func TestHelp(t *testing.T) {
 	}
 	// A bad flag is status 2, with the flag package's reason and where
 	// the flags are, not the whole list (smtp-sink's -h wants a hostname).
-	for _, c := range []struct{ cmd, bad string }{{"serve", "-nosuchflag"}, {"smtp-sink", "-h"}, {"smtp-source", "-m=x"}, {"tcpperf merge", "-x"}} {
+	for _, c := range []struct{ cmd, bad string }{{"serve", "-nosuchflag"}, {"smtp-sink", "-h"}, {"smtp-source", "-m=x"}, {"tcpperf merge", "-x"},
+		{"bench", "-x"}, {"bench net", "-x"}, {"bench smtp", "-s=x"}, {"bench tlspipe", "-x"}} {
 		args := append(strings.Fields(c.cmd), c.bad)
 		status, stdout, stderr := runMain(args...)
 		if lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n"); status != 2 || stdout != "" || len(lines) != 2 ||

@@ -7,7 +7,6 @@
 package bench
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -240,26 +239,18 @@ func noArgs(name string, rest []string) error {
 	return cli.Usagef("bench %s: unexpected arguments %q", name, rest)
 }
 
-// parseFlags parses args with fs. A usage asked for (-h, -help) goes to
-// stdout and returns flag.ErrHelp; a mistake, which the flag package
-// describes on stderr, returns exit status 2.
+// parseFlags parses args with fs, as cli.Parse does for the other
+// commands: a usage asked for (-h, -help) goes to stdout and returns
+// flag.ErrHelp; a mistake, which the flag package describes on stderr in
+// one line followed by where the usage is (not the whole of it), returns
+// exit status 2. fs is named as the command after "wirespeed".
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	var msg bytes.Buffer
-	fs.SetOutput(&msg)
-	err := fs.Parse(args)
 	fs.SetOutput(stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		_, werr := stdout.Write(msg.Bytes())
-		if werr != nil {
-			return werr
-		}
-		return flag.ErrHelp
+	err := cli.Parse(fs, args, "wirespeed "+fs.Name(), stdout)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
 	}
-	stderr.Write(msg.Bytes())
-	if err != nil {
-		return cli.StatusError{Status: 2} // the flag package has said why
-	}
-	return nil
+	return cli.ParseError(err) // status 2, or the usage's failed write
 }
 
 // parseAndRun runs a harness's command line: its usage, if asked for, or

@@ -130,6 +130,10 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	fs.DurationVar(&cfg.batch, "batch", 0, "tcpperf's -batch, with -wait batch")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
 	overload := fs.Duration("overload", 2*time.Second, "schedule of the overload experiment, per variant (0: skip it)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: wirespeed bench net [flags]")
+		fs.PrintDefaults()
+	}
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return nil, err
 	}

@@ -52,6 +52,15 @@ func parseTLSPipe(args []string, stdout, stderr io.Writer) (func(context.Context
 	messages := fs.Int("m", 300, "write: buffers in all")
 	length := fs.Int("l", 1<<20, "bytes a buffer, each answered with one byte")
 	readBuf := fs.Int("read-buf", 64<<10, "read: the read buffer's bytes (smtp-sink's)")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: wirespeed bench tlspipe -listen ADDR [flags]")
+		fmt.Fprintln(w, "       wirespeed bench tlspipe -connect ADDR [flags]")
+		fmt.Fprintln(w, "-listen and -connect are the pipe's two ends, each run as a process of its own: start the reader")
+		fmt.Fprintln(w, "(-listen), which prints \"listening on ADDR\", then the writer (-connect ADDR) with the same -s, -l and -tls;")
+		fmt.Fprintln(w, "each prints the bytes it moved as JSON, the writer its seconds too.")
+		fs.PrintDefaults()
+	}
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return nil, err
 	}
