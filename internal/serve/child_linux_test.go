@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
 )
 
 // A comparison engine's process ends with serve's, even when serve is
@@ -59,5 +61,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(end) {
 			t.Fatalf("%s: not after a minute", what)
 		}
+	}
+}
+
+// A comparison engine that fails gives serve its exit status (2 for a
+// usage mistake), its own words on stderr, and no second line.
+func TestCompareExitStatus(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "engine")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\necho 'engine: bad flag' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	err := runCompare(context.Background(), Config{Engine: "gnet", Mode: "line", Addr: "127.0.0.1:0"}, exe, io.Discard, &stderr)
+	if status, print := cli.Status(err); status != 2 || print || stderr.String() != "engine: bad flag\n" {
+		t.Errorf("%v: status %d, printed again %v; stderr %q", err, status, print, stderr.String())
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
 )
 
 // ModulePath is the path of the wirespeed module, whose checkout holds the
@@ -91,16 +93,26 @@ func runCompare(ctx context.Context, cfg Config, exe string, stdout, stderr io.W
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		return err
+		return exitStatus(err)
 	case <-ctx.Done():
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-done:
-		return err
+		return exitStatus(err)
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		<-done
 		return errors.New("the comparison engine did not stop on SIGTERM")
 	}
+}
+
+// exitStatus turns the comparison binary's exit status into serve's own
+// (a usage mistake stays 2): the binary has said why, on stderr.
+func exitStatus(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return cli.StatusError{Status: ee.ExitCode()}
+	}
+	return err
 }
