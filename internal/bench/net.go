@@ -598,7 +598,7 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 	fmt.Fprintf(w, "%d-byte messages, %v measured after %v warmup per run, %s\n", cfg.msgSize, cfg.duration, cfg.warmup, pin)
 	fmt.Fprintln(w, "late p50/p99: tcpperf's own send lateness, µs (part of the latencies, which count from each message's intended send time); tool µs/msg: its CPU per message")
 	for _, p := range cfg.points {
-		load := fmt.Sprintf("open loop %.0f msg/s", p.QPS)
+		load := "open loop " + strconv.FormatFloat(p.QPS, 'f', -1, 64) + " msg/s" // 200, 0.001
 		if p.QPS == 0 {
 			load = fmt.Sprintf("closed loop, depth %d", p.Depth)
 		}

@@ -431,3 +431,18 @@ func TestBenchNetPlotErrors(t *testing.T) {
 		}
 	}
 }
+
+// A point's rate is printed as given: 0.001 msg/s is not "0 msg/s",
+// which reads as no load, and a million has no exponent.
+func TestNetTableRate(t *testing.T) {
+	for _, c := range []struct {
+		qps  float64
+		want string
+	}{{0.001, "open loop 0.001 msg/s"}, {200, "open loop 200 msg/s"}, {1e6, "open loop 1000000 msg/s"}} {
+		var out bytes.Buffer
+		cfg := netConfig{points: []netPoint{{Name: "p", Mode: "echo", Conns: 1, QPS: c.qps}}}
+		if err := printNetTable(&out, cfg, nil); err != nil || !strings.Contains(out.String(), c.want) {
+			t.Errorf("%v: %q (%v), want %q in it", c.qps, out.String(), err, c.want)
+		}
+	}
+}
