@@ -228,7 +228,8 @@ type Config struct {
 	// of the BDAT chunk the problem is in, counted from the end of what
 	// was read with it (at most a read buffer, 64 KiB, more); and a
 	// refused BDAT chunk, or the later chunks of a refused message,
-	// counted from their start. Past it the session gets 421 and is
+	// counted from their start (so a message in chunks may have up to
+	// twice the bound thrown away). Past it the session gets 421 and is
 	// closed, as it cannot stay in step otherwise. 0 means
 	// DefaultMaxDiscardBytes; negative, no limit.
 	MaxDiscardBytes int64

@@ -16,8 +16,9 @@ import (
 
 // testEngine is the engine startSink's servers run on, unless a test
 // sets one: the environment's SMTPSINK_TEST_ENGINE, or the default.
-// CI runs the package's tests on each engine.
-var testEngine = Engine(os.Getenv("SMTPSINK_TEST_ENGINE"))
+// CI runs the package's tests on each engine. It is read as a test runs,
+// so that go test's cache keys its results on it.
+func testEngine() Engine { return Engine(os.Getenv("SMTPSINK_TEST_ENGINE")) }
 
 // quiet keeps accept errors out of the test output.
 var quiet = log.New(io.Discard, "", 0)
@@ -35,7 +36,7 @@ func startSinkPrepared(t testing.TB, cfg Config, h hooks, prepare func(net.Liste
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	if cfg.Engine == "" {
-		cfg.Engine = testEngine
+		cfg.Engine = testEngine()
 	}
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = quiet

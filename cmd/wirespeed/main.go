@@ -119,10 +119,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	if c.interrupt {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		ctx, stop = interruptible(ctx)
 		defer stop()
 	}
 	return exit(c, c.run(ctx, args[1:], stdin, stdout, stderr), stderr)
+}
+
+// interruptible returns ctx cancelled by the first SIGINT or SIGTERM;
+// the signals are then let go, so that the next one ends the process as
+// it would any other command's (a stop that hangs is not waited for).
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
 }
 
 // help prints the usage of the command named name on stdout, as `wirespeed

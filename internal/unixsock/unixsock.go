@@ -27,7 +27,8 @@ func Listen(ctx context.Context, lc *net.ListenConfig, path string) (net.Listene
 	case errors.Is(err, syscall.EADDRINUSE):
 		if fi, serr := os.Lstat(path); serr == nil && fi.Mode().Type() != os.ModeSocket {
 			err = fmt.Errorf("%w (%s is a %s, not a socket)", err, path, kind(fi.Mode()))
-		} else if serr == nil {
+		} else if c, derr := net.Dial("unix", path); derr == nil {
+			c.Close()
 			err = fmt.Errorf("%w (a server is listening on it)", err)
 		}
 	case errors.Is(err, syscall.EINVAL) && len(path) >= len(syscall.RawSockaddrUnix{}.Path):

@@ -1,0 +1,68 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The first SIGINT cancels a command that stops cleanly; a second one
+// ends the process, even if the command's stop hangs. The test runs
+// itself as such a command.
+func TestSecondSignal(t *testing.T) {
+	if os.Getenv("WIRESPEED_TEST_HANG") != "" {
+		ctx, stop := interruptible(context.Background())
+		defer stop()
+		fmt.Println("ready")
+		<-ctx.Done()
+		fmt.Println("cancelled")
+		select {} // a stop that hangs
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSecondSignal$")
+	cmd.Env = append(os.Environ(), "WIRESPEED_TEST_HANG=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	guard := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() }) // the old code hung
+	defer guard.Stop()
+	lines := bufio.NewScanner(out)
+	for _, want := range []string{"ready", "cancelled"} {
+		if !lines.Scan() || lines.Text() != want {
+			t.Fatalf("read %q, want %q", lines.Text(), want)
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+	}
+	// The signals are let go just after the cancel, not at once: a second
+	// signal sent as the first was seen may still be caught. More follow
+	// until the process ends.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for err == nil {
+		select {
+		case err = <-done:
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+		case <-tick.C:
+			cmd.Process.Signal(syscall.SIGINT)
+		}
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+		t.Errorf("%v: want the process ended by the second SIGINT", err)
+	}
+}
