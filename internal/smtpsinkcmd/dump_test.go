@@ -213,30 +213,9 @@ func TestRunDumpNotWhole(t *testing.T) {
 // A session without HELO is dumped as Postfix's smtp-sink dumps it: the
 // Received line names the client's address in brackets.
 func TestRunDumpNoHelo(t *testing.T) {
-	dir := t.TempDir()
-	addr, stop := run(t, "-h", "dump.test", "-D", filepath.Join(dir, "all"))
-	c, err := nettextproto.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []struct {
-		code int
-		cmd  string
-	}{{220, ""}, {250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {354, "DATA"}, {250, "x\r\n."}, {221, "QUIT"}} {
-		if s.cmd != "" {
-			c.PrintfLine("%s", s.cmd)
-		}
-		if _, _, err := c.ReadResponse(s.code); err != nil {
-			t.Fatalf("%s: %v", s.cmd, err)
-		}
-	}
-	c.Close()
-	if _, err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "all"))
-	if err != nil || !bytes.Contains(b, []byte("\r\nReceived: from [127.0.0.1] ([127.0.0.1])\r\n")) {
-		t.Fatalf("%v: dump %q, want Received: from [127.0.0.1] ([127.0.0.1])", err, b)
+	b := dumpOf(t, []step{{220, ""}, {250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {354, "DATA"}, {250, "x\r\n."}, {221, "QUIT"}})
+	if !bytes.Contains(b, []byte("\r\nReceived: from [127.0.0.1] ([127.0.0.1])\r\n")) {
+		t.Fatalf("dump %q, want Received: from [127.0.0.1] ([127.0.0.1])", b)
 	}
 }
 
@@ -244,18 +223,32 @@ func TestRunDumpNoHelo(t *testing.T) {
 // the empty line that ends it, so the next message's dump (-D) starts on
 // a line of its own after an empty one.
 func TestRunDumpNoLineEnd(t *testing.T) {
+	b := dumpOf(t, []step{{220, ""}, {250, "EHLO c"}, {250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {250, "BDAT 5 LAST\r\nhello"},
+		{250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {250, "BDAT 8 LAST\r\nsecond\r\n"}, {221, "QUIT"}})
+	if !bytes.Contains(b, []byte("\r\nhello\r\n\r\nX-Client-Addr: ")) || !bytes.HasSuffix(b, []byte("\r\nsecond\r\n\r\n")) {
+		t.Fatalf("dump %q", b)
+	}
+}
+
+// A step of a conversation: a line sent (none if empty; a BDAT command
+// with its chunk, as it is) and the reply's code.
+type step struct {
+	code int
+	cmd  string
+}
+
+// dumpOf has one session go through steps with smtp-sink -D and returns
+// the dump.
+func dumpOf(t *testing.T, steps []step) []byte {
+	t.Helper()
 	dir := t.TempDir()
 	addr, stop := run(t, "-D", filepath.Join(dir, "all"))
 	c, err := nettextproto.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []struct {
-		code int
-		cmd  string
-	}{{220, ""}, {250, "EHLO c"}, {250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {250, "BDAT 5 LAST\r\nhello"},
-		{250, "MAIL FROM:<a@x.test>"}, {250, "RCPT TO:<b@y.test>"}, {250, "BDAT 8 LAST\r\nsecond\r\n"}, {221, "QUIT"}} {
-		if strings.HasPrefix(s.cmd, "BDAT") { // the chunk as it is
+	for _, s := range steps {
+		if strings.HasPrefix(s.cmd, "BDAT") {
 			c.W.WriteString(s.cmd)
 			c.W.Flush()
 		} else if s.cmd != "" {
@@ -270,7 +263,8 @@ func TestRunDumpNoLineEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "all"))
-	if err != nil || !bytes.Contains(b, []byte("\r\nhello\r\n\r\nX-Client-Addr: ")) || !bytes.HasSuffix(b, []byte("\r\nsecond\r\n\r\n")) {
-		t.Fatalf("%v: dump %q", err, b)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return b
 }
