@@ -21,7 +21,9 @@ import (
 type Config struct {
 	// Addr is the TCP address to listen on (port 0 picks one), or
 	// unix:PATH for a Unix domain socket (as Postfix's smtp-sink takes
-	// it), whose file the server creates and removes when it closes.
+	// it), whose file the server creates and removes when it closes, if
+	// the file is still its own (not another server's, made after this
+	// one's was deleted).
 	Addr string
 
 	// LMTP serves LMTP (RFC 2033) instead of SMTP: LHLO instead of

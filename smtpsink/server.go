@@ -101,7 +101,8 @@ type Server struct {
 	k       knobs  // Config.Force and Config.Delay
 	rules   rules  // Config.Rules by stage
 
-	keepEnvelope bool // sessions keep the sender and recipients: OnMessage, Decide, Capture or rules want them
+	removeSocket func() // removes a Unix socket's file while it is this server's
+	keepEnvelope bool   // sessions keep the sender and recipients: OnMessage, Decide, Capture or rules want them
 	stats        counters
 
 	timerLag atomic.Int64 // how late the loops run a pause's timer, smoothed (ns)
@@ -169,8 +170,9 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	}
 	var ln net.Listener
 	var err error
+	remove := func() {}
 	if network == "unix" {
-		ln, err = unixsock.Listen(ctx, &lc, addr) // a stale socket taken over, as Postfix's smtp-sink does
+		ln, remove, err = unixsock.Listen(ctx, &lc, addr) // a stale socket taken over, as Postfix's smtp-sink does
 	} else {
 		ln, err = lc.Listen(ctx, network, addr)
 	}
@@ -178,7 +180,7 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 		return nil, err
 	}
 	s := newServer(cfg, h)
-	s.ln = ln
+	s.ln, s.removeSocket = ln, remove
 	context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
 }
@@ -431,6 +433,9 @@ func (s *Server) stopAccepting() error {
 			s.startDrain() // it closes the listener, which is the loops' now
 		case s.ln != nil:
 			err = s.ln.Close()
+		}
+		if s.removeSocket != nil {
+			s.removeSocket()
 		}
 	})
 	return err

@@ -47,3 +47,38 @@ func TestUnixSocketStale(t *testing.T) {
 		t.Errorf("the regular file: %q, %v", b, err)
 	}
 }
+
+// Close removes the socket file, but not once another server has taken
+// the path (the file was deleted while the sink ran).
+func TestUnixSocketRemoved(t *testing.T) {
+	for _, engine := range []Engine{EngineGoroutine, EngineLoops} {
+		path := filepath.Join(t.TempDir(), "s")
+		s, err := Listen(t.Context(), Config{Addr: "unix:" + path, Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Serve()
+		s.Close()
+		if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: the socket file after Close: %v", engine, err)
+		}
+
+		s, err = Listen(t.Context(), Config{Addr: "unix:" + path, Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Serve()
+		os.Remove(path)
+		other, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if c, err := net.Dial("unix", path); err != nil {
+			t.Errorf("%v: the other server's socket after Close: %v", engine, err)
+		} else {
+			c.Close()
+		}
+		other.Close()
+	}
+}

@@ -14,7 +14,7 @@ import (
 // in line mode the responses to all its complete lines, each written with
 // its own LoopConn.Write, as the other engines do.
 func startLoops(cfg Config) (addr string, stop func() error, err error) {
-	ln, err := listen(cfg.Addr)
+	ln, remove, err := listen(cfg.Addr)
 	if err != nil {
 		return "", nil, err
 	}
@@ -27,10 +27,12 @@ func startLoops(cfg Config) (addr string, stop func() error, err error) {
 	lo, err := netio.Serve(ln, h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine, TLSConfig: cfg.TLS})
 	if err != nil {
 		ln.Close()
+		remove()
 		return "", nil, err
 	}
 	stop = func() error {
 		err := lo.Close()
+		remove()
 		if cfg.Stats != nil {
 			b, _ := json.Marshal(lo.Stats())
 			fmt.Fprintf(cfg.Stats, "netio stats: %s\n", b)

@@ -176,14 +176,16 @@ func checkUnix(cfg Config) error {
 	return nil
 }
 
-// listen listens on addr: unix:PATH is a Unix domain socket (its file is
-// removed when the listener closes; one left by a server that died is
-// taken over), anything else a TCP address.
-func listen(addr string) (net.Listener, error) {
+// listen listens on addr: unix:PATH is a Unix domain socket (one left by
+// a server that died is taken over), anything else a TCP address. remove,
+// called once the server stops, removes the socket's file if it is still
+// this server's; for TCP it does nothing.
+func listen(addr string) (ln net.Listener, remove func(), err error) {
 	if path, ok := strings.CutPrefix(addr, unixPrefix); ok {
 		return unixsock.Listen(context.Background(), &net.ListenConfig{}, path)
 	}
-	return net.Listen("tcp", addr)
+	ln, err = net.Listen("tcp", addr)
+	return ln, func() {}, err
 }
 
 // addrString is how a listener's address is printed: as -addr takes it.
@@ -234,7 +236,7 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	var cfg Config
 	fs.StringVar(&cfg.Engine, "engine", engine, "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request of up to 64 KiB; a longer one closes the connection)")
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket (std, netio and netio-conn engines; the file is removed at exit)")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket (std, netio and netio-conn engines; the file is removed at exit unless another server has taken the path)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools)")
 	return fs, &cfg
 }
@@ -324,7 +326,7 @@ func Respond(dst, line []byte) []byte { return append(dst, line...) }
 // connections have TCP_NODELAY: package net sets it on every TCP
 // connection.)
 func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() error, err error) {
-	ln, err := listen(cfg.Addr)
+	ln, remove, err := listen(cfg.Addr)
 	if err != nil {
 		return "", nil, err
 	}
@@ -394,6 +396,7 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 	}()
 	stop = func() error {
 		err := ln.Close()
+		remove()
 		stopped()
 		mu.Lock()
 		closed = true

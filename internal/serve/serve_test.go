@@ -416,6 +416,26 @@ func TestServeUnix(t *testing.T) {
 			})
 		}
 	}
+	// The file was deleted while the server ran, and another server took
+	// the path: stopping leaves the other one's socket alone.
+	for _, engine := range []string{"std", "netio", "netio-conn"} {
+		path := filepath.Join(t.TempDir(), "s")
+		s := startT(t, Config{Engine: engine, Mode: "echo", Addr: "unix:" + path}, nil)
+		os.Remove(path)
+		other, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := net.Dial("unix", path); err != nil {
+			t.Errorf("%s: the other server's socket after Stop: %v", engine, err)
+		} else {
+			c.Close()
+		}
+		other.Close()
+	}
 	for _, engine := range CompareEngines() {
 		cfg := Config{Engine: engine, Mode: "echo", Addr: "unix:" + filepath.Join(t.TempDir(), "s")}
 		if err := checkUnix(cfg); err == nil || !strings.Contains(err.Error(), "TCP only") {

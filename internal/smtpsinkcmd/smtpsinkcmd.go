@@ -60,7 +60,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("smtp-sink", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg smtpsink.Config
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket, as Postfix's smtp-sink takes it (mode 0666; the file is removed at exit)")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket, as Postfix's smtp-sink takes it (mode 0666; the file is removed at exit unless another server has taken the path)")
 	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP instead of SMTP (as smtp-sink -L)")
 	fs.BoolVar(&cfg.HeloRequired, "helo-required", false, "refuse MAIL before HELO or EHLO (503), as Postfix's smtpd_helo_required; by default MAIL may come first, as with Postfix's smtp-sink")
 	fs.StringVar(&cfg.Hostname, "h", "smtp-sink", "host name in the greeting and the EHLO reply (as smtp-sink -h)")

@@ -16,8 +16,14 @@ import (
 // without removing it) is removed and listened on anew; a live socket,
 // or a file that is not a socket, is left alone, and its error returned,
 // saying which. So is a path too long for a socket's address.
-func Listen(ctx context.Context, lc *net.ListenConfig, path string) (net.Listener, error) {
-	ln, err := lc.Listen(ctx, "unix", path)
+//
+// The listener (a *net.UnixListener) does not remove its file when it
+// closes, as net's would whether or not the file is still its own; remove
+// removes it only if it is: a server that started at path after this
+// one's file was deleted keeps its socket. remove may be called more than
+// once, before or after the listener closes.
+func Listen(ctx context.Context, lc *net.ListenConfig, path string) (ln net.Listener, remove func(), err error) {
+	ln, err = lc.Listen(ctx, "unix", path)
 	if err != nil && errors.Is(err, syscall.EADDRINUSE) && stale(path) {
 		os.Remove(path)
 		ln, err = lc.Listen(ctx, "unix", path)
@@ -34,7 +40,17 @@ func Listen(ctx context.Context, lc *net.ListenConfig, path string) (net.Listene
 	case errors.Is(err, syscall.EINVAL) && len(path) >= len(syscall.RawSockaddrUnix{}.Path):
 		err = fmt.Errorf("%w (the path is %d bytes; a socket's is at most %d)", err, len(path), len(syscall.RawSockaddrUnix{}.Path)-1)
 	}
-	return ln, err
+	if err != nil {
+		return nil, nil, err
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	made, serr := os.Lstat(path) // fails for an abstract socket (@name), which has no file
+	remove = func() {
+		if fi, err := os.Lstat(path); serr == nil && err == nil && os.SameFile(made, fi) {
+			os.Remove(path)
+		}
+	}
+	return ln, remove, nil
 }
 
 // kind names the type of file of mode.

@@ -25,13 +25,13 @@ func TestListen(t *testing.T) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false) // as a server killed with -9 leaves it
 	ln.Close()
-	ln, err = Listen(ctx, &lc, stale)
+	ln, _, err = Listen(ctx, &lc, stale)
 	if err != nil {
 		t.Fatalf("a stale socket: %v, want it taken over", err)
 	}
 	defer ln.Close()
 
-	if _, err := Listen(ctx, &lc, stale); !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "a server is listening on it") {
+	if _, _, err := Listen(ctx, &lc, stale); !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "a server is listening on it") {
 		t.Errorf("a live socket: %v, want EADDRINUSE, saying so", err)
 	}
 	if c, err := net.Dial("unix", stale); err != nil {
@@ -42,17 +42,69 @@ func TestListen(t *testing.T) {
 
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, []byte("keep"), 0o644)
-	if _, err := Listen(ctx, &lc, file); err == nil || !strings.Contains(err.Error(), "is a regular file, not a socket") {
+	if _, _, err := Listen(ctx, &lc, file); err == nil || !strings.Contains(err.Error(), "is a regular file, not a socket") {
 		t.Errorf("a regular file: %v, want an error saying so", err)
 	}
-	if _, err := Listen(ctx, &lc, dir); err == nil || !strings.Contains(err.Error(), "is a directory, not a socket") {
+	if _, _, err := Listen(ctx, &lc, dir); err == nil || !strings.Contains(err.Error(), "is a directory, not a socket") {
 		t.Errorf("a directory: %v, want an error saying so", err)
 	}
 	long := filepath.Join(dir, strings.Repeat("x", 120))
-	if _, err := Listen(ctx, &lc, long); !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), "a socket's is at most") {
+	if _, _, err := Listen(ctx, &lc, long); !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), "a socket's is at most") {
 		t.Errorf("a path of %d bytes: %v, want EINVAL, saying why", len(long), err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "keep" {
 		t.Errorf("the regular file holds %q", b)
 	}
+}
+
+// The socket file is removed by remove, and only while it is the one
+// Listen made: not by the listener's Close, and not once another server
+// listens at the path.
+func TestRemove(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	var lc net.ListenConfig
+	path := filepath.Join(dir, "s")
+
+	ln, remove, err := Listen(ctx, &lc, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("after Close: %v, want the file left for remove", err)
+	}
+	remove()
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("after remove: %v, want the file gone", err)
+	}
+
+	// The file is deleted while the server runs, and another server
+	// starts at the path: the first one's remove leaves it alone.
+	ln, remove, err = Listen(ctx, &lc, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	other, err := lc.Listen(ctx, "unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ln.Close()
+	remove()
+	remove()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("the other server's socket after the first one's remove: %v", err)
+	}
+	c.Close()
+
+	// An abstract socket has no file; remove does nothing.
+	ln, remove, err = Listen(ctx, &lc, "@wirespeed-unixsock-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	remove()
 }
