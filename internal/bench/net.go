@@ -365,10 +365,10 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		return row
 	}
 	row.ClientCPUs = cpusAllowed(client.Process.Pid)
-	client.Wait() // exit status 1 just means errors, which the JSON reports
+	werr := client.Wait() // exit status 1 just means errors, which the JSON reports
 	var res tcpperf.Result
 	if err := json.Unmarshal(cliOut.Bytes(), &res); err != nil {
-		row.Err = "tcpperf: " + strings.TrimSpace(cliErr.String())
+		row.Err = "tcpperf: " + noResult(ctx, cliErr.String(), werr)
 		return row
 	}
 	row.Result = &res
@@ -385,6 +385,20 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 	}
 	row.ServerCPUSec, row.ServerRSSMB = cpu.Seconds(), rss
 	return row
+}
+
+// noResult says why tcpperf gave no result: what it said, or else that
+// the run was interrupted (its child killed), or else how it ended.
+func noResult(ctx context.Context, stderr string, werr error) string {
+	switch {
+	case strings.TrimSpace(stderr) != "":
+		return strings.TrimSpace(stderr)
+	case ctx.Err() != nil:
+		return "interrupted"
+	case werr != nil:
+		return werr.Error() + ", without a result"
+	}
+	return "no result"
 }
 
 // isCompare says whether the comparison module's binary serves engine.
