@@ -102,6 +102,7 @@ func (s *netpollServer) onRequest(_ context.Context, c netpoll.Connection) error
 			return c.Close()
 		}
 		if _, err := r.Peek(rest + 1); err != nil { // waits for more input
+			c.Close() // the peer's end of stream: netpoll leaves the socket open
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/serve"
 )
@@ -51,6 +52,9 @@ func Run(t *testing.T, engines map[string]serve.Engine) {
 				}
 			})
 		}
+		t.Run(engine+"/half-close", func(t *testing.T) {
+			halfClose(t, engine, engines)
+		})
 		t.Run(engine+"/long-line", func(t *testing.T) {
 			s := Start(t, serve.Config{Engine: engine, Mode: "line"}, engines)
 			defer s.Stop()
@@ -154,4 +158,33 @@ func exchange(addr string, id int) error {
 		return fmt.Errorf("conn %d: response differs from the requests", id)
 	}
 	return nil
+}
+
+// halfClose: a client that shuts down its writing side after a line and
+// a part of one is not left waiting: the engine closes the connection,
+// having answered the line or not (netpoll drops it, see docs/netio.md),
+// in both modes. The read deadline only ends a hang.
+func halfClose(t *testing.T, engine string, engines map[string]serve.Engine) {
+	for _, mode := range []string{"echo", "line"} {
+		for _, sent := range []string{"one\nabc", "abc"} {
+			s := Start(t, serve.Config{Engine: engine, Mode: mode}, engines)
+			c, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Write([]byte(sent))
+			c.(*net.TCPConn).CloseWrite()
+			c.SetReadDeadline(time.Now().Add(time.Minute))
+			got, err := io.ReadAll(c)
+			want := sent
+			if mode == "line" {
+				want = sent[:strings.LastIndexByte(sent, '\n')+1]
+			}
+			if err != nil && !errors.Is(err, syscall.ECONNRESET) || !strings.HasPrefix(want, string(got)) {
+				t.Errorf("%s mode, %q sent and half-closed: %q back, %v; want a prefix of %q and the end", mode, sent, got, err, want)
+			}
+			c.Close()
+			s.Stop()
+		}
+	}
 }
