@@ -21,8 +21,11 @@ type loop struct {
 	late     *latrec.Recorder
 	n        counters
 	inflight int64 // sent and not answered, on live connections
-	wait     waitPolicy
-	loopSys  // what the engine of this system adds
+	// minflight is how many of them are due in the measurement: those
+	// the result counts as unanswered (or abandoned) at the end.
+	minflight int64
+	wait      waitPolicy
+	loopSys   // what the engine of this system adds
 }
 
 // A conn is one client connection: its unsent bytes and the send times of
@@ -95,19 +98,36 @@ func (n *counters) unsentAt(r *run, k int, t int64) {
 	}
 }
 
+// sentMsgs counts k messages with intended time t written or queued on a
+// connection: sent, and in flight.
+func (l *loop) sentMsgs(k int, t int64) {
+	l.n.sentAt(l.r, k, t)
+	l.inflight += int64(k)
+	if l.r.measured(t) {
+		l.minflight += int64(k)
+	}
+}
+
 // lose counts an error on c in counter, unless the run is stopping, and
-// its outstanding messages as lost.
+// its outstanding messages as lost: those of the measurement as
+// unanswered (abandoned at a stop), as the counts are the measurement's.
 func (l *loop) lose(c *conn, counter *atomic.Int64) {
 	if !l.r.stopping.Load() {
 		counter.Add(1)
 	}
-	lost := int64(len(c.q) - c.qh)
+	lost, mlost := int64(len(c.q)-c.qh), int64(0)
+	for _, t := range c.q[c.qh:] {
+		if l.r.measured(t) {
+			mlost++
+		}
+	}
 	if l.r.interrupted.Load() {
-		l.n.abandoned.Add(lost) // closed at a stop, not waited for
+		l.n.abandoned.Add(mlost) // closed at a stop, not waited for
 	} else {
-		l.n.lost.Add(lost)
+		l.n.lost.Add(mlost)
 	}
 	l.inflight -= lost
+	l.minflight -= mlost
 	c.q, c.qh = nil, 0
 }
 
@@ -127,6 +147,9 @@ func (l *loop) take(c *conn, b []byte, k int, at int64) int {
 		}
 		ok = checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq)
 		c.rseq++
+		if r.measured(t) {
+			l.minflight--
+		}
 		switch {
 		case !r.measured(t):
 		case !ok:

@@ -328,8 +328,7 @@ func (l *loop) send(c *conn, n int, t int64) {
 	if k == 0 {
 		return
 	}
-	l.inflight += int64(k)
-	l.n.sentAt(r, k, t)
+	l.sentMsgs(k, t)
 	if !c.out {
 		l.flush(c)
 	}

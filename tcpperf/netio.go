@@ -445,8 +445,7 @@ func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 	if k < n {
 		l.n.write.Add(int64(n - k))
 	}
-	l.inflight += int64(k)
-	l.n.sentAt(r, k, t)
+	l.sentMsgs(k, t)
 }
 
 // handle is the Handler: it checks and records the whole responses in

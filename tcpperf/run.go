@@ -285,10 +285,12 @@ drain:
 		res.ContentErrors += l.n.content.Load()
 		res.Unanswered += l.n.lost.Load()
 		res.Abandoned += l.n.abandoned.Load()
+		// In flight at the end, of the measurement (the warm-up's are
+		// not counted, as they are not among Sent).
 		if interrupted {
-			res.Abandoned += l.inflight // not waited for: no fault of the server's
+			res.Abandoned += l.minflight // not waited for: no fault of the server's
 		} else {
-			res.Unanswered += l.inflight
+			res.Unanswered += l.minflight
 		}
 		res.Missed += l.n.missed.Load()
 	}

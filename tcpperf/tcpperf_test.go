@@ -252,6 +252,35 @@ func TestUnanswered(t *testing.T) {
 	})
 }
 
+// Unanswered counts the measurement's messages only, as Sent does: the
+// warm-up's, unanswered too, are neither sent nor unanswered in the
+// result, whether they are outstanding at the end (a silent server) or on
+// a connection the server closes (after reading more than the warm-up's
+// messages). It read 60 unanswered of 40 sent.
+func TestUnansweredMeasuredOnly(t *testing.T) {
+	silent := func(c net.Conn) { io.Copy(io.Discard, c) }
+	// 2 connections, 200/s: 10 messages each in the warm-up, 20 in the
+	// measurement; the server closes after 15 of them.
+	closing := func(c net.Conn) { io.CopyN(io.Discard, c, 15*64) }
+	for name, handle := range map[string]func(net.Conn){"silent": silent, "closing": closing} {
+		t.Run(name, func(t *testing.T) {
+			forEngines(t, func(t *testing.T, engine string) {
+				addr := server(t, handle)
+				res, err := RunWith(context.Background(), Config{
+					Engine: engine, Addr: addr, Conns: 2, QPS: 200, MsgSize: 64,
+					Warmup: 100 * time.Millisecond, Duration: 200 * time.Millisecond,
+				}, nil, newFakeClock())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Sent == 0 || res.Received != 0 || res.Unanswered != res.Sent || res.Sent+res.Unsent+res.Missed != 40 {
+					t.Fatalf("%s server: %+v; want the sent of the 40 due in the measurement unanswered, the warm-up's not counted", name, res)
+				}
+			})
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, cfg := range []Config{
 		{},
