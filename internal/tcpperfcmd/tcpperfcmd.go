@@ -111,14 +111,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		cfg.Progress = stderr
 	}
-	// A spare processor for the rest of the program (see Config.Loops).
-	if n := max(cfg.Loops, 1) + 1; runtime.GOMAXPROCS(0) < n {
-		runtime.GOMAXPROCS(n)
-	}
 	// Refused before -hdr-log and -plot are made, so that a mistake
 	// does not empty the files of an earlier run.
 	if err := cfg.Check(); err != nil {
 		return cli.Usage(err)
+	}
+	// A spare processor for the rest of the program (see Config.Loops),
+	// for the loops the run has: no more than its connections (a
+	// GOMAXPROCS of -cpus 100000 + 1 had the runtime die of thread
+	// exhaustion).
+	if n := min(cfg.Loops, cfg.Conns) + 1; runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
 	}
 	var logs []io.Writer
 	var hdrFile *logFile

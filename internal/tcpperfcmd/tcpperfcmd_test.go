@@ -224,3 +224,24 @@ connect: refused
 		t.Errorf("nothing measured:\n%s", b.String())
 	}
 }
+
+// -cpus beyond -conns runs as many loops as connections, and sets
+// GOMAXPROCS for those: it was set to -cpus + 1 before the run, and
+// -cpus 100000 had the runtime die of thread exhaustion.
+func TestCPUsBeyondConns(t *testing.T) {
+	prev := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), []string{"-addr", echoServer(t), "-conns", "1", "-cpus", "64", "-qps", "100",
+		"-duration", "50ms", "-warmup", "0s", "-json", "-q"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	var res tcpperf.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Loops != 1 {
+		t.Fatalf("%v: %s, want 1 loop", err, out.String())
+	}
+	if got := runtime.GOMAXPROCS(0); got > max(prev, 2) {
+		t.Errorf("GOMAXPROCS %d after -cpus 64 -conns 1, want at most %d", got, max(prev, 2))
+	}
+}
