@@ -392,3 +392,15 @@ func TestRateBeyondReach(t *testing.T) {
 		}
 	})
 }
+
+// Each loop is an OS thread: more than a thousand are refused (the
+// runtime dies past 10,000 threads), but only those the connections
+// would have (Loops beyond Conns is as many as Conns).
+func TestLoopsBound(t *testing.T) {
+	if err := (Config{Addr: "x", Conns: 2000, Loops: 2000}).Check(); !errors.Is(err, ErrConfig) {
+		t.Errorf("2000 loops: %v, want ErrConfig", err)
+	}
+	if err := (Config{Addr: "x", Conns: 10, Loops: 100000}).Check(); err != nil {
+		t.Errorf("100000 loops over 10 connections: %v, want 10 loops", err)
+	}
+}

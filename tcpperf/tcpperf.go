@@ -41,7 +41,7 @@ type Config struct {
 	Warmup   time.Duration // time before the measurement, not recorded
 	Mode     string        // "echo" (default) or "line"
 	// Loops is the number of event loops (default 1, at most the
-	// connections opened), each on its own locked OS thread with its share
+	// connections opened, and at most 1024), each on its own locked OS thread with its share
 	// of the connections and, in open loop, of the schedule. They run in
 	// parallel up to GOMAXPROCS, and best with GOMAXPROCS above Loops: with
 	// a spare processor for the rest of the program, the runtime leaves a
@@ -392,8 +392,16 @@ func (cfg *Config) check() error {
 		}
 	}
 	cfg.Loops = min(cfg.Loops, cfg.Conns)
+	if cfg.Loops > maxLoops {
+		return fmt.Errorf("%w: %d loops, more than %d (each is an OS thread; the Go runtime allows 10,000)", ErrConfig, cfg.Loops, maxLoops)
+	}
 	return nil
 }
+
+// maxLoops is the most loops a run has: each locks an OS thread, and a
+// program with GOMAXPROCS above them may run as many more (the runtime
+// dies past 10,000 threads).
+const maxLoops = 1024
 
 // Run connects, runs the load described by cfg and returns the result. It
 // stops early, with the results so far, when ctx is done.
