@@ -404,3 +404,18 @@ func TestLoopsBound(t *testing.T) {
 		t.Errorf("100000 loops over 10 connections: %v, want 10 loops", err)
 	}
 }
+
+// A warm-up and a duration whose sum overflows the run's nanoseconds are
+// refused: -duration 2562047h -warmup 1h ran nothing and exited 0, with
+// "9223369200.0s measured".
+func TestSpanBound(t *testing.T) {
+	for _, cfg := range []Config{
+		{Addr: "x", Duration: 2562047 * time.Hour, Warmup: time.Hour},
+		{Addr: "x", Duration: time.Second, DrainTimeout: 1<<63 - 1},
+		{Addr: "x", Duration: time.Second, Warmup: 1<<63 - 1},
+	} {
+		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
+			t.Errorf("warm-up %v, duration %v, drain %v: %v, want ErrConfig", cfg.Warmup, cfg.Duration, cfg.DrainTimeout, err)
+		}
+	}
+}

@@ -383,6 +383,9 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: batch %v without wait batch, or negative", ErrConfig, cfg.Batch)
 	case cfg.Duration < 0 || cfg.Warmup < 0 || cfg.DrainTimeout < 0 || cfg.DialTimeout < 0:
 		return fmt.Errorf("%w: negative duration", ErrConfig)
+	case uint64(cfg.Warmup)+uint64(cfg.Duration)+uint64(cfg.DrainTimeout) > maxSpan:
+		// The run's times are nanoseconds in an int64 from its start.
+		return fmt.Errorf("%w: warm-up %v, duration %v and drain %v add up to more than %v", ErrConfig, cfg.Warmup, cfg.Duration, cfg.DrainTimeout, time.Duration(maxSpan))
 	case cfg.Mode != "echo" && cfg.Mode != "line":
 		return fmt.Errorf("%w: mode %q is neither echo nor line", ErrConfig, cfg.Mode)
 	}
@@ -397,6 +400,10 @@ func (cfg *Config) check() error {
 	}
 	return nil
 }
+
+// maxSpan bounds a run's warm-up, duration and drain together, far from
+// the overflow of its times (nanoseconds in an int64, about 292 years).
+const maxSpan = uint64(100 * 365 * 24 * time.Hour)
 
 // maxLoops is the most loops a run has: each locks an OS thread, and a
 // program with GOMAXPROCS above them may run as many more (the runtime

@@ -138,7 +138,7 @@ func TestRunErrors(t *testing.T) {
 	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConnect) || status != 1 || !print {
 		t.Errorf("refused: %v (status %d)\n%s", err, status, out.String())
 	}
-	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}} {
+	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}, {"-duration", "2562047h", "-warmup", "1h"}} {
 		if err := Run(context.Background(), append(bad, "-q"), &out, &errb); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error, not the default", bad, err)
 		}
