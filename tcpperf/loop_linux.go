@@ -380,9 +380,14 @@ func (l *loop) fail(c *conn, counter *atomic.Int64) {
 // those of one read share its arrival time: now, the time of the poll, or
 // with ArrivalKernel the kernel's receive time of the read's newest data)
 // and in closed loop sends as many new messages. Responses have the size
-// of messages (in line mode too: one line back per line sent).
+// of messages (in line mode too: one line back per line sent). A read
+// after the first, which may hold the answers to messages the first one's
+// sent (closed loop), is timed when it starts.
 func (l *loop) readable(c *conn, now int64) {
-	for !c.dead {
+	for first := true; !c.dead; first = false {
+		if !first {
+			now = l.r.now()
+		}
 		p := copy(l.buf, c.partial)
 		var n int
 		var err error
