@@ -90,6 +90,15 @@ func (n *counters) sentAt(r *run, k int, t int64) {
 	}
 }
 
+// refusedAt counts k messages with intended time t not sent because too
+// many wait on their connection: write errors, of the measurement only
+// (as sent, unsent and missed are).
+func (n *counters) refusedAt(r *run, k int, t int64) {
+	if r.measured(t) {
+		n.write.Add(int64(k))
+	}
+}
+
 // unsentAt counts k messages with intended time t due on a connection
 // that has failed: not sent.
 func (n *counters) unsentAt(r *run, k int, t int64) {

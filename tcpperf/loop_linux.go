@@ -323,7 +323,7 @@ func (l *loop) send(c *conn, n int, t int64) {
 		c.sent++
 	}
 	if k < n {
-		l.n.write.Add(int64(n - k))
+		l.n.refusedAt(r, n-k, t)
 	}
 	if k == 0 {
 		return

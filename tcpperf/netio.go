@@ -443,7 +443,7 @@ func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 		c.sent++
 	}
 	if k < n {
-		l.n.write.Add(int64(n - k))
+		l.n.refusedAt(r, n-k, t)
 	}
 	l.sentMsgs(k, t)
 }

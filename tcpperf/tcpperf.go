@@ -122,7 +122,7 @@ type Result struct {
 	Errors          int64   `json:"errors"`   // sum of the kinds below
 	ConnectFailures int64   `json:"connect_failures"`
 	ConnectError    string  `json:"connect_error,omitempty"` // the first failure, when some connections opened
-	WriteErrors     int64   `json:"write_errors"`            // failed connections, and messages not sent because too many were waiting
+	WriteErrors     int64   `json:"write_errors"`            // failed connections, and messages of the measurement not sent because too many were waiting
 	ReadErrors      int64   `json:"read_errors"`
 	ContentErrors   int64   `json:"content_errors"`
 	Unanswered      int64   `json:"unanswered"` // sent, no response by the end of the drain

@@ -507,6 +507,29 @@ func TestNonReadingServer(t *testing.T) {
 	})
 }
 
+// The messages refused because too many wait on their connection are
+// write errors of the measurement only, as the counts are: with the
+// warm-up's, sent and the write errors made up more than the schedule's
+// measurement (46 write errors for 30 messages, the warm-up's 16 refused
+// counted).
+func TestRefusedMeasuredOnly(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := silentServer(t)
+		// 1 MiB messages, 20 in the warm-up and 30 in the measurement, on
+		// a connection that takes a few.
+		res, err := RunEnv(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 1, QPS: 100, MsgSize: 1 << 20,
+			Warmup: 200 * time.Millisecond, Duration: 300 * time.Millisecond, DrainTimeout: time.Millisecond,
+		}, Env{Dial: smallBuffers, LoopDial: smallLoopBuffers, Clock: newFakeClock()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent+res.WriteErrors+res.Unsent+res.Missed != 30 || res.WriteErrors == 0 || res.Received != 0 {
+			t.Errorf("want the 30 messages of the measurement sent or refused (write errors), none answered: %+v", res)
+		}
+	})
+}
+
 // Closed loop with more bytes in flight than the socket buffers hold: the
 // client keeps reading responses while its sends are blocked, so neither it
 // nor the echo server deadlocks. The run ends once 4 MiB came back.
