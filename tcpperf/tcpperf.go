@@ -35,7 +35,7 @@ type Config struct {
 	Addr     string        // host:port, or unix:PATH for a Unix socket (engine netio, its default then)
 	Conns    int           // connections (default 1)
 	QPS      float64       // messages per second over all connections; 0 = closed loop
-	Depth    int           // closed loop: messages in flight per connection (default 1)
+	Depth    int           // closed loop: messages in flight per connection (default 1; at most 1Mi, and 64 MiB of them)
 	MsgSize  int           // bytes per message, "\n" included (default 64, at least 1)
 	Duration time.Duration // measured time (default 10s)
 	Warmup   time.Duration // time before the measurement, not recorded
@@ -233,6 +233,9 @@ const defaultBatch = 400 * time.Microsecond
 const (
 	histMax     = latrec.Max
 	maxInflight = 1 << 20 // per connection
+	// maxDepthBytes bounds a closed loop's bytes in flight per
+	// connection (Depth messages).
+	maxDepthBytes = 64 << 20
 	// minMaxPending is the least a connection may hold unsent (open loop:
 	// past it, messages are counted as write errors; closed loop holds at
 	// most Depth messages).
@@ -377,6 +380,12 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: negative count", ErrConfig)
 	case cfg.MsgSize < 1 || cfg.MsgSize > 1<<20:
 		return fmt.Errorf("%w: message size %d not in [1, 1 MiB]", ErrConfig, cfg.MsgSize)
+	case cfg.QPS == 0 && (cfg.Depth > maxInflight || int64(cfg.Depth)*int64(cfg.MsgSize) > maxDepthBytes):
+		// A connection's Depth messages are queued at once: a deeper
+		// one only counted write errors, or took the memory (and the
+		// time) of its bytes, a GiB and more, before its loop could
+		// read or stop.
+		return fmt.Errorf("%w: depth %d of %d-byte messages: more than %d messages or %d MiB in flight per connection", ErrConfig, cfg.Depth, cfg.MsgSize, maxInflight, maxDepthBytes>>20)
 	case cfg.QPS != 0 && !(cfg.QPS >= minQPS && cfg.QPS <= maxQPS): // NaN too
 		return fmt.Errorf("%w: rate %g not 0 or in [%g, %g]", ErrConfig, cfg.QPS, minQPS, maxQPS)
 	case cfg.Batch < 0 || (cfg.Batch > 0 && cfg.Wait != WaitBatch):
