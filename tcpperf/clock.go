@@ -24,3 +24,9 @@ type env struct {
 	// loopDial dials for EngineNetio; nil for the Loops' Dial.
 	loopDial func(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error)
 }
+
+// fakeDrainQuiet is how long a loop on a fake clock waits, in real time,
+// for a response while it drains before it moves the clock to the drain's
+// end: long enough that a test's server, on a loaded machine under the
+// race detector, is not taken for a silent one (100 ms was not).
+const fakeDrainQuiet = time.Second

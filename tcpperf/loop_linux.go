@@ -237,7 +237,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 		if !r.env.realTime && stopping && l.inflight > 0 {
 			// Draining on a fake clock, which moves only when told: a
 			// while without responses moves it to the drain's end.
-			timeout, jump = 100, true
+			timeout, jump = int(fakeDrainQuiet/time.Millisecond), true
 		}
 		var n int
 		var err error

@@ -581,7 +581,7 @@ func (l *nloop) drive(ctx context.Context, done <-chan struct{}) {
 			select {
 			case <-done:
 				return
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(fakeDrainQuiet):
 			}
 			again, ok := l.onLoop(done, func() int64 { return -1 })
 			if !ok {
