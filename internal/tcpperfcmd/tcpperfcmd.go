@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -123,27 +124,29 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if n := min(cfg.Loops, cfg.Conns) + 1; runtime.GOMAXPROCS(0) < n {
 		runtime.GOMAXPROCS(n)
 	}
+	// The files are opened now, so that a path that cannot be written
+	// fails before the run, not after it, but emptied only when the run
+	// writes to them: a run that fails to connect leaves an earlier run's
+	// files as they were (and makes none).
 	var logs []io.Writer
 	var hdrFile *logFile
 	if *hdrLog != "" {
-		f, err := os.Create(*hdrLog)
+		f, err := openOutput(*hdrLog)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer f.abandon()
 		hdrFile = &logFile{f: f}
 		logs = append(logs, hdrFile)
 	}
 	var plotLog bytes.Buffer // the interval log, for -plot
-	var plotFile *os.File
+	var plotFile *output
 	if *plot != "" {
-		// Made now, so that a path that cannot be written fails before
-		// the run, not after it.
-		f, err := os.Create(*plot)
+		f, err := openOutput(*plot)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer f.abandon()
 		plotFile = f
 		logs = append(logs, &plotLog)
 	}
@@ -176,7 +179,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			load = fmt.Sprintf("closed loop, depth %d", cfg.Depth)
 		}
 		title := fmt.Sprintf("tcpperf %s: %s mode, %d conns, %s", cfg.Addr, cfg.Mode, cfg.Conns, load)
-		if err := drawPlot(plotFile, title, []latplot.Curve{{Name: cfg.Addr, Hist: h, Unit: time.Nanosecond}}); err != nil {
+		if err := plotFile.begin(); err != nil {
+			return err
+		}
+		if err := drawPlot(plotFile.f, title, []latplot.Curve{{Name: cfg.Addr, Hist: h, Unit: time.Nanosecond}}); err != nil {
 			return err
 		}
 	}
@@ -195,7 +201,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // end of the run, and fails no other writer of the log (the -plot's).
 type logFile struct {
 	mu  sync.Mutex
-	f   *os.File
+	f   *output
 	err error
 }
 
@@ -203,7 +209,10 @@ func (l *logFile) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err == nil {
-		_, l.err = l.f.Write(p)
+		l.err = l.f.begin()
+	}
+	if l.err == nil {
+		_, l.err = l.f.f.Write(p)
 	}
 	return len(p), nil
 }
@@ -213,7 +222,53 @@ func (l *logFile) Write(p []byte) (int, error) {
 func (l *logFile) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return errors.Join(l.err, l.f.Close())
+	return errors.Join(l.err, l.f.f.Close())
+}
+
+// An output is a file opened for writing without truncating it: begin
+// empties it for the run's output, and abandon closes it, removing it if
+// it was made for a run that wrote nothing to it.
+type output struct {
+	f       *os.File
+	made    bool // the file did not exist before
+	begun   bool
+	regular bool // a regular file, which begin truncates (not /dev/stdout)
+}
+
+func openOutput(path string) (*output, error) {
+	_, err := os.Stat(path)
+	made := errors.Is(err, fs.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &output{f: f, made: made, regular: fi.Mode().IsRegular()}, nil
+}
+
+// begin empties the file, once, before the first output of the run.
+func (o *output) begin() error {
+	if o.begun {
+		return nil
+	}
+	o.begun = true
+	if o.regular {
+		return o.f.Truncate(0)
+	}
+	return nil
+}
+
+// abandon closes the file (again, if it was), and removes it if the run
+// made it and never began it.
+func (o *output) abandon() {
+	o.f.Close()
+	if o.made && !o.begun {
+		os.Remove(o.f.Name())
+	}
 }
 
 // tlsConfig is the client's configuration of -tls.

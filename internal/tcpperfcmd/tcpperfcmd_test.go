@@ -166,6 +166,29 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("-hdr-log /dev/full: %v (status %d)\n%s", err, status, out.String())
 		}
 	}
+	// A run that cannot connect leaves the files of an earlier run as
+	// they were, and makes none (they were emptied, or left empty).
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	for _, c := range []struct{ hdr, svg string }{
+		{keep, filepath.Join(dir, "new.svg")},
+		{filepath.Join(dir, "new.hlog"), keep},
+	} {
+		err = Run(context.Background(), []string{"-addr", refused, "-q", "-hdr-log", c.hdr, "-plot", c.svg}, &out, &errb)
+		if b, _ := os.ReadFile(keep); !errors.Is(err, tcpperf.ErrConnect) || string(b) != "an earlier run" {
+			t.Errorf("no server: %v; the earlier file holds %q", err, b)
+		}
+		for _, made := range []string{c.hdr, c.svg} {
+			if _, err := os.Stat(made); made != keep && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("no server: %s made (%v)", made, err)
+			}
+		}
+	}
 	// A -plot file that cannot be made fails before the run, not after it
 	// (whose result went unprinted): not ErrConnect.
 	err = Run(context.Background(), []string{"-addr", addr, "-q", "-plot", filepath.Join(t.TempDir(), "none", "x.svg")}, &out, &errb)
