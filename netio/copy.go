@@ -3,6 +3,7 @@ package netio
 import (
 	"io"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 )
@@ -12,21 +13,27 @@ const copyBufSize = 64 << 10
 var copyPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
 // Copy copies src to dst until EOF or an error, like io.Copy. When dst is a
-// *net.TCPConn or *net.UnixConn and src is a file or socket (any
-// syscall.Conn, or an *io.LimitedReader of one), Copy hands over to the
-// standard library's ReadFrom, which uses sendfile or splice where the
-// kernel allows. A [Conn] or [Writer] dst is flushed first and then treated
-// as the connection it wraps. Everything else goes through a pooled 64 KiB
-// buffer, allocating nothing per call.
+// *net.TCPConn and src is a file or socket (any syscall.Conn, or an
+// *io.LimitedReader of one), Copy hands over to the standard library's
+// ReadFrom, which uses sendfile or splice where the kernel allows. When dst
+// is a *net.UnixConn (whose ReadFrom is the datagram one) and src an
+// *os.File, it hands over to the file's WriteTo, which uses sendfile where
+// the kernel allows (Linux). A [Conn] or [Writer] dst is flushed first and
+// then treated as the connection it wraps. Everything else goes through a
+// pooled 64 KiB buffer, allocating nothing per call.
 func Copy(dst io.Writer, src io.Reader) (int64, error) {
 	switch d := dst.(type) {
 	case *Conn:
 		return d.ReadFrom(src)
 	case *Writer:
 		return d.ReadFrom(src)
-	case *net.TCPConn, *net.UnixConn:
+	case *net.TCPConn:
 		if zeroCopySource(src) {
-			return d.(io.ReaderFrom).ReadFrom(src)
+			return d.ReadFrom(src)
+		}
+	case *net.UnixConn:
+		if f, ok := src.(*os.File); ok {
+			return f.WriteTo(d)
 		}
 	}
 	return copyBuffered(dst, src)
