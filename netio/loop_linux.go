@@ -305,8 +305,9 @@ func (s *Loops) closeListeners() error {
 // flight (ErrServerClosed), then closes each
 // connection once its output is sent, or as OnShutdown decides, and waits
 // until all of them are closed or ctx is done; then it closes the server
-// as Close does. It returns ctx's error if ctx ended first. It must
-// not be called on a loop.
+// as Close does. It returns ctx's error if ctx ended first. Each call,
+// a second one included, waits on its own ctx. It must not be called on
+// a loop.
 func (s *Loops) Shutdown(ctx context.Context) error {
 	var err error
 	s.sys.shutOnce.Do(func() {
@@ -345,16 +346,9 @@ func (s *Loops) Shutdown(ctx context.Context) error {
 		if s.sys.open.Add(-1) == 0 {
 			s.sys.endDrain()
 		}
-		select {
-		case <-s.sys.drained:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-		if cerr := s.Close(); err == nil {
-			err = cerr
-		}
 	})
-	return err
+	// Every caller waits on its own ctx; the first one started the drain.
+	return s.awaitDrain(ctx, err)
 }
 
 // isClosed reports whether Close has begun.

@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -420,4 +421,23 @@ func (l *loop) drainConn(c *LoopConn) {
 	} else {
 		l.pump(c)
 	}
+}
+
+// awaitDrain is the end of a Shutdown, for each of its callers: it waits
+// until the connections are closed or ctx is done, and closes the server.
+// It returns ctx's error if ctx ended first, else err, else Close's.
+func (s *Loops) awaitDrain(ctx context.Context, err error) error {
+	select {
+	case <-s.sys.drained:
+	default:
+		select {
+		case <-s.sys.drained:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
