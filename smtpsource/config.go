@@ -170,7 +170,7 @@ type Config struct {
 	// counted.
 	Timeout  time.Duration
 	Progress io.Writer // one line per second; nil for none
-	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns); nil for none
+	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns), written from the first connection on; nil for none
 	// Digests keeps the MD5 and size of each message the server accepted,
 	// as it received the data (after dot-unstuffing, CRLF kept), in
 	// Result.Digests, for Verify.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"strconv"
@@ -181,8 +182,10 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	r.tmpl = newTemplate(&r.cfg, r.base)
 
 	var hlog *hdrhistogram.HistogramLogWriter
+	var held *heldWriter
 	if cfg.HdrLog != nil {
-		hlog = hdrhistogram.NewHistogramLogWriter(cfg.HdrLog)
+		held = &heldWriter{w: cfg.HdrLog}
+		hlog = hdrhistogram.NewHistogramLogWriter(held)
 		startMs := r.base.UnixMilli()
 		hlog.SetBaseTime(startMs)
 		hlog.OutputLogFormatVersion()
@@ -210,6 +213,9 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	var lastDone int64
 	report := func() {
 		now := r.now()
+		if held != nil && r.n.conns.Load() > 0 {
+			held.release()
+		}
 		var msg *hdrhistogram.Histogram
 		for i, rec := range r.rec {
 			if rec == nil {
@@ -341,4 +347,35 @@ func (r *run) result(secs float64, whole bool) *Result {
 	}
 	res.Errors = r.errors()
 	return res
+}
+
+// A heldWriter holds what is written to it until release, and then writes
+// it and the rest through: the interval log reaches Config.HdrLog only
+// once a connection has opened, so that a run that opens none (ErrConnect)
+// writes nothing there. It is written by one goroutine.
+type heldWriter struct {
+	w        io.Writer
+	buf      []byte
+	released bool
+	err      error // the first error writing w
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	if !h.released {
+		h.buf = append(h.buf, p...)
+		return len(p), nil
+	}
+	if h.err == nil {
+		_, h.err = h.w.Write(p)
+	}
+	return len(p), h.err
+}
+
+// release writes what was held, and lets the later writes through.
+func (h *heldWriter) release() {
+	if !h.released {
+		h.released = true
+		_, h.err = h.w.Write(h.buf)
+		h.buf = nil
+	}
 }

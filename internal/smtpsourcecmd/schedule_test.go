@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +85,34 @@ func TestConfigErrorIsUsage(t *testing.T) {
 	b, _ := os.ReadFile(keep)
 	if st, print := cli.Status(err); st != 2 || !print || !errors.Is(err, smtpsource.ErrConfig) || string(b) != "an earlier run" {
 		t.Errorf("-dsn-ret ALL: %v (status %d), -hdr-log holds %q", err, st, b)
+	}
+}
+
+// A run that opens no connection (ErrConnect) leaves an earlier run's
+// -hdr-log as it was, and makes none: it held the log's header alone.
+func TestConnectErrorKeepsLog(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	keep, made := filepath.Join(dir, "keep.hdr"), filepath.Join(dir, "made.hdr")
+	if err := os.WriteFile(keep, []byte("an earlier run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{keep, made} {
+		var o, e bytes.Buffer
+		err := Run(context.Background(), []string{"-m", "3", "-q", "-hdr-log", path, refused}, &o, &e)
+		if !errors.Is(err, smtpsource.ErrConnect) {
+			t.Errorf("no server: %v, want ErrConnect", err)
+		}
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "an earlier run" {
+		t.Errorf("the earlier log holds %q", b)
+	}
+	if _, err := os.Stat(made); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a log made for a run that connected nowhere: %v", err)
 	}
 }

@@ -205,13 +205,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		cfg.Progress = stderr
 	}
-	// Refused before -hdr-log is made, so that a mistake does not empty
-	// an earlier run's file, and with the exit status of a bad flag.
+	// Refused before -hdr-log is opened, with the exit status of a bad
+	// flag.
 	if err := cfg.Check(); err != nil {
 		return cli.Usage(err)
 	}
 	if *hdrLog != "" {
-		f, err := os.Create(*hdrLog)
+		// Emptied only when the run writes to it, once a connection has
+		// opened: a run that opens none leaves an earlier run's file as
+		// it was.
+		f, err := cli.CreateOutput(*hdrLog)
 		if err != nil {
 			return fmt.Errorf("smtp-source: %w", err)
 		}

@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -131,22 +130,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var logs []io.Writer
 	var hdrFile *logFile
 	if *hdrLog != "" {
-		f, err := openOutput(*hdrLog)
+		f, err := cli.CreateOutput(*hdrLog)
 		if err != nil {
 			return err
 		}
-		defer f.abandon()
+		defer f.Close()
 		hdrFile = &logFile{f: f}
 		logs = append(logs, hdrFile)
 	}
 	var plotLog bytes.Buffer // the interval log, for -plot
-	var plotFile *output
+	var plotFile *cli.Output
 	if *plot != "" {
-		f, err := openOutput(*plot)
+		f, err := cli.CreateOutput(*plot)
 		if err != nil {
 			return err
 		}
-		defer f.abandon()
+		defer f.Close()
 		plotFile = f
 		logs = append(logs, &plotLog)
 	}
@@ -179,10 +178,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			load = fmt.Sprintf("closed loop, depth %d", cfg.Depth)
 		}
 		title := fmt.Sprintf("tcpperf %s: %s mode, %d conns, %s", cfg.Addr, cfg.Mode, cfg.Conns, load)
-		if err := plotFile.begin(); err != nil {
-			return err
-		}
-		if err := drawPlot(plotFile.f, title, []latplot.Curve{{Name: cfg.Addr, Hist: h, Unit: time.Nanosecond}}); err != nil {
+		if err := drawPlot(plotFile, title, []latplot.Curve{{Name: cfg.Addr, Hist: h, Unit: time.Nanosecond}}); err != nil {
 			return err
 		}
 	}
@@ -201,7 +197,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // end of the run, and fails no other writer of the log (the -plot's).
 type logFile struct {
 	mu  sync.Mutex
-	f   *output
+	f   *cli.Output
 	err error
 }
 
@@ -209,10 +205,7 @@ func (l *logFile) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err == nil {
-		l.err = l.f.begin()
-	}
-	if l.err == nil {
-		_, l.err = l.f.f.Write(p)
+		_, l.err = l.f.Write(p)
 	}
 	return len(p), nil
 }
@@ -222,53 +215,7 @@ func (l *logFile) Write(p []byte) (int, error) {
 func (l *logFile) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return errors.Join(l.err, l.f.f.Close())
-}
-
-// An output is a file opened for writing without truncating it: begin
-// empties it for the run's output, and abandon closes it, removing it if
-// it was made for a run that wrote nothing to it.
-type output struct {
-	f       *os.File
-	made    bool // the file did not exist before
-	begun   bool
-	regular bool // a regular file, which begin truncates (not /dev/stdout)
-}
-
-func openOutput(path string) (*output, error) {
-	_, err := os.Stat(path)
-	made := errors.Is(err, fs.ErrNotExist)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &output{f: f, made: made, regular: fi.Mode().IsRegular()}, nil
-}
-
-// begin empties the file, once, before the first output of the run.
-func (o *output) begin() error {
-	if o.begun {
-		return nil
-	}
-	o.begun = true
-	if o.regular {
-		return o.f.Truncate(0)
-	}
-	return nil
-}
-
-// abandon closes the file (again, if it was), and removes it if the run
-// made it and never began it.
-func (o *output) abandon() {
-	o.f.Close()
-	if o.made && !o.begun {
-		os.Remove(o.f.Name())
-	}
+	return errors.Join(l.err, l.f.Close())
 }
 
 // tlsConfig is the client's configuration of -tls.
@@ -377,7 +324,7 @@ func cells(n int64, vals ...float64) string {
 
 // writePlot draws curves to the SVG file path.
 func writePlot(path, title string, curves []latplot.Curve) error {
-	f, err := os.Create(path)
+	f, err := cli.CreateOutput(path)
 	if err != nil {
 		return err
 	}
@@ -385,14 +332,12 @@ func writePlot(path, title string, curves []latplot.Curve) error {
 }
 
 // drawPlot draws curves to f, as SVG, and closes f; a plot that cannot
-// be drawn (nothing to plot) or written leaves no file behind.
-func drawPlot(f *os.File, title string, curves []latplot.Curve) error {
-	err := latplot.WriteSVG(f, title, curves)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+// be drawn (nothing to plot) or written leaves no file of its own behind
+// (an earlier one it did not begin to write stays).
+func drawPlot(f *cli.Output, title string, curves []latplot.Curve) error {
+	if err := latplot.WriteSVG(f, title, curves); err != nil {
+		f.Abort()
+		return err
 	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return f.Close()
 }
