@@ -208,6 +208,15 @@ func (d *dotWriter) close() error {
 	if err != nil {
 		return err
 	}
-	bw.Write(d.end[:n]) // an error here shows again in Flush
+	// Write the end as net/textproto does, the line ending a byte at a
+	// time and then ".\r\n", so that a bufio.Writer smaller than the end
+	// marker writes through to its writer in the same pieces. (An error
+	// here shows again in Flush.)
+	end := d.end[:n]
+	for len(end) > len(".\r\n") {
+		bw.WriteByte(end[0])
+		end = end[1:]
+	}
+	bw.Write(end)
 	return bw.Flush()
 }
