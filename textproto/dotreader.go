@@ -61,7 +61,9 @@ type DotOptions struct {
 // transaction's size limit from its SIZE parameter without calling
 // SetLimits. What breaks a limit or the framing's rules fails the block
 // once it has been read to its end line, with an error that matches every
-// kind of problem found (see the package documentation on errors).
+// kind of problem found (see the package documentation on errors). A Mode
+// or Bare that is none of dot's constants fails every read of the block
+// with an error matching [dot.ErrMode], and reads none of it.
 func (r *Reader) DotReaderWith(opt DotOptions) *DotReader {
 	r.closeDot()
 	maxBytes, maxLine, maxDiscard := opt.MaxBytes, opt.MaxLineBytes, opt.MaxDiscardBytes
@@ -143,6 +145,9 @@ func (d *DotReader) Read(b []byte) (n int, err error) {
 	if d.lost != nil {
 		return 0, d.lost
 	}
+	if err := d.badMode(); err != nil {
+		return 0, err
+	}
 	n = copy(b, d.pend)
 	d.pend = d.pend[n:]
 	br := d.r.R
@@ -180,6 +185,19 @@ func (d *DotReader) Read(b []byte) (n int, err error) {
 	return n, err
 }
 
+// badMode returns the decoder's error, matching dot.ErrMode, if the block's
+// mode or bare policy is none of dot's constants: such a decoder consumes
+// nothing, so the loops of Read and WriteTo would never end. The block
+// ends with the error, and its input is left unread.
+func (d *DotReader) badMode() error {
+	if d.dec.Mode <= dot.Raw && d.dec.Bare <= dot.BareNormalize {
+		return nil
+	}
+	d.active = false
+	_, _, err := d.dec.Transform(nil, nil, false)
+	return err
+}
+
 // writeToSize is the size of the buffer WriteTo gathers decoded data in
 // before each Write: the size io.Copy would use.
 const writeToSize = 32 << 10
@@ -195,6 +213,9 @@ func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
 	}
 	if d.lost != nil {
 		return 0, d.lost
+	}
+	if err := d.badMode(); err != nil {
+		return 0, err
 	}
 	buf := writeToBufs.Get().(*[writeToSize]byte)
 	defer writeToBufs.Put(buf)
