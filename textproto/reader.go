@@ -80,6 +80,11 @@ type Reader struct {
 	// ReadResponse may grow before it fails the response's MaxHeaderBytes
 	// (the message left to fill, plus what a line holds besides its text).
 	lineCap int64
+	// dotCap, if above 0, is how long a line read by ReadDotLines may
+	// grow before it is known to break MaxDotBytes: past it the line is
+	// not read on (the next read discards its rest), so that a huge line
+	// is not held whole when no MaxLineBytes bounds it.
+	dotCap int64
 
 	line []byte        // accumulates a line longer than R's buffer
 	hdr  headerBuilder // the header being read
@@ -273,6 +278,9 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 				r.nhead += copy(r.head[r.nhead:], l)
 				return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
 			}
+		}
+		if r.dotCap > 0 && n > r.dotCap {
+			return nil, r.limitFailed(more, errDotCap)
 		}
 		if stdLim >= 0 && n > stdLim {
 			return nil, errMessageTooLarge
@@ -625,8 +633,28 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 	var lines []string
 	var size int64     // the memory the kept lines take
 	var limitErr error // the first limit the block broke
+	capped := r.lim.MaxDotBytes > 0 && r.lim.MaxLineBytes <= 0
+	if capped {
+		defer func() { r.dotCap = 0 }()
+	}
 	for {
+		if capped {
+			// A line longer than what is left of the budget breaks it
+			// (it costs its length, less a stuffed dot, plus a string
+			// header): read no more of it than that. After a limit,
+			// only the end line (".") matters.
+			r.dotCap = max(r.lim.MaxDotBytes-size, 1)
+			if limitErr != nil {
+				r.dotCap = 1
+			}
+		}
 		line, err := r.readLineSlice(-1, 0)
+		if err == errDotCap {
+			if limitErr == nil {
+				limitErr = dot.ErrTooLarge
+			}
+			continue // the next read discards the rest of the line
+		}
 		if err != nil {
 			if isLimitError(err) {
 				// Skip the line (the next read discards its rest) and
@@ -662,6 +690,10 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 		lines = append(lines, string(line))
 	}
 }
+
+// errDotCap is readLineSlice's error for a line of ReadDotLines past
+// dotCap.
+var errDotCap = errors.New("textproto: dot line over the size limit")
 
 // stringHeaderSize is the size of a string header: a pointer and a length.
 const stringHeaderSize = 2 * strconv.IntSize / 8
