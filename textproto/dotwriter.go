@@ -112,6 +112,14 @@ func (*closedError) Unwrap() error { return dot.ErrClosed }
 
 func (d *dotWriter) write(b []byte) (n int, err error) {
 	bw := d.w.W
+	if len(b) > 0 {
+		// A failed bufio.Writer fails every write: WriteByte would fail
+		// on the first byte.
+		if _, err = bw.Write(nil); err != nil {
+			d.failedByte(b[0])
+			return 0, err
+		}
+	}
 	for n < len(b) {
 		free := bw.Available()
 		if free == 0 && bw.Buffered() > 0 {
@@ -119,6 +127,7 @@ func (d *dotWriter) write(b []byte) (n int, err error) {
 			// byte, and fail the Write without counting that byte if the
 			// flush fails. Do the same, without encoding a byte alone.
 			if err = bw.Flush(); err != nil {
+				d.failedByte(b[n])
 				return n, err
 			}
 			continue
@@ -153,6 +162,17 @@ func (d *dotWriter) write(b []byte) (n int, err error) {
 		n += ns
 	}
 	return n, nil
+}
+
+// failedByte moves a Compat writer's state over c, a byte whose write
+// failed, as net/textproto's writer does: it moves its state before it
+// writes the byte, and does not count the byte. (So the two go on alike
+// if the caller resets W and writes on.) A Strict or Raw writer fails for
+// good instead.
+func (d *dotWriter) failedByte(c byte) {
+	if d.enc.Mode == dot.Compat {
+		d.enc.Transform(d.one[:], []byte{c}, false)
+	}
 }
 
 // readFromSize is the read size of ReadFrom: the size io.Copy would use.
