@@ -81,7 +81,11 @@ func (c *ChunkWriter) Write(p []byte) (n int, err error) {
 			continue
 		}
 		if c.buf == nil {
-			c.buf = make([]byte, 0, c.size)
+			// Room for a chunk of the default size at most: a larger
+			// chunk grows as it is written, so that a chunk size of, say,
+			// math.MaxInt (everything as one chunk) allocates no more than
+			// the data.
+			c.buf = make([]byte, 0, min(c.size, DefaultChunkSize))
 		}
 		m := min(len(p), c.size-len(c.buf))
 		c.buf = append(c.buf, p[:m]...)
