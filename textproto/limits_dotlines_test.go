@@ -80,3 +80,22 @@ func TestLimitDotLinesBudget(t *testing.T) {
 		}
 	}
 }
+
+// A block that is too large and has a line too long fails with an error
+// matching both, too large first (a server answers 552), whichever comes
+// first in the block: ReadDotLines reported only the first it met.
+func TestLimitDotLinesBoth(t *testing.T) {
+	long := strings.Repeat("x", 40) + "\r\n"
+	many := strings.Repeat("a line of data\r\n", 20)
+	for _, in := range []string{long + many, many + long} {
+		r := NewReader(bufio.NewReader(strings.NewReader(in + ".\r\nNEXT\r\n")))
+		r.SetLimits(Limits{MaxLineBytes: 30, MaxDotBytes: 100})
+		_, err := r.ReadDotLines()
+		if !errors.Is(err, dot.ErrTooLarge) || !errors.Is(err, ErrLineTooLong) || !strings.HasPrefix(err.Error(), dot.ErrTooLarge.Error()) {
+			t.Errorf("%.20q...: %v; want too large, then line too long", in, err)
+		}
+		if l, err := r.ReadLine(); l != "NEXT" || err != nil {
+			t.Errorf("after the block: %q, %v", l, err)
+		}
+	}
+}

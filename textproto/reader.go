@@ -625,43 +625,54 @@ func (r *Reader) responseTooLarge(code int, more bool, err error) (int, string, 
 // MaxLineBytes, or whose lines take more memory than MaxDotBytes, is read
 // to its end line like any other, keeping only the lines before the
 // excess, and then fails with an error matching [ErrLineTooLong] or
-// [dot.ErrTooLarge]. The connection stays in step. Each line kept counts
-// as its length plus the size of a string header (16 bytes on 64-bit
-// systems), so that the returned lines and their slice never take more
-// than about MaxDotBytes of memory, even when the lines are empty.
+// [dot.ErrTooLarge], or both (too large first). The connection stays in
+// step. Each line counts as its length plus the size of a string header
+// (16 bytes on 64-bit systems), so that the returned lines and their
+// slice never take more than about MaxDotBytes of memory, even when the
+// lines are empty; a line too long counts as MaxLineBytes.
 func (r *Reader) ReadDotLines() ([]string, error) {
 	var lines []string
-	var size int64     // the memory the kept lines take
-	var limitErr error // the first limit the block broke
+	var size int64    // the memory the lines take, kept or not
+	var tooLarge bool // size passed MaxDotBytes
+	var lineErr error // the first line over MaxLineBytes
 	capped := r.lim.MaxDotBytes > 0 && r.lim.MaxLineBytes <= 0
 	if capped {
 		defer func() { r.dotCap = 0 }()
+	}
+	// charge charges a line of n bytes against MaxDotBytes, whether it is
+	// kept or not, so that a block too large is reported as such whatever
+	// else is wrong with it.
+	charge := func(n int) {
+		if max := r.lim.MaxDotBytes; max > 0 && !tooLarge {
+			size += dotLineCost(n)
+			tooLarge = size > max
+		}
 	}
 	for {
 		if capped {
 			// A line longer than what is left of the budget breaks it
 			// (it costs its length, less a stuffed dot, plus a string
-			// header): read no more of it than that. After a limit,
-			// only the end line (".") matters.
+			// header): read no more of it than that. After that, only
+			// the end line (".") matters.
 			r.dotCap = max(r.lim.MaxDotBytes-size, 1)
-			if limitErr != nil {
+			if tooLarge {
 				r.dotCap = 1
 			}
 		}
 		line, err := r.readLineSlice(-1, 0)
 		if err == errDotCap {
-			if limitErr == nil {
-				limitErr = dot.ErrTooLarge
-			}
+			tooLarge = true
 			continue // the next read discards the rest of the line
 		}
 		if err != nil {
 			if isLimitError(err) {
 				// Skip the line (the next read discards its rest) and
-				// read on to the end of the block.
-				if limitErr == nil {
-					limitErr = err
+				// read on to the end of the block. It has more than
+				// MaxLineBytes bytes, a stuffed dot maybe among them.
+				if lineErr == nil {
+					lineErr = err
 				}
+				charge(r.lim.MaxLineBytes)
 				continue
 			}
 			if err == io.EOF {
@@ -671,24 +682,32 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 		}
 		if len(line) > 0 && line[0] == '.' {
 			if len(line) == 1 {
-				return lines, limitErr
+				return lines, dotLinesErr(tooLarge, lineErr)
 			}
 			line = line[1:]
 		}
-		if limitErr != nil {
+		charge(len(line))
+		if tooLarge || lineErr != nil {
 			continue // not kept: not copied
 		}
-		if max := r.lim.MaxDotBytes; max > 0 {
-			if size += dotLineCost(len(line)); size > max {
-				limitErr = dot.ErrTooLarge
-				continue
-			}
-			if len(lines) == cap(lines) {
-				lines = growLines(lines, (max-size)/stringHeaderSize)
-			}
+		if max := r.lim.MaxDotBytes; max > 0 && len(lines) == cap(lines) {
+			lines = growLines(lines, (max-size)/stringHeaderSize)
 		}
 		lines = append(lines, string(line))
 	}
+}
+
+// dotLinesErr is ReadDotLines' error for a block too large, with a line
+// too long, or both: then an error matching both, too large first (see
+// the package documentation on errors in message data).
+func dotLinesErr(tooLarge bool, lineErr error) error {
+	switch {
+	case tooLarge && lineErr != nil:
+		return &chunkErrors{[]error{dot.ErrTooLarge, lineErr}}
+	case tooLarge:
+		return dot.ErrTooLarge
+	}
+	return lineErr
 }
 
 // errDotCap is readLineSlice's error for a line of ReadDotLines past
