@@ -22,7 +22,9 @@ type ChunkOptions struct {
 	// a CRLF) in a message that is not Binary, as it does for dot.Strict:
 	// dot.BareReject fails the message with a *dot.SyntaxError,
 	// dot.BareKeep keeps it as data, dot.BareNormalize turns a bare LF
-	// into a CRLF (and keeps a bare CR as data).
+	// into a CRLF (and keeps a bare CR as data). Any other value fails
+	// the message: its chunks are read to their end, return no data and
+	// end with an error matching dot.ErrMode.
 	Bare dot.BarePolicy
 
 	// MaxBytes bounds the size of the message data returned, all chunks
@@ -73,7 +75,12 @@ func (r *Reader) Chunks(opt ChunkOptions) *Chunks {
 		c.maxLine = r.lim.MaxLineBytes
 	}
 	c.maxBytes, c.maxLine = max(c.maxBytes, 0), max(c.maxLine, 0)
-	c.scan = !c.binary && (c.bare != dot.BareKeep || c.maxLine > 0)
+	if opt.Bare > dot.BareNormalize {
+		// Its chunks are read and thrown away, as those of a message
+		// whose data broke a rule, and end with the decoder's error.
+		_, _, c.bad = (&dot.Decoder{Bare: opt.Bare}).Transform(nil, nil, true)
+	}
+	c.scan = !c.binary && c.bad == nil && (c.bare != dot.BareKeep || c.maxLine > 0)
 	c.chunk.c = c
 	return c
 }
@@ -94,6 +101,7 @@ type Chunks struct {
 	extra int64 // bytes added by normalization: the data is off+extra bytes
 	ended bool  // the LAST chunk has been read
 	rerr  error // the read error that cut a chunk short
+	bad   error // opt.Bare is none of dot's policies (matches dot.ErrMode)
 	derr  error // the problems with the data, as of the end of the last chunk
 	dfor  uint8 // the problems derr reports
 
@@ -163,6 +171,9 @@ func (c *Chunks) Err() error {
 	if c.rerr != nil {
 		return c.rerr
 	}
+	if c.bad != nil {
+		return c.bad
+	}
 	return c.derr
 }
 
@@ -208,7 +219,7 @@ func (k *Chunk) consume(n int) {
 
 // rejected reports whether the rest of the chunk is to be discarded.
 func (k *Chunk) rejected() bool {
-	return k.afterLast || k.c.found != 0 || k.c.rerr != nil
+	return k.afterLast || k.c.found != 0 || k.c.rerr != nil || k.c.bad != nil
 }
 
 // finish marks the chunk as ended.
@@ -253,6 +264,8 @@ func (k *Chunk) finalErr() error {
 		return k.c.rerr
 	case k.afterLast:
 		return ErrChunkAfterLast
+	case k.c.bad != nil:
+		return k.c.bad
 	case k.c.derr != nil:
 		return k.c.derr
 	}
