@@ -160,14 +160,17 @@ type diffStats struct {
 
 // checkLimitError checks that call o, which failed with a limit error
 // having consumed the bytes read, did exceed the limit.
-func checkLimitError(lim Limits, o op, got outcome, read []byte) error {
+func checkLimitError(lim Limits, o op, got outcome, read []byte, splits int) error {
 	n := len(read)
 	var le *limitError
 	switch {
 	case o.kind == opReadResponse && errors.As(got.Err, &le) && le.err == ErrHeaderTooLarge:
 		// Its lines (the last may be cut short by the end of the input),
-		// or its message, which is shorter than what it read.
-		lines := bytes.Count(read, []byte("\n"))
+		// or its message, which is shorter than what it read. A read
+		// error the feed recovers from splits the line it cuts in two
+		// (bufio.Reader.ReadLine returns the part before it as a line),
+		// as net/textproto sees it too.
+		lines := bytes.Count(read, []byte("\n")) + splits
 		if n > 0 && read[n-1] != '\n' {
 			lines++
 		}
@@ -272,7 +275,7 @@ func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats
 			// A limit fired: check it was exceeded, then run on alone
 			// through the discarding.
 			if isLimitError(got.Err) || got.Err == dot.ErrTooLarge {
-				if err := checkLimitError(lim, o, got, input[before:po]); err != nil {
+				if err := checkLimitError(lim, o, got, input[before:po], f.splits()); err != nil {
 					return fmt.Errorf("call %d %v: %v\n ours: %v\n std:  %v", i, o, err, got, want)
 				}
 			} else if o.kind != opReadDotLines || !sourceErr(got.Err) || len(got.Lines) > len(want.Lines) ||

@@ -51,6 +51,16 @@ var feeds = []feed{
 	{name: "stall", chunk: 8, stall: true},
 }
 
+// splits returns how many lines a feed's read errors can split in two:
+// one for each error it recovers from (bufio.Reader.ReadLine returns the
+// part of a line before an error as a line of its own).
+func (f feed) splits() int {
+	if f.name == "timeout" || f.onceAt != 0 {
+		return 1
+	}
+	return 0
+}
+
 // source is the io.Reader a feed makes for one input.
 type source struct {
 	f         feed
