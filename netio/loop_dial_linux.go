@@ -39,7 +39,11 @@ type dialResult struct {
 // connection as an accepted one: with the Handler, and OnOpen run on the
 // loop before Dial returns (which may StartTLS: TLS as the client). The
 // returned LoopConn is the loop's, as a
-// Handler's is: from other goroutines, use it with Do.
+// Handler's is: from other goroutines, use it with Do. If OnOpen panics,
+// the connection is closed (OnClose learns the *PanicError) and Dial
+// returns no LoopConn and a *net.OpError wrapping the same *PanicError
+// (errors.Is ErrPanic); the connection counts in LoopStats as Dialed,
+// not as a DialError.
 //
 // The connect is bounded by ctx and by LoopOptions.DialTimeout, which
 // the loop keeps on its clock; Dial fails, its socket closed, with a
@@ -76,6 +80,9 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		}
 		if first == nil {
 			first = opErr(sockAddr(sa), err)
+		}
+		if errors.Is(err, ErrPanic) {
+			return nil, first // connected and closed: counted as Dialed, not as a DialError
 		}
 		if ctx.Err() != nil || errors.Is(err, ErrServerClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
 			break
@@ -256,6 +263,10 @@ func (l *loop) dialed(c *LoopConn) {
 	c.readAt = l.clock()
 	l.stats.dialed.Add(1)
 	l.opened(c, nil) // a dialed connection is no TLS server: its OnOpen may StartTLS
+	if err := openPanic(c); err != nil {
+		d.done <- dialResult{err: err} // c is closed, OnClose told
+		return
+	}
 	d.done <- dialResult{c: c}
 }
 

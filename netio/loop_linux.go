@@ -1374,6 +1374,7 @@ func onClose(f func(*LoopConn, error), c *LoopConn, err error) {
 func (l *loop) panicked(c *LoopConn, v any) {
 	c.calling.Store(false)
 	err := &PanicError{Value: v, Stack: debug.Stack()}
+	c.closeErr = err // for Dial, whose OnOpen this may be (openPanic)
 	l.out = l.out[:0]
 	l.tl.owner, l.tl.sealed = nil, 0
 	if d := c.det; d != nil {

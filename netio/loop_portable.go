@@ -1310,6 +1310,7 @@ func onClose(f func(*LoopConn, error), c *LoopConn, err error) {
 func (l *loop) panicked(c *LoopConn, v any) {
 	c.calling.Store(false)
 	err := &PanicError{Value: v, Stack: debug.Stack()}
+	c.closeErr = err // for Dial, whose OnOpen this may be (openPanic)
 	l.out = l.out[:0]
 	if d := c.det; d != nil {
 		d.Conn.Close() // the goroutine it was given to learns net.ErrClosed

@@ -25,7 +25,10 @@ type dialing struct {
 // connection as an accepted one, on the loop whose turn it is: with the
 // Handler, and OnOpen run on the loop before Dial returns. The returned
 // LoopConn is the loop's, as a Handler's is: from other goroutines, use
-// it with Do.
+// it with Do. If OnOpen panics, the connection is closed (OnClose
+// learns the *PanicError) and Dial returns no LoopConn and a
+// *net.OpError wrapping the same *PanicError (errors.Is ErrPanic); the
+// connection counts in LoopStats as Dialed, not as a DialError.
 //
 // The connect is bounded by ctx and by LoopOptions.DialTimeout, which
 // the loop keeps on its clock; Dial fails, its socket closed, with a
@@ -112,11 +115,19 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		if network != "unix" {
 			host, _, _ = net.SplitHostPort(address)
 		}
-		done <- result{c: l.add(nc, false, host)}
+		c := l.add(nc, false, host)
+		if err := openPanic(c); err != nil {
+			done <- result{c: c, err: err} // c is closed, OnClose told
+			return
+		}
+		done <- result{c: c}
 	}})
 	r := result{err: ErrServerClosed}
 	if err == nil {
 		r = <-done
+	}
+	if r.c != nil && r.err != nil { // OnOpen panicked: counted as Dialed
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: nc.RemoteAddr(), Err: r.err}
 	}
 	if r.err != nil {
 		nc.Close()

@@ -208,6 +208,15 @@ func (l *loop) call(c *LoopConn, f func(*LoopConn)) (ok bool) {
 	return true
 }
 
+// openPanic is, once OnOpen has run on c, the *PanicError that closed c
+// because it panicked, or nil: Dial fails with it.
+func openPanic(c *LoopConn) error {
+	if pe, ok := c.closeErr.(*PanicError); ok && c.gone.Load() {
+		return pe
+	}
+	return nil
+}
+
 // handle calls the Handler with in; !ok means it panicked or returned a
 // used outside 0 to len(in), and c is closed.
 func (l *loop) handle(c *LoopConn, in []byte) (used int, ok bool) {
