@@ -15,12 +15,13 @@ var ErrNoSyscallConn = errors.New("netio: connection has no socket to tune")
 // SockOpts are socket options as the kernel reports them: Linux reports
 // twice the buffer sizes set. The net package sets the first three
 // ((*net.TCPConn).SetNoDelay, SetWriteBuffer, SetReadBuffer) but cannot read
-// them back.
+// them back. The TCP options are read only on a TCP socket: on another
+// (a Unix socket), they are left zero.
 type SockOpts struct {
-	NoDelay      bool // TCP_NODELAY
+	NoDelay      bool // TCP_NODELAY; false on a socket other than TCP
 	SendBuffer   int  // SO_SNDBUF
 	RecvBuffer   int  // SO_RCVBUF
-	NotSentLowat int  // TCP_NOTSENT_LOWAT; 0 where unsupported or unset
+	NotSentLowat int  // TCP_NOTSENT_LOWAT; 0 where unsupported or unset, or on a socket other than TCP
 }
 
 // SetNotSentLowat sets TCP_NOTSENT_LOWAT where the system has it (Linux):
@@ -36,7 +37,9 @@ func SetNotSentLowat(c net.Conn, bytes int) error {
 }
 
 // GetSockOpts reads the options of c's socket back from the kernel. A
-// [Conn] is seen through to the connection it wraps.
+// [Conn] is seen through to the connection it wraps. On a socket other
+// than TCP (a Unix stream socket, say), it reads the buffer sizes and
+// leaves the TCP options (NoDelay, NotSentLowat) zero, with no error.
 func GetSockOpts(c net.Conn) (SockOpts, error) {
 	var o SockOpts
 	var nd int
@@ -46,14 +49,35 @@ func GetSockOpts(c net.Conn) (SockOpts, error) {
 			*dst, err = getInt(c, level, opt)
 		}
 	}
-	read(syscall.IPPROTO_TCP, syscall.TCP_NODELAY, &nd)
+	tcp, err := isTCP(c)
+	if tcp {
+		read(syscall.IPPROTO_TCP, syscall.TCP_NODELAY, &nd)
+	}
 	read(syscall.SOL_SOCKET, syscall.SO_SNDBUF, &o.SendBuffer)
 	read(syscall.SOL_SOCKET, syscall.SO_RCVBUF, &o.RecvBuffer)
-	if notSentLowat >= 0 {
+	if tcp && notSentLowat >= 0 {
 		read(syscall.IPPROTO_TCP, notSentLowat, &o.NotSentLowat)
 	}
 	o.NoDelay = nd != 0
 	return o, err
+}
+
+// isTCP reports whether c's socket is a TCP one: a stream socket of the
+// Internet families.
+func isTCP(c net.Conn) (bool, error) {
+	rc, err := rawConn(c)
+	if err != nil {
+		return false, err
+	}
+	var tcp bool
+	var serr error
+	if err := rc.Control(func(fd uintptr) { tcp, serr = isTCPSocket(fd) }); err != nil {
+		return false, err
+	}
+	if serr != nil {
+		return false, fmt.Errorf("netio: %w", serr)
+	}
+	return tcp, nil
 }
 
 func rawConn(c net.Conn) (syscall.RawConn, error) {
