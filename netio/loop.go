@@ -414,6 +414,8 @@ func (c *LoopConn) SetDeadline(t time.Time) error {
 // far, which it sends first; both wait until the current call has
 // returned. Its Close, too, sends that output first (waiting at most
 // DefaultLinger for room, and returning ErrUnsent if some was left).
+// It has CloseWrite, for a half-close (a proxy's): it sends that output,
+// then the end of stream, and leaves the reading side open.
 // The loop is then done with c: OnClose learns ErrDetached. A TLS
 // connection cannot be detached (ErrTLSActive): its keys are the loop's.
 func (c *LoopConn) Detach() (net.Conn, error) {

@@ -1,6 +1,8 @@
 package netio
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -141,4 +143,20 @@ func (d *detachedConn) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// CloseWrite sends what the loop had queued, if no Read or Write has,
+// then shuts down the writing side of the connection (the peer reads the
+// end of stream) and leaves its reading side open, for a proxy's
+// half-close. It fails with an error matching errors.ErrUnsupported if
+// the connection has no CloseWrite (TCP and Unix stream ones have).
+func (d *detachedConn) CloseWrite() error {
+	if _, err := d.prefix(nil); err != nil {
+		return err
+	}
+	cw, ok := d.Conn.(interface{ CloseWrite() error })
+	if !ok {
+		return fmt.Errorf("netio: CloseWrite of a %T: %w", d.Conn, errors.ErrUnsupported)
+	}
+	return cw.CloseWrite()
 }
