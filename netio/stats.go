@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"sync/atomic"
-	"syscall"
 )
 
 // LoopStats are the counts of a [Loops] server, as [Loops.Stats] returns
@@ -41,7 +40,8 @@ type LoopCloses struct {
 	// Peer: closed by LoopConn.Close once the peer had ended its stream
 	// (an echo's Close at EOF), or because the peer reset the
 	// connection or went away (ECONNRESET, EPIPE, ECONNABORTED,
-	// ETIMEDOUT).
+	// ETIMEDOUT; on Plan 9, whose errors are strings, those count as
+	// Error).
 	Peer int64 `json:"peer"`
 	// Idle: ErrIdleTimeout; WriteTimeout: ErrWriteTimeout; Deadline: the
 	// deadline SetDeadline set (os.ErrDeadlineExceeded); InputTooLarge:
@@ -125,8 +125,7 @@ func (ls *loopStats) cause(err error, eof bool) *atomic.Int64 {
 		return &ls.input
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &ls.deadline
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.ETIMEDOUT):
+	case peerErr(err):
 		return &ls.peer
 	}
 	return &ls.other

@@ -33,7 +33,7 @@ func SetNotSentLowat(c net.Conn, bytes int) error {
 	if notSentLowat < 0 {
 		return fmt.Errorf("netio: TCP_NOTSENT_LOWAT: %w", errors.ErrUnsupported)
 	}
-	return setInt(c, syscall.IPPROTO_TCP, notSentLowat, bytes, "TCP_NOTSENT_LOWAT")
+	return setInt(c, ipprotoTCP, notSentLowat, bytes, "TCP_NOTSENT_LOWAT")
 }
 
 // GetSockOpts reads the options of c's socket back from the kernel. A
@@ -51,12 +51,12 @@ func GetSockOpts(c net.Conn) (SockOpts, error) {
 	}
 	tcp, err := isTCP(c)
 	if tcp {
-		read(syscall.IPPROTO_TCP, syscall.TCP_NODELAY, &nd)
+		read(ipprotoTCP, tcpNodelay, &nd)
 	}
-	read(syscall.SOL_SOCKET, syscall.SO_SNDBUF, &o.SendBuffer)
-	read(syscall.SOL_SOCKET, syscall.SO_RCVBUF, &o.RecvBuffer)
+	read(solSocket, soSndbuf, &o.SendBuffer)
+	read(solSocket, soRcvbuf, &o.RecvBuffer)
 	if tcp && notSentLowat >= 0 {
-		read(syscall.IPPROTO_TCP, notSentLowat, &o.NotSentLowat)
+		read(ipprotoTCP, notSentLowat, &o.NotSentLowat)
 	}
 	o.NoDelay = nd != 0
 	return o, err
