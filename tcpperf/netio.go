@@ -402,7 +402,12 @@ func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
 	r := l.r
 	c.posted = false
 	now := r.now()
-	for _, t := range c.due {
+	// Taken from c first: a write that fails the connection drops what
+	// is left in c.due (drop), and each message here is counted once,
+	// written or unsent.
+	due := c.due
+	c.due = c.due[:0]
+	for _, t := range due {
 		l.queued--
 		if c.dead {
 			l.n.unsentAt(r, 1, t)
@@ -414,13 +419,13 @@ func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
 		}
 		l.write(c, lc, 1, t)
 	}
-	c.due = c.due[:0]
 	l.checkDrained()
 }
 
 // write writes n messages with intended time t to c, in a call on it;
 // those it cannot take (too many unsent or outstanding) count as write
-// errors.
+// errors, and after a write that failed otherwise, which fails c, those
+// not written are unsent.
 func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 	if c.dead {
 		l.n.unsentAt(l.r, n, t)
@@ -434,7 +439,9 @@ func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 		putHex(l.msg[:hexLen(size)], c.sent)
 		if _, err := lc.Write(l.msg); err != nil {
 			if !errors.Is(err, netio.ErrQueueFull) {
+				l.sentMsgs(k, t) // before fail, which loses them
 				l.fail(c, &l.n.write)
+				l.n.unsentAt(r, n-k, t)
 				return
 			}
 			break

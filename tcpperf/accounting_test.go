@@ -1,0 +1,61 @@
+package tcpperf
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/netio"
+)
+
+// handshakingLoopDial dials for EngineNetio and starts a TLS handshake on
+// the connection that its server (discardServer) never answers: every
+// Write then fails with ErrHandshaking, not ErrQueueFull, on a connection
+// not (yet) failed.
+func handshakingLoopDial(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error) {
+	lc, err := s.Dial(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	if err := lc.Do(func(lc *netio.LoopConn) {
+		done <- lc.StartTLS(&tls.Config{InsecureSkipVerify: true})
+	}); err != nil {
+		return nil, err
+	}
+	return lc, <-done
+}
+
+// discardServer reads and throws away what it is sent, and never answers.
+func discardServer(t *testing.T) string {
+	return server(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+}
+
+// On EngineNetio, a write that fails for another reason than a full
+// queue fails the connection, and the messages it did not write are
+// unsent: sent, unsent, missed and refused make up the messages due. The
+// rest of the call's messages were counted nowhere (closed loop: Depth
+// at once), and in open loop the messages handed to the call were
+// counted as unsent twice, and its loop never drained.
+func TestNetioWriteErrorAccounting(t *testing.T) {
+	addr := discardServer(t)
+	// 10,000 msg/s from 10ms to 20ms: 100 messages, batched by 4 or 5
+	// a call on the connection.
+	// A loop that never drains would hold the run: the guard ends it
+	// with counts that fail the test instead.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := RunEnv(ctx, Config{
+		Engine: EngineNetio, Addr: addr, Conns: 1, QPS: 10000, Wait: WaitBatch,
+		Duration: 10 * time.Millisecond, DrainTimeout: 10 * time.Millisecond,
+	}, Env{LoopDial: handshakingLoopDial, Clock: newFakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != 0 || res.Unsent != 100 || res.Missed != 0 || res.WriteErrors != 1 || res.Interrupted {
+		t.Errorf("want the 100 messages due unsent on the connection that failed writing (1 write error): %+v", res)
+	}
+}
