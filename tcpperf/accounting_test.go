@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,4 +59,35 @@ func TestNetioWriteErrorAccounting(t *testing.T) {
 	if res.Sent != 0 || res.Unsent != 100 || res.Missed != 0 || res.WriteErrors != 1 || res.Interrupted {
 		t.Errorf("want the 100 messages due unsent on the connection that failed writing (1 write error): %+v", res)
 	}
+}
+
+// A loop so far behind that it passes the cut-off in the warm-up misses
+// the measurement's messages, not the warm-up's: missed is the
+// measurement's only, as sent and unsent are (it counted the 60 of the
+// warm-up not sent too).
+func TestMissedMeasuredOnly(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, echo)
+		clk := newFakeClock()
+		// 1000 msg/s: 100 in the warm-up, from 10ms to 110ms, and 100 in
+		// the measurement, to 210ms. At 50ms, with 40 sent, the clock
+		// jumps a second, past the cut-off at 220ms.
+		at := clk.Now().Add(50 * time.Millisecond)
+		var jumped atomic.Bool
+		clk.Moved = func(now time.Time) {
+			if !now.Before(at) && jumped.CompareAndSwap(false, true) {
+				clk.Advance(time.Second)
+			}
+		}
+		res, err := RunEnv(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 1, QPS: 1000,
+			Warmup: 100 * time.Millisecond, Duration: 100 * time.Millisecond, DrainTimeout: 10 * time.Millisecond,
+		}, Env{Clock: clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent != 0 || res.Unsent != 0 || res.Missed != 100 {
+			t.Errorf("want the measurement's 100 messages missed, none sent: %+v", res)
+		}
+	})
 }

@@ -196,7 +196,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 			}
 			switch {
 			case next >= r.end || now >= r.cutoff():
-				l.n.missed.Add(r.dueCount(l.id) - k)
+				l.n.missed.Add(r.missedFrom(l.id, k))
 				scheduling = false
 				r.schedDone <- struct{}{}
 			case !r.env.realTime:

@@ -375,7 +375,7 @@ func (l *nloop) step() int64 {
 		l.next = r.due(l.id, l.k)
 	}
 	if l.next >= r.end || now >= r.cutoff() {
-		l.n.missed.Add(r.dueCount(l.id) - l.k)
+		l.n.missed.Add(r.missedFrom(l.id, l.k))
 		l.scheduling = false
 		r.schedDone <- struct{}{}
 		return -1

@@ -57,17 +57,28 @@ func (r *run) cutoff() int64 { return r.end + int64(r.cfg.DrainTimeout) }
 
 // dueCount returns how many messages loop l's schedule sends before the
 // end: its k with due(l, k) < end.
-func (r *run) dueCount(l int) int64 {
-	lo, hi := int64(0), int64(float64(r.end-r.start)/r.step/float64(len(r.loops)))+2
-	for lo < hi { // due(l, lo-1) < end <= due(l, hi)
+func (r *run) dueCount(l int) int64 { return r.countBefore(l, r.end) }
+
+// countBefore returns how many messages of loop l's schedule are due
+// before t: its k with due(l, k) < t.
+func (r *run) countBefore(l int, t int64) int64 {
+	lo, hi := int64(0), int64(float64(max(t-r.start, 0))/r.step/float64(len(r.loops)))+2
+	for lo < hi { // due(l, lo-1) < t <= due(l, hi)
 		mid := lo + (hi-lo)/2
-		if r.due(l, mid) < r.end {
+		if r.due(l, mid) < t {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
 	return lo
+}
+
+// missedFrom returns how many messages loop l's schedule has due in the
+// measurement from its message k on: those it misses when it stops
+// there. The warm-up's are not counted, as they are not among the sent.
+func (r *run) missedFrom(l int, k int64) int64 {
+	return max(r.dueCount(l)-max(k, r.countBefore(l, r.measure)), 0)
 }
 
 func (r *run) measured(t int64) bool { return t >= r.measure && t < r.end }

@@ -131,9 +131,10 @@ type Result struct {
 	// then in flight, not waited for, are Abandoned, not unanswered.
 	Interrupted bool  `json:"interrupted,omitempty"`
 	Abandoned   int64 `json:"abandoned,omitempty"`
-	// Missed counts the messages of an open-loop schedule due before its
-	// end and not sent DrainTimeout after it, the tool being too far
-	// behind (see the lateness). Not an error of the server.
+	// Missed counts the messages of an open-loop schedule due in the
+	// measurement (as Sent, the warm-up's left out) and not sent
+	// DrainTimeout after its end, the tool being too far behind (see the
+	// lateness). Not an error of the server.
 	Missed      int64   `json:"missed"`
 	LatenessP50 float64 `json:"send_lateness_p50_us"`
 	LatenessP99 float64 `json:"send_lateness_p99_us"`
@@ -251,7 +252,7 @@ type counters struct {
 	msent                                           atomic.Int64 // sent within the measurement
 	unsent                                          atomic.Int64 // due in the measurement on a failed connection
 	abandoned                                       atomic.Int64 // outstanding on connections closed at a stop
-	missed                                          atomic.Int64 // due before the end, not sent by then
+	missed                                          atomic.Int64 // due in the measurement, not sent by the cut-off
 	answered                                        atomic.Int64 // responses, measured or not
 	idle                                            atomic.Int64 // ns waiting or polling with nothing to do
 }
