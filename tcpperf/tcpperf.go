@@ -93,6 +93,12 @@ type Config struct {
 // Result is the outcome of a run, or of merged interval logs (Logs > 0:
 // only the percentiles, Received, DurationS, AchievedQPS and StartMs are
 // set, and only they are in its JSON). Latencies are in microseconds.
+//
+// A percentile of nothing is no latency, not 0 µs: in the JSON, the
+// latency percentiles, Max and Mean are left out when nothing was
+// received (Received 0) and they are all 0, and the send lateness ones
+// when nothing was sent (Sent 0) and they are all 0, as the text prints
+// "-" for them. Decoded, what is left out is 0.
 type Result struct {
 	Mode            string  `json:"mode"`
 	Conns           int     `json:"conns"`     // requested
@@ -153,14 +159,35 @@ type Result struct {
 	StartMs int64 `json:"start_unix_ms,omitempty"`
 }
 
-// MarshalJSON writes a run's Result with every field, and merged logs'
-// (Logs > 0) with only what a merge measures: its span, count, rate and
+// MarshalJSON writes a run's Result with every field but the
+// percentiles of nothing (see Result), and merged logs' (Logs > 0) with only what a merge measures: its span, count, rate and
 // percentiles (none without values), not a run's zeros (sent, errors,
 // connections), which would read as measured.
 func (r Result) MarshalJSON() ([]byte, error) {
 	type run Result // without this method
 	if r.Logs == 0 {
-		return json.Marshal(run(r))
+		// The fields left out when nothing was measured shadow run's.
+		type result struct {
+			run
+			P50         *float64 `json:"p50_us,omitempty"`
+			P90         *float64 `json:"p90_us,omitempty"`
+			P99         *float64 `json:"p99_us,omitempty"`
+			P999        *float64 `json:"p999_us,omitempty"`
+			P9999       *float64 `json:"p9999_us,omitempty"`
+			Max         *float64 `json:"max_us,omitempty"`
+			Mean        *float64 `json:"mean_us,omitempty"`
+			LatenessP50 *float64 `json:"send_lateness_p50_us,omitempty"`
+			LatenessP99 *float64 `json:"send_lateness_p99_us,omitempty"`
+			LatenessMax *float64 `json:"send_lateness_max_us,omitempty"`
+		}
+		out := result{run: run(r)}
+		if r.Received != 0 || r.P50 != 0 || r.P90 != 0 || r.P99 != 0 || r.P999 != 0 || r.P9999 != 0 || r.Max != 0 || r.Mean != 0 {
+			out.P50, out.P90, out.P99, out.P999, out.P9999, out.Max, out.Mean = &r.P50, &r.P90, &r.P99, &r.P999, &r.P9999, &r.Max, &r.Mean
+		}
+		if r.Sent != 0 || r.LatenessP50 != 0 || r.LatenessP99 != 0 || r.LatenessMax != 0 {
+			out.LatenessP50, out.LatenessP99, out.LatenessMax = &r.LatenessP50, &r.LatenessP99, &r.LatenessMax
+		}
+		return json.Marshal(out)
 	}
 	type merged struct {
 		Mode        string  `json:"mode"`
