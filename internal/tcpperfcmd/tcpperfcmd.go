@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -264,7 +265,8 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	}
 	wait := string(r.Wait)
 	if r.BatchUs > 0 {
-		wait += fmt.Sprintf(" %gµs", r.BatchUs)
+		// As a duration: "%gµs" wrote 20s as "2e+07µs".
+		wait += " " + time.Duration(math.Round(r.BatchUs*1e3)).String()
 	}
 	if r.WaitChosen {
 		wait += ", chosen by the load"

@@ -268,3 +268,21 @@ func TestCPUsBeyondConns(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after -cpus 64 -conns 1, want at most %d", got, max(prev, 2))
 	}
 }
+
+// A -batch window prints as a duration, however large: 20s printed as
+// "2e+07µs".
+func TestPrintBatch(t *testing.T) {
+	for _, c := range []struct {
+		us   float64
+		want string
+	}{{400, "waiting batch 400µs,"}, {2e7, "waiting batch 20s,"}, {1500, "waiting batch 1.5ms,"}, {0.5, "waiting batch 500ns,"}} {
+		r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: 1000, Loops: 1, Wait: tcpperf.WaitBatch, BatchUs: c.us, Arrival: tcpperf.ArrivalKernel}
+		var b bytes.Buffer
+		if err := Print(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("batch %gµs: want %q in\n%s", c.us, c.want, b.String())
+		}
+	}
+}
