@@ -44,20 +44,24 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 	all = newHist()
 	first, last = int64(math.MaxInt64), int64(math.MinInt64)
 	for i, log := range logs {
+		name := fmt.Sprintf("log %d", i+1)
+		if n, ok := log.(interface{ Name() string }); ok && n.Name() != "" {
+			name = n.Name() // a file's
+		}
 		lr := hdrhistogram.NewHistogramLogReader(log)
 		for n, tagged := 0, 0; ; {
 			h, err := lr.NextIntervalHistogram()
 			if err != nil {
-				return nil, 0, 0, fmt.Errorf("%w: log %d: %w", ErrLog, i+1, err)
+				return nil, 0, 0, fmt.Errorf("%w: %s: %w", ErrLog, name, err)
 			}
 			if h == nil && n == 0 {
 				// Not an interval log, the empty one of a run that
 				// measured nothing, or one of other measures only: a
 				// merge without it would look whole.
 				if tagged > 0 {
-					return nil, 0, 0, fmt.Errorf("%w: log %d: no untagged intervals (%d tagged, another measure)", ErrLog, i+1, tagged)
+					return nil, 0, 0, fmt.Errorf("%w: %s: no untagged intervals (%d tagged, another measure)", ErrLog, name, tagged)
 				}
-				return nil, 0, 0, fmt.Errorf("%w: log %d: no intervals", ErrLog, i+1)
+				return nil, 0, 0, fmt.Errorf("%w: %s: no intervals", ErrLog, name)
 			}
 			if h == nil {
 				break
@@ -68,7 +72,7 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 			}
 			n++
 			if dropped := all.Merge(h); dropped > 0 {
-				return nil, 0, 0, fmt.Errorf("%w: log %d: %d values out of range", ErrLog, i+1, dropped)
+				return nil, 0, 0, fmt.Errorf("%w: %s: %d values out of range", ErrLog, name, dropped)
 			}
 			first, last = min(first, h.StartTimeMs()), max(last, h.EndTimeMs())
 		}
@@ -88,7 +92,9 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // intervals are merged: a log may carry other measures under tags (as
 // smtp-source's carries each phase's latencies beside its messages'). A
 // log with no untagged interval (not a log, an empty one, or one of other
-// measures only) is an error matching ErrLog, as one that cannot be read.
+// measures only) is an error matching ErrLog, as one that cannot be read;
+// the error names the log by its Name method if it has one (an *os.File
+// has), else by its place among logs ("log 2").
 func MergeLogs(logs ...io.Reader) (*Result, error) {
 	all, first, last, err := mergeLogs(logs)
 	if err != nil {

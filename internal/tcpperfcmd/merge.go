@@ -48,7 +48,12 @@ func merge(args []string, stdout, stderr io.Writer) error {
 		}
 		return rs
 	}
-	res, err := tcpperf.MergeLogs(readers(data...)...)
+	// Named, so that an error says which file (not "log 1").
+	named := make([]io.Reader, len(data))
+	for i, b := range data {
+		named[i] = namedReader{bytes.NewReader(b), fs.Arg(i)}
+	}
+	res, err := tcpperf.MergeLogs(named...)
 	if err != nil {
 		return err
 	}
@@ -74,3 +79,12 @@ func merge(args []string, stdout, stderr io.Writer) error {
 	}
 	return Print(stdout, res)
 }
+
+// A namedReader is a file's contents, named as the file for MergeLogs'
+// errors.
+type namedReader struct {
+	*bytes.Reader
+	name string
+}
+
+func (r namedReader) Name() string { return r.name }

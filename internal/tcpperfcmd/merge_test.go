@@ -111,15 +111,15 @@ func TestMergeErrors(t *testing.T) {
 	for _, f := range []string{empty, notLog} {
 		out.Reset()
 		err := Run(context.Background(), []string{"merge", f}, &out, &errb)
-		if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), "log 1: no intervals") || out.Len() > 0 {
+		if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), f+": no intervals") || out.Len() > 0 {
 			t.Errorf("%s: %v, %q; want ErrLog, no intervals", f, err, out.String())
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.hlog")
 	os.WriteFile(bad, []byte("0.1,0.2,0.3,HISTFAAAA!!!!\n"), 0o644)
 	err := Run(context.Background(), []string{"merge", bad}, &out, &errb)
-	if !errors.Is(err, tcpperf.ErrLog) {
-		t.Errorf("bad log: %v, want tcpperf.ErrLog", err)
+	if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), bad+": ") {
+		t.Errorf("bad log: %v, want tcpperf.ErrLog naming %s", err, bad)
 	}
 	if err := Run(context.Background(), []string{"merge", filepath.Join(t.TempDir(), "none")}, &out, &errb); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
