@@ -332,6 +332,24 @@ func TestWaitChosen(t *testing.T) {
 	}
 }
 
+// In closed loop the loops have no schedule: they sleep until responses
+// come, and the wait chosen says so (it said adaptive, the open loop's
+// choice at a low rate, which polls before sends that closed loop does
+// not schedule). The system clock: a fake one moves only with a
+// schedule or a server that moves it.
+func TestWaitChosenClosedLoop(t *testing.T) {
+	addr := server(t, echo)
+	forEngines(t, func(t *testing.T, engine string) {
+		res, err := Run(context.Background(), Config{Engine: engine, Addr: addr, Conns: 2, MsgSize: 16, Duration: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wait != WaitSleep || !res.WaitChosen || res.TargetQPS != 0 {
+			t.Errorf("closed loop: wait %s chosen %v, want sleep chosen: %+v", res.Wait, res.WaitChosen, res)
+		}
+	})
+}
+
 // EngineNetio waits only by sleeping and times responses only when read:
 // a wait that polls, or kernel arrival, is a configuration error, and a
 // wait chosen by the load is batch or sleep. An unknown engine is refused.

@@ -63,7 +63,9 @@ type Config struct {
 	// share of QPS is so high that WaitAdaptive would never sleep (its
 	// next send always nearer than Spin + 50µs, about 12,500 msg/s with
 	// the default Spin) and so would take its whole CPU, WaitSleep where
-	// Spin is negative, WaitAdaptive otherwise.
+	// Spin is negative and in closed loop (QPS 0: no send to poll
+	// before, the loops sleep until responses come), WaitAdaptive
+	// otherwise.
 	Wait Wait
 	// Batch is how late WaitBatch lets a send be before it wakes the loop
 	// for it and for all others due by then (default 400µs; only with
@@ -105,7 +107,7 @@ type Result struct {
 	Connected       int     `json:"connected"` // opened (Conns - ConnectFailures)
 	Loops           int     `json:"loops,omitempty"`
 	Wait            Wait    `json:"wait"`               // how the loops waited between sends
-	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset)
+	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset; in closed loop, sleep)
 	BatchUs         float64 `json:"batch_us,omitempty"` // WaitBatch's window
 	Arrival         Arrival `json:"arrival"`            // how responses were timed
 	Engine          string  `json:"engine"`             // what served the connections (Config.Engine)
@@ -459,7 +461,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func (cfg *Config) chooseWait() Wait {
 	loops := max(min(cfg.Loops, cfg.Conns), 1)
 	switch {
-	case cfg.Spin < 0:
+	case cfg.Spin < 0 || cfg.QPS == 0:
+		// Closed loop: no schedule, no send to poll for; the loops
+		// sleep until responses come, whatever the wait.
 		return WaitSleep
 	case cfg.QPS > 0 && cfg.QPS/float64(loops) >= float64(time.Second)/float64(cfg.Spin+minNap):
 		return WaitBatch

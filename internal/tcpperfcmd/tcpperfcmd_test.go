@@ -286,3 +286,22 @@ func TestPrintBatch(t *testing.T) {
 		}
 	}
 }
+
+// A closed-loop run's chosen wait says what applies: the loops wait for
+// responses. It said "chosen by the load", as an open loop's choice.
+func TestPrintClosedLoopWait(t *testing.T) {
+	r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, Depth: 1, Loops: 1, Wait: tcpperf.WaitSleep, WaitChosen: true, Arrival: tcpperf.ArrivalRead}
+	var b bytes.Buffer
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "1 loops waiting sleep (closed loop: for responses), busy") || strings.Contains(s, "chosen by the load") {
+		t.Errorf("closed loop:\n%s", s)
+	}
+	r.TargetQPS = 1000
+	b.Reset()
+	Print(&b, r)
+	if s := b.String(); !strings.Contains(s, "1 loops waiting sleep, chosen by the load, busy") {
+		t.Errorf("open loop:\n%s", s)
+	}
+}
