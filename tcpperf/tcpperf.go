@@ -162,9 +162,10 @@ type Result struct {
 }
 
 // MarshalJSON writes a run's Result with every field but the
-// percentiles of nothing (see Result), and merged logs' (Logs > 0) with only what a merge measures: its span, count, rate and
-// percentiles (none without values), not a run's zeros (sent, errors,
-// connections), which would read as measured.
+// percentiles of nothing (see Result), and merged logs' (Logs > 0) with
+// only what a merge measures: its span, count, rate and percentiles (none
+// without values), not a run's zeros (sent, errors, connections), which
+// would read as measured.
 func (r Result) MarshalJSON() ([]byte, error) {
 	type run Result // without this method
 	if r.Logs == 0 {
