@@ -41,12 +41,10 @@
 //     counts connections by how they closed. TLS ([LoopConn.StartTLS])
 //     is crypto/tls's, its handshake bounded and off the loop.
 //
-// Serve runs on epoll on Linux; elsewhere (macOS, the BSDs, Windows,
-// and every other system Go builds for: Plan 9, js/wasm and wasip1
-// included, over the listeners their net package gives), and under the
-// build tag netio_portable, on goroutines over net.Conn (two a
-// connection), with the same contract. Socket options
-// ([SetNotSentLowat], [GetSockOpts]) need a Unix system. A Handler must not block: another goroutine answers
-// through [LoopConn.Do], and code that must block takes the connection
-// with [LoopConn.Detach]. docs/netio.md tells the rules in full.
+// Serve runs on epoll on Linux; on every other system (and under the
+// build tag netio_portable) on goroutines over net.Conn, two a
+// connection, with the same contract. Socket options ([SetNotSentLowat],
+// [GetSockOpts]) need Unix. A Handler must not block: another goroutine
+// answers through [LoopConn.Do], and code that must block takes the
+// connection with [LoopConn.Detach]. docs/netio.md tells the rules in full.
 package netio
