@@ -251,3 +251,30 @@ func TestDecideAfterCaptureClosed(t *testing.T) {
 	c.send("BDAT 4 LAST\r\nhi\r\n")
 	c.expect(250)
 }
+
+// A Decide reply whose text is not one line (Reply.Text must be) gets
+// the generic text for its code: a CR or LF in it would end the reply
+// early and have the client read the rest as another reply.
+func TestDecideTextOneLine(t *testing.T) {
+	decide := func(m Message) Reply {
+		if m.From == "ok@x" {
+			return Reply{Code: 250, Text: "2.0.0 kept\r\n250 more"}
+		}
+		return Reply{Code: 550, Text: "5.7.1 no\r\n250 2.0.0 fake"}
+	}
+	s := startSink(t, Config{Decide: decide}, hooks{})
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	c.cmd(250, "MAIL FROM:<no@x>")
+	c.cmd(250, "RCPT TO:<r@x>")
+	c.cmd(354, "DATA")
+	if text := c.cmd(550, "hi\r\n."); strings.ContainsAny(text, "\r\n") {
+		t.Errorf("550 text %q", text)
+	}
+	c.cmd(250, "MAIL FROM:<ok@x>")
+	c.cmd(250, "RCPT TO:<r@x>")
+	c.cmd(354, "DATA")
+	c.cmd(250, "hi\r\n.")
+	c.cmd(250, "NOOP")
+	c.cmd(221, "QUIT")
+}

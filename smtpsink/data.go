@@ -160,6 +160,9 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 		dr := d(ss.message(size, chunks, ss.nmsg+1))
 		if dr.Code >= 200 && dr.Code <= 299 || dr.Code >= 400 && dr.Code <= 599 {
 			dr.Close = dr.Close || dr.Code == 421 // RFC 5321 §3.8
+			if !oneLine(dr.Text) {
+				dr.Text = "" // a CR or LF would end the reply early
+			}
 			r, ss.perRcpt = dr, ss.perRcpt[:0]
 		}
 	}
