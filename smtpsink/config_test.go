@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ func TestConfigErrors(t *testing.T) {
 		"force text, LF":      {Force: map[string]Reply{"CONNECT": {Code: 554, Text: "a\n250 ok"}}},
 		"rule text, CR":       {Rules: []Rule{{Stage: "rcpt", Reply: Reply{Code: 550, Text: "no\r"}}}},
 		"rule, unknown stage": {Rules: []Rule{{Stage: "quit", Reply: Reply{Code: 550}}}},
+		"rule, odds NaN":      {Rules: []Rule{{Stage: "rcpt", Odds: math.NaN(), Reply: Reply{Code: 550}}}},
+		"rule, odds over 100": {Rules: []Rule{{Stage: "rcpt", Odds: 101, Reply: Reply{Code: 550}}}},
 		"hostname, CRLF":      {Hostname: "x\r\n250 evil"},
 		"hostname, NUL":       {Hostname: "x\x00"},
 	} {

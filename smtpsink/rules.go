@@ -86,7 +86,7 @@ func (r Rule) check() error {
 	if r.Reply.Code < 400 || r.Reply.Code > 599 {
 		return fmt.Errorf("code %d: want 400 to 599", r.Reply.Code)
 	}
-	if r.Odds < 0 || r.Odds > 100 {
+	if !(r.Odds >= 0 && r.Odds <= 100) { // NaN too
 		return fmt.Errorf("odds %v%%: want 0 to 100", r.Odds)
 	}
 	if !oneLine(r.Reply.Text) {
