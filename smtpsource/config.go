@@ -232,7 +232,7 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: no address", ErrConfig)
 	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
 		return fmt.Errorf("%w: negative count", ErrConfig)
-	case cfg.QPS < 0 || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
+	case !(cfg.QPS >= 0) || math.IsInf(cfg.QPS, 1) || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
 		return fmt.Errorf("%w: negative rate or time", ErrConfig)
 	case cfg.Wait > 0 && cfg.RandomWait > 0:
 		return fmt.Errorf("%w: a fixed and a random wait between messages", ErrConfig)

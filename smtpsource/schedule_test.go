@@ -180,3 +180,14 @@ func TestStages(t *testing.T) {
 		}
 	}
 }
+
+// A QPS that is not a finite number is ErrConfig, as a stage's rate
+// is: NaN ran in closed loop and +Inf sent everything at once, and
+// either made a Result that encoding/json cannot marshal (TargetQPS).
+func TestQPSNotFinite(t *testing.T) {
+	for _, q := range []float64{math.NaN(), math.Inf(1)} {
+		if err := (Config{Addr: "127.0.0.1:25", QPS: q}).Check(); !errors.Is(err, ErrConfig) {
+			t.Errorf("QPS %v: %v, want ErrConfig", q, err)
+		}
+	}
+}
