@@ -246,6 +246,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n\x00"):
 		return fmt.Errorf("%w: line break or NUL in an address, name or subject", ErrConfig)
+	case strings.ContainsAny(cfg.From+cfg.To, "<>"):
+		return fmt.Errorf("%w: angle bracket in an address (From %q, To %q)", ErrConfig, cfg.From, cfg.To)
 	case strings.ContainsAny(cfg.XClient+cfg.XForward, "\r\n\x00"):
 		return fmt.Errorf("%w: line break or NUL in the XCLIENT or XFORWARD attributes", ErrConfig)
 	}

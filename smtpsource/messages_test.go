@@ -238,6 +238,7 @@ func TestHeadersAndLists(t *testing.T) {
 		{ToList: []string{"a\x00@b"}}, {FromList: []string{"a\x00@b"}}, {OldMode: true, Headers: []string{"X-A: b"}},
 		{Length: 10, LengthMax: 5}, {Length: 10, LengthMax: 20, Message: []byte("x")},
 		{MessageSet: [][]byte{}}, {MessageSet: [][]byte{[]byte("x")}, Message: []byte("x")},
+		{From: "a>b@c"}, {To: "<a<b@c>"}, {From: "a@b> SIZE=1"},
 	} {
 		bad.Addr = "127.0.0.1:1"
 		if _, err := Run(context.Background(), bad); !errors.Is(err, ErrConfig) {
