@@ -34,6 +34,7 @@ type session struct {
 	plain net.Conn // the connection below TLS and the trace (for STARTTLS)
 
 	tls         bool        // speaking TLS
+	handshaking bool        // in a TLS handshake (goroutine engine): nothing can be said in the clear
 	tlsConn     *tls.Conn   // if so, over this
 	clientCert  string      // the subject of the client's verified certificate
 	authed      bool        // AUTH succeeded
@@ -166,6 +167,9 @@ func (ss *session) run() bool { return ss.end(ss.serve()) }
 func (ss *session) end(quit bool) bool {
 	if quit {
 		return true
+	}
+	if ss.handshaking {
+		return false // the client reads TLS records: a 421 in the clear would be a bad one
 	}
 	select {
 	case <-ss.s.kill:

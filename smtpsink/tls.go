@@ -49,6 +49,7 @@ func (ss *session) startTLS(arg string) (ok bool) {
 // connection, within Timeout, and then the session speaks over TLS,
 // knowing nothing of what came before it (RFC 3207 §4.2).
 func (ss *session) handshake() bool {
+	ss.handshaking = true
 	tc := tls.Server(ss.plain, ss.cfg.TLS)
 	if t := ss.cio.timeout; t > 0 {
 		tc.SetDeadline(time.Now().Add(t))
@@ -57,6 +58,7 @@ func (ss *session) handshake() bool {
 		return false
 	}
 	tc.SetDeadline(time.Time{})
+	ss.handshaking = false
 	ss.s.stats.tls.Add(1)
 	var c net.Conn = tc
 	if ss.cfg.Trace != nil {

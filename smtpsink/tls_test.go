@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/smtp"
 	nettextproto "net/textproto"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -303,5 +304,38 @@ func TestNetSMTPClientTLS(t *testing.T) {
 	}
 	if ms := got.all(); len(ms) != 1 || !ms[0].TLS || ms[0].AuthUser != "u" || ms[0].Size != 23 {
 		t.Errorf("messages %+v", ms)
+	}
+}
+
+// A server that closes while a session is in its TLS handshake (after
+// STARTTLS's 220, or under implicit TLS) says nothing to it, on either
+// engine: the client reads TLS records there, and a 421 in the clear
+// would be a bad one.
+func TestCloseInHandshake(t *testing.T) {
+	for _, implicit := range []bool{false, true} {
+		for _, engine := range []Engine{EngineGoroutine, testEngine()} {
+			srvTLS, _ := testTLS(t)
+			s := startSink(t, Config{TLS: srvTLS, TLSImplicit: implicit, Engine: engine}, hooks{})
+			var c *client
+			if implicit {
+				raw, err := net.Dial("tcp", s.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer raw.Close()
+				c = &client{t: t, Conn: nettextproto.NewConn(raw), raw: raw}
+				for s.Stats().Active == 0 {
+					runtime.Gosched() // until the session has begun
+				}
+			} else {
+				c = dial(t, s)
+				c.cmd(250, "EHLO c")
+				c.cmd(220, "STARTTLS")
+			}
+			s.Close()
+			if b, _ := io.ReadAll(c.R); len(b) > 0 {
+				t.Errorf("implicit %v, engine %q: after the server closed mid-handshake: %q", implicit, engine, b)
+			}
+		}
 	}
 }
