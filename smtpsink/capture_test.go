@@ -224,34 +224,6 @@ func TestCaptureAborted(t *testing.T) {
 	}
 }
 
-// Decide sees a message's bytes as Capture kept them: its writer is
-// closed before Decide is called, so a writer that keeps the data only
-// when closed (a pipe read to its end, a buffered file) has it whole.
-func TestDecideAfterCaptureClosed(t *testing.T) {
-	var cp captured
-	decide := func(m Message) Reply {
-		_, data, closed := cp.get(cp.len() - 1)
-		if !closed {
-			return Reply{Code: 451, Text: "4.3.0 capture still open"}
-		}
-		if data != "hi\r\n" {
-			return Reply{Code: 554, Text: "5.6.0 wrong data"}
-		}
-		return Reply{}
-	}
-	s := startSink(t, Config{Capture: cp.capture, Decide: decide}, hooks{})
-	c := dial(t, s)
-	c.cmd(250, "EHLO c")
-	c.cmd(250, "MAIL FROM:<a@x>")
-	c.cmd(250, "RCPT TO:<r@x>")
-	c.cmd(354, "DATA")
-	c.cmd(250, "hi\r\n.")
-	c.cmd(250, "MAIL FROM:<a@x>")
-	c.cmd(250, "RCPT TO:<r@x>")
-	c.send("BDAT 4 LAST\r\nhi\r\n")
-	c.expect(250)
-}
-
 // A Decide reply whose text is not one line (Reply.Text must be) gets
 // the generic text for its code: a CR or LF in it would end the reply
 // early and have the client read the rest as another reply.

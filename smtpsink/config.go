@@ -146,10 +146,11 @@ type Config struct {
 	// DATA's 354, or with its first BDAT chunk) with its transaction;
 	// the message's data, as Digest sees it (up to its first problem:
 	// a bare CR or LF, the size limit), is written to the writer it
-	// returns (nil: none), which is closed at the message's end, before
-	// Decide is called (so Decide sees the data whole) and before its
-	// reply, whatever the reply, or when the transaction or the session
-	// ends before it. A writer that has a method
+	// returns (nil: none), which is closed at the message's end, after
+	// Decide's call and before its reply, whatever the reply (so Decide
+	// sees what was written, not what a writer keeps only when closed),
+	// or when the transaction or the session ends before it. A writer
+	// that has a method
 	// CloseWithError(error) error, as *io.PipeWriter does, is closed
 	// with it instead when the data is not whole: with the data's error
 	// (as dot's: too large, a bare CR or LF, a line too long) or, for a

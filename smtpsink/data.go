@@ -133,9 +133,9 @@ func (ss *session) startHash() {
 // endMessage replies to the end of a message's data (err: its data error)
 // and ends the transaction. It returns false if the session ends.
 func (ss *session) endMessage(err error, size int64, chunks int) bool {
-	// The capture is closed first, with the data's error if it is not
-	// whole: Decide may read what it kept.
-	ss.endCapture(err)
+	if err != nil {
+		ss.endCapture(err) // the data is not whole
+	}
 	r := Reply{Code: 250}
 	e := ss.s.k.dataEnd
 	switch {
