@@ -68,3 +68,6 @@ const portableLoops = false
 // lingerSeesAcks: a close's linger ends once the peer has acknowledged
 // the output (SIOCOUTQ).
 const lingerSeesAcks = true
+
+// FD is c's socket; only on c's loop (in a Handler, OnOpen or Do).
+func (c *LoopConn) FD() int { return c.fd }

@@ -237,6 +237,7 @@ type LoopConn struct {
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
 	hup       bool // the last event said the peer ended or failed
+	empty     bool // epoll (Linux): its last read emptied the socket, and no event came since
 	more      bool // on the loop's list of connections to read on
 	full      bool // a Write failed with ErrQueueFull, or NotifyWritable
 	unread    bool // SetReading(false): not read until SetReading(true)
@@ -534,12 +535,13 @@ type Loops struct {
 
 // A listener is one of the listeners a Loops server polls.
 type listener struct {
-	id   int32        // its index in Loops.lns
-	fd   int          // the server's duplicate of its socket; -1 once closed
-	addr net.Addr     // ln.Addr()
-	unix bool         // a Unix domain socket: no TCP options
-	keep net.Listener // a *net.UnixListener, closed with the server (its socket file goes then)
-	acc  net.Listener // the portable Serve's: what it accepts from, nil once closed
+	id      int32        // its index in Loops.lns
+	fd      int          // the server's duplicate of its socket; -1 once closed
+	addr    net.Addr     // ln.Addr()
+	unix    bool         // a Unix domain socket: no TCP options
+	noDelay bool         // TCP_NODELAY is set on it, so on what it accepts (epoll loops)
+	keep    net.Listener // a *net.UnixListener, closed with the server (its socket file goes then)
+	acc     net.Listener // the portable Serve's: what it accepts from, nil once closed
 }
 
 // Serve serves the connections ln accepts with h, on opt.Loops event

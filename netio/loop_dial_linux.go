@@ -10,6 +10,7 @@ import (
 
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,11 +94,11 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 }
 
 // dialAddrs resolves address on network.
-func dialAddrs(ctx context.Context, network, address string) ([]unix.Sockaddr, error) {
+func dialAddrs(ctx context.Context, network, address string) ([]syscall.Sockaddr, error) {
 	ipNet := "ip"
 	switch network {
 	case "unix":
-		return []unix.Sockaddr{&unix.SockaddrUnix{Name: address}}, nil
+		return []syscall.Sockaddr{&syscall.SockaddrUnix{Name: address}}, nil
 	case "tcp4":
 		ipNet = "ip4"
 	case "tcp6":
@@ -124,14 +125,14 @@ func dialAddrs(ctx context.Context, network, address string) ([]unix.Sockaddr, e
 	if err != nil {
 		return nil, err
 	}
-	var sas []unix.Sockaddr
+	var sas []syscall.Sockaddr
 	for _, ip := range ips {
 		ip = ip.Unmap()
 		switch {
 		case ip.Is4() && network != "tcp6":
-			sas = append(sas, &unix.SockaddrInet4{Port: port, Addr: ip.As4()})
+			sas = append(sas, &syscall.SockaddrInet4{Port: port, Addr: ip.As4()})
 		case ip.Is6() && network != "tcp4":
-			sa := &unix.SockaddrInet6{Port: port, Addr: ip.As16()}
+			sa := &syscall.SockaddrInet6{Port: port, Addr: ip.As16()}
 			if z := ip.Zone(); z != "" {
 				if n, err := strconv.Atoi(z); err == nil {
 					sa.ZoneId = uint32(n)
@@ -149,12 +150,12 @@ func dialAddrs(ctx context.Context, network, address string) ([]unix.Sockaddr, e
 }
 
 // dialOne connects to sa, of host, on the loop whose turn it is.
-func (s *Loops) dialOne(ctx context.Context, sa unix.Sockaddr, host string) (*LoopConn, error) {
+func (s *Loops) dialOne(ctx context.Context, sa syscall.Sockaddr, host string) (*LoopConn, error) {
 	family := unix.AF_UNIX
 	switch sa.(type) {
-	case *unix.SockaddrInet4:
+	case *syscall.SockaddrInet4:
 		family = unix.AF_INET
-	case *unix.SockaddrInet6:
+	case *syscall.SockaddrInet6:
 		family = unix.AF_INET6
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -165,7 +166,7 @@ func (s *Loops) dialOne(ctx context.Context, sa unix.Sockaddr, host string) (*Lo
 	if !d.unix {
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
 	}
-	switch err := unix.Connect(fd, sa); err {
+	switch err := syscall.Connect(fd, sa); err {
 	case nil:
 		d.connected = true
 	case unix.EINPROGRESS, unix.EINTR: // EINTR: the connect goes on

@@ -172,6 +172,10 @@ func (s *Loops) addListener(ln net.Listener) error {
 	lis := &listener{fd: fd, addr: ln.Addr()}
 	if ul, ok := ln.(*net.UnixListener); ok {
 		lis.unix, lis.keep = true, ul
+	} else {
+		// Linux gives an accepted socket its listener's options: set
+		// once here, TCP_NODELAY is not set again on each connection.
+		lis.noDelay = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) == nil
 	}
 	s.mu.Lock()
 	if s.sys.quit.Load() || s.sys.stopping.Load() {
@@ -573,6 +577,7 @@ func msUntil(d int64) int {
 }
 
 func (l *loop) event(c *LoopConn, ev uint32) {
+	c.empty = false
 	switch {
 	case c.dial != nil:
 		l.dialEvent(c, ev)
@@ -648,11 +653,14 @@ func (l *loop) acceptAll(ll *loopListener) {
 		return
 	}
 	for range acceptBurst {
-		fd, sa, err := unix.Accept4(ln.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		// syscall's Accept4, not x/sys/unix's: that one asks the
+		// listener for its protocol (getsockopt) at every accept, to
+		// tell L2TP's addresses from TCP's.
+		fd, sa, err := syscall.Accept4(ln.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		switch err {
 		case nil:
 			ll.backoff = 0
-			l.handOff(fd, sa, ln.unix)
+			l.handOff(fd, sa, !ln.unix && !ln.noDelay)
 			continue
 		case unix.EAGAIN:
 			return
@@ -682,11 +690,12 @@ func (l *loop) acceptError(err error) {
 	}
 }
 
-// handOff gives the accepted connection fd to the loop whose turn it is.
-func (l *loop) handOff(fd int, sa unix.Sockaddr, isUnix bool) {
+// handOff gives the accepted connection fd to the loop whose turn it is;
+// noDelay: it has yet to be given TCP_NODELAY.
+func (l *loop) handOff(fd int, sa syscall.Sockaddr, noDelay bool) {
 	to := l.s.nextLoop()
 	if to == l {
-		l.add(fd, sa, isUnix)
+		l.add(fd, sa, noDelay)
 		return
 	}
 	err := to.post(task{lf: func(to *loop) {
@@ -694,16 +703,17 @@ func (l *loop) handOff(fd int, sa unix.Sockaddr, isUnix bool) {
 			unix.Close(fd)
 			return
 		}
-		to.add(fd, sa, isUnix)
+		to.add(fd, sa, noDelay)
 	}})
 	if err != nil {
 		unix.Close(fd)
 	}
 }
 
-// add serves the accepted connection fd.
-func (l *loop) add(fd int, sa unix.Sockaddr, isUnix bool) {
-	if !isUnix {
+// add serves the accepted connection fd, giving it TCP_NODELAY first
+// if noDelay.
+func (l *loop) add(fd int, sa syscall.Sockaddr, noDelay bool) {
+	if noDelay {
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
 	}
 	c := &LoopConn{l: l, fd: fd, remote: sockAddr(sa), heapIdx: -1, readAt: l.now, watched: readEvents}
@@ -778,7 +788,7 @@ func (l *loop) writable(c *LoopConn) {
 
 // localAddr is the address c's socket is bound to, or nil.
 func (l *loop) localAddr(c *LoopConn) net.Addr {
-	sa, err := unix.Getsockname(c.fd)
+	sa, err := syscall.Getsockname(c.fd)
 	if err != nil {
 		return nil
 	}
@@ -786,13 +796,13 @@ func (l *loop) localAddr(c *LoopConn) net.Addr {
 }
 
 // sockAddr is the net.Addr of a socket address.
-func sockAddr(sa unix.Sockaddr) net.Addr {
+func sockAddr(sa syscall.Sockaddr) net.Addr {
 	switch a := sa.(type) {
-	case *unix.SockaddrUnix:
+	case *syscall.SockaddrUnix:
 		return &net.UnixAddr{Name: a.Name, Net: "unix"}
-	case *unix.SockaddrInet4:
+	case *syscall.SockaddrInet4:
 		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)))
-	case *unix.SockaddrInet6:
+	case *syscall.SockaddrInet6:
 		ip := netip.AddrFrom16(a.Addr)
 		if a.ZoneId != 0 {
 			ip = ip.WithZone(strconv.FormatUint(uint64(a.ZoneId), 10))
@@ -880,6 +890,9 @@ func (l *loop) readable(c *LoopConn) {
 		if err == unix.EINTR {
 			continue
 		}
+		// Edge-triggered: what arrives after a read that emptied the
+		// socket comes with an event.
+		c.empty = err == unix.EAGAIN || (n >= 0 && start+n < len(buf) && !c.hup)
 		if n == 0 && err == nil {
 			c.eof = true
 		}
@@ -1101,11 +1114,21 @@ func (l *loop) graceful(c *LoopConn, err error) bool {
 func (l *loop) linger(c *LoopConn, err error) (bool, error) {
 	// Once the FIN is queued, it is in the send queue too, until acked.
 	c.outq = 0
-	if unix.Shutdown(c.fd, unix.SHUT_WR) == nil {
+	switch unix.Shutdown(c.fd, unix.SHUT_WR) {
+	case nil:
 		c.outq = 1
+	case unix.ENOTCONN:
+		// The connection is over (reset, or closed both ways): there
+		// is nothing left to send or to wait for.
+		return false, err
 	}
 	c.lingering, c.closing, c.closeErr = true, true, err
-	if done, err := l.lingered(c); done {
+	if c.empty {
+		// No input to throw away: whatever comes, an event tells.
+		if q := l.kernelQueued(c); q <= c.outq {
+			return false, err // the peer has all the data
+		}
+	} else if done, err := l.lingered(c); done {
 		return false, err
 	}
 	if c.watched != lingerEvents {
