@@ -7,6 +7,7 @@ import (
 	"net/textproto"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/wirespeed/wirespeed/dot"
 )
@@ -154,5 +155,72 @@ func TestDotWriterStickyWriteError(t *testing.T) {
 	}
 	if got := fw.got.String(); got != "abcd\r\n" {
 		t.Errorf("wire %q", got)
+	}
+}
+
+var errSource = errors.New("source broken")
+
+// TestDotWriterStickySourceError checks that when the source of a Strict
+// or Raw DotWriter's ReadFrom fails, the message is not ended as if whole:
+// later Writes, Close and the Writer's other methods return an error
+// matching the source's, and no end line reaches the wire. A Compat
+// writer ends the block on Close, as net/textproto's does after io.Copy
+// from the same source.
+func TestDotWriterStickySourceError(t *testing.T) {
+	src := func() io.Reader {
+		return io.MultiReader(strings.NewReader("hello\r\nwor"), iotest.ErrReader(errSource))
+	}
+	for _, mode := range []dot.Mode{dot.Strict, dot.Raw} {
+		for _, viaCopy := range []bool{false, true} {
+			var out strings.Builder
+			w := NewWriter(bufio.NewWriter(&out))
+			d := w.DotWriterMode(mode)
+			var n int64
+			var err error
+			if viaCopy {
+				n, err = io.Copy(d, src())
+			} else {
+				n, err = d.(io.ReaderFrom).ReadFrom(src())
+			}
+			if n != 10 || err != errSource {
+				t.Fatalf("%v copy %v: ReadFrom = %d, %v", mode, viaCopy, n, err)
+			}
+			check := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, errSource) {
+					t.Errorf("%v copy %v: %s = %v, want an error matching %v", mode, viaCopy, what, err, errSource)
+				}
+			}
+			_, err = io.WriteString(d, "ld\r\n")
+			check("Write after failure", err)
+			_, err = d.(io.ReaderFrom).ReadFrom(strings.NewReader("ld\r\n"))
+			check("ReadFrom after failure", err)
+			check("Close", d.Close())
+			check("second Close", d.Close())
+			check("PrintfLine", w.PrintfLine("QUIT"))
+			check("new DotWriter's Close", w.DotWriterMode(mode).Close())
+			w.W.Flush()
+			if got, want := out.String(), "hello\r\nwor"; got != want {
+				t.Errorf("%v copy %v: wire %q, want %q", mode, viaCopy, got, want)
+			}
+		}
+	}
+
+	// Compat keeps net/textproto's behaviour: Close ends the block.
+	run := func(d io.WriteCloser) []error {
+		_, err := io.Copy(d, src())
+		return []error{err, d.Close()}
+	}
+	var got, want strings.Builder
+	gw, ww := bufio.NewWriter(&got), bufio.NewWriter(&want)
+	gerrs := run(NewWriter(gw).DotWriter())
+	werrs := run(textproto.NewWriter(ww).DotWriter())
+	if got.String() != want.String() || got.String() != "hello\r\nwor\r\n.\r\n" {
+		t.Errorf("Compat wire %q, net/textproto %q", got.String(), want.String())
+	}
+	for i := range gerrs {
+		if gerrs[i] != werrs[i] {
+			t.Errorf("Compat error %d: %v, net/textproto %v", i, gerrs[i], werrs[i])
+		}
 	}
 }

@@ -31,11 +31,15 @@ func (w *Writer) DotWriter() io.WriteCloser {
 // another Close fail with an error matching [dot.ErrClosed] and write
 // nothing (net/textproto's writer, and a Compat one, write on). And once
 // a Strict or Raw writer has failed before its end line (a bare CR or LF
-// in its input, or an error writing to W), the data on the wire is
-// unfinished: from then on every method of w that writes (PrintfLine,
-// DotWriter, DotWriterMode and the writers they return, WriteChunk,
-// ChunkWriter) writes nothing and returns that error. Such a connection
-// can only be dropped; use a new Writer for a new one.
+// in its input, an error writing to W, or an error other than io.EOF
+// from the source of its ReadFrom, as in io.Copy), the data on the wire
+// is unfinished: from then on its Close writes no end line, and every
+// method of w that writes (PrintfLine, DotWriter, DotWriterMode and the
+// writers they return, WriteChunk, ChunkWriter) writes nothing and
+// returns that error (for a source error, one that matches it with
+// errors.Is). Such a connection can only be dropped; use a new Writer for
+// a new one. (A source that fails is ReadFrom's to see; a caller that
+// writes with Write must not Close after its own source fails.)
 func (w *Writer) DotWriterMode(mode dot.Mode) io.WriteCloser {
 	w.closeDot()
 	w.closeChunks()
@@ -181,7 +185,9 @@ const readFromSize = 32 << 10
 var readFromBufs = sync.Pool{New: func() any { return new([readFromSize]byte) }}
 
 // ReadFrom encodes everything src yields until io.EOF. It makes io.Copy
-// into a DotWriter allocation-free.
+// into a DotWriter allocation-free. If src fails with another error,
+// ReadFrom returns it, and a Strict or Raw writer then fails for good (see
+// [Writer.DotWriterMode]).
 func (d *dotWriter) ReadFrom(src io.Reader) (n int64, err error) {
 	if err := d.refuse(); err != nil {
 		return 0, err
@@ -199,12 +205,24 @@ func (d *dotWriter) ReadFrom(src io.Reader) (n int64, err error) {
 		}
 		if rerr != nil {
 			if rerr == io.EOF {
-				rerr = nil
+				return n, nil
 			}
+			// The data is cut short: a Strict or Raw writer must not
+			// end it as if whole.
+			d.fail(&sourceError{rerr})
 			return n, rerr
 		}
 	}
 }
+
+// sourceError is the sticky error of a Strict or Raw DotWriter whose
+// ReadFrom source failed: it matches the source's error.
+type sourceError struct{ err error }
+
+func (e *sourceError) Error() string {
+	return "textproto: dot data cut short by its source: " + e.err.Error()
+}
+func (e *sourceError) Unwrap() error { return e.err }
 
 // Close writes the end of the data, as net/textproto does: a line ending
 // if the last line is open, then ".\r\n", and flushes w.W. Like
