@@ -71,9 +71,9 @@ type Limits struct {
 	// dot.BareReject. It counts the bytes on the wire after the byte at
 	// which the problem was found. If the end line has not come within
 	// them, the reader gives up with an error matching ErrNotInStep and
-	// the data error, and the Reader fails every later call with it: the
-	// rest of the block would be read as commands, so close the
-	// connection. Zero, the default, sets no bound: the reader reads on to
+	// the data error, and the Reader fails every later call with it at
+	// once, reading nothing more from R: the rest of the block would be
+	// read as commands, so close the connection. Zero, the default, sets no bound: the reader reads on to
 	// the end line however much the peer sends, as without it (bound that
 	// with a deadline). It does not apply to ReadDotLines or to BDAT
 	// chunks, whose size the client declares in each BDAT command.

@@ -761,7 +761,7 @@ func growLines(lines []string, more int64) []string {
 // of text it was copied with (see the package documentation on memory).
 func (r *Reader) ReadMIMEHeader() (MIMEHeader, error) {
 	r.closeChunk() // (an open dot block is closed below, where net/textproto does)
-	if r.err != nil || r.skipLine || r.skipHeader || r.skipResponse != 0 || r.skipContinued {
+	if r.lost != nil || r.err != nil || r.skipLine || r.skipHeader || r.skipResponse != 0 || r.skipContinued {
 		if err := r.begin(); err != nil {
 			return make(MIMEHeader), err
 		}
