@@ -8,7 +8,8 @@ import (
 // A LineState follows CRLF text that is not dot-encoded, such as the data
 // of BDAT chunks (RFC 3030), from one piece to the next, for the line rules
 // of Strict mode: see [LineState.Clean]. The zero value is the start of the
-// text.
+// text. A negative Line, which no Clean call leaves, counts as 0: Clean
+// sets it to 0 first.
 type LineState struct {
 	Line int  // bytes of the current line so far, a CR at the end not counted
 	CR   bool // the last byte so far is a CR, whose LF is yet to come
@@ -23,6 +24,11 @@ type LineState struct {
 // and runs the SIMD kernels where the CPU has them.
 func (s *LineState) Clean(text []byte, maxLine int) int {
 	maxLine = max(maxLine, 0)
+	// The SIMD kernels take a block only while the line so far is at
+	// most maxLine less the block's size, so that no line in it can
+	// break maxLine: a negative Line would let the block's later lines
+	// through.
+	s.Line = max(s.Line, 0)
 	i := 0
 	for {
 		i += s.cleanBlocks(text[i:], maxLine)

@@ -17,7 +17,9 @@ func (s *LineState) cleanBlocks(b []byte, maxLine int) int {
 	default:
 		return s.cleanWords(b, maxLine)
 	}
-	if len(b) < size || !useLZCNT {
+	if len(b) < size || !useLZCNT || s.CR && s.Line == math.MaxInt {
+		// (The kernels count the pending CR in the line: the count
+		// would overflow.)
 		return s.cleanWords(b, maxLine)
 	}
 	limFast := math.MaxInt

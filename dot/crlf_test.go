@@ -133,23 +133,34 @@ func FuzzClean(f *testing.F) {
 	f.Add([]byte("a\r\nbc\r\n\r\n"), uint16(0), uint16(3), false, uint16(2))
 	f.Add(bytes.Repeat([]byte("x"), 300), uint16(5), uint16(200), true, uint16(100))
 	f.Fuzz(func(t *testing.T, text []byte, line, maxLine uint16, cr bool, step uint16) {
-		s0 := LineState{Line: int(line) % (int(maxLine) + 1), CR: cr}
+		// A state Clean leaves, and one with a negative Line, which
+		// counts as 0.
+		starts := []LineState{{Line: int(line) % (int(maxLine) + 1), CR: cr}, {Line: -int(line) - 1, CR: cr}}
 		for _, k := range kernels() {
-			withKernel(k, func() {
-				got, want := s0, s0
-				for i := 0; i < len(text); {
-					n := min(len(text)-i, int(step)+1)
-					g := got.Clean(text[i:i+n], int(maxLine))
-					w := cleanModel(&want, text[i:i+n], int(maxLine))
-					if g != w || got != want {
-						t.Fatalf("%s: from %+v, %q at %d: Clean = %d, %+v; want %d, %+v", k.name, s0, text, i, g, got, w, want)
-					}
-					if w < n {
-						break
-					}
-					i += n
-				}
-			})
+			for _, s0 := range starts {
+				fuzzCleanFrom(t, k, s0, text, int(maxLine), int(step))
+			}
+		}
+	})
+}
+
+// fuzzCleanFrom runs Clean with kernel k from s0 on text in pieces of
+// step+1 bytes, and compares it with the model.
+func fuzzCleanFrom(t *testing.T, k kernel, s0 LineState, text []byte, maxLine, step int) {
+	withKernel(k, func() {
+		got, want := s0, s0
+		want.Line = max(want.Line, 0)
+		for i := 0; i < len(text); {
+			n := min(len(text)-i, step+1)
+			g := got.Clean(text[i:i+n], maxLine)
+			w := cleanModel(&want, text[i:i+n], maxLine)
+			if g != w || got != want {
+				t.Fatalf("%s: from %+v, %q at %d: Clean = %d, %+v; want %d, %+v", k.name, s0, text, i, g, got, w, want)
+			}
+			if w < n {
+				break
+			}
+			i += n
 		}
 	})
 }
