@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -44,9 +45,14 @@ type Config struct {
 	Recipients int    // -r: recipients per message (default 1), named "N"+To, ..., "2"+To, To
 	From       string // -f: sender (default foo@Helo)
 	To         string // -t: recipient (default foo@Helo)
-	Helo       string // -M: the EHLO/LHLO name (default: the host name)
-	Subject    string // -S: a Subject header (default none)
-	LMTP       bool   // -L: speak LMTP (LHLO; one end-of-data reply per accepted recipient)
+	// Helo (-M) is the name given with EHLO (LHLO, HELO): a domain, its
+	// labels of letters, digits, '-' and '_', or an address literal such
+	// as [192.0.2.1] or [IPv6:2001:db8::1] (RFC 5321 §4.1.3); anything
+	// else is ErrConfig. Default: the host name (localhost if it is no
+	// such name).
+	Helo    string
+	Subject string // -S: a Subject header (default none)
+	LMTP    bool   // -L: speak LMTP (LHLO; one end-of-data reply per accepted recipient)
 	// Counter, if set, gets a running count of completed messages as
 	// smtp-source -c prints it: "N\r" each time, "\n" at the end.
 	Counter io.Writer
@@ -204,8 +210,10 @@ func (cfg *Config) check() error {
 	def(&cfg.ChunkSize, 64<<10)
 	def(&cfg.ConnectTries, 1)
 	if cfg.Helo == "" {
+		// A host name EHLO cannot carry is not the user's doing: it
+		// gives way to localhost rather than refuse the run.
 		h, err := os.Hostname()
-		if err != nil || h == "" {
+		if err != nil || checkHelo(h) != nil {
 			h = "localhost"
 		}
 		cfg.Helo = h
@@ -248,6 +256,11 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: line break or NUL in an address, name or subject", ErrConfig)
 	case strings.ContainsAny(cfg.From+cfg.To, "<>"):
 		return fmt.Errorf("%w: angle bracket in an address (From %q, To %q)", ErrConfig, cfg.From, cfg.To)
+	}
+	if err := checkHelo(cfg.Helo); err != nil {
+		return fmt.Errorf("%w: EHLO name (Helo, -M) %q: %v", ErrConfig, cfg.Helo, err)
+	}
+	switch {
 	case strings.ContainsAny(cfg.XClient+cfg.XForward, "\r\n\x00"):
 		return fmt.Errorf("%w: line break or NUL in the XCLIENT or XFORWARD attributes", ErrConfig)
 	}
@@ -413,4 +426,64 @@ func (cfg *Config) tlsConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("%w: TLS over %s needs a server name to verify", ErrConfig, cfg.Addr)
 	}
 	return tc, nil
+}
+
+// checkHelo returns why name is not what EHLO, HELO or LHLO may give
+// (RFC 5321 §4.1.1.1, §4.1.3): a domain, its labels of letters, digits,
+// hyphens and underscores (which host names in test setups often have,
+// though DNS host names may not) starting and ending with no hyphen, at
+// most 63 bytes each and 255 in all; or an address literal, [192.0.2.1],
+// [IPv6:2001:db8::1] or [tag:content] (the general form). Anything else
+// (a space, a tab, '<', non-ASCII) would make a malformed command line.
+func checkHelo(name string) error {
+	if lit, ok := strings.CutPrefix(name, "["); ok {
+		lit, ok = strings.CutSuffix(lit, "]")
+		if !ok {
+			return errors.New("an address literal without its closing ']'")
+		}
+		if a, err := netip.ParseAddr(lit); err == nil && a.Is4() {
+			return nil
+		}
+		tag, content, ok := strings.Cut(lit, ":")
+		if strings.EqualFold(tag, "IPv6") {
+			if a, err := netip.ParseAddr(content); err != nil || !a.Is6() || a.Zone() != "" {
+				return fmt.Errorf("%q is not an IPv6 address", content)
+			}
+			return nil
+		}
+		// General-address-literal: a tag as a domain's label, then
+		// printable ASCII but for '[', '\' and ']'.
+		if !ok || checkLabel(tag) != nil || content == "" ||
+			strings.IndexFunc(content, func(r rune) bool { return r < '!' || r > '~' || r == '[' || r == '\\' || r == ']' }) >= 0 {
+			return errors.New("an address literal that is neither an IPv4 nor an IPv6 address nor of the form [tag:content]")
+		}
+		return nil
+	}
+	if len(name) > 255 {
+		return errors.New("a domain of more than 255 bytes")
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if err := checkLabel(label); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLabel returns why label is not a label of a domain in EHLO.
+func checkLabel(label string) error {
+	switch {
+	case label == "":
+		return errors.New("an empty label (a leading, trailing or doubled '.')")
+	case len(label) > 63:
+		return fmt.Errorf("label %.10q... of more than 63 bytes", label)
+	case label[0] == '-' || label[len(label)-1] == '-':
+		return fmt.Errorf("label %q starts or ends with '-'", label)
+	}
+	for _, c := range []byte(label) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("%q in label %q: a domain has letters, digits, '-', '_' and '.'", c, label)
+		}
+	}
+	return nil
 }

@@ -344,3 +344,48 @@ func TestEncodedAhead(t *testing.T) {
 		}
 	}
 }
+
+// Helo is what EHLO gives, a domain or an address literal: one with a
+// space, a tab, '<' or the like passed Check and went out as a malformed
+// EHLO ("EHLO a b"); it is ErrConfig, as From and To with an angle
+// bracket are. What RFC 5321 allows is taken, and underscores too; the
+// name taken goes out as given.
+func TestHeloName(t *testing.T) {
+	for _, bad := range []string{
+		"a b", "a\tb", "<a>", "a<b", "host.example>", "a,b", "a;b", "a@b", "a/b", "jörg.example",
+		".a", "a.", "a..b", "-a.example", "a-.example", "[192.0.2.1", "192.0.2.1]", "[]",
+		"[192.0.2.1 ]", "[IPv6:192.0.2.1]", "[IPv6:fe80::1%eth0]", "[IPv6:zz]", "[300.0.0.1]",
+		"[tag:a b]", "[tag:]", "[:x]", "[t g:x]", "[tag:a[b]", "a\vb", strings.Repeat("a", 64) + ".example",
+		strings.Repeat("abcdefg.", 32) + "x",
+	} {
+		cfg := Config{Addr: "127.0.0.1:1", Helo: bad}
+		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
+			t.Errorf("Helo %q: %v, want ErrConfig", bad, err)
+		}
+	}
+	good := []string{"client.test", "localhost", "a", "my_host.test", "x-1.example.com", "192.0.2.1",
+		"[192.0.2.1]", "[IPv6:2001:db8::1]", "[ipv6:::1]", "[IPv6:::ffff:192.0.2.1]", "[x-tag:any~thing!]",
+		strings.Repeat("a", 63) + ".example"}
+	for _, name := range good {
+		cfg := Config{Addr: "127.0.0.1:1", Helo: name}
+		if err := cfg.Check(); err != nil {
+			t.Errorf("Helo %q: %v", name, err)
+		}
+	}
+	f := &fakeServer{}
+	addr := f.start(t)
+	for _, name := range []string{"my_host.test", "[IPv6:2001:db8::1]"} {
+		if res, err := Run(context.Background(), Config{Addr: addr, Helo: name}); err != nil || res.Delivered != 1 {
+			t.Fatalf("Helo %q: %+v %v", name, res, err)
+		}
+	}
+	var ehlo []string
+	for _, c := range f.commands() {
+		if strings.HasPrefix(c, "EHLO") {
+			ehlo = append(ehlo, c)
+		}
+	}
+	if want := []string{"EHLO my_host.test", "EHLO [IPv6:2001:db8::1]"}; !slices.Equal(ehlo, want) {
+		t.Errorf("sent %q, want %q", ehlo, want)
+	}
+}

@@ -94,4 +94,11 @@ func TestMessageSources(t *testing.T) {
 			t.Errorf("%q: %v, want smtpsource.ErrConfig", args, err)
 		}
 	}
+	// -M with a name EHLO cannot carry went out as a malformed EHLO; it
+	// is a usage error that names the flag and the name.
+	err = Run(context.Background(), []string{"-M", "my host", "-q", "127.0.0.1:1"}, &o, &e)
+	if st, print := cli.Status(err); st != 2 || !print || !errors.Is(err, smtpsource.ErrConfig) ||
+		!strings.Contains(err.Error(), "-M") || !strings.Contains(err.Error(), `"my host"`) {
+		t.Errorf("-M 'my host': %v (status %d)", err, st)
+	}
 }
