@@ -250,3 +250,43 @@ func TestDecideTextOneLine(t *testing.T) {
 	c.cmd(250, "NOOP")
 	c.cmd(221, "QUIT")
 }
+
+// A message whose data ended whole is captured whole though a "." Delay
+// is under way when Close ends its session: its writer was closed only
+// after the wait, so Close's cut closed it with ErrAborted, as if the
+// data had been cut short (and smtp-sink -d left no dump). On both
+// engines, the writer is closed before the wait, which is an hour: only
+// Close ends it.
+func TestCaptureWholeBeforeDotDelay(t *testing.T) {
+	for _, engine := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(engine), func(t *testing.T) {
+			type result struct {
+				data string
+				err  error
+			}
+			results := make(chan result, 1)
+			capture := func(Transaction) io.WriteCloser {
+				pr, pw := io.Pipe()
+				go func() {
+					b, err := io.ReadAll(pr)
+					results <- result{string(b), err}
+				}()
+				return pw
+			}
+			decided := make(chan struct{}, 1)
+			s := startSink(t, Config{Engine: engine, Capture: capture, Delay: map[string]time.Duration{".": time.Hour},
+				Decide: func(Message) Reply { decided <- struct{}{}; return Reply{} }}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "EHLO client.test")
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<c@d>")
+			c.cmd(354, "DATA")
+			c.send("whole\r\n.\r\n")
+			<-decided // the data has ended; the wait follows
+			s.Close()
+			if r := <-results; r.err != nil || r.data != "whole\r\n" {
+				t.Errorf("a whole message in the wait at Close: %q, %v", r.data, r.err)
+			}
+		})
+	}
+}

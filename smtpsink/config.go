@@ -147,9 +147,10 @@ type Config struct {
 	// the message's data, as Digest sees it (up to its first problem:
 	// a bare CR or LF, the size limit), is written to the writer it
 	// returns (nil: none), which is closed at the message's end, after
-	// Decide's call and before its reply, whatever the reply (so Decide
-	// sees what was written, not what a writer keeps only when closed),
-	// or when the transaction or the session ends before it. A writer
+	// Decide's call and before its reply and before Delay["."]'s wait,
+	// whatever the reply (so Decide sees what was written, not what a
+	// writer keeps only when closed), or when the transaction or the
+	// session ends in the data. A writer
 	// that has a method
 	// CloseWithError(error) error, as *io.PipeWriter does, is closed
 	// with it instead when the data is not whole: with the data's error

@@ -166,6 +166,10 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 			r, ss.perRcpt = dr, ss.perRcpt[:0]
 		}
 	}
+	// The data ended whole (or was closed with its error above): the
+	// capture ends now, not after a "." delay, which Close may cut short
+	// and pass the message for one cut short in its data.
+	ss.endCapture(nil)
 	if e.delay > 0 {
 		return ss.wait(e.delay, func() bool { return ss.replyMessage(r, size, chunks) })
 	}
@@ -177,7 +181,6 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 // its data (LMTP: one a recipient, perRcpt's where set), and ends the
 // transaction; it returns false if the session ends.
 func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
-	ss.endCapture(nil)
 	per := ss.perRcpt
 	ss.perRcpt = ss.perRcpt[:0]
 	accepted, nok := r.Code/100 == 2, ss.nrcpt
