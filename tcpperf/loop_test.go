@@ -350,6 +350,43 @@ func TestWaitChosenClosedLoop(t *testing.T) {
 	})
 }
 
+// In closed loop an explicit WaitAdaptive or WaitSend, which poll only
+// around sends the closed loop does not schedule, sleeps as the loops
+// do: the result said adaptive or send (not chosen), which did not run.
+// It says sleep, chosen (the text: "waiting sleep (closed loop: for
+// responses)"). WaitSpin, which closed loop keeps (its loops poll), stays
+// as given.
+func TestWaitGivenClosedLoop(t *testing.T) {
+	addr := server(t, echo)
+	for _, tc := range []struct {
+		wait, want Wait
+		chosen     bool
+	}{
+		{WaitAdaptive, WaitSleep, true},
+		{WaitSend, WaitSleep, true},
+		{WaitSleep, WaitSleep, false},
+		{WaitSpin, WaitSpin, false},
+	} {
+		res, err := Run(context.Background(), Config{Addr: addr, Conns: 1, MsgSize: 16, Duration: 20 * time.Millisecond, Wait: tc.wait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wait != tc.want || res.WaitChosen != tc.chosen || res.TargetQPS != 0 {
+			t.Errorf("closed loop, wait %s: result wait %s chosen %v, want %s %v", tc.wait, res.Wait, res.WaitChosen, tc.want, tc.chosen)
+		}
+	}
+	// In open loop, they are kept as given.
+	for _, w := range []Wait{WaitAdaptive, WaitSend} {
+		res, err := RunWith(context.Background(), Config{Addr: addr, QPS: 1000, MsgSize: 16, Duration: 20 * time.Millisecond, Wait: w}, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Wait != w || res.WaitChosen {
+			t.Errorf("open loop, wait %s: result wait %s chosen %v", w, res.Wait, res.WaitChosen)
+		}
+	}
+}
+
 // EngineNetio waits only by sleeping and times responses only when read:
 // a wait that polls, or kernel arrival, is a configuration error, and a
 // wait chosen by the load is batch or sleep. An unknown engine is refused.

@@ -65,7 +65,9 @@ type Config struct {
 	// the default Spin) and so would take its whole CPU, WaitSleep where
 	// Spin is negative and in closed loop (QPS 0: no send to poll
 	// before, the loops sleep until responses come), WaitAdaptive
-	// otherwise.
+	// otherwise. In closed loop WaitAdaptive and WaitSend, which poll
+	// only around sends, sleep too, and the result says WaitSleep,
+	// chosen; WaitSpin and WaitBatch are kept.
 	Wait Wait
 	// Batch is how late WaitBatch lets a send be before it wakes the loop
 	// for it and for all others due by then (default 400µs; only with
@@ -107,7 +109,7 @@ type Result struct {
 	Connected       int     `json:"connected"` // opened (Conns - ConnectFailures)
 	Loops           int     `json:"loops,omitempty"`
 	Wait            Wait    `json:"wait"`               // how the loops waited between sends
-	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset; in closed loop, sleep)
+	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset; in closed loop, sleep, also for Config.Wait adaptive or send)
 	BatchUs         float64 `json:"batch_us,omitempty"` // WaitBatch's window
 	Arrival         Arrival `json:"arrival"`            // how responses were timed
 	Engine          string  `json:"engine"`             // what served the connections (Config.Engine)
@@ -382,6 +384,12 @@ func (cfg *Config) check() error {
 	}
 	if onNetio && cfg.Wait != WaitSleep && cfg.Wait != WaitBatch {
 		return fmt.Errorf("%w: wait %s polls without sleeping, which engine netio cannot: use sleep or batch", ErrConfig, cfg.Wait)
+	}
+	if !cfg.isOpen() && (cfg.Wait == WaitAdaptive || cfg.Wait == WaitSend) {
+		// They poll only around sends, which closed loop does not
+		// schedule: its loops sleep until responses come, and the result
+		// says so, as when the run chooses.
+		cfg.Wait, cfg.waitChosen = WaitSleep, true
 	}
 	if cfg.Wait == WaitBatch && cfg.Batch == 0 {
 		cfg.Batch = defaultBatch
