@@ -335,7 +335,7 @@ func (ls *loopSession) process(in []byte) (used int) {
 				ss.tooLong()
 				continue
 			}
-			if _, ok := ss.command(string(line)); !ok {
+			if _, ok := ss.command(ss.lineString(line)); !ok {
 				ss.bw.Flush()
 				ls.close()
 				return used

@@ -25,6 +25,11 @@ type session struct {
 	cio   *connIO      // on the goroutine engine, the connection
 	loop  *loopSession // on the loops engine, the connection's loop state
 
+	// recent are the last command lines made strings (lineString), for
+	// the lines a client repeats message after message.
+	recent     [4]string
+	nextRecent int
+
 	remote net.Addr
 	out    []byte    // the reply being built
 	text   []byte    // the text of a reply with numbers in it (replyText)
@@ -292,6 +297,28 @@ func (ss *session) tooLong() {
 	ss.reply(500, "5.5.2 Error: line too long")
 }
 
+// recentLineMax bounds the command lines a session keeps in recent: a
+// load's MAIL, RCPT and DATA fit, and an idle session holds little.
+const recentLineMax = 128
+
+// lineString returns line, a command line, as a string: the one kept for
+// it if it is one of the session's recent lines, so the lines a client
+// repeats message after message (the MAIL, RCPT and DATA of a load)
+// cost no allocation each time.
+func (ss *session) lineString(line []byte) string {
+	for _, r := range ss.recent {
+		if string(line) == r { // compared, not converted
+			return r
+		}
+	}
+	l := string(line)
+	if len(l) <= recentLineMax && l != "" {
+		ss.recent[ss.nextRecent] = l
+		ss.nextRecent = (ss.nextRecent + 1) % len(ss.recent)
+	}
+	return l
+}
+
 // readCommand reads the next command line, whose line end has arrived;
 // a line that the stream cuts off is never returned, only the read's
 // error.
@@ -307,7 +334,9 @@ func (ss *session) readCommand() (line string, tooLong bool, err error) {
 		p, _ := br.Peek(br.Buffered())
 		ss.lines.max = ss.lineMax()
 		n, l, done, long := ss.lines.scan(p)
-		line = string(l)
+		if done {
+			line = ss.lineString(l) // before Discard: l may be in br's buffer
+		}
 		br.Discard(n)
 		if done {
 			return line, long, nil
