@@ -237,7 +237,6 @@ type LoopConn struct {
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
 	hup       bool // the last event said the peer ended or failed
-	empty     bool // epoll (Linux): its last read emptied the socket, and no event came since
 	more      bool // on the loop's list of connections to read on
 	full      bool // a Write failed with ErrQueueFull, or NotifyWritable
 	unread    bool // SetReading(false): not read until SetReading(true)

@@ -577,7 +577,6 @@ func msUntil(d int64) int {
 }
 
 func (l *loop) event(c *LoopConn, ev uint32) {
-	c.empty = false
 	switch {
 	case c.dial != nil:
 		l.dialEvent(c, ev)
@@ -890,9 +889,6 @@ func (l *loop) readable(c *LoopConn) {
 		if err == unix.EINTR {
 			continue
 		}
-		// Edge-triggered: what arrives after a read that emptied the
-		// socket comes with an event.
-		c.empty = err == unix.EAGAIN || (n >= 0 && start+n < len(buf) && !c.hup)
 		if n == 0 && err == nil {
 			c.eof = true
 		}
@@ -1123,12 +1119,11 @@ func (l *loop) linger(c *LoopConn, err error) (bool, error) {
 		return false, err
 	}
 	c.lingering, c.closing, c.closeErr = true, true, err
-	if c.empty {
-		// No input to throw away: whatever comes, an event tells.
-		if q := l.kernelQueued(c); q <= c.outq {
-			return false, err // the peer has all the data
-		}
-	} else if done, err := l.lingered(c); done {
+	// The socket is read even when the last read emptied it: input that
+	// came since may wait, its event not yet handled (later in this
+	// turn's events, or not yet taken from epoll), and closing over it
+	// would send a reset.
+	if done, err := l.lingered(c); done {
 		return false, err
 	}
 	if c.watched != lingerEvents {

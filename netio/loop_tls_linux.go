@@ -8,7 +8,6 @@ import "golang.org/x/sys/unix"
 // handshake, or to the tls.Conn, whose records the Handler gets, one at
 // a time.
 func (l *loop) tlsReadable(c *LoopConn) {
-	c.empty = false // TLS reads do not track it
 	t := c.tls
 	if t.stopped && t.state == tlsOpen {
 		// What was read while reading was off.
