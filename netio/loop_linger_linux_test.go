@@ -89,6 +89,14 @@ func TestLoopsCloseInputNotYetPolled(t *testing.T) {
 			if err := <-closed; err != nil {
 				t.Fatalf("OnClose learned %v, want nil", err)
 			}
+			if uc, ok := c.(*net.UnixConn); ok {
+				// The socket is closed now; had it input left unread, the
+				// peer's socket would have an error, ECONNRESET, that the
+				// read to the end of the stream may have come before.
+				if n, err := uc.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+					t.Fatalf("the peer read %d bytes, %v after the server's close; want the end of the stream", n, err)
+				}
+			}
 			if tc, ok := c.(*net.TCPConn); ok {
 				// The socket is closed now; a reset from it has reached
 				// the peer's socket over loopback by the time close(2)
