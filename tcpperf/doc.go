@@ -11,7 +11,7 @@
 // the load: [WaitBatch] where a loop's rate would keep [WaitAdaptive]
 // spinning, [WaitAdaptive] below; Result.WaitChosen says so; in closed
 // loop, with no schedule, [WaitSleep], also where Config.Wait is
-// [WaitAdaptive] or [WaitSend]). A message's latency runs from its intended send time to the
+// [WaitAdaptive], [WaitSend] or [WaitBatch]). A message's latency runs from its intended send time to the
 // moment its whole response has been read (with [ArrivalKernel], which
 // [WaitBatch] uses, received by the kernel), so a server that stalls is
 // charged for every message the schedule wanted to send meanwhile (no

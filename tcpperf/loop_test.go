@@ -350,41 +350,80 @@ func TestWaitChosenClosedLoop(t *testing.T) {
 	})
 }
 
-// In closed loop an explicit WaitAdaptive or WaitSend, which poll only
-// around sends the closed loop does not schedule, sleeps as the loops
-// do: the result said adaptive or send (not chosen), which did not run.
-// It says sleep, chosen (the text: "waiting sleep (closed loop: for
-// responses)"). WaitSpin, which closed loop keeps (its loops poll), stays
-// as given.
+// In closed loop an explicit WaitAdaptive, WaitSend or WaitBatch, which
+// poll or batch only around sends the closed loop does not schedule,
+// sleeps as the loops do: the result said adaptive or send (not chosen),
+// or "batch 400µs" with the kernel's arrival, which did not run (the
+// tcpperf engine's loops slept in epoll until each response came, never
+// batching), and EngineNetio refused adaptive and send with ErrConfig
+// where EngineTcpperf ran them. On both engines it says sleep, chosen
+// (the text: "waiting sleep (closed loop: for responses)"), no batch
+// window and responses timed at read, as an unset Wait does. WaitSpin,
+// which closed loop keeps on EngineTcpperf (its loops poll), stays as
+// given there and is refused by EngineNetio, which cannot poll.
 func TestWaitGivenClosedLoop(t *testing.T) {
 	addr := server(t, echo)
-	for _, tc := range []struct {
-		wait, want Wait
-		chosen     bool
-	}{
-		{WaitAdaptive, WaitSleep, true},
-		{WaitSend, WaitSleep, true},
-		{WaitSleep, WaitSleep, false},
-		{WaitSpin, WaitSpin, false},
-	} {
-		res, err := Run(context.Background(), Config{Addr: addr, Conns: 1, MsgSize: 16, Duration: 20 * time.Millisecond, Wait: tc.wait})
-		if err != nil {
-			t.Fatal(err)
+	forEngines(t, func(t *testing.T, engine string) {
+		for _, tc := range []struct {
+			wait, want Wait
+			batch      time.Duration
+			chosen     bool
+		}{
+			{WaitAdaptive, WaitSleep, 0, true},
+			{WaitSend, WaitSleep, 0, true},
+			{WaitBatch, WaitSleep, 0, true},
+			{WaitBatch, WaitSleep, 200 * time.Microsecond, true}, // bench net -wait batch -batch 200us
+			{WaitSleep, WaitSleep, 0, false},
+			{WaitSpin, WaitSpin, 0, false},
+		} {
+			cfg := Config{Engine: engine, Addr: addr, Conns: 1, MsgSize: 16, Duration: 20 * time.Millisecond, Wait: tc.wait, Batch: tc.batch}
+			res, err := Run(context.Background(), cfg)
+			if engine == EngineNetio && tc.wait == WaitSpin {
+				if !errors.Is(err, ErrConfig) {
+					t.Errorf("closed loop, wait spin: %v, want ErrConfig", err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("closed loop, wait %s batch %v: %v", tc.wait, tc.batch, err)
+			}
+			if res.Wait != tc.want || res.WaitChosen != tc.chosen || res.TargetQPS != 0 || res.BatchUs != 0 || res.Arrival != ArrivalRead {
+				t.Errorf("closed loop, wait %s batch %v: result wait %s chosen %v batch %gµs arrival %s, want %s %v, no batch, read",
+					tc.wait, tc.batch, res.Wait, res.WaitChosen, res.BatchUs, res.Arrival, tc.want, tc.chosen)
+			}
 		}
-		if res.Wait != tc.want || res.WaitChosen != tc.chosen || res.TargetQPS != 0 {
-			t.Errorf("closed loop, wait %s: result wait %s chosen %v, want %s %v", tc.wait, res.Wait, res.WaitChosen, tc.want, tc.chosen)
+		// A negative batch is still refused.
+		if err := (Config{Engine: engine, Addr: addr, Wait: WaitBatch, Batch: -1}).Check(); !errors.Is(err, ErrConfig) {
+			t.Errorf("closed loop, batch -1: %v, want ErrConfig", err)
 		}
-	}
-	// In open loop, they are kept as given.
-	for _, w := range []Wait{WaitAdaptive, WaitSend} {
-		res, err := RunWith(context.Background(), Config{Addr: addr, QPS: 1000, MsgSize: 16, Duration: 20 * time.Millisecond, Wait: w}, nil, newFakeClock())
-		if err != nil {
-			t.Fatal(err)
+		// The kernel's arrival, asked for, is kept where the engine reads it.
+		if engine == EngineTcpperf {
+			res, err := Run(context.Background(), Config{Engine: engine, Addr: addr, MsgSize: 16, Duration: 20 * time.Millisecond, Wait: WaitBatch, Arrival: ArrivalKernel})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Wait != WaitSleep || res.Arrival != ArrivalKernel {
+				t.Errorf("closed loop, wait batch, arrival kernel: wait %s arrival %s", res.Wait, res.Arrival)
+			}
 		}
-		if res.Wait != w || res.WaitChosen {
-			t.Errorf("open loop, wait %s: result wait %s chosen %v", w, res.Wait, res.WaitChosen)
+		// In open loop, they are kept as given (EngineNetio refuses
+		// those that poll).
+		for _, w := range []Wait{WaitAdaptive, WaitSend, WaitBatch} {
+			res, err := RunWith(context.Background(), Config{Engine: engine, Addr: addr, QPS: 1000, MsgSize: 16, Duration: 20 * time.Millisecond, Wait: w}, nil, newFakeClock())
+			if engine == EngineNetio && w != WaitBatch {
+				if !errors.Is(err, ErrConfig) {
+					t.Errorf("open loop, wait %s: %v, want ErrConfig", w, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Wait != w || res.WaitChosen {
+				t.Errorf("open loop, wait %s: result wait %s chosen %v", w, res.Wait, res.WaitChosen)
+			}
 		}
-	}
+	})
 }
 
 // EngineNetio waits only by sleeping and times responses only when read:
@@ -394,8 +433,8 @@ func TestEngineConfig(t *testing.T) {
 	for _, cfg := range []Config{
 		{Addr: "127.0.0.1:1", Engine: "gnet"},
 		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitSpin},
-		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitAdaptive},
-		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitSend},
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, QPS: 1000, Wait: WaitAdaptive}, // closed loop sleeps: TestWaitGivenClosedLoop
+		{Addr: "127.0.0.1:1", Engine: EngineNetio, QPS: 1000, Wait: WaitSend},
 		{Addr: "127.0.0.1:1", Engine: EngineNetio, Wait: WaitBatch, Arrival: ArrivalKernel},
 	} {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {

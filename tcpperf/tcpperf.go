@@ -65,9 +65,11 @@ type Config struct {
 	// the default Spin) and so would take its whole CPU, WaitSleep where
 	// Spin is negative and in closed loop (QPS 0: no send to poll
 	// before, the loops sleep until responses come), WaitAdaptive
-	// otherwise. In closed loop WaitAdaptive and WaitSend, which poll
-	// only around sends, sleep too, and the result says WaitSleep,
-	// chosen; WaitSpin and WaitBatch are kept.
+	// otherwise. In closed loop WaitAdaptive, WaitSend and WaitBatch,
+	// which poll or batch only around sends, sleep too, on either engine,
+	// as an unset Wait does (Batch unused, Arrival by default
+	// ArrivalRead), and the result says WaitSleep, chosen; WaitSpin is
+	// kept (refused by EngineNetio).
 	Wait Wait
 	// Batch is how late WaitBatch lets a send be before it wakes the loop
 	// for it and for all others due by then (default 400µs; only with
@@ -109,7 +111,7 @@ type Result struct {
 	Connected       int     `json:"connected"` // opened (Conns - ConnectFailures)
 	Loops           int     `json:"loops,omitempty"`
 	Wait            Wait    `json:"wait"`               // how the loops waited between sends
-	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset; in closed loop, sleep, also for Config.Wait adaptive or send)
+	WaitChosen      bool    `json:"wait_chosen"`        // the run chose Wait by its load (Config.Wait unset; in closed loop, sleep, also for Config.Wait adaptive, send or batch)
 	BatchUs         float64 `json:"batch_us,omitempty"` // WaitBatch's window
 	Arrival         Arrival `json:"arrival"`            // how responses were timed
 	Engine          string  `json:"engine"`             // what served the connections (Config.Engine)
@@ -382,14 +384,18 @@ func (cfg *Config) check() error {
 	if err := cfg.Wait.check(); err != nil {
 		return err
 	}
+	if !cfg.isOpen() && (cfg.Wait == WaitAdaptive || cfg.Wait == WaitSend || cfg.Wait == WaitBatch) {
+		// They poll, or batch, only around sends, which closed loop does
+		// not schedule: its loops sleep until responses come, on either
+		// engine, and the result says so, as when the run chooses (with
+		// the arrival and no batch window, as then).
+		cfg.Wait, cfg.waitChosen = WaitSleep, true
+		if cfg.Batch > 0 {
+			cfg.Batch = 0 // not used; a negative one is still refused
+		}
+	}
 	if onNetio && cfg.Wait != WaitSleep && cfg.Wait != WaitBatch {
 		return fmt.Errorf("%w: wait %s polls without sleeping, which engine netio cannot: use sleep or batch", ErrConfig, cfg.Wait)
-	}
-	if !cfg.isOpen() && (cfg.Wait == WaitAdaptive || cfg.Wait == WaitSend) {
-		// They poll only around sends, which closed loop does not
-		// schedule: its loops sleep until responses come, and the result
-		// says so, as when the run chooses.
-		cfg.Wait, cfg.waitChosen = WaitSleep, true
 	}
 	if cfg.Wait == WaitBatch && cfg.Batch == 0 {
 		cfg.Batch = defaultBatch
