@@ -452,6 +452,11 @@ func (r *run) startLoops(ctx context.Context) (engine, error) {
 		return err
 	})
 	if err != nil {
+		for _, fd := range fds {
+			if fd >= 0 {
+				unix.Close(fd) // opened before a stop
+			}
+		}
 		return engine{}, err
 	}
 	r.fds = slices.DeleteFunc(fds, func(fd int) bool { return fd < 0 })

@@ -374,6 +374,11 @@ func (r *run) connect(ctx context.Context, dial func(ctx context.Context, i int)
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		// Stopped while connecting: the dials cut short are not the
+		// server's failures, and there is no run to report.
+		return fmt.Errorf("tcpperf: interrupted while connecting, %d of %d connections open: %w", r.connected, r.cfg.Conns, err)
+	}
 	hint := ""
 	switch {
 	case errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE):

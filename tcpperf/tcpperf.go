@@ -465,7 +465,8 @@ const maxSpan = uint64(100 * 365 * 24 * time.Hour)
 const maxLoops = 1024
 
 // Run connects, runs the load described by cfg and returns the result. It
-// stops early, with the results so far, when ctx is done.
+// stops early, with the results so far, when ctx is done; done while it
+// connects, it returns an error wrapping ctx's, and no result.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
 	return runIn(ctx, cfg, env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU})
