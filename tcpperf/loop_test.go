@@ -252,13 +252,20 @@ func TestBatchLateness(t *testing.T) {
 	})
 }
 
-// Batch is WaitBatch's alone, the arrival is kernel or read, and a rate
-// is a number its schedule can hold (NaN ran for ever, 1e-12 overflowed
-// the interval, +Inf flooded); Check says so without connecting.
+// Batch is WaitBatch's alone and at most 10ms (a 1s window ran as one
+// of 10-70ms, ended by the runtime's preemption signals, and was
+// reported as batch 1s; math.MaxInt64 overflowed and never slept), the
+// arrival is kernel or read, and a rate is a number its schedule can hold
+// (NaN ran for ever, 1e-12 overflowed the interval, +Inf flooded); Check
+// says so without connecting.
 func TestBatchConfig(t *testing.T) {
 	for _, cfg := range []Config{
 		{Addr: "127.0.0.1:1", Batch: time.Millisecond},
 		{Addr: "127.0.0.1:1", Wait: WaitBatch, Batch: -1},
+		{Addr: "127.0.0.1:1", QPS: 1000, Wait: WaitBatch, Batch: 10*time.Millisecond + 1},
+		{Addr: "127.0.0.1:1", QPS: 1000, Wait: WaitBatch, Batch: time.Second},
+		{Addr: "127.0.0.1:1", QPS: 1000, Wait: WaitBatch, Batch: math.MaxInt64},
+		{Addr: "127.0.0.1:1", QPS: 1000, Wait: WaitBatch, Batch: time.Second, Engine: EngineNetio},
 		{Addr: "127.0.0.1:1", Arrival: "later"},
 		{Addr: "127.0.0.1:1", QPS: math.NaN()},
 		{Addr: "127.0.0.1:1", QPS: math.Inf(1)},
@@ -271,6 +278,9 @@ func TestBatchConfig(t *testing.T) {
 		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
 			t.Errorf("Check(%+v): %v, want ErrConfig", cfg, err)
 		}
+	}
+	if err := (Config{Addr: "127.0.0.1:1", QPS: 1000, Wait: WaitBatch, Batch: 10 * time.Millisecond}).Check(); err != nil {
+		t.Errorf("batch 10ms: %v", err)
 	}
 	if err := (Config{Addr: "127.0.0.1:1", QPS: 1e-6}).Check(); err != nil {
 		t.Errorf("one message in 11 days: %v", err)

@@ -72,8 +72,8 @@ type Config struct {
 	// kept (refused by EngineNetio).
 	Wait Wait
 	// Batch is how late WaitBatch lets a send be before it wakes the loop
-	// for it and for all others due by then (default 400µs; only with
-	// WaitBatch).
+	// for it and for all others due by then (default 400µs, at most 10ms;
+	// only with WaitBatch).
 	Batch time.Duration
 	// Arrival is how a response is timed (default ArrivalKernel with
 	// WaitBatch, ArrivalRead otherwise; ArrivalRead on a fake clock).
@@ -265,6 +265,15 @@ const (
 
 const defaultBatch = 400 * time.Microsecond
 
+// maxBatch bounds Config.Batch, on both engines (one command line means
+// the same on each): tcpperf's loops sleep through a window in a raw
+// clock_nanosleep, which a signal ends, and the Go runtime's monitor
+// preempts a goroutine that has run 10 ms without yielding, as a loop
+// does, with one. A 1 s window measured a send lateness of 10 ms at the
+// median and 72 ms at most, and was reported as batch 1s; a window near
+// the int64 nanoseconds' end overflowed and never slept.
+const maxBatch = 10 * time.Millisecond
+
 const (
 	histMax     = latrec.Max
 	maxInflight = 1 << 20 // per connection
@@ -435,6 +444,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: rate %g not 0 or in [%g, %g]", ErrConfig, cfg.QPS, minQPS, maxQPS)
 	case cfg.Batch < 0 || (cfg.Batch > 0 && cfg.Wait != WaitBatch):
 		return fmt.Errorf("%w: batch %v without wait batch, or negative", ErrConfig, cfg.Batch)
+	case cfg.Batch > maxBatch:
+		return fmt.Errorf("%w: batch %v over %v: tcpperf's loops sleep through a window until a signal, and the Go runtime's preemption signals one every 10-20 ms, so a longer window would not be what ran", ErrConfig, cfg.Batch, maxBatch)
 	case cfg.Duration < 0 || cfg.Warmup < 0 || cfg.DrainTimeout < 0 || cfg.DialTimeout < 0:
 		return fmt.Errorf("%w: negative duration", ErrConfig)
 	case uint64(cfg.Warmup)+uint64(cfg.Duration)+uint64(cfg.DrainTimeout) > maxSpan:
