@@ -182,9 +182,22 @@ func (cfg *netConfig) check(stepSet bool) error {
 	case cfg.stepRuns < 1:
 		return fmt.Errorf("-step-runs %d: want 1 or more", cfg.stepRuns)
 	case cfg.serverCPU < -1 || cfg.clientCPU < -1:
-		// (No upper bound: CPU numbers need not be below NumCPU, and with
-		// one CPU the run drops its pinning.)
+		// (No upper bound here: CPU numbers need not be below NumCPU, and
+		// with one CPU the run drops its pinning; the affinity mask is
+		// checked below.)
 		return fmt.Errorf("-server-cpu %d, -client-cpu %d: want -1 (no pinning) or a CPU", cfg.serverCPU, cfg.clientCPU)
+	}
+	if runtime.NumCPU() >= 2 && canPin { // else the run pins nothing
+		// A CPU the process may not run on failed each engine's run
+		// ("std: start server: invalid argument") after the header.
+		for _, c := range []struct {
+			flag string
+			cpu  int
+		}{{"-server-cpu", cfg.serverCPU}, {"-client-cpu", cfg.clientCPU}} {
+			if ok, cpus := cpuAllowed(c.cpu); c.cpu >= 0 && !ok {
+				return fmt.Errorf("%s %d: not a CPU this process may run on (%s; -1: no pinning)", c.flag, c.cpu, cpus)
+			}
+		}
 	}
 	for _, p := range cfg.points {
 		tc := tcpperf.Config{Addr: "127.0.0.1:1", Conns: p.Conns, QPS: p.QPS, Depth: max(p.Depth, 1), Mode: p.Mode,

@@ -8,11 +8,28 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 const canPin = true
+
+// cpuAllowed reports whether this process may run on cpu (its affinity
+// mask has it), and the mask's CPUs for an error.
+func cpuAllowed(cpu int) (bool, string) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return true, "" // startPinned will say
+	}
+	var cpus []string
+	for c := range 8 * int(unsafe.Sizeof(set)) {
+		if set.IsSet(c) {
+			cpus = append(cpus, strconv.Itoa(c))
+		}
+	}
+	return cpu < 8*int(unsafe.Sizeof(set)) && set.IsSet(cpu), strings.Join(cpus, ",")
+}
 
 // startPinned starts cmd with its CPU affinity set to cpu (if cpu >= 0): the
 // starting thread pins itself, forks (the child inherits the mask, so every

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -358,6 +359,17 @@ func TestNetFlagsChecked(t *testing.T) {
 		_, err := parseNet(args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {
 			t.Errorf("bench net %q: %v, want a usage error", args, err)
+		}
+	}
+	// A CPU the process may not run on failed each engine's run after
+	// the header ("std: start server: invalid argument", exit 1), where
+	// the run pins.
+	if runtime.NumCPU() >= 2 && canPin {
+		for _, args := range [][]string{{"-server-cpu", "100000"}, {"-client-cpu", "100000"}} {
+			_, err := parseNet(args, io.Discard, io.Discard)
+			if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 || !strings.Contains(fmt.Sprint(err), args[0]+" 100000: not a CPU") {
+				t.Errorf("bench net %q: %v, want a usage error naming it", args, err)
+			}
 		}
 	}
 	// The default -step needs no point of its name: other points simply
