@@ -57,6 +57,10 @@ func parseNetPoints(s string) ([]netPoint, error) {
 		if err := errors.Join(err1, err2, err3); err != nil || p.Conns < 1 || p.QPS < 0 || (p.QPS == 0 && p.Depth < 1) {
 			return nil, fmt.Errorf("point %q: bad numbers", item)
 		}
+		if p.QPS > 0 && p.Depth != 0 {
+			// It was ignored: the rate sets what is in flight.
+			return nil, fmt.Errorf("point %q: DEPTH is for closed loop (QPS 0): want 0 with a QPS", item)
+		}
 		if p.Mode != "echo" && p.Mode != "line" {
 			return nil, fmt.Errorf("point %q: mode must be echo or line", item)
 		}
@@ -114,7 +118,7 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	exe, _ := os.Executable()
 	var cfg netConfig
 	engines := fs.String("engines", strings.Join(serve.Engines(), ","), "engines to compare")
-	points := fs.String("points", defaultNetPoints, "loads: NAME=MODE/CONNS/QPS/DEPTH,... (QPS 0 = closed loop with DEPTH in flight per connection)")
+	points := fs.String("points", defaultNetPoints, "loads: NAME=MODE/CONNS/QPS/DEPTH,... (QPS 0 = closed loop with DEPTH in flight per connection; DEPTH 0 in open loop)")
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per run")
 	fs.DurationVar(&cfg.warmup, "warmup", time.Second, "warmup per run")
 	fs.IntVar(&cfg.msgSize, "msg-size", 64, "message size")
@@ -363,8 +367,11 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 
 	client := exec.CommandContext(ctx, cfg.exe, "tcpperf", "-addr", addr, "-mode", p.Mode,
 		"-conns", strconv.Itoa(p.Conns), "-qps", strconv.FormatFloat(p.QPS, 'f', -1, 64),
-		"-depth", strconv.Itoa(max(p.Depth, 1)), "-msg-size", strconv.Itoa(cfg.msgSize),
+		"-msg-size", strconv.Itoa(cfg.msgSize),
 		"-duration", cfg.duration.String(), "-warmup", cfg.warmup.String(), "-json", "-q")
+	if p.QPS == 0 {
+		client.Args = append(client.Args, "-depth", strconv.Itoa(p.Depth)) // tcpperf refuses it with a rate
+	}
 	client.Args = append(client.Args, cfg.waitArgs()...)
 	var hlog string
 	if cfg.logDir != "" {

@@ -351,6 +351,8 @@ func TestNetFlagsChecked(t *testing.T) {
 		{"-duration", "0"}, {"-duration", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}, {"-msg-size", "-5"},
 		{"-wait", "nope"}, {"-server-cpu", "-2"}, {"-step-runs", "0"},
 		{"-points", "low=echo/10/NaN/0"}, {"-points", "low=echo/10/+Inf/0"},
+		// A depth with a rate was ignored.
+		{"-points", "low=echo/10/1000/5"}, {"-points", "low=echo/10/1000/-1"},
 		{"-step", "nope"}, {"-points", "c=echo/10/0/1", "-step", "c"},
 		// Ran twice, or skipped the experiment, or ran nothing.
 		{"-points", "x=echo/1/100/0,x=echo/1/100/0"}, {"-engines", "std,std"},

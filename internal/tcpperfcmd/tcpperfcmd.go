@@ -45,7 +45,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "server address: host:port, or unix:PATH (a Unix socket, on -engine netio)")
 	fs.IntVar(&cfg.Conns, "conns", 10, "connections")
 	fs.Float64Var(&cfg.QPS, "qps", 1000, "messages per second over all connections (open loop); 0 for closed loop")
-	fs.IntVar(&cfg.Depth, "depth", 1, "closed loop: messages in flight per connection")
+	fs.IntVar(&cfg.Depth, "depth", 1, "closed loop (-qps 0 only): messages in flight per connection")
 	fs.IntVar(&cfg.MsgSize, "msg-size", 64, "bytes per message, including the final newline")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "load before the measurement, not recorded")
@@ -96,6 +96,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("tcpperf: -warmup and -drain may not be negative")
 	case cfg.MsgSize < 1:
 		return cli.Usagef("tcpperf: -msg-size %d: want 1 or more", cfg.MsgSize)
+	}
+	// -depth is the closed loop's: with a rate it was ignored, silently.
+	depthSet := false
+	fs.Visit(func(f *flag.Flag) { depthSet = depthSet || f.Name == "depth" })
+	if depthSet && cfg.QPS != 0 {
+		return cli.Usagef("tcpperf: -depth %d with -qps %g: -depth is for closed loop (-qps 0); in open loop the rate sets what is in flight", cfg.Depth, cfg.QPS)
 	}
 	if *useTLS {
 		if strings.HasPrefix(cfg.Addr, "unix:") && *tlsName == "" && !*tlsInsecure {

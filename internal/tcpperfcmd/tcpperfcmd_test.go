@@ -138,6 +138,13 @@ func TestRunErrors(t *testing.T) {
 	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConnect) || status != 1 || !print {
 		t.Errorf("refused: %v (status %d)\n%s", err, status, out.String())
 	}
+	// -depth is closed loop's: with a rate it was ignored (exit 0).
+	for _, bad := range [][]string{{"-depth", "5"}, {"-depth", "1", "-qps", "100"}} {
+		err := Run(context.Background(), append(bad, "-q", "-addr", addr, "-duration", "10ms", "-warmup", "0s"), &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), "-depth is for closed loop") {
+			t.Errorf("%q in open loop: %v (status %d), want a usage error", bad, err, status)
+		}
+	}
 	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}, {"-duration", "2562047h", "-warmup", "1h"}} {
 		if err := Run(context.Background(), append(bad, "-q"), &out, &errb); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error, not the default", bad, err)
