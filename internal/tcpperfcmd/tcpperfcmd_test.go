@@ -204,6 +204,20 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
+// A rate below one message a second is written as it is: "%.0f" wrote
+// -qps 0.001 as "0 msg/s open loop", which reads as no load.
+func TestPrintLowRate(t *testing.T) {
+	for qps, want := range map[float64]string{0.001: "0.001 msg/s open loop", 0.25: "0.25 msg/s open loop", 1e-6: "1e-06 msg/s open loop", 1: "1 msg/s open loop", 1234.6: "1235 msg/s open loop"} {
+		var b bytes.Buffer
+		if err := Print(&b, &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: qps, MsgSize: 64}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), ", "+want+", ") {
+			t.Errorf("qps %g: want %q in\n%s", qps, want, b.String())
+		}
+	}
+}
+
 func TestPrint(t *testing.T) {
 	r := &tcpperf.Result{Mode: "echo", Conns: 10, Connected: 9, TargetQPS: 1000, MsgSize: 64, DurationS: 10,
 		P50: 12.5, P90: 20, P99: 100.25, P999: 1000, P9999: 2000, Max: 12345.6, AchievedQPS: 999.6, Sent: 10000, Received: 9990,
