@@ -1,9 +1,12 @@
 package tcpperf
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A run that received nothing has no latency percentiles, and one that
@@ -44,5 +47,46 @@ func TestResultJSONNothingMeasured(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || back != c.res {
 			t.Errorf("decoded %+v (%v), want %+v", back, err, c.res)
 		}
+	}
+}
+
+// A run stopped in its warm-up measured nothing: its tool CPU figures
+// are 0 and left out of its JSON. tool_cpu_util was the warm-up's CPU
+// (0.42 of a core), and over the microseconds after a stop at the start
+// 2.09, beside duration_s 0.
+func TestStoppedInWarmup(t *testing.T) {
+	addr := server(t, echo)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := newFakeClock()
+	stopAt := clk.Now().Add(500 * time.Millisecond) // in the warm-up
+	clk.Moved = func(now time.Time) {
+		if !now.Before(stopAt) {
+			cancel()
+		}
+	}
+	var cpu atomic.Int64 // a second of CPU a call: the old figure was far from 0
+	res, err := RunEnv(ctx, Config{Addr: addr, QPS: 100, MsgSize: 16, Warmup: time.Hour, Duration: time.Second},
+		Env{Clock: clk, CPU: func() time.Duration { return time.Duration(cpu.Add(int64(time.Second))) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.DurationS != 0 || res.CPUUtil != 0 || res.CPUPerMsg != 0 || res.LoopBusy != 0 {
+		t.Errorf("stopped in the warm-up: interrupted %v, duration %gs, tool CPU %g µs/msg, %g of a core, busy %g; want no figures",
+			res.Interrupted, res.DurationS, res.CPUPerMsg, res.CPUUtil, res.LoopBusy)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"tool_cpu_util"`, `"tool_cpu_per_msg_us"`, `"tool_loop_busy"`} {
+		if strings.Contains(string(b), k) {
+			t.Errorf("%s in the JSON of a run that measured nothing: %s", k, b)
+		}
+	}
+	// A run that measured keeps them, zeros too.
+	b, _ = json.Marshal(Result{Mode: "echo", DurationS: 1})
+	if !strings.Contains(string(b), `"tool_cpu_util":0`) {
+		t.Errorf("measured: %s", b)
 	}
 }

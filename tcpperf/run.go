@@ -316,7 +316,10 @@ drain:
 	if due := r.sum(func(n *counters) *atomic.Int64 { return &n.due }); due > 0 {
 		res.CPUPerMsg = float64(cpu1-cpu0) / 1e3 / float64(due)
 	}
-	if wall := wall1.Sub(wall0); wall > 0 {
+	if wall := wall1.Sub(wall0); wall > 0 && secs > 0 {
+		// Stopped before the measurement began, the span was the
+		// warm-up's, or a few microseconds (209% of one core once): no
+		// figure, as no percentile.
 		res.CPUUtil = float64(cpu1-cpu0) / float64(wall)
 	}
 	// The loops count idle time from the start of the measurement; they

@@ -153,7 +153,9 @@ type Result struct {
 	LatenessMax float64 `json:"send_lateness_max_us"`
 	// The tool's own CPU time (user + system, getrusage) from the start of
 	// the measurement to the end of the drain: per message due in the
-	// measurement, and as a share of one core over that wall time.
+	// measurement, and as a share of one core over that wall time. A run
+	// stopped before its measurement began (DurationS 0) has neither, nor
+	// LoopBusy: 0, and left out of its JSON.
 	CPUPerMsg float64 `json:"tool_cpu_per_msg_us"`
 	CPUUtil   float64 `json:"tool_cpu_util"`
 	// LoopBusy is the share of the loops' time, over the same span, spent
@@ -186,8 +188,14 @@ func (r Result) MarshalJSON() ([]byte, error) {
 			LatenessP50 *float64 `json:"send_lateness_p50_us,omitempty"`
 			LatenessP99 *float64 `json:"send_lateness_p99_us,omitempty"`
 			LatenessMax *float64 `json:"send_lateness_max_us,omitempty"`
+			CPUPerMsg   *float64 `json:"tool_cpu_per_msg_us,omitempty"`
+			CPUUtil     *float64 `json:"tool_cpu_util,omitempty"`
+			LoopBusy    *float64 `json:"tool_loop_busy,omitempty"`
 		}
 		out := result{run: run(r)}
+		if r.DurationS != 0 || r.CPUPerMsg != 0 || r.CPUUtil != 0 || r.LoopBusy != 0 {
+			out.CPUPerMsg, out.CPUUtil, out.LoopBusy = &r.CPUPerMsg, &r.CPUUtil, &r.LoopBusy
+		}
 		if r.Received != 0 || r.P50 != 0 || r.P90 != 0 || r.P99 != 0 || r.P999 != 0 || r.P9999 != 0 || r.Max != 0 || r.Mean != 0 {
 			out.P50, out.P90, out.P99, out.P999, out.P9999, out.Max, out.Mean = &r.P50, &r.P90, &r.P99, &r.P999, &r.P9999, &r.Max, &r.Mean
 		}

@@ -297,7 +297,12 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	if r.TLS {
 		loops += " over TLS"
 	}
-	fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, 100*r.LoopBusy, r.Arrival)
+	if r.DurationS == 0 {
+		// Stopped before the measurement: no figures, as no percentiles.
+		fmt.Fprintf(w, "tool CPU - (nothing measured; %s waiting %s; responses timed at %s)\n", loops, wait, r.Arrival)
+	} else {
+		fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, 100*r.LoopBusy, r.Arrival)
+	}
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d, unsent %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered, r.Unsent)
 	if r.Missed > 0 {

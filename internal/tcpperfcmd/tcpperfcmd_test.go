@@ -204,6 +204,20 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
+// A run stopped before its measurement has no tool CPU figures: it
+// printed the warm-up's, or those of the microseconds after a stop
+// while connecting ("209% of one core"), as the measurement's.
+func TestPrintNothingMeasured(t *testing.T) {
+	r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: 100, Loops: 1, Wait: tcpperf.WaitAdaptive, Arrival: tcpperf.ArrivalRead, Interrupted: true}
+	var b bytes.Buffer
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "tool CPU - (nothing measured; 1 loops waiting adaptive; responses timed at read)") {
+		t.Errorf("stopped in the warm-up:\n%s", s)
+	}
+}
+
 // A rate below one message a second is written as it is: "%.0f" wrote
 // -qps 0.001 as "0 msg/s open loop", which reads as no load.
 func TestPrintLowRate(t *testing.T) {
@@ -297,7 +311,7 @@ func TestPrintBatch(t *testing.T) {
 		us   float64
 		want string
 	}{{400, "waiting batch 400µs,"}, {2e7, "waiting batch 20s,"}, {1500, "waiting batch 1.5ms,"}, {0.5, "waiting batch 500ns,"}} {
-		r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: 1000, Loops: 1, Wait: tcpperf.WaitBatch, BatchUs: c.us, Arrival: tcpperf.ArrivalKernel}
+		r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: 1000, Loops: 1, Wait: tcpperf.WaitBatch, BatchUs: c.us, Arrival: tcpperf.ArrivalKernel, DurationS: 1}
 		var b bytes.Buffer
 		if err := Print(&b, r); err != nil {
 			t.Fatal(err)
@@ -311,7 +325,7 @@ func TestPrintBatch(t *testing.T) {
 // A closed-loop run's chosen wait says what applies: the loops wait for
 // responses. It said "chosen by the load", as an open loop's choice.
 func TestPrintClosedLoopWait(t *testing.T) {
-	r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, Depth: 1, Loops: 1, Wait: tcpperf.WaitSleep, WaitChosen: true, Arrival: tcpperf.ArrivalRead}
+	r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, Depth: 1, Loops: 1, Wait: tcpperf.WaitSleep, WaitChosen: true, Arrival: tcpperf.ArrivalRead, DurationS: 1}
 	var b bytes.Buffer
 	if err := Print(&b, r); err != nil {
 		t.Fatal(err)
