@@ -2,6 +2,7 @@ package textproto
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"sync"
 
@@ -61,7 +62,14 @@ type DotOptions struct {
 // transaction's size limit from its SIZE parameter without calling
 // SetLimits. What breaks a limit or the framing's rules fails the block
 // once it has been read to its end line, with an error that matches every
-// kind of problem found (see the package documentation on errors). A Mode
+// kind of problem found (see the package documentation on errors).
+//
+// If a read error cuts the block short and r then moves on (a newer block,
+// or another method of r), the reader is stale: a Compat one without
+// limits reads on from r.R, wherever r has got to, as net/textproto's
+// does, and any other fails with an error matching io.ErrUnexpectedEOF,
+// reading nothing. After [ErrNotInStep] every reader of r that has not
+// ended fails with it. A Mode
 // or Bare that is none of dot's constants fails every read of the block
 // with an error matching [dot.ErrMode], and reads none of it.
 func (r *Reader) DotReaderWith(opt DotOptions) *DotReader {
@@ -83,7 +91,7 @@ func (r *Reader) DotReaderWith(opt DotOptions) *DotReader {
 		Bare:    opt.Bare,
 		MaxSize: max(maxBytes, 0),
 		MaxLine: max(maxLine, 0),
-	}, maxDiscard: max(maxDiscard, 0), active: true, fresh: true}
+	}, maxDiscard: max(maxDiscard, 0), active: true, fresh: true, calls: r.calls}
 	return r.dot
 }
 
@@ -97,6 +105,7 @@ type DotReader struct {
 	dec    dot.Decoder
 	active bool    // the block is open: the next Reader method drains it
 	fresh  bool    // r.begin has not run for this block yet
+	calls  uint64  // r.calls when the block was made or started (see stale)
 	carry  [2]byte // room for a "\r\n" too big for the caller's buffer (Raw)
 	pend   []byte  // what of carry is still to be returned
 
@@ -116,23 +125,56 @@ func (d *DotReader) Size() int64 { return d.dec.Size() - int64(len(d.pend)) }
 // start runs r.begin before the first byte of the block: it returns a read
 // error owed from the previous call, and skips what a limit error left
 // unread. If it fails, that error ends the block, as a read error would,
-// and a later Read on the block tries again. A reader that r no longer
-// holds (a newer block has begun) leaves r alone and reads on from where
-// it stopped, as net/textproto's does.
+// and a later Read on the block tries again, unless r has moved on since.
+// A stale reader leaves r alone (see staleErr).
 func (d *DotReader) start() error {
 	if !d.fresh {
 		return nil
 	}
-	if d.r.dot != d {
+	if d.stale() {
 		d.fresh = false
 		return nil
 	}
 	d.active = false // r.begin's closeDot must leave this block alone
-	if err := d.r.begin(); err != nil {
+	err := d.r.begin()
+	d.calls = d.r.calls
+	if err != nil {
 		return err
 	}
 	d.fresh, d.active = false, true
 	return nil
+}
+
+// stale reports whether r has moved on since d's block was made or
+// started: a newer block has begun, or another method of r has run (which
+// drained d's block if it was open, or read on from where it stopped on a
+// read error).
+func (d *DotReader) stale() bool {
+	return d.r.dot != d || d.r.calls != d.calls
+}
+
+// errStale ends a stale Strict, Raw or limited block that was not read to
+// its end line (a read error stopped it before r moved on): what follows
+// in R is no longer this block's.
+var errStale = fmt.Errorf("textproto: dot block left unfinished, its Reader has read on: %w", io.ErrUnexpectedEOF)
+
+// staleErr returns the error that keeps a stale reader whose block has not
+// ended from reading R: r's ErrNotInStep if r has given up, and errStale
+// unless the block is a Compat one without limits, which reads on from
+// where it stopped, as net/textproto's does, so that results stay the same.
+// Any other block must not take another's bytes, nor break a limit on them
+// and give up, which would put r out of step behind its back.
+func (d *DotReader) staleErr() error {
+	if d.dec.Done() || !d.stale() {
+		return nil
+	}
+	if d.r.lost != nil {
+		return d.r.lost
+	}
+	if d.dec.Mode == dot.Compat && d.dec.MaxSize == 0 && d.dec.MaxLine == 0 && d.maxDiscard == 0 {
+		return nil
+	}
+	return errStale
 }
 
 // Read decodes into b. Like net/textproto, it fills b completely unless the
@@ -151,7 +193,10 @@ func (d *DotReader) Read(b []byte) (n int, err error) {
 	n = copy(b, d.pend)
 	d.pend = d.pend[n:]
 	br := d.r.R
-	for n < len(b) && !d.dec.Done() {
+	if n < len(b) {
+		err = d.staleErr()
+	}
+	for err == nil && n < len(b) && !d.dec.Done() {
 		if d.overBound() {
 			err = d.giveUp()
 			break
@@ -222,7 +267,8 @@ func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
 	br := d.r.R
 	n := copy(buf[:], d.pend)
 	d.pend = nil
-	for !d.dec.Done() {
+	err = d.staleErr()
+	for err == nil && !d.dec.Done() {
 		if d.overBound() {
 			err = d.giveUp()
 			break
@@ -314,11 +360,13 @@ func (d *DotReader) overBound() bool {
 }
 
 // giveUp ends the block with ErrNotInStep: its reader and its Reader fail
-// from now on, and nothing drains the rest.
+// from now on, and nothing drains the rest. The Reader fails even if d is
+// stale (which staleErr keeps from reading, so from giving up): whichever
+// reader consumed R, R is out of step.
 func (d *DotReader) giveUp() error {
 	d.lost = &notInStepError{errs: [2]error{ErrNotInStep, d.dec.Err()}, limit: d.maxDiscard}
 	d.active = false
-	if d.r.dot == d {
+	if d.r.lost == nil {
 		d.r.lost = d.lost
 	}
 	return d.lost

@@ -69,6 +69,10 @@ type Reader struct {
 	// call fails with it.
 	lost error
 
+	// calls counts the runs of begin, that is the calls that moved r on:
+	// a dot reader made or started before the latest one is stale.
+	calls uint64
+
 	// count is the number of bytes consumed from R by line reads; the
 	// limits are measured with it.
 	count int64
@@ -117,6 +121,7 @@ func (r *Reader) Limits() Limits { return r.lim }
 func (r *Reader) begin() error {
 	r.closeDot()
 	r.closeChunk()
+	r.calls++ // after closeDot, whose drain may start the block (and run begin)
 	if r.lost != nil {
 		return r.lost // before, or while closeDot drained a block
 	}
