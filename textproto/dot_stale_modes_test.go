@@ -188,3 +188,65 @@ func TestStaleDotReaderAfterNotInStep(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleDotReaderModesSequences runs every short sequence of calls on
+// dot readers and their Reader, with read errors at several offsets, and
+// checks that a Strict, Raw or limited reader never consumes R once a
+// newer block or another Reader call has come after it was made.
+func TestStaleDotReaderModesSequences(t *testing.T) {
+	inputs := []string{
+		"one\r\n..1\r\n.\r\ntwo\r\n.\r\nthree\r\n.\r\nline\r\n",
+		"toolong line\r\n.\r\nb\n.\nc\r\n.\r\n",
+	}
+	perHandle := []staleStep{{kind: "read", n: 1}, {kind: "read", n: 64}, {kind: "copy"}}
+	global := []staleStep{{kind: "line", handle: -1}, {kind: "dotbytes", handle: -1}}
+	maxLen := 5
+	if testing.Short() || raceEnabled {
+		maxLen = 4
+	}
+	opts := append([]DotOptions{{MaxBytes: 4, MaxDiscardBytes: 6}}, func() (o []DotOptions) {
+		for _, m := range staleModes {
+			o = append(o, m.opt)
+		}
+		return o
+	}()...)
+	for _, in := range inputs {
+		for _, opt := range opts {
+			for _, at := range []int{-1, 0, 4, 9, 16} {
+				staleSeqs(maxLen, 3, perHandle, global, func(seq []staleStep) {
+					src := &hiccupReader{data: []byte(in), n: 3, at: at}
+					br := bufio.NewReaderSize(src, 16)
+					r := NewReader(br)
+					var handles []*DotReader
+					var made []int // the step each handle was made at
+					last := -1     // the last step that moved r on
+					for i, s := range seq {
+						pos := src.pos - br.Buffered()
+						switch s.kind {
+						case "new":
+							handles = append(handles, r.DotReaderWith(opt))
+							made = append(made, i)
+							last = i
+						case "read":
+							handles[s.handle].Read(make([]byte, s.n))
+						case "copy":
+							handles[s.handle].WriteTo(io.Discard)
+						case "line":
+							r.ReadLine()
+							last = i
+						case "dotbytes":
+							r.ReadDotBytes()
+							last = i
+						}
+						if s.handle >= 0 && last > made[s.handle] {
+							if now := src.pos - br.Buffered(); now != pos {
+								t.Fatalf("input %q, options %+v, error at %d, calls %v: stale reader %d consumed R from %d to %d",
+									in, opt, at, seq[:i+1], s.handle, pos, now)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
