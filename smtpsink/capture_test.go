@@ -171,25 +171,33 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// piped is what a pipeCapture writer's reader got: the data, and the
+// error the writer was closed with (nil for a plain Close).
+type piped struct {
+	data string
+	err  error
+}
+
+// pipeCapture is a Capture whose writers are io.Pipes, each read to its
+// end by a goroutine that sends what it got to results.
+func pipeCapture(results chan<- piped) func(Transaction) io.WriteCloser {
+	return func(Transaction) io.WriteCloser {
+		pr, pw := io.Pipe()
+		go func() {
+			b, err := io.ReadAll(pr)
+			results <- piped{string(b), err}
+		}()
+		return pw
+	}
+}
+
 // A Capture writer that has CloseWithError, as an io.Pipe's has, learns
 // that a message is not whole: its data ends in the data's error, or in
 // ErrAborted for a message cut short, not in an end of file that would
 // pass it for a whole message.
 func TestCaptureAborted(t *testing.T) {
-	type result struct {
-		data string
-		err  error
-	}
-	results := make(chan result, 4)
-	capture := func(Transaction) io.WriteCloser {
-		pr, pw := io.Pipe()
-		go func() {
-			b, err := io.ReadAll(pr)
-			results <- result{string(b), err}
-		}()
-		return pw
-	}
-	s := startSink(t, Config{Capture: capture}, hooks{})
+	results := make(chan piped, 4)
+	s := startSink(t, Config{Capture: pipeCapture(results)}, hooks{})
 	c := dial(t, s)
 	c.cmd(250, "EHLO client.test")
 	c.cmd(250, "MAIL FROM:<a@b>")
@@ -260,21 +268,9 @@ func TestDecideTextOneLine(t *testing.T) {
 func TestCaptureWholeBeforeDotDelay(t *testing.T) {
 	for _, engine := range []Engine{EngineGoroutine, EngineLoops} {
 		t.Run(string(engine), func(t *testing.T) {
-			type result struct {
-				data string
-				err  error
-			}
-			results := make(chan result, 1)
-			capture := func(Transaction) io.WriteCloser {
-				pr, pw := io.Pipe()
-				go func() {
-					b, err := io.ReadAll(pr)
-					results <- result{string(b), err}
-				}()
-				return pw
-			}
+			results := make(chan piped, 1)
 			decided := make(chan struct{}, 1)
-			s := startSink(t, Config{Engine: engine, Capture: capture, Delay: map[string]time.Duration{".": time.Hour},
+			s := startSink(t, Config{Engine: engine, Capture: pipeCapture(results), Delay: map[string]time.Duration{".": time.Hour},
 				Decide: func(Message) Reply { decided <- struct{}{}; return Reply{} }}, hooks{})
 			c := dial(t, s)
 			c.cmd(250, "EHLO client.test")

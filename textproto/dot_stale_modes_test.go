@@ -164,14 +164,7 @@ func TestStaleDotReaderUnstarted(t *testing.T) {
 // read R on its next Read, as if in step.
 func TestStaleDotReaderAfterNotInStep(t *testing.T) {
 	for _, opt := range []DotOptions{{}, {Mode: dot.Strict}} {
-		src := &lineStream{pattern: "x\r\n", size: 1 << 20}
-		br := bufio.NewReaderSize(src, 16)
-		r := NewReader(br)
-		_, lost := r.DotReaderWith(DotOptions{MaxBytes: 4, MaxDiscardBytes: 8}).WriteTo(io.Discard)
-		if !errors.Is(lost, ErrNotInStep) {
-			t.Fatalf("giving up: %v", lost)
-		}
-		br.Discard(br.Buffered())
+		r, src, lost := outOfStep(t)
 		before := src.n
 		d1 := r.DotReaderWith(opt)
 		d2 := r.DotReaderWith(opt) // its closeDot tries d1's start, which fails

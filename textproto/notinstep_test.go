@@ -37,15 +37,7 @@ func TestNotInStepReadsNothing(t *testing.T) {
 		{"ReadMIMEHeader", func(r *Reader) error { _, err := r.ReadMIMEHeader(); return err }},
 	}
 	for _, m := range methods {
-		src := &lineStream{pattern: "x\r\n", size: 1 << 20}
-		br := bufio.NewReaderSize(src, 16)
-		r := NewReader(br)
-		_, lost := r.DotReaderWith(DotOptions{MaxBytes: 4, MaxDiscardBytes: 8}).WriteTo(io.Discard)
-		if !errors.Is(lost, ErrNotInStep) {
-			t.Fatalf("giving up: %v", lost)
-		}
-		// Empty R's buffer: any peek or read now reads the stream.
-		br.Discard(br.Buffered())
+		r, src, lost := outOfStep(t)
 		before := src.n
 		for i := range 2 {
 			if err := m.call(r); err != lost {
@@ -56,4 +48,20 @@ func TestNotInStepReadsNothing(t *testing.T) {
 			t.Errorf("%s after ErrNotInStep read %d bytes of the stream", m.name, src.n-before)
 		}
 	}
+}
+
+// outOfStep returns a Reader whose dot reader has given up (lost, an
+// error matching ErrNotInStep) on src, an endless stream of lines, with
+// the Reader's buffer emptied: any peek or read now reads src.
+func outOfStep(t *testing.T) (r *Reader, src *lineStream, lost error) {
+	t.Helper()
+	src = &lineStream{pattern: "x\r\n", size: 1 << 20}
+	br := bufio.NewReaderSize(src, 16)
+	r = NewReader(br)
+	_, lost = r.DotReaderWith(DotOptions{MaxBytes: 4, MaxDiscardBytes: 8}).WriteTo(io.Discard)
+	if !errors.Is(lost, ErrNotInStep) {
+		t.Fatalf("giving up: %v", lost)
+	}
+	br.Discard(br.Buffered())
+	return r, src, lost
 }
