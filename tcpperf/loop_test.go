@@ -547,3 +547,34 @@ func TestDepthBound(t *testing.T) {
 		}
 	}
 }
+
+// Spin is at most 10ms, refused alike on each engine and with every wait
+// (a spin near math.MaxInt64 overflowed Spin + 50µs: an adaptive run
+// then never set its timer, sent nothing and never ended, and a run left
+// to choose took batch at any rate); Check says so without connecting.
+func TestSpinConfig(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		for _, spin := range []time.Duration{10*time.Millisecond + 1, time.Hour, math.MaxInt64 - minNap + 1, math.MaxInt64} {
+			for _, wait := range []Wait{"", WaitAdaptive, WaitSend, WaitSleep, WaitSpin, WaitBatch} {
+				for _, qps := range []float64{0, 100} {
+					cfg := Config{Addr: "127.0.0.1:1", Engine: engine, QPS: qps, Spin: spin, Wait: wait}
+					err := cfg.Check()
+					if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "spin") {
+						t.Errorf("Check(spin %v, wait %q, qps %g): %v, want ErrConfig about the spin", spin, wait, qps, err)
+					}
+					if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
+						t.Errorf("Run(spin %v, wait %q, qps %g): %v, want ErrConfig", spin, wait, qps, err)
+					}
+				}
+			}
+		}
+		for _, wait := range []Wait{"", WaitSleep, WaitBatch} {
+			if err := (Config{Addr: "127.0.0.1:1", Engine: engine, QPS: 100, Spin: 10 * time.Millisecond, Wait: wait}).Check(); err != nil {
+				t.Errorf("spin 10ms, wait %q: %v", wait, err)
+			}
+		}
+	})
+	if err := (Config{Addr: "127.0.0.1:1", Engine: EngineTcpperf, QPS: 100, Spin: 10 * time.Millisecond, Wait: WaitAdaptive}).Check(); err != nil {
+		t.Errorf("spin 10ms, wait adaptive: %v", err)
+	}
+}

@@ -51,10 +51,10 @@ type Config struct {
 	// CPUs pins loop i to CPU CPUs[i%len(CPUs)]; empty for no pinning.
 	CPUs []int
 	// Spin is how long before each send a loop stops sleeping and polls
-	// without blocking (default 30µs; negative: never). Larger is more
-	// punctual and burns more CPU. A loop whose next send is less than
-	// Spin + 50µs away does not sleep at all (a sleep costs more than that
-	// saves), so above about 12k messages a second per loop it spins: its
+	// without blocking (default 30µs, at most 10ms; negative: never).
+	// Larger is more punctual and burns more CPU. A loop whose next send
+	// is less than Spin + 50µs away does not sleep at all (a sleep costs
+	// more than that saves), so above about 12k messages a second per loop it spins: its
 	// CPU is then all used, and LoopBusy tells how much of it went on
 	// messages.
 	Spin time.Duration
@@ -372,6 +372,11 @@ func (cfg *Config) check() error {
 	if cfg.Spin == 0 {
 		cfg.Spin = 30 * time.Microsecond
 	}
+	if cfg.Spin > maxSpin {
+		// Before the engine's and the wait's checks: refused alike on
+		// each engine, whatever the wait.
+		return fmt.Errorf("%w: spin %v over %v: a spin covers a sleep's wake-up delay before a send (microseconds with the loops' timer, about 2ms at most with Go's), and a loop whose sends are nearer than spin + 50µs polls without sleeping at all (wait spin)", ErrConfig, cfg.Spin, maxSpin)
+	}
 	switch cfg.Engine {
 	case "":
 		cfg.Engine = defaultEngine
@@ -477,6 +482,15 @@ func (cfg *Config) check() error {
 // maxSpan bounds a run's warm-up, duration and drain together, far from
 // the overflow of its times (nanoseconds in an int64, about 292 years).
 const maxSpan = uint64(100 * 365 * 24 * time.Hour)
+
+// maxSpin bounds Config.Spin, on every engine and for every wait (a spin
+// near the longest time.Duration overflowed Spin + 50µs, and the loops
+// then never set a timer for their next send, so an adaptive run sent
+// nothing and never ended, and a run left to choose its wait took batch
+// at any rate). A spin is there to absorb a sleep's wake-up delay, far
+// below this; longer only burns CPU: at 10ms a loop polls without
+// sleeping from 100 msg/s up.
+const maxSpin = 10 * time.Millisecond
 
 // maxLoops is the most loops a run has: each locks an OS thread, and a
 // program with GOMAXPROCS above them may run as many more (the runtime

@@ -56,7 +56,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.CPUs = cpus
 		return err
 	})
-	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "loops poll without sleeping this long before each send (negative: never)")
+	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "loops poll without sleeping this long before each send (at most 10ms; negative: never)")
 	fs.StringVar((*string)(&cfg.Wait), "wait", "", "how loops wait between sends (default: chosen by the load, batch where a loop's share of -qps is over 1/(spin+50µs), about 12,500 msg/s, adaptive otherwise; sleep in closed loop, also for adaptive, send and batch): adaptive (poll Spin before a send and while a response is due), send (poll only before a send), sleep (never poll), spin (always poll), batch (wake when a send is -batch late and send all that are due; responses timed by the kernel)")
 	fs.DurationVar(&cfg.Batch, "batch", 0, "-wait batch: how late a send may be before the loop wakes for it and all others due (default 400µs, at most 10ms)")
 	fs.StringVar((*string)(&cfg.Arrival), "arrival", "", "how responses are timed: kernel (the kernel's receive timestamp) or read (when the loop read them); default kernel with -wait batch, read otherwise")

@@ -150,6 +150,16 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%q: %v, want a usage error, not the default", bad, err)
 		}
 	}
+	// -spin is at most 10ms, on either engine (2562047h47m16.854775807s
+	// overflowed: -wait adaptive then sent nothing and never ended).
+	for _, spin := range []string{"11ms", "2562047h47m16.854775807s"} {
+		for _, engine := range []string{"tcpperf", "netio"} {
+			err := Run(context.Background(), []string{"-q", "-addr", addr, "-engine", engine, "-spin", spin, "-qps", "100", "-duration", "10ms", "-warmup", "0s"}, &out, &errb)
+			if status, _ := cli.Status(err); status != 2 || !errors.Is(err, tcpperf.ErrConfig) || !strings.Contains(fmt.Sprint(err), "spin") {
+				t.Errorf("-engine %s -spin %s: %v (status %d), want a usage error about the spin", engine, spin, err, status)
+			}
+		}
+	}
 	// A word that is not a flag is not taken for the address (which would
 	// have measured the default's server instead).
 	err = Run(context.Background(), []string{"-q", addr}, &out, &errb)
