@@ -48,7 +48,7 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 		if n, ok := log.(interface{ Name() string }); ok && n.Name() != "" {
 			name = n.Name() // a file's
 		}
-		lr := hdrhistogram.NewHistogramLogReader(log)
+		lr := hdrhistogram.NewHistogramLogReader(newCheckedLog(log))
 		for n, tagged := 0, 0; ; {
 			h, err := lr.NextIntervalHistogram()
 			if err != nil {
@@ -71,6 +71,11 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 				continue // another measure than the log's untagged one
 			}
 			n++
+			if h.StartTimeMs() < 0 || float64(h.EndTimeMs()) > maxLogSec*1e3 {
+				// Each time is within maxLogSec, the sum of the base
+				// time and an interval's start or end not always.
+				return nil, 0, 0, fmt.Errorf("%w: %s: untagged interval %d spans %d to %d ms since the epoch, past 2262 (the end of Unix time in nanoseconds)", ErrLog, name, n, h.StartTimeMs(), h.EndTimeMs())
+			}
 			if dropped := all.Merge(h); dropped > 0 {
 				return nil, 0, 0, fmt.Errorf("%w: %s: %d values out of range", ErrLog, name, dropped)
 			}
@@ -94,7 +99,12 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // log with no untagged interval (not a log, an empty one, or one of other
 // measures only) is an error matching ErrLog, as one that cannot be read;
 // the error names the log by its Name method if it has one (an *os.File
-// has), else by its place among logs ("log 2").
+// has), else by its place among logs ("log 2"). So is a log with a time
+// the reader would read loosely (it took an interval start of 1e300 for
+// 300 s): not a plain decimal number of seconds, past 2262, or an interval
+// starting before the previous one of its tag (a log's StartTime or
+// BaseTime header starts the order again, as where two logs are joined);
+// the error names the line.
 func MergeLogs(logs ...io.Reader) (*Result, error) {
 	all, first, last, err := mergeLogs(logs)
 	if err != nil {

@@ -142,7 +142,9 @@ func TestMergeLogsUntagged(t *testing.T) {
 			}
 			lw.OutputIntervalHistogram(h)
 			want.Merge(h)
-			h.Reset()
+			h.Reset() // and its times: the tagged interval's are the same
+			h.SetStartTimeMs(t0.Add(time.Duration(j) * time.Second).UnixMilli())
+			h.SetEndTimeMs(t0.Add(time.Duration(j+1) * time.Second).UnixMilli())
 			h.SetTag("connect")
 			h.RecordValues(1_000_000_000, int64(5+j)) // far above every untagged value
 			lw.OutputIntervalHistogram(h)
@@ -182,6 +184,8 @@ func TestMergeBadLog(t *testing.T) {
 	lw := newLogWriter(&tagged, time.UnixMilli(1_700_000_000_000))
 	h := newHist()
 	h.SetTag("connect")
+	h.SetStartTimeMs(1_700_000_000_000) // not before the log's base time: a negative start is malformed
+	h.SetEndTimeMs(1_700_000_001_000)
 	h.RecordValue(1000)
 	lw.OutputIntervalHistogram(h)
 	_, err = MergeLogs(bytes.NewReader(good.Bytes()), &tagged)
@@ -226,4 +230,68 @@ func TestLogSpansMeasurement(t *testing.T) {
 			t.Log(logText)
 		}
 	})
+}
+
+// hdrhistogram-go's reader takes the digits and dots of a time wherever
+// they start, so a malformed interval start of 1e300 read as 300 s and
+// 5e9 as 9 s, giving a wrong span and no error. MergeLogs refuses every
+// time that is not a plain decimal of seconds, past 2262, or an interval
+// start before the previous one's, naming the log and the line; a log
+// concatenated to another (its headers again) starts its order again.
+func TestMergeMalformedTimes(t *testing.T) {
+	var good bytes.Buffer
+	writeLog(&good, time.UnixMilli(1_700_000_000_123), make([]int64, 250))
+	lines := strings.SplitAfter(good.String(), "\n")
+	// Lines 3 and 4 (1-based) are StartTime and BaseTime; 6, 7 and 8 the
+	// intervals, starting 0, 0.25 and 0.5 s after the base time.
+	if !strings.HasPrefix(lines[2], "#[StartTime: ") || !strings.HasPrefix(lines[5], "0.000000,0.250000,") || !strings.HasPrefix(lines[7], "0.500000,") {
+		t.Fatalf("not the log this test edits:\n%s", good.String())
+	}
+	edit := func(line int, old, new string) string {
+		l := append([]string(nil), lines...)
+		if !strings.Contains(l[line-1], old) {
+			t.Fatalf("line %d %q holds no %q", line, l[line-1], old)
+		}
+		l[line-1] = strings.Replace(l[line-1], old, new, 1)
+		return strings.Join(l, "")
+	}
+	swap := append([]string(nil), lines...)
+	swap[5], swap[6] = swap[6], swap[5]
+	big := "1" + strings.Repeat("0", 300)
+	for _, tc := range []struct {
+		log, want string
+	}{
+		{edit(7, "0.250000,", "1e300,"), `line 7: interval start "1e300" is not a decimal`},
+		{edit(7, "0.250000,", "5e9,"), `line 7: interval start "5e9" is not a decimal`},
+		{edit(7, "0.250000,", "-5,"), `line 7: interval start "-5" is not a decimal`},
+		{edit(7, "0.250000,", "NaN,"), `line 7: interval start "NaN" is not a decimal`},
+		{edit(7, "0.250000,", "+Inf,"), `line 7: interval start "+Inf" is not a decimal`},
+		{edit(7, "0.250000,", big+","), "line 7: interval start " + big + " s is past 2262"},
+		{edit(8, "0.250000,", "1e300,"), `line 8: interval length "1e300" is not a decimal`},
+		{edit(8, "0.250000,", "9300000000,"), "line 8: interval length 9300000000 s is past 2262"},
+		{edit(6, ",0.000000,", ",1e3,"), `line 6: interval max "1e3" is not a decimal`},
+		{edit(6, ",HIST", ",1,HIST"), "line 6: not an interval"},
+		{"Tag=connect," + edit(6, "0.000000,", "5e9,")[len(strings.Join(lines[:5], "")):], `line 1: interval start "5e9"`},
+		{edit(3, "1700000000.123", "1e300"), `line 3: StartTime "1e300" is not a decimal`},
+		{edit(4, "1700000000.123", "1.7e9"), `line 4: BaseTime "1.7e9" is not a decimal`},
+		{strings.Join(swap, ""), "line 7: interval start 0.000000 s before the previous one's, 0.250 s"},
+		// Each time within 2262, their sum not.
+		{strings.Replace(edit(4, "1700000000.123", "9223000000"), ",0.250000,", ",1000000,", 1), "untagged interval 1 spans"},
+		// Lines the reader drops, losing an interval.
+		{edit(6, "0.000000,0.250000,0.000000,", "Tag=x"), "line 6: a tag and no interval"},
+		{edit(6, ",", ";"), "line 6: not an interval"},
+	} {
+		_, err := MergeLogs(strings.NewReader(good.String()), strings.NewReader(tc.log))
+		if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 2: "+tc.want) {
+			t.Errorf("%v, want ErrLog: log 2: %s...; the log:\n%s", err, tc.want, tc.log)
+		}
+	}
+	// Two logs in one, the second starting earlier: each in order.
+	var later, earlier bytes.Buffer
+	writeLog(&later, time.UnixMilli(1_700_000_000_500), make([]int64, 250))
+	writeLog(&earlier, time.UnixMilli(1_700_000_000_100), make([]int64, 250))
+	res, err := MergeLogs(io.MultiReader(&later, &earlier))
+	if err != nil || res.Received != 500 || res.StartMs != 1_700_000_000_100 {
+		t.Errorf("two logs in one: %v, %+v", err, res)
+	}
 }

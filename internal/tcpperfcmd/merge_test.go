@@ -121,6 +121,15 @@ func TestMergeErrors(t *testing.T) {
 	if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), bad+": ") {
 		t.Errorf("bad log: %v, want tcpperf.ErrLog naming %s", err, bad)
 	}
+	// A malformed time (hdrhistogram-go's reader took 1e300 for 300 s) is
+	// refused, naming the file and the line.
+	loose := filepath.Join(t.TempDir(), "loose.hlog")
+	os.WriteFile(loose, []byte("#[BaseTime: 1700000000.000 (seconds since epoch)]\n0.000,1.000,0.000,HISTFAAAACl42pJpmSzMwMDAxAABzFCakYGB2c1gxwIG+w8QgROMgAAAAP//WKYFFg==\n1e300,1.000,0.000,HISTFAAAACl42pJpmSzMwMDAxAABzFCakYGB2c1gxwIG+w8QgROMgAAAAP//WKYFFg==\n"), 0o644)
+	out.Reset()
+	err = Run(context.Background(), []string{"merge", loose}, &out, &errb)
+	if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), loose+": line 3: interval start \"1e300\"") || out.Len() > 0 {
+		t.Errorf("start 1e300: %v, %q; want ErrLog naming %s, line 3", err, out.String(), loose)
+	}
 	if err := Run(context.Background(), []string{"merge", filepath.Join(t.TempDir(), "none")}, &out, &errb); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
