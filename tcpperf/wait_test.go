@@ -121,3 +121,95 @@ func TestBatchWake(t *testing.T) {
 		t.Fatalf("early wake-ups: lead %dµs, want 0", p.lead/µsec)
 	}
 }
+
+// pollTime runs a loop's wait policy on a clock the test moves, as
+// tcpperf's loop uses it (open loop, WaitAdaptive), over sends every
+// interval from 0 to end, none answered unless answer says when: it
+// returns how long the loop polled for responses (Spin is negative: it
+// never polls before a send), and the times at which answers came while
+// it polled.
+func pollTime(p *waitPolicy, interval, end int64, answer func(sent int64) int64) (polled int64, caught []int64) {
+	const step = µsec // a poll of the sockets
+	type pending struct{ sent, at int64 }
+	var out []pending
+	next := int64(0)
+	for now := int64(0); now < end; {
+		for next <= now {
+			p.lastSend = now
+			if answer != nil {
+				out = append(out, pending{now, answer(now)})
+			}
+			next += interval
+		}
+		poll, wake := p.plan(now, next, true)
+		// Responses due by now arrive: each read gives the policy its
+		// round trip.
+		arrived := false
+		for i := 0; i < len(out); {
+			if out[i].at > now {
+				i++
+				continue
+			}
+			p.sample(out[i].at - out[i].sent)
+			out, arrived = append(out[:i], out[i+1:]...), true
+		}
+		if arrived && poll {
+			caught = append(caught, now)
+		}
+		if poll {
+			polled += step
+			now += step
+			continue
+		}
+		// Asleep until the timer or the next response.
+		to := next
+		if wake > now {
+			to = min(to, wake)
+		}
+		for _, o := range out {
+			to = min(to, o.at)
+		}
+		now = to
+	}
+	return polled, caught
+}
+
+// A server that never answers: WaitAdaptive polled for the response to
+// every send until it was overdue (1ms without a round trip), so with a
+// send every 2ms the loop polled half the time, every 0.5ms all of it,
+// for a server that sent nothing. Now it polls once for a bound's length
+// without any response, then sleeps until one comes; a server that
+// answers again is polled for again from the next send on.
+func TestWaitAdaptiveSilentServer(t *testing.T) {
+	for _, interval := range []int64{2000 * µsec, 500 * µsec, 100 * µsec} {
+		p := waitPolicy{mode: WaitAdaptive, spin: -1}
+		polled, _ := pollTime(&p, interval, int64(time.Second), nil)
+		if polled > maxOverdue+interval {
+			t.Errorf("a send every %dµs to a silent server: polled %dµs of 1s, want at most %dµs", interval/µsec, polled/µsec, (maxOverdue+interval)/µsec)
+		}
+		// The server answers again, in 100µs: the first response wakes
+		// the loop, and it polls for the ones after it.
+		_, caught := pollTime(&p, 2000*µsec, int64(20*time.Millisecond), func(sent int64) int64 { return sent + 100*µsec })
+		if len(caught) < 9 {
+			t.Errorf("after a silence, a send every 2ms answered in 100µs: %d of 10 responses polled for, want 9 (all but the first)", len(caught))
+		}
+	}
+	// A server that answers each send keeps its loop polling for each
+	// response, though one in four is late (1.5ms, past the bound).
+	p := waitPolicy{mode: WaitAdaptive, spin: -1}
+	n := 0
+	_, caught := pollTime(&p, 500*µsec, int64(20*time.Millisecond), func(sent int64) int64 {
+		n++
+		if n%4 == 0 {
+			return sent + 1500*µsec
+		}
+		return sent + 100*µsec
+	})
+	if len(caught) < 39 {
+		t.Errorf("a server answering in 100µs but one in 4 in 1.5ms: %d responses polled for of 40, want 39 (as before the silent server's back-off)", len(caught))
+	}
+	p = waitPolicy{mode: WaitAdaptive, spin: -1}
+	if _, caught := pollTime(&p, 500*µsec, int64(20*time.Millisecond), func(sent int64) int64 { return sent + 100*µsec }); len(caught) != 40 {
+		t.Errorf("a server answering in 100µs: %d responses polled for of 40, want all", len(caught))
+	}
+}
