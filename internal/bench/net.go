@@ -822,7 +822,7 @@ func plotNet(cfg netConfig, rows []netRow) error {
 		if len(curves) == 0 {
 			continue
 		}
-		load := fmt.Sprintf("%.0f msg/s", p.QPS)
+		load := latplot.Rate(p.QPS) + " msg/s"
 		if p.QPS == 0 {
 			load = fmt.Sprintf("closed loop, depth %d", p.Depth)
 		}

@@ -460,3 +460,29 @@ func TestNetTableRate(t *testing.T) {
 		}
 	}
 }
+
+// A point's rate below one message a second is titled to 3 digits, as
+// tcpperf's own output writes it: "%.0f" titled 0.001 msg/s "0 msg/s",
+// which reads as no load.
+func TestPlotNetLowRate(t *testing.T) {
+	dir := t.TempDir()
+	h := hdrhistogram.New(1, 3600e9, 3)
+	h.RecordValue(50_000)
+	cfg := netConfig{
+		points:  []netPoint{{Name: "slow", Mode: "echo", Conns: 1, QPS: 0.001}, {Name: "fast", Mode: "echo", Conns: 1, QPS: 1000}},
+		msgSize: 64, plot: filepath.Join(dir, "net.svg"),
+	}
+	rows := []netRow{{Point: "slow", Engine: "std", hist: h}, {Point: "fast", Engine: "std", hist: h}}
+	if err := plotNet(cfg, rows); err != nil {
+		t.Fatal(err)
+	}
+	for point, want := range map[string]string{"slow": "slow: echo, 1 conns, 0.001 msg/s, 64-byte messages", "fast": "fast: echo, 1 conns, 1000 msg/s, 64-byte messages"} {
+		b, err := os.ReadFile(plotPath(cfg.plot, point))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s's plot is not titled %q:\n%.600s", point, want, b)
+		}
+	}
+}

@@ -183,3 +183,14 @@ func esc(s string) string {
 	xml.EscapeText(&b, []byte(s))
 	return b.String()
 }
+
+// Rate writes a rate (messages a second) for a plot's title or a line of
+// text: to the whole message a second, and below one a second to 3 digits
+// ("%.0f" wrote -qps 0.001 as "0 msg/s", which reads as no load). wirespeed
+// tcpperf and bench net write their loads with it.
+func Rate(perSec float64) string {
+	if perSec < 1 {
+		return fmt.Sprintf("%.3g", perSec)
+	}
+	return fmt.Sprintf("%.0f", perSec)
+}

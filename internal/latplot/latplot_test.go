@@ -221,3 +221,12 @@ func TestYAxis(t *testing.T) {
 		}
 	}
 }
+
+// Rates below one a second keep 3 digits; from one up, whole.
+func TestRate(t *testing.T) {
+	for in, want := range map[float64]string{0.001: "0.001", 0.5: "0.5", 0.12345: "0.123", 1: "1", 1000.4: "1000", 60000: "60000"} {
+		if got := Rate(in); got != want {
+			t.Errorf("Rate(%g) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -180,7 +180,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		load := rate(cfg.QPS) + " msg/s"
+		load := latplot.Rate(cfg.QPS) + " msg/s"
 		if cfg.QPS == 0 {
 			load = fmt.Sprintf("closed loop, depth %d", cfg.Depth)
 		}
@@ -241,23 +241,13 @@ func tlsConfig(insecure bool, caFile, name string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// rate writes a target rate: to the message a second, and below one a
-// second to 3 digits ("%.0f" wrote -qps 0.001 as "0 msg/s open loop",
-// which reads as no load).
-func rate(qps float64) string {
-	if qps < 1 {
-		return fmt.Sprintf("%.3g", qps)
-	}
-	return fmt.Sprintf("%.0f", qps)
-}
-
 // Print writes r for people: the load, the throughput, the percentiles as a
 // table and the errors by kind.
 func Print(w io.Writer, r *tcpperf.Result) error {
 	if r.Logs > 0 {
 		return printMerged(w, r)
 	}
-	load := rate(r.TargetQPS) + " msg/s open loop"
+	load := latplot.Rate(r.TargetQPS) + " msg/s open loop"
 	if r.TargetQPS == 0 {
 		load = fmt.Sprintf("closed loop, depth %d", r.Depth)
 	}
