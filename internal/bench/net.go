@@ -649,7 +649,7 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 				continue
 			}
 			res := r.Result
-			rate, cpu, rss, errs, late := fmt.Sprintf("%.0f", res.AchievedQPS), fmt.Sprintf("%.2f", r.ServerCPUSec), fmt.Sprintf("%.1f", r.ServerRSSMB), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
+			rate, cpu, rss, errs, late := latplot.Rate(res.AchievedQPS), fmt.Sprintf("%.2f", r.ServerCPUSec), fmt.Sprintf("%.1f", r.ServerRSSMB), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
 			late99, wait := fmt.Sprintf("%.1f", res.LatenessP99), string(res.Wait)
 			if res.BatchUs > 0 {
 				wait += fmt.Sprintf(" %gµs", res.BatchUs)
@@ -734,7 +734,7 @@ func stepNet(ctx context.Context, cfg netConfig, rows []netRow, progress io.Writ
 				}
 				q := *p
 				q.QPS = qps
-				q.Name = fmt.Sprintf("%s@%.0f", p.Name, qps)
+				q.Name = p.Name + "@" + latplot.Rate(qps)
 				fmt.Fprintf(progress, "%s: %s\n", q.Name, e)
 				st.Rows = append(st.Rows, runNetPoint(ctx, cfg, q, e, progress))
 			}
@@ -795,7 +795,7 @@ func printSteps(w io.Writer, steps []netStep) error {
 	for _, st := range steps {
 		best, p99, cpu, next := "-", "-", "-", "-"
 		if r := medianRun(st.Rows, st.Best); r != nil && st.Best > 0 {
-			best, p99 = fmt.Sprintf("%.0f", st.Best), fmt.Sprintf("%.1f", r.Result.P99)
+			best, p99 = latplot.Rate(st.Best), fmt.Sprintf("%.1f", r.Result.P99)
 			if r.Result.SentAll > 0 {
 				cpu = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(r.Result.SentAll))
 			}

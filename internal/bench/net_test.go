@@ -486,3 +486,34 @@ func TestPlotNetLowRate(t *testing.T) {
 		}
 	}
 }
+
+// The rates a run reached and the best of a step search are printed as
+// the point's: 0.004 msg/s is not "0".
+func TestNetRowsLowRate(t *testing.T) {
+	row := netRow{Point: "p", Engine: "std", Result: &tcpperf.Result{TargetQPS: 0.004, AchievedQPS: 0.004, SentAll: 1}}
+	var out bytes.Buffer
+	cfg := netConfig{points: []netPoint{{Name: "p", Mode: "echo", Conns: 1, QPS: 0.004}}}
+	if err := printNetTable(&out, cfg, []netRow{row}); err != nil {
+		t.Fatal(err)
+	}
+	if fields := strings.Fields(lineOf(out.String(), "std")); len(fields) < 5 || fields[4] != "0.004" {
+		t.Errorf("the run's msg/s: %q, want 0.004:\n%s", fields, out.String())
+	}
+	out.Reset()
+	if err := printSteps(&out, []netStep{{Point: "p", Engine: "std", Best: 0.004, Runs: 1, Rows: []netRow{row}}}); err != nil {
+		t.Fatal(err)
+	}
+	if fields := strings.Fields(lineOf(out.String(), "std")); len(fields) < 2 || fields[1] != "0.004" {
+		t.Errorf("the best rate: %q, want 0.004:\n%s", fields, out.String())
+	}
+}
+
+// lineOf is the first line of s that starts with prefix.
+func lineOf(s, prefix string) string {
+	for line := range strings.Lines(s) {
+		if strings.HasPrefix(line, prefix) {
+			return line
+		}
+	}
+	return ""
+}
