@@ -173,6 +173,7 @@ type loop struct {
 	now      int64
 	draining bool
 	polled   time.Time // lingerers last polled
+	junk     []byte    // where lingerers' input is read to be thrown away (lingered)
 
 	// Writes that end soon and whose results Sync waits for (tries,
 	// probes, writes interrupted at the write timeout), and who waits
@@ -765,6 +766,13 @@ func (l *loop) readDone(c *LoopConn) {
 			l.pump(c)
 			return
 		}
+		if err == nil && c.lingering && cs.lingerIdx >= 0 && l.lingeredNow(c) {
+			// A peer that goes on sending: looked at on each input, as
+			// on epoll, the linger ends once the socket is emptied and
+			// the peer has all of the output.
+			l.endLinger(c, c.closeErr)
+			return
+		}
 		if err != nil {
 			if c.lingering {
 				// The peer ended its stream (or reset it, choosing to end).
@@ -1128,7 +1136,8 @@ func (l *loop) graceful(c *LoopConn, err error) bool {
 
 // linger ends c's output (FIN) and keeps c open, its input read and
 // thrown away, until the peer ends its stream, or has acknowledged all
-// of the output where the system tells (unacked), or lingerTime passes:
+// of the output where the system tells (lingered: looked at when c
+// closes, on each input and every lingerPoll), or lingerTime passes:
 // then OnClose learns ErrUnsent. It reports whether c lingers, or else
 // what OnClose learns.
 func (l *loop) linger(c *LoopConn, err error) (bool, error) {
@@ -1137,8 +1146,12 @@ func (l *loop) linger(c *LoopConn, err error) (bool, error) {
 		return false, err
 	}
 	c.lingering, c.closing, c.closeErr = true, true, err
-	if q := unacked(c.sys.nc); q >= 0 {
-		if q <= 1 { // the FIN counts until acknowledged
+	// The input waiting is read and thrown away at once, as on epoll, so
+	// that a peer that has all of the output but goes on sending does not
+	// keep c open: the linger ends as soon as a read emptied the socket
+	// and the peer has acknowledged all of the output.
+	if done, known := lingered(c.sys.nc, l.junkBuf()); known {
+		if done {
 			return false, err
 		}
 		c.sys.lingerIdx = len(l.lingerers)
@@ -1162,15 +1175,35 @@ func (l *loop) pollLingerers() {
 			if i >= len(l.lingerers) {
 				continue
 			}
-			if c := l.lingerers[i]; unacked(c.sys.nc) <= 1 {
+			if c := l.lingerers[i]; l.lingeredNow(c) {
 				l.endLinger(c, c.closeErr)
 			}
 		}
 	}
 }
 
-// endLinger closes c, done lingering, and tells OnClose err.
+// lingeredNow throws away the input waiting for c, lingering, and reports
+// whether its linger is over (see lingered).
+func (l *loop) lingeredNow(c *LoopConn) bool {
+	done, _ := lingered(c.sys.nc, l.junkBuf())
+	return done
+}
+
+// junkBuf is the loop's buffer for input read to be thrown away.
+func (l *loop) junkBuf() []byte {
+	if l.junk == nil {
+		l.junk = make([]byte, readSize)
+	}
+	return l.junk
+}
+
+// endLinger closes c, done lingering, and tells OnClose err: at the end
+// of the linger time, ErrUnsent, unless the peer turned out to have all
+// of the output by then (as on epoll).
 func (l *loop) endLinger(c *LoopConn, err error) {
+	if c.sys.lingerIdx >= 0 && l.lingeredNow(c) {
+		err = c.closeErr
+	}
 	c.sys.nc.Close()
 	l.release(c, err)
 }

@@ -4,6 +4,6 @@ package netio
 
 import "net"
 
-// unacked would be how many bytes nc's socket holds that its peer has
-// not acknowledged: -1, unknown here.
-func unacked(net.Conn) int { return -1 }
+// lingered would report whether a linger on nc is over because its peer
+// has acknowledged all of the output: unknown here.
+func lingered(net.Conn, []byte) (done, known bool) { return false, false }
