@@ -141,3 +141,10 @@ func closeOverInput(t *testing.T, size int, now bool) {
 // and ends at once with nil on both engines; the portable engine waited
 // for the linger time (ErrUnsent) while input was in the socket.
 func TestLoopsCloseInputWaitingAcked(t *testing.T) { closeOverInput(t, 256<<10, true) }
+
+// TestLoopsCloseInputOverDiscardBound: a close with more input waiting
+// than a turn throws away (1 MiB on epoll), the peer having acknowledged
+// all of the output, reads all of it, over several turns, before it
+// closes: the epoll engine closed over the input left, resetting the
+// connection.
+func TestLoopsCloseInputOverDiscardBound(t *testing.T) { closeOverInput(t, 5<<19, false) }

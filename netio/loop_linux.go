@@ -559,7 +559,18 @@ func (l *loop) run(ready chan<- error) {
 			for i, c := range l.moreNext {
 				l.moreNext[i] = nil
 				c.more = false
-				if !c.closed && !c.lingering && c.det == nil && !c.waiting {
+				switch {
+				case c.closed || c.det != nil:
+				case c.lingering:
+					// Its input was more than a turn throws away.
+					if done, err := l.lingered(c); done {
+						l.close(c, err)
+					}
+				case c.waiting:
+					if c.closing && c.watched&unix.EPOLLIN != 0 {
+						l.throwAway(c)
+					}
+				default:
 					l.readable(c)
 				}
 			}
@@ -590,13 +601,7 @@ func (l *loop) event(c *LoopConn, ev uint32) {
 			// Closed with output waiting: the peer's input is thrown
 			// away, so that a peer that writes before it reads gets to
 			// read.
-			if _, end, err := l.discard(c); end {
-				if err != nil {
-					l.close(c, err)
-					return
-				}
-				c.eof = true
-			}
+			l.throwAway(c)
 		}
 	case c.eof:
 		// Nothing is read after the end of the stream; an error (the
@@ -1154,11 +1159,17 @@ func (l *loop) pump(*LoopConn) {}
 // is done: the peer has ended its stream, or has all of c's output, or
 // the linger time is over; err is what OnClose learns then.
 func (l *loop) lingered(c *LoopConn) (done bool, err error) {
-	if _, end, _ := l.discard(c); end {
+	empty, end, _ := l.discard(c)
+	if end {
 		// Ended, or reset: after a reset the send queue does not tell
 		// what the peer had (its acknowledgement may not have come
 		// first), and the peer chose to end.
 		return true, c.closeErr
+	}
+	if !empty {
+		// Closing over the input left would reset the connection: it
+		// is read on next turn.
+		return false, nil
 	}
 	if q := l.kernelQueued(c); q <= c.outq {
 		return true, c.closeErr // the peer has all the data
@@ -1166,24 +1177,43 @@ func (l *loop) lingered(c *LoopConn) (done bool, err error) {
 	return false, nil
 }
 
-// discard reads and drops c's input, up to a bound (the rest waits for
-// the next turn); end means the stream ended or failed (err).
-func (l *loop) discard(c *LoopConn) (n int, end bool, err error) {
-	for n < 1<<20 {
+// throwAway throws away the input of c, closed with output waiting, so
+// that a peer that writes before it reads gets to read.
+func (l *loop) throwAway(c *LoopConn) {
+	if _, end, err := l.discard(c); end {
+		if err != nil {
+			l.close(c, err)
+			return
+		}
+		c.eof = true
+	}
+}
+
+// discard reads and drops c's input, up to a bound, so that one
+// connection does not hold the loop: empty means a read emptied the
+// socket; else c is read on next turn (its events are edge-triggered:
+// none comes for the input left). end means the stream ended or failed
+// (err).
+func (l *loop) discard(c *LoopConn) (empty, end bool, err error) {
+	for n := 0; n < 1<<20; {
 		k, err := unix.Read(c.fd, l.buf)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			return n, false, nil
+			return true, false, nil
 		case err != nil:
-			return n, true, err
+			return false, true, err
 		case k == 0:
-			return n, true, nil
+			return false, true, nil
 		}
 		n += k
 	}
-	return n, false, nil
+	if !c.more {
+		c.more = true
+		l.more = append(l.more, c)
+	}
+	return false, false, nil
 }
 
 // release frees c's slot and tells OnClose.
