@@ -22,7 +22,10 @@ import (
 // its empty line; after ReadResponse, the rest of the response through its
 // last line), then reads on. So a server can reply with an error, and a
 // client read the next reply, in step with the peer. Reading R directly
-// instead sees the unread rest.
+// instead sees the unread rest. If a read error cut short the line that
+// broke a limit, the next call returns it first, before it reads anything
+// (ReadDotLines, which reads on to the end of its block, returns it
+// itself).
 //
 // MaxLineBytes and MaxDotBytes also bound message data: dot-encoded blocks
 // and BDAT chunks. There a limit fails the block or message only once it

@@ -255,6 +255,17 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 		return line[:n], nil
 	}
 	var acc []byte // the parts of a line longer than R's buffer
+	// failed is limitFailed for a limit broken by the part of the line
+	// just read. If a read error cut that part short, the error is owed
+	// to the next call, which returns it before it reads anything (chunk
+	// returns the part without it, as bufio.Reader.ReadLine does, and the
+	// line it would have ended is not returned).
+	failed := func(more bool, err error) error {
+		if rerr != nil && rerr != bufio.ErrBufferFull {
+			r.err = rerr
+		}
+		return r.limitFailed(more, err)
+	}
 	for {
 		l, more, err := r.chunk(line, rerr)
 		if err != nil {
@@ -270,22 +281,22 @@ func (r *Reader) readLineSlice(stdLim, base int64) ([]byte, error) {
 			if r.lim.MaxLineBytes > 0 && base+n > int64(r.lim.MaxLineBytes) {
 				r.nhead = copy(r.head[:], acc)
 				r.nhead += copy(r.head[r.nhead:], l)
-				return nil, r.limitFailed(more, lineTooLong(r.lim.MaxLineBytes))
+				return nil, failed(more, lineTooLong(r.lim.MaxLineBytes))
 			}
 			if r.inHeader && r.lim.MaxHeaderBytes > 0 && r.count > r.hdrEnd && (base > 0 || more || n > 0) {
 				// Over budget, and not on the empty line that ends the block.
-				return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
+				return nil, failed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
 			}
 			if r.lineCap > 0 && n > r.lineCap {
 				// A response's line that cannot fit its message: stop
 				// reading it, as ReadMIMEHeader stops at its budget.
 				r.nhead = copy(r.head[:], acc)
 				r.nhead += copy(r.head[r.nhead:], l)
-				return nil, r.limitFailed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
+				return nil, failed(more, headerTooLarge(r.lim.MaxHeaderBytes, "bytes"))
 			}
 		}
 		if r.dotCap > 0 && n > r.dotCap {
-			return nil, r.limitFailed(more, errDotCap)
+			return nil, failed(more, errDotCap)
 		}
 		if stdLim >= 0 && n > stdLim {
 			return nil, errMessageTooLarge
