@@ -66,6 +66,8 @@ func TestLimitReadErrorNotLost(t *testing.T) {
 		head   string // starts the long line
 		tail   string // after it
 		dot    bool   // MaxDotBytes instead of MaxLineBytes
+		header bool   // MaxHeaderBytes instead of MaxLineBytes
+		slack  int    // the line is over the limit past lim+slack bytes
 	}
 	lineOps := []op{{kind: opReadLine}, {kind: opReadLineBytes}, {kind: opReadContinuedLine},
 		{kind: opReadContinuedLineBytes}, {kind: opReadCodeLine, arg: 250}, {kind: opReadResponse, arg: 250}}
@@ -77,27 +79,34 @@ func TestLimitReadErrorNotLost(t *testing.T) {
 		{ops: []op{{kind: opReadMIMEHeader}}, prefix: "A: b\r\n", head: "B: c\r\n ", tail: "\r\n\r\nC: d\r\n\r\n"},
 		{ops: []op{{kind: opReadDotLines}}, prefix: "a\r\n", head: "b", tail: "c\r\n.\r\nd\r\n.\r\n"},
 		{ops: []op{{kind: opReadDotLines}}, head: "b", tail: ".\r\nd\r\n.\r\n", dot: true},
+		{ops: []op{{kind: opReadMIMEHeader}}, head: "A: ", tail: "B: c\r\n\r\nC: d\r\n\r\n", header: true},
+		// ReadResponse stops a line at MaxHeaderBytes + 7 bytes.
+		{ops: []op{{kind: opReadResponse}}, head: "250 ", tail: "250 next\r\n", header: true, slack: 7},
 	}
 	checked := 0
 	for _, tc := range cases {
 		for _, o := range tc.ops {
 			for _, extra := range []int{1, 2, 5, 17, 40} {
-				long := tc.head + strings.Repeat("x", lim-len(tc.head)+extra) + "\r\n"
+				// The line is over the limit once over+1 of its bytes
+				// have come: MaxLineBytes, MaxHeaderBytes (counted from
+				// the header's start) and the MaxDotBytes budget
+				// ReadDotLines gives a line (dotCap) alike.
+				over := lim + tc.slack
+				long := tc.head + strings.Repeat("x", over-len(tc.head)+extra) + "\r\n"
 				input := tc.prefix + long + tc.tail
 				start := len(tc.prefix)
-				// The line is over the limit once lim+1 of its bytes
-				// have come (ReadDotLines' MaxDotBytes: lim+1 too, as
-				// its first line is charged 16 more, so it fires on its
-				// line's length past lim).
-				for at := start + lim + 1; at <= start+len(long); at++ {
+				for at := start + over + 1; at <= start+len(long); at++ {
 					for _, size := range []int{16, 19, 64, 4096} {
 						for _, chunk := range []int{0, 1, 7} {
 							for _, withData := range []bool{false, true} {
 								src := &errAtReader{data: []byte(input), at: at, chunk: chunk, withData: withData}
 								r := NewReader(bufio.NewReaderSize(src, size))
-								if tc.dot {
+								switch {
+								case tc.dot:
 									r.SetLimits(Limits{MaxDotBytes: lim})
-								} else {
+								case tc.header:
+									r.SetLimits(Limits{MaxHeaderBytes: lim})
+								default:
 									r.SetLimits(Limits{MaxLineBytes: lim})
 								}
 								where := fmt.Sprintf("%v on %q, error at %d (with data %v), bufio %d, reads of %d", o, input, at, withData, size, chunk)
