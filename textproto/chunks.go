@@ -151,7 +151,7 @@ func (c *Chunks) Next(size int64, last bool) *Chunk {
 	k := &c.chunk
 	*k = Chunk{c: c, left: max(size, 0), last: last, open: true, afterLast: c.ended}
 	if err != nil {
-		c.rerr = err
+		c.rerr = withReadErr(c.problems(), err)
 		k.open = false
 		return k
 	}
@@ -166,7 +166,9 @@ func (c *Chunks) Size() int64 { return c.size - int64(len(c.chunk.pend)) }
 // Err returns the error the last chunk ended with, if not io.EOF: the
 // problems with the data found so far, as described at [Reader.Chunks],
 // or the read error that cut a chunk short (the session is then out of
-// step). Once set, it ends every later chunk of the message.
+// step), in an error that also matches the problems found before it, if
+// any, which come first. Once set, it ends every later chunk of the
+// message.
 func (c *Chunks) Err() error {
 	if c.rerr != nil {
 		return c.rerr
@@ -196,6 +198,7 @@ func (k *Chunk) window() ([]byte, error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
+			err = withReadErr(k.c.problems(), err)
 			k.c.rerr = err
 			k.finish()
 			return nil, err
@@ -220,6 +223,18 @@ func (k *Chunk) consume(n int) {
 // rejected reports whether the rest of the chunk is to be discarded.
 func (k *Chunk) rejected() bool {
 	return k.afterLast || k.c.found != 0 || k.c.rerr != nil || k.c.bad != nil
+}
+
+// problems returns the error for the problems with the message found so
+// far, or nil.
+func (c *Chunks) problems() error {
+	if c.bad != nil {
+		return c.bad
+	}
+	if c.found == 0 {
+		return nil
+	}
+	return c.dataErr()
 }
 
 // finish marks the chunk as ended.
@@ -646,8 +661,27 @@ func (c *Chunks) dataErr() error {
 	return &chunkErrors{errs}
 }
 
-// chunkErrors are several kinds of problems with a message's data.
+// chunkErrors are several kinds of problems with a message's data, and
+// perhaps the read error that cut it short.
 type chunkErrors struct{ errs []error }
+
+// withReadErr is the error of message data that the read error rerr cut
+// short after the problems data (nil if none) had been found in it: rerr
+// alone, or an error matching each problem and rerr, in that order, so
+// that errors.Is finds the limit a server answers and the read error that
+// means the session is out of step.
+func withReadErr(data, rerr error) error {
+	if data == nil {
+		return rerr
+	}
+	var errs []error
+	if m, ok := data.(interface{ Unwrap() []error }); ok {
+		errs = append(errs, m.Unwrap()...)
+	} else {
+		errs = append(errs, data)
+	}
+	return &chunkErrors{append(errs, rerr)}
+}
 
 func (e *chunkErrors) Error() string {
 	s := make([]string, len(e.errs))

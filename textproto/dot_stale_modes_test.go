@@ -106,8 +106,8 @@ func TestStaleDotReaderGiveUp(t *testing.T) {
 	br := bufio.NewReaderSize(src, 16)
 	r := NewReader(br)
 	d1 := r.DotReaderWith(opt)
-	if _, err := d1.WriteTo(io.Discard); err != errHiccup {
-		t.Fatalf("first block: %v, want the read error", err)
+	if _, err := d1.WriteTo(io.Discard); !errors.Is(err, errHiccup) || !errors.Is(err, dot.ErrTooLarge) {
+		t.Fatalf("first block: %v, want the read error and dot.ErrTooLarge", err)
 	}
 	d2 := r.DotReaderWith(DotOptions{})
 	pos := src.pos - br.Buffered()

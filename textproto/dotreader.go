@@ -62,7 +62,10 @@ type DotOptions struct {
 // transaction's size limit from its SIZE parameter without calling
 // SetLimits. What breaks a limit or the framing's rules fails the block
 // once it has been read to its end line, with an error that matches every
-// kind of problem found (see the package documentation on errors).
+// kind of problem found (see the package documentation on errors). A read
+// error that cuts the block short after a problem was found fails the
+// Read or WriteTo with an error that matches the problems and the read
+// error (io.ErrUnexpectedEOF for io.EOF), in that order.
 //
 // If a read error cuts the block short and r then moves on (a newer block,
 // or another method of r), the reader is stale: a Compat one without
@@ -206,6 +209,7 @@ func (d *DotReader) Read(b []byte) (n int, err error) {
 				if err == io.EOF {
 					err = io.ErrUnexpectedEOF
 				}
+				err = withReadErr(d.dec.Err(), err)
 				break
 			}
 		}
@@ -278,6 +282,7 @@ func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
 				if err == io.EOF {
 					err = io.ErrUnexpectedEOF
 				}
+				err = withReadErr(d.dec.Err(), err)
 				break
 			}
 		}

@@ -212,29 +212,28 @@ func checkLimitError(lim Limits, o op, got outcome, read []byte, splits int) err
 
 // limitFired reports whether our Reader, whose call o gave got where
 // net/textproto gave want, stopped on a limit in that call (the harness
-// stops at the first, so no earlier call did): it returned a limit error,
-// or it is still to discard the rest of a line or header, or it is
-// ReadDotLines, which reads on to the end of the block after a limit, a
-// read error then cut the block, and the first line net/textproto returned
-// beyond ours broke a limit. (That line is its raw line without a stuffed
-// dot, so a line of exactly MaxLineBytes counts.)
+// stops at the first, so no earlier call did): it returned a limit error
+// (ReadDotLines, which reads on to the end of the block after a limit,
+// one matching each limit broken, and the read error that then cut the
+// block short, if one did), or it is still to discard the rest of a line
+// or header.
 func limitFired(lim Limits, o op, got, want outcome, ours *Reader) bool {
-	if isLimitError(got.Err) || got.Err == dot.ErrTooLarge || ours.skipLine || ours.skipHeader || ours.skipResponse != 0 {
-		return true
+	return len(splitLimitErr(got.Err)) > 0 || ours.skipLine || ours.skipHeader || ours.skipResponse != 0
+}
+
+// splitLimitErr returns the limit errors err is or holds (ReadDotLines'
+// error may hold several, and the read error after them).
+func splitLimitErr(err error) (limits []error) {
+	errs := []error{err}
+	if c, ok := err.(*chunkErrors); ok {
+		errs = c.errs
 	}
-	if o.kind != opReadDotLines || !sourceErr(got.Err) || len(want.Lines) <= len(got.Lines) ||
-		!slices.Equal(got.Lines, want.Lines[:len(got.Lines)]) {
-		return false
+	for _, e := range errs {
+		if isLimitError(e) || e == dot.ErrTooLarge {
+			limits = append(limits, e)
+		}
 	}
-	l := want.Lines[len(got.Lines)]
-	if lim.MaxLineBytes > 0 && len(l) >= lim.MaxLineBytes {
-		return true
-	}
-	size := dotLineCost(len(l))
-	for _, g := range got.Lines {
-		size += dotLineCost(len(g))
-	}
-	return lim.MaxDotBytes > 0 && size > lim.MaxDotBytes
+	return limits
 }
 
 // diffRun runs ops (cycling through them) over input with the given bufio
@@ -274,14 +273,27 @@ func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats
 		if fired {
 			// A limit fired: check it was exceeded, then run on alone
 			// through the discarding.
-			if isLimitError(got.Err) || got.Err == dot.ErrTooLarge {
-				if err := checkLimitError(lim, o, got, input[before:po], f.splits()); err != nil {
-					return fmt.Errorf("call %d %v: %v\n ours: %v\n std:  %v", i, o, err, got, want)
+			if limits := splitLimitErr(got.Err); len(limits) > 0 {
+				for _, le := range limits {
+					g := got
+					g.Err = le
+					if err := checkLimitError(lim, o, g, input[before:po], f.splits()); err != nil {
+						return fmt.Errorf("call %d %v: %v\n ours: %v\n std:  %v", i, o, err, got, want)
+					}
 				}
-			} else if o.kind != opReadDotLines || !sourceErr(got.Err) || len(got.Lines) > len(want.Lines) ||
-				!slices.Equal(got.Lines, want.Lines[:len(got.Lines)]) {
-				// Only ReadDotLines reads on after a limit; a read
-				// error that cuts the block then wins.
+				if c, ok := got.Err.(*chunkErrors); ok && len(c.errs) > len(limits) {
+					// Only ReadDotLines reads on after a limit; a read
+					// error that cuts the block then comes after the
+					// limit errors.
+					rerr := c.errs[len(c.errs)-1]
+					if o.kind != opReadDotLines || len(c.errs) != len(limits)+1 || !sourceErr(rerr) ||
+						len(got.Lines) > len(want.Lines) || !slices.Equal(got.Lines, want.Lines[:len(got.Lines)]) {
+						return fmt.Errorf("call %d %v: a limit fired, then\n ours: %v\n std:  %v", i, o, got, want)
+					}
+				}
+			} else {
+				// Left to discard the rest of a line or header, yet
+				// no limit error.
 				return fmt.Errorf("call %d %v: a limit fired, then\n ours: %v\n std:  %v", i, o, got, want)
 			}
 			st.limitErrors++

@@ -25,12 +25,15 @@ import (
 // instead sees the unread rest. If a read error cut short the line that
 // broke a limit, the next call returns it first, before it reads anything
 // (ReadDotLines, which reads on to the end of its block, returns it
-// itself).
+// itself, with the limit errors).
 //
 // MaxLineBytes and MaxDotBytes also bound message data: dot-encoded blocks
 // and BDAT chunks. There a limit fails the block or message only once it
 // has been read to its end, with dot's errors (see the package
-// documentation on errors in message data). [Reader.DotReaderWith] and
+// documentation on errors in message data). If a read error cuts it short
+// after a limit has failed, the error matches each limit's error and the
+// read error, the limits first: the rest of the data would be read as
+// commands, so close the connection. [Reader.DotReaderWith] and
 // [Reader.Chunks] take other limits for one block or message.
 type Limits struct {
 	// MaxLineBytes bounds the length of one line, not counting its line

@@ -642,10 +642,13 @@ func (r *Reader) responseTooLarge(code int, more bool, err error) (int, string, 
 // to its end line like any other, keeping only the lines before the
 // excess, and then fails with an error matching [ErrLineTooLong] or
 // [dot.ErrTooLarge], or both (too large first). The connection stays in
-// step. Each line counts as its length plus the size of a string header
-// (16 bytes on 64-bit systems), so that the returned lines and their
-// slice never take more than about MaxDotBytes of memory, even when the
-// lines are empty; a line too long counts as MaxLineBytes.
+// step. If a read error cuts the block short after a limit has failed,
+// the error matches the limit errors and the read error (io.ErrUnexpectedEOF
+// for io.EOF), in that order. Each line counts as its length plus the
+// size of a string header (16 bytes on 64-bit systems), so that the
+// returned lines and their slice never take more than about MaxDotBytes
+// of memory, even when the lines are empty; a line too long counts as
+// MaxLineBytes.
 func (r *Reader) ReadDotLines() ([]string, error) {
 	var lines []string
 	var size int64    // the memory the lines take, kept or not
@@ -694,7 +697,8 @@ func (r *Reader) ReadDotLines() ([]string, error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return lines, err
+			// A read error after a limit failed: both.
+			return lines, withReadErr(dotLinesErr(tooLarge, lineErr), err)
 		}
 		if len(line) > 0 && line[0] == '.' {
 			if len(line) == 1 {
