@@ -21,7 +21,8 @@
 //     in step with the peer.
 //   - Message data (a dot block, or BDAT chunks) that breaks a limit or
 //     its framing is read to its end before the error, which matches every
-//     problem found with errors.Is, [dot.ErrTooLarge] first.
+//     problem found with errors.Is, [dot.ErrTooLarge] first, and, if a
+//     read error cut the data short after a problem, that error last.
 //   - [dot.Strict] and [dot.Raw] dot readers ([Reader.DotReaderWith],
 //     [Reader.DotReaderMode]) end a block only at "\r\n.\r\n", so SMTP
 //     smuggling cannot end a message early. A Strict or Raw dot writer that
