@@ -424,6 +424,42 @@ func TestLoopsTLSLargeClientCert(t *testing.T) {
 	}
 }
 
+// TestLoopsTLSHandshakeEOFStats: a peer that ends its stream during the
+// handshake (a TCP health check that connects and closes, a client that
+// gives up halfway through its ClientHello) is counted in Stats as a
+// Peer close, as one that resets it is, not as an Error; OnHandshake
+// learns ErrHandshake with the EOF.
+func TestLoopsTLSHandshakeEOFStats(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	a, b := net.Pipe()
+	go func() { tls.Client(a, cli).Handshake(); a.Close() }()
+	hello := make([]byte, 64<<10)
+	n, err := b.Read(hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	for _, sent := range []int{0, n / 2} {
+		handshakes := make(chan error, 1)
+		s := startLoops(t, echo, &LoopOptions{Loops: 1, TLSConfig: srv,
+			OnHandshake: func(c *LoopConn, err error) { handshakes <- err },
+			OnClose:     func(c *LoopConn, err error) { t.Errorf("OnClose (%v) without a handshake", err) }})
+		c := dial(t, s)
+		c.Write(hello[:sent])
+		c.CloseWrite()
+		if err := <-handshakes; !errors.Is(err, ErrHandshake) || !(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+			t.Fatalf("%d bytes then EOF: OnHandshake learned %v, want ErrHandshake and the EOF", sent, err)
+		}
+		io.ReadAll(c)
+		for s.Stats().Closed.Total() == 0 {
+			s.Sync()
+		}
+		if st := s.Stats(); st.Closed.Peer != 1 || st.Closed.Error != 0 || st.Open != 0 {
+			t.Errorf("%d bytes then EOF: stats %+v, want one Peer close", sent, st)
+		}
+	}
+}
+
 // TestLoopsTLSHandshakeInputBound: a peer that floods a handshake still
 // going (here: held in a tls.Config callback) is closed once it would
 // hold more than MaxHandshakeInput, instead of being buffered.

@@ -2,6 +2,7 @@ package netio
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync/atomic"
 )
@@ -41,7 +42,8 @@ type LoopCloses struct {
 	// (an echo's Close at EOF), or because the peer reset the
 	// connection or went away (ECONNRESET, EPIPE, ECONNABORTED,
 	// ETIMEDOUT; on Plan 9, whose errors are strings, those count as
-	// Error).
+	// Error), or ended its stream during a TLS handshake (ErrHandshake
+	// with io.EOF or io.ErrUnexpectedEOF).
 	Peer int64 `json:"peer"`
 	// Idle: ErrIdleTimeout; WriteTimeout: ErrWriteTimeout; Deadline: the
 	// deadline SetDeadline set (os.ErrDeadlineExceeded); InputTooLarge:
@@ -125,8 +127,15 @@ func (ls *loopStats) cause(err error, eof bool) *atomic.Int64 {
 		return &ls.input
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &ls.deadline
-	case peerErr(err):
+	case peerErr(err), handshakeEOF(err):
 		return &ls.peer
 	}
 	return &ls.other
+}
+
+// handshakeEOF reports whether err is a TLS handshake's failure because
+// the peer ended its stream: a TCP probe that connects and closes, a
+// client that gives up, as a reset is the peer's.
+func handshakeEOF(err error) bool {
+	return errors.Is(err, ErrHandshake) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF))
 }
