@@ -201,9 +201,17 @@ func TestLoopsCloseUnreadNoReset(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("OnClose learned %v, want nil", err)
 	}
-	// The socket is closed now; a reset from it has reached the peer's
-	// socket over loopback by the time close(2) returns.
+	wantNotReset(t, c)
+}
+
+// wantNotReset fails t unless c, a peer's socket whose server has closed
+// its end (OnClose has run), is in CLOSE_WAIT: ended by the server's
+// FIN, not reset. Over loopback, a reset from the server's socket has
+// reached c by the time the server's close(2) returns.
+func wantNotReset(t *testing.T, c *net.TCPConn) {
+	t.Helper()
 	var info *unix.TCPInfo
+	var err error
 	rc, _ := c.SyscallConn()
 	rc.Control(func(fd uintptr) { info, err = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
 	if err != nil {

@@ -122,15 +122,7 @@ func closeOverInput(t *testing.T, size int, now bool) {
 	if err != nil || len(got) != 0 {
 		t.Fatalf("the peer read %q, %v; want the end of the stream", got, err)
 	}
-	var info *unix.TCPInfo
-	rc, _ := c.(*net.TCPConn).SyscallConn()
-	rc.Control(func(fd uintptr) { info, err = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State != unix.BPF_TCP_CLOSE_WAIT {
-		t.Fatalf("the peer's socket is in state %d, want CLOSE_WAIT (%d): the server reset it", info.State, unix.BPF_TCP_CLOSE_WAIT)
-	}
+	wantNotReset(t, c.(*net.TCPConn))
 	if st := s.Stats(); st.Open != 0 || st.Closed.Handler != 1 {
 		t.Fatalf("Stats: %+v, want none open, one closed by the Handler", st)
 	}
