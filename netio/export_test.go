@@ -157,3 +157,8 @@ func SetStoppedHook(opt *LoopOptions, f func()) { opt.stopped = f }
 // SetDialingHook makes the Loops server started with opt call f on the
 // loop each time a Dial starts waiting for its connect(2) to complete.
 func SetDialingHook(opt *LoopOptions, f func()) { opt.dialing = f }
+
+// SetHandshakeHeldHook makes the Loops server started with opt call f on
+// the loop, each time it gives a TLS handshake input, with what the
+// handshake then holds unread.
+func SetHandshakeHeldHook(opt *LoopOptions, f func(n int)) { opt.handshakeHeld = f }

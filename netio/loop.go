@@ -146,6 +146,8 @@ type LoopOptions struct {
 	moved   func(n int)            // every copy of unused input
 	stopped func()                 // Shutdown has stopped the listener
 	dialing func()                 // a Dial waits for connect(2) on its loop
+	// what a TLS handshake holds after each input the loop gives it
+	handshakeHeld func(n int)
 }
 
 var (

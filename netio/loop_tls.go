@@ -453,6 +453,12 @@ func (l *loop) tlsInput(c *LoopConn, raw []byte) bool {
 			l.close(c, fmt.Errorf("netio: TLS handshake input over %d bytes: %w", MaxHandshakeInput, ErrInputTooLarge))
 			return false
 		}
+		if f := l.s.opt.handshakeHeld; f != nil {
+			t.mu.Lock()
+			held := len(t.in)
+			t.mu.Unlock()
+			f(held)
+		}
 		return true
 	}
 	t.lend(raw, t.rawEOF)
