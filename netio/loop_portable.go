@@ -705,8 +705,18 @@ func (l *loop) pump(c *LoopConn) {
 			if len(cs.raw) != size {
 				cs.raw = make([]byte, size)
 			}
-			cs.reading, cs.discarding, cs.rsize = true, false, size
 			cs.rbuf = cs.raw
+			if t.state == tlsHandshake {
+				// No more than the handshake may hold: when it is full,
+				// c is not read until it has room (tlsRoom) or is over
+				// (handshakeDone).
+				room := t.room()
+				if t.paused = room == 0; t.paused {
+					return
+				}
+				cs.rbuf = cs.raw[:min(size, room)]
+			}
+			cs.reading, cs.discarding, cs.rsize = true, false, len(cs.rbuf)
 			cs.reads <- cs.rbuf
 		}
 	case !c.closing && !c.waiting && !c.eof && !c.unread && !cs.fresh:
@@ -1388,6 +1398,9 @@ func (l *loop) tlsRead(c *LoopConn, raw []byte, err error) {
 	}
 	l.pump(c)
 }
+
+// tlsResume reads c again after its handshake's input was full.
+func (l *loop) tlsResume(c *LoopConn) { l.pump(c) }
 
 // tlsDeliver is deliver for a TLS connection: the records left while
 // reading was off go to the Handler, and its reading goes on.

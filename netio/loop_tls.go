@@ -28,8 +28,7 @@ import (
 var (
 	// ErrHandshake is what OnHandshake learns, wrapping the cause, when a
 	// TLS handshake fails: crypto/tls's error, a timeout's
-	// (os.ErrDeadlineExceeded), ErrInputTooLarge for a peer that sent
-	// more than a handshake holds, or what closed the connection.
+	// (os.ErrDeadlineExceeded), or what closed the connection.
 	ErrHandshake = errors.New("netio: TLS handshake failed")
 	// ErrTLS is what OnClose learns, wrapping crypto/tls's error, for an
 	// established TLS connection closed because a record failed (the
@@ -46,8 +45,10 @@ var (
 const (
 	// MaxHandshakeInput bounds the input a connection's TLS handshake
 	// holds unread: a client's flight is a few KiB, but crypto/tls takes a
-	// client's certificate message of up to 256 KiB. A peer that sends
-	// more before the handshake has read it is closed (ErrInputTooLarge).
+	// client's certificate message of up to 256 KiB. While the handshake
+	// holds that much, the connection is not read (the peer waits, as TCP
+	// holds it back) until the handshake takes some or is over: a TLS 1.3
+	// client may send data as soon as it has sent its Finished.
 	MaxHandshakeInput = 512 << 10
 	// defaultHandshakeTimeout bounds a handshake without a deadline.
 	defaultHandshakeTimeout = 10 * time.Second
@@ -130,6 +131,7 @@ type tlsPipe struct {
 	notified bool   // close_notify sent, or nothing can be sealed any more
 	rawEOF   bool   // the peer ended the TCP stream
 	stopped  bool   // records left unread while reading was off
+	paused   bool   // in holds MaxHandshakeInput: not read until tlsRoom
 	deadline int64  // the handshake's own deadline, if it set one
 	closeErr error  // what closed it, while released
 	plain    []byte // plaintext the Handler left unused
@@ -140,6 +142,7 @@ type tlsPipe struct {
 	eof    bool
 	closed bool
 	onLoop bool // the handshake is over: the loop drives conn
+	wake   bool // the loop waits for room in in: Read tells it (tlsRoom)
 }
 
 // tlsLoop is a loop's TLS state: the output of the call in progress is
@@ -163,11 +166,11 @@ func (notYet) Temporary() bool { return true }
 
 func (t *tlsPipe) Read(p []byte) (int, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	for len(t.in) == 0 && !t.onLoop && !t.closed && !t.eof {
 		t.cond.Wait()
 	}
 	if len(t.in) == 0 {
+		defer t.mu.Unlock()
 		switch {
 		case t.closed:
 			return 0, net.ErrClosed
@@ -180,21 +183,42 @@ func (t *tlsPipe) Read(p []byte) (int, error) {
 	if t.in = t.in[n:]; len(t.in) == 0 {
 		t.in = nil
 	}
+	wake := t.wake && !t.onLoop
+	t.wake = false
+	t.mu.Unlock()
+	if wake { // on the handshake's goroutine: the loop reads again
+		c := t.c
+		c.l.post(task{lf: func(l *loop) {
+			if l != nil && c.tls == t {
+				l.tlsRoom(c)
+			}
+		}})
+	}
 	return n, nil
 }
 
-// push gives the handshake what the loop read; it reports false if the
-// handshake would hold more than it may.
-func (t *tlsPipe) push(in []byte, eof bool) bool {
+// room is how much more the handshake may be given now. With none, the
+// loop stops reading, and the handshake's next read tells it (tlsRoom).
+func (t *tlsPipe) room() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.in)+len(in) > MaxHandshakeInput {
-		return false
+	n := MaxHandshakeInput - len(t.in)
+	if n <= 0 {
+		t.wake = true
+		return 0
 	}
+	return n
+}
+
+// push gives the handshake what the loop read, no more than room
+// allowed, and returns how much it holds.
+func (t *tlsPipe) push(in []byte, eof bool) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.in = append(t.in, in...)
 	t.eof = t.eof || eof
 	t.cond.Signal()
-	return true
+	return len(t.in)
 }
 
 // lend gives the tls.Conn, after the handshake, what the loop read
@@ -230,14 +254,6 @@ func (t *tlsPipe) Close() error {
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	return nil
-}
-
-// drop closes t, throwing away what it holds.
-func (t *tlsPipe) drop() {
-	t.mu.Lock()
-	t.in = nil
-	t.mu.Unlock()
-	t.Close()
 }
 
 func (t *tlsPipe) LocalAddr() net.Addr              { return t.local }
@@ -368,9 +384,14 @@ func (l *loop) handshakeDone(c *LoopConn, err error) {
 		return
 	}
 	t.mu.Lock()
-	t.onLoop = true
+	t.onLoop, t.wake = true, false
 	t.mu.Unlock()
 	t.state = tlsOpen
+	// The input held while the handshake was full goes to the Handler
+	// first (tlsRecords), then the socket is read again: its events are
+	// edge-triggered on epoll, none comes for what is already there.
+	paused := t.paused
+	t.paused = false
 	if t.deadline != 0 && c.deadline == t.deadline {
 		c.deadline = 0 // the handshake's; the idle timeout counts from now
 	}
@@ -396,6 +417,18 @@ func (l *loop) handshakeDone(c *LoopConn, err error) {
 	}
 	if t.drain && l.draining {
 		l.drainOne(c)
+	}
+	if paused {
+		l.tlsResume(c)
+	}
+}
+
+// tlsRoom reads c again, its handshake having taken some of the input
+// that filled it.
+func (l *loop) tlsRoom(c *LoopConn) {
+	if t := c.tls; t.paused {
+		t.paused = false
+		l.tlsResume(c)
 	}
 }
 
@@ -448,15 +481,8 @@ func (c *LoopConn) tlsOpened() bool { return c.tls == nil || c.tls.opened }
 func (l *loop) tlsInput(c *LoopConn, raw []byte) bool {
 	t := c.tls
 	if t.state == tlsHandshake {
-		if !t.push(raw, t.rawEOF) {
-			t.drop() // what it holds goes now
-			l.close(c, fmt.Errorf("netio: TLS handshake input over %d bytes: %w", MaxHandshakeInput, ErrInputTooLarge))
-			return false
-		}
+		held := t.push(raw, t.rawEOF)
 		if f := l.s.opt.handshakeHeld; f != nil {
-			t.mu.Lock()
-			held := len(t.in)
-			t.mu.Unlock()
 			f(held)
 		}
 		return true

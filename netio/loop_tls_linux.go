@@ -19,7 +19,7 @@ func (l *loop) tlsReadable(c *LoopConn) {
 		}
 	}
 	read := 0
-	for !c.closed && !c.closing && !c.waiting && !c.eof && !c.unread && !t.rawEOF && t.state != tlsFailed {
+	for !c.closed && !c.closing && !c.waiting && !c.eof && !c.unread && !t.rawEOF && !t.paused && t.state != tlsFailed {
 		if read >= l.budget {
 			if !c.more {
 				c.more = true
@@ -27,7 +27,19 @@ func (l *loop) tlsReadable(c *LoopConn) {
 			}
 			return
 		}
-		n, err := unix.Read(c.fd, l.buf)
+		buf := l.buf
+		if t.state == tlsHandshake {
+			// No more than the handshake may hold: when it is full, the
+			// socket is left unread until it has room (tlsRoom) or is
+			// over (handshakeDone).
+			room := t.room()
+			if room == 0 {
+				t.paused = true
+				break
+			}
+			buf = buf[:min(len(buf), room)]
+		}
+		n, err := unix.Read(c.fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -37,7 +49,7 @@ func (l *loop) tlsReadable(c *LoopConn) {
 		if n > 0 || t.rawEOF {
 			read += n
 			c.readAt = l.now
-			if !l.tlsInput(c, l.buf[:max(n, 0)]) {
+			if !l.tlsInput(c, buf[:max(n, 0)]) {
 				return
 			}
 		}
@@ -45,11 +57,19 @@ func (l *loop) tlsReadable(c *LoopConn) {
 			l.close(c, err)
 			return
 		}
-		if err != nil || (n < len(l.buf) && !c.hup) {
+		if err != nil || (n < len(buf) && !c.hup) {
 			break // the socket is empty
 		}
 	}
 	if c.closing && !c.closed && !c.waiting {
 		l.close(c, c.closeErr)
+	}
+}
+
+// tlsResume reads c again after its handshake's input was full: at once,
+// since what came meanwhile raises no new event (edge-triggered).
+func (l *loop) tlsResume(c *LoopConn) {
+	if !c.closed && !c.closing {
+		l.tlsReadable(c)
 	}
 }

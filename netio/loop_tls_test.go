@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -460,35 +461,327 @@ func TestLoopsTLSHandshakeEOFStats(t *testing.T) {
 	}
 }
 
+// clientHello returns the first flight of a client with cfg: its
+// ClientHello record.
+func clientHello(t *testing.T, cfg *tls.Config) []byte {
+	t.Helper()
+	a, b := net.Pipe()
+	defer b.Close()
+	go func() { tls.Client(a, cfg).Handshake(); a.Close() }()
+	hello := make([]byte, 64<<10)
+	n, err := b.Read(hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hello[:n]
+}
+
+// heldHook records what a handshake held: the most, and how often it was
+// given input; full gets a token once it held MaxHandshakeInput.
+type heldHook struct {
+	most, gives atomic.Int64
+	full        chan struct{}
+}
+
+func newHeldHook(opt *LoopOptions) *heldHook {
+	h := &heldHook{full: make(chan struct{}, 1)}
+	SetHandshakeHeldHook(opt, func(n int) {
+		h.gives.Add(1)
+		if int64(n) > h.most.Load() {
+			h.most.Store(int64(n))
+		}
+		if n >= MaxHandshakeInput {
+			select {
+			case h.full <- struct{}{}:
+			default:
+			}
+		}
+	})
+	return h
+}
+
+// wait waits until the handshake has held MaxHandshakeInput, and reports
+// false if s closed a connection first.
+func (h *heldHook) wait(s *Loops) bool {
+	for {
+		select {
+		case <-h.full:
+			s.Sync() // and the loop has gone on from there
+			return true
+		default:
+		}
+		if s.Stats().Closed.Total() > 0 {
+			return false
+		}
+		s.Sync()
+	}
+}
+
 // TestLoopsTLSHandshakeInputBound: a peer that floods a handshake still
-// going (here: held in a tls.Config callback) is closed once it would
-// hold more than MaxHandshakeInput, instead of being buffered.
+// going (here: held in a tls.Config callback) is not read past
+// MaxHandshakeInput: the rest waits in the kernel, TCP holds the peer
+// back, and the handshake's timeout ends it.
 func TestLoopsTLSHandshakeInputBound(t *testing.T) {
 	srv, cli := tlsConfigs(t)
+	hello := clientHello(t, cli)
 	entered, release := make(chan struct{}), make(chan struct{})
 	srv.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		close(entered)
 		<-release
 		return nil, nil
 	}
+	clk := newFakeClock()
 	handshakes := make(chan error, 1)
-	s := startLoops(t, echo, &LoopOptions{TLSConfig: srv, OnHandshake: func(c *LoopConn, err error) { handshakes <- err }})
+	opt := &LoopOptions{Loops: 1, TLSConfig: srv, HandshakeTimeout: 10 * time.Second,
+		OnHandshake: func(c *LoopConn, err error) { handshakes <- err }}
+	SetLoopClock(opt, clk.Now)
+	held := newHeldHook(opt)
+	s := startLoops(t, echo, opt)
+	var once sync.Once
+	releaseOnce := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseOnce) // before the server's Close, which waits for the handshake
 	raw := dial(t, s)
-	go tls.Client(raw, cli).Handshake() // its ClientHello
-	<-entered
-	go raw.Write(make([]byte, 2*MaxHandshakeInput))
-	raw.SetReadDeadline(time.Now().Add(20 * time.Second)) // a failure's bound only
-	for {
-		if _, err := raw.Read(make([]byte, 512)); err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Fatal("the flooded connection was not closed")
-			}
-			break
-		}
+	if _, err := raw.Write(hello); err != nil {
+		t.Fatal(err)
 	}
-	close(release)
-	if err := <-handshakes; !errors.Is(err, ErrHandshake) || !errors.Is(err, ErrInputTooLarge) {
-		t.Fatalf("OnHandshake learned %v, want ErrHandshake and ErrInputTooLarge", err)
+	<-entered
+	flooded := make(chan error, 1)
+	go func() {
+		_, err := raw.Write(make([]byte, 64<<20)) // more than the kernel's buffers hold
+		flooded <- err
+	}()
+	if !held.wait(s) {
+		t.Fatalf("the flooded handshake was closed: stats %+v", s.Stats())
+	}
+	gives := held.gives.Load()
+	s.Sync()
+	s.Sync()
+	if n := held.gives.Load(); n != gives {
+		t.Errorf("the full handshake was given input %d more times", n-gives)
+	}
+	if most := held.most.Load(); most != MaxHandshakeInput {
+		t.Errorf("the handshake held at most %d bytes, want MaxHandshakeInput (%d)", most, MaxHandshakeInput)
+	}
+	select {
+	case err := <-flooded:
+		t.Fatalf("the flood was all written (%v): the connection was read on", err)
+	default:
+	}
+	clk.advance(s, 11*time.Second) // the handshake's timeout
+	for s.Stats().Closed.Total() == 0 {
+		s.Sync()
+	}
+	raw.Close()
+	<-flooded
+	releaseOnce()
+	if err := <-handshakes; !errors.Is(err, ErrHandshake) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("OnHandshake learned %v, want ErrHandshake and os.ErrDeadlineExceeded", err)
+	}
+}
+
+// TestLoopsTLSHandshakeHeldFastClient: a TLS 1.3 client may send data as
+// soon as it has sent its Finished. While the server's handshake is held
+// (a slow VerifyConnection), a client that sends more than
+// MaxHandshakeInput is not read past it, not closed; once the handshake
+// is over, the Handler gets every byte, in order.
+func TestLoopsTLSHandshakeHeldFastClient(t *testing.T) {
+	const size = 4 * MaxHandshakeInput
+	srv, cli := tlsConfigs(t)
+	cli.MinVersion = tls.VersionTLS13
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv.VerifyConnection = func(tls.ConnectionState) error {
+		close(entered)
+		<-release
+		return nil
+	}
+	type result struct{ got, bad int }
+	done := make(chan result, 1)
+	got, bad := 0, -1 // on the loop
+	sink := func(c *LoopConn, in []byte) int {
+		for i, b := range in {
+			if bad < 0 && b != byte((got+i)%251) {
+				bad = got + i
+			}
+		}
+		got += len(in)
+		if c.EOF() {
+			done <- result{got, bad}
+			c.Close()
+		}
+		return len(in)
+	}
+	handshakes := make(chan error, 1)
+	opt := &LoopOptions{Loops: 1, TLSConfig: srv, OnHandshake: func(c *LoopConn, err error) { handshakes <- err }}
+	held := newHeldHook(opt)
+	s := startLoops(t, sink, opt)
+	var once sync.Once
+	releaseOnce := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseOnce) // before the server's Close, which waits for the handshake
+	tc := tls.Client(dial(t, s), cli)
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	wrote := make(chan error, 1)
+	go func() {
+		p := make([]byte, size)
+		for i := range p {
+			p[i] = byte(i % 251)
+		}
+		_, err := tc.Write(p)
+		if err == nil {
+			err = tc.CloseWrite()
+		}
+		wrote <- err
+	}()
+	if !held.wait(s) {
+		t.Fatalf("the connection was closed with its handshake held: stats %+v", s.Stats())
+	}
+	releaseOnce()
+	if err := <-handshakes; err != nil {
+		t.Fatalf("OnHandshake learned %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("the client's write: %v", err)
+	}
+	if r := <-done; r.got != size || r.bad >= 0 {
+		t.Fatalf("the Handler got %d bytes of %d, first wrong at %d", r.got, size, r.bad)
+	}
+	if most := held.most.Load(); most > MaxHandshakeInput {
+		t.Errorf("the handshake held %d bytes, more than MaxHandshakeInput", most)
+	}
+	if st := s.Stats(); st.Closed.Error != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestLoopsTLSHandshakeHeldInterplay: a handshake whose input is full
+// (a fast TLS 1.3 client, the server's VerifyConnection held) with
+// SetReading(false) during the handshake: nothing reaches the Handler
+// until SetReading(true), then every byte, in order, though the socket
+// raised no event since; and with the peer's reset while its input waits
+// in the kernel: the connection is closed as a Peer close once it is read
+// again.
+func TestLoopsTLSHandshakeHeldInterplay(t *testing.T) {
+	for _, mode := range []string{"SetReading", "reset"} {
+		t.Run(mode, func(t *testing.T) {
+			const size = 4 * MaxHandshakeInput
+			srv, cli := tlsConfigs(t)
+			cli.MinVersion = tls.VersionTLS13
+			entered, release := make(chan struct{}), make(chan struct{})
+			srv.VerifyConnection = func(tls.ConnectionState) error {
+				close(entered)
+				<-release
+				return nil
+			}
+			type result struct{ got, bad int }
+			done := make(chan result, 1)
+			got, bad, calls := 0, -1, 0 // on the loop
+			var wrong atomic.Bool
+			sink := func(c *LoopConn, in []byte) int {
+				calls++
+				for i, b := range in {
+					if bad < 0 && b != byte((got+i)%251) {
+						bad = got + i
+						wrong.Store(true)
+					}
+				}
+				got += len(in)
+				if c.EOF() {
+					done <- result{got, bad}
+					c.Close()
+				}
+				return len(in)
+			}
+			handshakes := make(chan error, 1)
+			closes := make(chan error, 1)
+			conns := make(chan *LoopConn, 1)
+			opt := &LoopOptions{Loops: 1, TLSConfig: srv,
+				OnHandshake: func(c *LoopConn, err error) { handshakes <- err },
+				OnClose:     func(c *LoopConn, err error) { closes <- err }}
+			held := newHeldHook(opt)
+			s := startLoops(t, sink, opt)
+			var once sync.Once
+			releaseOnce := func() { once.Do(func() { close(release) }) }
+			t.Cleanup(releaseOnce)
+			raw := dial(t, s)
+			tc := tls.Client(raw, cli)
+			if err := tc.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			<-entered
+			wrote := make(chan error, 1)
+			go func() {
+				p := make([]byte, size)
+				for i := range p {
+					p[i] = byte(i % 251)
+				}
+				_, err := tc.Write(p)
+				if err == nil {
+					err = tc.CloseWrite()
+				}
+				wrote <- err
+			}()
+			if !held.wait(s) {
+				t.Fatalf("the connection was closed with its handshake held: stats %+v", s.Stats())
+			}
+			switch mode {
+			case "SetReading":
+				var c *LoopConn
+				s.loops[0].post(task{lf: func(l *loop) {
+					for _, lc := range l.conns {
+						if lc != nil {
+							conns <- lc
+							return
+						}
+					}
+				}})
+				c = <-conns
+				off := make(chan error, 1)
+				c.Do(func(c *LoopConn) { off <- c.SetReading(false) })
+				if err := <-off; err != nil {
+					t.Fatalf("SetReading(false) during the handshake: %v", err)
+				}
+				releaseOnce()
+				if err := <-handshakes; err != nil {
+					t.Fatalf("OnHandshake learned %v", err)
+				}
+				s.Sync()
+				seen := make(chan int, 1)
+				c.Do(func(c *LoopConn) { seen <- calls; c.SetReading(true) })
+				if n := <-seen; n != 0 {
+					t.Fatalf("the Handler was called %d times with reading off", n)
+				}
+				if err := <-wrote; err != nil {
+					t.Fatalf("the client's write: %v", err)
+				}
+				if r := <-done; r.got != size || r.bad >= 0 {
+					t.Fatalf("the Handler got %d bytes of %d, first wrong at %d", r.got, size, r.bad)
+				}
+			case "reset":
+				raw.SetLinger(0)
+				raw.Close()
+				<-wrote
+				releaseOnce()
+				if err := <-handshakes; err != nil {
+					t.Logf("OnHandshake learned %v", err) // the reset may come first
+				} else if err := <-closes; err == nil {
+					t.Fatal("OnClose learned nil after the peer's reset")
+				}
+				for s.Stats().Closed.Total() == 0 {
+					s.Sync()
+				}
+				if st := s.Stats(); st.Closed.Peer != 1 || st.Open != 0 {
+					t.Errorf("stats %+v, want one Peer close", st)
+				}
+				if wrong.Load() {
+					t.Error("the Handler's input went wrong")
+				}
+			}
+			if most := held.most.Load(); most > MaxHandshakeInput {
+				t.Errorf("the handshake held %d bytes, more than MaxHandshakeInput", most)
+			}
+		})
 	}
 }
 
