@@ -392,7 +392,8 @@ func (c *LoopConn) Close() error {
 
 // SetDeadline sets when the connection times out: once t has passed,
 // OnTimeout (if set) learns os.ErrDeadlineExceeded and the connection is
-// closed after what it wrote is sent. A zero t removes the deadline. It
+// closed after what it wrote is sent. A zero t removes the deadline
+// (during a TLS handshake, HandshakeTimeout still bounds it). It
 // is how a protocol bounds the time to a complete request ("a command
 // within 5 minutes"), however slowly its bytes arrive.
 func (c *LoopConn) SetDeadline(t time.Time) error {

@@ -65,6 +65,11 @@ func (l *loop) unschedule(c *LoopConn) {
 func (l *loop) setDeadline(c *LoopConn, t time.Time) {
 	if t.IsZero() {
 		c.deadline = 0
+		if tp := c.tls; tp != nil && tp.state == tlsHandshake && tp.bound != 0 {
+			// A handshake stays bounded: by HandshakeTimeout.
+			c.deadline, tp.deadline = tp.bound, tp.bound
+			l.schedule(c)
+		}
 		return
 	}
 	c.deadline = max(int64(t.Sub(l.base)), 1)

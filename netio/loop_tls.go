@@ -71,7 +71,8 @@ const (
 //
 // The handshake runs on a goroutine of its own for its duration, its
 // input bounded by MaxHandshakeInput, its time by the connection's
-// deadline if set (SetDeadline), else LoopOptions.HandshakeTimeout.
+// deadline if set (SetDeadline), else LoopOptions.HandshakeTimeout: a
+// deadline removed during the handshake leaves it bounded by the latter.
 // Meanwhile the Handler is not called and Write fails with
 // ErrHandshaking. When it ends, LoopOptions.OnHandshake is told; once it
 // succeeded the Handler gets plaintext, and what is written is sealed:
@@ -133,6 +134,7 @@ type tlsPipe struct {
 	stopped  bool   // records left unread while reading was off
 	paused   bool   // in holds MaxHandshakeInput: not read until tlsRoom
 	deadline int64  // the handshake's own deadline, if it set one
+	bound    int64  // its start plus HandshakeTimeout, if that is positive
 	closeErr error  // what closed it, while released
 	plain    []byte // plaintext the Handler left unused
 
@@ -312,9 +314,11 @@ func (l *loop) startTLS(c *LoopConn, cfg *tls.Config, implicit bool) {
 		t.conn = tls.Server(t, cfg)
 	}
 	c.tls = t
-	if d := l.s.opt.HandshakeTimeout; c.deadline == 0 && d > 0 {
-		c.deadline = l.clock() + int64(d)
-		t.deadline = c.deadline
+	if d := l.s.opt.HandshakeTimeout; d > 0 {
+		t.bound = l.clock() + int64(d)
+		if c.deadline == 0 {
+			c.deadline, t.deadline = t.bound, t.bound
+		}
 	}
 	l.schedule(c)
 	l.s.sys.handshakes.Add(1)

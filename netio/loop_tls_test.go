@@ -695,7 +695,6 @@ func TestLoopsTLSHandshakeHeldInterplay(t *testing.T) {
 			}
 			handshakes := make(chan error, 1)
 			closes := make(chan error, 1)
-			conns := make(chan *LoopConn, 1)
 			opt := &LoopOptions{Loops: 1, TLSConfig: srv,
 				OnHandshake: func(c *LoopConn, err error) { handshakes <- err },
 				OnClose:     func(c *LoopConn, err error) { closes <- err }}
@@ -727,16 +726,7 @@ func TestLoopsTLSHandshakeHeldInterplay(t *testing.T) {
 			}
 			switch mode {
 			case "SetReading":
-				var c *LoopConn
-				s.loops[0].post(task{lf: func(l *loop) {
-					for _, lc := range l.conns {
-						if lc != nil {
-							conns <- lc
-							return
-						}
-					}
-				}})
-				c = <-conns
+				c := firstConn(s)
 				off := make(chan error, 1)
 				c.Do(func(c *LoopConn) { off <- c.SetReading(false) })
 				if err := <-off; err != nil {
@@ -782,6 +772,64 @@ func TestLoopsTLSHandshakeHeldInterplay(t *testing.T) {
 				t.Errorf("the handshake held %d bytes, more than MaxHandshakeInput", most)
 			}
 		})
+	}
+}
+
+// firstConn returns the first connection s's first loop serves.
+func firstConn(s *Loops) *LoopConn {
+	conns := make(chan *LoopConn, 1)
+	s.loops[0].post(task{lf: func(l *loop) {
+		for _, c := range l.conns {
+			if c != nil {
+				conns <- c
+				return
+			}
+		}
+		conns <- nil
+	}})
+	return <-conns
+}
+
+// TestLoopsTLSHandshakeDeadlineRemoved: SetDeadline(time.Time{}) during a
+// handshake (here in a function Do runs) leaves it bounded by
+// HandshakeTimeout from its start.
+func TestLoopsTLSHandshakeDeadlineRemoved(t *testing.T) {
+	srv, _ := tlsConfigs(t)
+	clk := newFakeClock()
+	handshakes := make(chan error, 1)
+	opt := &LoopOptions{Loops: 1, TLSConfig: srv, HandshakeTimeout: 3 * time.Second,
+		OnHandshake: func(c *LoopConn, err error) { handshakes <- err }}
+	SetLoopClock(opt, clk.Now)
+	s := startLoops(t, echo, opt)
+	c := dial(t, s)
+	for s.Stats().Accepted == 0 { // accepted: the handshake waits
+		runtime.Gosched()
+	}
+	s.Sync()
+	lc := firstConn(s)
+	if lc == nil {
+		t.Fatal("no connection")
+	}
+	cleared := make(chan error, 1)
+	if err := lc.Do(func(lc *LoopConn) { cleared <- lc.SetDeadline(time.Time{}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-cleared; err != nil {
+		t.Fatalf("SetDeadline: %v", err)
+	}
+	clk.advance(s, 2*time.Second)
+	select {
+	case err := <-handshakes:
+		t.Fatalf("the handshake ended (%v) before its timeout", err)
+	default:
+	}
+	clk.advance(s, 2*time.Second)
+	c.SetReadDeadline(time.Now().Add(20 * time.Second)) // a failure's bound only
+	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the client read %v: the handshake was not ended at HandshakeTimeout", err)
+	}
+	if err := <-handshakes; !errors.Is(err, ErrHandshake) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("OnHandshake learned %v, want ErrHandshake and os.ErrDeadlineExceeded", err)
 	}
 }
 
