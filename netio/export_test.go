@@ -158,6 +158,11 @@ func SetStoppedHook(opt *LoopOptions, f func()) { opt.stopped = f }
 // loop each time a Dial starts waiting for its connect(2) to complete.
 func SetDialingHook(opt *LoopOptions, f func()) { opt.dialing = f }
 
+// SetLingerHeldHook makes the Loops server started with opt take, while
+// f reports true, a lingering connection's peer not to have all of its
+// output: only the linger time (or the peer's end of stream) ends it.
+func SetLingerHeldHook(opt *LoopOptions, f func() bool) { opt.lingerHeld = f }
+
 // SetHandshakeHeldHook makes the Loops server started with opt call f on
 // the loop, each time it gives a TLS handshake input, with what the
 // handshake then holds unread.

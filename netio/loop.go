@@ -148,6 +148,9 @@ type LoopOptions struct {
 	dialing func()                 // a Dial waits for connect(2) on its loop
 	// what a TLS handshake holds after each input the loop gives it
 	handshakeHeld func(n int)
+	// while it reports true, a lingering connection's peer is taken not
+	// to have all of its output
+	lingerHeld func() bool
 }
 
 var (

@@ -1171,7 +1171,7 @@ func (l *loop) lingered(c *LoopConn) (done bool, err error) {
 		// is read on next turn.
 		return false, nil
 	}
-	if q := l.kernelQueued(c); q <= c.outq {
+	if q := l.kernelQueued(c); q <= c.outq && !l.lingerHeld() {
 		return true, c.closeErr // the peer has all the data
 	}
 	return false, nil

@@ -1161,7 +1161,7 @@ func (l *loop) linger(c *LoopConn, err error) (bool, error) {
 	// keep c open: the linger ends as soon as a read emptied the socket
 	// and the peer has acknowledged all of the output.
 	if done, known := lingered(c.sys.nc, l.junkBuf()); known {
-		if done {
+		if done && !l.lingerHeld() {
 			return false, err
 		}
 		c.sys.lingerIdx = len(l.lingerers)
@@ -1196,7 +1196,7 @@ func (l *loop) pollLingerers() {
 // whether its linger is over (see lingered).
 func (l *loop) lingeredNow(c *LoopConn) bool {
 	done, _ := lingered(c.sys.nc, l.junkBuf())
-	return done
+	return done && !l.lingerHeld()
 }
 
 // junkBuf is the loop's buffer for input read to be thrown away.

@@ -11,6 +11,12 @@ import (
 // portable one) share: calls on a connection, the deadline heap, the
 // timer heap, posted tasks, timeouts and the drain of a Shutdown.
 
+// lingerHeld reports whether a test holds the lingering connections.
+func (l *loop) lingerHeld() bool {
+	f := l.s.opt.lingerHeld
+	return f != nil && f()
+}
+
 func (l *loop) movedBytes(n int) {
 	if f := l.s.opt.moved; f != nil && n > 0 {
 		f(n)
