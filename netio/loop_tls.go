@@ -376,6 +376,20 @@ func (l *loop) handshakeDone(c *LoopConn, err error) {
 		}
 		return
 	}
+	if c.closing {
+		// Closed meanwhile but not yet released (it lingers): not served.
+		// OnHandshake learns what the handshake came to; OnClose, if c
+		// was opened, follows when the linger ends.
+		herr := handshakeError(err, true, c.closeErr)
+		t.state, t.notified = tlsFailed, true
+		if herr == nil {
+			t.state = tlsOpen
+		}
+		if f := l.s.opt.OnHandshake; f != nil {
+			onClose(f, c, herr)
+		}
+		return
+	}
 	if err != nil {
 		herr := handshakeError(err, false, nil)
 		t.state, t.notified = tlsFailed, true

@@ -833,6 +833,71 @@ func TestLoopsTLSHandshakeDeadlineRemoved(t *testing.T) {
 	}
 }
 
+// TestLoopsTLSHandshakeDoneLingering: a handshake that succeeds while its
+// connection, closed at the handshake's timeout, lingers (its peer taken
+// not to have all of the output) tells OnHandshake what it came to, but
+// the connection is not served: no OnOpen, no Handler, nothing sent; the
+// linger ends as before.
+func TestLoopsTLSHandshakeDoneLingering(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	cli.MinVersion = tls.VersionTLS13
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv.VerifyConnection = func(tls.ConnectionState) error {
+		close(entered)
+		<-release
+		return nil
+	}
+	clk := newFakeClock()
+	var hold atomic.Bool
+	hold.Store(true)
+	handshakes := make(chan error, 1)
+	calls := make(chan string, 4)
+	h := func(c *LoopConn, in []byte) int {
+		calls <- "Handler"
+		return len(in)
+	}
+	opt := &LoopOptions{Loops: 1, TLSConfig: srv, HandshakeTimeout: 3 * time.Second,
+		OnHandshake: func(c *LoopConn, err error) { handshakes <- err },
+		OnOpen:      func(c *LoopConn) { calls <- "OnOpen"; c.WriteString("hello") },
+		OnClose:     func(c *LoopConn, err error) { calls <- "OnClose" }}
+	SetLoopClock(opt, clk.Now)
+	SetLingerHeldHook(opt, hold.Load)
+	s := startLoops(t, h, opt)
+	var once sync.Once
+	releaseOnce := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseOnce)
+	tc := tls.Client(dial(t, s), cli)
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	if _, err := tc.Write([]byte("early data\n")); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(s, 4*time.Second) // the timeout: c lingers
+	if st := s.Stats(); st.Closed.Total() != 0 {
+		t.Fatalf("closed without lingering: stats %+v", st)
+	}
+	releaseOnce()
+	if err := <-handshakes; err != nil {
+		t.Logf("OnHandshake learned %v", err)
+	}
+	s.Sync()
+	hold.Store(false)
+	clk.advance(s, lingerTime+time.Second)
+	for s.Stats().Closed.Total() == 0 {
+		s.Sync()
+	}
+	close(calls)
+	for call := range calls {
+		t.Errorf("%s called on a connection closed during its handshake", call)
+	}
+	tc.SetReadDeadline(time.Now().Add(20 * time.Second)) // a failure's bound only
+	if n, err := tc.Read(make([]byte, 64)); n > 0 || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the client read %d bytes, %v; want the end of the stream", n, err)
+	}
+}
+
 // TestLoopsTLSALPNResumption: ALPN is negotiated, a second connection
 // resumes the first's session, and ClientHelloInfo.Conn has both
 // addresses.
