@@ -25,7 +25,9 @@ import (
 // instead sees the unread rest. If a read error cut short the line that
 // broke a limit, the next call returns it first, before it reads anything
 // (ReadDotLines, which reads on to the end of its block, returns it
-// itself, with the limit errors).
+// itself, with the limit errors); one that comes while the rest of the
+// line is discarded is returned by the call that discards. Either way it
+// ends the line, as without limits: the input after it starts a new one.
 //
 // MaxLineBytes and MaxDotBytes also bound message data: dot-encoded blocks
 // and BDAT chunks. There a limit fails the block or message only once it

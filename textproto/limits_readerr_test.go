@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,4 +141,100 @@ func checkErrorNotLost(r *Reader, o op, src *errAtReader) error {
 		}
 	}
 	return fmt.Errorf("the read error never came; errors returned: %q", log)
+}
+
+// TestLimitReadErrorEndsSkippedLine checks that a read error ends the
+// over-long line it cuts short, wherever it comes: with the data that shows
+// the line to be over the limit (the call returns the limit error and the
+// next call the read error), or later, while the next call discards the
+// rest of the line (that call returns it). Either way the input after the
+// error starts a new line, as it does without limits, and the rest of a
+// header block or response is still discarded; so the calls after the
+// read error return the same whatever the bufio size and Read sizes.
+// Discarding used to go on after the error, to the next "\n", when the
+// error came while it discarded, and took that input for the rest of the
+// long line.
+func TestLimitReadErrorEndsSkippedLine(t *testing.T) {
+	const lim = 20
+	type tcase struct {
+		o            op
+		prefix, head string // before the long line; starting it
+		tail         string // after it
+		lim          Limits
+		slack        int // the line is over the limit past lim+slack bytes
+	}
+	line := Limits{MaxLineBytes: lim}
+	cases := []tcase{
+		{o: op{kind: opReadLine}, head: "a", tail: "yy\r\nnext\r\n", lim: line},
+		{o: op{kind: opReadLineBytes}, head: "a", tail: "yy\r\nnext\r\n", lim: line},
+		{o: op{kind: opReadCodeLine, arg: 250}, head: "250 ", tail: "250 next\r\n", lim: line},
+		{o: op{kind: opReadContinuedLine}, head: "a\r\n ", tail: " more\r\nnext\r\n", lim: line},
+		{o: op{kind: opReadContinuedLineBytes}, head: "a", tail: "yy\r\n z\r\nnext\r\n", lim: line},
+		{o: op{kind: opReadResponse, arg: 250}, prefix: "250-first\r\n", head: "250-", tail: "250 last\r\n250 next\r\n", lim: line},
+		{o: op{kind: opReadResponse, arg: 250}, head: "250 ", tail: "250 next\r\n", lim: Limits{MaxHeaderBytes: lim}, slack: 7},
+		{o: op{kind: opReadMIMEHeader}, prefix: "A: b\r\n", head: "B: ", tail: "C: d\r\n\r\nE: f\r\n\r\n", lim: line},
+		{o: op{kind: opReadMIMEHeader}, head: "B: ", tail: "C: d\r\n\r\nE: f\r\n\r\n", lim: Limits{MaxHeaderBytes: lim}},
+		{o: op{kind: opReadDotLines}, prefix: "a\r\n", head: "b", tail: "c\r\n.\r\nd\r\n.\r\n", lim: line},
+		{o: op{kind: opReadDotLines}, head: "b", tail: ".\r\nd\r\n.\r\n", lim: Limits{MaxDotBytes: lim}},
+	}
+	checked := 0
+	for _, tc := range cases {
+		for _, extra := range []int{1, 5, 40} {
+			over := lim + tc.slack
+			long := tc.head + strings.Repeat("x", over-len(tc.head)+extra) + "\r\n"
+			input := tc.prefix + long + tc.tail
+			start := len(tc.prefix)
+			for at := start + over + 1; at <= start+len(long); at++ {
+				var want []string // the first transcript
+				for _, size := range []int{4096, 16, 19, 64} {
+					for _, chunk := range []int{0, 1, 7} {
+						for _, withData := range []bool{false, true} {
+							src := &errAtReader{data: []byte(input), at: at, chunk: chunk, withData: withData}
+							r := NewReader(bufio.NewReaderSize(src, size))
+							r.SetLimits(tc.lim)
+							where := fmt.Sprintf("%v on %q, %+v, error at %d (with data %v), bufio %d, reads of %d",
+								tc.o, input, tc.lim, at, withData, size, chunk)
+							got, err := afterReadError(r, tc.o)
+							if err != nil {
+								t.Fatalf("%s: %v", where, err)
+							}
+							if want == nil {
+								want = got
+								continue
+							}
+							if !slices.Equal(got, want) {
+								t.Fatalf("%s: after the read error\n got  %q\n want %q (bufio 4096, whole reads, error in a Read of its own)", where, got, want)
+							}
+							checked++
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", checked)
+}
+
+// afterReadError runs o on r until a call returns errInjected, then on to
+// the end of the input, and returns what the calls after that one
+// returned.
+func afterReadError(r *Reader, o op) ([]string, error) {
+	i := 0
+	for ; i < 20; i++ {
+		if errors.Is(applyOurs(r, o).Err, errInjected) {
+			break
+		}
+	}
+	if i == 20 {
+		return nil, errors.New("the read error never came")
+	}
+	var log []string
+	for range 20 {
+		out := applyOurs(r, o)
+		log = append(log, out.String())
+		if out.Err == errEOFForTest {
+			return log, nil
+		}
+	}
+	return nil, fmt.Errorf("the input never ended: %q", log)
 }

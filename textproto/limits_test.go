@@ -328,7 +328,9 @@ func TestLimitHeaderResync(t *testing.T) {
 }
 
 // TestLimitDiscardResumes interrupts the discarding of an over-long line
-// with a read error: the error is reported, and the next call resumes.
+// with a read error: the error is reported, and it ends the line, so the
+// next call reads the input after it as a new line (here over the limit
+// too), and the call after that the line after.
 func TestLimitDiscardResumes(t *testing.T) {
 	in := strings.Repeat("x", 100) + "\r\nnext\r\n"
 	f := feed{chunk: 16, onceAt: 60}
@@ -340,8 +342,11 @@ func TestLimitDiscardResumes(t *testing.T) {
 	if _, err := r.ReadLine(); err != errInjected {
 		t.Fatalf("second: %v, want the read error", err)
 	}
+	if _, err := r.ReadLine(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("third: %v, want the 40 bytes after the error as a line too long", err)
+	}
 	if l, err := r.ReadLine(); l != "next" || err != nil {
-		t.Fatalf("third: %q, %v; want next", l, err)
+		t.Fatalf("fourth: %q, %v; want next", l, err)
 	}
 }
 

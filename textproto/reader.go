@@ -140,7 +140,10 @@ func (r *Reader) begin() error {
 // header limit error, the rest of the header block up to and including
 // its empty line, or the rest of a response through its last line, or
 // the continuation lines that follow. It keeps nothing but R's buffer.
-// If reading fails, it returns the error and resumes on the next call.
+// If reading fails, it returns the error, which ends the line being
+// discarded, as a read error ends a line that is read (the input after a
+// transient error starts a new line); the next call goes on discarding
+// the rest of the header block, response or continuation lines.
 func (r *Reader) discard() error {
 	for r.skipLine || r.skipHeader || r.skipResponse != 0 || r.skipContinued {
 		if r.skipContinued && !r.skipLine {
@@ -156,22 +159,23 @@ func (r *Reader) discard() error {
 		}
 		start := !r.skipLine // s starts a line
 		s, err := r.R.ReadSlice('\n')
+		// A read error ends the line, as bufio.Reader.ReadLine (and so
+		// readLineSlice and net/textproto) end a line cut short by one.
+		r.skipLine = err == bufio.ErrBufferFull
+		if start && len(s) > 0 {
+			switch {
+			case r.skipHeader:
+				if s[len(s)-1] == '\n' && (len(s) == 1 || len(s) == 2 && s[0] == '\r') {
+					r.skipHeader = false // the empty line that ends the header
+				}
+			case r.skipResponse != 0:
+				if lastResponseLine(s, r.skipResponse) {
+					r.skipResponse = 0
+				}
+			}
+		}
 		if err != nil && err != bufio.ErrBufferFull {
 			return err
-		}
-		r.skipLine = err == bufio.ErrBufferFull
-		if !start {
-			continue
-		}
-		switch {
-		case r.skipHeader:
-			if len(s) == 1 || len(s) == 2 && s[0] == '\r' {
-				r.skipHeader = false // the empty line that ends the header
-			}
-		case r.skipResponse != 0:
-			if lastResponseLine(s, r.skipResponse) {
-				r.skipResponse = 0
-			}
 		}
 	}
 	return nil
