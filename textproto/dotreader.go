@@ -369,7 +369,7 @@ func (d *DotReader) overBound() bool {
 // stale (which staleErr keeps from reading, so from giving up): whichever
 // reader consumed R, R is out of step.
 func (d *DotReader) giveUp() error {
-	d.lost = &notInStepError{errs: [2]error{ErrNotInStep, d.dec.Err()}, limit: d.maxDiscard}
+	d.lost = notInStep(d.dec.Err(), d.maxDiscard)
 	d.active = false
 	if d.r.lost == nil {
 		d.r.lost = d.lost

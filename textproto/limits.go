@@ -78,13 +78,14 @@ type Limits struct {
 	// block too large, a line too long, a bare CR or LF under
 	// dot.BareReject. It counts the bytes on the wire after the byte at
 	// which the problem was found. If the end line has not come within
-	// them, the reader gives up with an error matching ErrNotInStep and
-	// the data error, and the Reader fails every later call with it at
-	// once, reading nothing more from R: the rest of the block would be
-	// read as commands, so close the connection. Zero, the default, sets no bound: the reader reads on to
-	// the end line however much the peer sends, as without it (bound that
-	// with a deadline). It does not apply to ReadDotLines or to BDAT
-	// chunks, whose size the client declares in each BDAT command.
+	// them, the reader gives up with an error matching the data error and
+	// ErrNotInStep, in that order, and the Reader fails every later call
+	// with it at once, reading nothing more from R: the rest of the block
+	// would be read as commands, so close the connection. Zero, the
+	// default, sets no bound: the reader reads on to the end line however
+	// much the peer sends, as without it (bound that with a deadline). It
+	// does not apply to ReadDotLines or to BDAT chunks, whose size the
+	// client declares in each BDAT command.
 	MaxDiscardBytes int64
 }
 
@@ -98,22 +99,38 @@ var (
 // ErrNotInStep reports a dot block that a reader gave up discarding after
 // a data error (see Limits.MaxDiscardBytes): the rest of the block is
 // still to come, so the session is no longer in step with the peer. The
-// error returned matches it and the data error with errors.Is.
+// error returned matches the data error and then it with errors.Is: the
+// problems first, as with a read error that cuts message data short.
 var ErrNotInStep = errors.New("textproto: gave up discarding: the session is no longer in step")
 
-// A notInStepError is ErrNotInStep with the data error that made the
-// reader discard and the bound it passed.
+// A notInStepError is the data error that made a reader discard, then
+// ErrNotInStep, with the bound it passed.
 type notInStepError struct {
-	errs  [2]error // ErrNotInStep and the data error
+	errs  []error // the data error's problems, then ErrNotInStep
 	limit int64
 }
 
-func (e *notInStepError) Error() string {
-	return ErrNotInStep.Error() + " (discarded " + strconv.FormatInt(e.limit, 10) +
-		" bytes after: " + e.errs[1].Error() + ")"
+// notInStep returns the error of giving up after discarding limit bytes
+// following the data error data.
+func notInStep(data error, limit int64) error {
+	var errs []error
+	if m, ok := data.(interface{ Unwrap() []error }); ok {
+		errs = append(errs, m.Unwrap()...)
+	} else {
+		errs = append(errs, data)
+	}
+	return &notInStepError{errs: append(errs, ErrNotInStep), limit: limit}
 }
 
-func (e *notInStepError) Unwrap() []error { return e.errs[:] }
+func (e *notInStepError) Error() string {
+	s := ""
+	for _, err := range e.errs[:len(e.errs)-1] {
+		s += err.Error() + "; "
+	}
+	return s + ErrNotInStep.Error() + " (discarded " + strconv.FormatInt(e.limit, 10) + " bytes)"
+}
+
+func (e *notInStepError) Unwrap() []error { return e.errs }
 
 // A limitError is a limit's sentinel error with the limit that was hit.
 type limitError struct {

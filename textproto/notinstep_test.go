@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/dot"
@@ -64,4 +65,54 @@ func outOfStep(t *testing.T) (r *Reader, src *lineStream, lost error) {
 	}
 	br.Discard(br.Buffered())
 	return r, src, lost
+}
+
+// TestNotInStepOrder: the error of a dot reader that gave up discarding
+// matches each problem with the block's data and then ErrNotInStep, in
+// that order, its text too: the order of the problems and the read error
+// that cuts message data short, ErrNotInStep in the read error's place.
+// ErrNotInStep used to come first, before the data error.
+func TestNotInStepOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  DotOptions
+		head string
+		want []error
+		text string
+	}{
+		{"too large", DotOptions{MaxBytes: 4, MaxDiscardBytes: 8}, "",
+			[]error{dot.ErrTooLarge, ErrNotInStep},
+			"dot: data too large; textproto: gave up discarding: the session is no longer in step (discarded 8 bytes)"},
+		{"too large, line too long", DotOptions{MaxBytes: 4, MaxLineBytes: 5, MaxDiscardBytes: 64}, "abcdefgh\r\n",
+			[]error{dot.ErrTooLarge, dot.ErrLineTooLong, ErrNotInStep},
+			"dot: data too large; dot: line too long; textproto: gave up discarding: the session is no longer in step (discarded 64 bytes)"},
+		{"bare LF", DotOptions{Mode: dot.Strict, MaxDiscardBytes: 8}, "ab\ncd\r\n",
+			[]error{dot.ErrBareLF, ErrNotInStep},
+			"dot: bare LF at offset 2; textproto: gave up discarding: the session is no longer in step (discarded 8 bytes)"},
+	} {
+		for _, rs := range []int{0, 1, 7} {
+			src := &lineStream{pattern: tc.head + strings.Repeat("x\r\n", 1000), size: 1 << 20}
+			r := NewReader(bufio.NewReaderSize(src, 16))
+			err := readBlock(r.DotReaderWith(tc.opt), rs)
+			m, ok := err.(interface{ Unwrap() []error })
+			if !ok {
+				t.Fatalf("%s, reads of %d: %v does not unwrap to several errors", tc.name, rs, err)
+			}
+			got := m.Unwrap()
+			if len(got) != len(tc.want) {
+				t.Fatalf("%s, reads of %d: %v unwraps to %q, want errors matching %q", tc.name, rs, err, got, tc.want)
+			}
+			for i, w := range tc.want {
+				if !errors.Is(got[i], w) || !errors.Is(err, w) {
+					t.Errorf("%s, reads of %d: %v: error %d is %v, want one matching %v", tc.name, rs, err, i, got[i], w)
+				}
+			}
+			if err.Error() != tc.text {
+				t.Errorf("%s, reads of %d: text %q, want %q", tc.name, rs, err.Error(), tc.text)
+			}
+			if _, err2 := r.ReadLine(); err2 != err {
+				t.Errorf("%s, reads of %d: ReadLine after giving up: %v, want %v", tc.name, rs, err2, err)
+			}
+		}
+	}
 }
