@@ -142,7 +142,10 @@ var _ io.WriterTo = (*Chunk)(nil)
 // left of the chunk first.
 //
 // A chunk after the LAST one is read and discarded, and fails with
-// [ErrChunkAfterLast]. A negative size is taken as 0.
+// [ErrChunkAfterLast]; if a read error cuts it short (or cut an earlier
+// chunk short), with an error that matches ErrChunkAfterLast, then the
+// problems found in the message, then the read error, in that order. A
+// negative size is taken as 0.
 func (c *Chunks) Next(size int64, last bool) *Chunk {
 	// Finish what came before, as every Reader call does: the chunk
 	// before, an open dot block, what a limit error left unread. An error
@@ -151,9 +154,14 @@ func (c *Chunks) Next(size int64, last bool) *Chunk {
 	k := &c.chunk
 	*k = Chunk{c: c, left: max(size, 0), last: last, open: true, afterLast: c.ended}
 	if err != nil {
-		c.rerr = withReadErr(c.problems(), err)
+		c.rerr = k.readErr(err)
 		k.open = false
 		return k
+	}
+	if k.afterLast && c.rerr != nil && !errors.Is(c.rerr, ErrChunkAfterLast) {
+		// A read error cut an earlier chunk short: this one ends with
+		// it, after ErrChunkAfterLast.
+		c.rerr = afterLast(c.rerr)
 	}
 	c.r.bdat = k
 	return k
@@ -167,8 +175,9 @@ func (c *Chunks) Size() int64 { return c.size - int64(len(c.chunk.pend)) }
 // problems with the data found so far, as described at [Reader.Chunks],
 // or the read error that cut a chunk short (the session is then out of
 // step), in an error that also matches the problems found before it, if
-// any, which come first. Once set, it ends every later chunk of the
-// message.
+// any, which come first (after ErrChunkAfterLast for a chunk after the
+// LAST one: see [Chunks.Next]). Once set, it ends every later chunk of
+// the message.
 func (c *Chunks) Err() error {
 	if c.rerr != nil {
 		return c.rerr
@@ -198,7 +207,7 @@ func (k *Chunk) window() ([]byte, error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			err = withReadErr(k.c.problems(), err)
+			err = k.readErr(err)
 			k.c.rerr = err
 			k.finish()
 			return nil, err
@@ -237,6 +246,30 @@ func (c *Chunks) problems() error {
 	return c.dataErr()
 }
 
+// readErr is the error of chunk k when the read error err cuts it short:
+// an error matching ErrChunkAfterLast if k comes after the LAST chunk,
+// then the problems with the message found so far, then err, in that
+// order; err alone if there is nothing before it.
+func (k *Chunk) readErr(err error) error {
+	data := k.c.problems()
+	if k.afterLast {
+		data = afterLast(data)
+	}
+	return withReadErr(data, err)
+}
+
+// afterLast returns ErrChunkAfterLast followed by the errors of err (nil,
+// a chunkErrors, or one error), as one error.
+func afterLast(err error) error {
+	switch e := err.(type) {
+	case nil:
+		return ErrChunkAfterLast
+	case *chunkErrors:
+		return &chunkErrors{append([]error{ErrChunkAfterLast}, e.errs...)}
+	}
+	return &chunkErrors{[]error{ErrChunkAfterLast, err}}
+}
+
 // finish marks the chunk as ended.
 func (k *Chunk) finish() {
 	k.open = false
@@ -250,7 +283,7 @@ func (k *Chunk) end() error {
 	c := k.c
 	k.finish()
 	if k.afterLast {
-		return ErrChunkAfterLast
+		return k.finalErr() // with the read error of an earlier chunk, if any
 	}
 	if k.last {
 		c.ended = true
