@@ -873,17 +873,33 @@ func TestLoopsTLSHandshakeDoneLingering(t *testing.T) {
 		OnClose:     func(c *LoopConn, err error) { calls <- "OnClose" }}
 	SetLoopClock(opt, clk.Now)
 	SetLingerHeldHook(opt, hold.Load)
+	held := make(chan int, 64)
+	SetHandshakeHeldHook(opt, func(n int) {
+		select {
+		case held <- n:
+		default:
+		}
+	})
 	s := startLoops(t, h, opt)
 	var once sync.Once
 	releaseOnce := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(releaseOnce)
-	tc := tls.Client(dial(t, s), cli)
+	raw := &writeSizes{Conn: dial(t, s)}
+	tc := tls.Client(raw, cli)
 	if err := tc.Handshake(); err != nil {
 		t.Fatal(err)
 	}
 	<-entered
 	if _, err := tc.Write([]byte("early data\n")); err != nil {
 		t.Fatal(err)
+	}
+	// The handshake must hold the client's last flight and the data
+	// before the timeout, or the linger would throw them away and the
+	// handshake never end: all the client wrote after its ClientHello
+	// (its first write), which the handshake took before
+	// VerifyConnection. (What it held with the ClientHello is reported
+	// too, and is larger.)
+	for want := raw.after(1); <-held != want; {
 	}
 	clk.advance(s, 4*time.Second) // the timeout: c lingers
 	if st := s.Stats(); st.Closed.Total() != 0 {
@@ -907,6 +923,32 @@ func TestLoopsTLSHandshakeDoneLingering(t *testing.T) {
 	if n, err := tc.Read(make([]byte, 64)); n > 0 || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("the client read %d bytes, %v; want the end of the stream", n, err)
 	}
+}
+
+// writeSizes is a net.Conn that keeps the size of each Write.
+type writeSizes struct {
+	net.Conn
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (w *writeSizes) Write(p []byte) (int, error) {
+	n, err := w.Conn.Write(p)
+	w.mu.Lock()
+	w.sizes = append(w.sizes, n)
+	w.mu.Unlock()
+	return n, err
+}
+
+// after is how many bytes were written after the first k writes.
+func (w *writeSizes) after(k int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, m := range w.sizes[min(k, len(w.sizes)):] {
+		n += m
+	}
+	return n
 }
 
 // TestLoopsTLSALPNResumption: ALPN is negotiated, a second connection
