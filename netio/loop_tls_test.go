@@ -586,42 +586,67 @@ func TestLoopsTLSHandshakeInputBound(t *testing.T) {
 // is over, the Handler gets every byte, in order.
 func TestLoopsTLSHandshakeHeldFastClient(t *testing.T) {
 	const size = 4 * MaxHandshakeInput
-	srv, cli := tlsConfigs(t)
-	cli.MinVersion = tls.VersionTLS13
-	entered, release := make(chan struct{}), make(chan struct{})
-	srv.VerifyConnection = func(tls.ConnectionState) error {
-		close(entered)
+	hs := newHeldServer(t)
+	ps := newPatternSink()
+	handshakes := make(chan error, 1)
+	opt := &LoopOptions{Loops: 1, TLSConfig: hs.srv, OnHandshake: func(c *LoopConn, err error) { handshakes <- err }}
+	held := newHeldHook(opt)
+	s := startLoops(t, ps.handle, opt)
+	_, wrote := hs.flood(t, dial(t, s), size)
+	if !held.wait(s) {
+		t.Fatalf("the connection was closed with its handshake held: stats %+v", s.Stats())
+	}
+	hs.release()
+	if err := <-handshakes; err != nil {
+		t.Fatalf("OnHandshake learned %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("the client's write: %v", err)
+	}
+	if r := <-ps.done; r.got != size || r.bad >= 0 {
+		t.Fatalf("the Handler got %d bytes of %d, first wrong at %d", r.got, size, r.bad)
+	}
+	if most := held.most.Load(); most > MaxHandshakeInput {
+		t.Errorf("the handshake held %d bytes, more than MaxHandshakeInput", most)
+	}
+	if st := s.Stats(); st.Closed.Error != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// heldServer is a TLS server config whose VerifyConnection waits until
+// release (or the test's end), and a TLS 1.3 client config for it.
+type heldServer struct {
+	srv, cli *tls.Config
+	entered  chan struct{}
+	release  func()
+}
+
+func newHeldServer(t *testing.T) *heldServer {
+	h := &heldServer{entered: make(chan struct{})}
+	h.srv, h.cli = tlsConfigs(t)
+	h.cli.MinVersion = tls.VersionTLS13
+	release := make(chan struct{})
+	h.srv.VerifyConnection = func(tls.ConnectionState) error {
+		close(h.entered)
 		<-release
 		return nil
 	}
-	type result struct{ got, bad int }
-	done := make(chan result, 1)
-	got, bad := 0, -1 // on the loop
-	sink := func(c *LoopConn, in []byte) int {
-		for i, b := range in {
-			if bad < 0 && b != byte((got+i)%251) {
-				bad = got + i
-			}
-		}
-		got += len(in)
-		if c.EOF() {
-			done <- result{got, bad}
-			c.Close()
-		}
-		return len(in)
-	}
-	handshakes := make(chan error, 1)
-	opt := &LoopOptions{Loops: 1, TLSConfig: srv, OnHandshake: func(c *LoopConn, err error) { handshakes <- err }}
-	held := newHeldHook(opt)
-	s := startLoops(t, sink, opt)
 	var once sync.Once
-	releaseOnce := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(releaseOnce) // before the server's Close, which waits for the handshake
-	tc := tls.Client(dial(t, s), cli)
+	h.release = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(h.release) // before the server's Close, which waits for the handshake
+	return h
+}
+
+// flood makes raw a client of h, done with its handshake while the
+// server's is held, and has it write size bytes of pattern (byte i is
+// i%251), then end its stream; wrote tells how that went.
+func (h *heldServer) flood(t *testing.T, raw net.Conn, size int) (*tls.Conn, <-chan error) {
+	tc := tls.Client(raw, h.cli)
 	if err := tc.Handshake(); err != nil {
 		t.Fatal(err)
 	}
-	<-entered
+	<-h.entered
 	wrote := make(chan error, 1)
 	go func() {
 		p := make([]byte, size)
@@ -634,25 +659,35 @@ func TestLoopsTLSHandshakeHeldFastClient(t *testing.T) {
 		}
 		wrote <- err
 	}()
-	if !held.wait(s) {
-		t.Fatalf("the connection was closed with its handshake held: stats %+v", s.Stats())
+	return tc, wrote
+}
+
+// patternSink is a Handler (handle) that checks its input is flood's
+// pattern, and tells on done what it got at the end of the stream.
+type patternSink struct {
+	got, bad, calls int // on the loop
+	wrong           atomic.Bool
+	done            chan patternResult
+}
+
+type patternResult struct{ got, bad int }
+
+func newPatternSink() *patternSink { return &patternSink{bad: -1, done: make(chan patternResult, 1)} }
+
+func (p *patternSink) handle(c *LoopConn, in []byte) int {
+	p.calls++
+	for i, b := range in {
+		if p.bad < 0 && b != byte((p.got+i)%251) {
+			p.bad = p.got + i
+			p.wrong.Store(true)
+		}
 	}
-	releaseOnce()
-	if err := <-handshakes; err != nil {
-		t.Fatalf("OnHandshake learned %v", err)
+	p.got += len(in)
+	if c.EOF() {
+		p.done <- patternResult{p.got, p.bad}
+		c.Close()
 	}
-	if err := <-wrote; err != nil {
-		t.Fatalf("the client's write: %v", err)
-	}
-	if r := <-done; r.got != size || r.bad >= 0 {
-		t.Fatalf("the Handler got %d bytes of %d, first wrong at %d", r.got, size, r.bad)
-	}
-	if most := held.most.Load(); most > MaxHandshakeInput {
-		t.Errorf("the handshake held %d bytes, more than MaxHandshakeInput", most)
-	}
-	if st := s.Stats(); st.Closed.Error != 0 {
-		t.Errorf("stats %+v", st)
-	}
+	return len(in)
 }
 
 // TestLoopsTLSHandshakeHeldInterplay: a handshake whose input is full
@@ -666,63 +701,19 @@ func TestLoopsTLSHandshakeHeldInterplay(t *testing.T) {
 	for _, mode := range []string{"SetReading", "reset"} {
 		t.Run(mode, func(t *testing.T) {
 			const size = 4 * MaxHandshakeInput
-			srv, cli := tlsConfigs(t)
-			cli.MinVersion = tls.VersionTLS13
-			entered, release := make(chan struct{}), make(chan struct{})
-			srv.VerifyConnection = func(tls.ConnectionState) error {
-				close(entered)
-				<-release
-				return nil
-			}
-			type result struct{ got, bad int }
-			done := make(chan result, 1)
-			got, bad, calls := 0, -1, 0 // on the loop
-			var wrong atomic.Bool
-			sink := func(c *LoopConn, in []byte) int {
-				calls++
-				for i, b := range in {
-					if bad < 0 && b != byte((got+i)%251) {
-						bad = got + i
-						wrong.Store(true)
-					}
-				}
-				got += len(in)
-				if c.EOF() {
-					done <- result{got, bad}
-					c.Close()
-				}
-				return len(in)
-			}
+			hs := newHeldServer(t)
+			ps := newPatternSink()
 			handshakes := make(chan error, 1)
 			closes := make(chan error, 1)
 			opened := make(chan struct{}, 1)
-			opt := &LoopOptions{Loops: 1, TLSConfig: srv,
+			opt := &LoopOptions{Loops: 1, TLSConfig: hs.srv,
 				OnHandshake: func(c *LoopConn, err error) { handshakes <- err },
 				OnOpen:      func(c *LoopConn) { opened <- struct{}{} },
 				OnClose:     func(c *LoopConn, err error) { closes <- err }}
 			held := newHeldHook(opt)
-			s := startLoops(t, sink, opt)
-			var once sync.Once
-			releaseOnce := func() { once.Do(func() { close(release) }) }
-			t.Cleanup(releaseOnce)
+			s := startLoops(t, ps.handle, opt)
 			raw := dial(t, s)
-			tc := tls.Client(raw, cli)
-			if err := tc.Handshake(); err != nil {
-				t.Fatal(err)
-			}
-			<-entered
-			wrote := make(chan error, 1)
-			go func() {
-				p := make([]byte, size)
-				for i := range p {
-					p[i] = byte(i % 251)
-				}
-				_, err := tc.Write(p)
-				if err == nil {
-					err = tc.CloseWrite()
-				}
-				wrote <- err
-			}()
+			_, wrote := hs.flood(t, raw, size)
 			if !held.wait(s) {
 				t.Fatalf("the connection was closed with its handshake held: stats %+v", s.Stats())
 			}
@@ -734,27 +725,27 @@ func TestLoopsTLSHandshakeHeldInterplay(t *testing.T) {
 				if err := <-off; err != nil {
 					t.Fatalf("SetReading(false) during the handshake: %v", err)
 				}
-				releaseOnce()
+				hs.release()
 				if err := <-handshakes; err != nil {
 					t.Fatalf("OnHandshake learned %v", err)
 				}
 				s.Sync()
 				seen := make(chan int, 1)
-				c.Do(func(c *LoopConn) { seen <- calls; c.SetReading(true) })
+				c.Do(func(c *LoopConn) { seen <- ps.calls; c.SetReading(true) })
 				if n := <-seen; n != 0 {
 					t.Fatalf("the Handler was called %d times with reading off", n)
 				}
 				if err := <-wrote; err != nil {
 					t.Fatalf("the client's write: %v", err)
 				}
-				if r := <-done; r.got != size || r.bad >= 0 {
+				if r := <-ps.done; r.got != size || r.bad >= 0 {
 					t.Fatalf("the Handler got %d bytes of %d, first wrong at %d", r.got, size, r.bad)
 				}
 			case "reset":
 				raw.SetLinger(0)
 				raw.Close()
 				<-wrote
-				releaseOnce()
+				hs.release()
 				if err := <-handshakes; err != nil {
 					t.Logf("OnHandshake learned %v", err) // the reset may come first
 				}
@@ -775,7 +766,7 @@ func TestLoopsTLSHandshakeHeldInterplay(t *testing.T) {
 				if st := s.Stats(); st.Closed.Peer != 1 || st.Open != 0 {
 					t.Errorf("stats %+v, want one Peer close", st)
 				}
-				if wrong.Load() {
+				if ps.wrong.Load() {
 					t.Error("the Handler's input went wrong")
 				}
 			}
