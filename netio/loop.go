@@ -64,8 +64,9 @@ type LoopOptions struct {
 	MaxDo int
 	// IdleTimeout closes a connection that has sent nothing for that
 	// long while it was being read (ErrIdleTimeout): not while
-	// SetReading(false) holds it or its output waits for room, nor after
-	// the peer's end of stream. 0 means 5 minutes, a negative value none.
+	// SetReading(false) or a full TLS handshake (MaxHandshakeInput)
+	// holds it or its output waits for room, nor after the peer's end of
+	// stream. 0 means 5 minutes, a negative value none.
 	IdleTimeout time.Duration
 	// WriteTimeout closes a connection whose output has waited for room
 	// that long without any of it being sent (ErrWriteTimeout): a peer

@@ -274,9 +274,10 @@ func (l *loop) expiry(c *LoopConn) (int64, error) {
 		if l.stall > 0 {
 			at, err = c.progressAt+l.stall, ErrWriteTimeout
 		}
-	case !c.closing && !c.unread && !c.eof && l.idle > 0:
+	case !c.closing && !c.unread && !c.eof && !c.tlsHeld() && l.idle > 0:
 		// Idle counts only while c is read: not while SetReading(false)
-		// holds it, nor after the peer's end of stream.
+		// or a full TLS handshake holds it, nor after the peer's end of
+		// stream.
 		at, err = c.readAt+l.idle, ErrIdleTimeout
 	}
 	if c.deadline != 0 && (at == 0 || c.deadline < at) {

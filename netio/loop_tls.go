@@ -446,9 +446,15 @@ func (l *loop) handshakeDone(c *LoopConn, err error) {
 func (l *loop) tlsRoom(c *LoopConn) {
 	if t := c.tls; t.paused {
 		t.paused = false
+		c.readAt = l.now // reading resumes: idle counts from now
+		l.schedule(c)
 		l.tlsResume(c)
 	}
 }
+
+// tlsHeld reports whether c is not read because its TLS handshake holds
+// MaxHandshakeInput.
+func (c *LoopConn) tlsHeld() bool { return c.tls != nil && c.tls.paused }
 
 // reportClosed tells OnHandshake how the handshake of c, closed while it
 // ran, ended, then OnClose of c's end.

@@ -634,7 +634,6 @@ func newHeldServer(t *testing.T) *heldServer {
 	}
 	var once sync.Once
 	h.release = func() { once.Do(func() { close(release) }) }
-	t.Cleanup(h.release) // before the server's Close, which waits for the handshake
 	return h
 }
 
@@ -642,6 +641,9 @@ func newHeldServer(t *testing.T) *heldServer {
 // server's is held, and has it write size bytes of pattern (byte i is
 // i%251), then end its stream; wrote tells how that went.
 func (h *heldServer) flood(t *testing.T, raw net.Conn, size int) (*tls.Conn, <-chan error) {
+	// Cleanups run last first: this one before the server's Close, which
+	// waits for the handshake.
+	t.Cleanup(h.release)
 	tc := tls.Client(raw, h.cli)
 	if err := tc.Handshake(); err != nil {
 		t.Fatal(err)
@@ -1323,5 +1325,48 @@ func TestLoopsTLSUnix(t *testing.T) {
 	c.Write([]byte("over a unix socket\n"))
 	if line, err := bufio.NewReader(c).ReadString('\n'); line != "over a unix socket\n" {
 		t.Fatalf("echo %q, %v", line, err)
+	}
+}
+
+// TestLoopsTLSHandshakeHeldIdle: the idle timeout does not count while a
+// full handshake holds the reading (the peer is held back, not idle), as
+// it does not while SetReading(false) holds it; once the handshake is
+// over the connection is served, and idle counts again.
+func TestLoopsTLSHandshakeHeldIdle(t *testing.T) {
+	const size = 4 * MaxHandshakeInput
+	hs := newHeldServer(t)
+	ps := newPatternSink()
+	clk := newFakeClock()
+	handshakes := make(chan error, 1)
+	opt := &LoopOptions{Loops: 1, TLSConfig: hs.srv, HandshakeTimeout: -1, IdleTimeout: time.Second,
+		OnHandshake: func(c *LoopConn, err error) { handshakes <- err }}
+	SetLoopClock(opt, clk.Now)
+	held := newHeldHook(opt)
+	s := startLoops(t, ps.handle, opt)
+	_, wrote := hs.flood(t, dial(t, s), size)
+	if !held.wait(s) {
+		t.Fatalf("the connection was closed with its handshake held: stats %+v", s.Stats())
+	}
+	c := firstConn(s)
+	clk.advance(s, 3*time.Second) // three idle timeouts, the handshake full
+	closing := make(chan error, 1)
+	if err := c.Do(func(c *LoopConn) { closing <- c.closeErr }); err != nil {
+		t.Fatalf("closed while its handshake held the reading: %v", err)
+	}
+	if err := <-closing; err != nil {
+		t.Fatalf("closed while its handshake held the reading: %v", err)
+	}
+	hs.release()
+	if err := <-handshakes; err != nil {
+		t.Fatalf("OnHandshake learned %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("the client's write: %v", err)
+	}
+	if r := <-ps.done; r.got != size || r.bad >= 0 {
+		t.Fatalf("the Handler got %d bytes of %d, first wrong at %d", r.got, size, r.bad)
+	}
+	if st := s.Stats(); st.Closed.Idle != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
