@@ -1069,6 +1069,11 @@ func (l *loop) drain(c *LoopConn) {
 	if l.draining && !c.closed {
 		l.drainConn(c)
 	}
+	if t := c.tls; t != nil && t.stopped && !c.closed && !c.closing && !c.waiting && !c.unread && c.det == nil {
+		// The records left while the output waited: the socket may hold
+		// nothing to raise an event.
+		l.tlsReadable(c)
+	}
 }
 
 func (l *loop) watch(c *LoopConn, events uint32) {

@@ -54,6 +54,10 @@ const (
 	defaultHandshakeTimeout = 10 * time.Second
 	// maxRecord is the most plaintext a TLS record carries.
 	maxRecord = 16 << 10
+	// tlsMark is how much output the records of one read may queue
+	// before it is sent: with one more record's echo, no more than a
+	// plaintext Handler call's echo of one read (readSize).
+	tlsMark = readSize - maxRecord
 )
 
 // StartTLS starts TLS on the connection with cfg (which must not be
@@ -131,7 +135,7 @@ type tlsPipe struct {
 	drain    bool   // a Shutdown passed it by during the handshake
 	notified bool   // close_notify sent, or nothing can be sealed any more
 	rawEOF   bool   // the peer ended the TCP stream
-	stopped  bool   // records left unread while reading was off
+	stopped  bool   // records left unread while reading was off or output waited
 	paused   bool   // in holds MaxHandshakeInput: not read until tlsRoom
 	deadline int64  // the handshake's own deadline, if it set one
 	bound    int64  // its start plus HandshakeTimeout, if that is positive
@@ -424,8 +428,8 @@ func (l *loop) handshakeDone(c *LoopConn, err error) {
 			return
 		}
 	}
-	// What came with the peer's last flight, even while output waits:
-	// nothing would read it again.
+	// What came with the peer's last flight, and what the handshake held:
+	// while output waits, the records are left for when it has gone.
 	if !l.tlsRecords(c) {
 		return
 	}
@@ -521,18 +525,33 @@ func (l *loop) tlsInput(c *LoopConn, raw []byte) bool {
 // the Handler, a record at a time. A record that fails ends TLS with a
 // fatal alert, after which nothing more can be sealed: so what the
 // Handler wrote before is sealed before the next record is read. It
-// stops where reading stops (SetReading(false): stopped notes the
-// records left for later), and reports false once c is closed.
+// stops where reading stops (SetReading(false), or output waiting for
+// room: stopped notes the records left for later), and reports false
+// once c is closed.
+//
+// The replies of the records handed so far are sent once they reach
+// tlsMark, and if the socket leaves some of them the records left wait
+// until it has taken all (drain, writeDone): as on plaintext, a peer
+// that does not read its replies is held back, not refused with
+// ErrQueueFull because a read (or what its handshake held, up to
+// MaxHandshakeInput) brought many records at once.
 func (l *loop) tlsRecords(c *LoopConn) bool {
 	t := c.tls
 	for !c.closed && !c.closing && !c.eof {
-		if c.unread {
+		if c.unread || c.waiting {
 			t.stopped = true
 			return true
 		}
 		l.sealOwed(c)
 		if c.closing {
 			break
+		}
+		if len(l.out) >= tlsMark && !l.send(c) {
+			if c.closed {
+				return false
+			}
+			t.stopped = true
+			return true
 		}
 		if l.tl.record == nil {
 			l.tl.record = make([]byte, maxRecord)
