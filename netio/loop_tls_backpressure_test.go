@@ -123,33 +123,22 @@ func TestLoopsTLSBackpressureSmallQueue(t *testing.T) {
 // they hold, is held back as on plaintext, not refused with
 // ErrQueueFull.
 func TestLoopsTLSBackpressureAfterHandshake(t *testing.T) {
-	srv, cli := tlsConfigs(t)
-	cli.MinVersion = tls.VersionTLS13
-	release := make(chan struct{})
-	srv.VerifyConnection = func(tls.ConnectionState) error {
-		<-release
-		return nil
-	}
+	hs := newHeldServer(t)
 	errs := make(chan error, 1)
-	opt := &LoopOptions{Loops: 1, TLSConfig: srv, MaxQueued: 256 << 10}
-	full := make(chan struct{})
-	var once bool
-	SetHandshakeHeldHook(opt, func(n int) {
-		if n >= MaxHandshakeInput && !once {
-			once = true
-			close(full)
-		}
-	})
+	opt := &LoopOptions{Loops: 1, TLSConfig: hs.srv, MaxQueued: 256 << 10}
+	held := newHeldHook(opt)
 	s := startLoops(t, echoBack(errs), opt)
-	tc := tls.Client(dial(t, s), cli)
+	t.Cleanup(hs.release) // before the server's Close, which waits for the handshake
+	tc := tls.Client(dial(t, s), hs.cli)
 	if err := tc.Handshake(); err != nil {
-		close(release)
 		t.Fatal(err)
 	}
 	wrote := make(chan error, 1)
 	want := burst(tc, 2<<20, wrote)
-	<-full
-	close(release)
+	if !held.wait(s) {
+		t.Fatalf("the connection was closed with its handshake held: stats %+v", s.Stats())
+	}
+	hs.release()
 	readBack(t, tc, want, errs)
 	if err := <-wrote; err != nil {
 		t.Fatal(err)
@@ -161,13 +150,7 @@ func TestLoopsTLSBackpressureAfterHandshake(t *testing.T) {
 // the records left while the replies waited for room are handed to the
 // Handler once they have gone, and all of it comes back.
 func TestLoopsTLSBackpressureAllHeld(t *testing.T) {
-	srv, cli := tlsConfigs(t)
-	cli.MinVersion = tls.VersionTLS13
-	release := make(chan struct{})
-	srv.VerifyConnection = func(tls.ConnectionState) error {
-		<-release
-		return nil
-	}
+	hs := newHeldServer(t)
 	const total = 448 << 10
 	errs := make(chan error, 1)
 	handed, blocked := make(chan struct{}), make(chan struct{})
@@ -179,7 +162,7 @@ func TestLoopsTLSBackpressureAllHeld(t *testing.T) {
 		}
 		return echoBack(errs)(c, in)
 	}
-	opt := &LoopOptions{Loops: 1, TLSConfig: srv, MaxQueued: 256 << 10}
+	opt := &LoopOptions{Loops: 1, TLSConfig: hs.srv, MaxQueued: 256 << 10}
 	held := make(chan int, 256)
 	SetHandshakeHeldHook(opt, func(n int) {
 		select {
@@ -207,22 +190,21 @@ func TestLoopsTLSBackpressureAllHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	t.Cleanup(hs.release) // before the server's Close, which waits for the handshake
 	raw := &writeSizes{Conn: dialSmallWindow(t, s)}
-	tc := tls.Client(raw, cli)
+	tc := tls.Client(raw, hs.cli)
 	if err := tc.Handshake(); err != nil {
-		close(release)
 		t.Fatal(err)
 	}
 	wrote := make(chan error, 1)
 	want := burst(tc, total, wrote)
 	if err := <-wrote; err != nil {
-		close(release)
 		t.Fatal(err)
 	}
 	// All the client wrote after its ClientHello is held.
 	for want := raw.after(1); <-held != want; {
 	}
-	close(release)
+	hs.release()
 	select {
 	case <-blocked: // the replies wait for room, records are left
 	case <-handed: // the socket took them all
