@@ -50,10 +50,10 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 	var src io.Reader = r.stdin
 	if name == "-" {
 		// A "-" line of an earlier list, still queued behind a file being
-		// hashed, reads standard input first, as coreutils (one line
-		// after another) would have.
+		// hashed or being hashed itself, reads standard input first, as
+		// coreutils (one line after another) would have.
 		r.mu.Lock()
-		for r.head < len(r.queue) {
+		for r.head < len(r.queue) || r.busy {
 			r.drained.Wait()
 		}
 		r.mu.Unlock()

@@ -3,7 +3,11 @@
 // same standard output byte for byte, the same exit status, and the same
 // diagnostics on standard error except for the program name, which is
 // "wirespeed sum" (the command that actually ran) instead of "md5sum".
-// Files are hashed in parallel (-j) and reported in argument order.
+// Files are hashed in parallel (-j) and reported in argument order;
+// standard input and files that are no regular files (pipes such as
+// /dev/stdin, FIFOs, devices) are read one after another, in order, as
+// md5sum reads them, so that two names of one pipe do not share out its
+// bytes.
 package sumcmd
 
 import (
@@ -255,6 +259,7 @@ type eventKind uint8
 const (
 	evFile      eventKind = iota // hash name in the pool
 	evStdin                      // hash standard input, in sequence
+	evSerial                     // hash a file that is no regular file (a pipe, a device), in sequence
 	evMessage                    // print msg on standard error
 	evMalformed                  // an improperly formatted check line
 	evSummary                    // end of a check file
@@ -277,6 +282,7 @@ type sumRun struct {
 	drained   sync.Cond // signalled when the queue shrinks
 	queue     []event   // events after the oldest unreported file
 	head      int
+	busy      bool // standard input or an evSerial file is being hashed, r.mu let go
 	failed    bool
 	lastFlush time.Time
 	meter     *progressMeter
@@ -362,13 +368,16 @@ func (r *sumRun) run() int {
 // emit queues ev behind the files still being hashed, or handles it at
 // once when nothing is pending; files go on to the pool through yield.
 func (r *sumRun) emit(ev event, yield func(string) bool) bool {
+	if ev.kind == evFile && serial(ev.name) {
+		ev.kind = evSerial
+	}
 	r.mu.Lock()
 	if ev.kind == evFile {
 		r.queue = append(r.queue, ev)
 		r.mu.Unlock()
 		return yield(ev.name)
 	}
-	if r.head == len(r.queue) {
+	if r.head == len(r.queue) && !r.busy {
 		r.handle(ev, nil)
 	} else {
 		r.queue = append(r.queue, ev)
@@ -378,6 +387,16 @@ func (r *sumRun) emit(ev event, yield func(string) bool) bool {
 	}
 	r.mu.Unlock()
 	return true
+}
+
+// serial reports whether name is to be hashed in sequence, not in the
+// pool: a file that exists and is neither a regular file nor a directory,
+// such as a pipe (/dev/stdin, a FIFO) or a device. Two names for one pipe
+// read in parallel would share out its bytes between them; md5sum reads
+// the first to its end before it opens the second.
+func serial(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
 }
 
 // fileDone receives the pool's results in input order.
@@ -424,16 +443,13 @@ func (r *sumRun) drain() {
 // r.mu is held.
 func (r *sumRun) handle(ev event, res *digest.Result) {
 	switch ev.kind {
-	case evFile, evStdin:
+	case evFile, evStdin, evSerial:
 		var sum digest.Sum
 		var err error
 		if res != nil {
 			sum, err = res.Sum, res.Err
 		} else {
-			sum, err = digest.Reader(r.cfg.alg, r.stdin)
-			if err != nil {
-				err = &os.PathError{Op: "read", Path: ev.name, Err: err}
-			}
+			sum, err = r.hashInSequence(ev)
 		}
 		if r.cfg.check {
 			r.checked(ev, sum, err)
@@ -454,6 +470,45 @@ func (r *sumRun) handle(ev event, res *digest.Result) {
 		r.diag("%s: read error", quoteName(ev.cf.displayName(), r.utf8))
 		r.failed = true
 	}
+}
+
+// hashInSequence hashes standard input or an evSerial file, which may
+// take long (a pipe): r.mu is let go meanwhile, so that the progress line
+// goes on, and r.busy keeps every other event (and a check list read
+// from standard input) behind it. r.mu is held.
+func (r *sumRun) hashInSequence(ev event) (digest.Sum, error) {
+	r.busy = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.busy = false
+		r.drained.Broadcast()
+	}()
+	if ev.kind == evStdin {
+		sum, err := digest.Reader(r.cfg.alg, progressReader{r.stdin, &r.progress})
+		if err != nil {
+			err = &os.PathError{Op: "read", Path: ev.name, Err: err}
+		}
+		return sum, err
+	}
+	f, err := os.Open(ev.name)
+	if err != nil {
+		return digest.Sum{}, err
+	}
+	defer f.Close()
+	return digest.Reader(r.cfg.alg, progressReader{f, &r.progress})
+}
+
+// A progressReader adds the size of every read to n.
+type progressReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n.Add(int64(n))
+	return n, err
 }
 
 // printed writes one checksum line, or the file's error.

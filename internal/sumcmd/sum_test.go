@@ -176,3 +176,43 @@ func TestSumProgressLine(t *testing.T) {
 		t.Error("a buffer is not a terminal")
 	}
 }
+
+// TestSumPipeNamedTwice: two names of one pipe (/dev/stdin twice, a FIFO
+// twice) are read one after the other, as md5sum reads them: the first to
+// the pipe's end, then the second, which finds it empty. Read at once by
+// the pool, they shared out the pipe's bytes between them.
+func TestSumPipeNamedTwice(t *testing.T) {
+	data := make([]byte, 4<<20)
+	for i := range data {
+		data[i] = byte(i * 7 / 3)
+	}
+	pipe := func() string {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pr.Close() })
+		name := fmt.Sprintf("/dev/fd/%d", pr.Fd())
+		if _, err := os.Stat(name); err != nil {
+			t.Skipf("no /dev/fd: %v", err)
+		}
+		go func() {
+			pw.Write(data)
+			pw.Close()
+		}()
+		return name
+	}
+	dir := t.TempDir()
+	name := pipe()
+	got := runSumIn(t, dir, "C", nil, "-j", "2", name, name)
+	want := md5hex(data) + "  " + name + "\n" + md5hex(nil) + "  " + name + "\n"
+	if got.code != 0 || got.stdout != want || got.stderr != "" {
+		t.Errorf("%s twice: %+v\nwant stdout %q", name, got, want)
+	}
+	name = pipe()
+	list := md5hex(data) + "  " + name + "\n" + md5hex(nil) + "  " + name + "\n"
+	got = runSumIn(t, dir, "C", []byte(list), "-c", "-j", "2")
+	if want := name + ": OK\n" + name + ": OK\n"; got.code != 0 || got.stdout != want || got.stderr != "" {
+		t.Errorf("-c, %s twice: %+v\nwant stdout %q", name, got, want)
+	}
+}
