@@ -53,7 +53,8 @@ var ruleSyntax = regexp.MustCompile(`^([a-z]+):(.*?)(?:@([0-9]+(?:\.[0-9]*)?)%)?
 // STAGE:REGEXP[@ODDS%]=CODE TEXT, for example
 // "rcpt:^bounce@=550 5.1.1 no such user" or
 // "mail:^flaky@@50%=451 4.3.0 try later". An empty REGEXP matches
-// everything; TEXT may be left out.
+// everything; TEXT may be left out. ODDS is more than 0 and at most 100
+// (without it, the rule applies to every match).
 func ParseRule(s string) (Rule, error) {
 	m := ruleSyntax.FindStringSubmatch(s)
 	if m == nil {
@@ -69,6 +70,10 @@ func ParseRule(s string) (Rule, error) {
 	}
 	if m[3] != "" {
 		r.Odds, _ = strconv.ParseFloat(m[3], 64) // the syntax is a number's
+		if r.Odds == 0 {
+			// Rule.Odds 0 is every match, the opposite of what @0% says.
+			return Rule{}, fmt.Errorf("smtpsink: rule %q: odds %s%%: want more than 0 (leave out @ODDS%% for every match)", s, m[3])
+		}
 	}
 	r.Reply.Code, _ = strconv.Atoi(m[4])
 	r.Reply.Text = m[5]

@@ -38,7 +38,7 @@ func TestParseRule(t *testing.T) {
 			t.Errorf("%q: got %s %q %v %d %q", tc.in, r.Stage, re, r.Odds, r.Reply.Code, r.Reply.Text)
 		}
 	}
-	for _, bad := range []string{"", "rcpt", "rcpt:x", "rcpt:x=55", "rcpt:x=250 ok", "rcpt:x=600", "quit:x=550", "rcpt:(=550", "rcpt:x@101%=550", "RCPT:x=550"} {
+	for _, bad := range []string{"", "rcpt", "rcpt:x", "rcpt:x=55", "rcpt:x=250 ok", "rcpt:x=600", "quit:x=550", "rcpt:(=550", "rcpt:x@101%=550", "RCPT:x=550", "rcpt:x@0%=550", "rcpt:@0.0%=550"} {
 		if _, err := ParseRule(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
