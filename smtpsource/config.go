@@ -35,14 +35,14 @@ type Config struct {
 	Addr     string
 	Sessions int // -s: sessions in parallel (default 1)
 	Messages int // -m: messages in total (default 1)
-	Length   int // -l: body bytes, not counting the header nor the last line's CRLF; 0: smtp-source's four-line default body
+	Length   int // -l: body bytes, not counting the header nor the last line's CRLF, at most MaxLength; 0: smtp-source's four-line default body
 	// LengthMax, if above Length, spreads the bodies' lengths over Length
 	// to LengthMax (-l MIN:MAX): message k's is picked by a hash of k, the
 	// same in every run, and its body is the first that many bytes of the
 	// LengthMax bytes' body (a CR left last becomes 'x'), then CRLF.
 	LengthMax  int
 	Reuse      bool   // -d: send the next message on the same connection instead of disconnecting
-	Recipients int    // -r: recipients per message (default 1), named "N"+To, ..., "2"+To, To
+	Recipients int    // -r: recipients per message (default 1, at most MaxRecipients), named "N"+To, ..., "2"+To, To
 	From       string // -f: sender (default foo@Helo)
 	To         string // -t: recipient (default foo@Helo)
 	// Helo (-M) is the name given with EHLO (LHLO, HELO): a domain, its
@@ -240,6 +240,10 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: no address", ErrConfig)
 	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
 		return fmt.Errorf("%w: negative count", ErrConfig)
+	case cfg.Length > MaxLength || cfg.LengthMax > MaxLength:
+		return fmt.Errorf("%w: body length %d over %d (1 GiB)", ErrConfig, max(cfg.Length, cfg.LengthMax), MaxLength)
+	case cfg.Recipients > MaxRecipients:
+		return fmt.Errorf("%w: %d recipients per message, over %d", ErrConfig, cfg.Recipients, MaxRecipients)
 	case !(cfg.QPS >= 0) || math.IsInf(cfg.QPS, 1) || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
 		return fmt.Errorf("%w: negative rate or time", ErrConfig)
 	case cfg.Wait > 0 && cfg.RandomWait > 0:
@@ -303,6 +307,14 @@ func (cfg *Config) check() error {
 	}
 	return nil
 }
+
+// MaxLength bounds Config.Length and LengthMax (-l): a body is made in
+// memory, a few copies of it, before the run starts.
+const MaxLength = 1 << 30
+
+// MaxRecipients bounds Config.Recipients (-r): their RCPT commands are
+// made before the run starts.
+const MaxRecipients = 1_000_000
 
 // AuthMechs are the AUTH mechanisms Config.AuthMech may name.
 var AuthMechs = []string{"PLAIN", "LOGIN", "CRAM-MD5", "XOAUTH2", "OAUTHBEARER"}

@@ -630,6 +630,9 @@ func TestConfigErrors(t *testing.T) {
 		{Addr: "x", ConnectTries: -1},
 		{Addr: "x", WindowSize: -1},
 		{Addr: "x", IPVersion: 5},
+		{Addr: "x", Length: MaxLength + 1},
+		{Addr: "x", Length: 1, LengthMax: MaxLength + 1},
+		{Addr: "x", Recipients: MaxRecipients + 1},
 	} {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)

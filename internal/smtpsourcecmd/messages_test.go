@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,6 +84,28 @@ func TestMessageSources(t *testing.T) {
 	for _, args := range [][]string{{"-l", "5:4"}, {"-l", "x"}, {"-l", "1:"}, {"-to-file", filepath.Join(lists, "none")}, {"-from-file", os.DevNull}} {
 		if st, _ := cli.Status(Run(context.Background(), append(args, "127.0.0.1:1"), &o, &e)); st == 0 {
 			t.Errorf("%q: no error", args)
+		}
+	}
+	// A body or a recipient list too large to make was made all the same:
+	// -l 99999999999999 died out of memory, -r 100000000 took minutes and
+	// gigabytes before the first connection. They are usage errors that
+	// name the flag.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-l", strconv.Itoa(smtpsource.MaxLength + 1)}, "flag -l: "},
+		{[]string{"-l", "1:" + strconv.Itoa(smtpsource.MaxLength+1)}, "flag -l: "},
+		{[]string{"-r", strconv.Itoa(smtpsource.MaxRecipients + 1)}, "smtp-source: -r "},
+	} {
+		e.Reset()
+		err := Run(context.Background(), append(c.args, "-q", "127.0.0.1:1"), &o, &e)
+		msg := e.String()
+		if err != nil {
+			msg += err.Error()
+		}
+		if st, _ := cli.Status(err); st != 2 || !strings.Contains(msg, c.want) || !strings.Contains(msg, "want at most") {
+			t.Errorf("%q: status %d, %q; want 2 and %q", c.args, st, msg, c.want)
 		}
 	}
 	if st, print := cli.Status(Run(context.Background(), []string{"-from-file", os.DevNull, "127.0.0.1:1"}, &o, &e)); st != 2 || !print {

@@ -43,9 +43,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Postfix smtp-source's flags, with its meanings.
 	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel (smtp-source -s)")
 	fs.IntVar(&cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
-	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range; 0: smtp-source's four-line body (smtp-source -l)")
+	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range, at most 1 GiB; 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
-	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
+	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, at most 1000000, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
 	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>; '' or <>: the null sender) (smtp-source -f)")
 	fs.StringVar(&cfg.To, "t", "", "recipient `address` (default foo@<-M name>; '': <>) (smtp-source -t)")
 	fs.StringVar(&cfg.Helo, "M", "", "`name` for EHLO and the default addresses (default: the host name) (smtp-source -M)")
@@ -139,6 +139,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if c.n < 1 && (c.what != "message count" || mSet) {
 			return cli.Usagef("smtp-source: bad %s: %d", c.what, c.n)
 		}
+	}
+	if cfg.Recipients > smtpsource.MaxRecipients {
+		return cli.Usagef("smtp-source: -r %d: want at most %d recipients", cfg.Recipients, smtpsource.MaxRecipients)
 	}
 	switch {
 	case *ipv4 && *ipv6:
@@ -538,6 +541,9 @@ func (l *lengthFlag) Set(v string) error {
 		if b, err = strconv.Atoi(hi); err != nil || b < a {
 			return fmt.Errorf("%q: want MIN:MAX, MIN <= MAX", v)
 		}
+	}
+	if max(a, b) > smtpsource.MaxLength {
+		return fmt.Errorf("%q: want at most %d bytes (1 GiB)", v, smtpsource.MaxLength)
 	}
 	*l.min, *l.max = a, b
 	return nil
