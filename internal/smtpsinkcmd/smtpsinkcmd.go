@@ -471,6 +471,9 @@ func (s *seconds) String() string { return time.Duration(*s).String() }
 
 func (s *seconds) Set(v string) error {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(f) {
+			return fmt.Errorf("not a number")
+		}
 		if f < 0 {
 			return fmt.Errorf("negative")
 		}

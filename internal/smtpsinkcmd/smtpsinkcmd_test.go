@@ -270,6 +270,17 @@ func TestRunUsage(t *testing.T) {
 			t.Errorf("%q: %v (status %d), want a usage error", args, err, status)
 		}
 	}
+	// A NaN of seconds passed the range checks and became whatever
+	// converting NaN to an integer gives: -t NaN ran with no time limit.
+	// (The context is done, so that a run that starts ends at once.)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{{"-t", "NaN"}, {"-w", "nan"}, {"-A", "NaN"}, {"-W", "RCPT:NaN"}} {
+		err := Run(done, append(args, "-addr", "127.0.0.1:0"), io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != 2 {
+			t.Errorf("%q: %v (status %d), want a usage error", args, err, status)
+		}
+	}
 	var se cli.StatusError
 	if err := Run(context.Background(), []string{"-addr", "256.0.0.1:x"}, io.Discard, io.Discard); err == nil || errors.As(err, &se) {
 		t.Errorf("bad address: %v", err)
