@@ -4,10 +4,10 @@
 // diagnostics on standard error except for the program name, which is
 // "wirespeed sum" (the command that actually ran) instead of "md5sum".
 // Files are hashed in parallel (-j) and reported in argument order;
-// standard input and files that are no regular files (pipes such as
-// /dev/stdin, FIFOs, devices) are read one after another, in order, as
-// md5sum reads them, so that two names of one pipe do not share out its
-// bytes.
+// standard input, and a pipe, FIFO or device named again (/dev/stdin
+// twice, or after -), are read in sequence, after what comes before them,
+// as md5sum reads them, so that two names of one pipe do not share out
+// its bytes.
 package sumcmd
 
 import (
@@ -293,7 +293,8 @@ type sumRun struct {
 	progress   atomic.Int64
 	filesDone  atomic.Int64
 	multiFiles int
-	bsdRev     int // coreutils' bsd_reversed: -1 unknown, 0 standard, 1 reversed
+	bsdRev     int           // coreutils' bsd_reversed: -1 unknown, 0 standard, 1 reversed
+	pipes      []os.FileInfo // the pipes, FIFOs and devices read so far (serial)
 }
 
 func newSumRun(cfg sumConfig, stdin io.Reader, stdout, stderr io.Writer, term terminals) *sumRun {
@@ -368,7 +369,7 @@ func (r *sumRun) run() int {
 // emit queues ev behind the files still being hashed, or handles it at
 // once when nothing is pending; files go on to the pool through yield.
 func (r *sumRun) emit(ev event, yield func(string) bool) bool {
-	if ev.kind == evFile && serial(ev.name) {
+	if (ev.kind == evFile || ev.kind == evStdin) && r.serial(ev) {
 		ev.kind = evSerial
 	}
 	r.mu.Lock()
@@ -389,14 +390,35 @@ func (r *sumRun) emit(ev event, yield func(string) bool) bool {
 	return true
 }
 
-// serial reports whether name is to be hashed in sequence, not in the
-// pool: a file that exists and is neither a regular file nor a directory,
-// such as a pipe (/dev/stdin, a FIFO) or a device. Two names for one pipe
-// read in parallel would share out its bytes between them; md5sum reads
-// the first to its end before it opens the second.
-func serial(name string) bool {
-	fi, err := os.Stat(name)
-	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
+// serial reports whether ev, a file or standard input, is to be hashed
+// in sequence (evSerial), after the events before it, instead of in the
+// pool: a name of a pipe, FIFO or device that an earlier name (or
+// standard input) also reads. Two names of one pipe read at once would
+// share out its bytes; md5sum reads the first to its end before it opens
+// the second. Pipes named once (<(cmd1) <(cmd2)) are still read in
+// parallel. It runs on the feeding goroutine, which alone uses r.pipes.
+func (r *sumRun) serial(ev event) bool {
+	var fi os.FileInfo
+	var err error
+	if ev.kind == evStdin {
+		f, ok := r.stdin.(*os.File)
+		if !ok {
+			return false
+		}
+		fi, err = f.Stat()
+	} else {
+		fi, err = os.Stat(ev.name)
+	}
+	if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+		return false
+	}
+	for _, p := range r.pipes {
+		if os.SameFile(p, fi) {
+			return ev.kind == evFile // standard input is read in sequence anyway
+		}
+	}
+	r.pipes = append(r.pipes, fi)
+	return false
 }
 
 // fileDone receives the pool's results in input order.

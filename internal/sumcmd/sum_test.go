@@ -186,8 +186,11 @@ func TestSumPipeNamedTwice(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 7 / 3)
 	}
+	var pr *os.File
 	pipe := func() string {
-		pr, pw, err := os.Pipe()
+		var pw *os.File
+		var err error
+		pr, pw, err = os.Pipe()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,5 +217,19 @@ func TestSumPipeNamedTwice(t *testing.T) {
 	got = runSumIn(t, dir, "C", []byte(list), "-c", "-j", "2")
 	if want := name + ": OK\n" + name + ": OK\n"; got.code != 0 || got.stdout != want || got.stderr != "" {
 		t.Errorf("-c, %s twice: %+v\nwant stdout %q", name, got, want)
+	}
+	// The pipe as standard input and by name, in either order.
+	for _, first := range []bool{true, false} {
+		name = pipe()
+		args := []string{"-j", "2", "-", name}
+		if !first {
+			args = []string{"-j", "2", name, "-"}
+		}
+		var o, e bytes.Buffer
+		code := runSum(args, pr, &o, &e)
+		want := md5hex(data) + "  " + args[2] + "\n" + md5hex(nil) + "  " + args[3] + "\n"
+		if code != 0 || o.String() != want || e.String() != "" {
+			t.Errorf("%q: exit %d, %q, %q\nwant stdout %q", args, code, o.String(), e.String(), want)
+		}
 	}
 }
