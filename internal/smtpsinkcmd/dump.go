@@ -124,7 +124,7 @@ func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
 		from = "[" + addr + "]" // as Postfix's smtp-sink writes it
 	}
 	fmt.Fprintf(w.w, "Received: from %s ([%s])\r\n\tby %s (smtp-sink) with %s id %s;\r\n\t%s\r\n",
-		from, addr, w.d.host, t.Proto, id, now.Format("Mon, 2 Jan 2006 15:04:05 -0700 (MST)"))
+		from, addr, w.d.host, t.Proto, id, now.Format("Mon, _2 Jan 2006 15:04:05 -0700 (MST)")) // Postfix's mail_date: %e, a space before a day under 10
 }
 
 func (w *dump) Write(p []byte) (int, error) {

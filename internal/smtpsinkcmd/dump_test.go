@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/tooltest"
+	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
 // dumpRecord is a transaction as -d and -D write it: the header lines
@@ -267,4 +268,32 @@ func dumpOf(t *testing.T, steps []step) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The Received line's date is Postfix's (mail_date: strftime's "%a, %e
+// %b %Y %H:%M:%S", the offset, the zone's name): a day of the month
+// under 10 is padded with a space, as Postfix's smtp-sink dumps it.
+func TestDumpReceivedDate(t *testing.T) {
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 12, 5, 19, 55, 54, 0, time.UTC), "\tSat,  5 Dec 2026 19:55:54 +0000 (UTC)\r\n"},
+		{time.Date(2026, 12, 15, 9, 5, 4, 0, time.FixedZone("CET", 3600)), "\tTue, 15 Dec 2026 09:05:04 +0100 (CET)\r\n"},
+	} {
+		dir := t.TempDir()
+		d := &dumper{tmpl: filepath.Join(dir, "all"), append: true, host: "dump.test", now: func() time.Time { return c.at }, logf: t.Errorf}
+		w := d.capture(smtpsink.Transaction{Session: 1, RemoteAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 25}, Proto: "ESMTP", Helo: "c", MailArgs: "<a@x.test>", RcptArgs: []string{"<b@y.test>"}})
+		w.Write([]byte("x\r\n"))
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "all"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(" id ")) || !bytes.Contains(b, []byte(";\r\n"+c.want+"x\r\n")) {
+			t.Errorf("dump %q, want the Received line's date %q", b, c.want)
+		}
+	}
 }
