@@ -50,7 +50,9 @@ type dialResult struct {
 // the loop keeps on its clock; Dial fails, its socket closed, with a
 // *net.OpError that matches syscall.ECONNREFUSED (errors.Is) when the
 // peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
-// deadline passed, context.Canceled when ctx was cancelled, and
+// deadline passed (a net.Error whose Timeout reports true; for ctx's, it
+// matches context.DeadlineExceeded too, as package net's Dial's error
+// does), context.Canceled when ctx was cancelled, and
 // ErrServerClosed once Shutdown or Close has begun (which end the dials
 // in flight). A Unix socket whose listener's backlog is full fails at
 // once with syscall.EAGAIN, as package net's Dial does: the kernel does
@@ -191,10 +193,7 @@ func (s *Loops) dialOne(ctx context.Context, sa syscall.Sockaddr, host string) (
 	select {
 	case r = <-d.done:
 	case <-ctx.Done():
-		err := ctx.Err()
-		if err == context.DeadlineExceeded {
-			err = fmt.Errorf("%w (%w)", os.ErrDeadlineExceeded, err)
-		}
+		err := dialCtxErr(ctx.Err())
 		// A loop that stopped has ended the dial already, or will.
 		l.post(task{lf: func(l *loop) {
 			if l != nil && d.c != nil && d.c.dial == d {

@@ -271,6 +271,36 @@ func TestLoopsDialEnds(t *testing.T) {
 	}
 }
 
+// TestLoopsDialContextDeadline: a dial that its context's deadline ends
+// fails as one DialTimeout ends, and as package net's Dial does: with a
+// net.Error whose Timeout reports true, matching os.ErrDeadlineExceeded
+// and context.DeadlineExceeded, its socket closed.
+func TestLoopsDialContextDeadline(t *testing.T) {
+	addr := fullListener(t) // the dial cannot complete: only the deadline ends it
+	fds := openFDs(t)
+	s, err := NewLoops(echo, &LoopOptions{Loops: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	c, err := s.Dial(ctx, "tcp", addr)
+	if c != nil || !errors.Is(err, os.ErrDeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Dial: %v, %v; want os.ErrDeadlineExceeded and context.DeadlineExceeded", c, err)
+	}
+	if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("Dial: %v (%T) is not a net.Error that is a timeout", err, err)
+	}
+	if st := s.Stats(); st.DialErrors != 1 || st.Open != 0 {
+		t.Fatalf("Stats %+v, want one dial error", st)
+	}
+	s.Close()
+	if n := openFDs(t); n != fds {
+		t.Fatalf("%d descriptors open once the server closed, %d before it started", n, fds)
+	}
+}
+
 // TestLoopsDialUnixBacklogFull: a Unix socket whose listener's backlog
 // is full fails at once with EAGAIN, as package net's Dial does, its
 // socket closed.

@@ -4,7 +4,7 @@ package netio
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"net"
 	"os"
 	"slices"
@@ -34,7 +34,9 @@ type dialing struct {
 // the loop keeps on its clock; Dial fails, its socket closed, with a
 // *net.OpError that matches syscall.ECONNREFUSED (errors.Is) when the
 // peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
-// deadline passed, context.Canceled when ctx was cancelled, and
+// deadline passed (a net.Error whose Timeout reports true; for ctx's, it
+// matches context.DeadlineExceeded too, as package net's Dial's error
+// does), context.Canceled when ctx was cancelled, and
 // ErrServerClosed once Shutdown or Close has begun (which end the dials
 // in flight). Dial waits for the loop, so it must not be called on one
 // (in a Handler or callback): a Handler hands the dial to a goroutine.
@@ -65,23 +67,27 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		l.stats.dialErrors.Add(1)
 		return nil, opErr(ErrServerClosed)
 	}
-	// why tells why dctx ended, or nil.
-	why := func() error {
+	// why tells why dctx ended, or nil; derr is the dial's error, if
+	// any.
+	why := func(derr error) error {
 		if err := ctx.Err(); err != nil {
-			if err == context.DeadlineExceeded {
-				return fmt.Errorf("%w (%w)", os.ErrDeadlineExceeded, err)
-			}
-			return err
+			return dialCtxErr(err)
 		}
 		if dctx.Err() != nil {
 			return context.Cause(dctx)
+		}
+		if _, ok := ctx.Deadline(); ok && errors.Is(derr, os.ErrDeadlineExceeded) {
+			// The connect timed out at ctx's deadline, which the
+			// Dialer keeps on a timer of its own: ctx may not have
+			// ended yet.
+			return dialCtxErr(context.DeadlineExceeded)
 		}
 		return nil
 	}
 	var dl net.Dialer
 	nc, err := dl.DialContext(dctx, network, address)
 	if err != nil {
-		if cause := why(); cause != nil {
+		if cause := why(err); cause != nil {
 			var addr net.Addr
 			if oe, ok := err.(*net.OpError); ok {
 				addr = oe.Addr
@@ -107,7 +113,7 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 			return
 		}
 		l.endDial(d)
-		if err := why(); err != nil {
+		if err := why(nil); err != nil {
 			done <- result{err: err}
 			return
 		}

@@ -353,6 +353,30 @@ func unsent(err error) error {
 	return fmt.Errorf("%w, and %w", err, ErrUnsent)
 }
 
+// dialCtxErr is the error of a Dial that ctx ended with err: for its
+// deadline, one that matches both os.ErrDeadlineExceeded and
+// context.DeadlineExceeded and is a timeout (net.Error), as the one
+// DialTimeout ends a Dial with and package net's Dial return.
+func dialCtxErr(err error) error {
+	if err == context.DeadlineExceeded {
+		return dialDeadlineError{}
+	}
+	return err
+}
+
+// dialDeadlineError is the error of a Dial whose context's deadline
+// passed.
+type dialDeadlineError struct{}
+
+func (dialDeadlineError) Error() string {
+	return os.ErrDeadlineExceeded.Error() + " (" + context.DeadlineExceeded.Error() + ")"
+}
+func (dialDeadlineError) Timeout() bool   { return true }
+func (dialDeadlineError) Temporary() bool { return true }
+func (dialDeadlineError) Unwrap() []error {
+	return []error{os.ErrDeadlineExceeded, context.DeadlineExceeded}
+}
+
 // nextLoop is the loop whose turn it is to take a connection.
 func (s *Loops) nextLoop() *loop {
 	return s.loops[int(s.next.Add(1)-1)%len(s.loops)]
