@@ -71,3 +71,21 @@ const lingerSeesAcks = true
 
 // FD is c's socket; only on c's loop (in a Handler, OnOpen or Do).
 func (c *LoopConn) FD() int { return c.fd }
+
+// QueuedTasks is how many tasks wait for the first loop of s.
+func (s *Loops) QueuedTasks() int {
+	l := s.loops[0]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.tasks)
+}
+
+// TCPState is the TCP state of c's socket (TCP_INFO), or -1. Call it
+// while c's loop is held in a call.
+func TCPState(c *LoopConn) int {
+	info, err := unix.GetsockoptTCPInfo(c.fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return -1
+	}
+	return int(info.State)
+}

@@ -278,7 +278,7 @@ func (l *loop) dialFailed(c *LoopConn, err error) {
 	c.fd, c.dial, c.closed = -1, nil, true
 	c.gone.Store(true)
 	l.conns[c.idx] = nil
-	l.free = append(l.free, c.idx)
+	l.freed = append(l.freed, c.idx) // see run
 	d.done <- dialResult{err: err}
 }
 

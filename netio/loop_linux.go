@@ -104,6 +104,7 @@ type loop struct {
 
 	conns     []*LoopConn // by index; nil where free
 	free      []int32
+	freed     []int32     // freed this turn: free once the next epoll_wait has begun (see run)
 	heap      []*LoopConn // by heapAt: the connections with a time to check
 	more      []*LoopConn // read on after their budget
 	moreNext  []*LoopConn
@@ -523,6 +524,13 @@ func (l *loop) run(ready chan<- error) {
 			runtime.Gosched()
 			yielded = now
 		}
+		// A slot freed this turn is reused only from now on: an event
+		// of the batch that is being handled may name it still (its
+		// connection was released by a task, or by an earlier event),
+		// and is not for the next connection (a Dial's would be taken
+		// for connected); closed, its socket left the epoll set, so
+		// the next batch does not.
+		l.free, l.freed = append(l.free, l.freed...), l.freed[:0]
 		n, err := unix.EpollWait(l.ep, events, timeout)
 		if err != nil {
 			n = 0 // EINTR
@@ -1227,7 +1235,7 @@ func (l *loop) release(c *LoopConn, err error) {
 	c.gone.Store(true)
 	l.unschedule(c)
 	l.conns[c.idx] = nil
-	l.free = append(l.free, c.idx)
+	l.freed = append(l.freed, c.idx) // see run
 	if c.timers > 0 {
 		l.deadTimers.Add(int64(c.timers))
 	}
