@@ -2,9 +2,11 @@ package netio
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -103,4 +105,55 @@ func TestConnCloseWakesBlockedWrite(t *testing.T) {
 			t.Errorf("linger %v: the Write waiting for room: %v, want ErrClosed", linger, err)
 		}
 	}
+}
+
+// TestClosedMatchesNetErrClosed: a Conn is a net.Conn, so an I/O call on
+// it after Close, or waiting when Close runs, fails with an error matching
+// net.ErrClosed, as a *net.TCPConn's does (the oracle), as well as
+// ErrClosed; so does a Writer's after its Close.
+func TestClosedMatchesNetErrClosed(t *testing.T) {
+	_, oracle := tcpPair(t)
+	oracle.Close()
+	if _, err := oracle.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("oracle: *net.TCPConn Write after Close: %v", err)
+	}
+
+	both := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, net.ErrClosed) || !errors.Is(err, ErrClosed) {
+			t.Errorf("%s: %v, want an error matching net.ErrClosed and ErrClosed", what, err)
+		}
+	}
+	_, server := tcpPair(t)
+	c := NewConn(server, nil)
+	c.Close()
+	_, err := c.Write([]byte("x"))
+	both("Conn.Write after Close", err)
+	_, err = c.WriteString("x")
+	both("Conn.WriteString after Close", err)
+	_, err = c.WriteContext(context.Background(), []byte("x"))
+	both("Conn.WriteContext after Close", err)
+	_, err = c.ReadFrom(strings.NewReader("x"))
+	both("Conn.ReadFrom after Close", err)
+
+	cli, _ := pipe(t)
+	c = NewConn(cli, &Options{MaxQueued: 64 << 10, Linger: -1})
+	blocked := waits(c.w, 1)
+	errs := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := c.Write(make([]byte, 8<<10)); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	<-blocked
+	c.Close()
+	both("Conn.Write waiting for room when Close ran", <-errs)
+
+	w := NewWriter(io.Discard, nil)
+	w.Close()
+	_, err = w.Write([]byte("x"))
+	both("Writer.Write after Close", err)
 }

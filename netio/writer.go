@@ -21,13 +21,21 @@ var (
 	// larger than MaxQueued, which can never fit. Nothing was accepted.
 	ErrTooLarge = errors.New("netio: message larger than the send queue bound")
 	// ErrClosed is returned after Close: by a Writer or Conn, and by a
-	// LoopConn's methods.
-	ErrClosed = errors.New("netio: closed")
+	// LoopConn's methods. It matches net.ErrClosed too (errors.Is), as the
+	// error of an I/O call on a closed net.Conn does.
+	ErrClosed error = closedError{}
 	// ErrUnsent is returned by Conn.Close when it closed the connection
 	// with data still queued: the linger time ran out, or Linger is
 	// negative. Stats tells how much (Accepted - Written).
 	ErrUnsent = errors.New("netio: connection closed with queued data unsent")
 )
+
+// closedError is ErrClosed: an error of its own that also matches
+// net.ErrClosed.
+type closedError struct{}
+
+func (closedError) Error() string        { return "netio: closed" }
+func (closedError) Is(target error) bool { return target == net.ErrClosed }
 
 // DefaultLinger is how long Conn.Close waits for queued data by default.
 const DefaultLinger = 5 * time.Second
