@@ -291,3 +291,71 @@ func TestPeerResetMidBatch(t *testing.T) {
 		t.Fatalf("peer received a corrupted prefix (equal for %d of %d bytes)", commonPrefix(received, stream), len(received))
 	}
 }
+
+// TestConnWriteDeadlineRefresh: a write deadline that passes while the
+// peer does not read fails the Writes, Flush included, with
+// os.ErrDeadlineExceeded; as on a *net.TCPConn (the oracle), a new
+// deadline lets the connection go on, and the peer then receives every
+// byte the Writes accepted, in order, with no gap where the deadline
+// passed (mid-writev, most likely).
+func TestConnWriteDeadlineRefresh(t *testing.T) {
+	ocli, osrv := tcpPair(t)
+	osrv.SetWriteDeadline(time.Now().Add(-time.Second))
+	if _, err := osrv.Write([]byte("x")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("oracle: Write past deadline: %v", err)
+	}
+	osrv.SetWriteDeadline(time.Time{})
+	if _, err := osrv.Write([]byte("y")); err != nil {
+		t.Fatalf("oracle: Write after a new deadline: %v", err)
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(ocli, b); err != nil || b[0] != 'y' {
+		t.Fatalf("oracle: peer read %q, %v", b, err)
+	}
+
+	cli, srv := tcpPair(t)
+	c := NewConn(srv, &Options{MaxQueued: 64 << 10})
+	defer c.Close()
+	_, stream := messages(5, 64, 4000)
+	var sent []byte
+	// A deadline may pass while the kernel still takes what is queued:
+	// then Flush succeeds. Once the socket is full, it cannot.
+	for {
+		c.SetWriteDeadline(time.Now().Add(20 * time.Millisecond))
+		for {
+			n, err := c.Write(stream)
+			sent = append(sent, stream[:n]...)
+			if err != nil {
+				if !errors.Is(err, os.ErrDeadlineExceeded) {
+					t.Fatalf("Write past the deadline: %v", err)
+				}
+				break
+			}
+		}
+		err := c.Flush()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Flush past the deadline: %v", err)
+		}
+	}
+
+	c.SetWriteDeadline(time.Time{})
+	got := readAll(cli)
+	n, err := c.Write([]byte("after"))
+	sent = append(sent, "after"[:n]...)
+	if err != nil {
+		t.Fatalf("Write after a new deadline: %v", err)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatalf("Flush after a new deadline: %v", err)
+	}
+	if s := c.Stats(); s.Written != int64(len(sent)) || s.Accepted != s.Written || s.Queued != 0 {
+		t.Errorf("stats %+v, want %d bytes accepted and written", s, len(sent))
+	}
+	srv.CloseWrite()
+	if r := <-got; !bytes.Equal(r, sent) {
+		t.Fatalf("peer received %d bytes, equal to the %d accepted for %d", len(r), len(sent), commonPrefix(r, sent))
+	}
+}

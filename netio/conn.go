@@ -129,16 +129,20 @@ func (c *Conn) Writer() *Writer { return c.w }
 func (c *Conn) Stats() Stats { return c.w.Stats() }
 
 // SetWriteDeadline bounds both waiting for queue space and the writev
-// system calls of the flusher.
+// system calls of the flusher. As on a net.Conn, a write that failed for
+// the deadline does not fail the Conn after a new SetWriteDeadline (see
+// [Writer.SetWriteDeadline]): what it did not write is still queued.
 func (c *Conn) SetWriteDeadline(t time.Time) error {
+	err := c.Conn.SetWriteDeadline(t) // first: the Writer may write at once
 	c.w.SetWriteDeadline(t)
-	return c.Conn.SetWriteDeadline(t)
+	return err
 }
 
 // SetDeadline sets the read and write deadlines.
 func (c *Conn) SetDeadline(t time.Time) error {
+	err := c.Conn.SetDeadline(t)
 	c.w.SetWriteDeadline(t)
-	return c.Conn.SetDeadline(t)
+	return err
 }
 
 // ReadFrom flushes the queue, then copies r to the connection, with

@@ -146,9 +146,14 @@ type Writer struct {
 	changed  chan struct{} // closed on progress when waiters > 0
 	waiters  int
 	deadline time.Time
-	iov      [][]byte
-	bufs     net.Buffers // iov as handed to WriteTo, which consumes it
-	stats    Stats
+	// deadlines counts SetWriteDeadline calls; batchDeadlines is its value
+	// when the writev in flight began, so that a timeout of a writev that
+	// began under an older deadline is not kept as the write error.
+	deadlines      uint64
+	batchDeadlines uint64
+	iov            [][]byte
+	bufs           net.Buffers // iov as handed to WriteTo, which consumes it
+	stats          Stats
 	// adaptive window sampling
 	batchStart time.Time // of the writev in flight
 	adBytes    int64
@@ -420,6 +425,9 @@ func (w *Writer) flusher() {
 		for w.queued == 0 || w.busy || w.err != nil {
 			if w.err != nil || (w.closed && w.queued == 0) {
 				w.parked = false
+				// A write deadline's error may be cleared
+				// (SetWriteDeadline): the next kick starts another.
+				w.running = w.err == nil
 				w.mu.Unlock()
 				return
 			}
@@ -497,6 +505,7 @@ func (w *Writer) beginBatchLocked() int {
 		size += len(b)
 	}
 	w.iov = iov
+	w.batchDeadlines = w.deadlines
 	w.stats.Flushes++
 	w.stats.MaxIovecs = max(w.stats.MaxIovecs, len(iov))
 	w.mu.Unlock()
@@ -519,7 +528,7 @@ func (w *Writer) endBatch(n int64, err error) {
 	w.mu.Lock()
 	w.busy = false
 	w.consumeLocked(int(n))
-	if err != nil && w.err == nil {
+	if err != nil && w.err == nil && !(w.batchDeadlines != w.deadlines && errors.Is(err, os.ErrDeadlineExceeded)) {
 		w.err = err
 	}
 	if w.opt.TargetDelay > 0 && n > 0 {
@@ -636,10 +645,23 @@ func (w *Writer) broadcastLocked() {
 // SetWriteDeadline sets the time after which blocked Write, Flush and Close
 // calls stop waiting for the queue and fail with os.ErrDeadlineExceeded. It
 // does not bound a writev already in the kernel: set the connection's write
-// deadline for that ([Conn.SetWriteDeadline] sets both). Zero means none.
+// deadline for that ([Conn.SetWriteDeadline] sets both), before this one.
+// Zero means none.
+//
+// A writev that failed for the connection's write deadline (an error
+// matching os.ErrDeadlineExceeded) fails the Writer only until the next
+// SetWriteDeadline: as with a net.Conn, a new deadline lets it go on, with
+// the bytes that writev did not write still queued, in order.
 func (w *Writer) SetWriteDeadline(t time.Time) error {
 	w.mu.Lock()
 	w.deadline = t
+	w.deadlines++
+	if w.err != nil && errors.Is(w.err, os.ErrDeadlineExceeded) {
+		w.err = nil
+		if w.queued > 0 && !w.closed {
+			w.kickLocked()
+		}
+	}
 	w.broadcastLocked() // waiters re-arm with the new deadline
 	w.mu.Unlock()
 	return nil
