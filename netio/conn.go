@@ -25,9 +25,6 @@ type Conn struct {
 	w    *Writer
 	r    rawReader
 	rbuf *[]byte // ReadPooled's buffer, until its next call
-	// drained: the last read returned less than its buffer, so the
-	// socket was empty then; the next Read sends the queue first.
-	drained bool
 }
 
 // NewConn wraps c. If opt is nil, defaults apply.
@@ -57,20 +54,19 @@ func NewConn(c net.Conn, opt *Options) *Conn {
 // connection must Flush first (or set Options.MaxHold): what it wrote
 // waits for its next Read, Flush or Close.
 func (c *Conn) Read(p []byte) (int, error) {
-	pending := c.w.beginRead()
+	pending, drained := c.w.beginRead()
 	var n int
 	var err error
 	switch {
 	case !pending || len(p) == 0:
 		n, err = c.Conn.Read(p)
 	case c.r.ok:
-		n, _, err = c.r.read(p, true, c.drained)
+		n, _, err = c.r.read(p, true, drained)
 	default:
 		c.w.flushForRead()
 		n, err = c.Conn.Read(p)
 	}
-	c.drained = n < len(p)
-	c.w.endRead()
+	c.w.endRead(n < len(p))
 	return n, err
 }
 
@@ -84,12 +80,12 @@ func (c *Conn) ReadPooled() ([]byte, error) {
 		putRead(c.rbuf)
 		c.rbuf = nil
 	}
-	pending := c.w.beginRead()
+	pending, drained := c.w.beginRead()
 	var n int
 	var err error
 	if c.r.ok {
-		n, c.rbuf, err = c.r.read(nil, pending, c.drained)
-		c.drained = n < chunkSize
+		n, c.rbuf, err = c.r.read(nil, pending, drained)
+		drained = n < chunkSize
 	} else {
 		if pending {
 			c.w.flushForRead()
@@ -101,7 +97,7 @@ func (c *Conn) ReadPooled() ([]byte, error) {
 			c.rbuf = nil
 		}
 	}
-	c.w.endRead()
+	c.w.endRead(drained)
 	if c.rbuf == nil {
 		return nil, err
 	}

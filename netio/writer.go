@@ -140,6 +140,10 @@ type Writer struct {
 	// that Read does not come.
 	readSeen bool
 	readers  int
+	// drained: the last Read returned less than its buffer, so the
+	// socket was empty then; the next Read sends the queue first. Here,
+	// under mu, as Reads may run at once.
+	drained  bool
 	holding  bool
 	hold     stopResetter
 	done     chan struct{} // closed when the flusher exits
@@ -390,19 +394,23 @@ type stopResetter interface {
 func afterFunc(d time.Duration, f func()) stopResetter { return time.AfterFunc(d, f) }
 
 // beginRead marks a Read in progress and reports whether anything is queued
-// for it to send before it waits.
-func (w *Writer) beginRead() (pending bool) {
+// for it to send before it waits, and whether the last Read drained the
+// socket.
+func (w *Writer) beginRead() (pending, drained bool) {
 	w.mu.Lock()
 	w.readSeen = true
 	w.readers++
-	pending = w.queued > 0
+	pending, drained = w.queued > 0, w.drained
 	w.mu.Unlock()
-	return pending
+	return pending, drained
 }
 
-func (w *Writer) endRead() {
+// endRead marks the end of a Read, which drained the socket if it returned
+// less than its buffer.
+func (w *Writer) endRead(drained bool) {
 	w.mu.Lock()
 	w.readers--
+	w.drained = drained
 	w.mu.Unlock()
 }
 
