@@ -28,10 +28,15 @@ type SockOpts struct {
 // the socket reports writable only while less than bytes are unsent, which
 // keeps queued data in the Writer, where backpressure sees it, instead of
 // in the kernel. Elsewhere it returns an error matching
-// errors.ErrUnsupported.
+// errors.ErrUnsupported. A value the kernel's int cannot hold (beyond
+// 32 bits) fails with an error matching syscall.EINVAL, rather than set
+// what is left of it.
 func SetNotSentLowat(c net.Conn, bytes int) error {
 	if notSentLowat < 0 {
 		return fmt.Errorf("netio: TCP_NOTSENT_LOWAT: %w", errors.ErrUnsupported)
+	}
+	if int64(bytes) != int64(int32(bytes)) {
+		return fmt.Errorf("netio: setsockopt TCP_NOTSENT_LOWAT %d: %w", bytes, syscall.EINVAL)
 	}
 	return setInt(c, ipprotoTCP, notSentLowat, bytes, "TCP_NOTSENT_LOWAT")
 }

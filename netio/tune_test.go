@@ -2,7 +2,9 @@ package netio
 
 import (
 	"errors"
+	"math"
 	"runtime"
+	"syscall"
 	"testing"
 )
 
@@ -47,6 +49,17 @@ func TestTuning(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && o.NotSentLowat != 16<<10 {
 		t.Fatalf("TCP_NOTSENT_LOWAT %d, want %d", o.NotSentLowat, 16<<10)
+	}
+	if runtime.GOOS == "linux" && math.MaxInt > math.MaxInt32 {
+		// 1<<32 + 1024 truncated to 32 bits is 1024: refused, not set.
+		wide := int64(1<<32 + 1024)
+		big := int(wide) // a variable: 1<<32 does not compile where int has 32 bits
+		if err := SetNotSentLowat(c, big); !errors.Is(err, syscall.EINVAL) {
+			t.Fatalf("SetNotSentLowat(%d): %v, want EINVAL", big, err)
+		}
+		if o, err := GetSockOpts(cli); err != nil || o.NotSentLowat != 16<<10 {
+			t.Fatalf("TCP_NOTSENT_LOWAT %d (%v) after a refused %d, want %d kept", o.NotSentLowat, err, big, 16<<10)
+		}
 	}
 	p1, _ := pipe(t)
 	if _, err := GetSockOpts(p1); !errors.Is(err, ErrNoSyscallConn) {
