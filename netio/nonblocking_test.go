@@ -3,6 +3,7 @@ package netio
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 	"time"
 )
@@ -51,5 +52,43 @@ func TestNonBlockingLargerThanWindow(t *testing.T) {
 	}
 	if want := append(msgs, big...); !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("output %d bytes, want %d; equal prefix %d", out.Len(), len(want), commonPrefix(out.Bytes(), want))
+	}
+}
+
+// TestNonBlockingHeldQueueFull: on a Conn, Writes made between two Reads
+// are held for the next Read. A NonBlocking Write refused with ErrQueueFull
+// because held Writes fill the queue sends them, as a blocking Write that
+// must wait for room does, so that the queue drains while the peer reads
+// and no Read comes (a broadcaster writing to a Conn whose reader is busy
+// elsewhere); before, nothing was sent until the next Read, and every
+// NonBlocking Write failed meanwhile.
+func TestNonBlockingHeldQueueFull(t *testing.T) {
+	cli, srv := tcpPair(t)
+	const maxQ = 4 << 10
+	c := NewConnForTest(srv, &Options{MaxQueued: maxQ, NonBlocking: true, Linger: -1}, &FakeHold{})
+	defer c.Close()
+	cli.Write([]byte("r"))
+	if _, err := c.Read(make([]byte, 8)); err != nil { // no Read from now on
+		t.Fatal(err)
+	}
+	_, want := messages(9, 4, 1<<10)
+	want = append(want, make([]byte, maxQ-len(want))...)
+	if n, err := c.Write(want); n != maxQ || err != nil {
+		t.Fatalf("Write of the window: %d, %v", n, err)
+	}
+	if c.w.FlusherStarted() {
+		t.Fatal("the flusher sent a held Write")
+	}
+	if n, err := c.Write([]byte("x")); n != 0 || !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("Write on a queue full of held Writes: %d, %v; want 0, ErrQueueFull", n, err)
+	}
+	// A bound for a failing test, not a wait for the passing one.
+	cli.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := make([]byte, maxQ)
+	if _, err := io.ReadFull(cli, got); err != nil {
+		t.Fatalf("peer, with no Read on the Conn: %v (the held Writes were not sent)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("peer received other bytes than the held Writes")
 	}
 }

@@ -63,7 +63,8 @@ type Options struct {
 	// LowWater is where a blocked Write resumes. Default half the window.
 	LowWater int
 	// NonBlocking makes Write fail with ErrQueueFull instead of waiting
-	// when the message does not fit. A message larger than the current
+	// when the message does not fit (a Conn's Writes held for the next
+	// Read are then sent, as when a Write waits). A message larger than the current
 	// window is accepted whole when the queue is empty, so the adaptive
 	// window never locks it out; one larger than MaxQueued fails with
 	// ErrTooLarge. WriteContext always waits.
@@ -239,10 +240,16 @@ func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) 
 			return total + len(p), nil
 		}
 		if !blocking {
-			w.mu.Unlock()
 			if len(p) > w.opt.MaxQueued {
+				w.mu.Unlock()
 				return total, ErrTooLarge
 			}
+			// What is held for a Read must drain for a later Write to
+			// fit, as for a blocking one.
+			if w.queued > 0 && w.err == nil {
+				w.wakeFlusherLocked()
+			}
+			w.mu.Unlock()
 			return total, ErrQueueFull
 		}
 		if len(p) > w.window && room > 0 {
