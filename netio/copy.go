@@ -1,6 +1,8 @@
 package netio
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -9,6 +11,10 @@ import (
 )
 
 const copyBufSize = 64 << 10
+
+// errCopyPanic is the Writer's error once a ReadFrom's source or
+// destination panicked: how much of its copy went out is unknown.
+var errCopyPanic = errors.New("netio: a ReadFrom panicked")
 
 var copyPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
@@ -63,7 +69,9 @@ func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
 // [Copy], so a file goes out with sendfile when the writer is a TCP
 // connection. Writes made meanwhile by other goroutines are queued and go out
 // after it. An error from the copy is returned but is not sticky: it may be
-// r's.
+// r's. If r or the destination panics, the panic goes on up the caller's
+// goroutine and the Writer fails from then on, as much of the copy having
+// gone out as is unknown.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	w.mu.Lock()
 	if err := w.drainLocked(nil, w.stats.Accepted, true); err != nil {
@@ -77,7 +85,29 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	w.busy = true // keep the flusher out of the way
 	w.mu.Unlock()
 
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover() // nil: runtime.Goexit, which goes on by itself
+		w.mu.Lock()
+		w.busy = false
+		if w.err == nil {
+			w.err = fmt.Errorf("%w: %v", errCopyPanic, v)
+		}
+		if w.parked { // to see the error and exit
+			w.parked = false
+			w.kick <- struct{}{}
+		}
+		w.broadcastLocked()
+		w.mu.Unlock()
+		if v != nil {
+			panic(v)
+		}
+	}()
 	n, err := Copy(w.dst, r)
+	returned = true
 
 	w.mu.Lock()
 	w.busy = false

@@ -2,6 +2,7 @@ package netio
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -94,5 +95,51 @@ func TestConnReadFromOrder(t *testing.T) {
 	}
 	if s := c.Stats(); s.Written != int64(len(want)) {
 		t.Fatalf("Stats.Written %d, want %d", s.Written, len(want))
+	}
+}
+
+// panicReader gives some bytes, then panics.
+type panicReader struct{ gave bool }
+
+func (r *panicReader) Read(p []byte) (int, error) {
+	if !r.gave {
+		r.gave = true
+		return copy(p, "some"), nil
+	}
+	panic("boom")
+}
+
+// TestWriterReadFromPanics: a source that panics in ReadFrom (a caller's
+// io.Reader; the caller may recover) leaves the Writer failed, as a
+// destination's panic does: part of the copy went out, how much is
+// unknown. Before, the Writer stayed marked busy for ever: later Writes
+// were accepted and never sent, and Flush and Close hung.
+func TestWriterReadFromPanics(t *testing.T) {
+	w := NewWriter(io.Discard, nil)
+	if _, err := w.Write([]byte("head")); err != nil {
+		t.Fatal(err)
+	}
+	v := func() (v any) {
+		defer func() { v = recover() }()
+		w.ReadFrom(&panicReader{})
+		return nil
+	}()
+	if v != "boom" {
+		t.Fatalf("ReadFrom: panic %v, want the source's (boom)", v)
+	}
+	if _, err := w.Write([]byte("y")); !errors.Is(err, errCopyPanic) {
+		t.Fatalf("Write after ReadFrom panicked: %v, want %v", err, errCopyPanic)
+	}
+	if err := w.Flush(); !errors.Is(err, errCopyPanic) {
+		t.Fatalf("Flush after ReadFrom panicked: %v", err)
+	}
+	if _, err := w.ReadFrom(strings.NewReader("x")); !errors.Is(err, errCopyPanic) {
+		t.Fatalf("ReadFrom after ReadFrom panicked: %v", err)
+	}
+	if err := w.Close(); !errors.Is(err, errCopyPanic) {
+		t.Fatalf("Close after ReadFrom panicked: %v", err)
+	}
+	if s := w.Stats(); s.Accepted != 4 || s.Written != 4 {
+		t.Fatalf("stats %+v: want the 4 bytes before ReadFrom accepted and written", s)
 	}
 }
