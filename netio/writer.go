@@ -64,10 +64,10 @@ type Options struct {
 	LowWater int
 	// NonBlocking makes Write fail with ErrQueueFull instead of waiting
 	// when the message does not fit (a Conn's Writes held for the next
-	// Read are then sent, as when a Write waits). A message larger than the current
-	// window is accepted whole when the queue is empty, so the adaptive
-	// window never locks it out; one larger than MaxQueued fails with
-	// ErrTooLarge. WriteContext always waits.
+	// Read are then sent, as when a Write waits). A message larger than
+	// the current window is accepted whole when the queue is empty, so
+	// the adaptive window never locks it out; one larger than MaxQueued
+	// fails with ErrTooLarge. WriteContext always waits.
 	NonBlocking bool
 	// TargetDelay, if positive, enables the adaptive window: the window is
 	// the measured drain rate times TargetDelay, kept within
