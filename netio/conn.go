@@ -3,6 +3,7 @@ package netio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -172,6 +173,38 @@ func (c *Conn) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// CloseWrite sends what is queued, then shuts down the writing side of
+// the wrapped connection (its CloseWrite: *net.TCPConn, *net.UnixConn and
+// *tls.Conn have one), so that the peer reads the end of the stream while
+// this side still reads: a proxy's half-close, or a client that ends its
+// request. Writes from then on fail with ErrWriteClosed. The queue is
+// sent as by Flush (bounded by the write deadline); if that fails,
+// CloseWrite returns the error and shuts nothing, so the peer never reads
+// an end of stream in front of data it was sent, and Writes go on as
+// before. A connection without CloseWrite gives an error matching
+// errors.ErrUnsupported.
+func (c *Conn) CloseWrite() error {
+	cw, ok := c.Conn.(interface{ CloseWrite() error })
+	if !ok {
+		return fmt.Errorf("netio: CloseWrite of a %T: %w", c.Conn, errors.ErrUnsupported)
+	}
+	c.w.setWriteShut(true) // Writes from now on are not sent
+	if err := c.w.Flush(); err != nil {
+		c.w.setWriteShut(false)
+		return err
+	}
+	return cw.CloseWrite()
+}
+
+// setWriteShut makes Writes, those waiting for room included, fail with
+// ErrWriteClosed, or lets them go on again.
+func (w *Writer) setWriteShut(shut bool) {
+	w.mu.Lock()
+	w.writeShut = shut
+	w.broadcastLocked()
+	w.mu.Unlock()
 }
 
 // shutWrites makes Writes, those waiting for room included, fail with

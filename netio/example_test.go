@@ -210,6 +210,36 @@ func ExampleConn_Close() {
 	// Output: netio: connection closed with queued data unsent 11
 }
 
+// A client that ends its request with a half-close, as a proxy passes on
+// its source's end: the server reads the request to its end, then
+// answers on the same connection.
+func ExampleConn_CloseWrite() {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		req, _ := io.ReadAll(c) // to the client's end of stream
+		fmt.Fprintf(c, "got %d bytes", len(req))
+	}()
+
+	c, _ := net.Dial("tcp", ln.Addr().String())
+	conn := netio.NewConn(c, nil)
+	defer conn.Close()
+	conn.WriteString("the whole request")
+	if err := conn.CloseWrite(); err != nil { // sends it, then the end of stream
+		fmt.Println(err)
+		return
+	}
+	resp, _ := io.ReadAll(conn)
+	_, err := conn.WriteString("more")
+	fmt.Printf("%s; %v\n", resp, err)
+	// Output: got 17 bytes; netio: write after CloseWrite
+}
+
 // An echo server whose idle connections hold no read buffer: ReadPooled
 // takes one from a pool once the socket has data, and the echo written
 // back is sent by the next ReadPooled, in this goroutine, before it waits.

@@ -28,6 +28,9 @@ var (
 	// with data still queued: the linger time ran out, or Linger is
 	// negative. Stats tells how much (Accepted - Written).
 	ErrUnsent = errors.New("netio: connection closed with queued data unsent")
+	// ErrWriteClosed is returned by a Conn's Write, WriteString,
+	// WriteContext and ReadFrom after its CloseWrite.
+	ErrWriteClosed = errors.New("netio: write after CloseWrite")
 )
 
 // closedError is ErrClosed: an error of its own that also matches
@@ -131,6 +134,7 @@ type Writer struct {
 	err       error
 	closed    bool
 	shut      bool          // Conn.Close is closing the connection: Writes fail with ErrClosed
+	writeShut bool          // Conn.CloseWrite: Writes fail with ErrWriteClosed
 	running   bool          // flusher goroutine started
 	parked    bool          // flusher waiting on kick
 	busy      bool          // a writev is in flight
@@ -283,6 +287,9 @@ func write[T []byte | string](w *Writer, ctx context.Context, p T) (int, error) 
 func (w *Writer) errLocked(closedIsErr bool) error {
 	if (w.closed || w.shut) && closedIsErr {
 		return ErrClosed
+	}
+	if w.writeShut && closedIsErr {
+		return ErrWriteClosed
 	}
 	return w.err
 }
