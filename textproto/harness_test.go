@@ -30,7 +30,17 @@ const (
 	opReadResponse
 	opReadMIMEHeader
 	opReadDotLines
-	numOps
+	numOps // the ops of FuzzReader and the table tests
+)
+
+// The dot block ops, which FuzzReaderPieces adds to the others.
+const (
+	opReadDotBytes = numOps + iota
+	// opDotReader reads a block with DotReader: arg%256 is the size of
+	// each Read (0: io.Copy, our WriterTo), arg>>8 (if not 0) how many
+	// Reads are made before the reader is left, part read.
+	opDotReader
+	numAllOps
 )
 
 // An op is one Reader method call; arg is the expectCode of ReadCodeLine
@@ -42,9 +52,12 @@ type op struct {
 
 func (o op) String() string {
 	names := [...]string{"ReadLine", "ReadLineBytes", "ReadContinuedLine", "ReadContinuedLineBytes",
-		"ReadCodeLine", "ReadResponse", "ReadMIMEHeader", "ReadDotLines"}
-	if o.kind == opReadCodeLine || o.kind == opReadResponse {
+		"ReadCodeLine", "ReadResponse", "ReadMIMEHeader", "ReadDotLines", "ReadDotBytes", "DotReader"}
+	switch o.kind {
+	case opReadCodeLine, opReadResponse:
 		return fmt.Sprintf("%s(%d)", names[o.kind], o.arg)
+	case opDotReader:
+		return fmt.Sprintf("%s(read %d, reads %d)", names[o.kind], o.arg%256, o.arg>>8)
 	}
 	return names[o.kind]
 }
@@ -112,6 +125,11 @@ func applyStd(r *stdtp.Reader, o op) (out outcome) {
 		out.H = map[string][]string(h)
 	case opReadDotLines:
 		out.Lines, out.Err = r.ReadDotLines()
+	case opReadDotBytes:
+		out.B, out.Err = r.ReadDotBytes()
+		out.BNil = out.B == nil
+	case opDotReader:
+		out.B, out.Lines, out.Err = readDot(onlyReader{r.DotReader()}, o.arg)
 	}
 	out.Err = stdErr(out.Err)
 	return out
@@ -139,8 +157,41 @@ func applyOurs(r *Reader, o op) (out outcome) {
 		out.H = map[string][]string(h)
 	case opReadDotLines:
 		out.Lines, out.Err = r.ReadDotLines()
+	case opReadDotBytes:
+		out.B, out.Err = r.ReadDotBytes()
+		out.BNil = out.B == nil
+	case opDotReader:
+		d := r.DotReader()
+		if _, ok := d.(io.WriterTo); !ok {
+			panic("DotReader is not an io.WriterTo")
+		}
+		out.B, out.Lines, out.Err = readDot(d, o.arg)
 	}
 	return out
+}
+
+// readDot reads from a dot reader as op opDotReader with argument arg
+// says, and returns the data, the result of each call (n and error) and
+// the last error.
+func readDot(d io.Reader, arg int) (data []byte, calls []string, err error) {
+	size, reads := arg%256, arg>>8
+	if size == 0 {
+		var buf bytes.Buffer
+		var n int64
+		n, err = io.Copy(&buf, d)
+		return buf.Bytes(), []string{fmt.Sprintf("copy %d %v", n, err)}, err
+	}
+	b := make([]byte, size)
+	for i := 0; reads == 0 || i < reads; i++ {
+		var n int
+		n, err = d.Read(b)
+		calls = append(calls, fmt.Sprintf("%d %v", n, err))
+		data = append(data, b[:n]...)
+		if err != nil || i > 1<<16 {
+			break
+		}
+	}
+	return data, calls, err
 }
 
 // sourceErr reports whether err is one the test sources fail with.

@@ -30,6 +30,10 @@ type feed struct {
 	stall bool
 	// wrap, if set, wraps the source (the iotest readers).
 	wrap func(io.Reader) io.Reader
+	// pieces, if set, cuts the input at fixed offsets, whatever the Reads
+	// asked for: the sizes of its pieces are pieces[i]%16+1, in turn,
+	// over and over.
+	pieces []byte
 }
 
 // feeds are the read patterns every differential case runs with.
@@ -144,6 +148,14 @@ func (s *source) Read(p []byte) (int, error) {
 	n := len(p)
 	if s.f.chunk > 0 && n > s.f.chunk {
 		n = s.f.chunk
+	}
+	if len(s.f.pieces) > 0 {
+		// The end of the piece that holds offset delivered.
+		end := 0
+		for i := 0; end <= s.delivered; i++ {
+			end += int(s.f.pieces[i%len(s.f.pieces)])%16 + 1
+		}
+		n = min(n, end-s.delivered)
 	}
 	if s.onceAt > 0 && !s.fired && s.delivered < s.onceAt && s.delivered+n > s.onceAt {
 		n = s.onceAt - s.delivered
