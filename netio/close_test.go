@@ -157,3 +157,24 @@ func TestClosedMatchesNetErrClosed(t *testing.T) {
 	_, err = w.Write([]byte("x"))
 	both("Writer.Write after Close", err)
 }
+
+// TestConnCloseTwice: a second Close says the Conn is closed, as a
+// net.Conn's does (an error matching net.ErrClosed), whatever the first
+// said; it repeated the first's ErrUnsent.
+func TestConnCloseTwice(t *testing.T) {
+	for _, unsent := range []bool{false, true} {
+		cli, srv := pipe(t)
+		c := NewConn(cli, &Options{Linger: time.Millisecond})
+		if unsent {
+			c.WriteString("never read") // the pipe's peer does not read
+		}
+		first := c.Close()
+		if unsent != errors.Is(first, ErrUnsent) {
+			t.Fatalf("unsent %v: first Close: %v", unsent, first)
+		}
+		if err := c.Close(); !errors.Is(err, net.ErrClosed) || errors.Is(err, ErrUnsent) {
+			t.Errorf("unsent %v: second Close: %v, want an error matching net.ErrClosed", unsent, err)
+		}
+		srv.Close()
+	}
+}

@@ -152,8 +152,13 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) { return c.w.ReadFrom(r) }
 // when everything written went out and the connection closed cleanly;
 // [ErrUnsent] when it closed with data still queued (linger over, or
 // negative); the write deadline's os.ErrDeadlineExceeded if that came first;
-// or the writer's earlier write error.
+// or the writer's earlier write error. A Close after the first returns
+// ErrClosed (which matches net.ErrClosed), as on a net.Conn.
 func (c *Conn) Close() error {
+	if c.w.isShut() {
+		// As a net.Conn's second Close: whatever the first said.
+		return ErrClosed
+	}
 	var err error
 	if linger := c.w.opt.Linger; linger > 0 && !c.w.idle() {
 		ctx, cancel := context.WithTimeout(context.Background(), linger)
@@ -215,6 +220,13 @@ func (w *Writer) shutWrites() {
 	w.shut = true
 	w.broadcastLocked()
 	w.mu.Unlock()
+}
+
+// isShut reports whether Conn.Close has begun.
+func (w *Writer) isShut() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.shut
 }
 
 // idle reports whether the writer has nothing queued or in flight and no
