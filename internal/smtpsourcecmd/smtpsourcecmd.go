@@ -140,6 +140,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("smtp-source: bad %s: %d", c.what, c.n)
 		}
 	}
+	// A chunk size of 0 would be the library's default, which the flag
+	// already shows: given on the command line, it is a mistake.
+	if cfg.ChunkSize < 1 {
+		return cli.Usagef("smtp-source: -chunk-size %d: want at least 1 byte", cfg.ChunkSize)
+	}
 	if cfg.Recipients > smtpsource.MaxRecipients {
 		return cli.Usagef("smtp-source: -r %d: want at most %d recipients", cfg.Recipients, smtpsource.MaxRecipients)
 	}

@@ -235,6 +235,12 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%s 0: %v, want a usage error, as Postfix's smtp-source", bad, err)
 		}
 	}
+	for _, n := range []string{"0", "-1"} {
+		err := Run(ctx, []string{"-chunking", "-chunk-size", n, "-q", "127.0.0.1:1"}, &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), "-chunk-size") {
+			t.Errorf("-chunk-size %s: %v (status %d), want a usage error naming the flag", n, err, status)
+		}
+	}
 	for _, bad := range []string{"-timeout", "-dial-timeout"} {
 		if err := Run(ctx, []string{bad, "0s", "-q", "127.0.0.1:1"}, &out, &errb); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("%s 0: %v, want a usage error, not the default", bad, err)
