@@ -142,6 +142,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// A chunk size of 0 would be the library's default, which the flag
 	// already shows: given on the command line, it is a mistake.
+	if cfg.ConnectTries < 1 {
+		return cli.Usagef("smtp-source: -C %d: want at least 1 try", cfg.ConnectTries)
+	}
+	if cfg.WindowSize < 0 {
+		return cli.Usagef("smtp-source: -T %d: want a size in bytes (0: the system's)", cfg.WindowSize)
+	}
 	if cfg.ChunkSize < 1 {
 		return cli.Usagef("smtp-source: -chunk-size %d: want at least 1 byte", cfg.ChunkSize)
 	}

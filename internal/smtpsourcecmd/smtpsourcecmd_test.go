@@ -235,10 +235,10 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%s 0: %v, want a usage error, as Postfix's smtp-source", bad, err)
 		}
 	}
-	for _, n := range []string{"0", "-1"} {
-		err := Run(ctx, []string{"-chunking", "-chunk-size", n, "-q", "127.0.0.1:1"}, &out, &errb)
-		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), "-chunk-size") {
-			t.Errorf("-chunk-size %s: %v (status %d), want a usage error naming the flag", n, err, status)
+	for _, bad := range [][]string{{"-chunk-size", "0"}, {"-chunk-size", "-1"}, {"-C", "0"}, {"-C", "-1"}, {"-T", "-1"}} {
+		err := Run(ctx, append(bad, "-chunking", "-q", "127.0.0.1:1"), &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), bad[0]+" ") {
+			t.Errorf("%q: %v (status %d), want a usage error naming the flag", bad, err, status)
 		}
 	}
 	for _, bad := range []string{"-timeout", "-dial-timeout"} {
