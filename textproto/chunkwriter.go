@@ -135,7 +135,9 @@ func (c *ChunkWriter) Close() error {
 }
 
 // Chunks returns the number of chunks sent so far: the number of replies
-// the server owes.
+// the server owes. A chunk counts once it is in the Writer's buffer, so
+// after a write error (the connection is then of no more use) the count
+// depends on that buffer's size and says nothing of what the server got.
 func (c *ChunkWriter) Chunks() int { return c.sent }
 
 // closeChunks closes an open ChunkWriter.
