@@ -112,9 +112,13 @@ type tuning struct {
 	// multiReadSize is the read size after the first buffer in the
 	// multi-buffer path (BenchmarkReadSize varies it).
 	multiReadSize int
+	// lookahead bounds the wait for multiMinPerCore files per core.
+	lookahead time.Duration
 }
 
-func defaultTuning() tuning { return tuning{multiMinPerCore: 8, multiReadSize: bufferSize} }
+func defaultTuning() tuning {
+	return tuning{multiMinPerCore: 8, multiReadSize: bufferSize, lookahead: lookaheadWait}
+}
 
 func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Options, fn func(Result) error, tun tuning) error {
 	if !a.Valid() {
@@ -126,7 +130,7 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	if paths == nil {
 		paths = func(func(string) bool) {} // none
 	}
-	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize}
+	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize, lookahead: tun.lookahead}
 	if opts != nil && opts.Progress != nil {
 		e.progress = opts.Progress
 	}
@@ -193,13 +197,14 @@ type slot struct {
 }
 
 type engine struct {
-	alg      Algorithm
-	cores    int
-	multiMin int // files needed before multi-buffer hashing starts
-	readSize int // reads after the first buffer on the multi-buffer path
-	progress progress
-	cancel   canceller
-	fds      descriptors // the run's files open
+	alg       Algorithm
+	cores     int
+	multiMin  int // files needed before multi-buffer hashing starts
+	readSize  int // reads after the first buffer on the multi-buffer path
+	lookahead time.Duration
+	progress  progress
+	cancel    canceller
+	fds       descriptors // the run's files open
 
 	slots  []slot
 	jobs   chan int      // slot indices to hash
@@ -258,7 +263,7 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 		}
 	}()
 	defer func() { <-iterDone }() // the iterator has returned when Each does
-	timer := time.NewTimer(lookaheadWait)
+	timer := time.NewTimer(e.lookahead)
 	defer timer.Stop()
 	var head []string
 collect:

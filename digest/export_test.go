@@ -3,6 +3,7 @@ package digest
 import (
 	"context"
 	"iter"
+	"time"
 )
 
 // Exported for testing only.
@@ -27,4 +28,13 @@ func testTuning(minPerCore, readSize int) tuning {
 		t.multiReadSize = readSize
 	}
 	return t
+}
+
+// EachMulti is Each with multi-buffer MD5 (where the CPU has it) from one
+// file per core on, decided on the first path with no time limit, so
+// that a loaded machine cannot send the batch down the plain path.
+func EachMulti(ctx context.Context, paths iter.Seq[string], opts *Options, fn func(Result) error) error {
+	t := testTuning(1, 0)
+	t.lookahead = time.Duration(1<<63 - 1)
+	return each(ctx, MD5, paths, opts, fn, t)
 }
