@@ -233,3 +233,21 @@ func TestNilArguments(t *testing.T) {
 		t.Errorf("Reader(nil): %v, want os.ErrInvalid", err)
 	}
 }
+
+// A Reader whose Read breaks io.Reader's contract on the count: more than
+// len(p) panicked (slice bounds out of range), a negative count looped
+// for ever. Both are errors matching os.ErrInvalid, as bufio and io
+// refuse such counts.
+func TestReaderInvalidCount(t *testing.T) {
+	for _, n := range []int{bufferSize + 1, 1 << 30, -1} {
+		s, err := Reader(SHA256, countReader{n})
+		if !errors.Is(err, os.ErrInvalid) || s.Len() != 0 {
+			t.Errorf("Read returning %d: %v, %v; want an error matching os.ErrInvalid", n, s, err)
+		}
+	}
+}
+
+// countReader's Read returns n, with no error.
+type countReader struct{ n int }
+
+func (r countReader) Read(p []byte) (int, error) { return r.n, nil }

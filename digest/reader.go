@@ -11,7 +11,8 @@ import (
 // Reader returns the digest of everything r yields up to io.EOF. It reads
 // through a pooled buffer and allocates nothing per call once warm.
 // A read error other than io.EOF is returned as is, with a zero Sum; a
-// nil r is an error matching os.ErrInvalid.
+// nil r, or an r whose Read returns a count outside 0 to len(p), is an
+// error matching os.ErrInvalid.
 func Reader(a Algorithm, r io.Reader) (Sum, error) {
 	if !a.Valid() {
 		return Sum{}, fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
@@ -25,6 +26,9 @@ func Reader(a Algorithm, r io.Reader) (Sum, error) {
 	defer putHash(a, h)
 	for {
 		n, err := r.Read(buf[:])
+		if n < 0 || n > len(buf) {
+			return Sum{}, fmt.Errorf("digest: Read returned %d bytes of %d: %w", n, len(buf), errInvalidRead)
+		}
 		if n > 0 {
 			h.Write(buf[:n])
 		}
@@ -37,6 +41,10 @@ func Reader(a Algorithm, r io.Reader) (Sum, error) {
 	}
 	return finish(a, h, buf[:]), nil
 }
+
+// errInvalidRead is Reader's error for a Read that returned a negative
+// count or more than it was given room for, which io.Reader forbids.
+var errInvalidRead = fmt.Errorf("invalid count from io.Reader: %w", os.ErrInvalid)
 
 // File returns the digest of the named file. It never reads the whole
 // file into memory: it streams it through a pooled buffer, with one read
