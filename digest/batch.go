@@ -98,6 +98,10 @@ func files(ctx context.Context, a Algorithm, paths []string, opts *Options, tun 
 // reports the files in flight with errors wrapping ctx's error, and
 // returns ctx.Err(). A read blocked on a FIFO or slow device is not
 // interrupted; cancellation is seen between reads.
+//
+// Calls of Each and Files may run at once, and fn may call them: they
+// share the multi-buffer lanes file by file, and a file waiting for a
+// lane stops waiting when ctx is cancelled.
 func Each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Options, fn func(Result) error) error {
 	return each(ctx, a, paths, opts, fn, defaultTuning())
 }
@@ -341,7 +345,7 @@ func (e *engine) scalarWorker() {
 	}
 }
 
-// multiWorker hashes files through one lane of a SIMD server. Files that
+// multiWorker hashes files through a lane of a SIMD server. Files that
 // fit in one buffer go to crypto/md5 instead: for them the round trip
 // through the server costs more than it saves.
 func (e *engine) multiWorker(srv *simdServer) {
@@ -350,21 +354,24 @@ func (e *engine) multiWorker(srv *simdServer) {
 	defer putBuffer(buf)
 	h := getHash(MD5)
 	defer putHash(MD5, h)
-	mh := <-srv.free
-	defer func() { srv.free <- mh }()
 	for idx := range e.jobs {
 		s := &e.slots[idx]
 		r := &s.res
 		if err := e.cancel.check("open", r.Path); err != nil {
 			r.Err = err
 		} else {
-			r.Size, r.MultiBuffer, r.Err = e.hashFileMulti(r.Path, buf, h, mh, &r.Sum)
+			r.Size, r.MultiBuffer, r.Err = e.hashFileMulti(r.Path, buf, h, srv, &r.Sum)
 		}
 		e.done(s)
 	}
 }
 
-func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum) (size int64, multi bool, err error) {
+// hashFileMulti takes a lane of srv (its hashers are shared by every
+// Each of the process) only for a file longer than its first buffer, and
+// only while hashing it: a lane held across files would be held while
+// the caller's fn runs, and an Each inside fn, or beside it, would wait
+// for it for ever.
+func (e *engine) hashFileMulti(path string, buf *buffer, h hash.Hash, srv *simdServer, s *Sum) (size int64, multi bool, err error) {
 	f, err := e.fds.openFile(path)
 	if err != nil {
 		return 0, false, err
@@ -395,6 +402,13 @@ func (e *engine) hashFileMulti(path string, buf *buffer, h, mh hash.Hash, s *Sum
 		*s = finish(MD5, h, buf[:])
 		return size, false, nil
 	}
+	var mh hash.Hash
+	select {
+	case mh = <-srv.free:
+	case <-e.cancel.ctx.Done():
+		return size, false, &fs.PathError{Op: "read", Path: path, Err: e.cancel.ctx.Err()}
+	}
+	defer func() { srv.free <- mh }()
 	mh.Reset()
 	mh.Write(buf[:n])
 	for {
