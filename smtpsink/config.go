@@ -132,11 +132,11 @@ type Config struct {
 	// last byte has been read, from its envelope (and from its bytes, if
 	// Capture has kept them): a Reply with a code of 200 to 299 accepts
 	// the message with that reply (the sink's own if its Text is empty),
-	// one of 400 to 599 refuses it (in LMTP, for every recipient; 421
-	// and Close close the connection after it), and the zero Reply, or
-	// any other code, leaves the sink's own reply (and the Rules'); a
-	// Text that is not one line (a CR, LF or NUL in it) is replaced by
-	// the generic one for its code. It is not called for a message whose
+	// one of 400 to 599 refuses it (in LMTP, for every recipient, but a
+	// 421 is sent once; 421 and Close close the connection after it),
+	// and the zero Reply, or any other code, leaves the sink's own reply
+	// (and the Rules'); a Text that is not one line (a CR, LF or NUL in
+	// it) is replaced by the generic one for its code. It is not called for a message whose
 	// data failed (too large, a bare CR or LF) or whose reply Force sets; it is
 	// called as OnMessage is, before it. Message.Seq is the number the
 	// message gets if accepted.

@@ -183,6 +183,22 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 	per := ss.perRcpt
 	ss.perRcpt = ss.perRcpt[:0]
+	n := 1 // replies
+	if ss.cfg.LMTP && r.Code != 421 {
+		n = ss.nrcpt
+	}
+	// In LMTP, a 421 is the server closing (RFC 5321 §3.8): the recipients
+	// after it get no reply and are not delivered, as from Postfix's
+	// smtp-sink.
+	for i, p := range per {
+		if p.Code == 421 {
+			per = per[:i+1]
+			break
+		}
+	}
+	if len(per) > 0 {
+		n = len(per)
+	}
 	accepted, nok := r.Code/100 == 2, ss.nrcpt
 	if len(per) > 0 {
 		nok = 0
@@ -201,10 +217,6 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 		if ss.cfg.OnMessage != nil {
 			ss.cfg.OnMessage(ss.message(size, chunks, ss.nmsg))
 		}
-	}
-	n := 1
-	if ss.cfg.LMTP {
-		n = ss.nrcpt
 	}
 	closing := r.Close
 	for i := range n {

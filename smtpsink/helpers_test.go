@@ -106,7 +106,6 @@ func (c *client) cmd(code int, line string) string {
 	return c.expect(code)
 }
 
-// send writes raw bytes.
 // deliver sends n one-line messages from a@b to rcpt, each accepted.
 func (c *client) deliver(n int, rcpt string) {
 	for range n {
@@ -117,6 +116,7 @@ func (c *client) deliver(n int, rcpt string) {
 	}
 }
 
+// send writes raw bytes.
 func (c *client) send(s string) {
 	c.t.Helper()
 	if _, err := c.W.WriteString(s); err != nil {

@@ -39,7 +39,8 @@ const (
 	// StageDot is the reply to a message's data (after DATA's end or the
 	// LAST chunk), tried on each recipient's address: in SMTP the first
 	// recipient that matches decides the one reply; in LMTP each
-	// recipient gets the reply of the first rule that matches it, or 250.
+	// recipient gets the reply of the first rule that matches it, or 250,
+	// up to a 421, after which the rest get none (the connection closes).
 	StageDot Stage = "dot"
 )
 

@@ -170,3 +170,45 @@ func TestRulesLMTP(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// In LMTP a 421 to a message's data is the server closing: one reply,
+// then the connection closes, and the recipients after it get none, as
+// from Postfix's smtp-sink -L -Q . (a 421 for each recipient before).
+func TestLMTPClosingReply(t *testing.T) {
+	full, err := ParseRule("dot:^two@=421 4.3.0 going away")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		cfg     Config
+		replies string
+		rcpts   uint64
+	}{
+		{"Force", Config{Force: map[string]Reply{".": {Code: 421, Close: true}}}, "421", 0},
+		{"Decide", Config{Decide: func(Message) Reply { return Reply{Code: 421} }}, "421", 0},
+		{"Rules", Config{Rules: []Rule{full}}, "250 421", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.cfg.LMTP = true
+			s := startSink(t, c.cfg, hooks{})
+			cl := dial(t, s)
+			cl.cmd(250, "LHLO c")
+			cl.send("MAIL FROM:<a@x>\r\nRCPT TO:<one@x>\r\nRCPT TO:<two@x>\r\nRCPT TO:<three@x>\r\nDATA\r\n")
+			if got := cl.codes(5); got != "250 250 250 250 354" {
+				t.Fatalf("replies %s", got)
+			}
+			cl.send("hi\r\n.\r\n")
+			if got := cl.codes(len(strings.Fields(c.replies))); got != c.replies {
+				t.Errorf("replies %s, want %s", got, c.replies)
+			}
+			if line, err := cl.R.ReadString('\n'); err != io.EOF {
+				t.Errorf("after the 421: %q, %v; want the end of the connection", line, err)
+			}
+			s.Close()
+			if st := s.Stats(); st.Recipients != c.rcpts || st.Errors[421] != 1 {
+				t.Errorf("stats %+v, want %d recipients and one 421", st, c.rcpts)
+			}
+		})
+	}
+}

@@ -176,7 +176,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		{"f", *hard, smtpsink.Reply{Code: 500}},
 		{"r", *soft, smtpsink.Reply{Code: 450}},
 		{"q", *drop, smtpsink.Reply{Close: true}},
-		{"Q", *shut, smtpsink.Reply{Code: 421, Text: "4.3.0 Error: closing connection", Close: true}},
+		{"Q", *shut, smtpsink.Reply{Code: 421, Text: "4.0.0 Server closing connection", Close: true}},
 	} {
 		for _, c := range strings.FieldsFunc(f.list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
 			c = strings.ToUpper(c)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/smtpsink"
@@ -482,5 +483,30 @@ func TestRunRefuseImpliesNoPipelining(t *testing.T) {
 		}
 		cl.Quit()
 		stop()
+	}
+}
+
+// -Q . in LMTP answers a message's data as Postfix's smtp-sink -L -Q .
+// does: one 421, with its text, for all the recipients, then the end of
+// the connection (it sent one 421 a recipient, and another text).
+func TestRunShutLMTPData(t *testing.T) {
+	addr, stop := run(t, "-L", "-Q", ".")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute)) // not to hang if it stays open
+	c.Write([]byte("LHLO c\r\nMAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nRCPT TO:<e@f>\r\nDATA\r\nhi\r\n.\r\n"))
+	all, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(all), "354 End data with <CR><LF>.<CR><LF>\r\n")
+	if want := "421 4.0.0 Server closing connection\r\n"; after != want {
+		t.Errorf("after 354: %q, want %q (all: %q)", after, want, all)
+	}
+	if out, err := stop(); err != nil || !strings.Contains(out, "421: 1") {
+		t.Errorf("%v: %s", err, out)
 	}
 }
