@@ -255,9 +255,10 @@ func TestBatchLateness(t *testing.T) {
 // Batch is WaitBatch's alone and at most 10ms (a 1s window ran as one
 // of 10-70ms, ended by the runtime's preemption signals, and was
 // reported as batch 1s; math.MaxInt64 overflowed and never slept), the
-// arrival is kernel or read, and a rate is a number its schedule can hold
-// (NaN ran for ever, 1e-12 overflowed the interval, +Inf flooded); Check
-// says so without connecting.
+// arrival is kernel or read, a rate is a number its schedule can hold
+// (NaN ran for ever, 1e-12 overflowed the interval, +Inf flooded) and
+// the measurement holds one send interval at least; Check says so
+// without connecting.
 func TestBatchConfig(t *testing.T) {
 	for _, cfg := range []Config{
 		{Addr: "127.0.0.1:1", Batch: time.Millisecond},
@@ -271,6 +272,8 @@ func TestBatchConfig(t *testing.T) {
 		{Addr: "127.0.0.1:1", QPS: math.Inf(1)},
 		{Addr: "127.0.0.1:1", QPS: 1e-12},
 		{Addr: "127.0.0.1:1", QPS: -1},
+		{Addr: "127.0.0.1:1", QPS: 1000, Duration: time.Millisecond - 1}, // 10⁹ msg/s from one send in 1ns
+		{Addr: "127.0.0.1:1", QPS: 1e-6},                                 // 10s, one send in 11 days
 	} {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
@@ -282,8 +285,11 @@ func TestBatchConfig(t *testing.T) {
 	if err := (Config{Addr: "127.0.0.1:1", QPS: 1000, Wait: WaitBatch, Batch: 10 * time.Millisecond}).Check(); err != nil {
 		t.Errorf("batch 10ms: %v", err)
 	}
-	if err := (Config{Addr: "127.0.0.1:1", QPS: 1e-6}).Check(); err != nil {
+	if err := (Config{Addr: "127.0.0.1:1", QPS: 1e-6, Duration: 1e6 * time.Second}).Check(); err != nil {
 		t.Errorf("one message in 11 days: %v", err)
+	}
+	if err := (Config{Addr: "127.0.0.1:1", QPS: 1000, Duration: time.Millisecond}).Check(); err != nil {
+		t.Errorf("one send in 1ms at 1000 msg/s: %v", err)
 	}
 }
 

@@ -37,7 +37,7 @@ type Config struct {
 	QPS      float64       // messages per second over all connections; 0 = closed loop
 	Depth    int           // closed loop: messages in flight per connection (default 1; at most 1Mi, and 64 MiB of them)
 	MsgSize  int           // bytes per message, "\n" included (default 64, at least 1)
-	Duration time.Duration // measured time (default 10s)
+	Duration time.Duration // measured time (default 10s); in open loop, one send interval (1/QPS) at least
 	Warmup   time.Duration // time before the measurement, not recorded
 	Mode     string        // "echo" (default) or "line"
 	// Loops is the number of event loops (default 1, at most the
@@ -461,6 +461,9 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: batch %v over %v: tcpperf's loops sleep through a window until a signal, and the Go runtime's preemption signals one every 10-20 ms, so a longer window would not be what ran", ErrConfig, cfg.Batch, maxBatch)
 	case cfg.Duration < 0 || cfg.Warmup < 0 || cfg.DrainTimeout < 0 || cfg.DialTimeout < 0:
 		return fmt.Errorf("%w: negative duration", ErrConfig)
+	case cfg.QPS != 0 && cfg.Duration.Seconds()*cfg.QPS < 1:
+		// One send or none is not a rate: 1ns at 1000 msg/s gave 10⁹.
+		return fmt.Errorf("%w: duration %v shorter than one send interval at %g msg/s", ErrConfig, cfg.Duration, cfg.QPS)
 	case uint64(cfg.Warmup)+uint64(cfg.Duration)+uint64(cfg.DrainTimeout) > maxSpan:
 		// The run's times are nanoseconds in an int64 from its start.
 		return fmt.Errorf("%w: warm-up %v, duration %v and drain %v add up to more than %v", ErrConfig, cfg.Warmup, cfg.Duration, cfg.DrainTimeout, time.Duration(maxSpan))

@@ -294,7 +294,7 @@ func TestErrors(t *testing.T) {
 		}
 	}
 	addr := refusingAddr(t)
-	res, err := Run(context.Background(), Config{Addr: addr, Conns: 3, QPS: 10, Duration: time.Millisecond})
+	res, err := Run(context.Background(), Config{Addr: addr, Conns: 3, QPS: 1000, Duration: time.Millisecond})
 	if !errors.Is(err, ErrConnect) || !errors.Is(err, syscall.ECONNREFUSED) || res != nil {
 		t.Errorf("closed port: %v, want ErrConnect wrapping ECONNREFUSED", err)
 	}

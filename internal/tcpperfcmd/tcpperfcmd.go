@@ -47,7 +47,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&cfg.QPS, "qps", 1000, "messages per second over all connections (open loop); 0 for closed loop")
 	fs.IntVar(&cfg.Depth, "depth", 1, "closed loop (-qps 0 only): messages in flight per connection")
 	fs.IntVar(&cfg.MsgSize, "msg-size", 64, "bytes per message, including the final newline")
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time (in open loop, one send interval, 1/qps, at least)")
 	fs.DurationVar(&cfg.Warmup, "warmup", time.Second, "load before the measurement, not recorded")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (response = request bytes) or line (one response line per request line)")
 	fs.IntVar(&cfg.Loops, "cpus", 1, "event loops, each on its own OS thread with a share of the connections and of the schedule")
