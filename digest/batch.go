@@ -99,6 +99,11 @@ func files(ctx context.Context, a Algorithm, paths []string, opts *Options, tun 
 // returns ctx.Err(). A read blocked on a FIFO or slow device is not
 // interrupted; cancellation is seen between reads.
 //
+// If paths panics or calls runtime.Goexit, Each stops the batch, waits
+// for its goroutines, and does the same on the caller's goroutine (panic
+// with the same value); fn is not called again. A panic in fn goes on up
+// likewise once the batch has stopped.
+//
 // Calls of Each and Files may run at once, and fn may call them: they
 // share the multi-buffer lanes file by file, and a file waiting for a
 // lane stops waiting when ctx is cancelled.
@@ -153,10 +158,25 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.cancel.ctx = inner
-	stop := context.AfterFunc(inner, func() { e.cancel.flag.Store(true) })
-	defer stop()
+	e.stop = cancel
+	e.wg.Add(1) // the AfterFunc, waited for like the workers
+	stop := context.AfterFunc(inner, func() {
+		e.cancel.flag.Store(true)
+		e.wg.Done()
+	})
 
 	go e.feed(inner, paths, useMulti)
+	// If fn panics or calls runtime.Goexit, the batch stops before that
+	// goes on up the caller's stack.
+	returned := false
+	defer func() {
+		if !returned {
+			cancel()
+			for range e.order {
+			}
+			e.wait(stop)
+		}
+	}()
 	var ferr error
 	for idx := range e.order {
 		s := &e.slots[idx]
@@ -165,8 +185,9 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 			e.cond.Wait()
 		}
 		s.ready = false
+		quit := e.iterPanicked || e.iterExited
 		e.mu.Unlock()
-		if ferr == nil {
+		if ferr == nil && !quit {
 			if err := fn(s.res); err != nil {
 				ferr = err
 				cancel()
@@ -175,11 +196,28 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 		s.res = Result{}
 		<-e.window
 	}
-	e.wg.Wait()
+	returned = true
+	e.wait(stop)
+	// order is closed: the iterator has returned and e.iter* are set.
+	if e.iterPanicked {
+		panic(e.iterPanic)
+	}
+	if e.iterExited {
+		runtime.Goexit()
+	}
 	if ferr != nil {
 		return ferr
 	}
 	return ctx.Err()
+}
+
+// wait waits for the workers and for the AfterFunc that stop stops, or
+// that has run.
+func (e *engine) wait(stop func() bool) {
+	if stop() {
+		e.wg.Done()
+	}
+	e.wg.Wait()
 }
 
 // canceller lets the hashing loops poll for cancellation cheaply.
@@ -218,6 +256,39 @@ type engine struct {
 	mu   sync.Mutex
 	cond sync.Cond // signalled when a slot becomes ready
 	wg   sync.WaitGroup
+	stop context.CancelFunc
+
+	// A panic or runtime.Goexit of paths, for Each to raise on its
+	// caller's goroutine; guarded by mu.
+	iterPanic    any
+	iterPanicked bool
+	iterExited   bool
+}
+
+// walk yields paths to dispatch until it returns false. A panic or
+// runtime.Goexit of paths is recorded and stops the batch.
+func (e *engine) walk(paths iter.Seq[string], dispatch func(string) bool) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		e.mu.Lock()
+		if v != nil {
+			e.iterPanic, e.iterPanicked = v, true
+		} else {
+			e.iterExited = true // runtime.Goexit, which goes on
+		}
+		e.mu.Unlock()
+		e.stop()
+	}()
+	for p := range paths {
+		if !dispatch(p) {
+			break
+		}
+	}
+	returned = true
 }
 
 // feed dispatches paths to the workers. It starts the workers once it
@@ -241,11 +312,7 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 	}
 	if !useMulti {
 		e.start(false)
-		for p := range paths {
-			if !dispatch(p) {
-				return
-			}
-		}
+		e.walk(paths, dispatch)
 		return
 	}
 	// Look ahead for enough paths to make multi-buffer hashing worth it,
@@ -258,13 +325,14 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 	go func() {
 		defer close(iterDone)
 		defer close(pathCh)
-		for p := range paths {
+		e.walk(paths, func(p string) bool {
 			select {
 			case pathCh <- p:
+				return true
 			case <-ctx.Done():
-				return
+				return false
 			}
-		}
+		})
 	}()
 	defer func() { <-iterDone }() // the iterator has returned when Each does
 	timer := time.NewTimer(e.lookahead)
