@@ -15,12 +15,17 @@ import (
 
 // Options tune Files and Each. The zero value (or nil) is ready to use.
 type Options struct {
-	// Workers bounds the CPU cores used for hashing; <= 0 means
-	// runtime.GOMAXPROCS(0), and at most 256 are used. With plain hashing
-	// it is the number of files hashed at once, each with a 128 KiB
-	// buffer. With multi-buffer MD5 each core (up to runtime.NumCPU) runs
-	// one SIMD server hashing up to 16 files at once, so up to 16 files
-	// per core are open.
+	// Workers bounds the files hashed at once; <= 0 means
+	// runtime.GOMAXPROCS(0), and at most 256 are used. With plain hashing,
+	// Workers goroutines each read and hash one file at a time, with a
+	// 128 KiB buffer, so at most Workers cores are busy. With multi-buffer
+	// MD5 it is the number of SIMD servers (at most runtime.NumCPU), each
+	// with 16 goroutines that read one file at a time: the server hashes
+	// the files longer than 128 KiB, up to 16 at once, and each goroutine
+	// hashes the shorter ones itself with crypto/md5. So up to 16 files
+	// per server are read or hashed at once, and more than Workers cores
+	// can be busy (up to GOMAXPROCS, and reads in the kernel);
+	// NoMultiBuffer keeps to Workers.
 	Workers int
 	// NoMultiBuffer disables multi-buffer SIMD MD5 (md5-simd): every file
 	// is hashed by crypto/md5. Results are identical either way.
@@ -80,11 +85,12 @@ func files(ctx context.Context, a Algorithm, paths []string, opts *Options, tun 
 	return results, err
 }
 
-// Each hashes every path that paths yields, with at most opts.Workers
-// cores busy, and calls fn with each Result in the order of paths, from
-// the goroutine that called Each, as soon as that result and all before
-// it are ready. paths is consumed from another goroutine, a bounded
-// window ahead of fn; memory stays bounded however many paths there are.
+// Each hashes every path that paths yields, at most opts.Workers files
+// at once (16 per SIMD server with multi-buffer MD5: see Options.Workers),
+// and calls fn with each Result in the order of paths, from the goroutine
+// that called Each, as soon as that result and all before it are ready.
+// paths is consumed from another goroutine, a bounded window ahead of fn;
+// memory stays bounded however many paths there are.
 //
 // MD5 over many files uses multi-buffer SIMD hashing where the CPU has it
 // (see MultiBuffer); files smaller than 128 KiB and short batches
@@ -123,6 +129,9 @@ type tuning struct {
 	multiReadSize int
 	// lookahead bounds the wait for multiMinPerCore files per core.
 	lookahead time.Duration
+	// startFile, if non-nil, is called by a worker before it hashes a
+	// file (tests count the files hashed at once).
+	startFile func()
 }
 
 func defaultTuning() tuning {
@@ -139,7 +148,7 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	if paths == nil {
 		paths = func(func(string) bool) {} // none
 	}
-	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize, lookahead: tun.lookahead}
+	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize, lookahead: tun.lookahead, startFile: tun.startFile}
 	if opts != nil && opts.Progress != nil {
 		e.progress = opts.Progress
 	}
@@ -244,6 +253,7 @@ type engine struct {
 	multiMin  int // files needed before multi-buffer hashing starts
 	readSize  int // reads after the first buffer on the multi-buffer path
 	lookahead time.Duration
+	startFile func()
 	progress  progress
 	cancel    canceller
 	fds       descriptors // the run's files open
@@ -406,6 +416,9 @@ func (e *engine) scalarWorker() {
 		if err := e.cancel.check("open", r.Path); err != nil {
 			r.Err = err
 		} else {
+			if e.startFile != nil {
+				e.startFile()
+			}
 			h.Reset()
 			r.Size, r.Err = hashFile(e.alg, h, r.Path, buf[:], e.progress, &e.cancel, &e.fds, &r.Sum)
 		}
@@ -428,6 +441,9 @@ func (e *engine) multiWorker(srv *simdServer) {
 		if err := e.cancel.check("open", r.Path); err != nil {
 			r.Err = err
 		} else {
+			if e.startFile != nil {
+				e.startFile()
+			}
 			r.Size, r.MultiBuffer, r.Err = e.hashFileMulti(r.Path, buf, h, srv, &r.Sum)
 		}
 		e.done(s)

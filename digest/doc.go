@@ -9,11 +9,13 @@
 //   - Files are streamed through pooled 128 KiB buffers, never read whole.
 //     File and Reader allocate at most the path for open(2); Files and
 //     Each at most 2 allocations per file, batch setup included.
-//   - Files and Each keep at most Options.Workers cores busy, deliver
-//     results in input order, and hold a bounded window of files, however
-//     many paths there are. Out of file descriptors (EMFILE, ENFILE), a
-//     file waits for another of the batch to close; it fails only when
-//     none of the batch's files is open.
+//   - Files and Each hash at most Options.Workers files at once, on as
+//     many cores, or with multi-buffer MD5 up to 16 files per SIMD server
+//     (see Options.Workers); they deliver results in input order, and
+//     hold a bounded window of files, however many paths there are. Out
+//     of file descriptors (EMFILE, ENFILE), a file waits for another of
+//     the batch to close; it fails only when none of the batch's files is
+//     open.
 //   - Errors are per file and never stop a batch: *fs.PathError values
 //     wrapping the system error, so errors.Is(err, fs.ErrNotExist) works.
 //     Bad arguments give errors wrapping ErrUnknownAlgorithm or

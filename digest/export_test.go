@@ -38,3 +38,12 @@ func EachMulti(ctx context.Context, paths iter.Seq[string], opts *Options, fn fu
 	t.lookahead = time.Duration(1<<63 - 1)
 	return each(ctx, MD5, paths, opts, fn, t)
 }
+
+// EachMultiHook is EachMulti with startFile called by a worker before it
+// hashes each file.
+func EachMultiHook(ctx context.Context, paths iter.Seq[string], opts *Options, fn func(Result) error, startFile func()) error {
+	t := testTuning(1, 0)
+	t.lookahead = time.Duration(1<<63 - 1)
+	t.startFile = startFile
+	return each(ctx, MD5, paths, opts, fn, t)
+}
