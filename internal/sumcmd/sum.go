@@ -92,7 +92,8 @@ With no FILE, or when FILE is -, read standard input.
   -t, --text            read in text mode (default)
   -z, --zero            end each output line with NUL, not newline,
                           and disable file name escaping
-  -j, --jobs=N          use N CPU cores (default: all)
+  -j, --jobs=N          hash N files at once, or 16 per SIMD server on N
+                          cores with multi-buffer MD5 (default: all cores)
       --debug           report on standard error how files were hashed
 
 The following five options are useful only when verifying checksums:
