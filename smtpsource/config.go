@@ -157,11 +157,11 @@ type Config struct {
 	// at its To (none if 0). Each stage's messages have their latencies
 	// apart in Result.Stages and in the interval log.
 	Stages []Stage
-	// Duration, if positive, ends the run when it has run so long: no
-	// message starts after it, and the ones under way are finished (a
-	// message sent ahead behind another's data, already started, too).
-	// In open loop, messages due before it and not started by then are
-	// missed (Result.Missed).
+	// Duration, if positive, ends the run when it has run so long (with
+	// QPS, one interval, 1/QPS, at least): no message starts after it,
+	// and the ones under way are finished (a message sent ahead behind
+	// another's data, already started, too). In open loop, messages due
+	// before it and not started by then are missed (Result.Missed).
 	// With Messages 0 the messages are unlimited; with Messages 0 and
 	// Stages, Duration 0 is the stages' total.
 	Duration time.Duration
@@ -252,6 +252,10 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: a wait between messages in open loop", ErrConfig)
 	case cfg.QPS > 0 && cfg.Stages != nil:
 		return fmt.Errorf("%w: a rate and stages", ErrConfig)
+	case cfg.QPS > 0 && cfg.Duration > 0 && cfg.Duration.Seconds()*cfg.QPS < 1:
+		// A message or none due in it is not a rate: at 1ns the one due
+		// at the start was missed, "every session busy".
+		return fmt.Errorf("%w: duration %v shorter than one interval at %g msg/s", ErrConfig, cfg.Duration, cfg.QPS)
 	case cfg.ConnectTries < 0 || cfg.WindowSize < 0:
 		return fmt.Errorf("%w: negative connect tries or window size", ErrConfig)
 	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:
