@@ -10,6 +10,7 @@ import (
 
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -26,6 +27,11 @@ type dialing struct {
 	unix      bool
 	c         *LoopConn // set on the loop
 	done      chan dialResult
+	// claim is dialPending until the loop hands the connection over
+	// (dialClaimed, before OnOpen) or Dial gives it up at ctx's end
+	// (dialAbandoned: the loop closes it, and Dial does not wait for a
+	// loop that may be the one calling it).
+	claim atomic.Int32
 }
 
 type dialResult struct {
@@ -56,9 +62,12 @@ type dialResult struct {
 // ErrServerClosed once Shutdown or Close has begun (which end the dials
 // in flight). A Unix socket whose listener's backlog is full fails at
 // once with syscall.EAGAIN, as package net's Dial does: the kernel does
-// not say when there is room. Dial waits for the loop, so it must not be
-// called on one (in a Handler or callback): a Handler hands the dial to
-// a goroutine.
+// not say when there is room.
+//
+// Dial waits for the loop, so it must not be called on one (in a Handler
+// or callback): a Handler hands the dial to a goroutine. Called on one,
+// it holds the loop until ctx ends, then fails with ctx's error, and the
+// loop closes the connection unopened.
 func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, error) {
 	opErr := func(addr net.Addr, err error) error {
 		return &net.OpError{Op: "dial", Net: network, Addr: addr, Err: err}
@@ -200,7 +209,10 @@ func (s *Loops) dialOne(ctx context.Context, sa syscall.Sockaddr, host string) (
 				l.dialFailed(d.c, err)
 			}
 		}})
-		r = <-d.done
+		if d.claim.CompareAndSwap(dialPending, dialAbandoned) {
+			return nil, err
+		}
+		r = <-d.done // the loop is handing the connection over
 	}
 	return r.c, r.err
 }
@@ -255,6 +267,10 @@ func (l *loop) dialed(c *LoopConn) {
 	d := c.dial
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: readEvents, Fd: c.idx}); err != nil {
 		l.dialFailed(c, fmt.Errorf("netio: epoll: %w", err))
+		return
+	}
+	if !d.claim.CompareAndSwap(dialPending, dialClaimed) {
+		l.dialFailed(c, context.Canceled) // Dial has returned ctx's error
 		return
 	}
 	l.unschedule(c)

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -37,5 +39,57 @@ func TestLoopsDialOpenPanic(t *testing.T) {
 	}
 	if st := s.Stats(); st.Dialed != 1 || st.DialErrors != 0 {
 		t.Fatalf("Stats: Dialed %d, DialErrors %d; want 1, 0", st.Dialed, st.DialErrors)
+	}
+}
+
+// A Handler's Dial (which the docs forbid: it waits for the loop that is
+// calling it) returns when its ctx ends, instead of hanging the loop for
+// good; the connection it started is closed, never opened. Here ctx is
+// cancelled once the peer has accepted the connection, so Dial is
+// waiting for the loop, or still connecting.
+func TestLoopsDialOnLoopCtx(t *testing.T) {
+	peer, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	opened := make(chan *LoopConn, 2)
+	dialed := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var srv atomic.Pointer[Loops]
+	h := func(c *LoopConn, in []byte) int {
+		dc, err := srv.Load().Dial(ctx, "tcp", peer.Addr().String())
+		if dc != nil {
+			err = errors.New("a connection")
+		}
+		dialed <- err
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { opened <- c }})
+	srv.Store(s)
+	dial(t, s).Write([]byte("dial"))
+	<-opened // the client's
+	pc, err := peer.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	cancel()
+	if err := <-dialed; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Dial on the loop: %v, want context.Canceled", err)
+	}
+	// The loop goes on, and closes the dialed connection unopened.
+	pc.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+	if n, err := pc.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the dialed connection: %d bytes, %v; want it closed", n, err)
+	}
+	select {
+	case c := <-opened:
+		t.Fatalf("OnOpen ran for %v", c.RemoteAddr())
+	default:
+	}
+	if st := s.Stats(); st.Dialed != 0 || st.DialErrors != 1 {
+		t.Fatalf("Stats: Dialed %d, DialErrors %d; want 0, 1", st.Dialed, st.DialErrors)
 	}
 }

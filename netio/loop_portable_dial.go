@@ -3,11 +3,13 @@
 package netio
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
 	"os"
 	"slices"
+	"sync/atomic"
 )
 
 // A dialing is a Dial in progress, known to its loop, which ends it at
@@ -17,6 +19,7 @@ import (
 type dialing struct {
 	at     int64 // the timeout, on the loop's clock; 0 is none
 	cancel context.CancelCauseFunc
+	claim  atomic.Int32 // see dialPending
 }
 
 // Dial connects to address on network ("tcp", "tcp4", "tcp6" or "unix";
@@ -38,8 +41,12 @@ type dialing struct {
 // matches context.DeadlineExceeded too, as package net's Dial's error
 // does), context.Canceled when ctx was cancelled, and
 // ErrServerClosed once Shutdown or Close has begun (which end the dials
-// in flight). Dial waits for the loop, so it must not be called on one
-// (in a Handler or callback): a Handler hands the dial to a goroutine.
+// in flight).
+//
+// Dial waits for the loop, so it must not be called on one (in a Handler
+// or callback): a Handler hands the dial to a goroutine. Called on one,
+// it holds the loop until ctx ends, then fails with ctx's error, and the
+// loop closes the connection unopened.
 func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, error) {
 	opErr := func(err error) error {
 		return &net.OpError{Op: "dial", Net: network, Err: err}
@@ -113,8 +120,8 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 			return
 		}
 		l.endDial(d)
-		if err := why(nil); err != nil {
-			done <- result{err: err}
+		if err := why(nil); err != nil || !d.claim.CompareAndSwap(dialPending, dialClaimed) {
+			done <- result{err: cmp.Or(err, context.Canceled)} // abandoned: Dial closes nc
 			return
 		}
 		host := ""
@@ -130,7 +137,17 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 	}})
 	r := result{err: ErrServerClosed}
 	if err == nil {
-		r = <-done
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			if d.claim.CompareAndSwap(dialPending, dialAbandoned) {
+				// The task will not serve nc; the loop may be this
+				// goroutine's caller, so it is not waited for.
+				r = result{err: dialCtxErr(ctx.Err())}
+				break
+			}
+			r = <-done // the loop is handing the connection over
+		}
 	}
 	if r.c != nil && r.err != nil { // OnOpen panicked: counted as Dialed
 		return nil, &net.OpError{Op: "dial", Net: network, Addr: nc.RemoteAddr(), Err: r.err}

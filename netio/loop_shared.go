@@ -353,6 +353,17 @@ func unsent(err error) error {
 	return fmt.Errorf("%w, and %w", err, ErrUnsent)
 }
 
+// A dial's claim: which of Dial and the loop ends it, once ctx has
+// ended. The loop claims it to hand the connection over (before OnOpen);
+// Dial abandons it at ctx's end and returns at once, even where the loop
+// is its caller (a Handler's Dial, which the loop never served), and the
+// loop then closes the connection.
+const (
+	dialPending int32 = iota
+	dialClaimed
+	dialAbandoned
+)
+
 // dialCtxErr is the error of a Dial that ctx ended with err: for its
 // deadline, one that matches both os.ErrDeadlineExceeded and
 // context.DeadlineExceeded and is a timeout (net.Error), as the one
