@@ -168,8 +168,10 @@ var (
 	// is in a call on the connection is not refused, and is a data race
 	// (which -race reports); hand such work to the loop with Do.
 	ErrOutsideLoop = errors.New("netio: LoopConn used outside a call on its loop")
-	// ErrDetached is what OnClose learns, and Write returns, once Detach
-	// has given the connection to a goroutine.
+	// ErrDetached is what OnClose learns once Detach has given the
+	// connection to a goroutine, and what every LoopConn method that
+	// refuses a detached connection returns (Write, Do, Close,
+	// SetDeadline, AfterFunc and the others), on or off the loop.
 	ErrDetached = errors.New("netio: connection detached from its loop")
 	// ErrIdleTimeout closes a connection that sent nothing for
 	// LoopOptions.IdleTimeout.
@@ -253,6 +255,7 @@ type LoopConn struct {
 	dialHost  string       // Dial's address's host: a TLS client's ServerName by default
 	tls       *tlsPipe     // StartTLS or LoopOptions.TLSConfig
 	gone      atomic.Bool  // closed or detached, for Do
+	detached  atomic.Bool  // Detach succeeded, for Do
 	dos       atomic.Int32 // functions Do queued, not yet run
 
 	sys connSys // the implementation's own (loop_sys_linux.go, loop_portable.go)
@@ -342,9 +345,10 @@ func (c *LoopConn) Queued() int {
 // Do runs f on c's loop, as soon as the loop gets to it, where f may use c
 // as a Handler does: what f writes leaves in one write(2) when it
 // returns, behind the output queued before. Do may be called from any
-// goroutine and does not wait for f. It returns ErrServerClosed once the
-// server has closed and ErrClosed once c has, and f never runs then; f
-// does not run either if c is closed before the loop gets to it. It is how
+// goroutine and does not wait for f. It returns ErrDetached once c is
+// detached, ErrServerClosed once the server has closed and ErrClosed
+// once c has, and f never runs then; f does not run either if c is
+// closed or detached before the loop gets to it. It is how
 // a Handler that hands a request to another goroutine answers it later.
 // A nil f is refused with ErrNilFunc. Do does not wait: once
 // LoopOptions.MaxDo functions wait for c's loop, it fails with
@@ -354,6 +358,9 @@ func (c *LoopConn) Queued() int {
 func (c *LoopConn) Do(f func(c *LoopConn)) error {
 	if f == nil {
 		return ErrNilFunc
+	}
+	if c.detached.Load() {
+		return ErrDetached
 	}
 	if c.gone.Load() {
 		if c.l.s.isClosed() {
@@ -381,13 +388,12 @@ func (c *LoopConn) Do(f func(c *LoopConn)) error {
 // loop's clock), the socket is closed anyway and OnClose learns
 // ErrUnsent.
 func (c *LoopConn) Close() error {
-	if !c.calling.Load() {
-		if err := c.outside(); err != ErrDetached {
-			return err
-		}
-		return ErrClosed
-	}
-	if c.closed || c.closing || c.det != nil {
+	switch {
+	case !c.calling.Load():
+		return c.outside()
+	case c.det != nil:
+		return ErrDetached
+	case c.closed || c.closing:
 		return ErrClosed
 	}
 	c.closing = true
@@ -401,13 +407,12 @@ func (c *LoopConn) Close() error {
 // is how a protocol bounds the time to a complete request ("a command
 // within 5 minutes"), however slowly its bytes arrive.
 func (c *LoopConn) SetDeadline(t time.Time) error {
-	if !c.calling.Load() {
-		if err := c.outside(); err != ErrDetached {
-			return err
-		}
-		return ErrClosed
-	}
-	if c.closed || c.det != nil {
+	switch {
+	case !c.calling.Load():
+		return c.outside()
+	case c.det != nil:
+		return ErrDetached
+	case c.closed:
 		return ErrClosed
 	}
 	c.l.setDeadline(c, t)
@@ -436,7 +441,11 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 	case c.tls != nil:
 		return nil, ErrTLSActive
 	}
-	return c.l.detach(c)
+	nc, err := c.l.detach(c)
+	if err == nil {
+		c.detached.Store(true)
+	}
+	return nc, err
 }
 
 // SetReading stops reading the connection (false) or starts again

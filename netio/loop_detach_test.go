@@ -322,3 +322,67 @@ func TestLoopsDetachDeadline(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestLoopsDetachedRefusals: once Detach has given the connection away,
+// every method that refuses it says so with ErrDetached, in the call that
+// detached it and from another goroutine afterwards. Do and Close said
+// ErrClosed, and SetDeadline too.
+func TestLoopsDetachedRefusals(t *testing.T) {
+	type refusal struct {
+		what string
+		err  error
+	}
+	calls := func(c *LoopConn, on bool) []refusal {
+		r := []refusal{{"Do", c.Do(func(*LoopConn) {})}}
+		_, err := c.Write([]byte("x"))
+		r = append(r, refusal{"Write", err})
+		_, err = c.WriteString("x")
+		r = append(r, refusal{"WriteString", err})
+		r = append(r, refusal{"Close", c.Close()})
+		r = append(r, refusal{"SetDeadline", c.SetDeadline(time.Time{})})
+		if on { // the rest refuse a call off the loop first
+			_, err = c.AfterFunc(time.Hour, func(*LoopConn) {})
+			r = append(r, refusal{"AfterFunc", err})
+			r = append(r, refusal{"SetReading", c.SetReading(false)})
+			r = append(r, refusal{"NotifyWritable", c.NotifyWritable()})
+			r = append(r, refusal{"Control", c.Control(func(uintptr) {})})
+			_, err = c.Detach()
+			r = append(r, refusal{"Detach", err})
+		}
+		return r
+	}
+	onLoop := make(chan []refusal, 1)
+	conns := make(chan *LoopConn, 1)
+	detached := make(chan net.Conn, 1)
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		nc, err := c.Detach()
+		if err != nil {
+			t.Error(err)
+			c.Close()
+			return len(in)
+		}
+		detached <- nc
+		onLoop <- calls(c, true)
+		conns <- c
+		return len(in)
+	}
+	s := startLoops(t, h, &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }})
+	c := dial(t, s)
+	c.Write([]byte("go\n"))
+	nc := <-detached
+	defer nc.Close()
+	if err := <-closed; !errors.Is(err, ErrDetached) {
+		t.Fatalf("OnClose learned %v, want ErrDetached", err)
+	}
+	check := func(where string, rs []refusal) {
+		t.Helper()
+		for _, r := range rs {
+			if r.err != ErrDetached {
+				t.Errorf("%s: %s after Detach: %v, want ErrDetached", where, r.what, r.err)
+			}
+		}
+	}
+	check("on the loop", <-onLoop)
+	check("off the loop", calls(<-conns, false))
+}
