@@ -31,6 +31,7 @@ type Conn struct {
 // NewConn wraps c. If opt is nil, defaults apply.
 func NewConn(c net.Conn, opt *Options) *Conn {
 	nc := &Conn{Conn: c, w: NewWriter(c, opt)}
+	nc.w.owned = true
 	nc.r.init(nc)
 	if w := nc.w; w.opt.MaxHold > 0 {
 		// Made here, stopped: making it on the first hold would allocate
@@ -143,7 +144,8 @@ func (c *Conn) SetDeadline(t time.Time) error {
 }
 
 // ReadFrom flushes the queue, then copies r to the connection, with
-// sendfile or splice where the kernel allows (see [Copy]).
+// sendfile or splice where the kernel allows (see [Copy]). Close stops
+// it: it returns ErrClosed (see [Writer.ReadFrom]).
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) { return c.w.ReadFrom(r) }
 
 // Close waits up to Options.Linger (default [DefaultLinger]) for the queue
@@ -159,6 +161,7 @@ func (c *Conn) Close() error {
 		// As a net.Conn's second Close: whatever the first said.
 		return ErrClosed
 	}
+	c.w.stopCopy() // a ReadFrom waiting for its source does not hold Close
 	var err error
 	if linger := c.w.opt.Linger; linger > 0 && !c.w.idle() {
 		ctx, cancel := context.WithTimeout(context.Background(), linger)
@@ -219,6 +222,16 @@ func (w *Writer) shutWrites() {
 	w.mu.Lock()
 	w.shut = true
 	w.broadcastLocked()
+	w.mu.Unlock()
+}
+
+// stopCopy stops a ReadFrom in progress, as Writer.Close does, without
+// waiting for its write: Conn.Close bounds that wait by the linger time,
+// then ends it by closing the connection.
+func (w *Writer) stopCopy() {
+	w.mu.Lock()
+	w.closing = true
+	w.stopCopyLocked(false)
 	w.mu.Unlock()
 }
 

@@ -133,12 +133,21 @@ type Writer struct {
 	low       int
 	err       error
 	closed    bool
-	shut      bool          // Conn.Close is closing the connection: Writes fail with ErrClosed
-	writeShut bool          // Conn.CloseWrite: Writes fail with ErrWriteClosed
-	running   bool          // flusher goroutine started
-	parked    bool          // flusher waiting on kick
-	busy      bool          // a writev is in flight
-	kick      chan struct{} // made with the flusher
+	shut      bool // Conn.Close is closing the connection: Writes fail with ErrClosed
+	writeShut bool // Conn.CloseWrite: Writes fail with ErrWriteClosed
+	running   bool // flusher goroutine started
+	parked    bool // flusher waiting on kick
+	busy      bool // a writev is in flight, or a ReadFrom holds the stream
+	// A ReadFrom in progress (copying) holds busy, and copies in steps.
+	// Close stops it (copyStop): it returns ErrClosed at its next step.
+	// copyOut: it is writing to dst, so busy stays its until that returns.
+	copying  bool
+	copyStop bool
+	copyOut  bool
+	copied   int64         // bytes ReadFrom wrote, in stats.Accepted and Written
+	closing  bool          // Close has begun: a ReadFrom does not start
+	owned    bool          // a Conn's: its Close closes dst, ending a copy's writes
+	kick     chan struct{} // made with the flusher
 	// Holding for the reader (Conn only): once a Read has been called
 	// (readSeen), a Write made while no Read is in progress (readers == 0)
 	// is left for the next Read to send, with the hold timer armed in case
@@ -433,7 +442,7 @@ func (w *Writer) endRead(drained bool) {
 func (w *Writer) flushForRead() {
 	w.mu.Lock()
 	w.unholdLocked()
-	w.drainLocked(nil, w.stats.Accepted, false)
+	w.drainLocked(nil, false)
 	if w.queued > 0 && w.err == nil {
 		w.wakeFlusherLocked() // written meanwhile by another goroutine
 	}
@@ -704,7 +713,7 @@ func (w *Writer) flush(ctx context.Context) error {
 	if ctx == nil {
 		w.unholdLocked() // this call sends what is held
 	}
-	if err := w.drainLocked(ctx, w.stats.Accepted, false); err != nil {
+	if err := w.drainLocked(ctx, false); err != nil {
 		return err
 	}
 	if ctx == nil && w.queued > 0 {
@@ -713,14 +722,17 @@ func (w *Writer) flush(ctx context.Context) error {
 	return w.err
 }
 
-// drainLocked waits, with w.mu held, until every byte accepted before
-// target is written or a write fails (the error is then in w.err), and with
+// drainLocked waits, with w.mu held, until every byte queued before the
+// call is written or a write fails (the error is then in w.err), and with
 // idle also until no writev is in flight. With a nil ctx the caller writes
 // batches itself whenever no writev is in flight; otherwise the flusher
 // writes and the wait ends when ctx is done. It returns only wait errors
 // (deadline, ctx).
-func (w *Writer) drainLocked(ctx context.Context, target int64, idle bool) error {
-	done := func() bool { return w.stats.Written >= target && !(idle && w.busy) }
+func (w *Writer) drainLocked(ctx context.Context, idle bool) error {
+	// Counted without what ReadFrom wrote: the copy under way writes
+	// before the queue, and adds to both counts as it goes.
+	target := w.stats.Accepted - w.copied
+	done := func() bool { return w.stats.Written-w.copied >= target && !(idle && w.busy) }
 	for !done() && w.err == nil {
 		if ctx == nil && !w.busy {
 			w.writeBatchLocked(false)
@@ -742,7 +754,21 @@ func (w *Writer) drainLocked(ctx context.Context, target int64, idle bool) error
 // connection, or use [Conn.Close], which is bounded by Options.Linger).
 // If the flush fails for lack of time (deadline), the flusher keeps trying
 // in the background until the queue drains or a write fails.
+//
+// A ReadFrom in progress is stopped first: Close waits for its write to
+// the underlying writer, if one is under way, and it then returns
+// ErrClosed without writing or reading more. One waiting for its source
+// does not hold Close: once that read returns, it returns ErrClosed,
+// dropping what it read. So nothing is written once Close has returned.
 func (w *Writer) Close() error {
+	w.mu.Lock()
+	w.closing = true
+	w.stopCopyLocked(w.shut)
+	// Wait for a copy's write, whatever the deadline.
+	for w.copyOut && w.copying {
+		w.waitCopyLocked()
+	}
+	w.mu.Unlock()
 	err := w.Flush()
 	w.mu.Lock()
 	if w.closed {
@@ -763,6 +789,45 @@ func (w *Writer) Close() error {
 		<-done
 	}
 	return err
+}
+
+// stopCopyLocked makes a ReadFrom in progress return ErrClosed at its next
+// step and takes the stream back from it, unless it is writing: then it
+// gives it back once that write returns. With force (the connection is
+// closed, so that write fails) it takes the stream back at once.
+func (w *Writer) stopCopyLocked(force bool) {
+	if !w.copying {
+		return
+	}
+	w.copyStop = true
+	if w.copyOut && !force {
+		return
+	}
+	w.endCopyLocked()
+}
+
+// endCopyLocked gives the stream back from a ReadFrom.
+func (w *Writer) endCopyLocked() {
+	w.copying = false
+	w.busy = false
+	if w.queued > 0 {
+		w.kickLocked()
+	}
+	w.broadcastLocked()
+}
+
+// waitCopyLocked waits, with w.mu held, for a change of state (the end of
+// a ReadFrom's write, among others).
+func (w *Writer) waitCopyLocked() {
+	if w.changed == nil {
+		w.changed = make(chan struct{})
+	}
+	ch := w.changed
+	w.waiters++
+	w.mu.Unlock()
+	<-ch
+	w.mu.Lock()
+	w.waiters--
 }
 
 // Stats returns a snapshot of the counters.
