@@ -43,8 +43,8 @@ func (ss *session) delayed(d time.Duration, verb, arg, args string) (sync, ok bo
 // command.
 func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
 	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
-		if verb == "QUIT" {
-			ss.quit = true
+		if verb == "QUIT" && f.Close {
+			ss.quit = true // otherwise the session goes on, as with Postfix smtp-sink -f QUIT
 		}
 		return endsGroup(verb), ss.forced(f)
 	}

@@ -100,6 +100,28 @@ func TestForce(t *testing.T) {
 			t.Errorf("after 421: %v, want EOF", err)
 		}
 	})
+	t.Run("refused QUIT", func(t *testing.T) {
+		// A forced QUIT reply without Close has no effect either: the
+		// session goes on, as with Postfix smtp-sink's -f QUIT and -r
+		// QUIT, and has not ended with QUIT.
+		ends := make(chan SessionInfo, 1)
+		s := startSink(t, Config{Force: map[string]Reply{"QUIT": {Code: 500}},
+			OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+		c := dial(t, s)
+		c.cmd(250, "EHLO c")
+		if msg := c.cmd(500, "QUIT"); msg != "5.3.0 Error: command failed" {
+			t.Errorf("text %q", msg)
+		}
+		c.cmd(250, "NOOP")
+		c.send("QUIT\r\nNOOP\r\n")
+		if got := c.codes(2); got != "500 250" {
+			t.Errorf("pipelined: got %s", got)
+		}
+		c.Close()
+		if i := <-ends; i.Quit {
+			t.Errorf("session end %+v, want Quit false", i)
+		}
+	})
 	t.Run("drop DATA", func(t *testing.T) {
 		c := dial(t, startSink(t, Config{Force: map[string]Reply{"DATA": {Close: true}}}, hooks{}))
 		c.cmd(250, "EHLO c")
