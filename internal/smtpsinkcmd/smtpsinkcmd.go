@@ -169,14 +169,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.NoPipelining = true // -f and -r imply -p, as Postfix's do
 	}
 	cfg.Force = map[string]smtpsink.Reply{}
+	// A command in more than one list gets the reply of the last flag
+	// here, whatever the order given: as in Postfix's smtp-sink, -q comes
+	// before -Q, -Q before -f, -f before -r.
 	for _, f := range []struct {
 		flag, list string
 		r          smtpsink.Reply
 	}{
-		{"f", *hard, smtpsink.Reply{Code: 500}},
 		{"r", *soft, smtpsink.Reply{Code: 450}},
-		{"q", *drop, smtpsink.Reply{Close: true}},
+		{"f", *hard, smtpsink.Reply{Code: 500}},
 		{"Q", *shut, smtpsink.Reply{Code: 421, Text: "4.0.0 Server closing connection", Close: true}},
+		{"q", *drop, smtpsink.Reply{Close: true}},
 	} {
 		for _, c := range strings.FieldsFunc(f.list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
 			c = strings.ToUpper(c)

@@ -510,3 +510,58 @@ func TestRunShutLMTPData(t *testing.T) {
 		t.Errorf("%v: %s", err, out)
 	}
 }
+
+// A command named by more than one of -f, -r, -q and -Q gets the reply
+// Postfix's smtp-sink gives it, whatever the order of the flags: -q (a
+// close without a reply) before -Q (421), -Q before -f (500), -f before
+// -r (450). Each reply is checked as the bytes after the greeting, with
+// whether the connection then ends.
+func TestRunForcePrecedence(t *testing.T) {
+	const (
+		hard  = "500 5.3.0 Error: command failed\r\n"
+		shut  = "421 4.0.0 Server closing connection\r\n"
+		after = "250 2.0.0 Ok\r\n" // the NOOP sent after, if the connection is still open
+	)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-f", "VRFY", "-r", "VRFY"}, hard + after},
+		{[]string{"-r", "VRFY", "-f", "VRFY"}, hard + after},
+		{[]string{"-Q", "VRFY", "-f", "VRFY"}, shut},
+		{[]string{"-f", "VRFY", "-Q", "VRFY"}, shut},
+		{[]string{"-q", "VRFY", "-Q", "VRFY"}, ""},
+		{[]string{"-Q", "VRFY", "-q", "VRFY"}, ""},
+		{[]string{"-r", "VRFY", "-q", "VRFY"}, ""},
+	} {
+		addr, stop := run(t, c.args...)
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(time.Minute)) // not to hang if it stays open
+		br := bufio.NewReader(conn)
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		// Not pipelined: -f and -r turn PIPELINING off. After a reply
+		// other than 421, NOOP's shows the session went on; QUIT then
+		// ends it.
+		conn.Write([]byte("VRFY a@b\r\n"))
+		got, err := br.ReadString('\n')
+		if err == nil && got != shut {
+			conn.Write([]byte("NOOP\r\n"))
+			line, _ := br.ReadString('\n')
+			got += line
+			conn.Write([]byte("QUIT\r\n"))
+		}
+		if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 && !strings.HasPrefix(string(rest), "221 ") {
+			t.Errorf("%q: after the reply %q, %v", c.args, rest, err)
+		}
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.args, got, c.want)
+		}
+		conn.Close()
+		stop()
+	}
+}
