@@ -361,7 +361,7 @@ func (r Reply) text() string {
 // reply to a message's data), which name events, never a client's line: a
 // client line "." or "CONNECT x" is an unknown command (500) whatever
 // Force and Delay say.
-var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT", "STARTTLS", "AUTH"}
+var ForceCommands = []string{"CONNECT", "HELO", "EHLO", "LHLO", "MAIL", "RCPT", "DATA", "BDAT", ".", "RSET", "NOOP", "VRFY", "EXPN", "HELP", "QUIT", "STARTTLS", "AUTH", "XCLIENT", "XFORWARD"}
 
 // The pseudo keys of Force and Delay.
 const (

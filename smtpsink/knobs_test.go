@@ -122,6 +122,21 @@ func TestForce(t *testing.T) {
 			t.Errorf("session end %+v, want Quit false", i)
 		}
 	})
+	t.Run("XCLIENT XFORWARD", func(t *testing.T) {
+		// Postfix smtp-sink's -f, -r, -q and -Q take XCLIENT and XFORWARD
+		// too; a forced reply replaces the sink's own (a new greeting
+		// for XCLIENT), and the session goes on.
+		c := dial(t, startSink(t, Config{Force: map[string]Reply{"XCLIENT": {Code: 500}, "XFORWARD": {Code: 450}}}, hooks{}))
+		c.cmd(250, "EHLO c")
+		if msg := c.cmd(500, "XCLIENT NAME=foo"); msg != "5.3.0 Error: command failed" {
+			t.Errorf("XCLIENT: text %q", msg)
+		}
+		if msg := c.cmd(450, "XFORWARD NAME=foo"); msg != "4.3.0 Error: command failed" {
+			t.Errorf("XFORWARD: text %q", msg)
+		}
+		c.cmd(250, "NOOP")
+		c.cmd(221, "QUIT")
+	})
 	t.Run("drop DATA", func(t *testing.T) {
 		c := dial(t, startSink(t, Config{Force: map[string]Reply{"DATA": {Close: true}}}, hooks{}))
 		c.cmd(250, "EHLO c")

@@ -565,3 +565,37 @@ func TestRunForcePrecedence(t *testing.T) {
 		stop()
 	}
 }
+
+// -f, -r, -q and -Q take XCLIENT and XFORWARD, as Postfix's smtp-sink's
+// do (it was a usage error).
+func TestRunForceXCommands(t *testing.T) {
+	addr, stop := run(t, "-f", "XCLIENT", "-Q", "XFORWARD")
+	defer stop()
+	c, err := textproto.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, _, err := c.ReadResponse(220); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		line string
+		code int
+		text string
+	}{
+		{"HELO c", 250, "smtp-sink"},
+		{"XCLIENT NAME=foo", 500, "5.3.0 Error: command failed"},
+		{"XFORWARD NAME=foo", 421, "4.0.0 Server closing connection"},
+	} {
+		if err := c.PrintfLine("%s", s.line); err != nil {
+			t.Fatal(err)
+		}
+		if code, msg, err := c.ReadResponse(s.code); err != nil || msg != s.text {
+			t.Fatalf("%s: %d %q, %v; want %d %q", s.line, code, msg, err, s.code, s.text)
+		}
+	}
+	if _, err := c.R.ReadByte(); err != io.EOF {
+		t.Errorf("after 421: %v, want EOF", err)
+	}
+}
