@@ -43,9 +43,9 @@ func (ss *session) delayed(d time.Duration, verb, arg, args string) (sync, ok bo
 // command.
 func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
 	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
-		if verb == "QUIT" && f.Close {
-			ss.quit = true // otherwise the session goes on, as with Postfix smtp-sink -f QUIT
-		}
+		// Not ss.quit, even for QUIT: the session goes on or a forced
+		// reply closes it (SessionInfo.Quit false), as Postfix
+		// smtp-sink's -f, -r, -q and -Q QUIT do not count a quit.
 		return endsGroup(verb), ss.forced(f)
 	}
 	if ss.refused && verb != "QUIT" {

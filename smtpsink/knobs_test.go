@@ -137,6 +137,26 @@ func TestForce(t *testing.T) {
 		c.cmd(250, "NOOP")
 		c.cmd(221, "QUIT")
 	})
+	t.Run("421 QUIT", func(t *testing.T) {
+		// A session a forced reply to QUIT closes has not ended with
+		// QUIT, as SessionInfo says: Postfix smtp-sink -Q QUIT and -q
+		// QUIT count no quit (its -c "quit=0", and -n does not stop).
+		for _, r := range []Reply{{Code: 421, Close: true}, {Close: true}} {
+			ends := make(chan SessionInfo, 1)
+			s := startSink(t, Config{Force: map[string]Reply{"QUIT": r},
+				OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "HELO c")
+			c.send("QUIT\r\n")
+			rest, err := io.ReadAll(c.R)
+			if want := map[int]string{421: "421 4.3.0 Error: command failed\r\n"}[r.Code]; err != nil || string(rest) != want {
+				t.Errorf("%+v: after QUIT %q, %v; want %q", r, rest, err, want)
+			}
+			if i := <-ends; i.Quit {
+				t.Errorf("%+v: session end %+v, want Quit false", r, i)
+			}
+		}
+	})
 	t.Run("drop DATA", func(t *testing.T) {
 		c := dial(t, startSink(t, Config{Force: map[string]Reply{"DATA": {Close: true}}}, hooks{}))
 		c.cmd(250, "EHLO c")

@@ -599,3 +599,30 @@ func TestRunForceXCommands(t *testing.T) {
 		t.Errorf("after 421: %v, want EOF", err)
 	}
 }
+
+// A session that -Q QUIT (or -q QUIT) closes has not ended with QUIT: as
+// with Postfix's smtp-sink, -c shows "quit=0" and -n does not count it
+// (the sink stopped at -n 1 after it).
+func TestRunShutQuitNotCounted(t *testing.T) {
+	for _, flag := range []string{"-Q", "-q"} {
+		addr, stderr, stop := startErr(t, "-n", "1", "-c", flag, "QUIT")
+		a := dialRaw(t, addr)
+		a.send("HELO a.test\r\n")
+		if got := a.codes(2); got != "220 250" {
+			t.Fatalf("%s: greeting, HELO: %s", flag, got)
+		}
+		a.send("QUIT\r\n")
+		rest, err := io.ReadAll(a.r)
+		if want := map[string]string{"-Q": "421 4.0.0 Server closing connection\r\n"}[flag]; err != nil || string(rest) != want {
+			t.Errorf("%s: after QUIT %q, %v; want %q", flag, rest, err, want)
+		}
+		stderr.waitFor("sess=1 ")
+		if s := stderr.String(); !strings.Contains(s, "sess=1 quit=0 mesg=0") {
+			t.Errorf("%s: counters %q, want quit=0", flag, s)
+		}
+		out, _, err := stop()
+		if err != nil || !strings.HasPrefix(out, "sessions 1 (aborted 1), messages 0,") {
+			t.Errorf("%s: %v: summary %q", flag, err, out)
+		}
+	}
+}
