@@ -388,13 +388,8 @@ func (c *LoopConn) Do(f func(c *LoopConn)) error {
 // loop's clock), the socket is closed anyway and OnClose learns
 // ErrUnsent.
 func (c *LoopConn) Close() error {
-	switch {
-	case !c.calling.Load():
-		return c.outside()
-	case c.det != nil:
-		return ErrDetached
-	case c.closed || c.closing:
-		return ErrClosed
+	if err := c.open(); err != nil {
+		return err
 	}
 	c.closing = true
 	return nil
