@@ -402,13 +402,8 @@ func (c *LoopConn) Close() error {
 // is how a protocol bounds the time to a complete request ("a command
 // within 5 minutes"), however slowly its bytes arrive.
 func (c *LoopConn) SetDeadline(t time.Time) error {
-	switch {
-	case !c.calling.Load():
-		return c.outside()
-	case c.det != nil:
-		return ErrDetached
-	case c.closed:
-		return ErrClosed
+	if err := c.usable(); err != nil {
+		return err
 	}
 	c.l.setDeadline(c, t)
 	return nil
@@ -477,12 +472,25 @@ func (c *LoopConn) NotifyWritable() error {
 // open reports why c, detached, closed, closing or outside a call on its
 // loop, cannot be read or written now, or nil.
 func (c *LoopConn) open() error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if c.closing {
+		return ErrClosed
+	}
+	return nil
+}
+
+// usable is open for what a closing connection still allows (its
+// deadline, its socket options): it reports why c, detached, closed or
+// outside a call on its loop, cannot be used, or nil.
+func (c *LoopConn) usable() error {
 	switch {
 	case !c.calling.Load():
 		return c.outside()
 	case c.det != nil:
 		return ErrDetached
-	case c.closed || c.closing:
+	case c.closed:
 		return ErrClosed
 	}
 	return nil
@@ -509,13 +517,8 @@ func (c *LoopConn) outside() error {
 // block on the descriptor. Like Write, it may be called only on the
 // connection's loop.
 func (c *LoopConn) Control(f func(fd uintptr)) error {
-	switch {
-	case !c.calling.Load():
-		return c.outside()
-	case c.det != nil:
-		return ErrDetached
-	case c.closed:
-		return ErrClosed
+	if err := c.usable(); err != nil {
+		return err
 	}
 	return c.l.control(c, f)
 }
