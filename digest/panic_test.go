@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 )
@@ -128,12 +130,14 @@ func checkNoLeaks(t *testing.T, goroutines bool, f func()) {
 	}
 	if goroutines {
 		synctest.Test(t, func(t *testing.T) {
-			n0 := runtime.NumGoroutine()
-			check(t)
+			// Every goroutine Each starts inherits the label; the
+			// process's others (a finalizer running, say) do not.
+			pprof.Do(context.Background(), pprof.Labels(leakLabel, t.Name()), func(context.Context) {
+				check(t)
+			})
 			synctest.Wait()
-			// Others of the process's may have ended meanwhile.
-			if n := runtime.NumGoroutine(); n > n0 {
-				t.Errorf("%d goroutines after Each, %d before", n, n0)
+			if n := labelledGoroutines(t, t.Name()); n != 0 {
+				t.Errorf("%d goroutines of Each's left after it", n)
 			}
 		})
 	} else {
@@ -146,6 +150,28 @@ func checkNoLeaks(t *testing.T, goroutines bool, f func()) {
 	if err != nil {
 		t.Errorf("a later Each: %v", err)
 	}
+}
+
+const leakLabel = "digest-leak-check"
+
+// labelledGoroutines counts the goroutines whose leakLabel is value, from
+// the goroutine profile's text form: a record opens with "N @ " for its N
+// goroutines, and a line of its labels follows.
+func labelledGoroutines(t *testing.T, value string) int {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	want := strconv.Quote(leakLabel) + ":" + strconv.Quote(value)
+	n, count := 0, 0
+	for line := range strings.Lines(b.String()) {
+		if c, _, ok := strings.Cut(line, " @ "); ok {
+			count, _ = strconv.Atoi(c)
+		} else if strings.HasPrefix(line, "# labels: ") && strings.Contains(line, want) {
+			n += count
+		}
+	}
+	return n
 }
 
 // openDescriptors counts the process's open descriptors where /proc tells,
