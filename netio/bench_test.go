@@ -3,6 +3,8 @@ package netio
 import (
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -183,4 +185,77 @@ func BenchmarkConnStack(b *testing.B) {
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.StackInuse-before.StackInuse)/conns, "stack-B/conn")
+}
+
+// BenchmarkReadFrom is io.Copy of 64 MiB into a Conn or a bare Writer
+// over loopback TCP, from a regular file (sendfile) or from another
+// socket (a Conn splices it, a Writer copies through its buffer), to a
+// peer that drains it; the final Flush and the drain are inside the
+// timing.
+func BenchmarkReadFrom(b *testing.B) {
+	const size = 64 << 20
+	p := filepath.Join(b.TempDir(), "file")
+	if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	chunk := make([]byte, 1<<20)
+	for _, src := range []string{"file", "socket"} {
+		for _, dst := range []string{"conn", "writer"} {
+			b.Run("src="+src+"/dst="+dst, func(b *testing.B) {
+				cli, srv := tcpPair(b)
+				var w interface {
+					io.ReaderFrom
+					Flush() error
+				}
+				if dst == "conn" {
+					w = NewConn(cli, nil)
+				} else {
+					w = NewWriter(cli, nil)
+				}
+				f, err := os.Open(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				b.SetBytes(size)
+				b.ResetTimer()
+				for range b.N {
+					drained := make(chan int64, 1)
+					go func() {
+						n, _ := io.CopyN(io.Discard, srv, size)
+						drained <- n
+					}()
+					var r io.Reader = f
+					if src == "file" {
+						if _, err := f.Seek(0, io.SeekStart); err != nil {
+							b.Fatal(err)
+						}
+					} else {
+						b.StopTimer()
+						in, feed := tcpPair(b)
+						b.StartTimer()
+						go func() {
+							for n := 0; n < size; n += len(chunk) {
+								feed.Write(chunk)
+							}
+							feed.Close()
+						}()
+						r = in
+					}
+					if n, err := w.ReadFrom(r); n != size || err != nil {
+						b.Fatalf("ReadFrom: %d bytes, %v", n, err)
+					}
+					if err := w.Flush(); err != nil {
+						b.Fatal(err)
+					}
+					if n := <-drained; n != size {
+						b.Fatalf("the peer read %d bytes", n)
+					}
+					if in, ok := r.(net.Conn); ok {
+						in.Close()
+					}
+				}
+			})
+		}
+	}
 }
