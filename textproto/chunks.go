@@ -179,6 +179,9 @@ func (c *Chunks) Size() int64 { return c.size - int64(len(c.chunk.pend)) }
 // LAST one: see [Chunks.Next]). Once set, it ends every later chunk of
 // the message.
 func (c *Chunks) Err() error {
+	if k := &c.chunk; k.afterLast && !k.open {
+		return k.finalErr()
+	}
 	if c.rerr != nil {
 		return c.rerr
 	}

@@ -119,3 +119,39 @@ func TestChunkAfterLastReadError(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkAfterLastErr: once a chunk after the LAST one has been read to
+// its end, Chunks.Err returns what it ended with, ErrChunkAfterLast, as
+// for every chunk; it used to return the LAST chunk's ending (nil for a
+// good message). Before that chunk ends, Err is still the LAST one's.
+func TestChunkAfterLastErr(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		opt        ChunkOptions
+		last       error // what the LAST chunk, "ab\nc", ends with
+	}{
+		{"good", "ab\r\nc", ChunkOptions{}, nil},
+		{"bare LF", "ab\nc", ChunkOptions{Bare: dot.BareReject}, dot.ErrBareLF},
+	} {
+		for _, rs := range []int{0, 1, 64} {
+			where := fmt.Sprintf("%s, reads of %d", tc.name, rs)
+			src := tc.data[:4] + "12345" + "6"
+			c := NewReader(bufio.NewReaderSize(strings.NewReader(src), 16)).Chunks(tc.opt)
+			if err := readChunk(c.Next(4, true), rs); !errors.Is(err, tc.last) || (tc.last == nil) != (err == nil) {
+				t.Fatalf("%s: the LAST chunk ended with %v, want %v", where, err, tc.last)
+			}
+			for i, size := range []int64{5, 1, 0} {
+				k := c.Next(size, false)
+				if err := c.Err(); !errors.Is(err, tc.last) || (tc.last == nil) != (err == nil) {
+					t.Errorf("%s: chunk %d after LAST open: Chunks.Err() = %v, want the LAST chunk's %v", where, i, err, tc.last)
+				}
+				if err := readChunk(k, rs); err != ErrChunkAfterLast {
+					t.Errorf("%s: chunk %d after LAST ended with %v", where, i, err)
+				}
+				if err := c.Err(); err != ErrChunkAfterLast {
+					t.Errorf("%s: chunk %d after LAST read: Chunks.Err() = %v, want %v", where, i, err, ErrChunkAfterLast)
+				}
+			}
+		}
+	}
+}
