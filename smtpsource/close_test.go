@@ -474,3 +474,59 @@ func TestStoppedAfterCountedError(t *testing.T) {
 		t.Errorf("failed %d, abandoned %d; want 1, 0", res.Failed, res.Abandoned)
 	}
 }
+
+// A server that refuses a command with a 5xx and then closes the
+// connection, as servers that give up on a client do, fails the message
+// once, with its refusal: the QUIT (a connection a message) or RSET (a
+// kept one) that follows finds the connection closed, which is no second
+// error, as Postfix's smtp-source counts it. So does the HELO tried
+// after a refused EHLO (the message fails with EHLO's refusal), and,
+// with pipelining, the wait for the replies to the commands written
+// behind the refused one. The refused message is the first of three, or
+// the last (with Reuse, its connection is then ended by the session's
+// QUIT). A server that closes instead of answering QUIT after a
+// delivered message is still an I/O error.
+func TestRefusalThenClose(t *testing.T) {
+	for _, verb := range []string{"EHLO", "MAIL", "RCPT", "DATA", "."} {
+		for _, reuse := range []bool{false, true} {
+			for _, pipe := range []bool{false, true} {
+				for _, nth := range []int64{1, 3} {
+					if verb == "EHLO" && reuse {
+						continue // the connection is made before the first message
+					}
+					t.Run(fmt.Sprintf("%s/reuse=%v/pipelining=%v/message=%d", replyPhase[verb], reuse, pipe, nth), func(t *testing.T) {
+						var n atomic.Int64
+						f := &fakeServer{ext: []string{"PIPELINING"}, reply: func(v, arg string) string {
+							if v == verb && n.Add(1) == nth {
+								return "close:554 5.7.1 go away"
+							}
+							return ""
+						}}
+						cfg := base(f.start(t))
+						cfg.Messages, cfg.Reuse, cfg.Pipelining = 3, reuse, pipe
+						res := runOK(t, cfg)
+						phase := replyPhase[verb]
+						if res.Delivered != 2 || res.Failed != 1 || res.Errors != 1 || res.Rejections != 1 || res.Replies[phase][554] != 1 {
+							t.Fatalf("delivered %d, failed %d, errors %d (I/O %d, rejections %d), first %q; want 2, 1, 1 (0, 1)",
+								res.Delivered, res.Failed, res.Errors, res.IOErrors, res.Rejections, res.FirstError)
+						}
+						if !strings.Contains(res.FirstError, "554 5.7.1 go away") {
+							t.Errorf("first error %q", res.FirstError)
+						}
+					})
+				}
+			}
+		}
+	}
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "QUIT" {
+			return "close"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	if res := runOK(t, cfg); res.Delivered != 1 || res.IOErrors != 1 || !strings.Contains(res.FirstError, "quit") {
+		t.Errorf("QUIT unanswered after a delivered message: delivered %d, I/O errors %d, first %q; want 1, 1, quit's",
+			res.Delivered, res.IOErrors, res.FirstError)
+	}
+}

@@ -19,7 +19,8 @@
 //     that breaks RFC 5321 §4.2 or its bounds (at once) and a failed read or
 //     write are counted apart, and the run goes on: a failed transaction is
 //     reset, a broken connection replaced. Only a server that refuses TLS
-//     or AUTH for good ends it ([ErrStartTLS], [ErrTLS], [ErrAuth]).
+//     or AUTH for good ends it ([ErrStartTLS], [ErrTLS], [ErrAuth]). A
+//     refusal, then a close, is one error.
 //   - A 421 to any command (RFC 5321 §3.8: the server is closing the
 //     channel) fails the message, if one is under way, with that 421,
 //     counted once: the connection is closed without QUIT, no reply to

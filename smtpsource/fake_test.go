@@ -36,6 +36,7 @@ type fakeServer struct {
 	// reply, if set, returns the reply to a command ("CONNECT" for the
 	// greeting, "." for the end of data, with the recipient as arg in
 	// LMTP); "" for the default, "close" to drop the connection instead,
+	// "close:" and a reply to send the reply and then drop it,
 	// "hang" to read on and never answer. A 421 reply is sent and the
 	// connection closed, as RFC 5321 §3.8 has it.
 	reply func(verb, arg string) string
@@ -220,6 +221,13 @@ func (f *fakeServer) serve(raw net.Conn, connNum int) {
 	}
 	say = func(verb, arg, r string) bool {
 		if r == "close" {
+			return false
+		}
+		if rest, ok := strings.CutPrefix(r, "close:"); ok {
+			// The reply, then a close, as servers that give up on a
+			// client do after a 5xx.
+			say(verb, arg, rest)
+			w.Flush()
 			return false
 		}
 		if r == "hang" {

@@ -55,9 +55,14 @@ type session struct {
 	// message's data before its MAIL is answered (pipelined BDAT does), so
 	// that a close found there is one.
 	stale, retryable bool
-	// counted says an error was counted for the message under way: a
-	// message the run's end cuts short is abandoned only without one.
+	// counted says an error was counted for the message under way, or
+	// for the last one if it failed: a message the run's end cuts short
+	// is abandoned only without one, and a close by the server after it
+	// (a refusal, then the connection closed) is no second error.
 	counted bool
+	// ehloRefusal is the refusal of EHLO while HELO is tried after it: a
+	// close by the server then is the end of that refusal, counted as it.
+	ehloRefusal error
 }
 
 // The bounds of the wait after a failed connection or a refused
@@ -278,6 +283,19 @@ func (s *session) ioFail(ctx context.Context, phase string, err error) {
 	}
 	if s.c != nil && !s.c.delivered {
 		s.backOff() // the server ended a connection that delivered nothing
+	}
+	if closedByPeer(err) && (s.counted || s.ehloRefusal != nil) {
+		// The server refused a command, then closed the connection, as
+		// servers that give up on a client do: a QUIT or RSET after the
+		// refusal, a reply to a command pipelined behind it, or HELO
+		// after a refused EHLO finds the connection closed. The message
+		// failed once, with the refusal, as Postfix's smtp-source counts
+		// it.
+		if !s.counted {
+			s.fail(ctx, &s.r.n.reject, s.ehloRefusal)
+		}
+		s.close()
+		return
 	}
 	var pe textproto.ProtocolError
 	if errors.As(err, &pe) || errors.Is(err, textproto.ErrLineTooLong) || errors.Is(err, textproto.ErrHeaderTooLarge) {
@@ -628,11 +646,14 @@ func (s *session) hello(ctx context.Context) error {
 			return nil
 		}
 		if verb != "EHLO" || code/100 != 5 {
+			s.ehloRefusal = nil
 			s.reject(ctx, strings.ToLower(verb), code, msg)
 			s.quit(ctx)
 			return errors.New("greeting refused")
 		}
 		verb = "HELO"
+		s.ehloRefusal = fmt.Errorf("ehlo: %d %s", code, firstLine(msg))
+		defer func() { s.ehloRefusal = nil }()
 	}
 }
 
@@ -732,6 +753,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 	}
 	out := delivered
 	if ok {
+		s.counted = false // a refused recipient's: the message was delivered
 		if s.c != nil {
 			s.c.delivered = true
 		}
