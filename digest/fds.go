@@ -1,10 +1,6 @@
 package digest
 
-import (
-	"errors"
-	"sync"
-	"syscall"
-)
+import "sync"
 
 // descriptors counts the files a run has open, so that a worker out of
 // file descriptors (EMFILE, ENFILE) waits for another of the run's files
@@ -44,7 +40,7 @@ func (d *descriptors) openFile(path string) (fileHandle, error) {
 		}
 		d.open-- // not opened after all
 		d.cond.Broadcast()
-		if !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.ENFILE) {
+		if !outOfDescriptors(err) {
 			return f, err
 		}
 		for d.closed == seen && d.open > 0 {
