@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -52,11 +53,7 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 		// A "-" line of an earlier list, still queued behind a file being
 		// hashed or being hashed itself, reads standard input first, as
 		// coreutils (one line after another) would have.
-		r.mu.Lock()
-		for r.head < len(r.queue) || r.busy {
-			r.drained.Wait()
-		}
-		r.mu.Unlock()
+		r.waitIdle()
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
@@ -64,6 +61,23 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 		}
 		defer f.Close()
 		src = f
+	}
+	// A list read from a pipe, FIFO or device may name it again (a
+	// "/dev/stdin" line in a list read from standard input): md5sum then
+	// hashes what its stdio stream has not yet taken of the list, and
+	// goes on with what is left, nothing. So such a list is read as
+	// stdio reads it, a buffer at a time and only when the buffer is
+	// empty; it counts as a pipe read (serial); and a line reading it
+	// is hashed before the next line is read.
+	if f, ok := src.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+			if !slices.ContainsFunc(r.pipes, func(p os.FileInfo) bool { return os.SameFile(p, fi) }) {
+				r.pipes = append(r.pipes, fi)
+			}
+			r.list = fi
+			defer func() { r.list, r.listShared = nil, false }()
+			src = &stdioReader{r: src, buf: make([]byte, stdioBufferSize(fi))}
+		}
 	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	var line []byte
@@ -74,6 +88,10 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 			if ev, ok := r.checkLineEvent(cf, lineNo, line); ok && !yield(ev) {
 				return false
 			}
+			if r.listShared {
+				r.listShared = false
+				r.waitIdle()
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -83,6 +101,42 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 		}
 	}
 	return yield(event{kind: evSummary, cf: cf})
+}
+
+// waitIdle waits until every event emitted so far has been handled. It
+// runs on the feeding goroutine.
+func (r *sumRun) waitIdle() {
+	r.mu.Lock()
+	for r.head < len(r.queue) || r.busy {
+		r.drained.Wait()
+	}
+	r.mu.Unlock()
+}
+
+// A stdioReader reads r as a C stdio stream does: into a buffer of its
+// own, with one read of the buffer's size, only when the buffer is empty.
+// What it has taken of r is then what md5sum's stream would have taken.
+type stdioReader struct {
+	r      io.Reader
+	buf    []byte
+	off, n int
+	err    error
+}
+
+func (s *stdioReader) Read(p []byte) (int, error) {
+	if s.off == s.n {
+		if s.err != nil {
+			return 0, s.err
+		}
+		s.off = 0
+		s.n, s.err = s.r.Read(s.buf)
+		if s.n == 0 {
+			return 0, s.err
+		}
+	}
+	n := copy(p, s.buf[s.off:s.n])
+	s.off += n
+	return n, nil
 }
 
 // readLine appends the next line, with its '\n' if any, to dst.

@@ -296,6 +296,12 @@ type sumRun struct {
 	multiFiles int
 	bsdRev     int           // coreutils' bsd_reversed: -1 unknown, 0 standard, 1 reversed
 	pipes      []os.FileInfo // the pipes, FIFOs and devices read so far (serial)
+	// list is the pipe, FIFO or device the check list being read comes
+	// from, or nil; listShared tells checkFileEvents that the event just
+	// emitted reads it too (see serial). Both belong to the feeding
+	// goroutine.
+	list       os.FileInfo
+	listShared bool
 }
 
 func newSumRun(cfg sumConfig, stdin io.Reader, stdout, stderr io.Writer, term terminals) *sumRun {
@@ -412,6 +418,9 @@ func (r *sumRun) serial(ev event) bool {
 	}
 	if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
 		return false
+	}
+	if r.list != nil && os.SameFile(r.list, fi) {
+		r.listShared = true
 	}
 	for _, p := range r.pipes {
 		if os.SameFile(p, fi) {
