@@ -240,7 +240,7 @@ type LoopConn struct {
 	waiting   bool        // for room (EPOLLOUT): the connection is not read
 	watched   uint32      // the events the loop's epoll set polls c for
 	calling   atomic.Bool // in a call: Write appends to the loop's output; atomic, so that the check of a call from another goroutine is no data race
-	closing   bool        // Close was called: close once the output is sent
+	closing   bool        // Close was called: close once the output is sent (set with markClosing)
 	closed    bool
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
@@ -255,6 +255,7 @@ type LoopConn struct {
 	dialHost  string       // Dial's address's host: a TLS client's ServerName by default
 	tls       *tlsPipe     // StartTLS or LoopOptions.TLSConfig
 	gone      atomic.Bool  // closed or detached, for Do
+	ended     atomic.Bool  // closing, or detached: its timers are dropped, for LoopTimer.Stop
 	detached  atomic.Bool  // Detach succeeded, for Do
 	dos       atomic.Int32 // functions Do queued, not yet run
 
@@ -391,7 +392,7 @@ func (c *LoopConn) Close() error {
 	if err := c.open(); err != nil {
 		return err
 	}
-	c.closing = true
+	c.markClosing()
 	return nil
 }
 

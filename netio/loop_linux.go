@@ -1136,7 +1136,8 @@ func (l *loop) linger(c *LoopConn, err error) (bool, error) {
 		// is nothing left to send or to wait for.
 		return false, err
 	}
-	c.lingering, c.closing, c.closeErr = true, true, err
+	c.markClosing()
+	c.lingering, c.closeErr = true, err
 	// The socket is read even when the last read emptied it: input that
 	// came since may wait, its event not yet handled (later in this
 	// turn's events, or not yet taken from epoll), and closing over it
@@ -1371,10 +1372,12 @@ func (l *loop) detach(c *LoopConn) (net.Conn, error) {
 	f.Close()
 	c.fd = -1
 	if err != nil {
-		c.closing, c.closeErr = true, fmt.Errorf("netio: detach: %w", err)
+		c.markClosing()
+		c.closeErr = fmt.Errorf("netio: detach: %w", err)
 		return nil, c.closeErr
 	}
 	c.det = &detachedConn{Conn: nc, ready: make(chan struct{})}
+	c.ended.Store(true)
 	return c.det, nil
 }
 

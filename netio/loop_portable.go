@@ -1127,7 +1127,8 @@ func (l *loop) close(c *LoopConn, err error) {
 		// when a call returns, its bytes would be in the socket already.
 		// Once it is done, writeDone closes c as Linux would then:
 		// gracefully if the socket took them all.
-		c.closing, c.closeErr, cs.closeAfter = true, err, true
+		c.markClosing()
+		c.closeErr, cs.closeAfter = err, true
 		return
 	}
 	if !c.lingering && l.graceful(c, err) {
@@ -1155,7 +1156,8 @@ func (l *loop) linger(c *LoopConn, err error) (bool, error) {
 	if !ok || cw.CloseWrite() != nil {
 		return false, err
 	}
-	c.lingering, c.closing, c.closeErr = true, true, err
+	c.markClosing()
+	c.lingering, c.closeErr = true, err
 	// The input waiting is read and thrown away at once, as on epoll, so
 	// that a peer that has all of the output but goes on sending does not
 	// keep c open: the linger ends as soon as a read emptied the socket
@@ -1259,6 +1261,7 @@ func (l *loop) release(c *LoopConn, err error) {
 
 func (l *loop) detach(c *LoopConn) (net.Conn, error) {
 	c.det = &detachedConn{Conn: c.sys.nc, ready: make(chan struct{})}
+	c.ended.Store(true)
 	return c.det, nil
 }
 

@@ -447,7 +447,8 @@ func (l *loop) timeout(c *LoopConn, err error) {
 	if !l.callTimeout(c, f, err) {
 		return
 	}
-	c.closing, c.closeErr = true, err
+	c.markClosing()
+	c.closeErr = err
 	if l.after(c) {
 		l.close(c, err)
 	} else {
@@ -465,7 +466,7 @@ func (l *loop) drainConn(c *LoopConn) {
 		c.tls.drain = true // once it is done
 		return
 	}
-	c.closing = true
+	c.markClosing()
 	if c.tls != nil {
 		l.send(c) // close_notify
 	}

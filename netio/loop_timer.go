@@ -53,11 +53,24 @@ func (c *LoopConn) AfterFunc(d time.Duration, f func(c *LoopConn)) (*LoopTimer, 
 // Stop cancels the call, if it is still to come: it reports whether it
 // stopped it, true meaning that f will not run. It returns false once f
 // has run (or is running), after an earlier Stop, and when the timer was
-// dropped with its connection. It may be called from any goroutine.
+// dropped with its connection: from the moment the connection is closing
+// (Close was called, or the loop closes it) or detached, though it may
+// linger on. It may be called from any goroutine.
 func (t *LoopTimer) Stop() bool {
-	if t == nil || t.c.gone.Load() || !t.state.CompareAndSwap(timerPending, timerDone) {
+	// A connection's timers are dropped as it starts closing or is
+	// detached, not only once it is gone: ended tells another goroutine
+	// so, where c.closing and c.det are the loop's.
+	if t == nil || t.c.ended.Load() || t.c.gone.Load() || !t.state.CompareAndSwap(timerPending, timerDone) {
 		return false
 	}
 	t.c.l.timerStopped()
 	return true
+}
+
+// markClosing sets c closing, which drops its timers: every Close of the
+// loop's (LoopConn.Close, a timeout, a failure, lingering) goes through
+// it, so that Stop from another goroutine sees the drop at once.
+func (c *LoopConn) markClosing() {
+	c.closing = true
+	c.ended.Store(true)
 }

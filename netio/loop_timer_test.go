@@ -132,15 +132,26 @@ func TestLoopsAfterFuncOrder(t *testing.T) {
 	})
 }
 
-// TestLoopsAfterFuncClosed: the timers of a connection closed (by the
-// peer here) never run, and Stop reports false for them.
-func TestLoopsAfterFuncClosed(t *testing.T) {
+// closedTimer serves a connection on a fake clock, with OnClose
+// reporting on closed, and arms a timer for a second that reports on
+// ran.
+func closedTimer(t *testing.T) (*Loops, *fakeClock, *LoopConn, *net.TCPConn, chan error, chan struct{}, *LoopTimer) {
+	t.Helper()
 	closed := make(chan error, 1)
 	s, clk, lc, nc := timerServer(t, &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }})
-	ran := make(chan struct{}, 1)
+	ran := make(chan struct{}, 2)
 	var tm *LoopTimer
 	onLoop(t, lc, func(c *LoopConn) {
 		tm, _ = c.AfterFunc(time.Second, func(*LoopConn) { ran <- struct{}{} })
+	})
+	return s, clk, lc, nc, closed, ran, tm
+}
+
+// TestLoopsAfterFuncClosed: the timers of a connection closed (by the
+// peer here) never run, and Stop reports false for them.
+func TestLoopsAfterFuncClosed(t *testing.T) {
+	s, clk, lc, nc, closed, ran, tm := closedTimer(t)
+	onLoop(t, lc, func(c *LoopConn) {
 		c.AfterFunc(time.Second, func(*LoopConn) { ran <- struct{}{} })
 	})
 	nc.Close() // the echo handler closes on the peer's end of stream
@@ -155,6 +166,52 @@ func TestLoopsAfterFuncClosed(t *testing.T) {
 	}
 	if tm.Stop() {
 		t.Fatal("Stop of a closed connection's timer reported true")
+	}
+}
+
+// TestLoopsAfterFuncStopClosing: a connection's timers are dropped as it
+// starts closing or is detached, before the loop is done with it (here
+// it is held in the very call that closed it): Stop from another
+// goroutine then reports false, as for a closed connection's, and the
+// timer never runs. Stop used to report true until the loop had released
+// the connection, which a closing connection's linger (output the peer
+// has not read, up to 5 s) makes long.
+func TestLoopsAfterFuncStopClosing(t *testing.T) {
+	for _, end := range []string{"Close", "Detach"} {
+		t.Run(end, func(t *testing.T) {
+			s, clk, lc, nc, closed, ran, tm := closedTimer(t)
+			stopped := make(chan bool)
+			var dc net.Conn
+			onLoop(t, lc, func(c *LoopConn) {
+				var err error
+				if end == "Close" {
+					err = c.Close()
+				} else {
+					dc, err = c.Detach()
+				}
+				if err != nil {
+					t.Errorf("%s: %v", end, err)
+				}
+				go func() { stopped <- tm.Stop() }()
+				if <-stopped {
+					t.Errorf("Stop from another goroutine after %s reported true", end)
+				}
+				if tm.Stop() {
+					t.Errorf("Stop on the loop after %s reported true", end)
+				}
+			})
+			if dc != nil {
+				dc.Close()
+			}
+			nc.Close()
+			<-closed
+			clk.advance(s, time.Hour)
+			select {
+			case <-ran:
+				t.Fatalf("the timer ran after %s", end)
+			default:
+			}
+		})
 	}
 }
 

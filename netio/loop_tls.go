@@ -397,7 +397,8 @@ func (l *loop) handshakeDone(c *LoopConn, err error) {
 	if err != nil {
 		herr := handshakeError(err, false, nil)
 		t.state, t.notified = tlsFailed, true
-		c.closing, c.closeErr = true, herr
+		c.markClosing()
+		c.closeErr = herr
 		if f := l.s.opt.OnHandshake; f != nil {
 			l.callTimeout(c, f, herr)
 		}
@@ -575,7 +576,8 @@ func (l *loop) tlsRecords(c *LoopConn) bool {
 			// A bad record (crypto/tls has sent its alert) or the peer's
 			// alert.
 			t.notified = true
-			c.closing, c.closeErr = true, fmt.Errorf("%w: %w", ErrTLS, err)
+			c.markClosing()
+			c.closeErr = fmt.Errorf("%w: %w", ErrTLS, err)
 			return true
 		}
 	}
@@ -647,7 +649,7 @@ func (l *loop) sealOwed(c *LoopConn) {
 	l.out = l.out[:l.tl.sealed]
 	if _, err := c.tls.conn.Write(l.tl.plain); err != nil {
 		c.tls.notified = true
-		c.closing = true
+		c.markClosing()
 		if c.closeErr == nil {
 			c.closeErr = unsent(fmt.Errorf("%w: %w", ErrTLS, err))
 		}
