@@ -31,7 +31,6 @@ type Conn struct {
 // NewConn wraps c. If opt is nil, defaults apply.
 func NewConn(c net.Conn, opt *Options) *Conn {
 	nc := &Conn{Conn: c, w: NewWriter(c, opt)}
-	nc.w.owned = true
 	nc.r.init(nc)
 	if w := nc.w; w.opt.MaxHold > 0 {
 		// Made here, stopped: making it on the first hold would allocate
@@ -143,9 +142,9 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return err
 }
 
-// ReadFrom flushes the queue, then copies r to the connection, with
-// sendfile or splice where the kernel allows (see [Copy]). Close stops
-// it: it returns ErrClosed (see [Writer.ReadFrom]).
+// ReadFrom flushes the queue, then copies r to the connection, a regular
+// file with sendfile where the kernel allows (see [Copy]), in steps that
+// Close stops: it returns ErrClosed (see [Writer.ReadFrom]).
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) { return c.w.ReadFrom(r) }
 
 // Close waits up to Options.Linger (default [DefaultLinger]) for the queue

@@ -25,8 +25,8 @@ var copyPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); retur
 // is a *net.UnixConn (whose ReadFrom is the datagram one) and src an
 // *os.File, it hands over to the file's WriteTo, which uses sendfile where
 // the kernel allows (Linux). A [Conn] or [Writer] dst is flushed first and
-// then treated as the connection it wraps, except that a bare Writer sends
-// only regular files so (see [Writer.ReadFrom]). Everything else goes
+// then treated as the connection it wraps, except that it sends only
+// regular files so (see [Writer.ReadFrom]). Everything else goes
 // through a pooled 64 KiB buffer, allocating nothing per call.
 func Copy(dst io.Writer, src io.Reader) (int64, error) {
 	switch d := dst.(type) {
@@ -76,10 +76,9 @@ func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
 //
 // It copies in steps (a read of r, then a write; or, from a regular file
 // to a TCP connection, a sendfile of at most 1 MiB), so that Close can stop
-// it between two: it then returns ErrClosed (see [Writer.Close]). A
-// Writer's ReadFrom from a socket or pipe copies through a buffer; a
-// [Conn]'s hands it to splice whole, as Conn.Close ends it by closing the
-// connection.
+// it between two: it then returns ErrClosed (see [Writer.Close]). So a
+// ReadFrom from a socket or pipe, a [Conn]'s too, copies through a
+// buffer: Close never waits for the source's read.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	w.mu.Lock()
 	if err := w.drainLocked(nil, true); err != nil {
@@ -164,15 +163,6 @@ func (w *Writer) copySteps(r io.Reader) (int64, error) {
 				return total, err
 			}
 		}
-	}
-	if w.owned && zeroCopy(w.dst, r) {
-		// Its read may block: Conn.Close ends it by closing the connection.
-		if !w.beginCopyWrite() {
-			return 0, nil
-		}
-		n, err := Copy(w.dst, r)
-		w.endCopyWrite(n)
-		return n, err
 	}
 	bp := copyPool.Get().(*[]byte)
 	defer copyPool.Put(bp)
@@ -259,17 +249,4 @@ func regularFile(r io.Reader) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode().IsRegular()
-}
-
-// zeroCopy reports whether Copy hands r to the kernel when dst is a
-// connection.
-func zeroCopy(dst io.Writer, r io.Reader) bool {
-	switch dst.(type) {
-	case *net.TCPConn:
-		return zeroCopySource(r)
-	case *net.UnixConn:
-		_, ok := r.(*os.File)
-		return ok
-	}
-	return false
 }

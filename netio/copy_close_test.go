@@ -213,3 +213,51 @@ func TestWriterReadFromFileSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestConnCloseReadFromSilentSocket: Conn.Close, with a ReadFrom copying
+// from a socket that sends nothing (io.Copy from one TCP connection into
+// a Conn, as a proxy does) and a Write queued behind it by another
+// goroutine, stops the copy without waiting for its source, sends that
+// Write and closes: nil, and the ReadFrom returns ErrClosed. The copy was
+// handed to splice whole, whose wait for the source Close cannot end:
+// Close waited out Linger and returned ErrUnsent, the Write lost.
+func TestConnCloseReadFromSilentSocket(t *testing.T) {
+	cli, srv := tcpPair(t)
+	src, silent := tcpPair(t) // silent sends nothing until the end
+	defer silent.Close()
+	c := NewConn(cli, &Options{Linger: 50 * time.Millisecond})
+	if _, err := silent.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	copied := make(chan copyResult, 1)
+	go func() { n, err := io.Copy(c, src); copied <- copyResult{n, err} }()
+	a := make([]byte, 1)
+	if _, err := io.ReadFull(srv, a); err != nil { // the copy is under way
+		t.Fatal(err)
+	}
+	recv := readAll(srv)
+	if _, err := c.WriteString("q"); err != nil { // queued behind the copy
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	guard := time.NewTimer(time.Minute) // only a hang guard
+	defer guard.Stop()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v; want nil, the queued Write sent", err)
+		}
+	case <-guard.C:
+		silent.Close() // so that the copy, and Close, end
+		t.Fatalf("Close did not return (Close: %v)", <-closed)
+	}
+	if got := <-recv; string(got) != "q" {
+		t.Errorf("peer got %q after the copy's %q, want %q", got, a, "q")
+	}
+	silent.Write([]byte("b")) // the copy's read, if under way, returns
+	r := <-copied
+	if r.n != 1 || !errors.Is(r.err, ErrClosed) {
+		t.Errorf("ReadFrom: %d, %v; want 1, ErrClosed", r.n, r.err)
+	}
+}

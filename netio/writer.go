@@ -146,7 +146,6 @@ type Writer struct {
 	copyOut  bool
 	copied   int64         // bytes ReadFrom wrote, in stats.Accepted and Written
 	closing  bool          // Close has begun: a ReadFrom does not start
-	owned    bool          // a Conn's: its Close closes dst, ending a copy's writes
 	kick     chan struct{} // made with the flusher
 	// Holding for the reader (Conn only): once a Read has been called
 	// (readSeen), a Write made while no Read is in progress (readers == 0)
