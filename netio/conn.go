@@ -142,9 +142,9 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return err
 }
 
-// ReadFrom flushes the queue, then copies r to the connection, a regular
-// file with sendfile where the kernel allows (see [Copy]), in steps that
-// Close stops: it returns ErrClosed (see [Writer.ReadFrom]).
+// ReadFrom flushes the queue, then copies r to the connection, with
+// sendfile or splice where the kernel allows, in steps that Close stops:
+// it returns ErrClosed (see [Writer.ReadFrom]).
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) { return c.w.ReadFrom(r) }
 
 // Close waits up to Options.Linger (default [DefaultLinger]) for the queue

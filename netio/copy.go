@@ -25,8 +25,8 @@ var copyPool = sync.Pool{New: func() any { b := make([]byte, copyBufSize); retur
 // is a *net.UnixConn (whose ReadFrom is the datagram one) and src an
 // *os.File, it hands over to the file's WriteTo, which uses sendfile where
 // the kernel allows (Linux). A [Conn] or [Writer] dst is flushed first and
-// then treated as the connection it wraps, except that it sends only
-// regular files so (see [Writer.ReadFrom]). Everything else goes
+// then treated as the connection it wraps, copying in steps that Close
+// can stop (see [Writer.ReadFrom]). Everything else goes
 // through a pooled 64 KiB buffer, allocating nothing per call.
 func Copy(dst io.Writer, src io.Reader) (int64, error) {
 	switch d := dst.(type) {
@@ -76,9 +76,12 @@ func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
 //
 // It copies in steps (a read of r, then a write; or, from a regular file
 // to a TCP connection, a sendfile of at most 1 MiB), so that Close can stop
-// it between two: it then returns ErrClosed (see [Writer.Close]). So a
-// ReadFrom from a socket or pipe, a [Conn]'s too, copies through a
-// buffer: Close never waits for the source's read.
+// it between two: it then returns ErrClosed (see [Writer.Close]). On
+// Linux, from a TCP or Unix stream socket, a pipe or a file to a TCP or
+// Unix stream socket, a step is a splice into a pipe of its own (the
+// read, which Close does not wait for), then a splice from that pipe
+// (the write); only the types of packages net and os are spliced so,
+// not another type that has a descriptor but may read it its own way.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	w.mu.Lock()
 	if err := w.drainLocked(nil, true); err != nil {
@@ -164,6 +167,9 @@ func (w *Writer) copySteps(r io.Reader) (int64, error) {
 			}
 		}
 	}
+	if n, ok, err := w.spliceSteps(r); ok {
+		return n, err
+	}
 	bp := copyPool.Get().(*[]byte)
 	defer copyPool.Put(bp)
 	buf := *bp
@@ -198,6 +204,9 @@ func (w *Writer) copySteps(r io.Reader) (int64, error) {
 		}
 	}
 }
+
+// spliceHook, if set (by a test), learns the bytes of each spliced step.
+var spliceHook func(n int64)
 
 // errInvalidWrite is io.Copy's error for a write that reports more than
 // it was given.

@@ -214,50 +214,82 @@ func TestWriterReadFromFileSteps(t *testing.T) {
 	}
 }
 
-// TestConnCloseReadFromSilentSocket: Conn.Close, with a ReadFrom copying
-// from a socket that sends nothing (io.Copy from one TCP connection into
-// a Conn, as a proxy does) and a Write queued behind it by another
-// goroutine, stops the copy without waiting for its source, sends that
-// Write and closes: nil, and the ReadFrom returns ErrClosed. The copy was
-// handed to splice whole, whose wait for the source Close cannot end:
-// Close waited out Linger and returned ErrUnsent, the Write lost.
-func TestConnCloseReadFromSilentSocket(t *testing.T) {
-	cli, srv := tcpPair(t)
-	src, silent := tcpPair(t) // silent sends nothing until the end
-	defer silent.Close()
-	c := NewConn(cli, &Options{Linger: 50 * time.Millisecond})
-	if _, err := silent.Write([]byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	copied := make(chan copyResult, 1)
-	go func() { n, err := io.Copy(c, src); copied <- copyResult{n, err} }()
-	a := make([]byte, 1)
-	if _, err := io.ReadFull(srv, a); err != nil { // the copy is under way
-		t.Fatal(err)
-	}
-	recv := readAll(srv)
-	if _, err := c.WriteString("q"); err != nil { // queued behind the copy
-		t.Fatal(err)
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- c.Close() }()
-	guard := time.NewTimer(time.Minute) // only a hang guard
-	defer guard.Stop()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Errorf("Close: %v; want nil, the queued Write sent", err)
+// splicedCount counts what ReadFrom splices, until the test ends.
+func splicedCount(t *testing.T) func() int64 {
+	var mu sync.Mutex
+	var n int64
+	t.Cleanup(SetSpliceHook(func(k int64) { mu.Lock(); n += k; mu.Unlock() }))
+	return func() int64 { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// TestReadFromCloseSilentSocket: Close, with a ReadFrom copying from a
+// socket that sends nothing (io.Copy from one TCP connection into a
+// Writer or Conn, as a proxy does) and a Write queued behind it by
+// another goroutine, stops the copy without waiting for its source,
+// sends that Write and returns nil (a Conn's with a short Linger); the
+// ReadFrom returns ErrClosed once its read returns, writing nothing
+// more. On Linux the copy's first step is spliced. A Conn handed the copy
+// to splice whole, whose wait for the source Close cannot end: Close
+// waited out Linger and returned ErrUnsent, the Write lost.
+func TestReadFromCloseSilentSocket(t *testing.T) {
+	for _, conn := range []bool{false, true} {
+		name := "Writer"
+		if conn {
+			name = "Conn"
 		}
-	case <-guard.C:
-		silent.Close() // so that the copy, and Close, end
-		t.Fatalf("Close did not return (Close: %v)", <-closed)
-	}
-	if got := <-recv; string(got) != "q" {
-		t.Errorf("peer got %q after the copy's %q, want %q", got, a, "q")
-	}
-	silent.Write([]byte("b")) // the copy's read, if under way, returns
-	r := <-copied
-	if r.n != 1 || !errors.Is(r.err, ErrClosed) {
-		t.Errorf("ReadFrom: %d, %v; want 1, ErrClosed", r.n, r.err)
+		t.Run(name, func(t *testing.T) {
+			spliced := splicedCount(t)
+			cli, srv := tcpPair(t)
+			src, silent := tcpPair(t) // silent sends nothing until the end
+			defer silent.Close()
+			w := NewWriter(cli, nil)
+			closeFn := w.Close
+			if conn {
+				c := NewConn(cli, &Options{Linger: 50 * time.Millisecond})
+				w, closeFn = c.Writer(), c.Close
+			}
+			if _, err := silent.Write([]byte("a")); err != nil {
+				t.Fatal(err)
+			}
+			copied := make(chan copyResult, 1)
+			go func() { n, err := io.Copy(w, src); copied <- copyResult{n, err} }()
+			a := make([]byte, 1)
+			if _, err := io.ReadFull(srv, a); err != nil { // the copy is under way
+				t.Fatal(err)
+			}
+			if _, err := w.WriteString("q"); err != nil { // queued behind the copy
+				t.Fatal(err)
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- closeFn() }()
+			guard := time.NewTimer(time.Minute) // only a hang guard
+			defer guard.Stop()
+			select {
+			case err := <-closed:
+				if err != nil {
+					t.Errorf("Close: %v; want nil, the queued Write sent", err)
+				}
+			case <-guard.C:
+				silent.Close() // so that the copy, and Close, end
+				t.Fatalf("Close did not return (Close: %v)", <-closed)
+			}
+			recv := readAll(srv)
+			silent.Write([]byte("b")) // the copy's read, if under way, returns
+			r := <-copied
+			if r.n != 1 || !errors.Is(r.err, ErrClosed) {
+				t.Errorf("ReadFrom: %d, %v; want 1, ErrClosed", r.n, r.err)
+			}
+			cli.Close() // a bare Writer's Close leaves it open
+			if got := <-recv; string(got) != "q" {
+				t.Errorf("peer got %q after the copy's %q, want %q", got, a, "q")
+			}
+			want := int64(0) // copied through the buffer
+			if spliceReads {
+				want = 1 // the first step
+			}
+			if got := spliced(); got != want {
+				t.Errorf("%d bytes spliced, want %d", got, want)
+			}
+		})
 	}
 }

@@ -167,3 +167,11 @@ func SetLingerHeldHook(opt *LoopOptions, f func() bool) { opt.lingerHeld = f }
 // the loop, each time it gives a TLS handshake input, with what the
 // handshake then holds unread.
 func SetHandshakeHeldHook(opt *LoopOptions, f func(n int)) { opt.handshakeHeld = f }
+
+// SetSpliceHook has f learn the bytes of each step a ReadFrom splices
+// (Linux), until the returned function is called.
+func SetSpliceHook(f func(n int64)) (restore func()) {
+	old := spliceHook
+	spliceHook = f
+	return func() { spliceHook = old }
+}

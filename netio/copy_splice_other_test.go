@@ -1,0 +1,6 @@
+//go:build !linux
+
+package netio
+
+// spliceReads: ReadFrom copies sockets and pipes through its buffer here.
+const spliceReads = false
