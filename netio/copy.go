@@ -205,9 +205,6 @@ func (w *Writer) copySteps(r io.Reader) (int64, error) {
 	}
 }
 
-// spliceHook, if set (by a test), learns the bytes of each spliced step.
-var spliceHook func(n int64)
-
 // errInvalidWrite is io.Copy's error for a write that reports more than
 // it was given.
 var errInvalidWrite = errors.New("invalid write result")

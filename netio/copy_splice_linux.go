@@ -110,8 +110,8 @@ func (w *Writer) spliceSteps(r io.Reader) (total int64, ok bool, err error) {
 		})
 		w.endCopyWrite(int64(nw))
 		total += int64(nw)
-		if spliceHook != nil {
-			spliceHook(int64(nw))
+		if w.spliceHook != nil {
+			w.spliceHook(int64(nw))
 		}
 		if err == nil {
 			err = werr

@@ -69,12 +69,12 @@ func TestWriterReadFromSpliceSources(t *testing.T) {
 				sub += "/CopyN"
 			}
 			t.Run(sub, func(t *testing.T) {
-				spliced := splicedCount(t)
 				src, feed := mk(t)
 				go func() { feed.Write(data); feed.Close() }()
 				cli, srv := tcpPair(t)
 				recv := readAll(srv)
 				w := NewWriter(cli, nil)
+				spliced := splicedCount(w)
 				w.WriteString("HEAD")
 				want := data
 				var n int64
@@ -129,7 +129,6 @@ func (c bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 // with its Read, not spliced from the descriptor, which would skip what
 // its buffer holds.
 func TestWriterReadFromOwnReader(t *testing.T) {
-	spliced := splicedCount(t)
 	in, feed := tcpPair(t)
 	go func() { feed.Write([]byte("hello, world")); feed.Close() }()
 	br := bufio.NewReaderSize(in, 16)
@@ -139,6 +138,7 @@ func TestWriterReadFromOwnReader(t *testing.T) {
 	cli, srv := tcpPair(t)
 	recv := readAll(srv)
 	w := NewWriter(cli, nil)
+	spliced := splicedCount(w)
 	if n, err := w.ReadFrom(bufConn{in, br}); n != 12 || err != nil {
 		t.Fatalf("ReadFrom: %d, %v; want 12", n, err)
 	}

@@ -168,10 +168,6 @@ func SetLingerHeldHook(opt *LoopOptions, f func() bool) { opt.lingerHeld = f }
 // handshake then holds unread.
 func SetHandshakeHeldHook(opt *LoopOptions, f func(n int)) { opt.handshakeHeld = f }
 
-// SetSpliceHook has f learn the bytes of each step a ReadFrom splices
-// (Linux), until the returned function is called.
-func SetSpliceHook(f func(n int64)) (restore func()) {
-	old := spliceHook
-	spliceHook = f
-	return func() { spliceHook = old }
-}
+// SetSpliceHook has f learn the bytes of each step w's ReadFrom splices
+// (Linux). Call it before any ReadFrom.
+func (w *Writer) SetSpliceHook(f func(n int64)) { w.spliceHook = f }

@@ -116,6 +116,9 @@ type Writer struct {
 	// waitHook, if set (only by tests), is called with mu held each time a
 	// Write is about to wait for room.
 	waitHook func()
+	// spliceHook, if set (only by tests, before any ReadFrom), learns
+	// the bytes of each step a ReadFrom splices.
+	spliceHook func(n int64)
 	// afterFunc arms the hold timer; time.AfterFunc except in tests.
 	afterFunc func(d time.Duration, f func()) stopResetter
 
