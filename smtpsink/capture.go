@@ -25,12 +25,18 @@ type Transaction struct {
 	AuthUser   string   // the authenticated user, if any
 }
 
-// capture is a message's Config.Capture writer: its Write errors stay
-// its own.
-type capture struct{ w io.WriteCloser }
+// capture is a message's Config.Capture writer. A Write error does not
+// fail the session: it is kept, the writer gets no more, and the error
+// refuses the message at its end (see endCapture).
+type capture struct {
+	w   io.WriteCloser
+	err error // the first Write error
+}
 
 func (c *capture) Write(p []byte) (int, error) {
-	c.w.Write(p) // the writer's to report, at Close
+	if c.err == nil {
+		_, c.err = c.w.Write(p)
+	}
 	return len(p), nil
 }
 
@@ -59,18 +65,22 @@ func (ss *session) startCapture() {
 
 // endCapture closes the capture of the message's data, if any: with
 // CloseWithError(err), if err is not nil and the writer has that method.
-func (ss *session) endCapture(err error) {
+// It returns the first error of the writer's Write calls or of its
+// Close (not of CloseWithError: the message is not taken then anyway).
+func (ss *session) endCapture(err error) error {
 	if ss.capture == nil {
-		return
+		return nil
 	}
+	werr := ss.capture.err
 	if c, ok := ss.capture.w.(interface{ CloseWithError(error) error }); ok && err != nil {
 		c.CloseWithError(err)
-	} else {
-		ss.capture.w.Close()
+	} else if cerr := ss.capture.w.Close(); werr == nil {
+		werr = cerr
 	}
 	ss.capture = nil
 	ss.sink = io.Discard
 	if ss.hash != nil {
 		ss.sink = ss.hash
 	}
+	return werr
 }

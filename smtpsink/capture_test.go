@@ -286,3 +286,81 @@ func TestCaptureWholeBeforeDotDelay(t *testing.T) {
 		})
 	}
 }
+
+// failingCapture is a Capture writer that fails: its Write calls with
+// writeErr (it keeps nothing then), its Close with closeErr.
+type failingCapture struct{ writeErr, closeErr error }
+
+func (w failingCapture) Write(p []byte) (int, error) {
+	if w.writeErr != nil {
+		return 0, w.writeErr
+	}
+	return len(p), nil
+}
+func (w failingCapture) Close() error { return w.closeErr }
+
+// A message whose Capture writer failed (a Write or its Close returned
+// an error: a dump on a full disk) is refused with 451, not accepted
+// with a 250 that claims it stored, and not counted; in LMTP each
+// recipient that would have had 250 gets the 451, one a dot rule
+// refuses keeps its reply. A refusal keeps its own code. On both engines.
+func TestCaptureFailedRefuses(t *testing.T) {
+	boom := errors.New("no space left on device")
+	for _, engine := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(engine), func(t *testing.T) {
+			var fail failingCapture
+			var mu sync.Mutex
+			capture := func(Transaction) io.WriteCloser { mu.Lock(); defer mu.Unlock(); return fail }
+			set := func(w failingCapture) { mu.Lock(); defer mu.Unlock(); fail = w }
+			s := startSink(t, Config{Engine: engine, Capture: capture}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "EHLO client.test")
+			for _, w := range []failingCapture{{closeErr: boom}, {writeErr: boom}} {
+				set(w)
+				c.cmd(250, "MAIL FROM:<a@b>")
+				c.cmd(250, "RCPT TO:<c@d>")
+				c.cmd(354, "DATA")
+				if text := c.cmd(451, "x\r\n."); !strings.Contains(text, "4.3.0") {
+					t.Errorf("%+v: %q", w, text)
+				}
+				c.cmd(250, "MAIL FROM:<a@b>")
+				c.cmd(250, "RCPT TO:<c@d>")
+				c.send("BDAT 1 LAST\r\ny")
+				c.expect(451)
+			}
+			set(failingCapture{closeErr: boom})
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<c@d>")
+			c.cmd(354, "DATA")
+			c.cmd(550, "bare\nLF\r\n.") // refused for its data: still 550
+			set(failingCapture{})
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<c@d>")
+			c.cmd(354, "DATA")
+			c.cmd(250, "fine\r\n.")
+			if st := s.Stats(); st.Messages != 1 || st.Errors[451] != 4 {
+				t.Errorf("messages %d, 451s %d; want 1 and 4", st.Messages, st.Errors[451])
+			}
+
+			rule, err := ParseRule("dot:no@=550 5.1.1 no")
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := startSink(t, Config{Engine: engine, LMTP: true, Rules: []Rule{rule},
+				Capture: func(Transaction) io.WriteCloser { return failingCapture{closeErr: boom} }}, hooks{})
+			c = dial(t, l)
+			c.cmd(250, "LHLO client.test")
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<c@d>")
+			c.cmd(250, "RCPT TO:<no@d>")
+			c.cmd(354, "DATA")
+			c.send("x\r\n.\r\n")
+			if got := c.codes(2); !strings.Contains(got, "451") || !strings.Contains(got, "550") {
+				t.Errorf("LMTP replies %q, want a 451 and a 550", got)
+			}
+			if st := l.Stats(); st.Messages != 0 {
+				t.Errorf("LMTP: messages %d, want 0", st.Messages)
+			}
+		})
+	}
+}

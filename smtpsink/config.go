@@ -155,8 +155,12 @@ type Config struct {
 	// CloseWithError(error) error, as *io.PipeWriter does, is closed
 	// with it instead when the data is not whole: with the data's error
 	// (as dot's: too large, a bare CR or LF, a line too long) or, for a
-	// message cut short, ErrAborted. The writer's errors
-	// are its own: a Write never fails the session. Capture, the writes
+	// message cut short, ErrAborted. A Write never fails the session,
+	// but a writer that failed (a Write, after which it gets no more,
+	// or its Close returned an error) refuses a message that would be
+	// accepted with 451 4.3.0 (in LMTP, to each recipient that would
+	// get 250): no message is acknowledged whose capture was not kept.
+	// A Capture that returns nil captures nothing and refuses nothing. Capture, the writes
 	// and Close are called as OnMessage is (on EngineLoops, from the
 	// loop: no long waits).
 	Capture func(Transaction) io.WriteCloser

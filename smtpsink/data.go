@@ -168,12 +168,30 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	}
 	// The data ended whole (or was closed with its error above): the
 	// capture ends now, not after a "." delay, which Close may cut short
-	// and pass the message for one cut short in its data.
-	ss.endCapture(nil)
+	// and pass the message for one cut short in its data. A capture that
+	// failed refuses what would be accepted: the message is not stored.
+	if ss.endCapture(nil) != nil {
+		r = captureFailed(r)
+		for i, p := range ss.perRcpt {
+			if p.Code == 0 { // accepted
+				p.Code = 250
+			}
+			ss.perRcpt[i] = captureFailed(p)
+		}
+	}
 	if e.delay > 0 {
 		return ss.wait(e.delay, func() bool { return ss.replyMessage(r, size, chunks) })
 	}
 	return ss.replyMessage(r, size, chunks)
+}
+
+// captureFailed returns the reply to a message whose capture failed in
+// place of r: 451 where r would accept it (a 2xx), else r.
+func captureFailed(r Reply) Reply {
+	if r.Code/100 != 2 {
+		return r
+	}
+	return Reply{Code: 451, Text: "4.3.0 Error: queue file write error", Close: r.Close}
 }
 
 // replyMessage counts a message accepted (code 250, or in LMTP with
