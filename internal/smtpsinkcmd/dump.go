@@ -10,12 +10,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-strftime"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
@@ -51,21 +53,78 @@ type dump struct {
 	session uint64
 	f       *os.File
 	w       *bufio.Writer
-	target  string
+	target  string // -d: without its id
+	id      string
 	dropped atomic.Bool
+	done    bool  // commit has run
+	err     error // commit's error
 	// open is set while the message's last line has no line end (BDAT
 	// data need not end in CRLF): Close ends it before the empty line.
 	open bool
 }
 
-// capture is smtpsink.Config.Capture.
+// newID returns a dump's id, a random hexadecimal number (a variable
+// for the tests: export_test.go).
+var newID = func() string { return fmt.Sprintf("%08x", rand.Uint32()) }
+
+// check tries the template at start, as the first message would use it:
+// its directory made, a file created in it, the name (-d: with an id)
+// not too long, the file (-D) one that can be appended to. A template
+// that names no file for -D is a usage error.
+func (d *dumper) check() error {
+	name := strftime.Format(d.tmpl, d.now())
+	if d.append && (strings.HasSuffix(name, "/") || strings.HasSuffix(name, string(filepath.Separator))) {
+		return cli.Usagef("-D %s: names a directory, not a file", d.tmpl)
+	}
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".smtp-sink-dump-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	if d.append {
+		_, err := os.Lstat(name)
+		made := errors.Is(err, fs.ErrNotExist)
+		g, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		g.Close()
+		if made {
+			os.Remove(name)
+		}
+		return nil
+	}
+	// A hidden name as long as a dump's: too long fails here, not at
+	// each message.
+	base := filepath.Base(name + newID())
+	probe := filepath.Join(dir, "."+strings.Repeat("x", len(base)-1))
+	if err := os.Link(f.Name(), probe); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Rename(f.Name(), probe); err != nil {
+			var le *os.LinkError
+			if errors.As(err, &le) {
+				err = &fs.PathError{Op: "create", Path: name + "<id>", Err: le.Err}
+			}
+			return err
+		}
+	}
+	os.Remove(probe)
+	return nil
+}
+
+// capture is smtpsink.Config.Capture. A dump that cannot be started is
+// a writer that fails at Close: its message is refused (451), not
+// taken without its dump.
 func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
 	now := d.now()
 	name := strftime.Format(d.tmpl, now)
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		d.fail(err)
-		return nil
+		return d.failed(t.Session, err)
 	}
 	f, err := os.CreateTemp(dir, ".smtp-sink-dump-*")
 	if err == nil {
@@ -76,17 +135,31 @@ func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
 			f.Close()
 			os.Remove(f.Name())
 		}
-		d.fail(err)
-		return nil
+		return d.failed(t.Session, err)
 	}
-	id := fmt.Sprintf("%08x", rand.Uint32())
-	if !d.append {
-		name += id
-	}
-	w := &dump{d: d, session: t.Session, f: f, w: bufio.NewWriter(f), target: name}
+	id := newID()
+	w := &dump{d: d, session: t.Session, f: f, w: bufio.NewWriter(f), target: name, id: id}
 	w.header(t, id, now)
 	d.open.Store(t.Session, w)
 	return w
+}
+
+// failed counts and reports err, a dump that could not be started, and
+// returns its writer, which fails at Close.
+func (d *dumper) failed(session uint64, err error) io.WriteCloser {
+	d.fail(err)
+	w := &dump{d: d, session: session, done: true, err: err}
+	d.open.Store(session, w)
+	return w
+}
+
+// commit commits the dump under way in session, if any, and returns its
+// error (see dump.commit).
+func (d *dumper) commit(session uint64) error {
+	if w, ok := d.open.Load(session); ok {
+		return w.(*dump).commit()
+	}
+	return nil
 }
 
 // drop drops the dump under way in session, if any: its message is not
@@ -128,21 +201,34 @@ func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
 }
 
 func (w *dump) Write(p []byte) (int, error) {
+	if w.f == nil {
+		return len(p), nil // failed at its start
+	}
 	if len(p) > 0 {
 		w.open = p[len(p)-1] != '\n'
 	}
 	return w.w.Write(p)
 }
 
-// Close ends the transaction's dump: the empty line (after a line end
-// for a last line without one), then the file
-// takes its name (-d; one taken already is not replaced), or is appended
-// to the shared one (-D).
+// Close ends the transaction's dump (commit), or drops it if its
+// message was refused.
 func (w *dump) Close() error {
 	if w.dropped.Load() {
 		return w.CloseWithError(nil)
 	}
+	return w.commit()
+}
+
+// commit ends the transaction's dump, once: the empty line (after a
+// line end for a last line without one), then the file takes its name
+// (-d; where a file has it already, the name of another id) or is
+// appended to the shared one (-D). Its error is counted and reported.
+func (w *dump) commit() error {
 	w.d.open.CompareAndDelete(w.session, w)
+	if w.done {
+		return w.err
+	}
+	w.done = true
 	if w.open {
 		w.w.WriteString("\r\n")
 	}
@@ -151,26 +237,51 @@ func (w *dump) Close() error {
 	if err == nil && w.d.append {
 		err = w.d.appendTo(w.target, w.f.Name())
 	} else if err == nil {
-		err = os.Link(w.f.Name(), w.target)
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			err = os.Rename(w.f.Name(), w.target) // no hard links here
-		}
+		err = w.link()
 	}
 	os.Remove(w.f.Name())
 	if err != nil {
 		w.d.fail(err)
 	}
+	w.err = err
 	return err
+}
+
+// link gives the temporary file its name, the target and the id, or
+// where that is taken (two messages of one second with the same random
+// id, or a file from an earlier run), the target and another id: a dump
+// never replaces another.
+func (w *dump) link() error {
+	id := w.id
+	for range 100 {
+		err := os.Link(w.f.Name(), w.target+id)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// No hard links here: a rename, which would replace a file.
+			if _, serr := os.Lstat(w.target + id); errors.Is(serr, fs.ErrNotExist) {
+				err = os.Rename(w.f.Name(), w.target+id)
+			}
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		id = newID()
+	}
+	return &fs.PathError{Op: "link", Path: w.target + id, Err: fs.ErrExist}
 }
 
 // CloseWithError drops the dump of a message that is not whole.
 func (w *dump) CloseWithError(error) error {
 	w.d.open.CompareAndDelete(w.session, w)
+	if w.f == nil {
+		return nil
+	}
 	w.f.Close()
 	return os.Remove(w.f.Name())
 }
 
-// appendTo appends the file tmp to the file name.
+// appendTo appends the file tmp to the file name; an append that fails
+// (a full file system) is cut off again, so the file holds whole
+// transactions only.
 func (d *dumper) appendTo(name, tmp string) error {
 	src, err := os.Open(tmp)
 	if err != nil {
@@ -183,7 +294,13 @@ func (d *dumper) appendTo(name, tmp string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(dst, src)
+	fi, err := dst.Stat()
+	if err == nil {
+		_, err = io.Copy(dst, src)
+		if err != nil {
+			dst.Truncate(fi.Size())
+		}
+	}
 	return errors.Join(err, dst.Close())
 }
 

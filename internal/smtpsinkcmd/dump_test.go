@@ -2,8 +2,13 @@ package smtpsinkcmd
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"net/smtp"
 	nettextproto "net/textproto"
@@ -13,9 +18,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
@@ -92,16 +99,152 @@ func TestRunDump(t *testing.T) {
 	}
 }
 
-// A dump that cannot be written is reported and counted; the message is
-// still taken.
+// A dump that cannot be written (its directory replaced by a file while
+// the sink runs) is reported and counted, and its message is refused
+// with 451: not acknowledged with a 250 that claims it stored. The sink
+// goes on, and takes the next message once the directory is back.
 func TestRunDumpError(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(f, nil, 0o644)
-	addr, stop := run(t, "-json", "-d", filepath.Join(f, "x")) // a directory under a file
-	send(t, addr, "x\r\n")
+	dir := filepath.Join(t.TempDir(), "dumps")
+	addr, stop := run(t, "-json", "-d", filepath.Join(dir, "day")+"/")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sendRefused(t, addr, "x\r\n", 451)
+	os.Remove(dir)
+	send(t, addr, "y\r\n")
 	out, err := stop()
-	if err != nil || !strings.Contains(out, `"messages":1,`) || !strings.Contains(out, `"dump_errors":1`) {
+	if err != nil || !strings.Contains(out, `"messages":1,`) || !strings.Contains(out, `"dump_errors":1`) || !strings.Contains(out, `"451":1`) {
 		t.Errorf("%v: %s", err, out)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "day", "*")); len(files) != 1 {
+		t.Errorf("dumps %v, want one", files)
+	}
+}
+
+// A template that cannot be used fails at start, before the sink
+// listens, not at each message: a directory that cannot be made (under
+// a file, or not writable), a name too long, and for -D, a template
+// that names a directory (a usage error, status 2). The others are the
+// file system's errors (*fs.PathError), status 1.
+func TestRunDumpStartErrors(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "file")
+	os.WriteFile(file, nil, 0o644)
+	// The context is done: a run that starts ends at once.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		args   []string
+		status int
+		errno  error
+	}{
+		{[]string{"-d", filepath.Join(file, "x") + "/"}, 1, syscall.ENOTDIR},
+		{[]string{"-D", filepath.Join(file, "all")}, 1, syscall.ENOTDIR},
+		{[]string{"-d", filepath.Join(tmp, strings.Repeat("n", 250))}, 1, syscall.ENAMETOOLONG},
+		{[]string{"-D", filepath.Join(tmp, strings.Repeat("n", 256))}, 1, syscall.ENAMETOOLONG},
+		{[]string{"-D", tmp + "/"}, 2, nil},
+		{[]string{"-D", tmp}, 1, syscall.EISDIR},
+	} {
+		err := Run(done, append([]string{"-addr", "127.0.0.1:0"}, c.args...), io.Discard, io.Discard)
+		status, _ := cli.Status(err)
+		var pe *fs.PathError
+		var le *os.LinkError
+		if status != c.status || c.errno != nil && (!errors.Is(err, c.errno) || !errors.As(err, &pe) && !errors.As(err, &le)) ||
+			!strings.Contains(fmt.Sprint(err), c.args[0]) {
+			t.Errorf("%q: %v (status %d), want status %d, %v", c.args, err, status, c.status, c.errno)
+		}
+	}
+	if os.Geteuid() == 0 {
+		return // root writes anywhere
+	}
+	ro := filepath.Join(tmp, "ro")
+	os.Mkdir(ro, 0o555)
+	err := Run(done, []string{"-addr", "127.0.0.1:0", "-d", filepath.Join(ro, "x") + "/"}, io.Discard, io.Discard)
+	if status, _ := cli.Status(err); status != 1 || !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("-d in a directory not writable: %v (status %d)", err, status)
+	}
+}
+
+// Two messages whose dumps get the same name (the template and the
+// random id: one in 2^32, but among a million messages a hundred or so)
+// are both kept: the second takes another id, and never replaces the
+// first nor is lost.
+func TestRunDumpSameID(t *testing.T) {
+	ids := make(chan string, 3)
+	ids <- "00000001"
+	ids <- "00000001"
+	ids <- "00000002"
+	SetNewID(t, func() string { return <-ids })
+	dir := t.TempDir()
+	addr, stop := run(t, "-json", "-d", dir+"/")
+	send(t, addr, "first\r\n")
+	send(t, addr, "second\r\n")
+	out, err := stop()
+	if err != nil || !strings.Contains(out, `"messages":2,`) || strings.Contains(out, "dump_errors") {
+		t.Errorf("%v: %s", err, out)
+	}
+	var bodies []string
+	for _, id := range []string{"00000001", "00000002"} {
+		b, _ := os.ReadFile(filepath.Join(dir, id))
+		bodies = append(bodies, string(b))
+	}
+	if !strings.HasSuffix(bodies[0], "\r\nfirst\r\n\r\n") || !strings.HasSuffix(bodies[1], "\r\nsecond\r\n\r\n") {
+		t.Errorf("dumps %q", bodies)
+	}
+}
+
+// On a full file system (a 64 KiB tmpfs), a message whose dump does not
+// fit is refused with 451 (net/smtp hears it), counted as not dumped,
+// and leaves nothing: no temporary file, and with -D no part of it
+// appended to the shared file, which holds whole transactions only. The
+// sink stays up and takes a message that fits. Needs root to mount.
+func TestRunDumpFullFS(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	for _, flag := range []string{"-d", "-D"} {
+		t.Run(flag, func(t *testing.T) {
+			dir := t.TempDir()
+			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+				t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+			}
+			t.Cleanup(func() { exec.Command("umount", dir).Run() })
+			target := dir + "/"
+			if flag == "-D" {
+				target = filepath.Join(dir, "all")
+			}
+			addr, stop := run(t, "-json", "-h", "dump.test", flag, target)
+			send(t, addr, "small\r\n")
+			// 40 KiB: it fits once (-D's temporary file), not twice (its
+			// append); -d's fits not at all after a 30 KiB filler.
+			if flag == "-d" {
+				os.WriteFile(filepath.Join(dir, ".filler"), make([]byte, 30<<10), 0o644)
+			}
+			big := strings.Repeat(strings.Repeat("x", 78)+"\r\n", 512)
+			sendRefused(t, addr, big, 451)
+			os.Remove(filepath.Join(dir, ".filler"))
+			send(t, addr, "after\r\n")
+			out, err := stop()
+			if err != nil || !strings.Contains(out, `"messages":2,`) || !strings.Contains(out, `"dump_errors":1`) {
+				t.Errorf("%v: %s", err, out)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".smtp-sink-dump-*")); len(left) > 0 {
+				t.Errorf("temporary files left: %v", left)
+			}
+			var all []byte
+			files, _ := filepath.Glob(filepath.Join(dir, "*"))
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				all = append(all, b...)
+			}
+			if n := len(dumpRecord.FindAll(all, -1)); n != 2 || bytes.Contains(all, []byte("xxxx")) ||
+				!bytes.Contains(all, []byte("\r\nsmall\r\n\r\n")) || !bytes.Contains(all, []byte("\r\nafter\r\n\r\n")) {
+				t.Errorf("%d records (want 2, whole, the large one not among them) in %v:\n%.300q", n, files, all)
+			}
+		})
 	}
 }
 
@@ -295,5 +438,32 @@ func TestDumpReceivedDate(t *testing.T) {
 		if !bytes.Contains(b, []byte(" id ")) || !bytes.Contains(b, []byte(";\r\n"+c.want+"x\r\n")) {
 			t.Errorf("dump %q, want the Received line's date %q", b, c.want)
 		}
+	}
+}
+
+// A message refused because its dump failed does not count for -M: -M 2
+// still takes two messages dumped, then stops by itself, where the
+// failed one used to use up a place and the second good one got 421.
+func TestRunDumpErrorMaxMessages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dumps")
+	addr, summary := runUntilDone(t, "-addr", "127.0.0.1:0", "-M", "2", "-d", filepath.Join(dir, "day")+"/")
+	os.RemoveAll(dir)
+	os.WriteFile(dir, nil, 0o644)
+	sendRefused(t, addr, "x\r\n", 451)
+	os.Remove(dir)
+	send(t, addr, "one\r\n")
+	send(t, addr, "two\r\n")
+	if rest := summary(); !strings.Contains(rest, "messages 2 (1 not dumped),") {
+		t.Errorf("summary %q", rest)
+	}
+}
+
+// sendRefused sends a message with net/smtp, which must hear code.
+func sendRefused(t *testing.T, addr, body string, code int) {
+	t.Helper()
+	err := smtp.SendMail(addr, nil, "a@x.test", []string{"b@y.test"}, []byte(body))
+	var te *nettextproto.Error
+	if !errors.As(err, &te) || te.Code != code {
+		t.Errorf("message %.20q: %v, want %d", body, err, code)
 	}
 }

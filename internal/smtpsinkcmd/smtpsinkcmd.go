@@ -22,6 +22,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -51,7 +52,7 @@ type Result struct {
 	Addr string `json:"addr"`
 	smtpsink.Stats
 	ErrorTotal uint64 `json:"error_replies"`
-	DumpErrors uint64 `json:"dump_errors,omitempty"` // transactions -d or -D could not dump
+	DumpErrors uint64 `json:"dump_errors,omitempty"` // transactions -d or -D could not dump (their messages refused with 451)
 }
 
 // Run runs `wirespeed smtp-sink` with the arguments after "smtp-sink"
@@ -128,8 +129,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary at exit as one JSON object, the last line of standard output (the first is \"listening on ADDR\", which it repeats as \"addr\"; -digest lines to standard output come between)")
-	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made), e.g. -d 'dumps/%Y%m%d/'")
-	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d (as smtp-sink -D)")
+	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made; tried at start), e.g. -d 'dumps/%Y%m%d/'; a message whose dump fails (a full disk) gets 451, not 250")
+	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d, whole transactions only (as smtp-sink -D; tried at start; a failed dump: 451)")
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
@@ -339,6 +340,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("smtp-sink: -d and -D: one or the other")
 	case *dumpEach != "" || *dumpAll != "":
 		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", host: cfg.Hostname, now: time.Now, logf: cfg.ErrorLog.Printf}
+		flag := "-d"
+		if dumps.append {
+			flag = "-D"
+		}
+		if err := dumps.check(); errors.Is(err, cli.ErrUsage) {
+			return cli.Usagef("smtp-sink: %v", err)
+		} else if err != nil {
+			return fmt.Errorf("smtp-sink: %s: %w", flag, err)
+		}
 		cfg.Capture = dumps.capture
 	}
 	if *maxMsgs > 0 || *maxQuits > 0 {
@@ -353,6 +363,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					dumps.drop(m.Session)
 				}
 				return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink is stopping (-M or -n)", Close: true}
+			}
+			if dumps != nil && dumps.commit(m.Session) != nil {
+				// Not stored: the capture's Close reports it, and the
+				// message is refused (451); it does not count for -M.
+				decided.Add(^uint64(0))
 			}
 			return smtpsink.Reply{}
 		}
