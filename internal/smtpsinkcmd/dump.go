@@ -39,6 +39,7 @@ type dumper struct {
 	append bool
 	host   string
 	now    func() time.Time
+	newID  func() string // a dump's id; randomID but in tests
 	logf   func(format string, args ...any)
 
 	mu   sync.Mutex // -D: one transaction appended at a time
@@ -63,9 +64,8 @@ type dump struct {
 	open bool
 }
 
-// newID returns a dump's id, a random hexadecimal number (a variable
-// for the tests: export_test.go).
-var newID = func() string { return fmt.Sprintf("%08x", rand.Uint32()) }
+// randomID returns a dump's id, a random hexadecimal number.
+func randomID() string { return fmt.Sprintf("%08x", rand.Uint32()) }
 
 // check tries the template at start, as the first message would use it:
 // its directory made, a file created in it, the name (-d: with an id)
@@ -101,7 +101,7 @@ func (d *dumper) check() error {
 	}
 	// A hidden name as long as a dump's: too long fails here, not at
 	// each message.
-	base := filepath.Base(name + newID())
+	base := filepath.Base(name + d.newID())
 	probe := filepath.Join(dir, "."+strings.Repeat("x", len(base)-1))
 	if err := os.Link(f.Name(), probe); err != nil && !errors.Is(err, fs.ErrExist) {
 		if err := os.Rename(f.Name(), probe); err != nil {
@@ -137,7 +137,7 @@ func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
 		}
 		return d.failed(t.Session, err)
 	}
-	id := newID()
+	id := d.newID()
 	w := &dump{d: d, session: t.Session, f: f, w: bufio.NewWriter(f), target: name, id: id}
 	w.header(t, id, now)
 	d.open.Store(t.Session, w)
@@ -264,7 +264,7 @@ func (w *dump) link() error {
 		if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		id = newID()
+		id = w.d.newID()
 	}
 	return &fs.PathError{Op: "link", Path: w.target + id, Err: fs.ErrExist}
 }

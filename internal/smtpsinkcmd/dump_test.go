@@ -172,19 +172,19 @@ func TestRunDumpStartErrors(t *testing.T) {
 // random id: one in 2^32, but among a million messages a hundred or so)
 // are both kept: the second takes another id, and never replaces the
 // first nor is lost.
-func TestRunDumpSameID(t *testing.T) {
+func TestDumpSameID(t *testing.T) {
 	ids := make(chan string, 3)
 	ids <- "00000001"
 	ids <- "00000001"
 	ids <- "00000002"
-	SetNewID(t, func() string { return <-ids })
 	dir := t.TempDir()
-	addr, stop := run(t, "-json", "-d", dir+"/")
-	send(t, addr, "first\r\n")
-	send(t, addr, "second\r\n")
-	out, err := stop()
-	if err != nil || !strings.Contains(out, `"messages":2,`) || strings.Contains(out, "dump_errors") {
-		t.Errorf("%v: %s", err, out)
+	d := &dumper{tmpl: dir + "/", host: "dump.test", now: time.Now, newID: func() string { return <-ids }, logf: t.Errorf}
+	for i, body := range []string{"first\r\n", "second\r\n"} {
+		w := d.capture(smtpsink.Transaction{Session: uint64(i + 1), RemoteAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 25}, Proto: "ESMTP", Helo: "c", MailArgs: "<a@x.test>", RcptArgs: []string{"<b@y.test>"}})
+		w.Write([]byte(body))
+		if err := w.Close(); err != nil {
+			t.Fatalf("message %d: %v", i+1, err)
+		}
 	}
 	var bodies []string
 	for _, id := range []string{"00000001", "00000002"} {
@@ -425,7 +425,7 @@ func TestDumpReceivedDate(t *testing.T) {
 		{time.Date(2026, 12, 15, 9, 5, 4, 0, time.FixedZone("CET", 3600)), "\tTue, 15 Dec 2026 09:05:04 +0100 (CET)\r\n"},
 	} {
 		dir := t.TempDir()
-		d := &dumper{tmpl: filepath.Join(dir, "all"), append: true, host: "dump.test", now: func() time.Time { return c.at }, logf: t.Errorf}
+		d := &dumper{tmpl: filepath.Join(dir, "all"), append: true, host: "dump.test", now: func() time.Time { return c.at }, newID: randomID, logf: t.Errorf}
 		w := d.capture(smtpsink.Transaction{Session: 1, RemoteAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 25}, Proto: "ESMTP", Helo: "c", MailArgs: "<a@x.test>", RcptArgs: []string{"<b@y.test>"}})
 		w.Write([]byte("x\r\n"))
 		if err := w.Close(); err != nil {

@@ -339,7 +339,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *dumpEach != "" && *dumpAll != "":
 		return cli.Usagef("smtp-sink: -d and -D: one or the other")
 	case *dumpEach != "" || *dumpAll != "":
-		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", host: cfg.Hostname, now: time.Now, logf: cfg.ErrorLog.Printf}
+		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", host: cfg.Hostname, now: time.Now, newID: randomID, logf: cfg.ErrorLog.Printf}
 		flag := "-d"
 		if dumps.append {
 			flag = "-D"
