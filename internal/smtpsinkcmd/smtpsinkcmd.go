@@ -126,7 +126,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
 	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
 	alg := fs.String("digest", "", "hash every message's data with ALG (md5, sha1, sha256, ...) and log \"HEX BYTES SESSION-N\" per message")
-	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output)")
+	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output); the sink stops at the first line it cannot write")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary at exit as one JSON object, the last line of standard output (the first is \"listening on ADDR\", which it repeats as \"addr\"; -digest lines to standard output come between)")
 	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made; tried at start), e.g. -d 'dumps/%Y%m%d/'; a message whose dump fails (a full disk) gets 451, not 250")
@@ -275,7 +275,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *digestLog != "-" {
 			f, err := os.Create(*digestLog)
 			if err != nil {
-				return err
+				return fmt.Errorf("smtp-sink: -digest-log: %w", err)
 			}
 			defer f.Close()
 			logW = f
@@ -322,7 +322,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				line = strconv.AppendInt(line, int64(m.Seq), 10)
 				line = append(line, '\n')
 				if _, err := logW.Write(line); err != nil && logErr == nil {
+					// The message is acknowledged, its line lost: the
+					// sink stops rather than take more it cannot log.
 					logErr = err
+					cancel()
 				}
 			}
 			if received++; *maxMsgs > 0 && received == *maxMsgs {

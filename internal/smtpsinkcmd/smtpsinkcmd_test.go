@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/smtp"
 	"net/textproto"
@@ -21,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,6 +187,37 @@ func TestRunJSON(t *testing.T) {
 	}
 	if b, err := os.ReadFile(logf); err != nil || len(b) != 0 {
 		t.Errorf("digest log %q %v", b, err)
+	}
+}
+
+// A -digest-log that cannot be written stops the sink at its first lost
+// line, with an error that names the flag (exit status 1), where it went
+// on taking messages whose lines it lost and said so only at its end; one
+// that cannot be created names the flag too.
+func TestRunDigestLogFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-digest", "md5", "-digest-log", "/dev/full"}, pw, io.Discard)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	first, _ := br.ReadString('\n')
+	send(t, strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), "x\r\n")
+	rest, _ := io.ReadAll(br)
+	err := <-done // the sink stopped by itself
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "-digest-log") {
+		t.Errorf("Run: %v; want ENOSPC, naming -digest-log", err)
+	}
+	if !strings.Contains(string(rest), "messages 1,") {
+		t.Errorf("summary %q", rest)
+	}
+	err = Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-digest", "md5", "-digest-log", filepath.Join(t.TempDir(), "no", "log")}, io.Discard, io.Discard)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "-digest-log") {
+		t.Errorf("Run with the log's directory missing: %v; want ErrNotExist, naming -digest-log", err)
 	}
 }
 
