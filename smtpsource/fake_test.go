@@ -37,7 +37,11 @@ type fakeServer struct {
 	// greeting, "." for the end of data, with the recipient as arg in
 	// LMTP); "" for the default, "close" to drop the connection instead,
 	// "close:" and a reply to send the reply and then drop it,
-	// "hang" to read on and never answer. A 421 reply is sent and the
+	// "hang" to read on and never answer, "part:" and text to send the
+	// text without a line end and then read on and never finish it (a
+	// reply cut short, as by a server that stalls in mid-line), "part!"
+	// and text to send it so and then drop the connection. A 421 reply is
+	// sent and the
 	// connection closed, as RFC 5321 §3.8 has it.
 	reply func(verb, arg string) string
 	// clk, if set, is moved on by delay[verb] before each reply.
@@ -232,6 +236,17 @@ func (f *fakeServer) serve(raw net.Conn, connNum int) {
 		}
 		if r == "hang" {
 			io.Copy(io.Discard, c) // until the client closes
+			return false
+		}
+		if text, ok := strings.CutPrefix(r, "part:"); ok {
+			w.WriteString(text)
+			w.Flush()
+			io.Copy(io.Discard, c)
+			return false
+		}
+		if text, ok := strings.CutPrefix(r, "part!"); ok {
+			w.WriteString(text)
+			w.Flush()
 			return false
 		}
 		if f.step != nil {

@@ -1,7 +1,10 @@
 package smtpsource
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/wirespeed/wirespeed/textproto"
@@ -10,9 +13,34 @@ import (
 // Bounds on one reply past its lines' own (see replyReader): past them
 // the message fails as a protocol error.
 const (
+	maxLineBytes  = 2048 // a reply line's, not counting its line end (see replyReader)
 	maxReplyLines = 1000
 	maxReplyBytes = 64 << 10
 )
+
+// readLine reads one reply line whole, up to its line end. textproto's
+// ReadLine, as net/textproto's, returns a line that a read error cut short
+// as if it had ended there and the error with the next read: a server
+// that stalled, or closed the connection, in mid-line (one that drips its
+// replies slower than Timeout allows) had its "250 2.0.0 Ok" taken for a
+// whole reply when only "25" or "250 2" had come. So the line end is made
+// sure of in tr's buffer first: a read error before it is the line's
+// (io.ErrUnexpectedEOF for an EOF after part of it). A line longer than
+// maxLineBytes and its CR is left to ReadLine, which fails it.
+func readLine(tr *textproto.Reader) (string, error) {
+	for {
+		n := tr.R.Buffered()
+		if b, _ := tr.R.Peek(n); bytes.IndexByte(b, '\n') >= 0 || n > maxLineBytes+1 {
+			return tr.ReadLine()
+		}
+		if _, err := tr.R.Peek(n + 1); err != nil && err != bufio.ErrBufferFull {
+			if err == io.EOF && n > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return "", err
+		}
+	}
+}
 
 // readResponse reads one reply as RFC 5321 §4.2 writes it: lines of a
 // three-digit code, a '-' after it on every line but the last and a space
@@ -29,7 +57,7 @@ func readResponse(tr *textproto.Reader) (int, string, error) {
 	var msg strings.Builder
 	code := 0
 	for n := 0; ; n++ {
-		line, err := tr.ReadLine()
+		line, err := readLine(tr)
 		if err != nil {
 			return code, msg.String(), err
 		}

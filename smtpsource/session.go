@@ -93,7 +93,7 @@ const maxErrText = 1000
 // fails, as against a server that floods.
 func replyReader(c io.Reader) *textproto.Reader {
 	tr := textproto.NewReader(bufio.NewReaderSize(c, 16<<10))
-	tr.SetLimits(textproto.Limits{MaxLineBytes: 2048})
+	tr.SetLimits(textproto.Limits{MaxLineBytes: maxLineBytes})
 	return tr
 }
 

@@ -1,0 +1,42 @@
+package smtpsource
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A reply cut short, its last line without its line end, is no reply: a
+// server that stalls in mid-line (one that drips its replies slower than
+// Timeout allows) fails the exchange with a timeout, counted as an I/O
+// error of the phase whose reply it was, and one that closes the
+// connection in mid-line fails it with an unexpected EOF. Before, the
+// part that had come was taken as the whole reply: "250 2.0.0 Ok" cut
+// short after the end of data delivered the message, and a greeting cut
+// short was a greeting, the timeout then charged to EHLO's write.
+func TestReplyCutShort(t *testing.T) {
+	for _, tc := range []struct {
+		verb, reply, phase, err string
+	}{
+		{".", "part:250 2.0.0 Ok", "dot: ", "timeout"},
+		{".", "part!250 2.0.0 Ok", "dot: ", "unexpected EOF"},
+		{"CONNECT", "part:220 fake ESMTP", "banner: ", "timeout"},
+		{"MAIL", "part:250 2.1.0 Ok", "mail: ", "timeout"},
+	} {
+		t.Run(tc.reply, func(t *testing.T) {
+			f := &fakeServer{reply: func(verb, arg string) string {
+				if verb == tc.verb {
+					return tc.reply
+				}
+				return ""
+			}}
+			cfg := base(f.start(t))
+			cfg.Timeout = 50 * time.Millisecond
+			res := runOK(t, cfg)
+			if res.Delivered != 0 || res.Failed != 1 || res.IOErrors != 1 || res.Errors != 1 ||
+				!strings.HasPrefix(res.FirstError, tc.phase) || !strings.Contains(res.FirstError, tc.err) {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
+}
