@@ -40,7 +40,9 @@ type fakeServer struct {
 	// "hang" to read on and never answer, "part:" and text to send the
 	// text without a line end and then read on and never finish it (a
 	// reply cut short, as by a server that stalls in mid-line), "part!"
-	// and text to send it so and then drop the connection. A 421 reply is
+	// and text to send it so and then drop the connection, "stall:" and a
+	// reply to send it and then neither read nor write again until the
+	// test ends (a server that stops reading). A 421 reply is
 	// sent and the
 	// connection closed, as RFC 5321 §3.8 has it.
 	reply func(verb, arg string) string
@@ -104,6 +106,7 @@ func (f *fakeServer) start(t testing.TB) string {
 
 // serveOn serves the connections of ln until the test ends.
 func (f *fakeServer) serveOn(t testing.TB, ln net.Listener) {
+	stopped := make(chan struct{}) // closed when the test ends ("stall" waits for it)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var conns []net.Conn
@@ -126,10 +129,11 @@ func (f *fakeServer) serveOn(t testing.TB, ln net.Listener) {
 			if f.step != nil {
 				c = &stepServerConn{Conn: c, st: f.step, s: f.step.state(c.RemoteAddr().String())}
 			}
-			go func() { defer wg.Done(); defer c.Close(); f.serve(c, n) }()
+			go func() { defer wg.Done(); defer c.Close(); f.serve(c, n, stopped) }()
 		}
 	}()
 	t.Cleanup(func() {
+		close(stopped)
 		ln.Close()
 		mu.Lock()
 		for _, c := range conns {
@@ -193,7 +197,7 @@ func (c *splitConn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (f *fakeServer) serve(raw net.Conn, connNum int) {
+func (f *fakeServer) serve(raw net.Conn, connNum int, stopped <-chan struct{}) {
 	c := raw
 	tlsOn := false
 	if f.implicit {
@@ -242,6 +246,12 @@ func (f *fakeServer) serve(raw net.Conn, connNum int) {
 			w.WriteString(text)
 			w.Flush()
 			io.Copy(io.Discard, c)
+			return false
+		}
+		if rest, ok := strings.CutPrefix(r, "stall:"); ok {
+			say(verb, arg, rest)
+			w.Flush()
+			<-stopped
 			return false
 		}
 		if text, ok := strings.CutPrefix(r, "part!"); ok {

@@ -1,7 +1,9 @@
 package smtpsource
 
 import (
+	"bytes"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -38,5 +40,31 @@ func TestReplyCutShort(t *testing.T) {
 				t.Fatalf("%+v", res)
 			}
 		})
+	}
+}
+
+// A server that stops reading after DATA's 354: the write of a message
+// larger than the socket buffers then blocks, and Timeout bounds it. The
+// message fails with one I/O error, a write timeout of its data ("dot"),
+// the connection is closed, and the next message goes on a new one.
+func TestStallWrite(t *testing.T) {
+	var n atomic.Int64
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "DATA" && n.Add(1) == 1 {
+			return "stall:354 go ahead"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	// Small socket buffers (the server's receive window stays small
+	// while it does not read), and a first message many times their
+	// size; the second is small.
+	large := append([]byte("Subject: x\n\n"), bytes.Repeat([]byte(strings.Repeat("x", 76)+"\n"), 16<<10)...)
+	cfg.MessageSet = [][]byte{large, []byte("Subject: y\n\nsmall\n")}
+	cfg.Messages, cfg.Reuse, cfg.Timeout, cfg.WindowSize = 2, true, 50*time.Millisecond, 16<<10
+	res := runOK(t, cfg)
+	if res.Delivered != 1 || res.Failed != 1 || res.IOErrors != 1 || res.Errors != 1 || res.Connections != 2 ||
+		!strings.HasPrefix(res.FirstError, "dot: write") || !strings.Contains(res.FirstError, "timeout") {
+		t.Fatalf("%+v", res)
 	}
 }
