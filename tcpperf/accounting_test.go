@@ -1,10 +1,13 @@
 package tcpperf
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,4 +93,36 @@ func TestMissedMeasuredOnly(t *testing.T) {
 			t.Errorf("want the measurement's 100 messages missed, none sent: %+v", res)
 		}
 	})
+}
+
+// The progress lines' errors are the result's: the last line, after the
+// drain, says Result.Errors. They left out the messages due on
+// connections the server had closed (unsent: a run whose connections
+// were all gone read "errors 4" a second while nothing was sent) and
+// those still unanswered at the end of the drain (a silent server's run
+// read "errors 0" to its end, and 40 in the result).
+func TestProgressErrors(t *testing.T) {
+	silent := func(c net.Conn) { io.Copy(io.Discard, c) }
+	// 2 connections, 200/s: 20 messages each; the server closes after 5.
+	closing := func(c net.Conn) { io.CopyN(io.Discard, c, 5*64) }
+	for name, handle := range map[string]func(net.Conn){"silent": silent, "closing": closing} {
+		t.Run(name, func(t *testing.T) {
+			forEngines(t, func(t *testing.T, engine string) {
+				addr := server(t, handle)
+				var progress bytes.Buffer
+				res, err := RunWith(context.Background(), Config{
+					Engine: engine, Addr: addr, Conns: 2, QPS: 200, MsgSize: 64,
+					Duration: 200 * time.Millisecond, Progress: &progress,
+				}, nil, newFakeClock())
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+				last := lines[len(lines)-1]
+				if res.Errors == 0 || !strings.Contains(last, fmt.Sprintf("errors %d (the rest", res.Errors)) {
+					t.Fatalf("%s server: last progress line %q, want the result's errors, %d: %+v", name, last, res.Errors, res)
+				}
+			})
+		})
+	}
 }

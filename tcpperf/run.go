@@ -211,10 +211,18 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 				}
 				return us(h.ValueAtQuantile(p))
 			}
+			errs := r.errors()
+			if final && !r.interrupted.Load() {
+				// The loops have returned: what the measurement still
+				// has in flight is unanswered, as the result counts it.
+				for _, l := range r.loops {
+					errs += l.minflight
+				}
+			}
 			fmt.Fprintf(cfg.Progress, "%6.1fs  sent %8.0f/s  recv %8.0f/s  p50 %s  p99 %s  max %s  lateness p99 %s  cpu %3.0f%%  errors %d%s\n",
 				float64(now-r.start)/1e9, float64(sent-lastSent)/secs, float64(recv-lastRecv)/secs,
 				q(lat, 50), q(lat, 99), q(lat, 100), q(late, 99),
-				100*float64(cpu-lastCPU)/float64(max(wall.Sub(lastWall), 1)), r.errors(), phase)
+				100*float64(cpu-lastCPU)/float64(max(wall.Sub(lastWall), 1)), errs, phase)
 			lastSent, lastRecv, lastCPU, lastWall = sent, recv, cpu, wall
 		}
 		lastTick = now
@@ -343,10 +351,12 @@ func (r *run) sum(f func(*counters) *atomic.Int64) int64 {
 	return n
 }
 
+// errors is the errors counted so far, of the kinds Result.Errors adds
+// (the messages in flight not among them: not yet unanswered).
 func (r *run) errors() int64 {
 	return r.connects + r.sum(func(n *counters) *atomic.Int64 { return &n.write }) +
 		r.sum(func(n *counters) *atomic.Int64 { return &n.read }) + r.sum(func(n *counters) *atomic.Int64 { return &n.content }) +
-		r.sum(func(n *counters) *atomic.Int64 { return &n.lost })
+		r.sum(func(n *counters) *atomic.Int64 { return &n.lost }) + r.sum(func(n *counters) *atomic.Int64 { return &n.unsent })
 }
 
 // connect opens cfg.Conns connections, 64 at a time, with dial (i is the
