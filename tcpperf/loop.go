@@ -169,7 +169,13 @@ func (l *loop) take(c *conn, b []byte, k int, at int64) int {
 		}
 	}
 	l.lat.Unlock()
-	l.n.content.Add(int64(k - got + bad)) // responses nobody asked for, and wrong ones of the measurement
+	if extra := k - got; extra > 0 && at >= r.measure {
+		// Responses nobody asked for, from the measurement's start on:
+		// the counts are the measurement's (one in the warm-up was an
+		// error of the result, and failed the run).
+		bad += extra
+	}
+	l.n.content.Add(int64(bad)) // and wrong ones of the measurement
 	l.n.received.Add(int64(measured))
 	l.n.answered.Add(int64(got))
 	l.inflight -= int64(got)
