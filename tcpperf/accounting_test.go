@@ -102,10 +102,9 @@ func TestMissedMeasuredOnly(t *testing.T) {
 // those still unanswered at the end of the drain (a silent server's run
 // read "errors 0" to its end, and 40 in the result).
 func TestProgressErrors(t *testing.T) {
-	silent := func(c net.Conn) { io.Copy(io.Discard, c) }
-	// 2 connections, 200/s: 20 messages each; the server closes after 5.
-	closing := func(c net.Conn) { io.CopyN(io.Discard, c, 5*64) }
-	for name, handle := range map[string]func(net.Conn){"silent": silent, "closing": closing} {
+	// 2 connections, 200/s: 20 messages each; the closing server closes
+	// after 5.
+	for name, handle := range unanswering(5) {
 		t.Run(name, func(t *testing.T) {
 			forEngines(t, func(t *testing.T, engine string) {
 				addr := server(t, handle)

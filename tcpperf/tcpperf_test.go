@@ -259,11 +259,9 @@ func TestUnanswered(t *testing.T) {
 // a connection the server closes (after reading more than the warm-up's
 // messages). It read 60 unanswered of 40 sent.
 func TestUnansweredMeasuredOnly(t *testing.T) {
-	silent := func(c net.Conn) { io.Copy(io.Discard, c) }
 	// 2 connections, 200/s: 10 messages each in the warm-up, 20 in the
-	// measurement; the server closes after 15 of them.
-	closing := func(c net.Conn) { io.CopyN(io.Discard, c, 15*64) }
-	for name, handle := range map[string]func(net.Conn){"silent": silent, "closing": closing} {
+	// measurement; the closing server closes after 15 of them.
+	for name, handle := range unanswering(15) {
 		t.Run(name, func(t *testing.T) {
 			forEngines(t, func(t *testing.T, engine string) {
 				addr := server(t, handle)
@@ -279,6 +277,15 @@ func TestUnansweredMeasuredOnly(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// unanswering returns servers that answer nothing: "silent" reads all it
+// is sent, "closing" closes after n 64-byte messages.
+func unanswering(n int64) map[string]func(net.Conn) {
+	return map[string]func(net.Conn){
+		"silent":  func(c net.Conn) { io.Copy(io.Discard, c) },
+		"closing": func(c net.Conn) { io.CopyN(io.Discard, c, n*64) },
 	}
 }
 
