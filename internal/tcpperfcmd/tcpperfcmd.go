@@ -349,11 +349,15 @@ func writePlot(path, title string, curves []latplot.Curve) error {
 
 // drawPlot draws curves to f, as SVG, and closes f; a plot that cannot
 // be drawn (nothing to plot) or written leaves no file of its own behind
-// (an earlier one it did not begin to write stays).
+// (an earlier one it did not begin to write stays). Its error names the
+// flag, as -hdr-log's does (a full disk read "write /dev/full: ...").
 func drawPlot(f *cli.Output, title string, curves []latplot.Curve) error {
 	if err := latplot.WriteSVG(f, title, curves); err != nil {
 		f.Abort()
-		return err
+		return fmt.Errorf("tcpperf: -plot: %w", err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("tcpperf: -plot: %w", err)
+	}
+	return nil
 }

@@ -182,6 +182,22 @@ func TestRunErrors(t *testing.T) {
 		if status, print := cli.Status(err); status != 1 || !print || !strings.Contains(out.String(), "achieved") {
 			t.Errorf("-hdr-log /dev/full: %v (status %d)\n%s", err, status, out.String())
 		}
+		// A -plot that cannot be written says which flag failed, as
+		// -hdr-log's error does (it said "write /dev/full: ...", alone),
+		// in a run and in a merge.
+		out.Reset()
+		err = Run(context.Background(), []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-plot", "/dev/full"}, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), "-plot: write /dev/full") || !strings.Contains(out.String(), "achieved") {
+			t.Errorf("-plot /dev/full: %v\n%s", err, out.String())
+		}
+		hlog := filepath.Join(t.TempDir(), "run.hlog")
+		if err := Run(context.Background(), []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-hdr-log", hlog}, &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		err = Run(context.Background(), []string{"merge", "-plot", "/dev/full", hlog}, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), "-plot: write /dev/full") {
+			t.Errorf("merge -plot /dev/full: %v", err)
+		}
 	}
 	// A run that cannot connect leaves the files of an earlier run as
 	// they were, and makes none (they were emptied, or left empty).
