@@ -48,7 +48,8 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 		if n, ok := log.(interface{ Name() string }); ok && n.Name() != "" {
 			name = n.Name() // a file's
 		}
-		lr := hdrhistogram.NewHistogramLogReader(newCheckedLog(log))
+		cl := newCheckedLog(log)
+		lr := hdrhistogram.NewHistogramLogReader(cl)
 		for n, tagged := 0, 0; ; {
 			h, err := lr.NextIntervalHistogram()
 			if err != nil {
@@ -60,6 +61,11 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 				// merge without it would look whole.
 				if tagged > 0 {
 					return nil, 0, 0, fmt.Errorf("%w: %s: no untagged intervals (%d tagged, another measure)", ErrLog, name, tagged)
+				}
+				if !cl.logLike && cl.line > 0 {
+					// Lines, and none of a log: not "no intervals",
+					// which reads as a log of a run that measured nothing.
+					return nil, 0, 0, fmt.Errorf("%w: %s: not an interval log (no HdrHistogram header, legend or interval line)", ErrLog, name)
 				}
 				return nil, 0, 0, fmt.Errorf("%w: %s: no intervals", ErrLog, name)
 			}

@@ -172,10 +172,19 @@ func TestMergeBadLog(t *testing.T) {
 	}
 	good.Reset()
 	writeLog(&good, time.UnixMilli(1_700_000_000_000), []int64{5, 6, 7})
-	for _, notLog := range []string{"", "{\"mode\":\"echo\"}\n", "#[tcpperf latencies in nanoseconds]\n"} {
+	// An empty log, or one of headers only (a run that measured
+	// nothing), has no intervals; a file with no line of a log is not
+	// one (it read "no intervals" too, as if a run had measured nothing).
+	for notLog, want := range map[string]string{
+		"":                                      "log 2: no intervals",
+		"#[tcpperf latencies in nanoseconds]\n": "log 2: no intervals",
+		"\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n": "log 2: no intervals",
+		"{\"mode\":\"echo\"}\n":  "log 2: not an interval log",
+		"garbage\n\x00\xff more": "log 2: not an interval log",
+	} {
 		_, err := MergeLogs(bytes.NewReader(good.Bytes()), strings.NewReader(notLog))
-		if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 2: no intervals") {
-			t.Errorf("%q: %v, want ErrLog: log 2: no intervals", notLog, err)
+		if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want ErrLog: %s", notLog, err, want)
 		}
 	}
 	// A log of other measures only (tagged intervals) adds nothing to

@@ -28,6 +28,10 @@ type checkedLog struct {
 	// last StartTime or BaseTime header (a log concatenated to another
 	// starts again there).
 	prev map[string]float64
+	// logLike: a line of an interval log was read (a comment or header,
+	// the legend, or an interval), so a log with no interval is one, not
+	// some other file.
+	logLike bool
 }
 
 func newCheckedLog(r io.Reader) *checkedLog {
@@ -91,7 +95,8 @@ func seconds(what, s string) (float64, error) {
 
 // check returns what is wrong with line, a whole line of the log.
 func (c *checkedLog) check(line string) error {
-	if strings.HasPrefix(line, "#") {
+	if strings.HasPrefix(line, "#") || strings.HasPrefix(line, `"StartTimestamp"`) {
+		c.logLike = true // a comment, a header or the legend
 		m := timeHeader.FindStringSubmatch(line)
 		if m == nil {
 			return nil // a comment
@@ -123,6 +128,7 @@ func (c *checkedLog) check(line string) error {
 	if m == nil {
 		return errors.New("not an interval (start,length,max,histogram)")
 	}
+	c.logLike = true
 	start, err := seconds("interval start", m[1])
 	if err != nil {
 		return err

@@ -103,16 +103,18 @@ func TestMergeErrors(t *testing.T) {
 	}
 	// A file with no interval (empty, the log of a host that measured
 	// nothing, or no log at all) fails the merge, which would otherwise
-	// look whole without it.
+	// look whole without it; one with no line of a log says it is not
+	// one (garbage read "no intervals", as a log of nothing measured).
 	dir := t.TempDir()
-	empty, notLog := filepath.Join(dir, "empty.hlog"), filepath.Join(dir, "result.json")
+	empty, notLog, garbage := filepath.Join(dir, "empty.hlog"), filepath.Join(dir, "result.json"), filepath.Join(dir, "garbage")
 	os.WriteFile(empty, nil, 0o644)
 	os.WriteFile(notLog, []byte(`{"mode":"echo"}`+"\n"), 0o644)
-	for _, f := range []string{empty, notLog} {
+	os.WriteFile(garbage, []byte("\x7fELF\x02\x01\x01 not a log at all\n\xff\xfe"), 0o644)
+	for f, want := range map[string]string{empty: "no intervals", notLog: "not an interval log", garbage: "not an interval log"} {
 		out.Reset()
 		err := Run(context.Background(), []string{"merge", f}, &out, &errb)
-		if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), f+": no intervals") || out.Len() > 0 {
-			t.Errorf("%s: %v, %q; want ErrLog, no intervals", f, err, out.String())
+		if !errors.Is(err, tcpperf.ErrLog) || !strings.Contains(err.Error(), f+": "+want) || out.Len() > 0 {
+			t.Errorf("%s: %v, %q; want ErrLog, %s", f, err, out.String(), want)
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.hlog")
