@@ -40,7 +40,12 @@
 // off Linux connections run on EngineNetio, with its limits, and with
 // no CPU pinning. A client CPU that cannot
 // keep up shows as send lateness, and in the latencies. Responses are
-// matched to requests by order, so servers must answer in order. Run does
+// matched to requests by order, so servers must answer in order; with
+// messages of 17 bytes and more, which carry their whole sequence number,
+// a response that is exactly an earlier message (a duplicate) counts as
+// one nobody asked for and one that is exactly a later outstanding message
+// answers it (those it passes over are content errors), and matching goes
+// on. Run does
 // not raise the file descriptor limit; it fails with ErrFDLimit when Conns
 // do not fit, and with ErrPorts when they exceed the ephemeral port range.
 package tcpperf

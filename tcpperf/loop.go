@@ -143,37 +143,63 @@ func (l *loop) lose(c *conn, counter *atomic.Int64) {
 // take checks the k whole responses at the start of b, which arrived at
 // at, against the messages c sent, records the latency of the measured
 // ones (all under one lock) and counts them. It returns how many
-// answered a message.
+// messages it took off c's queue (answered, or passed over).
+//
+// Responses are matched in order, resynchronised by the sequence number
+// each message carries (msgSeq): a response that is exactly an earlier
+// message (a server's duplicate) answers nothing and is counted as one
+// nobody asked for, and one that is exactly a later outstanding message
+// answers it, the messages it passes over counting as wrongly answered.
+// So one duplicated or dropped response costs an error or two, not every
+// later response of the connection. Nothing but the exact bytes of a
+// message is ever taken as its answer.
 func (l *loop) take(c *conn, b []byte, k int, at int64) int {
 	r := l.r
 	size := r.cfg.MsgSize
-	got, bad, measured := 0, 0, 0
+	got, bad, unasked, measured := 0, 0, 0, 0
 	l.lat.Lock()
-	for ; got < k; got++ {
-		t, ok := c.pop()
+	for i := range k {
+		resp := b[i*size : (i+1)*size]
+		outstanding := len(c.q) - c.qh
+		if outstanding == 0 {
+			unasked++
+			continue
+		}
+		ok := checkMsg(resp, c.tmpl, c.rseq)
+		skip := 0 // outstanding messages resp passes over
 		if !ok {
-			break
+			if seq, isMsg := msgSeq(resp, c.tmpl); isMsg {
+				switch {
+				case seq < c.rseq:
+					unasked++ // an earlier message's again
+					continue
+				case seq-c.rseq < uint64(outstanding):
+					skip, ok = int(seq-c.rseq), true
+				}
+			}
 		}
-		ok = checkMsg(b[got*size:(got+1)*size], c.tmpl, c.rseq)
-		c.rseq++
-		if r.measured(t) {
+		for j := 0; j <= skip; j++ {
+			t, _ := c.pop()
+			c.rseq++
+			got++
+			if !r.measured(t) {
+				continue
+			}
 			l.minflight--
-		}
-		switch {
-		case !r.measured(t):
-		case !ok:
-			bad++ // answered, but not right: not received
-		default:
-			l.lat.RecordLocked(at - t)
-			measured++
+			if j < skip || !ok {
+				bad++ // answered, but not right: not received
+			} else {
+				l.lat.RecordLocked(at - t)
+				measured++
+			}
 		}
 	}
 	l.lat.Unlock()
-	if extra := k - got; extra > 0 && at >= r.measure {
+	if unasked > 0 && at >= r.measure {
 		// Responses nobody asked for, from the measurement's start on:
 		// the counts are the measurement's (one in the warm-up was an
 		// error of the result, and failed the run).
-		bad += extra
+		bad += unasked
 	}
 	l.n.content.Add(int64(bad)) // and wrong ones of the measurement
 	l.n.received.Add(int64(measured))

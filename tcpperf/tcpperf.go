@@ -339,6 +339,22 @@ func checkMsg(b, tmpl []byte, seq uint64) bool {
 	return bytes.Equal(b[:n], h[:n]) && bytes.Equal(b[n:], tmpl[n:])
 }
 
+// msgSeq returns the sequence number of b if b is exactly a message of
+// the connection whose filler is tmpl. Only messages that carry the whole
+// number (16 hexadecimal digits: 17 bytes and more) tell it; a shorter
+// one carries its last digits only, which many messages share.
+func msgSeq(b, tmpl []byte) (uint64, bool) {
+	if hexLen(len(b)) < 16 {
+		return 0, false
+	}
+	var be [8]byte
+	if _, err := hex.Decode(be[:], b[:16]); err != nil {
+		return 0, false
+	}
+	seq := binary.BigEndian.Uint64(be[:])
+	return seq, checkMsg(b, tmpl, seq) // exactly, digits' case included
+}
+
 // The bounds of an open-loop rate: one message in about 11 days (an
 // interval in nanoseconds far from overflowing) and one a picosecond.
 const (
