@@ -139,7 +139,8 @@ type Config struct {
 	// it) is replaced by the generic one for its code. It is not called for a message whose
 	// data failed (too large, a bare CR or LF) or whose reply Force sets; it is
 	// called as OnMessage is, before it. Message.Seq is the number the
-	// message gets if accepted.
+	// message gets if accepted; Message.Refused tells whether the sink
+	// (its Rules) would refuse it.
 	Decide func(Message) Reply
 
 	// Capture, if set, is called when a message's data begins (after

@@ -3,6 +3,7 @@ package smtpsink
 import (
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/wirespeed/wirespeed/digest"
@@ -157,7 +158,12 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 		}
 	}
 	if d := ss.cfg.Decide; d != nil && err == nil && !e.forced {
-		dr := d(ss.message(size, chunks, ss.nmsg+1))
+		m := ss.message(size, chunks, ss.nmsg+1)
+		m.Refused = r.Code/100 != 2
+		if len(ss.perRcpt) > 0 {
+			m.Refused = !slices.ContainsFunc(ss.perRcpt, func(p Reply) bool { return p.Code == 0 || p.Code/100 == 2 })
+		}
+		dr := d(m)
 		if dr.Code >= 200 && dr.Code <= 299 || dr.Code >= 400 && dr.Code <= 599 {
 			dr.Close = dr.Close || dr.Code == 421 // RFC 5321 §3.8
 			if !oneLine(dr.Text) {

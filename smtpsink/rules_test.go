@@ -212,3 +212,47 @@ func TestLMTPClosingReply(t *testing.T) {
 		})
 	}
 }
+
+// Decide learns whether the sink's dot Rules refuse the message
+// (Message.Refused): in LMTP only if they refuse every recipient. Its
+// zero Reply then leaves their refusal, its own reply replaces it.
+func TestDecideRefused(t *testing.T) {
+	bad, err := ParseRule("dot:^bad@=550 5.7.1 no")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		lmtp  bool
+		rcpts []string
+		want  bool   // Message.Refused
+		reply string // with Decide's zero Reply
+	}{
+		{"SMTP accepted", false, []string{"good@x"}, false, "250"},
+		{"SMTP refused", false, []string{"bad@x"}, true, "550"},
+		{"LMTP one refused", true, []string{"bad@x", "good@x"}, false, "550 250"},
+		{"LMTP all refused", true, []string{"bad@x", "bad@z"}, true, "550 550"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			refused := make(chan bool, 1)
+			s := startSink(t, Config{LMTP: c.lmtp, Rules: []Rule{bad}, Decide: func(m Message) Reply {
+				refused <- m.Refused
+				return Reply{}
+			}}, hooks{})
+			cl := dial(t, s)
+			cl.cmd(250, map[bool]string{false: "EHLO c", true: "LHLO c"}[c.lmtp])
+			cl.cmd(250, "MAIL FROM:<a@x>")
+			for _, r := range c.rcpts {
+				cl.cmd(250, "RCPT TO:<"+r+">")
+			}
+			cl.cmd(354, "DATA")
+			cl.send("hi\r\n.\r\n")
+			if got := cl.codes(len(strings.Fields(c.reply))); got != c.reply {
+				t.Errorf("replies %s, want %s", got, c.reply)
+			}
+			if got := <-refused; got != c.want {
+				t.Errorf("Message.Refused %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -34,6 +34,10 @@ type Message struct {
 	// Authenticated: the client had authenticated (AUTH), as AuthUser.
 	Authenticated bool
 	AuthUser      string
+	// Refused is for Config.Decide: the sink's own reply, or its Rules',
+	// refuses the message (in LMTP, for every recipient), unless Decide
+	// chooses another. It is false in OnMessage's Message.
+	Refused bool
 }
 
 // A SessionInfo is what Config.OnSessionEnd learns about a session that

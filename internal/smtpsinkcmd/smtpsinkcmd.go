@@ -360,12 +360,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// exits at once: sessions that go on while the sink stops (or
 		// that it accepted meanwhile) deliver nothing more.
 		var decided atomic.Uint64
+		stopping := func(m smtpsink.Message) smtpsink.Reply {
+			if dumps != nil {
+				dumps.drop(m.Session)
+			}
+			return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink is stopping (-M or -n)", Close: true}
+		}
 		cfg.Decide = func(m smtpsink.Message) smtpsink.Reply {
-			if *maxMsgs > 0 && decided.Add(1) > *maxMsgs || stopped.Load() {
-				if dumps != nil {
-					dumps.drop(m.Session)
+			if m.Refused {
+				// A -rule refuses it: it takes no place of -M's.
+				if *maxMsgs > 0 && decided.Load() >= *maxMsgs || stopped.Load() {
+					return stopping(m)
 				}
-				return smtpsink.Reply{Code: 421, Text: "4.3.2 Error: the sink is stopping (-M or -n)", Close: true}
+				return smtpsink.Reply{}
+			}
+			if *maxMsgs > 0 && decided.Add(1) > *maxMsgs || stopped.Load() {
+				return stopping(m)
 			}
 			if dumps != nil && dumps.commit(m.Session) != nil {
 				// Not stored: the capture's Close reports it, and the

@@ -659,3 +659,20 @@ func TestRunShutQuitNotCounted(t *testing.T) {
 		}
 	}
 }
+
+// A message a -rule refuses at its end takes no place of -M's: -M 1
+// takes the next good message, then stops by itself, where the refused
+// one used to use up the place, and every later message got 421 while
+// the sink never stopped.
+func TestRunMaxMessagesRuleRefused(t *testing.T) {
+	addr, summary := runUntilDone(t, "-addr", "127.0.0.1:0", "-M", "1", "-rule", "dot:^bad@=550 5.7.1 no")
+	err := smtp.SendMail(addr, nil, "a@x.test", []string{"bad@y.test"}, []byte("refused\r\n"))
+	var te *textproto.Error
+	if !errors.As(err, &te) || te.Code != 550 {
+		t.Fatalf("the message the rule refuses: %v, want 550", err)
+	}
+	send(t, addr, "one\r\n")
+	if rest := summary(); !strings.Contains(rest, "), messages 1,") || !strings.Contains(rest, "(550: 1)") {
+		t.Errorf("summary %q", rest)
+	}
+}
