@@ -100,6 +100,10 @@ type modelKnobs struct {
 	dot     int // Force["."]: 0 none, 1 450, 2 close without a reply
 	maxSize int64
 	readBuf int
+	// restarted: the stream follows STARTTLS, which began the session
+	// anew (RFC 3207 §4.2): MAIL needs HELO or EHLO first, as in LMTP.
+	// Not a knob of the fuzzer's byte: model_tls_test.go sets it.
+	restarted bool
 }
 
 func decodeKnobs(k uint8) modelKnobs {
@@ -211,8 +215,8 @@ func model(k modelKnobs, in []byte) (codes []int, msgs []modelMessage, quit bool
 		case l == "MAIL FROM:<a@b>" || l == "MAIL FROM:<a@b> BODY=BINARYMIME":
 			bin := strings.Contains(l, "BINARY")
 			switch {
-			case !greeted && k.lmtp || inTx:
-				reply(503) // SMTP needs no HELO first, as with Postfix
+			case !greeted && (k.lmtp || k.restarted) || inTx:
+				reply(503) // SMTP needs no HELO first, as with Postfix, but after STARTTLS
 			case bin && !esmtp:
 				reply(555)
 			default:

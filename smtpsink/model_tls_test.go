@@ -247,6 +247,7 @@ func readReply(br *bufio.Reader) (int, error) {
 func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 	t.Helper()
 	k := decodeKnobs(ms.knobs)
+	k.restarted = ms.over == overSTARTTLS // the stream comes after EHLO and STARTTLS
 	tlsOn := ms.over != overTCP
 	end := ms.ending % numEndings
 	if !tlsOn && end > endRST {
