@@ -52,7 +52,8 @@ func (s *Server) loopHandshake(c *netio.LoopConn, err error) {
 	}
 	ss.tls = true
 	ss.clientCert = verifiedClient(st)
-	ss.greeted, ss.esmtp, ss.authed, ss.authUser, ss.restarted = false, false, false, "", true
+	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
+	ss.restarted = !ls.implicit // as handshake: STARTTLS begins anew, implicit TLS begins
 	ss.reset()
 	ls.mode = modeCommand
 	ls.dl.command()

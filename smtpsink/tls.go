@@ -70,7 +70,10 @@ func (ss *session) handshake() bool {
 	ss.cio.c, ss.cio.setAt = c, time.Time{} // the handshake moved the deadlines
 	ss.tls, ss.tlsConn = true, tc
 	ss.clientCert = verifiedClient(tc.ConnectionState())
-	ss.greeted, ss.esmtp, ss.authed, ss.authUser, ss.restarted = false, false, false, "", true
+	ss.greeted, ss.esmtp, ss.authed, ss.authUser = false, false, false, ""
+	// STARTTLS began the session anew: HELO or EHLO must come before
+	// MAIL. Implicit TLS begins it: MAIL may come first, as in the clear.
+	ss.restarted = !ss.cfg.TLSImplicit
 	ss.reset()
 	return true
 }
