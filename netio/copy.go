@@ -82,6 +82,8 @@ func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
 // read, which Close does not wait for), then a splice from that pipe
 // (the write); only the types of packages net and os are spliced so,
 // not another type that has a descriptor but may read it its own way.
+// Its errors are of the kind r's Read and the connection's Write return
+// (a *net.OpError, a *fs.PathError for a file), spliced or not.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	w.mu.Lock()
 	if err := w.drainLocked(nil, true); err != nil {

@@ -2,6 +2,7 @@ package netio
 
 import (
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"reflect"
@@ -30,6 +31,7 @@ func (w *Writer) spliceSteps(r io.Reader) (total int64, ok bool, err error) {
 	if lr != nil {
 		r = lr.R
 	}
+	src := r
 	rc, ok := spliceSource(r)
 	if !ok {
 		return 0, false, nil
@@ -78,7 +80,7 @@ func (w *Writer) spliceSteps(r io.Reader) (total int64, ok bool, err error) {
 			rerr = os.NewSyscallError("splice", serr)
 		}
 		if rerr != nil {
-			return total, true, rerr
+			return total, true, readError(src, rerr)
 		}
 		if nr == 0 {
 			return total, true, nil // end of the source
@@ -117,7 +119,7 @@ func (w *Writer) spliceSteps(r io.Reader) (total int64, ok bool, err error) {
 			err = werr
 		}
 		if err != nil {
-			return total, true, err
+			return total, true, writeError(dst, err)
 		}
 	}
 }
@@ -133,9 +135,44 @@ func spliceRetry(in, out, n int) (int, error) {
 	}
 }
 
+// readError and writeError wrap a spliced step's error as the source's
+// Read and the destination's Write wrap theirs (a *net.OpError, or a
+// *fs.PathError for a file), so that ReadFrom's errors are of one kind
+// whether it splices or not.
+func readError(r io.Reader, err error) error {
+	switch r := r.(type) {
+	case interface{ Name() string }: // *os.File and os's wrapper of it
+		return &fs.PathError{Op: "read", Path: r.Name(), Err: err}
+	case interface {
+		LocalAddr() net.Addr
+		RemoteAddr() net.Addr
+	}:
+		return opError("read", r.LocalAddr(), r.RemoteAddr(), err)
+	}
+	return err
+}
+
+func writeError(c net.Conn, err error) error {
+	if err == io.ErrShortWrite {
+		return err
+	}
+	return opError("write", c.LocalAddr(), c.RemoteAddr(), err)
+}
+
+func opError(op string, local, remote net.Addr, err error) error {
+	e := &net.OpError{Op: op, Source: local, Addr: remote, Err: err}
+	if local != nil {
+		e.Net = local.Network()
+	}
+	return e
+}
+
 // spliceDst reports whether w.dst can be spliced to: a TCP connection or
 // a Unix stream socket.
-func spliceDst(x io.Writer) (syscall.Conn, bool) {
+func spliceDst(x io.Writer) (interface {
+	net.Conn
+	syscall.Conn
+}, bool) {
 	switch c := x.(type) {
 	case *net.TCPConn:
 		return c, true
