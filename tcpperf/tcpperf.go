@@ -31,26 +31,25 @@ var (
 )
 
 // Config describes a run. Zero fields take the defaults noted.
+//
+// A message of MsgSize (N) bytes is, in lower-case hexadecimal, its
+// sequence number (16 digits, its last N-1 where fewer fit), then its
+// connection's number, 0 to Conns-1 (16 digits, its last N-17 where
+// fewer fit), then lower-case letters that spell the connection's number
+// too, then "\n" (none inside, nor "\r"). From 33 bytes on every message
+// of a run differs from every other, and a response that is another
+// connection's message, sequence number and all, is a content error, as
+// a wrong byte is. From 18 to 32 bytes connections whose numbers share
+// their last N-17 digits send the same messages (all differ where Conns
+// is at most 16^(N-17): 16 at 18 bytes, 4096 at 20, 2^32 at 25); at 17
+// bytes and fewer a message is its sequence number's last N-1 digits
+// alone, the same on every connection, and only those are checked.
 type Config struct {
-	Addr  string  // host:port, or unix:PATH for a Unix socket (engine netio, its default then)
-	Conns int     // connections (default 1)
-	QPS   float64 // messages per second over all connections; 0 = closed loop
-	Depth int     // closed loop: messages in flight per connection (default 1; at most 1Mi, and 64 MiB of them)
-	// MsgSize is the bytes per message, "\n" included (default 64, at
-	// least 1). A message of N bytes is, in lower-case hexadecimal, its
-	// sequence number (16 digits, its last N-1 where fewer fit), then
-	// its connection's number, 0 to Conns-1 (16 digits, its last N-17
-	// where fewer fit), then lower-case letters that spell the
-	// connection's number too, then "\n" (none inside, nor "\r"). From
-	// 33 bytes on every message of a run differs from every other, and
-	// a response that is another connection's message, sequence number
-	// and all, is a content error, as a wrong byte is. From 18 to 32
-	// bytes connections whose numbers share their last N-17 digits send
-	// the same messages (all differ where Conns is at most 16^(N-17):
-	// 16 at 18 bytes, 4096 at 20, 2^32 at 25); at 17 bytes and fewer a
-	// message is its sequence number's last N-1 digits alone, the same
-	// on every connection, and only those are checked.
-	MsgSize  int
+	Addr     string        // host:port, or unix:PATH for a Unix socket (engine netio, its default then)
+	Conns    int           // connections (default 1)
+	QPS      float64       // messages per second over all connections; 0 = closed loop
+	Depth    int           // closed loop: messages in flight per connection (default 1; at most 1Mi, and 64 MiB of them)
+	MsgSize  int           // bytes per message, "\n" included (default 64, at least 1); see above for what it carries
 	Duration time.Duration // measured time (default 10s); in open loop, one send interval (1/QPS) at least
 	Warmup   time.Duration // time before the measurement, not recorded
 	Mode     string        // "echo" (default) or "line"
@@ -322,14 +321,9 @@ type counters struct {
 	idle                                            atomic.Int64 // ns waiting or polling with nothing to do
 }
 
-// A message (Config.MsgSize) of size bytes is, in lower-case
-// hexadecimal, the last hexLen(size) digits of its sequence number, then
-// the last idLen(size) digits of its connection's id, then filler
-// (msgTemplate), then "\n". Only lower-case letters and digits come
-// before the "\n": line mode needs no "\n" nor "\r" inside.
-
-// msgTemplate is connection id's message of size bytes with its sequence
-// number's digits left to fill (putHex). The filler after the id spells
+// msgTemplate is connection id's message of size bytes (see Config),
+// its sequence number's hexLen(size) digits left to fill (putHex), its
+// id's idLen(size) digits after them. The filler after the id spells
 // it too, in base 26: the filler byte at i is 'a' + (i + d) % 26, where d
 // is the id's base-26 digit i % 14 (the least significant 0; 14 digits
 // hold any int), so any 14 filler bytes in a row differ between any two
