@@ -171,9 +171,9 @@ type Config struct {
 	DialTimeout time.Duration // default 5s
 	// Timeout bounds each exchange on a connection: its setup (the
 	// greeting, EHLO, STARTTLS and the handshake, AUTH), each message
-	// from MAIL to its last reply, QUIT (default 100s, smtp-sink's own
-	// timeout). Past it the connection is closed and an I/O error
-	// counted.
+	// from MAIL to its last reply, the RSET after a failed one, QUIT
+	// (default 100s, smtp-sink's own timeout). Past it the connection is
+	// closed and an I/O error counted.
 	Timeout  time.Duration
 	Progress io.Writer // one line per second; nil for none
 	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns), written from the first connection on; nil for none

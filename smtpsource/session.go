@@ -710,6 +710,11 @@ func (s *session) quit(ctx context.Context) {
 
 // rset ends a transaction that failed, on a connection that is kept.
 func (s *session) rset(ctx context.Context) {
+	// An exchange of its own (Config.Timeout), as QUIT: the message's
+	// time may be all but spent by a refusal that came late in it, and an
+	// RSET under what was left of it timed out at once, a second error
+	// for one refused message, and the connection lost.
+	s.c.nc.SetDeadline(time.Now().Add(s.r.cfg.Timeout))
 	s.c.bw.WriteString("RSET\r\n")
 	if s.flush(ctx, "rset") != nil {
 		return

@@ -76,7 +76,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var(&qpsFlag{&cfg.QPS, &cfg.Stages}, "qps", "open loop: start `rate` messages per second over all sessions, latency from each intended start; or stages, FROM:TO/DURATION (a ramp) or RATE/DURATION, comma-separated, each stage's latencies apart (the rate then stays at the last); 0: closed loop")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "end the run after this `duration`: no message starts after it, those under way finish, each exchange within -timeout (with -qps, those due by then and not started are counted as missed; no message limit unless -m is given)")
 	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
-	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; QUIT)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; the RSET after a failed one; QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
 	fs.BoolVar(&cfg.TLS, "tls", false, "send STARTTLS after EHLO and the rest of each session over TLS; a server that does not offer it ends the run")
 	fs.BoolVar(&cfg.TLSImplicit, "tls-implicit", false, "start TLS as soon as the connection is open (SMTPS, RFC 8314; port 465 if the address names none)")
