@@ -42,9 +42,12 @@ type fakeServer struct {
 	// reply cut short, as by a server that stalls in mid-line), "part!"
 	// and text to send it so and then drop the connection, "stall:" and a
 	// reply to send it and then neither read nor write again until the
-	// test ends (a server that stops reading). A 421 reply is
-	// sent and the
-	// connection closed, as RFC 5321 §3.8 has it.
+	// test ends (a server that stops reading), and, to DATA only,
+	// "midstall:" and a reply to send the 354, read the first byte of
+	// the data, then send the reply (as the end of data's, ".") and
+	// stall (a server that refuses a message mid-data and reads no
+	// more). A 421 reply is sent and the connection closed, as RFC 5321
+	// §3.8 has it.
 	reply func(verb, arg string) string
 	// clk, if set, is moved on by delay[verb] before each reply.
 	clk   *fakeClock
@@ -384,11 +387,25 @@ func (f *fakeServer) serve(raw net.Conn, connNum int, stopped <-chan struct{}) {
 			if !mailOK || len(rcpts) == 0 {
 				r = reply(verb, arg, "554 5.5.1 no valid recipients")
 			}
+			mid, midstall := strings.CutPrefix(r, "midstall:")
+			if midstall {
+				r = "354 go ahead"
+			}
 			if !say(verb, arg, r) {
 				return
 			}
 			if code(r) != 354 {
 				continue
+			}
+			if midstall {
+				if w.Flush() != nil {
+					return
+				}
+				if _, err := tr.R.ReadByte(); err != nil {
+					return
+				}
+				say(".", "", "stall:"+mid)
+				return
 			}
 			data, err := io.ReadAll(tr.DotReaderMode(dot.Raw))
 			if err != nil || !end(data) {
