@@ -448,13 +448,17 @@ func (s *session) flush(ctx context.Context, phase string) error {
 }
 
 // writeFail is ioFail for a failed write of phase's commands or data,
-// but for a connection that the server has reset after its last word: a
-// 4xx or 5xx that came before the reset (an idle timeout's 421; a server
-// giving up on a message it is sent, as smtp-sink -A's 550) is counted
+// but for a connection that the server has reset after its last word, or
+// that timed out the write after the server's last word: a 4xx or 5xx
+// that came before (an idle timeout's 421; a server giving up on a
+// message it is sent, as smtp-sink -A's 550, or refusing it mid-data, a
+// 552 "message too big" or a 554, and then reading no more) is counted
 // as the reply to phase, once, and not the write's error. The read does
-// not wait: on a reset connection only what has arrived is left to read.
+// not wait for a reply to come: on a reset connection only what has
+// arrived is left to read, and after a timeout it is read only if it has
+// arrived (replyCame).
 func (s *session) writeFail(ctx context.Context, phase string, err error) {
-	if isReset(err) {
+	if isReset(err) || isTimeout(err) && s.replyCame() {
 		if code, msg, rerr := readResponse(s.c.tr); rerr == nil && code >= 400 {
 			s.count(phase, code)
 			s.reject(ctx, phase, code, msg)
@@ -463,6 +467,42 @@ func (s *session) writeFail(ctx context.Context, phase string, err error) {
 		}
 	}
 	s.ioFail(ctx, phase, err)
+}
+
+// replyGrace is how long, after a write timed out, a read is given for a
+// reply the server may have sent before it stopped reading, when whether
+// one came cannot be seen (see replyCame).
+const replyGrace = 10 * time.Millisecond
+
+// replyCame reports, after a write timed out, whether the server may have
+// sent a reply before it stopped reading: bytes have come that were not
+// read yet, in the reply reader's buffer or in the socket's. If so, it
+// gives the read of that reply a Timeout of its own, the write's having
+// passed. Over TLS, whose layer may hold what came out of sight, or on a
+// connection whose socket it cannot look at without reading it (not on
+// Unix; a dialer's net.Conn that is no socket), a reply is looked for
+// with a read of replyGrace at most.
+func (s *session) replyCame() bool {
+	c := s.c
+	d := s.r.cfg.Timeout
+	if c.tr.R.Buffered() == 0 {
+		came, known := pending(c.raw)
+		switch {
+		case came:
+		case known && c.nc == c.raw:
+			return false // nothing came: it stays a write timeout
+		default:
+			d = min(d, replyGrace)
+		}
+	}
+	c.nc.SetReadDeadline(time.Now().Add(d))
+	return true
+}
+
+// isTimeout reports whether err is a read's or a write's timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // open dials, reads the greeting, sends EHLO (LHLO), falling back to

@@ -2,6 +2,8 @@ package smtpsource
 
 import (
 	"bytes"
+	"crypto/tls"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,5 +68,69 @@ func TestStallWrite(t *testing.T) {
 	if res.Delivered != 1 || res.Failed != 1 || res.IOErrors != 1 || res.Errors != 1 || res.Connections != 2 ||
 		!strings.HasPrefix(res.FirstError, "dot: write") || !strings.Contains(res.FirstError, "timeout") {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// A server that refuses a message while it is being sent ("552 message
+// too big", "554 transaction failed") and then reads no more: the write
+// of the data blocks until Timeout, and the refusal, which came before,
+// is what the message failed with: one rejection, counted under "dot",
+// the end of data's reply, not a write timeout. The refusal comes with
+// the 354 (in the same write: the client holds it read before it sends
+// the data) or when the server has read the data's first byte (it waits
+// in the socket). Over TLS too. A server that stops reading without a
+// word leaves a write timeout, as before. Before, every one was a
+// timeout (an I/O error, "dot: write ...: i/o timeout"), and the
+// server's refusal went uncounted.
+func TestRefusalMidData(t *testing.T) {
+	srvTLS, roots := testCerts(t)
+	for _, tc := range []struct {
+		name, reply string
+		code        int // the refusal's; 0: none
+	}{
+		{"with354", "stall:354 go ahead\r\n552 5.3.4 message too big", 552},
+		{"afterFirstByte", "midstall:554 5.3.0 transaction failed", 554},
+		{"noReply", "stall:354 go ahead", 0},
+	} {
+		for _, overTLS := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/tls=%v", tc.name, overTLS), func(t *testing.T) {
+				var n atomic.Int64
+				f := &fakeServer{reply: func(verb, arg string) string {
+					if verb == "DATA" && n.Add(1) == 1 {
+						return tc.reply
+					}
+					return ""
+				}}
+				if overTLS {
+					f.tlsConf, f.implicit = srvTLS, true
+				}
+				cfg := base(f.start(t))
+				if overTLS {
+					cfg.TLSImplicit, cfg.TLSConfig = true, &tls.Config{RootCAs: roots}
+				}
+				// As TestStallWrite: small socket buffers and a first
+				// message many times their size, so that its write blocks.
+				large := append([]byte("Subject: x\n\n"), bytes.Repeat([]byte(strings.Repeat("x", 76)+"\n"), 16<<10)...)
+				cfg.MessageSet = [][]byte{large, []byte("Subject: y\n\nsmall\n")}
+				cfg.Messages, cfg.Reuse, cfg.Timeout, cfg.WindowSize = 2, true, 50*time.Millisecond, 16<<10
+				res := runOK(t, cfg)
+				if res.Delivered != 1 || res.Failed != 1 || res.Errors != 1 || res.Connections != 2 {
+					t.Fatalf("delivered %d, failed %d, errors %d (I/O %d, rejections %d), %d connections, first %q; want 1, 1, 1, 2",
+						res.Delivered, res.Failed, res.Errors, res.IOErrors, res.Rejections, res.Connections, res.FirstError)
+				}
+				if tc.code == 0 {
+					if res.IOErrors != 1 || !strings.HasPrefix(res.FirstError, "dot: write") || !strings.Contains(res.FirstError, "timeout") {
+						t.Fatalf("I/O errors %d, first %q; want 1, a write timeout", res.IOErrors, res.FirstError)
+					}
+					return
+				}
+				code := tc.code
+				if res.Rejections != 1 || res.IOErrors != 0 || res.Replies["dot"][code] != 1 ||
+					!strings.HasPrefix(res.FirstError, fmt.Sprintf("dot: %d ", code)) {
+					t.Fatalf("rejections %d, I/O errors %d, dot replies %v, first %q; want 1, 0, one %d, its text",
+						res.Rejections, res.IOErrors, res.Replies["dot"], res.FirstError, code)
+				}
+			})
+		}
 	}
 }

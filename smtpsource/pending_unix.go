@@ -1,0 +1,33 @@
+//go:build unix
+
+package smtpsource
+
+import (
+	"net"
+	"syscall"
+)
+
+// pending reports whether bytes have come on the socket c that were not
+// read yet, without reading them or waiting (a peek); known is false if
+// c is no socket it can look at.
+func pending(c net.Conn) (came, known bool) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false, false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false, false
+	}
+	var n int
+	var rerr error
+	var b [1]byte
+	// Control, not Read: Read fails at once past the deadline, which a
+	// write that timed out has passed. Go's sockets do not block.
+	if err := rc.Control(func(fd uintptr) {
+		n, _, rerr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK)
+	}); err != nil {
+		return false, false
+	}
+	return rerr == nil && n > 0, true
+}
