@@ -94,6 +94,7 @@ func TestRefusalMidData(t *testing.T) {
 	} {
 		for _, overTLS := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/tls=%v", tc.name, overTLS), func(t *testing.T) {
+				t.Parallel()
 				var n atomic.Int64
 				f := &fakeServer{reply: func(verb, arg string) string {
 					if verb == "DATA" && n.Add(1) == 1 {
@@ -112,7 +113,10 @@ func TestRefusalMidData(t *testing.T) {
 				// message many times their size, so that its write blocks.
 				large := append([]byte("Subject: x\n\n"), bytes.Repeat([]byte(strings.Repeat("x", 76)+"\n"), 16<<10)...)
 				cfg.MessageSet = [][]byte{large, []byte("Subject: y\n\nsmall\n")}
-				cfg.Messages, cfg.Reuse, cfg.Timeout, cfg.WindowSize = 2, true, 50*time.Millisecond, 16<<10
+				// The write waits out the whole Timeout: one long enough
+				// for a TLS handshake, and the refusal after the first
+				// byte, under any load; the cases run side by side.
+				cfg.Messages, cfg.Reuse, cfg.Timeout, cfg.WindowSize = 2, true, 2*time.Second, 16<<10
 				res := runOK(t, cfg)
 				if res.Delivered != 1 || res.Failed != 1 || res.Errors != 1 || res.Connections != 2 {
 					t.Fatalf("delivered %d, failed %d, errors %d (I/O %d, rejections %d), %d connections, first %q; want 1, 1, 1, 2",
