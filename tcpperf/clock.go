@@ -23,6 +23,18 @@ type env struct {
 	cpu      func() time.Duration // user + system time of the process
 	// loopDial dials for EngineNetio; nil for the Loops' Dial.
 	loopDial func(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error)
+	// drainQuiet replaces fakeDrainQuiet, if set (internal/tcpperfenv).
+	drainQuiet time.Duration
+}
+
+// quiet is how long a loop on a fake clock waits, in real time, for a
+// response while it drains: fakeDrainQuiet, unless the run was given
+// another.
+func (e *env) quiet() time.Duration {
+	if e.drainQuiet > 0 {
+		return e.drainQuiet
+	}
+	return fakeDrainQuiet
 }
 
 // fakeDrainQuiet is how long a loop on a fake clock waits, in real time,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net"
 	"runtime"
 	"slices"
@@ -237,7 +238,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 		if !r.env.realTime && stopping && l.inflight > 0 {
 			// Draining on a fake clock, which moves only when told: a
 			// while without responses moves it to the drain's end.
-			timeout, jump = int(fakeDrainQuiet/time.Millisecond), true
+			timeout, jump = int(min(r.env.quiet()/time.Millisecond, math.MaxInt32)), true
 		}
 		var n int
 		var err error

@@ -588,7 +588,7 @@ func (l *nloop) drive(ctx context.Context, done <-chan struct{}) {
 			select {
 			case <-done:
 				return
-			case <-time.After(fakeDrainQuiet):
+			case <-time.After(r.env.quiet()):
 			}
 			again, ok := l.onLoop(done, func() int64 { return -1 })
 			if !ok {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/latrec"
 	"github.com/wirespeed/wirespeed/internal/sleep"
+	"github.com/wirespeed/wirespeed/internal/tcpperfenv"
 )
 
 // Errors returned by Run.
@@ -550,7 +551,13 @@ const maxLoops = 1024
 // connects, it returns an error wrapping ctx's, and no result.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
-	return runIn(ctx, cfg, env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU})
+	en := env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU}
+	// The clock of wirespeed's own tests of the command, never a
+	// program's: the package that carries it is internal.
+	if e := tcpperfenv.From(ctx); e.Clock != nil {
+		en.clock, en.realTime, en.drainQuiet = e.Clock, false, e.DrainQuiet
+	}
+	return runIn(ctx, cfg, en)
 }
 
 // chooseWait is the Wait a run's load needs, where Config.Wait is unset:
