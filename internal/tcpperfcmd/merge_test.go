@@ -18,21 +18,25 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/latplot"
+	"github.com/wirespeed/wirespeed/internal/sleep/sleeptest"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
 // Two runs' -hdr-log files merge into the percentiles of one histogram
 // holding every value of both, as hdrhistogram-go's reader reads them; the
-// count is the two runs' together.
+// count is the two runs' together. The runs are on one fake clock, the
+// second after the first: each sends its schedule's 100 messages however
+// slow the machine is.
 func TestMerge(t *testing.T) {
 	addr := echoServer(t)
 	dir := t.TempDir()
+	clk := sleeptest.NewClock()
 	var received int64
 	var logs []string
 	for i := range 2 {
 		hdr := filepath.Join(dir, []string{"a.hlog", "b.hlog"}[i])
 		var out, errb bytes.Buffer
-		err := Run(context.Background(), []string{"-addr", addr, "-conns", "3", "-qps", "500", "-duration", "200ms", "-warmup", "0s",
+		err := runOn(clk, []string{"-addr", addr, "-conns", "3", "-qps", "500", "-duration", "200ms", "-warmup", "0s",
 			"-json", "-q", "-hdr-log", hdr}, &out, &errb)
 		if err != nil {
 			t.Fatalf("%v: %s", err, errb.String())
@@ -40,6 +44,9 @@ func TestMerge(t *testing.T) {
 		var res tcpperf.Result
 		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 			t.Fatal(err)
+		}
+		if res.Received != 100 {
+			t.Fatalf("run %d: %+v, want 100 received", i, res)
 		}
 		received += res.Received
 		logs = append(logs, hdr)
@@ -169,16 +176,18 @@ func TestParseCPUList(t *testing.T) {
 }
 
 // -plot draws an SVG: one curve for a run, and for merge one per log and
-// one merged (their names in the legend).
+// one merged (their names in the legend). The runs are on a fake clock:
+// each sends its schedule's 80 messages however slow the machine is.
 func TestPlot(t *testing.T) {
 	addr := echoServer(t)
 	dir := t.TempDir()
+	clk := sleeptest.NewClock()
 	var logs []string
 	for i := range 2 {
 		hdr := filepath.Join(dir, fmt.Sprintf("host%d.hlog", i))
 		svg := filepath.Join(dir, fmt.Sprintf("run%d.svg", i))
 		var out, errb bytes.Buffer
-		if err := Run(context.Background(), []string{"-addr", addr, "-conns", "2", "-qps", "400", "-duration", "200ms", "-warmup", "0s",
+		if err := runOn(clk, []string{"-addr", addr, "-conns", "2", "-qps", "400", "-duration", "200ms", "-warmup", "0s",
 			"-q", "-hdr-log", hdr, "-plot", svg}, &out, &errb); err != nil {
 			t.Fatalf("%v: %s", err, errb.String())
 		}

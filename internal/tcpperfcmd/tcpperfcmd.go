@@ -22,6 +22,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/latplot"
+	"github.com/wirespeed/wirespeed/internal/tcpperfenv"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -36,6 +37,19 @@ func Subcommands() []string { return []string{"merge"} }
 // load is done or ctx is cancelled. A run that counted errors returns
 // cli.StatusError 1 after printing its result.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return run(ctx, args, stdout, stderr, options{})
+}
+
+// options is what the tests give a run besides its arguments; the zero
+// value is the command's.
+type options struct {
+	// env, if its Clock is set, is the run's (see tcpperfenv): the tests
+	// run on a fake clock, so that none of them waits for the machine to
+	// do something within a span of real time.
+	env tcpperfenv.Env
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt options) error {
 	if len(args) > 0 && args[0] == "merge" {
 		return merge(args[1:], stdout, stderr)
 	}
@@ -158,6 +172,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(logs) > 0 {
 		cfg.HdrLog = io.MultiWriter(logs...)
+	}
+	if opt.env.Clock != nil {
+		ctx = tcpperfenv.With(ctx, opt.env)
 	}
 	res, err := tcpperf.Run(ctx, cfg)
 	switch {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/sleep/sleeptest"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -40,12 +41,15 @@ func echoServer(t *testing.T) string {
 }
 
 // The flags reach tcpperf.Config and -json prints the Result; -hdr-log
-// writes a log. Counts are asserted, not rates.
+// writes a log. Counts are asserted, not rates: on a fake clock that the
+// server's answers move (clocked), the closed loop ends after 100 of
+// them, however long they take.
 func TestRunJSON(t *testing.T) {
-	addr := echoServer(t)
+	clk := sleeptest.NewClock()
+	addr := clocked(t, clk, echoServer(t))
 	hdr := filepath.Join(t.TempDir(), "hdr.log")
 	var out, errb bytes.Buffer
-	err := Run(context.Background(), []string{"-addr", addr, "-conns", "2", "-qps", "0", "-depth", "3", "-msg-size", "32",
+	err := runOn(clk, []string{"-addr", addr, "-conns", "2", "-qps", "0", "-depth", "3", "-msg-size", "32",
 		"-duration", "100ms", "-warmup", "0s", "-mode", "line", "-json", "-q", "-hdr-log", hdr, "-cpus", "2", "-pin", "0"}, &out, &errb)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
@@ -57,8 +61,8 @@ func TestRunJSON(t *testing.T) {
 	if res.Mode != "line" || res.Conns != 2 || res.Connected != 2 || res.Depth != 3 || res.MsgSize != 32 || res.TargetQPS != 0 || res.Loops != 2 {
 		t.Errorf("flags not passed on: %+v", res)
 	}
-	if res.Received == 0 || res.Errors != 0 {
-		t.Errorf("run: %+v", res)
+	if res.Received == 0 || res.Errors != 0 || res.DurationS != 0.1 {
+		t.Errorf("run: %+v, want responses, no errors, 0.1s measured", res)
 	}
 	if errb.Len() != 0 {
 		t.Errorf("-q printed progress: %q", errb.String())
@@ -72,13 +76,27 @@ func TestRunJSON(t *testing.T) {
 }
 
 // -engine netio runs the connections on netio's loops, open and closed
-// loop, and says so.
+// loop, and says so. On a fake clock: the open loop's schedule is its 200
+// messages in 100ms whenever they go out, and the closed loop, whose
+// clock the server's answers move, ends after 100 of them.
 func TestRunEngineNetio(t *testing.T) {
 	addr := echoServer(t)
-	for _, load := range [][]string{{"-qps", "0", "-depth", "2"}, {"-qps", "2000", "-wait", "batch"}} {
+	for _, c := range []struct {
+		load  []string
+		proxy bool  // the server's answers move the clock
+		sent  int64 // all received too; 0: some
+	}{
+		{[]string{"-qps", "0", "-depth", "2"}, true, 0},
+		{[]string{"-qps", "2000", "-wait", "batch"}, false, 200},
+	} {
+		clk := sleeptest.NewClock()
+		to := addr
+		if c.proxy {
+			to = clocked(t, clk, addr)
+		}
 		var out, errb bytes.Buffer
-		args := append([]string{"-engine", "netio", "-addr", addr, "-conns", "4", "-cpus", "2", "-duration", "100ms", "-warmup", "0s", "-json", "-q"}, load...)
-		if err := Run(context.Background(), args, &out, &errb); err != nil {
+		args := append([]string{"-engine", "netio", "-addr", to, "-conns", "4", "-cpus", "2", "-duration", "100ms", "-warmup", "0s", "-json", "-q"}, c.load...)
+		if err := runOn(clk, args, &out, &errb); err != nil {
 			t.Fatalf("%v: %v: %s", args, err, errb.String())
 		}
 		var res tcpperf.Result
@@ -86,7 +104,10 @@ func TestRunEngineNetio(t *testing.T) {
 			t.Fatalf("%v: %q", err, out.String())
 		}
 		if res.Engine != tcpperf.EngineNetio || res.Loops != 2 || res.Received == 0 || res.Errors != 0 || res.Arrival != tcpperf.ArrivalRead {
-			t.Errorf("%v: %+v", load, res)
+			t.Errorf("%v: %+v", c.load, res)
+		}
+		if c.sent > 0 && (res.Sent != c.sent || res.Received != c.sent) {
+			t.Errorf("%v: sent %d, received %d, want %d each", c.load, res.Sent, res.Received, c.sent)
 		}
 	}
 	var out, errb bytes.Buffer
@@ -175,10 +196,13 @@ func TestRunErrors(t *testing.T) {
 	}
 	// A -hdr-log that cannot be written (a full disk) fails the command,
 	// after the result; it exited 0 with the log lost.
+	// On a fake clock: the runs' 10 messages are all answered however
+	// slow the machine, so that a status 1 is the log's alone.
 	if _, err := os.Stat("/dev/full"); err == nil {
 		srv := echoServer(t)
+		clk := sleeptest.NewClock()
 		out.Reset()
-		err := Run(context.Background(), []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-hdr-log", "/dev/full"}, &out, &errb)
+		err := runOn(clk, []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-hdr-log", "/dev/full"}, &out, &errb)
 		if status, print := cli.Status(err); status != 1 || !print || !strings.Contains(out.String(), "achieved") {
 			t.Errorf("-hdr-log /dev/full: %v (status %d)\n%s", err, status, out.String())
 		}
@@ -186,12 +210,12 @@ func TestRunErrors(t *testing.T) {
 		// -hdr-log's error does (it said "write /dev/full: ...", alone),
 		// in a run and in a merge.
 		out.Reset()
-		err = Run(context.Background(), []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-plot", "/dev/full"}, &out, &errb)
+		err = runOn(clk, []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-plot", "/dev/full"}, &out, &errb)
 		if err == nil || !strings.Contains(err.Error(), "-plot: write /dev/full") || !strings.Contains(out.String(), "achieved") {
 			t.Errorf("-plot /dev/full: %v\n%s", err, out.String())
 		}
 		hlog := filepath.Join(t.TempDir(), "run.hlog")
-		if err := Run(context.Background(), []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-hdr-log", hlog}, &out, &errb); err != nil {
+		if err := runOn(clk, []string{"-addr", srv, "-q", "-duration", "50ms", "-warmup", "0s", "-qps", "200", "-hdr-log", hlog}, &out, &errb); err != nil {
 			t.Fatal(err)
 		}
 		err = Run(context.Background(), []string{"merge", "-plot", "/dev/full", hlog}, &out, &errb)
@@ -316,7 +340,7 @@ func TestCPUsBeyondConns(t *testing.T) {
 	prev := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 	var out, errb bytes.Buffer
-	err := Run(context.Background(), []string{"-addr", echoServer(t), "-conns", "1", "-cpus", "64", "-qps", "100",
+	err := runOn(sleeptest.NewClock(), []string{"-addr", echoServer(t), "-conns", "1", "-cpus", "64", "-qps", "100",
 		"-duration", "50ms", "-warmup", "0s", "-json", "-q"}, &out, &errb)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errb.String())

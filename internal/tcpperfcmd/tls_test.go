@@ -16,6 +16,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/selfsigned"
 	"github.com/wirespeed/wirespeed/internal/serve"
+	"github.com/wirespeed/wirespeed/internal/sleep/sleeptest"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -44,10 +45,11 @@ func serveTLS(t *testing.T, engine string) string {
 	return strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
 }
 
-func runJSON(t *testing.T, args ...string) tcpperf.Result {
+// runJSON runs the command on clk (runOn) and returns its result.
+func runJSON(t *testing.T, clk *sleeptest.Clock, args ...string) tcpperf.Result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if err := Run(context.Background(), append(args, "-json", "-q"), &out, &errb); err != nil {
+	if err := runOn(clk, append(args, "-json", "-q"), &out, &errb); err != nil {
 		t.Fatalf("%v: %v: %s", args, err, errb.String())
 	}
 	var res tcpperf.Result
@@ -59,18 +61,33 @@ func runJSON(t *testing.T, args ...string) tcpperf.Result {
 
 // `tcpperf -tls -tls-insecure` against `serve -tls` (its self-signed
 // certificate) runs on engine netio and says so; with -engine netio
-// given too, and open loop.
+// given too, and open loop. On a fake clock: the closed loop's, moved by
+// the server's answers through a proxy (clocked), ends after 100 of them;
+// the open loop's schedule is its 200 measured messages (after the
+// warm-up's 40), whenever they go out.
 func TestRunTLSInsecure(t *testing.T) {
 	for _, engine := range []string{"std", "netio"} {
 		t.Run(engine, func(t *testing.T) {
 			addr := serveTLS(t, engine)
-			for _, args := range [][]string{
-				{"-tls", "-tls-insecure", "-qps", "0", "-depth", "2"},
-				{"-tls", "-tls-insecure", "-engine", "netio", "-qps", "2000", "-warmup", "20ms"},
+			for _, c := range []struct {
+				args  []string
+				proxy bool  // the server's answers move the clock
+				sent  int64 // all received too; 0: some
+			}{
+				{[]string{"-tls", "-tls-insecure", "-qps", "0", "-depth", "2"}, true, 0},
+				{[]string{"-tls", "-tls-insecure", "-engine", "netio", "-qps", "2000", "-warmup", "20ms"}, false, 200},
 			} {
-				res := runJSON(t, append([]string{"-addr", addr, "-conns", "4", "-cpus", "2", "-duration", "100ms", "-warmup", "0s"}, args...)...)
+				clk := sleeptest.NewClock()
+				to := addr
+				if c.proxy {
+					to = clocked(t, clk, addr)
+				}
+				res := runJSON(t, clk, append([]string{"-addr", to, "-conns", "4", "-cpus", "2", "-duration", "100ms", "-warmup", "0s"}, c.args...)...)
 				if res.Engine != tcpperf.EngineNetio || !res.TLS || res.Connected != 4 || res.Received == 0 || res.Errors != 0 {
-					t.Errorf("%v: %+v", args, res)
+					t.Errorf("%v: %+v", c.args, res)
+				}
+				if c.sent > 0 && (res.Sent != c.sent || res.Received != c.sent) {
+					t.Errorf("%v: sent %d, received %d, want %d each", c.args, res.Sent, res.Received, c.sent)
 				}
 			}
 		})
@@ -97,7 +114,12 @@ func TestRunTLSVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := []string{"-addr", s.Addr(), "-conns", "2", "-qps", "0", "-duration", "50ms", "-warmup", "0s"}
-	res := runJSON(t, append(base, "-tls", "-tls-ca", ca, "-tls-server-name", "localhost")...)
+	// The run that connects is on a fake clock that the server's answers
+	// move (clocked): it ends after 50 of them, however long they take.
+	// The others fail before they run.
+	clk := sleeptest.NewClock()
+	res := runJSON(t, clk, "-addr", clocked(t, clk, s.Addr()), "-conns", "2", "-qps", "0", "-duration", "50ms", "-warmup", "0s",
+		"-tls", "-tls-ca", ca, "-tls-server-name", "localhost")
 	if res.Connected != 2 || res.Errors != 0 || res.Received == 0 {
 		t.Errorf("-tls-ca: %+v", res)
 	}
