@@ -35,13 +35,16 @@ func echoServer() net.Listener {
 
 // An open-loop run of 100 messages a second for 100ms against an echo
 // server: the schedule, and so the counts, are fixed; the latencies are
-// what the machine makes of them.
+// what the machine makes of them. A loop behind its schedule sends late,
+// up to DrainTimeout after the end, and the drain waits up to
+// DrainTimeout for the responses (it ends when the last is in): a long
+// one has a slow machine send and receive them all, late.
 func ExampleRun() {
 	ln := echoServer()
 	defer ln.Close()
 
 	res, err := tcpperf.Run(context.Background(), tcpperf.Config{
-		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond,
+		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, DrainTimeout: time.Minute,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -60,7 +63,7 @@ func ExampleMergeLogs() {
 	for range 2 {
 		var hlog bytes.Buffer
 		_, err := tcpperf.Run(context.Background(), tcpperf.Config{
-			Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, HdrLog: &hlog,
+			Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, DrainTimeout: time.Minute, HdrLog: &hlog,
 		})
 		if err != nil {
 			log.Fatal(err)
@@ -82,7 +85,7 @@ func ExampleLogHistogram() {
 	defer ln.Close()
 	var hlog bytes.Buffer
 	_, err := tcpperf.Run(context.Background(), tcpperf.Config{
-		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, HdrLog: &hlog,
+		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, DrainTimeout: time.Minute, HdrLog: &hlog,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -39,7 +39,7 @@ func ExampleConfig_tls() {
 	roots := x509.NewCertPool()
 	roots.AddCert(cert.Leaf)
 	res, err := tcpperf.Run(context.Background(), tcpperf.Config{
-		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond,
+		Addr: ln.Addr().String(), QPS: 100, Duration: 100 * time.Millisecond, DrainTimeout: time.Minute,
 		TLS: &tls.Config{RootCAs: roots},
 	})
 	if err != nil {

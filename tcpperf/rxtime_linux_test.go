@@ -94,9 +94,12 @@ func TestRxTimeKernel(t *testing.T) {
 		t.Fatal(serr)
 	}
 	// The kernel turns timestamps on through a work queue: the first
-	// packets after enableRxTime may have none.
+	// packets after enableRxTime may have none. It is given a minute, a
+	// guard against a hang (a thousand tries of a millisecond were a
+	// second, which a loaded machine's work queue may take).
 	buf, oob := make([]byte, 64), make([]byte, rxTimeSpace)
 	var tr timedRecv
+	deadline := time.Now().Add(time.Minute)
 	for try := 0; ; try++ {
 		before := time.Now().UnixNano()
 		if _, err := s.Write([]byte("hello\n")); err != nil {
@@ -113,7 +116,7 @@ func TestRxTimeKernel(t *testing.T) {
 			t.Fatalf("recvmsg: %q %v", buf[:n], rerr)
 		}
 		at, ok := rxTime(oob[:oobn])
-		if !ok && try < 1000 {
+		if !ok && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
