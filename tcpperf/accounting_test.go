@@ -109,10 +109,10 @@ func TestProgressErrors(t *testing.T) {
 			forEngines(t, func(t *testing.T, engine string) {
 				addr := server(t, handle)
 				var progress bytes.Buffer
-				res, err := RunWith(context.Background(), Config{
+				res, err := RunEnv(context.Background(), Config{
 					Engine: engine, Addr: addr, Conns: 2, QPS: 200, MsgSize: 64,
 					Duration: 200 * time.Millisecond, Progress: &progress,
-				}, nil, newFakeClock())
+				}, Env{Clock: newFakeClock(), DrainQuiet: SilentQuiet})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -39,6 +39,9 @@ func (e *env) quiet() time.Duration {
 
 // fakeDrainQuiet is how long a loop on a fake clock waits, in real time,
 // for a response while it drains before it moves the clock to the drain's
-// end: long enough that a test's server, on a loaded machine under the
-// race detector, is not taken for a silent one (100 ms was not).
+// end, unless the run was given another (env.drainQuiet). A test whose
+// server answers gives a long one, a guard against a hang (100 ms took a
+// loaded machine for a silent server, and a second is a window all the
+// same); one whose server leaves messages unanswered takes this, so as
+// not to wait long for nothing.
 const fakeDrainQuiet = time.Second

@@ -18,11 +18,28 @@ type Env struct {
 	CPU   func() time.Duration // the process's CPU time
 	// LoopDial dials for EngineNetio (nil: the Loops' Dial).
 	LoopDial func(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error)
+	// DrainQuiet is how long a loop draining on a fake clock waits, in
+	// real time, for a response before it moves the clock to the drain's
+	// end (0: testDrainQuiet). A test of a server that leaves messages
+	// unanswered sets a short one (SilentQuiet).
+	DrainQuiet time.Duration
 }
+
+// testDrainQuiet is the tests' DrainQuiet: long, a guard against a hang,
+// so that a server that answers, however slowly on a loaded machine, is
+// never taken for a silent one.
+const testDrainQuiet = time.Minute
+
+// SilentQuiet is the DrainQuiet of the tests whose server leaves
+// messages unanswered: the package's own, a second.
+const SilentQuiet = fakeDrainQuiet
 
 // RunEnv is Run in e.
 func RunEnv(ctx context.Context, cfg Config, e Env) (*Result, error) {
-	en := env{dial: e.Dial, clock: e.Clock, cpu: e.CPU, loopDial: e.LoopDial}
+	en := env{dial: e.Dial, clock: e.Clock, cpu: e.CPU, loopDial: e.LoopDial, drainQuiet: e.DrainQuiet}
+	if en.drainQuiet == 0 {
+		en.drainQuiet = testDrainQuiet
+	}
 	if en.dial == nil {
 		var d net.Dialer
 		en.dial = d.DialContext

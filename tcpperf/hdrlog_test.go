@@ -209,10 +209,10 @@ func TestMergeBadLog(t *testing.T) {
 func TestLogSpansMeasurement(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {
 		var hlog bytes.Buffer
-		res, err := RunWith(context.Background(), Config{
+		res, err := RunEnv(context.Background(), Config{
 			Engine: engine, Addr: silentServer(t), Conns: 2, QPS: 400, Duration: 500 * time.Millisecond,
 			DrainTimeout: 300 * time.Millisecond, HdrLog: &hlog,
-		}, nil, newFakeClock())
+		}, Env{Clock: newFakeClock(), DrainQuiet: SilentQuiet})
 		if err != nil {
 			t.Fatal(err)
 		}

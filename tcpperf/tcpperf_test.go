@@ -265,10 +265,10 @@ func TestUnansweredMeasuredOnly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			forEngines(t, func(t *testing.T, engine string) {
 				addr := server(t, handle)
-				res, err := RunWith(context.Background(), Config{
+				res, err := RunEnv(context.Background(), Config{
 					Engine: engine, Addr: addr, Conns: 2, QPS: 200, MsgSize: 64,
 					Warmup: 100 * time.Millisecond, Duration: 200 * time.Millisecond,
-				}, nil, newFakeClock())
+				}, Env{Clock: newFakeClock(), DrainQuiet: SilentQuiet})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -528,7 +528,7 @@ func TestRefusedMeasuredOnly(t *testing.T) {
 		res, err := RunEnv(context.Background(), Config{
 			Engine: engine, Addr: addr, Conns: 1, QPS: 100, MsgSize: 1 << 20,
 			Warmup: 200 * time.Millisecond, Duration: 300 * time.Millisecond, DrainTimeout: time.Millisecond,
-		}, Env{Dial: smallBuffers, LoopDial: smallLoopBuffers, Clock: newFakeClock()})
+		}, Env{Dial: smallBuffers, LoopDial: smallLoopBuffers, Clock: newFakeClock(), DrainQuiet: SilentQuiet})
 		if err != nil {
 			t.Fatal(err)
 		}
