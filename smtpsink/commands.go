@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wirespeed/wirespeed/textproto"
 )
@@ -303,7 +304,7 @@ func (ss *session) mail(arg string) bool {
 		ss.reply(501, "5.5.4 Syntax: MAIL FROM:<address>")
 		return true
 	}
-	body, utf8 := "", false
+	body, declared := "", false
 	var dsn [2]bool // RET, ENVID seen
 	var seen uint8  // SIZE, BODY, SMTPUTF8, AUTH (mailParam)
 	for params != "" {
@@ -345,7 +346,7 @@ func (ss *session) mail(arg string) bool {
 				return true
 			}
 		case key == "SMTPUTF8" && !hasVal && !ss.cfg.NoSMTPUTF8:
-			utf8 = true
+			declared = true
 		case key == "AUTH" && hasVal && ss.cfg.Auth:
 			// RFC 4954 §5: the submitter's identity, "<>" if unknown;
 			// taken and ignored.
@@ -359,10 +360,14 @@ func (ss *session) mail(arg string) bool {
 			return true
 		}
 	}
+	if code, text := ss.checkPath(path, declared, "5.1.7", "sender"); code != 0 {
+		ss.reply(code, text)
+		return true
+	}
 	if r, ok := ss.rule(StageMail, path); ok {
 		return ss.forced(r)
 	}
-	ss.inTx, ss.body, ss.utf8 = true, body, utf8
+	ss.inTx, ss.body, ss.utf8 = true, body, declared
 	if ss.s.keepEnvelope {
 		ss.from = path
 	}
@@ -406,6 +411,10 @@ func (ss *session) rcpt(arg string) bool {
 			return true
 		}
 	}
+	if code, text := ss.checkPath(path, ss.utf8, "5.1.3", "recipient"); code != 0 {
+		ss.reply(code, text)
+		return true
+	}
 	if r, ok := ss.rule(StageRcpt, path); ok {
 		return ss.forced(r)
 	}
@@ -422,6 +431,34 @@ func (ss *session) rcpt(arg string) bool {
 	}
 	ss.reply(250, "2.1.5 Ok")
 	return true
+}
+
+// checkPath refuses a MAIL or RCPT path that is not ASCII unless the
+// transaction declared SMTPUTF8 (declared true), as Postfix's smtpd does,
+// with 553 5.6.7 (RFC 6531 §3.5); and one that declared it, but is not
+// UTF-8, with 501 and the enhanced code status (5.1.7 for the sender,
+// 5.1.3 for a recipient; RFC 3463), as an address of bad syntax. It
+// returns code 0 for a path it takes. The refusal comes before the rules,
+// as a syntax matter.
+func (ss *session) checkPath(path string, declared bool, status, role string) (code int, text string) {
+	ascii := true
+	for i := 0; i < len(path); i++ {
+		if path[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	switch {
+	case ascii:
+		return 0, ""
+	case ss.cfg.NoSMTPUTF8:
+		return 553, "5.6.7 Error: " + role + " address is not ASCII, and SMTPUTF8 is not offered"
+	case !declared:
+		return 553, "5.6.7 Error: " + role + " address is not ASCII, and MAIL did not declare SMTPUTF8"
+	case !utf8.ValidString(path):
+		return 501, status + " Error: " + role + " address is not valid UTF-8"
+	}
+	return 0, ""
 }
 
 // parsePath parses `FROM:<path> params` (prefix "FROM:") or `TO:...`:
