@@ -29,10 +29,13 @@ var modelLines = []string{
 	"EHLO c", "HELO c", "LHLO c", "MAIL FROM:<a@b>", "MAIL FROM:<a@b> BODY=BINARYMIME",
 	"RCPT TO:<r@b>", "RSET", "NOOP", "QUIT", ".", "CONNECT x", "FROB", "", "DATA x",
 	"NOOP " + strings.Repeat("n", 70), // longer than the fuzzer's MaxCommandBytes
+	// Addresses that are not ASCII: they need SMTPUTF8 on MAIL, and
+	// then UTF-8 (the last is Latin-1).
+	"MAIL FROM:<jörg@b>", "MAIL FROM:<jörg@b> SMTPUTF8", "RCPT TO:<ü@b>", "RCPT TO:<\xfc@b>",
 }
 
 // numLines is len(modelLines).
-const numLines = 15
+const numLines = 19
 
 // The ops of a program after the plain lines: DATA with a body, BDAT
 // chunks (the next byte is the size, the bytes after it the chunk), and
@@ -100,6 +103,7 @@ type modelKnobs struct {
 	dot     int // Force["."]: 0 none, 1 450, 2 close without a reply
 	maxSize int64
 	readBuf int
+	noUTF8  bool // Config.NoSMTPUTF8
 	// restarted: the stream follows STARTTLS, which began the session
 	// anew (RFC 3207 §4.2): MAIL needs HELO or EHLO first, as in LMTP.
 	// Not a knob of the fuzzer's byte: model_tls_test.go sets it.
@@ -112,6 +116,7 @@ func decodeKnobs(k uint8) modelKnobs {
 		dot:     int(k>>1&3) % 3,
 		maxSize: int64(k >> 3 & 1 * 20),
 		readBuf: []int{16, 64, 4096, readBufSize}[k>>4&3],
+		noUTF8:  k&0x40 != 0,
 	}
 }
 
@@ -120,6 +125,7 @@ type modelMessage struct {
 	size   int64
 	chunks int
 	sum    string
+	utf8   bool // MAIL declared SMTPUTF8
 }
 
 var (
@@ -149,10 +155,12 @@ func model(k modelKnobs, in []byte) (codes []int, msgs []modelMessage, quit bool
 		in = in[n:]
 		return p, true
 	}
-	var greeted, esmtp, inTx, binary, inBDAT, bdatTooBig bool
+	var greeted, esmtp, inTx, binary, utf8, inBDAT, bdatTooBig bool
 	var nrcpt, chunks int
 	var data []byte
-	reset := func() { inTx, binary, inBDAT, bdatTooBig, nrcpt, chunks, data = false, false, false, false, 0, 0, nil }
+	reset := func() {
+		inTx, binary, utf8, inBDAT, bdatTooBig, nrcpt, chunks, data = false, false, false, false, false, 0, 0, nil
+	}
 	reply := func(c int) { codes = append(codes, c) }
 	checkData := func() int {
 		switch {
@@ -182,7 +190,7 @@ func model(k modelKnobs, in []byte) (codes []int, msgs []modelMessage, quit bool
 		}
 		if code == 250 {
 			sum := md5.Sum(data)
-			msgs = append(msgs, modelMessage{int64(len(data)), chunks, fmt.Sprintf("%x", sum)})
+			msgs = append(msgs, modelMessage{int64(len(data)), chunks, fmt.Sprintf("%x", sum), utf8})
 		}
 		for range n {
 			reply(code)
@@ -212,21 +220,28 @@ func model(k modelKnobs, in []byte) (codes []int, msgs []modelMessage, quit bool
 		switch {
 		case l == "EHLO c" || l == "HELO c" || l == "LHLO c":
 			hello(l[:4])
-		case l == "MAIL FROM:<a@b>" || l == "MAIL FROM:<a@b> BODY=BINARYMIME":
+		case strings.HasPrefix(l, "MAIL FROM:"):
 			bin := strings.Contains(l, "BINARY")
+			declares := strings.HasSuffix(l, " SMTPUTF8")
 			switch {
 			case !greeted && (k.lmtp || k.restarted) || inTx:
 				reply(503) // SMTP needs no HELO first, as with Postfix, but after STARTTLS
-			case bin && !esmtp:
+			case (bin || declares) && !esmtp, declares && k.noUTF8:
 				reply(555)
+			case strings.Contains(l, "ö") && !declares:
+				reply(553) // RFC 6531 §3.5: not ASCII, SMTPUTF8 not declared (or not offered)
 			default:
-				inTx, binary = true, bin
+				inTx, binary, utf8 = true, bin, declares
 				reply(250)
 			}
-		case l == "RCPT TO:<r@b>":
+		case strings.HasPrefix(l, "RCPT TO:"):
 			switch {
 			case !inTx || inBDAT:
 				reply(503)
+			case l != "RCPT TO:<r@b>" && !utf8:
+				reply(553)
+			case l == "RCPT TO:<\xfc@b>":
+				reply(501) // declared, but not UTF-8
 			case nrcpt >= 3:
 				reply(452)
 			default:
@@ -334,7 +349,7 @@ func runModelSession(t *testing.T, prog []byte, knobs uint8, cut uint16, reset b
 	stream = stream[:len(stream)-rest]
 
 	cfg := Config{LMTP: k.lmtp, MaxSize: k.maxSize, MaxCommandBytes: 64, MaxRecipients: 3,
-		Bare: dot.BareKeep, Digest: digest.MD5, Timeout: time.Minute}
+		Bare: dot.BareKeep, Digest: digest.MD5, Timeout: time.Minute, NoSMTPUTF8: k.noUTF8}
 	switch k.dot {
 	case 1:
 		cfg.Force = map[string]Reply{".": {Code: 450}}
@@ -399,7 +414,7 @@ func runModelSession(t *testing.T, prog []byte, knobs uint8, cut uint16, reset b
 	ms := got.all()
 	var gotMsgs []modelMessage
 	for _, m := range ms {
-		gotMsgs = append(gotMsgs, modelMessage{m.Size, m.Chunks, m.Digest.String()})
+		gotMsgs = append(gotMsgs, modelMessage{m.Size, m.Chunks, m.Digest.String(), m.SMTPUTF8})
 	}
 	if reset {
 		if len(gotMsgs) > len(wantMsgs) || fmt.Sprint(gotMsgs) != fmt.Sprint(wantMsgs[:len(gotMsgs)]) {
@@ -486,6 +501,17 @@ var modelSeeds = []struct {
 		"BDAT", "0123456789\n", "BDAT LAST", "0123456789abc", "NOOP "+strings.Repeat("n", 70), "QUIT"), 0x09, 0},
 	{modelProg("LHLO c", "MAIL FROM:<a@b>", "RCPT TO:<r@b>", "RCPT TO:<r@b>", "RCPT TO:<r@b>", "RCPT TO:<r@b>",
 		"BDAT", "ab\r", "BDAT LAST", "\ncd", "QUIT"), 0x01, 0},
+	// Addresses that are not ASCII: refused (553) unless MAIL declared
+	// SMTPUTF8, and then refused if not UTF-8 (501); with SMTPUTF8 not
+	// offered (0x40), refused, and the parameter unknown (555); after
+	// HELO, the parameter needs EHLO.
+	{modelProg("EHLO c", "MAIL FROM:<jörg@b>", "MAIL FROM:<a@b>", "RCPT TO:<ü@b>", "RCPT TO:<r@b>", "DATA", []byte{0},
+		"MAIL FROM:<jörg@b> SMTPUTF8", "RCPT TO:<ü@b>", "RCPT TO:<\xfc@b>", "BDAT LAST", "abc", "QUIT"), 0, 0},
+	{modelProg("EHLO c", "MAIL FROM:<jörg@b>", "MAIL FROM:<a@b>", "RCPT TO:<ü@b>", "RCPT TO:<r@b>", "DATA", []byte{0},
+		"MAIL FROM:<jörg@b> SMTPUTF8", "RCPT TO:<ü@b>", "RCPT TO:<\xfc@b>", "BDAT LAST", "abc", "QUIT"), 0x40, 0},
+	{modelProg("HELO c", "MAIL FROM:<jörg@b> SMTPUTF8", "MAIL FROM:<jörg@b>", "MAIL FROM:<a@b>", "RCPT TO:<\xfc@b>", "QUIT"), 0, 0},
+	{modelProg("LHLO c", "MAIL FROM:<jörg@b> SMTPUTF8", "RCPT TO:<ü@b>", "RCPT TO:<r@b>", "RCPT TO:<\xfc@b>",
+		"BDAT LAST", "abc", "MAIL FROM:<jörg@b>", "QUIT"), 0x01, 0},
 }
 
 // FuzzSessionModel checks the sink against the model over fuzzed

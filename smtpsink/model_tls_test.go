@@ -279,7 +279,7 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 
 	srvTLS, cliTLS := modelTLSConfigs()
 	cfg := Config{Engine: e, LMTP: k.lmtp, MaxSize: k.maxSize, MaxCommandBytes: 64, MaxRecipients: 3,
-		Bare: dot.BareKeep, Digest: digest.MD5, Timeout: time.Minute}
+		Bare: dot.BareKeep, Digest: digest.MD5, Timeout: time.Minute, NoSMTPUTF8: k.noUTF8}
 	switch k.dot {
 	case 1:
 		cfg.Force = map[string]Reply{".": {Code: 450}}
@@ -431,7 +431,7 @@ func runModelTLSSession(t *testing.T, e Engine, ms modelSession) modelResult {
 	res.readErr = readErr
 	res.quit = info.Quit
 	for _, m := range got.all() {
-		res.msgs = append(res.msgs, modelMessage{m.Size, m.Chunks, m.Digest.String()})
+		res.msgs = append(res.msgs, modelMessage{m.Size, m.Chunks, m.Digest.String(), m.SMTPUTF8})
 		if m.TLS != tlsOn {
 			res.notTLS++
 		}
