@@ -74,7 +74,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.NoPipelining, "p", false, "do not announce PIPELINING (as smtp-sink -p)")
 	fs.BoolVar(&cfg.NoESMTP, "e", false, "no ESMTP: refuse EHLO (as smtp-sink -e)")
 	fs.BoolVar(&cfg.NoChunking, "no-chunking", false, "do not announce CHUNKING and BINARYMIME (BDAT is refused)")
-	fs.BoolVar(&cfg.NoSMTPUTF8, "no-smtputf8", false, "do not announce SMTPUTF8")
+	fs.BoolVar(&cfg.NoSMTPUTF8, "no-smtputf8", false, "do not announce SMTPUTF8 (an address that is not ASCII gets 553 5.6.7)")
 	fs.BoolVar(&cfg.NoDSN, "N", false, "do not announce DSN (as smtp-sink -N); otherwise RET, ENVID, NOTIFY and ORCPT are checked and taken")
 	fs.BoolVar(&cfg.NoXCLIENT, "C", false, "do not announce XCLIENT (as smtp-sink -C); otherwise XCLIENT is checked and answered with a new greeting, as Postfix's smtpd does")
 	fs.BoolVar(&cfg.NoXFORWARD, "F", false, "do not announce XFORWARD (as smtp-sink -F); otherwise XFORWARD is checked and taken with 250")
