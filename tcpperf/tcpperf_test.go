@@ -117,8 +117,12 @@ func TestClosedLoopLatency(t *testing.T) {
 		}
 		// A line a second, and the last one, which covers only the rest
 		// of the run, says so (it looked like a second line for the same
-		// second, with a rate of its fraction of a second).
-		if lines := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n"); len(lines) != 2 || !strings.HasSuffix(lines[1], " (the rest, to the end of the drain)") {
+		// second, with a rate of its fraction of a second). The second's
+		// line is there if the run's goroutine took its tick before the
+		// clock, which the server moves, passed the end: on a loaded
+		// machine it may not have.
+		lines := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n")
+		if n := len(lines); n > 2 || !strings.HasSuffix(lines[n-1], " (the rest, to the end of the drain)") || n == 2 && strings.HasSuffix(lines[0], ")") {
 			t.Errorf("progress lines:\n%s", progress.String())
 		}
 
@@ -658,3 +662,4 @@ func TestInterruptedConnecting(t *testing.T) {
 		}
 	})
 }
+
