@@ -662,4 +662,3 @@ func TestInterruptedConnecting(t *testing.T) {
 		}
 	})
 }
-
