@@ -61,9 +61,13 @@ func TestLoopsWriteTimeoutSlowReader(t *testing.T) {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		// Wait for the peer's acknowledgements to reach the server's
-		// socket (a change of its queue), so the loop can see them.
-		for i := 0; i < 1000 && outq() == before; i++ {
-			time.Sleep(time.Millisecond)
+		// socket (a change of its queue), so the loop can see them: as
+		// long as they take, a minute being a hang (it went on after a
+		// second, to fail as a reader closed if they came later).
+		for deadline := time.Now().Add(time.Minute); outq() == before; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("step %d: the server's socket saw no acknowledgement in a minute", step)
+			}
 		}
 		clk.advance(s, 40*time.Second)
 		select {
