@@ -516,7 +516,9 @@ var modelSeeds = []struct {
 
 // FuzzSessionModel checks the sink against the model over fuzzed
 // sessions (go test -fuzz FuzzSessionModel); go test runs the seeds.
+// Minimizing an input takes 1000 sessions at most (limitMinimizing).
 func FuzzSessionModel(f *testing.F) {
+	limitMinimizing(f, 1000)
 	for _, s := range modelSeeds {
 		f.Add(s.prog, s.knobs, s.cut, false)
 		f.Add(s.prog, s.knobs, s.cut, true)

@@ -495,8 +495,10 @@ var modelTLSSeeds = []modelSession{
 // sessions on every transport and both engines (go test -fuzz
 // FuzzSessionModelTLS); go test runs the seeds. mode: the transport
 // ((mode&3)%3) and TLS 1.2 (mode&4); ending: the ending (ending%7) and the
-// junk (ending>>4).
+// junk (ending>>4). Minimizing an input takes 500 runs (two sessions
+// each) at most (limitMinimizing).
 func FuzzSessionModelTLS(f *testing.F) {
+	limitMinimizing(f, 500)
 	add := func(ms modelSession) {
 		mode := uint8(ms.over)
 		if ms.tls12 {
