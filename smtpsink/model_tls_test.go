@@ -494,7 +494,7 @@ var modelTLSSeeds = []modelSession{
 // FuzzSessionModelTLS checks the sink against the model over fuzzed
 // sessions on every transport and both engines (go test -fuzz
 // FuzzSessionModelTLS); go test runs the seeds. mode: the transport
-// ((mode&3)%3) and TLS 1.2 (mode&4); ending: the ending (ending%7) and the
+// ((mode&3)%3) and TLS 1.2 (mode&4); ending: the ending (ending%numEndings) and the
 // junk (ending>>4). Minimizing an input takes 500 runs (two sessions
 // each) at most (limitMinimizing).
 func FuzzSessionModelTLS(f *testing.F) {
