@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +55,35 @@ func TestReadFromErrorKinds(t *testing.T) {
 	}
 }
 
+// TestReadFromSocketDeadline: ReadFrom from a socket past its read
+// deadline returns the error the socket's Read returns, text and all,
+// spliced or not (spliced, the RawConn's "raw-read" error was wrapped in
+// it).
+func TestReadFromSocketDeadline(t *testing.T) {
+	var texts [2]string
+	for i, spliced := range []bool{true, false} {
+		a, _ := tcpPair(t)
+		c, d := tcpPair(t)
+		go io.Copy(io.Discard, d)
+		if err := a.SetReadDeadline(time.Unix(1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		var src io.Reader = a
+		if !spliced {
+			src = struct{ io.Reader }{a}
+		}
+		_, err := NewWriter(c, nil).ReadFrom(src)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("spliced %v: error %v, want past the deadline", spliced, err)
+		}
+		checkOpError(t, err, "read", a)
+		texts[i] = strings.ReplaceAll(err.Error(), a.LocalAddr().String()+"->"+a.RemoteAddr().String(), "A->B")
+	}
+	if texts[0] != texts[1] {
+		t.Errorf("spliced %q, copied %q", texts[0], texts[1])
+	}
+}
+
 // TestReadFromPipeDeadline: ReadFrom from a pipe past its read deadline
 // returns the *fs.PathError the pipe's Read returns, spliced or not.
 func TestReadFromPipeDeadline(t *testing.T) {
@@ -82,7 +112,7 @@ func TestReadFromPipeDeadline(t *testing.T) {
 }
 
 // checkOpError fails t unless err is a *net.OpError of op on c's
-// addresses that matches one of errnos.
+// addresses that matches one of errnos, if any are given.
 func checkOpError(t *testing.T, err error, op string, c net.Conn, errnos ...syscall.Errno) {
 	t.Helper()
 	var oe *net.OpError
@@ -91,6 +121,9 @@ func checkOpError(t *testing.T, err error, op string, c net.Conn, errnos ...sysc
 	}
 	if oe.Op != op || oe.Net != "tcp" || oe.Source.String() != c.LocalAddr().String() || oe.Addr.String() != c.RemoteAddr().String() {
 		t.Errorf("error %q: Op %q Net %q Source %v Addr %v, want %q tcp %v %v", err, oe.Op, oe.Net, oe.Source, oe.Addr, op, c.LocalAddr(), c.RemoteAddr())
+	}
+	if len(errnos) == 0 {
+		return
 	}
 	for _, e := range errnos {
 		if errors.Is(err, e) {

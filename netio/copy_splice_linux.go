@@ -140,6 +140,7 @@ func spliceRetry(in, out, n int) (int, error) {
 // *fs.PathError for a file), so that ReadFrom's errors are of one kind
 // whether it splices or not.
 func readError(r io.Reader, err error) error {
+	err = unwrapRaw(err)
 	switch r := r.(type) {
 	case interface{ Name() string }: // *os.File and os's wrapper of it
 		return &fs.PathError{Op: "read", Path: r.Name(), Err: err}
@@ -156,7 +157,17 @@ func writeError(c net.Conn, err error) error {
 	if err == io.ErrShortWrite {
 		return err
 	}
-	return opError("write", c.LocalAddr(), c.RemoteAddr(), err)
+	return opError("write", c.LocalAddr(), c.RemoteAddr(), unwrapRaw(err))
+}
+
+// unwrapRaw returns the error inside the *net.OpError ("raw-read",
+// "raw-write") that a socket's RawConn wraps its errors in, so that it is
+// not wrapped twice.
+func unwrapRaw(err error) error {
+	if oe, ok := err.(*net.OpError); ok && (oe.Op == "raw-read" || oe.Op == "raw-write") {
+		return oe.Err
+	}
+	return err
 }
 
 func opError(op string, local, remote net.Addr, err error) error {
