@@ -173,7 +173,8 @@ type Config struct {
 	// greeting, EHLO, STARTTLS and the handshake, AUTH), each message
 	// from MAIL to its last reply, the RSET after a failed one, QUIT
 	// (default 100s, smtp-sink's own timeout). Past it the connection is
-	// closed and an I/O error counted.
+	// closed and an I/O error counted; but a refusal that had begun to
+	// come when a write timed out is read within a Timeout of its own.
 	Timeout  time.Duration
 	Progress io.Writer // one line per second; nil for none
 	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns), written from the first connection on; nil for none

@@ -29,5 +29,13 @@ func pending(c net.Conn) (came, known bool) {
 	}); err != nil {
 		return false, false
 	}
-	return rerr == nil && n > 0, true
+	switch {
+	case n > 0:
+		return true, true
+	case rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK:
+		return false, true // nothing came
+	}
+	// The end of the stream (n 0), or an error (a reset, or no socket
+	// after all): whether a reply came before it is for a read to say.
+	return false, false
 }

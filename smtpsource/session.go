@@ -469,6 +469,41 @@ func (s *session) writeFail(ctx context.Context, phase string, err error) {
 	s.ioFail(ctx, phase, err)
 }
 
+// groupFail is writeFail for a pipelined group of MAIL, RCPTs and BDAT
+// chunks: the replies that came before the server reset the connection
+// or stopped reading are read in order, each counted as its command's,
+// up to the first refusal, which is the message's (a server that takes
+// the envelope and refuses the first chunk, 552 "message too big", then
+// reads no more). With none, the write's error is the message's.
+func (s *session) groupFail(ctx context.Context, chunks int, err error) {
+	if !isReset(err) && !(isTimeout(err) && s.replyCame()) {
+		s.ioFail(ctx, "mail", err)
+		return
+	}
+	var phases []string
+	if s.c.xforward {
+		phases = append(phases, "xforward")
+	}
+	phases = append(phases, "mail")
+	for range s.r.rcptCmds {
+		phases = append(phases, "rcpt")
+	}
+	for range chunks - 1 {
+		phases = append(phases, "bdat")
+	}
+	for _, phase := range append(phases, "dot") {
+		code, _, rerr := s.reply(ctx, phase) // an error is counted, and closes
+		if rerr != nil {
+			return
+		}
+		if code >= 400 {
+			s.close()
+			return
+		}
+	}
+	s.ioFail(ctx, "dot", err) // every reply a success, and yet
+}
+
 // replyGrace is how long, after a write timed out, a read is given for a
 // reply the server may have sent before it stopped reading, when whether
 // one came cannot be seen (see replyCame).
@@ -1264,7 +1299,7 @@ func (s *session) chunks(ctx context.Context, accepted int, pipelined bool) (ok,
 		cw.Write(s.cur.body)
 		cw.Write(s.cur.bodyTail)
 		if err := cw.Close(); err != nil { // flushes the group
-			s.writeFail(ctx, "mail", err)
+			s.groupFail(ctx, cw.Chunks(), err)
 			return false, false
 		}
 		mailOK, acc, err := s.envelopeReplies(ctx, t)
