@@ -2,8 +2,6 @@ package smtpsink
 
 import (
 	"bufio"
-	"flag"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -21,32 +19,6 @@ import (
 // CI runs the package's tests on each engine. It is read as a test runs,
 // so that go test's cache keys its results on it.
 func testEngine() Engine { return Engine(os.Getenv("SMTPSINK_TEST_ENGINE")) }
-
-// limitMinimizing caps the fuzzer's minimizing of each input it finds to
-// runs calls of the fuzz function, unless -fuzzminimizetime is given.
-// Go minimizes a []byte that brings new coverage by trying to remove
-// each of its byte ranges, a number of calls that grows with the square
-// of its length, up to -fuzzminimizetime, 60 s by default. A session
-// over TCP costs a millisecond or more, so a program of a few hundred
-// bytes takes all of it: the fuzzer reports 0 execs/sec meanwhile (a
-// worker's calls are counted when its minimizing ends), and at the
-// minute the coordinator kills the worker, its calls uncounted and its
-// work lost, and keeps the input as found (golang/go#48820). A count
-// keeps the passes that cut the most (the tail, then single bytes) and
-// is the same on any machine.
-func limitMinimizing(f *testing.F, runs int) {
-	if fz := flag.Lookup("test.fuzz"); fz == nil || fz.Value.String() == "" {
-		return // not fuzzing
-	}
-	given := false
-	flag.Visit(func(fl *flag.Flag) { given = given || fl.Name == "test.fuzzminimizetime" })
-	if given {
-		return
-	}
-	if err := flag.Set("test.fuzzminimizetime", fmt.Sprintf("%dx", runs)); err != nil {
-		f.Fatal(err)
-	}
-}
 
 // quiet keeps accept errors out of the test output.
 var quiet = log.New(io.Discard, "", 0)

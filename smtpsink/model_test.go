@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // The protocol fuzzer's session: a stream of commands, message data and
@@ -516,9 +517,9 @@ var modelSeeds = []struct {
 
 // FuzzSessionModel checks the sink against the model over fuzzed
 // sessions (go test -fuzz FuzzSessionModel); go test runs the seeds.
-// Minimizing an input takes 1000 sessions at most (limitMinimizing).
+// Minimizing an input takes 1000 sessions at most (tooltest.LimitMinimizing).
 func FuzzSessionModel(f *testing.F) {
-	limitMinimizing(f, 1000)
+	tooltest.LimitMinimizing(f, 1000)
 	for _, s := range modelSeeds {
 		f.Add(s.prog, s.knobs, s.cut, false)
 		f.Add(s.prog, s.knobs, s.cut, true)

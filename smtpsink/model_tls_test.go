@@ -22,6 +22,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // The protocol fuzzer's session (model_test.go) over plain TCP, STARTTLS
@@ -496,9 +497,9 @@ var modelTLSSeeds = []modelSession{
 // FuzzSessionModelTLS); go test runs the seeds. mode: the transport
 // ((mode&3)%3) and TLS 1.2 (mode&4); ending: the ending (ending%numEndings) and the
 // junk (ending>>4). Minimizing an input takes 500 runs (two sessions
-// each) at most (limitMinimizing).
+// each) at most (tooltest.LimitMinimizing).
 func FuzzSessionModelTLS(f *testing.F) {
-	limitMinimizing(f, 500)
+	tooltest.LimitMinimizing(f, 500)
 	add := func(ms modelSession) {
 		mode := uint8(ms.over)
 		if ms.tls12 {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // The Compat writer session: one Writer, several dot blocks written in
@@ -177,10 +179,13 @@ func diffCompatSession(t *testing.T, data, script []byte, size uint8, cfg uint16
 // twice, stale dot writers and an underlying writer that fails part way
 // (and a caller that resets W after it), with net/textproto's, call by
 // call and Write by Write. Each byte of script is one call: its low three
-// bits the method, the rest its argument; see compatSession.
+// bits the method, the rest its argument; see compatSession. A call
+// moves up to 1 MiB: minimizing an input takes 2000 at most
+// (tooltest.LimitMinimizing), not the fuzzer's minute.
 //
 //	go test -run '^$' -fuzz FuzzDotWriterSession -parallel 1 -fuzztime 2m ./textproto
 func FuzzDotWriterSession(f *testing.F) {
+	tooltest.LimitMinimizing(f, 2000)
 	seeds := []struct {
 		data   string
 		script []byte

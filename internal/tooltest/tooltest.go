@@ -1,10 +1,13 @@
 // Package tooltest finds the external programs that wirespeed's tests
 // compare it with (coreutils' md5sum, sockperf). A missing program skips
 // the test on a developer's machine, and fails it when CI=true, because CI
-// installs every program the tests use.
+// installs every program the tests use. It also bounds the fuzzer's
+// minimizing for fuzz targets whose calls are slow (LimitMinimizing).
 package tooltest
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -29,4 +32,30 @@ func Unavailable(t testing.TB, format string, args ...any) {
 		t.Fatalf("CI=true: "+format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// LimitMinimizing caps the fuzzer's minimizing of each input it finds to
+// runs calls of the fuzz function, unless -fuzzminimizetime is given.
+// Go minimizes a []byte that brings new coverage by trying to remove
+// each of its byte ranges, a number of calls that grows with the square
+// of its length, up to -fuzzminimizetime, 60 s by default. Where a
+// call costs a millisecond or more (a session over TCP), an input of a
+// few hundred bytes takes all of it: the fuzzer reports 0 execs/sec meanwhile (a
+// worker's calls are counted when its minimizing ends), and at the
+// minute the coordinator kills the worker, its calls uncounted and its
+// work lost, and keeps the input as found (golang/go#48820). A count
+// keeps the passes that cut the most (the tail, then single bytes) and
+// is the same on any machine.
+func LimitMinimizing(f *testing.F, runs int) {
+	if fz := flag.Lookup("test.fuzz"); fz == nil || fz.Value.String() == "" {
+		return // not fuzzing
+	}
+	given := false
+	flag.Visit(func(fl *flag.Flag) { given = given || fl.Name == "test.fuzzminimizetime" })
+	if given {
+		return
+	}
+	if err := flag.Set("test.fuzzminimizetime", fmt.Sprintf("%dx", runs)); err != nil {
+		f.Fatal(err)
+	}
 }
