@@ -402,7 +402,7 @@ func (ss *session) rcpt(arg string) bool {
 			ss.reply(555, "5.5.4 Error: RCPT parameters need EHLO")
 			return true
 		case (key == "NOTIFY" || key == "ORCPT") && !ss.cfg.NoDSN:
-			if e := dsnRcpt(key, val, hasVal, &dsn); e != "" {
+			if e := dsnRcpt(key, val, hasVal, ss.utf8, &dsn); e != "" {
 				ss.reply(501, e)
 				return true
 			}

@@ -1,6 +1,9 @@
 package smtpsink
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Extensions a relay or a proxy speaks, as Postfix's smtp-sink offers
 // them: DSN's parameters (RFC 3461) on MAIL and RCPT, and Postfix's
@@ -16,9 +19,14 @@ const (
 
 // isXtext reports whether s is RFC 3461's xtext: printable ASCII but '+'
 // and '=', with "+XX" (upper-case hexadecimal) for any octet.
-func isXtext(s string) bool {
+func isXtext(s string) bool { return xtext(s, false) }
+
+// xtext reports whether s is xtext, or, with unicode, xtext but for its
+// bytes past ASCII.
+func xtext(s string, unicode bool) bool {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
+		case unicode && c >= utf8.RuneSelf:
 		case c == '+':
 			if i+2 >= len(s) || !isUpperHex(s[i+1]) || !isUpperHex(s[i+2]) {
 				return false
@@ -30,6 +38,11 @@ func isXtext(s string) bool {
 	}
 	return true
 }
+
+// isUnitext reports whether s is xtext but for characters past ASCII,
+// which it holds as UTF-8 (RFC 6533's utf-8-addr-unitext, leniently:
+// xtext's "+" escapes are taken too).
+func isUnitext(s string) bool { return utf8.ValidString(s) && xtext(s, true) }
 
 func isUpperHex(c byte) bool { return '0' <= c && c <= '9' || 'A' <= c && c <= 'F' }
 
@@ -54,8 +67,9 @@ func dsnMail(key, val string, hasVal bool, seen *[2]bool) string {
 }
 
 // dsnRcpt checks a DSN parameter of RCPT (NOTIFY or ORCPT, given once
-// each); it returns the reply text of a syntax error, or "".
-func dsnRcpt(key, val string, hasVal bool, seen *[2]bool) string {
+// each) of a transaction that declared SMTPUTF8 or not; it returns the
+// reply text of a syntax error, or "".
+func dsnRcpt(key, val string, hasVal, smtputf8 bool, seen *[2]bool) string {
 	switch key {
 	case "NOTIFY":
 		if !hasVal || seen[0] || !validNotify(strings.ToUpper(val)) {
@@ -64,8 +78,11 @@ func dsnRcpt(key, val string, hasVal bool, seen *[2]bool) string {
 		seen[0] = true
 	case "ORCPT":
 		// RFC 3461 §4.2: addr-type ";" xtext, at most 500 characters.
+		// RFC 6533 §3: of addr-type utf-8, in a transaction that declared
+		// SMTPUTF8, the address may hold UTF-8 as it is (unitext).
 		typ, addr, ok := strings.Cut(val, ";")
-		if !hasVal || seen[1] || !ok || !isAtom(typ) || addr == "" || len(val) > 500 || !isXtext(addr) {
+		text := isXtext(addr) || smtputf8 && strings.EqualFold(typ, "utf-8") && isUnitext(addr)
+		if !hasVal || seen[1] || !ok || !isAtom(typ) || addr == "" || len(val) > 500 || !text {
 			return "5.5.4 Syntax: ORCPT=addr-type;xtext, at most 500 characters, once"
 		}
 		seen[1] = true

@@ -76,6 +76,34 @@ func TestExtensions(t *testing.T) {
 	c.cmd(555, "RCPT TO:<c@d> NOTIFY=NEVER")
 }
 
+// ORCPT of addr-type utf-8 may hold UTF-8 as it is (RFC 6533's unitext)
+// in a transaction that declared SMTPUTF8, and only there; other
+// addr-types, and undeclared transactions, keep to xtext. It got 501 in
+// a declared one, where a client that speaks both SMTPUTF8 and DSN sends
+// it so.
+func TestORCPTUnitext(t *testing.T) {
+	c := dial(t, startSink(t, Config{}, hooks{}))
+	for _, step := range []struct {
+		code int
+		line string
+	}{
+		{250, "EHLO c"},
+		{250, "MAIL FROM:<a@b> SMTPUTF8"},
+		{250, "RCPT TO:<jörg@d> ORCPT=utf-8;jörg@d"},
+		{250, "RCPT TO:<c@d> ORCPT=UTF-8;j\\x{F6}rg@d"},
+		{501, "RCPT TO:<c@d> ORCPT=rfc822;jörg@d"},
+		{501, "RCPT TO:<c@d> ORCPT=utf-8;j\xf6rg@d"},
+		{501, "RCPT TO:<c@d> ORCPT=utf-8;jörg=@d"},
+		{250, "RSET"},
+		{250, "MAIL FROM:<a@b>"},
+		{501, "RCPT TO:<c@d> ORCPT=utf-8;jörg@d"},
+		{250, "RCPT TO:<c@d> ORCPT=utf-8;j\\x{F6}rg@d"},
+		{221, "QUIT"},
+	} {
+		c.cmd(step.code, step.line)
+	}
+}
+
 // Real clients' DSN and XCLIENT: Go's net/smtp has no DSN, so Python's
 // smtplib sends MAIL and RCPT options, and swaks sends XCLIENT; both get
 // their message through.
