@@ -8,13 +8,17 @@ import (
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // Any input, followed by the end of a message, an empty last chunk and
 // QUIT, with LMTP, size, line and bare CR/LF knobs and read buffers from
 // 16 bytes: the sink never panics, the session ends, and every reply line
-// is well formed.
+// is well formed. Minimizing an input takes 5000 sessions at most
+// (tooltest.LimitMinimizing): at a few thousand sessions a second, the
+// fuzzer's minute for each input it found took most of a run.
 func FuzzSession(f *testing.F) {
+	tooltest.LimitMinimizing(f, 5000)
 	for _, g := range pipelineGroups {
 		f.Add(g.send, uint8(0))
 	}
