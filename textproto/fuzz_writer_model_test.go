@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // The Strict/Raw and BDAT writer session: one Writer, Strict and Raw dot
@@ -503,10 +504,13 @@ func readBack(t *testing.T, out []byte, events []event, wantRest []byte, log fmt
 // connection takes limit bytes and then fails: what it took must be a
 // prefix of the model's stream, and no call that writes may succeed after.
 // With clean set, every bare CR or LF in data is made a CRLF, so that
-// sessions go on past the first block.
+// sessions go on past the first block. A call moves up to 1 MiB:
+// minimizing an input takes 2000 at most (tooltest.LimitMinimizing), not
+// the fuzzer's minute.
 //
 //	go test -run '^$' -fuzz FuzzWriterModel -parallel 1 -fuzztime 2m ./textproto
 func FuzzWriterModel(f *testing.F) {
+	tooltest.LimitMinimizing(f, 2000)
 	seeds := []struct {
 		data   string
 		script []byte
