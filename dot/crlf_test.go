@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // cleanModel is LineState.Clean one byte at a time, written from its
@@ -130,6 +132,7 @@ func TestCleanAllocs(t *testing.T) {
 }
 
 func FuzzClean(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	f.Add([]byte("a\r\nbc\r\n\r\n"), uint16(0), uint16(3), false, uint16(2))
 	f.Add(bytes.Repeat([]byte("x"), 300), uint16(5), uint16(200), true, uint16(100))
 	f.Fuzz(func(t *testing.T, text []byte, line, maxLine uint16, cr bool, step uint16) {

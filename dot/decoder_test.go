@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	stdtp "net/textproto"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // decResult is everything a decoding run can observe.
@@ -171,6 +173,7 @@ func randomInput(r *rand.Rand, n int) []byte {
 }
 
 func FuzzDecoder(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for i, s := range decodeInputs {
 		f.Add([]byte(s), uint8(i%3), uint8(i%4), uint16(i%5), uint8(i%6), uint8(i%7+1), uint8(i%4+1))
 	}

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	stdtp "net/textproto"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 type encResult struct {
@@ -154,6 +156,7 @@ func TestEncoderRandom(t *testing.T) {
 }
 
 func FuzzEncoder(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for i, s := range encodeInputs {
 		f.Add([]byte(s), uint8(i%3), uint8(i%7+1), uint8(i%4+1))
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // Fuzz targets comparing every SIMD kernel this CPU has with the generic
@@ -62,6 +64,7 @@ func fuzzRun(in []byte, fill byte, at, runLen, srcStep, dstLen uint16, srcAlign,
 }
 
 func FuzzKernelDecode(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for i, s := range kernelSeeds() {
 		f.Add(s, uint8(i), uint8(i/3), uint16(i%3*40), uint16(i%5*33), uint16(i*37), uint16(i*53), uint8(i*11), uint8(i*7), byte(".x\n"[i%3]), uint16(i*13), uint16(i%4*150))
 	}
@@ -81,6 +84,7 @@ func FuzzKernelDecode(f *testing.F) {
 }
 
 func FuzzKernelEncode(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for i, s := range kernelSeeds() {
 		f.Add(s, uint8(i), uint16(i*37), uint16(i*53), uint8(i*11), uint8(i*7), byte(".x\n"[i%3]), uint16(i*13), uint16(i%4*150))
 	}

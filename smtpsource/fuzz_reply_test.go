@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/textproto"
 )
 
@@ -26,6 +27,7 @@ func replyErr(err error) bool {
 // above, a code of 100 to 599 with each reply, a text within the
 // bounds, and the reader never stuck (every reply read takes bytes).
 func FuzzReadResponse(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for _, s := range []string{
 		"220 hello\r\n",
 		"250\r\n250 \r\n",
@@ -70,6 +72,7 @@ func FuzzReadResponse(f *testing.F) {
 // maxLineBytes); a reply past maxReplyLines or maxReplyBytes must fail
 // as a ProtocolError instead.
 func FuzzReplyRoundTrip(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	f.Add(uint16(250), "server.test\nPIPELINING\nSIZE 10240000\nENHANCEDSTATUSCODES\n", false)
 	f.Add(uint16(550), "5.7.1 relaying denied", true)
 	f.Add(uint16(421), "", false)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/latrec"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // FuzzMergeLogs reads arbitrary bytes as an interval log through
@@ -18,6 +19,7 @@ import (
 // matching ErrLog, the two agreeing, a result of sane numbers, and the
 // log merged with itself counting its values twice.
 func FuzzMergeLogs(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	var good bytes.Buffer
 	writeLog(&good, time.UnixMilli(1_700_000_000_123), []int64{5, 6, 7, 1000, 2000})
 	f.Add(good.Bytes())
@@ -74,6 +76,7 @@ func FuzzMergeLogs(f *testing.F) {
 // values, and the start and span the writer wrote (to the reader's
 // millisecond).
 func FuzzLogRoundTrip(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	f.Add(int64(1_700_000_000_123), uint64(1), uint16(250), int64(50_000))
 	f.Add(int64(0), uint64(2), uint16(1), int64(1))
 	f.Add(int64(9_000_000_000_000), uint64(3), uint16(101), int64(latrec.Max))

@@ -184,6 +184,7 @@ func TestDotReaderMatchesStdlibRandom(t *testing.T) {
 }
 
 func FuzzDotReader(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for i, in := range dotInputs {
 		f.Add([]byte(in), uint8(i), uint8(i*7))
 	}

@@ -3,6 +3,8 @@ package textproto
 import (
 	"io"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // piecesCase turns the control bytes of FuzzReaderPieces into a bufio
@@ -54,6 +56,7 @@ func piecesCase(pieces, ops []byte, size, end byte) (int, feed, []op) {
 //
 //	go test -run '^$' -fuzz FuzzReaderPieces -parallel 1 -fuzztime 2m ./textproto
 func FuzzReaderPieces(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	seeds := []string{
 		"line\r\n.\r\nafter\r\n",
 		"a\r\n..b\r\n.\r\n250 ok\r\n",

@@ -3,6 +3,8 @@ package textproto
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // fuzzCase turns the control byte of FuzzReader into a bufio size, a feed
@@ -24,6 +26,7 @@ func fuzzCase(ctl byte) (size int, f feed, ops []op) {
 //
 //	go test -fuzz FuzzReader -fuzztime 60s ./textproto
 func FuzzReader(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for i, in := range diffInputs {
 		for _, ctl := range []byte{0, 1, 2, 3, 4, 43, 97, 130, 171, 255} {
 			f.Add([]byte(in), ctl+byte(i))
@@ -53,6 +56,7 @@ func fuzzLimits(c byte) Limits {
 // net/textproto's; the limit error must come only when the limit was
 // exceeded; and reading on after it must neither fail nor hang.
 func FuzzReaderLimits(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for i, in := range diffInputs {
 		if len(in) > 512 {
 			continue

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // staleFuzzOpts are the blocks FuzzStaleDotReaders makes: the first takes
@@ -77,6 +78,7 @@ func staleFuzzSeq(ops []byte) []staleStep {
 //
 //	go test -fuzz FuzzStaleDotReaders -parallel 1 -fuzztime 3m ./textproto
 func FuzzStaleDotReaders(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for _, in := range []string{
 		"one\r\n..1\r\n.\r\ntwo\r\n.\r\nthree\r\n.\r\nline\r\n",
 		"a\n.\nb\r\n.\r",

@@ -6,6 +6,8 @@ import (
 	stdtp "net/textproto"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // FuzzLimitStep checks that a Reader stays in step after a line past
@@ -13,6 +15,7 @@ import (
 // either gives net/textproto's result or a limit error, and the next call
 // reads what follows the response or the continued line.
 func FuzzLimitStep(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	f.Add(byte(40), byte(0), []byte{0x80, 0x01, 0xf0, 0x02})
 	f.Add(byte(20), byte(3), []byte{0xf1, 0x11, 0x22})
 	f.Add(byte(30), byte(9), []byte{0x33, 0xf0, 0xf1, 0x12})

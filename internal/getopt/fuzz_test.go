@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // FuzzParse parses arbitrary command lines (the words split at NUL,
@@ -14,6 +16,7 @@ import (
 // callers print the text) the options before it are still well formed
 // and no operands come back.
 func FuzzParse(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	for _, s := range []string{
 		"-a\x00sha256\x00--tag\x00f1\x00-cz\x00--algorithm=md5\x00f2\x00--\x00-c",
 		"-asha1\x00-\x00--qui\x00--alg\x00sha512\x00--stat",

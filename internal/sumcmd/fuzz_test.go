@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // FuzzCheckList reads arbitrary bytes as a check list (`sum -c -`, the
@@ -20,6 +21,7 @@ import (
 // (escaped where the name needs it; plain, binary and --tag forms),
 // parses on a fresh run to the same name and digest.
 func FuzzCheckList(f *testing.F) {
+	tooltest.LimitMinimizing(f, 10000)
 	sum := "d41d8cd98f00b204e9800998ecf8427e"
 	for _, s := range []string{
 		sum + "  plain\n",
