@@ -107,6 +107,27 @@ func (f *fakeServer) start(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// rawServer serves each connection of a listener of its own with handle,
+// which closes it, until the test ends, and returns its address.
+func rawServer(t testing.TB, handle func(c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return ln.Addr().String()
+}
+
 // serveOn serves the connections of ln until the test ends.
 func (f *fakeServer) serveOn(t testing.TB, ln net.Listener) {
 	stopped := make(chan struct{}) // closed when the test ends ("stall" waits for it)

@@ -14,53 +14,41 @@ import (
 // MAIL's and RCPT's 250 and, at the chunk's first byte, a 552 for it;
 // then it reads no more, or, with reset, resets the connection.
 func groupServer(t *testing.T, reset bool) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	done := make(chan struct{})
-	t.Cleanup(func() { close(done); ln.Close() })
-	go func() {
+	addr := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		say := func(s string) bool { _, err := c.Write([]byte(s)); return err == nil }
+		if !say("220 group ESMTP\r\n") {
+			return
+		}
+		var replies string
 		for {
-			c, err := ln.Accept()
+			l, err := br.ReadString('\n')
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				say := func(s string) bool { _, err := c.Write([]byte(s)); return err == nil }
-				if !say("220 group ESMTP\r\n") {
+			switch verb := strings.ToUpper(strings.Fields(l + " x")[0]); verb {
+			case "EHLO":
+				say("250-group\r\n250-PIPELINING\r\n250 CHUNKING\r\n")
+			case "MAIL", "RCPT":
+				replies += "250 2.0.0 Ok\r\n"
+			case "BDAT":
+				br.ReadByte()
+				if !say(replies+"552 5.3.4 message too big\r\n") || reset {
+					c.(*net.TCPConn).SetLinger(0)
 					return
 				}
-				var replies string
-				for {
-					l, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					switch verb := strings.ToUpper(strings.Fields(l + " x")[0]); verb {
-					case "EHLO":
-						say("250-group\r\n250-PIPELINING\r\n250 CHUNKING\r\n")
-					case "MAIL", "RCPT":
-						replies += "250 2.0.0 Ok\r\n"
-					case "BDAT":
-						br.ReadByte()
-						if !say(replies+"552 5.3.4 message too big\r\n") || reset {
-							c.(*net.TCPConn).SetLinger(0)
-							return
-						}
-						<-done // read no more
-						return
-					default:
-						say("221 2.0.0 Bye\r\n")
-						return
-					}
-				}
-			}()
+				<-done // read no more
+				return
+			default:
+				say("221 2.0.0 Bye\r\n")
+				return
+			}
 		}
-	}()
-	return ln.Addr().String()
+	})
+	t.Cleanup(func() { close(done) })
+	return addr
 }
 
 // A server that takes a pipelined group's MAIL and RCPT and refuses its

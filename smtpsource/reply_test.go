@@ -38,27 +38,14 @@ func TestReplyBareCode(t *testing.T) {
 // it waiting for its timeout. Here the server closes the connection after
 // the reply, where the old reading found only the close (an I/O error).
 func TestReplyCodeChanged(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.Write([]byte("220 hello\r\n"))
-				if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
-					c.Write([]byte("250-server.test\r\n251 PIPELINING\r\n"))
-				}
-			}()
+	addr := rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		c.Write([]byte("220 hello\r\n"))
+		if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+			c.Write([]byte("250-server.test\r\n251 PIPELINING\r\n"))
 		}
-	}()
-	cfg := base(ln.Addr().String())
+	})
+	cfg := base(addr)
 	cfg.Messages = 1
 	res := runOK(t, cfg)
 	if res.ProtocolErrors != 1 || res.IOErrors != 0 || !strings.Contains(res.FirstError, "251 PIPELINING") {
