@@ -24,10 +24,11 @@ func TestFailedMessagesCounted(t *testing.T) {
 		}
 		return ""
 	}}
+	h := holdDeadlines(f)
 	cfg := base(f.start(t))
 	var hlog bytes.Buffer
 	cfg.Messages, cfg.Reuse, cfg.Timeout, cfg.HdrLog = 4, true, 50*time.Millisecond, &hlog
-	res := runOK(t, cfg)
+	res := h.run(t, cfg)
 	if res.Started != 4 || res.Delivered != 2 || res.Failed != 2 || res.IOErrors != 1 || res.Rejections != 1 {
 		t.Fatalf("%+v", res)
 	}

@@ -73,6 +73,12 @@ type fakeServer struct {
 	tlsConf  *tls.Config
 	implicit bool
 	tlsHang  bool // after STARTTLS's 220, read on and never make the handshake
+	// stalls, if set, is called with the client's address when the
+	// server begins to stall as a reply told it or at tlsHang (see
+	// heldConn): reading on and answering nothing ("hang", "part:",
+	// tlsHang), or answering and then reading no more ("stall:",
+	// "midstall:").
+	stalls func(client net.Addr, reading bool)
 	// authMechs are the AUTH mechanisms offered (after TLS only, with
 	// authAfterTLS), which take the credentials in users; loginPrompt, if
 	// set, is LOGIN's password prompt instead of "Password:".
@@ -221,6 +227,13 @@ func (c *splitConn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// stalled tells f.stalls that the server stalls on c.
+func (f *fakeServer) stalled(c net.Conn, reading bool) {
+	if f.stalls != nil {
+		f.stalls(c.RemoteAddr(), reading)
+	}
+}
+
 func (f *fakeServer) serve(raw net.Conn, connNum int, stopped <-chan struct{}) {
 	c := raw
 	tlsOn := false
@@ -263,18 +276,21 @@ func (f *fakeServer) serve(raw net.Conn, connNum int, stopped <-chan struct{}) {
 			return false
 		}
 		if r == "hang" {
+			f.stalled(raw, true)
 			io.Copy(io.Discard, c) // until the client closes
 			return false
 		}
 		if text, ok := strings.CutPrefix(r, "part:"); ok {
 			w.WriteString(text)
 			w.Flush()
+			f.stalled(raw, true)
 			io.Copy(io.Discard, c)
 			return false
 		}
 		if rest, ok := strings.CutPrefix(r, "stall:"); ok {
 			say(verb, arg, rest)
 			w.Flush()
+			f.stalled(raw, false)
 			<-stopped
 			return false
 		}
@@ -512,6 +528,7 @@ func (f *fakeServer) serve(raw net.Conn, connNum int, stopped <-chan struct{}) {
 				return
 			}
 			if f.tlsHang {
+				f.stalled(raw, true)
 				io.Copy(io.Discard, raw) // until the client closes
 				return
 			}

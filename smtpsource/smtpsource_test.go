@@ -742,9 +742,10 @@ func TestTimeout(t *testing.T) {
 		}
 		return ""
 	}}
+	h := holdDeadlines(f)
 	cfg := base(f.start(t))
 	cfg.Messages, cfg.Reuse, cfg.Timeout = 2, true, 50*time.Millisecond
-	res := runOK(t, cfg)
+	res := h.run(t, cfg)
 	if res.Delivered != 1 || res.Failed != 1 || res.IOErrors != 1 || res.Errors != 1 || res.Connections != 2 || !strings.Contains(res.FirstError, "timeout") {
 		t.Fatalf("%+v", res)
 	}

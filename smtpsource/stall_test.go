@@ -34,9 +34,10 @@ func TestReplyCutShort(t *testing.T) {
 				}
 				return ""
 			}}
+			h := holdDeadlines(f)
 			cfg := base(f.start(t))
 			cfg.Timeout = 50 * time.Millisecond
-			res := runOK(t, cfg)
+			res := h.run(t, cfg)
 			if res.Delivered != 0 || res.Failed != 1 || res.IOErrors != 1 || res.Errors != 1 ||
 				!strings.HasPrefix(res.FirstError, tc.phase) || !strings.Contains(res.FirstError, tc.err) {
 				t.Fatalf("%+v", res)
@@ -57,6 +58,7 @@ func TestStallWrite(t *testing.T) {
 		}
 		return ""
 	}}
+	h := holdDeadlines(f)
 	cfg := base(f.start(t))
 	// Small socket buffers (the server's receive window stays small
 	// while it does not read), and a first message many times their
@@ -64,7 +66,7 @@ func TestStallWrite(t *testing.T) {
 	large := append([]byte("Subject: x\n\n"), bytes.Repeat([]byte(strings.Repeat("x", 76)+"\n"), 16<<10)...)
 	cfg.MessageSet = [][]byte{large, []byte("Subject: y\n\nsmall\n")}
 	cfg.Messages, cfg.Reuse, cfg.Timeout, cfg.WindowSize = 2, true, 50*time.Millisecond, 16<<10
-	res := runOK(t, cfg)
+	res := h.run(t, cfg)
 	if res.Delivered != 1 || res.Failed != 1 || res.IOErrors != 1 || res.Errors != 1 || res.Connections != 2 ||
 		!strings.HasPrefix(res.FirstError, "dot: write") || !strings.Contains(res.FirstError, "timeout") {
 		t.Fatalf("%+v", res)

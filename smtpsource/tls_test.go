@@ -174,9 +174,10 @@ func TestTLSFailures(t *testing.T) {
 func TestStartTLSHandshakeTimeout(t *testing.T) {
 	srvTLS, roots := testCerts(t)
 	f := &fakeServer{tlsConf: srvTLS, tlsHang: true}
+	h := holdDeadlines(f)
 	cfg := base(f.start(t))
 	cfg.Messages, cfg.Timeout, cfg.TLS, cfg.TLSConfig = 2, 50*time.Millisecond, true, &tls.Config{RootCAs: roots}
-	res := runOK(t, cfg)
+	res := h.run(t, cfg)
 	if res.Failed != 2 || res.IOErrors != 2 || res.Connections != 2 || !strings.Contains(res.FirstError, "tls: ") || !strings.Contains(res.FirstError, "timeout") {
 		t.Errorf("%+v", res)
 	}

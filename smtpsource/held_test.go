@@ -1,0 +1,138 @@
+package smtpsource
+
+import (
+	"context"
+	"net"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// heldConn is a client connection whose deadlines are held off until the
+// server stalls on it where the test means it to: until then a deadline
+// the client sets is a minute away on the socket (a guard against a
+// hang), and from the stall on the deadlines the client set apply as it
+// set them. A server that reads on and answers nothing has the client
+// wait for a reply: its deadlines apply at once. One that answers and
+// then stops reading has the client read the answer first: they apply
+// at its next write, the one that is to block. So a Timeout of
+// milliseconds runs out at the stall, however slowly the exchanges
+// before it go on a loaded machine.
+type heldConn struct {
+	net.Conn
+	mu      sync.Mutex
+	held    bool
+	atWrite bool      // release at the next write
+	rd, wd  time.Time // the deadlines the client set
+}
+
+func (c *heldConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	w := c.atWrite
+	c.mu.Unlock()
+	if w {
+		c.release()
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *heldConn) SetDeadline(t time.Time) error      { return c.set(t, true, true) }
+func (c *heldConn) SetReadDeadline(t time.Time) error  { return c.set(t, true, false) }
+func (c *heldConn) SetWriteDeadline(t time.Time) error { return c.set(t, false, true) }
+
+func (c *heldConn) set(t time.Time, read, write bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if read {
+		c.rd = t
+	}
+	if write {
+		c.wd = t
+	}
+	if c.held && !t.IsZero() {
+		t = time.Now().Add(time.Minute)
+	}
+	switch {
+	case read && write:
+		return c.Conn.SetDeadline(t)
+	case read:
+		return c.Conn.SetReadDeadline(t)
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// release applies the deadlines the client set, and those it sets later
+// as it sets them.
+func (c *heldConn) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held, c.atWrite = false, false
+	c.Conn.SetReadDeadline(c.rd)
+	c.Conn.SetWriteDeadline(c.wd)
+}
+
+// SyscallConn is the socket's, so that the client looks at the socket as
+// it does undisguised (pending).
+func (c *heldConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, syscall.EINVAL
+	}
+	return sc.SyscallConn()
+}
+
+// holder dials heldConns and releases each when f stalls on it.
+type holder struct {
+	mu      sync.Mutex
+	conns   map[string]*heldConn // by the client's address
+	stalled map[string]bool      // stalls on connections not yet known (reading)
+}
+
+// holdDeadlines makes f's stalls release the deadlines of the run's
+// connections (see heldConn). Call it before f.start.
+func holdDeadlines(f *fakeServer) *holder {
+	h := &holder{conns: map[string]*heldConn{}, stalled: map[string]bool{}}
+	f.stalls = func(client net.Addr, reading bool) {
+		h.mu.Lock()
+		c := h.conns[client.String()]
+		if c == nil { // the server stalls before the dial has returned
+			h.stalled[client.String()] = reading
+		}
+		h.mu.Unlock()
+		switch {
+		case c == nil:
+		case reading:
+			c.release()
+		default:
+			c.mu.Lock()
+			c.atWrite = true
+			c.mu.Unlock()
+		}
+	}
+	return h
+}
+
+// run is runOK with the deadlines held.
+func (h *holder) run(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	dial := dialer(&cfg)
+	res, err := RunWith(context.Background(), cfg, func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		a := nc.LocalAddr().String()
+		reading, stalled := h.stalled[a]
+		c := &heldConn{Conn: nc, held: !stalled || !reading, atWrite: stalled && !reading}
+		h.conns[a] = c
+		return c, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, res)
+	return res
+}
