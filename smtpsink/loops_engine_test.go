@@ -46,7 +46,7 @@ func TestLoopsImplicitTLSWaiting(t *testing.T) {
 		awaitWaiting(s, 1)
 	}
 	ca.cmd(221, "QUIT")
-	raw.SetDeadline(time.Now().Add(5 * time.Second)) // a hang guard only
+	raw.SetDeadline(time.Now().Add(time.Minute)) // a hang guard only
 	if err := <-hs; err != nil {
 		t.Fatalf("the waiting client's handshake: %v", err)
 	}
@@ -108,7 +108,7 @@ func TestLoopsWaitingLeftFreesSlot(t *testing.T) {
 	}
 	defer c.Close()
 	a.cmd(221, "QUIT")
-	c.SetReadDeadline(time.Now().Add(5 * time.Second)) // a hang guard only
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard only
 	line, err := nettextproto.NewReader(bufio.NewReader(c)).ReadLine()
 	if err != nil || !strings.HasPrefix(line, "220") {
 		s.mu.Lock()
@@ -357,7 +357,10 @@ func TestStalledHandshake(t *testing.T) {
 	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
 		for _, implicit := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/implicit%v", e, implicit), func(t *testing.T) {
-				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 50 * time.Millisecond}
+				// The deadline is the sink's own: the handshake waits it
+				// out (a quarter of a second, so that the sink's steps
+				// before the handshake fit in it on a loaded machine).
+				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 250 * time.Millisecond}
 				s := startSink(t, cfg, hooks{})
 				br := stallHandshake(t, s, implicit)
 				rest, _ := io.ReadAll(br)
@@ -389,10 +392,13 @@ func stallHandshake(t *testing.T, s *Server, implicit bool) *bufio.Reader {
 	t.Cleanup(func() { nc.Close() })
 	br := bufio.NewReader(nc)
 	if !implicit {
+		// STARTTLS goes with the connect, so that no wait of the test's
+		// on a slow machine runs into the deadline before the handshake:
+		// past it, the handshake stalls all the same.
+		nc.Write([]byte("STARTTLS\r\n"))
 		if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
 			t.Fatalf("greeting %q %v", l, err)
 		}
-		nc.Write([]byte("STARTTLS\r\n"))
 		if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
 			t.Fatalf("STARTTLS: %q %v", l, err)
 		}
@@ -474,7 +480,7 @@ func TestImplicitTLSDelayFirstCommand(t *testing.T) {
 			tc, nc := dialTLS(t, s, cli, func(c net.Conn) net.Conn { cc = &coalescing{Conn: c}; return cc })
 			tc.Write([]byte("NOOP\r\n"))
 			cc.flush()
-			nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+			nc.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard only
 			c := &client{t: t, Conn: nettextproto.NewConn(tc), raw: tc}
 			c.expect(220)
 			c.expect(250)
@@ -517,7 +523,11 @@ func TestTimeoutCloseNotify(t *testing.T) {
 	cli.SessionTicketsDisabled = true
 	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
 		t.Run(string(e), func(t *testing.T) {
-			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true, Timeout: 300 * time.Millisecond}, hooks{})
+			// The session waits out the whole Timeout: one long enough
+			// for the handshake and the greeting under any load (qemu
+			// included); the engines run side by side.
+			t.Parallel()
+			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true, Timeout: 2 * time.Second}, hooks{})
 			var rc *records
 			tc, nc := dialTLS(t, s, cli, func(c net.Conn) net.Conn { rc = &records{Conn: c}; return rc })
 			br := bufio.NewReader(tc)
@@ -587,7 +597,7 @@ func TestImplicitTLSRefusedInSilence(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer raw.Close()
-		raw.SetDeadline(time.Now().Add(10 * time.Second)) // a hang guard only
+		raw.SetDeadline(time.Now().Add(time.Minute)) // a hang guard only
 		got, err := io.ReadAll(raw)
 		if err != nil {
 			t.Fatalf("the refused connection: %v after %q", err, got)

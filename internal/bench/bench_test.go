@@ -310,8 +310,8 @@ func TestBenchInterrupt(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("measure: %v, want context.Canceled", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("measure did not return within 5s of the cancel")
+	case <-time.After(time.Minute): // a hang guard only
+		t.Fatal("measure did not return within a minute of the cancel")
 	}
 	if _, _, err := runBenchContext(ctx, "-benchtime", "1ms", "-run", "seed/DotReader", "seed"); err != errInterrupted {
 		t.Errorf("bench, cancelled: %v, want %v", err, errInterrupted)
