@@ -65,7 +65,7 @@ func (r *rawConn) codes(n int) string {
 // Issue 18's bar for hostile clients, through the command with
 // -t 5s -r . -W CONNECT:3s: chunk bytes never run as commands, a client's
 // "." and "CONNECT x" are unknown commands answered at once (before a
-// greeting that waits 3 s), a client dripping a byte a second is ended
+// greeting that waits, 10 s there), a client dripping a byte a second is ended
 // with 421, and a BDAT LAST cut off before its CRLF, by a close or a
 // reset, accepts no message.
 func TestHostileClients(t *testing.T) {
@@ -107,14 +107,16 @@ func hostileClients(t *testing.T, engine ...string) {
 	})
 	t.Run("pseudo keys are not commands", func(t *testing.T) {
 		t.Parallel()
-		addr, stop := run(t, bar...)
+		// Greetings wait 10 s here, so that B's replies come before A's
+		// on a machine however loaded (B waits for its own first).
+		addr, stop := run(t, append([]string{"-t", "30s", "-W", "CONNECT:10s"}, engine...)...)
 		b := dialRaw(t, addr)
 		if l := b.reply(); !strings.HasPrefix(l, "220 ") {
 			t.Fatalf("greeting %q", l)
 		}
 		b.send("EHLO c\r\n")
 		b.codes(1)
-		// A's greeting comes 3 s after it connects: B's replies, which
+		// A's greeting comes 10 s after it connects: B's replies, which
 		// wait for nothing, come first.
 		a := dialRaw(t, addr)
 		greeted := make(chan string, 1)

@@ -44,12 +44,16 @@ func TestLMTPRefusedChunkAgainstGoSMTP(t *testing.T) {
 // still accounted for (failed). If go-smtp answers per recipient some
 // day, this test fails and says so.
 func TestLMTPOversizedLastAgainstGoSMTP(t *testing.T) {
+	// Each message waits out Timeout: a second, so that the exchanges
+	// before the missing replies fit in it under any load; the test runs
+	// beside the others.
+	t.Parallel()
 	addr, rec := startGoSMTPWith(t, func(rec *received, srv *smtp.Server) {
 		srv.LMTP = true
 		srv.MaxMessageBytes = 3000 // the first chunk of 2048 bytes fits, LAST does not
 	})
 	res, err := smtpsource.Run(context.Background(), smtpsource.Config{Addr: addr, LMTP: true, Chunking: true, Pipelining: true,
-		ChunkSize: 2048, Length: 3000, Recipients: 3, Reuse: true, Messages: 3, Timeout: 200 * time.Millisecond,
+		ChunkSize: 2048, Length: 3000, Recipients: 3, Reuse: true, Messages: 3, Timeout: time.Second,
 		NoSize: true}) // SIZE= would have the MAIL refused before any chunk
 	if err != nil {
 		t.Fatal(err)
