@@ -67,7 +67,8 @@ func TestServePrintsAddressAndStops(t *testing.T) {
 func TestServeDelay(t *testing.T) {
 	s := startT(t, Config{Engine: "std", Mode: "line", Delay: 2 * time.Millisecond}, nil)
 	defer s.Stop()
-	res, err := tcpperf.Run(context.Background(), tcpperf.Config{Addr: s.Addr(), Conns: 2, QPS: 200, Mode: "line", Duration: 300 * time.Millisecond})
+	res, err := tcpperf.Run(context.Background(), tcpperf.Config{Addr: s.Addr(), Conns: 2, QPS: 200, Mode: "line", Duration: 300 * time.Millisecond,
+		DrainTimeout: time.Minute}) // a hang guard: every response is waited for
 	if err != nil {
 		t.Fatal(err)
 	}
