@@ -3,14 +3,10 @@ package doccheck
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -254,7 +250,7 @@ func TestDocsCommandsRun(t *testing.T) {
 				for _, p := range progs {
 					tooltest.Path(t, p)
 				}
-				script, err := s.Script(b, freePort)
+				script, err := s.Script(b, tooltest.FreePort)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -295,31 +291,6 @@ func workDir(t *testing.T, repo string) string {
 		}
 	}
 	return work
-}
-
-// freePort returns a port of 127.0.0.1 that was free a moment ago, below
-// the kernel's ephemeral range: a port there (what port 0 gives) may be
-// taken before the block's server binds it by any client's connection,
-// and other packages' tests make thousands at the same time.
-func freePort() (int, error) {
-	low := 32768 // Linux's default start of net.ipv4.ip_local_port_range
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
-				low = n
-			}
-		}
-	}
-	for range 100 {
-		port := 1024 + rand.IntN(low-1024)
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue // taken
-		}
-		ln.Close()
-		return port, nil
-	}
-	return 0, errors.New("no free port below the ephemeral range")
 }
 
 // runScript runs block b's script with bash in the directory work (see

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 func TestBlocks(t *testing.T) {
@@ -493,7 +495,7 @@ func TestScript(t *testing.T) {
 		strings.TrimPrefix(hs, scriptPrelude) != "cat <<EOF > users &\nalice:s3cret\nEOF\nstarted $!\nwirespeed bench -benchtime=1ms\nstop_all\n" {
 		t.Errorf("heredoc script: %v\n%s", err, hs)
 	}
-	if _, err := s.Script(Block{File: "x.md", Line: 1, Lang: "sh", Text: "sleep 1 & echo a\n"}, freePort); err == nil {
+	if _, err := s.Script(Block{File: "x.md", Line: 1, Lang: "sh", Text: "sleep 1 & echo a\n"}, tooltest.FreePort); err == nil {
 		t.Error("a command after a background one: no error")
 	}
 	progs, err := Programs(b)
@@ -512,7 +514,7 @@ func TestScriptHarness(t *testing.T) {
 	s := specs(t)
 	bin := wirespeedBin(t)
 	r := root(t)
-	port := func() (int, error) { return freePort() }
+	port := tooltest.FreePort
 	work := workDir(t, r)
 	runBlock := func(b Block) error {
 		script, err := s.Script(b, port)
@@ -571,7 +573,7 @@ func TestScriptNetns(t *testing.T) {
 		"ip netns list | grep -q " + name + "\n" +
 		"ip netns exec " + name + " ip link show lo\n" +
 		"[ -z \"$(ip -o link show | grep -v ': lo:')\" ]   # the block's own network: a loopback device only\n"}
-	script, err := s.Script(b, freePort)
+	script, err := s.Script(b, tooltest.FreePort)
 	if err != nil {
 		t.Fatal(err)
 	}

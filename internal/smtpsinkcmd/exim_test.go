@@ -6,7 +6,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -287,14 +286,13 @@ func TestRunSourceEximBDAT(t *testing.T) {
 	}
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
+// freePort returns a port of 127.0.0.1 for a server told its number
+// (tooltest.FreePort).
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := tooltest.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
+	return strconv.Itoa(port)
 }

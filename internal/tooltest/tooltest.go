@@ -2,14 +2,20 @@
 // compare it with (coreutils' md5sum, sockperf). A missing program skips
 // the test on a developer's machine, and fails it when CI=true, because CI
 // installs every program the tests use. It also bounds the fuzzer's
-// minimizing for fuzz targets whose calls are slow (LimitMinimizing).
+// minimizing for fuzz targets whose calls are slow (LimitMinimizing), and
+// picks ports for servers that bind them by number (FreePort).
 package tooltest
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -58,4 +64,31 @@ func LimitMinimizing(f *testing.F, runs int) {
 	if err := flag.Set("test.fuzzminimizetime", fmt.Sprintf("%dx", runs)); err != nil {
 		f.Fatal(err)
 	}
+}
+
+// FreePort returns a port of 127.0.0.1 that was free a moment ago, for a
+// server that is told its port by number (a script's, Exim, Postfix).
+// The port lies below the kernel's ephemeral range: one in it (what port
+// 0 gives) may be taken before the server binds it by any connection a
+// client makes, and other packages' tests make thousands at the same
+// time.
+func FreePort() (int, error) {
+	low := 32768 // Linux's default start of net.ipv4.ip_local_port_range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				low = n
+			}
+		}
+	}
+	for range 100 {
+		port := 1024 + rand.IntN(low-1024)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue // taken
+		}
+		ln.Close()
+		return port, nil
+	}
+	return 0, errors.New("no free port below the ephemeral range")
 }
