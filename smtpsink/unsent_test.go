@@ -1,7 +1,10 @@
 package smtpsink
 
 import (
+	"fmt"
 	"net"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,8 +37,12 @@ func TestUnsent(t *testing.T) {
 				c.send("x\r\n.\r\n")
 				<-waiting
 				if reset {
+					client := c.raw.LocalAddr()
 					c.raw.(*net.TCPConn).SetLinger(0)
-					c.raw.Close() // a reset, which loopback delivers before Close returns
+					c.raw.Close() // a reset
+					// Loopback delivers it as Close returns, or, on a
+					// loaded machine, a moment later.
+					awaitGone(t, s.Addr(), client)
 					close(release)
 				} else {
 					close(release)
@@ -52,6 +59,33 @@ func TestUnsent(t *testing.T) {
 					t.Errorf("messages %d, unsent %d; want 1, %d", st.Messages, st.Unsent, want)
 				}
 			})
+		}
+	}
+}
+
+// awaitGone waits until the kernel holds no TCP connection from local to
+// remote (/proc/net/tcp: one that a reset ended is gone from it); where
+// the system does not tell, it returns at once.
+func awaitGone(t *testing.T, local, remote net.Addr) {
+	t.Helper()
+	port := func(a net.Addr) string { return fmt.Sprintf(":%04X", a.(*net.TCPAddr).Port) }
+	lp, rp := port(local), port(remote)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // a hang guard
+		b, err := os.ReadFile("/proc/net/tcp")
+		if err != nil {
+			return
+		}
+		there := false
+		for _, l := range strings.Split(string(b), "\n")[1:] {
+			if f := strings.Fields(l); len(f) > 2 && strings.HasSuffix(f[1], lp) && strings.HasSuffix(f[2], rp) {
+				there = true
+			}
+		}
+		if !there {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the connection from %v to %v is still there a minute after its reset", local, remote)
 		}
 	}
 }
