@@ -539,6 +539,9 @@ func TestLoopsCloseWaitingPeerSends(t *testing.T) {
 		return len(in)
 	}
 	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	// A clock that stands still: the linger ends with the peer's
+	// acknowledgements, however slowly a loaded machine moves the bytes.
+	SetLoopClock(opt, newFakeClock().Now)
 	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10, syscall.SO_SNDBUF: 16 << 10}), h, opt)
 	c := dialSmallWindow(t, s)
 	c.SetWriteBuffer(16 << 10)
@@ -549,6 +552,7 @@ func TestLoopsCloseWaitingPeerSends(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the peer wrote %d bytes before reading: %v", n, err)
 	}
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard: the linger does not end
 	got, err := io.ReadAll(c)
 	if err != nil || len(got) != size {
 		t.Fatalf("the peer read %d bytes, %v; want %d and EOF", len(got), err, size)
@@ -643,6 +647,7 @@ func TestLoopsShutdownLingers(t *testing.T) {
 	conns := make(chan *LoopConn, 1)
 	opt := &LoopOptions{Loops: 1, OnOpen: func(c *LoopConn) { conns <- c },
 		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, newFakeClock().Now) // the linger ends with the acknowledgements
 	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10}), h, opt)
 	c := dialSmallWindow(t, s)
 	lc := <-conns
@@ -662,6 +667,7 @@ func TestLoopsShutdownLingers(t *testing.T) {
 	if n, err := c.Write(make([]byte, 256<<10)); err != nil {
 		t.Fatalf("the peer wrote %d bytes after the Shutdown: %v", n, err)
 	}
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard: the linger does not end
 	got, err := io.ReadAll(c)
 	if err != nil || len(got) != size {
 		t.Fatalf("the peer read %d bytes, %v; want the %d of the reply and EOF", len(got), err, size)
