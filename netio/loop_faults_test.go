@@ -456,6 +456,7 @@ func TestLoopsLingerPeerSends(t *testing.T) {
 		return len(in)
 	}
 	opt := &LoopOptions{OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, newFakeClock().Now) // the linger ends with the acknowledgements
 	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_RCVBUF: 16 << 10}), h, opt)
 	for run := range 5 {
 		c := dialSmallWindow(t, s)
@@ -477,6 +478,7 @@ func TestLoopsLingerPeerSends(t *testing.T) {
 		if n := <-wrote; n < 256<<10 {
 			t.Fatalf("run %d: the peer could write %d bytes after the close", run, n)
 		}
+		c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
 		got, err := io.ReadAll(c)
 		if err != nil || len(got) != size {
 			t.Fatalf("run %d: the peer read %d bytes, %v; want the %d of the reply and EOF", run, len(got), err, size)
