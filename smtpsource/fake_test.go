@@ -75,10 +75,10 @@ type fakeServer struct {
 	tlsHang  bool // after STARTTLS's 220, read on and never make the handshake
 	// stalls, if set, is called with the client's address when the
 	// server begins to stall as a reply told it or at tlsHang (see
-	// heldConn): reading on and answering nothing ("hang", "part:",
-	// tlsHang), or answering and then reading no more ("stall:",
-	// "midstall:").
-	stalls func(client net.Addr, reading bool)
+	// heldConn): answering nothing, or a line cut short ("hang",
+	// "part:"), or after an answer the client is to read first
+	// ("stall:", "midstall:", tlsHang).
+	stalls func(client net.Addr, answered bool)
 	// authMechs are the AUTH mechanisms offered (after TLS only, with
 	// authAfterTLS), which take the credentials in users; loginPrompt, if
 	// set, is LOGIN's password prompt instead of "Password:".
@@ -228,9 +228,9 @@ func (c *splitConn) Write(p []byte) (int, error) {
 }
 
 // stalled tells f.stalls that the server stalls on c.
-func (f *fakeServer) stalled(c net.Conn, reading bool) {
+func (f *fakeServer) stalled(c net.Conn, answered bool) {
 	if f.stalls != nil {
-		f.stalls(c.RemoteAddr(), reading)
+		f.stalls(c.RemoteAddr(), answered)
 	}
 }
 
@@ -276,21 +276,21 @@ func (f *fakeServer) serve(raw net.Conn, connNum int, stopped <-chan struct{}) {
 			return false
 		}
 		if r == "hang" {
-			f.stalled(raw, true)
+			f.stalled(raw, false)
 			io.Copy(io.Discard, c) // until the client closes
 			return false
 		}
 		if text, ok := strings.CutPrefix(r, "part:"); ok {
 			w.WriteString(text)
 			w.Flush()
-			f.stalled(raw, true)
+			f.stalled(raw, false)
 			io.Copy(io.Discard, c)
 			return false
 		}
 		if rest, ok := strings.CutPrefix(r, "stall:"); ok {
 			say(verb, arg, rest)
 			w.Flush()
-			f.stalled(raw, false)
+			f.stalled(raw, true)
 			<-stopped
 			return false
 		}

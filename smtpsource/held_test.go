@@ -13,12 +13,13 @@ import (
 // server stalls on it where the test means it to: until then a deadline
 // the client sets is a minute away on the socket (a guard against a
 // hang), and from the stall on the deadlines the client set apply as it
-// set them. A server that reads on and answers nothing has the client
-// wait for a reply: its deadlines apply at once. One that answers and
-// then stops reading has the client read the answer first: they apply
-// at its next write, the one that is to block. So a Timeout of
-// milliseconds runs out at the stall, however slowly the exchanges
-// before it go on a loaded machine.
+// set them. A server that answers nothing, or cuts a line short, has the
+// client wait for the rest: its deadlines apply at once. One that stalls
+// after an answer has the client read the answer first: its write
+// deadline applies at once (to a write already blocked too), its read
+// deadline from its next write on. So a Timeout of milliseconds runs out
+// at the stall, not in an exchange before it, however slowly those go
+// on a loaded machine.
 type heldConn struct {
 	net.Conn
 	mu      sync.Mutex
@@ -72,6 +73,17 @@ func (c *heldConn) release() {
 	c.Conn.SetWriteDeadline(c.wd)
 }
 
+// answered is the stall after an answer: the write deadline now, the
+// rest at the next write.
+func (c *heldConn) answered() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		c.atWrite = true
+		c.Conn.SetWriteDeadline(c.wd)
+	}
+}
+
 // SyscallConn is the socket's, so that the client looks at the socket as
 // it does undisguised (pending).
 func (c *heldConn) SyscallConn() (syscall.RawConn, error) {
@@ -86,28 +98,26 @@ func (c *heldConn) SyscallConn() (syscall.RawConn, error) {
 type holder struct {
 	mu      sync.Mutex
 	conns   map[string]*heldConn // by the client's address
-	stalled map[string]bool      // stalls on connections not yet known (reading)
+	stalled map[string]bool      // stalls on connections not yet known: answered
 }
 
 // holdDeadlines makes f's stalls release the deadlines of the run's
 // connections (see heldConn). Call it before f.start.
 func holdDeadlines(f *fakeServer) *holder {
 	h := &holder{conns: map[string]*heldConn{}, stalled: map[string]bool{}}
-	f.stalls = func(client net.Addr, reading bool) {
+	f.stalls = func(client net.Addr, answered bool) {
 		h.mu.Lock()
 		c := h.conns[client.String()]
 		if c == nil { // the server stalls before the dial has returned
-			h.stalled[client.String()] = reading
+			h.stalled[client.String()] = answered
 		}
 		h.mu.Unlock()
 		switch {
 		case c == nil:
-		case reading:
-			c.release()
+		case answered:
+			c.answered()
 		default:
-			c.mu.Lock()
-			c.atWrite = true
-			c.mu.Unlock()
+			c.release()
 		}
 	}
 	return h
@@ -122,11 +132,15 @@ func (h *holder) run(t *testing.T, cfg Config) *Result {
 		if err != nil {
 			return nil, err
 		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true) // as the client sets it on a connection it sees is TCP
+		}
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		a := nc.LocalAddr().String()
-		reading, stalled := h.stalled[a]
-		c := &heldConn{Conn: nc, held: !stalled || !reading, atWrite: stalled && !reading}
+		answered, stalled := h.stalled[a]
+		delete(h.stalled, a)
+		c := &heldConn{Conn: nc, held: !stalled || answered, atWrite: stalled && answered}
 		h.conns[a] = c
 		return c, nil
 	}, nil)

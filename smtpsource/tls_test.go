@@ -178,7 +178,7 @@ func TestStartTLSHandshakeTimeout(t *testing.T) {
 	cfg := base(f.start(t))
 	cfg.Messages, cfg.Timeout, cfg.TLS, cfg.TLSConfig = 2, 50*time.Millisecond, true, &tls.Config{RootCAs: roots}
 	res := h.run(t, cfg)
-	if res.Failed != 2 || res.IOErrors != 2 || res.Connections != 2 || !strings.Contains(res.FirstError, "tls: ") || !strings.Contains(res.FirstError, "timeout") {
+	if res.Failed != 2 || res.IOErrors != 2 || res.Connections != 2 || !strings.HasPrefix(res.FirstError, "tls: ") || !strings.Contains(res.FirstError, "timeout") {
 		t.Errorf("%+v", res)
 	}
 }
