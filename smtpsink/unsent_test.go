@@ -64,25 +64,39 @@ func TestUnsent(t *testing.T) {
 }
 
 // awaitGone waits until the kernel holds no TCP connection from local to
-// remote (/proc/net/tcp: one that a reset ended is gone from it); where
-// the system does not tell, it returns at once.
+// remote (/proc/net/tcp and tcp6: one that a reset ended is gone from
+// them), seen in two reads in a row (a table read in pieces may miss a
+// row that moves); where the system does not tell, it returns at once.
 func awaitGone(t *testing.T, local, remote net.Addr) {
 	t.Helper()
 	port := func(a net.Addr) string { return fmt.Sprintf(":%04X", a.(*net.TCPAddr).Port) }
 	lp, rp := port(local), port(remote)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // a hang guard
-		b, err := os.ReadFile("/proc/net/tcp")
-		if err != nil {
-			return
-		}
-		there := false
-		for _, l := range strings.Split(string(b), "\n")[1:] {
-			if f := strings.Fields(l); len(f) > 2 && strings.HasSuffix(f[1], lp) && strings.HasSuffix(f[2], rp) {
-				there = true
+	there := func() (bool, error) {
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+			b, err := os.ReadFile(f)
+			if err != nil && f == "/proc/net/tcp6" {
+				continue // no IPv6
+			}
+			if err != nil {
+				return false, err
+			}
+			for _, l := range strings.Split(string(b), "\n")[1:] {
+				if f := strings.Fields(l); len(f) > 2 && strings.HasSuffix(f[1], lp) && strings.HasSuffix(f[2], rp) {
+					return true, nil
+				}
 			}
 		}
-		if !there {
+		return false, nil
+	}
+	gone := 0
+	for deadline := time.Now().Add(time.Minute); gone < 2; time.Sleep(time.Millisecond) { // a hang guard
+		switch yes, err := there(); {
+		case err != nil:
 			return
+		case yes:
+			gone = 0
+		default:
+			gone++
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the connection from %v to %v is still there a minute after its reset", local, remote)
