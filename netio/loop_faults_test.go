@@ -465,6 +465,7 @@ func TestLoopsLingerPeerSends(t *testing.T) {
 		<-handled
 		s.Sync() // the loop has closed (or begun to) with nothing to read
 		wrote := make(chan int, 1)
+		c.SetWriteDeadline(time.Now().Add(time.Minute)) // a hang guard: the server stops reading
 		go func() {
 			chunk, n := make([]byte, 1000), 0
 			for n < 256<<10 {
@@ -549,7 +550,7 @@ func TestLoopsCloseWaitingPeerSends(t *testing.T) {
 	c.SetWriteBuffer(16 << 10)
 	c.Write([]byte("go\n"))
 	// A bound on the wait only, in case the server never reads.
-	c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	c.SetWriteDeadline(time.Now().Add(time.Minute))
 	n, err := c.Write(make([]byte, 512<<10))
 	if err != nil {
 		t.Fatalf("the peer wrote %d bytes before reading: %v", n, err)
@@ -665,7 +666,7 @@ func TestLoopsShutdownLingers(t *testing.T) {
 		s.loops[0].post(task{lf: func(*loop) { seen <- lc.closing }})
 		closing = <-seen
 	}
-	c.SetWriteDeadline(time.Now().Add(20 * time.Second)) // a bound on failure only
+	c.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound on failure only
 	if n, err := c.Write(make([]byte, 256<<10)); err != nil {
 		t.Fatalf("the peer wrote %d bytes after the Shutdown: %v", n, err)
 	}

@@ -67,7 +67,12 @@ func TestLoopsWriteTimeoutSlowReader(t *testing.T) {
 		// holds input may keep its window shut (receiver-side silly
 		// window avoidance: 8 KiB held of a 32 KiB buffer did, under
 		// load), and the server would hear of no progress however long
-		// it waited; such a reader reads on, as a steady one does.
+		// it waited; such a reader reads on, as a steady one does. It
+		// then takes at most its 32 KiB buffer more a step: over the
+		// first two steps (80 s, past the minute's timeout) too little to
+		// free the third of the server's socket buffer that EPOLLOUT
+		// waits for, so the loop cannot have written: only its look at
+		// the socket's queue keeps the connection.
 		for deadline := time.Now().Add(time.Minute); outq() == before; {
 			if held := inq(t, nc); held > 0 {
 				n, err := nc.Read(buf[:min(held, len(buf))])

@@ -357,10 +357,12 @@ func TestStalledHandshake(t *testing.T) {
 	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
 		for _, implicit := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/implicit%v", e, implicit), func(t *testing.T) {
-				// The deadline is the sink's own: the handshake waits it
-				// out (a quarter of a second, so that the sink's steps
-				// before the handshake fit in it on a loaded machine).
-				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 250 * time.Millisecond}
+				// The deadline is the sink's own, and the stalled
+				// handshake waits it out: 2 s, so that the sink's steps
+				// before the handshake fit in it with a wide margin; the
+				// cases run side by side.
+				t.Parallel()
+				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 2 * time.Second}
 				s := startSink(t, cfg, hooks{})
 				br := stallHandshake(t, s, implicit)
 				rest, _ := io.ReadAll(br)
@@ -393,8 +395,8 @@ func stallHandshake(t *testing.T, s *Server, implicit bool) *bufio.Reader {
 	br := bufio.NewReader(nc)
 	if !implicit {
 		// STARTTLS goes with the connect, so that no wait of the test's
-		// on a slow machine runs into the deadline before the handshake:
-		// past it, the handshake stalls all the same.
+		// on a slow machine runs into the deadline before the handshake
+		// (past it, the handshake stalls all the same).
 		nc.Write([]byte("STARTTLS\r\n"))
 		if l, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(l, "220 ") {
 			t.Fatalf("greeting %q %v", l, err)
@@ -523,8 +525,8 @@ func TestTimeoutCloseNotify(t *testing.T) {
 	cli.SessionTicketsDisabled = true
 	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
 		t.Run(string(e), func(t *testing.T) {
-			// The session waits out the whole Timeout: one long enough
-			// for the handshake and the greeting under any load (qemu
+			// The session waits out the whole Timeout: one that leaves
+			// the handshake and the greeting a wide margin (qemu
 			// included); the engines run side by side.
 			t.Parallel()
 			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true, Timeout: 2 * time.Second}, hooks{})

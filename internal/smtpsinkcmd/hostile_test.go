@@ -108,7 +108,7 @@ func hostileClients(t *testing.T, engine ...string) {
 	t.Run("pseudo keys are not commands", func(t *testing.T) {
 		t.Parallel()
 		// Greetings wait 10 s here, so that B's replies come before A's
-		// on a machine however loaded (B waits for its own first).
+		// with a wide margin (B waits for its own first).
 		addr, stop := run(t, append([]string{"-t", "30s", "-W", "CONNECT:10s"}, engine...)...)
 		b := dialRaw(t, addr)
 		if l := b.reply(); !strings.HasPrefix(l, "220 ") {

@@ -45,8 +45,8 @@ func TestLMTPRefusedChunkAgainstGoSMTP(t *testing.T) {
 // day, this test fails and says so.
 func TestLMTPOversizedLastAgainstGoSMTP(t *testing.T) {
 	// Each message waits out Timeout: a second, so that the exchanges
-	// before the missing replies fit in it under any load; the test runs
-	// beside the others.
+	// before the missing replies fit in it with a wide margin; the test
+	// runs beside the others.
 	t.Parallel()
 	addr, rec := startGoSMTPWith(t, func(rec *received, srv *smtp.Server) {
 		srv.LMTP = true
