@@ -83,7 +83,7 @@ func TestNonBlockingHeldQueueFull(t *testing.T) {
 		t.Fatalf("Write on a queue full of held Writes: %d, %v; want 0, ErrQueueFull", n, err)
 	}
 	// A bound for a failing test, not a wait for the passing one.
-	cli.SetReadDeadline(time.Now().Add(5 * time.Second))
+	cli.SetReadDeadline(time.Now().Add(time.Minute))
 	got := make([]byte, maxQ)
 	if _, err := io.ReadFull(cli, got); err != nil {
 		t.Fatalf("peer, with no Read on the Conn: %v (the held Writes were not sent)", err)

@@ -111,7 +111,7 @@ func ready(addr string, exited chan struct{}) bool {
 			time.Sleep(5 * time.Millisecond) // not listening yet: poll again
 			continue
 		}
-		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.SetDeadline(time.Now().Add(time.Minute))
 		line, err := bufio.NewReader(c).ReadString('\n')
 		c.Write([]byte("QUIT\r\n"))
 		c.Close()

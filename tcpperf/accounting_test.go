@@ -50,7 +50,7 @@ func TestNetioWriteErrorAccounting(t *testing.T) {
 	// a call on the connection.
 	// A loop that never drains would hold the run: the guard ends it
 	// with counts that fail the test instead.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := RunEnv(ctx, Config{
 		Engine: EngineNetio, Addr: addr, Conns: 1, QPS: 10000, Wait: WaitBatch,

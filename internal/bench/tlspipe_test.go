@@ -14,7 +14,7 @@ import (
 // and over TLS, records batched or not, and each side counts every byte.
 func TestTLSPipe(t *testing.T) {
 	for _, mode := range [][]string{nil, {"-tls"}, {"-tls", "-batch"}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		pr, pw := io.Pipe()
 		var rdOut bytes.Buffer
 		rdDone := make(chan error, 1)

@@ -140,7 +140,7 @@ func (n *testNet) startServer(t *testing.T, args ...string) (addr string, stop f
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case exited = <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			cmd.Process.Kill()
 			<-done
 			exited = errors.New("did not stop on SIGTERM")
@@ -165,8 +165,8 @@ func (n *testNet) startServer(t *testing.T, args ...string) (addr string, stop f
 			t.Fatalf("%s: first line %q", strings.Join(args, " "), line)
 		}
 		return addr, stop
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: not listening within 30s", strings.Join(args, " "))
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: not listening within a minute", strings.Join(args, " "))
 	}
 	return "", nil
 }

@@ -48,7 +48,7 @@ func TestWriter(t *testing.T) {
 	cc := &countConn{Conn: raw}
 	b := &tlsbatch.Conn{Conn: cc}
 	tc := tls.Client(b, &tls.Config{InsecureSkipVerify: true})
-	tc.SetDeadline(time.Now().Add(30 * time.Second))
+	tc.SetDeadline(time.Now().Add(time.Minute))
 	if err := tc.Handshake(); err != nil { // would hang if the handshake's flight were held
 		t.Fatal(err)
 	}
