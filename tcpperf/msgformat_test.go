@@ -3,9 +3,16 @@ package tcpperf
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+// base36 is id in 13 base-36 digits.
+func base36(id int) string {
+	s := strconv.FormatUint(uint64(id), 36)
+	return strings.Repeat("0", 13-len(s)) + s
+}
 
 // msgOf is connection id's message seq, as the loops build it.
 func msgOf(id, size int, seq uint64) []byte {
@@ -25,18 +32,23 @@ func testIDs() []int {
 }
 
 // A message is its sequence number's last digits (16 at most), then its
-// connection's id in 16 hexadecimal digits (its last ones where fewer
-// fit), then filler, then "\n" (nothing else of "\n" or "\r"). So from
-// 33 bytes on no two connections send the same message; below, two
+// connection's id in 13 base-36 digits (its last ones where fewer fit),
+// then filler, then "\n" (nothing else of "\n" or "\r"). So from 30
+// bytes on no two connections send the same message; below, two
 // connections do only where their ids share their last size-17 digits
-// (none of 0 to 2000 from 20 bytes on); at 17 bytes and fewer a message
-// carries no id, and is its sequence number's last size-1 digits alone.
-// Connections whose ids differed by a multiple of 26 sent the same
-// messages at every size.
+// (none of 0 to 2000 from 20 bytes on, none of 0 to 35 at 18); at 17
+// bytes and fewer a message carries no id, and is its sequence number's
+// last size-1 digits alone. Connections whose ids differed by a multiple
+// of 26 sent the same messages at every size; in hexadecimal, the id
+// told 16 connections apart at 18 bytes.
 func TestMsgDistinct(t *testing.T) {
 	ids := testIDs()
-	for _, size := range []int{1, 2, 9, 16, 17, 18, 19, 20, 21, 24, 25, 31, 32, 33, 34, 46, 47, 64, 100, 1000} {
-		k := min(16, max(0, size-17)) // id digits carried
+	for _, size := range []int{1, 2, 9, 16, 17, 18, 19, 20, 21, 24, 25, 29, 30, 31, 32, 33, 34, 46, 47, 64, 100, 1000} {
+		k := min(13, max(0, size-17)) // id digits carried
+		mod := uint64(math.MaxUint64) // ids that agree modulo this share their digits
+		if k < 13 {
+			mod = uint64(math.Pow(36, float64(k)))
+		}
 		for _, seq := range []uint64{0, 5, 1<<40 + 3, math.MaxUint64} {
 			seen := make(map[string]int, len(ids))
 			for _, id := range ids {
@@ -45,7 +57,7 @@ func TestMsgDistinct(t *testing.T) {
 				// where the ids agree in all the digits it carries.
 				if prev, dup := seen[string(m)]; !dup {
 					seen[string(m)] = id
-				} else if k == 16 || uint64(prev^id)&(1<<(4*k)-1) != 0 {
+				} else if k == 13 || uint64(prev)%mod != uint64(id)%mod {
 					t.Fatalf("size %d, seq %d: connections %d and %d send the same message %q", size, seq, prev, id, m)
 				}
 			}
@@ -58,7 +70,7 @@ func TestMsgDistinct(t *testing.T) {
 				if want := fmt.Sprintf("%016x", seq)[16-h:]; string(m[:h]) != want {
 					t.Fatalf("size %d, id %d, seq %d: %q does not begin with %q", size, id, seq, m, want)
 				}
-				if want := fmt.Sprintf("%016x", id)[16-k:]; string(m[h:h+k]) != want {
+				if want := base36(id)[13-k:]; string(m[h:h+k]) != want {
 					t.Fatalf("size %d, id %d, seq %d: %q carries not the id's digits %q after the sequence number", size, id, seq, m, want)
 				}
 				if !checkMsg(m, msgTemplate(id, size), seq) {
@@ -68,6 +80,9 @@ func TestMsgDistinct(t *testing.T) {
 			if k >= 3 && len(seen) < 2001 { // 0 to 2000 first
 				t.Fatalf("size %d, seq %d: %d distinct messages of %d connections", size, seq, len(seen), len(ids))
 			}
+			if k >= 1 && len(seen) < int(min(mod, 2001)) {
+				t.Fatalf("size %d, seq %d: %d distinct messages of %d connections, want %d", size, seq, len(seen), len(ids), min(mod, 2001))
+			}
 			if k == 0 && len(seen) != 1 {
 				t.Fatalf("size %d, seq %d: %d distinct messages, want one for every connection (no id fits)", size, seq, len(seen))
 			}
@@ -75,8 +90,8 @@ func TestMsgDistinct(t *testing.T) {
 	}
 	// The one taken for the other, message for message: never, with
 	// the ids whole.
-	for _, size := range []int{33, 64} {
-		for _, ab := range [][2]int{{0, 26}, {3, 29}, {0, 1}, {1, 1 << 32}, {math.MaxInt - 26, math.MaxInt}} {
+	for _, size := range []int{30, 33, 64} {
+		for _, ab := range [][2]int{{0, 26}, {3, 29}, {0, 1}, {0, 36}, {1, 1 << 32}, {math.MaxInt - 26, math.MaxInt}, {math.MaxInt - 36, math.MaxInt}} {
 			a, b := ab[0], ab[1]
 			for _, seq := range []uint64{0, 7, 1 << 63} {
 				m := msgOf(a, size, seq)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,18 +34,19 @@ var (
 
 // Config describes a run. Zero fields take the defaults noted.
 //
-// A message of MsgSize (N) bytes is, in lower-case hexadecimal, its
-// sequence number (16 digits, its last N-1 where fewer fit), then its
-// connection's number, 0 to Conns-1 (16 digits, its last N-17 where
-// fewer fit), then lower-case letters that spell the connection's number
-// too, then "\n" (none inside, nor "\r"). From 33 bytes on every message
-// of a run differs from every other, and a response that is another
-// connection's message, sequence number and all, is a content error, as
-// a wrong byte is. From 18 to 32 bytes connections whose numbers share
-// their last N-17 digits send the same messages (all differ where Conns
-// is at most 16^(N-17): 16 at 18 bytes, 4096 at 20, 2^32 at 25); at 17
-// bytes and fewer a message is its sequence number's last N-1 digits
-// alone, the same on every connection, and only those are checked.
+// A message of MsgSize (N) bytes is its sequence number in lower-case
+// hexadecimal (16 digits, its last N-1 where fewer fit), then its
+// connection's number, 0 to Conns-1, in base 36 (digits 0-9 and a-z; 13,
+// which hold any, or its last N-17 where fewer fit), then lower-case
+// letters that spell the connection's number too, then "\n" (none
+// inside, nor "\r"). From 30 bytes on every message of a run differs
+// from every other, and a response that is another connection's message,
+// sequence number and all, is a content error, as a wrong byte is. From
+// 18 to 29 bytes connections whose numbers share their last N-17 digits
+// send the same messages (all differ where Conns is at most 36^(N-17):
+// 36 at 18 bytes, 46,656 at 20, 2^32 at 24); at 17 bytes and fewer a
+// message is its sequence number's last N-1 digits alone, the same on
+// every connection, and only those are checked.
 type Config struct {
 	Addr     string        // host:port, or unix:PATH for a Unix socket (engine netio, its default then)
 	Conns    int           // connections (default 1)
@@ -324,7 +326,7 @@ type counters struct {
 
 // msgTemplate is connection id's message of size bytes (see Config),
 // its sequence number's hexLen(size) digits left to fill (putHex), its
-// id's idLen(size) digits after them. The filler after the id spells
+// id's idLen(size) digits after them (putID). The filler after the id spells
 // it too, in base 26: the filler byte at i is 'a' + (i + d) % 26, where d
 // is the id's base-26 digit i % 14 (the least significant 0; 14 digits
 // hold any int), so any 14 filler bytes in a row differ between any two
@@ -339,7 +341,7 @@ func msgTemplate(id, size int) []byte {
 		b[i] = 'a' + byte((i%26+int(d[i%len(d)]))%26)
 	}
 	h := hexLen(size)
-	putHex(b[h:h+idLen(size)], uint64(id))
+	putID(b[h:h+idLen(size)], uint64(id))
 	b[size-1] = '\n'
 	return b
 }
@@ -349,7 +351,23 @@ func hexLen(size int) int { return min(16, size-1) }
 
 // idLen is how many bytes of a message, after its sequence number, carry
 // its connection's id: none below 18 bytes.
-func idLen(size int) int { return min(16, size-1-hexLen(size)) }
+func idLen(size int) int { return min(idDigits, size-1-hexLen(size)) }
+
+// idDigits is how many base-36 digits any id takes (36^13 > 2^64).
+const idDigits = 13
+
+// putID writes the last len(b) (at most idDigits) digits of id in base
+// 36 to b, with leading zeros.
+func putID(b []byte, id uint64) {
+	var d [idDigits]byte
+	s := strconv.AppendUint(d[:0], id, 36)
+	s = s[max(0, len(s)-len(b)):]
+	n := len(b) - len(s)
+	copy(b[n:], s)
+	for i := range b[:n] {
+		b[i] = '0'
+	}
+}
 
 // putHex writes the last len(b) (at most 16) digits of seq in lower-case
 // hexadecimal to b.
