@@ -124,6 +124,10 @@ func (s *Specs) Check(words []string) error {
 		if len(pos) != 1 {
 			return fmt.Errorf("smtp-source takes one address, got %q", pos)
 		}
+	case "smtp-sink":
+		if len(pos) > 2 {
+			return fmt.Errorf("smtp-sink takes an address and a backlog at most after its flags, got %q", pos)
+		}
 	case "tcpperf merge":
 		if len(pos) == 0 {
 			return fmt.Errorf("tcpperf merge needs log files")

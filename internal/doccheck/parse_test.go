@@ -388,6 +388,7 @@ func TestSpecsCheck(t *testing.T) {
 	s := specs(t)
 	for _, ok := range []string{
 		"wirespeed smtp-sink -addr 127.0.0.1:587 -tls -tls-required -auth -auth-file users -digest sha256",
+		"wirespeed smtp-sink -c 127.0.0.1:2525 100", // Postfix's form
 		"wirespeed smtp-source -tls -tls-ca ca.pem -auth u:p -auth-mech LOGIN 127.0.0.1:25",
 		"wirespeed bench -long digest dot",
 		"wirespeed bench net -plot x.svg",
@@ -402,6 +403,7 @@ func TestSpecsCheck(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"wirespeed smtp-sink -tls-certificate x",
+		"wirespeed smtp-sink 127.0.0.1:2525 100 extra",
 		"wirespeed smtp-source -s 10 -m 5",
 		"wirespeed smtp-source -s 10 a b",
 		"wirespeed bench nosuch",

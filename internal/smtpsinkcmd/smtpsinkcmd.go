@@ -134,14 +134,31 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wirespeed smtp-sink [-addr HOST:PORT|unix:PATH] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags]")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed smtp-sink [-addr HOST:PORT|unix:PATH] [-L] [-size N] [-bare reject|keep|normalize] [-f|-r|-q|-Q CMDS] [-reply CMD=CODE] [-w DELAY] [-M MSGS] [-n SESSIONS] [-c] [-digest ALG] [-tls|-tls-implicit] [-auth] [-json] [flags] [[inet:][HOST]:PORT|unix:PATH [BACKLOG]]")
+		fmt.Fprintln(fs.Output(), "  (the address may come after the flags, as Postfix's smtp-sink takes it, with a backlog that is accepted and left to the system)")
 		fs.PrintDefaults()
 	}
 	if err := cli.Parse(fs, cli.Grouped(fs, args), "wirespeed smtp-sink", stdout); err != nil {
 		return cli.ParseError(err)
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("smtp-sink: unexpected argument %q (the address is -addr)", fs.Arg(0))
+	// Postfix's form: the address, then the listen queue's length, after
+	// the flags. Go listens with the system's (net.core.somaxconn).
+	switch fs.NArg() {
+	case 0:
+	case 1, 2:
+		addrSet := false
+		fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+		if addrSet {
+			return cli.Usagef("smtp-sink: an address both in -addr and as an argument (%q)", fs.Arg(0))
+		}
+		cfg.Addr = fs.Arg(0)
+		if fs.NArg() == 2 {
+			if n, err := strconv.Atoi(fs.Arg(1)); err != nil || n <= 0 {
+				return cli.Usagef("smtp-sink: backlog %q: want a positive number", fs.Arg(1))
+			}
+		}
+	default:
+		return cli.Usagef("smtp-sink: unexpected argument %q (after the address and the backlog)", fs.Arg(2))
 	}
 	cfg.Addr = strings.TrimPrefix(cfg.Addr, "inet:") // as Postfix's smtp-sink takes it
 	switch {
