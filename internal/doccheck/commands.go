@@ -115,7 +115,7 @@ func (s *Specs) Check(words []string) error {
 	if err != nil {
 		return err
 	}
-	_, pos, err := s.Sets[cmd].Parse(args)
+	flags, pos, err := s.Sets[cmd].Parse(args)
 	if err != nil {
 		return err
 	}
@@ -127,6 +127,14 @@ func (s *Specs) Check(words []string) error {
 	case "smtp-sink":
 		if len(pos) > 2 {
 			return fmt.Errorf("smtp-sink takes an address and a backlog at most after its flags, got %q", pos)
+		}
+		if len(pos) > 0 && slices.ContainsFunc(flags, func(a Arg) bool { return a.Name == "addr" }) {
+			return fmt.Errorf("smtp-sink: an address both in -addr and after the flags (%q)", pos[0])
+		}
+		if len(pos) == 2 {
+			if n, err := strconv.Atoi(pos[1]); err != nil || n <= 0 {
+				return fmt.Errorf("smtp-sink: backlog %q: want a positive number", pos[1])
+			}
 		}
 	case "tcpperf merge":
 		if len(pos) == 0 {

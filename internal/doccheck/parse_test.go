@@ -404,6 +404,8 @@ func TestSpecsCheck(t *testing.T) {
 	for _, bad := range []string{
 		"wirespeed smtp-sink -tls-certificate x",
 		"wirespeed smtp-sink 127.0.0.1:2525 100 extra",
+		"wirespeed smtp-sink -addr 127.0.0.1:2525 127.0.0.1:2526 5",
+		"wirespeed smtp-sink 127.0.0.1:2525 many",
 		"wirespeed smtp-source -s 10 -m 5",
 		"wirespeed smtp-source -s 10 a b",
 		"wirespeed bench nosuch",

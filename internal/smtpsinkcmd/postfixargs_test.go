@@ -24,6 +24,7 @@ func TestPostfixAddressArgs(t *testing.T) {
 		{"inet:127.0.0.1:0", "5"},
 		{"127.0.0.1:0"},
 		{"unix:" + sock, "10"},
+		{"0", "5"}, // a port alone: every address
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -51,8 +52,12 @@ func TestPostfixAddressArgs(t *testing.T) {
 			if a, ok := strings.CutPrefix(addr, "unix:"); ok {
 				network, addr = "unix", a
 			}
-			if network == "unix" && addr != sock || network == "tcp" && !strings.HasPrefix(addr, "127.0.0.1:") {
+			if network == "unix" && addr != sock || network == "tcp" && args[0] != "0" && !strings.HasPrefix(addr, "127.0.0.1:") {
 				t.Fatalf("listening on %q (%s), want %s", addr, network, args[0])
+			}
+			if args[0] == "0" {
+				_, port, _ := net.SplitHostPort(addr)
+				addr = "127.0.0.1:" + port
 			}
 			c, err := net.Dial(network, addr)
 			if err != nil {
@@ -69,10 +74,33 @@ func TestPostfixAddressArgs(t *testing.T) {
 		{"127.0.0.1:0", "many"},
 		{"127.0.0.1:0", "0"},
 		{"127.0.0.1:0", "5", "extra"},
+		{"", "5"},
+		{"inet:unix:/tmp/x.sock"},
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {
 			t.Errorf("%q: %v (status %d), want a usage error", args, err, status)
+		}
+	}
+}
+
+// The forms of Postfix's address that net.Listen takes otherwise.
+func TestPostfixAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"2525":                ":2525",
+		"inet:2525":           ":2525",
+		"::1:2525":            "[::1]:2525",
+		"inet:fe80::1:25":     "[fe80::1]:25",
+		"[::1]:2525":          "[::1]:2525",
+		"127.0.0.1:2525":      "127.0.0.1:2525",
+		"inet:127.0.0.1:25":   "inet:127.0.0.1:25", // the prefix goes later, with -addr's
+		":2525":               ":2525",
+		"localhost:smtp":      "localhost:smtp",
+		"unix:/run/sink.sock": "unix:/run/sink.sock",
+		"":                    "",
+	} {
+		if got := postfixAddr(in); got != want {
+			t.Errorf("postfixAddr(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -11,6 +11,7 @@
 //	wirespeed smtp-sink -n 10 -c                            # stop after 10 sessions QUIT; counters on stderr
 //	wirespeed smtp-sink -tls -tls-required -auth            # a submission server: STARTTLS, then AUTH
 //	wirespeed smtp-sink -tls-implicit -tls-cert c.pem -tls-key k.pem -auth -auth-file users
+//	wirespeed smtp-sink -c 127.0.0.1:2525 100               # Postfix's form: the address and a backlog after the flags
 //
 // The first line printed is "listening on HOST:PORT".
 package smtpsinkcmd
@@ -61,7 +62,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("smtp-sink", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg smtpsink.Config
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket, as Postfix's smtp-sink takes it (mode 0666; the file is removed at exit unless another server has taken the path)")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket, as Postfix's smtp-sink takes it (mode 0666; the file is removed at exit unless another server has taken the path); or give it after the flags, as to Postfix's smtp-sink, with a backlog: ADDRESS [BACKLOG]")
 	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP instead of SMTP (as smtp-sink -L)")
 	fs.BoolVar(&cfg.HeloRequired, "helo-required", false, "refuse MAIL before HELO or EHLO (503), as Postfix's smtpd_helo_required; by default MAIL may come first, as with Postfix's smtp-sink")
 	fs.StringVar(&cfg.Hostname, "h", "smtp-sink", "host name in the greeting and the EHLO reply (as smtp-sink -h)")
@@ -102,7 +103,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&cfg.MaxDiscardBytes, "max-discard", smtpsink.DefaultMaxDiscardBytes, "bytes of a refused message's data (after its problem) or refused BDAT chunks to read and throw away before ending the session with 421 (0: no limit)")
 	fs.IntVar(&cfg.MaxConns, "m", smtpsink.DefaultMaxConns, "sessions served at once, the rest wait in the listen queue (as smtp-sink -m; 0: no limit)")
 	fs.BoolVar(&cfg.RefuseOverMaxConns, "m-refuse", false, "answer connections over -m with 421 and close them (as Postfix's smtpd) instead of leaving them in the listen queue")
-	startTLS := fs.Bool("tls", false, "offer STARTTLS (RFC 3207), with -tls-cert and -tls-key or else a self-signed certificate for -h and the -addr host, made at start (its SHA-256 fingerprint goes to standard error)")
+	startTLS := fs.Bool("tls", false, "offer STARTTLS (RFC 3207), with -tls-cert and -tls-key or else a self-signed certificate for -h and the listen address's host, made at start (its SHA-256 fingerprint goes to standard error)")
 	certFile := fs.String("tls-cert", "", "PEM certificate (chain) `FILE` for -tls and -tls-implicit")
 	keyFile := fs.String("tls-key", "", "PEM private key `FILE` of -tls-cert")
 	clientCA := fs.String("tls-client-ca", "", "ask TLS clients for a certificate and verify one given against the PEM CA certificates in `FILE` (a client without one is served; see -tls-client-required)")
@@ -151,7 +152,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if addrSet {
 			return cli.Usagef("smtp-sink: an address both in -addr and as an argument (%q)", fs.Arg(0))
 		}
-		cfg.Addr = fs.Arg(0)
+		cfg.Addr = postfixAddr(fs.Arg(0))
+		if cfg.Addr == "" {
+			return cli.Usagef("smtp-sink: an empty address")
+		}
 		if fs.NArg() == 2 {
 			if n, err := strconv.Atoi(fs.Arg(1)); err != nil || n <= 0 {
 				return cli.Usagef("smtp-sink: backlog %q: want a positive number", fs.Arg(1))
@@ -160,12 +164,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default:
 		return cli.Usagef("smtp-sink: unexpected argument %q (after the address and the backlog)", fs.Arg(2))
 	}
-	cfg.Addr = strings.TrimPrefix(cfg.Addr, "inet:") // as Postfix's smtp-sink takes it
+	if a, ok := strings.CutPrefix(cfg.Addr, "inet:"); ok { // as Postfix's smtp-sink takes it
+		if strings.HasPrefix(a, "unix:") {
+			return cli.Usagef("smtp-sink: address %q: inet: and unix: together", cfg.Addr)
+		}
+		cfg.Addr = a
+	}
 	switch {
 	case *startTLS && cfg.TLSImplicit:
 		return cli.Usagef("smtp-sink: -tls (STARTTLS) and -tls-implicit together: choose one")
 	case cfg.Addr == "unix:":
-		return cli.Usagef("smtp-sink: -addr unix: names no socket path")
+		return cli.Usagef("smtp-sink: the address unix: names no socket path")
 	}
 	switch e := smtpsink.Engine(*engine); e {
 	case "", smtpsink.EngineLoops, smtpsink.EngineGoroutine:
@@ -672,4 +681,22 @@ func addrString(a net.Addr) string {
 		return "unix:" + a.String()
 	}
 	return a.String()
+}
+
+// postfixAddr is the address a, given after the flags as to Postfix's
+// smtp-sink, in the form net.Listen takes: a port alone listens on every
+// address (":PORT"), and an IPv6 address without brackets ends at the
+// last colon ("::1:2525" is "[::1]:2525").
+func postfixAddr(a string) string {
+	rest := strings.TrimPrefix(a, "inet:")
+	switch {
+	case a == "" || strings.HasPrefix(a, "unix:"):
+		return a
+	case !strings.Contains(rest, ":"):
+		return ":" + rest
+	case strings.Count(rest, ":") > 1 && !strings.HasPrefix(rest, "["):
+		i := strings.LastIndex(rest, ":")
+		return net.JoinHostPort(rest[:i], rest[i+1:])
+	}
+	return a
 }

@@ -292,7 +292,7 @@ func TestRunMaxMessagesOneSession(t *testing.T) {
 // Command-line mistakes are usage errors (exit status 2).
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"extra"}, {"-cmd-line", "0"},
+		{"-bare", "maybe"}, {"-f", "FROB"}, {"-digest", "crc32"}, {"127.0.0.1:0", "5", "extra"}, {"", "5"}, {"inet:unix:/tmp/x.sock"}, {"-cmd-line", "0"},
 		{"-reply", "RCPT=250"}, {"-reply", "nope"}, {"-w", "-1"}, {"-W", "FROB:1"}, {"-W", "RCPT"}, {"-W", "RCPT:x"}, {"-nosuchflag"}, {"-n", "-1"}, {"-c=maybe"}, {"-A", "-1"}, {"-A", "soon"},
 		{"-tls-cert", "c.pem"}, {"-auth"}, {"-auth-file", "f"}, {"-tls-implicit", "-tls-required"}, {"-m", "-1"}, {"-min-rate", "-5"},
 		{"-d", "a", "-D", "b"}, {"-rule", "rcpt:x=250"}, {"-rule", "nope"}, {"-auth-mechs", "PLAIN,NTLM"},
