@@ -255,7 +255,9 @@ func ehloReply(cfg *Config, tls bool) []byte {
 	if !cfg.NoXFORWARD {
 		kw = append(kw, "XFORWARD "+xforwardAttrs)
 	}
-	kw = append(kw, "ENHANCEDSTATUSCODES")
+	if !cfg.NoEnhancedStatusCodes {
+		kw = append(kw, "ENHANCEDSTATUSCODES")
+	}
 	var b []byte
 	for i, k := range kw {
 		sep := byte('-')

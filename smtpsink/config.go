@@ -26,6 +26,19 @@ type Config struct {
 	// one's was deleted).
 	Addr string
 
+	// IPVersion 4 or 6 listens on that IP version only (smtp-sink -4,
+	// -6): a TCP Addr without a host then means that version's wildcard
+	// address, and one of the other version fails to listen. 0 means
+	// either. A unix: Addr ignores IPVersion and WindowSize.
+	IPVersion int
+
+	// WindowSize, if positive, sets the listening socket's receive and
+	// send buffers (SO_RCVBUF, SO_SNDBUF) to that many bytes before it
+	// listens; its connections take them on, and so a TCP window no
+	// larger (smtp-sink -T; with DataReadDelay and a large message, a
+	// client's writes block soon). Unix systems only.
+	WindowSize int
+
 	// LMTP serves LMTP (RFC 2033) instead of SMTP: LHLO instead of
 	// HELO/EHLO, and one reply per accepted recipient after the data.
 	LMTP bool
@@ -40,6 +53,11 @@ type Config struct {
 	// Hostname is the name in the greeting and the HELO/EHLO reply;
 	// empty means "smtp-sink".
 	Hostname string
+
+	// Greeting, if set, is the greeting's text after "220 " in place of
+	// Hostname's, one line: "********" is the greeting of a Cisco PIX
+	// (smtp-sink -P, with NoESMTP).
+	Greeting string
 
 	// MaxSize bounds the size of a message's data, CRLF line endings
 	// included and dot-stuffing removed (RFC 1870), and is announced in
@@ -83,6 +101,10 @@ type Config struct {
 	NoDSN        bool // DSN's parameters (RFC 3461) are checked, then ignored
 	NoXCLIENT    bool // Postfix's XCLIENT: checked, then a new greeting (as smtpd)
 	NoXFORWARD   bool // Postfix's XFORWARD: checked, then 250
+	// NoEnhancedStatusCodes leaves ENHANCEDSTATUSCODES out of the EHLO
+	// reply; the replies keep their enhanced codes, as Postfix's
+	// smtp-sink -E does.
+	NoEnhancedStatusCodes bool
 
 	// TLS, if set, offers STARTTLS (RFC 3207) with this configuration
 	// (its Certificates; see SelfSigned), or with TLSImplicit speaks TLS
@@ -204,6 +226,13 @@ type Config struct {
 	// a client's handling of a server that gives up mid-message.
 	AbortData      bool
 	AbortDataDelay time.Duration
+
+	// DataReadDelay, if positive, is a wait after the 354 reply to DATA
+	// before the message's data is first read (smtp-sink -H): the client
+	// may send meanwhile only what the socket buffers take (see
+	// WindowSize), and then waits in a write, a test of its write
+	// timeout. The wait does not count against Timeout.
+	DataReadDelay time.Duration
 
 	// Timeout bounds each command: a command line must arrive whole
 	// within Timeout of the sink's starting to wait for it, and each
@@ -419,11 +448,17 @@ func newKnobs(cfg *Config) knobs {
 }
 
 func (c *Config) validate() error {
-	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.AbortDataDelay < 0 {
+	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.AbortDataDelay < 0 || c.DataReadDelay < 0 || c.WindowSize < 0 {
 		return fmt.Errorf("%w: negative limit", ErrConfig)
+	}
+	if c.IPVersion != 0 && c.IPVersion != 4 && c.IPVersion != 6 {
+		return fmt.Errorf("%w: IPVersion %d: want 4, 6 or 0", ErrConfig, c.IPVersion)
 	}
 	if !oneLine(c.Hostname) {
 		return fmt.Errorf("%w: Hostname %q: not one line", ErrConfig, c.Hostname)
+	}
+	if !oneLine(c.Greeting) {
+		return fmt.Errorf("%w: Greeting %q: not one line", ErrConfig, c.Greeting)
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {
 		return fmt.Errorf("%w: %w", ErrConfig, digest.ErrUnknownAlgorithm)

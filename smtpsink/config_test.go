@@ -30,6 +30,10 @@ func TestConfigErrors(t *testing.T) {
 		"rule, odds over 100": {Rules: []Rule{{Stage: "rcpt", Odds: 101, Reply: Reply{Code: 550}}}},
 		"hostname, CRLF":      {Hostname: "x\r\n250 evil"},
 		"hostname, NUL":       {Hostname: "x\x00"},
+		"greeting, CRLF":      {Greeting: "x\r\n250 evil"},
+		"IP version 5":        {IPVersion: 5},
+		"negative window":     {WindowSize: -1},
+		"negative read delay": {DataReadDelay: -1},
 	} {
 		cfg.Addr = "127.0.0.1:0"
 		if s, err := Listen(t.Context(), cfg); !errors.Is(err, ErrConfig) {

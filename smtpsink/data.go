@@ -56,6 +56,14 @@ func (ss *session) data(arg string) bool {
 			return false
 		})
 	}
+	if d := ss.cfg.DataReadDelay; d > 0 {
+		return ss.wait(d, ss.readData)
+	}
+	return ss.readData()
+}
+
+// readData reads a message's data after the 354 reply, and replies to it.
+func (ss *session) readData() bool {
 	ss.startHash()
 	if ss.loop != nil {
 		ss.loop.startData()

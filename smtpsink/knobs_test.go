@@ -3,7 +3,10 @@ package smtpsink
 import (
 	"context"
 	"io"
+	"net"
+	nettextproto "net/textproto"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -220,6 +223,71 @@ func TestDelay(t *testing.T) {
 	}
 	release <- struct{}{}
 	c.expect(250)
+	c.cmd(221, "QUIT")
+}
+
+// DataReadDelay (smtp-sink -H) waits after the 354 and before the first
+// read of the data: at the wait nothing since the 354 has been read (a
+// wait after reading it would follow the client's data), and once it
+// ends the message is read and taken.
+func TestDataReadDelay(t *testing.T) {
+	waits := make(chan int64, 1)
+	release := make(chan struct{})
+	var read atomic.Int64
+	s := startSink(t, Config{DataReadDelay: 7 * time.Second},
+		hooks{
+			sleep: func(d time.Duration) {
+				if d != 7*time.Second {
+					t.Errorf("waited %v, want 7s", d)
+				}
+				waits <- read.Load()
+				<-release
+			},
+			read: func(n int) { read.Add(int64(n)) },
+		})
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<a@b>")
+	c.cmd(354, "DATA")
+	before := read.Load()
+	c.send("x\r\n.\r\n")
+	select {
+	case at := <-waits:
+		if at != before {
+			t.Errorf("%d bytes read before the wait, %d after the 354", at, at-before)
+		}
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatal("no wait after the 354")
+	}
+	close(release)
+	c.expect(250)
+	c.cmd(221, "QUIT")
+	if read.Load() <= before {
+		t.Errorf("the data was not read")
+	}
+}
+
+// Greeting replaces the greeting's text (smtp-sink -P's "********"), and
+// NoEnhancedStatusCodes takes ENHANCEDSTATUSCODES out of the EHLO reply
+// but not the codes out of the replies (as Postfix's smtp-sink -E).
+func TestGreetingNoEnhancedStatusCodes(t *testing.T) {
+	s := startSink(t, Config{Greeting: "********", NoEnhancedStatusCodes: true}, hooks{})
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := &client{t: t, Conn: nettextproto.NewConn(nc), raw: nc}
+	if got := c.expect(220); got != "********" {
+		t.Errorf("greeting %q", got)
+	}
+	if got := c.cmd(250, "EHLO c"); strings.Contains(got, "ENHANCEDSTATUSCODES") || !strings.Contains(got, "PIPELINING") {
+		t.Errorf("EHLO reply %q", got)
+	}
+	if got := c.cmd(250, "MAIL FROM:<a@b>"); !strings.HasPrefix(got, "2.1.0 ") {
+		t.Errorf("MAIL reply %q", got)
+	}
 	c.cmd(221, "QUIT")
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/internal/sockbuf"
 	"github.com/wirespeed/wirespeed/internal/unixsock"
 	"github.com/wirespeed/wirespeed/netio"
 )
@@ -169,7 +170,17 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	cfg = cfg.withDefaults()
 	var lc net.ListenConfig
 	network, addr := "tcp", cfg.Addr
+	switch cfg.IPVersion {
+	case 4:
+		network = "tcp4"
+	case 6:
+		network = "tcp6"
+	}
+	if cfg.WindowSize > 0 {
+		lc.Control = sockbuf.Control(cfg.WindowSize)
+	}
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		lc.Control = nil // as Postfix's smtp-sink -T: TCP only
 		network, addr = "unix", path
 	}
 	var ln net.Listener

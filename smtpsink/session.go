@@ -218,6 +218,10 @@ func (ss *session) greet() bool {
 		ss.refused = true
 		return true
 	}
+	if ss.cfg.Greeting != "" {
+		ss.reply(220, ss.cfg.Greeting)
+		return true
+	}
 	proto := " ESMTP"
 	switch {
 	case ss.cfg.LMTP:

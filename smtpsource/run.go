@@ -15,6 +15,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/wirespeed/wirespeed/internal/sleep"
+	"github.com/wirespeed/wirespeed/internal/sockbuf"
 )
 
 type counters struct {
@@ -133,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func dialer(cfg *Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	var d net.Dialer
 	if cfg.WindowSize > 0 {
-		d.Control = windowControl(cfg.WindowSize)
+		d.Control = sockbuf.Control(cfg.WindowSize)
 	}
 	return d.DialContext
 }

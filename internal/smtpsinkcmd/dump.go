@@ -37,6 +37,7 @@ import (
 type dumper struct {
 	tmpl   string
 	append bool
+	start  string // -S: written before each transaction
 	host   string
 	now    func() time.Time
 	newID  func() string // a dump's id; randomID but in tests
@@ -171,6 +172,7 @@ func (d *dumper) drop(session uint64) {
 }
 
 func (w *dump) header(t smtpsink.Transaction, id string, now time.Time) {
+	w.w.WriteString(w.d.start)
 	addr := ""
 	if t.RemoteAddr != nil && t.RemoteAddr.Network() == "unix" {
 		addr = "local" // as Postfix's smtp-sink writes a Unix socket's client

@@ -64,6 +64,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg smtpsink.Config
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:2525", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket, as Postfix's smtp-sink takes it (mode 0666; the file is removed at exit unless another server has taken the path); or give it after the flags, as to Postfix's smtp-sink, with a backlog: ADDRESS [BACKLOG]")
 	fs.BoolVar(&cfg.LMTP, "L", false, "speak LMTP instead of SMTP (as smtp-sink -L)")
+	ipv4 := fs.Bool("4", false, "listen on IPv4 only (as smtp-sink -4; a port alone: on every IPv4 address)")
+	ipv6 := fs.Bool("6", false, "listen on IPv6 only (as smtp-sink -6; a port alone: on every IPv6 address)")
+	fs.IntVar(&cfg.WindowSize, "T", 0, "set the listening socket's buffers, and so its connections' TCP window, to this many `bytes` (as smtp-sink -T; 0: the system's)")
 	fs.BoolVar(&cfg.HeloRequired, "helo-required", false, "refuse MAIL before HELO or EHLO (503), as Postfix's smtpd_helo_required; by default MAIL may come first, as with Postfix's smtp-sink")
 	fs.StringVar(&cfg.Hostname, "h", "smtp-sink", "host name in the greeting and the EHLO reply (as smtp-sink -h)")
 	fs.Int64Var(&cfg.MaxSize, "size", 0, "message size limit in bytes, announced in EHLO SIZE (0: none)")
@@ -79,8 +82,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.NoDSN, "N", false, "do not announce DSN (as smtp-sink -N); otherwise RET, ENVID, NOTIFY and ORCPT are checked and taken")
 	fs.BoolVar(&cfg.NoXCLIENT, "C", false, "do not announce XCLIENT (as smtp-sink -C); otherwise XCLIENT is checked and answered with a new greeting, as Postfix's smtpd does")
 	fs.BoolVar(&cfg.NoXFORWARD, "F", false, "do not announce XFORWARD (as smtp-sink -F); otherwise XFORWARD is checked and taken with 250")
+	fs.BoolVar(&cfg.NoEnhancedStatusCodes, "E", false, "do not announce ENHANCEDSTATUSCODES (as smtp-sink -E; the replies keep their enhanced codes, as there)")
+	noAuth := fs.Bool("a", false, "do not announce AUTH (as smtp-sink -a; it is announced only with -auth, which -a contradicts)")
+	pix := fs.Bool("P", false, "greet as a Cisco PIX does, \"220 ********\", and refuse EHLO (as smtp-sink -P; implies -e)")
 	hard := fs.String("f", "", "commands to refuse with 500 (as smtp-sink -f; implies -p), e.g. RCPT,.")
 	soft := fs.String("r", "", "commands to refuse with 450 (as smtp-sink -r; implies -p)")
+	hardReply := fs.String("B", "", "the `reply` of -f, \"5XX[ TEXT]\" (as smtp-sink -B; default \"500 5.3.0 Error: command failed\")")
+	softReply := fs.String("b", "", "the `reply` of -r, \"4XX[ TEXT]\" (as smtp-sink -b; default \"450 4.3.0 Error: command failed\")")
 	drop := fs.String("q", "", "commands after which to disconnect without a reply (as smtp-sink -q)")
 	shut := fs.String("Q", "", "commands to answer with 421 and disconnect (as smtp-sink -Q)")
 	var replies replyFlag
@@ -96,6 +104,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	delays := delayFlag{}
 	fs.Var(oneDelay{"DATA", delays}, "w", "wait this long before the reply to DATA (354), in seconds or as a duration (as smtp-sink -w)")
 	fs.Var(delays, "W", "CMD:DELAY: wait DELAY before the reply to CMD (\".\": to a message's data); repeatable (as smtp-sink -W, without odds)")
+	fs.Var((*seconds)(&cfg.DataReadDelay), "H", "wait `DELAY` (seconds or a duration) after the 354 reply to DATA before reading the message, so that a client with a large message waits in a write (as smtp-sink -H; see -T)")
 	fs.Var(abortFlag{&cfg}, "A", "answer DATA with 354, wait `DELAY` (seconds or a duration; 0: not at all), then 550 and disconnect without reading the message (as smtp-sink -A)")
 	cfg.Timeout = smtpsink.DefaultTimeout
 	fs.Var((*seconds)(&cfg.Timeout), "t", "time limit for each command line to arrive and each reply to be written, in seconds or as a duration; a session past it gets 421 (as smtp-sink -t; 0: none)")
@@ -132,6 +141,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.Bool("json", false, "print the summary at exit as one JSON object, the last line of standard output (the first is \"listening on ADDR\", which it repeats as \"addr\"; -digest lines to standard output come between)")
 	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made; tried at start), e.g. -d 'dumps/%Y%m%d/'; a message whose dump fails (a full disk) gets 451, not 250")
 	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d, whole transactions only (as smtp-sink -D; tried at start; a failed dump: 451)")
+	dumpStart := fs.String("S", "", "a `string` written before each transaction -d or -D dumps, with C's escapes (\\n, \\t, \\\\, \\ooo in octal, ...) (as smtp-sink -S)")
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
@@ -192,8 +202,33 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	default:
 		return cli.Usagef("smtp-sink: -bare %q: want reject, keep or normalize", *bare)
 	}
+	switch {
+	case *ipv4 && *ipv6:
+		return cli.Usagef("smtp-sink: -4 and -6: one or the other")
+	case *ipv4:
+		cfg.IPVersion = 4
+	case *ipv6:
+		cfg.IPVersion = 6
+	}
+	if cfg.WindowSize < 0 {
+		return cli.Usagef("smtp-sink: -T %d: negative", cfg.WindowSize)
+	}
+	if *noAuth && cfg.Auth {
+		return cli.Usagef("smtp-sink: -a (no AUTH) and -auth together")
+	}
+	if *pix {
+		cfg.Greeting, cfg.NoESMTP = "********", true
+	}
 	if *hard != "" || *soft != "" {
 		cfg.NoPipelining = true // -f and -r imply -p, as Postfix's do
+	}
+	hardR, err := bounceReply("-B", *hardReply, 500)
+	if err != nil {
+		return err
+	}
+	softR, err := bounceReply("-b", *softReply, 450)
+	if err != nil {
+		return err
 	}
 	cfg.Force = map[string]smtpsink.Reply{}
 	// A command in more than one list gets the reply of the last flag
@@ -203,8 +238,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		flag, list string
 		r          smtpsink.Reply
 	}{
-		{"r", *soft, smtpsink.Reply{Code: 450}},
-		{"f", *hard, smtpsink.Reply{Code: 500}},
+		{"r", *soft, softR},
+		{"f", *hard, hardR},
 		{"Q", *shut, smtpsink.Reply{Code: 421, Text: "4.0.0 Server closing connection", Close: true}},
 		{"q", *drop, smtpsink.Reply{Close: true}},
 	} {
@@ -367,8 +402,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *dumpEach != "" && *dumpAll != "":
 		return cli.Usagef("smtp-sink: -d and -D: one or the other")
+	case *dumpStart != "" && *dumpEach == "" && *dumpAll == "":
+		return cli.Usagef("smtp-sink: -S needs -d or -D (it begins each dumped transaction)")
 	case *dumpEach != "" || *dumpAll != "":
-		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", host: cfg.Hostname, now: time.Now, newID: randomID, logf: cfg.ErrorLog.Printf}
+		dumps = &dumper{tmpl: *dumpEach + *dumpAll, append: *dumpAll != "", start: unescape(*dumpStart), host: cfg.Hostname, now: time.Now, newID: randomID, logf: cfg.ErrorLog.Printf}
 		flag := "-d"
 		if dumps.append {
 			flag = "-D"
@@ -546,6 +583,68 @@ func (s *seconds) Set(v string) error {
 	}
 	*s = seconds(d)
 	return nil
+}
+
+// bounceReply parses the reply of -b or -B, "CODE[ TEXT]" with CODE of
+// def's class, as Postfix's smtp-sink checks it; empty is def with its
+// default text. Unlike Postfix's, it takes no "CODE-TEXT": a reply that
+// is not the last of its lines would leave the client waiting for one.
+func bounceReply(flag, v string, def int) (smtpsink.Reply, error) {
+	if v == "" {
+		return smtpsink.Reply{Code: def}, nil
+	}
+	code, text, _ := strings.Cut(v, " ")
+	n, err := strconv.Atoi(code)
+	if err != nil || len(code) != 3 || n/100 != def/100 || strings.ContainsAny(text, "\r\n\x00") {
+		return smtpsink.Reply{}, cli.Usagef("smtp-sink: %s %q: want \"%dXX[ TEXT]\", one line", flag, v, def/100)
+	}
+	return smtpsink.Reply{Code: n, Text: text}, nil
+}
+
+// unescape expands the C escapes of smtp-sink -S as Postfix's does:
+// \a \b \f \n \r \t \v, \\, and up to three octal digits (modulo 256);
+// any other character after a backslash stands for itself, a backslash
+// at the end is dropped, and a NUL, given or escaped (\0, \400), ends the
+// string, as it ends a C string.
+func unescape(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' {
+			if i++; i == len(s) {
+				break
+			}
+			switch c = s[i]; c {
+			case 'a':
+				c = '\a'
+			case 'b':
+				c = '\b'
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'v':
+				c = '\v'
+			case '0', '1', '2', '3', '4', '5', '6', '7':
+				n := 0
+				for j := 0; j < 3 && i < len(s) && '0' <= s[i] && s[i] <= '7'; j++ {
+					n = n*8 + int(s[i]-'0')
+					i++
+				}
+				i--
+				c = byte(n)
+			}
+		}
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
+	}
+	return string(b)
 }
 
 // delayFlag collects -W CMD:DELAY.
