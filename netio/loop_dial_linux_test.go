@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // openFDs counts the process's open descriptors.
@@ -131,12 +133,7 @@ func TestLoopsDialEcho(t *testing.T) {
 // TestLoopsDialRefused: a refused dial fails with ECONNREFUSED, its
 // socket closed; Dial after Close fails with ErrServerClosed.
 func TestLoopsDialRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := tooltest.RefusingAddr(t)
 	path := filepath.Join(t.TempDir(), "s")
 	ul, err := net.Listen("unix", path)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // base is a configuration with fixed names, so that tests can spell out
@@ -246,9 +248,7 @@ func TestDisconnect(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	// Connection refused: no connection at all is an error of Run.
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := tooltest.RefusingAddr(t)
 	// Nothing reaches the interval log (not even its header), so that
 	// the command does not empty an earlier run's.
 	var hlog bytes.Buffer

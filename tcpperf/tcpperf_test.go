@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -302,7 +302,7 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
 		}
 	}
-	addr := refusingAddr(t)
+	addr := tooltest.RefusingAddr(t)
 	res, err := Run(context.Background(), Config{Addr: addr, Conns: 3, QPS: 1000, Duration: time.Millisecond})
 	if !errors.Is(err, ErrConnect) || !errors.Is(err, syscall.ECONNREFUSED) || res != nil {
 		t.Errorf("closed port: %v, want ErrConnect wrapping ECONNREFUSED", err)
@@ -339,27 +339,6 @@ func TestFDLimit(t *testing.T) {
 			t.Errorf("need %d, soft %d, hard %d: %v, want ErrFDLimit suggesting %q", c.need, c.soft, c.hard, err, c.hint)
 		}
 	}
-}
-
-// refusingAddr returns a loopback address that refuses connections for the
-// rest of the test: a TCP socket is bound to it but does not listen, so no
-// other test or process can take the port meanwhile (as one could after a
-// listener is closed).
-func refusingAddr(t *testing.T) string {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
 
 // failingDialer fails all but every keep-th dial with ECONNREFUSED.

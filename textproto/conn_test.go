@@ -9,6 +9,8 @@ import (
 	stdtp "net/textproto"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // TestConnPipe talks to a net/textproto server over net.Pipe.
@@ -71,7 +73,7 @@ func TestConnPipe(t *testing.T) {
 	}
 }
 
-// TestDial dials a local listener, and a closed port.
+// TestDial dials a local listener, and a port that refuses connections.
 func TestDial(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -93,12 +95,11 @@ func TestDial(t *testing.T) {
 		t.Errorf("ReadCodeLine: %d %q %v", code, msg, err)
 	}
 	c.Close()
-	addr := ln.Addr().String()
 	ln.Close()
-	c, err = Dial("tcp", addr)
+	c, err = Dial("tcp", tooltest.RefusingAddr(t))
 	var opErr *net.OpError
 	if c != nil || !errors.As(err, &opErr) {
-		t.Errorf("Dial to a closed port: %v, %v", c, err)
+		t.Errorf("Dial to a refusing port: %v, %v", c, err)
 	}
 }
 

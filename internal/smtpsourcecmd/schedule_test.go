@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/smtpsource"
 )
 
@@ -91,12 +91,7 @@ func TestConfigErrorIsUsage(t *testing.T) {
 // A run that opens no connection (ErrConnect) leaves an earlier run's
 // -hdr-log as it was, and makes none: it held the log's header alone.
 func TestConnectErrorKeepsLog(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
-	ln.Close()
+	refused := tooltest.RefusingAddr(t)
 	dir := t.TempDir()
 	keep, made := filepath.Join(dir, "keep.hdr"), filepath.Join(dir, "made.hdr")
 	if err := os.WriteFile(keep, []byte("an earlier run"), 0o644); err != nil {

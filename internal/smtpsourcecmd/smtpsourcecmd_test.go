@@ -18,6 +18,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/smtpsource"
 	"github.com/wirespeed/wirespeed/textproto"
 )
@@ -254,13 +255,7 @@ func TestRunErrors(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing body file: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	err = Run(ctx, []string{"-q", addr}, &out, &errb)
+	err = Run(ctx, []string{"-q", tooltest.RefusingAddr(t)}, &out, &errb)
 	if status, print := cli.Status(err); !errors.Is(err, smtpsource.ErrConnect) || status != 1 || !print {
 		t.Errorf("refused: %v (status %d)", err, status)
 	}

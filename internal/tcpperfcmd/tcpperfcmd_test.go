@@ -17,6 +17,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/sleep/sleeptest"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
 
@@ -147,13 +148,9 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("-pin 100000: %v (status %d)", err, status)
 		}
 	}
-	// Nothing listens on a closed listener's port: no connection opens.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	// Nothing listens on a socket bound and not listening: no connection
+	// opens.
+	addr := tooltest.RefusingAddr(t)
 	out.Reset()
 	err = Run(context.Background(), []string{"-addr", addr, "-conns", "1", "-duration", "10ms", "-warmup", "0s", "-q"}, &out, &errb)
 	if status, print := cli.Status(err); !errors.Is(err, tcpperf.ErrConnect) || status != 1 || !print {
@@ -225,12 +222,7 @@ func TestRunErrors(t *testing.T) {
 	}
 	// A run that cannot connect leaves the files of an earlier run as
 	// they were, and makes none (they were emptied, or left empty).
-	ln, err = net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := ln.Addr().String()
-	ln.Close()
+	refused := tooltest.RefusingAddr(t)
 	dir := t.TempDir()
 	for _, c := range []struct{ hdr, svg string }{
 		{keep, filepath.Join(dir, "new.svg")},

@@ -2,8 +2,9 @@
 // compare it with (coreutils' md5sum, sockperf). A missing program skips
 // the test on a developer's machine, and fails it when CI=true, because CI
 // installs every program the tests use. It also bounds the fuzzer's
-// minimizing for fuzz targets whose calls are slow (LimitMinimizing), and
-// picks ports for servers that bind them by number (FreePort).
+// minimizing for fuzz targets whose calls are slow (LimitMinimizing),
+// picks ports for servers that bind them by number (FreePort), and gives
+// an address where a TCP connect is refused (RefusingAddr).
 package tooltest
 
 import (
