@@ -17,7 +17,6 @@ import (
 
 	"github.com/ncruces/go-strftime"
 
-	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
@@ -37,6 +36,7 @@ import (
 type dumper struct {
 	tmpl   string
 	append bool
+	flag   string // -d or -D
 	start  string // -S: written before each transaction
 	host   string
 	now    func() time.Time
@@ -68,15 +68,20 @@ type dump struct {
 // randomID returns a dump's id, a random hexadecimal number.
 func randomID() string { return fmt.Sprintf("%08x", rand.Uint32()) }
 
-// check tries the template at start, as the first message would use it:
-// its directory made, a file created in it, the name (-d: with an id)
-// not too long, the file (-D) one that can be appended to. A template
-// that names no file for -D is a usage error.
-func (d *dumper) check() error {
+// checkUsage refuses a template that names no file for -D.
+func (d *dumper) checkUsage() error {
 	name := strftime.Format(d.tmpl, d.now())
 	if d.append && (strings.HasSuffix(name, "/") || strings.HasSuffix(name, string(filepath.Separator))) {
-		return cli.Usagef("-D %s: names a directory, not a file", d.tmpl)
+		return fmt.Errorf("-D %s: names a directory, not a file", d.tmpl)
 	}
+	return nil
+}
+
+// check tries the template at start, as the first message would use it:
+// its directory made, a file created in it, the name (-d: with an id)
+// not too long, the file (-D) one that can be appended to.
+func (d *dumper) check() error {
+	name := strftime.Format(d.tmpl, d.now())
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

@@ -1,7 +1,8 @@
 // Package smtpsinkcmd is `wirespeed smtp-sink`, the command-line front end
 // of package smtpsink: an SMTP (or, with -L, LMTP) server that accepts
 // mail and discards it, with Postfix smtp-sink's flags where they mean the
-// same (-L -h -8 -p -e -f -r -q -Q -w -W -A -t -m -M -n -c -v).
+// same (all but -s: -4 -6 -8 -a -A -b -B -c -C -d -D -e -E -f -F -h -H -L
+// -m -M -n -N -p -P -q -Q -r -R -S -t -T -u -v -w -W).
 //
 //	wirespeed smtp-sink -addr 127.0.0.1:2525                # until SIGINT/SIGTERM, then a summary
 //	wirespeed smtp-sink -addr 127.0.0.1:0 -L -json          # LMTP; the summary as JSON
@@ -12,6 +13,7 @@
 //	wirespeed smtp-sink -tls -tls-required -auth            # a submission server: STARTTLS, then AUTH
 //	wirespeed smtp-sink -tls-implicit -tls-cert c.pem -tls-key k.pem -auth -auth-file users
 //	wirespeed smtp-sink -c 127.0.0.1:2525 100               # Postfix's form: the address and a backlog after the flags
+//	wirespeed smtp-sink -u nobody -d dumps/ :25 100         # as root: listen on port 25, then dump as nobody
 //
 // The first line printed is "listening on HOST:PORT".
 package smtpsinkcmd
@@ -142,6 +144,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made; tried at start), e.g. -d 'dumps/%Y%m%d/'; a message whose dump fails (a full disk) gets 451, not 250")
 	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d, whole transactions only (as smtp-sink -D; tried at start; a failed dump: 451)")
 	dumpStart := fs.String("S", "", "a `string` written before each transaction -d or -D dumps, with C's escapes (\\n, \\t, \\\\, \\ooo in octal, ...) (as smtp-sink -S)")
+	chroot := fs.String("R", "", "change the root directory to `DIR` once listening, before -u (as smtp-sink -R; needs root; -d and -D's templates are then inside it)")
+	runAs := fs.String("u", "", "take the user and group IDs and the groups of `USER` once listening (as smtp-sink -u; needs root); dumps are then written as USER")
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
@@ -410,10 +414,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if dumps.append {
 			flag = "-D"
 		}
-		if err := dumps.check(); errors.Is(err, cli.ErrUsage) {
+		dumps.flag = flag
+		if err := dumps.checkUsage(); err != nil {
 			return cli.Usagef("smtp-sink: %v", err)
-		} else if err != nil {
-			return fmt.Errorf("smtp-sink: %s: %w", flag, err)
 		}
 		cfg.Capture = dumps.capture
 	}
@@ -463,13 +466,28 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("smtp-sink: %w", err)
 		}
 	}
-	fmt.Fprintf(stdout, "listening on %s\n", addrString(s.Addr()))
 	stopMetrics, err := serveMetrics(*metricsAddr, s, stderr)
 	if err != nil {
 		s.Close()
 		return err
 	}
 	defer stopMetrics()
+	// Every socket is open: the privileges go, and then the dumps are
+	// tried, as the user who will write them.
+	if err := dropPrivileges(*chroot, *runAs); err != nil {
+		s.Close()
+		if errors.Is(err, cli.ErrUsage) {
+			return cli.Usagef("smtp-sink: %v", err)
+		}
+		return fmt.Errorf("smtp-sink: %w", err)
+	}
+	if dumps != nil {
+		if err := dumps.check(); err != nil {
+			s.Close()
+			return fmt.Errorf("smtp-sink: %s: %w", dumps.flag, err)
+		}
+	}
+	fmt.Fprintf(stdout, "listening on %s\n", addrString(s.Addr()))
 	served := make(chan error, 1)
 	go func() { served <- s.Serve() }()
 	var serveErr error
