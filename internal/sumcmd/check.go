@@ -83,8 +83,13 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 	var line []byte
 	for lineNo := 1; ; lineNo++ {
 		var err error
-		line, err = readLine(br, line[:0])
-		if len(line) > 0 {
+		var long bool
+		line, long, err = readLine(br, line[:0])
+		if long && line[0] != '#' {
+			if !yield(event{kind: evMalformed, cf: cf, line: lineNo}) {
+				return false
+			}
+		} else if len(line) > 0 {
 			if ev, ok := r.checkLineEvent(cf, lineNo, line); ok && !yield(ev) {
 				return false
 			}
@@ -139,16 +144,30 @@ func (s *stdioReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readLine appends the next line, with its '\n' if any, to dst.
-func readLine(br *bufio.Reader, dst []byte) ([]byte, error) {
+// maxCheckLine bounds the part of a check line held in memory. A line
+// can name no file longer than the system's PATH_MAX (4 KiB on Linux),
+// twice that escaped, so a longer line is no check a file could pass:
+// it is read to its end, held no further, and taken as improperly
+// formatted (or skipped, if it is a comment). md5sum holds any line
+// whole, and runs out of memory on a list of endless lines (/dev/zero).
+const maxCheckLine = 1 << 20
+
+// readLine appends the next line, with its '\n' if any, to dst; of a
+// line longer than maxCheckLine it keeps the first maxCheckLine bytes,
+// reads the rest, and reports long.
+func readLine(br *bufio.Reader, dst []byte) (_ []byte, long bool, err error) {
+	start := len(dst)
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if room := maxCheckLine - (len(dst) - start); len(chunk) > room {
+			chunk, long = chunk[:max(room, 0)], true
+		}
 		dst = append(dst, chunk...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			if err == nil && len(dst) == 0 {
+			if err == nil && len(dst) == start && !long {
 				err = io.EOF
 			}
-			return dst, err
+			return dst, long, err
 		}
 	}
 }

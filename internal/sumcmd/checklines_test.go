@@ -2,6 +2,7 @@ package sumcmd
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,34 @@ func TestCheckLinesMatchMd5sum(t *testing.T) {
 	} {
 		name := f.writeCheck(t, fmt.Sprintf("line%02d.md5", i), line+"\n")
 		f.compare(t, "md5sum", "md5", nil, "-c", "-w", name)
+	}
+}
+
+// A check line longer than maxCheckLine (no file can have such a name)
+// is read to its end and held no further: it counts as an improperly
+// formatted line, as a short malformed line does under md5sum, and a
+// comment that long is skipped; the lines around it are checked. md5sum
+// would hold it whole.
+func TestCheckLineTooLong(t *testing.T) {
+	f := newSumFixture(t)
+	md5sum := coreutils(t, "md5sum")
+	sum := strings.Fields(runTool(t, f.dir, "C", nil, md5sum, "plain").stdout)[0]
+	good := sum + "  plain\n"
+	long := f.writeCheck(t, "long.md5", good+sum+"  "+strings.Repeat("a", 8<<20)+"\n"+"#"+strings.Repeat("b", 8<<20)+"\n"+good)
+	short := f.writeCheck(t, "short.md5", good+"not a check line\n"+good)
+	f.compare(t, "md5sum", "md5", nil, "-c", "-w", short)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := runSumIn(t, f.dir, "C", nil, "-c", "-w", long)
+	runtime.ReadMemStats(&after)
+	want := runSumIn(t, f.dir, "C", nil, "-c", "-w", short)
+	want.stderr = strings.ReplaceAll(want.stderr, "short.md5: 2:", "long.md5: 2:")
+	if got != want {
+		t.Errorf("with a long line: %+v\nwith a short malformed line: %+v", got, want)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Errorf("allocated %d bytes to check lines of 8 MiB (held to %d)", n, maxCheckLine)
 	}
 }
