@@ -178,6 +178,13 @@ type Config struct {
 	Timeout  time.Duration
 	Progress io.Writer // one line per second; nil for none
 	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns), written from the first connection on; nil for none
+	// Trace, if set, receives every read from and write to each
+	// connection (after TLS, where TLS is used), one line per call:
+	// "N < "..."" for what was read and "N > "..."" for what was written,
+	// quoted as Go strings, N numbering the connections from 1; the
+	// conversations, as Postfix's smtp-source -v shows them, with the
+	// messages' data. Writes to it are serialized.
+	Trace io.Writer
 	// Digests keeps the MD5 and size of each message the server accepted,
 	// as it received the data (after dot-unstuffing, CRLF kept), in
 	// Result.Digests, for Verify.

@@ -27,10 +27,13 @@ type counters struct {
 }
 
 type run struct {
-	cfg  Config
-	env  env
-	tls  *tls.Config // nil: no TLS
-	addr string      // the address dialled, for errors
+	cfg Config
+	// traceMu serializes the lines of Config.Trace, built in traceBuf.
+	traceMu  sync.Mutex
+	traceBuf []byte
+	env      env
+	tls      *tls.Config // nil: no TLS
+	addr     string      // the address dialled, for errors
 	// abort ends the run with a fatal error (see fatal).
 	abort context.CancelCauseFunc
 	tmpl  *template

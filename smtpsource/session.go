@@ -101,6 +101,7 @@ func replyReader(c io.Reader) *textproto.Reader {
 type smtpConn struct {
 	raw       net.Conn // the socket
 	nc        net.Conn // raw, or the TLS connection on it
+	id        int64    // the connection's number, from 1
 	bw        *bufio.Writer
 	tw        *textproto.Writer // on bw
 	tr        *textproto.Reader
@@ -550,14 +551,15 @@ func (s *session) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.n.conns.Add(1)
+	id := r.n.conns.Add(1)
 	r.n.open.Add(1)
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
 	nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
-	bw := bufio.NewWriterSize(nc, 32<<10)
-	s.c = &smtpConn{raw: nc, nc: nc, bw: bw, tw: textproto.NewWriter(bw), tr: replyReader(nc),
+	rd, w := r.traced(id, nc, nc)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	s.c = &smtpConn{raw: nc, nc: nc, id: id, bw: bw, tw: textproto.NewWriter(bw), tr: replyReader(rd),
 		stop: context.AfterFunc(ctx, func() { nc.Close() })}
 	if err := s.setup(ctx); err != nil {
 		s.close()

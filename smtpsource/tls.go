@@ -86,8 +86,9 @@ func (s *session) handshake(ctx context.Context) error {
 	s.tls.add(tc.ConnectionState())
 	r.n.handshakes.Add(1)
 	c.nc = tc
-	c.bw.Reset(bc.Writer(tc))
-	c.tr = replyReader(tc)
+	rd, w := r.traced(c.id, tc, bc.Writer(tc))
+	c.bw.Reset(w)
+	c.tr = replyReader(rd)
 	return nil
 }
 

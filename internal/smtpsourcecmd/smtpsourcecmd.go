@@ -98,9 +98,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hdrLog := fs.String("hdr-log", "", "write an HdrHistogram interval log of latencies (ns) to `file`: the delivered messages' untagged, each phase's (failed messages too) tagged with its name")
 	verify := fs.String("verify", "", "after the run, compare the messages delivered with a sink's digest log `file` (lines \"<hex md5> <bytes> ...\")")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	verbose := fs.Bool("v", false, "show the conversations on stderr, one line per read or write: \"N < ...\" read and \"N > ...\" written on connection N, quoted, the messages' data too (as smtp-source -v)")
 	metricsAddr := fs.String("metrics", "", "serve the run's counters at http://`addr`/metrics in Prometheus' text format while it runs (port 0 picks one; the address goes to stderr)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wirespeed smtp-source [-46cdLNo] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size=false] [-xclient attrs] [-xforward attrs] [-dsn-notify n] [-dsn-ret r] [-F file|dir|mbox|maildir] [-header line] [-from-file f] [-to-file f] [-duration d] [-metrics addr] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed smtp-source [-46cdLNov] [-s sessions] [-m messages] [-l length] [-r recipients] [-f from] [-t to] [-C tries] [-T window] [-w|-R wait] [-pipelining] [-chunking] [-body kind] [-qps rate] [-tls|-tls-implicit] [-tls-ca file|-tls-insecure] [-tls-resume] [-tls-cert file -tls-key file] [-auth user:password [-auth-mech mechanism]] [-size=false] [-xclient attrs] [-xforward attrs] [-dsn-notify n] [-dsn-ret r] [-F file|dir|mbox|maildir] [-header line] [-from-file f] [-to-file f] [-duration d] [-metrics addr] [-json] [-hdr-log file] [-verify file] [inet:]host[:port] | unix:path")
 		fs.PrintDefaults()
 	}
 	if err := cli.Parse(fs, cli.Grouped(fs, args), "wirespeed smtp-source", stdout); err != nil {
@@ -218,6 +219,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !*quiet {
 		cfg.Progress = stderr
+	}
+	if *verbose {
+		cfg.Trace = stderr
 	}
 	// Refused before -hdr-log is opened, with the exit status of a bad
 	// flag.

@@ -146,6 +146,22 @@ func TestRunJSON(t *testing.T) {
 	}
 }
 
+// -v shows the conversations on standard error, as smtp-source -v: each
+// connection's commands and replies, numbered by connection.
+func TestRunVerbose(t *testing.T) {
+	var s sink
+	addr := s.start(t)
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), []string{"-v", "-q", "-s", "1", "-m", "2", "-l", "100", addr}, &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	for _, want := range []string{"1 < \"220 ", "1 > \"MAIL FROM:<", "2 > \"DATA\\r\\n\"", "2 < \"221 ", "2 > \"QUIT\\r\\n\""} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("-v: no %q in %q", want, errb.String())
+		}
+	}
+}
+
 // -verify compares the messages a run delivered with the digest log the
 // sink wrote meanwhile: all match; the messages of another run in the log
 // are reported. -c prints smtp-source's counter before the result.
