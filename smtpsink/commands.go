@@ -22,6 +22,7 @@ func (ss *session) command(line string) (sync, ok bool) {
 		return true, true
 	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
+	ss.line = line
 	if d := ss.s.k.delay[verb]; d > 0 {
 		return ss.delayed(d, verb, arg, args)
 	}
@@ -48,6 +49,9 @@ func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
 		// reply closes it (SessionInfo.Quit false), as Postfix
 		// smtp-sink's -f, -r, -q and -Q QUIT do not count a quit.
 		return endsGroup(verb), ss.forced(f)
+	}
+	if ss.cfg.OnCommand != nil {
+		ss.cfg.OnCommand(ss.id, ss.line)
 	}
 	if ss.refused && verb != "QUIT" {
 		ss.reply(503, "5.5.1 Error: no service, QUIT only")

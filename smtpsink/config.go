@@ -142,6 +142,14 @@ type Config struct {
 	// holds the sum.
 	Digest digest.Algorithm
 
+	// OnCommand, if set, is called with each command line a session
+	// serves as it came, before the reply, and with "." at the end of a
+	// message's DATA: not with one that Force answers, nor with the lines
+	// of an AUTH exchange or of a message (what Postfix smtp-sink's -s
+	// logs). It is called as OnMessage is, on the session's goroutine or
+	// loop.
+	OnCommand func(session uint64, line string)
+
 	// OnMessage, if set, is called for each message accepted, after its
 	// data has been read and before the reply that accepts it is sent, so
 	// a client that has seen the reply knows the call has returned. It is

@@ -227,8 +227,8 @@ func TestDelay(t *testing.T) {
 }
 
 // DataReadDelay (smtp-sink -H) waits after the 354 and before the first
-// read of the data: at the wait nothing since the 354 has been read (a
-// wait after reading it would follow the client's data), and once it
+// read of the data: at the wait nothing after the DATA line has been
+// read (a wait after reading the data would follow it), and once it
 // ends the message is read and taken.
 func TestDataReadDelay(t *testing.T) {
 	waits := make(chan int64, 1)
@@ -254,7 +254,9 @@ func TestDataReadDelay(t *testing.T) {
 	c.send("x\r\n.\r\n")
 	select {
 	case at := <-waits:
-		if at != before {
+		// The loops engine counts a read once the session has served
+		// it, so the read with DATA may be counted after the wait began.
+		if at > before {
 			t.Errorf("%d bytes read before the wait, %d after the 354", at, at-before)
 		}
 	case <-time.After(time.Minute): // a hang guard

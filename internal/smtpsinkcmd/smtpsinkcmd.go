@@ -1,8 +1,8 @@
 // Package smtpsinkcmd is `wirespeed smtp-sink`, the command-line front end
 // of package smtpsink: an SMTP (or, with -L, LMTP) server that accepts
 // mail and discards it, with Postfix smtp-sink's flags where they mean the
-// same (all but -s: -4 -6 -8 -a -A -b -B -c -C -d -D -e -E -f -F -h -H -L
-// -m -M -n -N -p -P -q -Q -r -R -S -t -T -u -v -w -W).
+// same (all of them: -4 -6 -8 -a -A -b -B -c -C -d -D -e -E -f -F -h -H
+// -L -m -M -n -N -p -P -q -Q -r -R -s -S -t -T -u -v -w -W).
 //
 //	wirespeed smtp-sink -addr 127.0.0.1:2525                # until SIGINT/SIGTERM, then a summary
 //	wirespeed smtp-sink -addr 127.0.0.1:0 -L -json          # LMTP; the summary as JSON
@@ -92,6 +92,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hardReply := fs.String("B", "", "the `reply` of -f, \"5XX[ TEXT]\" (as smtp-sink -B; default \"500 5.3.0 Error: command failed\")")
 	softReply := fs.String("b", "", "the `reply` of -r, \"4XX[ TEXT]\" (as smtp-sink -b; default \"450 4.3.0 Error: command failed\")")
 	drop := fs.String("q", "", "commands after which to disconnect without a reply (as smtp-sink -q)")
+	logged := fs.String("s", "", "commands to log to syslog, as the client typed them, facility mail, level info (as smtp-sink -s; \".\": a message's end), e.g. MAIL,RCPT")
+	syslogAddr := fs.String("syslog", "", "where -s logs: NETWORK:ADDRESS (unixgram:/dev/log, udp:HOST:514, tcp:HOST:514); default the system's syslog")
 	shut := fs.String("Q", "", "commands to answer with 421 and disconnect (as smtp-sink -Q)")
 	var replies replyFlag
 	fs.Func("rule", "STAGE:REGEXP[@ODDS%]=CODE TEXT: reply CODE TEXT (400-599; 421 closes) where REGEXP matches the argument of STAGE (connect: the client's IP; helo: its name; mail, rcpt: the address; data, dot: each recipient, in LMTP a dot rule per recipient; bdat: its arguments), in ODDS percent of the matches; repeatable, the first that applies decides, e.g. -rule 'rcpt:^bounce@=550 5.1.1 no such user'", func(s string) error {
@@ -257,6 +259,32 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for c, r := range replies {
 		cfg.Force[c] = r
+	}
+	if *syslogAddr != "" && *logged == "" {
+		return cli.Usagef("smtp-sink: -syslog needs -s (the commands to log)")
+	}
+	var toLog map[string]bool
+	for _, c := range strings.FieldsFunc(*logged, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		c = strings.ToUpper(c)
+		if !slices.Contains(smtpsink.ForceCommands, c) || c == "CONNECT" {
+			return cli.Usagef("smtp-sink: -s: unknown command %q (one of %s)", c, strings.Join(smtpsink.ForceCommands[1:], " "))
+		}
+		if toLog == nil {
+			toLog = map[string]bool{}
+		}
+		toLog[c] = true
+	}
+	if toLog != nil {
+		sl, err := openSyslog(*syslogAddr)
+		if err != nil {
+			return fmt.Errorf("smtp-sink: -s: %w", err)
+		}
+		defer sl.Close()
+		cfg.OnCommand = func(_ uint64, line string) {
+			if toLog[syslogVerb(line)] {
+				io.WriteString(sl, syslogLine(line)) // as Postfix's, a message syslog loses is lost
+			}
+		}
 	}
 	cfg.Delay = delays
 	if cfg.MaxCommandBytes <= 0 || cfg.MaxRecipients <= 0 {

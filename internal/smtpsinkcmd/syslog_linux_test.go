@@ -1,0 +1,103 @@
+package smtpsinkcmd
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// listenSyslog takes path as a syslog socket (unixgram) until the test
+// ends, and returns the messages that come to it, each after its
+// "TAG[PID]: " (as they arrive: read them once the sender is done).
+func listenSyslog(t *testing.T, path string) func() []string {
+	t.Helper()
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, 0o666) // Postfix's smtp-sink logs as nobody
+	t.Cleanup(func() { c.Close(); os.Remove(path) })
+	return func() []string {
+		var msgs []string
+		buf := make([]byte, 64<<10)
+		for {
+			// Both sinks log a command before its reply, and a datagram is
+			// in this socket's queue when its send returns: once the
+			// client has read the last reply, every message is here, and
+			// the deadline only says there is no more.
+			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			n, err := c.Read(buf)
+			if err != nil {
+				return msgs
+			}
+			m := strings.TrimSuffix(string(buf[:n]), "\n")
+			if !strings.HasPrefix(m, "<22>") { // facility mail, level info
+				t.Errorf("message %q: not mail.info", m)
+			}
+			_, m, ok := strings.Cut(m, "]: ")
+			if !ok {
+				t.Errorf("message %q: no TAG[PID]", m)
+			}
+			msgs = append(msgs, m)
+		}
+	}
+}
+
+// The session -s is tried with: commands in either case, separated by a
+// tab or more than one blank, arguments that are not printable ASCII or
+// longer than 100 bytes, a command not named, the end of the data.
+var syslogSession = []string{
+	"ehlo client.test", "MAIL\tFROM:<\u00e9\tx@example.com>", "RCPT  TO:<" + strings.Repeat("x", 150) + "@example.com>",
+	"NOOP", "DATA", "hi\r\n.", "VRFY   ", "RSET", "QUIT",
+}
+
+const syslogCommands = "mail,RCPT ehlo,noop,vrfy,.,QUIT"
+
+// -s logs the commands it names as Postfix's smtp-sink -s does: the same
+// messages, at mail.info, to the system's syslog socket (/dev/log), here
+// the test's. Needs /dev/log free, which a system running a syslog
+// daemon has not.
+func TestSyslogLikePostfix(t *testing.T) {
+	if _, err := os.Lstat("/dev/log"); !errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("/dev/log is this system's (%v): TestSyslog covers -s without Postfix", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("making /dev/log needs root")
+	}
+	read := listenSyslog(t, "/dev/log")
+	var got [2][]string
+	for i, who := range []string{"postfix", "wirespeed"} {
+		var addr string
+		if who == "postfix" {
+			addr = net.JoinHostPort("127.0.0.1", startPostfixSink(t, "127.0.0.1", "", "-s", syslogCommands))
+		} else {
+			addr = startOurs(t, "-s", syslogCommands, "127.0.0.1:0")
+		}
+		read() // the start-up check's QUIT, if any
+		converse(t, addr, syslogSession...)
+		got[i] = read()
+	}
+	if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") || len(got[0]) != 7 {
+		t.Errorf("Postfix's smtp-sink logged:\n%q\nours:\n%q", got[0], got[1])
+	}
+}
+
+// -s with -syslog: the same lines to a socket of the test's.
+func TestSyslog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	read := listenSyslog(t, path)
+	addr := startOurs(t, "-s", syslogCommands, "-syslog", "unixgram:"+path, "127.0.0.1:0")
+	converse(t, addr, syslogSession...)
+	want := []string{
+		"ehlo client.test", "MAIL FROM:<???x@example.com>", "RCPT  TO:<" + strings.Repeat("x", 95),
+		"NOOP ", ". ", "VRFY   ", "QUIT ",
+	}
+	if got := read(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("logged %q, want %q", got, want)
+	}
+}
