@@ -52,6 +52,14 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 		lr := hdrhistogram.NewHistogramLogReader(cl)
 		for n, tagged := 0, 0; ; {
 			h, err := lr.NextIntervalHistogram()
+			if err != nil && err != cl.err {
+				// Not the checker's (which names the line, or is the
+				// log's read error) but Decode's, of what is wrong in a
+				// histogram past its header: the line the reader is at.
+				// The checker hands the reader a line at a time, so that
+				// is the checker's last.
+				err = fmt.Errorf("line %d: %w", cl.line, err)
+			}
 			if err != nil {
 				return nil, 0, 0, fmt.Errorf("%w: %s: %w", ErrLog, name, err)
 			}
@@ -110,7 +118,12 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // 300 s): not a plain decimal number of seconds, past 2262, or an interval
 // starting before the previous one of its tag (a log's StartTime or
 // BaseTime header starts the order again, as where two logs are joined);
-// the error names the line.
+// the error names the line. So is an interval whose histogram
+// hdrhistogram-go cannot decode (not base64, a wrong cookie, a truncated or
+// corrupt zlib stream), or whose header declares more than 2^20 counts (8
+// MiB: any range at up to 4 significant figures; ours are 1 ns to 1 h at
+// 3), which is refused from its header, before hdrhistogram-go would
+// allocate them.
 func MergeLogs(logs ...io.Reader) (*Result, error) {
 	all, first, last, err := mergeLogs(logs)
 	if err != nil {

@@ -2,12 +2,17 @@ package tcpperf
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +307,224 @@ func TestMergeMalformedTimes(t *testing.T) {
 	res, err := MergeLogs(io.MultiReader(&later, &earlier))
 	if err != nil || res.Received != 500 || res.StartMs != 1_700_000_000_100 {
 		t.Errorf("two logs in one: %v, %+v", err, res)
+	}
+}
+
+// reencode encodes h with hdrhistogram-go's encoder and, if edit is not
+// nil, applies edit to the encoding's decompressed bytes (its 40-byte
+// header, then the counts) and compresses them again: a payload as
+// another writer, or a forger, could write it.
+func reencode(t *testing.T, h *hdrhistogram.Histogram, edit func(raw []byte) []byte) string {
+	t.Helper()
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit == nil {
+		return string(enc)
+	}
+	outer, err := base64.StdEncoding.DecodeString(string(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := zlib.NewReader(bytes.NewReader(outer[8:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c bytes.Buffer
+	zw := zlib.NewWriter(&c)
+	zw.Write(edit(raw))
+	zw.Close()
+	outer = binary.BigEndian.AppendUint32(outer[:4], uint32(c.Len()))
+	return base64.StdEncoding.EncodeToString(append(outer, c.Bytes()...))
+}
+
+// withHist is a log of ours whose sixth line, its first interval, carries
+// hist instead of its own histogram.
+func withHist(t *testing.T, hist string) string {
+	t.Helper()
+	var b bytes.Buffer
+	writeLog(&b, time.UnixMilli(1_700_000_000_123), []int64{1000, 2000, 3000})
+	lines := strings.SplitAfter(b.String(), "\n")
+	i := strings.LastIndex(lines[5], ",")
+	if !strings.HasPrefix(lines[5], "0.000000,0.250000,") || i < 0 {
+		t.Fatalf("not the log this test edits:\n%s", b.String())
+	}
+	lines[5] = lines[5][:i+1] + hist + "\n"
+	return strings.Join(lines, "")
+}
+
+// A forged interval line whose histogram's header declares 5 significant
+// figures up to 2^62 made hdrhistogram-go's Decode allocate 49 MB of
+// counts for it, and as much again for each such line, before the merge
+// could refuse anything. The checker reads the header first and refuses
+// a histogram of more than maxHistCounts counts, naming the line, having
+// allocated little.
+func TestMergeHugeHistogram(t *testing.T) {
+	huge := hdrhistogram.New(1, 1<<62, 5) // 49 MB: made before the measure
+	forged := reencode(t, huge, nil)
+	// ByteSize: 6*8 + 5*4 bytes of fields, 8 a count.
+	if n := (huge.ByteSize() - 6*8 - 5*4) / 8; n != 6160384 {
+		t.Fatalf("hdrhistogram-go makes %d counts for 1 to 2^62 at 5 significant figures, not the 6160384 this test expects", n)
+	}
+	huge = nil
+	log := withHist(t, forged)
+	lines := strings.SplitAfter(log, "\n")
+	log += strings.Join(lines[5:], "") + strings.Join(lines[5:], "") // more such lines
+	var good bytes.Buffer
+	writeLog(&good, time.UnixMilli(1_700_000_000_000), []int64{5, 6, 7})
+	logs := []io.Reader{&good, strings.NewReader(log)}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := MergeLogs(logs...)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("MergeLogs allocated %d bytes", alloc)
+	want := "log 2: line 6: histogram of 6160384 counts (1 to 4611686018427387904 at 5 significant figures), past the 1048576"
+	if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v (result %+v), want ErrLog: %s", err, res, want)
+	}
+	if alloc > 8<<20 {
+		t.Errorf("MergeLogs allocated %d bytes for a refused log, want at most 8 MiB", alloc)
+	}
+}
+
+// The bound admits every histogram our tools write (tcpperf's and
+// smtp-source's, latrec.NewHist: 1 ns to 1 h at 3 significant figures)
+// and HdrHistogram's usual ranges, up to the whole int64 range at 4
+// significant figures; past it a histogram is refused, however few its
+// values.
+func TestMergeHistogramRanges(t *testing.T) {
+	for _, h := range []*hdrhistogram.Histogram{
+		newHist(),
+		hdrhistogram.New(1, int64(time.Hour), 3),
+		hdrhistogram.New(1, math.MaxInt64, 3),
+		hdrhistogram.New(1000, int64(24*time.Hour), 2),
+		hdrhistogram.New(1, int64(time.Hour), 4),
+		hdrhistogram.New(1, math.MaxInt64, 4), // 819200 counts
+		hdrhistogram.New(1, 1<<24-1, 5),       // 1048576 counts: the bound
+	} {
+		h.RecordValues(1000, 3)
+		h.RecordValue(int64(time.Millisecond))
+		h.SetStartTimeMs(1_700_000_000_123)
+		h.SetEndTimeMs(1_700_000_000_373)
+		res, err := MergeLogs(strings.NewReader(withHist(t, reencode(t, h, nil))))
+		if err != nil || res.Received != 4 {
+			t.Errorf("%d to %d at %d significant figures: %v, %+v", h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), err, res)
+		}
+	}
+	for _, h := range []*hdrhistogram.Histogram{
+		hdrhistogram.New(1, 1<<24, 5), // a bucket more: 1179648 counts
+		hdrhistogram.New(1, int64(time.Hour), 5),
+	} {
+		_, err := MergeLogs(strings.NewReader(withHist(t, reencode(t, h, nil))))
+		if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 1: line 6: histogram of ") {
+			t.Errorf("%d to %d at %d significant figures: %v, want ErrLog: line 6: histogram of ... counts", h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), err)
+		}
+	}
+}
+
+// A histogram that is not one, or not what hdrhistogram-go decodes, is
+// ErrLog naming the log and the line.
+func TestMergeMalformedHistogram(t *testing.T) {
+	h := newHist()
+	h.RecordValues(1000, 5)
+	enc := reencode(t, h, nil)
+	outer, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+	set32 := func(b []byte, at int, v uint32) []byte {
+		b = append([]byte(nil), b...)
+		binary.BigEndian.PutUint32(b[at:], v)
+		return b
+	}
+	field := func(at int, v uint32) string {
+		return reencode(t, h, func(raw []byte) []byte { return set32(raw, at, v) })
+	}
+	// The outer length says how much of the rest is compressed.
+	truncated := set32(outer, 4, 6)[:8+6]
+	checksum := []byte(enc)
+	checksum[len(checksum)-3] ^= 1 // in the zlib stream's Adler-32
+	for _, tc := range []struct{ hist, want string }{
+		{"HISTFAAAA!!!!", "line 6: histogram is not base64"},
+		{enc[:len(enc)-1], "line 6: histogram is not base64"},
+		{b64(outer[:5]), "line 6: histogram of 5 bytes"},
+		{b64(set32(outer, 0, 0x1c849301)), "line 6: histogram cookie 0x1c849301 is not"},
+		{b64(set32(outer, 4, 1<<31)), "line 6: histogram's compressed length -2147483648 "},
+		{b64(set32(outer, 4, uint32(len(outer)-8+1))), "line 6: histogram's compressed length"},
+		{b64(set32(append(outer[:8:8], "not zlib"...), 4, 8)), "line 6: histogram is not zlib-compressed"},
+		{b64(truncated), "line 6: histogram's compressed header truncated"},
+		{field(0, 0x1c849301), "line 6: histogram's inner cookie 0x1c849301 is not"},
+		{field(12, 6), "line 6: histogram of 6 significant figures"},
+		{field(12, 1<<31), "line 6: histogram of -2147483648 significant figures"},
+		{field(4, 1<<31), "line 6: histogram's payload length -2147483648"},
+		{field(4, 1<<30), "line 6: histogram's payload length 1073741824"},
+		// Past the header, hdrhistogram-go's Decode finds what is wrong:
+		// the line is named all the same.
+		{string(checksum), "line 6: zlib: invalid checksum"},
+	} {
+		// A good interval after the bad one: the error names the bad.
+		log := withHist(t, tc.hist) + strings.SplitAfter(withHist(t, enc), "\n")[5]
+		_, err := MergeLogs(strings.NewReader(log))
+		if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 1: "+tc.want) {
+			t.Errorf("%q: %v, want ErrLog: log 1: %s...", tc.hist, err, tc.want)
+		}
+	}
+	// A lowest value too large for the significant figures: 2^45 at 5
+	// (2^18 counts a bucket from 2^45: past int64).
+	lowest := reencode(t, h, func(raw []byte) []byte {
+		raw = set32(raw, 12, 5)
+		binary.BigEndian.PutUint64(raw[16:], 1<<45)
+		return raw
+	})
+	if _, err := MergeLogs(strings.NewReader(withHist(t, lowest))); !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 1: line 6: histogram's lowest value 35184372088832 is too large for 5 significant figures") {
+		t.Errorf("a lowest value of 2^45 at 5 significant figures: %v", err)
+	}
+}
+
+// histCounts computes the counts hdrhistogram-go's Decode allocates for a
+// header: the same as Decode's histogram holds, for every significant
+// figure it takes and lowest and highest values across the int64 range
+// (up to 2^21 counts, 16 MiB, for the test's sake).
+func TestHistCounts(t *testing.T) {
+	empty := hdrhistogram.New(1, 2, 1)
+	values := []int64{-1, 0, 1, 2, 3, 1000, 2047, 2048, 1 << 20, int64(time.Hour), 1<<40 + 1, 1 << 45, 1 << 62, math.MaxInt64}
+	tried := 0
+	for sig := range int32(6) {
+		for _, lowest := range values {
+			for _, highest := range values {
+				want, err := histCounts(lowest, highest, sig)
+				if err != nil || want > 1<<21 {
+					continue
+				}
+				tried++
+				enc := reencode(t, empty, func(raw []byte) []byte {
+					binary.BigEndian.PutUint32(raw[12:], uint32(sig))
+					binary.BigEndian.PutUint64(raw[16:], uint64(lowest))
+					binary.BigEndian.PutUint64(raw[24:], uint64(highest))
+					return raw
+				})
+				h, err := hdrhistogram.Decode([]byte(enc))
+				if err != nil {
+					t.Errorf("%d to %d at %d: %v", lowest, highest, sig, err)
+					continue
+				}
+				// ByteSize: 6*8 + 5*4 bytes of fields, 8 a count.
+				if got := int64(h.ByteSize()-6*8-5*4) / 8; got != want {
+					t.Errorf("%d to %d at %d significant figures: %d counts, histCounts %d", lowest, highest, sig, got, want)
+				}
+			}
+		}
+	}
+	t.Logf("%d geometries", tried)
+	if tried < 300 {
+		t.Errorf("%d geometries tried", tried)
 	}
 }

@@ -2,12 +2,19 @@ package tcpperf
 
 import (
 	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // hdrhistogram-go's log reader takes the first run of digits and dots
@@ -18,7 +25,9 @@ import (
 // span. A checkedLog reads a log on to that reader line by line and fails
 // the read, naming the line, at one it would read so loosely, or drop
 // though it starts as an interval (a length of 1e300), and at one whose
-// times are out of bounds or out of order.
+// times are out of bounds or out of order. It fails it too at an interval
+// whose histogram hdrhistogram-go would refuse from its header, or would
+// allocate more than maxHistCounts counts for (checkHist).
 type checkedLog struct {
 	r       *bufio.Reader
 	line    int
@@ -32,6 +41,12 @@ type checkedLog struct {
 	// the legend, or an interval), so a log with no interval is one, not
 	// some other file.
 	logLike bool
+	// checkHist's buffers, kept from line to line: the histogram as the
+	// line carries it and base64-decoded, the compressed part's reader and
+	// its decompressor.
+	b64, raw []byte
+	zsrc     bytes.Reader
+	z        io.ReadCloser
 }
 
 func newCheckedLog(r io.Reader) *checkedLog {
@@ -144,6 +159,109 @@ func (c *checkedLog) check(line string) error {
 		// end of a range it is asked for: it takes them in order.
 		return fmt.Errorf("interval start %s s before the previous one's, %.3f s", m[1], prev)
 	}
+	if err := c.checkHist(m[4]); err != nil {
+		return err
+	}
 	c.prev[tag] = start
 	return nil
+}
+
+// maxHistCounts bounds the counts of an interval's histogram: 2^20, 8 MiB
+// of counts. hdrhistogram-go's Decode allocates a histogram's counts from
+// the geometry its header declares (its lowest and highest trackable value
+// and significant figures), whatever values it holds: 49 MB for 5 figures
+// up to 2^62, in a line of a few dozen bytes. The bound admits our tools'
+// histograms (latrec.NewHist: 1 ns to 1 h at 3 figures, 33792 counts) and
+// every range HdrHistogram's writers are usually given, up to the whole
+// int64 range at 3 figures (55296) or 4 (819200); at 5 only short ranges
+// (1 to 2^24-1) fit.
+const maxHistCounts = 1 << 20
+
+// checkHist returns what is wrong with b64, an interval's histogram as the
+// line carries it, that hdrhistogram-go's Decode would refuse or allocate
+// more than maxHistCounts counts for. It reads what Decode reads before it
+// allocates the counts: the base64, the 8 bytes of cookie and compressed
+// length, and the first 40 bytes of the zlib-compressed rest, the header
+// of the histogram (hdr_encoding.go). What is wrong past the header (a
+// corrupt payload, a bad checksum) Decode finds.
+func (c *checkedLog) checkHist(b64 string) error {
+	c.b64 = append(c.b64[:0], b64...)
+	c.raw = append(c.raw[:0], make([]byte, base64.StdEncoding.DecodedLen(len(c.b64)))...)
+	n, err := base64.StdEncoding.Decode(c.raw, c.b64)
+	if err != nil {
+		return fmt.Errorf("histogram is not base64 (%v)", err)
+	}
+	raw := c.raw[:n]
+	if len(raw) < 8 {
+		return fmt.Errorf("histogram of %d bytes, short of its 8-byte header", len(raw))
+	}
+	if cookie := int32(binary.BigEndian.Uint32(raw)); cookie&^0xf0 != hdrhistogram.V2CompressedEncodingCookieBase {
+		return fmt.Errorf("histogram cookie %#x is not a compressed V2 histogram's (%#x)", cookie, hdrhistogram.V2CompressedEncodingCookieBase)
+	}
+	clen := int32(binary.BigEndian.Uint32(raw[4:]))
+	if clen < 0 || int64(clen) > int64(len(raw)-8) {
+		return fmt.Errorf("histogram's compressed length %d is not within the %d bytes that follow it", clen, len(raw)-8)
+	}
+	c.zsrc.Reset(raw[8 : 8+clen])
+	if c.z == nil {
+		c.z, err = zlib.NewReader(&c.zsrc)
+	} else {
+		err = c.z.(zlib.Resetter).Reset(&c.zsrc, nil)
+	}
+	if err != nil {
+		c.z = nil
+		return fmt.Errorf("histogram is not zlib-compressed (%v)", err)
+	}
+	var hdr [hdrhistogram.ENCODING_HEADER_SIZE]byte
+	if n, err := io.ReadFull(c.z, hdr[:]); err != nil {
+		return fmt.Errorf("histogram's compressed header truncated or corrupt: %d of its %d bytes (%v)", n, len(hdr), err)
+	}
+	if cookie := int32(binary.BigEndian.Uint32(hdr[0:])); cookie&^0xf0 != hdrhistogram.V2EncodingCookieBase {
+		return fmt.Errorf("histogram's inner cookie %#x is not a V2 histogram's (%#x)", cookie, hdrhistogram.V2EncodingCookieBase)
+	}
+	payload := int32(binary.BigEndian.Uint32(hdr[4:]))
+	sig := int32(binary.BigEndian.Uint32(hdr[12:]))
+	lowest := int64(binary.BigEndian.Uint64(hdr[16:]))
+	highest := int64(binary.BigEndian.Uint64(hdr[24:]))
+	counts, err := histCounts(lowest, highest, sig)
+	if err != nil {
+		return err
+	}
+	if counts > maxHistCounts {
+		return fmt.Errorf("histogram of %d counts (%d to %d at %d significant figures), past the %d a line may hold", counts, lowest, highest, sig, maxHistCounts)
+	}
+	// At most a varint of 9 bytes a count, as Decode checks: its bound
+	// on what it inflates.
+	if payload < 0 || int64(payload) > 9*counts {
+		return fmt.Errorf("histogram's payload length %d is not within 0 to %d (9 bytes for each of its %d counts)", payload, 9*counts, counts)
+	}
+	return nil
+}
+
+// histCounts returns the length of the counts array hdrhistogram-go's
+// Decode allocates for a histogram whose header declares lowest, highest
+// and sig significant figures, computed as hdr.go's wireGeometry and
+// newExactGeometry compute it (a bucket of subBucketCount/2 counts for
+// each doubling from subBucketCount<<unitMagnitude past highest, and
+// one), or an error for the headers wireGeometry refuses.
+func histCounts(lowest, highest int64, sig int32) (int64, error) {
+	if sig < 0 || sig > 5 {
+		return 0, fmt.Errorf("histogram of %d significant figures, not 0 to 5", sig)
+	}
+	lowest = max(lowest, 1) // as Decode reads hdrhistogram-go v1.0.0's 0
+	largestSingleUnit := 2 * math.Pow10(int(sig))
+	subBucketHalfCountMagnitude := max(int32(math.Ceil(math.Log2(largestSingleUnit))), 1) - 1
+	unitMagnitude := max(int32(math.Floor(math.Log2(float64(lowest)))), 0)
+	if unitMagnitude+subBucketHalfCountMagnitude > 61 {
+		return 0, fmt.Errorf("histogram's lowest value %d is too large for %d significant figures", lowest, sig)
+	}
+	subBucketCount := int64(1) << (subBucketHalfCountMagnitude + 1)
+	buckets := int64(1)
+	for v := subBucketCount << unitMagnitude; v <= highest; v <<= 1 {
+		buckets++
+		if v > math.MaxInt64/2 {
+			break // the last bucket reaches past MaxInt64
+		}
+	}
+	return (buckets + 1) * (subBucketCount / 2), nil
 }
