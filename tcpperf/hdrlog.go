@@ -123,7 +123,7 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // corrupt zlib stream), or whose header declares more than 2^20 counts (8
 // MiB: any range at up to 4 significant figures; ours are 1 ns to 1 h at
 // 3), which is refused from its header, before hdrhistogram-go would
-// allocate them.
+// allocate them; and a line longer than 16 MiB, of which no more is read.
 func MergeLogs(logs ...io.Reader) (*Result, error) {
 	all, first, last, err := mergeLogs(logs)
 	if err != nil {

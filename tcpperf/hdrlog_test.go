@@ -394,6 +394,39 @@ func TestMergeHugeHistogram(t *testing.T) {
 	}
 }
 
+// A line longer than maxLogLine (16 MiB; an interval of the largest
+// histogram admitted takes 12 MiB at most) is refused, naming it, with
+// no more of it held: a 64 MiB line costs far less than 64 MiB.
+func TestMergeLongLine(t *testing.T) {
+	var good bytes.Buffer
+	writeLog(&good, time.UnixMilli(1_700_000_000_000), []int64{5, 6, 7})
+	head, _, _ := strings.Cut(good.String(), "\n0") // the header lines, before the first interval
+	long := io.MultiReader(strings.NewReader(head+"\n0.000,1.000,7.000,"), io.LimitReader(repeatByte('A'), 64<<20), strings.NewReader("\n"))
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := MergeLogs(long)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	lines := strings.Count(head, "\n") + 2
+	if want := fmt.Sprintf("line %d: longer than %d bytes", lines, maxLogLine); !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v, want ErrLog: %s", err, want)
+	}
+	if alloc > 40<<20 {
+		t.Errorf("MergeLogs allocated %d bytes for a refused 64 MiB line, want at most 40 MiB", alloc)
+	}
+}
+
+// repeatByte reads as an endless run of its byte.
+type repeatByte byte
+
+func (r repeatByte) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
+
 // The bound admits every histogram our tools write (tcpperf's and
 // smtp-source's, latrec.NewHist: 1 ns to 1 h at 3 significant figures)
 // and HdrHistogram's usual ranges, up to the whole int64 range at 4

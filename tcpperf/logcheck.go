@@ -32,6 +32,7 @@ type checkedLog struct {
 	r       *bufio.Reader
 	line    int
 	pending []byte
+	buf     []byte // the line, kept from line to line
 	err     error
 	// The previous interval start of each tag ("" untagged) since the
 	// last StartTime or BaseTime header (a log concatenated to another
@@ -77,7 +78,7 @@ func (c *checkedLog) Read(p []byte) (int, error) {
 		if c.err != nil {
 			return 0, c.err
 		}
-		line, err := c.r.ReadBytes('\n')
+		line, long, err := c.readLine()
 		if err != nil {
 			c.err = err
 		}
@@ -85,6 +86,10 @@ func (c *checkedLog) Read(p []byte) (int, error) {
 			continue
 		}
 		c.line++
+		if long {
+			c.err = fmt.Errorf("line %d: longer than %d bytes, more than any histogram of at most %d counts takes", c.line, maxLogLine, maxHistCounts)
+			return 0, c.err
+		}
 		if bad := c.check(string(line)); bad != nil {
 			c.err = fmt.Errorf("line %d: %w", c.line, bad)
 			return 0, c.err
@@ -94,6 +99,39 @@ func (c *checkedLog) Read(p []byte) (int, error) {
 	n := copy(p, c.pending)
 	c.pending = c.pending[n:]
 	return n, nil
+}
+
+// maxLogLine bounds a line of a log: an interval whose histogram has
+// maxHistCounts counts, each as large as a varint gets (9 bytes), takes
+// 12 MiB in base64 at most.
+const maxLogLine = 16 << 20
+
+// readLine reads the next line, with its '\n' if any, into c's buffer
+// (pending, which holds the line before, is empty by then); of a line
+// longer than maxLogLine, it returns the first maxLogLine bytes and long.
+// The buffer doubles as it grows (append grows a large slice by a
+// quarter, so a 16 MiB line would cost 80 MiB of copies).
+func (c *checkedLog) readLine() (line []byte, long bool, err error) {
+	line = c.buf[:0]
+	defer func() { c.buf = line[:0] }()
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		if room := maxLogLine - len(line); len(chunk) > room {
+			chunk, long = chunk[:room], true
+		}
+		if need := len(line) + len(chunk); need > cap(line) {
+			grown := make([]byte, len(line), min(max(2*cap(line), need), maxLogLine))
+			copy(grown, line)
+			line = grown
+		}
+		line = append(line, chunk...)
+		if err != bufio.ErrBufferFull || long {
+			if err == bufio.ErrBufferFull {
+				err = nil
+			}
+			return line, long, err
+		}
+	}
 }
 
 // seconds parses a time of the log, strictly.
