@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"time"
 )
 
 // ErrAborted is what a Config.Capture writer that has a CloseWithError
@@ -14,15 +15,16 @@ var ErrAborted = errors.New("smtpsink: message data aborted")
 // A Transaction is what Config.Capture learns of a message whose data
 // begins.
 type Transaction struct {
-	Session    uint64   // as in Message
-	Seq        int      // the number the message gets in its session if accepted
-	RemoteAddr net.Addr // the client's address
-	Proto      string   // "SMTP" (after HELO), "ESMTP" (EHLO) or "LMTP"
-	Helo       string   // the argument of the last HELO, EHLO or LHLO
-	MailArgs   string   // what followed MAIL's "FROM:", parameters included
-	RcptArgs   []string // what followed each accepted RCPT's "TO:", in order
-	TLS        bool     // the message comes over TLS
-	AuthUser   string   // the authenticated user, if any
+	Session    uint64    // as in Message
+	Seq        int       // the number the message gets in its session if accepted
+	RemoteAddr net.Addr  // the client's address
+	Proto      string    // "SMTP" (after HELO), "ESMTP" (EHLO) or "LMTP"
+	Helo       string    // the argument of the last HELO, EHLO or LHLO
+	MailArgs   string    // what followed MAIL's "FROM:", parameters included
+	Mail       time.Time // when MAIL was taken (as Postfix's smtp-sink dates a dump)
+	RcptArgs   []string  // what followed each accepted RCPT's "TO:", in order
+	TLS        bool      // the message comes over TLS
+	AuthUser   string    // the authenticated user, if any
 }
 
 // capture is a message's Config.Capture writer. A Write error does not
@@ -50,7 +52,7 @@ func (ss *session) startCapture() {
 		proto = "ESMTP"
 	}
 	w := ss.cfg.Capture(Transaction{Session: ss.id, Seq: ss.nmsg + 1, RemoteAddr: ss.remote, Proto: proto,
-		Helo: ss.helo, MailArgs: ss.mailArgs, RcptArgs: append([]string(nil), ss.rcptArgs...),
+		Helo: ss.helo, MailArgs: ss.mailArgs, Mail: ss.mailAt, RcptArgs: append([]string(nil), ss.rcptArgs...),
 		TLS: ss.tls, AuthUser: ss.authUser})
 	if w == nil {
 		return

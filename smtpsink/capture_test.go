@@ -65,22 +65,26 @@ func (c *captured) len() int {
 }
 
 // Capture gets each message's data as the digest sees it, and its
-// transaction; its writer is closed before the reply to the data,
-// whatever the reply, and when the transaction or the session ends first.
+// transaction (dated when MAIL was taken, by the sessions' clock); its
+// writer is closed before the reply to the data, whatever the reply, and
+// when the transaction or the session ends first.
 func TestCapture(t *testing.T) {
 	var cp captured
 	ended := make(chan SessionInfo, 1)
-	s := startSink(t, Config{Capture: cp.capture, OnSessionEnd: func(i SessionInfo) { ended <- i }}, hooks{})
+	clk := &fakeClock{t: time.Now()} // the deadlines are the connection's, by this clock
+	s := startSink(t, Config{Capture: cp.capture, OnSessionEnd: func(i SessionInfo) { ended <- i }}, hooks{now: clk.now})
 	c := dial(t, s)
 	c.cmd(250, "EHLO client.test")
+	mailAt := clk.now()
 	c.cmd(250, "MAIL FROM:<a@b> SIZE=10")
+	clk.advance(time.Minute)
 	c.cmd(250, "RCPT TO:<c@d> NOTIFY=NEVER")
 	c.cmd(250, "RCPT TO:<e@f>")
 	c.cmd(354, "DATA")
 	c.cmd(250, "Subject: x\r\n\r\n..dot\r\nline\r\n.")
 	if tx, data, closed := cp.get(0); !closed || data != "Subject: x\r\n\r\n.dot\r\nline\r\n" ||
 		!reflect.DeepEqual(tx, Transaction{Session: 1, Seq: 1, RemoteAddr: tx.RemoteAddr, Proto: "ESMTP", Helo: "client.test",
-			MailArgs: "<a@b> SIZE=10", RcptArgs: []string{"<c@d> NOTIFY=NEVER", "<e@f>"}}) {
+			MailArgs: "<a@b> SIZE=10", Mail: mailAt, RcptArgs: []string{"<c@d> NOTIFY=NEVER", "<e@f>"}}) {
 		t.Errorf("capture 0: closed %v, data %q, %+v", closed, data, tx)
 	}
 	c.cmd(250, "MAIL FROM:<a@b>")

@@ -378,7 +378,7 @@ func (ss *session) mail(arg string) bool {
 		ss.from = path
 	}
 	if ss.cfg.Capture != nil {
-		ss.mailArgs = strings.TrimSpace(arg[len("FROM:"):])
+		ss.mailArgs, ss.mailAt = strings.TrimSpace(arg[len("FROM:"):]), ss.s.now()
 	}
 	ss.reply(250, "2.1.0 Ok")
 	return true

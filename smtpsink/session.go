@@ -72,10 +72,11 @@ type session struct {
 	perRcpt []Reply // LMTP with dot rules: each recipient's reply (Code 0: 250)
 
 	// For Config.Capture: the last HELO, EHLO or LHLO argument, what
-	// followed MAIL's "FROM:" and each RCPT's "TO:", and the message's
-	// capture, while its data comes.
+	// followed MAIL's "FROM:" and when it was taken, what followed each
+	// RCPT's "TO:", and the message's capture, while its data comes.
 	helo     string
 	mailArgs string
+	mailAt   time.Time
 	rcptArgs []string
 	capture  *capture
 

@@ -126,7 +126,10 @@ func (d *dumper) check() error {
 // a writer that fails at Close: its message is refused (451), not
 // taken without its dump.
 func (d *dumper) capture(t smtpsink.Transaction) io.WriteCloser {
-	now := d.now()
+	now := t.Mail // named and dated at MAIL, as Postfix's
+	if now.IsZero() {
+		now = d.now()
+	}
 	name := strftime.Format(d.tmpl, now)
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -467,3 +467,22 @@ func sendRefused(t *testing.T, addr, body string, code int) {
 		t.Errorf("message %.20q: %v, want %d", body, err, code)
 	}
 }
+
+// A dump is named and dated by its transaction's MAIL, as Postfix's
+// smtp-sink's is, not by when its data came.
+func TestDumpDatedAtMail(t *testing.T) {
+	dir := t.TempDir()
+	mail := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local) // the sessions' clock is local time
+	d := &dumper{tmpl: dir + "/%H%M%S.", host: "dump.test", now: func() time.Time { return mail.Add(time.Hour) },
+		newID: func() string { return "0000000a" }, logf: t.Errorf}
+	w := d.capture(smtpsink.Transaction{Session: 1, RemoteAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 25}, Proto: "ESMTP",
+		Helo: "c", MailArgs: "<a@x.test>", Mail: mail, RcptArgs: []string{"<b@y.test>"}})
+	w.Write([]byte("hi\r\n"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "030405.0000000a"))
+	if want := "\t" + mail.Format("Mon, _2 Jan 2006 15:04:05 -0700 (MST)") + "\r\n"; err != nil || !strings.Contains(string(b), want) {
+		t.Errorf("dump %q, %v; want it dated %q", b, err, want)
+	}
+}
