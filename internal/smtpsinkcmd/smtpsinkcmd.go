@@ -13,7 +13,7 @@
 //	wirespeed smtp-sink -tls -tls-required -auth            # a submission server: STARTTLS, then AUTH
 //	wirespeed smtp-sink -tls-implicit -tls-cert c.pem -tls-key k.pem -auth -auth-file users
 //	wirespeed smtp-sink -c 127.0.0.1:2525 100               # Postfix's form: the address and a backlog after the flags
-//	wirespeed smtp-sink -u nobody -d dumps/ :25 100         # as root: listen on port 25, then dump as nobody
+//	wirespeed smtp-sink -u nobody -d /var/tmp/dumps/ :25 100 # as root: listen on port 25, then dump as nobody
 //
 // The first line printed is "listening on HOST:PORT".
 package smtpsinkcmd
@@ -89,8 +89,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	pix := fs.Bool("P", false, "greet as a Cisco PIX does, \"220 ********\", and refuse EHLO (as smtp-sink -P; implies -e)")
 	hard := fs.String("f", "", "commands to refuse with 500 (as smtp-sink -f; implies -p), e.g. RCPT,.")
 	soft := fs.String("r", "", "commands to refuse with 450 (as smtp-sink -r; implies -p)")
-	hardReply := fs.String("B", "", "the `reply` of -f, \"5XX[ TEXT]\" (as smtp-sink -B; default \"500 5.3.0 Error: command failed\")")
-	softReply := fs.String("b", "", "the `reply` of -r, \"4XX[ TEXT]\" (as smtp-sink -b; default \"450 4.3.0 Error: command failed\")")
+	hardReply := fs.String("B", "", "the `reply` of -f, \"5XX[ TEXT]\" (as smtp-sink -B; default \"500 5.3.0 Error: command failed\"; a code alone gets that text)")
+	softReply := fs.String("b", "", "the `reply` of -r, \"4XX[ TEXT]\" (as smtp-sink -b; default \"450 4.3.0 Error: command failed\"; a code alone gets that text)")
 	drop := fs.String("q", "", "commands after which to disconnect without a reply (as smtp-sink -q)")
 	logged := fs.String("s", "", "commands to log to syslog, as the client typed them, facility mail, level info (as smtp-sink -s; \".\": a message's end), e.g. MAIL,RCPT")
 	syslogAddr := fs.String("syslog", "", "where -s logs: NETWORK:ADDRESS (unixgram:/dev/log, udp:HOST:514, tcp:HOST:514); default the system's syslog")
@@ -145,9 +145,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.Bool("json", false, "print the summary at exit as one JSON object, the last line of standard output (the first is \"listening on ADDR\", which it repeats as \"addr\"; -digest lines to standard output come between)")
 	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made; tried at start), e.g. -d 'dumps/%Y%m%d/'; a message whose dump fails (a full disk) gets 451, not 250")
 	dumpAll := fs.String("D", "", "append each message's transaction to the file named by `TEMPLATE` expanded by strftime(3), in the format of -d, whole transactions only (as smtp-sink -D; tried at start; a failed dump: 451)")
-	dumpStart := fs.String("S", "", "a `string` written before each transaction -d or -D dumps, with C's escapes (\\n, \\t, \\\\, \\ooo in octal, ...) (as smtp-sink -S)")
-	chroot := fs.String("R", "", "change the root directory to `DIR` once listening, before -u (as smtp-sink -R; needs root; -d and -D's templates are then inside it)")
-	runAs := fs.String("u", "", "take the user and group IDs and the groups of `USER` once listening (as smtp-sink -u; needs root); dumps are then written as USER")
+	dumpStart := fs.String("S", "", "a `string` written before each transaction -d or -D dumps, with C's escapes (\\n, \\t, \\\\, \\ooo in octal, ...) (as smtp-sink -S; without -d or -D a usage error, where Postfix's ignores it)")
+	chroot := fs.String("R", "", "change the root directory to `DIR` once listening, before -u (as smtp-sink -R, which does it only with -u; needs root; -d and -D's templates are then inside it, and a unix: socket stays at exit)")
+	runAs := fs.String("u", "", "take the user and group IDs and the groups of `USER` once listening (as smtp-sink -u; needs root); dumps are then written as USER, and a unix: socket the user cannot remove stays at exit, as Postfix's always does (a later sink takes it over)")
 	metricsAddr := fs.String("metrics", "", "serve the counters at http://`addr`/metrics in Prometheus' text format (port 0 picks one; the address goes to stderr)")
 	engine := fs.String("engine", "", "how sessions run: loops (state machines on netio's event loops; the default on Linux) or goroutine (one per session)")
 	fs.Usage = func() {
