@@ -17,6 +17,7 @@ import (
 
 	"github.com/ncruces/go-strftime"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
@@ -82,6 +83,9 @@ func (d *dumper) checkUsage() error {
 // not too long, the file (-D) one that can be appended to.
 func (d *dumper) check() error {
 	name := strftime.Format(d.tmpl, d.now())
+	if fi, err := os.Stat(name); d.append && err == nil && fi.IsDir() {
+		return cli.Usagef("-D %s: names a directory, not a file", d.tmpl)
+	}
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

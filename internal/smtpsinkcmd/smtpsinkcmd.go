@@ -189,6 +189,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *startTLS && cfg.TLSImplicit:
 		return cli.Usagef("smtp-sink: -tls (STARTTLS) and -tls-implicit together: choose one")
+	case cfg.Addr == "":
+		return cli.Usagef("smtp-sink: an empty address (a port alone, :PORT, listens on every address)")
+	case !strings.HasPrefix(cfg.Addr, "unix:") && strings.HasSuffix(cfg.Addr, ":"):
+		return cli.Usagef("smtp-sink: address %q names no port (0 picks one)", cfg.Addr)
 	case cfg.Addr == "unix:":
 		return cli.Usagef("smtp-sink: the address unix: names no socket path")
 	}
@@ -366,12 +370,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Digest = a
 		logW = stdout
 		if *digestLog != "-" {
-			f, err := os.Create(*digestLog)
-			if err != nil {
-				return fmt.Errorf("smtp-sink: -digest-log: %w", err)
-			}
-			defer f.Close()
-			logW = f
+			logW = nil // opened once listening: a sink that cannot start leaves the file as it was
 		}
 	}
 	// The counters of -c, -M and -n, under logMu; stopped is set when
@@ -400,7 +399,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if logW != nil || *maxMsgs > 0 || *counters {
+	if *alg != "" || *maxMsgs > 0 || *counters {
 		var line []byte
 		cfg.OnMessage = func(m smtpsink.Message) {
 			logMu.Lock()
@@ -483,7 +482,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Trace = stderr
 	}
 	s, err := smtpsink.Listen(ctx, cfg)
-	if err != nil {
+	if errors.Is(err, smtpsink.ErrConfig) {
+		return cli.Usagef("smtp-sink: %v", err) // -h or -reply with a line break, say
+	} else if err != nil {
 		return fmt.Errorf("smtp-sink: %w", err)
 	}
 	if path, ok := strings.CutPrefix(cfg.Addr, "unix:"); ok && !strings.HasPrefix(path, "@") {
@@ -493,6 +494,26 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			s.Close()
 			return fmt.Errorf("smtp-sink: %w", err)
 		}
+	}
+	// The -digest-log file: opened now (before -u, as the user who
+	// started the sink), emptied once the sink has started, so that one
+	// that cannot start leaves it as it was; one it made for nothing goes
+	// again, unless the root directory has changed meanwhile.
+	var digestFile *os.File
+	if *alg != "" && *digestLog != "-" {
+		_, err := os.Lstat(*digestLog)
+		made := errors.Is(err, os.ErrNotExist)
+		digestFile, err = os.OpenFile(*digestLog, os.O_WRONLY|os.O_CREATE, 0o666)
+		if err != nil {
+			s.Close()
+			return fmt.Errorf("smtp-sink: -digest-log: %w", err)
+		}
+		defer func() {
+			digestFile.Close()
+			if made && logW == nil && *chroot == "" {
+				os.Remove(*digestLog)
+			}
+		}()
 	}
 	stopMetrics, err := serveMetrics(*metricsAddr, s, stderr)
 	if err != nil {
@@ -510,10 +531,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("smtp-sink: %w", err)
 	}
 	if dumps != nil {
-		if err := dumps.check(); err != nil {
+		if err := dumps.check(); errors.Is(err, cli.ErrUsage) {
+			s.Close()
+			return cli.Usagef("smtp-sink: %v", err)
+		} else if err != nil {
 			s.Close()
 			return fmt.Errorf("smtp-sink: %s: %w", dumps.flag, err)
 		}
+	}
+	if digestFile != nil {
+		if fi, err := digestFile.Stat(); err == nil && fi.Mode().IsRegular() { // not /dev/null, a FIFO
+			if err := digestFile.Truncate(0); err != nil {
+				s.Close()
+				return fmt.Errorf("smtp-sink: -digest-log: %w", err)
+			}
+		}
+		logW = digestFile // no session has begun: Serve has not
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", addrString(s.Addr()))
 	served := make(chan error, 1)
@@ -835,8 +868,8 @@ func addrString(a net.Addr) string {
 func postfixAddr(a string) string {
 	rest := strings.TrimPrefix(a, "inet:")
 	switch {
-	case a == "" || strings.HasPrefix(a, "unix:"):
-		return a
+	case rest == "" || strings.HasPrefix(a, "unix:"):
+		return a // empty, or inet: alone: refused later
 	case !strings.Contains(rest, ":"):
 		return ":" + rest
 	case strings.Count(rest, ":") > 1 && !strings.HasPrefix(rest, "["):

@@ -289,6 +289,29 @@ func TestRunMaxMessagesOneSession(t *testing.T) {
 	}
 }
 
+// A sink that cannot start leaves its -digest-log as it was: the file
+// is opened once the sink listens (it was truncated first, so a second
+// sink started by mistake on a busy port emptied the first one's log).
+func TestRunDigestLogKeptOnFailedStart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dl := filepath.Join(t.TempDir(), "digests.txt")
+	const lines = "d41d8cd98f00b204e9800998ecf8427e 0 1-1\n"
+	os.WriteFile(dl, []byte(lines), 0o644)
+	for _, args := range [][]string{
+		{"-addr", ln.Addr().String()},                           // the port taken
+		{"-addr", "127.0.0.1:0", "-d", filepath.Join(dl, "x/")}, // no dump there
+	} {
+		err := Run(context.Background(), append(args, "-digest", "md5", "-digest-log", dl), io.Discard, io.Discard)
+		if b, _ := os.ReadFile(dl); err == nil || string(b) != lines {
+			t.Errorf("%q: %v; the log now %q", args, err, b)
+		}
+	}
+}
+
 // Command-line mistakes are usage errors (exit status 2).
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
@@ -298,6 +321,8 @@ func TestRunUsage(t *testing.T) {
 		{"-d", "a", "-D", "b"}, {"-rule", "rcpt:x=250"}, {"-rule", "nope"}, {"-auth-mechs", "PLAIN,NTLM"},
 		{"-tls-client-required"}, {"-tls-client-ca", "ca.pem"}, {"-tls", "-tls-client-ca", "/nonexistent/ca.pem", "-tls-client-required=maybe"},
 		{"-tls", "-tls-implicit"}, {"-addr", "unix:"}, {"-w", "1e10"}, {"-digest-log", "files.log"},
+		{"-addr", ""}, {"-addr", "inet:"}, {"inet:"}, // an empty address listened on every one, port chosen
+		{"-addr", "127.0.0.1:0", "-h", "evil\r\n250 x"}, {"-addr", "127.0.0.1:0", "-reply", "RCPT=550:a\r\nb"}, // the library's ErrConfig
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); status != 2 {
