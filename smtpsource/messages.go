@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,13 +30,20 @@ var ErrMessages = errors.New("smtpsource: no messages")
 //   - any other file: one message, the whole file.
 //
 // The messages are as the files hold them: Run ends their lines with CRLF.
-func LoadMessages(path string) ([][]byte, error) {
+// They are held in memory, at most MaxLength bytes of files together (a
+// path that holds more, or a device that never ends, such as /dev/zero,
+// is an error matching ErrMessagesTooLarge).
+func LoadMessages(path string) ([][]byte, error) { return loadMessages(path, MaxLength) }
+
+// loadMessages is LoadMessages with at most limit bytes of files.
+func loadMessages(path string, limit int64) ([][]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
+	left := limit
 	if !st.IsDir() {
-		b, err := os.ReadFile(path)
+		b, err := readAtMost(path, &left)
 		if err != nil {
 			return nil, err
 		}
@@ -82,13 +90,39 @@ func LoadMessages(path string) ([][]byte, error) {
 	}
 	msgs := make([][]byte, 0, len(files))
 	for _, p := range files {
-		b, err := os.ReadFile(p)
+		b, err := readAtMost(p, &left)
 		if err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, b)
 	}
 	return msgs, nil
+}
+
+// ErrMessagesTooLarge is LoadMessages' error for more than MaxLength
+// bytes of messages together.
+var ErrMessagesTooLarge = errors.New("smtpsource: messages over 1 GiB together")
+
+// readAtMost reads the file at path, if it holds at most *left bytes,
+// and takes them from *left.
+func readAtMost(path string, left *int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > *left {
+		return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path) // without reading it
+	}
+	b, err := io.ReadAll(io.LimitReader(f, *left+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > *left {
+		return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path)
+	}
+	*left -= int64(len(b))
+	return b, nil
 }
 
 // SplitMbox splits an mbox (mboxrd) into its messages: each starts after

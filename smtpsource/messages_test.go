@@ -389,3 +389,37 @@ func TestHeloName(t *testing.T) {
 		t.Errorf("sent %q, want %q", ehlo, want)
 	}
 }
+
+// The messages of -F are held in memory, at most MaxLength bytes of
+// files together: a file larger (a sparse one here, refused by its size
+// without a read), files that add up to more, or a device that never
+// ends (/dev/zero: it ran out of memory) are ErrMessagesTooLarge.
+func TestLoadMessagesBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, MaxLength+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadMessages(big); !errors.Is(err, ErrMessagesTooLarge) {
+		t.Errorf("a file of MaxLength+1 bytes: %v", err)
+	}
+	several := filepath.Join(dir, "several")
+	os.Mkdir(several, 0o755)
+	for _, name := range []string{"1", "2", "3"} {
+		os.WriteFile(filepath.Join(several, name), bytes.Repeat([]byte("x"), 100), 0o644)
+	}
+	if msgs, err := loadMessages(several, 300); err != nil || len(msgs) != 3 {
+		t.Errorf("300 bytes in 3 files, at most 300: %d messages, %v", len(msgs), err)
+	}
+	if _, err := loadMessages(several, 299); !errors.Is(err, ErrMessagesTooLarge) {
+		t.Errorf("300 bytes in 3 files, at most 299: %v", err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := loadMessages("/dev/zero", 1<<20); !errors.Is(err, ErrMessagesTooLarge) {
+			t.Errorf("/dev/zero: %v", err)
+		}
+	}
+}
