@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // A Rule gives the reply to a command (or event) of its Stage whose
@@ -50,18 +51,27 @@ var stages = []Stage{StageConnect, StageHelo, StageMail, StageRcpt, StageData, S
 // the shortest that leaves a well-formed rest, so it may hold '=' and '@'.
 var ruleSyntax = regexp.MustCompile(`^([a-z]+):(.*?)(?:@([0-9]+(?:\.[0-9]*)?)%)?=([0-9]{3})(?: (.*))?$`)
 
+// oddsLike is a REGEXP that ends as if in ODDS, but not in a number.
+var oddsLike = regexp.MustCompile(`@[^@]*[^\\]%$`)
+
 // ParseRule parses a rule as smtp-sink's -rule takes it:
 // STAGE:REGEXP[@ODDS%]=CODE TEXT, for example
 // "rcpt:^bounce@=550 5.1.1 no such user" or
 // "mail:^flaky@@50%=451 4.3.0 try later". An empty REGEXP matches
 // everything; TEXT may be left out. ODDS is more than 0 and at most 100
-// (without it, the rule applies to every match).
+// (without it, the rule applies to every match); a REGEXP that ends in
+// '@', then anything but such a number, then '%' is refused as mistyped
+// odds (a pattern that means it escapes the '%').
 func ParseRule(s string) (Rule, error) {
 	m := ruleSyntax.FindStringSubmatch(s)
 	if m == nil {
 		return Rule{}, fmt.Errorf("smtpsink: rule %q: want STAGE:REGEXP[@ODDS%%]=CODE TEXT", s)
 	}
 	r := Rule{Stage: Stage(m[1])}
+	if m[3] == "" && oddsLike.MatchString(m[2]) {
+		// @-1%, @50 %, @1e2%: a mistyped ODDS, not a pattern's end.
+		return Rule{}, fmt.Errorf("smtpsink: rule %q: odds %s: want @N%% with N more than 0 and at most 100 (a pattern that ends so: write \\%%)", s, m[2][strings.LastIndex(m[2], "@"):])
+	}
 	if m[2] != "" {
 		re, err := regexp.Compile(m[2])
 		if err != nil {

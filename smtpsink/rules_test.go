@@ -24,6 +24,8 @@ func TestParseRule(t *testing.T) {
 		{"connect:^192\\.0\\.2\\.@12.5%=421 4.7.0 go away", StageConnect, "^192\\.0\\.2\\.", 12.5, 421, "4.7.0 go away"},
 		{"helo:a=b=450 x=y", StageHelo, "a=b", 0, 450, "x=y"},
 		{"bdat:LAST$=552", StageBDAT, "LAST$", 0, 552, ""},
+		{"rcpt:^x@50\\%=550", StageRcpt, "^x@50\\%", 0, 550, ""}, // a pattern that ends in @50%, escaped
+		{"rcpt:a@b@5%=550", StageRcpt, "a@b", 5, 550, ""},
 	} {
 		r, err := ParseRule(tc.in)
 		if err != nil {
@@ -38,7 +40,8 @@ func TestParseRule(t *testing.T) {
 			t.Errorf("%q: got %s %q %v %d %q", tc.in, r.Stage, re, r.Odds, r.Reply.Code, r.Reply.Text)
 		}
 	}
-	for _, bad := range []string{"", "rcpt", "rcpt:x", "rcpt:x=55", "rcpt:x=250 ok", "rcpt:x=600", "quit:x=550", "rcpt:(=550", "rcpt:x@101%=550", "RCPT:x=550", "rcpt:x@0%=550", "rcpt:@0.0%=550"} {
+	for _, bad := range []string{"", "rcpt", "rcpt:x", "rcpt:x=55", "rcpt:x=250 ok", "rcpt:x=600", "quit:x=550", "rcpt:(=550", "rcpt:x@101%=550", "RCPT:x=550", "rcpt:x@0%=550", "rcpt:@0.0%=550",
+		"rcpt:a@-1%=550", "rcpt:a@50 %=550", "rcpt:a@1e2%=550", "rcpt:@.5%=550"} { // mistyped odds, once taken into the pattern
 		if _, err := ParseRule(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
