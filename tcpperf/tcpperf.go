@@ -454,8 +454,10 @@ func (cfg *Config) check() error {
 	if cfg.TLS != nil && cfg.Engine != EngineNetio {
 		return fmt.Errorf("%w: TLS needs engine %s", ErrConfig, EngineNetio)
 	}
-	if network, _ := cfg.network(); network == "unix" && cfg.Engine != EngineNetio {
+	if network, addr := cfg.network(); network == "unix" && cfg.Engine != EngineNetio {
 		return fmt.Errorf("%w: a Unix socket needs engine %s", ErrConfig, EngineNetio)
+	} else if network == "unix" && addr == "" {
+		return fmt.Errorf("%w: address unix: names no socket path", ErrConfig)
 	}
 	onNetio := cfg.Engine == EngineNetio
 	if onNetio && len(cfg.CPUs) > 0 && !netioPins {

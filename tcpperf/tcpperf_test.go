@@ -295,6 +295,7 @@ func TestErrors(t *testing.T) {
 	for _, cfg := range []Config{
 		{},
 		{Addr: "x", Mode: "http"},
+		{Addr: "unix:"}, // no path: a usage error, not a failed dial
 		{Addr: "x", MsgSize: -1},
 		{Addr: "x", QPS: -1},
 	} {
