@@ -74,7 +74,7 @@ const bdatSyntax = "5.5.4 Syntax: BDAT size [LAST]"
 // can be read: where the chunk ends is unknown, and its bytes must not be
 // taken for commands.
 func (ss *session) bdatUnsized() bool {
-	ss.reply(421, "4.5.4 Syntax: BDAT size [LAST]: no chunk size, closing connection")
+	ss.reply(421, "4.5.4 Syntax: BDAT size [LAST]: no chunk size that can be read (missing, not a number, or over 18 digits), closing connection")
 	return false
 }
 
