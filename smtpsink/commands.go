@@ -41,17 +41,33 @@ func (ss *session) delayed(d time.Duration, verb, arg, args string) (sync, ok bo
 	return sync, ok
 }
 
+// known reports whether verb is a command the session serves, for
+// Config.OnCommand: not EHLO without ESMTP, XCLIENT or XFORWARD turned
+// off, which it answers as unknown (as Postfix's smtp-sink -s leaves them
+// out).
+func (ss *session) known(verb string) bool {
+	switch verb {
+	case "EHLO":
+		return !ss.cfg.NoESMTP
+	case "XCLIENT":
+		return !ss.cfg.NoXCLIENT
+	case "XFORWARD":
+		return !ss.cfg.NoXFORWARD
+	}
+	return true
+}
+
 // dispatch serves a command line once its delay, if any, is over; see
 // command.
 func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
+	if ss.cfg.OnCommand != nil && ss.known(verb) {
+		ss.cfg.OnCommand(ss.id, ss.line)
+	}
 	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
 		// Not ss.quit, even for QUIT: the session goes on or a forced
 		// reply closes it (SessionInfo.Quit false), as Postfix
 		// smtp-sink's -f, -r, -q and -Q QUIT do not count a quit.
 		return endsGroup(verb), ss.forced(f)
-	}
-	if ss.cfg.OnCommand != nil {
-		ss.cfg.OnCommand(ss.id, ss.line)
 	}
 	if ss.refused && verb != "QUIT" {
 		ss.reply(503, "5.5.1 Error: no service, QUIT only")

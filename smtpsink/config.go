@@ -143,11 +143,12 @@ type Config struct {
 	Digest digest.Algorithm
 
 	// OnCommand, if set, is called with each command line a session
-	// serves as it came, before the reply, and with "." at the end of a
-	// message's DATA: not with one that Force answers, nor with the lines
-	// of an AUTH exchange or of a message (what Postfix smtp-sink's -s
-	// logs). It is called as OnMessage is, on the session's goroutine or
-	// loop.
+	// takes as it came, before the reply (a forced one too), and with "."
+	// at the end of a message's DATA: not with EHLO under NoESMTP, XCLIENT
+	// or XFORWARD turned off, nor with the lines of an AUTH exchange or of
+	// a message (what Postfix smtp-sink's -s logs). It is called as
+	// OnMessage is, on the session's goroutine or loop, which it holds
+	// meanwhile.
 	OnCommand func(session uint64, line string)
 
 	// OnMessage, if set, is called for each message accepted, after its

@@ -147,7 +147,7 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 	}
 	r := Reply{Code: 250}
 	e := ss.s.k.dataEnd
-	if chunks == 0 && !e.forced && ss.cfg.OnCommand != nil {
+	if chunks == 0 && ss.cfg.OnCommand != nil {
 		ss.cfg.OnCommand(ss.id, ".")
 	}
 	switch {

@@ -51,8 +51,9 @@ var stages = []Stage{StageConnect, StageHelo, StageMail, StageRcpt, StageData, S
 // the shortest that leaves a well-formed rest, so it may hold '=' and '@'.
 var ruleSyntax = regexp.MustCompile(`^([a-z]+):(.*?)(?:@([0-9]+(?:\.[0-9]*)?)%)?=([0-9]{3})(?: (.*))?$`)
 
-// oddsLike is a REGEXP that ends as if in ODDS, but not in a number.
-var oddsLike = regexp.MustCompile(`@[^@]*[^\\]%$`)
+// oddsLike is a REGEXP that ends as if in ODDS, but not in a number that
+// ruleSyntax takes: '@', what a mistyped number has (or nothing), '%'.
+var oddsLike = regexp.MustCompile(`@[-+0-9.eE ]*%$`)
 
 // ParseRule parses a rule as smtp-sink's -rule takes it:
 // STAGE:REGEXP[@ODDS%]=CODE TEXT, for example
@@ -60,8 +61,9 @@ var oddsLike = regexp.MustCompile(`@[^@]*[^\\]%$`)
 // "mail:^flaky@@50%=451 4.3.0 try later". An empty REGEXP matches
 // everything; TEXT may be left out. ODDS is more than 0 and at most 100
 // (without it, the rule applies to every match); a REGEXP that ends in
-// '@', then anything but such a number, then '%' is refused as mistyped
-// odds (a pattern that means it escapes the '%').
+// '@', then digits, signs, points, e or blanks that are not such a
+// number, then '%' is refused as mistyped odds (a pattern that means it
+// escapes the '%').
 func ParseRule(s string) (Rule, error) {
 	m := ruleSyntax.FindStringSubmatch(s)
 	if m == nil {

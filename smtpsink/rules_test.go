@@ -26,6 +26,7 @@ func TestParseRule(t *testing.T) {
 		{"bdat:LAST$=552", StageBDAT, "LAST$", 0, 552, ""},
 		{"rcpt:^x@50\\%=550", StageRcpt, "^x@50\\%", 0, 550, ""}, // a pattern that ends in @50%, escaped
 		{"rcpt:a@b@5%=550", StageRcpt, "a@b", 5, 550, ""},
+		{"rcpt:@relay%=550", StageRcpt, "@relay%", 0, 550, ""}, // no number there: a pattern
 	} {
 		r, err := ParseRule(tc.in)
 		if err != nil {
@@ -41,7 +42,7 @@ func TestParseRule(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "rcpt", "rcpt:x", "rcpt:x=55", "rcpt:x=250 ok", "rcpt:x=600", "quit:x=550", "rcpt:(=550", "rcpt:x@101%=550", "RCPT:x=550", "rcpt:x@0%=550", "rcpt:@0.0%=550",
-		"rcpt:a@-1%=550", "rcpt:a@50 %=550", "rcpt:a@1e2%=550", "rcpt:@.5%=550"} { // mistyped odds, once taken into the pattern
+		"rcpt:a@-1%=550", "rcpt:a@50 %=550", "rcpt:a@1e2%=550", "rcpt:@.5%=550", "rcpt:a@%=550"} { // mistyped odds, once taken into the pattern
 		if _, err := ParseRule(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

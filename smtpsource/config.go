@@ -183,7 +183,9 @@ type Config struct {
 	// "N < "..."" for what was read and "N > "..."" for what was written,
 	// quoted as Go strings, N numbering the connections from 1; the
 	// conversations, as Postfix's smtp-source -v shows them, with the
-	// messages' data. Writes to it are serialized.
+	// messages' data. Its writes are serialized with each other, not
+	// with Progress's: one writer for both must be safe for concurrent
+	// use (as an *os.File is).
 	Trace io.Writer
 	// Digests keeps the MD5 and size of each message the server accepted,
 	// as it received the data (after dot-unstuffing, CRLF kept), in

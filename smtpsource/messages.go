@@ -111,13 +111,17 @@ func readAtMost(path string, left *int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > *left {
-		return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path) // without reading it
+	var buf bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > *left {
+			return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path) // without reading it
+		}
+		buf.Grow(int(st.Size()) + bytes.MinRead) // one buffer, as os.ReadFile's
 	}
-	b, err := io.ReadAll(io.LimitReader(f, *left+1))
-	if err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(f, *left+1)); err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if int64(len(b)) > *left {
 		return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path)
 	}

@@ -503,7 +503,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *alg != "" && *digestLog != "-" {
 		_, err := os.Lstat(*digestLog)
 		made := errors.Is(err, os.ErrNotExist)
-		digestFile, err = os.OpenFile(*digestLog, os.O_WRONLY|os.O_CREATE, 0o666)
+		digestFile, err = os.OpenFile(*digestLog, os.O_RDWR|os.O_CREATE, 0o666) // read too, as os.Create: a FIFO's open then waits for no reader
 		if err != nil {
 			s.Close()
 			return fmt.Errorf("smtp-sink: -digest-log: %w", err)

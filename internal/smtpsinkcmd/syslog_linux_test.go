@@ -70,20 +70,31 @@ func TestSyslogLikePostfix(t *testing.T) {
 		t.Skip("making /dev/log needs root")
 	}
 	read := listenSyslog(t, "/dev/log")
-	var got [2][]string
-	for i, who := range []string{"postfix", "wirespeed"} {
-		var addr string
-		if who == "postfix" {
-			addr = net.JoinHostPort("127.0.0.1", startPostfixSink(t, "127.0.0.1", "", "-s", syslogCommands))
-		} else {
-			addr = startOurs(t, "-s", syslogCommands, "127.0.0.1:0")
+	for _, c := range []struct {
+		args    []string
+		session []string
+		n       int // messages logged
+	}{
+		{[]string{"-s", syslogCommands}, syslogSession, 7},
+		// Forced replies are logged; commands turned off are not.
+		{[]string{"-s", "ehlo,helo,xclient,xforward,mail,rcpt,noop,quit", "-e", "-C", "-F", "-f", "mail", "-r", "rcpt"},
+			[]string{"EHLO x", "HELO x", "XCLIENT NAME=x", "XFORWARD NAME=x", "MAIL FROM:<a@b>", "RCPT TO:<c@d>", "NOOP", "QUIT"}, 5},
+	} {
+		var got [2][]string
+		for i, who := range []string{"postfix", "wirespeed"} {
+			var addr string
+			if who == "postfix" {
+				addr = net.JoinHostPort("127.0.0.1", startPostfixSink(t, "127.0.0.1", "", c.args...))
+			} else {
+				addr = startOurs(t, append(c.args, "127.0.0.1:0")...)
+			}
+			read() // the start-up check's QUIT, if any
+			converse(t, addr, c.session...)
+			got[i] = read()
 		}
-		read() // the start-up check's QUIT, if any
-		converse(t, addr, syslogSession...)
-		got[i] = read()
-	}
-	if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") || len(got[0]) != 7 {
-		t.Errorf("Postfix's smtp-sink logged:\n%q\nours:\n%q", got[0], got[1])
+		if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") || len(got[0]) != c.n {
+			t.Errorf("%q: Postfix's smtp-sink logged:\n%q\nours:\n%q", c.args, got[0], got[1])
+		}
 	}
 }
 

@@ -83,13 +83,8 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 	var line []byte
 	for lineNo := 1; ; lineNo++ {
 		var err error
-		var long bool
-		line, long, err = readLine(br, line[:0])
-		if long && line[0] != '#' {
-			if !yield(event{kind: evMalformed, cf: cf, line: lineNo}) {
-				return false
-			}
-		} else if len(line) > 0 {
+		line, err = readLine(br, line[:0])
+		if len(line) > 0 {
 			if ev, ok := r.checkLineEvent(cf, lineNo, line); ok && !yield(ev) {
 				return false
 			}
@@ -146,28 +141,27 @@ func (s *stdioReader) Read(p []byte) (int, error) {
 
 // maxCheckLine bounds the part of a check line held in memory. A line
 // can name no file longer than the system's PATH_MAX (4 KiB on Linux),
-// twice that escaped, so a longer line is no check a file could pass:
-// it is read to its end, held no further, and taken as improperly
-// formatted (or skipped, if it is a comment). md5sum holds any line
-// whole, and runs out of memory on a list of endless lines (/dev/zero).
+// twice that escaped, so of a longer line the first maxCheckLine bytes
+// are kept and the rest is read and dropped: the line is then what it
+// was to md5sum, a file that cannot be opened (named by its first MiB),
+// an improperly formatted line or a comment. md5sum holds any line whole,
+// and runs out of memory on a list of endless lines (/dev/zero).
 const maxCheckLine = 1 << 20
 
 // readLine appends the next line, with its '\n' if any, to dst; of a
-// line longer than maxCheckLine it keeps the first maxCheckLine bytes,
-// reads the rest, and reports long.
-func readLine(br *bufio.Reader, dst []byte) (_ []byte, long bool, err error) {
+// longer line than maxCheckLine bytes, it keeps the first maxCheckLine
+// and reads the rest.
+func readLine(br *bufio.Reader, dst []byte) ([]byte, error) {
 	start := len(dst)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if room := maxCheckLine - (len(dst) - start); len(chunk) > room {
-			chunk, long = chunk[:max(room, 0)], true
-		}
-		dst = append(dst, chunk...)
+		room := maxCheckLine - (len(dst) - start)
+		dst = append(dst, chunk[:min(len(chunk), max(room, 0))]...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			if err == nil && len(dst) == start && !long {
+			if err == nil && len(dst) == start {
 				err = io.EOF
 			}
-			return dst, long, err
+			return dst, err
 		}
 	}
 }
