@@ -22,7 +22,9 @@ func (ss *session) command(line string) (sync, ok bool) {
 		return true, true
 	}
 	verb = strings.ToUpper(verb) // no allocation when already upper case
-	ss.line = line
+	if ss.cfg.OnCommand != nil && ss.known(verb) {
+		ss.cfg.OnCommand(ss.id, line) // as it came, before any delay
+	}
 	if d := ss.s.k.delay[verb]; d > 0 {
 		return ss.delayed(d, verb, arg, args)
 	}
@@ -60,9 +62,6 @@ func (ss *session) known(verb string) bool {
 // dispatch serves a command line once its delay, if any, is over; see
 // command.
 func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
-	if ss.cfg.OnCommand != nil && ss.known(verb) {
-		ss.cfg.OnCommand(ss.id, ss.line)
-	}
 	if f, ok := ss.s.k.force[verb]; ok && verb != "BDAT" {
 		// Not ss.quit, even for QUIT: the session goes on or a forced
 		// reply closes it (SessionInfo.Quit false), as Postfix

@@ -19,7 +19,6 @@ type session struct {
 	cfg   *Config
 	conn  net.Conn
 	id    uint64
-	line  string            // the command line being served, for Config.OnCommand
 	r     *textproto.Reader // for message data; command lines are cut by lines from r.R
 	lines lineScanner
 	bw    replyWriter  // the replies: a bufio.Writer on cio, or the loop's
