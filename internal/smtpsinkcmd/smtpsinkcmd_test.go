@@ -340,6 +340,14 @@ func TestRunUsage(t *testing.T) {
 			t.Errorf("%q: %v (status %d), want a usage error", args, err, status)
 		}
 	}
+	// -a (no AUTH) contradicts -auth, which alone runs.
+	auth := []string{"-auth", "-tls", "-addr", "127.0.0.1:0"}
+	if err := Run(done, auth, io.Discard, io.Discard); err != nil {
+		t.Errorf("%q: %v", auth, err)
+	}
+	if status, _ := cli.Status(Run(done, append([]string{"-a"}, auth...), io.Discard, io.Discard)); status != 2 {
+		t.Errorf("-a %q: status %d, want a usage error", auth, status)
+	}
 	var se cli.StatusError
 	if err := Run(context.Background(), []string{"-addr", "256.0.0.1:x"}, io.Discard, io.Discard); err == nil || errors.As(err, &se) {
 		t.Errorf("bad address: %v", err)
