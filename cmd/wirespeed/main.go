@@ -146,7 +146,7 @@ func help(name string, sub []string, stdin io.Reader, stdout, stderr io.Writer) 
 		return 2
 	}
 	h := cmp.Or(c.help, "-help") // -h is smtp-sink's -h HOSTNAME
-	err := c.run(context.Background(), append(sub, h), stdin, stdout, stdout)
+	err := c.run(context.Background(), append(sub, h), stdin, stdout, stderr)
 	return exit(c, err, stderr)
 }
 
