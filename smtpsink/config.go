@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/sockbuf"
 )
 
 // Config describes a sink. The zero value (with Addr set) is an ESMTP sink
@@ -459,6 +460,9 @@ func newKnobs(cfg *Config) knobs {
 func (c *Config) validate() error {
 	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.AbortDataDelay < 0 || c.DataReadDelay < 0 || c.WindowSize < 0 {
 		return fmt.Errorf("%w: negative limit", ErrConfig)
+	}
+	if c.WindowSize > sockbuf.MaxSize {
+		return fmt.Errorf("%w: WindowSize %d: more than a socket takes (%d)", ErrConfig, c.WindowSize, sockbuf.MaxSize)
 	}
 	if c.IPVersion != 0 && c.IPVersion != 4 && c.IPVersion != 6 {
 		return fmt.Errorf("%w: IPVersion %d: want 4, 6 or 0", ErrConfig, c.IPVersion)

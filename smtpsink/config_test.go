@@ -33,6 +33,7 @@ func TestConfigErrors(t *testing.T) {
 		"greeting, CRLF":      {Greeting: "x\r\n250 evil"},
 		"IP version 5":        {IPVersion: 5},
 		"negative window":     {WindowSize: -1},
+		"window over a C int": {WindowSize: 1 << 31},
 		"negative read delay": {DataReadDelay: -1},
 	} {
 		cfg.Addr = "127.0.0.1:0"

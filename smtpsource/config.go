@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/sockbuf"
 )
 
 // Errors returned by Run. ErrStartTLS, ErrTLS and ErrAuth end a run at
@@ -268,6 +270,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: duration %v shorter than one interval at %g msg/s", ErrConfig, cfg.Duration, cfg.QPS)
 	case cfg.ConnectTries < 0 || cfg.WindowSize < 0:
 		return fmt.Errorf("%w: negative connect tries or window size", ErrConfig)
+	case cfg.WindowSize > sockbuf.MaxSize:
+		return fmt.Errorf("%w: window size %d: more than a socket takes (%d)", ErrConfig, cfg.WindowSize, sockbuf.MaxSize)
 	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:
 		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
 	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n\x00"):

@@ -629,6 +629,7 @@ func TestConfigErrors(t *testing.T) {
 		{Addr: "x", RandomWait: -1},
 		{Addr: "x", ConnectTries: -1},
 		{Addr: "x", WindowSize: -1},
+		{Addr: "x", WindowSize: 1 << 31},
 		{Addr: "x", IPVersion: 5},
 		{Addr: "x", Length: MaxLength + 1},
 		{Addr: "x", Length: 1, LengthMax: MaxLength + 1},

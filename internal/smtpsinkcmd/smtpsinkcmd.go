@@ -43,6 +43,7 @@ import (
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/sockbuf"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
@@ -220,8 +221,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *ipv6:
 		cfg.IPVersion = 6
 	}
-	if cfg.WindowSize < 0 {
-		return cli.Usagef("smtp-sink: -T %d: negative", cfg.WindowSize)
+	if cfg.WindowSize < 0 || cfg.WindowSize > sockbuf.MaxSize {
+		return cli.Usagef("smtp-sink: -T %d: want a size in bytes up to %d (0: the system's)", cfg.WindowSize, sockbuf.MaxSize)
+	}
+	if w := sockbuf.Capped(cfg.WindowSize); cfg.WindowSize > 0 && w != "" {
+		fmt.Fprintf(stderr, "smtp-sink: -T %d: %s\n", cfg.WindowSize, w)
 	}
 	if *noAuth && cfg.Auth {
 		return cli.Usagef("smtp-sink: -a (no AUTH) and -auth together")

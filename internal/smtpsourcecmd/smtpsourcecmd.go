@@ -25,6 +25,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/metrics"
+	"github.com/wirespeed/wirespeed/internal/sockbuf"
 	"github.com/wirespeed/wirespeed/smtpsource"
 )
 
@@ -146,8 +147,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.ConnectTries < 1 {
 		return cli.Usagef("smtp-source: -C %d: want at least 1 try", cfg.ConnectTries)
 	}
-	if cfg.WindowSize < 0 {
-		return cli.Usagef("smtp-source: -T %d: want a size in bytes (0: the system's)", cfg.WindowSize)
+	if cfg.WindowSize < 0 || cfg.WindowSize > sockbuf.MaxSize {
+		return cli.Usagef("smtp-source: -T %d: want a size in bytes up to %d (0: the system's)", cfg.WindowSize, sockbuf.MaxSize)
+	}
+	if w := sockbuf.Capped(cfg.WindowSize); cfg.WindowSize > 0 && w != "" {
+		fmt.Fprintf(stderr, "smtp-source: -T %d: %s\n", cfg.WindowSize, w)
 	}
 	if cfg.ChunkSize < 1 {
 		return cli.Usagef("smtp-source: -chunk-size %d: want at least 1 byte", cfg.ChunkSize)

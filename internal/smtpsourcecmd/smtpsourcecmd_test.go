@@ -252,7 +252,7 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%s 0: %v, want a usage error, as Postfix's smtp-source", bad, err)
 		}
 	}
-	for _, bad := range [][]string{{"-chunk-size", "0"}, {"-chunk-size", "-1"}, {"-C", "0"}, {"-C", "-1"}, {"-T", "-1"}} {
+	for _, bad := range [][]string{{"-chunk-size", "0"}, {"-chunk-size", "-1"}, {"-C", "0"}, {"-C", "-1"}, {"-T", "-1"}, {"-T", "2147483648"}} {
 		err := Run(ctx, append(bad, "-chunking", "-q", "127.0.0.1:1"), &out, &errb)
 		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), bad[0]+" ") {
 			t.Errorf("%q: %v (status %d), want a usage error naming the flag", bad, err, status)

@@ -6,8 +6,12 @@ package sockbuf
 
 import (
 	"errors"
+	"math"
 	"syscall"
 )
+
+// MaxSize is the largest size a socket option takes.
+const MaxSize = math.MaxInt32
 
 // Control returns a Control function that fails: setting the socket
 // buffers is done on Unix systems only.

@@ -4,7 +4,14 @@
 // as Postfix's smtp-source and smtp-sink -T do.
 package sockbuf
 
-import "syscall"
+import (
+	"math"
+	"syscall"
+)
+
+// MaxSize is the largest size a socket option takes (a C int): larger
+// sizes wrap around when set.
+const MaxSize = math.MaxInt32
 
 // Control returns a net.Dialer or net.ListenConfig Control function that
 // sets a socket's receive and send buffers (SO_RCVBUF, SO_SNDBUF) to size
