@@ -40,6 +40,10 @@ func (w *Writer) DotWriter() io.WriteCloser {
 // errors.Is). Such a connection can only be dropped; use a new Writer for
 // a new one. (A source that fails is ReadFrom's to see; a caller that
 // writes with Write must not Close after its own source fails.)
+//
+// A mode that is none of dot's constants fails every Write, ReadFrom and
+// Close with an error matching [dot.ErrMode] and writes nothing, not even
+// an end line; the Writer's other calls write on.
 func (w *Writer) DotWriterMode(mode dot.Mode) io.WriteCloser {
 	w.closeDot()
 	w.closeChunks()
@@ -91,7 +95,7 @@ func (d *dotWriter) refuse() error {
 	if d.w.err != nil {
 		return d.w.err
 	}
-	if d.done && d.enc.Mode != dot.Compat {
+	if d.done && (d.enc.Mode == dot.Strict || d.enc.Mode == dot.Raw) {
 		return errClosed
 	}
 	return nil
@@ -99,9 +103,11 @@ func (d *dotWriter) refuse() error {
 
 // fail makes err, an error of a Strict or Raw writer, sticky on its
 // Writer: the block it was writing is unfinished. A Compat writer does
-// what net/textproto's does, which keeps no such state.
+// what net/textproto's does, which keeps no such state, and one of a mode
+// that is none of dot's constants writes nothing (its encoder fails every
+// call with dot.ErrMode), so it leaves nothing unfinished.
 func (d *dotWriter) fail(err error) {
-	if err != nil && d.enc.Mode != dot.Compat {
+	if err != nil && (d.enc.Mode == dot.Strict || d.enc.Mode == dot.Raw) {
 		d.w.err = err
 	}
 }
