@@ -40,7 +40,8 @@ type Decoder struct {
 	MaxSize int64
 	// Bare says what a Strict or Raw decoder does with a bare CR or LF (one
 	// that is not part of a CRLF); see the package documentation. Compat
-	// mode ignores it: it does what net/textproto does.
+	// mode ignores the policy and does what net/textproto does, but a Bare
+	// that is none of the policies fails in any mode ([ErrMode]).
 	Bare BarePolicy
 	// MaxLine, if positive, bounds the length of every line of the block,
 	// counted on the wire as textproto's Limits.MaxLineBytes counts: the
