@@ -2,11 +2,9 @@ package tcpperf
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -394,16 +392,16 @@ func (r *run) connect(ctx context.Context, dial func(ctx context.Context, i int)
 	}
 	hint := ""
 	switch {
-	case errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE):
+	case fdLimit(firstErr):
 		hint = " (raise the file descriptor limit)"
-	case errors.Is(firstErr, syscall.EADDRNOTAVAIL):
+	case outOfPorts(firstErr):
 		hint = " (out of ephemeral ports: widen net.ipv4.ip_local_port_range, wait for TIME_WAIT to pass, or use fewer -conns)"
 	}
 	if r.connected == 0 {
 		switch {
-		case errors.Is(firstErr, syscall.EMFILE) || errors.Is(firstErr, syscall.ENFILE):
+		case fdLimit(firstErr):
 			return fmt.Errorf("%w: %w%s", ErrFDLimit, firstErr, hint)
-		case errors.Is(firstErr, syscall.EADDRNOTAVAIL):
+		case outOfPorts(firstErr):
 			return fmt.Errorf("%w: %w%s", ErrPorts, firstErr, hint)
 		}
 		return fmt.Errorf("%w to %s: %w", ErrConnect, r.cfg.Addr, firstErr)

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
@@ -229,7 +228,7 @@ func writeErrorStatus(stderr io.Writer, err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, syscall.EBADF) || errors.Is(err, os.ErrClosed):
+	case isBadFD(err) || errors.Is(err, os.ErrClosed):
 		fmt.Fprintf(stderr, "%s: write error: %s\n", sumProg, errText(err))
 	default:
 		fmt.Fprintf(stderr, "%s: write error\n", sumProg)
@@ -616,9 +615,7 @@ func (r *sumRun) fileError(name string, err error) {
 // errText is strerror's wording for system errors ("No such file or
 // directory"), and the error's own text otherwise.
 func errText(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s := errno.Error()
+	if s, ok := sysErrText(err); ok {
 		if s != "" && 'a' <= s[0] && s[0] <= 'z' {
 			s = string(s[0]-'a'+'A') + s[1:]
 		}

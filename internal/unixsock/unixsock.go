@@ -1,3 +1,5 @@
+//go:build !plan9
+
 // Package unixsock listens on Unix domain sockets as Postfix's servers
 // do: a socket file left by a server that is gone is taken over.
 package unixsock
@@ -37,8 +39,8 @@ func Listen(ctx context.Context, lc *net.ListenConfig, path string) (ln net.List
 			c.Close()
 			err = fmt.Errorf("%w (a server is listening on it)", err)
 		}
-	case errors.Is(err, syscall.EINVAL) && len(path) >= len(syscall.RawSockaddrUnix{}.Path):
-		err = fmt.Errorf("%w (the path is %d bytes; a socket's is at most %d)", err, len(path), len(syscall.RawSockaddrUnix{}.Path)-1)
+	case errors.Is(err, syscall.EINVAL) && sunPath > 0 && len(path) >= sunPath:
+		err = fmt.Errorf("%w (the path is %d bytes; a socket's is at most %d)", err, len(path), sunPath-1)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -1,3 +1,5 @@
+//go:build !plan9
+
 // Package servetest checks engines of `wirespeed serve` (serve.Engine):
 // what each must do, for this module's engines and the comparison
 // module's alike.
