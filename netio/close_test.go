@@ -164,3 +164,33 @@ func TestConnCloseTwice(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestConnCloseDuringClose: a Close made while the first is under way
+// (here, from within it, once it has begun) returns ErrClosed at once and
+// closes nothing, and the first closes the connection and returns nil.
+// The second went through the whole close too: one of the two got the
+// connection's own "use of closed network connection" error.
+func TestConnCloseDuringClose(t *testing.T) {
+	cli, srv := tcpPair(t)
+	c := NewConn(cli, nil)
+	var second error
+	nested := false
+	c.SetCloseHook(func() {
+		if !nested {
+			nested = true
+			second = c.Close()
+		}
+	})
+	if _, err := c.WriteString("last"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("first Close: %v, want nil", err)
+	}
+	if second != ErrClosed {
+		t.Errorf("Close during the first: %v, want ErrClosed", second)
+	}
+	if got, err := io.ReadAll(srv); string(got) != "last" || err != nil {
+		t.Errorf("peer read %q, %v; want %q", got, err, "last")
+	}
+}

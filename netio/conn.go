@@ -156,11 +156,14 @@ func (c *Conn) ReadFrom(r io.Reader) (int64, error) { return c.w.ReadFrom(r) }
 // or the writer's earlier write error. A Close after the first returns
 // ErrClosed (which matches net.ErrClosed), as on a net.Conn.
 func (c *Conn) Close() error {
-	if c.w.isShut() {
-		// As a net.Conn's second Close: whatever the first said.
+	if !c.w.beginConnClose() {
+		// As a net.Conn's second Close: whatever the first said, even
+		// while the first is still under way.
 		return ErrClosed
 	}
-	c.w.stopCopy() // a ReadFrom waiting for its source does not hold Close
+	if c.w.closeHook != nil {
+		c.w.closeHook()
+	}
 	var err error
 	if linger := c.w.opt.Linger; linger > 0 && !c.w.idle() {
 		ctx, cancel := context.WithTimeout(context.Background(), linger)
@@ -224,21 +227,21 @@ func (w *Writer) shutWrites() {
 	w.mu.Unlock()
 }
 
-// stopCopy stops a ReadFrom in progress, as Writer.Close does, without
-// waiting for its write: Conn.Close bounds that wait by the linger time,
+// beginConnClose marks Conn.Close begun and reports whether this call is
+// the first. The first also stops a ReadFrom in progress, as Writer.Close
+// does, without waiting for its write (a ReadFrom waiting for its source
+// does not hold Close): Conn.Close bounds that wait by the linger time,
 // then ends it by closing the connection.
-func (w *Writer) stopCopy() {
-	w.mu.Lock()
-	w.closing = true
-	w.stopCopyLocked(false)
-	w.mu.Unlock()
-}
-
-// isShut reports whether Conn.Close has begun.
-func (w *Writer) isShut() bool {
+func (w *Writer) beginConnClose() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.shut
+	if w.connClose {
+		return false
+	}
+	w.connClose = true
+	w.closing = true
+	w.stopCopyLocked(false)
+	return true
 }
 
 // idle reports whether the writer has nothing queued or in flight and no

@@ -171,3 +171,7 @@ func SetHandshakeHeldHook(opt *LoopOptions, f func(n int)) { opt.handshakeHeld =
 // SetSpliceHook has f learn the bytes of each step w's ReadFrom splices
 // (Linux). Call it before any ReadFrom.
 func (w *Writer) SetSpliceHook(f func(n int64)) { w.spliceHook = f }
+
+// SetCloseHook makes c's Close call f once it has begun. Call it before
+// any Close.
+func (c *Conn) SetCloseHook(f func()) { c.w.closeHook = f }

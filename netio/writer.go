@@ -119,6 +119,9 @@ type Writer struct {
 	// spliceHook, if set (only by tests, before any ReadFrom), learns
 	// the bytes of each step a ReadFrom splices.
 	spliceHook func(n int64)
+	// closeHook, if set (only by tests), is called by Conn.Close once it
+	// has begun, in the calling goroutine.
+	closeHook func()
 	// afterFunc arms the hold timer; time.AfterFunc except in tests.
 	afterFunc func(d time.Duration, f func()) stopResetter
 
@@ -136,6 +139,7 @@ type Writer struct {
 	low       int
 	err       error
 	closed    bool
+	connClose bool // Conn.Close has begun: a later one returns ErrClosed
 	shut      bool // Conn.Close is closing the connection: Writes fail with ErrClosed
 	writeShut bool // Conn.CloseWrite: Writes fail with ErrWriteClosed
 	running   bool // flusher goroutine started
