@@ -136,6 +136,7 @@ type hooks struct {
 	stopClosed func()                          // in stop, after closing the registered connections
 	now        func() time.Time                // -delay: stamps a request as read
 	until      func(due time.Time)             // -delay: waits until a response is due
+	full       func()                          // -delay: the reader waits for the responses queued to leave room
 }
 
 // check returns the error for a cfg that engines cannot serve.
@@ -237,7 +238,7 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	fs.StringVar(&cfg.Engine, "engine", engine, "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request of up to 64 KiB; a longer one closes the connection)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket (std, netio and netio-conn engines; the file is removed at exit unless another server has taken the path)")
-	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools)")
+	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools; at most 1 MiB of responses wait a connection, then its reads wait)")
 	return fs, &cfg
 }
 
@@ -482,9 +483,14 @@ type delayedResponse struct {
 	b   []byte
 }
 
-// maxDelayed bounds the responses waiting per connection in -delay mode;
-// past it the reader waits, and later requests are stamped late.
-const maxDelayed = 4096
+// maxDelayed and maxDelayedBytes bound the responses waiting per
+// connection in -delay mode, in number and in bytes; past either the
+// reader waits (the client's writes then wait on TCP's window), and later
+// requests are stamped late.
+const (
+	maxDelayed      = 4096
+	maxDelayedBytes = 1 << 20
+)
 
 // handleDelayed serves c with every response written cfg.Delay after its
 // request was read: a goroutine reads and stamps requests (each chunk in
@@ -503,14 +509,39 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 		until = func(due time.Time) { w.Until(stopping, due) }
 	}
 	ch := make(chan delayedResponse, maxDelayed)
+	var (
+		mu     sync.Mutex
+		room   = sync.NewCond(&mu)
+		queued int  // bytes in ch and being written
+		quit   bool // the writer is gone
+	)
+	// queue sends response b once the bytes queued leave room for it (one
+	// alone always goes), stamped then; it reports false if the writer is
+	// gone.
+	queue := func(b []byte) bool {
+		mu.Lock()
+		for queued > 0 && queued+len(b) > maxDelayedBytes && !quit {
+			if h.full != nil {
+				h.full()
+			}
+			room.Wait()
+		}
+		queued += len(b)
+		ok := !quit
+		mu.Unlock()
+		if ok {
+			ch <- delayedResponse{now().Add(cfg.Delay), b}
+		}
+		return ok
+	}
 	go func() {
 		defer close(ch)
 		if cfg.Mode == "echo" {
 			buf := make([]byte, 64<<10)
 			for {
 				n, err := c.Read(buf)
-				if n > 0 {
-					ch <- delayedResponse{now().Add(cfg.Delay), append([]byte(nil), buf[:n]...)}
+				if n > 0 && !queue(append([]byte(nil), buf[:n]...)) {
+					return
 				}
 				if err != nil {
 					return
@@ -523,16 +554,26 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 			if err != nil {
 				return // EOF, error, or a line longer than MaxLine
 			}
-			ch <- delayedResponse{now().Add(cfg.Delay), Respond(nil, line)}
+			if !queue(Respond(nil, line)) {
+				return
+			}
 		}
 	}()
 	for d := range ch {
 		until(d.due)
 		if stopping.Err() == nil {
 			if _, err := c.Write(d.b); err == nil {
+				mu.Lock()
+				queued -= len(d.b)
+				room.Signal()
+				mu.Unlock()
 				continue
 			}
 		}
+		mu.Lock()
+		quit = true
+		room.Signal()
+		mu.Unlock()
 		c.Close() // ends the reader
 		for range ch {
 		}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -175,6 +176,63 @@ func TestServeDelayPipelined(t *testing.T) {
 				line, err := br.ReadString('\n')
 				if want := string(rune('a'+i)) + "\n"; err != nil || line != want {
 					t.Fatalf("response %d: %q, %v; want %q", i, line, err, want)
+				}
+			}
+		})
+	}
+}
+
+// -delay: the responses waiting on a connection hold at most
+// maxDelayedBytes; past that the reader waits for the writer, and a client
+// that sends without reading is held back by TCP (it held 4096 responses
+// of up to 64 KiB each, 256 MiB a connection). The writer's wait is held
+// open until the reader has waited: 3 MiB of lines must not all be read
+// before it does. Then every response comes, in order.
+func TestServeDelayBounded(t *testing.T) {
+	const size, n = 1000, 3 * maxDelayedBytes / 1000
+	line := strings.Repeat("x", size-1) + "\n"
+	for _, engine := range []string{"std", "netio-conn"} {
+		t.Run(engine, func(t *testing.T) {
+			var stamped atomic.Int64
+			all, full, release := make(chan struct{}), make(chan int64, 1), make(chan struct{})
+			h := &hooks{
+				now: func() time.Time {
+					if stamped.Add(1) == n {
+						close(all)
+					}
+					return time.Now()
+				},
+				until: func(time.Time) { <-release },
+				full: func() {
+					select {
+					case full <- stamped.Load():
+					default:
+					}
+				},
+			}
+			s := startT(t, Config{Engine: engine, Mode: "line", Delay: time.Millisecond}, h)
+			defer s.Stop()
+			open := sync.OnceFunc(func() { close(release) })
+			defer open() // before Stop, which waits for the writer
+			c, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			go c.Write([]byte(strings.Repeat(line, n)))
+			select {
+			case k := <-full:
+				if k*size > maxDelayedBytes {
+					t.Errorf("the reader waited with %d bytes of responses queued, over %d", k*size, maxDelayedBytes)
+				}
+			case <-all:
+				t.Fatalf("all %d bytes read with no response written", n*size)
+			}
+			open()
+			br := bufio.NewReader(c)
+			for i := range n {
+				if got, err := br.ReadString('\n'); err != nil || got != line {
+					t.Fatalf("response %d: %.20q, %v", i, got, err)
 				}
 			}
 		})
