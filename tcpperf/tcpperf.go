@@ -49,7 +49,7 @@ var (
 // every connection, and only those are checked.
 type Config struct {
 	Addr     string        // host:port, or unix:PATH for a Unix socket (engine netio, its default then)
-	Conns    int           // connections (default 1)
+	Conns    int           // connections (default 1, at most 2^24)
 	QPS      float64       // messages per second over all connections; 0 = closed loop
 	Depth    int           // closed loop: messages in flight per connection (default 1; at most 1Mi, and 64 MiB of them)
 	MsgSize  int           // bytes per message, "\n" included (default 64, at least 1); see above for what it carries
@@ -403,6 +403,10 @@ func msgSeq(b, tmpl []byte) (uint64, bool) {
 	return seq, checkMsg(b, tmpl, seq) // exactly, digits' case included
 }
 
+// maxConns bounds Config.Conns: 2^24 connections, more than a process
+// can open to one address from one source address many times over.
+const maxConns = 1 << 24
+
 // The bounds of an open-loop rate: one message in about 11 days (an
 // interval in nanoseconds far from overflowing) and one a picosecond.
 const (
@@ -458,6 +462,9 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: a Unix socket needs engine %s", ErrConfig, EngineNetio)
 	} else if network == "unix" && addr == "" {
 		return fmt.Errorf("%w: address unix: names no socket path", ErrConfig)
+	}
+	if cfg.Conns > maxConns {
+		return fmt.Errorf("%w: %d connections: more than %d", ErrConfig, cfg.Conns, maxConns)
 	}
 	onNetio := cfg.Engine == EngineNetio
 	if onNetio && len(cfg.CPUs) > 0 && !netioPins {

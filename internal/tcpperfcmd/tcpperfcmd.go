@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -111,6 +112,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	case cfg.MsgSize < 1:
 		return cli.Usagef("tcpperf: -msg-size %d: want 1 or more", cfg.MsgSize)
 	}
+	if a := cfg.Addr; !strings.HasPrefix(a, "unix:") {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return cli.Usagef("tcpperf: -addr %q: want HOST:PORT or unix:PATH", a)
+		}
+	}
 	// -depth is the closed loop's: with a rate it was ignored, silently.
 	depthSet := false
 	fs.Visit(func(f *flag.Flag) { depthSet = depthSet || f.Name == "depth" })
@@ -118,6 +124,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 		return cli.Usagef("tcpperf: -depth %d with -qps %g: -depth is for closed loop (-qps 0); in open loop the rate sets what is in flight", cfg.Depth, cfg.QPS)
 	}
 	if *useTLS {
+		if *tlsInsecure && *tlsCA != "" {
+			return cli.Usagef("tcpperf: -tls-insecure and -tls-ca: one or the other")
+		}
 		if strings.HasPrefix(cfg.Addr, "unix:") && *tlsName == "" && !*tlsInsecure {
 			return cli.Usagef("tcpperf: -tls on %s: a Unix socket has no host name for the certificate; give -tls-server-name or -tls-insecure", cfg.Addr)
 		}

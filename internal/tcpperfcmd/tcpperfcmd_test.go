@@ -140,6 +140,24 @@ func TestRunErrors(t *testing.T) {
 	if status, _ := cli.Status(err); status != 2 {
 		t.Errorf("-tls-insecure without -tls: %v (status %d)", err, status)
 	}
+	// -tls-insecure and -tls-ca contradict each other (one was ignored).
+	err = Run(context.Background(), []string{"-addr", "127.0.0.1:1", "-tls", "-tls-insecure", "-tls-ca", "ca.pem", "-q"}, &out, &errb)
+	if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), "one or the other") {
+		t.Errorf("-tls-insecure -tls-ca: %v (status %d)", err, status)
+	}
+	// An address without a port, or one net cannot split, and more
+	// connections than any run can open are refused before dialing (they
+	// failed to dial, status 1, or asked for a limit of 10^11 descriptors).
+	for _, bad := range [][]string{{"-addr", "127.0.0.1"}, {"-addr", "bogus"}, {"-addr", "::1:9"}, {"-addr", "[::1]:"}} {
+		err = Run(context.Background(), append(bad, "-q"), &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), bad[0]) {
+			t.Errorf("%q: %v (status %d), want a usage error naming the flag", bad, err, status)
+		}
+	}
+	err = Run(context.Background(), []string{"-conns", "99999999999", "-q"}, &out, &errb)
+	if status, _ := cli.Status(err); status != 2 || !errors.Is(err, tcpperf.ErrConfig) {
+		t.Errorf("-conns 99999999999: %v (status %d), want tcpperf.ErrConfig, a usage error", err, status)
+	}
 	// A configuration only the run can refuse (a CPU to pin to that the
 	// process may not use) is a usage error as well (status 2; it was 1).
 	if runtime.GOOS == "linux" {
