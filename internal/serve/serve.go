@@ -166,11 +166,15 @@ func check(cfg Config, engines map[string]Engine) error {
 const unixPrefix = "unix:"
 
 // checkUnix refuses a Unix socket address on the engines that serve TCP
-// only, and one without a path.
+// only, one without a path, and a TCP address net cannot split.
 func checkUnix(cfg Config) error {
 	switch {
 	case cfg.Addr == unixPrefix:
 		return fmt.Errorf("-addr unix: needs a path")
+	case !strings.HasPrefix(cfg.Addr, unixPrefix):
+		if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
+			return fmt.Errorf("-addr %q: want HOST:PORT or unix:PATH", cfg.Addr)
+		}
 	case strings.HasPrefix(cfg.Addr, unixPrefix) && !slices.Contains([]string{"std", "netio", "netio-conn"}, cfg.Engine):
 		return fmt.Errorf("-addr %s: the %s engine serves TCP only (unix: needs std, netio or netio-conn)", cfg.Addr, cfg.Engine)
 	}
@@ -281,6 +285,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if slices.Contains(CompareEngines(), cfg.Engine) {
 		return runCompare(ctx, *cfg, *compareExe, stdout, stderr)
+	}
+	if *compareExe != "" {
+		return cli.Usagef("serve: -compare-exe: engine %s is served here; the comparison binary serves %s", cfg.Engine, strings.Join(CompareEngines(), ", "))
 	}
 	return run(ctx, *cfg, engines, stdout, stderr)
 }

@@ -353,6 +353,9 @@ func TestServeExtraArgument(t *testing.T) {
 	for _, args := range [][]string{
 		{"-engine", "nope"}, {"-mode", "nope"}, {"-engine", "gnet", "-delay", "1ms"},
 		{"-engine", "evio", "-addr", "unix:/tmp/x"}, {"-addr", ""},
+		// An address net cannot split (it failed to listen, exit 1), and
+		// -compare-exe for an engine of this binary (it was ignored).
+		{"-addr", "bogus"}, {"-addr", "::1:9"}, {"-engine", "std", "-compare-exe", "/nonexistent"},
 	} {
 		if err := Run(done, args, &out, &errb); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("serve %q: %v, want a usage error", args, err)
