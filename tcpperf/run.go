@@ -2,12 +2,16 @@ package tcpperf
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 type run struct {
@@ -396,6 +400,8 @@ func (r *run) connect(ctx context.Context, dial func(ctx context.Context, i int)
 		hint = " (raise the file descriptor limit)"
 	case outOfPorts(firstErr):
 		hint = " (out of ephemeral ports: widen net.ipv4.ip_local_port_range, wait for TIME_WAIT to pass, or use fewer -conns)"
+	case errors.Is(firstErr, netio.ErrHandshake) && !errors.As(firstErr, new(*tls.CertificateVerificationError)):
+		hint = " (does the server speak TLS? wirespeed serve does with -tls)"
 	}
 	if r.connected == 0 {
 		switch {
@@ -404,7 +410,7 @@ func (r *run) connect(ctx context.Context, dial func(ctx context.Context, i int)
 		case outOfPorts(firstErr):
 			return fmt.Errorf("%w: %w%s", ErrPorts, firstErr, hint)
 		}
-		return fmt.Errorf("%w to %s: %w", ErrConnect, r.cfg.Addr, firstErr)
+		return fmt.Errorf("%w to %s: %w%s", ErrConnect, r.cfg.Addr, firstErr, hint)
 	}
 	if firstErr != nil {
 		r.connectErr = fmt.Sprintf("%d of %d connections failed, the first with: %v%s", r.cfg.Conns-r.connected, r.cfg.Conns, firstErr, hint)

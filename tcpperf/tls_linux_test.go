@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +81,15 @@ func TestTLSErrors(t *testing.T) {
 	_, err := Run(context.Background(), Config{Addr: addr, TLS: &tls.Config{}, Duration: 10 * time.Millisecond})
 	if !errors.Is(err, ErrConnect) || !errors.As(err, new(x509.UnknownAuthorityError)) {
 		t.Fatalf("unknown CA: %v, want ErrConnect with x509.UnknownAuthorityError", err)
+	}
+	if strings.Contains(err.Error(), "speak TLS") {
+		t.Errorf("unknown CA: %v, hints at a server without TLS", err)
+	}
+	// A server without TLS (an echo server sends the ClientHello back) is
+	// hinted at.
+	_, err = Run(context.Background(), Config{Addr: server(t, echo), TLS: &tls.Config{InsecureSkipVerify: true}, Duration: 10 * time.Millisecond})
+	if !errors.Is(err, ErrConnect) || !strings.Contains(err.Error(), "does the server speak TLS?") {
+		t.Errorf("plain echo server: %v, want ErrConnect asking whether the server speaks TLS", err)
 	}
 	_, err = Run(context.Background(), Config{Addr: addr, TLS: &tls.Config{}, Engine: EngineTcpperf})
 	if !errors.Is(err, ErrConfig) {
