@@ -27,6 +27,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/wirespeed/wirespeed/internal/bench"
 	"github.com/wirespeed/wirespeed/internal/cli"
@@ -119,20 +120,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	if c.interrupt {
 		var stop context.CancelFunc
-		ctx, stop = interruptible(ctx)
+		ctx, stop = interruptible(ctx, signalGrace)
 		defer stop()
 	}
 	return exit(c, c.run(ctx, args[1:], stdin, stdout, stderr), stderr)
 }
 
 // interruptible returns ctx cancelled by the first SIGINT or SIGTERM;
-// the signals are then let go, so that the next one ends the process as
-// it would any other command's (a stop that hangs is not waited for).
-func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+// the signals are let go grace later, so that the next one ends the
+// process as it would any other command's (a stop that hangs is not
+// waited for). Those within grace are taken for the first's duplicates:
+// timeout(1) sends its signal to the command and then to its process
+// group, the command included.
+func interruptible(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	context.AfterFunc(ctx, stop)
+	context.AfterFunc(ctx, func() { time.AfterFunc(grace, stop) })
 	return ctx, stop
 }
+
+// signalGrace is interruptible's grace: far longer than a signal takes to
+// be sent twice, far shorter than a person takes to send it again.
+const signalGrace = 200 * time.Millisecond
 
 // help prints the usage of the command named name on stdout, as `wirespeed
 // CMD -help` does, and returns the exit status: 0.

@@ -19,7 +19,7 @@ import (
 // itself as such a command.
 func TestSecondSignal(t *testing.T) {
 	if os.Getenv("WIRESPEED_TEST_HANG") != "" {
-		ctx, stop := interruptible(context.Background())
+		ctx, stop := interruptible(context.Background(), 0)
 		defer stop()
 		fmt.Println("ready")
 		<-ctx.Done()
@@ -64,5 +64,54 @@ func TestSecondSignal(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
 		t.Errorf("%v: want the process ended by the second SIGINT", err)
+	}
+}
+
+// A signal sent twice at once, as timeout(1) sends its SIGTERM to the
+// command and then to its process group, is one: the command stops
+// cleanly (the second ended tcpperf and bench with no result). The grace
+// is long here, so that however slow the host the duplicate falls in it.
+func TestDuplicateSignal(t *testing.T) {
+	if os.Getenv("WIRESPEED_TEST_DUP") != "" {
+		ctx, stop := interruptible(context.Background(), time.Hour)
+		defer stop()
+		fmt.Println("ready")
+		<-ctx.Done()
+		fmt.Println("cancelled")
+		bufio.NewReader(os.Stdin).ReadString('\n') // the duplicate is sent by now
+		fmt.Println("stopped")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDuplicateSignal$")
+	cmd.Env = append(os.Environ(), "WIRESPEED_TEST_DUP=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	guard := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer guard.Stop()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("read %q, want ready", lines.Text())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if !lines.Scan() || lines.Text() != "cancelled" {
+		t.Fatalf("read %q, want cancelled", lines.Text())
+	}
+	cmd.Process.Signal(syscall.SIGTERM) // later, and still within the grace
+	fmt.Fprintln(in, "go on")
+	if !lines.Scan() || lines.Text() != "stopped" {
+		t.Errorf("read %q, want stopped", lines.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("%v: want the process to stop cleanly", err)
 	}
 }
