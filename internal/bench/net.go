@@ -118,7 +118,7 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	exe, _ := os.Executable()
 	var cfg netConfig
 	engines := fs.String("engines", strings.Join(serve.Engines(), ","), "engines to compare")
-	points := fs.String("points", defaultNetPoints, "loads: NAME=MODE/CONNS/QPS/DEPTH,... (QPS 0 = closed loop with DEPTH in flight per connection; DEPTH 0 in open loop)")
+	points := fs.String("points", defaultNetPoints, "loads: NAME=MODE/CONNS/QPS/DEPTH,... (QPS 0 = closed loop with DEPTH in flight per connection; DEPTH 0 in open loop); \"\" with -overload given: only the overload experiment")
 	fs.DurationVar(&cfg.duration, "duration", 5*time.Second, "measured time per run")
 	fs.DurationVar(&cfg.warmup, "warmup", time.Second, "warmup per run")
 	fs.IntVar(&cfg.msgSize, "msg-size", 64, "message size")
@@ -144,8 +144,16 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	if err := noArgs("net", fs.Args()); err != nil {
 		return nil, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	if *points == "" {
+		// An empty list (an unset variable, say) skipped every point
+		// silently and ran the overload experiment: running that alone
+		// takes an -overload given too.
+		if !set["overload"] {
+			return nil, cli.Usagef("bench net: -points \"\": no points (to run only the overload experiment, give -overload too)")
+		}
 		cfg.points = nil
 	} else if cfg.points, err = parseNetPoints(*points); err != nil {
 		return nil, cli.Usagef("bench net: %v", err)
@@ -165,9 +173,7 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	case len(cfg.points) == 0 && *overload == 0:
 		return nil, cli.Usagef("bench net: no -points and -overload 0: nothing to run")
 	}
-	stepSet := false
-	fs.Visit(func(f *flag.Flag) { stepSet = stepSet || f.Name == "step" })
-	if err := cfg.check(stepSet); err != nil {
+	if err := cfg.check(set["step"]); err != nil {
 		return nil, cli.Usagef("bench net: %v", err)
 	}
 	return func(ctx context.Context) error { return runNet(ctx, cfg, *jsonOut, *overload, stdout, stderr) }, nil

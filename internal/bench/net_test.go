@@ -357,6 +357,9 @@ func TestNetFlagsChecked(t *testing.T) {
 		// Ran twice, or skipped the experiment, or ran nothing.
 		{"-points", "x=echo/1/100/0,x=echo/1/100/0"}, {"-engines", "std,std"},
 		{"-overload", "-1s"}, {"-points", "", "-overload", "0"},
+		// No points: each was skipped silently and the overload
+		// experiment ran alone, which takes an -overload given.
+		{"-points", ""}, {"-points", "", "-sockperf=false"},
 	} {
 		_, err := parseNet(args, io.Discard, io.Discard)
 		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {
@@ -378,6 +381,9 @@ func TestNetFlagsChecked(t *testing.T) {
 	// have no step search.
 	if _, err := parseNet([]string{"-points", "a=echo/10/100/0"}, io.Discard, io.Discard); err != nil {
 		t.Errorf("-points without the default -step's point: %v", err)
+	}
+	if _, err := parseNet([]string{"-points", "", "-overload", "1s"}, io.Discard, io.Discard); err != nil {
+		t.Errorf("-points \"\" with -overload: %v, want the overload experiment alone", err)
 	}
 }
 
