@@ -125,8 +125,8 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	fs.IntVar(&cfg.serverCPU, "server-cpu", 0, "CPU for the server (-1: no pinning)")
 	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for tcpperf (-1: no pinning)")
 	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed")
-	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client")
-	fs.StringVar(&cfg.compareExe, "compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in)")
+	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client (a path, or a name looked up on PATH; checked before the run)")
+	fs.StringVar(&cfg.compareExe, "compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in; checked before the run)")
 	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files, after the results are printed: FILE.svg (or FILE) becomes FILE-POINT.svg; FILE's directory is checked before the run")
 	fs.StringVar(&cfg.step, "step", "10k", "the open-loop point whose rate is stepped up (x1.5 a step) for each engine to the highest that keeps p99 under 1 ms (\"\": none)")
 	fs.IntVar(&cfg.stepRuns, "step-runs", 1, "runs per rate in the step search: a rate passes when more than half of its runs keep p99 under 1 ms, and the table shows the run with the median p99")
@@ -175,6 +175,16 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	}
 	if err := cfg.check(set["step"]); err != nil {
 		return nil, cli.Usagef("bench net: %v", err)
+	}
+	if len(cfg.points) > 0 { // else only the overload experiment runs, in this process
+		if err := checkProgram("-exe", cfg.exe); err != nil {
+			return nil, cli.Usagef("bench net: %v", err)
+		}
+		if cfg.compareExe != "" && slices.ContainsFunc(cfg.engines, isCompare) {
+			if err := checkProgram("-compare-exe", cfg.compareExe); err != nil {
+				return nil, cli.Usagef("bench net: %v", err)
+			}
+		}
 	}
 	return func(ctx context.Context) error { return runNet(ctx, cfg, *jsonOut, *overload, stdout, stderr) }, nil
 }

@@ -523,3 +523,63 @@ func lineOf(s, prefix string) string {
 	}
 	return ""
 }
+
+// A -exe (or -compare-exe) that names no program that can be run is a
+// usage error, naming the flag and why, before anything runs: each point
+// printed "start server: fork/exec /nonexistent: ..." and the run went
+// on. A name without a slash is looked up on PATH, as exec.Command does.
+func TestProgramFlagsChecked(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nosuch")
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("not a program\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct{ flag, value, why string }{
+		{"-exe", missing, ""},
+		{"-exe", dir, ""},
+		{"-exe", "wirespeed-no-such-program", "executable file not found"},
+	}
+	if runtime.GOOS != "windows" { // where no mode bit makes a program
+		bad = append(bad, struct{ flag, value, why string }{"-exe", plain, "not executable"})
+	}
+	for _, c := range bad {
+		want := "-exe " + c.value + ": " + c.why
+		args := []string{"-engines", "std", c.flag, c.value}
+		_, err := parseNet(args, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 || !strings.Contains(fmt.Sprint(err), "bench net: "+want) {
+			t.Errorf("bench net %q: %v, want a usage error saying %q", args, err, want)
+		}
+		args = []string{c.flag, c.value, "-postfix=false", "-sinks", "wirespeed", "-sources", "wirespeed", "-m4k", "1", "-m1m", "0", "-lat-m", "0", "-tls-ceiling=false"}
+		var out, errOut bytes.Buffer
+		err = RunSMTP(context.Background(), args, &out, &errOut)
+		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 || !strings.Contains(fmt.Sprint(err), "bench smtp: "+want) || out.Len() != 0 {
+			t.Errorf("bench smtp %q: %v, stdout %q, stderr %q; want a usage error saying %q before the run", args, err, out.String(), errOut.String(), want)
+		}
+	}
+	args := []string{"-engines", "gnet", "-compare-exe", missing}
+	if _, err := parseNet(args, io.Discard, io.Discard); !errors.Is(err, cli.ErrUsage) || !strings.Contains(fmt.Sprint(err), "bench net: -compare-exe "+missing+": ") {
+		t.Errorf("bench net %q: %v, want a usage error naming -compare-exe", args, err)
+	}
+
+	// What is not run is not checked: a -compare-exe with no comparison
+	// engine, a -exe with only the overload experiment.
+	for _, args := range [][]string{
+		{"-engines", "std", "-compare-exe", missing},
+		{"-exe", missing, "-points", "", "-overload", "1s"},
+	} {
+		if _, err := parseNet(args, io.Discard, io.Discard); err != nil {
+			t.Errorf("bench net %q: %v", args, err)
+		}
+	}
+	// A name on PATH is a program.
+	if runtime.GOOS != "windows" {
+		if err := os.WriteFile(filepath.Join(dir, "ws"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", dir)
+		if _, err := parseNet([]string{"-exe", "ws"}, io.Discard, io.Discard); err != nil {
+			t.Errorf("bench net -exe ws, on PATH: %v", err)
+		}
+	}
+}

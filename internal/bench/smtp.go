@@ -156,7 +156,7 @@ func parseSMTP(args []string, stdout, stderr io.Writer) (func(context.Context) e
 	fs.DurationVar(&cfg.delay, "delay", time.Millisecond, "the sink's wait before its end-of-data reply in the latency-honesty run")
 	fs.IntVar(&cfg.serverCPU, "server-cpu", 0, "CPU for the sink (-1: no pinning)")
 	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for the source (-1: no pinning)")
-	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as sink and source")
+	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as sink and source (a path, or a name looked up on PATH; checked before the run)")
 	tlsCeil := fs.Bool("tls-ceiling", true, "with the 1 MiB rows of wirespeed's plain and TLS pairs: measure the same bytes with no SMTP, plain and over crypto/tls (bench tlspipe), the TLS bar's ceiling")
 	quick := fs.Bool("quick", false, "short runs (-m4k 200 -m1m 4 -lat-m 50 -count 1 unless given): a smoke test, not a measurement")
 	jsonOut := fs.Bool("json", false, "print the rows as JSON")
@@ -220,6 +220,12 @@ func runSMTP(ctx context.Context, cfg smtpConfig, o smtpOptions, stdout, stderr 
 		return slices.ContainsFunc(cfg.sources, func(src string) bool { return paired(sink, src) })
 	}) {
 		return cli.Usagef("bench smtp: no source of %s drives a sink of %s: the %s source and sink go only with each other", strings.Join(cfg.sources, ","), strings.Join(cfg.sinks, ","), engTLS)
+	}
+	notPostfix := func(e string) bool { return e != engPostfix }
+	if cfg.latMessages > 0 || slices.ContainsFunc(cfg.sinks, notPostfix) || slices.ContainsFunc(cfg.sources, notPostfix) {
+		if err := checkProgram("-exe", cfg.exe); err != nil {
+			return cli.Usagef("bench smtp: %v", err)
+		}
 	}
 	if runtime.NumCPU() < 2 || !canPin {
 		fmt.Fprintln(stderr, "wirespeed bench smtp: fewer than 2 CPUs or no affinity control: not pinning; sink and source share CPUs")

@@ -194,10 +194,11 @@ func TestBenchSMTPFlags(t *testing.T) {
 	} {
 		var out, errOut bytes.Buffer
 		// A binary that is not there, so that what is not refused fails
-		// at once instead of running.
+		// at once instead of running: refused for that, after what the
+		// case is about (which the check of the error's text shows).
 		args = append([]string{"-exe", "/nonexistent/wirespeed", "-postfix=false"}, args...)
 		err := RunSMTP(context.Background(), args, &out, &errOut)
-		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "bench smtp") {
+		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "bench smtp") || strings.Contains(err.Error(), "-exe") {
 			t.Errorf("%q: %v (status %d), want a usage error", args, err, status)
 		}
 	}
