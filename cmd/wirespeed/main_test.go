@@ -30,6 +30,7 @@ func TestDispatch(t *testing.T) {
 		{[]string{"bench", "net", "-engines", "std", "-points", "", "-sockperf=false"}, 2, "wirespeed bench net: -points \"\": no points"},
 		{[]string{"bench", "net", "-engines", "std", "-points", "a=echo/1/100/0", "-overload", "0", "-sockperf=false", "-exe", "/nonexistent"}, 2, "wirespeed bench net: -exe /nonexistent: "},
 		{[]string{"bench", "smtp", "-postfix=false", "-exe", "/nonexistent"}, 2, "wirespeed bench smtp: -exe /nonexistent: "},
+		{[]string{"bench", "net", "-points", "a=echo/10/0/0"}, 2, `wirespeed bench net: point "a=echo/10/0/0": DEPTH 0: closed loop (QPS 0) wants 1 or more in flight per connection`},
 		{[]string{"bench", "-nosuchflag"}, 2, "flag provided but not defined: -nosuchflag"},
 		{[]string{"bench", "digest", "net"}, 2, "wirespeed bench: suite net cannot be combined with digest: net runs a harness of its own"},
 		{[]string{"bench", "-long", "smtp"}, 2, "wirespeed bench: smtp takes no -long: it runs alone"},

@@ -50,14 +50,22 @@ func parseNetPoints(s string) ([]netPoint, error) {
 			return nil, fmt.Errorf("point %q: want NAME=MODE/CONNS/QPS/DEPTH", item)
 		}
 		p := netPoint{Name: name, Mode: f[0]}
+		// Each field is named with what is wrong with it: all were
+		// "bad numbers", even a DEPTH of 0 in closed loop.
 		var err1, err2, err3 error
 		p.Conns, err1 = strconv.Atoi(f[1])
 		p.QPS, err2 = strconv.ParseFloat(f[2], 64)
 		p.Depth, err3 = strconv.Atoi(f[3])
-		if err := errors.Join(err1, err2, err3); err != nil || p.Conns < 1 || p.QPS < 0 || (p.QPS == 0 && p.Depth < 1) {
-			return nil, fmt.Errorf("point %q: bad numbers", item)
-		}
-		if p.QPS > 0 && p.Depth != 0 {
+		switch {
+		case err1 != nil || p.Conns < 1:
+			return nil, fmt.Errorf("point %q: CONNS %q: want a whole number, 1 or more", item, f[1])
+		case err2 != nil || p.QPS < 0:
+			return nil, fmt.Errorf("point %q: QPS %q: want a rate, or 0 for closed loop", item, f[2])
+		case err3 != nil:
+			return nil, fmt.Errorf("point %q: DEPTH %q: want a whole number", item, f[3])
+		case p.QPS == 0 && p.Depth < 1:
+			return nil, fmt.Errorf("point %q: DEPTH %d: closed loop (QPS 0) wants 1 or more in flight per connection", item, p.Depth)
+		case p.QPS > 0 && p.Depth != 0:
 			// It was ignored: the rate sets what is in flight.
 			return nil, fmt.Errorf("point %q: DEPTH is for closed loop (QPS 0): want 0 with a QPS", item)
 		}

@@ -193,6 +193,22 @@ func TestParseNetPoints(t *testing.T) {
 			t.Errorf("%q: no error", bad)
 		}
 	}
+	// The error names the field and what is wrong with it: each of these
+	// was "bad numbers".
+	for _, c := range []struct{ points, want string }{
+		{"a=echo/10/0/0", `DEPTH 0: closed loop (QPS 0) wants 1 or more in flight per connection`},
+		{"a=line/10/0/-2", `DEPTH -2: closed loop (QPS 0) wants 1 or more`},
+		{"a=echo/10/0/x", `DEPTH "x": want a whole number`},
+		{"a=echo/0/100/0", `CONNS "0": want a whole number, 1 or more`},
+		{"a=echo/1.5/100/0", `CONNS "1.5": want a whole number`},
+		{"a=echo/10/-1/0", `QPS "-1": want a rate, or 0 for closed loop`},
+		{"a=echo/10/fast/0", `QPS "fast": want a rate`},
+	} {
+		_, err := parseNetPoints(c.points)
+		if want := fmt.Sprintf("point %q: %s", c.points, c.want); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", c.points, err, want)
+		}
+	}
 }
 
 // The percentiles of a real sockperf 3.7 ping-pong run.
