@@ -210,6 +210,7 @@ const (
 	defaultIdleTimeout  = 5 * time.Minute
 	defaultWriteTimeout = time.Minute
 	defaultDialTimeout  = 30 * time.Second
+	maxTimeout          = time.Duration(1 << 62) // see NewLoops
 )
 
 // A LoopConn is a connection of a [Loops] server. Its methods other than
@@ -626,6 +627,10 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 		if *v.p == 0 {
 			*v.p = v.def
 		}
+		// The loops add a timeout to a time on their clock (nanoseconds
+		// since they started): one past 2^62 ns, 146 years, is none the
+		// sooner for being cut there, and cannot overflow the sum.
+		*v.p = min(*v.p, maxTimeout)
 	}
 	if o.Clock == nil {
 		o.Clock, s.realClock = time.Now, true

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"sync"
@@ -92,6 +93,36 @@ func TestLoopsNoTimeouts(t *testing.T) {
 	select {
 	case err := <-closed:
 		t.Fatalf("closed (%v) with no timeouts", err)
+	default:
+	}
+}
+
+// TestLoopsHugeTimeouts: timeouts as long as a Duration holds are
+// none in practice: adding one to the loop's clock does not overflow
+// into a time already past (a deadline set after some time had passed
+// rescheduled the connection at its idle time, wrapped negative, and
+// closed it at once with ErrIdleTimeout).
+func TestLoopsHugeTimeouts(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{Loops: 1, IdleTimeout: math.MaxInt64, WriteTimeout: math.MaxInt64,
+		HandshakeTimeout: math.MaxInt64, DialTimeout: math.MaxInt64,
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetLoopClock(opt, clk.Now)
+	h := func(c *LoopConn, in []byte) int {
+		c.SetDeadline(c.Now().Add(time.Hour))
+		return echo(c, in)
+	}
+	s := startLoops(t, h, opt)
+	c := dial(t, s)
+	r := bufio.NewReader(c)
+	clk.advance(s, time.Second)
+	roundTrip(t, r, c)
+	clk.advance(s, time.Second)
+	roundTrip(t, r, c)
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) with timeouts of 292 years", err)
 	default:
 	}
 }
