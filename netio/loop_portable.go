@@ -901,6 +901,9 @@ func (l *loop) send(c *LoopConn) bool {
 		return false
 	}
 	if len(out) == 0 {
+		if c.waiting {
+			l.schedule(c) // a timeout may have taken it out of the heap
+		}
 		return !c.waiting
 	}
 	if !c.waiting {
