@@ -78,6 +78,42 @@ func TestLoopsWriteTimeoutAfterSilentDeadline(t *testing.T) {
 	advanceToWriteTimeout(t, s, clk, 2*time.Minute, closed)
 }
 
+// TestLoopsDeadlineWhileWaiting: a deadline that passes while the
+// output waits for room, with no OnTimeout, closes the connection after
+// what it wrote is sent, as SetDeadline says and as with an OnTimeout:
+// it was closed at once, the output still waiting thrown away, and
+// OnClose learned the deadline alone, as if all had been sent.
+func TestLoopsDeadlineWhileWaiting(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	const size = 1 << 20
+	opt := &LoopOptions{Loops: 1, IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+		OnOpen: func(c *LoopConn) {
+			c.Write(bytes.Repeat([]byte("w"), size))
+			c.SetDeadline(clk.Now().Add(30 * time.Second))
+		},
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	c := dialSmallWindow(t, s)
+	<-waiting
+	clk.advance(s, 30*time.Second) // the deadline, before the peer reads
+	got, err := io.ReadAll(c)
+	if len(got) != size || err != nil {
+		t.Fatalf("the peer read %d bytes, %v; want %d and the end", len(got), err, size)
+	}
+	if err := <-closed; !errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ErrUnsent) {
+		t.Fatalf("OnClose learned %v, want the deadline alone", err)
+	}
+}
+
 // TestLoopsIdleTimeoutAfterWait: a connection that once waited for room
 // (with no write timeout) still times out when idle afterwards.
 func TestLoopsIdleTimeoutAfterWait(t *testing.T) {

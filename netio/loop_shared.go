@@ -431,20 +431,21 @@ func (l *loop) runTasks() {
 	}
 }
 
-// timeout ends c, which reached a deadline: a write timeout closes it at
-// once, the others after OnTimeout's farewell is sent.
+// timeout ends c, which reached a deadline: a write timeout (or a TLS
+// handshake's) closes it at once, the others once what it wrote, with
+// OnTimeout's farewell, is sent, whether or not there is an OnTimeout
+// (the write timeout bounds that).
 func (l *loop) timeout(c *LoopConn, err error) {
 	if c.lingering { // the linger time is over
 		l.endLinger(c, unsent(c.closeErr))
 		return
 	}
-	f := l.s.opt.OnTimeout
-	if err == ErrWriteTimeout || f == nil || c.tls != nil && c.tls.state == tlsHandshake {
+	if err == ErrWriteTimeout || c.tls != nil && c.tls.state == tlsHandshake {
 		l.close(c, err)
 		return
 	}
 	c.deadline = 0
-	if !l.callTimeout(c, f, err) {
+	if f := l.s.opt.OnTimeout; f != nil && !l.callTimeout(c, f, err) {
 		return
 	}
 	c.markClosing()
