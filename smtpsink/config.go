@@ -108,7 +108,8 @@ type Config struct {
 	NoEnhancedStatusCodes bool
 
 	// TLS, if set, offers STARTTLS (RFC 3207) with this configuration
-	// (its Certificates; see SelfSigned), or with TLSImplicit speaks TLS
+	// (its Certificates, GetCertificate or GetConfigForClient: one at
+	// least, or ErrConfig; see SelfSigned), or with TLSImplicit speaks TLS
 	// from the connection's first byte (SMTPS, RFC 8314) and offers no
 	// STARTTLS. After STARTTLS the session forgets all it knew (RFC 3207
 	// §4.2: the client must EHLO again, and authenticate again), and
@@ -475,6 +476,10 @@ func (c *Config) validate() error {
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {
 		return fmt.Errorf("%w: %w", ErrConfig, digest.ErrUnknownAlgorithm)
+	}
+	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
+		// crypto/tls's Listen refuses it so: every handshake would fail.
+		return fmt.Errorf("%w: TLS: no certificate (neither Certificates, GetCertificate nor GetConfigForClient set)", ErrConfig)
 	}
 	if (c.TLSImplicit || c.TLSRequired) && c.TLS == nil {
 		return fmt.Errorf("%w: TLSImplicit and TLSRequired need TLS", ErrConfig)

@@ -1,6 +1,7 @@
 package smtpsink
 
 import (
+	"crypto/tls"
 	"errors"
 	"math"
 	"testing"
@@ -14,27 +15,29 @@ import (
 // read a second reply the server never meant, and fall out of step.
 func TestConfigErrors(t *testing.T) {
 	for name, cfg := range map[string]Config{
-		"negative limit":      {MaxSize: -1},
-		"engine":              {Engine: "threads"},
-		"bare policy":         {Bare: dot.BareNormalize + 1},
-		"auth without TLS":    {Auth: true},
-		"TLS required, none":  {TLSRequired: true},
-		"delay, unknown verb": {Delay: map[string]time.Duration{"FROB": 1}},
-		"force, unknown verb": {Force: map[string]Reply{"FROB": {Code: 500}}},
-		"force, code 250":     {Force: map[string]Reply{"RCPT": {Code: 250}}},
-		"force text, CRLF":    {Force: map[string]Reply{"RCPT": {Code: 450, Text: "a\r\n250 ok"}}},
-		"force text, LF":      {Force: map[string]Reply{"CONNECT": {Code: 554, Text: "a\n250 ok"}}},
-		"rule text, CR":       {Rules: []Rule{{Stage: "rcpt", Reply: Reply{Code: 550, Text: "no\r"}}}},
-		"rule, unknown stage": {Rules: []Rule{{Stage: "quit", Reply: Reply{Code: 550}}}},
-		"rule, odds NaN":      {Rules: []Rule{{Stage: "rcpt", Odds: math.NaN(), Reply: Reply{Code: 550}}}},
-		"rule, odds over 100": {Rules: []Rule{{Stage: "rcpt", Odds: 101, Reply: Reply{Code: 550}}}},
-		"hostname, CRLF":      {Hostname: "x\r\n250 evil"},
-		"hostname, NUL":       {Hostname: "x\x00"},
-		"greeting, CRLF":      {Greeting: "x\r\n250 evil"},
-		"IP version 5":        {IPVersion: 5},
-		"negative window":     {WindowSize: -1},
-		"window over a C int": {WindowSize: 1 << 31},
-		"negative read delay": {DataReadDelay: -1},
+		"negative limit":               {MaxSize: -1},
+		"engine":                       {Engine: "threads"},
+		"bare policy":                  {Bare: dot.BareNormalize + 1},
+		"auth without TLS":             {Auth: true},
+		"TLS required, none":           {TLSRequired: true},
+		"TLS, no certificate":          {TLS: &tls.Config{}},
+		"implicit TLS, no certificate": {TLS: &tls.Config{}, TLSImplicit: true},
+		"delay, unknown verb":          {Delay: map[string]time.Duration{"FROB": 1}},
+		"force, unknown verb":          {Force: map[string]Reply{"FROB": {Code: 500}}},
+		"force, code 250":              {Force: map[string]Reply{"RCPT": {Code: 250}}},
+		"force text, CRLF":             {Force: map[string]Reply{"RCPT": {Code: 450, Text: "a\r\n250 ok"}}},
+		"force text, LF":               {Force: map[string]Reply{"CONNECT": {Code: 554, Text: "a\n250 ok"}}},
+		"rule text, CR":                {Rules: []Rule{{Stage: "rcpt", Reply: Reply{Code: 550, Text: "no\r"}}}},
+		"rule, unknown stage":          {Rules: []Rule{{Stage: "quit", Reply: Reply{Code: 550}}}},
+		"rule, odds NaN":               {Rules: []Rule{{Stage: "rcpt", Odds: math.NaN(), Reply: Reply{Code: 550}}}},
+		"rule, odds over 100":          {Rules: []Rule{{Stage: "rcpt", Odds: 101, Reply: Reply{Code: 550}}}},
+		"hostname, CRLF":               {Hostname: "x\r\n250 evil"},
+		"hostname, NUL":                {Hostname: "x\x00"},
+		"greeting, CRLF":               {Greeting: "x\r\n250 evil"},
+		"IP version 5":                 {IPVersion: 5},
+		"negative window":              {WindowSize: -1},
+		"window over a C int":          {WindowSize: 1 << 31},
+		"negative read delay":          {DataReadDelay: -1},
 	} {
 		cfg.Addr = "127.0.0.1:0"
 		if s, err := Listen(t.Context(), cfg); !errors.Is(err, ErrConfig) {
