@@ -284,9 +284,32 @@ wait:
 	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 && r.fatal == nil {
 		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
 	}
-	res := r.result(float64(end)/1e9, ctx.Err() == nil)
-	res.Interrupted = parent.Err() != nil
+	// A context that ended once the run's work was done (while the
+	// sessions said QUIT) did not cut it short.
+	whole := ctx.Err() == nil || r.fatal == nil && r.done(end)
+	res := r.result(float64(end)/1e9, whole)
+	res.Interrupted = !whole && parent.Err() != nil
 	return res, r.fatal
+}
+
+// done reports whether, at end, the run had done its work: every message
+// started has its outcome (none abandoned), and none that was due is left
+// to start, or the Duration is over.
+func (r *run) done(end int64) bool {
+	if r.n.abandoned.Load() > 0 {
+		return false
+	}
+	if r.over(end) {
+		return true
+	}
+	if r.cfg.Messages == math.MaxInt {
+		return false // unlimited: only the Duration ends the run
+	}
+	due := int64(r.cfg.Messages)
+	if r.cfg.openLoop() {
+		due = r.dueBy(never)
+	}
+	return r.n.started.Load() >= due
 }
 
 func us(ns int64) string {

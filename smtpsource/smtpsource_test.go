@@ -694,6 +694,56 @@ func TestCancel(t *testing.T) {
 	accounted(t, res)
 }
 
+// A context that ends once every message is done, while the sessions
+// wait for QUIT's reply, does not make the run Interrupted: its messages
+// were done (Result.Interrupted). One that ends with messages not yet
+// started does.
+func TestCancelAtQuit(t *testing.T) {
+	for _, reuse := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var quits atomic.Int64
+		f := &fakeServer{reply: func(verb, arg string) string {
+			if verb == "QUIT" && quits.Add(1) == 2 {
+				cancel()
+				return "hang"
+			}
+			return ""
+		}}
+		cfg := base(f.start(t))
+		cfg.Messages, cfg.Reuse = 2, reuse
+		if reuse {
+			cfg.Sessions = 2
+		}
+		res, err := RunWith(ctx, cfg, nil, nil)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Delivered != 2 || res.Abandoned != 0 || res.Interrupted {
+			t.Errorf("reuse %v: delivered %d, abandoned %d, interrupted %v; want 2, 0, false", reuse, res.Delivered, res.Abandoned, res.Interrupted)
+		}
+		accounted(t, res)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "QUIT" {
+			cancel()
+			return "hang"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Messages = 3
+	res, err := RunWith(ctx, cfg, nil, nil)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Delivered != 1 || !res.Interrupted {
+		t.Errorf("messages left: delivered %d, interrupted %v; want 1, true", res.Delivered, res.Interrupted)
+	}
+}
+
 // A server without ESMTP: EHLO refused, HELO taken, the message sent
 // unpipelined, and no error. A server that greets with 554: each
 // connection is a connect refusal, its message fails, and the run goes on
