@@ -375,7 +375,9 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 // Close stops accepting, ends every session with a 421 reply (RFC 5321
 // §3.8; a session whose client does not read gets closeGrace for it),
 // closes the connections and waits for the sessions to end. It may be
-// called more than once, and concurrently.
+// called more than once, and concurrently, but not from a Config callback
+// (OnMessage, Decide, OnCommand, OnSessionEnd...), which would wait for its
+// own session: there, call it in a goroutine of its own (go s.Close()).
 func (s *Server) Close() error {
 	err := s.stopAccepting()
 	s.kOnce.Do(func() { close(s.kill) })
@@ -422,7 +424,7 @@ const closeGrace = time.Second
 
 // Shutdown stops accepting and waits for the open sessions to end
 // (their clients to QUIT) until ctx is done, and then closes them as
-// Close does, returning ctx's error.
+// Close does, returning ctx's error. As Close, it is not for a callback.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.stopAccepting()
 	done := make(chan struct{})
