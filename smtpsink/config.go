@@ -129,7 +129,8 @@ type Config struct {
 	// unless AuthPlaintext. Authenticating is never required to send
 	// mail; Message says whether the client did, and as whom. The
 	// response lines of an exchange are bounded by MaxCommandBytes or
-	// 12288 bytes, whichever is more (RFC 4954 §4).
+	// 12288 bytes, whichever is more (RFC 4954 §4). AuthUsers,
+	// AuthPlaintext or AuthMechanisms without Auth is ErrConfig.
 	Auth          bool
 	AuthUsers     map[string]string
 	AuthPlaintext bool
@@ -483,6 +484,9 @@ func (c *Config) validate() error {
 	}
 	if (c.TLSImplicit || c.TLSRequired) && c.TLS == nil {
 		return fmt.Errorf("%w: TLSImplicit and TLSRequired need TLS", ErrConfig)
+	}
+	if !c.Auth && (c.AuthUsers != nil || c.AuthMechanisms != nil || c.AuthPlaintext) {
+		return fmt.Errorf("%w: AuthUsers, AuthMechanisms and AuthPlaintext need Auth", ErrConfig)
 	}
 	if c.Auth && c.TLS == nil && !c.AuthPlaintext {
 		return fmt.Errorf("%w: Auth needs TLS, or AuthPlaintext", ErrConfig)

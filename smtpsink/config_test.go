@@ -38,6 +38,10 @@ func TestConfigErrors(t *testing.T) {
 		"negative window":              {WindowSize: -1},
 		"window over a C int":          {WindowSize: 1 << 31},
 		"negative read delay":          {DataReadDelay: -1},
+		// What only AUTH uses, without Auth (it was ignored).
+		"users without Auth":      {AuthUsers: map[string]string{"u": "p"}},
+		"mechanisms without Auth": {AuthMechanisms: []string{"PLAIN"}},
+		"plaintext without Auth":  {AuthPlaintext: true},
 	} {
 		cfg.Addr = "127.0.0.1:0"
 		if s, err := Listen(t.Context(), cfg); !errors.Is(err, ErrConfig) {
