@@ -5,6 +5,7 @@ package netio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -14,68 +15,42 @@ import (
 )
 
 // TestLoopsWriteTimeoutAfterDeadline: a deadline that passes while the
-// output waits for room, with OnTimeout's farewell queued behind it, does
-// not take the write timeout away: a peer that never reads is still ended.
+// output waits for room, with OnTimeout's farewell queued behind it or
+// with an OnTimeout that writes nothing, does not take the write timeout
+// away: a peer that never reads is still ended. (The portable loops took
+// a silent one's connection out of their heap at the deadline and put it
+// back only for output, so that it waited forever.)
 func TestLoopsWriteTimeoutAfterDeadline(t *testing.T) {
-	clk := newFakeClock()
-	closed := make(chan error, 1)
-	timedOut := make(chan error, 1)
-	waiting := make(chan struct{})
-	var once sync.Once
-	opt := &LoopOptions{Loops: 1, IdleTimeout: time.Hour, WriteTimeout: time.Minute,
-		OnOpen: func(c *LoopConn) {
-			c.Write(bytes.Repeat([]byte("w"), 1<<20))
-			c.SetDeadline(clk.Now().Add(30 * time.Second))
-		},
-		OnTimeout: func(c *LoopConn, err error) { c.WriteString("421 timeout\r\n"); timedOut <- err },
-		OnClose:   func(c *LoopConn, err error) { closed <- err }}
-	SetSentHook(opt, func(out, written int) {
-		if written < out {
-			once.Do(func() { close(waiting) })
-		}
-	})
-	SetLoopClock(opt, clk.Now)
-	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
-	dialSmallWindow(t, s) // and never read
-	<-waiting
-	clk.advance(s, 30*time.Second)
-	if err := <-timedOut; !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("OnTimeout learned %v", err)
+	for _, farewell := range []string{"421 timeout\r\n", ""} {
+		t.Run(fmt.Sprintf("farewell=%q", farewell), func(t *testing.T) {
+			clk := newFakeClock()
+			closed := make(chan error, 1)
+			timedOut := make(chan error, 1)
+			waiting := make(chan struct{})
+			var once sync.Once
+			opt := &LoopOptions{Loops: 1, IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+				OnOpen: func(c *LoopConn) {
+					c.Write(bytes.Repeat([]byte("w"), 1<<20))
+					c.SetDeadline(clk.Now().Add(30 * time.Second))
+				},
+				OnTimeout: func(c *LoopConn, err error) { c.WriteString(farewell); timedOut <- err },
+				OnClose:   func(c *LoopConn, err error) { closed <- err }}
+			SetSentHook(opt, func(out, written int) {
+				if written < out {
+					once.Do(func() { close(waiting) })
+				}
+			})
+			SetLoopClock(opt, clk.Now)
+			s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+			dialSmallWindow(t, s) // and never read
+			<-waiting
+			clk.advance(s, 30*time.Second)
+			if err := <-timedOut; !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("OnTimeout learned %v", err)
+			}
+			advanceToWriteTimeout(t, s, clk, 2*time.Minute, closed)
+		})
 	}
-	advanceToWriteTimeout(t, s, clk, 2*time.Minute, closed)
-}
-
-// TestLoopsWriteTimeoutAfterSilentDeadline: as above, with an OnTimeout
-// that writes nothing: the write timeout still ends a peer that never
-// reads. The portable loops took the connection out of their heap at the
-// deadline and put it back only for output, so that it waited forever.
-func TestLoopsWriteTimeoutAfterSilentDeadline(t *testing.T) {
-	clk := newFakeClock()
-	closed := make(chan error, 1)
-	timedOut := make(chan error, 1)
-	waiting := make(chan struct{})
-	var once sync.Once
-	opt := &LoopOptions{Loops: 1, IdleTimeout: time.Hour, WriteTimeout: time.Minute,
-		OnOpen: func(c *LoopConn) {
-			c.Write(bytes.Repeat([]byte("w"), 1<<20))
-			c.SetDeadline(clk.Now().Add(30 * time.Second))
-		},
-		OnTimeout: func(c *LoopConn, err error) { timedOut <- err },
-		OnClose:   func(c *LoopConn, err error) { closed <- err }}
-	SetSentHook(opt, func(out, written int) {
-		if written < out {
-			once.Do(func() { close(waiting) })
-		}
-	})
-	SetLoopClock(opt, clk.Now)
-	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
-	dialSmallWindow(t, s) // and never read
-	<-waiting
-	clk.advance(s, 30*time.Second)
-	if err := <-timedOut; !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("OnTimeout learned %v", err)
-	}
-	advanceToWriteTimeout(t, s, clk, 2*time.Minute, closed)
 }
 
 // TestLoopsDeadlineWhileWaiting: a deadline that passes while the
