@@ -32,8 +32,8 @@ var (
 	ErrHandshake = errors.New("netio: TLS handshake failed")
 	// ErrTLS is what OnClose learns, wrapping crypto/tls's error, for an
 	// established TLS connection closed because a record failed (the
-	// alert then sent follows the replies owed) or the peer sent an
-	// alert.
+	// alert then sent follows the replies owed), the peer sent an alert,
+	// or its stream ended inside a record (io.ErrUnexpectedEOF).
 	ErrTLS = errors.New("netio: TLS failed")
 	// ErrTLSActive is what StartTLS returns on a connection that already
 	// uses TLS, and Detach on a TLS connection.
@@ -568,13 +568,15 @@ func (l *loop) tlsRecords(c *LoopConn) bool {
 			return !c.closed
 		case c.closed:
 			return false
-		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			// close_notify, or the stream's end: the Handler's last call.
+		case err == io.EOF:
+			// close_notify, or the stream's end at a record's end (which
+			// crypto/tls takes for an end): the Handler's last call.
 			c.eof = true
 			return l.tlsHandle(c, nil)
 		default:
-			// A bad record (crypto/tls has sent its alert) or the peer's
-			// alert.
+			// A bad record (crypto/tls has sent its alert), the peer's
+			// alert, or the stream's end inside a record
+			// (io.ErrUnexpectedEOF: what came is not all that was sent).
 			t.notified = true
 			c.markClosing()
 			c.closeErr = fmt.Errorf("%w: %w", ErrTLS, err)
