@@ -447,5 +447,33 @@ func notes(rs []Result) []string {
 	if has("MD5File/") {
 		ns = append(ns, digestNote)
 	}
+	if n := speedupNote(rs); n != "" {
+		ns = append(ns, n)
+	}
 	return ns
+}
+
+// speedupNote says what the speed-up column is measured against, which the
+// table does not show (the JSON has each row's baseline): the baseline row
+// of each group, named where it is not the stdlib row.
+func speedupNote(rs []Result) string {
+	var other []string // "group: impl", for the baselines other than stdlib
+	compared := false
+	for _, r := range rs {
+		if r.Speedup <= 0 {
+			continue
+		}
+		compared = true
+		if s := r.Group + ": " + r.Baseline; r.Baseline != "stdlib" && !slices.Contains(other, s) {
+			other = append(other, s)
+		}
+	}
+	if !compared {
+		return ""
+	}
+	n := "speed-up: the ns/op of the group's baseline row divided by this row's (above 1x is faster); the baseline is the stdlib row"
+	if len(other) > 0 {
+		n += ", except in " + strings.Join(other, ", ")
+	}
+	return n + "."
 }

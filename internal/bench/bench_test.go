@@ -115,7 +115,8 @@ func TestPrintTable(t *testing.T) {
 		"MD5File/size=64MiB  io.Copy    500.0   2000   -         6\n" +
 		"                    wirespeed  1000.0  1000   2.0x      0\n" +
 		"Other               x          -       12345  -         0\n" +
-		"\n" + digestNote + "\n"
+		"\n" + digestNote + "\n" +
+		"\nspeed-up: the ns/op of the group's baseline row divided by this row's (above 1x is faster); the baseline is the stdlib row, except in MD5File/size=64MiB: io.Copy.\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
