@@ -48,12 +48,15 @@ type Result struct {
 
 // env describes the run.
 type env struct {
-	Go        string `json:"go"`
-	GOOS      string `json:"goos"`
-	GOARCH    string `json:"goarch"`
-	CPUs      int    `json:"cpus"`
-	DotKernel string `json:"dot_kernel"` // the dot package's kernel: avx512, avx2 or generic
-	Benchtime string `json:"benchtime"`
+	Go     string `json:"go"`
+	GOOS   string `json:"goos"`
+	GOARCH string `json:"goarch"`
+	CPUs   int    `json:"cpus"`
+	// GOMAXPROCS bounds the cores the run uses (digest.Files hashes that
+	// many files at once); it may be below CPUs (a container's CPU limit).
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	DotKernel  string `json:"dot_kernel"` // the dot package's kernel: avx512, avx2 or generic
+	Benchtime  string `json:"benchtime"`
 }
 
 // Run runs `wirespeed bench` with the arguments after "bench": the
@@ -321,7 +324,7 @@ func (p *plan) measure(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "\r%-60s\r", "")
 	}
 	addSpeedups(results)
-	e := env{Go: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), DotKernel: dot.Kernel(), Benchtime: p.benchtime.String()}
+	e := env{Go: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), DotKernel: dot.Kernel(), Benchtime: p.benchtime.String()}
 	if p.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -330,7 +333,7 @@ func (p *plan) measure(ctx context.Context, stdout, stderr io.Writer) error {
 			Results []Result `json:"results"`
 		}{e, results})
 	}
-	fmt.Fprintf(stdout, "%s %s/%s, %d CPUs, dot kernel %s, benchtime %s\n\n", e.Go, e.GOOS, e.GOARCH, e.CPUs, e.DotKernel, e.Benchtime)
+	fmt.Fprintf(stdout, "%s %s/%s, %d CPUs, GOMAXPROCS %d, dot kernel %s, benchtime %s\n\n", e.Go, e.GOOS, e.GOARCH, e.CPUs, e.GOMAXPROCS, e.DotKernel, e.Benchtime)
 	return printTable(stdout, results)
 }
 
@@ -446,6 +449,9 @@ func notes(rs []Result) []string {
 	}
 	if has("MD5File/") {
 		ns = append(ns, digestNote)
+	}
+	if has("MD5ManyFiles/") {
+		ns = append(ns, fmt.Sprintf(digestManyNote, runtime.GOMAXPROCS(0)))
 	}
 	if n := speedupNote(rs); n != "" {
 		ns = append(ns, n)

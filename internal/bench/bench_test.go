@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -316,5 +318,34 @@ func TestBenchInterrupt(t *testing.T) {
 	}
 	if _, _, err := runBenchContext(ctx, "-benchtime", "1ms", "-run", "seed/DotReader", "seed"); err != errInterrupted {
 		t.Errorf("bench, cancelled: %v, want %v", err, errInterrupted)
+	}
+}
+
+// The MD5ManyFiles rows compare one goroutine with GOMAXPROCS of them: the
+// table says so, and the header and the JSON give GOMAXPROCS, which may be
+// below the CPUs.
+func TestManyFilesNoteAndGOMAXPROCS(t *testing.T) {
+	ns := notes([]Result{{Group: "MD5ManyFiles/files=64x1MiB", Impl: "io.Copy"}})
+	if !slices.ContainsFunc(ns, func(n string) bool {
+		return strings.Contains(n, "one after another") && strings.Contains(n, fmt.Sprintf("here %d", runtime.GOMAXPROCS(0)))
+	}) {
+		t.Errorf("no note on MD5ManyFiles's cores: %q", ns)
+	}
+	out, errs, err := runBench("-benchtime", "1ms", "-run", "seed/IONull", "seed")
+	if err != nil {
+		t.Fatalf("%v: %s", err, errs)
+	}
+	if want := fmt.Sprintf("GOMAXPROCS %d,", runtime.GOMAXPROCS(0)); !strings.Contains(out, want) {
+		t.Errorf("header lacks %q:\n%s", want, out)
+	}
+	out, errs, err = runBench("-benchtime", "1ms", "-run", "seed/IONull", "-json", "seed")
+	if err != nil {
+		t.Fatalf("%v: %s", err, errs)
+	}
+	var rep struct {
+		GOMAXPROCS int `json:"gomaxprocs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.GOMAXPROCS != runtime.GOMAXPROCS(0) {
+		t.Errorf("JSON gomaxprocs %d (%v), want %d", rep.GOMAXPROCS, err, runtime.GOMAXPROCS(0))
 	}
 }

@@ -32,6 +32,11 @@ const (
 const digestNote = "MD5File: since Go 1.22 *os.File implements io.WriterTo, so io.Copy and bufio.Reader hand a file to File.WriteTo (a 32 KiB copy) and skip their own buffers; " +
 	"the bufio+io.Copy and CopyBuffer4K rows hide WriteTo, so that they read 4 KiB at a time as their names say."
 
+// digestManyNote explains the rows of MD5ManyFiles, with GOMAXPROCS: their
+// speed-ups are not one core's.
+const digestManyNote = "MD5ManyFiles: the io.Copy row hashes the files one after another in one goroutine; digest.Files, in the wirespeed rows, hashes GOMAXPROCS (here %d) files at once, " +
+	"so their speed-up includes the other cores: wirespeed-crypto-md5 hashes with crypto/md5 as io.Copy does, wirespeed adds multi-buffer SIMD MD5."
+
 // digestFiles generates (or finds) the files and returns their paths, the
 // big one first.
 func digestFiles() ([]string, error) {
