@@ -349,3 +349,19 @@ func TestManyFilesNoteAndGOMAXPROCS(t *testing.T) {
 		t.Errorf("JSON gomaxprocs %d (%v), want %d", rep.GOMAXPROCS, err, runtime.GOMAXPROCS(0))
 	}
 }
+
+// A seed row's impl is what it runs: IONull has no bufio.
+func TestSeedImpls(t *testing.T) {
+	for _, c := range Cases() {
+		if c.Suite != "seed" || c.Impl == "stdlib" || c.Impl == "wirespeed" {
+			continue
+		}
+		want := "bufio"
+		if c.Group == "seed/IONull" {
+			want = "io.Copy"
+		}
+		if c.Impl != want {
+			t.Errorf("%s: impl %s, want %s", c.Group, c.Impl, want)
+		}
+	}
+}
