@@ -169,23 +169,30 @@ func reuse(data []byte) func() io.Reader {
 }
 
 // DotWriter copies src through a DotWriter into io.Discard. The Writer is
-// reused across ops, as a connection's would be.
+// reused across ops, as a connection's would be. Each op must take all of
+// src, with no error.
 func DotWriter(b B, impl string, src func() io.Reader) {
+	want, _ := io.Copy(io.Discard, src())
 	bw := bufio.NewWriter(io.Discard)
+	check := func(n int64, err, cerr error) {
+		if n != want || err != nil || cerr != nil {
+			b.Fatal(impl, " DotWriter: ", n, " bytes of ", want, ", ", err, ", Close: ", cerr)
+		}
+	}
 	switch impl {
 	case "stdlib":
 		w := stdtp.NewWriter(bw)
 		for b.Loop() {
 			d := w.DotWriter()
-			io.Copy(d, src())
-			d.Close()
+			n, err := io.Copy(d, src())
+			check(n, err, d.Close())
 		}
 	case "wirespeed":
 		w := textproto.NewWriter(bw)
 		for b.Loop() {
 			d := w.DotWriter()
-			io.Copy(d, src())
-			d.Close()
+			n, err := io.Copy(d, src())
+			check(n, err, d.Close())
 		}
 	default:
 		panic("unknown impl " + impl)
@@ -193,21 +200,29 @@ func DotWriter(b B, impl string, src func() io.Reader) {
 }
 
 // DotReader copies a DotReader over src into io.Discard. The Reader is
-// reused across ops, as a connection's would be.
+// reused across ops, as a connection's would be. Each op must give what
+// net/textproto's gives, counted before the measurement: as many bytes,
+// and the same error.
 func DotReader(b B, impl string, src func() io.Reader) {
+	want, wantErr := io.Copy(io.Discard, stdtp.NewReader(bufio.NewReader(src())).DotReader())
+	check := func(n int64, err error) {
+		if n != want || err != wantErr {
+			b.Fatal(impl, " DotReader: ", n, " bytes, ", err, "; net/textproto: ", want, ", ", wantErr)
+		}
+	}
 	br := bufio.NewReader(nil)
 	switch impl {
 	case "stdlib":
 		r := stdtp.NewReader(br)
 		for b.Loop() {
 			br.Reset(src())
-			io.Copy(io.Discard, r.DotReader())
+			check(io.Copy(io.Discard, r.DotReader()))
 		}
 	case "wirespeed":
 		r := textproto.NewReader(br)
 		for b.Loop() {
 			br.Reset(src())
-			io.Copy(io.Discard, r.DotReader())
+			check(io.Copy(io.Discard, r.DotReader()))
 		}
 	default:
 		panic("unknown impl " + impl)
