@@ -434,7 +434,7 @@ func (l *loop) runTasks() {
 // timeout ends c, which reached a deadline: a write timeout (or a TLS
 // handshake's) closes it at once, the others once what it wrote, with
 // OnTimeout's farewell, is sent, whether or not there is an OnTimeout
-// (the write timeout bounds that).
+// (the write timeout, unless turned off, bounds that).
 func (l *loop) timeout(c *LoopConn, err error) {
 	if c.lingering { // the linger time is over
 		l.endLinger(c, unsent(c.closeErr))

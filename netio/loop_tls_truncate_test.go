@@ -1,3 +1,5 @@
+//go:build unix
+
 package netio
 
 import (
@@ -11,8 +13,9 @@ import (
 // stream ends with no close_notify where a record is not whole) is a
 // failure, as crypto/tls's Read has it (io.ErrUnexpectedEOF), not the
 // peer's end: OnClose learns ErrTLS with it, and the Handler is not told
-// of an end that did not come. One cut off at a record's end is the
-// stream's end, as crypto/tls takes it too (sites close so).
+// of an end that did not come; Stats counts it as the peer's close, as a
+// reset. One cut off at a record's end is the stream's end, as
+// crypto/tls takes it too (sites close so).
 func TestLoopsTLSTruncated(t *testing.T) {
 	for _, v := range tlsVersions {
 		for _, cut := range []bool{false, true} {
@@ -52,6 +55,9 @@ func TestLoopsTLSTruncated(t *testing.T) {
 					if got := <-eof; got != "abc" {
 						t.Errorf("the Handler's last call had %q, want abc", got)
 					}
+				}
+				if st := s.Stats().Closed; st.Peer != 1 || st.Total() != 1 {
+					t.Errorf("Stats: %+v, want one Peer close", st)
 				}
 			})
 		}

@@ -43,7 +43,8 @@ type LoopCloses struct {
 	// connection or went away (ECONNRESET, EPIPE, ECONNABORTED,
 	// ETIMEDOUT; on Plan 9, whose errors are strings, those count as
 	// Error), or ended its stream during a TLS handshake (ErrHandshake
-	// with io.EOF or io.ErrUnexpectedEOF).
+	// with io.EOF or io.ErrUnexpectedEOF) or inside a TLS record (ErrTLS
+	// with io.ErrUnexpectedEOF).
 	Peer int64 `json:"peer"`
 	// Idle: ErrIdleTimeout; WriteTimeout: ErrWriteTimeout; Deadline: the
 	// deadline SetDeadline set (os.ErrDeadlineExceeded); InputTooLarge:
@@ -133,9 +134,9 @@ func (ls *loopStats) cause(err error, eof bool) *atomic.Int64 {
 	return &ls.other
 }
 
-// handshakeEOF reports whether err is a TLS handshake's failure because
-// the peer ended its stream: a TCP probe that connects and closes, a
-// client that gives up, as a reset is the peer's.
+// handshakeEOF reports whether err is a TLS handshake's failure, or a
+// record's, because the peer ended its stream: a TCP probe that connects
+// and closes, a client that gives up, as a reset is the peer's.
 func handshakeEOF(err error) bool {
-	return errors.Is(err, ErrHandshake) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF))
+	return (errors.Is(err, ErrHandshake) || errors.Is(err, ErrTLS)) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF))
 }

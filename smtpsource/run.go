@@ -183,6 +183,11 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	}
 	clk := env.clock
 	r.base = clk.Now()
+	// When the caller's context ended, for done: a run whose Duration
+	// passed while its sessions wound down was still cut short.
+	var stopped atomic.Int64
+	stopped.Store(-1)
+	defer context.AfterFunc(parent, func() { stopped.Store(r.now()) })()
 	r.tmpl = newTemplate(&r.cfg, r.base)
 
 	var hlog *hdrhistogram.HistogramLogWriter
@@ -286,20 +291,24 @@ wait:
 	}
 	// A context that ended once the run's work was done (while the
 	// sessions said QUIT) did not cut it short.
-	whole := ctx.Err() == nil || r.fatal == nil && r.done(end)
+	at := end
+	if t := stopped.Load(); t >= 0 {
+		at = t
+	}
+	whole := ctx.Err() == nil || r.fatal == nil && r.done(at)
 	res := r.result(float64(end)/1e9, whole)
 	res.Interrupted = !whole && parent.Err() != nil
 	return res, r.fatal
 }
 
-// done reports whether, at end, the run had done its work: every message
+// done reports whether, at t, the run had done its work: every message
 // started has its outcome (none abandoned), and none that was due is left
 // to start, or the Duration is over.
-func (r *run) done(end int64) bool {
+func (r *run) done(t int64) bool {
 	if r.n.abandoned.Load() > 0 {
 		return false
 	}
-	if r.over(end) {
+	if r.over(t) {
 		return true
 	}
 	if r.cfg.Messages == math.MaxInt {

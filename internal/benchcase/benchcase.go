@@ -6,6 +6,7 @@ package benchcase
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	stdtp "net/textproto"
 	"testing"
@@ -206,7 +207,7 @@ func DotWriter(b B, impl string, src func() io.Reader) {
 func DotReader(b B, impl string, src func() io.Reader) {
 	want, wantErr := io.Copy(io.Discard, stdtp.NewReader(bufio.NewReader(src())).DotReader())
 	check := func(n int64, err error) {
-		if n != want || err != wantErr {
+		if n != want || !errors.Is(err, wantErr) {
 			b.Fatal(impl, " DotReader: ", n, " bytes, ", err, "; net/textproto: ", want, ", ", wantErr)
 		}
 	}

@@ -224,7 +224,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.WindowSize < 0 || cfg.WindowSize > sockbuf.MaxSize {
 		return cli.Usagef("smtp-sink: -T %d: want a size in bytes up to %d (0: the system's)", cfg.WindowSize, sockbuf.MaxSize)
 	}
-	if w := sockbuf.Capped(cfg.WindowSize); cfg.WindowSize > 0 && w != "" {
+	if w := sockbuf.Capped(cfg.WindowSize); cfg.WindowSize > 0 && w != "" && !strings.HasPrefix(cfg.Addr, "unix:") {
 		fmt.Fprintf(stderr, "smtp-sink: -T %d: %s\n", cfg.WindowSize, w)
 	}
 	if *noAuth && cfg.Auth {
@@ -310,6 +310,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = -1
+	}
+	if !cfg.Auth && (cfg.AuthPlaintext || cfg.AuthMechanisms != nil) {
+		return cli.Usagef("smtp-sink: -auth-plaintext and -auth-mechs need -auth")
 	}
 	if *authFile != "" {
 		if !cfg.Auth {

@@ -321,7 +321,9 @@ func TestRunUsage(t *testing.T) {
 		{"-d", "a", "-D", "b"}, {"-rule", "rcpt:x=250"}, {"-rule", "nope"}, {"-auth-mechs", "PLAIN,NTLM"},
 		{"-tls-client-required"}, {"-tls-client-ca", "ca.pem"}, {"-tls", "-tls-client-ca", "/nonexistent/ca.pem", "-tls-client-required=maybe"},
 		{"-tls", "-tls-implicit"}, {"-addr", "unix:"}, {"-w", "1e10"}, {"-digest-log", "files.log"},
-		{"-addr", ""}, {"-addr", "inet:"}, {"inet:"}, {"-T", "-1"}, {"-T", "2147483648"}, // 2^32 + 8192 was set as 8192 // an empty address listened on every one, port chosen
+		{"-addr", ""}, {"-addr", "inet:"}, {"inet:"}, // an empty address listened on every one, port chosen
+		{"-T", "-1"}, {"-T", "2147483648"}, {"-T", "4294975488"}, // over a C int: 2^32 + 8192 was set as 8192
+		{"-auth-plaintext"}, {"-auth-mechs", "PLAIN"}, // AUTH's flags without -auth
 		{"-addr", "127.0.0.1:0", "-h", "evil\r\n250 x"}, {"-addr", "127.0.0.1:0", "-reply", "RCPT=550:a\r\nb"}, // the library's ErrConfig
 	} {
 		err := Run(context.Background(), args, io.Discard, io.Discard)
