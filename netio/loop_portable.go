@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -927,7 +928,10 @@ func (l *loop) queue(c *LoopConn, p []byte) {
 		c.pending, c.off = c.pending[:unsent], 0
 	}
 	if need := len(c.pending) + len(p); need > cap(c.pending) {
-		grown := make([]byte, len(c.pending), min(max(2*cap(c.pending), need), max(l.maxQueued+c.off, need)))
+		// At most what MaxQueued lets wait behind what is being written
+		// (a MaxQueued near math.MaxInt, "no bound", must not wrap).
+		bound := l.maxQueued + min(c.off, math.MaxInt-l.maxQueued)
+		grown := make([]byte, len(c.pending), min(max(2*cap(c.pending), need), max(bound, need)))
 		copy(grown, c.pending)
 		c.pending = grown
 	}
