@@ -128,7 +128,9 @@ func TestCapture(t *testing.T) {
 
 // Decide chooses the reply to a message's data from its envelope and,
 // with Capture, its bytes: a 2xx accepts (with its text, or the sink's),
-// a 4xx or 5xx refuses, the zero Reply leaves the sink's own.
+// a 4xx or 5xx refuses, Close alone drops the connection with no reply
+// (it was taken for the zero Reply: the message was accepted), the zero
+// Reply leaves the sink's own.
 func TestDecide(t *testing.T) {
 	var cp captured
 	var got messages
@@ -144,6 +146,8 @@ func TestDecide(t *testing.T) {
 			return Reply{Code: 250, Text: "2.0.0 kept as " + m.To[0]}
 		case m.From == "bye@x":
 			return Reply{Code: 421, Text: "4.3.2 closing"}
+		case m.From == "drop@x":
+			return Reply{Close: true}
 		}
 		return Reply{}
 	}
@@ -168,6 +172,15 @@ func TestDecide(t *testing.T) {
 	send("bye@x", "hi", 421)
 	if _, err := c.R.ReadByte(); err != io.EOF {
 		t.Errorf("after Decide's 421: %v, want EOF", err)
+	}
+	c = dial(t, s)
+	c.cmd(250, "EHLO c")
+	c.cmd(250, "MAIL FROM:<drop@x>")
+	c.cmd(250, "RCPT TO:<r@x>")
+	c.cmd(354, "DATA")
+	c.send("hi\r\n.\r\n")
+	if b, err := c.R.ReadByte(); err != io.EOF {
+		t.Errorf("after Decide's Close: %q, %v; want EOF and no reply", b, err)
 	}
 	ms := got.all()
 	if len(ms) != 2 || ms[0].From != "custom@x" || ms[0].Seq != 1 || ms[1].Seq != 2 {

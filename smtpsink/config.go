@@ -168,7 +168,9 @@ type Config struct {
 	// the message with that reply (the sink's own if its Text is empty),
 	// one of 400 to 599 refuses it (in LMTP, for every recipient, but a
 	// 421 is sent once; 421 and Close close the connection after it),
-	// and the zero Reply, or any other code, leaves the sink's own reply
+	// Close with no code closes the connection with no reply, the message
+	// not accepted (as Force's), and the zero Reply, or any other code,
+	// leaves the sink's own reply
 	// (and the Rules'); a Text that is not one line (a CR, LF or NUL in
 	// it) is replaced by the generic one for its code. It is not called for a message whose
 	// data failed (too large, a bare CR or LF) or whose reply Force sets; it is

@@ -175,7 +175,7 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 			m.Refused = !slices.ContainsFunc(ss.perRcpt, func(p Reply) bool { return p.Code == 0 || p.Code/100 == 2 })
 		}
 		dr := d(m)
-		if dr.Code >= 200 && dr.Code <= 299 || dr.Code >= 400 && dr.Code <= 599 {
+		if dr.Code >= 200 && dr.Code <= 299 || dr.Code >= 400 && dr.Code <= 599 || dr.Code == 0 && dr.Close {
 			dr.Close = dr.Close || dr.Code == 421 // RFC 5321 §3.8
 			if !oneLine(dr.Text) {
 				dr.Text = "" // a CR or LF would end the reply early
