@@ -242,6 +242,16 @@ func (c *canceller) check(op, path string) error {
 	return &fs.PathError{Op: op, Path: path, Err: c.ctx.Err()}
 }
 
+// checkNow is check before a file is opened, once per file: it asks the
+// context itself, since the flag is set by an AfterFunc, on a goroutine of
+// its own, some time after the cancellation.
+func (c *canceller) checkNow(op, path string) error {
+	if err := c.ctx.Err(); err != nil {
+		return &fs.PathError{Op: op, Path: path, Err: err}
+	}
+	return nil
+}
+
 type slot struct {
 	res   Result
 	ready bool // guarded by engine.mu
@@ -308,6 +318,11 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 	defer close(e.jobs)
 	i := 0
 	dispatch := func(p string) bool {
+		// A select with both cases ready picks one at random: without
+		// this check, a cancelled batch would go on taking paths.
+		if ctx.Err() != nil {
+			return false
+		}
 		select {
 		case e.window <- struct{}{}:
 		case <-ctx.Done():
@@ -413,7 +428,7 @@ func (e *engine) scalarWorker() {
 	for idx := range e.jobs {
 		s := &e.slots[idx]
 		r := &s.res
-		if err := e.cancel.check("open", r.Path); err != nil {
+		if err := e.cancel.checkNow("open", r.Path); err != nil {
 			r.Err = err
 		} else {
 			if e.startFile != nil {
@@ -438,7 +453,7 @@ func (e *engine) multiWorker(srv *simdServer) {
 	for idx := range e.jobs {
 		s := &e.slots[idx]
 		r := &s.res
-		if err := e.cancel.check("open", r.Path); err != nil {
+		if err := e.cancel.checkNow("open", r.Path); err != nil {
 			r.Err = err
 		} else {
 			if e.startFile != nil {
