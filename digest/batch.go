@@ -21,7 +21,7 @@ type Options struct {
 	// 128 KiB buffer, so at most Workers cores are busy. With multi-buffer
 	// MD5 it is the number of SIMD servers (at most runtime.NumCPU), each
 	// with 16 goroutines that read one file at a time: the server hashes
-	// the files longer than 128 KiB, up to 16 at once, and each goroutine
+	// the files of 128 KiB or more, up to 16 at once, and each goroutine
 	// hashes the shorter ones itself with crypto/md5. So up to 16 files
 	// per server are read or hashed at once, and more than Workers cores
 	// can be busy (up to GOMAXPROCS, and reads in the kernel);
@@ -441,9 +441,10 @@ func (e *engine) scalarWorker() {
 	}
 }
 
-// multiWorker hashes files through a lane of a SIMD server. Files that
-// fit in one buffer go to crypto/md5 instead: for them the round trip
-// through the server costs more than it saves.
+// multiWorker hashes files through a lane of a SIMD server. Files shorter
+// than one buffer go to crypto/md5 instead: for them the round trip
+// through the server costs more than it saves. (A file of exactly one
+// buffer goes to the server: its end is seen only by the next read.)
 func (e *engine) multiWorker(srv *simdServer) {
 	defer e.wg.Done()
 	buf := getBuffer()
