@@ -9,7 +9,7 @@ import (
 
 // A context cancelled before the call: no file is hashed successfully
 // after it, and Files reports every path with ctx's error.
-func TestReviewPreCancelled(t *testing.T) {
+func TestPreCancelled(t *testing.T) {
 	paths, _ := writeFiles(t, slices.Repeat([]int{10}, 64))
 	for range 50 {
 		for _, opts := range []*Options{{Workers: 2, NoMultiBuffer: true}, {Workers: 1}} {
@@ -51,7 +51,7 @@ func TestReviewPreCancelled(t *testing.T) {
 // Cancelled from fn: a file the worker had not started when cancel
 // returned is not hashed. The hook holds the worker at its second file
 // until the cancellation; every later file must then fail.
-func TestReviewCancelSeenBeforeOpen(t *testing.T) {
+func TestCancelSeenBeforeOpen(t *testing.T) {
 	paths, _ := writeFiles(t, slices.Repeat([]int{10}, 16))
 	for range 200 {
 		ctx, cancel := context.WithCancel(context.Background())
