@@ -63,7 +63,8 @@ type Result struct {
 // Files hashes the named files with bounded parallelism (see Each) and
 // returns one Result per path, in the order of paths. Files that were not
 // reached because ctx was cancelled carry ctx's error; the returned error
-// is then ctx.Err(), and otherwise nil: per-file errors are only in the
+// is then ctx.Err(), and otherwise nil (a cancellation that came after
+// every file was done is no error): per-file errors are only in the
 // results.
 func Files(ctx context.Context, a Algorithm, paths []string, opts *Options) ([]Result, error) {
 	return files(ctx, a, paths, opts, defaultTuning())
@@ -75,6 +76,9 @@ func files(ctx context.Context, a Algorithm, paths []string, opts *Options, tun 
 	err := each(ctx, a, slices.Values(paths), opts, func(r Result) error {
 		results[r.Index] = r
 		seen++
+		if tun.delivered != nil {
+			tun.delivered(r)
+		}
 		return nil
 	}, tun)
 	if err != nil {
@@ -102,7 +106,9 @@ func files(ctx context.Context, a Algorithm, paths []string, opts *Options, tun 
 // A file's error does not stop the others. If fn returns an error, Each
 // stops and returns it. If ctx is cancelled, Each stops taking paths,
 // reports the files in flight with errors wrapping ctx's error, and
-// returns ctx.Err(). A read blocked on a FIFO or slow device is not
+// returns ctx.Err(); a cancellation that left nothing undone (it came
+// once every path was taken and every file hashed) is no error, and Each
+// then returns nil. A read blocked on a FIFO or slow device is not
 // interrupted; cancellation is seen between reads.
 //
 // If paths panics or calls runtime.Goexit, Each stops the batch, waits
@@ -132,6 +138,9 @@ type tuning struct {
 	// startFile, if non-nil, is called by a worker before it hashes a
 	// file (tests count the files hashed at once).
 	startFile func()
+	// delivered, if non-nil, is called by Files with each result once
+	// it has it (tests cancel after the last).
+	delivered func(Result)
 }
 
 func defaultTuning() tuning {
@@ -217,7 +226,12 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	if ferr != nil {
 		return ferr
 	}
-	return ctx.Err()
+	if e.cancel.cut.Load() {
+		// fn returned no error and paths did not panic: inner was
+		// cancelled by ctx.
+		return ctx.Err()
+	}
+	return nil
 }
 
 // wait waits for the workers and for the AfterFunc that stop stops, or
@@ -233,12 +247,17 @@ func (e *engine) wait(stop func() bool) {
 type canceller struct {
 	flag atomic.Bool
 	ctx  context.Context
+	// cut is set when the cancellation left work undone: a path not
+	// taken, or a file that failed with the context's error. Each
+	// returns ctx.Err() only then.
+	cut atomic.Bool
 }
 
 func (c *canceller) check(op, path string) error {
 	if c == nil || !c.flag.Load() {
 		return nil
 	}
+	c.cut.Store(true)
 	return &fs.PathError{Op: op, Path: path, Err: c.ctx.Err()}
 }
 
@@ -247,6 +266,7 @@ func (c *canceller) check(op, path string) error {
 // its own, some time after the cancellation.
 func (c *canceller) checkNow(op, path string) error {
 	if err := c.ctx.Err(); err != nil {
+		c.cut.Store(true)
 		return &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	return nil
@@ -321,11 +341,13 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 		// A select with both cases ready picks one at random: without
 		// this check, a cancelled batch would go on taking paths.
 		if ctx.Err() != nil {
+			e.cancel.cut.Store(true) // p is not taken
 			return false
 		}
 		select {
 		case e.window <- struct{}{}:
 		case <-ctx.Done():
+			e.cancel.cut.Store(true)
 			return false
 		}
 		idx := i % len(e.slots)
@@ -355,6 +377,7 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 			case pathCh <- p:
 				return true
 			case <-ctx.Done():
+				e.cancel.cut.Store(true) // p is not taken
 				return false
 			}
 		})
@@ -374,6 +397,11 @@ collect:
 		case <-timer.C:
 			break collect
 		case <-ctx.Done():
+			// The paths in head are not taken; the iterator's next
+			// yield, if any, sees the cancellation itself.
+			if len(head) > 0 {
+				e.cancel.cut.Store(true)
+			}
 			return
 		}
 	}
@@ -506,6 +534,7 @@ func (e *engine) hashFileMulti(path string, buf *buffer, h hash.Hash, srv *simdS
 	select {
 	case mh = <-srv.free:
 	case <-e.cancel.ctx.Done():
+		e.cancel.cut.Store(true)
 		return size, false, &fs.PathError{Op: "read", Path: path, Err: e.cancel.ctx.Err()}
 	}
 	defer func() { srv.free <- mh }()

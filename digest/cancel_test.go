@@ -82,3 +82,60 @@ func TestCancelSeenBeforeOpen(t *testing.T) {
 		}
 	}
 }
+
+// A cancellation that comes once the last result is delivered leaves no
+// work undone: Each and Files return nil, as their doc says, and every
+// result stands. The cancel is made from fn (Each) or as Files takes the
+// last result, so it is ordered after every file was taken and hashed.
+func TestCancelAfterLastResult(t *testing.T) {
+	sizes := slices.Repeat([]int{10, bufferSize + 5}, 12)
+	paths, _ := writeFiles(t, sizes)
+	last := len(paths) - 1
+	check := func(what string, res []Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: cancelled after the last result: %v, want nil", what, err)
+		}
+		if len(res) != len(paths) {
+			t.Fatalf("%s: %d results, want %d", what, len(res), len(paths))
+		}
+		for i, r := range res {
+			if r.Err != nil || r.Index != i || r.Size != int64(sizes[i]) {
+				t.Fatalf("%s: result %d: %+v", what, i, r)
+			}
+		}
+	}
+	for range 20 {
+		for _, opts := range []*Options{{Workers: 2, NoMultiBuffer: true}, {Workers: 1}} {
+			ctx, cancel := context.WithCancel(context.Background())
+			var res []Result
+			err := Each(ctx, SHA256, slices.Values(paths), opts, func(r Result) error {
+				res = append(res, r)
+				if r.Index == last {
+					cancel()
+				}
+				return nil
+			})
+			check("Each", res, err)
+
+			ctx, cancel = context.WithCancel(context.Background())
+			res = nil
+			err = EachMulti(ctx, slices.Values(paths), opts, func(r Result) error {
+				res = append(res, r)
+				if r.Index == last {
+					cancel()
+				}
+				return nil
+			})
+			check("EachMulti", res, err)
+
+			ctx, cancel = context.WithCancel(context.Background())
+			res, err = FilesHook(ctx, MD5, paths, opts, 1, func(r Result) {
+				if r.Index == last {
+					cancel()
+				}
+			})
+			check("Files", res, err)
+		}
+	}
+}

@@ -47,3 +47,11 @@ func EachMultiHook(ctx context.Context, paths iter.Seq[string], opts *Options, f
 	t.startFile = startFile
 	return each(ctx, MD5, paths, opts, fn, t)
 }
+
+// FilesHook is FilesTuned (with the default read size) with delivered
+// called with each result as Files takes it.
+func FilesHook(ctx context.Context, a Algorithm, paths []string, opts *Options, minPerCore int, delivered func(Result)) ([]Result, error) {
+	t := testTuning(minPerCore, 0)
+	t.delivered = delivered
+	return files(ctx, a, paths, opts, t)
+}
