@@ -3,7 +3,9 @@ package digest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -269,3 +272,22 @@ func TestDifferentialGrowingFile(t *testing.T) {
 
 func osOpenAppend(p string) (*os.File, error) { return os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0) }
 func osReadFile(p string) ([]byte, error)     { return os.ReadFile(p) }
+
+// Only io.EOF itself ends the data (the io.Reader contract): an error
+// that wraps it is an error, returned as is with a zero Sum, as io.Copy
+// into a crypto hash returns it (io.Copy compares err == io.EOF). With
+// the last bytes, or alone after them.
+func TestDifferentialReaderWrappedEOF(t *testing.T) {
+	wrapped := fmt.Errorf("source: %w", io.EOF)
+	data := randomBytes(4, 300000)
+	for _, r := range []func() io.Reader{
+		func() io.Reader { return &midReader{data: data, err: wrapped} },
+		func() io.Reader { return io.MultiReader(bytes.NewReader(data), iotest.ErrReader(wrapped)) },
+	} {
+		_, cerr := io.Copy(sha256.New(), r())
+		s, err := Reader(SHA256, r())
+		if err != wrapped || cerr != wrapped || s.Len() != 0 || s.Algorithm() != 0 {
+			t.Errorf("wrapped io.EOF: Reader = %v, %v; io.Copy into sha256: %v; want %v from both and a zero Sum", s, err, cerr, wrapped)
+		}
+	}
+}

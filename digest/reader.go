@@ -1,7 +1,6 @@
 package digest
 
 import (
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -10,9 +9,10 @@ import (
 
 // Reader returns the digest of everything r yields up to io.EOF. It reads
 // through a pooled buffer and allocates nothing per call once warm.
-// A read error other than io.EOF is returned as is, with a zero Sum; a
-// nil r, or an r whose Read returns a count outside 0 to len(p), is an
-// error matching os.ErrInvalid.
+// A read error other than io.EOF itself is returned as is, with a zero
+// Sum: one that wraps io.EOF too, as io.Copy has it. A nil r, or an r
+// whose Read returns a count outside 0 to len(p), is an error matching
+// os.ErrInvalid.
 func Reader(a Algorithm, r io.Reader) (Sum, error) {
 	if !a.Valid() {
 		return Sum{}, fmt.Errorf("%w %d", ErrUnknownAlgorithm, uint8(a))
@@ -32,7 +32,9 @@ func Reader(a Algorithm, r io.Reader) (Sum, error) {
 		if n > 0 {
 			h.Write(buf[:n])
 		}
-		if errors.Is(err, io.EOF) {
+		// io.EOF itself, not an error wrapping it, as io.Copy has it:
+		// the io.Reader contract ends the data with io.EOF.
+		if err == io.EOF {
 			break
 		}
 		if err != nil {
