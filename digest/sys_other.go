@@ -3,7 +3,6 @@
 package digest
 
 import (
-	"errors"
 	"io"
 	"os"
 )
@@ -18,7 +17,7 @@ func openFile(path string) (fileHandle, error) {
 // read reads into p; it returns 0, nil at end of file.
 func (h fileHandle) read(path string, p []byte) (int, error) {
 	n, err := h.f.Read(p)
-	if errors.Is(err, io.EOF) {
+	if err == io.EOF { // os.File returns io.EOF itself at the end
 		return n, nil
 	}
 	return n, err
