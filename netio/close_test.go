@@ -194,3 +194,49 @@ func TestConnCloseDuringClose(t *testing.T) {
 		t.Errorf("peer read %q, %v; want %q", got, err, "last")
 	}
 }
+
+// TestConnFlushDuringClose: a Flush whose writev comes once a Close has
+// closed the connection under it returns ErrClosed, as a Write does, not
+// the socket's "use of closed network connection" (which matches
+// net.ErrClosed but is not netio's error); so does a Flush after that
+// Close. The hooks order it: the Flush's writev starts the Close and
+// waits until the connection is closed.
+func TestConnFlushDuringClose(t *testing.T) {
+	cli, srv := tcpPair(t)
+	c := NewConn(cli, &Options{Linger: -1})
+	// After a Read, Writes are held for the next Read or Flush: the
+	// Flush makes the writev, not the flusher.
+	if _, err := srv.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WriteString("never sent"); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	c.SetClosedHook(func() { close(closed) })
+	closeErr := make(chan error, 1)
+	started := false
+	c.Writer().SetFlushHook(func() {
+		if !started {
+			started = true
+			go func() { closeErr <- c.Close() }()
+			<-closed
+		}
+	})
+	err := c.Flush()
+	if !started {
+		t.Fatal("the Flush made no writev")
+	}
+	if !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush during Close: %v, want ErrClosed", err)
+	}
+	if err := <-closeErr; !errors.Is(err, ErrUnsent) {
+		t.Errorf("Close: %v, want ErrUnsent", err)
+	}
+	if err := c.Flush(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush after Close: %v, want ErrClosed", err)
+	}
+}

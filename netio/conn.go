@@ -116,7 +116,9 @@ func (c *Conn) WriteContext(ctx context.Context, p []byte) (int, error) {
 	return c.w.WriteContext(ctx, p)
 }
 
-// Flush waits until everything written so far is in the kernel.
+// Flush waits until everything written so far is in the kernel. If Close
+// closes the connection before that (during this Flush, or before it with
+// data left unsent), it returns ErrClosed, as a Write would.
 func (c *Conn) Flush() error { return c.w.Flush() }
 
 // Writer returns the coalescing writer of c.
@@ -175,6 +177,9 @@ func (c *Conn) Close() error {
 	}
 	c.w.shutWrites()
 	cerr := c.Conn.Close()
+	if c.w.closedHook != nil {
+		c.w.closedHook()
+	}
 	c.w.Close() // quick now: a writev on the closed connection fails at once
 	if err == nil && c.w.Stats().Queued > 0 {
 		err = ErrUnsent // negative Linger, or written by others meanwhile

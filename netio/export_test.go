@@ -175,3 +175,11 @@ func (w *Writer) SetSpliceHook(f func(n int64)) { w.spliceHook = f }
 // SetCloseHook makes c's Close call f once it has begun. Call it before
 // any Close.
 func (c *Conn) SetCloseHook(f func()) { c.w.closeHook = f }
+
+// SetClosedHook makes c's Close call f once it has closed the wrapped
+// connection. Call it before any Close.
+func (c *Conn) SetClosedHook(f func()) { c.w.closedHook = f }
+
+// SetFlushHook makes each writev that a Flush of w makes itself call f
+// just before it, without w's lock held. Call it before any Flush.
+func (w *Writer) SetFlushHook(f func()) { w.flushHook = f }

@@ -122,6 +122,12 @@ type Writer struct {
 	// closeHook, if set (only by tests), is called by Conn.Close once it
 	// has begun, in the calling goroutine.
 	closeHook func()
+	// closedHook, if set (only by tests), is called by Conn.Close once it
+	// has closed the connection, in the calling goroutine.
+	closedHook func()
+	// flushHook, if set (only by tests), is called by each writev that
+	// Flush makes in its own goroutine, just before it, without mu held.
+	flushHook func()
 	// afterFunc arms the hold timer; time.AfterFunc except in tests.
 	afterFunc func(d time.Duration, f func()) stopResetter
 
@@ -499,6 +505,9 @@ func (w *Writer) writeBatchLocked(flusher bool) {
 			panic(v)
 		}
 	}()
+	if !flusher && w.flushHook != nil {
+		w.flushHook()
+	}
 	n, err := w.bufs.WriteTo(w.dst)
 	returned = true
 	w.endBatch(n, err)
@@ -565,6 +574,12 @@ func (w *Writer) endBatch(n int64, err error) {
 	w.mu.Lock()
 	w.busy = false
 	w.consumeLocked(int(n))
+	if err != nil && w.shut && errors.Is(err, net.ErrClosed) {
+		// Conn.Close closed the connection under this writev, or
+		// before it: the Writer is closed, which Flush reports as a
+		// Write does, with ErrClosed.
+		err = ErrClosed
+	}
 	if err != nil && w.err == nil && !(w.batchDeadlines != w.deadlines && errors.Is(err, os.ErrDeadlineExceeded)) {
 		w.err = err
 	}
