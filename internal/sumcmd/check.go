@@ -93,7 +93,7 @@ func (r *sumRun) checkFileEvents(name string, yield func(event) bool) bool {
 				r.waitIdle()
 			}
 		}
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // io.EOF itself ends the list; a wrapped one is a read error
 			break
 		}
 		if err != nil {
