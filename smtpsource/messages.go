@@ -103,30 +103,51 @@ func loadMessages(path string, limit int64) ([][]byte, error) {
 // bytes of messages together.
 var ErrMessagesTooLarge = errors.New("smtpsource: messages over 1 GiB together")
 
+// readChunk is the size of the pieces readAtMost reads a file in once
+// past its stated size (a device or pipe has none).
+var readChunk = 1 << 20
+
 // readAtMost reads the file at path, if it holds at most *left bytes,
-// and takes them from *left.
+// and takes them from *left. A regular file is read into one buffer of
+// its size; past that (a device, a pipe, a file that grew) it goes on in
+// pieces of readChunk bytes, and is refused as soon as it passes *left:
+// what it holds stays within *left plus a piece while it is read (the
+// pieces are then joined into one buffer).
 func readAtMost(path string, left *int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var buf bytes.Buffer
+	first := int64(readChunk)
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		if st.Size() > *left {
 			return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path) // without reading it
 		}
-		buf.Grow(int(st.Size()) + bytes.MinRead) // one buffer, as os.ReadFile's
+		first = st.Size() + 1 // one byte more to see the end
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(f, *left+1)); err != nil {
-		return nil, err
+	var pieces [][]byte
+	var total int64
+	for size := first; ; size = int64(readChunk) {
+		p := make([]byte, min(size, *left+1-total))
+		n, err := io.ReadFull(f, p)
+		total += int64(n)
+		if total > *left {
+			return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path)
+		}
+		pieces = append(pieces, p[:n])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	b := buf.Bytes()
-	if int64(len(b)) > *left {
-		return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path)
+	*left -= total
+	if len(pieces) == 1 {
+		return pieces[0], nil
 	}
-	*left -= int64(len(b))
-	return b, nil
+	return bytes.Join(pieces, nil), nil
 }
 
 // SplitMbox splits an mbox (mboxrd) into its messages: each starts after

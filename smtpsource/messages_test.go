@@ -10,6 +10,7 @@ import (
 	stdtextproto "net/textproto"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -420,6 +421,62 @@ func TestLoadMessagesBounded(t *testing.T) {
 	if _, err := os.Stat("/dev/zero"); err == nil {
 		if _, err := loadMessages("/dev/zero", 1<<20); !errors.Is(err, ErrMessagesTooLarge) {
 			t.Errorf("/dev/zero: %v", err)
+		}
+	}
+	loadPipePieces(t)
+}
+
+// A device that never ends is refused once it passes the bound, having
+// held little more than the bound: it was read into a bytes.Buffer that
+// doubled, allocating 4 times the bound on the way (4 GiB for -F
+// /dev/zero).
+func TestLoadMessagesDeviceMemory(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	const limit = 16 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := loadMessages("/dev/zero", limit)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrMessagesTooLarge) {
+		t.Fatalf("/dev/zero: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > limit+limit/2 {
+		t.Errorf("/dev/zero at most %d bytes: allocated %d bytes", limit, got)
+	}
+}
+
+// loadPipePieces: a pipe is read in pieces and joined whole, the bound
+// counting every piece: exactly the bound is taken, one byte more
+// refused.
+func loadPipePieces(t *testing.T) {
+	if _, err := os.Stat("/dev/fd"); err != nil {
+		t.Skip("no /dev/fd")
+	}
+	defer func(n int) { readChunk = n }(readChunk)
+	readChunk = 7
+	msg := bytes.Repeat([]byte("Subject: pieces\r\n"), 10) // 170 bytes
+	for _, tc := range []struct {
+		limit int64
+		ok    bool
+	}{{int64(len(msg)), true}, {int64(len(msg)) - 1, false}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			w.Write(msg)
+			w.Close()
+		}()
+		msgs, err := loadMessages(fmt.Sprintf("/dev/fd/%d", r.Fd()), tc.limit)
+		r.Close()
+		switch {
+		case tc.ok && (err != nil || len(msgs) != 1 || !bytes.Equal(msgs[0], msg)):
+			t.Errorf("limit %d: %q, %v; want the message", tc.limit, msgs, err)
+		case !tc.ok && !errors.Is(err, ErrMessagesTooLarge):
+			t.Errorf("limit %d: %v; want ErrMessagesTooLarge", tc.limit, err)
 		}
 	}
 }
