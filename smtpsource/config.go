@@ -94,7 +94,8 @@ type Config struct {
 	Body string
 	// Message, if set, is sent instead of a generated header and body, as
 	// smtp-source -F does: its lines get CRLF endings (a missing last one
-	// added) and are dot-stuffed on the wire.
+	// added) and are dot-stuffed on the wire. An empty one (or one of
+	// MessageSet) is ErrConfig.
 	Message []byte
 	// MessageSet, if set, are messages sent in turn instead (-F with a
 	// directory, an mbox or a Maildir; see LoadMessages): message k is
@@ -373,6 +374,8 @@ func (cfg *Config) checkMessages() error {
 		return fmt.Errorf("%w: a message and a message set", ErrConfig)
 	case cfg.MessageSet != nil && len(cfg.MessageSet) == 0:
 		return fmt.Errorf("%w: an empty message set", ErrConfig)
+	case cfg.Message != nil && len(cfg.Message) == 0 || slices.ContainsFunc(cfg.MessageSet, func(m []byte) bool { return len(m) == 0 }):
+		return fmt.Errorf("%w: an empty message (no header, no body)", ErrConfig)
 	case cfg.LengthMax > cfg.Length && (cfg.Message != nil || cfg.MessageSet != nil):
 		return fmt.Errorf("%w: a length range with messages from files", ErrConfig)
 	case cfg.ToList != nil && len(cfg.ToList) < cfg.Recipients:

@@ -29,6 +29,10 @@ var ErrMessages = errors.New("smtpsource: no messages")
 //     lines unquoted by one '>' (mboxrd);
 //   - any other file: one message, the whole file.
 //
+// An empty file, alone or in a directory, is an error matching
+// ErrMessages: there is no message in it to send (Postfix's smtp-source
+// -F sends its default body then, without a header).
+//
 // The messages are as the files hold them: Run ends their lines with CRLF.
 // They are held in memory, at most MaxLength bytes of files together (a
 // path that holds more, or a device that never ends, such as /dev/zero,
@@ -46,6 +50,9 @@ func loadMessages(path string, limit int64) ([][]byte, error) {
 		b, err := readAtMost(path, &left)
 		if err != nil {
 			return nil, err
+		}
+		if len(b) == 0 {
+			return nil, fmt.Errorf("%w: %s is empty", ErrMessages, path)
 		}
 		if bytes.HasPrefix(b, []byte("From ")) {
 			msgs := SplitMbox(b)
@@ -93,6 +100,9 @@ func loadMessages(path string, limit int64) ([][]byte, error) {
 		b, err := readAtMost(p, &left)
 		if err != nil {
 			return nil, err
+		}
+		if len(b) == 0 {
+			return nil, fmt.Errorf("%w: %s is empty", ErrMessages, p)
 		}
 		msgs = append(msgs, b)
 	}

@@ -77,6 +77,19 @@ func TestLoadMessages(t *testing.T) {
 	if _, err := LoadMessages(filepath.Join(dir, "empty")); !errors.Is(err, ErrMessages) {
 		t.Errorf("empty directory: %v, want ErrMessages", err)
 	}
+	// An empty file holds no message (Postfix's smtp-source -F sends its
+	// default body then, without a header): alone or in a directory.
+	writeFiles(t, dir, map[string]string{"zero": "", "withzero/a": "Subject: a\n\n", "withzero/b": ""})
+	for _, p := range []string{"zero", "withzero"} {
+		if msgs, err := LoadMessages(filepath.Join(dir, p)); !errors.Is(err, ErrMessages) || !strings.Contains(fmt.Sprint(err), "empty") {
+			t.Errorf("%s: %q, %v; want ErrMessages, empty", p, asStrings(msgs), err)
+		}
+	}
+	for _, cfg := range []Config{{Addr: "127.0.0.1:25", Message: []byte{}}, {Addr: "127.0.0.1:25", MessageSet: [][]byte{[]byte("Subject: a\n\n"), {}}}} {
+		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
+			t.Errorf("Check of an empty message %q %q: %v, want ErrConfig", cfg.Message, cfg.MessageSet, err)
+		}
+	}
 	if _, err := LoadMessages(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing path: %v", err)
 	}
