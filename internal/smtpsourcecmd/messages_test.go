@@ -125,3 +125,51 @@ func TestMessageSources(t *testing.T) {
 		t.Errorf("-M 'my host': %v (status %d)", err, st)
 	}
 }
+
+// Flags that contradict each other were taken silently, one of them
+// winning (-f over -from-file lost, -S and -l dropped with -F...): each
+// pair is a usage error, exit 2, naming both flags. Postfix's
+// smtp-source refuses -l with -F as well. Given at their "off" values
+// (-tls=false, -w 0, -qps 0) they are no contradiction.
+func TestConflictingFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m")
+	if err := os.WriteFile(file, []byte("Subject: m\n\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(dir, "list")
+	if err := os.WriteFile(list, []byte("a@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o, e strings.Builder
+	for _, c := range []struct {
+		args        []string
+		flag, flag2 string
+	}{
+		{[]string{"-f", "a@example.com", "-from-file", list}, "-f", "-from-file"},
+		{[]string{"-f", "", "-from-file", list}, "-f", "-from-file"},
+		{[]string{"-t", "a@example.com", "-to-file", list}, "-t", "-to-file"},
+		{[]string{"-N", "-to-file", list}, "-N", "-to-file"},
+		{[]string{"-F", file, "-l", "100"}, "-F", "-l"},
+		{[]string{"-l", "0", "-F", file}, "-F", "-l"},
+		{[]string{"-F", file, "-S", "subject"}, "-F", "-S"},
+		{[]string{"-F", file, "-body", "mail"}, "-F", "-body"},
+		{[]string{"-body", "file:" + file, "-l", "100"}, "-body", "-l"},
+		{[]string{"-body", "file:" + file, "-S", "x"}, "-body", "-S"},
+		{[]string{"-w", "1", "-R", "1"}, "-w", "-R"},
+		{[]string{"-qps", "5", "-R", "1"}, "-R", "-qps"},
+		{[]string{"-tls", "-tls-implicit"}, "-tls", "-tls-implicit"},
+		{[]string{"-o", "-header", "X-A: b"}, "-o", "-header"},
+	} {
+		err := Run(context.Background(), append(c.args, "-q", "127.0.0.1:1"), &o, &e)
+		if st, print := cli.Status(err); st != 2 || !print || !strings.Contains(err.Error(), c.flag+" ") || !strings.Contains(err.Error(), c.flag2+" ") {
+			t.Errorf("%q: status %d, %v; want 2 naming %s and %s", c.args, st, err, c.flag, c.flag2)
+		}
+	}
+	for _, args := range [][]string{{"-tls=false", "-tls-implicit", "-tls-insecure"}, {"-w", "0", "-R", "1"}, {"-qps", "0", "-w", "1"}} {
+		err := Run(context.Background(), append(args, "-q", "-dial-timeout", "1s", "127.0.0.1:1"), &o, &e)
+		if errors.Is(err, cli.ErrUsage) {
+			t.Errorf("%q: %v, want no usage error", args, err)
+		}
+	}
+}

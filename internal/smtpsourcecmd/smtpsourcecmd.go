@@ -125,6 +125,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			cfg.To = "<>"
 		}
 	})
+	if err := conflicts(fs); err != nil {
+		return err
+	}
 	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {
 		cfg.Messages = 0 // as many as the time allows
 	}
@@ -295,6 +298,51 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if res.Errors > 0 || res.Failed > 0 || res.Interrupted || (v != nil && !v.OK()) {
 		return cli.StatusError{Status: 1}
+	}
+	return nil
+}
+
+// conflictingFlags are pairs of flags that ask for contradictory things:
+// each given (a boolean true, -w, -R or -qps above 0) with the other is
+// a usage error, rather than one of them silently winning. Postfix's
+// smtp-source refuses -l with -F too; it ignores -S with -F, which is
+// refused here as well.
+var conflictingFlags = [][2]string{
+	{"f", "from-file"}, {"t", "to-file"}, {"N", "to-file"},
+	{"F", "l"}, {"F", "S"}, {"F", "body"},
+	{"w", "R"}, {"w", "qps"}, {"R", "qps"},
+	{"tls", "tls-implicit"},
+	{"o", "header"}, {"o", "tls"}, {"o", "tls-implicit"}, {"o", "auth"},
+}
+
+// conflicts is the usage error for the first pair of conflictingFlags
+// given together, naming both; -body file:PATH is -F here.
+func conflicts(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) {
+		v := f.Value.String()
+		switch b, ok := f.Value.(interface{ IsBoolFlag() bool }); {
+		case ok && b.IsBoolFlag():
+			given[f.Name] = v == "true"
+		case f.Name == "w" || f.Name == "R":
+			given[f.Name] = v != "0s"
+		case f.Name == "qps":
+			given[f.Name] = v != "0"
+		default:
+			given[f.Name] = true
+		}
+	})
+	for _, p := range conflictingFlags {
+		if given[p[0]] && given[p[1]] {
+			return cli.Usagef("smtp-source: -%s and -%s together: they ask for different things", p[0], p[1])
+		}
+	}
+	if strings.HasPrefix(fs.Lookup("body").Value.String(), "file:") {
+		for _, other := range []string{"l", "S"} {
+			if given[other] {
+				return cli.Usagef("smtp-source: -body file: and -%s together: they ask for different things", other)
+			}
+		}
 	}
 	return nil
 }
