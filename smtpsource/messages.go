@@ -52,7 +52,7 @@ func loadMessages(path string, limit int64) ([][]byte, error) {
 			return nil, err
 		}
 		if len(b) == 0 {
-			return nil, fmt.Errorf("%w: %s is empty", ErrMessages, path)
+			return nil, fmt.Errorf("%w: %s: an empty file", ErrMessages, path)
 		}
 		if bytes.HasPrefix(b, []byte("From ")) {
 			msgs := SplitMbox(b)
@@ -102,7 +102,7 @@ func loadMessages(path string, limit int64) ([][]byte, error) {
 			return nil, err
 		}
 		if len(b) == 0 {
-			return nil, fmt.Errorf("%w: %s is empty", ErrMessages, p)
+			return nil, fmt.Errorf("%w: %s: an empty file", ErrMessages, p)
 		}
 		msgs = append(msgs, b)
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,7 +38,7 @@ const Summary = "SMTP/LMTP load client: Postfix smtp-source's flags, plus pipeli
 // that counted errors or failed messages (those cut short when ctx was
 // cancelled too), or whose -verify found a difference, returns
 // cli.StatusError 1 after printing its result.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("smtp-source", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg smtpsource.Config
@@ -110,6 +111,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() != 1 {
 		return cli.Usagef("smtp-source: want one server address (host:port), got %d arguments; see -h", fs.NArg())
+	}
+	// With -json, a run past the flags prints one JSON object whatever
+	// happens: the result (with the error, if one stopped the run), or,
+	// for an error that leaves none (no connection could be opened, a
+	// file that cannot be read), the error alone.
+	printed := false
+	if *jsonOut {
+		defer func() {
+			if err == nil || printed || errors.Is(err, cli.ErrUsage) {
+				return
+			}
+			out := struct {
+				Error       string `json:"error"`
+				Interrupted bool   `json:"interrupted,omitempty"`
+			}{err.Error(), ctx.Err() != nil}
+			if jerr := json.NewEncoder(stdout).Encode(out); jerr != nil {
+				err = errors.Join(err, jerr)
+			}
+		}()
 	}
 	cfg.Addr = fs.Arg(0)
 	cfg.NoSize = !*size
@@ -280,10 +300,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *jsonOut {
+		printed = true
 		out := struct {
 			*smtpsource.Result
 			Verify *smtpsource.Verification `json:"verify,omitempty"`
-		}{res, v}
+			Error  string                   `json:"error,omitempty"`
+		}{res, v, ""}
+		if e := cmp.Or(runErr, verr); e != nil {
+			out.Error = e.Error()
+		}
 		if err := json.NewEncoder(stdout).Encode(out); err != nil {
 			return err
 		}

@@ -490,3 +490,50 @@ func TestPrintSlowRate(t *testing.T) {
 		}
 	}
 }
+
+// -json prints one JSON object on every run past the flags: a run that
+// opens no connection (ErrConnect comes without a result) and one whose
+// -F file cannot be sent printed nothing; they print {"error": ...}. A
+// fatal stop's result carries its error. Usage errors print no JSON.
+func TestJSONOnError(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name        string
+		ctx         context.Context
+		args        []string
+		is          error
+		interrupted bool
+	}{
+		{"refused", context.Background(), []string{"127.0.0.1:1"}, smtpsource.ErrConnect, false},
+		{"empty -F", context.Background(), []string{"-F", empty, "127.0.0.1:1"}, smtpsource.ErrMessages, false},
+	} {
+		var out, errb bytes.Buffer
+		err := Run(c.ctx, append([]string{"-json", "-q"}, c.args...), &out, &errb)
+		var got struct {
+			Error       string `json:"error"`
+			Interrupted bool   `json:"interrupted"`
+		}
+		dec := json.NewDecoder(&out)
+		if jerr := dec.Decode(&got); jerr != nil || dec.More() || !errors.Is(err, c.is) || got.Error != err.Error() || got.Interrupted != c.interrupted {
+			t.Errorf("%s: %v; output %q (%v); want one object with the error, interrupted %v", c.name, err, out.String(), jerr, c.interrupted)
+		}
+	}
+	var s sink
+	addr := s.start(t)
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), []string{"-json", "-q", "-m", "2", "-tls", addr}, &out, &errb)
+	var res struct {
+		Error   string `json:"error"`
+		Started *int64 `json:"started"`
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || !errors.Is(err, smtpsource.ErrStartTLS) || res.Started == nil || res.Error != err.Error() {
+		t.Errorf("fatal stop: %v; output %q; want the result with the error", err, out.String())
+	}
+	out.Reset()
+	if err := Run(context.Background(), []string{"-json", "-q", "-f", "a@example.com", "-from-file", empty, "127.0.0.1:1"}, &out, &errb); !errors.Is(err, cli.ErrUsage) || out.Len() != 0 {
+		t.Errorf("usage error: %v; output %q, want none", err, out.String())
+	}
+}
