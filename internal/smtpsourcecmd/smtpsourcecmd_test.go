@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -521,10 +522,26 @@ func TestJSONOnError(t *testing.T) {
 			t.Errorf("%s: %v; output %q (%v); want one object with the error, interrupted %v", c.name, err, out.String(), jerr, c.interrupted)
 		}
 	}
+	// Interrupted (SIGINT is a cancelled context here) once a connection
+	// has failed and before any opened: no result, ErrConnect; the
+	// progress line that counts the failure is the cue to cancel.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	progress := cueWriter{cue: regexp.MustCompile(`errors [1-9]`), then: cancel}
+	err := Run(ctx, []string{"-json", "-duration", "1h", "127.0.0.1:1"}, &out, &progress)
+	var got struct {
+		Error       string `json:"error"`
+		Interrupted bool   `json:"interrupted"`
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &got); jerr != nil || !errors.Is(err, smtpsource.ErrConnect) || got.Error != err.Error() || !got.Interrupted {
+		t.Errorf("interrupted: %v; output %q; want the error, interrupted", err, out.String())
+	}
 	var s sink
 	addr := s.start(t)
-	var out, errb bytes.Buffer
-	err := Run(context.Background(), []string{"-json", "-q", "-m", "2", "-tls", addr}, &out, &errb)
+	var errb bytes.Buffer
+	out.Reset()
+	err = Run(context.Background(), []string{"-json", "-q", "-m", "2", "-tls", addr}, &out, &errb)
 	var res struct {
 		Error   string `json:"error"`
 		Started *int64 `json:"started"`
@@ -536,4 +553,23 @@ func TestJSONOnError(t *testing.T) {
 	if err := Run(context.Background(), []string{"-json", "-q", "-f", "a@example.com", "-from-file", empty, "127.0.0.1:1"}, &out, &errb); !errors.Is(err, cli.ErrUsage) || out.Len() != 0 {
 		t.Errorf("usage error: %v; output %q, want none", err, out.String())
 	}
+}
+
+// cueWriter calls then once what is written matches cue.
+type cueWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	cue  *regexp.Regexp
+	then func()
+}
+
+func (w *cueWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if w.then != nil && w.cue.Match(w.buf) {
+		w.then()
+		w.then = nil
+	}
+	return len(p), nil
 }
