@@ -37,17 +37,17 @@ var ErrMessages = errors.New("smtpsource: no messages")
 // They are held in memory, at most MaxLength bytes of files together (a
 // path that holds more, or a device that never ends, such as /dev/zero,
 // is an error matching ErrMessagesTooLarge).
-func LoadMessages(path string) ([][]byte, error) { return loadMessages(path, MaxLength) }
+func LoadMessages(path string) ([][]byte, error) { return loadMessages(path, MaxLength, readChunk) }
 
 // loadMessages is LoadMessages with at most limit bytes of files.
-func loadMessages(path string, limit int64) ([][]byte, error) {
+func loadMessages(path string, limit int64, chunk int) ([][]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	left := limit
 	if !st.IsDir() {
-		b, err := readAtMost(path, &left)
+		b, err := readAtMost(path, &left, chunk)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +97,7 @@ func loadMessages(path string, limit int64) ([][]byte, error) {
 	}
 	msgs := make([][]byte, 0, len(files))
 	for _, p := range files {
-		b, err := readAtMost(p, &left)
+		b, err := readAtMost(p, &left, chunk)
 		if err != nil {
 			return nil, err
 		}
@@ -113,23 +113,23 @@ func loadMessages(path string, limit int64) ([][]byte, error) {
 // bytes of messages together.
 var ErrMessagesTooLarge = errors.New("smtpsource: messages over 1 GiB together")
 
-// readChunk is the size of the pieces readAtMost reads a file in once
+// readChunk is the size of the pieces LoadMessages reads a file in once
 // past its stated size (a device or pipe has none).
-var readChunk = 1 << 20
+const readChunk = 1 << 20
 
 // readAtMost reads the file at path, if it holds at most *left bytes,
 // and takes them from *left. A regular file is read into one buffer of
 // its size; past that (a device, a pipe, a file that grew) it goes on in
-// pieces of readChunk bytes, and is refused as soon as it passes *left:
+// pieces of chunk bytes, and is refused as soon as it passes *left:
 // what it holds stays within *left plus a piece while it is read (the
 // pieces are then joined into one buffer).
-func readAtMost(path string, left *int64) ([]byte, error) {
+func readAtMost(path string, left *int64, chunk int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	first := int64(readChunk)
+	first := int64(chunk)
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		if st.Size() > *left {
 			return nil, fmt.Errorf("%w: %s", ErrMessagesTooLarge, path) // without reading it
@@ -138,7 +138,7 @@ func readAtMost(path string, left *int64) ([]byte, error) {
 	}
 	var pieces [][]byte
 	var total int64
-	for size := first; ; size = int64(readChunk) {
+	for size := first; ; size = int64(chunk) {
 		p := make([]byte, min(size, *left+1-total))
 		n, err := io.ReadFull(f, p)
 		total += int64(n)

@@ -425,14 +425,14 @@ func TestLoadMessagesBounded(t *testing.T) {
 	for _, name := range []string{"1", "2", "3"} {
 		os.WriteFile(filepath.Join(several, name), bytes.Repeat([]byte("x"), 100), 0o644)
 	}
-	if msgs, err := loadMessages(several, 300); err != nil || len(msgs) != 3 {
+	if msgs, err := loadMessages(several, 300, readChunk); err != nil || len(msgs) != 3 {
 		t.Errorf("300 bytes in 3 files, at most 300: %d messages, %v", len(msgs), err)
 	}
-	if _, err := loadMessages(several, 299); !errors.Is(err, ErrMessagesTooLarge) {
+	if _, err := loadMessages(several, 299, readChunk); !errors.Is(err, ErrMessagesTooLarge) {
 		t.Errorf("300 bytes in 3 files, at most 299: %v", err)
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		if _, err := loadMessages("/dev/zero", 1<<20); !errors.Is(err, ErrMessagesTooLarge) {
+		if _, err := loadMessages("/dev/zero", 1<<20, readChunk); !errors.Is(err, ErrMessagesTooLarge) {
 			t.Errorf("/dev/zero: %v", err)
 		}
 	}
@@ -451,7 +451,7 @@ func TestLoadMessagesDeviceMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := loadMessages("/dev/zero", limit)
+	_, err := loadMessages("/dev/zero", limit, readChunk)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrMessagesTooLarge) {
 		t.Fatalf("/dev/zero: %v", err)
@@ -468,8 +468,6 @@ func loadPipePieces(t *testing.T) {
 	if _, err := os.Stat("/dev/fd"); err != nil {
 		t.Skip("no /dev/fd")
 	}
-	defer func(n int) { readChunk = n }(readChunk)
-	readChunk = 7
 	msg := bytes.Repeat([]byte("Subject: pieces\r\n"), 10) // 170 bytes
 	for _, tc := range []struct {
 		limit int64
@@ -483,7 +481,7 @@ func loadPipePieces(t *testing.T) {
 			w.Write(msg)
 			w.Close()
 		}()
-		msgs, err := loadMessages(fmt.Sprintf("/dev/fd/%d", r.Fd()), tc.limit)
+		msgs, err := loadMessages(fmt.Sprintf("/dev/fd/%d", r.Fd()), tc.limit, 7)
 		r.Close()
 		switch {
 		case tc.ok && (err != nil || len(msgs) != 1 || !bytes.Equal(msgs[0], msg)):
