@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
 	"net/smtp"
 	"os"
@@ -116,4 +117,32 @@ func sendGo(c net.Conn, data string) error {
 		return err
 	}
 	return cl.Quit()
+}
+
+// A second sink on the unix: socket of a live one fails, saying a server
+// listens there, having connected to the first once to find that out:
+// the first counts one aborted session for it, besides the test's own.
+func TestRunUnixSocketTaken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sink")
+	_, stop := run(t, "-addr", "unix:"+path)
+	err := Run(t.Context(), []string{"-addr", "unix:" + path}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "a server is listening on it") {
+		t.Errorf("a second sink on the socket: %v, want an error saying a server is listening", err)
+	}
+	// The test's session follows the probe in the listen queue: once it
+	// is over, the probe has been accepted.
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sendGo(c, "Subject: x\r\n\r\nx\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "sessions 2 (aborted 1), messages 1,") {
+		t.Errorf("the first sink's summary:\n%s\nwant 2 sessions, 1 aborted (the second sink's probe)", out)
+	}
 }

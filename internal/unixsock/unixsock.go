@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -26,20 +27,20 @@ import (
 // once, before or after the listener closes.
 func Listen(ctx context.Context, lc *net.ListenConfig, path string) (ln net.Listener, remove func(), err error) {
 	ln, err = lc.Listen(ctx, "unix", path)
-	if err != nil && errors.Is(err, syscall.EADDRINUSE) && stale(path) {
-		os.Remove(path)
-		ln, err = lc.Listen(ctx, "unix", path)
-	}
-	switch {
-	case err == nil:
-	case errors.Is(err, syscall.EADDRINUSE):
-		if fi, serr := os.Lstat(path); serr == nil && fi.Mode().Type() != os.ModeSocket {
+	if err != nil && errors.Is(err, syscall.EADDRINUSE) {
+		// One look at what holds the path: a live server sees one
+		// connection, opened and closed at once, and no more.
+		switch what, fi := probe(path); what {
+		case notSocket:
 			err = fmt.Errorf("%w (%s is a %s, not a socket)", err, path, kind(fi.Mode()))
-		} else if c, derr := net.Dial("unix", path); derr == nil {
-			c.Close()
+		case live:
 			err = fmt.Errorf("%w (a server is listening on it)", err)
+		case stale:
+			os.Remove(path)
+			ln, err = lc.Listen(ctx, "unix", path)
 		}
-	case errors.Is(err, syscall.EINVAL) && sunPath > 0 && len(path) >= sunPath:
+	}
+	if err != nil && errors.Is(err, syscall.EINVAL) && sunPath > 0 && len(path) >= sunPath {
 		err = fmt.Errorf("%w (the path is %d bytes; a socket's is at most %d)", err, len(path), sunPath-1)
 	}
 	if err != nil {
@@ -66,15 +67,32 @@ func kind(mode os.FileMode) string {
 	return "file of mode " + mode.Type().String()
 }
 
-// stale reports whether path is a Unix socket that nobody listens on.
-func stale(path string) bool {
-	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
-		return false
+// What a probe found at a path.
+const (
+	unknown   = iota // nothing, or nothing known: left alone
+	notSocket        // a file that is not a socket
+	live             // a socket a server listens on
+	stale            // a socket nobody listens on: a connection is refused
+)
+
+// probe looks at path: its file, and if that is a socket (or path names
+// an abstract one, @NAME, which has no file), what one connection to it,
+// the only one, finds. fi is the file's, if any.
+func probe(path string) (what int, fi os.FileInfo) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil && !strings.HasPrefix(path, "@"):
+		return unknown, nil
+	case err == nil && fi.Mode().Type() != os.ModeSocket:
+		return notSocket, fi
 	}
 	c, err := net.Dial("unix", path)
-	if err == nil {
+	switch {
+	case err == nil:
 		c.Close()
-		return false
+		return live, fi
+	case fi != nil && errors.Is(err, syscall.ECONNREFUSED):
+		return stale, fi
 	}
-	return errors.Is(err, syscall.ECONNREFUSED)
+	return unknown, fi
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,4 +110,58 @@ func TestRemove(t *testing.T) {
 	}
 	ln.Close()
 	remove()
+}
+
+// A Listen where a server listens connects to it once, not twice, to
+// find that out: the server sees one connection, closed with nothing
+// sent, before the test's own, which follows it in the listen queue.
+func TestLiveProbedOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	first, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	var lc net.ListenConfig
+	if _, _, err := Listen(context.Background(), &lc, path); !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "a server is listening on it") {
+		t.Fatalf("a live socket: %v, want EADDRINUSE, saying a server is listening", err)
+	}
+	marker, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer marker.Close()
+	if _, err := marker.Write([]byte("m")); err != nil {
+		t.Fatal(err)
+	}
+	probes := 0
+	for {
+		c, err := first.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b [1]byte
+		n, _ := c.Read(b[:])
+		c.Close()
+		if n == 1 {
+			break // the marker
+		}
+		probes++
+	}
+	if probes != 1 {
+		t.Errorf("the live server saw %d probe connections, want 1", probes)
+	}
+
+	// An abstract socket (Linux's @NAME) has no file to look at: the
+	// connection alone finds its server.
+	if runtime.GOOS == "linux" {
+		abs, err := net.Listen("unix", "@wirespeed-unixsock-live")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer abs.Close()
+		if _, _, err := Listen(context.Background(), &lc, "@wirespeed-unixsock-live"); !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "a server is listening on it") {
+			t.Errorf("a live abstract socket: %v, want EADDRINUSE, saying a server is listening", err)
+		}
+	}
 }
