@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
+	"strings"
 )
 
 // ErrUsage marks a command-line mistake: the command exits with status 2.
@@ -121,4 +123,31 @@ func (w *Writer) Write(p []byte) (int, error) {
 	n, err := w.W.Write(p)
 	w.Err = err
 	return n, err
+}
+
+// CheckHostPort returns an error saying what is wrong with addr, a TCP
+// address a flag gives, if net could not use it whatever the network
+// held: one net.SplitHostPort cannot split, or whose port is neither a
+// number from 0 to 65535 nor a service name the system knows. An empty
+// port passes (net takes it for 0). The command wraps the error in a
+// usage error naming its flag.
+func CheckHostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return fmt.Errorf("want HOST:PORT (%s)", ae.Err)
+		}
+		return fmt.Errorf("want HOST:PORT")
+	}
+	if port == "" {
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		if digits := strings.TrimLeft(port, "+-"); digits != "" && strings.Trim(digits, "0123456789") == "" {
+			return fmt.Errorf("port %s out of range (0 to 65535)", port)
+		}
+		return fmt.Errorf("unknown port %q (want a number from 0 to 65535 or a service name)", port)
+	}
+	return nil
 }

@@ -161,6 +161,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	// Postfix's form: the address, then the listen queue's length, after
 	// the flags. Go listens with the system's (net.core.somaxconn).
+	addrName := "-addr" // where the address came from, for its errors
 	switch fs.NArg() {
 	case 0:
 	case 1, 2:
@@ -169,7 +170,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if addrSet {
 			return cli.Usagef("smtp-sink: an address both in -addr and as an argument (%q)", fs.Arg(0))
 		}
-		cfg.Addr = postfixAddr(fs.Arg(0))
+		cfg.Addr, addrName = postfixAddr(fs.Arg(0)), "address"
 		if cfg.Addr == "" {
 			return cli.Usagef("smtp-sink: an empty address")
 		}
@@ -196,6 +197,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("smtp-sink: address %q names no port (0 picks one)", cfg.Addr)
 	case cfg.Addr == "unix:":
 		return cli.Usagef("smtp-sink: the address unix: names no socket path")
+	}
+	if !strings.HasPrefix(cfg.Addr, "unix:") {
+		if err := cli.CheckHostPort(cfg.Addr); err != nil {
+			return cli.Usagef("smtp-sink: %s %q: %v", addrName, cfg.Addr, err)
+		}
+	}
+	if *metricsAddr != "" {
+		if err := cli.CheckHostPort(*metricsAddr); err != nil {
+			return cli.Usagef("smtp-sink: -metrics %q: %v", *metricsAddr, err)
+		}
 	}
 	switch e := smtpsink.Engine(*engine); e {
 	case "", smtpsink.EngineLoops, smtpsink.EngineGoroutine:

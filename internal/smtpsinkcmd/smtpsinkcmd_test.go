@@ -362,6 +362,30 @@ func TestRunUsage(t *testing.T) {
 	}
 }
 
+// An address net cannot use, whatever the network holds (a port out of
+// range, a port that is not a number nor a known service, no port), is a
+// usage error naming its flag, or the address argument, before anything
+// listens: a -metrics address included.
+func TestRunBadAddress(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-addr", ":99999"}, `-addr ":99999": port 99999 out of range`},
+		{[]string{"-addr", "127.0.0.1:-1"}, `-addr "127.0.0.1:-1": port -1 out of range`},
+		{[]string{"-addr", "127.0.0.1:no-such-service-wirespeed"}, `-addr "127.0.0.1:no-such-service-wirespeed": unknown port`},
+		{[]string{"-addr", "127.0.0.1"}, `-addr "127.0.0.1": want HOST:PORT`},
+		{[]string{"127.0.0.1:65536"}, `address "127.0.0.1:65536": port 65536 out of range`},
+		{[]string{"-metrics", "127.0.0.1:99999"}, `-metrics "127.0.0.1:99999": port 99999 out of range`},
+		{[]string{"-metrics", "localhost"}, `-metrics "localhost": want HOST:PORT`},
+	} {
+		err := Run(t.Context(), tc.args, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), tc.want) {
+			t.Errorf("%q: %v (status %d), want a usage error saying %s", tc.args, err, status, tc.want)
+		}
+	}
+}
+
 // -n stops after that many sessions have ended with QUIT; a session that
 // ends without QUIT does not count.
 func TestRunMaxQuits(t *testing.T) {
