@@ -137,8 +137,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	})
-	maxMsgs := fs.Uint64("M", 0, "stop after this many messages (as smtp-sink -M; 0: run until interrupted)")
-	maxQuits := fs.Uint64("n", 0, "stop after this many sessions have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
+	maxMsgs, maxQuits := new(uint64), new(uint64)
+	fs.Var((*count)(maxMsgs), "M", "stop after this many `messages` (as smtp-sink -M; 0: run until interrupted)")
+	fs.Var((*count)(maxQuits), "n", "stop after this many `sessions` have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
 	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
 	alg := fs.String("digest", "", "hash every message's data with ALG (md5, sha1, sha256, ...) and log \"HEX BYTES SESSION-N\" per message")
 	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output); the sink stops at the first line it cannot write")
@@ -652,6 +653,30 @@ func Print(w io.Writer, r Result) error {
 	}
 	_, err := fmt.Fprintln(w, b.String())
 	return err
+}
+
+// count is a flag of a number of things, 0 or more, whose errors say
+// what is wrong with the value (the flag package's own says "parse
+// error").
+type count uint64
+
+func (c *count) String() string { return strconv.FormatUint(uint64(*c), 10) }
+
+func (c *count) Set(v string) error {
+	n, err := strconv.ParseUint(v, 0, 64)
+	switch {
+	case err == nil:
+		*c = count(n)
+		return nil
+	case errors.Is(err, strconv.ErrRange):
+		return fmt.Errorf("too large (at most %d)", uint64(math.MaxUint64))
+	}
+	if abs, ok := strings.CutPrefix(v, "-"); ok {
+		if _, err := strconv.ParseUint(abs, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("negative: want 0 or more")
+		}
+	}
+	return fmt.Errorf("want a whole number, 0 or more")
 }
 
 // seconds is a duration flag that also takes plain seconds, as Postfix's

@@ -386,6 +386,25 @@ func TestRunBadAddress(t *testing.T) {
 	}
 }
 
+// A bad -M or -n is a usage error whose message names the flag and says
+// what is wrong with the value, not the flag package's "parse error".
+func TestRunBadCount(t *testing.T) {
+	for _, tc := range []struct{ flag, v, want string }{
+		{"-M", "-1", `invalid value "-1" for flag -M: negative: want 0 or more`},
+		{"-n", "-1", `invalid value "-1" for flag -n: negative: want 0 or more`},
+		{"-n", "-99999999999999999999", `for flag -n: negative: want 0 or more`},
+		{"-M", "many", `invalid value "many" for flag -M: want a whole number, 0 or more`},
+		{"-M", "1.5", `for flag -M: want a whole number, 0 or more`},
+		{"-n", "99999999999999999999", `invalid value "99999999999999999999" for flag -n: too large (at most 18446744073709551615)`},
+	} {
+		var stderr strings.Builder
+		err := Run(t.Context(), []string{tc.flag, tc.v}, io.Discard, &stderr)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(stderr.String(), tc.want) || strings.Contains(stderr.String(), "parse error") {
+			t.Errorf("%s %s: %v (status %d), stderr %q, want a usage error saying %s", tc.flag, tc.v, err, status, stderr.String(), tc.want)
+		}
+	}
+}
+
 // -n stops after that many sessions have ended with QUIT; a session that
 // ends without QUIT does not count.
 func TestRunMaxQuits(t *testing.T) {
