@@ -449,7 +449,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.ErrorLog = log.New(stderr, "", log.LstdFlags)
 	var dumps *dumper
+	var emptyDump string // -d or -D given an empty template, which names no file
+	fs.Visit(func(f *flag.Flag) {
+		if (f.Name == "d" || f.Name == "D") && f.Value.String() == "" {
+			emptyDump = f.Name
+		}
+	})
 	switch {
+	case emptyDump != "":
+		return cli.Usagef("smtp-sink: -%s '': an empty template names no file to dump to", emptyDump)
 	case *dumpEach != "" && *dumpAll != "":
 		return cli.Usagef("smtp-sink: -d and -D: one or the other")
 	case *dumpStart != "" && *dumpEach == "" && *dumpAll == "":

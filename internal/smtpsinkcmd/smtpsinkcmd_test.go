@@ -405,6 +405,20 @@ func TestRunBadCount(t *testing.T) {
 	}
 }
 
+// -d '' and -D '' name no file: usage errors naming the flag, where the
+// sink ran and dumped nothing. (The context is done, so that a run that
+// starts ends at once.)
+func TestRunEmptyDumpTemplate(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, f := range []string{"-d", "-D"} {
+		err := Run(done, []string{"-addr", "127.0.0.1:0", f, ""}, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), f+" '': an empty template") {
+			t.Errorf("%s '': %v (status %d), want a usage error naming %s", f, err, status, f)
+		}
+	}
+}
+
 // -n stops after that many sessions have ended with QUIT; a session that
 // ends without QUIT does not count.
 func TestRunMaxQuits(t *testing.T) {
