@@ -80,6 +80,8 @@ func TestRunDump(t *testing.T) {
 		}
 	}
 
+	// -D makes missing directories as -d does, and as Postfix's makes
+	// them for both: dir/all does not exist yet.
 	all := filepath.Join(dir, "all", "sink-%Y.dump")
 	addr, stop = run(t, "-h", "dump.test", "-D", all)
 	send(t, addr, body)
