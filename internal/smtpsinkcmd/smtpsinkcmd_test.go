@@ -405,9 +405,9 @@ func TestRunBadCount(t *testing.T) {
 	}
 }
 
-// -d '' and -D '' name no file: usage errors naming the flag, where the
-// sink ran and dumped nothing. (The context is done, so that a run that
-// starts ends at once.)
+// An empty -d or -D template names no file: a usage error naming the
+// flag, where the sink ran and dumped nothing. (The context is done, so
+// that a run that starts ends at once.)
 func TestRunEmptyDumpTemplate(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
