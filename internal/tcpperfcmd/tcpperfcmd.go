@@ -162,7 +162,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	if *hdrLog != "" {
 		f, err := cli.CreateOutput(*hdrLog)
 		if err != nil {
-			return err
+			return fmt.Errorf("tcpperf: -hdr-log: %w", err)
 		}
 		defer f.Close()
 		hdrFile = &logFile{f: f}
@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	if *plot != "" {
 		f, err := cli.CreateOutput(*plot)
 		if err != nil {
-			return err
+			return fmt.Errorf("tcpperf: -plot: %w", err)
 		}
 		defer f.Close()
 		plotFile = f
@@ -368,7 +368,7 @@ func cells(n int64, vals ...float64) string {
 func writePlot(path, title string, curves []latplot.Curve) error {
 	f, err := cli.CreateOutput(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("tcpperf: -plot: %w", err)
 	}
 	return drawPlot(f, title, curves)
 }

@@ -237,6 +237,12 @@ func TestRunErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "-plot: write /dev/full") {
 			t.Errorf("merge -plot /dev/full: %v", err)
 		}
+		// And one that cannot be made names it too.
+		missing := filepath.Join(t.TempDir(), "none", "x.svg")
+		err = Run(context.Background(), []string{"merge", "-plot", missing, hlog}, &out, &errb)
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "-plot: open "+missing) {
+			t.Errorf("merge -plot into a missing directory: %v", err)
+		}
 	}
 	// A run that cannot connect leaves the files of an earlier run as
 	// they were, and makes none (they were emptied, or left empty).
@@ -256,11 +262,15 @@ func TestRunErrors(t *testing.T) {
 			}
 		}
 	}
-	// A -plot file that cannot be made fails before the run, not after it
-	// (whose result went unprinted): not ErrConnect.
-	err = Run(context.Background(), []string{"-addr", addr, "-q", "-plot", filepath.Join(t.TempDir(), "none", "x.svg")}, &out, &errb)
-	if !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("-plot into a missing directory: %v, want ErrNotExist before connecting", err)
+	// A -plot or -hdr-log file that cannot be made fails before the run,
+	// not after it (whose result went unprinted): not ErrConnect. Its
+	// error names the flag (it read "open DIR/none/x: ..." alone).
+	missing := filepath.Join(t.TempDir(), "none", "x")
+	for _, flag := range []string{"-plot", "-hdr-log"} {
+		err = Run(context.Background(), []string{"-addr", addr, "-q", flag, missing}, &out, &errb)
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), flag+": open "+missing) {
+			t.Errorf("%s into a missing directory: %v, want ErrNotExist naming the flag before connecting", flag, err)
+		}
 	}
 }
 
