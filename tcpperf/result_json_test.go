@@ -90,3 +90,16 @@ func TestStoppedInWarmup(t *testing.T) {
 		t.Errorf("measured: %s", b)
 	}
 }
+
+// EngineNetio's loops do not measure LoopBusy: its JSON said
+// "tool_loop_busy":0, a figure nothing measured.
+func TestJSONNetioBusy(t *testing.T) {
+	b, _ := json.Marshal(Result{Mode: "echo", Engine: EngineNetio, DurationS: 1})
+	if strings.Contains(string(b), `"tool_loop_busy"`) || !strings.Contains(string(b), `"tool_cpu_util":0`) {
+		t.Errorf("netio: %s", b)
+	}
+	b, _ = json.Marshal(Result{Mode: "echo", Engine: EngineTcpperf, DurationS: 1})
+	if !strings.Contains(string(b), `"tool_loop_busy":0`) {
+		t.Errorf("tcpperf's loops, measured 0: %s", b)
+	}
+}

@@ -176,7 +176,8 @@ type Result struct {
 	CPUUtil   float64 `json:"tool_cpu_util"`
 	// LoopBusy is the share of the loops' time, over the same span, spent
 	// on messages rather than waiting or polling for them (Spin burns CPU
-	// without work): near 1, the tool is the bottleneck.
+	// without work): near 1, the tool is the bottleneck. EngineNetio does
+	// not measure it (0, left out of the JSON).
 	LoopBusy float64 `json:"tool_loop_busy"`
 	// Merged logs: how many, and the earliest interval start (Unix ms).
 	Logs    int   `json:"logs,omitempty"`
@@ -211,6 +212,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		out := result{run: run(r)}
 		if r.DurationS != 0 || r.CPUPerMsg != 0 || r.CPUUtil != 0 || r.LoopBusy != 0 {
 			out.CPUPerMsg, out.CPUUtil, out.LoopBusy = &r.CPUPerMsg, &r.CPUUtil, &r.LoopBusy
+		}
+		if r.Engine == EngineNetio && r.LoopBusy == 0 {
+			out.LoopBusy = nil // not measured (see EngineNetio), not 0
 		}
 		if r.Received != 0 || r.P50 != 0 || r.P90 != 0 || r.P99 != 0 || r.P999 != 0 || r.P9999 != 0 || r.Max != 0 || r.Mean != 0 {
 			out.P50, out.P90, out.P99, out.P999, out.P9999, out.Max, out.Mean = &r.P50, &r.P90, &r.P99, &r.P999, &r.P9999, &r.Max, &r.Mean

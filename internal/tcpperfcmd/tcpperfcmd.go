@@ -317,7 +317,11 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		// Stopped before the measurement: no figures, as no percentiles.
 		fmt.Fprintf(w, "tool CPU - (nothing measured; %s waiting %s; responses timed at %s)\n", loops, wait, r.Arrival)
 	} else {
-		fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, busy %.0f%% of the time; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, 100*r.LoopBusy, r.Arrival)
+		busy := fmt.Sprintf("busy %.0f%% of the time", 100*r.LoopBusy)
+		if r.Engine == tcpperf.EngineNetio && r.LoopBusy == 0 {
+			busy = "busy not measured" // netio's loops do not tell it: not 0%
+		}
+		fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, %s; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, busy, r.Arrival)
 	}
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d, unsent %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered, r.Unsent)

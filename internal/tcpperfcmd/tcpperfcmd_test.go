@@ -410,3 +410,22 @@ func TestPrintClosedLoopWait(t *testing.T) {
 		t.Errorf("open loop:\n%s", s)
 	}
 }
+
+// netio's loops do not measure how busy they are: the text said "busy 0%
+// of the time" of every such run, a figure nothing measured.
+func TestPrintNetioBusy(t *testing.T) {
+	r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: 1000, Loops: 1, Engine: tcpperf.EngineNetio, Wait: tcpperf.WaitSleep, Arrival: tcpperf.ArrivalRead, DurationS: 1, CPUPerMsg: 2, CPUUtil: 0.1}
+	var b bytes.Buffer
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "1 netio loops waiting sleep, busy not measured; responses") {
+		t.Errorf("netio:\n%s", s)
+	}
+	r.Engine = tcpperf.EngineTcpperf
+	b.Reset()
+	Print(&b, r)
+	if s := b.String(); !strings.Contains(s, "1 loops waiting sleep, busy 0% of the time; responses") {
+		t.Errorf("tcpperf's loops, measured 0:\n%s", s)
+	}
+}
