@@ -142,6 +142,11 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 		case err = <-done:
 		case <-ctx.Done():
 			err = ctx.Err()
+			if errors.Is(err, context.DeadlineExceeded) {
+				// The dial's timeout, not the run's end: say what it
+				// cut short (it read "context deadline exceeded" alone).
+				err = fmt.Errorf("%w: not done within the dial timeout (%v): %w", netio.ErrHandshake, cfg.DialTimeout, err)
+			}
 		}
 		if err != nil {
 			lc.Do(func(lc *netio.LoopConn) { lc.SetValue(nil); lc.Close() }) // not the run's

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/internal/selfsigned"
 	"github.com/wirespeed/wirespeed/internal/serve"
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 // serveTLS starts `serve -tls` in process on engine, and returns its
@@ -90,6 +91,14 @@ func TestTLSErrors(t *testing.T) {
 	_, err = Run(context.Background(), Config{Addr: server(t, echo), TLS: &tls.Config{InsecureSkipVerify: true}, Duration: 10 * time.Millisecond})
 	if !errors.Is(err, ErrConnect) || !strings.Contains(err.Error(), "does the server speak TLS?") {
 		t.Errorf("plain echo server: %v, want ErrConnect asking whether the server speaks TLS", err)
+	}
+	// A server that never answers the ClientHello: the dial timeout ends
+	// the handshake, which the error says (it read "context deadline
+	// exceeded" alone), with the hint.
+	_, err = Run(context.Background(), Config{Addr: silentServer(t), TLS: &tls.Config{InsecureSkipVerify: true}, DialTimeout: 50 * time.Millisecond, Duration: 10 * time.Millisecond})
+	if !errors.Is(err, ErrConnect) || !errors.Is(err, netio.ErrHandshake) || !errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(err.Error(), "dial timeout (50ms)") || !strings.Contains(err.Error(), "does the server speak TLS?") {
+		t.Errorf("silent server: %v, want ErrConnect, a handshake cut short by the dial timeout", err)
 	}
 	_, err = Run(context.Background(), Config{Addr: addr, TLS: &tls.Config{}, Engine: EngineTcpperf})
 	if !errors.Is(err, ErrConfig) {
