@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -115,6 +116,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	if a := cfg.Addr; !strings.HasPrefix(a, "unix:") {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			return cli.Usagef("tcpperf: -addr %q: want HOST:PORT or unix:PATH", a)
+		} else if n, err := strconv.Atoi(port); err == nil && (n < 1 || n > 65535) {
+			// A port by number that no server can have (it failed to
+			// dial, status 1); one by name is the resolver's.
+			return cli.Usagef("tcpperf: -addr %q: port %s not in 1 to 65535", a, port)
 		}
 	}
 	// -depth is the closed loop's: with a rate it was ignored, silently.
