@@ -3,6 +3,7 @@ package tcpperf
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"math"
 	"net"
@@ -286,6 +287,17 @@ func TestBatchConfig(t *testing.T) {
 		}
 		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
 			t.Errorf("Check(%+v): %v, want ErrConfig", cfg, err)
+		}
+	}
+	// TLS over a Unix socket without a ServerName nor InsecureSkipVerify,
+	// which crypto/tls refuses at every handshake: it failed to connect,
+	// ErrConnect, as if the server were at fault.
+	if err := (Config{Addr: "unix:/nonexistent.sock", TLS: &tls.Config{}}).Check(); !errors.Is(err, ErrConfig) {
+		t.Errorf("TLS over a Unix socket with no server name: %v, want ErrConfig", err)
+	}
+	for _, tc := range []*tls.Config{{ServerName: "localhost"}, {InsecureSkipVerify: true}} {
+		if err := (Config{Addr: "unix:/nonexistent.sock", TLS: tc}).Check(); err != nil {
+			t.Errorf("TLS over a Unix socket, %+v: %v", tc, err)
 		}
 	}
 	if err := (Config{Addr: "127.0.0.1:1", QPS: 1000, Wait: WaitBatch, Batch: 10 * time.Millisecond}).Check(); err != nil {

@@ -104,7 +104,9 @@ type Config struct {
 	// Unix socket, or off Linux, it defaults to EngineNetio.
 	Engine string
 	// TLS, if set, has each connection speak TLS, as a client with this
-	// configuration (its ServerName, by default Addr's host): the
+	// configuration (its ServerName, by default Addr's host; a Unix
+	// socket has none, so there it needs a ServerName or
+	// InsecureSkipVerify): the
 	// handshakes are part of connecting, before the schedule starts, and
 	// a failed one counts as a connect failure. Only EngineNetio can.
 	TLS *tls.Config
@@ -466,6 +468,10 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: a Unix socket needs engine %s", ErrConfig, EngineNetio)
 	} else if network == "unix" && addr == "" {
 		return fmt.Errorf("%w: address unix: names no socket path", ErrConfig)
+	} else if network == "unix" && cfg.TLS != nil && cfg.TLS.ServerName == "" && !cfg.TLS.InsecureSkipVerify {
+		// crypto/tls refuses every handshake so: each connection failed,
+		// ErrConnect, as if the server were at fault.
+		return fmt.Errorf("%w: TLS over a Unix socket: the socket has no host name for the certificate, so TLS needs a ServerName or InsecureSkipVerify", ErrConfig)
 	}
 	if cfg.Conns > maxConns {
 		return fmt.Errorf("%w: %d connections: more than %d", ErrConfig, cfg.Conns, maxConns)
