@@ -118,7 +118,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 		var set unix.CPUSet
 		set.Set(l.cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			ready <- fmt.Errorf("%w: cannot pin loop %d to CPU %d: %w", ErrConfig, l.id, l.cpu, err)
+			ready <- configErr("CPUs", "cannot pin loop %d to CPU %d: %w", l.id, l.cpu, err)
 			return
 		}
 	}
@@ -541,7 +541,7 @@ func (r *run) dialFD(ctx context.Context) (int, error) {
 	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return -1, fmt.Errorf("%w: the dialer's %T has no file descriptor", ErrConfig, nc)
+		return -1, configErr("", "the dialer's %T has no file descriptor", nc)
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {

@@ -605,3 +605,34 @@ func TestSpinConfig(t *testing.T) {
 		t.Errorf("spin 10ms, wait adaptive: %v", err)
 	}
 }
+
+// A configuration Run cannot run is a *ConfigError naming the field at
+// fault, and matches ErrConfig (its message named no field: "negative
+// count" of Conns, Depth or Loops).
+func TestConfigErrorField(t *testing.T) {
+	for field, cfg := range map[string]Config{
+		"Addr":         {},
+		"Conns":        {Addr: "127.0.0.1:1", Conns: -1},
+		"Depth":        {Addr: "127.0.0.1:1", Depth: -1},
+		"Loops":        {Addr: "127.0.0.1:1", Loops: -1},
+		"QPS":          {Addr: "127.0.0.1:1", QPS: -1},
+		"MsgSize":      {Addr: "127.0.0.1:1", MsgSize: -1},
+		"Duration":     {Addr: "127.0.0.1:1", Duration: -1},
+		"Warmup":       {Addr: "127.0.0.1:1", Warmup: -1},
+		"DrainTimeout": {Addr: "127.0.0.1:1", DrainTimeout: -1},
+		"DialTimeout":  {Addr: "127.0.0.1:1", DialTimeout: -1},
+		"Mode":         {Addr: "127.0.0.1:1", Mode: "x"},
+		"Wait":         {Addr: "127.0.0.1:1", Wait: "x"},
+		"Arrival":      {Addr: "127.0.0.1:1", Arrival: "x"},
+		"Batch":        {Addr: "127.0.0.1:1", Batch: time.Millisecond},
+		"Spin":         {Addr: "127.0.0.1:1", Spin: time.Second},
+		"Engine":       {Addr: "127.0.0.1:1", Engine: "x"},
+		"CPUs":         {Addr: "127.0.0.1:1", CPUs: []int{-1}},
+	} {
+		err := cfg.Check()
+		var ce *ConfigError
+		if !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != field {
+			t.Errorf("%s: %v (%#v), want a *ConfigError for %s", field, err, ce, field)
+		}
+	}
+}

@@ -265,7 +265,7 @@ func (r *run) newNloop(ctx context.Context, id int, sched string) (*nloop, error
 	s, err := netio.NewLoops(l.handle, opt)
 	if err != nil {
 		if errors.Is(err, syscall.EINVAL) {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err) // a CPU the machine does not have
+			return nil, configErr("CPUs", "%w", err) // a CPU the machine does not have
 		}
 		return nil, fmt.Errorf("tcpperf: event loop: %w", err)
 	}

@@ -25,12 +25,32 @@ import (
 
 // Errors returned by Run.
 var (
-	ErrConfig      = errors.New("tcpperf: bad configuration")
+	ErrConfig      = errors.New("tcpperf: bad configuration") // a *ConfigError says which field
 	ErrFDLimit     = errors.New("tcpperf: not enough file descriptors")
 	ErrPorts       = errors.New("tcpperf: not enough ephemeral ports")
 	ErrConnect     = errors.New("tcpperf: no connection could be opened")
 	ErrUnsupported = errors.New("tcpperf: needs Linux (epoll)") // EngineTcpperf off Linux
 )
+
+// A ConfigError is the error of a configuration Run cannot run: it
+// matches ErrConfig, and Field names the Config field at fault (as
+// "QPS"; empty where none is).
+type ConfigError struct {
+	Field string
+	msg   string
+	err   error // what it wraps, if anything
+}
+
+func (e *ConfigError) Error() string        { return ErrConfig.Error() + ": " + e.msg }
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+func (e *ConfigError) Unwrap() error        { return e.err }
+
+// configErr returns a ConfigError for field, its message as fmt.Errorf
+// makes it (a %w is unwrapped).
+func configErr(field, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	return &ConfigError{Field: field, msg: err.Error(), err: errors.Unwrap(err)}
+}
 
 // Config describes a run. Zero fields take the defaults noted.
 //
@@ -264,7 +284,7 @@ func (a Arrival) check() error {
 	case ArrivalRead, ArrivalKernel:
 		return nil
 	}
-	return fmt.Errorf("%w: arrival %q is neither kernel nor read", ErrConfig, a)
+	return configErr("Arrival", "arrival %q is neither kernel nor read", a)
 }
 
 // network returns the network and address to dial for Addr.
@@ -449,7 +469,7 @@ func (cfg *Config) check() error {
 	if cfg.Spin > maxSpin {
 		// Before the engine's and the wait's checks: refused alike on
 		// each engine, whatever the wait.
-		return fmt.Errorf("%w: spin %v over %v: a spin covers a sleep's wake-up delay before a send (microseconds with the loops' timer, about 2ms at most with Go's), and a loop whose sends are nearer than spin + 50µs polls without sleeping at all (wait spin)", ErrConfig, cfg.Spin, maxSpin)
+		return configErr("Spin", "spin %v over %v: a spin covers a sleep's wake-up delay before a send (microseconds with the loops' timer, about 2ms at most with Go's), and a loop whose sends are nearer than spin + 50µs polls without sleeping at all (wait spin)", cfg.Spin, maxSpin)
 	}
 	switch cfg.Engine {
 	case "":
@@ -459,26 +479,26 @@ func (cfg *Config) check() error {
 		}
 	case EngineTcpperf, EngineNetio:
 	default:
-		return fmt.Errorf("%w: engine %q is neither %s nor %s", ErrConfig, cfg.Engine, EngineTcpperf, EngineNetio)
+		return configErr("Engine", "engine %q is neither %s nor %s", cfg.Engine, EngineTcpperf, EngineNetio)
 	}
 	if cfg.TLS != nil && cfg.Engine != EngineNetio {
-		return fmt.Errorf("%w: TLS needs engine %s", ErrConfig, EngineNetio)
+		return configErr("Engine", "TLS needs engine %s", EngineNetio)
 	}
 	if network, addr := cfg.network(); network == "unix" && cfg.Engine != EngineNetio {
-		return fmt.Errorf("%w: a Unix socket needs engine %s", ErrConfig, EngineNetio)
+		return configErr("Engine", "a Unix socket needs engine %s", EngineNetio)
 	} else if network == "unix" && addr == "" {
-		return fmt.Errorf("%w: address unix: names no socket path", ErrConfig)
+		return configErr("Addr", "address unix: names no socket path")
 	} else if network == "unix" && cfg.TLS != nil && cfg.TLS.ServerName == "" && !cfg.TLS.InsecureSkipVerify {
 		// crypto/tls refuses every handshake so: each connection failed,
 		// ErrConnect, as if the server were at fault.
-		return fmt.Errorf("%w: TLS over a Unix socket: the socket has no host name for the certificate, so TLS needs a ServerName or InsecureSkipVerify", ErrConfig)
+		return configErr("TLS", "TLS over a Unix socket: the socket has no host name for the certificate, so TLS needs a ServerName or InsecureSkipVerify")
 	}
 	if cfg.Conns > maxConns {
-		return fmt.Errorf("%w: %d connections: more than %d", ErrConfig, cfg.Conns, maxConns)
+		return configErr("Conns", "%d connections: more than %d", cfg.Conns, maxConns)
 	}
 	onNetio := cfg.Engine == EngineNetio
 	if onNetio && len(cfg.CPUs) > 0 && !netioPins {
-		return fmt.Errorf("%w: engine netio pins loops to CPUs only on Linux (netio's portable loops pin nothing)", ErrConfig)
+		return configErr("CPUs", "engine netio pins loops to CPUs only on Linux (netio's portable loops pin nothing)")
 	}
 	if cfg.Wait == "" {
 		cfg.Wait, cfg.waitChosen = cfg.chooseWait(), true
@@ -500,7 +520,7 @@ func (cfg *Config) check() error {
 		}
 	}
 	if onNetio && cfg.Wait != WaitSleep && cfg.Wait != WaitBatch {
-		return fmt.Errorf("%w: wait %s polls without sleeping, which engine netio cannot: use sleep or batch", ErrConfig, cfg.Wait)
+		return configErr("Wait", "wait %s polls without sleeping, which engine netio cannot: use sleep or batch", cfg.Wait)
 	}
 	if cfg.Wait == WaitBatch && cfg.Batch == 0 {
 		cfg.Batch = defaultBatch
@@ -515,7 +535,7 @@ func (cfg *Config) check() error {
 		return err
 	}
 	if onNetio && cfg.Arrival == ArrivalKernel {
-		return fmt.Errorf("%w: arrival kernel needs the kernel's receive timestamps, which engine netio does not read", ErrConfig)
+		return configErr("Arrival", "arrival kernel needs the kernel's receive timestamps, which engine netio does not read")
 	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = 5 * time.Second
@@ -525,42 +545,52 @@ func (cfg *Config) check() error {
 	}
 	switch {
 	case cfg.Addr == "":
-		return fmt.Errorf("%w: no address", ErrConfig)
-	case cfg.Conns < 0 || cfg.Depth < 0 || cfg.Loops < 0:
-		return fmt.Errorf("%w: negative count", ErrConfig)
+		return configErr("Addr", "no address")
+	case cfg.Conns < 0:
+		return configErr("Conns", "negative count of connections, %d", cfg.Conns)
+	case cfg.Depth < 0:
+		return configErr("Depth", "negative depth, %d", cfg.Depth)
+	case cfg.Loops < 0:
+		return configErr("Loops", "negative count of loops, %d", cfg.Loops)
 	case cfg.MsgSize < 1 || cfg.MsgSize > 1<<20:
-		return fmt.Errorf("%w: message size %d not in [1, 1 MiB]", ErrConfig, cfg.MsgSize)
+		return configErr("MsgSize", "message size %d not in [1, 1 MiB]", cfg.MsgSize)
 	case cfg.QPS == 0 && (cfg.Depth > maxInflight || int64(cfg.Depth)*int64(cfg.MsgSize) > maxDepthBytes):
 		// A connection's Depth messages are queued at once: a deeper
 		// one only counted write errors, or took the memory (and the
 		// time) of its bytes, a GiB and more, before its loop could
 		// read or stop.
-		return fmt.Errorf("%w: depth %d of %d-byte messages: more than %d messages or %d MiB in flight per connection", ErrConfig, cfg.Depth, cfg.MsgSize, maxInflight, maxDepthBytes>>20)
+		return configErr("Depth", "depth %d of %d-byte messages: more than %d messages or %d MiB in flight per connection", cfg.Depth, cfg.MsgSize, maxInflight, maxDepthBytes>>20)
 	case cfg.QPS != 0 && !(cfg.QPS >= minQPS && cfg.QPS <= maxQPS): // NaN too
-		return fmt.Errorf("%w: rate %g not 0 or in [%g, %g]", ErrConfig, cfg.QPS, minQPS, maxQPS)
+		return configErr("QPS", "rate %g not 0 or in [%g, %g]", cfg.QPS, minQPS, maxQPS)
 	case cfg.Batch < 0 || (cfg.Batch > 0 && cfg.Wait != WaitBatch):
-		return fmt.Errorf("%w: batch %v without wait batch, or negative", ErrConfig, cfg.Batch)
+		return configErr("Batch", "batch %v without wait batch, or negative", cfg.Batch)
 	case cfg.Batch > maxBatch:
-		return fmt.Errorf("%w: batch %v over %v: tcpperf's loops sleep through a window until a signal, and the Go runtime's preemption signals one every 10-20 ms, so a longer window would not be what ran", ErrConfig, cfg.Batch, maxBatch)
-	case cfg.Duration < 0 || cfg.Warmup < 0 || cfg.DrainTimeout < 0 || cfg.DialTimeout < 0:
-		return fmt.Errorf("%w: negative duration", ErrConfig)
+		return configErr("Batch", "batch %v over %v: tcpperf's loops sleep through a window until a signal, and the Go runtime's preemption signals one every 10-20 ms, so a longer window would not be what ran", cfg.Batch, maxBatch)
+	case cfg.Duration < 0:
+		return configErr("Duration", "negative duration, %v", cfg.Duration)
+	case cfg.Warmup < 0:
+		return configErr("Warmup", "negative warm-up, %v", cfg.Warmup)
+	case cfg.DrainTimeout < 0:
+		return configErr("DrainTimeout", "negative drain, %v", cfg.DrainTimeout)
+	case cfg.DialTimeout < 0:
+		return configErr("DialTimeout", "negative dial timeout, %v", cfg.DialTimeout)
 	case cfg.QPS != 0 && cfg.Duration.Seconds()*cfg.QPS < 1:
 		// One send or none is not a rate: 1ns at 1000 msg/s gave 10⁹.
-		return fmt.Errorf("%w: duration %v shorter than one send interval at %g msg/s", ErrConfig, cfg.Duration, cfg.QPS)
+		return configErr("Duration", "duration %v shorter than one send interval at %g msg/s", cfg.Duration, cfg.QPS)
 	case uint64(cfg.Warmup)+uint64(cfg.Duration)+uint64(cfg.DrainTimeout) > maxSpan:
 		// The run's times are nanoseconds in an int64 from its start.
-		return fmt.Errorf("%w: warm-up %v, duration %v and drain %v add up to more than %v", ErrConfig, cfg.Warmup, cfg.Duration, cfg.DrainTimeout, time.Duration(maxSpan))
+		return configErr("Duration", "warm-up %v, duration %v and drain %v add up to more than %v", cfg.Warmup, cfg.Duration, cfg.DrainTimeout, time.Duration(maxSpan))
 	case cfg.Mode != "echo" && cfg.Mode != "line":
-		return fmt.Errorf("%w: mode %q is neither echo nor line", ErrConfig, cfg.Mode)
+		return configErr("Mode", "mode %q is neither echo nor line", cfg.Mode)
 	}
 	for _, c := range cfg.CPUs {
 		if c < 0 {
-			return fmt.Errorf("%w: CPU %d", ErrConfig, c)
+			return configErr("CPUs", "CPU %d", c)
 		}
 	}
 	cfg.Loops = min(cfg.Loops, cfg.Conns)
 	if cfg.Loops > maxLoops {
-		return fmt.Errorf("%w: %d loops, more than %d (each is an OS thread; the Go runtime allows 10,000)", ErrConfig, cfg.Loops, maxLoops)
+		return configErr("Loops", "%d loops, more than %d (each is an OS thread; the Go runtime allows 10,000)", cfg.Loops, maxLoops)
 	}
 	return nil
 }

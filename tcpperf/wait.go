@@ -1,7 +1,6 @@
 package tcpperf
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -44,7 +43,7 @@ func (w Wait) check() error {
 	case WaitAdaptive, WaitSend, WaitSleep, WaitSpin, WaitBatch:
 		return nil
 	}
-	return fmt.Errorf("%w: wait %q is none of adaptive, send, sleep, spin, batch", ErrConfig, w)
+	return configErr("Wait", "wait %q is none of adaptive, send, sleep, spin, batch", w)
 }
 
 // minNap is the shortest sleep before a send: shorter waits are spun. A

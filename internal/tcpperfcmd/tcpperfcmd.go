@@ -149,7 +149,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	// Refused before -hdr-log and -plot are made, so that a mistake
 	// does not empty the files of an earlier run.
 	if err := cfg.Check(); err != nil {
-		return cli.Usage(err)
+		return configUsage(err)
 	}
 	// A spare processor for the rest of the program (see Config.Loops),
 	// for the loops the run has: no more than its connections (a
@@ -195,7 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	case errors.Is(err, tcpperf.ErrConfig):
 		// What only the run finds, as a -pin CPU the process may not use:
 		// a usage error too.
-		return cli.Usage(err)
+		return configUsage(err)
 	case err != nil:
 		return err // it names tcpperf
 	}
@@ -230,6 +230,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	}
 	return nil
 }
+
+// flagOf is the flag of each tcpperf.Config field a ConfigError names.
+var flagOf = map[string]string{
+	"Addr": "-addr", "Conns": "-conns", "QPS": "-qps", "Depth": "-depth", "MsgSize": "-msg-size",
+	"Duration": "-duration", "Warmup": "-warmup", "Mode": "-mode", "Loops": "-cpus", "CPUs": "-pin",
+	"Spin": "-spin", "Wait": "-wait", "Batch": "-batch", "Arrival": "-arrival", "DrainTimeout": "-drain",
+	"Engine": "-engine", "TLS": "-tls",
+}
+
+// configUsage is the usage error of err, a tcpperf.ErrConfig: it names
+// the flag of the field at fault ("rate -5 not 0 or ..." named none).
+func configUsage(err error) error {
+	var ce *tcpperf.ConfigError
+	if errors.As(err, &ce) && flagOf[ce.Field] != "" {
+		err = flagError{flagOf[ce.Field], err}
+	}
+	return cli.Usage(err)
+}
+
+// A flagError is err with its flag's name in front.
+type flagError struct {
+	flag string
+	err  error
+}
+
+func (e flagError) Error() string {
+	return "tcpperf: " + e.flag + ": " + strings.TrimPrefix(e.err.Error(), "tcpperf: ")
+}
+
+func (e flagError) Unwrap() error { return e.err }
 
 // A logFile is the -hdr-log file: its first write error is kept for the
 // end of the run, and fails no other writer of the log (the -plot's).

@@ -430,3 +430,19 @@ func TestPrintNetioBusy(t *testing.T) {
 		t.Errorf("tcpperf's loops, measured 0:\n%s", s)
 	}
 }
+
+// A configuration the package refuses is a usage error naming the flag
+// at fault: "bad configuration: rate -5 not 0 or ..." named none.
+func TestConfigErrorNamesFlag(t *testing.T) {
+	var out, errb bytes.Buffer
+	for _, bad := range [][]string{
+		{"-qps", "-5"}, {"-mode", "x"}, {"-spin", "1h"}, {"-batch", "1ms"}, {"-wait", "x"}, {"-arrival", "x"},
+		{"-engine", "x"}, {"-msg-size", "2000000"}, {"-cpus", "2000", "-conns", "2000"},
+		{"-duration", "1s", "-qps", "0.5"}, {"-addr", "unix:"},
+	} {
+		err := Run(context.Background(), append(bad, "-q", "-duration", "1s"), &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, tcpperf.ErrConfig) || !strings.HasPrefix(fmt.Sprint(err), "tcpperf: "+bad[0]+": bad configuration: ") {
+			t.Errorf("%q: %v (status %d), want a usage error naming %s", bad, err, status, bad[0])
+		}
+	}
+}
