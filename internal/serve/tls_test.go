@@ -90,4 +90,10 @@ func TestServeTLS(t *testing.T) {
 			t.Errorf("%v: %v, want an error about -tls", args, err)
 		}
 	}
+	// Files that hold no certificate: the error names their flags (it
+	// said "-tls: tls: failed to find any PEM data", of a flag not given).
+	err = Run(context.Background(), []string{"-tls-cert", keyFile, "-tls-key", keyFile, "-addr", "127.0.0.1:0"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-tls-cert "+keyFile+", -tls-key "+keyFile+": ") {
+		t.Errorf("a key for a certificate: %v, want an error naming -tls-cert and -tls-key", err)
+	}
 }
