@@ -316,7 +316,12 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	if r.Connected != r.Conns {
 		conns = fmt.Sprintf("%d of %d", r.Connected, r.Conns)
 	}
-	fmt.Fprintf(w, "%s mode, %s conns, %s, %d-byte messages, %.1fs measured\n", r.Mode, conns, load, r.MsgSize, r.DurationS)
+	measured := fmt.Sprintf("%.1fs", r.DurationS)
+	if r.DurationS > 0 && r.DurationS < 1 {
+		// -duration 1ms read "0.0s measured", as if nothing was.
+		measured = time.Duration(math.Round(r.DurationS*1e6) * 1e3).String()
+	}
+	fmt.Fprintf(w, "%s mode, %s conns, %s, %d-byte messages, %s measured\n", r.Mode, conns, load, r.MsgSize, measured)
 	fmt.Fprintf(w, "achieved %.0f msg/s (sent %d, received %d)\n", r.AchievedQPS, r.Sent, r.Received)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "µs\tp50\tp90\tp99\tp99.9\tp99.99\tmax\t")

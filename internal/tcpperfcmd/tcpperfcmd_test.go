@@ -446,3 +446,17 @@ func TestConfigErrorNamesFlag(t *testing.T) {
 		}
 	}
 }
+
+// A measurement shorter than a second is printed as it was: -duration 1ms
+// read "0.0s measured", as a run stopped in its warm-up does.
+func TestPrintShortMeasurement(t *testing.T) {
+	for secs, want := range map[float64]string{0.001: "1ms measured", 0.25: "250ms measured", 0.0000015: "2µs measured", 0: "0.0s measured", 10: "10.0s measured", 1.25: "1.2s measured"} {
+		var b bytes.Buffer
+		if err := Print(&b, &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: 1000, MsgSize: 64, DurationS: secs}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), ", 64-byte messages, "+want+"\n") {
+			t.Errorf("%gs: want %q in\n%s", secs, want, b.String())
+		}
+	}
+}
