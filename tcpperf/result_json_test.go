@@ -1,6 +1,7 @@
 package tcpperf
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -66,7 +67,8 @@ func TestStoppedInWarmup(t *testing.T) {
 		}
 	}
 	var cpu atomic.Int64 // a second of CPU a call: the old figure was far from 0
-	res, err := RunEnv(ctx, Config{Addr: addr, QPS: 100, MsgSize: 16, Warmup: time.Hour, Duration: time.Second},
+	var hlog bytes.Buffer
+	res, err := RunEnv(ctx, Config{Addr: addr, QPS: 100, MsgSize: 16, Warmup: time.Hour, Duration: time.Second, HdrLog: &hlog},
 		Env{Clock: clk, CPU: func() time.Duration { return time.Duration(cpu.Add(int64(time.Second))) }})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +85,11 @@ func TestStoppedInWarmup(t *testing.T) {
 		if strings.Contains(string(b), k) {
 			t.Errorf("%s in the JSON of a run that measured nothing: %s", k, b)
 		}
+	}
+	// Nor does the interval log's last comment give figures (it said
+	// "tool CPU 0.00 µs/msg, 0% of one core").
+	if !strings.Contains(hlog.String(), "#[tcpperf tool CPU - (nothing measured)]") {
+		t.Errorf("the interval log of a run that measured nothing:\n%s", hlog.String())
 	}
 	// A run that measured keeps them, zeros too.
 	b, _ = json.Marshal(Result{Mode: "echo", DurationS: 1})

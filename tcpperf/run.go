@@ -338,7 +338,12 @@ drain:
 		idle := r.sum(func(n *counters) *atomic.Int64 { return &n.idle })
 		res.LoopBusy = min(max(1-float64(idle)/float64(span*int64(len(r.loops))), 0), 1)
 	}
-	if hlog != nil {
+	switch {
+	case hlog == nil:
+	case secs == 0:
+		// As the text and the JSON: no figures, not 0.
+		hlog.OutputComment("[tcpperf tool CPU - (nothing measured)]")
+	default:
 		hlog.OutputComment(fmt.Sprintf("[tcpperf tool CPU %.2f µs/msg, %.0f%% of one core]", res.CPUPerMsg, 100*res.CPUUtil))
 	}
 	return res, nil
