@@ -184,6 +184,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 		plotFile = f
 		logs = append(logs, &plotLog)
 	}
+	if hdrFile != nil && plotFile != nil && sameFile(*hdrLog, *plot) {
+		// The plot would overwrite the log at the end, exit 0.
+		return cli.Usagef("tcpperf: -hdr-log and -plot name the same file, %s", *plot)
+	}
 	if len(logs) > 0 {
 		cfg.HdrLog = io.MultiWriter(logs...)
 	}
@@ -260,6 +264,17 @@ func (e flagError) Error() string {
 }
 
 func (e flagError) Unwrap() error { return e.err }
+
+// sameFile reports whether paths a and b are one regular file (both
+// /dev/null are not: nothing is lost there).
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil || !fa.Mode().IsRegular() {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
 
 // A logFile is the -hdr-log file: its first write error is kept for the
 // end of the run, and fails no other writer of the log (the -plot's).

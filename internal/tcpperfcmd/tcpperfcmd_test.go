@@ -435,12 +435,14 @@ func TestPrintNetioBusy(t *testing.T) {
 // at fault: "bad configuration: rate -5 not 0 or ..." named none.
 func TestConfigErrorNamesFlag(t *testing.T) {
 	var out, errb bytes.Buffer
+	refused := tooltest.RefusingAddr(t)
 	for _, bad := range [][]string{
 		{"-qps", "-5"}, {"-mode", "x"}, {"-spin", "1h"}, {"-batch", "1ms"}, {"-wait", "x"}, {"-arrival", "x"},
 		{"-engine", "x"}, {"-msg-size", "2000000"}, {"-cpus", "2000", "-conns", "2000"},
 		{"-duration", "1s", "-qps", "0.5"}, {"-addr", "unix:"},
 	} {
-		err := Run(context.Background(), append(bad, "-q", "-duration", "1s"), &out, &errb)
+		// A refusing address first (the -addr of bad comes after it).
+		err := Run(context.Background(), append([]string{"-addr", refused, "-q", "-duration", "1s"}, bad...), &out, &errb)
 		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, tcpperf.ErrConfig) || !strings.HasPrefix(fmt.Sprint(err), "tcpperf: "+bad[0]+": bad configuration: ") {
 			t.Errorf("%q: %v (status %d), want a usage error naming %s", bad, err, status, bad[0])
 		}
@@ -458,5 +460,33 @@ func TestPrintShortMeasurement(t *testing.T) {
 		if !strings.Contains(b.String(), ", 64-byte messages, "+want+"\n") {
 			t.Errorf("%gs: want %q in\n%s", secs, want, b.String())
 		}
+	}
+}
+
+// -hdr-log and -plot naming one file (by any path) is a usage error: the
+// plot overwrote the log at the end, exit 0. It leaves no file made, and
+// an earlier one as it was.
+func TestHdrLogPlotSameFile(t *testing.T) {
+	var out, errb bytes.Buffer
+	refused := tooltest.RefusingAddr(t) // never a run, even before the fix
+	dir := t.TempDir()
+	made := filepath.Join(dir, "new")
+	keep := filepath.Join(dir, "keep")
+	os.WriteFile(keep, []byte("an earlier run"), 0o644)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(keep, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{made, made}, {keep, link}} {
+		err := Run(context.Background(), []string{"-q", "-addr", refused, "-hdr-log", c[0], "-plot", c[1]}, &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), "-hdr-log and -plot") {
+			t.Errorf("-hdr-log %s -plot %s: %v (status %d), want a usage error", c[0], c[1], err, status)
+		}
+	}
+	if _, err := os.Stat(made); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s made (%v)", made, err)
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "an earlier run" {
+		t.Errorf("the earlier file holds %q", b)
 	}
 }
