@@ -33,6 +33,12 @@ func merge(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return cli.StatusError{Status: 2}
 	}
+	for _, name := range fs.Args() {
+		if *plot != "" && sameFile(name, *plot) {
+			// The plot would overwrite the log it was drawn from.
+			return cli.Usagef("tcpperf merge: -plot %s is one of the logs merged", *plot)
+		}
+	}
 	var data [][]byte
 	for _, name := range fs.Args() {
 		b, err := os.ReadFile(name)

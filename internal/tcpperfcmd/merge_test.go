@@ -159,6 +159,22 @@ func TestMergeErrors(t *testing.T) {
 	if _, err := os.Stat(svg); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("-plot of no values left %s: %v", svg, err)
 	}
+	// A -plot that is one of the logs merged is a usage error: the plot
+	// overwrote the log.
+	b.Reset()
+	hw = hdrhistogram.NewHistogramLogWriter(&b)
+	hw.OutputLogFormatVersion()
+	h.RecordValue(1000)
+	hw.OutputIntervalHistogram(h)
+	one := filepath.Join(dir, "one.hlog")
+	os.WriteFile(one, b.Bytes(), 0o644)
+	err = Run(context.Background(), []string{"merge", "-plot", one, one}, &out, &errb)
+	if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), "one of the logs merged") {
+		t.Errorf("-plot %s of itself: %v (status %d), want a usage error", one, err, status)
+	}
+	if got, _ := os.ReadFile(one); !bytes.Equal(got, b.Bytes()) {
+		t.Errorf("-plot %s of itself: the log now holds %.60q", one, got)
+	}
 }
 
 func TestParseCPUList(t *testing.T) {
