@@ -123,8 +123,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 		}
 	}
 	// -depth is the closed loop's: with a rate it was ignored, silently.
-	depthSet := false
-	fs.Visit(func(f *flag.Flag) { depthSet = depthSet || f.Name == "depth" })
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	depthSet := set["depth"]
+	// -spin 0 and -batch 0 would be the package's defaults, 30µs and
+	// 400µs: given, they read as no polling and no window, which they
+	// were not.
+	switch {
+	case set["spin"] && cfg.Spin == 0:
+		return cli.Usagef("tcpperf: -spin 0: want more than 0, or negative for no polling before sends")
+	case set["batch"] && cfg.Batch == 0:
+		return cli.Usagef("tcpperf: -batch 0: want more than 0 (default 400µs)")
+	}
 	if depthSet && cfg.QPS != 0 {
 		return cli.Usagef("tcpperf: -depth %d with -qps %g: -depth is for closed loop (-qps 0); in open loop the rate sets what is in flight", cfg.Depth, cfg.QPS)
 	}

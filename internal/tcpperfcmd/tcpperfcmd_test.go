@@ -182,8 +182,12 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%q in open loop: %v (status %d), want a usage error", bad, err, status)
 		}
 	}
-	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}, {"-duration", "2562047h", "-warmup", "1h"}, {"-duration", "1ns"}} {
-		if err := Run(context.Background(), append(bad, "-q"), &out, &errb); !errors.Is(err, cli.ErrUsage) {
+	for _, bad := range [][]string{{"-conns", "0"}, {"-depth", "0"}, {"-cpus", "0"}, {"-duration", "0s"}, {"-drain", "-1s"}, {"-warmup", "-1s"}, {"-msg-size", "0"}, {"-duration", "2562047h", "-warmup", "1h"}, {"-duration", "1ns"},
+		// The package's defaults too (-spin 30µs, -batch 400µs): they ran.
+		{"-spin", "0"}, {"-wait", "batch", "-batch", "0"}} {
+		// A refusing address: a mistake let through fails to connect,
+		// and loads no server on the default's port.
+		if err := Run(context.Background(), append([]string{"-addr", addr, "-q"}, bad...), &out, &errb); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error, not the default", bad, err)
 		}
 	}
