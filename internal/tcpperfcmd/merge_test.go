@@ -184,9 +184,9 @@ func TestParseCPUList(t *testing.T) {
 			t.Errorf("parseCPUList(%q) = %v, %v; want %s", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "a", "3-1", "-1", "1,", "0-99999"} {
+	for _, s := range []string{"", "a", "3-1", "-1", "1,", "0-99999", "0-4095,0", strings.Repeat("0-999,", 5) + "0"} {
 		if _, err := parseCPUList(s); err == nil {
-			t.Errorf("parseCPUList(%q) did not fail", s)
+			t.Errorf("parseCPUList(%.40q) did not fail", s)
 		}
 	}
 }
