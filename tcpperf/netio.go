@@ -127,6 +127,15 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 		err = lc.Do(func(lc *netio.LoopConn) {
 			if cfg.TLS == nil {
 				lc.SetValue(c)
+				if lc.EOF() {
+					// The peer ended its stream before c was set: the
+					// Handler, told of it then, could not fail c, and
+					// no event follows. It is the run's, failed, as on
+					// tcpperf's own loops (its messages were sent to a
+					// server that had closed, and went unanswered).
+					l.fail(c, &l.n.read)
+					lc.Close()
+				}
 				done <- nil
 				return
 			}

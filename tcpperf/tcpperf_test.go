@@ -639,3 +639,46 @@ func TestInterruptedConnecting(t *testing.T) {
 		}
 	})
 }
+
+// A server that ends its stream at once (a half-close: it still reads)
+// fails the connection, on either engine: a read error, its messages
+// unsent. On EngineNetio the end could come before the connection was
+// set up on its loop, and was lost: the run sent on, and its messages
+// went unanswered. The dials here return only once the end has come
+// (the netio one once the loop has seen it), so that it comes first.
+func TestHalfClosedAtOnce(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := server(t, func(c net.Conn) {
+			c.(*net.TCPConn).CloseWrite()
+			io.Copy(io.Discard, c)
+		})
+		env := Env{Clock: newFakeClock(), Dial: func(ctx context.Context, network, a string) (net.Conn, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, network, a)
+			if err == nil {
+				if _, rerr := c.Read(make([]byte, 1)); rerr != io.EOF {
+					c.Close()
+					return nil, fmt.Errorf("read %v, want the end", rerr)
+				}
+			}
+			return c, err
+		}, LoopDial: func(ctx context.Context, s *netio.Loops, network, a string) (*netio.LoopConn, error) {
+			lc, err := s.Dial(ctx, network, a)
+			for err == nil {
+				eof := make(chan bool, 1)
+				if err = lc.Do(func(lc *netio.LoopConn) { eof <- lc.EOF() }); err == nil && <-eof {
+					break
+				}
+				time.Sleep(time.Millisecond) // a wait for the end, not a bound
+			}
+			return lc, err
+		}}
+		res, err := RunEnv(context.Background(), Config{Engine: engine, Addr: addr, QPS: 100, Duration: 300 * time.Millisecond}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ReadErrors != 1 || res.Sent != 0 || res.Unsent != 30 || res.Unanswered != 0 {
+			t.Errorf("want 1 read error, the 30 messages unsent: %+v", res)
+		}
+	})
+}
