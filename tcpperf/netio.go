@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -48,6 +49,12 @@ type nloop struct {
 	drainSent  bool
 
 	kick chan struct{} // fake clock: the run is stopping
+
+	// settingUp holds, while connecting, each connection's channel of its
+	// set-up (a *netio.LoopConn's chan<- error) until the call that sets
+	// it up runs: one closed before (a reset at once) never runs it, and
+	// is told there instead (closed).
+	settingUp sync.Map
 }
 
 // An nconn is a connection of EngineNetio: a conn (its fd unused), its
@@ -124,7 +131,12 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 		// Set on the loop: the Handler looks for it there. Over TLS, once
 		// the handshake has succeeded (handshaken).
 		done := make(chan error, 1)
+		l.settingUp.Store(lc, (chan<- error)(done))
+		defer l.settingUp.Delete(lc)
 		err = lc.Do(func(lc *netio.LoopConn) {
+			if _, ok := l.settingUp.LoadAndDelete(lc); !ok {
+				return // closed, and told so
+			}
 			if cfg.TLS == nil {
 				lc.SetValue(c)
 				if lc.EOF() {
@@ -144,14 +156,16 @@ func (r *run) startNetio(ctx context.Context) (engine, error) {
 				done <- err
 			}
 		})
-		if err != nil {
+		if errors.Is(err, netio.ErrClosed) {
+			return fmt.Errorf("tcpperf: connection closed before it was set up: %w", err)
+		} else if err != nil {
 			return err
 		}
 		select {
 		case err = <-done:
 		case <-ctx.Done():
 			err = ctx.Err()
-			if errors.Is(err, context.DeadlineExceeded) {
+			if cfg.TLS != nil && errors.Is(err, context.DeadlineExceeded) {
 				// The dial's timeout, not the run's end: say what it
 				// cut short (it read "context deadline exceeded" alone).
 				err = fmt.Errorf("%w: not done within the dial timeout (%v): %w", netio.ErrHandshake, cfg.DialTimeout, err)
@@ -521,6 +535,14 @@ func handshaken(lc *netio.LoopConn, err error) {
 func (l *nloop) closed(lc *netio.LoopConn, err error) {
 	c, ok := lc.Value().(*nconn)
 	if !ok {
+		if done, ok := l.settingUp.LoadAndDelete(lc); ok {
+			// Closed before the call that sets it up ran, which now never
+			// will: its dial waited for the dial timeout.
+			if err == nil {
+				err = io.EOF
+			}
+			done.(chan<- error) <- fmt.Errorf("tcpperf: connection closed before it was set up: %w", err)
+		}
 		return
 	}
 	counter := &l.n.read

@@ -682,3 +682,23 @@ func TestHalfClosedAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// A connection closed on its loop before the call that sets it up runs
+// (a server's reset at once) fails to connect at once: the call never
+// runs, and its dial waited for the dial timeout (5 s by default), then
+// failed with "context deadline exceeded". The dial here has the loop
+// close the connection, in a call queued before the run's.
+func TestNetioClosedBeforeSetUp(t *testing.T) {
+	addr := server(t, echo)
+	env := Env{Clock: newFakeClock(), LoopDial: func(ctx context.Context, s *netio.Loops, network, a string) (*netio.LoopConn, error) {
+		lc, err := s.Dial(ctx, network, a)
+		if err == nil {
+			err = lc.Do(func(lc *netio.LoopConn) { lc.Close() })
+		}
+		return lc, err
+	}}
+	_, err := RunEnv(context.Background(), Config{Engine: EngineNetio, Addr: addr, QPS: 100, Duration: 300 * time.Millisecond, DialTimeout: time.Minute}, env) // a hang guard
+	if !errors.Is(err, ErrConnect) || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("%v, want ErrConnect, the connection closed", err)
+	}
+}
