@@ -94,8 +94,11 @@ func TestTLSErrors(t *testing.T) {
 	}
 	// A server that never answers the ClientHello: the dial timeout ends
 	// the handshake, which the error says (it read "context deadline
-	// exceeded" alone), with the hint.
-	_, err = Run(context.Background(), Config{Addr: silentServer(t), TLS: &tls.Config{InsecureSkipVerify: true}, DialTimeout: 50 * time.Millisecond, Duration: 10 * time.Millisecond})
+	// exceeded" alone), with the hint. On a fake clock, which stands
+	// still while connecting, so that netio's handshake timeout (as long,
+	// on the run's clock) does not come first.
+	_, err = RunEnv(context.Background(), Config{Addr: silentServer(t), TLS: &tls.Config{InsecureSkipVerify: true}, DialTimeout: 50 * time.Millisecond, Duration: 10 * time.Millisecond},
+		Env{Clock: newFakeClock()})
 	if !errors.Is(err, ErrConnect) || !errors.Is(err, netio.ErrHandshake) || !errors.Is(err, context.DeadlineExceeded) ||
 		!strings.Contains(err.Error(), "dial timeout (50ms)") || !strings.Contains(err.Error(), "does the server speak TLS?") {
 		t.Errorf("silent server: %v, want ErrConnect, a handshake cut short by the dial timeout", err)
