@@ -20,7 +20,6 @@ import (
 	"maps"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -173,12 +172,8 @@ func checkUnix(cfg Config) error {
 	case cfg.Addr == unixPrefix:
 		return fmt.Errorf("-addr unix: needs a path")
 	case !strings.HasPrefix(cfg.Addr, unixPrefix):
-		if _, port, err := net.SplitHostPort(cfg.Addr); err != nil {
-			return fmt.Errorf("-addr %q: want HOST:PORT or unix:PATH", cfg.Addr)
-		} else if n, err := strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
-			// A port by number no listener can have (it failed to
-			// listen, exit 1); one by name is the resolver's.
-			return fmt.Errorf("-addr %q: port %s not in 0 to 65535", cfg.Addr, port)
+		if err := cli.CheckHostPort(cfg.Addr); err != nil {
+			return fmt.Errorf("-addr %q: %v", cfg.Addr, err)
 		}
 	case strings.HasPrefix(cfg.Addr, unixPrefix) && !slices.Contains([]string{"std", "netio", "netio-conn"}, cfg.Engine):
 		return fmt.Errorf("-addr %s: the %s engine serves TCP only (unix: needs std, netio or netio-conn)", cfg.Addr, cfg.Engine)

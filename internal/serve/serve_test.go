@@ -358,7 +358,7 @@ func TestServeExtraArgument(t *testing.T) {
 		{"-addr", "bogus"}, {"-addr", "::1:9"}, {"-engine", "std", "-compare-exe", "/nonexistent"},
 		// A port by number no listener can have (it failed to listen,
 		// exit 1).
-		{"-addr", "127.0.0.1:65536"}, {"-addr", "127.0.0.1:-1"},
+		{"-addr", "127.0.0.1:65536"}, {"-addr", "127.0.0.1:-1"}, {"-addr", "127.0.0.1:no-such-service"},
 	} {
 		if err := Run(done, args, &out, &errb); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("serve %q: %v, want a usage error", args, err)

@@ -16,7 +16,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -114,12 +113,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 		return cli.Usagef("tcpperf: -msg-size %d: want 1 or more", cfg.MsgSize)
 	}
 	if a := cfg.Addr; !strings.HasPrefix(a, "unix:") {
-		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return cli.Usagef("tcpperf: -addr %q: want HOST:PORT or unix:PATH", a)
-		} else if n, err := strconv.Atoi(port); err == nil && (n < 1 || n > 65535) {
-			// A port by number that no server can have (it failed to
-			// dial, status 1); one by name is the resolver's.
-			return cli.Usagef("tcpperf: -addr %q: port %s not in 1 to 65535", a, port)
+		if err := cli.CheckHostPort(a); err != nil {
+			return cli.Usagef("tcpperf: -addr %q: %v", a, err)
+		}
+		// No server listens on port 0 (or none): it is a listener's "any".
+		if _, port, _ := net.SplitHostPort(a); port == "" || strings.TrimLeft(port, "0") == "" {
+			return cli.Usagef("tcpperf: -addr %q: port %q: a server's port, 1 to 65535, is needed", a, port)
 		}
 	}
 	// -depth is the closed loop's: with a rate it was ignored, silently.
