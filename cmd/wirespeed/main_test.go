@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -139,4 +138,4 @@ func TestHelp(t *testing.T) {
 // fullWriter fails every write, as /dev/full does.
 type fullWriter struct{}
 
-func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+func (fullWriter) Write([]byte) (int, error) { return 0, errNoSpace }

@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -209,7 +208,7 @@ func TestRunDigestLogFails(t *testing.T) {
 	send(t, strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), "x\r\n")
 	rest, _ := io.ReadAll(br)
 	err := <-done // the sink stopped by itself
-	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "-digest-log") {
+	if !errors.Is(err, errNoSpace) || !strings.Contains(err.Error(), "-digest-log") {
 		t.Errorf("Run: %v; want ENOSPC, naming -digest-log", err)
 	}
 	if !strings.Contains(string(rest), "messages 1,") {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,7 +128,7 @@ func TestSumWriteError(t *testing.T) {
 	t.Chdir(dir)
 	enospc := "wirespeed sum: write error\n" // md5sum 9.1's, as TestSumDevFull checks
 	for _, ok := range []int{0, 1} {
-		w := &errWriter{ok: ok, err: &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.ENOSPC}}
+		w := &errWriter{ok: ok, err: &os.PathError{Op: "write", Path: "/dev/stdout", Err: errNoSpace}}
 		var stderr bytes.Buffer
 		code := runSum([]string{"a", "nosuch", "a"}, nil, w, &stderr)
 		want := "wirespeed sum: nosuch: No such file or directory\n" + enospc
@@ -141,7 +140,7 @@ func TestSumWriteError(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"--help"}, {"--version"}, {"a"}} {
-		w := &errWriter{err: syscall.ENOSPC}
+		w := &errWriter{err: errNoSpace}
 		var stderr bytes.Buffer
 		if code := runSum(args, nil, w, &stderr); code != 1 || stderr.String() != enospc {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr.String())
