@@ -1,5 +1,3 @@
-//go:build !plan9
-
 // Package servetest checks engines of `wirespeed serve` (serve.Engine):
 // what each must do, for this module's engines and the comparison
 // module's alike.
@@ -7,7 +5,6 @@ package servetest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -16,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,7 +64,7 @@ func Run(t *testing.T, engines map[string]serve.Engine) {
 			go c.Write(bytes.Repeat([]byte("y"), 4*serve.MaxLine))
 			// The server closes with unread data, which resets the
 			// connection: either ends the copy.
-			if _, err := io.Copy(io.Discard, c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			if _, err := io.Copy(io.Discard, c); err != nil && !isReset(err) {
 				t.Error(err)
 			}
 		})
@@ -102,7 +98,7 @@ func Run(t *testing.T, engines map[string]serve.Engine) {
 				} else {
 					got, err = io.ReadAll(c)
 				}
-				if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+				if err != nil && !isReset(err) {
 					t.Error(err)
 				}
 				if bytes.Equal(got, line) != fits {
@@ -182,7 +178,7 @@ func halfClose(t *testing.T, engine string, engines map[string]serve.Engine) {
 			if mode == "line" {
 				want = sent[:strings.LastIndexByte(sent, '\n')+1]
 			}
-			if err != nil && !errors.Is(err, syscall.ECONNRESET) || !strings.HasPrefix(want, string(got)) {
+			if err != nil && !isReset(err) || !strings.HasPrefix(want, string(got)) {
 				t.Errorf("%s mode, %q sent and half-closed: %q back, %v; want a prefix of %q and the end", mode, sent, got, err, want)
 			}
 			c.Close()
