@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -268,7 +267,7 @@ func TestPeerResetMidBatch(t *testing.T) {
 		}
 	}
 	received := <-got
-	if !errors.Is(werr, syscall.ECONNRESET) && !errors.Is(werr, syscall.EPIPE) {
+	if !isResetWrite(werr) {
 		t.Fatalf("error after reset: %v; want ECONNRESET or EPIPE", werr)
 	}
 	if _, err := w.Write([]byte("more")); !errors.Is(err, werr) {
