@@ -735,9 +735,9 @@ func TestLoopsQuitUnsent(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return small(syscall.SO_SNDBUF)(lc)
+			return small(soSndbuf)(lc)
 		})
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error { return small(syscall.SO_RCVBUF)(rc) }}
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error { return small(soRcvbuf)(rc) }}
 	nc, err := d.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)
