@@ -305,7 +305,7 @@ func TestErrors(t *testing.T) {
 	}
 	addr := tooltest.RefusingAddr(t)
 	res, err := Run(context.Background(), Config{Addr: addr, Conns: 3, QPS: 1000, Duration: time.Millisecond})
-	if !errors.Is(err, ErrConnect) || !errors.Is(err, syscall.ECONNREFUSED) || res != nil {
+	if !errors.Is(err, ErrConnect) || !errors.Is(err, errRefused) || res != nil {
 		t.Errorf("closed port: %v, want ErrConnect wrapping ECONNREFUSED", err)
 	}
 	_, err = RunWith(context.Background(), Config{Addr: "x", Conns: 2}, func(context.Context, string, string) (net.Conn, error) {
@@ -352,7 +352,7 @@ func failingDialer(keep int) func(ctx context.Context, network, addr string) (ne
 		fail := n%keep != 0
 		mu.Unlock()
 		if fail {
-			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+			return nil, &net.OpError{Op: "dial", Net: network, Err: errRefused}
 		}
 		var d net.Dialer
 		return d.DialContext(ctx, network, addr)
@@ -369,7 +369,7 @@ func failingLoopDial(keep int) func(ctx context.Context, s *netio.Loops, network
 		fail := n%keep != 0
 		mu.Unlock()
 		if fail {
-			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+			return nil, &net.OpError{Op: "dial", Net: network, Err: errRefused}
 		}
 		return s.Dial(ctx, network, addr)
 	}
@@ -389,7 +389,7 @@ func TestPartialConnectFailure(t *testing.T) {
 		if res.ConnectFailures != 12 || res.Connected != 4 || res.Conns != 16 {
 			t.Fatalf("want 12 connect failures and 4 connections: %+v", res)
 		}
-		if !strings.Contains(res.ConnectError, "12 of 16") || !strings.Contains(res.ConnectError, syscall.ECONNREFUSED.Error()) {
+		if !strings.Contains(res.ConnectError, "12 of 16") || !strings.Contains(res.ConnectError, errRefused.Error()) {
 			t.Errorf("connect error %q", res.ConnectError)
 		}
 		if res.Errors != res.ConnectFailures || res.Unanswered != 0 {
@@ -408,8 +408,8 @@ func smallBuffers(ctx context.Context, network, addr string) (net.Conn, error) {
 	const buf = 32 << 10
 	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		rc.Control(func(fd uintptr) {
-			setSockOpt(fd, syscall.SO_RCVBUF, buf)
-			setSockOpt(fd, syscall.SO_SNDBUF, buf)
+			setSockOpt(fd, soRcvbuf, buf)
+			setSockOpt(fd, soSndbuf, buf)
 		})
 		return nil
 	}}
@@ -427,8 +427,8 @@ func smallLoopBuffers(ctx context.Context, s *netio.Loops, network, addr string)
 	done := make(chan error, 1)
 	if err := lc.Do(func(lc *netio.LoopConn) {
 		done <- lc.Control(func(fd uintptr) {
-			setSockOpt(fd, syscall.SO_RCVBUF, buf)
-			setSockOpt(fd, syscall.SO_SNDBUF, buf)
+			setSockOpt(fd, soRcvbuf, buf)
+			setSockOpt(fd, soSndbuf, buf)
 		})
 	}); err != nil {
 		return nil, err
