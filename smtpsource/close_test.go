@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -280,7 +279,7 @@ func TestConnectFailureBackoff(t *testing.T) {
 			return d.DialContext(ctx, network, a)
 		}
 		at = append(at, clk.Now().Sub(start))
-		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+		return nil, &net.OpError{Op: "dial", Net: network, Err: errRefused}
 	}
 	cfg := base(addr)
 	cfg.Messages, cfg.Reuse, cfg.Pipelining = 5, true, true

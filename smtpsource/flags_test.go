@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -102,7 +101,7 @@ func TestConnectTries(t *testing.T) {
 		return func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if n > 0 {
 				n--
-				return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+				return nil, &net.OpError{Op: "dial", Net: network, Err: errRefused}
 			}
 			var d net.Dialer
 			return d.DialContext(ctx, network, addr)
@@ -116,7 +115,7 @@ func TestConnectTries(t *testing.T) {
 	}
 	cfg.ConnectTries = 2
 	res, err = RunWith(context.Background(), cfg, refusals(2), nil)
-	if !errors.Is(err, ErrConnect) || !errors.Is(err, syscall.ECONNREFUSED) && !strings.Contains(err.Error(), "refused") {
+	if !errors.Is(err, ErrConnect) || !errors.Is(err, errRefused) && !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("2 tries: %+v, %v", res, err)
 	}
 }
