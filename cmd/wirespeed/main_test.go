@@ -41,7 +41,7 @@ func TestDispatch(t *testing.T) {
 		{[]string{"help", "tcpperf", "merge", "x"}, 2, `wirespeed: help tcpperf merge x: tcpperf has no subcommand "merge x"`},
 		{[]string{"serve", "-engine", "x", "-addr", "127.0.0.1:0"}, 2, "wirespeed serve: unknown engine \"x\""},
 		{[]string{"serve", "-tls-cert", "cert.pem", "-addr", "127.0.0.1:0"}, 2, "wirespeed serve: -tls-cert and -tls-key go together"},
-		{[]string{"tcpperf", "-mode", "http", "-q"}, 2, "wirespeed tcpperf: bad configuration: mode \"http\""},
+		{[]string{"tcpperf", "-mode", "http", "-q"}, 2, "wirespeed tcpperf: -mode: bad configuration: mode \"http\""},
 		{[]string{"sum", "--bogus"}, 1, "wirespeed sum: unrecognized option '--bogus'\n"},
 	} {
 		status, _, stderr := runMain(c.args...)
