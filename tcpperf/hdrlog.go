@@ -107,7 +107,14 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // percentiles of all their values together. Intervals are placed by their
 // absolute times (each log's base time plus the interval's offset), so
 // the result spans from the earliest interval start to the latest end,
-// and AchievedQPS is the combined rate over that span. Only untagged
+// and AchievedQPS is the combined rate over that span. A run's log ends
+// its last interval with the run's send span (Result.SendSpanS: the
+// measurement's end, or its latest send if later), so the merge of one
+// log has the run's SendSpanS as its DurationS and the run's AchievedQPS
+// (to the log's millisecond), and a merge of several hosts' logs spans
+// from the first start to the last of their send spans' ends; a log that
+// tcpperf wrote before it recorded the span ends with the measurement,
+// whose duration then stands for the span. Only untagged
 // intervals are merged: a log may carry other measures under tags (as
 // smtp-source's carries each phase's latencies beside its messages'). A
 // log with no untagged interval (not a log, an empty one, or one of other

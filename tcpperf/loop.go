@@ -90,6 +90,18 @@ func (n *counters) sentAt(r *run, k int, t int64) {
 	}
 }
 
+// sendLate records the send at now of a message of the open-loop
+// schedule due in the measurement at t: its lateness, and now as the
+// latest send of the measurement (Result.SendSpanS) if it is. Each loop's
+// counters have one writer, its loop.
+func (l *loop) sendLate(now, t int64) {
+	l.late.Record(now - t)
+	l.n.due.Add(1)
+	if now > l.n.lastSend.Load() {
+		l.n.lastSend.Store(now)
+	}
+}
+
 // refusedAt counts k messages with intended time t not sent because too
 // many wait on their connection: write errors, of the measurement only
 // (as sent, unsent and missed are).

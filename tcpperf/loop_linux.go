@@ -187,8 +187,7 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 				}
 				sent = true
 				if r.measured(next) {
-					l.late.Record(now - next)
-					l.n.due.Add(1)
+					l.sendLate(now, next)
 				}
 				l.send(l.conns[k%int64(len(l.conns))], 1, next)
 				l.wait.lastSend = now

@@ -442,8 +442,7 @@ func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
 			continue
 		}
 		if r.measured(t) {
-			l.late.Record(now - t)
-			l.n.due.Add(1)
+			l.sendLate(now, t)
 		}
 		l.write(c, lc, 1, t)
 	}

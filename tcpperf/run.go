@@ -178,10 +178,12 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		totalLate.Merge(late)
 		// The intervals span the measurement: responses that come in the
 		// drain, after its end, are its messages' and go into the last
-		// interval, which ends with it, so that a merge's span and rate
-		// are the run's (in open loop, to the end of the measurement,
-		// however early the last send was due: the last interval may
-		// have no values).
+		// interval, which ends with it (or with the latest send of its
+		// messages, if a loop behind its schedule sent them late, in the
+		// drain: Result.SendSpanS), so that a merge's span and rate are
+		// the run's (in open loop, to the end of the measurement, however
+		// early the last send was due: the last interval may have no
+		// values).
 		end := min(now, r.end)
 		if final {
 			end = finalEnd
@@ -281,13 +283,27 @@ drain:
 	r.interrupted.Store(interrupted)
 	r.quit.Store(true)
 	eng.quit()
-	final, finalEnd = true, measuredEnd
+	// The measurement's messages went out until the later of its end
+	// and the latest send of one of them: a loop behind its schedule
+	// sends them late, in the drain, and the rate it achieved is over
+	// that span, not the window (Result.SendSpanS). The loops have
+	// returned: their last sends are read whole.
+	spanEnd := measuredEnd
+	if measuredEnd > r.measure {
+		for _, l := range r.loops {
+			spanEnd = max(spanEnd, l.n.lastSend.Load())
+		}
+	}
+	// The last interval of the log ends there too, so that a merge of
+	// the log spans, and rates, as the run.
+	final, finalEnd = true, spanEnd
 	report()
 
 	secs := float64(max(measuredEnd-r.measure, 0)) / 1e9 // 0: stopped in the warm-up
+	span := float64(max(spanEnd-r.measure, 0)) / 1e9
 	res := &Result{
 		Mode: cfg.Mode, Engine: cfg.Engine, TLS: cfg.TLS != nil, Conns: cfg.Conns, Connected: cfg.Conns - int(r.connects), Loops: len(r.loops), Wait: cfg.Wait, WaitChosen: cfg.waitChosen, Arrival: cfg.Arrival, TargetQPS: cfg.QPS,
-		MsgSize: cfg.MsgSize, DurationS: secs,
+		MsgSize: cfg.MsgSize, DurationS: secs, SendSpanS: span,
 		ConnectFailures: r.connects, ConnectError: r.connectErr,
 	}
 	if cfg.Wait == WaitBatch {
@@ -320,8 +336,8 @@ drain:
 	if cfg.QPS == 0 {
 		res.Depth = cfg.Depth
 	}
-	if secs > 0 {
-		res.AchievedQPS = float64(res.Received) / secs
+	if span > 0 {
+		res.AchievedQPS = float64(res.Received) / span
 	}
 	if due := r.sum(func(n *counters) *atomic.Int64 { return &n.due }); due > 0 {
 		res.CPUPerMsg = float64(cpu1-cpu0) / 1e3 / float64(due)

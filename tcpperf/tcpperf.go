@@ -136,13 +136,23 @@ type Config struct {
 
 // Result is the outcome of a run, or of merged interval logs (Logs > 0:
 // only the percentiles, Received, DurationS, AchievedQPS and StartMs are
-// set, and only they are in its JSON). Latencies are in microseconds.
+// set, and only they are in its JSON; DurationS is the logs' span, see
+// MergeLogs). Latencies are in microseconds.
 //
 // A percentile of nothing is no latency, not 0 µs: in the JSON, the
 // latency percentiles, Max and Mean are left out when nothing was
 // received (Received 0) and they are all 0, and the send lateness ones
 // when nothing was sent (Sent 0) and they are all 0, as the text prints
 // "-" for them. Decoded, what is left out is 0.
+//
+// SendSpanS is the time from the measurement's start to the later of its
+// end (DurationS on) and the latest send of a message due in it: DurationS
+// for a run that kept to its schedule, longer for one whose loops fell
+// behind and sent the measurement's messages late, in the drain (see the
+// send lateness). AchievedQPS is Received over it: the rate the run
+// managed, not its target, which a rate over the window read however late
+// the messages went out. Only the open loop sends late. A run that
+// measured nothing (DurationS 0) has none: 0, and left out of its JSON.
 type Result struct {
 	Mode            string  `json:"mode"`
 	Conns           int     `json:"conns"`     // requested
@@ -166,6 +176,7 @@ type Result struct {
 	Max             float64 `json:"max_us"`
 	Mean            float64 `json:"mean_us"`
 	AchievedQPS     float64 `json:"achieved_qps"`
+	SendSpanS       float64 `json:"send_span_s,omitempty"`
 	Sent            int64   `json:"sent"`     // messages of the measurement written or queued for writing
 	SentAll         int64   `json:"sent_all"` // every message sent, the warm-up's and the drain's too (for a server's CPU over the whole run)
 	Received        int64   `json:"received"` // right responses to them, recorded in the measurement
@@ -348,6 +359,7 @@ type counters struct {
 	missed                                          atomic.Int64 // due in the measurement, not sent by the cut-off
 	answered                                        atomic.Int64 // responses, measured or not
 	idle                                            atomic.Int64 // ns waiting or polling with nothing to do
+	lastSend                                        atomic.Int64 // when the latest message due in the measurement was sent (ns since base; see sendLate)
 }
 
 // msgTemplate is connection id's message of size bytes (see Config),
