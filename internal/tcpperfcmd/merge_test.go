@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -246,5 +248,74 @@ func curves(t *testing.T, path string) []string {
 				}
 			}
 		}
+	}
+}
+
+// A host whose tool fell behind its schedule: its rate is over the span
+// its messages went out in (-json's send_span_s), the text says so, and
+// its -hdr-log merges to the same span and rate. With another host's log
+// of the same window, which kept up, the merge spans the two, to the
+// later end, and rates their messages together over it. Each run's clock
+// starts at the same instant; the late one, on reaching 60ms, jumps to
+// 160ms, and its loop sends there all the messages due by then, the last
+// of the window (10ms to 110ms) among them: 100 over 150ms, not 100ms.
+func TestMergeFellBehind(t *testing.T) {
+	addr := echoServer(t)
+	dir := t.TempDir()
+	var logs []string
+	var runs []tcpperf.Result
+	for i, late := range []bool{true, false} {
+		clk := sleeptest.NewClock()
+		base := clk.Now()
+		var jumped atomic.Bool
+		clk.Moved = func(now time.Time) {
+			if late && now.Sub(base) >= 60*time.Millisecond && jumped.CompareAndSwap(false, true) {
+				clk.Advance(base.Add(160 * time.Millisecond).Sub(now))
+			}
+		}
+		hdr := filepath.Join(dir, fmt.Sprintf("%d.hlog", i))
+		var out, errb bytes.Buffer
+		err := runOn(clk, []string{"-addr", addr, "-conns", "2", "-qps", "1000", "-duration", "100ms", "-warmup", "0s",
+			"-json", "-q", "-hdr-log", hdr}, &out, &errb)
+		if err != nil {
+			t.Fatalf("%v: %s", err, errb.String())
+		}
+		var res tcpperf.Result
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		span := map[bool]float64{true: 0.15, false: 0.1}[late]
+		if res.Received != 100 || res.DurationS != 0.1 || res.SendSpanS != span || res.AchievedQPS != 100/span {
+			t.Fatalf("late %v: %+v, want 100 received in a 100ms window, sent over %gs", late, res, span)
+		}
+		runs = append(runs, res)
+		logs = append(logs, hdr)
+		if late {
+			var text bytes.Buffer
+			if err := Print(&text, &res); err != nil || !strings.Contains(text.String(), "achieved 667 msg/s over 150ms, the last send 50ms after the window: the tool fell behind its schedule") {
+				t.Errorf("text (%v):\n%s", err, text.String())
+			}
+		}
+	}
+	merge := func(logs ...string) tcpperf.Result {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if err := Run(context.Background(), append([]string{"merge", "-json"}, logs...), &out, &errb); err != nil {
+			t.Fatalf("%v: %s", err, errb.String())
+		}
+		var m tcpperf.Result
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("%v: %q", err, out.String())
+		}
+		return m
+	}
+	for i, log := range logs {
+		if m := merge(log); m.DurationS != runs[i].SendSpanS || m.AchievedQPS != runs[i].AchievedQPS || m.Received != runs[i].Received {
+			t.Errorf("%s merged alone: %d over %gs at %g msg/s, want the run's %d over %gs at %g", log, m.Received, m.DurationS, m.AchievedQPS, runs[i].Received, runs[i].SendSpanS, runs[i].AchievedQPS)
+		}
+	}
+	span := 0.15 // a variable: 200/0.15 in constants is not float64's
+	if m := merge(logs...); m.DurationS != span || m.Received != 200 || m.AchievedQPS != 200/span {
+		t.Errorf("merged: %d over %gs at %g msg/s, want 200 over 0.15s", m.Received, m.DurationS, m.AchievedQPS)
 	}
 }

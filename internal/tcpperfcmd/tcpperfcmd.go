@@ -346,7 +346,14 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		measured = time.Duration(math.Round(r.DurationS*1e6) * 1e3).String()
 	}
 	fmt.Fprintf(w, "%s mode, %s conns, %s, %d-byte messages, %s measured\n", r.Mode, conns, load, r.MsgSize, measured)
-	fmt.Fprintf(w, "achieved %.0f msg/s (sent %d, received %d)\n", r.AchievedQPS, r.Sent, r.Received)
+	if r.SendSpanS > r.DurationS {
+		// The rate is over the span the messages went out in, which the
+		// line says, lest it read as over the window.
+		fmt.Fprintf(w, "achieved %.0f msg/s over %v, the last send %v after the window: the tool fell behind its schedule (sent %d, received %d)\n",
+			r.AchievedQPS, seconds(r.SendSpanS), seconds(r.SendSpanS-r.DurationS), r.Sent, r.Received)
+	} else {
+		fmt.Fprintf(w, "achieved %.0f msg/s (sent %d, received %d)\n", r.AchievedQPS, r.Sent, r.Received)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "µs\tp50\tp90\tp99\tp99.9\tp99.99\tmax\t")
 	fmt.Fprintf(tw, "latency\t%s\n", cells(r.Received, r.P50, r.P90, r.P99, r.P999, r.P9999, r.Max))
@@ -400,6 +407,15 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		return err
 	}
 	return nil
+}
+
+// seconds is s seconds as a Duration, to the microsecond from one on.
+func seconds(s float64) time.Duration {
+	d := time.Duration(math.Round(s * 1e9))
+	if d >= time.Microsecond {
+		d = d.Round(time.Microsecond)
+	}
+	return d
 }
 
 // printMerged writes the result of merged logs: the span and the

@@ -328,6 +328,18 @@ connect: refused
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
+
+	// A run that fell behind: its rate is over the span its messages went
+	// out in, which the line says, and how far past the window that ran.
+	r.SendSpanS, r.AchievedQPS = 10.05, 9990/10.05
+	b.Reset()
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	wantLine := "achieved 994 msg/s over 10.05s, the last send 50ms after the window: the tool fell behind its schedule (sent 10000, received 9990)\n"
+	if got := strings.Split(b.String(), "\n")[1] + "\n"; got != wantLine {
+		t.Errorf("fell behind: got\n%swant\n%s", got, wantLine)
+	}
 	r.Wait, r.BatchUs, r.Arrival = tcpperf.WaitBatch, 400, tcpperf.ArrivalKernel
 	b.Reset()
 	Print(&b, r)
