@@ -348,8 +348,10 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 	fmt.Fprintf(w, "%s mode, %s conns, %s, %d-byte messages, %s measured\n", r.Mode, conns, load, r.MsgSize, measured)
 	if r.SendSpanS > r.DurationS {
 		// The rate is over the span the messages went out in, which the
-		// line says, lest it read as over the window.
-		fmt.Fprintf(w, "achieved %.0f msg/s over %v, the last send %v after the window: the tool fell behind its schedule (sent %d, received %d)\n",
+		// line says, lest it read as over the window: a loop behind its
+		// schedule sent them late (a little, the last send's lateness,
+		// where it kept up).
+		fmt.Fprintf(w, "achieved %.0f msg/s over %v, sending %v past the window (sent %d, received %d)\n",
 			r.AchievedQPS, seconds(r.SendSpanS), seconds(r.SendSpanS-r.DurationS), r.Sent, r.Received)
 	} else {
 		fmt.Fprintf(w, "achieved %.0f msg/s (sent %d, received %d)\n", r.AchievedQPS, r.Sent, r.Received)
