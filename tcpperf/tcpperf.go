@@ -147,12 +147,14 @@ type Config struct {
 //
 // SendSpanS is the time from the measurement's start to the later of its
 // end (DurationS on) and the latest send of a message due in it: DurationS
-// for a run that kept to its schedule, longer for one whose loops fell
-// behind and sent the measurement's messages late, in the drain (see the
-// send lateness). AchievedQPS is Received over it: the rate the run
-// managed, not its target, which a rate over the window read however late
-// the messages went out. Only the open loop sends late. A run that
-// measured nothing (DurationS 0) has none: 0, and left out of its JSON.
+// for a run whose sends were all within the window, longer for one whose
+// loops fell behind and sent the measurement's messages late, in the
+// drain (see the send lateness), and a little longer, the last send's
+// lateness, for one that kept up but for it. AchievedQPS is Received over
+// it: the rate the run managed, not its target, which a rate over the
+// window read however late the messages went out. Only the open loop
+// sends late. A run that measured nothing (DurationS 0) has none: 0, and
+// left out of its JSON.
 type Result struct {
 	Mode            string  `json:"mode"`
 	Conns           int     `json:"conns"`     // requested
