@@ -4,6 +4,8 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -150,4 +152,23 @@ func CheckHostPort(addr string) error {
 		return fmt.Errorf("unknown port %q (want a number from 0 to 65535 or a service name)", port)
 	}
 	return nil
+}
+
+// JSONError writes the one JSON object a command's -json run prints when
+// it ends in err with no result to print: {"error": "..."}, with
+// "interrupted": true if ctx had ended. It prints nothing for nil or a
+// usage error (those print no JSON), and returns err, joined with the
+// write's error if that failed.
+func JSONError(ctx context.Context, w io.Writer, err error) error {
+	if err == nil || errors.Is(err, ErrUsage) {
+		return err
+	}
+	out := struct {
+		Error       string `json:"error"`
+		Interrupted bool   `json:"interrupted,omitempty"`
+	}{err.Error(), ctx.Err() != nil}
+	if jerr := json.NewEncoder(w).Encode(out); jerr != nil {
+		return errors.Join(err, jerr)
+	}
+	return err
 }

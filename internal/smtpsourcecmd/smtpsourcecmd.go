@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -119,15 +118,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	printed := false
 	if *jsonOut {
 		defer func() {
-			if err == nil || printed || errors.Is(err, cli.ErrUsage) {
-				return
-			}
-			out := struct {
-				Error       string `json:"error"`
-				Interrupted bool   `json:"interrupted,omitempty"`
-			}{err.Error(), ctx.Err() != nil}
-			if jerr := json.NewEncoder(stdout).Encode(out); jerr != nil {
-				err = errors.Join(err, jerr)
+			if !printed {
+				err = cli.JSONError(ctx, stdout, err)
 			}
 		}()
 	}

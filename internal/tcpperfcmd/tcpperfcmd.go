@@ -50,7 +50,7 @@ type options struct {
 	env tcpperfenv.Env
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt options) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt options) (err error) {
 	if len(args) > 0 && args[0] == "merge" {
 		return merge(args[1:], stdout, stderr)
 	}
@@ -95,6 +95,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("tcpperf: unexpected argument %q (the address is -addr)", fs.Arg(0))
+	}
+	// With -json, a run past the flags prints one JSON object whatever
+	// happens: the result, or an error that leaves none (no connection
+	// opened, stopped while connecting, a file that cannot be made).
+	printed := false
+	if *jsonOut {
+		defer func() {
+			if !printed {
+				err = cli.JSONError(ctx, stdout, err)
+			}
+		}()
 	}
 	// Flags whose 0 the package would take for its default: given on the
 	// command line, 0 is a mistake.
@@ -213,6 +224,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 		return err // it names tcpperf
 	}
 	if *jsonOut {
+		printed = true
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
 			return err
 		}

@@ -506,3 +506,32 @@ func TestHdrLogPlotSameFile(t *testing.T) {
 		t.Errorf("the earlier file holds %q", b)
 	}
 }
+
+// With -json, a run that ends in an error with no result prints the error
+// as one JSON object (it printed nothing on stdout), with "interrupted"
+// when a signal stopped it; a usage error prints none.
+func TestJSONOnError(t *testing.T) {
+	refused := tooltest.RefusingAddr(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name        string
+		ctx         context.Context
+		interrupted bool
+	}{{"refused", context.Background(), false}, {"interrupted", cancelled, true}} {
+		var out, errb bytes.Buffer
+		err := Run(c.ctx, []string{"-addr", refused, "-q", "-json"}, &out, &errb)
+		var got struct {
+			Error       string `json:"error"`
+			Interrupted bool   `json:"interrupted"`
+		}
+		dec := json.NewDecoder(&out)
+		if jerr := dec.Decode(&got); jerr != nil || dec.More() || err == nil || got.Error != err.Error() || got.Interrupted != c.interrupted {
+			t.Errorf("%s: %v; stdout %q (%v), want one JSON object with the error, interrupted %v", c.name, err, out.String(), jerr, c.interrupted)
+		}
+	}
+	var out bytes.Buffer
+	if err := Run(context.Background(), []string{"-addr", refused, "-conns", "0", "-json"}, &out, io.Discard); !errors.Is(err, cli.ErrUsage) || out.Len() > 0 {
+		t.Errorf("usage error: %v, stdout %q; want ErrUsage and no JSON", err, out.String())
+	}
+}
