@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -230,12 +231,22 @@ func TestLoopsHalfClose(t *testing.T) {
 
 // TestLoopsLargeFrame: a Handler waiting for a 1 MiB frame is given it
 // without the input being copied again at every read: the bytes moved
-// stay a small multiple of the frame.
+// stay a small multiple of the frame. So too with a MaxInput of
+// math.MaxInt ("no bound"), whose sum with a read's size wrapped: the
+// buffer was made anew, one read larger, at every read.
 func TestLoopsLargeFrame(t *testing.T) {
-	const frame = 1 << 20
+	for _, maxInput := range []int{2 * frameSize, math.MaxInt} {
+		t.Run(fmt.Sprint(maxInput), func(t *testing.T) { testLoopsLargeFrame(t, maxInput) })
+	}
+}
+
+const frameSize = 1 << 20
+
+func testLoopsLargeFrame(t *testing.T, maxInput int) {
+	const frame = frameSize
 	var moved, calls int
 	var mu sync.Mutex
-	opt := &LoopOptions{Loops: 1, MaxInput: 2 * frame}
+	opt := &LoopOptions{Loops: 1, MaxInput: maxInput}
 	SetMovedHook(opt, func(n int) { mu.Lock(); moved += n; mu.Unlock() })
 	h := func(c *LoopConn, in []byte) int {
 		mu.Lock()

@@ -840,7 +840,7 @@ func (l *loop) readBuf(c *LoopConn) (buf []byte, start int, own bool) {
 			// Room enough once compacted: the unused input moves once.
 			l.movedBytes(copy(c.in[:cap(c.in)], c.in[c.inOff:]))
 		} else {
-			grown := make([]byte, unused, max(min(2*cap(c.in), l.maxInput+readSize), unused+readSize))
+			grown := make([]byte, unused, max(min(2*cap(c.in), l.inputCap()), unused+readSize))
 			l.movedBytes(copy(grown, c.in[c.inOff:]))
 			c.in = grown
 		}

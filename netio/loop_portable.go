@@ -743,7 +743,7 @@ func (l *loop) growIn(c *LoopConn, size int) {
 	if cap(c.in)-unused >= size+unused {
 		l.movedBytes(copy(c.in[:cap(c.in)], c.in[c.inOff:]))
 	} else {
-		grown := make([]byte, unused, max(min(2*cap(c.in), l.maxInput+readSize), unused+size))
+		grown := make([]byte, unused, max(min(2*cap(c.in), l.inputCap()), unused+size))
 		l.movedBytes(copy(grown, c.in[c.inOff:]))
 		c.in = grown
 	}

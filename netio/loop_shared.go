@@ -3,6 +3,7 @@ package netio
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"time"
 )
@@ -15,6 +16,14 @@ import (
 func (l *loop) lingerHeld() bool {
 	f := l.s.opt.lingerHeld
 	return f != nil && f()
+}
+
+// inputCap is the most a connection's input buffer grows to: the
+// unused input MaxInput lets a Handler leave and one read behind it. A
+// MaxInput near math.MaxInt ("no bound") must not wrap the sum, which
+// made the buffer anew, one read larger, at every read.
+func (l *loop) inputCap() int {
+	return l.maxInput + min(readSize, math.MaxInt-l.maxInput)
 }
 
 func (l *loop) movedBytes(n int) {
