@@ -671,7 +671,8 @@ func checkListener(ln net.Listener) error {
 // *net.UnixListener is closed with the server instead, when the loops
 // stop polling it, so that its Close removes its socket file then (unless
 // SetUnlinkOnClose(false)); it is not to be used meanwhile, and a second
-// AddListener of it fails with os.ErrExist. A listener is refused as
+// AddListener or Serve of it, by any server, fails with os.ErrExist until
+// then (and with net.ErrClosed after). A listener is refused as
 // Serve refuses it, and after Shutdown or Close with ErrServerClosed.
 func (s *Loops) AddListener(ln net.Listener) error {
 	if err := checkListener(ln); err != nil {

@@ -184,7 +184,7 @@ func (s *Loops) addListener(ln net.Listener) error {
 		unix.Close(fd)
 		return ErrServerClosed
 	}
-	if lis.keep != nil && slices.ContainsFunc(s.lns, func(x *listener) bool { return x.keep == ln }) {
+	if lis.keep != nil && !serveUnix(lis.keep) {
 		s.mu.Unlock()
 		unix.Close(fd)
 		return fmt.Errorf("netio: listener %v is served already: %w", lis.addr, os.ErrExist)
@@ -201,6 +201,9 @@ func (s *Loops) addListener(ln net.Listener) error {
 		s.mu.Lock()
 		s.lns = slices.DeleteFunc(s.lns, func(x *listener) bool { return x == lis })
 		unix.Close(fd)
+		if lis.keep != nil {
+			servedUnix.Delete(lis.keep) // left to the caller, as it was given
+		}
 		s.mu.Unlock()
 		return fmt.Errorf("netio: listener: %w", err)
 	}
@@ -298,7 +301,7 @@ func (s *Loops) closeListeners() error {
 		}
 		ln.fd = -1
 		if ln.keep != nil {
-			ln.keep.Close() // its socket file goes, as it would have
+			unserveUnix(ln.keep)
 		}
 	}
 	return s.sys.lnErr

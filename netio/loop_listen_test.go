@@ -212,3 +212,44 @@ func TestLoopsListenerRefused(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestLoopsUnixListenerServedOnce: a Unix listener is served by one
+// server: a second server's Serve of it fails with os.ErrExist, as the
+// same server's AddListener does, and leaves it to the first, which
+// closes it (its socket file going) when it closes. The second server
+// polled it too, and the first one's Close removed the socket file from
+// under it. Once the first has let it go, it is closed.
+func TestLoopsUnixListenerServedOnce(t *testing.T) {
+	ln := listenUnix(t)
+	path := ln.Addr().String()
+	s1, err := Serve(ln, echo, &LoopOptions{Loops: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	if s2, err := Serve(ln, echo, &LoopOptions{Loops: 1}); !errors.Is(err, os.ErrExist) {
+		if s2 != nil {
+			s2.Close()
+		}
+		t.Fatalf("a second server's Serve of the listener: %v, want os.ErrExist", err)
+	}
+	c := dialAddr(t, ln.Addr())
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(io.LimitReader(c, 4)); string(got) != "ping" {
+		t.Fatalf("the first server echoed %q, %v", got, err)
+	}
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the socket file after the server closed: %v, want it gone", err)
+	}
+	if s3, err := Serve(ln, echo, &LoopOptions{Loops: 1}); !errors.Is(err, net.ErrClosed) {
+		if s3 != nil {
+			s3.Close()
+		}
+		t.Fatalf("Serve of the listener the server closed: %v, want net.ErrClosed", err)
+	}
+}

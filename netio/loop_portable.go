@@ -37,7 +37,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -239,7 +238,7 @@ func (s *Loops) addListener(ln net.Listener) error {
 		}
 		return ErrServerClosed
 	}
-	if lis.keep != nil && slices.ContainsFunc(s.lns, func(x *listener) bool { return x.keep == ln }) {
+	if lis.keep != nil && !serveUnix(lis.keep) {
 		s.mu.Unlock()
 		if acc != ln {
 			acc.Close()
@@ -338,8 +337,8 @@ func (s *Loops) closeListeners() error {
 		if err := ln.acc.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.sys.lnErr = errors.Join(s.sys.lnErr, fmt.Errorf("netio: close listener %v: %w", ln.addr, err))
 		}
-		if ln.keep != nil && ln.keep != ln.acc {
-			ln.keep.Close() // its socket file goes, as it would have
+		if ln.keep != nil {
+			unserveUnix(ln.keep) // closed already if it was acc
 		}
 		ln.acc = nil
 	}

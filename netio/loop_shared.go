@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -16,6 +18,24 @@ import (
 func (l *loop) lingerHeld() bool {
 	f := l.s.opt.lingerHeld
 	return f != nil && f()
+}
+
+// servedUnix holds the *net.UnixListeners that servers poll, whichever
+// server: a listener is served once, by one server, which closes it (and
+// so removes its socket file) when it closes. A second server's
+// AddListener of it fails with os.ErrExist, as the same server's does.
+var servedUnix sync.Map // net.Listener → struct{}
+
+// serveUnix claims ul for a server, and reports whether it was free.
+func serveUnix(ul net.Listener) bool {
+	_, taken := servedUnix.LoadOrStore(ul, struct{}{})
+	return !taken
+}
+
+// unserveUnix closes ul, which a server claimed, and lets it go.
+func unserveUnix(ul net.Listener) {
+	ul.Close() // its socket file goes, as it would have
+	servedUnix.Delete(ul)
 }
 
 // inputCap is the most a connection's input buffer grows to: the
