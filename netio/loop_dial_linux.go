@@ -58,11 +58,11 @@ type dialResult struct {
 // peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
 // deadline passed (a net.Error whose Timeout reports true; for ctx's, it
 // matches context.DeadlineExceeded too, as package net's Dial's error
-// does), context.Canceled when ctx was cancelled, and
-// ErrServerClosed once Shutdown or Close has begun (which end the dials
-// in flight). A Unix socket whose listener's backlog is full fails at
-// once with syscall.EAGAIN, as package net's Dial does: the kernel does
-// not say when there is room.
+// does), context.Canceled when ctx was cancelled (a ctx ended before
+// Dial connects to nothing), and ErrServerClosed once Shutdown or Close
+// has begun (which end the dials in flight). A Unix socket whose
+// listener's backlog is full fails at once with syscall.EAGAIN, as
+// package net's Dial does: the kernel does not say when there is room.
 //
 // Dial waits for the loop, so it must not be called on one (in a Handler
 // or callback): a Handler hands the dial to a goroutine. Called on one,
@@ -86,6 +86,14 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 	}
 	var first error
 	for _, sa := range sas {
+		if err := ctx.Err(); err != nil {
+			// No connect(2) once ctx has ended, as package net's Dial:
+			// the peer would be handed a connection closed at once.
+			if first == nil {
+				first = opErr(sockAddr(sa), dialCtxErr(err))
+			}
+			break
+		}
 		c, err := s.dialOne(ctx, sa, host)
 		if err == nil {
 			return c, nil

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,5 +92,48 @@ func TestLoopsDialOnLoopCtx(t *testing.T) {
 	}
 	if st := s.Stats(); st.Dialed != 0 || st.DialErrors != 1 {
 		t.Fatalf("Stats: Dialed %d, DialErrors %d; want 0, 1", st.Dialed, st.DialErrors)
+	}
+}
+
+// TestLoopsDialDoneContext: a Dial whose ctx has ended already fails
+// with ctx's error without connecting, as package net's Dial does: the
+// peer is not handed a connection closed at once. (It connected, then
+// saw ctx's end.) A Unix socket's connect(2) puts the connection in the
+// listener's backlog before it returns, so an empty backlog after Dial
+// tells that it did not.
+func TestLoopsDialDoneContext(t *testing.T) {
+	ln := listenUnix(t)
+	s := startLoops(t, echo, &LoopOptions{Loops: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 3 {
+		if c, err := s.Dial(ctx, "unix", ln.Addr().String()); c != nil || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial with a cancelled ctx: conn %t, %v; want context.Canceled", c != nil, err)
+		}
+	}
+	dctx, dcancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer dcancel()
+	c, err := s.Dial(dctx, "unix", ln.Addr().String())
+	if c != nil || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Dial with a past deadline: conn %t, %v; want context.DeadlineExceeded", c != nil, err)
+	}
+	if st := s.Stats(); st.DialErrors != 4 || st.Dialed != 0 || st.Open != 0 {
+		t.Fatalf("Stats %+v, want 4 dial errors", st)
+	}
+	rc, err := ln.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aerr error
+	rc.Control(func(fd uintptr) { // non-blocking: takes only what is there
+		var nfd int
+		if nfd, _, aerr = syscall.Accept(int(fd)); aerr == nil {
+			syscall.Close(nfd)
+		}
+	})
+	if aerr == nil {
+		t.Fatal("the listener was handed a connection")
+	} else if !errors.Is(aerr, syscall.EAGAIN) {
+		t.Fatal(aerr)
 	}
 }

@@ -39,9 +39,9 @@ type dialing struct {
 // peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
 // deadline passed (a net.Error whose Timeout reports true; for ctx's, it
 // matches context.DeadlineExceeded too, as package net's Dial's error
-// does), context.Canceled when ctx was cancelled, and
-// ErrServerClosed once Shutdown or Close has begun (which end the dials
-// in flight).
+// does), context.Canceled when ctx was cancelled (a ctx ended before
+// Dial connects to nothing), and ErrServerClosed once Shutdown or Close
+// has begun (which end the dials in flight).
 //
 // Dial waits for the loop, so it must not be called on one (in a Handler
 // or callback): a Handler hands the dial to a goroutine. Called on one,
