@@ -96,7 +96,9 @@ type LoopOptions struct {
 	OnClose func(c *LoopConn, err error)
 	// OnTimeout, if set, is called on the loop, as a Handler is, when
 	// the idle timeout or the connection's deadline has passed; what it
-	// writes (a farewell) is sent before the connection is closed.
+	// writes (a farewell) is sent before the connection is closed. The
+	// connection is closed whatever it does: a deadline it sets does not
+	// keep it open, and a function it arms with AfterFunc never runs.
 	OnTimeout func(c *LoopConn, err error)
 	// OnWritable, if set, is called on the loop, as a Handler is, when a
 	// connection a Write failed on with ErrQueueFull has sent all its
