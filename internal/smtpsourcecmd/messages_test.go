@@ -173,3 +173,52 @@ func TestConflictingFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestNeededFlags: a flag that means something only with another is a
+// usage error without it, naming both, where it was ignored (-chunk-size,
+// -spin) or refused by Config.Check without a name (-auth-mech).
+func TestNeededFlags(t *testing.T) {
+	var o, e strings.Builder
+	for _, c := range []struct {
+		args  []string
+		named []string
+	}{
+		{[]string{"-auth-mech", "LOGIN"}, []string{"-auth-mech", "-auth"}},
+		{[]string{"-auth", "", "-auth-mech", "LOGIN"}, []string{"-auth-mech", "-auth"}},
+		{[]string{"-chunk-size", "100"}, []string{"-chunk-size", "-chunking"}},
+		{[]string{"-chunking=false", "-chunk-size", "100"}, []string{"-chunk-size", "-chunking"}},
+		{[]string{"-spin", "1ms"}, []string{"-spin", "-qps"}},
+		{[]string{"-qps", "0", "-spin", "1ms"}, []string{"-spin", "-qps"}},
+		{[]string{"-tls-insecure"}, []string{"-tls-insecure", "-tls or -tls-implicit"}},
+		{[]string{"-tls-name", "mx.example"}, []string{"-tls-name", "-tls or -tls-implicit"}},
+		{[]string{"-tls-resume"}, []string{"-tls-resume", "-tls or -tls-implicit"}},
+		{[]string{"-tls-ca", "ca.pem"}, []string{"-tls-ca", "-tls or -tls-implicit"}},
+		{[]string{"-tls", "-tls-cert", "c.pem"}, []string{"-tls-cert", "-tls-key"}},
+		{[]string{"-tls-implicit", "-tls-key", "k.pem"}, []string{"-tls-key", "-tls-cert"}},
+		{[]string{"-tls-cert", "c.pem", "-tls-key", "k.pem"}, []string{"-tls-cert", "-tls or -tls-implicit"}},
+		{[]string{"-tls", "-tls-ca", "ca.pem", "-tls-insecure"}, []string{"-tls-ca", "-tls-insecure"}},
+	} {
+		err := Run(context.Background(), append(c.args, "-q", "127.0.0.1:1"), &o, &e)
+		st, print := cli.Status(err)
+		ok := st == 2 && print
+		for _, n := range c.named {
+			ok = ok && strings.Contains(err.Error(), n)
+		}
+		if !ok {
+			t.Errorf("%q: status %d, %v; want 2 naming %q", c.args, st, err, c.named)
+		}
+	}
+	for _, args := range [][]string{
+		{"-auth", "u:p", "-auth-mech", "LOGIN"},
+		{"-chunking", "-chunk-size", "100"},
+		{"-qps", "5", "-spin", "1ms"},
+		{"-qps", "5/1s", "-spin", "0s"},
+		{"-tls-implicit", "-tls-insecure", "-tls-resume", "-tls-name", "mx.example"},
+		{"-tls-ca", "", "-tls-insecure=false"},
+	} {
+		err := Run(context.Background(), append(args, "-q", "-dial-timeout", "1s", "127.0.0.1:1"), &o, &e)
+		if errors.Is(err, cli.ErrUsage) {
+			t.Errorf("%q: %v, want no usage error", args, err)
+		}
+	}
+}

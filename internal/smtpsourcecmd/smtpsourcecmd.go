@@ -65,7 +65,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	// Beyond smtp-source.
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
-	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes`")
+	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes` (with -chunking)")
 	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH); a directory (a message a file), an mbox or a Maildir: their messages in turn")
 	fs.Func("header", "add this header `line`, \"Name: value\", to each message's header (repeatable)", func(v string) error {
 		cfg.Headers = append(cfg.Headers, v)
@@ -76,7 +76,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	body := fs.String("body", "pattern", "`kind` of body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
 	fs.Var(&qpsFlag{&cfg.QPS, &cfg.Stages}, "qps", "open loop: start `rate` messages per second over all sessions, latency from each intended start; or stages, FROM:TO/DURATION (a ramp) or RATE/DURATION, comma-separated, each stage's latencies apart (the rate then stays at the last); 0: closed loop")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "end the run after this `duration`: no message starts after it, those under way finish, each exchange within -timeout (with -qps, those due by then and not started are counted as missed; no message limit unless -m is given)")
-	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop: spin this long before each start instead of sleeping")
+	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop (with -qps): spin this long before each start instead of sleeping")
 	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; the RSET after a failed one; QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
 	fs.BoolVar(&cfg.TLS, "tls", false, "send STARTTLS after EHLO and the rest of each session over TLS; a server that does not offer it ends the run")
@@ -86,7 +86,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	tlsName := fs.String("tls-name", "", "the server `name` to ask for (SNI) and to verify the certificate against (default: the address's host)")
 	tlsResume := fs.Bool("tls-resume", false, "resume TLS sessions across connections (session tickets), as mail clients do")
 	auth := fs.String("auth", "", "authenticate each connection with AUTH as `user:password` (after TLS with -tls; other users may see the command line)")
-	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism`: PLAIN, LOGIN, CRAM-MD5, or with an OAuth 2.0 access token as the password XOAUTH2 or OAUTHBEARER (default PLAIN)")
+	fs.StringVar(&cfg.AuthMech, "auth-mech", "", "AUTH `mechanism` (with -auth): PLAIN, LOGIN, CRAM-MD5, or with an OAuth 2.0 access token as the password XOAUTH2 or OAUTHBEARER (default PLAIN)")
 	tlsCert := fs.String("tls-cert", "", "present the client certificate (chain) in this PEM `file` (with -tls-key)")
 	tlsKey := fs.String("tls-key", "", "the private key of -tls-cert, in this PEM `file`")
 	size := fs.Bool("size", true, "send each message's size as SIZE= with MAIL when the server offers SIZE (RFC 1870); -size=false: never")
@@ -188,8 +188,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			return err
 		}
 		cfg.TLSConfig = tc
-	} else if *tlsCA != "" || *tlsName != "" || *tlsInsecure || *tlsResume || *tlsCert != "" || *tlsKey != "" {
-		return cli.Usagef("smtp-source: -tls-ca, -tls-name, -tls-insecure, -tls-resume, -tls-cert and -tls-key need -tls or -tls-implicit")
 	}
 	if *auth != "" {
 		user, pass, ok := strings.Cut(*auth, ":")
@@ -328,12 +326,36 @@ var conflictingFlags = [][2]string{
 	{"f", "from-file"}, {"t", "to-file"}, {"N", "to-file"},
 	{"F", "l"}, {"F", "S"}, {"F", "body"},
 	{"w", "R"}, {"w", "qps"}, {"R", "qps"},
-	{"tls", "tls-implicit"},
+	{"tls", "tls-implicit"}, {"tls-ca", "tls-insecure"},
 	{"o", "header"}, {"o", "tls"}, {"o", "tls-implicit"}, {"o", "auth"},
 }
 
+// neededFlags are flags that mean something only with another: each
+// given without any of the flags it needs (given as conflicts takes
+// them) is a usage error naming them, rather than ignored (-chunk-size,
+// -spin) or refused without a name.
+var neededFlags = []struct {
+	flag  string
+	needs []string
+}{
+	{"auth-mech", []string{"auth"}},
+	{"chunk-size", []string{"chunking"}},
+	{"spin", []string{"qps"}},
+	{"tls-cert", []string{"tls-key"}}, {"tls-key", []string{"tls-cert"}},
+	{"tls-ca", []string{"tls", "tls-implicit"}},
+	{"tls-name", []string{"tls", "tls-implicit"}},
+	{"tls-insecure", []string{"tls", "tls-implicit"}},
+	{"tls-resume", []string{"tls", "tls-implicit"}},
+	{"tls-cert", []string{"tls", "tls-implicit"}},
+	{"tls-key", []string{"tls", "tls-implicit"}},
+}
+
 // conflicts is the usage error for the first pair of conflictingFlags
-// given together, naming both; -body file:PATH is -F here.
+// given together, naming both, or else for the first of neededFlags
+// given without what it needs; -body file:PATH is -F here. A flag is
+// given if named on the command line with a value that asks for
+// something: a boolean true, -w, -R or -qps above 0, a string not empty
+// (an empty -f or -t, the null address, counts; -header always does).
 func conflicts(fs *flag.FlagSet) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) {
@@ -346,7 +368,7 @@ func conflicts(fs *flag.FlagSet) error {
 		case f.Name == "qps":
 			given[f.Name] = v != "0"
 		default:
-			given[f.Name] = true
+			given[f.Name] = v != "" || f.Name == "f" || f.Name == "t" || f.Name == "header"
 		}
 	})
 	for _, p := range conflictingFlags {
@@ -361,17 +383,16 @@ func conflicts(fs *flag.FlagSet) error {
 			}
 		}
 	}
+	for _, n := range neededFlags {
+		if given[n.flag] && !slices.ContainsFunc(n.needs, func(f string) bool { return given[f] }) {
+			return cli.Usagef("smtp-source: -%s needs -%s", n.flag, strings.Join(n.needs, " or -"))
+		}
+	}
 	return nil
 }
 
 // tlsConfig is the TLS configuration the -tls flags ask for.
 func tlsConfig(caFile, name string, insecure, resume bool, certFile, keyFile string) (*tls.Config, error) {
-	if caFile != "" && insecure {
-		return nil, cli.Usagef("smtp-source: -tls-ca and -tls-insecure together")
-	}
-	if (certFile == "") != (keyFile == "") {
-		return nil, cli.Usagef("smtp-source: -tls-cert and -tls-key go together")
-	}
 	tc := &tls.Config{ServerName: name, InsecureSkipVerify: insecure}
 	if certFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
