@@ -29,9 +29,11 @@ var ErrMessages = errors.New("smtpsource: no messages")
 //     lines unquoted by one '>' (mboxrd);
 //   - any other file: one message, the whole file.
 //
-// An empty file, alone or in a directory, is an error matching
-// ErrMessages: there is no message in it to send (Postfix's smtp-source
-// -F sends its default body then, without a header).
+// An empty file, alone or in a directory, or an empty message in an mbox
+// (its "From " line followed by the next, or by the separating empty
+// line alone) is an error matching ErrMessages: there is no message in
+// it to send (Postfix's smtp-source -F sends its default body for an
+// empty file, without a header).
 //
 // The messages are as the files hold them: Run ends their lines with CRLF.
 // They are held in memory, at most MaxLength bytes of files together (a
@@ -58,6 +60,9 @@ func loadMessages(path string, limit int64, chunk int) ([][]byte, error) {
 			msgs := SplitMbox(b)
 			if len(msgs) == 0 {
 				return nil, fmt.Errorf("%w in mbox %s", ErrMessages, path)
+			}
+			if i := slices.IndexFunc(msgs, func(m []byte) bool { return len(m) == 0 }); i >= 0 {
+				return nil, fmt.Errorf("%w: %s: message %d of the mbox is empty", ErrMessages, path, i+1)
 			}
 			return msgs, nil
 		}
@@ -162,9 +167,10 @@ func readAtMost(path string, left *int64, chunk int) ([]byte, error) {
 
 // SplitMbox splits an mbox (mboxrd) into its messages: each starts after
 // a line beginning "From " and ends before the next, less the empty line
-// that separates them; lines of the form ">From ", ">>From "... lose one
-// '>'. Whatever comes before the first "From " line is left out. Line ends
-// are kept as they are.
+// that separates them (an empty message, that line alone, is left
+// empty); lines of the form ">From ", ">>From "... lose one '>'.
+// Whatever comes before the first "From " line is left out. Line ends are
+// kept as they are.
 func SplitMbox(b []byte) [][]byte {
 	var msgs [][]byte
 	var cur []byte
@@ -172,6 +178,8 @@ func SplitMbox(b []byte) [][]byte {
 	end := func() {
 		if in {
 			switch {
+			case string(cur) == "\n" || string(cur) == "\r\n":
+				cur = cur[:0] // an empty message and its separating line
 			case bytes.HasSuffix(cur, []byte("\r\n\r\n")):
 				cur = cur[:len(cur)-2]
 			case bytes.HasSuffix(cur, []byte("\n\n")):

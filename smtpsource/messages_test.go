@@ -85,6 +85,24 @@ func TestLoadMessages(t *testing.T) {
 			t.Errorf("%s: %q, %v; want ErrMessages, empty", p, asStrings(msgs), err)
 		}
 	}
+	// So is an empty message in an mbox: its "From " line followed by the
+	// next, or by the separating empty line alone, or by nothing at all.
+	for name, mbox := range map[string]string{
+		"mbox-empty-first": "From a\nFrom b\nSubject: b\n\nB\n",
+		"mbox-blank-first": "From a\n\nFrom b\nSubject: b\n\nB\n",
+		"mbox-blank-crlf":  "From a\r\n\r\nFrom b\r\nSubject: b\r\n\r\nB\r\n",
+		"mbox-empty-last":  "From a\nSubject: a\n\nA\n\nFrom b\n",
+		"mbox-blank-last":  "From a\nSubject: a\n\nA\n\nFrom b\n\n",
+		"mbox-only":        "From a\n",
+	} {
+		writeFiles(t, dir, map[string]string{name: mbox})
+		if msgs, err := LoadMessages(filepath.Join(dir, name)); !errors.Is(err, ErrMessages) || !strings.Contains(fmt.Sprint(err), "empty") {
+			t.Errorf("%s: %q, %v; want ErrMessages, empty", name, asStrings(msgs), err)
+		}
+	}
+	if got := asStrings(SplitMbox([]byte("From a\n\nFrom b\nB\n"))); !slices.Equal(got, []string{"", "B\n"}) {
+		t.Errorf("SplitMbox of an empty message: %q, want it empty", got)
+	}
 	for _, cfg := range []Config{{Addr: "127.0.0.1:25", Message: []byte{}}, {Addr: "127.0.0.1:25", MessageSet: [][]byte{[]byte("Subject: a\n\n"), {}}}} {
 		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
 			t.Errorf("Check of an empty message %q %q: %v, want ErrConfig", cfg.Message, cfg.MessageSet, err)

@@ -501,6 +501,12 @@ func TestJSONOnError(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An empty message in an mbox is as an empty file (it was
+	// Config.Check's ErrConfig, a usage error without the file's name).
+	mbox := filepath.Join(t.TempDir(), "mbox")
+	if err := os.WriteFile(mbox, []byte("From a\nFrom b\nSubject: b\n\nB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name        string
 		ctx         context.Context
@@ -510,6 +516,7 @@ func TestJSONOnError(t *testing.T) {
 	}{
 		{"refused", context.Background(), []string{"127.0.0.1:1"}, smtpsource.ErrConnect, false},
 		{"empty -F", context.Background(), []string{"-F", empty, "127.0.0.1:1"}, smtpsource.ErrMessages, false},
+		{"-F mbox with an empty message", context.Background(), []string{"-F", mbox, "127.0.0.1:1"}, smtpsource.ErrMessages, false},
 	} {
 		var out, errb bytes.Buffer
 		err := Run(c.ctx, append([]string{"-json", "-q"}, c.args...), &out, &errb)
