@@ -66,7 +66,8 @@ type Config struct {
 	OldMode bool
 	// Wait (-w) is how long a session waits after a message before it
 	// starts its next; RandomWait (-R), a random time from 0 to it. One
-	// of them at most, and not with QPS.
+	// of them at most, and not with QPS. A wait ends at Duration's end,
+	// and the run with it.
 	Wait, RandomWait time.Duration
 	// ConnectTries (-C) is how many times a failed dial is tried before
 	// the message fails (default 1); the retries are counted in

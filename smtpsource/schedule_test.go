@@ -105,6 +105,22 @@ func TestDuration(t *testing.T) {
 	}
 }
 
+// A wait between messages (-w, -R: the same path) that would end past
+// Duration ends with it: the run stops at Duration, not a whole wait later (-w 1
+// -duration 300ms ran 1s). The test's clock moves only as the run waits.
+func TestDurationEndsWait(t *testing.T) {
+	for _, c := range []Config{{Wait: time.Second}, {Wait: time.Hour}} {
+		clk := newFakeClock()
+		f := &fakeServer{clk: clk, delay: map[string]time.Duration{".": 100 * time.Millisecond}}
+		cfg := base(f.start(t))
+		cfg.Reuse, cfg.Duration, cfg.Messages, cfg.Wait = true, 300*time.Millisecond, 3, c.Wait
+		res, err := RunWith(context.Background(), cfg, nil, clk)
+		if err != nil || res.Delivered != 1 || res.Started != 1 || res.Errors != 0 || res.DurationS != 0.3 {
+			t.Errorf("-w %v -duration 300ms: %+v, %v; want 1 delivered, in 0.3s", c.Wait, res, err)
+		}
+	}
+}
+
 // Stages: 10/s for 1s, then 20/s for 1s; with no message limit the run
 // lasts the stages' 2s. The first stage's messages take 5ms, the second's
 // 20ms: each stage's latencies are its own, in the result and under its

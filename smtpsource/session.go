@@ -174,7 +174,11 @@ func (s *session) run(ctx context.Context) {
 				break
 			}
 			if d := s.wait(); d > 0 && !first {
-				until(r.env.clock.Now().Add(d))
+				t := r.env.clock.Now().Add(d)
+				if end := r.base.Add(r.cfg.Duration); r.cfg.Duration > 0 && t.After(end) {
+					t = end // no message starts after it: no need to wait past it
+				}
+				until(t)
 				if ctx.Err() != nil || !r.cfg.openLoop() && r.over(r.now()) {
 					break
 				}
