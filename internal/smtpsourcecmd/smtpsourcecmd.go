@@ -143,10 +143,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if !mSet && (cfg.Duration > 0 || cfg.Stages != nil) {
 		cfg.Messages = 0 // as many as the time allows
 	}
-	// A time limit of 0 or less would be taken for the default: given,
-	// it is a mistake.
-	if cfg.Timeout <= 0 || cfg.DialTimeout <= 0 {
-		return cli.Usagef("smtp-source: -timeout and -dial-timeout: want more than 0")
+	// A time limit of 0 would be taken for the default: given, it is a
+	// mistake. No time may be negative.
+	for _, d := range []struct {
+		flag   string
+		v      time.Duration
+		zeroOK bool
+	}{{"timeout", cfg.Timeout, false}, {"dial-timeout", cfg.DialTimeout, false}, {"duration", cfg.Duration, true}, {"spin", cfg.Spin, true}} {
+		if d.v < 0 || d.v == 0 && !d.zeroOK {
+			want := "more than 0"
+			if d.zeroOK {
+				want = "0 or more"
+			}
+			return cli.Usagef("smtp-source: -%s %v: want %s", d.flag, d.v, want)
+		}
 	}
 	// As Postfix's smtp-source: a count of 0 is a mistake, not the default.
 	for _, c := range []struct {

@@ -264,6 +264,14 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%s 0: %v, want a usage error, not the default", bad, err)
 		}
 	}
+	// A negative time names its flag (-duration's was Config.Check's
+	// "negative rate or time").
+	for _, bad := range [][]string{{"-timeout", "-1s"}, {"-dial-timeout", "-1s"}, {"-duration", "-1s"}, {"-qps", "5", "-spin", "-1us"}} {
+		err := Run(ctx, append(bad, "-q", "127.0.0.1:1"), &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), bad[len(bad)-2]+" ") {
+			t.Errorf("%q: %v (status %d), want a usage error naming the flag", bad, err, status)
+		}
+	}
 	err = Run(ctx, []string{"-body", "html", "-q", "127.0.0.1:1"}, &out, &errb)
 	if !errors.Is(err, smtpsource.ErrConfig) {
 		t.Errorf("bad body: %v, want smtpsource.ErrConfig", err)
