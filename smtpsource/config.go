@@ -35,7 +35,7 @@ type Config struct {
 	// optionally "inet:host:port", or "unix:/path" for a UNIX-domain
 	// socket.
 	Addr     string
-	Sessions int // -s: sessions in parallel (default 1)
+	Sessions int // -s: sessions in parallel (default 1, at most MaxSessions)
 	Messages int // -m: messages in total (default 1)
 	Length   int // -l: body bytes, not counting the header nor the last line's CRLF, at most MaxLength; 0: smtp-source's four-line default body
 	// LengthMax, if above Length, spreads the bodies' lengths over Length
@@ -256,6 +256,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: negative count", ErrConfig)
 	case cfg.Length > MaxLength || cfg.LengthMax > MaxLength:
 		return fmt.Errorf("%w: body length %d over %d (1 GiB)", ErrConfig, max(cfg.Length, cfg.LengthMax), MaxLength)
+	case cfg.Sessions > MaxSessions:
+		return fmt.Errorf("%w: %d sessions, over %d", ErrConfig, cfg.Sessions, MaxSessions)
 	case cfg.Recipients > MaxRecipients:
 		return fmt.Errorf("%w: %d recipients per message, over %d", ErrConfig, cfg.Recipients, MaxRecipients)
 	case !(cfg.QPS >= 0) || math.IsInf(cfg.QPS, 1) || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
@@ -331,6 +333,12 @@ func (cfg *Config) check() error {
 // MaxLength bounds Config.Length and LengthMax (-l): a body is made in
 // memory, a few copies of it, before the run starts.
 const MaxLength = 1 << 30
+
+// MaxSessions bounds Config.Sessions (-s): each is a goroutine, made at
+// the start (with no message limit, all of them), and a connection, and
+// TCP from one address to a server's port holds at most 65,535 at once.
+// -s 1000000000 with -duration would have made a billion goroutines.
+const MaxSessions = 100_000
 
 // MaxRecipients bounds Config.Recipients (-r): their RCPT commands are
 // made before the run starts.

@@ -634,6 +634,7 @@ func TestConfigErrors(t *testing.T) {
 		{Addr: "x", Length: MaxLength + 1},
 		{Addr: "x", Length: 1, LengthMax: MaxLength + 1},
 		{Addr: "x", Recipients: MaxRecipients + 1},
+		{Addr: "x", Sessions: MaxSessions + 1},
 		{Addr: "x", QPS: 1000, Duration: time.Millisecond - 1}, // one due, at once: missed, "every session busy"
 	} {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {

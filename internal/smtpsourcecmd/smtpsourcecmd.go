@@ -42,7 +42,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	fs.SetOutput(stderr)
 	var cfg smtpsource.Config
 	// Postfix smtp-source's flags, with its meanings.
-	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel (smtp-source -s)")
+	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel, at most 100000 (smtp-source -s)")
 	fs.IntVar(&cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
 	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range, at most 1 GiB; 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
@@ -180,6 +180,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	if cfg.ChunkSize < 1 {
 		return cli.Usagef("smtp-source: -chunk-size %d: want at least 1 byte", cfg.ChunkSize)
+	}
+	if cfg.Sessions > smtpsource.MaxSessions {
+		return cli.Usagef("smtp-source: -s %d: want at most %d sessions", cfg.Sessions, smtpsource.MaxSessions)
 	}
 	if cfg.Recipients > smtpsource.MaxRecipients {
 		return cli.Usagef("smtp-source: -r %d: want at most %d recipients", cfg.Recipients, smtpsource.MaxRecipients)

@@ -264,6 +264,12 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%s 0: %v, want a usage error, not the default", bad, err)
 		}
 	}
+	// -s past MaxSessions (a billion goroutines with -duration) names -s
+	// (old: ran).
+	err = Run(ctx, []string{"-s", "100001", "-m", "1", "-dial-timeout", "1s", "-q", "127.0.0.1:1"}, &out, &errb)
+	if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), "-s ") {
+		t.Errorf("-s 100001: %v (status %d), want a usage error naming -s", err, status)
+	}
 	// A negative time names its flag (-duration's was Config.Check's
 	// "negative rate or time").
 	for _, bad := range [][]string{{"-timeout", "-1s"}, {"-dial-timeout", "-1s"}, {"-duration", "-1s"}, {"-qps", "5", "-spin", "-1us"}} {
