@@ -164,7 +164,11 @@ type Result struct {
 	Unscheduled int64 `json:"unscheduled,omitempty"`
 	// Interrupted says the run's context ended it (a signal, in the
 	// command) before its messages or its Duration were done.
-	Interrupted bool    `json:"interrupted,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// RcptOK counts the recipients the server accepted at RCPT (a 2xx
+	// reply), whether or not it then took the message: with LMTP, a
+	// recipient whose reply after the data was a refusal is counted
+	// here and in Rejections; the message is delivered if one took it.
 	RcptOK      int64   `json:"recipients_accepted"`
 	Connections int64   `json:"connections"` // opened
 	Bytes       int64   `json:"bytes"`       // message data of the delivered messages, as the server keeps it
