@@ -118,6 +118,15 @@ func (r *run) dueBy(t int64) int64 {
 
 // over reports whether t (ns since the start) is past Config.Duration, if
 // set: no message starts then.
+// cut returns t, or the end of Duration if t is past it: no message
+// starts after that end, so no session need wait past it.
+func (r *run) cut(t time.Time) time.Time {
+	if end := r.base.Add(r.cfg.Duration); r.cfg.Duration > 0 && t.After(end) {
+		return end
+	}
+	return t
+}
+
 func (r *run) over(t int64) bool { return r.cfg.Duration > 0 && t >= int64(r.cfg.Duration) }
 
 // Run sends cfg.Messages messages to the server at cfg.Addr over

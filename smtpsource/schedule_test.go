@@ -121,6 +121,25 @@ func TestDurationEndsWait(t *testing.T) {
 	}
 }
 
+// So does the back-off after a refused greeting: against a server that
+// refuses them all, the connections go at 0, 10, 30, 70 and 150ms, and
+// the back-off after the fifth, to 310ms, ends at 300ms with the run.
+func TestDurationEndsBackoff(t *testing.T) {
+	clk := newFakeClock()
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "CONNECT" {
+			return "421 4.3.2 busy, try later"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	cfg.Duration = 300 * time.Millisecond
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Connections != 5 || res.ConnectRefusals != 5 || res.Delivered != 0 || res.DurationS != 0.3 {
+		t.Errorf("%+v, %v; want 5 refused connections in 0.3s", res, err)
+	}
+}
+
 // Stages: 10/s for 1s, then 20/s for 1s; with no message limit the run
 // lasts the stages' 2s. The first stage's messages take 5ms, the second's
 // 20ms: each stage's latencies are its own, in the result and under its

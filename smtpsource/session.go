@@ -162,7 +162,7 @@ func (s *session) run(ctx context.Context) {
 				// off before the next connect, with no message taken
 				// meanwhile, so that other sessions may send them (and
 				// not at all when none is left).
-				until(r.base.Add(time.Duration(s.retryAt)))
+				until(r.cut(r.base.Add(time.Duration(s.retryAt))))
 				if ctx.Err() != nil {
 					break
 				}
@@ -174,11 +174,7 @@ func (s *session) run(ctx context.Context) {
 				break
 			}
 			if d := s.wait(); d > 0 && !first {
-				t := r.env.clock.Now().Add(d)
-				if end := r.base.Add(r.cfg.Duration); r.cfg.Duration > 0 && t.After(end) {
-					t = end // no message starts after it: no need to wait past it
-				}
-				until(t)
+				until(r.cut(r.env.clock.Now().Add(d)))
 				if ctx.Err() != nil || !r.cfg.openLoop() && r.over(r.now()) {
 					break
 				}
