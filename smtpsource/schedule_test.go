@@ -208,7 +208,8 @@ func TestStages(t *testing.T) {
 	if err != nil || res.Started != 5 || res.Delivered != 5 || res.Unscheduled != 95 || res.Missed != 0 {
 		t.Errorf("ramp down to 0: %d started, %d delivered, %d unscheduled, %d missed, %v; want 5, 5, 95, 0", res.Started, res.Delivered, res.Unscheduled, res.Missed, err)
 	}
-	for _, bad := range []Config{{QPS: 5, Stages: cfg.Stages}, {Stages: []Stage{{5, 5, -time.Second}}}, {Duration: -1}, {Stages: cfg.Stages, Wait: time.Second}} {
+	for _, bad := range []Config{{QPS: 5, Stages: cfg.Stages}, {Stages: []Stage{{5, 5, -time.Second}}}, {Duration: -1}, {Stages: cfg.Stages, Wait: time.Second},
+		{Stages: []Stage{{0, 0, time.Second}, {0, 0, time.Hour}}, Messages: 5}} { // all at rate 0: no message due (ran, sending none)
 		bad.Addr = "x"
 		if _, err := Run(context.Background(), bad); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", bad, err)

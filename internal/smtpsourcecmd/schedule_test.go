@@ -65,9 +65,13 @@ func TestStagesAndDuration(t *testing.T) {
 		t.Errorf("-qps 30:0/100ms -m 10:\n%s", out)
 	}
 	var o, e bytes.Buffer
-	for _, q := range []string{"1:2", "5/0s", "abc", "-1", "1:x/1s", "5/1s,", "-5/1s"} {
-		if st, _ := cli.Status(Run(context.Background(), []string{"-qps", q, "127.0.0.1:1"}, &o, &e)); st != 2 {
-			t.Errorf("-qps %q: status %d, want 2", q, st)
+	// Stages all at rate 0 ("0/1s") are refused naming -qps: they ran,
+	// sent nothing and exited 0.
+	for _, q := range []string{"1:2", "5/0s", "abc", "-1", "1:x/1s", "5/1s,", "-5/1s", "0/1s", "0:0/1s,0/1h"} {
+		e.Reset()
+		err := Run(context.Background(), []string{"-qps", q, "127.0.0.1:1"}, &o, &e)
+		if st, _ := cli.Status(err); st != 2 || !strings.Contains(e.String(), "flag -qps") {
+			t.Errorf("-qps %q: status %d, %v, %q; want 2 naming -qps", q, st, err, e.String())
 		}
 	}
 }

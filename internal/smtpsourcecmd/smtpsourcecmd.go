@@ -634,6 +634,9 @@ func (q *qpsFlag) Set(v string) error {
 		}
 		stages = append(stages, st)
 	}
+	if slices.IndexFunc(stages, func(st smtpsource.Stage) bool { return st.From > 0 || st.To > 0 }) < 0 {
+		return fmt.Errorf("%q: every stage at rate 0: no message would be due", v)
+	}
 	*q.qps, *q.stages = 0, stages
 	return nil
 }
