@@ -14,6 +14,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}()
 	}
 	cfg.Addr = fs.Arg(0)
+	if err := checkServerAddr(cfg.Addr); err != nil {
+		return cli.Usagef("smtp-source: server address %q: %v", cfg.Addr, err)
+	}
+	if *metricsAddr != "" {
+		if err := cli.CheckHostPort(*metricsAddr); err != nil {
+			return cli.Usagef("smtp-source: -metrics %q: %v", *metricsAddr, err)
+		}
+	}
 	cfg.NoSize = !*size
 	mSet := false
 	fs.Visit(func(f *flag.Flag) {
@@ -402,6 +411,31 @@ func conflicts(fs *flag.FlagSet) error {
 		}
 	}
 	return nil
+}
+
+// checkServerAddr returns what is wrong with the server's address, if
+// no dial could use it: a unix: with no path, no host, an empty port or
+// one that is neither a number from 0 to 65535 nor a service name. An address
+// with no port (a host, a bare IPv6 address) gets the default port.
+func checkServerAddr(addr string) error {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		if path == "" {
+			return errors.New("unix: names no socket path")
+		}
+		return nil
+	}
+	hp := strings.TrimPrefix(addr, "inet:")
+	if hp == "" {
+		return errors.New("names no host")
+	}
+	_, port, err := net.SplitHostPort(hp)
+	switch {
+	case err != nil:
+		return nil // no port: the default one
+	case port == "":
+		return errors.New("an empty port (leave the ':' out for the default)")
+	}
+	return cli.CheckHostPort(hp)
 }
 
 // tlsConfig is the TLS configuration the -tls flags ask for.

@@ -270,6 +270,23 @@ func TestRunErrors(t *testing.T) {
 	if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), "-s ") {
 		t.Errorf("-s 100001: %v (status %d), want a usage error naming -s", err, status)
 	}
+	// A server address or -metrics address no dial or listen could use
+	// is a usage error (it was the dial's or listen's error, exit 1).
+	for _, bad := range [][]string{{"127.0.0.1:99999"}, {"127.0.0.1:nosuchservice"}, {"127.0.0.1:"}, {"unix:"}, {"inet:"}, {""}, {"-metrics", "127.0.0.1:99999", "127.0.0.1:1"}} {
+		err := Run(ctx, append([]string{"-q", "-dial-timeout", "1s"}, bad...), &out, &errb)
+		name := "server address"
+		if bad[0] == "-metrics" {
+			name = "-metrics"
+		}
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), name) {
+			t.Errorf("%q: %v (status %d), want a usage error naming the %s", bad, err, status, name)
+		}
+	}
+	for _, good := range []string{"::1", "[::1]", "[::1]:25", "mx.example", "mx.example:smtp", "inet:127.0.0.1:1", "unix:/nonexistent/s"} {
+		if err := checkServerAddr(good); err != nil {
+			t.Errorf("%q: %v, want no error", good, err)
+		}
+	}
 	// A negative time names its flag (-duration's was Config.Check's
 	// "negative rate or time").
 	for _, bad := range [][]string{{"-timeout", "-1s"}, {"-dial-timeout", "-1s"}, {"-duration", "-1s"}, {"-qps", "5", "-spin", "-1us"}} {
