@@ -53,7 +53,7 @@ type Config struct {
 	// else is ErrConfig. Default: the host name (localhost if it is no
 	// such name).
 	Helo    string
-	Subject string // -S: a Subject header (default none)
+	Subject string // -S: a Subject header (default none; not with OldMode)
 	LMTP    bool   // -L: speak LMTP (LHLO; one end-of-data reply per accepted recipient)
 	// Counter, if set, gets a running count of completed messages as
 	// smtp-source -c prints it: "N\r" each time, "\n" at the end.
@@ -302,8 +302,8 @@ func (cfg *Config) check() error {
 		return fmt.Errorf("%w: STARTTLS and implicit TLS together", ErrConfig)
 	case cfg.OldMode && (cfg.TLS || cfg.AuthUser != ""):
 		return fmt.Errorf("%w: old mode (no EHLO) with STARTTLS or AUTH", ErrConfig)
-	case cfg.OldMode && len(cfg.Headers) > 0:
-		return fmt.Errorf("%w: old mode sends no header, so none of Headers", ErrConfig)
+	case cfg.OldMode && (len(cfg.Headers) > 0 || cfg.Subject != ""):
+		return fmt.Errorf("%w: old mode sends no header, so none of Headers or Subject", ErrConfig)
 	case strings.ContainsRune(strings.Join(append(slices.Clone(cfg.FromList), cfg.ToList...), ""), 0):
 		return fmt.Errorf("%w: NUL in an address", ErrConfig)
 	case cfg.AuthUser == "" && (cfg.AuthPass != "" || cfg.AuthMech != ""):

@@ -267,7 +267,7 @@ func TestHeadersAndLists(t *testing.T) {
 	for _, bad := range []Config{
 		{Headers: []string{"no colon"}}, {Headers: []string{"X-A: b\r\nX-C: d"}}, {Headers: []string{"Bad Name: x"}},
 		{ToList: []string{"a@b"}, Recipients: 2}, {FromList: []string{}}, {ToList: []string{"a@b>\r\nDATA"}},
-		{ToList: []string{"a\x00@b"}}, {FromList: []string{"a\x00@b"}}, {OldMode: true, Headers: []string{"X-A: b"}},
+		{ToList: []string{"a\x00@b"}}, {FromList: []string{"a\x00@b"}}, {OldMode: true, Headers: []string{"X-A: b"}}, {OldMode: true, Subject: "s"},
 		{Length: 10, LengthMax: 5}, {Length: 10, LengthMax: 20, Message: []byte("x")},
 		{MessageSet: [][]byte{}}, {MessageSet: [][]byte{[]byte("x")}, Message: []byte("x")},
 		{From: "a>b@c"}, {To: "<a<b@c>"}, {From: "a@b> SIZE=1"},

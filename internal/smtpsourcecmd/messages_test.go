@@ -160,6 +160,14 @@ func TestConflictingFlags(t *testing.T) {
 		{[]string{"-qps", "5", "-R", "1"}, "-R", "-qps"},
 		{[]string{"-tls", "-tls-implicit"}, "-tls", "-tls-implicit"},
 		{[]string{"-o", "-header", "X-A: b"}, "-o", "-header"},
+		{[]string{"-o", "-S", "subject"}, "-o", "-S"},
+		{[]string{"-o", "-pipelining"}, "-o", "-pipelining"},
+		{[]string{"-chunking", "-o"}, "-o", "-chunking"},
+		{[]string{"-o", "-xclient", "NAME=a"}, "-o", "-xclient"},
+		{[]string{"-o", "-xforward", "NAME=a"}, "-o", "-xforward"},
+		{[]string{"-o", "-dsn-notify", "NEVER"}, "-o", "-dsn-notify"},
+		{[]string{"-o", "-dsn-ret", "FULL"}, "-o", "-dsn-ret"},
+		{[]string{"-o", "-dsn-envid", "x"}, "-o", "-dsn-envid"},
 	} {
 		err := Run(context.Background(), append(c.args, "-q", "127.0.0.1:1"), &o, &e)
 		if st, print := cli.Status(err); st != 2 || !print || !strings.Contains(err.Error(), c.flag+" ") || !strings.Contains(err.Error(), c.flag2+" ") {

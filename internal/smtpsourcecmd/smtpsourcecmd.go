@@ -342,14 +342,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 // conflictingFlags are pairs of flags that ask for contradictory things:
 // each given (a boolean true, -w, -R or -qps above 0) with the other is
 // a usage error, rather than one of them silently winning. Postfix's
-// smtp-source refuses -l with -F too; it ignores -S with -F, which is
-// refused here as well.
+// smtp-source refuses -l with -F too; it ignores -S with -F and with -o,
+// which are refused here as well.
 var conflictingFlags = [][2]string{
 	{"f", "from-file"}, {"t", "to-file"}, {"N", "to-file"},
 	{"F", "l"}, {"F", "S"}, {"F", "body"},
 	{"w", "R"}, {"w", "qps"}, {"R", "qps"},
 	{"tls", "tls-implicit"}, {"tls-ca", "tls-insecure"},
 	{"o", "header"}, {"o", "tls"}, {"o", "tls-implicit"}, {"o", "auth"},
+	// Old mode sends no header and no EHLO, so no extension is offered.
+	{"o", "S"}, {"o", "pipelining"}, {"o", "chunking"}, {"o", "xclient"}, {"o", "xforward"},
+	{"o", "dsn-notify"}, {"o", "dsn-ret"}, {"o", "dsn-envid"},
 }
 
 // neededFlags are flags that mean something only with another: each
