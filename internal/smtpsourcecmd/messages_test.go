@@ -111,6 +111,16 @@ func TestMessageSources(t *testing.T) {
 	if st, print := cli.Status(Run(context.Background(), []string{"-from-file", os.DevNull, "127.0.0.1:1"}, &o, &e)); st != 2 || !print {
 		t.Errorf("empty -from-file: status %d", st)
 	}
+	// -r past -to-file's addresses names both (it was Config.Check's
+	// unnamed "2 recipients per message from a list of 1").
+	one := filepath.Join(t.TempDir(), "one")
+	if err := os.WriteFile(one, []byte("a@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(context.Background(), []string{"-r", "2", "-to-file", one, "-q", "127.0.0.1:1"}, &o, &e); !errors.Is(err, cli.ErrUsage) ||
+		!strings.Contains(err.Error(), "-r 2") || !strings.Contains(err.Error(), "-to-file") {
+		t.Errorf("-r 2 -to-file of 1: %v, want a usage error naming -r and -to-file", err)
+	}
 	// Values smtpsource refuses are its typed ErrConfig, as -body's are.
 	for _, args := range [][]string{{"-header", "no colon"}, {"-dsn-ret", "BODY"}, {"-dsn-notify", "NEVER,SUCCESS"}} {
 		if err := Run(context.Background(), append(args, "-q", "127.0.0.1:1"), &o, &e); !errors.Is(err, smtpsource.ErrConfig) {

@@ -250,6 +250,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		*l.to = addrs
 	}
+	if cfg.ToList != nil && len(cfg.ToList) < cfg.Recipients {
+		return cli.Usagef("smtp-source: -r %d: more than the %d addresses of -to-file %s", cfg.Recipients, len(cfg.ToList), *toFile)
+	}
 	if *counter {
 		cfg.Counter = stdout
 		if *jsonOut {
