@@ -327,7 +327,8 @@ func (cfg *Config) check() error {
 	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.LengthMax == 0 && cfg.Message == nil && cfg.MessageSet == nil {
 		return fmt.Errorf("%w: body %s needs a length", ErrConfig, cfg.Body)
 	}
-	return nil
+	_, err := cfg.tlsConfig()
+	return err
 }
 
 // MaxLength bounds Config.Length and LengthMax (-l): a body is made in

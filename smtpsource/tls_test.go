@@ -357,6 +357,11 @@ func TestTLSConfigErrors(t *testing.T) {
 		if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
 		}
+		// Check says what Run would (TLS over unix: with no name to
+		// verify passed Check: Run refused it).
+		if err := cfg.Check(); !errors.Is(err, ErrConfig) {
+			t.Errorf("Check %+v: %v, want ErrConfig", cfg, err)
+		}
 	}
 	if _, a := Network("mx.test", 0, (&Config{TLSImplicit: true}).defaultPort()); a != "mx.test:465" {
 		t.Errorf("implicit TLS dials %s", a)

@@ -226,6 +226,27 @@ func TestNeededFlags(t *testing.T) {
 			t.Errorf("%q: status %d, %v; want 2 naming %q", c.args, st, err, c.named)
 		}
 	}
+	// Values that need another flag's, named (they were Config.Check's
+	// unnamed errors, or, TLS over unix: with no name, Run's, exit 1).
+	for _, c := range []struct {
+		args  []string
+		named []string
+	}{
+		{[]string{"-tls", "-q", "unix:/nonexistent/s"}, []string{"-tls", "-tls-name"}},
+		{[]string{"-tls-implicit", "-q", "unix:/nonexistent/s"}, []string{"-tls-implicit", "-tls-name"}},
+		{[]string{"-qps", "10", "-duration", "50ms", "-q", "127.0.0.1:1"}, []string{"-duration", "-qps"}},
+		{[]string{"-body", "base64", "-q", "127.0.0.1:1"}, []string{"-body", "-l"}},
+	} {
+		err := Run(context.Background(), c.args, &o, &e)
+		st, print := cli.Status(err)
+		ok := st == 2 && print
+		for _, n := range c.named {
+			ok = ok && strings.Contains(err.Error(), n+" ")
+		}
+		if !ok {
+			t.Errorf("%q: status %d, %v; want 2 naming %q", c.args, st, err, c.named)
+		}
+	}
 	for _, args := range [][]string{
 		{"-auth", "u:p", "-auth-mech", "LOGIN"},
 		{"-chunking", "-chunk-size", "100"},

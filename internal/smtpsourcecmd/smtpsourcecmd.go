@@ -265,6 +265,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if *verbose {
 		cfg.Trace = stderr
 	}
+	// What Check would refuse for these flags' values, naming them.
+	switch {
+	case (cfg.TLS || cfg.TLSImplicit) && strings.HasPrefix(cfg.Addr, "unix:") && *tlsName == "" && !*tlsInsecure:
+		return cli.Usagef("smtp-source: -tls or -tls-implicit over %s needs -tls-name (or -tls-insecure): no host name to verify the certificate against", cfg.Addr)
+	case cfg.QPS > 0 && cfg.Duration > 0 && cfg.Duration.Seconds()*cfg.QPS < 1:
+		return cli.Usagef("smtp-source: -duration %v shorter than one interval of -qps %g", cfg.Duration, cfg.QPS)
+	case slices.Contains([]string{"base64", "longline", "mail"}, cfg.Body) && cfg.Length == 0 && cfg.LengthMax == 0:
+		return cli.Usagef("smtp-source: -body %s needs -l (a length above 0)", cfg.Body)
+	}
 	// Refused before -hdr-log is opened, with the exit status of a bad
 	// flag.
 	if err := cfg.Check(); err != nil {
