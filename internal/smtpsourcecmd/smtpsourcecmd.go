@@ -285,7 +285,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		// it was.
 		f, err := cli.CreateOutput(*hdrLog)
 		if err != nil {
-			return fmt.Errorf("smtp-source: %w", err)
+			return fmt.Errorf("smtp-source: -hdr-log: %w", err)
 		}
 		defer f.Close()
 		cfg.HdrLog = f
@@ -296,6 +296,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		// directory must be there now, or the run would be for nothing.
 		if fi, err := os.Stat(filepath.Dir(*verify)); err != nil || !fi.IsDir() {
 			return cli.Usagef("smtp-source: -verify %s: no such directory", *verify)
+		}
+		if fi, err := os.Stat(*verify); err == nil && fi.IsDir() {
+			return cli.Usagef("smtp-source: -verify %s: a directory, not a digest log", *verify)
 		}
 	}
 	if *metricsAddr != "" {

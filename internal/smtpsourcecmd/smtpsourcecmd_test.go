@@ -287,6 +287,15 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%q: %v, want no error", good, err)
 		}
 	}
+	// -verify of a directory is a usage error before the run (it ran,
+	// then could not read the log); -hdr-log's error names it.
+	dir := t.TempDir()
+	if err := Run(ctx, []string{"-q", "-verify", dir, "127.0.0.1:1"}, &out, &errb); !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "-verify") {
+		t.Errorf("-verify DIR: %v, want a usage error naming -verify", err)
+	}
+	if err := Run(ctx, []string{"-q", "-hdr-log", filepath.Join(dir, "none", "h.log"), "127.0.0.1:1"}, &out, &errb); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "-hdr-log") {
+		t.Errorf("-hdr-log in no directory: %v, want ErrNotExist naming -hdr-log", err)
+	}
 	// A negative time names its flag (-duration's was Config.Check's
 	// "negative rate or time").
 	for _, bad := range [][]string{{"-timeout", "-1s"}, {"-dial-timeout", "-1s"}, {"-duration", "-1s"}, {"-qps", "5", "-spin", "-1us"}} {
