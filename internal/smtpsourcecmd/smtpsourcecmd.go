@@ -77,7 +77,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	body := fs.String("body", "pattern", "`kind` of body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
 	fs.Var(&qpsFlag{&cfg.QPS, &cfg.Stages}, "qps", "open loop: start `rate` messages per second over all sessions, latency from each intended start; or stages, FROM:TO/DURATION (a ramp) or RATE/DURATION, comma-separated, each stage's latencies apart (the rate then stays at the last); 0: closed loop")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "end the run after this `duration`: no message starts after it, those under way finish, each exchange within -timeout (with -qps, those due by then and not started are counted as missed; no message limit unless -m is given)")
-	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop (with -qps): spin this long before each start instead of sleeping")
+	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop (with -qps): spin this long before each start instead of sleeping (and before the end of a -w or -R wait)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; the RSET after a failed one; QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
 	fs.BoolVar(&cfg.TLS, "tls", false, "send STARTTLS after EHLO and the rest of each session over TLS; a server that does not offer it ends the run")
@@ -380,7 +380,7 @@ var neededFlags = []struct {
 }{
 	{"auth-mech", []string{"auth"}},
 	{"chunk-size", []string{"chunking"}},
-	{"spin", []string{"qps"}},
+	{"spin", []string{"qps", "w", "R"}}, // the waits it ends
 	{"tls-cert", []string{"tls-key"}}, {"tls-key", []string{"tls-cert"}},
 	{"tls-ca", []string{"tls", "tls-implicit"}},
 	{"tls-name", []string{"tls", "tls-implicit"}},
