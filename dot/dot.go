@@ -58,7 +58,7 @@ const (
 type BarePolicy uint8
 
 const (
-	BareReject    BarePolicy = iota // the zero value: today's behaviour, a *SyntaxError after the block
+	BareReject    BarePolicy = iota // the zero value: a *SyntaxError after the block
 	BareKeep                        // keep the byte as data; it ends no line
 	BareNormalize                   // treat it as a line ending: "\r\n" in Raw output, "\n" in Strict output (a bare LF; a bare CR is kept)
 )
