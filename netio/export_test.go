@@ -158,6 +158,11 @@ func SetStoppedHook(opt *LoopOptions, f func()) { opt.stopped = f }
 // loop each time a Dial starts waiting for its connect(2) to complete.
 func SetDialingHook(opt *LoopOptions, f func()) { opt.dialing = f }
 
+// SetListeningHook makes AddListener (and Serve), on the server started
+// with opt, call f once it has duplicated its listener's socket and
+// before it closes a TCP listener, on its caller's goroutine.
+func SetListeningHook(opt *LoopOptions, f func()) { opt.listening = f }
+
 // SetLingerHeldHook makes the Loops server started with opt take, while
 // f reports true, a lingering connection's peer not to have all of its
 // output: only the linger time (or the peer's end of stream) ends it.

@@ -149,6 +149,8 @@ type LoopOptions struct {
 	moved   func(n int)            // every copy of unused input
 	stopped func()                 // Shutdown has stopped the listener
 	dialing func()                 // a Dial waits for connect(2) on its loop
+	// AddListener has duplicated its listener (taken, not yet closed)
+	listening func()
 	// what a TLS handshake holds after each input the loop gives it
 	handshakeHeld func(n int)
 	// while it reports true, a lingering connection's peer is taken not
@@ -557,7 +559,7 @@ type listener struct {
 	addr    net.Addr     // ln.Addr()
 	unix    bool         // a Unix domain socket: no TCP options
 	noDelay bool         // TCP_NODELAY is set on it, so on what it accepts (epoll loops)
-	keep    net.Listener // a *net.UnixListener, closed with the server (its socket file goes then)
+	keep    net.Listener // closed with the server, and let go (served): a *net.UnixListener (its socket file goes then), or the portable loops' *net.TCPListener they accept from (Windows)
 	acc     net.Listener // the portable Serve's: what it accepts from, nil once closed
 }
 
@@ -669,7 +671,8 @@ func checkListener(ln net.Listener) error {
 // listener's: the server polls a duplicate of ln's socket from now on,
 // until Shutdown or Close, and closes ln once its loops poll it, so that
 // a listener is served once (a second Serve or AddListener of a
-// *net.TCPListener fails with net.ErrClosed); ln.Addr still works. A
+// *net.TCPListener, by any server, fails with os.ErrExist while the
+// first takes it, with net.ErrClosed after); ln.Addr still works. A
 // *net.UnixListener is closed with the server instead, when the loops
 // stop polling it, so that its Close removes its socket file then (unless
 // SetUnlinkOnClose(false)); it is not to be used meanwhile, and a second

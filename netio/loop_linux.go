@@ -155,10 +155,15 @@ func (s *Loops) start() error { return s.startLoops() }
 // addListener takes ln: the server polls a duplicate of its descriptor,
 // and closes a *net.TCPListener once every loop polls it (a
 // *net.UnixListener when the server closes), so that a listener is
-// served once. The duplicate is closed only once no loop polls it.
+// served once. It claims ln (served) before it duplicates it. The
+// duplicate is closed only once no loop polls it.
 func (s *Loops) addListener(ln net.Listener) error {
+	if !claimListener(ln) {
+		return errServed(ln)
+	}
 	rc, err := ln.(syscall.Conn).SyscallConn()
 	if err != nil {
+		unclaimListener(ln)
 		return fmt.Errorf("netio: listener: %w", err)
 	}
 	fd := -1
@@ -168,6 +173,7 @@ func (s *Loops) addListener(ln net.Listener) error {
 		err = fmt.Errorf("netio: listener: %w", derr)
 	}
 	if err != nil {
+		unclaimListener(ln)
 		return err
 	}
 	lis := &listener{fd: fd, addr: ln.Addr()}
@@ -182,33 +188,33 @@ func (s *Loops) addListener(ln net.Listener) error {
 	if s.sys.quit.Load() || s.sys.stopping.Load() {
 		s.mu.Unlock()
 		unix.Close(fd)
+		unclaimListener(ln)
 		return ErrServerClosed
-	}
-	if lis.keep != nil && !serveUnix(lis.keep) {
-		s.mu.Unlock()
-		unix.Close(fd)
-		return fmt.Errorf("netio: listener %v is served already: %w", lis.addr, os.ErrExist)
 	}
 	lis.id = s.sys.nextLn
 	s.sys.nextLn++
 	s.lns = append(s.lns, lis)
 	s.mu.Unlock()
+	if f := s.opt.listening; f != nil {
+		f()
+	}
 	if err := s.onEveryLoop(func(l *loop) error { return l.listen(lis) }); err != nil {
 		if errors.Is(err, ErrServerClosed) {
+			if !lis.unix {
+				unclaimListener(ln) // left to the caller: the server closed its duplicate
+			}
 			return ErrServerClosed // Close closes it with the others
 		}
 		s.onEveryLoop(func(l *loop) error { l.unlisten(lis); return nil })
 		s.mu.Lock()
 		s.lns = slices.DeleteFunc(s.lns, func(x *listener) bool { return x == lis })
 		unix.Close(fd)
-		if lis.keep != nil {
-			servedUnix.Delete(lis.keep) // left to the caller, as it was given
-		}
+		unclaimListener(ln) // left to the caller, as it was given
 		s.mu.Unlock()
 		return fmt.Errorf("netio: listener: %w", err)
 	}
 	if !lis.unix {
-		ln.Close()
+		closeClaimed(ln)
 	}
 	return nil
 }
@@ -301,7 +307,7 @@ func (s *Loops) closeListeners() error {
 		}
 		ln.fd = -1
 		if ln.keep != nil {
-			unserveUnix(ln.keep)
+			closeClaimed(ln.keep)
 		}
 	}
 	return s.sys.lnErr

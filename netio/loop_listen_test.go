@@ -253,3 +253,56 @@ func TestLoopsUnixListenerServedOnce(t *testing.T) {
 		t.Fatalf("Serve of the listener the server closed: %v, want net.ErrClosed", err)
 	}
 }
+
+// TestLoopsTCPListenerServedOnce: a TCP listener is served by one
+// server even when two take it at once: a second server's AddListener
+// made after the first has duplicated the listener's socket and before
+// it has closed the listener (the hook orders the race) fails with
+// os.ErrExist; it duplicated the socket too, and both served it. Once
+// the first has closed it, a Serve of it fails with net.ErrClosed.
+func TestLoopsTCPListenerServedOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s2, err := NewLoops(echo, &LoopOptions{Loops: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	var second error
+	raced := false
+	opt := &LoopOptions{Loops: 1}
+	SetListeningHook(opt, func() {
+		raced = true
+		second = s2.AddListener(ln)
+	})
+	s1, err := Serve(ln, echo, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	if !raced {
+		t.Fatal("the listening hook did not run")
+	}
+	if !errors.Is(second, os.ErrExist) {
+		t.Fatalf("a second server's AddListener while the first took the listener: %v, want os.ErrExist", second)
+	}
+	if n := len(s2.Addrs()); n != 0 {
+		t.Fatalf("the second server has %d listeners, want none", n)
+	}
+	if s3, err := Serve(ln, echo, &LoopOptions{Loops: 1}); !errors.Is(err, net.ErrClosed) {
+		if s3 != nil {
+			s3.Close()
+		}
+		t.Fatalf("Serve of the listener the first server closed: %v, want net.ErrClosed", err)
+	}
+	c := dialAddr(t, ln.Addr())
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(io.LimitReader(c, 4)); string(got) != "ping" {
+		t.Fatalf("the first server echoed %q, %v", got, err)
+	}
+}

@@ -213,22 +213,30 @@ func (s *Loops) start() error {
 // that a second Serve of it fails with net.ErrClosed; elsewhere
 // (Windows) it accepts from ln itself, which Close closes. A
 // *net.UnixListener is closed with the server, so that its socket file
-// goes then.
+// goes then. It claims ln (served) before it duplicates it, until it has
+// closed it.
 func (s *Loops) addListener(ln net.Listener) error {
+	if !claimListener(ln) {
+		return errServed(ln)
+	}
 	acc := ln
 	if f, err := ln.(interface{ File() (*os.File, error) }).File(); err == nil {
 		dup, err := net.FileListener(f)
 		f.Close()
 		if err != nil {
+			unclaimListener(ln)
 			return fmt.Errorf("netio: listener: %w", err)
 		}
 		acc = dup
 	} else if errors.Is(err, net.ErrClosed) {
+		unclaimListener(ln)
 		return fmt.Errorf("netio: listener: %w", err)
 	}
 	lis := &listener{fd: -1, addr: ln.Addr(), acc: acc}
 	if ul, ok := ln.(*net.UnixListener); ok {
 		lis.unix, lis.keep = true, ul
+	} else if acc == ln {
+		lis.keep = ln // closed, and let go, with the server
 	}
 	s.mu.Lock()
 	if s.sys.quit.Load() || s.sys.stopping.Load() {
@@ -236,23 +244,20 @@ func (s *Loops) addListener(ln net.Listener) error {
 		if acc != ln {
 			acc.Close()
 		}
+		unclaimListener(ln)
 		return ErrServerClosed
-	}
-	if lis.keep != nil && !serveUnix(lis.keep) {
-		s.mu.Unlock()
-		if acc != ln {
-			acc.Close()
-		}
-		return fmt.Errorf("netio: listener %v is served already: %w", lis.addr, os.ErrExist)
 	}
 	lis.id = s.sys.nextLn
 	s.sys.nextLn++
 	s.lns = append(s.lns, lis)
 	s.sys.workers.Add(1)
 	s.mu.Unlock()
+	if f := s.opt.listening; f != nil {
+		f()
+	}
 	go acceptConns(s, acc)
 	if !lis.unix && acc != ln {
-		ln.Close()
+		closeClaimed(ln)
 	}
 	return nil
 }
@@ -338,7 +343,7 @@ func (s *Loops) closeListeners() error {
 			s.sys.lnErr = errors.Join(s.sys.lnErr, fmt.Errorf("netio: close listener %v: %w", ln.addr, err))
 		}
 		if ln.keep != nil {
-			unserveUnix(ln.keep) // closed already if it was acc
+			closeClaimed(ln.keep) // closed already if it was acc
 		}
 		ln.acc = nil
 	}

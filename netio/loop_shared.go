@@ -20,22 +20,35 @@ func (l *loop) lingerHeld() bool {
 	return f != nil && f()
 }
 
-// servedUnix holds the *net.UnixListeners that servers poll, whichever
-// server: a listener is served once, by one server, which closes it (and
-// so removes its socket file) when it closes. A second server's
-// AddListener of it fails with os.ErrExist, as the same server's does.
-var servedUnix sync.Map // net.Listener → struct{}
+// served holds the listeners that servers take, whichever server: a
+// listener is served once, by one server. A *net.UnixListener is held
+// until the server that polls it closes it (and so removes its socket
+// file), when the server closes; a *net.TCPListener until the server
+// that took it has closed it (it polls a duplicate), so that a second
+// server cannot duplicate it meanwhile, and from then on its
+// duplication fails with net.ErrClosed. A second server's AddListener
+// of it fails with os.ErrExist, as the same server's does. The claim is
+// taken before the listener's socket is duplicated.
+var served sync.Map // net.Listener → struct{}
 
-// serveUnix claims ul for a server, and reports whether it was free.
-func serveUnix(ul net.Listener) bool {
-	_, taken := servedUnix.LoadOrStore(ul, struct{}{})
+// claimListener claims ln for a server, and reports whether it was free.
+func claimListener(ln net.Listener) bool {
+	_, taken := served.LoadOrStore(ln, struct{}{})
 	return !taken
 }
 
-// unserveUnix closes ul, which a server claimed, and lets it go.
-func unserveUnix(ul net.Listener) {
-	ul.Close() // its socket file goes, as it would have
-	servedUnix.Delete(ul)
+// unclaimListener lets ln go, closed or left to the caller.
+func unclaimListener(ln net.Listener) { served.Delete(ln) }
+
+// closeClaimed closes ln, which a server claimed, and lets it go.
+func closeClaimed(ln net.Listener) {
+	ln.Close() // a Unix listener's socket file goes, as it would have
+	served.Delete(ln)
+}
+
+// errServed is the error of an AddListener of a listener served already.
+func errServed(ln net.Listener) error {
+	return fmt.Errorf("netio: listener %v is served already: %w", ln.Addr(), os.ErrExist)
 }
 
 // inputCap is the most a connection's input buffer grows to: the
