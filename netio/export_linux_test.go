@@ -4,6 +4,8 @@ package netio
 
 import (
 	"net"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -88,4 +90,35 @@ func TCPState(c *LoopConn) int {
 		return -1
 	}
 	return int(info.State)
+}
+
+// SetResolveHook makes s's Dial take the addresses f gives for its
+// network and address instead of resolving them. Call it before any
+// Dial.
+func (s *Loops) SetResolveHook(f func(network, address string) ([]syscall.Sockaddr, error)) {
+	s.sys.resolve = f
+}
+
+// DialTimeouts are the times left, on their loops' clocks, to the
+// connect(2)s of s's Dials that have a timeout.
+func (s *Loops) DialTimeouts() []time.Duration {
+	var ds []time.Duration
+	for _, l := range s.loops {
+		done := make(chan struct{})
+		err := l.post(task{lf: func(l *loop) {
+			defer close(done)
+			if l == nil {
+				return
+			}
+			for _, c := range l.conns {
+				if c != nil && c.dial != nil && c.dial.at > 0 {
+					ds = append(ds, time.Duration(c.dial.at-l.clock()))
+				}
+			}
+		}})
+		if err == nil {
+			<-done
+		}
+	}
+	return ds
 }

@@ -163,6 +163,10 @@ func SetDialingHook(opt *LoopOptions, f func()) { opt.dialing = f }
 // before it closes a TCP listener, on its caller's goroutine.
 func SetListeningHook(opt *LoopOptions, f func()) { opt.listening = f }
 
+// SetDialerHook makes the portable Loops server started with opt call f
+// with each Dial's net.Dialer before it dials.
+func SetDialerHook(opt *LoopOptions, f func(d *net.Dialer)) { opt.dialer = f }
+
 // SetLingerHeldHook makes the Loops server started with opt take, while
 // f reports true, a lingering connection's peer not to have all of its
 // output: only the linger time (or the peer's end of stream) ends it.

@@ -76,9 +76,11 @@ type LoopOptions struct {
 	// peer that stops taking bytes is closed between WriteTimeout and
 	// twice that after). 0 means 1 minute, a negative value none.
 	WriteTimeout time.Duration
-	// DialTimeout bounds a Dial's connect(2), on the loop's clock (ctx
-	// bounds it too): past it Dial fails with an error matching
-	// os.ErrDeadlineExceeded. 0 means 30 seconds, a negative value none.
+	// DialTimeout bounds a Dial's connect(2)s, on the loop's clock (ctx
+	// bounds them too; a name's addresses share it, as package net's
+	// Dial shares its timeout): past it Dial fails with an error
+	// matching os.ErrDeadlineExceeded. 0 means 30 seconds, a negative
+	// value none.
 	DialTimeout time.Duration
 
 	// OnOpen, if set, is called on the loop when a connection is added
@@ -149,6 +151,7 @@ type LoopOptions struct {
 	moved   func(n int)            // every copy of unused input
 	stopped func()                 // Shutdown has stopped the listener
 	dialing func()                 // a Dial waits for connect(2) on its loop
+	dialer  func(d *net.Dialer)    // the portable Dial's Dialer, before it dials
 	// AddListener has duplicated its listener (taken, not yet closed)
 	listening func()
 	// what a TLS handshake holds after each input the loop gives it

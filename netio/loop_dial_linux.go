@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,8 +21,9 @@ import (
 // is in the loop's table and epoll set, polled for EPOLLOUT, and in its
 // heap at the dial's timeout; OnOpen has not run.
 type dialing struct {
-	at        int64 // the timeout, on the loop's clock; 0 is none
-	connected bool  // connect(2) completed at once
+	at        int64         // the timeout, on the loop's clock; 0 is none
+	timeout   time.Duration // this address's share of DialTimeout; 0 is none
+	connected bool          // connect(2) completed at once
 	remote    net.Addr
 	host      string // the address's host: a TLS client's ServerName
 	unix      bool
@@ -41,19 +43,24 @@ type dialResult struct {
 
 // Dial connects to address on network ("tcp", "tcp4", "tcp6" or "unix";
 // names are resolved with net.DefaultResolver, and their addresses tried
-// in turn until one connects) with a non-blocking connect(2) on one of
+// in turn until one connects, each with a share of the time left, as
+// package net's Dial does) with a non-blocking connect(2) on one of
 // the loops, taken in turn with the accepted connections, and serves the
 // connection as an accepted one: with the Handler, and OnOpen run on the
 // loop before Dial returns (which may StartTLS: TLS as the client). The
-// returned LoopConn is the loop's, as a
-// Handler's is: from other goroutines, use it with Do. If OnOpen panics,
+// returned LoopConn is the loop's, as a Handler's is: from other
+// goroutines, use it with Do. If OnOpen panics,
 // the connection is closed (OnClose learns the *PanicError) and Dial
 // returns no LoopConn and a *net.OpError wrapping the same *PanicError
 // (errors.Is ErrPanic); the connection counts in LoopStats as Dialed,
 // not as a DialError.
 //
 // The connect is bounded by ctx and by LoopOptions.DialTimeout, which
-// the loop keeps on its clock; Dial fails, its socket closed, with a
+// the loop keeps on its clock; of the time either leaves, an address
+// that is not the last gets an equal share with those after it (at least
+// 2 seconds, or all that is left if less), and one that fails or times
+// out in it gives way to the next. Dial fails, its socket closed, with
+// the first address's error: a
 // *net.OpError that matches syscall.ECONNREFUSED (errors.Is) when the
 // peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
 // deadline passed (a net.Error whose Timeout reports true; for ctx's, it
@@ -75,7 +82,19 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 	if s.isClosed() || s.sys.stopping.Load() {
 		return nil, opErr(nil, ErrServerClosed)
 	}
-	sas, err := dialAddrs(ctx, network, address)
+	// end is when DialTimeout ends the dial, on the server's clock; zero
+	// is never.
+	var end time.Time
+	if t := s.opt.DialTimeout; t > 0 {
+		end = s.opt.Clock().Add(t)
+	}
+	resolve := s.sys.resolve
+	if resolve == nil {
+		resolve = func(network, address string) ([]syscall.Sockaddr, error) {
+			return dialAddrs(ctx, network, address)
+		}
+	}
+	sas, err := resolve(network, address)
 	if err != nil {
 		s.loops[0].stats.dialErrors.Add(1)
 		return nil, opErr(nil, err)
@@ -85,7 +104,7 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		host, _, _ = net.SplitHostPort(address) // dialAddrs has split it
 	}
 	var first error
-	for _, sa := range sas {
+	for i, sa := range sas {
 		if err := ctx.Err(); err != nil {
 			// No connect(2) once ctx has ended, as package net's Dial:
 			// the peer would be handed a connection closed at once.
@@ -94,7 +113,34 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 			}
 			break
 		}
-		c, err := s.dialOne(ctx, sa, host)
+		// This address's share of the time DialTimeout leaves, and of
+		// the time ctx's deadline leaves.
+		var timeout time.Duration
+		if !end.IsZero() {
+			var ok bool
+			if timeout, ok = dialShare(end.Sub(s.opt.Clock()), len(sas)-i); !ok {
+				if first == nil {
+					first = opErr(sockAddr(sa), os.ErrDeadlineExceeded)
+				}
+				break
+			}
+		}
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ok {
+			left := time.Until(dl)
+			share, ok := dialShare(left, len(sas)-i)
+			if !ok {
+				if first == nil {
+					first = opErr(sockAddr(sa), dialCtxErr(context.DeadlineExceeded))
+				}
+				break
+			}
+			if share < left {
+				actx, cancel = context.WithTimeout(ctx, share)
+			}
+		}
+		c, err := s.dialOne(actx, sa, host, timeout)
+		cancel()
 		if err == nil {
 			return c, nil
 		}
@@ -104,12 +150,28 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		if errors.Is(err, ErrPanic) {
 			return nil, first // connected and closed: counted as Dialed, not as a DialError
 		}
-		if ctx.Err() != nil || errors.Is(err, ErrServerClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
+		if ctx.Err() != nil || errors.Is(err, ErrServerClosed) {
 			break
 		}
 	}
 	s.loops[0].stats.dialErrors.Add(1)
 	return nil, first
+}
+
+// dialShare is the share of the time left that the first of n addresses
+// still to try gets, as package net's Dial gives it: an equal share, but
+// at least 2 seconds (or all that is left, if less). ok is false if no
+// time is left.
+func dialShare(left time.Duration, n int) (share time.Duration, ok bool) {
+	if left <= 0 {
+		return 0, false
+	}
+	const least = 2 * time.Second
+	share = left / time.Duration(max(n, 1))
+	if share < least {
+		share = min(left, least)
+	}
+	return share, true
 }
 
 // dialAddrs resolves address on network.
@@ -168,8 +230,9 @@ func dialAddrs(ctx context.Context, network, address string) ([]syscall.Sockaddr
 	return sas, nil
 }
 
-// dialOne connects to sa, of host, on the loop whose turn it is.
-func (s *Loops) dialOne(ctx context.Context, sa syscall.Sockaddr, host string) (*LoopConn, error) {
+// dialOne connects to sa, of host, on the loop whose turn it is, for at
+// most timeout on the loop's clock (0: no bound but ctx).
+func (s *Loops) dialOne(ctx context.Context, sa syscall.Sockaddr, host string, timeout time.Duration) (*LoopConn, error) {
 	family := unix.AF_UNIX
 	switch sa.(type) {
 	case *syscall.SockaddrInet4:
@@ -181,7 +244,7 @@ func (s *Loops) dialOne(ctx context.Context, sa syscall.Sockaddr, host string) (
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	d := &dialing{remote: sockAddr(sa), host: host, unix: family == unix.AF_UNIX, done: make(chan dialResult, 1)}
+	d := &dialing{remote: sockAddr(sa), host: host, unix: family == unix.AF_UNIX, timeout: timeout, done: make(chan dialResult, 1)}
 	if !d.unix {
 		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as package net does
 	}
@@ -247,7 +310,7 @@ func (l *loop) startDial(fd int, d *dialing) {
 		l.dialed(c)
 		return
 	}
-	if t := l.s.opt.DialTimeout; t > 0 {
+	if t := d.timeout; t > 0 {
 		d.at = l.clock() + int64(t)
 		l.schedule(c)
 	}

@@ -40,6 +40,8 @@ type loopSys struct {
 	nextLn int32 // the id of the next listener (Loops.mu)
 	// TLS handshakes running, each on a goroutine: Close waits for them.
 	handshakes sync.WaitGroup
+	// resolve, if set (tests), stands for Dial's resolver (dialAddrs).
+	resolve func(network, address string) ([]syscall.Sockaddr, error)
 }
 
 // Epoll data of a loop's own descriptors; a connection's is its index in

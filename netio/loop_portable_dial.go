@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync/atomic"
+	"time"
 )
 
 // A dialing is a Dial in progress, known to its loop, which ends it at
@@ -24,7 +25,8 @@ type dialing struct {
 
 // Dial connects to address on network ("tcp", "tcp4", "tcp6" or "unix";
 // names are resolved with net.DefaultResolver, and their addresses tried
-// in turn until one connects) with a net.Dialer, and serves the
+// in turn until one connects, each with a share of the time left) with a
+// net.Dialer, and serves the
 // connection as an accepted one, on the loop whose turn it is: with the
 // Handler, and OnOpen run on the loop before Dial returns. The returned
 // LoopConn is the loop's, as a Handler's is: from other goroutines, use
@@ -34,7 +36,13 @@ type dialing struct {
 // connection counts in LoopStats as Dialed, not as a DialError.
 //
 // The connect is bounded by ctx and by LoopOptions.DialTimeout, which
-// the loop keeps on its clock; Dial fails, its socket closed, with a
+// the loop keeps on its clock; of the time either leaves, an address
+// that is not the last gets an equal share with those after it (at least
+// 2 seconds, or all that is left if less), and one that fails or times
+// out in it gives way to the next, as package net's Dial does (with
+// LoopOptions.Clock set, the Dialer does not know the loop's clock:
+// DialTimeout bounds the addresses together). Dial fails, its socket
+// closed, with a
 // *net.OpError that matches syscall.ECONNREFUSED (errors.Is) when the
 // peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
 // deadline passed (a net.Error whose Timeout reports true; for ctx's, it
@@ -74,6 +82,7 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		l.stats.dialErrors.Add(1)
 		return nil, opErr(ErrServerClosed)
 	}
+	var dl net.Dialer
 	// why tells why dctx ended, or nil; derr is the dial's error, if
 	// any.
 	why := func(derr error) error {
@@ -83,15 +92,27 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 		if dctx.Err() != nil {
 			return context.Cause(dctx)
 		}
-		if _, ok := ctx.Deadline(); ok && errors.Is(derr, os.ErrDeadlineExceeded) {
-			// The connect timed out at ctx's deadline, which the
-			// Dialer keeps on a timer of its own: ctx may not have
-			// ended yet.
-			return dialCtxErr(context.DeadlineExceeded)
+		if errors.Is(derr, os.ErrDeadlineExceeded) || errors.Is(derr, context.DeadlineExceeded) {
+			// The connect timed out at ctx's deadline or at
+			// DialTimeout's (dl.Deadline), which the Dialer keeps on a
+			// timer of its own: ctx may not have ended yet.
+			if cd, ok := ctx.Deadline(); ok && (dl.Deadline.IsZero() || !cd.After(dl.Deadline)) {
+				return dialCtxErr(context.DeadlineExceeded)
+			}
+			if !dl.Deadline.IsZero() {
+				return os.ErrDeadlineExceeded
+			}
 		}
 		return nil
 	}
-	var dl net.Dialer
+	if t := s.opt.DialTimeout; t > 0 && s.realClock {
+		// The Dialer shares it out among the addresses, as ctx's
+		// deadline; the loop ends the dial at it too.
+		dl.Deadline = time.Now().Add(t)
+	}
+	if f := s.opt.dialer; f != nil {
+		f(&dl)
+	}
 	nc, err := dl.DialContext(dctx, network, address)
 	if err != nil {
 		if cause := why(err); cause != nil {
