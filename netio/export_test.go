@@ -167,6 +167,20 @@ func SetListeningHook(opt *LoopOptions, f func()) { opt.listening = f }
 // with each Dial's net.Dialer before it dials.
 func SetDialerHook(opt *LoopOptions, f func(d *net.Dialer)) { opt.dialer = f }
 
+// Limits are the MaxQueued, MaxInput, ReadBudget and MaxDo that s
+// serves with.
+func (s *Loops) Limits() [4]int {
+	return [4]int{s.opt.MaxQueued, s.opt.MaxInput, s.opt.ReadBudget, s.opt.MaxDo}
+}
+
+// Limits are the MaxQueued, MinWindow and low water mark (of the current
+// window) that w writes with.
+func (w *Writer) Limits() [3]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return [3]int{w.opt.MaxQueued, w.opt.MinWindow, w.low}
+}
+
 // SetLingerHeldHook makes the Loops server started with opt take, while
 // f reports true, a lingering connection's peer not to have all of its
 // output: only the linger time (or the peer's end of stream) ends it.

@@ -49,18 +49,21 @@ type LoopOptions struct {
 	// only.
 	CPUs []int
 	// MaxQueued bounds the bytes a connection holds unsent; a Write past
-	// it fails with ErrQueueFull. 0 means 1 MiB, as for a Writer.
+	// it fails with ErrQueueFull. 0 or a negative value means 1 MiB, as
+	// for a Writer: a limit is never off (a very large one, such as
+	// math.MaxInt, is in effect no bound).
 	MaxQueued int
 	// MaxInput bounds the bytes a Handler may leave unused; past it the
-	// connection is closed with ErrInputTooLarge. 0 means 64 KiB.
+	// connection is closed with ErrInputTooLarge. 0 or a negative value
+	// means 64 KiB.
 	MaxInput int
 	// ReadBudget is how many bytes a loop reads from one connection
 	// before it serves the others; the rest is read on its next turn.
-	// 0 means 256 KiB.
+	// 0 or a negative value means 256 KiB.
 	ReadBudget int
 	// MaxDo bounds the functions Do has queued for a connection and its
-	// loop has not yet run; past it Do fails with ErrQueueFull. 0 means
-	// 256.
+	// loop has not yet run; past it Do fails with ErrQueueFull. 0 or a
+	// negative value means 256.
 	MaxDo int
 	// IdleTimeout closes a connection that has sent nothing for that
 	// long while it was being read (ErrIdleTimeout): not while

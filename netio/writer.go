@@ -61,9 +61,10 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize); ret
 // Options configure a Writer. The zero value is usable.
 type Options struct {
 	// MaxQueued is the high watermark: the most bytes accepted but not yet
-	// handed to the kernel. Default 1 MiB.
+	// handed to the kernel. Default (0 or negative) 1 MiB.
 	MaxQueued int
-	// LowWater is where a blocked Write resumes. Default half the window.
+	// LowWater is where a blocked Write resumes. Default (0 or negative)
+	// half the window.
 	LowWater int
 	// NonBlocking makes Write fail with ErrQueueFull instead of waiting
 	// when the message does not fit (a Conn's Writes held for the next
@@ -76,8 +77,8 @@ type Options struct {
 	// the measured drain rate times TargetDelay, kept within
 	// [MinWindow, MaxQueued].
 	TargetDelay time.Duration
-	// MinWindow is the smallest adaptive window. Default 64 KiB (at most
-	// MaxQueued).
+	// MinWindow is the smallest adaptive window. Default (0 or negative)
+	// 64 KiB (at most MaxQueued).
 	MinWindow int
 	// Linger bounds how long Conn.Close waits for queued data to reach the
 	// kernel before closing the connection anyway (it then returns
