@@ -56,7 +56,9 @@ type Config struct {
 	Subject string // -S: a Subject header (default none; not with OldMode)
 	LMTP    bool   // -L: speak LMTP (LHLO; one end-of-data reply per accepted recipient)
 	// Counter, if set, gets a running count of completed messages as
-	// smtp-source -c prints it: "N\r" each time, "\n" at the end.
+	// smtp-source -c prints it: "N\r" each time, "\n" at the end of a
+	// run that returns a Result (with no message completed, the "\n"
+	// alone), none when no connection could be opened (ErrConnect).
 	Counter io.Writer
 	// NumberRecipients (-N) puts before each recipient a number no other
 	// recipient of the run has (1, 2, 3, ...) instead of -r's numbers.

@@ -292,11 +292,14 @@ wait:
 	if hlog != nil || cfg.Progress != nil {
 		report()
 	}
-	if cfg.Counter != nil && r.n.data.Load() > 0 {
-		fmt.Fprintln(cfg.Counter)
-	}
 	if r.n.conns.Load() == 0 && r.n.connect.Load() > 0 && r.fatal == nil {
 		return nil, fmt.Errorf("%w to %s: %s", ErrConnect, cfg.Addr, r.firstErr)
+	}
+	if cfg.Counter != nil {
+		// As Postfix's smtp-source ends a run it did not abort, with
+		// no message completed too (an empty count line); not one
+		// that opened no connection, where it exits fatally.
+		fmt.Fprintln(cfg.Counter)
 	}
 	// A context that ended once the run's work was done (while the
 	// sessions said QUIT) did not cut it short.

@@ -616,6 +616,28 @@ func TestCounterProgressLog(t *testing.T) {
 	}
 }
 
+// -c ends its count with a line end, as Postfix's smtp-source does when
+// its run ends, even when no message completed: the count line is then
+// empty, but what follows starts on a line of its own.
+func TestCounterNoneCompleted(t *testing.T) {
+	f := &fakeServer{reply: func(verb, arg string) string {
+		if verb == "MAIL" {
+			return "550 5.7.1 no"
+		}
+		return ""
+	}}
+	cfg := base(f.start(t))
+	var counter bytes.Buffer
+	cfg.Messages, cfg.Counter = 2, &counter
+	res, err := Run(context.Background(), cfg)
+	if err != nil || res.Delivered != 0 || res.Failed != 2 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if counter.String() != "\n" {
+		t.Errorf("counter %q, want %q", counter.String(), "\n")
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	for _, cfg := range []Config{
 		{},
