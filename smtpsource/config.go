@@ -21,12 +21,30 @@ import (
 // certificate that does not verify, credentials or a mechanism the
 // server refuses for good would fail every connection alike.
 var (
-	ErrConfig   = errors.New("smtpsource: bad configuration")
+	ErrConfig   = errors.New("smtpsource: bad configuration") // a *ConfigError says which field
 	ErrConnect  = errors.New("smtpsource: no connection could be opened")
 	ErrStartTLS = errors.New("smtpsource: STARTTLS not available")
 	ErrTLS      = errors.New("smtpsource: TLS handshake failed")
 	ErrAuth     = errors.New("smtpsource: authentication failed")
 )
+
+// A ConfigError is the error of a configuration Run cannot run (Check's,
+// and Run's before it connects): it matches ErrConfig, and Field names
+// the Config field at fault (as "From"; the first of them where the
+// fault is in two together; empty where it is in none).
+type ConfigError struct {
+	Field string
+	msg   string
+}
+
+func (e *ConfigError) Error() string        { return ErrConfig.Error() + ": " + e.msg }
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// configErr returns a ConfigError for field, its message as fmt.Sprintf
+// makes it.
+func configErr(field, format string, args ...any) error {
+	return &ConfigError{Field: field, msg: fmt.Sprintf(format, args...)}
+}
 
 // Config describes a run. Zero fields take the defaults noted; the ones
 // that Postfix smtp-source(1) also has are named after its flags.
@@ -253,44 +271,57 @@ func (cfg *Config) check() error {
 	}
 	switch {
 	case cfg.Addr == "":
-		return fmt.Errorf("%w: no address", ErrConfig)
+		return configErr("Addr", "no address")
 	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
-		return fmt.Errorf("%w: negative count", ErrConfig)
-	case cfg.Length > MaxLength || cfg.LengthMax > MaxLength:
-		return fmt.Errorf("%w: body length %d over %d (1 GiB)", ErrConfig, max(cfg.Length, cfg.LengthMax), MaxLength)
+		return configErr("", "negative count")
+	case cfg.Length > MaxLength:
+		return configErr("Length", "body length %d over %d (1 GiB)", cfg.Length, MaxLength)
+	case cfg.LengthMax > MaxLength:
+		return configErr("LengthMax", "body length %d over %d (1 GiB)", cfg.LengthMax, MaxLength)
 	case cfg.Sessions > MaxSessions:
-		return fmt.Errorf("%w: %d sessions, over %d", ErrConfig, cfg.Sessions, MaxSessions)
+		return configErr("Sessions", "%d sessions, over %d", cfg.Sessions, MaxSessions)
 	case cfg.Recipients > MaxRecipients:
-		return fmt.Errorf("%w: %d recipients per message, over %d", ErrConfig, cfg.Recipients, MaxRecipients)
+		return configErr("Recipients", "%d recipients per message, over %d", cfg.Recipients, MaxRecipients)
 	case !(cfg.QPS >= 0) || math.IsInf(cfg.QPS, 1) || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
-		return fmt.Errorf("%w: negative rate or time", ErrConfig)
+		return configErr("", "negative rate or time")
 	case cfg.Wait > 0 && cfg.RandomWait > 0:
-		return fmt.Errorf("%w: a fixed and a random wait between messages", ErrConfig)
-	case (cfg.Wait > 0 || cfg.RandomWait > 0) && cfg.openLoop():
-		return fmt.Errorf("%w: a wait between messages in open loop", ErrConfig)
+		return configErr("Wait", "a fixed and a random wait between messages")
+	case cfg.Wait > 0 && cfg.openLoop():
+		return configErr("Wait", "a wait between messages in open loop")
+	case cfg.RandomWait > 0 && cfg.openLoop():
+		return configErr("RandomWait", "a wait between messages in open loop")
 	case cfg.QPS > 0 && cfg.Stages != nil:
-		return fmt.Errorf("%w: a rate and stages", ErrConfig)
+		return configErr("QPS", "a rate and stages")
 	case cfg.QPS > 0 && cfg.Duration > 0 && cfg.Duration.Seconds()*cfg.QPS < 1:
 		// A message or none due in it is not a rate: at 1ns the one due
 		// at the start was missed, "every session busy".
-		return fmt.Errorf("%w: duration %v shorter than one interval at %g msg/s", ErrConfig, cfg.Duration, cfg.QPS)
+		return configErr("Duration", "duration %v shorter than one interval at %g msg/s", cfg.Duration, cfg.QPS)
 	case cfg.ConnectTries < 0 || cfg.WindowSize < 0:
-		return fmt.Errorf("%w: negative connect tries or window size", ErrConfig)
+		return configErr("", "negative connect tries or window size")
 	case cfg.WindowSize > sockbuf.MaxSize:
-		return fmt.Errorf("%w: window size %d: more than a socket takes (%d)", ErrConfig, cfg.WindowSize, sockbuf.MaxSize)
+		return configErr("WindowSize", "window size %d: more than a socket takes (%d)", cfg.WindowSize, sockbuf.MaxSize)
 	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:
-		return fmt.Errorf("%w: IP version %d is neither 4 nor 6", ErrConfig, cfg.IPVersion)
-	case strings.ContainsAny(cfg.From+cfg.To+cfg.Helo+cfg.Subject, "\r\n\x00"):
-		return fmt.Errorf("%w: line break or NUL in an address, name or subject", ErrConfig)
-	case strings.ContainsAny(cfg.From+cfg.To, "<>"):
-		return fmt.Errorf("%w: angle bracket in an address (From %q, To %q)", ErrConfig, cfg.From, cfg.To)
+		return configErr("IPVersion", "IP version %d is neither 4 nor 6", cfg.IPVersion)
 	}
+	// The EHLO name first: the default addresses are made of it.
 	if err := checkHelo(cfg.Helo); err != nil {
-		return fmt.Errorf("%w: EHLO name (Helo, -M) %q: %v", ErrConfig, cfg.Helo, err)
+		return configErr("Helo", "EHLO name %q: %v", cfg.Helo, err)
 	}
-	switch {
-	case strings.ContainsAny(cfg.XClient+cfg.XForward, "\r\n\x00"):
-		return fmt.Errorf("%w: line break or NUL in the XCLIENT or XFORWARD attributes", ErrConfig)
+	for _, f := range []struct {
+		field, what, v string
+		addr           bool
+	}{{"From", "sender", cfg.From, true}, {"To", "recipient", cfg.To, true}, {"Subject", "subject", cfg.Subject, false}} {
+		switch {
+		case strings.ContainsAny(f.v, "\r\n\x00"):
+			return configErr(f.field, "line break or NUL in the %s %q", f.what, f.v)
+		case f.addr && strings.ContainsAny(f.v, "<>"):
+			return configErr(f.field, "angle bracket in the %s %q", f.what, f.v)
+		}
+	}
+	for _, f := range []struct{ field, verb, v string }{{"XClient", "XCLIENT", cfg.XClient}, {"XForward", "XFORWARD", cfg.XForward}} {
+		if strings.ContainsAny(f.v, "\r\n\x00") {
+			return configErr(f.field, "line break or NUL in the %s attributes %q", f.verb, f.v)
+		}
 	}
 	if err := checkStages(cfg.Stages); err != nil {
 		return err
@@ -301,19 +332,19 @@ func (cfg *Config) check() error {
 	cfg.AuthMech = strings.ToUpper(cfg.AuthMech)
 	switch {
 	case cfg.TLS && cfg.TLSImplicit:
-		return fmt.Errorf("%w: STARTTLS and implicit TLS together", ErrConfig)
+		return configErr("TLS", "STARTTLS and implicit TLS together")
 	case cfg.OldMode && (cfg.TLS || cfg.AuthUser != ""):
-		return fmt.Errorf("%w: old mode (no EHLO) with STARTTLS or AUTH", ErrConfig)
+		return configErr("OldMode", "old mode (no EHLO) with STARTTLS or AUTH")
 	case cfg.OldMode && (len(cfg.Headers) > 0 || cfg.Subject != ""):
-		return fmt.Errorf("%w: old mode sends no header, so none of Headers or Subject", ErrConfig)
-	case strings.ContainsRune(strings.Join(append(slices.Clone(cfg.FromList), cfg.ToList...), ""), 0):
-		return fmt.Errorf("%w: NUL in an address", ErrConfig)
+		return configErr("OldMode", "old mode sends no header, so none of Headers or Subject")
 	case cfg.AuthUser == "" && (cfg.AuthPass != "" || cfg.AuthMech != ""):
-		return fmt.Errorf("%w: a password or mechanism without a user", ErrConfig)
+		return configErr("AuthUser", "a password or mechanism without a user")
 	case cfg.AuthMech != "" && !slices.Contains(AuthMechs, cfg.AuthMech):
-		return fmt.Errorf("%w: AUTH mechanism %q is none of %s", ErrConfig, cfg.AuthMech, strings.Join(AuthMechs, ", "))
-	case strings.ContainsAny(cfg.AuthUser+cfg.AuthPass, "\x00"):
-		return fmt.Errorf("%w: NUL in the user or password", ErrConfig)
+		return configErr("AuthMech", "AUTH mechanism %q is none of %s", cfg.AuthMech, strings.Join(AuthMechs, ", "))
+	case strings.ContainsRune(cfg.AuthUser, 0):
+		return configErr("AuthUser", "NUL in the user")
+	case strings.ContainsRune(cfg.AuthPass, 0):
+		return configErr("AuthPass", "NUL in the password")
 	}
 	if err := cfg.checkDSN(); err != nil {
 		return err
@@ -324,10 +355,10 @@ func (cfg *Config) check() error {
 	switch cfg.Body {
 	case "", "pattern", "mail", "base64", "longline":
 	default:
-		return fmt.Errorf("%w: body %q is none of pattern, mail, base64, longline", ErrConfig, cfg.Body)
+		return configErr("Body", "body %q is none of pattern, mail, base64, longline", cfg.Body)
 	}
 	if (cfg.Body == "base64" || cfg.Body == "longline" || cfg.Body == "mail") && cfg.Length == 0 && cfg.LengthMax == 0 && cfg.Message == nil && cfg.MessageSet == nil {
-		return fmt.Errorf("%w: body %s needs a length", ErrConfig, cfg.Body)
+		return configErr("Body", "body %s needs a length", cfg.Body)
 	}
 	_, err := cfg.tlsConfig()
 	return err
@@ -357,17 +388,17 @@ func (cfg *Config) checkDSN() error {
 		seen := map[string]bool{}
 		for _, v := range strings.Split(n, ",") {
 			if v != "SUCCESS" && v != "FAILURE" && v != "DELAY" || seen[v] {
-				return fmt.Errorf("%w: NOTIFY=%s: want NEVER or some of SUCCESS,FAILURE,DELAY", ErrConfig, n)
+				return configErr("DSNNotify", "NOTIFY=%s: want NEVER or some of SUCCESS,FAILURE,DELAY", n)
 			}
 			seen[v] = true
 		}
 	}
 	if r := cfg.DSNRet; r != "" && r != "FULL" && r != "HDRS" {
-		return fmt.Errorf("%w: RET=%s: want FULL or HDRS", ErrConfig, r)
+		return configErr("DSNRet", "RET=%s: want FULL or HDRS", r)
 	}
 	for _, c := range cfg.DSNEnvID {
 		if c < ' ' || c > '~' {
-			return fmt.Errorf("%w: ENVID %q: ASCII without control characters only", ErrConfig, cfg.DSNEnvID)
+			return configErr("DSNEnvID", "ENVID %q: ASCII without control characters only", cfg.DSNEnvID)
 		}
 	}
 	return nil
@@ -381,39 +412,42 @@ func (cfg *Config) openLoop() bool { return cfg.QPS > 0 || cfg.Stages != nil }
 func (cfg *Config) checkMessages() error {
 	switch {
 	case cfg.LengthMax < 0 || cfg.LengthMax > 0 && cfg.LengthMax < cfg.Length:
-		return fmt.Errorf("%w: length range %d:%d", ErrConfig, cfg.Length, cfg.LengthMax)
+		return configErr("LengthMax", "length range %d:%d", cfg.Length, cfg.LengthMax)
 	case cfg.Message != nil && cfg.MessageSet != nil:
-		return fmt.Errorf("%w: a message and a message set", ErrConfig)
+		return configErr("Message", "a message and a message set")
 	case cfg.MessageSet != nil && len(cfg.MessageSet) == 0:
-		return fmt.Errorf("%w: an empty message set", ErrConfig)
+		return configErr("MessageSet", "an empty message set")
 	case cfg.Message != nil && len(cfg.Message) == 0 || slices.ContainsFunc(cfg.MessageSet, func(m []byte) bool { return len(m) == 0 }):
-		return fmt.Errorf("%w: an empty message (no header, no body)", ErrConfig)
+		return configErr("Message", "an empty message (no header, no body)")
 	case cfg.LengthMax > cfg.Length && (cfg.Message != nil || cfg.MessageSet != nil):
-		return fmt.Errorf("%w: a length range with messages from files", ErrConfig)
+		return configErr("LengthMax", "a length range with messages from files")
 	case cfg.ToList != nil && len(cfg.ToList) < cfg.Recipients:
-		return fmt.Errorf("%w: %d recipients per message from a list of %d", ErrConfig, cfg.Recipients, len(cfg.ToList))
+		return configErr("ToList", "%d recipients per message from a list of %d", cfg.Recipients, len(cfg.ToList))
 	case cfg.ToList != nil && cfg.NumberRecipients:
-		return fmt.Errorf("%w: numbered recipients from a recipient list", ErrConfig)
+		return configErr("NumberRecipients", "numbered recipients from a recipient list")
 	case cfg.FromList != nil && len(cfg.FromList) == 0:
-		return fmt.Errorf("%w: an empty sender list", ErrConfig)
+		return configErr("FromList", "an empty sender list")
 	}
-	for _, l := range []*[]string{&cfg.FromList, &cfg.ToList} {
-		if *l == nil {
+	for _, l := range []struct {
+		field string
+		list  *[]string
+	}{{"FromList", &cfg.FromList}, {"ToList", &cfg.ToList}} {
+		if *l.list == nil {
 			continue
 		}
-		*l = slices.Clone(*l)
-		for i, a := range *l {
+		*l.list = slices.Clone(*l.list)
+		for i, a := range *l.list {
 			a = strings.TrimSuffix(strings.TrimPrefix(a, "<"), ">")
-			if strings.ContainsAny(a, "\r\n<>") {
-				return fmt.Errorf("%w: address %q", ErrConfig, a)
+			if strings.ContainsAny(a, "\r\n\x00<>") {
+				return configErr(l.field, "line break, NUL or angle bracket in address %q", a)
 			}
-			(*l)[i] = a
+			(*l.list)[i] = a
 		}
 	}
 	for _, h := range cfg.Headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok || name == "" || strings.ContainsAny(value, "\r\n") || strings.IndexFunc(name, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
-			return fmt.Errorf("%w: header %q is not \"Name: value\" on one line", ErrConfig, h)
+			return configErr("Headers", "header %q is not \"Name: value\" on one line", h)
 		}
 	}
 	return nil
@@ -468,7 +502,7 @@ func (cfg *Config) tlsConfig() (*tls.Config, error) {
 		}
 	}
 	if tc.ServerName == "" && !tc.InsecureSkipVerify {
-		return nil, fmt.Errorf("%w: TLS over %s needs a server name to verify", ErrConfig, cfg.Addr)
+		return nil, configErr("TLSConfig", "TLS over %s needs a server name to verify", cfg.Addr)
 	}
 	return tc, nil
 }

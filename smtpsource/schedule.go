@@ -101,12 +101,12 @@ func checkStages(stages []Stage) error {
 	zero := true
 	for _, st := range stages {
 		if st.From < 0 || st.To < 0 || st.Duration <= 0 || math.IsNaN(st.From+st.To) || math.IsInf(st.From+st.To, 0) {
-			return fmt.Errorf("%w: stage %s", ErrConfig, st)
+			return configErr("Stages", "stage %s", st)
 		}
 		zero = zero && st.From == 0 && st.To == 0
 	}
 	if len(stages) > 0 && zero {
-		return fmt.Errorf("%w: stages all at rate 0: no message is ever due", ErrConfig)
+		return configErr("Stages", "stages all at rate 0: no message is ever due")
 	}
 	return nil
 }

@@ -638,6 +638,41 @@ func TestCounterNoneCompleted(t *testing.T) {
 	}
 }
 
+// A configuration Check refuses is a *ConfigError naming the field at
+// fault, which errors.Is takes for ErrConfig: the command names the
+// field's flag from it.
+func TestConfigErrorField(t *testing.T) {
+	for field, cfg := range map[string]Config{
+		"Addr":       {},
+		"From":       {Addr: "x", From: "a\r\nRCPT TO:<b>"},
+		"To":         {Addr: "x", To: "a<b"},
+		"Helo":       {Addr: "x", Helo: "a\nb"},
+		"Subject":    {Addr: "x", Subject: "a\rb"},
+		"XClient":    {Addr: "x", XClient: "NAME=a\r\nQUIT"},
+		"XForward":   {Addr: "x", XForward: "NAME=a\n"},
+		"DSNNotify":  {Addr: "x", DSNNotify: "SOMETIMES"},
+		"DSNRet":     {Addr: "x", DSNRet: "ALL"},
+		"DSNEnvID":   {Addr: "x", DSNEnvID: "a\tb"},
+		"AuthMech":   {Addr: "x", AuthUser: "u", AuthMech: "NTLM"},
+		"AuthPass":   {Addr: "x", AuthUser: "u", AuthPass: "p\x00"},
+		"Body":       {Addr: "x", Body: "html"},
+		"Length":     {Addr: "x", Length: MaxLength + 1},
+		"LengthMax":  {Addr: "x", Length: 1, LengthMax: MaxLength + 1},
+		"RandomWait": {Addr: "x", RandomWait: time.Second, QPS: 10},
+		"Headers":    {Addr: "x", Headers: []string{"no colon"}},
+		"FromList":   {Addr: "x", FromList: []string{"a\x00b"}},
+		"ToList":     {Addr: "x", ToList: []string{"<a>", "b>c"}},
+		"Stages":     {Addr: "x", Stages: []Stage{{Duration: time.Second}}},
+		"Duration":   {Addr: "x", QPS: 1000, Duration: time.Millisecond - 1},
+	} {
+		err := cfg.Check()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != field || !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v (%#v), want a *ConfigError for %s", field, err, ce, field)
+		}
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	for _, cfg := range []Config{
 		{},

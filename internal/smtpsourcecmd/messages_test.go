@@ -263,3 +263,29 @@ func TestNeededFlags(t *testing.T) {
 		}
 	}
 }
+
+// The flag values Config.Check refuses are usage errors naming the flag
+// (they named none: "line break or NUL in an address, name or subject",
+// "NOTIFY=X: ..."), and still smtpsource.ErrConfig.
+func TestConfigErrorsNameFlag(t *testing.T) {
+	toFile := filepath.Join(t.TempDir(), "to")
+	if err := os.WriteFile(toFile, []byte("a@example\nb<c@example\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var o, e strings.Builder
+	for _, args := range [][]string{
+		{"-f", "a\r\nRCPT TO:<b>"}, {"-f", "a>b"}, {"-f", "<<a>>"},
+		{"-t", "a\nb"}, {"-t", "a<b"},
+		{"-M", "a\nb"}, {"-S", "a\r\nBcc: x"},
+		{"-xclient", "NAME=a\r\nQUIT"}, {"-xforward", "ADDR=1\n"},
+		{"-dsn-notify", "SOMETIMES"}, {"-dsn-ret", "ALL"}, {"-dsn-envid", "a\tb"},
+		{"-header", "no colon"}, {"-auth", "u:p", "-auth-mech", "NTLM"},
+		{"-to-file", toFile},
+	} {
+		err := Run(context.Background(), append(args, "-q", "127.0.0.1:1"), &o, &e)
+		st, print := cli.Status(err)
+		if st != 2 || !print || !errors.Is(err, smtpsource.ErrConfig) || !strings.HasPrefix(err.Error(), "smtp-source: "+args[len(args)-2]+": ") {
+			t.Errorf("%q: status %d, %v; want 2, smtpsource.ErrConfig, naming %s", args, st, err, args[len(args)-2])
+		}
+	}
+}

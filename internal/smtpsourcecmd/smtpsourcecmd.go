@@ -278,7 +278,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	// Refused before -hdr-log is opened, with the exit status of a bad
 	// flag.
 	if err := cfg.Check(); err != nil {
-		return cli.Usage(err)
+		return configUsage(err)
 	}
 	if *hdrLog != "" {
 		// Emptied only when the run writes to it, once a connection has
@@ -354,6 +354,43 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	return nil
 }
+
+// flagOf is the flag of each smtpsource.Config field a ConfigError
+// names (the ones that are no flag's, or that the checks above refuse
+// first, are not here).
+var flagOf = map[string]string{
+	"Sessions": "-s", "Messages": "-m", "Length": "-l", "LengthMax": "-l", "Recipients": "-r",
+	"From": "-f", "To": "-t", "Helo": "-M", "Subject": "-S", "OldMode": "-o", "NumberRecipients": "-N",
+	"Wait": "-w", "RandomWait": "-R", "ConnectTries": "-C", "WindowSize": "-T",
+	"ChunkSize": "-chunk-size", "Body": "-body", "Message": "-F", "MessageSet": "-F", "Headers": "-header",
+	"FromList": "-from-file", "ToList": "-to-file", "TLS": "-tls", "XClient": "-xclient", "XForward": "-xforward",
+	"DSNNotify": "-dsn-notify", "DSNRet": "-dsn-ret", "DSNEnvID": "-dsn-envid",
+	"AuthUser": "-auth", "AuthPass": "-auth", "AuthMech": "-auth-mech",
+	"QPS": "-qps", "Stages": "-qps", "Duration": "-duration",
+}
+
+// configUsage is the usage error of err, Config.Check's: it names the
+// flag of the field at fault ("line break or NUL in the sender" named
+// none), and errors.Is still takes it for smtpsource.ErrConfig.
+func configUsage(err error) error {
+	var ce *smtpsource.ConfigError
+	if errors.As(err, &ce) && flagOf[ce.Field] != "" {
+		err = flagError{flagOf[ce.Field], err}
+	}
+	return cli.Usage(err)
+}
+
+// A flagError is err with its flag's name in front.
+type flagError struct {
+	flag string
+	err  error
+}
+
+func (e flagError) Error() string {
+	return "smtp-source: " + e.flag + ": " + strings.TrimPrefix(e.err.Error(), "smtpsource: ")
+}
+
+func (e flagError) Unwrap() error { return e.err }
 
 // conflictingFlags are pairs of flags that ask for contradictory things:
 // each given (a boolean true, -w, -R or -qps above 0) with the other is
