@@ -302,16 +302,21 @@ func patternBody(length int) []byte {
 		}
 		return b
 	}
+	// Made in place: no line's X's allocated apart (bytes.Repeat for
+	// each line allocated as much again as the body).
 	b = make([]byte, 0, length+2)
 	for line := 1; length > 80; line++ {
 		b = append(b, byte('0'+line%10))
-		b = append(b, bytes.Repeat([]byte{'X'}, 77)...)
+		b = append(b, xs[:77]...)
 		b = append(b, "\r\n"...)
 		length -= 80
 	}
-	b = append(b, bytes.Repeat([]byte{'X'}, length)...)
+	b = append(b, xs[:length]...) // length <= 80 left
 	return append(b, "\r\n"...)
 }
+
+// xs is a pattern line's X's, and more.
+const xs = "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
 
 // crlfLines returns msg with every line ended by CRLF: an LF or CRLF ends
 // a line, a last line without one gets it, and a bare CR becomes a space.

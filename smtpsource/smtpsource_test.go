@@ -383,6 +383,15 @@ func TestLMTP(t *testing.T) {
 // The smtp-source body (facts from running Postfix's smtp-source -l N):
 // lines of a digit (line number modulo 10) and 77 X's while more than 80
 // bytes are left, then the rest in X's; -l does not count the last CRLF.
+// TestPatternBodyAllocs: the pattern body of 1 MiB is made in one
+// allocation, its own (each line's X's were allocated apart, as much
+// again as the body).
+func TestPatternBodyAllocs(t *testing.T) {
+	if n := testing.AllocsPerRun(2, func() { patternBody(1 << 20) }); n != 1 {
+		t.Errorf("%v allocations, want 1", n)
+	}
+}
+
 func TestPatternBody(t *testing.T) {
 	x := func(n int) string { return strings.Repeat("X", n) }
 	for _, c := range []struct {
