@@ -3,6 +3,7 @@ package smtpsource
 import (
 	"bytes"
 	"crypto/md5"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,22 +21,26 @@ import (
 // and the addresses (with the address lists), so each message is a
 // function of the run's configuration, its start time and k.
 type template struct {
-	cfg     *Config
-	date    string
-	runID   string
-	body    []byte // the body as the server keeps it: CRLF lines (one body only)
-	encoded []byte // the body dot-stuffed, then the end line ".\r\n"
-	// set holds MessageSet's bodies, setEncoded their encodings.
-	set, setEncoded [][]byte
+	cfg   *Config
+	date  string
+	runID string
+	body  []byte // the body as the server keeps it: CRLF lines (one body only)
+	// set holds MessageSet's bodies.
+	set [][]byte
 	// long is the body of LengthMax bytes, then CRLF, that ranged
-	// lengths cut (nil without a range); longEncoded is it dot-stuffed,
-	// and dots the offsets in long of the lines that start with a dot.
-	// Every session's messages are pieces of these two, not copies.
-	long, longEncoded []byte
-	dots              []int
-	// The encodings are made once: at the start of a run without
-	// Config.Chunking, otherwise for the first message sent with DATA
-	// (a run that sends with BDAT only does not hold them).
+	// lengths cut (nil without a range). Every session's messages are
+	// pieces of it, not copies.
+	long []byte
+	// The bodies are sent after DATA as they are, a dot written before
+	// each line that starts with one (see msgBody.writeData), not from a
+	// dot-stuffed copy (which doubled the memory a run holds): dots are
+	// the offsets in body or long of those lines, setDots in each of
+	// set's. They are found once (encoded set then): at the start of a
+	// run without Config.Chunking, otherwise for the first message sent
+	// with DATA.
+	dots       []int
+	setDots    [][]int
+	encoded    bool
 	encodeOnce sync.Once
 	// ends holds the ends of a cut body, as the server keeps it and as
 	// it is sent: ends[1:3] or [1:6], or with its last byte, a CR, made
@@ -50,10 +55,32 @@ type template struct {
 	hdrBase int
 }
 
-// A msgBody is a message's body as the server keeps it and as it is sent
-// after DATA, each a piece of the template's then a tail (both shared, not
-// to be changed): only a ranged length's cut has a tail.
-type msgBody struct{ body, bodyTail, encoded, encodedTail []byte }
+// A msgBody is a message's body as the server keeps it, a piece of the
+// template's then a tail (both shared, not to be changed; only a ranged
+// length's cut has a tail), and for DATA, dots, the offsets in body of
+// the lines that start with a dot, and end, the tail then the end line
+// (nil where the message goes with BDAT).
+type msgBody struct {
+	body, bodyTail []byte
+	dots           []int
+	end            []byte
+}
+
+// dotByte is the dot written before a line that starts with one.
+var dotByte = []byte{'.'}
+
+// writeData writes the body as it is sent after DATA, dot-stuffed, then
+// the end line, in pieces of the body (no copy of it).
+func (m *msgBody) writeData(w io.Writer) {
+	p := 0
+	for _, d := range m.dots {
+		w.Write(m.body[p:d])
+		w.Write(dotByte)
+		p = d
+	}
+	w.Write(m.body[p:])
+	w.Write(m.end)
+}
 
 // size is the length of the body as the server keeps it.
 func (m *msgBody) size() int { return len(m.body) + len(m.bodyTail) }
@@ -87,20 +114,20 @@ func newTemplate(cfg *Config, start time.Time) *template {
 	return t
 }
 
-// encode makes the encodings of the bodies (see encodeOnce).
+// encode finds the lines of the bodies that start with a dot (see
+// encodeOnce).
 func (t *template) encode() {
 	switch {
 	case t.set != nil:
 		for _, b := range t.set {
-			enc, _ := encodeLines(b)
-			t.setEncoded = append(t.setEncoded, append(enc, ".\r\n"...))
+			t.setDots = append(t.setDots, dotLines(b))
 		}
 	case t.long != nil:
-		t.longEncoded, t.dots = encodeLines(t.long)
+		t.dots = dotLines(t.long)
 	default:
-		enc, _ := encodeLines(t.body)
-		t.encoded = append(enc, ".\r\n"...)
+		t.dots = dotLines(t.body)
 	}
+	t.encoded = true
 }
 
 // bodyOf returns message k's body, and if data is set, its encoding
@@ -115,20 +142,22 @@ func (t *template) bodyOf(k int64, data bool) msgBody {
 		if !data {
 			return msgBody{body: t.set[i]}
 		}
-		return msgBody{body: t.set[i], encoded: t.setEncoded[i]}
+		return msgBody{body: t.set[i], dots: t.setDots[i], end: endLine}
 	case t.long != nil:
 		return t.cutOf(t.length(k), data)
 	case !data:
 		return msgBody{body: t.body}
 	}
-	return msgBody{body: t.body, encoded: t.encoded}
+	return msgBody{body: t.body, dots: t.dots, end: endLine}
 }
+
+// endLine ends the data of a body that has no tail.
+var endLine = []byte(".\r\n")
 
 // cutOf returns the body of n bytes with ranged lengths: the first n
 // bytes of the long body, then CRLF (a CR cut from its LF made an 'x'),
-// and if data is set, dot-stuffed, the first n+d bytes of the long body's
-// encoding, where d lines start with a dot before byte n, then the same
-// ending and the end line.
+// and if data is set, the offsets of the lines among the n bytes that
+// start with a dot, and the same ending then the end line.
 func (t *template) cutOf(n int, data bool) msgBody {
 	x := 1
 	if n > 0 && t.long[n-1] == '\r' {
@@ -137,7 +166,7 @@ func (t *template) cutOf(n int, data bool) msgBody {
 	m := msgBody{body: t.long[:n], bodyTail: t.ends[x:3]}
 	if data {
 		d, _ := slices.BinarySearch(t.dots, n)
-		m.encoded, m.encodedTail = t.longEncoded[:n+d], t.ends[x:]
+		m.dots, m.end = t.dots[:d], t.ends[x:]
 	}
 	return m
 }
@@ -196,15 +225,15 @@ func (t *template) addrs(k int64) (from, to string) {
 	return from, to
 }
 
-// encodeLines returns the CRLF lines b dot-stuffed, with room for the end
-// line, and the offsets in b of the lines that start with a dot.
-func encodeLines(b []byte) (enc []byte, dots []int) {
+// dotLines returns the offsets in the CRLF lines b of the lines that
+// start with a dot.
+func dotLines(b []byte) (dots []int) {
 	for p := 0; p < len(b); p += bytes.IndexByte(b[p:], '\n') + 1 {
 		if b[p] == '.' {
 			dots = append(dots, p)
 		}
 	}
-	return stuffLines(make([]byte, 0, len(b)+len(dots)+3), b), dots
+	return dots
 }
 
 // stuffLines appends the CRLF lines b to dst, a dot added before each

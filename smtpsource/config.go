@@ -364,8 +364,10 @@ func (cfg *Config) check() error {
 	return err
 }
 
-// MaxLength bounds Config.Length and LengthMax (-l): a body is made in
-// memory, a few copies of it, before the run starts.
+// MaxLength bounds Config.Length and LengthMax (-l): the body is made in
+// memory before the run starts, one copy of it for all the sessions
+// (each message's is a piece of it; DATA dot-stuffs it as it is written,
+// BDAT sends it in chunks, neither from a copy).
 const MaxLength = 1 << 30
 
 // MaxSessions bounds Config.Sessions (-s): each is a goroutine, made at

@@ -95,34 +95,47 @@ func TestLengthRangeMemory(t *testing.T) {
 	}
 }
 
-// TestChunksNoEncoding: a run that sends its messages with BDAT only
-// does not make their dot-stuffed encodings for DATA: it allocates at
-// least three quarters of the body less than the same run with DATA
-// into the same smtpsink.
-func TestChunksNoEncoding(t *testing.T) {
+// TestBodyMemory: a run with -l N holds one copy of the body and small
+// buffers, by DATA or by BDAT, for one length or a range, with 4
+// sessions as with 1: going from -l N to -l 2N it allocates about N
+// bytes more, not 2N (a dot-stuffed copy for DATA) nor 3N (the pattern
+// body's lines made apart too), as it did before 2026-12-06.
+func TestBodyMemory(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's allocations")
 	}
 	addr := startSmtpsinkCfg(t, smtpsink.Config{}).Addr().String()
-	const length = 4 << 20
-	for _, c := range []Config{{Length: length}, {LengthMax: length}} {
-		alloc := func(chunking bool) uint64 {
-			cfg := c
-			cfg.Addr, cfg.Body, cfg.Chunking, cfg.ChunkSize = addr, "mail", chunking, 64<<10
+	const length = 8 << 20
+	for _, c := range []struct {
+		Config
+		ranged bool // -l 0:N
+	}{
+		{}, {Config: Config{Chunking: true}}, {Config: Config{Body: "mail"}}, {Config: Config{Body: "mail", Chunking: true}},
+		{ranged: true}, {Config: Config{Body: "mail"}, ranged: true}, {Config: Config{Sessions: 4, Messages: 4, Reuse: true}},
+	} {
+		alloc := func(n int) uint64 {
+			cfg := c.Config
+			cfg.Addr, cfg.ChunkSize = addr, 64<<10
+			if c.ranged {
+				cfg.LengthMax = n
+			} else {
+				cfg.Length = n
+			}
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			res, err := Run(context.Background(), cfg)
 			runtime.ReadMemStats(&after)
-			if err != nil || res.Delivered != 1 || res.Chunking != chunking {
-				t.Fatalf("delivered %d, chunking %v: %v", res.Delivered, res.Chunking, err)
+			if err != nil || res.Delivered != int64(max(cfg.Messages, 1)) || res.Chunking != cfg.Chunking {
+				t.Fatalf("%+v: delivered %d, chunking %v: %v", cfg, res.Delivered, res.Chunking, err)
 			}
 			return after.TotalAlloc - before.TotalAlloc
 		}
-		data, bdat := alloc(false), alloc(true)
-		if data < bdat+length*3/4 {
-			t.Errorf("-l %d:%d: %d KiB allocated with DATA, %d KiB with BDAT", c.Length, c.LengthMax, data>>10, bdat>>10)
+		one, two := alloc(length), alloc(2*length)
+		copies := float64(int64(two)-int64(one)) / length
+		if copies > 1.25 {
+			t.Errorf("body %q, chunking %v, ranged %v, %d sessions: %.2f copies of the body", c.Body, c.Chunking, c.ranged, c.Sessions, copies)
 		}
-		t.Logf("-l %d:%d: %d KiB allocated with DATA, %d KiB with BDAT", c.Length, c.LengthMax, data>>10, bdat>>10)
+		t.Logf("body %q, chunking %v, ranged %v, %d sessions: %.2f copies of the body", c.Body, c.Chunking, c.ranged, c.Sessions, copies)
 	}
 }

@@ -336,7 +336,9 @@ func TestLengthRangeCuts(t *testing.T) {
 			dw.Close()
 			m := tmpl.cutOf(n, true)
 			body := slices.Concat(m.body, m.bodyTail)
-			encoded := slices.Concat(m.encoded, m.encodedTail)
+			var sent bytes.Buffer
+			m.writeData(&sent)
+			encoded := sent.Bytes()
 			if !bytes.Equal(body, want) || m.size() != len(want) || !bytes.Equal(encoded, enc.Bytes()) {
 				t.Fatalf("body %q: length %d: got %q, sent as %q; want %q, sent as %q", kind, n, body, encoded, want, enc.Bytes())
 			}
@@ -367,11 +369,11 @@ func TestLengthRangeCuts(t *testing.T) {
 // DATA.
 func TestEncodedAhead(t *testing.T) {
 	for _, c := range []Config{{Length: 100}, {LengthMax: 100}, {MessageSet: [][]byte{[]byte("a\n"), []byte("b\n")}}} {
-		if tmpl := newTemplate(&c, time.Unix(0, 0)); tmpl.encoded == nil && tmpl.longEncoded == nil && tmpl.setEncoded == nil {
+		if tmpl := newTemplate(&c, time.Unix(0, 0)); !tmpl.encoded {
 			t.Errorf("%d:%d, %d in a set: no encodings made ahead", c.Length, c.LengthMax, len(c.MessageSet))
 		}
 		c.Chunking = true
-		if tmpl := newTemplate(&c, time.Unix(0, 0)); tmpl.encoded != nil || tmpl.longEncoded != nil || tmpl.setEncoded != nil {
+		if tmpl := newTemplate(&c, time.Unix(0, 0)); tmpl.encoded {
 			t.Errorf("%d:%d, %d in a set, with Chunking: encodings made ahead", c.Length, c.LengthMax, len(c.MessageSet))
 		}
 	}

@@ -1188,8 +1188,7 @@ func (s *session) data(ctx context.Context, accepted int) (ok, open bool) {
 	} else {
 		c.bw.Write(s.hdr)
 	}
-	c.bw.Write(s.cur.encoded)
-	c.bw.Write(s.cur.encodedTail)
+	s.cur.writeData(c.bw)
 	if r.cfg.Reuse && r.cfg.Pipelining && c.pipelining && r.cfg.Wait == 0 && r.cfg.RandomWait == 0 {
 		if k, t0, ok := s.claimDue(ctx); ok {
 			s.envelope(k)

@@ -46,7 +46,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	// Postfix smtp-source's flags, with its meanings.
 	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel, at most 100000 (smtp-source -s)")
 	fs.IntVar(&cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
-	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range, at most 1 GiB; 0: smtp-source's four-line body (smtp-source -l)")
+	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range, at most 1 GiB (held in memory once, for all the sessions); 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
 	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, at most 1000000, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
 	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>; '' or <>: the null sender) (smtp-source -f)")
