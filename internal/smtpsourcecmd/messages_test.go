@@ -251,7 +251,7 @@ func TestNeededFlags(t *testing.T) {
 		{"-auth", "u:p", "-auth-mech", "LOGIN"},
 		{"-chunking", "-chunk-size", "100"},
 		{"-qps", "5", "-spin", "1ms"},
-		{"-qps", "5/1s", "-spin", "0s"},
+		{"-qps", "5/1s", "-spin", "1us"},
 		{"-w", "1", "-spin", "1ms"},
 		{"-R", "1", "-spin", "1ms"},
 		{"-tls-implicit", "-tls-insecure", "-tls-resume", "-tls-name", "mx.example"},

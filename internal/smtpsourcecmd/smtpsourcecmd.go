@@ -78,7 +78,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	body := fs.String("body", "pattern", "`kind` of body: pattern (smtp-source's), mail (text, lines that need dot-stuffing), base64, longline, or file:PATH (a whole message, header included, as smtp-source -F)")
 	fs.Var(&qpsFlag{&cfg.QPS, &cfg.Stages}, "qps", "open loop: start `rate` messages per second over all sessions, latency from each intended start; or stages, FROM:TO/DURATION (a ramp) or RATE/DURATION, comma-separated, each stage's latencies apart (the rate then stays at the last); 0: closed loop")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "end the run after this `duration`: no message starts after it, those under way finish, each exchange within -timeout (with -qps, those due by then and not started are counted as missed; no message limit unless -m is given)")
-	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop (with -qps): spin this long before each start instead of sleeping (and before the end of a -w or -R wait)")
+	fs.DurationVar(&cfg.Spin, "spin", 30*time.Microsecond, "open loop (with -qps): spin this long (more than 0) before each start instead of sleeping (and before the end of a -w or -R wait)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 100*time.Second, "bound each exchange (a connection's setup: greeting, EHLO, TLS, AUTH; a message from MAIL to its last reply; the RSET after a failed one; QUIT)")
 	fs.DurationVar(&cfg.DialTimeout, "dial-timeout", 5*time.Second, "wait this long for a connection")
 	fs.BoolVar(&cfg.TLS, "tls", false, "send STARTTLS after EHLO and the rest of each session over TLS; a server that does not offer it ends the run")
@@ -154,12 +154,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		cfg.Messages = 0 // as many as the time allows
 	}
 	// A time limit of 0 would be taken for the default: given, it is a
-	// mistake. No time may be negative.
+	// mistake; so is a -spin of 0, which Config takes for its default,
+	// 30µs, not for no spinning. No time may be negative.
 	for _, d := range []struct {
 		flag   string
 		v      time.Duration
 		zeroOK bool
-	}{{"timeout", cfg.Timeout, false}, {"dial-timeout", cfg.DialTimeout, false}, {"duration", cfg.Duration, true}, {"spin", cfg.Spin, true}} {
+	}{{"timeout", cfg.Timeout, false}, {"dial-timeout", cfg.DialTimeout, false}, {"duration", cfg.Duration, true}, {"spin", cfg.Spin, false}} {
 		if d.v < 0 || d.v == 0 && !d.zeroOK {
 			want := "more than 0"
 			if d.zeroOK {

@@ -297,8 +297,9 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("-hdr-log in no directory: %v, want ErrNotExist naming -hdr-log", err)
 	}
 	// A negative time names its flag (-duration's was Config.Check's
-	// "negative rate or time").
-	for _, bad := range [][]string{{"-timeout", "-1s"}, {"-dial-timeout", "-1s"}, {"-duration", "-1s"}, {"-qps", "5", "-spin", "-1us"}} {
+	// "negative rate or time"), and so does a -spin of 0, which Config
+	// took for its default, 30µs (it spun with -spin 0).
+	for _, bad := range [][]string{{"-timeout", "-1s"}, {"-dial-timeout", "-1s"}, {"-duration", "-1s"}, {"-qps", "5", "-spin", "-1us"}, {"-qps", "5", "-spin", "0"}, {"-qps", "5/1s", "-spin", "0s"}} {
 		err := Run(ctx, append(bad, "-q", "127.0.0.1:1"), &out, &errb)
 		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), bad[len(bad)-2]+" ") {
 			t.Errorf("%q: %v (status %d), want a usage error naming the flag", bad, err, status)
