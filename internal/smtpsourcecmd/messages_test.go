@@ -234,6 +234,10 @@ func TestNeededFlags(t *testing.T) {
 	}{
 		{[]string{"-tls", "-q", "unix:/nonexistent/s"}, []string{"-tls", "-tls-name"}},
 		{[]string{"-tls-implicit", "-q", "unix:/nonexistent/s"}, []string{"-tls-implicit", "-tls-name"}},
+		// An empty host (it dials the local system) has no name either
+		// (Config.Check's error, which named no flag).
+		{[]string{"-tls", "-q", ":1"}, []string{"-tls", "-tls-name"}},
+		{[]string{"-tls-implicit", "-q", "inet::1"}, []string{"-tls-implicit", "-tls-name"}},
 		{[]string{"-qps", "10", "-duration", "50ms", "-q", "127.0.0.1:1"}, []string{"-duration", "-qps"}},
 		{[]string{"-body", "base64", "-q", "127.0.0.1:1"}, []string{"-body", "-l"}},
 	} {

@@ -269,7 +269,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	}
 	// What Check would refuse for these flags' values, naming them.
 	switch {
-	case (cfg.TLS || cfg.TLSImplicit) && strings.HasPrefix(cfg.Addr, "unix:") && *tlsName == "" && !*tlsInsecure:
+	case (cfg.TLS || cfg.TLSImplicit) && noHostName(cfg.Addr) && *tlsName == "" && !*tlsInsecure:
 		return cli.Usagef("smtp-source: -tls or -tls-implicit over %s needs -tls-name (or -tls-insecure): no host name to verify the certificate against", cfg.Addr)
 	case cfg.QPS > 0 && cfg.Duration > 0 && cfg.Duration.Seconds()*cfg.QPS < 1:
 		return cli.Usagef("smtp-source: -duration %v shorter than one interval of -qps %g", cfg.Duration, cfg.QPS)
@@ -493,6 +493,17 @@ func checkServerAddr(addr string) error {
 		return errors.New("an empty port (leave the ':' out for the default)")
 	}
 	return cli.CheckHostPort(hp)
+}
+
+// noHostName reports whether the server address names no host a
+// certificate could be verified against: a unix: socket, or an empty
+// host (:PORT, inet::PORT, which dial the local system).
+func noHostName(addr string) bool {
+	if strings.HasPrefix(addr, "unix:") {
+		return true
+	}
+	host, _, err := net.SplitHostPort(strings.TrimPrefix(addr, "inet:"))
+	return err == nil && host == ""
 }
 
 // tlsConfig is the TLS configuration the -tls flags ask for.
