@@ -116,8 +116,6 @@ func (r *run) dueBy(t int64) int64 {
 	return lo
 }
 
-// over reports whether t (ns since the start) is past Config.Duration, if
-// set: no message starts then.
 // cut returns t, or the end of Duration if t is past it: no message
 // starts after that end, so no session need wait past it.
 func (r *run) cut(t time.Time) time.Time {
@@ -127,6 +125,8 @@ func (r *run) cut(t time.Time) time.Time {
 	return t
 }
 
+// over reports whether t (ns since the start) is past Config.Duration, if
+// set: no message starts then.
 func (r *run) over(t int64) bool { return r.cfg.Duration > 0 && t >= int64(r.cfg.Duration) }
 
 // Run sends cfg.Messages messages to the server at cfg.Addr over
