@@ -471,9 +471,10 @@ func conflicts(fs *flag.FlagSet) error {
 }
 
 // checkServerAddr returns what is wrong with the server's address, if
-// no dial could use it: a unix: with no path, no host, an empty port or
-// one that is neither a number from 0 to 65535 nor a service name. An address
-// with no port (a host, a bare IPv6 address) gets the default port.
+// no dial could use it: a unix: with no path, no host, an empty port,
+// port 0 (no server listens there), or one that is neither a number up
+// to 65535 nor a service name. An address with no port (a host, a bare
+// IPv6 address) gets the default port.
 func checkServerAddr(addr string) error {
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
 		if path == "" {
@@ -492,7 +493,13 @@ func checkServerAddr(addr string) error {
 	case port == "":
 		return errors.New("an empty port (leave the ':' out for the default)")
 	}
-	return cli.CheckHostPort(hp)
+	if err := cli.CheckHostPort(hp); err != nil {
+		return err
+	}
+	if p, err := net.LookupPort("tcp", port); err == nil && p == 0 {
+		return errors.New("port 0: no server listens there")
+	}
+	return nil
 }
 
 // noHostName reports whether the server address names no host a

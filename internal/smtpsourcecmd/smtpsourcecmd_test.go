@@ -271,8 +271,9 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("-s 100001: %v (status %d), want a usage error naming -s", err, status)
 	}
 	// A server address or -metrics address no dial or listen could use
-	// is a usage error (it was the dial's or listen's error, exit 1).
-	for _, bad := range [][]string{{"127.0.0.1:99999"}, {"127.0.0.1:nosuchservice"}, {"127.0.0.1:"}, {"unix:"}, {"inet:"}, {""}, {"-metrics", "127.0.0.1:99999", "127.0.0.1:1"}} {
+	// is a usage error (it was the dial's or listen's error, exit 1):
+	// port 0 too (it dialled it, "connection refused").
+	for _, bad := range [][]string{{"127.0.0.1:99999"}, {"127.0.0.1:nosuchservice"}, {"127.0.0.1:"}, {"127.0.0.1:0"}, {"inet:[::1]:00"}, {"unix:"}, {"inet:"}, {""}, {"-metrics", "127.0.0.1:99999", "127.0.0.1:1"}} {
 		err := Run(ctx, append([]string{"-q", "-dial-timeout", "1s"}, bad...), &out, &errb)
 		name := "server address"
 		if bad[0] == "-metrics" {
