@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 )
@@ -47,13 +48,31 @@ func Listen(ctx context.Context, lc *net.ListenConfig, path string) (ln net.List
 		return nil, nil, err
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	made, serr := os.Lstat(path) // fails for an abstract socket (@name), which has no file
+	// An abstract socket (@name) has no file: a file of that name in
+	// the working directory is another's, not to be removed.
+	made, serr := lstat(path)
 	remove = func() {
-		if fi, err := os.Lstat(path); serr == nil && err == nil && os.SameFile(made, fi) {
+		if fi, err := lstat(path); serr == nil && err == nil && os.SameFile(made, fi) {
 			os.Remove(path)
 		}
 	}
 	return ln, remove, nil
+}
+
+// abstract reports whether path names an abstract socket (Linux's
+// @NAME), which net listens on and dials without a file.
+func abstract(path string) bool {
+	return strings.HasPrefix(path, "@") && (runtime.GOOS == "linux" || runtime.GOOS == "android")
+}
+
+// lstat is os.Lstat of path's file, or an error matching os.ErrNotExist
+// for an abstract socket, which has none (a file of its name in the
+// working directory is not its).
+func lstat(path string) (os.FileInfo, error) {
+	if abstract(path) {
+		return nil, &os.PathError{Op: "lstat", Path: path, Err: os.ErrNotExist}
+	}
+	return os.Lstat(path)
 }
 
 // kind names the type of file of mode.
@@ -79,9 +98,9 @@ const (
 // an abstract one, @NAME, which has no file), what one connection to it,
 // the only one, finds. fi is the file's, if any.
 func probe(path string) (what int, fi os.FileInfo) {
-	fi, err := os.Lstat(path)
+	fi, err := lstat(path)
 	switch {
-	case err != nil && !strings.HasPrefix(path, "@"):
+	case err != nil && !abstract(path):
 		return unknown, nil
 	case err == nil && fi.Mode().Type() != os.ModeSocket:
 		return notSocket, fi

@@ -5,6 +5,7 @@ package unixsock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -163,5 +164,35 @@ func TestLiveProbedOnce(t *testing.T) {
 		if _, _, err := Listen(context.Background(), &lc, "@wirespeed-unixsock-live"); !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "a server is listening on it") {
 			t.Errorf("a live abstract socket: %v, want EADDRINUSE, saying a server is listening", err)
 		}
+	}
+}
+
+// An abstract socket (Linux's @NAME) has no file: a file of its name in
+// the working directory is another's. Listen neither takes it for what
+// holds the name (it said "@NAME is a regular file, not a socket" of a
+// live abstract socket) nor removes it (remove deleted it: it was taken
+// for the socket's file).
+func TestAbstractNotAFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("abstract sockets are Linux's")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	name := fmt.Sprintf("@wirespeed-unixsock-file-%d", os.Getpid())
+	if err := os.WriteFile(name, []byte("not a socket"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var lc net.ListenConfig
+	ln, remove, err := Listen(context.Background(), &lc, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, _, err := Listen(context.Background(), &lc, name); !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "a server is listening on it") {
+		t.Errorf("a live abstract socket beside a file of its name: %v, want EADDRINUSE, saying a server is listening", err)
+	}
+	remove()
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		t.Errorf("remove of the abstract socket removed the file of its name: %v", err)
 	}
 }
