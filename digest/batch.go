@@ -25,7 +25,8 @@ type Options struct {
 	// hashes the shorter ones itself with crypto/md5. So up to 16 files
 	// per server are read or hashed at once, and more than Workers cores
 	// can be busy (up to GOMAXPROCS, and reads in the kernel);
-	// NoMultiBuffer keeps to Workers.
+	// NoMultiBuffer keeps to Workers. A batch of fewer paths starts
+	// fewer workers: one per path.
 	Workers int
 	// NoMultiBuffer disables multi-buffer SIMD MD5 (md5-simd): every file
 	// is hashed by crypto/md5. Results are identical either way.
@@ -138,6 +139,9 @@ type tuning struct {
 	// startFile, if non-nil, is called by a worker before it hashes a
 	// file (tests count the files hashed at once).
 	startFile func()
+	// workerStarted, if non-nil, is called as each worker starts (tests
+	// count them).
+	workerStarted func()
 	// delivered, if non-nil, is called by Files with each result once
 	// it has it (tests cancel after the last).
 	delivered func(Result)
@@ -157,7 +161,7 @@ func each(ctx context.Context, a Algorithm, paths iter.Seq[string], opts *Option
 	if paths == nil {
 		paths = func(func(string) bool) {} // none
 	}
-	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize, lookahead: tun.lookahead, startFile: tun.startFile}
+	e := &engine{alg: a, cores: opts.workers(), readSize: tun.multiReadSize, lookahead: tun.lookahead, startFile: tun.startFile, workerStarted: tun.workerStarted}
 	if opts != nil && opts.Progress != nil {
 		e.progress = opts.Progress
 	}
@@ -284,9 +288,16 @@ type engine struct {
 	readSize  int // reads after the first buffer on the multi-buffer path
 	lookahead time.Duration
 	startFile func()
-	progress  progress
-	cancel    canceller
-	fds       descriptors // the run's files open
+	// workerStarted, if non-nil, is called as each worker starts.
+	workerStarted func()
+	progress      progress
+	cancel        canceller
+	fds           descriptors // the run's files open
+
+	// The workers: started so far, at most maxStarted (set by start), and
+	// the SIMD servers of the multi-buffer ones. Only feed uses them.
+	started, maxStarted int
+	servers             []*simdServer
 
 	slots  []slot
 	jobs   chan int      // slot indices to hash
@@ -331,8 +342,9 @@ func (e *engine) walk(paths iter.Seq[string], dispatch func(string) bool) {
 	returned = true
 }
 
-// feed dispatches paths to the workers. It starts the workers once it
-// knows whether the batch is long enough for multi-buffer hashing.
+// feed dispatches paths to the workers, starting a worker with each of
+// the first paths (up to the batch's number of workers) once it knows
+// whether the batch is long enough for multi-buffer hashing.
 func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool) {
 	defer close(e.order)
 	defer close(e.jobs)
@@ -353,6 +365,7 @@ func (e *engine) feed(ctx context.Context, paths iter.Seq[string], useMulti bool
 		idx := i % len(e.slots)
 		e.slots[idx].res = Result{Index: i, Path: p}
 		i++
+		e.startWorker()
 		e.jobs <- idx
 		e.order <- idx
 		return true
@@ -422,21 +435,36 @@ collect:
 // batch is long enough for multi-buffer MD5.
 const lookaheadWait = 100 * time.Millisecond
 
+// start decides how the batch is hashed, plain or multi-buffer, and how
+// many workers it may have; the workers themselves start one per path as
+// dispatch hands out the first ones (startWorker), so a batch of fewer
+// paths than workers starts only as many as it has paths.
 func (e *engine) start(multi bool) {
 	if !multi {
-		e.wg.Add(e.cores)
-		for range e.cores {
-			go e.scalarWorker()
-		}
+		e.maxStarted = e.cores
 		return
 	}
 	// More SIMD servers than CPUs would only compete for them.
-	servers := simdServers(min(e.cores, runtime.NumCPU()))
-	e.wg.Add(len(servers) * simdLanes)
-	for _, srv := range servers {
-		for range simdLanes {
-			go e.multiWorker(srv)
-		}
+	e.servers = simdServers(min(e.cores, runtime.NumCPU()))
+	e.maxStarted = len(e.servers) * simdLanes
+}
+
+// startWorker starts one more worker, if the batch may have more; the
+// multi-buffer ones go to the SIMD servers in turn. It runs on the
+// feeding goroutine, before the path it was started for is dispatched.
+func (e *engine) startWorker() {
+	if e.started >= e.maxStarted {
+		return
+	}
+	e.wg.Add(1)
+	if e.servers == nil {
+		go e.scalarWorker()
+	} else {
+		go e.multiWorker(e.servers[e.started%len(e.servers)])
+	}
+	e.started++
+	if e.workerStarted != nil {
+		e.workerStarted()
 	}
 }
 

@@ -9,7 +9,8 @@
 //   - Files are streamed through pooled 128 KiB buffers, never read whole.
 //     File and Reader allocate at most the path for open(2); Files and
 //     Each about once per file (that path), and per batch a few dozen
-//     times plus about once per worker (Options.Workers).
+//     times plus about once per worker started: a batch starts no more
+//     workers than it has paths (nor than Options.Workers).
 //   - Files and Each hash at most Options.Workers files at once, on as
 //     many cores, or with multi-buffer MD5 up to 16 files per SIMD server
 //     (see Options.Workers); they deliver results in input order, and

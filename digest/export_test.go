@@ -3,6 +3,7 @@ package digest
 import (
 	"context"
 	"iter"
+	"sync/atomic"
 	"time"
 )
 
@@ -54,4 +55,25 @@ func FilesHook(ctx context.Context, a Algorithm, paths []string, opts *Options, 
 	t := testTuning(minPerCore, 0)
 	t.delivered = delivered
 	return files(ctx, a, paths, opts, t)
+}
+
+// FilesCountWorkers is Files that also reports how many workers the batch
+// started.
+func FilesCountWorkers(ctx context.Context, a Algorithm, paths []string, opts *Options) ([]Result, int, error) {
+	t := defaultTuning()
+	var n atomic.Int64
+	t.workerStarted = func() { n.Add(1) }
+	res, err := files(ctx, a, paths, opts, t)
+	return res, int(n.Load()), err
+}
+
+// EachCountWorkers is EachMulti (multi-buffer MD5 from one file per core,
+// where the CPU has it) that also reports how many workers it started.
+func EachCountWorkers(ctx context.Context, paths iter.Seq[string], opts *Options, fn func(Result) error) (int, error) {
+	t := testTuning(1, 0)
+	t.lookahead = time.Duration(1<<63 - 1)
+	var n atomic.Int64
+	t.workerStarted = func() { n.Add(1) }
+	err := each(ctx, MD5, paths, opts, fn, t)
+	return int(n.Load()), err
 }
