@@ -128,7 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 			return cli.Usagef("tcpperf: -addr %q: %v", a, err)
 		}
 		// No server listens on port 0 (or none): it is a listener's "any".
-		if _, port, _ := net.SplitHostPort(a); port == "" || strings.TrimLeft(port, "0") == "" {
+		// The port as net dials it: "+0" and "-0" are 0 too.
+		if _, port, _ := net.SplitHostPort(a); port == "" || lookupPort(port) == 0 {
 			return cli.Usagef("tcpperf: -addr %q: port %q: a server's port, 1 to 65535, is needed", a, port)
 		}
 	}
@@ -254,6 +255,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, opt optio
 		return cli.StatusError{Status: 1}
 	}
 	return nil
+}
+
+// lookupPort is the number net dials for port, which CheckHostPort has
+// accepted: 0 for "0", "00", "+0" and "-0" alike.
+func lookupPort(port string) int {
+	p, _ := net.LookupPort("tcp", port)
+	return p
 }
 
 // flagOf is the flag of each tcpperf.Config field a ConfigError names.

@@ -145,11 +145,13 @@ func TestRunErrors(t *testing.T) {
 	if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), "one or the other") {
 		t.Errorf("-tls-insecure -tls-ca: %v (status %d)", err, status)
 	}
-	// An address without a port, or one net cannot split, and more
+	// An address without a port, or port 0 however written (net dials
+	// "+0" and "-0" as 0), or one net cannot split, and more
 	// connections than any run can open are refused before dialing (they
 	// failed to dial, status 1, or asked for a limit of 10^11 descriptors).
 	for _, bad := range [][]string{{"-addr", "127.0.0.1"}, {"-addr", "bogus"}, {"-addr", "::1:9"}, {"-addr", "[::1]:"},
-		{"-addr", "127.0.0.1:99999"}, {"-addr", "127.0.0.1:-1"}, {"-addr", "127.0.0.1:0"}, {"-addr", "127.0.0.1:no-such-service"}} {
+		{"-addr", "127.0.0.1:99999"}, {"-addr", "127.0.0.1:-1"}, {"-addr", "127.0.0.1:0"}, {"-addr", "127.0.0.1:no-such-service"},
+		{"-addr", "127.0.0.1:+0"}, {"-addr", "127.0.0.1:-0"}, {"-addr", "[::1]:000"}} {
 		err = Run(context.Background(), append(bad, "-q"), &out, &errb)
 		if status, _ := cli.Status(err); status != 2 || !strings.Contains(fmt.Sprint(err), bad[0]) {
 			t.Errorf("%q: %v (status %d), want a usage error naming the flag", bad, err, status)
