@@ -349,7 +349,14 @@ const xs = "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX
 
 // crlfLines returns msg with every line ended by CRLF: an LF or CRLF ends
 // a line, a last line without one gets it, and a bare CR becomes a space.
+// A msg that is so already (every CR followed by an LF, every LF after a
+// CR, and a CRLF at its end) is returned as it is, not copied: the run
+// holds Config.Message and MessageSet once then (it never writes into
+// them).
 func crlfLines(msg []byte) []byte {
+	if crlfOnly(msg) {
+		return msg
+	}
 	out := make([]byte, 0, len(msg)+len(msg)/32+2)
 	for len(msg) > 0 {
 		line, rest, found := bytes.Cut(msg, []byte{'\n'})
@@ -367,4 +374,15 @@ func crlfLines(msg []byte) []byte {
 		msg = rest
 	}
 	return out
+}
+
+// crlfOnly reports whether msg ends with CRLF and each CR in it is
+// followed by an LF and each LF follows a CR: pairs do not overlap, so
+// as many CRLF pairs as CRs and as LFs means no CR or LF is alone.
+func crlfOnly(msg []byte) bool {
+	if !bytes.HasSuffix(msg, []byte("\r\n")) {
+		return false
+	}
+	n := bytes.Count(msg, []byte{'\n'})
+	return bytes.Count(msg, []byte{'\r'}) == n && bytes.Count(msg, []byte("\r\n")) == n
 }

@@ -116,7 +116,12 @@ type Config struct {
 	// Message, if set, is sent instead of a generated header and body, as
 	// smtp-source -F does: its lines get CRLF endings (a missing last one
 	// added) and are dot-stuffed on the wire. An empty one (or one of
-	// MessageSet) is ErrConfig.
+	// MessageSet) is ErrConfig. Run never writes into Message nor
+	// MessageSet's messages: one whose lines all end with CRLF already
+	// (no bare CR or LF, a CRLF at its end) is sent from as it is, not
+	// copied, and must not change while Run runs; Run holds a CRLF-ended
+	// copy of any other for the run (so a caller that holds big messages
+	// keeps them once by giving them CRLF-ended).
 	Message []byte
 	// MessageSet, if set, are messages sent in turn instead (-F with a
 	// directory, an mbox or a Maildir; see LoadMessages): message k is

@@ -1,6 +1,7 @@
 package smtpsource
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"testing"
@@ -137,5 +138,60 @@ func TestBodyMemory(t *testing.T) {
 			t.Errorf("body %q, chunking %v, ranged %v, %d sessions: %.2f copies of the body", c.Body, c.Chunking, c.ranged, c.Sessions, copies)
 		}
 		t.Logf("body %q, chunking %v, ranged %v, %d sessions: %.2f copies of the body", c.Body, c.Chunking, c.ranged, c.Sessions, copies)
+	}
+}
+
+// TestMessageMemory: a run sends Config.Message and MessageSet's
+// messages whose lines all end with CRLF from the caller's slices, not
+// from a CRLF-ended copy (smtp-source -F held a 500 MB mbox twice): going
+// from N bytes of messages to 2N the run allocates little more, where it
+// allocated N more before 2026-12-06. Messages with LF line ends still
+// cost one copy, made once for all the sessions.
+func TestMessageMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's allocations")
+	}
+	srv := startSmtpsinkCfg(t, smtpsink.Config{})
+	const length = 8 << 20
+	for _, c := range []struct {
+		set, chunking, lf bool
+		want              float64 // at most this many copies
+	}{
+		{want: 0.25}, {chunking: true, want: 0.25}, {set: true, want: 0.25}, {set: true, chunking: true, want: 0.25},
+		{lf: true, want: 1.25}, {set: true, lf: true, want: 1.25},
+	} {
+		alloc := func(n int) uint64 {
+			cfg := Config{Addr: srv.Addr().String(), Sessions: 4, Messages: 8, Reuse: true, Chunking: c.chunking, ChunkSize: 64 << 10}
+			msg := MakeBody("mail", n-2)
+			if c.lf {
+				msg = bytes.ReplaceAll(msg, []byte("\r\n"), []byte("\n"))
+			} else if got := CRLFLines(msg); &got[0] != &msg[0] {
+				t.Fatal("CRLFLines copied a message of CRLF lines")
+			}
+			if c.set {
+				for rest := msg; len(rest) > 0; { // four messages, cut at line ends
+					n := min(len(rest), len(msg)/4)
+					n += bytes.IndexByte(rest[n-1:], '\n')
+					cfg.MessageSet, rest = append(cfg.MessageSet, rest[:n]), rest[n:]
+				}
+			} else {
+				cfg.Message = msg
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			res, err := Run(context.Background(), cfg)
+			runtime.ReadMemStats(&after)
+			if err != nil || res.Delivered != int64(cfg.Messages) || res.Chunking != cfg.Chunking {
+				t.Fatalf("%+v: delivered %d, chunking %v: %v", c, res.Delivered, res.Chunking, err)
+			}
+			return after.TotalAlloc - before.TotalAlloc
+		}
+		one, two := alloc(length), alloc(2*length)
+		copies := float64(int64(two)-int64(one)) / length
+		if copies > c.want {
+			t.Errorf("set %v, chunking %v, LF lines %v: %.2f copies of the messages, want at most %.2f", c.set, c.chunking, c.lf, copies, c.want)
+		}
+		t.Logf("set %v, chunking %v, LF lines %v: %.2f copies of the messages", c.set, c.chunking, c.lf, copies)
 	}
 }

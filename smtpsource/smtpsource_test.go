@@ -425,6 +425,19 @@ func TestPatternBody(t *testing.T) {
 	if got := string(CRLFLines([]byte("a\nb\r\n.c\rd"))); got != "a\r\nb\r\n.c d\r\n" {
 		t.Errorf("CRLFLines: %q", got)
 	}
+	// Lines CRLF-ended already come back as they are, not copied; any
+	// bare CR or LF, or no CRLF at the end, makes a copy.
+	for in, want := range map[string]string{
+		"\r\n": "\r\n", "a\r\n": "a\r\n", "a\r\n.b\r\n\r\n": "a\r\n.b\r\n\r\n",
+		"a\r\r\n": "a \r\n", "a\n\r\n": "a\r\n\r\n", "a\r\nb": "a\r\nb\r\n", "a\r": "a \r\n", "\n": "\r\n",
+		"a\r\n\r": "a\r\n \r\n", "\r\r\n\n": " \r\n\r\n", "\n\r\r\n": "\r\n \r\n", "a\r\nb\n": "a\r\nb\r\n",
+	} {
+		b := []byte(in)
+		got := CRLFLines(b)
+		if string(got) != want || (&got[0] == &b[0]) != (in == want) {
+			t.Errorf("CRLFLines(%q) = %q (the same slice: %v), want %q", in, got, &got[0] == &b[0], want)
+		}
+	}
 }
 
 // A file message is sent as it is, its lines ended with CRLF and
