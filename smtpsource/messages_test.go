@@ -7,6 +7,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	stdtextproto "net/textproto"
 	"os"
 	"path/filepath"
@@ -445,14 +446,14 @@ func TestLoadMessagesBounded(t *testing.T) {
 	for _, name := range []string{"1", "2", "3"} {
 		os.WriteFile(filepath.Join(several, name), bytes.Repeat([]byte("x"), 100), 0o644)
 	}
-	if msgs, err := loadMessages(several, 300, readChunk); err != nil || len(msgs) != 3 {
+	if msgs, err := loadMessages(several, 300, readChunk, false); err != nil || len(msgs) != 3 {
 		t.Errorf("300 bytes in 3 files, at most 300: %d messages, %v", len(msgs), err)
 	}
-	if _, err := loadMessages(several, 299, readChunk); !errors.Is(err, ErrMessagesTooLarge) {
+	if _, err := loadMessages(several, 299, readChunk, false); !errors.Is(err, ErrMessagesTooLarge) {
 		t.Errorf("300 bytes in 3 files, at most 299: %v", err)
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		if _, err := loadMessages("/dev/zero", 1<<20, readChunk); !errors.Is(err, ErrMessagesTooLarge) {
+		if _, err := loadMessages("/dev/zero", 1<<20, readChunk, false); !errors.Is(err, ErrMessagesTooLarge) {
 			t.Errorf("/dev/zero: %v", err)
 		}
 	}
@@ -471,7 +472,7 @@ func TestLoadMessagesDeviceMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := loadMessages("/dev/zero", limit, readChunk)
+	_, err := loadMessages("/dev/zero", limit, readChunk, false)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrMessagesTooLarge) {
 		t.Fatalf("/dev/zero: %v", err)
@@ -501,7 +502,7 @@ func loadPipePieces(t *testing.T) {
 			w.Write(msg)
 			w.Close()
 		}()
-		msgs, err := loadMessages(fmt.Sprintf("/dev/fd/%d", r.Fd()), tc.limit, 7)
+		msgs, err := loadMessages(fmt.Sprintf("/dev/fd/%d", r.Fd()), tc.limit, 7, false)
 		r.Close()
 		switch {
 		case tc.ok && (err != nil || len(msgs) != 1 || !bytes.Equal(msgs[0], msg)):
@@ -510,4 +511,100 @@ func loadPipePieces(t *testing.T) {
 			t.Errorf("limit %d: %v; want ErrMessagesTooLarge", tc.limit, err)
 		}
 	}
+}
+
+// LoadMessagesCRLF gives what LoadMessages does with its lines ended as
+// Run ends them (crlfLines), for files, directories and mboxes of random
+// lines: CRLF or LF ends, bare CRs, ">From " lines, with room in the
+// buffer read for the CRs or without (many short LF lines), and through
+// a pipe (no room).
+func TestLoadMessagesCRLF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "bc", ".", "\r", "\n", "\r\n", "\n\n", "\r\n\r\n", ">From x", "From y\n", "From z\r\n", strings.Repeat("x", 200)}
+	for i := range 400 {
+		var b strings.Builder
+		if i%2 == 0 {
+			b.WriteString("From a\n")
+		}
+		for range rng.IntN(60) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		dir := t.TempDir()
+		file := filepath.Join(dir, "m")
+		os.WriteFile(file, []byte(b.String()), 0o644)
+		if i%3 == 0 {
+			os.WriteFile(filepath.Join(dir, "n"), []byte(strings.Repeat("q\n", i+1)), 0o644)
+		}
+		for _, path := range []string{file, dir} {
+			want, wantErr := LoadMessages(path)
+			got, err := LoadMessagesCRLF(path)
+			if (err == nil) != (wantErr == nil) || len(got) != len(want) {
+				t.Fatalf("%q: %d messages, %v; LoadMessages: %d, %v", b.String(), len(got), err, len(want), wantErr)
+			}
+			for k := range want {
+				if w := crlfLines(want[k]); !bytes.Equal(got[k], w) || !crlfOnly(got[k]) {
+					t.Fatalf("%q: message %d %q, want %q", b.String(), k, got[k], w)
+				}
+			}
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.Write([]byte("From a\nx\n\nFrom b\ny\r")); w.Close() }()
+	defer r.Close()
+	got, err := loadMessages(fmt.Sprintf("/dev/fd/%d", r.Fd()), 1<<20, 3, true)
+	if err != nil || len(got) != 2 || string(got[0]) != "x\r\n" || string(got[1]) != "y \r\n" {
+		t.Errorf("a pipe: %q, %v", got, err)
+	}
+}
+
+// TestLoadMessagesCRLFMemory: smtp-source -F on an mbox of LF lines
+// (LoadMessagesCRLF then Run) allocates its size about once: the file
+// is read into one buffer with room for the CRs, split and CRLF-ended in
+// it, and Run sends from it (1.03 N more allocated going from N to 2N
+// bytes). Before 2026-12-06 the mbox was read, each message appended up
+// apart (SplitMbox, growing as it went), and Run made a CRLF copy: 6.66 N
+// more.
+func TestLoadMessagesCRLFMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's allocations")
+	}
+	srv := startSmtpsinkCfg(t, smtpsink.Config{})
+	const length = 8 << 20
+	alloc := func(n int) uint64 {
+		var mbox []byte
+		for len(mbox) < n {
+			mbox = append(mbox, "From x Thu Dec  3 10:00:00 2026\nSubject: s\n\n"...)
+			for range 1000 {
+				mbox = append(mbox, "a line of the body, as mail has them, under eighty characters\n"...)
+			}
+			mbox = append(mbox, '\n')
+		}
+		path := filepath.Join(t.TempDir(), "mbox")
+		if err := os.WriteFile(path, mbox, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mbox = nil
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		msgs, err := LoadMessagesCRLF(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), Config{Addr: srv.Addr().String(), MessageSet: msgs, Messages: 4})
+		runtime.ReadMemStats(&after)
+		if err != nil || res.Delivered != 4 {
+			t.Fatalf("delivered %d: %v", res.Delivered, err)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	one, two := alloc(length), alloc(2*length)
+	copies := float64(int64(two)-int64(one)) / length
+	if copies > 1.25 {
+		t.Errorf("%.2f copies of the mbox", copies)
+	}
+	t.Logf("%.2f copies of the mbox", copies)
 }
