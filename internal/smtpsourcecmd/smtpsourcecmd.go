@@ -224,7 +224,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		*body = "file:" + *msgFile
 	}
 	if path, ok := strings.CutPrefix(*body, "file:"); ok {
-		msgs, err := smtpsource.LoadMessages(path)
+		// CRLF-ended as loaded, in the files' buffers: the run sends
+		// them as they are and holds them once, not a copy of them too.
+		msgs, err := smtpsource.LoadMessagesCRLF(path)
 		if err != nil {
 			return fmt.Errorf("smtp-source: -F: %w", err)
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package smtpsourcecmd
+
+const raceEnabled = false
