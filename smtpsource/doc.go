@@ -9,10 +9,10 @@
 // AUTH PLAIN, LOGIN, CRAM-MD5, XOAUTH2 or OAUTHBEARER (RFC 4954), sends
 // SIZE=, DSN and SMTPUTF8 parameters and Postfix's XCLIENT and XFORWARD
 // when offered, realistic bodies of a length or a range of lengths, or
-// messages from files ([LoadMessages], [LoadMessagesCRLF] to hold them
-// once), for a count or a duration, on an open-loop schedule (QPS, or
-// ramped [Stage]s) if asked, and reports
-// per-phase latency percentiles (see [Phases]), per stage too.
+// messages from files ([LoadMessages], held once), for a count or a
+// duration, on an open-loop schedule (QPS, or ramped [Stage]s) if asked,
+// and reports per-phase latency percentiles (see [Phases]), per stage
+// too.
 // See the example of [Run].
 //
 // Guarantees:

@@ -53,7 +53,7 @@ func ExampleLoadMessages() {
 		log.Fatal(err)
 	}
 	for _, m := range msgs {
-		fmt.Println(strings.SplitN(string(m), "\n", 2)[0])
+		fmt.Println(strings.SplitN(string(m), "\r\n", 2)[0]) // lines end with CRLF
 	}
 	// Output:
 	// Subject: read

@@ -35,30 +35,22 @@ var ErrMessages = errors.New("smtpsource: no messages")
 // it to send (Postfix's smtp-source -F sends its default body for an
 // empty file, without a header).
 //
-// The messages are as the files hold them: Run ends their lines with CRLF,
-// in a copy of those that do not have them so (LoadMessagesCRLF does it
-// as it loads them). An mbox's messages are pieces of the one buffer it
-// is read into. They are held in memory, at most MaxLength bytes of files
-// together (a path that holds more, or a device that never ends, such as
-// /dev/zero, is an error matching ErrMessagesTooLarge).
+// The messages' lines end with CRLF, as Run sends them (Config.Message):
+// each file is read into a buffer a thirty-second larger than it and its
+// lines are CRLF-ended there, an mbox split there too, so that Run sends
+// from those buffers and a run holds the messages once. A file whose CRs
+// do not fit in that room (lines of fewer than about 32 bytes, most of
+// them LF-ended) is copied as it is CRLF-ended, and its buffer dropped;
+// so is a device's or a pipe's. The messages are held in memory, at most
+// MaxLength bytes of files together (a path that holds more, or a device
+// that never ends, such as /dev/zero, is an error matching
+// ErrMessagesTooLarge).
 func LoadMessages(path string) ([][]byte, error) {
-	return loadMessages(path, MaxLength, readChunk, false)
-}
-
-// LoadMessagesCRLF is LoadMessages with each message's lines ended by
-// CRLF as Run ends them (see Config.Message), in the buffers the files
-// are read into where they have room (a file is read into one with a
-// thirty-second more than its size): Run then sends the messages as
-// they are, not from a CRLF-ended copy, so a run holds them once
-// (smtp-source -F). A file whose CRs do not fit in that room (lines of
-// fewer than about 32 bytes, most of them LF-ended) is copied as it is
-// CRLF-ended, and the buffer dropped; so is a device's or a pipe's.
-func LoadMessagesCRLF(path string) ([][]byte, error) {
 	return loadMessages(path, MaxLength, readChunk, true)
 }
 
-// loadMessages is LoadMessages with at most limit bytes of files, and if
-// crlf is set, LoadMessagesCRLF.
+// loadMessages is LoadMessages with at most limit bytes of files; without
+// crlf, the messages are as the files hold them (the tests' oracle).
 func loadMessages(path string, limit int64, chunk int, crlf bool) ([][]byte, error) {
 	// pieces returns the spans of b as messages, CRLF-ended if crlf is
 	// set (then in b where it has room).

@@ -70,6 +70,9 @@ func TestLoadMessages(t *testing.T) {
 		{"mbox-crlf", []string{"Subject: 1\r\n\r\nx\r\n", "Subject: 2\r\n\r\ny\r\n"}},
 		{"one", []string{"Subject: one\n\nFrom the start\n"}},
 	} {
+		for i, w := range c.want { // the lines CRLF-ended, as Run sends them
+			c.want[i] = strings.ReplaceAll(strings.ReplaceAll(w, "\r\n", "\n"), "\n", "\r\n")
+		}
 		got, err := LoadMessages(filepath.Join(dir, c.path))
 		if err != nil || !slices.Equal(asStrings(got), c.want) {
 			t.Errorf("%s: %q, %v; want %q", c.path, asStrings(got), err, c.want)
@@ -513,8 +516,8 @@ func loadPipePieces(t *testing.T) {
 	}
 }
 
-// LoadMessagesCRLF gives what LoadMessages does with its lines ended as
-// Run ends them (crlfLines), for files, directories and mboxes of random
+// LoadMessages gives the messages as the files hold them (loadMessages
+// without crlf) with their lines ended as Run ends them (crlfLines), for files, directories and mboxes of random
 // lines: CRLF or LF ends, bare CRs, ">From " lines, with room in the
 // buffer read for the CRs or without (many short LF lines), and through
 // a pipe (no room).
@@ -536,10 +539,10 @@ func TestLoadMessagesCRLF(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "n"), []byte(strings.Repeat("q\n", i+1)), 0o644)
 		}
 		for _, path := range []string{file, dir} {
-			want, wantErr := LoadMessages(path)
-			got, err := LoadMessagesCRLF(path)
+			want, wantErr := loadMessages(path, MaxLength, readChunk, false)
+			got, err := LoadMessages(path)
 			if (err == nil) != (wantErr == nil) || len(got) != len(want) {
-				t.Fatalf("%q: %d messages, %v; LoadMessages: %d, %v", b.String(), len(got), err, len(want), wantErr)
+				t.Fatalf("%q: %d messages, %v; as the files hold them: %d, %v", b.String(), len(got), err, len(want), wantErr)
 			}
 			for k := range want {
 				if w := crlfLines(want[k]); !bytes.Equal(got[k], w) || !crlfOnly(got[k]) {
@@ -561,7 +564,7 @@ func TestLoadMessagesCRLF(t *testing.T) {
 }
 
 // TestLoadMessagesCRLFMemory: smtp-source -F on an mbox of LF lines
-// (LoadMessagesCRLF then Run) allocates its size about once: the file
+// (LoadMessages then Run) allocates its size about once: the file
 // is read into one buffer with room for the CRs, split and CRLF-ended in
 // it, and Run sends from it (1.03 N more allocated going from N to 2N
 // bytes). Before 2026-12-06 the mbox was read, each message appended up
@@ -590,7 +593,7 @@ func TestLoadMessagesCRLFMemory(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		msgs, err := LoadMessagesCRLF(path)
+		msgs, err := LoadMessages(path)
 		if err != nil {
 			t.Fatal(err)
 		}

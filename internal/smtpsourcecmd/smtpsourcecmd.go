@@ -226,7 +226,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if path, ok := strings.CutPrefix(*body, "file:"); ok {
 		// CRLF-ended as loaded, in the files' buffers: the run sends
 		// them as they are and holds them once, not a copy of them too.
-		msgs, err := smtpsource.LoadMessagesCRLF(path)
+		msgs, err := smtpsource.LoadMessages(path)
 		if err != nil {
 			return fmt.Errorf("smtp-source: -F: %w", err)
 		}
