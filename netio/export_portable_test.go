@@ -74,3 +74,8 @@ const portableLoops = true
 // the output only where the system tells (SIOCOUTQ, Linux); elsewhere it
 // waits for the peer's end of stream or the linger time.
 const lingerSeesAcks = runtime.GOOS == "linux"
+
+// SetNoDup makes the Loops server started with opt take its listeners as
+// ones the system cannot duplicate (TCPListener.File fails, as on js and
+// wasip1): it accepts from the listener itself.
+func SetNoDup(opt *LoopOptions) { opt.noDup = true }

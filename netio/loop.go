@@ -157,6 +157,9 @@ type LoopOptions struct {
 	dialer  func(d *net.Dialer)    // the portable Dial's Dialer, before it dials
 	// AddListener has duplicated its listener (taken, not yet closed)
 	listening func()
+	// the portable loops take every listener as one the system cannot
+	// duplicate, and accept from it
+	noDup bool
 	// what a TLS handshake holds after each input the loop gives it
 	handshakeHeld func(n int)
 	// while it reports true, a lingering connection's peer is taken not
@@ -683,8 +686,10 @@ func checkListener(ln net.Listener) error {
 // stop polling it, so that its Close removes its socket file then (unless
 // SetUnlinkOnClose(false)); it is not to be used meanwhile, and a second
 // AddListener or Serve of it, by any server, fails with os.ErrExist until
-// then (and with net.ErrClosed after). A listener is refused as
-// Serve refuses it, and after Shutdown or Close with ErrServerClosed.
+// then (and with net.ErrClosed after). A listener closed already, or
+// closed by its user while a server holds it, fails with net.ErrClosed.
+// A listener is refused as Serve refuses it, and after Shutdown or Close
+// with ErrServerClosed.
 func (s *Loops) AddListener(ln net.Listener) error {
 	if err := checkListener(ln); err != nil {
 		return fmt.Errorf("netio: AddListener: %w", err)

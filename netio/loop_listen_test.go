@@ -306,3 +306,29 @@ func TestLoopsTCPListenerServedOnce(t *testing.T) {
 		t.Fatalf("the first server echoed %q, %v", got, err)
 	}
 }
+
+// TestLoopsUnixListenerClosedWhileServed: a Unix listener its user
+// closes while a server holds it (against the godoc's advice) is closed:
+// a second Serve of it fails with net.ErrClosed, not with os.ErrExist as
+// while it is open.
+func TestLoopsUnixListenerClosedWhileServed(t *testing.T) {
+	ln := listenUnix(t)
+	s, err := Serve(ln, echo, &LoopOptions{Loops: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s2, err := Serve(ln, echo, &LoopOptions{Loops: 1}); !errors.Is(err, os.ErrExist) {
+		if s2 != nil {
+			s2.Close()
+		}
+		t.Fatalf("a second Serve of the listener served: %v, want os.ErrExist", err)
+	}
+	ln.Close()
+	if s2, err := Serve(ln, echo, &LoopOptions{Loops: 1}); !errors.Is(err, net.ErrClosed) {
+		if s2 != nil {
+			s2.Close()
+		}
+		t.Fatalf("a second Serve of the listener its user closed: %v, want net.ErrClosed", err)
+	}
+}

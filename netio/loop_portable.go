@@ -220,7 +220,12 @@ func (s *Loops) addListener(ln net.Listener) error {
 		return errServed(ln)
 	}
 	acc := ln
-	if f, err := ln.(interface{ File() (*os.File, error) }).File(); err == nil {
+	var f *os.File
+	err := errNoDup
+	if !s.opt.noDup {
+		f, err = ln.(interface{ File() (*os.File, error) }).File()
+	}
+	if err == nil {
 		dup, err := net.FileListener(f)
 		f.Close()
 		if err != nil {
@@ -231,6 +236,9 @@ func (s *Loops) addListener(ln net.Listener) error {
 	} else if errors.Is(err, net.ErrClosed) {
 		unclaimListener(ln)
 		return fmt.Errorf("netio: listener: %w", err)
+	} else if listenerClosed(ln) { // File fails whether or not ln is closed (js, wasip1)
+		unclaimListener(ln)
+		return errClosedListener(ln)
 	}
 	lis := &listener{fd: -1, addr: ln.Addr(), acc: acc}
 	if ul, ok := ln.(*net.UnixListener); ok {
@@ -1436,3 +1444,6 @@ func (l *loop) tlsDeliver(c *LoopConn) {
 	}
 	l.pump(c)
 }
+
+// errNoDup is a test's File error (LoopOptions.noDup).
+var errNoDup = fmt.Errorf("netio: no duplicate (test): %w", errors.ErrUnsupported)

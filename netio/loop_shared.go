@@ -2,11 +2,13 @@ package netio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -27,7 +29,8 @@ func (l *loop) lingerHeld() bool {
 // that took it has closed it (it polls a duplicate), so that a second
 // server cannot duplicate it meanwhile, and from then on its
 // duplication fails with net.ErrClosed. A second server's AddListener
-// of it fails with os.ErrExist, as the same server's does. The claim is
+// of it fails with os.ErrExist, as the same server's does, or with
+// net.ErrClosed if its user has closed it under the server. The claim is
 // taken before the listener's socket is duplicated.
 var served sync.Map // net.Listener → struct{}
 
@@ -46,9 +49,35 @@ func closeClaimed(ln net.Listener) {
 	served.Delete(ln)
 }
 
-// errServed is the error of an AddListener of a listener served already.
+// errServed is the error of an AddListener of a listener served already:
+// net.ErrClosed if its user has closed it meanwhile (the server still
+// holds it until it lets it go), os.ErrExist if not.
 func errServed(ln net.Listener) error {
+	if listenerClosed(ln) {
+		return errClosedListener(ln)
+	}
 	return fmt.Errorf("netio: listener %v is served already: %w", ln.Addr(), os.ErrExist)
+}
+
+// errClosedListener is the error of an AddListener of a closed listener.
+func errClosedListener(ln net.Listener) error {
+	return fmt.Errorf("netio: listener %v: %w", ln.Addr(), net.ErrClosed)
+}
+
+// listenerClosed reports whether ln is closed, as its descriptor tells
+// (a raw Control fails with net.ErrClosed): where it has none that Go
+// closes with it (js's in-process network; Plan 9, where Control is not
+// implemented), it reports false.
+func listenerClosed(ln net.Listener) bool {
+	sc, ok := ln.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return errors.Is(err, net.ErrClosed)
+	}
+	return errors.Is(rc.Control(func(uintptr) {}), net.ErrClosed)
 }
 
 // inputCap is the most a connection's input buffer grows to: the
