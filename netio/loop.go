@@ -568,7 +568,7 @@ type listener struct {
 	addr    net.Addr     // ln.Addr()
 	unix    bool         // a Unix domain socket: no TCP options
 	noDelay bool         // TCP_NODELAY is set on it, so on what it accepts (epoll loops)
-	keep    net.Listener // closed with the server, and let go (served): a *net.UnixListener (its socket file goes then), or the portable loops' *net.TCPListener they accept from (Windows)
+	keep    net.Listener // closed with the server, and let go (served): a *net.UnixListener (its socket file goes then), or the portable loops' *net.TCPListener they accept from (where TCPListener.File fails: js, wasip1)
 	acc     net.Listener // the portable Serve's: what it accepts from, nil once closed
 }
 
@@ -687,7 +687,9 @@ func checkListener(ln net.Listener) error {
 // SetUnlinkOnClose(false)); it is not to be used meanwhile, and a second
 // AddListener or Serve of it, by any server, fails with os.ErrExist until
 // then (and with net.ErrClosed after). A listener closed already, or
-// closed by its user while a server holds it, fails with net.ErrClosed.
+// closed by its user while a server holds it, fails with net.ErrClosed
+// (on js, wasip1 and Plan 9 only where its descriptor tells: see
+// docs/netio.md).
 // A listener is refused as Serve refuses it, and after Shutdown or Close
 // with ErrServerClosed.
 func (s *Loops) AddListener(ln net.Listener) error {

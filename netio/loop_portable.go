@@ -208,10 +208,12 @@ func (s *Loops) start() error {
 	return nil
 }
 
-// addListener takes ln, as on Linux: where the system can duplicate it,
-// the server accepts from a duplicate and closes a *net.TCPListener, so
-// that a second Serve of it fails with net.ErrClosed; elsewhere
-// (Windows) it accepts from ln itself, which Close closes. A
+// addListener takes ln, as on Linux: where the system can duplicate it
+// (File and net.FileListener work: Unix systems, Windows, Plan 9), the
+// server accepts from a duplicate and closes a *net.TCPListener, so that
+// a second Serve of it fails with net.ErrClosed; where File fails (js
+// and wasip1, whose File is ENOSYS) it accepts from ln itself, which
+// Close closes. A
 // *net.UnixListener is closed with the server, so that its socket file
 // goes then. It claims ln (served) before it duplicates it, until it has
 // closed it.
