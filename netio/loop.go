@@ -568,7 +568,7 @@ type listener struct {
 	addr    net.Addr     // ln.Addr()
 	unix    bool         // a Unix domain socket: no TCP options
 	noDelay bool         // TCP_NODELAY is set on it, so on what it accepts (epoll loops)
-	keep    net.Listener // closed with the server, and let go (served): a *net.UnixListener (its socket file goes then), or the portable loops' *net.TCPListener they accept from (where TCPListener.File fails: js, wasip1)
+	keep    net.Listener // closed with the server, and let go (served): a *net.UnixListener (its socket file goes then; on epoll set once every loop polls it), or the portable loops' *net.TCPListener they accept from (where TCPListener.File fails: js, wasip1)
 	acc     net.Listener // the portable Serve's: what it accepts from, nil once closed
 }
 
@@ -691,7 +691,10 @@ func checkListener(ln net.Listener) error {
 // (on js, wasip1 and Plan 9 only where its descriptor tells: see
 // docs/netio.md).
 // A listener is refused as Serve refuses it, and after Shutdown or Close
-// with ErrServerClosed.
+// with ErrServerClosed; a refused listener is left open to the caller,
+// as it was given (a Unix one keeps its socket file). An AddListener
+// that a Close runs during either fails so or returns nil, ln then
+// closed with the server.
 func (s *Loops) AddListener(ln net.Listener) error {
 	if err := checkListener(ln); err != nil {
 		return fmt.Errorf("netio: AddListener: %w", err)

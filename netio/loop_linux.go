@@ -158,7 +158,10 @@ func (s *Loops) start() error { return s.startLoops() }
 // and closes a *net.TCPListener once every loop polls it (a
 // *net.UnixListener when the server closes), so that a listener is
 // served once. It claims ln (served) before it duplicates it. The
-// duplicate is closed only once no loop polls it.
+// duplicate is closed only once no loop polls it. A listener refused
+// with ErrServerClosed is left open to the caller, a Unix one too (its
+// socket file stays): the server keeps a Unix listener (lis.keep) only
+// once every loop polls it.
 func (s *Loops) addListener(ln net.Listener) error {
 	if !claimListener(ln) {
 		return errServed(ln)
@@ -179,8 +182,9 @@ func (s *Loops) addListener(ln net.Listener) error {
 		return err
 	}
 	lis := &listener{fd: fd, addr: ln.Addr()}
-	if ul, ok := ln.(*net.UnixListener); ok {
-		lis.unix, lis.keep = true, ul
+	ul, isUnix := ln.(*net.UnixListener)
+	if isUnix {
+		lis.unix = true // kept (lis.keep) once every loop polls it
 	} else {
 		// Linux gives an accepted socket its listener's options: set
 		// once here, TCP_NODELAY is not set again on each connection.
@@ -202,10 +206,11 @@ func (s *Loops) addListener(ln net.Listener) error {
 	}
 	if err := s.onEveryLoop(func(l *loop) error { return l.listen(lis) }); err != nil {
 		if errors.Is(err, ErrServerClosed) {
-			if !lis.unix {
-				unclaimListener(ln) // left to the caller: the server closed its duplicate
-			}
-			return ErrServerClosed // Close closes it with the others
+			// Close overtook it: Close closes the duplicate, which a
+			// loop may poll until it stops, with the others; ln, which
+			// the server does not keep, is left to the caller.
+			unclaimListener(ln)
+			return ErrServerClosed
 		}
 		s.onEveryLoop(func(l *loop) error { l.unlisten(lis); return nil })
 		s.mu.Lock()
@@ -215,7 +220,17 @@ func (s *Loops) addListener(ln net.Listener) error {
 		s.mu.Unlock()
 		return fmt.Errorf("netio: listener: %w", err)
 	}
-	if !lis.unix {
+	if isUnix {
+		s.mu.Lock()
+		closed := lis.fd < 0 // the server closed meanwhile: so does ul
+		if !closed {
+			lis.keep = ul
+		}
+		s.mu.Unlock()
+		if closed {
+			closeClaimed(ul)
+		}
+	} else {
 		closeClaimed(ln)
 	}
 	return nil
