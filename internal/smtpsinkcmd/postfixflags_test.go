@@ -424,3 +424,21 @@ func TestPostfixFlagsReadDelay(t *testing.T) {
 		})
 	}
 }
+
+// A limit out of range is a usage error that names its flag and value,
+// not a list of every flag that might be the one.
+func TestLimitUsageNamesFlag(t *testing.T) {
+	for _, c := range []struct{ flag, value string }{
+		{"-size", "-1"}, {"-data-line", "-5"}, {"-m", "-2"}, {"-min-rate", "-3"}, {"-max-discard", "-4"},
+		{"-cmd-line", "0"}, {"-max-rcpt", "-1"},
+	} {
+		err := Run(context.Background(), []string{c.flag, c.value, "127.0.0.1:0"}, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 {
+			t.Errorf("%s %s: %v, want a usage error", c.flag, c.value, err)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, c.flag+" "+c.value+":") || strings.Contains(strings.Replace(msg, c.flag+" "+c.value, "", 1), " -") {
+			t.Errorf("%s %s: %q names another flag or not this one", c.flag, c.value, msg)
+		}
+	}
+}

@@ -307,11 +307,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	cfg.Delay = delays
-	if cfg.MaxCommandBytes <= 0 || cfg.MaxRecipients <= 0 {
-		return cli.Usagef("smtp-sink: -cmd-line and -max-rcpt must be positive")
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"cmd-line", int64(cfg.MaxCommandBytes)}, {"max-rcpt", int64(cfg.MaxRecipients)}} {
+		if f.v <= 0 {
+			return cli.Usagef("smtp-sink: -%s %d: want more than 0", f.name, f.v)
+		}
 	}
-	if cfg.MaxSize < 0 || cfg.MaxDataLineBytes < 0 || cfg.MaxConns < 0 || cfg.MinDataRate < 0 || cfg.MaxDiscardBytes < 0 {
-		return cli.Usagef("smtp-sink: -size, -data-line, -m, -min-rate and -max-discard must not be negative")
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"size", cfg.MaxSize}, {"data-line", int64(cfg.MaxDataLineBytes)}, {"m", int64(cfg.MaxConns)}, {"min-rate", cfg.MinDataRate}, {"max-discard", cfg.MaxDiscardBytes}} {
+		if f.v < 0 {
+			return cli.Usagef("smtp-sink: -%s %d: negative, want 0 or more", f.name, f.v)
+		}
 	}
 	// The flags' 0 is the library's none.
 	grace := cfg.Timeout
