@@ -13,12 +13,13 @@ import (
 )
 
 // serveMetrics serves s's counters at http://addr/metrics (-metrics), if
-// addr is set, saying where on stderr; stop ends it.
-func serveMetrics(addr string, s *smtpsink.Server, stderr io.Writer) (stop func(), err error) {
+// addr is set, saying where on stderr; stop ends it. dumps, if not nil,
+// adds the dumps that failed (-d, -D).
+func serveMetrics(addr string, s *smtpsink.Server, dumps *dumper, stderr io.Writer) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
-	ms, err := metrics.Serve(addr, sinkMetrics(s))
+	ms, err := metrics.Serve(addr, sinkMetrics(s, dumps))
 	if err != nil {
 		return nil, fmt.Errorf("smtp-sink: -metrics: %w", err)
 	}
@@ -27,8 +28,9 @@ func serveMetrics(addr string, s *smtpsink.Server, stderr io.Writer) (stop func(
 }
 
 // sinkMetrics returns the -metrics families of s: its Stats under
-// wirespeed_smtp_sink_.
-func sinkMetrics(s *smtpsink.Server) func() []metrics.Metric {
+// wirespeed_smtp_sink_, and with dumps (-d, -D) the dumps that failed,
+// as the summary's dump_errors.
+func sinkMetrics(s *smtpsink.Server, dumps *dumper) func() []metrics.Metric {
 	return func() []metrics.Metric {
 		st := s.Stats()
 		const p = "wirespeed_smtp_sink_"
@@ -42,7 +44,7 @@ func sinkMetrics(s *smtpsink.Server) func() []metrics.Metric {
 		for _, code := range slices.SortedFunc(maps.Keys(all), cmp.Compare) {
 			replies.Values = append(replies.Values, metrics.Value{Labels: []string{strconv.Itoa(code)}, V: float64(all[code])})
 		}
-		return []metrics.Metric{
+		ms := []metrics.Metric{
 			metrics.One(p+"sessions_total", "Connections accepted (sessions).", false, float64(st.Sessions)),
 			metrics.One(p+"sessions_active", "Sessions open now.", true, float64(st.Active)),
 			metrics.One(p+"sessions_aborted_total", "Sessions that ended without QUIT.", false, float64(st.Aborted)),
@@ -55,5 +57,9 @@ func sinkMetrics(s *smtpsink.Server) func() []metrics.Metric {
 			errs,
 			replies,
 		}
+		if dumps != nil {
+			ms = append(ms, metrics.One(p+"dump_errors_total", "Transactions -d or -D could not dump (their messages refused with 451).", false, float64(dumps.errs.Load())))
+		}
+		return ms
 	}
 }

@@ -1,8 +1,11 @@
 package smtpsinkcmd
 
 import (
+	"io"
 	"net/http"
 	"net/smtp"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,4 +102,55 @@ func TestMetrics(t *testing.T) {
 	if _, err := http.Get(m[1]); err == nil {
 		t.Errorf("%s still served after the sink stopped", m[1])
 	}
+}
+
+// With -d or -D, -metrics has the dumps that failed, as the summary's
+// dump_errors: a sink whose messages get 451 for a full disk shows why.
+// Without them it has no such family.
+func TestMetricsDumpErrors(t *testing.T) {
+	scrape := func(url string) string {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	metricsURL := func(stderr *syncBuffer) string {
+		t.Helper()
+		stderr.waitFor("/metrics\n")
+		m := regexp.MustCompile(`metrics on (http://\S+/metrics)`).FindStringSubmatch(stderr.String())
+		if m == nil {
+			t.Fatalf("no metrics address in %q", stderr.String())
+		}
+		return m[1]
+	}
+	dir := filepath.Join(t.TempDir(), "dumps")
+	addr, stderr, stop := startErr(t, "-metrics", "127.0.0.1:0", "-d", dir+"/")
+	url := metricsURL(stderr)
+	if got := scrape(url); !strings.Contains(got, "\nwirespeed_smtp_sink_dump_errors_total 0\n") {
+		t.Errorf("no dump errors at first, metrics:\n%s", got)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sendRefused(t, addr, "x\r\n", 451)
+	if got := scrape(url); !strings.Contains(got, "\nwirespeed_smtp_sink_dump_errors_total 1\n") {
+		t.Errorf("a dump failed, metrics:\n%s", got)
+	}
+	stop()
+
+	_, stderr, stop = startErr(t, "-metrics", "127.0.0.1:0")
+	if got := scrape(metricsURL(stderr)); strings.Contains(got, "dump_errors") {
+		t.Errorf("dump errors without -d or -D:\n%s", got)
+	}
+	stop()
 }

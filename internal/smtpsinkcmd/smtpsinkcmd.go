@@ -552,7 +552,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}()
 	}
-	stopMetrics, err := serveMetrics(*metricsAddr, s, stderr)
+	stopMetrics, err := serveMetrics(*metricsAddr, s, dumps, stderr)
 	if err != nil {
 		s.Close()
 		return err
