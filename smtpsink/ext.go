@@ -1,6 +1,8 @@
 package smtpsink
 
 import (
+	"net/netip"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -8,8 +10,9 @@ import (
 // Extensions a relay or a proxy speaks, as Postfix's smtp-sink offers
 // them: DSN's parameters (RFC 3461) on MAIL and RCPT, and Postfix's
 // XCLIENT and XFORWARD (www.postfix.org/XCLIENT_README.html,
-// XFORWARD_README.html). The sink checks their syntax and keeps nothing
-// of them.
+// XFORWARD_README.html). The sink checks their syntax (and XCLIENT's and
+// XFORWARD's addresses, ports and protocol, as Postfix's smtpd does) and
+// keeps nothing of them.
 
 // The attributes XCLIENT and XFORWARD take, as the EHLO reply names them.
 const (
@@ -158,6 +161,10 @@ func (ss *session) xcmd(verb, arg string) {
 			ss.reply(501, "5.5.4 Bad "+verb+" attribute value for "+name)
 			return
 		}
+		if !xattrValid(verb, name, xtextDecode(val)) {
+			ss.reply(501, "5.5.4 Bad "+verb+" "+name+" syntax: "+val)
+			return
+		}
 	}
 	if verb == "XFORWARD" {
 		ss.reply(250, "2.0.0 Ok")
@@ -166,6 +173,53 @@ func (ss *session) xcmd(verb, arg string) {
 	ss.reset()
 	ss.greeted, ss.esmtp, ss.restarted = false, false, true
 	ss.greet()
+}
+
+// xattrValid reports whether v, an attribute's value decoded from
+// xtext, is one Postfix's smtpd takes: ADDR and DESTADDR an IP address
+// (IPv6 with or without "IPV6:"), PORT and DESTPORT a port number, and
+// XCLIENT's PROTO SMTP or ESMTP; each may be [UNAVAILABLE] or
+// [TEMPUNAVAIL] instead. Other attributes take any value.
+func xattrValid(verb, name, v string) bool {
+	if v == "[UNAVAILABLE]" || v == "[TEMPUNAVAIL]" {
+		return true
+	}
+	switch name {
+	case "ADDR", "DESTADDR":
+		if len(v) > 5 && strings.EqualFold(v[:5], "IPV6:") {
+			v = v[5:]
+		}
+		a, err := netip.ParseAddr(v)
+		return err == nil && a.Zone() == ""
+	case "PORT", "DESTPORT":
+		if v == "" || strings.TrimLeft(v, "0123456789") != "" {
+			return false
+		}
+		n, err := strconv.ParseUint(v, 10, 16)
+		return err == nil && n <= 65535
+	case "PROTO":
+		return verb != "XCLIENT" || strings.EqualFold(v, "SMTP") || strings.EqualFold(v, "ESMTP")
+	}
+	return true
+}
+
+// xtextDecode decodes s, which isXtext has taken: "+XX" is the octet
+// XX.
+func xtextDecode(s string) string {
+	if !strings.Contains(s, "+") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '+' {
+			n, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b.WriteByte(byte(n))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // hasWord reports whether the space-separated list holds w.
