@@ -28,6 +28,15 @@ func Usagef(format string, a ...any) error {
 // err matches.
 func Usage(err error) error { return &usageError{msg: err.Error(), err: err} }
 
+// FlagUsage is the usage error of err, a package's configuration error
+// about the value of one flag: err's message with "cmd: flag: " in front,
+// in place of the package's own prefix, pkg + ": ". errors.Is and
+// errors.As still see err.
+func FlagUsage(cmd, pkg, flag string, err error) error {
+	msg := cmd + ": " + flag + ": " + strings.TrimPrefix(err.Error(), pkg+": ")
+	return &usageError{msg: msg, err: err}
+}
+
 type usageError struct {
 	msg string
 	err error // what it wraps, if any

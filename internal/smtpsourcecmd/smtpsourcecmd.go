@@ -378,22 +378,10 @@ var flagOf = map[string]string{
 func configUsage(err error) error {
 	var ce *smtpsource.ConfigError
 	if errors.As(err, &ce) && flagOf[ce.Field] != "" {
-		err = flagError{flagOf[ce.Field], err}
+		return cli.FlagUsage("smtp-source", "smtpsource", flagOf[ce.Field], err)
 	}
 	return cli.Usage(err)
 }
-
-// A flagError is err with its flag's name in front.
-type flagError struct {
-	flag string
-	err  error
-}
-
-func (e flagError) Error() string {
-	return "smtp-source: " + e.flag + ": " + strings.TrimPrefix(e.err.Error(), "smtpsource: ")
-}
-
-func (e flagError) Unwrap() error { return e.err }
 
 // conflictingFlags are pairs of flags that ask for contradictory things:
 // each given (a boolean true, -w, -R or -qps above 0) with the other is

@@ -277,22 +277,10 @@ var flagOf = map[string]string{
 func configUsage(err error) error {
 	var ce *tcpperf.ConfigError
 	if errors.As(err, &ce) && flagOf[ce.Field] != "" {
-		err = flagError{flagOf[ce.Field], err}
+		return cli.FlagUsage("tcpperf", "tcpperf", flagOf[ce.Field], err)
 	}
 	return cli.Usage(err)
 }
-
-// A flagError is err with its flag's name in front.
-type flagError struct {
-	flag string
-	err  error
-}
-
-func (e flagError) Error() string {
-	return "tcpperf: " + e.flag + ": " + strings.TrimPrefix(e.err.Error(), "tcpperf: ")
-}
-
-func (e flagError) Unwrap() error { return e.err }
 
 // sameFile reports whether paths a and b are one regular file (both
 // /dev/null are not: nothing is lost there).
