@@ -527,7 +527,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if path, ok := strings.CutPrefix(cfg.Addr, "unix:"); ok && !strings.HasPrefix(path, "@") {
 		// Any local user may connect, as to Postfix's smtp-sink (a
 		// Postfix lmtp client runs as another user): not the umask's.
-		if err := os.Chmod(path, 0o666); err != nil {
+		// A ctx that has ended (a signal at start-up) closes the sink
+		// at once, in a goroutine of Listen's, removing the socket file:
+		// then the sink stops as it would have, without the chmod.
+		if err := os.Chmod(path, 0o666); err != nil && ctx.Err() == nil {
 			s.Close()
 			return fmt.Errorf("smtp-sink: %w", err)
 		}
