@@ -103,7 +103,8 @@ type LoopOptions struct {
 	// the idle timeout or the connection's deadline has passed; what it
 	// writes (a farewell) is sent before the connection is closed. The
 	// connection is closed whatever it does: a deadline it sets does not
-	// keep it open, and a function it arms with AfterFunc never runs.
+	// keep it open, a function it arms with AfterFunc never runs, and
+	// Detach and StartTLS fail with ErrClosed.
 	OnTimeout func(c *LoopConn, err error)
 	// OnWritable, if set, is called on the loop, as a Handler is, when a
 	// connection a Write failed on with ErrQueueFull has sent all its
@@ -255,6 +256,7 @@ type LoopConn struct {
 	watched   uint32      // the events the loop's epoll set polls c for
 	calling   atomic.Bool // in a call: Write appends to the loop's output; atomic, so that the check of a call from another goroutine is no data race
 	closing   bool        // Close was called: close once the output is sent (set with markClosing)
+	expired   bool        // OnTimeout is called: the connection closes whatever it does, so Detach and StartTLS are refused
 	closed    bool
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
@@ -441,7 +443,7 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 		return nil, c.outside()
 	case c.det != nil:
 		return nil, ErrDetached
-	case c.closing || c.closed:
+	case c.closing || c.closed || c.expired:
 		return nil, ErrClosed
 	case c.tls != nil:
 		return nil, ErrTLSActive

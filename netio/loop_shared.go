@@ -516,6 +516,7 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	c.deadline = 0
+	c.expired = true
 	if f := l.s.opt.OnTimeout; f != nil && !l.callTimeout(c, f, err) {
 		return
 	}

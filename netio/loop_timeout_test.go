@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -693,6 +694,58 @@ func TestLoopsDeadlineAfterWrite(t *testing.T) {
 					t.Fatalf("OnClose learned %v, want the deadline alone", err)
 				}
 				s.Close()
+			}
+		})
+	}
+}
+
+// TestLoopsTimeoutRefusesEscape: OnTimeout cannot keep the connection
+// from closing by taking it away: Detach and StartTLS fail there with
+// ErrClosed (the connection closes whatever OnTimeout does), the farewell
+// is still sent, and OnClose learns the timeout. Detach used to succeed
+// and hand the client to a goroutine, the timeout void, OnClose learning
+// ErrDetached; StartTLS used to start a handshake that the close then
+// failed.
+func TestLoopsTimeoutRefusesEscape(t *testing.T) {
+	for _, which := range []string{"Detach", "StartTLS"} {
+		t.Run(which, func(t *testing.T) {
+			clk := newFakeClock()
+			closed := make(chan error, 1)
+			refused := make(chan error, 1)
+			opt := &LoopOptions{
+				IdleTimeout: time.Minute,
+				OnTimeout: func(c *LoopConn, err error) {
+					c.WriteString("421 idle\r\n")
+					if which == "Detach" {
+						nc, err := c.Detach()
+						if nc != nil {
+							go nc.Close()
+						}
+						refused <- err
+					} else {
+						refused <- c.StartTLS(&tls.Config{})
+					}
+				},
+				OnClose: func(c *LoopConn, err error) { closed <- err },
+			}
+			SetLoopClock(opt, clk.Now)
+			s := startLoops(t, echo, opt)
+			c := dial(t, s)
+			r := bufio.NewReader(c)
+			roundTrip(t, r, c)
+			clk.advance(s, 2*time.Minute)
+			if err := <-refused; !errors.Is(err, ErrClosed) {
+				t.Fatalf("%s in OnTimeout: %v, want ErrClosed", which, err)
+			}
+			all, err := io.ReadAll(r)
+			if string(all) != "421 idle\r\n" || err != nil {
+				t.Fatalf("client read %q, %v; want the farewell and EOF", all, err)
+			}
+			if err := <-closed; !errors.Is(err, ErrIdleTimeout) {
+				t.Fatalf("OnClose learned %v, want ErrIdleTimeout", err)
+			}
+			if st := s.Stats(); st.Closed.Idle != 1 || st.Detached != 0 {
+				t.Fatalf("stats %+v, want one idle close and no detach", st)
 			}
 		})
 	}

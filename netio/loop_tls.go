@@ -84,11 +84,14 @@ const (
 // closes the connection.
 //
 // Like Write, StartTLS may be called only on c's loop (ErrOutsideLoop);
-// it fails with ErrTLSActive if c uses TLS already, and with
-// os.ErrInvalid for a nil cfg.
+// it fails with ErrTLSActive if c uses TLS already, with ErrClosed once
+// c is closing (in OnTimeout too), and with os.ErrInvalid for a nil cfg.
 func (c *LoopConn) StartTLS(cfg *tls.Config) error {
 	if err := c.open(); err != nil {
 		return err
+	}
+	if c.expired {
+		return ErrClosed
 	}
 	if c.tls != nil {
 		return ErrTLSActive
