@@ -119,6 +119,8 @@ type DotReader struct {
 	discarded  int64
 	dropping   bool
 	lost       error
+
+	delegated bool // WriteTo has handed the block to its writer's ReadFrom
 }
 
 // Size returns the number of decoded bytes of the block read so far (at
@@ -256,7 +258,20 @@ var writeToBufs = sync.Pool{New: func() any { return new([writeToSize]byte) }}
 // WriteTo decodes the rest of the block into w. It makes io.Copy from a
 // DotReader decode whole buffered windows at a time, and it does not
 // allocate.
+//
+// If w is an [io.ReaderFrom] (a *bufio.Writer or *bytes.Buffer, say),
+// other than io.Discard, WriteTo returns w.ReadFrom(d), which reads the
+// block through Read: what io.Copy does with net/textproto's reader. So
+// when w fails, the count returned and how far r.R has been read are
+// net/textproto's.
 func (d *DotReader) WriteTo(w io.Writer) (written int64, err error) {
+	if rf, ok := w.(io.ReaderFrom); ok && w != io.Discard && !d.delegated {
+		// A ReadFrom that hands the copy back to d.WriteTo (as io.Copy
+		// inside *os.File's does) gets the windows written directly.
+		d.delegated = true
+		defer func() { d.delegated = false }()
+		return rf.ReadFrom(d)
+	}
 	if err := d.start(); err != nil {
 		return 0, err
 	}
