@@ -68,3 +68,34 @@ func TestDotReaderCopyToReaderFrom(t *testing.T) {
 		}
 	}
 }
+
+// overCounter says it wrote one byte more than it was given, a broken
+// io.Writer.
+type overCounter struct{}
+
+func (overCounter) Write(p []byte) (int, error) { return len(p) + 1, nil }
+
+// TestDotReaderCopyInvalidWrite checks io.Copy from a dot reader into a
+// writer that reports more bytes written than it was given: io.Copy
+// stops with "invalid write result", counting none of them, for
+// net/textproto's reader, and so must WriteTo.
+func TestDotReaderCopyInvalidWrite(t *testing.T) {
+	in := "data\r\n.\r\nQUIT\r\n"
+	sr := stdtp.NewReader(bufio.NewReader(strings.NewReader(in)))
+	wn, werr := io.Copy(overCounter{}, onlyReader{sr.DotReader()})
+	r := NewReader(bufio.NewReader(strings.NewReader(in)))
+	gn, gerr := io.Copy(overCounter{}, r.DotReader())
+	if gn != wn || fmt.Sprint(gerr) != fmt.Sprint(werr) || werr == nil {
+		t.Errorf("io.Copy into a writer over-counting: ours %d %v, net/textproto %d %v", gn, gerr, wn, werr)
+	}
+}
+
+// TestChunkCopyInvalidWrite: a BDAT chunk's WriteTo applies io.Copy's
+// rules too: a writer over-counting fails the copy, counting nothing.
+func TestChunkCopyInvalidWrite(t *testing.T) {
+	r := NewReader(bufio.NewReader(strings.NewReader("0123456789QUIT\r\n")))
+	n, err := io.Copy(overCounter{}, r.Chunks(ChunkOptions{}).Next(10, true))
+	if n != 0 || err == nil || err.Error() != "invalid write result" {
+		t.Errorf("io.Copy of a chunk into a writer over-counting: %d %v, want 0, invalid write result", n, err)
+	}
+}

@@ -2,6 +2,7 @@ package textproto
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -407,11 +408,23 @@ func (r *Reader) ReadDotBytes() ([]byte, error) {
 	return io.ReadAll(r.DotReader())
 }
 
-// writeAll writes b to w with io.Copy's rules: a short write is an error.
+// writeAll writes b to w with io.Copy's rules: a short write is an error,
+// and a count below zero or above len(b) counts nothing and is an error
+// with io.Copy's text.
 func writeAll(w io.Writer, b []byte) (int, error) {
 	n, err := w.Write(b)
+	if n < 0 || n > len(b) {
+		n = 0
+		if err == nil {
+			err = errInvalidWrite
+		}
+	}
 	if err == nil && n < len(b) {
 		err = io.ErrShortWrite
 	}
 	return n, err
 }
+
+// errInvalidWrite is io.Copy's error for a Write that returns an
+// impossible count; its text is the same.
+var errInvalidWrite = errors.New("invalid write result")
