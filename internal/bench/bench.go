@@ -44,6 +44,10 @@ type Result struct {
 	BytesPerOp  int64   `json:"alloc_bytes_per_op"`
 	Speedup     float64 `json:"speedup,omitempty"` // baseline ns/op divided by this ns/op
 	Baseline    string  `json:"baseline,omitempty"`
+	// Metrics are what the case reported beyond time and allocations,
+	// per op (the MD5ManyFiles rows: how many files multi-buffer MD5
+	// hashed).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 // env describes the run.
@@ -367,7 +371,7 @@ func runCase(c Case, benchtime time.Duration, now func() time.Time) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Suite: c.Suite, Group: c.Group, Impl: c.Impl, NsPerOp: m.NsPerOp(), AllocsPerOp: m.AllocsPerOp(), BytesPerOp: m.BytesPerOp()}
+	r := Result{Suite: c.Suite, Group: c.Group, Impl: c.Impl, NsPerOp: m.NsPerOp(), AllocsPerOp: m.AllocsPerOp(), BytesPerOp: m.BytesPerOp(), Metrics: m.Metrics}
 	if c.Bytes > 0 && r.NsPerOp > 0 {
 		r.MBPerSec = float64(c.Bytes) / r.NsPerOp * 1e3
 	}
@@ -451,7 +455,7 @@ func notes(rs []Result) []string {
 		ns = append(ns, digestNote)
 	}
 	if has("MD5ManyFiles/") {
-		ns = append(ns, fmt.Sprintf(digestManyNote, runtime.GOMAXPROCS(0)))
+		ns = append(ns, digestManyNote(rs))
 	}
 	if n := speedupNote(rs); n != "" {
 		ns = append(ns, n)

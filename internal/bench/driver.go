@@ -28,6 +28,7 @@ type driver struct {
 	mallocs uint64 // during the timed ops
 	bytes   uint64
 	err     error // from Fatal
+	metrics map[string]float64
 }
 
 // Loop reports whether the body should run another op. Its first call
@@ -63,12 +64,23 @@ func (d *driver) Fatal(args ...any) {
 	runtime.Goexit()
 }
 
+// ReportMetric records a metric of the round, as testing.B.ReportMetric
+// does: a value per op (by convention a unit ending in "/op") that the
+// report gives beside the row.
+func (d *driver) ReportMetric(n float64, unit string) {
+	if d.metrics == nil {
+		d.metrics = map[string]float64{}
+	}
+	d.metrics[unit] = n
+}
+
 // A measurement is the last round of a benchmark.
 type measurement struct {
 	N       int
 	T       time.Duration
 	Mallocs uint64
 	Bytes   uint64
+	Metrics map[string]float64 // from ReportMetric
 }
 
 func (m measurement) NsPerOp() float64 { return float64(m.T.Nanoseconds()) / float64(m.N) }
@@ -101,7 +113,7 @@ func measure(body func(b *driver), benchtime time.Duration, now func() time.Time
 			return measurement{}, fmt.Errorf("the benchmark body returned before its loop ended (%d of %d ops)", d.i, n)
 		}
 		if d.elapsed >= benchtime || n >= maxOps {
-			return measurement{N: n, T: d.elapsed, Mallocs: d.mallocs, Bytes: d.bytes}, nil
+			return measurement{N: n, T: d.elapsed, Mallocs: d.mallocs, Bytes: d.bytes, Metrics: d.metrics}, nil
 		}
 		ns := max(d.elapsed.Nanoseconds(), 1)
 		next := int64(benchtime.Nanoseconds()) * int64(n) / ns
