@@ -14,9 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -246,32 +244,6 @@ func noArgs(name string, rest []string) error {
 		}
 	}
 	return cli.Usagef("bench %s: unexpected arguments %q", name, rest)
-}
-
-// checkProgram checks, before a run, that prog, the value of the flag
-// named flagName, is a program that can be run: a path, or a name looked
-// up on PATH, as exec.Command finds it. A -exe that was not (no such
-// file, a directory, a file that is not executable) failed each of the
-// run's children ("start server: fork/exec ...") and the run went on.
-func checkProgram(flagName, prog string) error {
-	_, err := exec.LookPath(prog)
-	if err == nil {
-		return nil
-	}
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		err = ee.Err
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err // the name is said once, below
-	}
-	if errors.Is(err, fs.ErrPermission) {
-		if fi, serr := os.Stat(prog); serr == nil && fi.Mode().IsRegular() {
-			err = fmt.Errorf("not executable (mode %v)", fi.Mode().Perm())
-		}
-	}
-	return fmt.Errorf("%s %s: %w", flagName, prog, err)
 }
 
 // parseFlags parses args with fs, as cli.Parse does for the other

@@ -185,11 +185,11 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 		return nil, cli.Usagef("bench net: %v", err)
 	}
 	if len(cfg.points) > 0 { // else only the overload experiment runs, in this process
-		if err := checkProgram("-exe", cfg.exe); err != nil {
+		if err := cli.CheckProgram("-exe", cfg.exe); err != nil {
 			return nil, cli.Usagef("bench net: %v", err)
 		}
 		if cfg.compareExe != "" && slices.ContainsFunc(cfg.engines, isCompare) {
-			if err := checkProgram("-compare-exe", cfg.compareExe); err != nil {
+			if err := cli.CheckProgram("-compare-exe", cfg.compareExe); err != nil {
 				return nil, cli.Usagef("bench net: %v", err)
 			}
 		}

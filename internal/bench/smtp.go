@@ -223,7 +223,7 @@ func runSMTP(ctx context.Context, cfg smtpConfig, o smtpOptions, stdout, stderr 
 	}
 	notPostfix := func(e string) bool { return e != engPostfix }
 	if cfg.latMessages > 0 || slices.ContainsFunc(cfg.sinks, notPostfix) || slices.ContainsFunc(cfg.sources, notPostfix) {
-		if err := checkProgram("-exe", cfg.exe); err != nil {
+		if err := cli.CheckProgram("-exe", cfg.exe); err != nil {
 			return cli.Usagef("bench smtp: %v", err)
 		}
 	}

@@ -10,7 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 )
@@ -180,4 +183,31 @@ func JSONError(ctx context.Context, w io.Writer, err error) error {
 		return errors.Join(err, jerr)
 	}
 	return err
+}
+
+// CheckProgram checks, before a run, that prog, the value of the flag
+// named flagName, is a program that can be run: a path, or a name looked
+// up on PATH, as exec.Command finds it. The error names the flag. A
+// program that is not (no such file, a directory, a file that is not
+// executable) failed later, where the flag was not said: each child of a
+// bench run ("start server: fork/exec ..."), serve's comparison engine.
+func CheckProgram(flagName, prog string) error {
+	_, err := exec.LookPath(prog)
+	if err == nil {
+		return nil
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the name is said once, below
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		if fi, serr := os.Stat(prog); serr == nil && fi.Mode().IsRegular() {
+			err = fmt.Errorf("not executable (mode %v)", fi.Mode().Perm())
+		}
+	}
+	return fmt.Errorf("%s %s: %w", flagName, prog, err)
 }

@@ -268,26 +268,43 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.Delay < 0 {
 		return cli.Usagef("serve: -delay %v: negative", cfg.Delay)
 	}
-	if *useTLS || *certFile != "" || *keyFile != "" {
-		var err error
-		if cfg.TLS, err = tlsConfig(cfg.Addr, *certFile, *keyFile); err != nil {
-			return err
-		}
+	withTLS := *useTLS || *certFile != "" || *keyFile != ""
+	if withTLS && (*certFile == "") != (*keyFile == "") {
+		return cli.Usagef("serve: -tls-cert and -tls-key go together")
 	}
 	engines := builtin(nil)
 	if slices.Contains(CompareEngines(), cfg.Engine) {
 		engines = map[string]Engine{cfg.Engine: nil} // served by the comparison module's binary
 	}
-	// A configuration no engine serves is a usage error, found before a
-	// comparison binary is built.
-	if err := check(*cfg, engines); err != nil {
+	// A configuration no engine serves is a usage error, found before the
+	// TLS files are read or a comparison binary is built; check looks
+	// only at whether TLS is asked for.
+	checked := *cfg
+	if withTLS {
+		checked.TLS = &tls.Config{}
+	}
+	if err := check(checked, engines); err != nil {
 		return cli.Usage(fmt.Errorf("serve: %w", err))
 	}
-	if slices.Contains(CompareEngines(), cfg.Engine) {
-		return runCompare(ctx, *cfg, *compareExe, stdout, stderr)
-	}
-	if *compareExe != "" {
+	compare := slices.Contains(CompareEngines(), cfg.Engine)
+	switch {
+	case !compare && *compareExe != "":
 		return cli.Usagef("serve: -compare-exe: engine %s is served here; the comparison binary serves %s", cfg.Engine, strings.Join(CompareEngines(), ", "))
+	case compare && *compareExe != "":
+		// Else it failed at its start, "fork/exec PATH: ...", with the
+		// flag unsaid.
+		if err := cli.CheckProgram("-compare-exe", *compareExe); err != nil {
+			return cli.Usage(fmt.Errorf("serve: %w", err))
+		}
+	}
+	if withTLS {
+		var err error
+		if cfg.TLS, err = tlsConfig(cfg.Addr, *certFile, *keyFile); err != nil {
+			return err
+		}
+	}
+	if compare {
+		return runCompare(ctx, *cfg, *compareExe, stdout, stderr)
 	}
 	return run(ctx, *cfg, engines, stdout, stderr)
 }

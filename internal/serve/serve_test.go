@@ -366,6 +366,39 @@ func TestServeExtraArgument(t *testing.T) {
 	}
 }
 
+// A -compare-exe that names no program is a usage error naming the flag,
+// found before anything starts: it failed when the engine started, with
+// "fork/exec PATH: no such file or directory", exit 1. And what no engine
+// serves is refused before the -tls-cert and -tls-key files are read: a
+// missing file was the error (exit 1), not the unknown engine or empty
+// -addr (exit 2).
+func TestServeUsageBeforeStart(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	notExec := filepath.Join(dir, "not-exec")
+	if err := os.WriteFile(notExec, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-engine", "gnet", "-compare-exe", missing}, "-compare-exe " + missing + ": "},
+		{[]string{"-engine", "evio", "-compare-exe", dir}, "-compare-exe " + dir + ": "},
+		{[]string{"-engine", "netpoll", "-compare-exe", notExec}, "-compare-exe " + notExec + ": "},
+		{[]string{"-engine", "nope", "-tls-cert", missing, "-tls-key", missing}, "unknown engine"},
+		{[]string{"-addr", "", "-tls-cert", missing, "-tls-key", missing}, "-addr"},
+		{[]string{"-engine", "gnet", "-tls-cert", missing, "-tls-key", missing}, "-tls needs"},
+	} {
+		err := Run(done, append([]string{"-addr", "127.0.0.1:0"}, c.args...), io.Discard, io.Discard)
+		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("serve %q: %v (status %d), want a usage error saying %q", c.args, err, status, c.want)
+		}
+	}
+}
+
 func TestEnginesNames(t *testing.T) {
 	got, own := Engines(), slices.Sorted(maps.Keys(Builtin()))
 	if len(got) != len(own)+len(CompareEngines()) ||
