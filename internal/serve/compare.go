@@ -41,7 +41,11 @@ func BuildCompare(ctx context.Context, dir string, buildFlags ...string) (string
 	list.Stderr = &stderr
 	out, err := list.Output()
 	if err != nil {
-		return "", fmt.Errorf("%w: go list -m %s: %v: %s", ErrNoCompare, ModulePath, err, strings.TrimSpace(stderr.String()))
+		// With no go command there is no stderr to quote.
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return "", fmt.Errorf("%w: go list -m %s: %w", ErrNoCompare, ModulePath, err)
 	}
 	src := filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(CompareDir))
 	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -458,6 +459,13 @@ func TestBuildCompareNoCheckout(t *testing.T) {
 	err = Run(context.Background(), []string{"-engine", "evio", "-addr", "127.0.0.1:0"}, io.Discard, io.Discard)
 	if !errors.Is(err, ErrNoCompare) || !strings.Contains(err.Error(), "-compare-exe") {
 		t.Fatalf("Run outside a checkout: %v", err)
+	}
+	// No go command on PATH: the error says so, and quotes no empty
+	// stderr (it said "... not found in $PATH: ; or pass -compare-exe").
+	t.Setenv("PATH", t.TempDir())
+	err = Run(context.Background(), []string{"-engine", "evio", "-addr", "127.0.0.1:0"}, io.Discard, io.Discard)
+	if !errors.Is(err, ErrNoCompare) || !errors.Is(err, exec.ErrNotFound) || strings.Contains(err.Error(), ": ;") {
+		t.Fatalf("Run with no go command: %v", err)
 	}
 }
 
