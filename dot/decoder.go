@@ -67,6 +67,11 @@ type Decoder struct {
 	lfOff   int64 // offset of the first bare LF (BareReject)
 	crOff   int64 // offset of the first bare CR (BareReject)
 	err     error // the first problem with the data: output stopped there
+	// several is the error for several kinds of problems, built by
+	// dataErr for the kinds in severalOf, so that every call returns the
+	// same one.
+	several   error
+	severalOf uint8
 }
 
 // Reset prepares d for a new block, keeping Mode, MaxSize, Bare and
@@ -149,12 +154,16 @@ func (d *Decoder) final() error {
 
 // dataErr is the error for the problems found: the one problem's own
 // error if there was one kind, otherwise a *dataErrors with every kind,
-// in order of precedence.
+// in order of precedence. It builds the latter once for each set of
+// kinds: once the block has ended, every call returns the same error.
 func (d *Decoder) dataErr() error {
 	if d.found&(d.found-1) == 0 {
 		return d.err
 	}
-	var e dataErrors
+	if d.several != nil && d.severalOf == d.found {
+		return d.several
+	}
+	e := new(dataErrors)
 	errs := e.errs[:0]
 	if d.found&foundTooLarge != 0 {
 		errs = append(errs, ErrTooLarge)
@@ -169,7 +178,8 @@ func (d *Decoder) dataErr() error {
 		errs = append(errs, &SyntaxError{Offset: d.crOff, Err: ErrBareCR})
 	}
 	e.n = len(errs)
-	return &e
+	d.several, d.severalOf = e, d.found
+	return e
 }
 
 // dataErrors reports several kinds of problems with one block. It matches

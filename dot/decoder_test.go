@@ -340,3 +340,26 @@ func TestUnknownMode(t *testing.T) {
 		t.Errorf("Encoder %+v: %v, want ErrMode", e, err)
 	}
 }
+
+// TestDecoderFinalErrorSame: a block with several kinds of problems ends
+// with one error, which every later call and Err return again, without
+// allocating it anew each time.
+func TestDecoderFinalErrorSame(t *testing.T) {
+	d := Decoder{Mode: Strict, MaxSize: 2}
+	dst := make([]byte, 64)
+	_, _, first := d.Transform(dst, []byte("abc\nd\re\r\n.\r\n"), false)
+	if !errors.Is(first, ErrTooLarge) || !errors.Is(first, ErrBareLF) || !errors.Is(first, ErrBareCR) {
+		t.Fatalf("final error %v, want too large, bare LF and bare CR", first)
+	}
+	for i := range 3 {
+		if _, _, err := d.Transform(dst, []byte("MAIL"), i%2 == 0); err != first {
+			t.Fatalf("call %d after the end: %v (%p), want the same error %p", i, err, err, first)
+		}
+		if err := d.Err(); err != first {
+			t.Fatalf("Err after the end: %p, want %p", err, first)
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { d.Transform(dst, nil, true); d.Err() }); a != 0 {
+		t.Errorf("%v allocations per call after the end", a)
+	}
+}
