@@ -98,7 +98,8 @@ func (d *Decoder) Reset() {
 // so nSrc is len(src) whenever dst has room.
 //
 // Transform may use all of dst as scratch space, as io.Reader.Read may use
-// its buffer: bytes past dst[:nDst] are not preserved.
+// its buffer: bytes past dst[:nDst] are not preserved. So dst must not
+// overlap src: decoding in place overwrites input not yet read.
 //
 // In Compat mode Transform consumes input exactly as far as net/textproto's
 // DotReader does for a Read into the same buffer: it stops as soon as dst is
