@@ -3,10 +3,11 @@
 // line holding only ".", and lines that begin with "." carry an extra ".".
 // [Decoder] and [Encoder] are incremental, I/O-free state machines with the
 // contract of golang.org/x/text/transform.Transformer: they stop and resume
-// at any byte, allocate nothing but the error of a block they reject, and
-// suit a blocking reader, a writer or an event loop alike (see the examples of [Decoder.Transform] and
-// [LineState.Clean]). Package github.com/wirespeed/wirespeed/textproto
-// builds its DotReader and DotWriter on them.
+// at any byte, allocate nothing but the error of a block they reject,
+// and suit a blocking reader, a writer or an event loop alike (see the
+// examples of [Decoder.Transform] and [LineState.Clean]). Package
+// github.com/wirespeed/wirespeed/textproto builds its DotReader and
+// DotWriter on them.
 //
 // Modes: [Compat] is net/textproto exactly, quirks included. [Strict] is
 // RFC 5321: lines end only in "\r\n", only "\r\n.\r\n" ends the data,
