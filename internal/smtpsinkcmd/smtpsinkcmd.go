@@ -142,7 +142,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Var((*count)(maxQuits), "n", "stop after this many `sessions` have ended with QUIT (as smtp-sink -n; 0: run until interrupted)")
 	counters := fs.Bool("c", false, "show running counters \"sess=N quit=N mesg=N\" on standard error, rewritten in place at each message and each session's end (as smtp-sink -c, which uses standard output)")
 	alg := fs.String("digest", "", "hash every message's data with ALG (md5, sha1, sha256, ...) and log \"HEX BYTES SESSION-N\" per message")
-	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output); the sink stops at the first line it cannot write")
+	digestLog := fs.String("digest-log", "-", "file for the -digest lines (-: standard output); a message whose line cannot be written gets 451, and the sink stops")
 	verbose := fs.Bool("v", false, "show the conversations on standard error, one line per read or write (as smtp-sink -v)")
 	jsonOut := fs.Bool("json", false, "print the summary at exit as one JSON object, the last line of standard output (the first is \"listening on ADDR\", which it repeats as \"addr\"; -digest lines to standard output come between)")
 	dumpEach := fs.String("d", "", "dump each message's transaction to a file of its own, named by `TEMPLATE` expanded by strftime(3) and a random hexadecimal number, in Postfix smtp-sink's dump format with CRLF lines (as smtp-sink -d; missing directories are made; tried at start), e.g. -d 'dumps/%Y%m%d/'; a message whose dump fails (a full disk) gets 451, not 250")
@@ -428,27 +428,36 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if *alg != "" || *maxMsgs > 0 || *counters {
-		var line []byte
+	// logDigest writes a message's digest line, before its 250 (from
+	// Decide, once its dump, if any, is stored): a line that cannot be
+	// written refuses the message with 451, as a dump that cannot, and
+	// the sink stops rather than refuse every message after it.
+	var line []byte
+	logDigest := func(m smtpsink.Message) error {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if logW == nil {
+			return nil
+		}
+		line = m.Digest.AppendHex(line[:0])
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, m.Size, 10)
+		line = append(line, ' ')
+		line = strconv.AppendUint(line, m.Session, 10)
+		line = append(line, '-')
+		line = strconv.AppendInt(line, int64(m.Seq), 10)
+		line = append(line, '\n')
+		_, err := logW.Write(line)
+		if err != nil && logErr == nil {
+			logErr = err
+			cancel()
+		}
+		return err
+	}
+	if *maxMsgs > 0 || *counters {
 		cfg.OnMessage = func(m smtpsink.Message) {
 			logMu.Lock()
 			defer logMu.Unlock()
-			if logW != nil {
-				line = m.Digest.AppendHex(line[:0])
-				line = append(line, ' ')
-				line = strconv.AppendInt(line, m.Size, 10)
-				line = append(line, ' ')
-				line = strconv.AppendUint(line, m.Session, 10)
-				line = append(line, '-')
-				line = strconv.AppendInt(line, int64(m.Seq), 10)
-				line = append(line, '\n')
-				if _, err := logW.Write(line); err != nil && logErr == nil {
-					// The message is acknowledged, its line lost: the
-					// sink stops rather than take more it cannot log.
-					logErr = err
-					cancel()
-				}
-			}
 			if received++; *maxMsgs > 0 && received == *maxMsgs {
 				cancel()
 			}
@@ -484,7 +493,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.Capture = dumps.capture
 	}
-	if *maxMsgs > 0 || *maxQuits > 0 {
+	if *maxMsgs > 0 || *maxQuits > 0 || *alg != "" {
 		// Past -M, or once -n sessions have ended, a message is refused,
 		// not dumped, and its session closed, where Postfix's smtp-sink
 		// exits at once: sessions that go on while the sink stops (or
@@ -511,6 +520,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				// Not stored: the capture's Close reports it, and the
 				// message is refused (451); it does not count for -M.
 				decided.Add(^uint64(0))
+				return smtpsink.Reply{}
+			}
+			if *alg != "" && logDigest(m) != nil {
+				// Not recorded: refused as a dump that failed is.
+				decided.Add(^uint64(0))
+				return smtpsink.Reply{Code: 451, Text: "4.3.0 Error: queue file write error"}
 			}
 			return smtpsink.Reply{}
 		}

@@ -192,27 +192,34 @@ func TestRunJSON(t *testing.T) {
 // A -digest-log that cannot be written stops the sink at its first lost
 // line, with an error that names the flag (exit status 1), where it went
 // on taking messages whose lines it lost and said so only at its end; one
-// that cannot be created names the flag too.
+// that cannot be created names the flag too. The message whose line is
+// lost is refused with 451 4.3.0, as one whose dump failed, where it was
+// answered 250, acknowledged though not recorded.
 func TestRunDigestLogFails(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skipf("no /dev/full: %v", err)
 	}
+	dumps := t.TempDir()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-digest", "md5", "-digest-log", "/dev/full"}, pw, io.Discard)
+		done <- Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-digest", "md5", "-digest-log", "/dev/full", "-d", dumps + "/"}, pw, io.Discard)
 		pw.Close()
 	}()
 	br := bufio.NewReader(pr)
 	first, _ := br.ReadString('\n')
-	send(t, strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), "x\r\n")
+	sendRefused(t, strings.TrimSpace(strings.TrimPrefix(first, "listening on ")), "x\r\n", 451)
 	rest, _ := io.ReadAll(br)
 	err := <-done // the sink stopped by itself
 	if !errors.Is(err, errNoSpace) || !strings.Contains(err.Error(), "-digest-log") {
 		t.Errorf("Run: %v; want ENOSPC, naming -digest-log", err)
 	}
-	if !strings.Contains(string(rest), "messages 1,") {
+	if !strings.Contains(string(rest), "messages 0,") || !strings.Contains(string(rest), "(451: 1)") {
 		t.Errorf("summary %q", rest)
+	}
+	// The dump is written first, and stays, as a refused message's does.
+	if files, _ := os.ReadDir(dumps); len(files) != 1 {
+		t.Errorf("dumps %v, want one", files)
 	}
 	err = Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-digest", "md5", "-digest-log", filepath.Join(t.TempDir(), "no", "log")}, io.Discard, io.Discard)
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "-digest-log") {
