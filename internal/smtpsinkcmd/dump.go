@@ -80,14 +80,17 @@ func (d *dumper) checkUsage() error {
 
 // check tries the template at start, as the first message would use it:
 // its directory made, a file created in it, the name (-d: with an id)
-// not too long, the file (-D) one that can be appended to.
+// not too long, the file (-D) one that can be appended to. What it made
+// for that, directories and files, it removes again.
 func (d *dumper) check() error {
 	name := strftime.Format(d.tmpl, d.now())
 	if fi, err := os.Stat(name); d.append && err == nil && fi.IsDir() {
 		return cli.Usagef("-D %s: names a directory, not a file", d.tmpl)
 	}
 	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	undo, err := mkdirAll(dir)
+	defer undo() // after the probe's files go
+	if err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(dir, ".smtp-sink-dump-*")
@@ -124,6 +127,29 @@ func (d *dumper) check() error {
 	}
 	os.Remove(probe)
 	return nil
+}
+
+// mkdirAll makes dir and its missing parents, as os.MkdirAll, and
+// returns a function that removes again those it made, deepest first,
+// where they are empty: the start-up probe leaves no directory behind (a
+// template's %s or %Q names one no message would use).
+func mkdirAll(dir string) (undo func(), err error) {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	err = os.MkdirAll(dir, 0o755)
+	return func() {
+		for _, d := range made {
+			os.Remove(d)
+		}
+	}, err
 }
 
 // capture is smtpsink.Config.Capture. A dump that cannot be started is

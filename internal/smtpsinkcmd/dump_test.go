@@ -171,6 +171,42 @@ func TestRunDumpStartErrors(t *testing.T) {
 	}
 }
 
+// The start-up probe of a template leaves nothing behind: not the
+// directories it made (a %s or %Q names one that no message would
+// use: each run left an empty one), nor its files, whether the probe
+// passes or fails (a name too long, found once the directory is made).
+func TestRunDumpProbeLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // a run that starts ends at once
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"-d", filepath.Join(tmp, "%s", "%Q") + "/"}, true},
+		{[]string{"-d", filepath.Join(tmp, "a", "%Y%m%d", "%H.")}, true},
+		{[]string{"-D", filepath.Join(tmp, "b", "%s", "all")}, true},
+		{[]string{"-d", filepath.Join(tmp, "c", "%s", strings.Repeat("n", 250))}, false},
+	} {
+		err := Run(done, append([]string{"-addr", "127.0.0.1:0"}, c.args...), io.Discard, io.Discard)
+		if (err == nil) != c.ok {
+			t.Errorf("%q: %v", c.args, err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%q: left %v", c.args, left)
+		}
+	}
+	// A directory that was there stays.
+	there := filepath.Join(tmp, "there")
+	os.Mkdir(there, 0o755)
+	if err := Run(done, []string{"-addr", "127.0.0.1:0", "-d", there + "/%s/"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := os.ReadDir(there); err != nil || len(left) != 0 {
+		t.Errorf("%s: %v %v", there, left, err)
+	}
+}
+
 // Two messages whose dumps get the same name (the template and the
 // random id: one in 2^32, but among a million messages a hundred or so)
 // are both kept: the second takes another id, and never replaces the
