@@ -58,9 +58,11 @@ func TestStartTLS(t *testing.T) {
 	c.cmd(538, "AUTH PLAIN "+b64("\x00u\x00p")) // RFC 4954 §6: encryption required
 	c.cmd(501, "STARTTLS now")
 	c.cmd(250, "MAIL FROM:<a@b>")
-	c = c.startTLS(cli)
+	c.cmd(250, "RCPT TO:<c@d>")
+	c = c.startTLS(cli)           // 220 inside a transaction, as from Postfix's smtpd
 	c.cmd(503, "MAIL FROM:<a@b>") // EHLO again first
 	ehlo := c.cmd(250, "EHLO c")
+	c.cmd(503, "RCPT TO:<c@d>") // the transaction is gone
 	if strings.Contains(ehlo, "STARTTLS") || !strings.Contains(ehlo, "\nAUTH PLAIN LOGIN\n") {
 		t.Errorf("EHLO over TLS:\n%s", ehlo)
 	}
