@@ -18,7 +18,7 @@ func tlsConfig(addr, certFile, keyFile string) (*tls.Config, error) {
 	var err error
 	switch {
 	case certFile != "" && keyFile != "":
-		if cert, err = tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+		if cert, err = cli.LoadKeyPair(certFile, keyFile); err != nil {
 			// The files' flags, not -tls, which was not given.
 			return nil, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", certFile, keyFile, err)
 		}

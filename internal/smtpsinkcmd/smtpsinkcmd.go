@@ -365,7 +365,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *clientCA != "" && cfg.TLS == nil:
 		return cli.Usagef("smtp-sink: -tls-client-ca needs -tls or -tls-implicit")
 	case *clientCA != "":
-		pem, err := os.ReadFile(*clientCA)
+		pem, err := cli.ReadPEM(*clientCA)
 		if err != nil {
 			return fmt.Errorf("smtp-sink: %w", err)
 		}
@@ -886,7 +886,7 @@ func tlsConfig(certFile, keyFile, hostname, addr string, w io.Writer) (*tls.Conf
 	var err error
 	what := "certificate " + certFile
 	if certFile != "" {
-		cert, err = tls.LoadX509KeyPair(certFile, keyFile)
+		cert, err = cli.LoadKeyPair(certFile, keyFile)
 	} else {
 		host, _, _ := net.SplitHostPort(addr)
 		cert, err = smtpsink.SelfSigned(hostname, host)

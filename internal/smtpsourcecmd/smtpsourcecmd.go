@@ -507,14 +507,14 @@ func noHostName(addr string) bool {
 func tlsConfig(caFile, name string, insecure, resume bool, certFile, keyFile string) (*tls.Config, error) {
 	tc := &tls.Config{ServerName: name, InsecureSkipVerify: insecure}
 	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		cert, err := cli.LoadKeyPair(certFile, keyFile)
 		if err != nil {
 			return nil, fmt.Errorf("smtp-source: -tls-cert, -tls-key: %w", err)
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := cli.ReadPEM(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("smtp-source: -tls-ca: %w", err)
 		}

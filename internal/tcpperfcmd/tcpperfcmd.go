@@ -322,7 +322,7 @@ func (l *logFile) close() error {
 func tlsConfig(insecure bool, caFile, name string) (*tls.Config, error) {
 	cfg := &tls.Config{InsecureSkipVerify: insecure, ServerName: name}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := cli.ReadPEM(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("tcpperf: -tls-ca: %w", err)
 		}

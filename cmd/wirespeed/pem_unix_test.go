@@ -1,0 +1,27 @@
+//go:build unix
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A TLS file flag naming something that never ends (/dev/zero here; a
+// pipe left open) is refused after MaxPEM bytes, by every command that
+// reads one, instead of read until memory runs out.
+func TestEndlessPEMFile(t *testing.T) {
+	for _, args := range [][]string{
+		{"smtp-sink", "-addr", "127.0.0.1:0", "-tls", "-tls-cert", "/dev/zero", "-tls-key", "/dev/zero"},
+		{"smtp-sink", "-addr", "127.0.0.1:0", "-tls", "-tls-client-ca", "/dev/zero"},
+		{"smtp-source", "-tls", "-tls-ca", "/dev/zero", "127.0.0.1:25"},
+		{"smtp-source", "-tls", "-tls-insecure", "-tls-cert", "/dev/zero", "-tls-key", "/dev/zero", "127.0.0.1:25"},
+		{"tcpperf", "-tls", "-tls-ca", "/dev/zero", "-addr", "127.0.0.1:1"},
+		{"serve", "-addr", "127.0.0.1:0", "-tls", "-tls-cert", "/dev/zero", "-tls-key", "/dev/zero"},
+	} {
+		status, _, stderr := runMain(args...)
+		if status != 1 || !strings.Contains(stderr, "/dev/zero: more than 16 MiB") {
+			t.Errorf("%q: status %d, %s", args, status, stderr)
+		}
+	}
+}
