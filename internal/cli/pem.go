@@ -17,17 +17,28 @@ const MaxPEM = 16 << 20
 // file, or a pipe or device (a secret handed over as /dev/fd/N, say), of
 // at most MaxPEM bytes.
 func ReadPEM(path string) ([]byte, error) {
+	return ReadFileMax(path, MaxPEM, "a certificate or key file")
+}
+
+// MaxList bounds the lists ReadFileMax reads for a command (addresses,
+// users, latency logs): a flag naming /dev/zero is refused past it.
+const MaxList = 256 << 20
+
+// ReadFileMax reads the file at path whole, as os.ReadFile, but refuses
+// one of more than max bytes, having read max+1: the error says it is
+// not what (a certificate or key file, say).
+func ReadFileMax(path string, max int64, what string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxPEM+1))
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxPEM {
-		return nil, fmt.Errorf("read %s: more than %d MiB: not a certificate or key file", path, MaxPEM>>20)
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("read %s: more than %d MiB: not %s", path, max>>20, what)
 	}
 	return b, nil
 }

@@ -910,7 +910,7 @@ func tlsConfig(certFile, keyFile, hostname, addr string, w io.Writer) (*tls.Conf
 
 // readAuthFile reads -auth-file: "user:password" lines.
 func readAuthFile(name string) (map[string]string, error) {
-	b, err := os.ReadFile(name)
+	b, err := cli.ReadFileMax(name, cli.MaxPEM, "a list of users")
 	if err != nil {
 		return nil, err
 	}

@@ -674,7 +674,7 @@ func codeList[K cmp.Ordered](counts map[K]int64) string {
 // addressList reads a file of addresses, one a line; empty lines and
 // lines starting with '#' are left out.
 func addressList(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := cli.ReadFileMax(path, cli.MaxList, "a list of addresses")
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -41,7 +40,7 @@ func merge(args []string, stdout, stderr io.Writer) error {
 	}
 	var data [][]byte
 	for _, name := range fs.Args() {
-		b, err := os.ReadFile(name)
+		b, err := cli.ReadFileMax(name, cli.MaxList, "a latency log")
 		if err != nil {
 			return err
 		}
