@@ -205,6 +205,7 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 			// decoded again in the middle of a line.
 			if strict && bare == BareReject {
 				d.bare(ErrBareCR, d.off+int64(i)-1)
+				d.drop(o, 1) // a byte of the message all the same
 				d.checkLine(line)
 				st, line = dData, line+1
 				continue
@@ -239,6 +240,7 @@ func (d *Decoder) bareLF(bare BarePolicy, dst []byte, o int, off int64, st uint8
 		return o, dBOL, 0, true, false
 	case BareReject:
 		d.bare(ErrBareLF, off)
+		d.drop(o, 1) // a byte of the message all the same
 	}
 	d.checkLine(line)
 	if bare == BareKeep {

@@ -34,9 +34,11 @@ const (
 // package documentation).
 type Decoder struct {
 	Mode Mode
-	// MaxSize, if positive, bounds the decoded size of the block. Output
-	// stops at MaxSize bytes; the decoder then discards input up to the
-	// end marker and reports ErrTooLarge in place of io.EOF.
+	// MaxSize, if positive, bounds the decoded size of the block (a bare
+	// CR or LF that BareReject refuses counts as the byte it is, as BDAT
+	// chunks count it). Output stops at MaxSize bytes; the decoder then
+	// discards input up to the end marker and reports ErrTooLarge in
+	// place of io.EOF.
 	MaxSize int64
 	// Bare says what a Strict or Raw decoder does with a bare CR or LF (one
 	// that is not part of a CRLF); see the package documentation. Compat

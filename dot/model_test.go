@@ -135,13 +135,10 @@ func modelDecode(cfg modelConfig, in []byte) decResult {
 			return m.result(len(in), false)
 		case c == '\r': // bare
 			m.lineByte()
-			if cfg.bare == BareReject {
-				if m.crOff < 0 {
-					m.crOff = int64(i)
-				}
-			} else {
-				m.put("\r")
+			if cfg.bare == BareReject && m.crOff < 0 {
+				m.crOff = int64(i)
 			}
+			m.put("\r") // rejected, it counts toward MaxSize all the same
 			bol = false
 			i++
 		case c == '\n': // bare
@@ -151,6 +148,7 @@ func modelDecode(cfg modelConfig, in []byte) decResult {
 				if m.lfOff < 0 {
 					m.lfOff = int64(i)
 				}
+				m.put("\n") // rejected, it counts toward MaxSize all the same
 				bol = false
 			case BareKeep:
 				m.lineByte()
