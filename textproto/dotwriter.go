@@ -23,8 +23,9 @@ func (w *Writer) DotWriter() io.WriteCloser {
 // DotWriterMode is like [Writer.DotWriter] but encodes in the given mode.
 // In [dot.Strict] and [dot.Raw] mode the input must consist of "\r\n"-ended
 // lines: a bare CR or LF fails the Write with a [*dot.SyntaxError] instead
-// of being turned into a line break, and Close then reports that error and
-// writes no end marker (the data cannot be ended safely; drop the
+// of being turned into a line break (a CR that ends the data fails
+// Close: until then an LF may follow), and Close then reports that error
+// and writes no end marker (the data cannot be ended safely; drop the
 // connection). Close adds a final "\r\n" if the last line is open.
 //
 // A Strict or Raw writer is used once: after Close, Write, ReadFrom and
