@@ -274,11 +274,36 @@ func (cfg *Config) check() error {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 100 * time.Second
 	}
-	switch {
-	case cfg.Addr == "":
+	if cfg.Addr == "" {
 		return configErr("Addr", "no address")
-	case cfg.Sessions < 0 || cfg.Messages < 0 || cfg.Recipients < 0 || cfg.ChunkSize < 0 || cfg.Length < 0:
-		return configErr("", "negative count")
+	}
+	// Each negative count or time is refused naming its field.
+	for _, f := range []struct {
+		field string
+		v     int64
+	}{
+		{"Sessions", int64(cfg.Sessions)}, {"Messages", int64(cfg.Messages)}, {"Length", int64(cfg.Length)},
+		{"LengthMax", int64(cfg.LengthMax)}, {"Recipients", int64(cfg.Recipients)}, {"ChunkSize", int64(cfg.ChunkSize)},
+		{"ConnectTries", int64(cfg.ConnectTries)}, {"WindowSize", int64(cfg.WindowSize)},
+	} {
+		if f.v < 0 {
+			return configErr(f.field, "negative %s %d", f.field, f.v)
+		}
+	}
+	for _, f := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"Duration", cfg.Duration}, {"Spin", cfg.Spin}, {"DialTimeout", cfg.DialTimeout}, {"Timeout", cfg.Timeout},
+		{"Wait", cfg.Wait}, {"RandomWait", cfg.RandomWait},
+	} {
+		if f.v < 0 {
+			return configErr(f.field, "negative %s %v", f.field, f.v)
+		}
+	}
+	switch {
+	case !(cfg.QPS >= 0) || math.IsInf(cfg.QPS, 1):
+		return configErr("QPS", "QPS %g: want a rate of 0 or more", cfg.QPS)
 	case cfg.Length > MaxLength:
 		return configErr("Length", "body length %d over %d (1 GiB)", cfg.Length, MaxLength)
 	case cfg.LengthMax > MaxLength:
@@ -287,8 +312,6 @@ func (cfg *Config) check() error {
 		return configErr("Sessions", "%d sessions, over %d", cfg.Sessions, MaxSessions)
 	case cfg.Recipients > MaxRecipients:
 		return configErr("Recipients", "%d recipients per message, over %d", cfg.Recipients, MaxRecipients)
-	case !(cfg.QPS >= 0) || math.IsInf(cfg.QPS, 1) || cfg.Duration < 0 || cfg.Spin < 0 || cfg.DialTimeout < 0 || cfg.Timeout < 0 || cfg.Wait < 0 || cfg.RandomWait < 0:
-		return configErr("", "negative rate or time")
 	case cfg.Wait > 0 && cfg.RandomWait > 0:
 		return configErr("Wait", "a fixed and a random wait between messages")
 	case cfg.Wait > 0 && cfg.openLoop():
@@ -301,8 +324,6 @@ func (cfg *Config) check() error {
 		// A message or none due in it is not a rate: at 1ns the one due
 		// at the start was missed, "every session busy".
 		return configErr("Duration", "duration %v shorter than one interval at %g msg/s", cfg.Duration, cfg.QPS)
-	case cfg.ConnectTries < 0 || cfg.WindowSize < 0:
-		return configErr("", "negative connect tries or window size")
 	case cfg.WindowSize > sockbuf.MaxSize:
 		return configErr("WindowSize", "window size %d: more than a socket takes (%d)", cfg.WindowSize, sockbuf.MaxSize)
 	case cfg.IPVersion != 0 && cfg.IPVersion != 4 && cfg.IPVersion != 6:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"path/filepath"
 	"strings"
@@ -690,6 +691,37 @@ func TestConfigErrorField(t *testing.T) {
 		err := cfg.Check()
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Field != field || !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v (%#v), want a *ConfigError for %s", field, err, ce, field)
+		}
+	}
+	// A negative count, time or rate names its field too, in the
+	// error's text as in Field (all three kinds were "" before, the text
+	// "negative count", "negative rate or time").
+	for _, c := range []struct {
+		field string
+		cfg   Config
+	}{
+		{"Sessions", Config{Addr: "x", Sessions: -1}},
+		{"Messages", Config{Addr: "x", Messages: -1}},
+		{"Length", Config{Addr: "x", Length: -1}},
+		{"Recipients", Config{Addr: "x", Recipients: -1}},
+		{"ChunkSize", Config{Addr: "x", ChunkSize: -1}},
+		{"ConnectTries", Config{Addr: "x", ConnectTries: -1}},
+		{"WindowSize", Config{Addr: "x", WindowSize: -1}},
+		{"QPS", Config{Addr: "x", QPS: -1}},
+		{"QPS", Config{Addr: "x", QPS: math.NaN()}},
+		{"QPS", Config{Addr: "x", QPS: math.Inf(1)}},
+		{"Duration", Config{Addr: "x", Duration: -1}},
+		{"Spin", Config{Addr: "x", Spin: -1}},
+		{"DialTimeout", Config{Addr: "x", DialTimeout: -1}},
+		{"Timeout", Config{Addr: "x", Timeout: -1}},
+		{"Wait", Config{Addr: "x", Wait: -1}},
+		{"RandomWait", Config{Addr: "x", RandomWait: -1}},
+	} {
+		field, cfg := c.field, c.cfg
+		err := cfg.Check()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != field || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: %v (%#v), want a *ConfigError for %s", field, err, ce, field)
 		}
 	}
