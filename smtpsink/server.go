@@ -354,22 +354,29 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 	ss := newSession(s, rw, c.RemoteAddr(), id)
 	ss.plain = plain
 	ss.cio.qa = newQuickAck(c)
-	quit := ss.run()
-	if !quit {
-		s.stats.aborted.Add(1)
-	}
-	ss.closeTLS()
-	c.Close()
-	s.stats.unsent.Add(ss.cio.unsent())
-	nmsg := ss.nmsg
-	ss.release()
-	s.stats.active.Add(^uint64(0))
-	if closed != nil {
-		closed()
-	}
-	if s.cfg.OnSessionEnd != nil {
-		s.cfg.OnSessionEnd(SessionInfo{Session: id, RemoteAddr: c.RemoteAddr(), Messages: nmsg, Quit: quit})
-	}
+	quit := false
+	// Deferred, so that a callback that ends the goroutine
+	// (runtime.Goexit: a t.FailNow in OnMessage) still closes the
+	// connection, frees the slot and counts the session's end, as a
+	// panic on the loops engine does.
+	defer func() {
+		if !quit {
+			s.stats.aborted.Add(1)
+		}
+		ss.closeTLS()
+		c.Close()
+		s.stats.unsent.Add(ss.cio.unsent())
+		nmsg := ss.nmsg
+		ss.release()
+		s.stats.active.Add(^uint64(0))
+		if closed != nil {
+			closed()
+		}
+		if s.cfg.OnSessionEnd != nil {
+			s.cfg.OnSessionEnd(SessionInfo{Session: id, RemoteAddr: c.RemoteAddr(), Messages: nmsg, Quit: quit})
+		}
+	}()
+	quit = ss.run()
 }
 
 // Close stops accepting, ends every session with a 421 reply (RFC 5321

@@ -1,8 +1,11 @@
 package smtpsink
 
 import (
+	"io"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // OnSessionEnd learns of each session once it has ended: whether it ended
@@ -38,3 +41,45 @@ func TestOnSessionEnd(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// A callback that ends its goroutine (runtime.Goexit, which t.FailNow
+// calls: a t.Fatal in OnMessage) ends its session as a client leaving
+// would: on the goroutine engine the connection was left open (the
+// client waited for a reply that never came, and Close did not close
+// it), Stats.Active stayed up, the MaxConns slot stayed taken and
+// OnSessionEnd was never called.
+func TestCallbackGoexitEndsSession(t *testing.T) {
+	ends := make(chan SessionInfo, 2)
+	s := startSink(t, Config{Engine: EngineGoroutine, MaxConns: 1,
+		OnMessage: func(m Message) {
+			if m.From == "exit@x" {
+				runtime.Goexit()
+			}
+		},
+		OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+
+	c := dial(t, s)
+	c.cmd(250, "HELO c")
+	c.cmd(250, "MAIL FROM:<exit@x>")
+	c.cmd(250, "RCPT TO:<b@x>")
+	c.cmd(354, "DATA")
+	c.send("x\r\n.\r\n")
+	select {
+	case e := <-ends:
+		if e.Quit || e.Session != 1 {
+			t.Errorf("OnSessionEnd %+v", e)
+		}
+	case <-time.After(10 * time.Second): // a bound on a hang, not a measure
+		t.Fatal("OnSessionEnd not called after a callback's runtime.Goexit")
+	}
+	if line, err := c.ReadLine(); err != io.EOF {
+		t.Errorf("after the callback's Goexit the client read %q, %v; want EOF", line, err)
+	}
+	if st := s.Stats(); st.Active != 0 || st.Aborted != 1 {
+		t.Errorf("stats %+v, want no session active, one aborted", st)
+	}
+	// The slot of MaxConns 1 is free.
+	c = dial(t, s)
+	c.cmd(221, "QUIT")
+}
+
