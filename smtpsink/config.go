@@ -160,6 +160,16 @@ type Config struct {
 	// called from the session's goroutine, or on EngineLoops from its
 	// event loop (which serves no other session meanwhile): sessions call
 	// it concurrently.
+	//
+	// A callback (this one, and OnCommand, Decide, Capture and its
+	// writer, OnSessionEnd) that panics on EngineGoroutine ends the
+	// program, as any goroutine's panic does; on EngineLoops netio
+	// recovers it and closes that session's connection only, and the
+	// panic, with its stack, goes to ErrorLog. A callback must not call
+	// runtime.Goexit (t.Fatal, t.FailNow: the testing package allows
+	// them on the test's goroutine only; use t.Error): on EngineGoroutine
+	// the session then ends as if the client had left, but on
+	// EngineLoops it ends the event loop, and the sessions on it hang.
 	OnMessage func(Message)
 
 	// Decide, if set, chooses the reply to a message's data once its
@@ -296,7 +306,8 @@ type Config struct {
 	// serialized.
 	Trace io.Writer
 
-	// ErrorLog receives accept errors; nil means the log package's
+	// ErrorLog receives accept errors and, on EngineLoops, the panics of
+	// Config callbacks (see OnMessage); nil means the log package's
 	// standard logger.
 	ErrorLog *log.Logger
 

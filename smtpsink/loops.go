@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -725,6 +726,11 @@ func (s *Server) loopClose(c *netio.LoopConn, err error) {
 	if err != nil {
 		ls.ss.quit = false // served, but its 221 was never sent: as on the goroutine engine
 	}
+	if errors.Is(err, netio.ErrPanic) {
+		// A Config callback panicked on the loop: netio closed only its
+		// connection, and this is the one trace of it.
+		s.cfg.ErrorLog.Printf("smtpsink: session %d: %v", ls.ss.id, err)
+	}
 	s.endLoopSession(ls)
 }
 
@@ -754,14 +760,29 @@ func (s *Server) endLoopSession(ls *loopSession) {
 		if !ss.quit {
 			s.stats.aborted.Add(1)
 		}
-		ss.release()
+		s.guard(ss.id, ss.release) // a Capture writer's Close
 		s.stats.active.Add(^uint64(0))
 		s.freeSlot()
 		if s.cfg.OnSessionEnd != nil {
-			s.cfg.OnSessionEnd(SessionInfo{Session: ss.id, RemoteAddr: ss.remote, Messages: ss.nmsg, Quit: ss.quit})
+			s.guard(ss.id, func() {
+				s.cfg.OnSessionEnd(SessionInfo{Session: ss.id, RemoteAddr: ss.remote, Messages: ss.nmsg, Quit: ss.quit})
+			})
 		}
 	}
 	s.wg.Done()
+}
+
+// guard runs f, a Config callback's call as session id ends, and logs a
+// panic in it to ErrorLog: netio would recover it where it could not be
+// told, and the session's end would not be counted (Close would wait for
+// it for ever).
+func (s *Server) guard(id uint64, f func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.cfg.ErrorLog.Printf("smtpsink: session %d: panic in a callback as it ended: %v\n%s", id, v, debug.Stack())
+		}
+	}()
+	f()
 }
 
 // freeSlot gives a session's slot of MaxConns to the first connection

@@ -1,8 +1,12 @@
 package smtpsink
 
 import (
+	"bytes"
 	"io"
+	"log"
 	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,3 +87,84 @@ func TestCallbackGoexitEndsSession(t *testing.T) {
 	c.cmd(221, "QUIT")
 }
 
+// A callback that panics on the loops engine closes its session's
+// connection (netio recovers it) and is logged to ErrorLog, the value and
+// the stack: it vanished without a trace, the client seeing only the
+// connection close.
+func TestCallbackPanicLoggedOnLoops(t *testing.T) {
+	var logged syncBuffer
+	ends := make(chan SessionInfo, 1)
+	s := startSink(t, Config{Engine: EngineLoops, ErrorLog: log.New(&logged, "", 0),
+		OnMessage:    func(Message) { panic("callback-panic-value") },
+		OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+	c := dial(t, s)
+	c.cmd(250, "HELO c")
+	c.cmd(250, "MAIL FROM:<a@x>")
+	c.cmd(250, "RCPT TO:<b@x>")
+	c.cmd(354, "DATA")
+	c.send("x\r\n.\r\n")
+	if line, err := c.ReadLine(); err != io.EOF {
+		t.Errorf("after the callback's panic the client read %q, %v; want EOF", line, err)
+	}
+	<-ends // called after the log line
+	if got := logged.String(); !strings.Contains(got, "smtpsink: session 1: ") || !strings.Contains(got, "callback-panic-value") || !strings.Contains(got, "TestCallbackPanicLoggedOnLoops") {
+		t.Errorf("ErrorLog got %q, want the panic's value and stack", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer for writers on other goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// An OnSessionEnd that panics on the loops engine is logged, and the
+// session's end still counted: Close waited for it for ever, and nothing
+// said why.
+func TestOnSessionEndPanicLoops(t *testing.T) {
+	var logged syncBuffer
+	s, err := Listen(t.Context(), Config{Addr: "127.0.0.1:0", Engine: EngineLoops, ErrorLog: log.New(&logged, "", 0),
+		OnSessionEnd: func(SessionInfo) { panic("session-end-panic-value") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	c := dial(t, s)
+	c.cmd(250, "HELO c")
+	c.cmd(221, "QUIT")
+	if line, err := c.ReadLine(); err != io.EOF {
+		t.Errorf("after QUIT the client read %q, %v; want EOF", line, err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second): // a bound on a hang, not a measure
+		t.Fatal("Close hangs after OnSessionEnd panicked")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if got := logged.String(); !strings.Contains(got, "smtpsink: session 1: ") || !strings.Contains(got, "session-end-panic-value") {
+		t.Errorf("ErrorLog got %q, want the panic's value", got)
+	}
+	if st := s.Stats(); st.Active != 0 || st.Sessions != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
