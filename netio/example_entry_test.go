@@ -271,3 +271,61 @@ func ExampleConn_WriteContext() {
 	// true
 	// true
 }
+
+// A Handler that panics loses only its own connection: OnClose learns a
+// *PanicError with the panic's value and stack, for the server's log, and
+// the other connections are served on.
+func ExamplePanicError() {
+	closed := make(chan error, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := netio.Serve(ln, func(c *netio.LoopConn, in []byte) int {
+		if bytes.HasPrefix(in, []byte("boom")) {
+			var m map[string]int
+			m["boom"]++ // a bug: assignment to a nil map
+		}
+		c.Write(in)
+		if c.EOF() {
+			c.Close()
+		}
+		return len(in)
+	}, &netio.LoopOptions{OnClose: func(c *netio.LoopConn, err error) {
+		if errors.Is(err, netio.ErrPanic) {
+			closed <- err
+		}
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	bad, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer bad.Close()
+	bad.Write([]byte("boom\n"))
+	var pe *netio.PanicError
+	if errors.As(<-closed, &pe) {
+		fmt.Println(pe.Value, len(pe.Stack) > 0)
+	}
+
+	good, err := net.Dial("tcp", srv.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer good.Close()
+	good.Write([]byte("still served\n"))
+	line, err := bufio.NewReader(good).ReadString('\n')
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(line)
+	fmt.Println(srv.Stats().Closed.Error)
+	// Output:
+	// assignment to entry in nil map true
+	// still served
+	// 1
+}
