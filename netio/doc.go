@@ -43,8 +43,8 @@
 //
 // Serve runs on epoll on Linux; on every other system (and under the
 // build tag netio_portable) on goroutines over net.Conn, two a
-// connection, with the same contract. Socket options ([SetNotSentLowat],
-// [GetSockOpts]) need Unix. A Handler must not block: another goroutine
+// connection, with the same contract. [GetSockOpts] needs Unix and
+// [SetNotSentLowat] Linux. A Handler must not block: another goroutine
 // answers through [LoopConn.Do], and code that must block takes the
 // connection with [LoopConn.Detach]. docs/netio.md tells the rules in full.
 package netio
