@@ -261,6 +261,7 @@ type LoopConn struct {
 	calling   atomic.Bool // in a call: Write appends to the loop's output; atomic, so that the check of a call from another goroutine is no data race
 	closing   bool        // Close was called: close once the output is sent (set with markClosing)
 	expired   bool        // OnTimeout is called: the connection closes whatever it does, so Detach and StartTLS are refused
+	offer     bool        // reading resumes: the input the Handler left unused is handed to it again, though no byte comes
 	closed    bool
 	eof       bool // the peer ended its stream
 	lingering bool // closed, waiting for the peer's end of stream
@@ -463,7 +464,10 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 // (true): the peer then waits, its input held by the kernel's buffers
 // and TCP's flow control, while the Handler cannot take it (a protocol
 // that pauses before a reply, for one). Reading starts again on the
-// loop's next turn, with the unused input in front of what is read.
+// loop's next turn, with the unused input in front of what is read; the
+// Handler is then called with the unused input even if nothing more
+// comes, since it may hold whole commands that came behind the one that
+// paused.
 func (c *LoopConn) SetReading(on bool) error {
 	if err := c.open(); err != nil {
 		return err
@@ -471,7 +475,7 @@ func (c *LoopConn) SetReading(on bool) error {
 	if c.unread == !on {
 		return nil
 	}
-	c.unread = !on
+	c.unread, c.offer = !on, false
 	if on {
 		c.l.resumeReading(c)
 	}

@@ -931,8 +931,12 @@ func (l *loop) readable(c *LoopConn) {
 		if n == 0 && err == nil {
 			c.eof = true
 		}
-		if n > 0 || c.eof {
-			read += n
+		// After SetReading(true) the input held goes to the Handler even
+		// if no byte comes (c.offer), once.
+		offer := c.offer && start > 0
+		c.offer = false
+		if n > 0 || c.eof || offer {
+			read += max(n, 0)
 			c.readAt = l.now
 			total := start + max(n, 0)
 			used, ok := l.handle(c, buf[:total])
@@ -969,7 +973,7 @@ func (l *loop) readable(c *LoopConn) {
 			l.close(c, err)
 			return
 		}
-		if err != nil || (start+n < len(buf) && !c.hup) {
+		if err != nil || (start+max(n, 0) < len(buf) && !c.hup) {
 			break // the socket is empty
 		}
 	}
@@ -980,12 +984,15 @@ func (l *loop) readable(c *LoopConn) {
 
 // resumeReading reads c again, on the loop's next turn: epoll reports
 // only what arrives from now on (edge-triggered), so what came while c
-// was not read is read then.
+// was not read is read then. What the Handler left unused is handed to
+// it then even if nothing came: whole commands it held back while it
+// paused.
 func (l *loop) resumeReading(c *LoopConn) {
 	c.readAt = l.clock() // idle counts from now
 	l.schedule(c)
 	l.post(task{lf: func(l *loop) {
 		if l != nil && !c.closed && !c.closing && c.det == nil && !c.unread {
+			c.offer = true // until the Handler has it (TLS: see tlsOffer)
 			l.readable(c)
 		}
 	}})

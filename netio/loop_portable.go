@@ -1117,6 +1117,13 @@ func (l *loop) resumeReading(c *LoopConn) {
 	l.schedule(c)
 	l.post(task{lf: func(l *loop) {
 		if l != nil && !c.closed && !c.closing && c.det == nil && !c.unread {
+			// What the Handler left unused goes to it again, though no
+			// byte comes: whole commands it held back while it paused.
+			// (A read under way brings them with its bytes.)
+			if c.tls == nil && !c.eof && !c.sys.reading && len(c.in) > c.inOff {
+				c.sys.fresh = true
+			}
+			c.offer = true // until the Handler has it (see tlsOffer)
 			l.deliver(c)
 		}
 	}})
@@ -1431,9 +1438,9 @@ func (l *loop) tlsResume(c *LoopConn) { l.pump(c) }
 func (l *loop) tlsDeliver(c *LoopConn) {
 	t := c.tls
 	c.sys.fresh = false // plaintext from before StartTLS: dropped
-	if t.stopped && t.state == tlsOpen && !c.closed && !c.closing && !c.waiting && !c.unread {
+	if (t.stopped || c.offer) && t.state == tlsOpen && !c.closed && !c.closing && !c.waiting && !c.unread {
 		t.stopped = false
-		ok := l.tlsRecords(c)
+		ok := l.tlsOffer(c) && l.tlsRecords(c)
 		t.unlend()
 		if !ok || !l.sendAndCheck(c) {
 			l.pump(c)

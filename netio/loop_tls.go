@@ -589,6 +589,20 @@ func (l *loop) tlsRecords(c *LoopConn) bool {
 	return !c.closed
 }
 
+// tlsOffer hands the Handler, as reading resumes, the plaintext it left
+// unused (whole commands it held back while it paused), even if no
+// record comes, and reports whether c is still served.
+func (l *loop) tlsOffer(c *LoopConn) bool {
+	if !c.offer || c.closed || c.closing || c.eof || c.unread || c.waiting {
+		return !c.closed // offered later if still due
+	}
+	c.offer = false
+	if len(c.tls.plain) == 0 {
+		return true
+	}
+	return l.tlsHandle(c, nil)
+}
+
 // tlsHandle calls the Handler with p, plaintext, behind what it left
 // unused before, and reports whether c is still served.
 func (l *loop) tlsHandle(c *LoopConn, p []byte) bool {

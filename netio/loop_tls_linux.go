@@ -9,10 +9,10 @@ import "golang.org/x/sys/unix"
 // a time.
 func (l *loop) tlsReadable(c *LoopConn) {
 	t := c.tls
-	if t.stopped && t.state == tlsOpen {
+	if (t.stopped || c.offer) && t.state == tlsOpen {
 		// What was read while reading was off.
 		t.stopped = false
-		ok := l.tlsRecords(c)
+		ok := l.tlsOffer(c) && l.tlsRecords(c)
 		t.unlend()
 		if !ok || !l.sendAndCheck(c) {
 			return
