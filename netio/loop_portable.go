@@ -840,6 +840,11 @@ func (l *loop) readDone(c *LoopConn) {
 // have it now, and starts what I/O c is then ready for.
 func (l *loop) deliver(c *LoopConn) {
 	cs := &c.sys
+	if c.lingering {
+		// Closed, its output sent: it waits for the peer (linger), and
+		// a close now would cut that short (OnWritable's Close).
+		return
+	}
 	if c.tls != nil {
 		l.tlsDeliver(c)
 		return
