@@ -539,42 +539,52 @@ func TestLoopsLingerUnsent(t *testing.T) {
 
 // TestLoopsWritableCloseLingers: a connection that OnWritable closes,
 // with nothing more to write, lingers as any other close does, until the
-// peer has its output or ends its stream. The portable loops closed it at
-// once, in the same turn: OnClose learned nil before the peer had the
-// output, and a peer still sending then got a reset.
+// peer has its output or ends its stream: at the first OnWritable, and at
+// one asked for again with nothing queued (told on a later turn). The
+// portable loops closed it at once, in the same turn: OnClose learned nil
+// before the peer had the output, and a peer still sending then got a
+// reset.
 func TestLoopsWritableCloseLingers(t *testing.T) {
-	out := bytes.Repeat([]byte("o"), 1<<20)
-	var closes atomic.Int32
-	closed := make(chan error, 1)
-	writable := make(chan struct{}, 1)
-	opt := &LoopOptions{Loops: 1, MaxQueued: 2 << 20,
-		OnOpen: func(c *LoopConn) {
-			c.Write(out)
-			c.NotifyWritable()
-		},
-		OnWritable: func(c *LoopConn) {
-			if err := c.Close(); err != nil {
-				t.Error(err)
-			}
-			writable <- struct{}{}
-		},
-		OnClose: func(c *LoopConn, err error) { closes.Add(1); closed <- err },
-	}
-	SetLoopClock(opt, newFakeClock().Now)
-	SetLingerHeldHook(opt, func() bool { return true }) // the peer has not acknowledged it all
-	s := startLoops(t, func(c *LoopConn, in []byte) int { return len(in) }, opt)
-	c := dial(t, s)
-	if _, err := io.ReadFull(c, make([]byte, len(out))); err != nil {
-		t.Fatal(err)
-	}
-	<-writable
-	s.Sync() // the turn that called OnWritable is over
-	if closes.Load() != 0 {
-		t.Fatalf("closed (OnClose: %v) without lingering", <-closed)
-	}
-	c.CloseWrite() // the peer's end of stream ends the linger
-	if err := <-closed; err != nil {
-		t.Fatalf("OnClose: %v", err)
+	for _, again := range []bool{false, true} {
+		out := bytes.Repeat([]byte("o"), 1<<20)
+		var closes atomic.Int32
+		closed := make(chan error, 1)
+		writable := make(chan struct{}, 1)
+		asked := false
+		opt := &LoopOptions{Loops: 1, MaxQueued: 2 << 20,
+			OnOpen: func(c *LoopConn) {
+				c.Write(out)
+				c.NotifyWritable()
+			},
+			OnWritable: func(c *LoopConn) {
+				if again && !asked {
+					asked = true
+					c.NotifyWritable()
+					return
+				}
+				if err := c.Close(); err != nil {
+					t.Error(err)
+				}
+				writable <- struct{}{}
+			},
+			OnClose: func(c *LoopConn, err error) { closes.Add(1); closed <- err },
+		}
+		SetLoopClock(opt, newFakeClock().Now)
+		SetLingerHeldHook(opt, func() bool { return true }) // the peer has not acknowledged it all
+		s := startLoops(t, func(c *LoopConn, in []byte) int { return len(in) }, opt)
+		c := dial(t, s)
+		if _, err := io.ReadFull(c, make([]byte, len(out))); err != nil {
+			t.Fatal(err)
+		}
+		<-writable
+		s.Sync() // the turn that called OnWritable is over
+		if closes.Load() != 0 {
+			t.Fatalf("again %v: closed (OnClose: %v) without lingering", again, <-closed)
+		}
+		c.CloseWrite() // the peer's end of stream ends the linger
+		if err := <-closed; err != nil {
+			t.Fatalf("again %v: OnClose: %v", again, err)
+		}
 	}
 }
 
