@@ -415,6 +415,12 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		row.Err = "tcpperf: " + noResult(ctx, cliErr.String(), werr)
 		return row
 	}
+	if res.Interrupted {
+		// A signal stopped it (^C reaches the whole process group):
+		// what it measured is part of a run, not the point's.
+		row.Err = "tcpperf: interrupted"
+		return row
+	}
 	row.Result = &res
 	if hlog != "" {
 		if f, err := os.Open(hlog); err == nil {
@@ -554,6 +560,10 @@ var sockperfPct = regexp.MustCompile(`percentile (\d+\.\d+) =\s+([\d.]+)|<MAX> o
 // its sockets ("sockperf: [tid N] using recvfrom() to block on socket(s)").
 const sockperfReady = "to block on socket"
 
+// sockperfInterrupted is in what sockperf's client prints when a signal
+// stopped it ("sockperf: Test end (interrupted by user)").
+const sockperfInterrupted = "interrupted by user"
+
 // runSockperf measures the kernel's TCP ping-pong round trip with sockperf,
 // server and client pinned like the engines. The server binds port 0 (and
 // prints 0 as its port), so its port is read from /proc once it says it is
@@ -597,7 +607,15 @@ func runSockperf(ctx context.Context, cfg netConfig, p netPoint, path string) ne
 		return row
 	}
 	row.ClientCPUs = cpusAllowed(client.Process.Pid)
-	if err := client.Wait(); err != nil {
+	err = client.Wait()
+	if ctx.Err() != nil || strings.Contains(out.String(), sockperfInterrupted) {
+		// Killed, or stopped by a signal of its own (^C reaches the
+		// whole process group), when it prints its statistics so far
+		// and exits 0: part of a run.
+		row.Err = "sockperf: interrupted"
+		return row
+	}
+	if err != nil {
 		row.Err = "sockperf: " + err.Error()
 		return row
 	}

@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // A point whose tcpperf gives no result says why, even where tcpperf
@@ -56,5 +59,60 @@ esac
 	os.WriteFile(filepath.Join(dir, "exit3"), nil, 0o644)
 	if row := run(context.Background(), nil); row.Err != "tcpperf: exit status 3, without a result" {
 		t.Errorf("tcpperf exiting 3 in silence: row error %q", row.Err)
+	}
+}
+
+// A point whose tcpperf or sockperf was stopped by a signal (^C at a
+// terminal reaches the whole process group) says so, and shows no result:
+// tcpperf prints what it measured so far with "interrupted" and sockperf
+// prints its statistics and exits 0, and the row showed them as the
+// point's measurement.
+func TestNetPointSignalled(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "wirespeed")
+	script := `#!/bin/sh
+case "$1" in
+serve) echo "listening on 127.0.0.1:9"; exec sleep 600;;
+tcpperf) echo '{"mode":"echo","conns":1,"connected":1,"target_qps":100,"achieved_qps":40,"sent":4,"received":4,"p50_us":30,"p99_us":40,"interrupted":true}'; exit 1;;
+esac
+`
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	points, err := parseNetPoints("a=echo/1/100/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := netConfig{exe: exe, engines: []string{"std"}, points: points, duration: time.Second, msgSize: 64, serverCPU: -1, clientCPU: -1}
+	if row := runNetPoint(context.Background(), cfg, points[0], "std", io.Discard); row.Err != "tcpperf: interrupted" || row.Result != nil {
+		t.Errorf("tcpperf interrupted: row error %q, result %+v; want %q and none", row.Err, row.Result, "tcpperf: interrupted")
+	}
+
+	if !canPin {
+		return // sockperf's port is found in Linux's /proc
+	}
+	// The real sockperf serves; its client's part is played by a script
+	// printing what sockperf 3.7 printed when given SIGINT mid-run.
+	sp := tooltest.Path(t, "sockperf")
+	out, err := os.ReadFile("testdata/sockperf-ping-pong.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := filepath.Join(dir, "stats.txt")
+	if err := os.WriteFile(stats, bytes.Replace(out, []byte("(interrupted by timer)"), []byte("(interrupted by user)"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sockperf := filepath.Join(dir, "sockperf")
+	script = `#!/bin/sh
+case "$1" in
+server) exec ` + sp + ` "$@";;
+ping-pong) cat ` + stats + `; exit 0;;
+esac
+`
+	if err := os.WriteFile(sockperf, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if row := runSockperf(context.Background(), cfg, points[0], sockperf); row.Err != "sockperf: interrupted" || row.Result != nil {
+		t.Errorf("sockperf interrupted: row error %q, result %+v; want %q and none", row.Err, row.Result, "sockperf: interrupted")
 	}
 }
