@@ -424,9 +424,12 @@ func smtpLatencyHonesty(ctx context.Context, cfg smtpConfig) *smtpHonesty {
 }
 
 // runSMTPOnce starts a fresh sink, runs one source against it and stops
-// the sink. An error is a run that could not be made; a source that
-// failed (Postfix's exiting non-zero, wirespeed's printing no result) is
-// in sourceFail.
+// the sink. An error is a run that could not be made or did not end as a
+// run: a source that failed (Postfix's exiting non-zero, wirespeed's
+// printing no result) or was stopped by a signal, or bench interrupted;
+// its time is no measurement. A run that ended with errors counted, or
+// with counts that disagree, is measured, with what is wrong in
+// sourceFail.
 func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, length, messages int, sinkArgs []string) (smtpRun, error) {
 	run := smtpRun{sinkMsgs: -1}
 	srv, addr, out, err := startSMTPSink(ctx, cfg, sink, sinkArgs)
@@ -472,21 +475,28 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	if _, waits, ok := rusage(cmd.ProcessState); ok {
 		run.sourceCS = waits
 	}
+	if ctx.Err() != nil {
+		return run, errSMTPInterrupted // the sink is killed too
+	}
 	if source == engPostfix {
 		if werr != nil {
-			run.sourceFail = fmt.Sprintf("Postfix smtp-source: %v: %s", werr, strings.TrimSpace(cliErr.String()))
+			return run, fmt.Errorf("Postfix smtp-source: %v: %s", werr, strings.TrimSpace(cliErr.String()))
 		}
 	} else {
 		// Exit status 1 only says that errors were counted: the JSON
 		// has them.
 		var res smtpsource.Result
 		if err := json.Unmarshal(cliOut.Bytes(), &res); err != nil {
-			run.sourceFail = fmt.Sprintf("wirespeed smtp-source: %v: %s", werr, strings.TrimSpace(cliErr.String()))
-		} else {
-			run.res = &res
-			if res.Errors > 0 {
-				run.sourceFail = "wirespeed smtp-source: " + res.FirstError
-			}
+			return run, fmt.Errorf("wirespeed smtp-source: %v: %s", werr, strings.TrimSpace(cliErr.String()))
+		}
+		if res.Interrupted {
+			// A signal stopped it (^C reaches the whole process
+			// group): what it sent is part of a run.
+			return run, fmt.Errorf("wirespeed smtp-source: %w", errSMTPInterrupted)
+		}
+		run.res = &res
+		if res.Errors > 0 {
+			run.sourceFail = "wirespeed smtp-source: " + res.FirstError
 		}
 	}
 
@@ -514,6 +524,10 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	run.serverCPU, run.serverRSS = srvCPU, srvRSS
 	return run, nil
 }
+
+// errSMTPInterrupted is the error of a run that bench's interruption, or
+// a signal to the source, cut short.
+var errSMTPInterrupted = errors.New("interrupted")
 
 // lineWriter keeps what a child writes and hands over its first line.
 type lineWriter struct {
