@@ -209,23 +209,9 @@ func (cfg *netConfig) check(stepSet bool) error {
 		return fmt.Errorf("-msg-size %d: want 1 or more", cfg.msgSize)
 	case cfg.stepRuns < 1:
 		return fmt.Errorf("-step-runs %d: want 1 or more", cfg.stepRuns)
-	case cfg.serverCPU < -1 || cfg.clientCPU < -1:
-		// (No upper bound here: CPU numbers need not be below NumCPU, and
-		// with one CPU the run drops its pinning; the affinity mask is
-		// checked below.)
-		return fmt.Errorf("-server-cpu %d, -client-cpu %d: want -1 (no pinning) or a CPU", cfg.serverCPU, cfg.clientCPU)
 	}
-	if runtime.NumCPU() >= 2 && canPin { // else the run pins nothing
-		// A CPU the process may not run on failed each engine's run
-		// ("std: start server: invalid argument") after the header.
-		for _, c := range []struct {
-			flag string
-			cpu  int
-		}{{"-server-cpu", cfg.serverCPU}, {"-client-cpu", cfg.clientCPU}} {
-			if ok, cpus := cpuAllowed(c.cpu); c.cpu >= 0 && !ok {
-				return fmt.Errorf("%s %d: not a CPU this process may run on (%s; -1: no pinning)", c.flag, c.cpu, cpus)
-			}
-		}
+	if err := checkCPUs(cfg.serverCPU, cfg.clientCPU); err != nil {
+		return err
 	}
 	for _, p := range cfg.points {
 		tc := tcpperf.Config{Addr: "127.0.0.1:1", Conns: p.Conns, QPS: p.QPS, Depth: max(p.Depth, 1), Mode: p.Mode,
@@ -236,6 +222,30 @@ func (cfg *netConfig) check(stepSet bool) error {
 	}
 	if stepSet && cfg.step != "" && !slices.ContainsFunc(cfg.points, func(p netPoint) bool { return p.Name == cfg.step && p.QPS > 0 }) {
 		return fmt.Errorf("-step %s: no open-loop point of that name", cfg.step)
+	}
+	return nil
+}
+
+// checkCPUs checks the -server-cpu and -client-cpu of bench net and
+// bench smtp: each -1 (no pinning) or a CPU this process may run on.
+func checkCPUs(server, client int) error {
+	if server < -1 || client < -1 {
+		// (No upper bound here: CPU numbers need not be below NumCPU, and
+		// with one CPU the run drops its pinning; the affinity mask is
+		// checked below.)
+		return fmt.Errorf("-server-cpu %d, -client-cpu %d: want -1 (no pinning) or a CPU", server, client)
+	}
+	if runtime.NumCPU() >= 2 && canPin { // else the run pins nothing
+		// A CPU the process may not run on failed each run ("std:
+		// start server: invalid argument") after the header.
+		for _, c := range []struct {
+			flag string
+			cpu  int
+		}{{"-server-cpu", server}, {"-client-cpu", client}} {
+			if ok, cpus := cpuAllowed(c.cpu); c.cpu >= 0 && !ok {
+				return fmt.Errorf("%s %d: not a CPU this process may run on (%s; -1: no pinning)", c.flag, c.cpu, cpus)
+			}
+		}
 	}
 	return nil
 }

@@ -185,6 +185,12 @@ func parseSMTP(args []string, stdout, stderr io.Writer) (func(context.Context) e
 	if *m4k == 0 && *m1m == 0 && cfg.latMessages == 0 {
 		return nil, cli.Usagef("bench smtp: -m4k 0, -m1m 0 and -lat-m 0: nothing to run")
 	}
+	// A CPU the process may not run on failed every run ("start
+	// wirespeed smtp-sink: invalid argument") after the header; -2 ran
+	// unpinned, the header saying "source on CPU -2".
+	if err := checkCPUs(cfg.serverCPU, cfg.clientCPU); err != nil {
+		return nil, cli.Usagef("bench smtp: %v", err)
+	}
 	if *m4k > 0 {
 		cfg.sizes = append(cfg.sizes, smtpSize{"4KiB", 4096, *m4k})
 	}

@@ -207,3 +207,25 @@ func TestBenchSMTPFlags(t *testing.T) {
 		t.Errorf("-lat-m alone: %v", err)
 	}
 }
+
+// -server-cpu and -client-cpu are checked before anything runs, as bench
+// net checks them: a CPU the process may not run on failed every run
+// after the header, and -2 ran unpinned under a header that read "source
+// on CPU -2".
+func TestBenchSMTPCPUFlags(t *testing.T) {
+	bad := [][]string{{"-server-cpu", "-2"}, {"-client-cpu", "-5"}}
+	if runtime.NumCPU() >= 2 && canPin {
+		bad = append(bad, []string{"-server-cpu", "100000"}, []string{"-client-cpu", "100000"})
+	}
+	for _, args := range bad {
+		_, err := parseSMTP(args, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "bench smtp: ") || !strings.Contains(err.Error(), args[0]+" "+args[1]) {
+			t.Errorf("%q: %v (status %d), want a usage error naming %s", args, err, status, args[0])
+		}
+	}
+	for _, args := range [][]string{{"-server-cpu", "-1", "-client-cpu", "-1"}, {"-server-cpu", "0", "-client-cpu", "0"}} {
+		if _, err := parseSMTP(args, io.Discard, io.Discard); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
