@@ -675,12 +675,25 @@ func (cfg *netConfig) waitArgs() []string {
 	return args
 }
 
+// pinning says, for a table's header, where the server and the client of
+// a run were pinned (a CPU below 0: not pinned). With one side pinned the
+// header read "not pinned", or "tcpperf on CPU -1".
+func pinning(server string, serverCPU int, client string, clientCPU int) string {
+	on := func(name string, cpu int) string {
+		if cpu < 0 {
+			return name + " not pinned"
+		}
+		return fmt.Sprintf("%s on CPU %d", name, cpu)
+	}
+	if serverCPU < 0 && clientCPU < 0 {
+		return "not pinned"
+	}
+	return on(server, serverCPU) + ", " + on(client, clientCPU)
+}
+
 // printNetTable writes one table per load point.
 func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
-	pin := fmt.Sprintf("server on CPU %d, tcpperf on CPU %d", cfg.serverCPU, cfg.clientCPU)
-	if cfg.serverCPU < 0 {
-		pin = "not pinned"
-	}
+	pin := pinning("server", cfg.serverCPU, "tcpperf", cfg.clientCPU)
 	fmt.Fprintf(w, "%d-byte messages, %v measured after %v warmup per run, %s\n", cfg.msgSize, cfg.duration, cfg.warmup, pin)
 	fmt.Fprintln(w, "late p50/p99: tcpperf's own send lateness, µs (part of the latencies, which count from each message's intended send time); tool µs/msg: its CPU per message")
 	for _, p := range cfg.points {

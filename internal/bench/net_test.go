@@ -599,3 +599,29 @@ func TestProgramFlagsChecked(t *testing.T) {
 		}
 	}
 }
+
+// The header says where each side was pinned when only one was: it read
+// "not pinned" with tcpperf (or the source) on a CPU, and "tcpperf on CPU
+// -1" with it unpinned.
+func TestPinningHeader(t *testing.T) {
+	for _, c := range []struct {
+		server, client  int
+		wantNet, wantSM string
+	}{
+		{0, 1, "server on CPU 0, tcpperf on CPU 1", "sink on CPU 0, source on CPU 1"},
+		{-1, -1, "per run, not pinned\n", "(-d), not pinned,"},
+		{-1, 1, "server not pinned, tcpperf on CPU 1", "sink not pinned, source on CPU 1"},
+		{0, -1, "server on CPU 0, tcpperf not pinned", "sink on CPU 0, source not pinned"},
+	} {
+		var out bytes.Buffer
+		cfg := netConfig{msgSize: 64, serverCPU: c.server, clientCPU: c.client}
+		if err := printNetTable(&out, cfg, nil); err != nil || !strings.Contains(out.String(), c.wantNet) {
+			t.Errorf("bench net, -server-cpu %d -client-cpu %d: %q (%v), want %q in it", c.server, c.client, out.String(), err, c.wantNet)
+		}
+		out.Reset()
+		scfg := smtpConfig{sessions: 10, count: 1, serverCPU: c.server, clientCPU: c.client}
+		if err := printSMTPTable(&out, scfg, nil, nil, nil, nil); err != nil || !strings.Contains(out.String(), c.wantSM) {
+			t.Errorf("bench smtp, -server-cpu %d -client-cpu %d: %q (%v), want %q in it", c.server, c.client, out.String(), err, c.wantSM)
+		}
+	}
+}

@@ -729,10 +729,7 @@ func smtpSourceCeiling(rows []smtpRow) *smtpCeiling {
 }
 
 func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty, bars []smtpBar, ceil *smtpCeiling) error {
-	pin := fmt.Sprintf("sink on CPU %d, source on CPU %d", cfg.serverCPU, cfg.clientCPU)
-	if cfg.serverCPU < 0 {
-		pin = "not pinned"
-	}
+	pin := pinning("sink", cfg.serverCPU, "source", cfg.clientCPU)
 	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, median of %d run(s) a row; msg/s over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process;\nsrc CPU of the source process, src waits its voluntary context switches\n\n", cfg.sessions, pin, cfg.count)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "size\tsink\tsource\tmsg/s\tMB/s\tp50\tp99\tp99.9\tsrv CPU µs/msg\tsrv RSS MB\tsrc CPU µs/msg\tsrc waits/msg\terrors")
