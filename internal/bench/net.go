@@ -132,7 +132,7 @@ func parseNet(args []string, stdout, stderr io.Writer) (func(context.Context) er
 	fs.IntVar(&cfg.msgSize, "msg-size", 64, "message size")
 	fs.IntVar(&cfg.serverCPU, "server-cpu", 0, "CPU for the server (-1: no pinning)")
 	fs.IntVar(&cfg.clientCPU, "client-cpu", 1, "CPU for tcpperf (-1: no pinning)")
-	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed")
+	fs.BoolVar(&cfg.sockperf, "sockperf", true, "also measure sockperf ping-pong --full-rtt at the first point, when sockperf is installed, on Linux, and the point is open loop (where not, the progress says why)")
 	fs.StringVar(&cfg.exe, "exe", exe, "wirespeed binary to run as server and client (a path, or a name looked up on PATH; checked before the run)")
 	fs.StringVar(&cfg.compareExe, "compare-exe", "", "the comparison module's binary, which serves gnet, evio and netpoll (default: build it from the wirespeed checkout the working directory is in; checked before the run)")
 	fs.StringVar(&cfg.plot, "plot", "", "draw each point's latency percentile spectra, one curve per engine, to SVG files, after the results are printed: FILE.svg (or FILE) becomes FILE-POINT.svg; FILE's directory is checked before the run")
@@ -350,8 +350,18 @@ func reportNet(stdout io.Writer, cfg netConfig, jsonOut bool, rows []netRow, ste
 func benchNet(ctx context.Context, cfg netConfig, progress io.Writer) []netRow {
 	var rows []netRow
 	for i, p := range cfg.points {
-		if i == 0 && cfg.sockperf && p.QPS > 0 {
-			if path, err := exec.LookPath("sockperf"); err == nil {
+		if i == 0 && cfg.sockperf {
+			// Where there is no sockperf row, say why: it was left out
+			// in silence.
+			path, err := exec.LookPath("sockperf")
+			switch {
+			case p.QPS == 0:
+				fmt.Fprintf(progress, "%s: no sockperf row: the first point is closed loop, and sockperf's ping-pong wants a rate\n", p.Name)
+			case err != nil:
+				fmt.Fprintf(progress, "%s: no sockperf row: sockperf is not installed (%v)\n", p.Name, err)
+			case !canPin:
+				fmt.Fprintf(progress, "%s: no sockperf row: finding its server's port needs Linux's /proc\n", p.Name)
+			default:
 				fmt.Fprintf(progress, "%s: sockperf ping-pong\n", p.Name)
 				rows = append(rows, runSockperf(ctx, cfg, p, path))
 			}

@@ -625,3 +625,26 @@ func TestPinningHeader(t *testing.T) {
 		}
 	}
 }
+
+// Where bench net has no sockperf row to show, it says why: sockperf not
+// installed, or a closed-loop first point. The row was left out in
+// silence.
+func TestBenchNetNoSockperfSaid(t *testing.T) {
+	cfg := netConfig{sockperf: true, serverCPU: -1, clientCPU: -1}
+	t.Setenv("PATH", t.TempDir()) // no sockperf
+	cfg.points = []netPoint{{Name: "low", Mode: "echo", Conns: 1, QPS: 100}}
+	var progress bytes.Buffer
+	if rows := benchNet(context.Background(), cfg, &progress); len(rows) != 0 || !strings.Contains(progress.String(), "low: no sockperf row: sockperf is not installed") {
+		t.Errorf("sockperf missing: rows %+v, progress %q", rows, progress.String())
+	}
+	progress.Reset()
+	cfg.points = []netPoint{{Name: "pipelined", Mode: "line", Conns: 1, Depth: 4}, {Name: "low", Mode: "echo", Conns: 1, QPS: 100}}
+	if rows := benchNet(context.Background(), cfg, &progress); len(rows) != 0 || !strings.Contains(progress.String(), "pipelined: no sockperf row: the first point is closed loop") {
+		t.Errorf("closed-loop first point: rows %+v, progress %q", rows, progress.String())
+	}
+	progress.Reset()
+	cfg.sockperf = false
+	if benchNet(context.Background(), cfg, &progress); progress.Len() != 0 {
+		t.Errorf("-sockperf=false: progress %q, want nothing", progress.String())
+	}
+}
