@@ -18,6 +18,7 @@ import (
 	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/tlsbatch"
 	"github.com/wirespeed/wirespeed/smtpsink"
+	"github.com/wirespeed/wirespeed/smtpsource"
 )
 
 // A tlsPipeResult is what each side of `wirespeed bench tlspipe` prints.
@@ -27,6 +28,11 @@ type tlsPipeResult struct {
 	Version string  `json:"tls_version,omitempty"`
 	Cipher  string  `json:"tls_cipher,omitempty"`
 }
+
+// maxReadBuf bounds tlspipe's -read-buf, allocated once a connection:
+// smtp-sink reads through 64 KiB, and a buffer past a few MiB is no
+// longer filled by one read of a loopback socket.
+const maxReadBuf = 16 << 20
 
 // RunTLSPipe runs `wirespeed bench tlspipe`: the byte moving of the smtp
 // pair without SMTP, in the clear or over crypto/tls, to show what TLS
@@ -67,8 +73,20 @@ func parseTLSPipe(args []string, stdout, stderr io.Writer) (func(context.Context
 	if err := noArgs("tlspipe", fs.Args()); err != nil {
 		return nil, err
 	}
-	if (*listen == "") == (*connect == "") || *sessions < 1 || *messages < 0 || *length < 1 || *readBuf < 1 {
-		return nil, cli.Usagef("bench tlspipe: one of -listen and -connect; -s and -l positive")
+	// Each flag is named with what is wrong with it; a -l or -read-buf
+	// of terabytes was taken, and the buffer's allocation ended the
+	// process (out of memory).
+	switch {
+	case (*listen == "") == (*connect == ""):
+		return nil, cli.Usagef("bench tlspipe: give one of -listen and -connect")
+	case *sessions < 1:
+		return nil, cli.Usagef("bench tlspipe: -s %d: want 1 or more", *sessions)
+	case *messages < 0:
+		return nil, cli.Usagef("bench tlspipe: -m %d: want 0 or more", *messages)
+	case *length < 1 || *length > smtpsource.MaxLength:
+		return nil, cli.Usagef("bench tlspipe: -l %d: want 1 to %d bytes (1 GiB, smtp-source's -l at most)", *length, smtpsource.MaxLength)
+	case *readBuf < 1 || *readBuf > maxReadBuf:
+		return nil, cli.Usagef("bench tlspipe: -read-buf %d: want 1 to %d bytes (16 MiB)", *readBuf, maxReadBuf)
 	}
 	if *listen != "" {
 		return func(ctx context.Context) error {

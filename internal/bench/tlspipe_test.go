@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
 )
 
 // `bench tlspipe`: the reader reads what the writer writes, in the clear
@@ -48,5 +52,31 @@ func TestTLSPipe(t *testing.T) {
 		if err := json.Unmarshal([]byte(rest), &r); err != nil || r.Bytes != 700000 {
 			t.Errorf("%q: reader %q %v", mode, rdOut.String(), err)
 		}
+	}
+}
+
+// A bad flag is a usage error naming it: -l or -read-buf of terabytes was
+// taken and its buffer's allocation ended the process, and -m -1 or
+// -read-buf 0 were refused as "-s and -l positive".
+func TestTLSPipeFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-connect", "127.0.0.1:1", "-l", "1099511627776"}, "-l 1099511627776"},
+		{[]string{"-connect", "127.0.0.1:1", "-l", "1073741825"}, "-l 1073741825"},
+		{[]string{"-listen", "127.0.0.1:0", "-read-buf", "1099511627776"}, "-read-buf 1099511627776"},
+		{[]string{"-listen", "127.0.0.1:0", "-read-buf", "0"}, "-read-buf 0"},
+		{[]string{"-connect", "127.0.0.1:1", "-m", "-1"}, "-m -1"},
+		{[]string{"-connect", "127.0.0.1:1", "-s", "0"}, "-s 0"},
+		{[]string{"-s", "2"}, "one of -listen and -connect"},
+	} {
+		_, err := parseTLSPipe(c.args, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, cli.ErrUsage) || !strings.Contains(fmt.Sprint(err), "bench tlspipe: ") || !strings.Contains(fmt.Sprint(err), c.flag) {
+			t.Errorf("%q: %v (status %d), want a usage error naming %s", c.args, err, status, c.flag)
+		}
+	}
+	if _, err := parseTLSPipe([]string{"-connect", "127.0.0.1:1", "-l", "1073741824"}, io.Discard, io.Discard); err != nil {
+		t.Errorf("-l 1 GiB: %v", err)
 	}
 }
