@@ -1,15 +1,15 @@
 package smtpsink
 
 import (
-	"bytes"
 	"io"
 	"log"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // OnSessionEnd learns of each session once it has ended: whether it ended
@@ -92,7 +92,7 @@ func TestCallbackGoexitEndsSession(t *testing.T) {
 // the stack: it vanished without a trace, the client seeing only the
 // connection close.
 func TestCallbackPanicLoggedOnLoops(t *testing.T) {
-	var logged syncBuffer
+	var logged tooltest.Buffer
 	ends := make(chan SessionInfo, 1)
 	s := startSink(t, Config{Engine: EngineLoops, ErrorLog: log.New(&logged, "", 0),
 		OnMessage:    func(Message) { panic("callback-panic-value") },
@@ -112,29 +112,11 @@ func TestCallbackPanicLoggedOnLoops(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer for writers on other goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // An OnSessionEnd that panics on the loops engine is logged, and the
 // session's end still counted: Close waited for it for ever, and nothing
 // said why.
 func TestOnSessionEndPanicLoops(t *testing.T) {
-	var logged syncBuffer
+	var logged tooltest.Buffer
 	s, err := Listen(t.Context(), Config{Addr: "127.0.0.1:0", Engine: EngineLoops, ErrorLog: log.New(&logged, "", 0),
 		OnSessionEnd: func(SessionInfo) { panic("session-end-panic-value") }})
 	if err != nil {

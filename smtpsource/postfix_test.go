@@ -2,7 +2,6 @@ package smtpsource
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"net"
 	"os"
@@ -11,36 +10,17 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
-// syncBuffer is a bytes.Buffer that a process writes while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // postfixSink is a running Postfix smtp-sink.
 type postfixSink struct {
 	addr string
 	dump string // its -D dump file, if asked
-	out  *syncBuffer
+	out  *tooltest.Buffer
 }
 
 func smtpSinkPath(t *testing.T) string {
@@ -76,7 +56,7 @@ func startSink(t *testing.T, dump bool, args ...string) *postfixSink {
 		}
 		addr := ln.Addr().String()
 		ln.Close() // the port is free; smtp-sink takes it, unless someone else did meanwhile
-		s.out = &syncBuffer{}
+		s.out = &tooltest.Buffer{}
 		cmd := exec.Command(path, append(append([]string{"-c"}, args...), addr, "100")...)
 		cmd.Stdout, cmd.Stderr = s.out, s.out
 		if err := cmd.Start(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
 
@@ -56,7 +57,7 @@ func TestTrace(t *testing.T) {
 		conns    int
 	}{{"plain, a connection a message", false, false, 3}, {"STARTTLS, one connection", true, true, 1}} {
 		t.Run(c.name, func(t *testing.T) {
-			var sinkTrace, trace syncBuffer
+			var sinkTrace, trace tooltest.Buffer
 			scfg := smtpsink.Config{Trace: &sinkTrace}
 			if c.startTLS {
 				scfg.TLS = srvTLS

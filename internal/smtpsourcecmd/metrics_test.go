@@ -14,26 +14,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // scrape gets url and parses it as Prometheus' text format: the value of
 // each sample by name and labels, as `name{a="x",b="y"}` (labels by name).
@@ -95,7 +78,7 @@ func TestMetrics(t *testing.T) {
 	go srv.Serve()
 	t.Cleanup(func() { srv.Close() })
 
-	var stderr lockedBuffer
+	var stderr tooltest.Buffer
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {

@@ -7,31 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wirespeed/wirespeed/digest"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
-
-// A syncBuffer is a terminal's input: standard output and standard error
-// written by different goroutines, read while they write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // screen is what a terminal shows after the bytes of out: '\r' goes back
 // to the start of the line, "\x1b[K" erases from the cursor to the end of
@@ -78,7 +59,7 @@ func TestScreen(t *testing.T) {
 // streams on one terminal, a progress line showing is erased before a
 // checksum line goes out, and drawn again below it.
 func TestSumProgressClearedBeforeStdout(t *testing.T) {
-	tty := &syncBuffer{}
+	tty := &tooltest.Buffer{}
 	r := newSumRun(sumConfig{alg: digest.MD5, files: []string{"a", "b"}}, nil, tty, tty, fakeTerminals(time.Second, tty))
 	r.meter = &progressMeter{r: r, w: tty, done: make(chan struct{})}
 	sum, err := digest.Reader(digest.MD5, strings.NewReader("a"))

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // TestSumProgressOnSharedTerminal runs `wirespeed sum slow a b` with
@@ -30,7 +31,7 @@ func TestSumProgressOnSharedTerminal(t *testing.T) {
 			t.Skipf("mkfifo: %v", err)
 		}
 		t.Chdir(dir)
-		tty := &syncBuffer{}
+		tty := &tooltest.Buffer{}
 		slow := make([]byte, 100)
 		rand.Read(slow)
 		fed := make(chan error, 1)

@@ -3,8 +3,9 @@
 // the test on a developer's machine, and fails it when CI=true, because CI
 // installs every program the tests use. It also bounds the fuzzer's
 // minimizing for fuzz targets whose calls are slow (LimitMinimizing),
-// picks ports for servers that bind them by number (FreePort), and gives
-// an address where a TCP connect is refused (RefusingAddr).
+// picks ports for servers that bind them by number (FreePort), gives
+// an address where a TCP connect is refused (RefusingAddr), and a buffer
+// a test reads while another goroutine writes it (Buffer).
 package tooltest
 
 import (
