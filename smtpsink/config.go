@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -473,79 +474,126 @@ func newKnobs(cfg *Config) knobs {
 }
 
 func (c *Config) validate() error {
-	if c.MaxSize < 0 || c.MaxCommandBytes < 0 || c.MaxDataLineBytes < 0 || c.MaxRecipients < 0 || c.AbortDataDelay < 0 || c.DataReadDelay < 0 || c.WindowSize < 0 {
-		return fmt.Errorf("%w: negative limit", ErrConfig)
+	for _, f := range []struct {
+		field string
+		v     any // what the message shows
+		neg   bool
+	}{
+		{"MaxSize", c.MaxSize, c.MaxSize < 0}, {"MaxCommandBytes", c.MaxCommandBytes, c.MaxCommandBytes < 0},
+		{"MaxDataLineBytes", c.MaxDataLineBytes, c.MaxDataLineBytes < 0}, {"MaxRecipients", c.MaxRecipients, c.MaxRecipients < 0},
+		{"AbortDataDelay", c.AbortDataDelay, c.AbortDataDelay < 0}, {"DataReadDelay", c.DataReadDelay, c.DataReadDelay < 0},
+		{"WindowSize", c.WindowSize, c.WindowSize < 0},
+	} {
+		if f.neg {
+			return configErr(f.field, "%s %v: negative limit", f.field, f.v)
+		}
 	}
 	if c.WindowSize > sockbuf.MaxSize {
-		return fmt.Errorf("%w: WindowSize %d: more than a socket takes (%d)", ErrConfig, c.WindowSize, sockbuf.MaxSize)
+		return configErr("WindowSize", "WindowSize %d: more than a socket takes (%d)", c.WindowSize, sockbuf.MaxSize)
 	}
 	if c.IPVersion != 0 && c.IPVersion != 4 && c.IPVersion != 6 {
-		return fmt.Errorf("%w: IPVersion %d: want 4, 6 or 0", ErrConfig, c.IPVersion)
+		return configErr("IPVersion", "IPVersion %d: want 4, 6 or 0", c.IPVersion)
 	}
 	if !oneLine(c.Hostname) {
-		return fmt.Errorf("%w: Hostname %q: not one line", ErrConfig, c.Hostname)
+		return configErr("Hostname", "Hostname %q: not one line", c.Hostname)
 	}
 	if !oneLine(c.Greeting) {
-		return fmt.Errorf("%w: Greeting %q: not one line", ErrConfig, c.Greeting)
+		return configErr("Greeting", "Greeting %q: not one line", c.Greeting)
 	}
 	if c.Digest != 0 && !c.Digest.Valid() {
-		return fmt.Errorf("%w: %w", ErrConfig, digest.ErrUnknownAlgorithm)
+		return configErr("Digest", "Digest %d: %w", uint8(c.Digest), digest.ErrUnknownAlgorithm)
 	}
 	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
 		// crypto/tls's Listen refuses it so: every handshake would fail.
-		return fmt.Errorf("%w: TLS: no certificate (neither Certificates, GetCertificate nor GetConfigForClient set)", ErrConfig)
+		return configErr("TLS", "TLS: no certificate (neither Certificates, GetCertificate nor GetConfigForClient set)")
 	}
-	if (c.TLSImplicit || c.TLSRequired) && c.TLS == nil {
-		return fmt.Errorf("%w: TLSImplicit and TLSRequired need TLS", ErrConfig)
+	for _, f := range []struct {
+		field string
+		set   bool
+	}{{"TLSImplicit", c.TLSImplicit}, {"TLSRequired", c.TLSRequired}} {
+		if f.set && c.TLS == nil {
+			return configErr(f.field, "%s needs TLS", f.field)
+		}
 	}
-	if !c.Auth && (c.AuthUsers != nil || c.AuthMechanisms != nil || c.AuthPlaintext) {
-		return fmt.Errorf("%w: AuthUsers, AuthMechanisms and AuthPlaintext need Auth", ErrConfig)
+	for _, f := range []struct {
+		field string
+		set   bool
+	}{{"AuthUsers", c.AuthUsers != nil}, {"AuthMechanisms", c.AuthMechanisms != nil}, {"AuthPlaintext", c.AuthPlaintext}} {
+		if f.set && !c.Auth {
+			return configErr(f.field, "%s needs Auth", f.field)
+		}
 	}
 	if c.Auth && c.TLS == nil && !c.AuthPlaintext {
-		return fmt.Errorf("%w: Auth needs TLS, or AuthPlaintext", ErrConfig)
+		return configErr("Auth", "Auth needs TLS, or AuthPlaintext")
 	}
 	for _, m := range c.AuthMechanisms {
 		if !slices.Contains(AuthMechanisms, m) {
-			return fmt.Errorf("%w: AuthMechanisms: unknown mechanism %q (of %s)", ErrConfig, m, strings.Join(AuthMechanisms, " "))
+			return configErr("AuthMechanisms", "AuthMechanisms: unknown mechanism %q (of %s)", m, strings.Join(AuthMechanisms, " "))
 		}
 	}
 	switch c.Engine {
 	case "", EngineGoroutine, EngineLoops:
 	default:
-		return fmt.Errorf("%w: unknown engine %q (goroutine or loops)", ErrConfig, c.Engine)
+		return configErr("Engine", "unknown engine %q (goroutine or loops)", c.Engine)
 	}
 	if c.Bare > dot.BareNormalize {
-		return fmt.Errorf("%w: unknown bare CR/LF policy %d", ErrConfig, c.Bare)
+		return configErr("Bare", "unknown bare CR/LF policy %d", c.Bare)
 	}
-	for name, d := range c.Delay {
+	// The maps in the order of their keys: of several entries at fault,
+	// the error names the same one every time.
+	for _, name := range slices.Sorted(maps.Keys(c.Delay)) {
 		if !slices.Contains(ForceCommands, name) {
-			return fmt.Errorf("%w: Delay: unknown command %q (one of %s)", ErrConfig, name, strings.Join(ForceCommands, " "))
+			return configErr("Delay", "Delay: unknown command %q (one of %s)", name, strings.Join(ForceCommands, " "))
 		}
-		if d < 0 {
-			return fmt.Errorf("%w: Delay[%s]: negative", ErrConfig, name)
+		if d := c.Delay[name]; d < 0 {
+			return configErr("Delay", "Delay[%s]: %v: negative", name, d)
 		}
 	}
-	for _, r := range c.Rules {
+	for i, r := range c.Rules {
 		if err := r.check(); err != nil {
-			return fmt.Errorf("%w: Rules: %s: %w", ErrConfig, r.Stage, err)
+			return configErr("Rules", "Rules[%d]: %s: %w", i, r.Stage, err)
 		}
 	}
-	for name, r := range c.Force {
+	for _, name := range slices.Sorted(maps.Keys(c.Force)) {
 		if !slices.Contains(ForceCommands, name) {
-			return fmt.Errorf("%w: Force: unknown command %q (one of %s)", ErrConfig, name, strings.Join(ForceCommands, " "))
+			return configErr("Force", "Force: unknown command %q (one of %s)", name, strings.Join(ForceCommands, " "))
 		}
+		r := c.Force[name]
 		if r.Code == 0 && !r.Close || r.Code != 0 && (r.Code < 400 || r.Code > 599) {
-			return fmt.Errorf("%w: Force[%s]: code %d: want 400 to 599, or 0 with Close", ErrConfig, name, r.Code)
+			return configErr("Force", "Force[%s]: code %d: want 400 to 599, or 0 with Close", name, r.Code)
 		}
 		if !oneLine(r.Text) {
-			return fmt.Errorf("%w: Force[%s]: text %q: not one line", ErrConfig, name, r.Text)
+			return configErr("Force", "Force[%s]: text %q: not one line", name, r.Text)
 		}
 	}
 	return nil
 }
 
-// ErrConfig is what Listen returns for a Config it cannot serve.
+// ErrConfig is what Listen returns for a Config it cannot serve: a
+// *ConfigError says which field.
 var ErrConfig = errors.New("smtpsink: bad configuration")
+
+// A ConfigError is the error of a Config Listen cannot serve: it matches
+// ErrConfig, and Field names the Config field at fault (as "Hostname";
+// for a map's entry, the map, as "Force", with the key in the message).
+// Where the fault is in two fields together, Field is the one that is
+// set and needs the other (as "TLSRequired", without TLS).
+type ConfigError struct {
+	Field string
+	msg   string
+	err   error // what it wraps, if anything
+}
+
+func (e *ConfigError) Error() string        { return ErrConfig.Error() + ": " + e.msg }
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+func (e *ConfigError) Unwrap() error        { return e.err }
+
+// configErr returns a ConfigError for field, its message as fmt.Errorf
+// makes it (a %w is unwrapped).
+func configErr(field, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	return &ConfigError{Field: field, msg: err.Error(), err: errors.Unwrap(err)}
+}
 
 // oneLine reports whether s may go into a reply line as it is: a CR, LF
 // or NUL in it would end the line early, or make a client read a reply

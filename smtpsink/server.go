@@ -158,7 +158,7 @@ const writeBufSize = 4 << 10
 
 // Listen listens on cfg.Addr and returns the Server; call Serve to accept
 // sessions. The Server is closed when ctx is done, as if by Close. A
-// Config it cannot serve is an error matching ErrConfig.
+// Config it cannot serve is a *ConfigError, which matches ErrConfig.
 func Listen(ctx context.Context, cfg Config) (*Server, error) {
 	return listen(ctx, cfg, hooks{})
 }
