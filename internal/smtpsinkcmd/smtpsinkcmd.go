@@ -535,7 +535,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	s, err := smtpsink.Listen(ctx, cfg)
 	if errors.Is(err, smtpsink.ErrConfig) {
-		return cli.Usagef("smtp-sink: %v", err) // -h or -reply with a line break, say
+		return configUsage(err) // -h or -reply with a line break, say
 	} else if err != nil {
 		return fmt.Errorf("smtp-sink: %w", err)
 	}
@@ -741,6 +741,31 @@ func (s *seconds) Set(v string) error {
 	}
 	*s = seconds(d)
 	return nil
+}
+
+// flagOf is the flag of each smtpsink.Config field a ConfigError names
+// (IPVersion, of -4 or -6, is not; those that the checks above refuse
+// first are here too). Force's entries that Listen can refuse come from
+// -reply: -f, -r, -q and -Q take known commands only, and -b and -B's
+// texts are checked as they are parsed.
+var flagOf = map[string]string{
+	"MaxSize": "-size", "MaxCommandBytes": "-cmd-line", "MaxDataLineBytes": "-data-line", "MaxRecipients": "-max-rcpt",
+	"AbortDataDelay": "-A", "DataReadDelay": "-H", "WindowSize": "-T", "Hostname": "-h", "Greeting": "-P",
+	"Digest": "-digest", "TLS": "-tls", "TLSImplicit": "-tls-implicit", "TLSRequired": "-tls-required",
+	"Auth": "-auth", "AuthUsers": "-auth-file", "AuthMechanisms": "-auth-mechs", "AuthPlaintext": "-auth-plaintext",
+	"Engine": "-engine", "Bare": "-bare", "Delay": "-W", "Rules": "-rule", "Force": "-reply",
+}
+
+// configUsage is the usage error of err, smtpsink.Listen's ErrConfig: it
+// names the flag of the field at fault ("smtp-sink: smtpsink: bad
+// configuration: Hostname ..." named none), and errors.Is still takes it
+// for smtpsink.ErrConfig.
+func configUsage(err error) error {
+	var ce *smtpsink.ConfigError
+	if errors.As(err, &ce) && flagOf[ce.Field] != "" {
+		return cli.FlagUsage("smtp-sink", "smtpsink", flagOf[ce.Field], err)
+	}
+	return cli.Usagef("smtp-sink: %v", err) // IPVersion: -4 or -6
 }
 
 // bounceReply parses the reply of -b or -B, "CODE[ TEXT]" with CODE of

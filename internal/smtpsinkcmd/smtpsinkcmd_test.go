@@ -318,6 +318,26 @@ func TestRunDigestLogKeptOnFailedStart(t *testing.T) {
 	}
 }
 
+// A value the library refuses is a usage error naming its flag, and
+// still smtpsink.ErrConfig: it read "smtp-sink: smtpsink: bad
+// configuration: ...", naming the Config field, not the flag.
+func TestRunConfigFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-h", "evil\r\n250 x"}, "-h"},
+		{[]string{"-reply", "RCPT=550:a\r\nb"}, "-reply"},
+		{[]string{"-r", "RCPT", "-reply", "CONNECT=554:a\nb"}, "-reply"},
+	} {
+		err := Run(context.Background(), append(c.args, "-addr", "127.0.0.1:0"), io.Discard, io.Discard)
+		want := "smtp-sink: " + c.flag + ": bad configuration: "
+		if status, _ := cli.Status(err); status != 2 || !errors.Is(err, smtpsink.ErrConfig) || !strings.HasPrefix(fmt.Sprint(err), want) {
+			t.Errorf("%q: %v (status %d), want a usage error starting %q, matching smtpsink.ErrConfig", c.args, err, status, want)
+		}
+	}
+}
+
 // Command-line mistakes are usage errors (exit status 2).
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{
