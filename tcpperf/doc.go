@@ -28,8 +28,9 @@
 //     start times to the millisecond, so the logs of several hosts merge
 //     with MergeLogs or HdrHistogram's own tools.
 //   - Sends never block a loop: a connection whose server stops reading
-//     delays only itself. Up to 4 MiB (or Depth messages) wait per
-//     connection; later messages count as write errors, and what is
+//     delays only itself. Up to 4 MiB wait per connection (in closed
+//     loop, Depth messages if they are more; Depth is unused in open
+//     loop); later messages count as write errors, and what is
 //     unanswered at the end counts as Unanswered.
 //   - No message is sent later than DrainTimeout after the end of the
 //     schedule: those due and not sent by then count as Missed. Run

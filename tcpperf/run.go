@@ -121,7 +121,14 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	}
 	clk := env.clock
 	r := &run{cfg: cfg, env: env}
-	r.maxPend = max(minMaxPending, cfg.MsgSize*cfg.Depth)
+	r.maxPend = minMaxPending
+	if !cfg.isOpen() {
+		// Closed loop queues a connection's Depth messages at once (64
+		// MiB at most, see check); open loop's Depth is unused, and
+		// raised the bound to any size (a GiB waited for a server that
+		// did not read, at Depth 1000 of 1 MiB).
+		r.maxPend = max(minMaxPending, cfg.MsgSize*cfg.Depth)
+	}
 	start := r.startLoops
 	if cfg.Engine == EngineNetio {
 		start = r.startNetio

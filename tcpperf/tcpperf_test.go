@@ -496,6 +496,29 @@ func TestNonReadingServer(t *testing.T) {
 	})
 }
 
+// Depth is the closed loop's: in open loop it does not raise what may
+// wait per connection. Depth 1000 of 1 MiB messages let 1000 MiB wait on
+// a connection whose server stops reading (the whole schedule of 100 MiB
+// here was queued, no write error), where the bound is 4 MiB.
+func TestOpenLoopDepthNoPendingBound(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		addr := silentServer(t)
+		const size = 1 << 20
+		res, err := RunEnv(context.Background(), Config{
+			Engine: engine, Addr: addr, Conns: 1, QPS: 100, Depth: 1000, MsgSize: size,
+			Duration: time.Second, DrainTimeout: time.Millisecond,
+		}, Env{Dial: smallBuffers, LoopDial: smallLoopBuffers, Clock: newFakeClock(), DrainQuiet: SilentQuiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The 4 MiB wait, and a message partly in the socket's 32 KiB
+		// buffers.
+		if res.Sent+res.WriteErrors != 100 || res.Sent > minMaxPending/size+1 || res.Received != 0 {
+			t.Errorf("want at most %d of the 100 messages queued (4 MiB), the rest write errors: %+v", minMaxPending/size+1, res)
+		}
+	})
+}
+
 // The messages refused because too many wait on their connection are
 // write errors of the measurement only, as the counts are: with the
 // warm-up's, sent and the write errors made up more than the schedule's
