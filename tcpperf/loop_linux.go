@@ -106,6 +106,31 @@ func (l *loop) close() {
 
 var one = binary.NativeEndian.AppendUint64(nil, 1)
 
+// tryPins pins a thread of its own to each of cpus in turn, loop i's CPU
+// cpus[i], as the loops pin themselves, and returns the error of the
+// first that fails.
+func tryPins(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Never unlocked, as a loop's: the thread, its affinity
+		// changed, ends with the goroutine.
+		for i, cpu := range cpus {
+			var set unix.CPUSet
+			set.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				errc <- configErr("CPUs", "cannot pin loop %d to CPU %d: %w", i, cpu, err)
+				return
+			}
+		}
+		errc <- nil
+	}()
+	return <-errc
+}
+
 func (l *loop) wakeUp() { unix.Write(l.wake, one) }
 
 // run is the loop's thread. It reports on ready once locked (and pinned),

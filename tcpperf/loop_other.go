@@ -21,3 +21,7 @@ func newLoopSys() loopSys { return loopSys{} }
 func (r *run) startLoops(context.Context) (engine, error) {
 	return engine{}, fmt.Errorf("%w: engine %s (use %s)", ErrUnsupported, EngineTcpperf, EngineNetio)
 }
+
+// tryPins does nothing: off Linux no loop is pinned (tcpperf's own loops
+// do not run, and netio's portable ones refuse Config.CPUs).
+func tryPins([]int) error { return nil }

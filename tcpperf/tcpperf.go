@@ -455,7 +455,10 @@ const (
 )
 
 // Check returns the error Run would return for cfg before connecting:
-// one matching ErrConfig for a configuration it cannot run.
+// one matching ErrConfig for a configuration it cannot run, a CPU in CPUs
+// that a loop may not be pinned to included (Check tries, on a thread of
+// its own). The system's limits, ErrFDLimit and ErrPorts, Run alone
+// checks.
 func (cfg Config) Check() error { return cfg.check() }
 
 func (cfg *Config) check() error {
@@ -606,7 +609,10 @@ func (cfg *Config) check() error {
 	if cfg.Loops > maxLoops {
 		return configErr("Loops", "%d loops, more than %d (each is an OS thread; the Go runtime allows 10,000)", cfg.Loops, maxLoops)
 	}
-	return nil
+	// A CPU the loops may not be pinned to, found before any connection
+	// opens: tcpperf's own loops pin themselves once connected, and
+	// failed after opening every connection to the server.
+	return tryPins(cfg.CPUs[:min(len(cfg.CPUs), cfg.Loops)])
 }
 
 // maxSpan bounds a run's warm-up, duration and drain together, far from
