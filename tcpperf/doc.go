@@ -48,5 +48,6 @@
 // answers it (those it passes over are content errors), and matching goes
 // on. Run does
 // not raise the file descriptor limit; it fails with ErrFDLimit when Conns
-// do not fit, and with ErrPorts when they exceed the ephemeral port range.
+// do not fit, and with ErrPorts when they exceed the ephemeral port range
+// (over TCP: a Unix socket's connections take no port).
 package tcpperf

@@ -113,8 +113,11 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	if err := ensureFDs(uint64(cfg.Conns) + perLoop*uint64(cfg.Loops) + 128); err != nil {
 		return nil, err
 	}
-	if err := ensurePorts(cfg.Conns); err != nil {
-		return nil, err
+	// A Unix socket's connections take no ephemeral port.
+	if network, _ := cfg.network(); network == "tcp" {
+		if err := ensurePorts(cfg.Conns); err != nil {
+			return nil, err
+		}
 	}
 	if !env.realTime {
 		cfg.Arrival = ArrivalRead // the kernel's timestamps are on the real clock

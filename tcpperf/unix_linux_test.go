@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,5 +50,41 @@ func TestUnixSocket(t *testing.T) {
 	_, err := Run(context.Background(), Config{Addr: "unix:/nonexistent.sock", Engine: EngineTcpperf})
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("a Unix socket on engine tcpperf: %v, want ErrConfig", err)
+	}
+}
+
+// A Unix socket's connections take no ephemeral port: more of them than
+// the port range has are no ErrPorts ("widen
+// net.ipv4.ip_local_port_range"), which refused such a run before it
+// dialed. (The run is stopped before it connects; the file descriptor
+// limit must hold the connections: the test raises it if it may, and is
+// skipped if not.)
+func TestUnixSocketNoPorts(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Skip(err)
+	}
+	lo, hi, err := ParsePortRange(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := hi - lo + 2
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	need := uint64(conns) + 1024
+	if old.Cur < need {
+		raised := syscall.Rlimit{Cur: need, Max: max(old.Max, need)}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err != nil {
+			t.Skipf("cannot raise the file descriptor limit to %d: %v", need, err)
+		}
+		t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Run(ctx, Config{Addr: "unix:" + filepath.Join(t.TempDir(), "none.sock"), Conns: conns})
+	if errors.Is(err, ErrPorts) || !errors.Is(err, context.Canceled) {
+		t.Errorf("%d connections over a Unix socket: %v, want the run stopped while connecting, no ErrPorts", conns, err)
 	}
 }
