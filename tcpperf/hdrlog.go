@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -32,7 +33,8 @@ func newLogWriter(w io.Writer, start time.Time) *hdrhistogram.HistogramLogWriter
 
 // LogHistogram reads HdrHistogram interval logs (such as a run's HdrLog)
 // and returns one histogram of all their latencies, in nanoseconds: what
-// internal/latplot draws. As in MergeLogs, tagged intervals are left out.
+// internal/latplot draws. As in MergeLogs, tagged intervals are left out,
+// and a log that is none, or no log at all, is an error matching ErrLog.
 func LogHistogram(logs ...io.Reader) (*hdrhistogram.Histogram, error) {
 	all, _, _, err := mergeLogs(logs)
 	return all, err
@@ -43,8 +45,15 @@ func LogHistogram(logs ...io.Reader) (*hdrhistogram.Histogram, error) {
 func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64, err error) {
 	all = newHist()
 	first, last = int64(math.MaxInt64), int64(math.MinInt64)
+	if len(logs) == 0 {
+		// A merge of nothing would read as a run that measured nothing.
+		return nil, 0, 0, fmt.Errorf("%w: no logs", ErrLog)
+	}
 	for i, log := range logs {
 		name := fmt.Sprintf("log %d", i+1)
+		if f, ok := log.(*os.File); log == nil || ok && f == nil {
+			return nil, 0, 0, fmt.Errorf("%w: %s: nil reader", ErrLog, name)
+		}
 		if n, ok := log.(interface{ Name() string }); ok && n.Name() != "" {
 			name = n.Name() // a file's
 		}
@@ -120,7 +129,8 @@ var ErrLog = errors.New("tcpperf: bad interval log")
 // log with no untagged interval (not a log, an empty one, or one of other
 // measures only) is an error matching ErrLog, as one that cannot be read;
 // the error names the log by its Name method if it has one (an *os.File
-// has), else by its place among logs ("log 2"). So is a log with a time
+// has), else by its place among logs ("log 2"). So are no logs at all, and
+// a nil one (a nil io.Reader or *os.File). So is a log with a time
 // the reader would read loosely (it took an interval start of 1e300 for
 // 300 s): not a plain decimal number of seconds, past 2262, or an interval
 // starting before the previous one of its tag (a log's StartTime or

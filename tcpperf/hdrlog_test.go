@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -205,6 +206,43 @@ func TestMergeBadLog(t *testing.T) {
 	_, err = MergeLogs(bytes.NewReader(good.Bytes()), &tagged)
 	if !errors.Is(err, ErrLog) || !strings.Contains(err.Error(), "log 2: no untagged intervals (1 tagged") {
 		t.Errorf("tagged only: %v, want ErrLog: log 2: no untagged intervals", err)
+	}
+}
+
+// No log at all, or a nil one, is an error matching ErrLog too: MergeLogs()
+// returned a Result of Logs 0, which reads (and is written in JSON) as a
+// run's that measured nothing, and a nil io.Reader, or a nil *os.File,
+// panicked (a nil pointer dereference).
+func TestMergeNoLog(t *testing.T) {
+	var good bytes.Buffer
+	writeLog(&good, time.UnixMilli(1_700_000_000_000), []int64{5, 6, 7})
+	var nilFile *os.File
+	for name, second := range map[string]io.Reader{
+		"none":      nil,
+		"nil":       nil,
+		"nil *File": nilFile,
+	} {
+		for fn, merge := range map[string]func(...io.Reader) error{
+			"MergeLogs":    func(l ...io.Reader) error { _, err := MergeLogs(l...); return err },
+			"LogHistogram": func(l ...io.Reader) error { _, err := LogHistogram(l...); return err },
+		} {
+			var logs []io.Reader
+			if name != "none" {
+				logs = []io.Reader{bytes.NewReader(good.Bytes()), second}
+			}
+			var err error
+			func() {
+				defer func() {
+					if v := recover(); v != nil {
+						err = fmt.Errorf("panic: %v", v)
+					}
+				}()
+				err = merge(logs...)
+			}()
+			if !errors.Is(err, ErrLog) || (len(logs) > 0 && !strings.Contains(err.Error(), "log 2")) {
+				t.Errorf("%s of %s: %v, want ErrLog (naming log 2 where there is one)", fn, name, err)
+			}
+		}
 	}
 }
 
