@@ -16,9 +16,9 @@ func checkFDLimit(need, soft, hard uint64) error {
 	case soft >= need:
 		return nil
 	case hard < need:
-		return fmt.Errorf("%w: need %d file descriptors, the hard limit is %d (raise it as root, e.g. ulimit -Hn %d, or use fewer -conns)", ErrFDLimit, need, hard, need)
+		return fmt.Errorf("%w: need %d file descriptors, the hard limit is %d (raise it as root, e.g. ulimit -Hn %d, or use fewer connections: Config.Conns, -conns)", ErrFDLimit, need, hard, need)
 	}
-	return fmt.Errorf("%w: need %d file descriptors, the soft limit is %d (raise it with ulimit -n %d, or use fewer -conns)", ErrFDLimit, need, soft, need)
+	return fmt.Errorf("%w: need %d file descriptors, the soft limit is %d (raise it with ulimit -n %d, or use fewer connections: Config.Conns, -conns)", ErrFDLimit, need, soft, need)
 }
 
 // portRangeFile holds the ephemeral port range of outgoing connections.

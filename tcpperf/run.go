@@ -430,7 +430,7 @@ func (r *run) connect(ctx context.Context, dial func(ctx context.Context, i int)
 	case fdLimit(firstErr):
 		hint = " (raise the file descriptor limit)"
 	case outOfPorts(firstErr):
-		hint = " (out of ephemeral ports: widen net.ipv4.ip_local_port_range, wait for TIME_WAIT to pass, or use fewer -conns)"
+		hint = " (out of ephemeral ports: widen net.ipv4.ip_local_port_range, wait for TIME_WAIT to pass, or use fewer connections: Config.Conns, -conns)"
 	case errors.Is(firstErr, netio.ErrHandshake) && !errors.As(firstErr, new(*tls.CertificateVerificationError)) && !errors.As(firstErr, new(tls.AlertError)):
 		// Not for a certificate refused nor an alert the server sent:
 		// those come from a server that speaks TLS.
