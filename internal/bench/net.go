@@ -82,16 +82,35 @@ func parseNetPoints(s string) ([]netPoint, error) {
 
 // A netRow is one engine at one point.
 type netRow struct {
-	Point        string          `json:"point"`
-	Engine       string          `json:"engine"`
-	Result       *tcpperf.Result `json:"result,omitempty"`
-	ServerCPUSec float64         `json:"server_cpu_s"`
-	ServerRSSMB  float64         `json:"server_peak_rss_mb"`
-	ServerCPUs   string          `json:"server_cpus,omitempty"` // Cpus_allowed_list at start
-	ClientCPUs   string          `json:"client_cpus,omitempty"`
-	Err          string          `json:"error,omitempty"`
+	Point  string          `json:"point"`
+	Engine string          `json:"engine"`
+	Result *tcpperf.Result `json:"result,omitempty"`
+	// The server process's CPU time and peak RSS; nil where not
+	// measured (sockperf's row), absent from the JSON as the other
+	// unmeasured fields are, where 0 read as measured.
+	ServerCPUSec *float64 `json:"server_cpu_s,omitempty"`
+	ServerRSSMB  *float64 `json:"server_peak_rss_mb,omitempty"`
+	ServerCPUs   string   `json:"server_cpus,omitempty"` // Cpus_allowed_list at start
+	ClientCPUs   string   `json:"client_cpus,omitempty"`
+	Err          string   `json:"error,omitempty"`
 
 	hist *hdrhistogram.Histogram // the latencies, for -plot
+}
+
+// serverCPU is ServerCPUSec, 0 where not measured.
+func (r netRow) serverCPU() float64 {
+	if r.ServerCPUSec == nil {
+		return 0
+	}
+	return *r.ServerCPUSec
+}
+
+// serverRSS is ServerRSSMB, 0 where not measured.
+func (r netRow) serverRSS() float64 {
+	if r.ServerRSSMB == nil {
+		return 0
+	}
+	return *r.ServerRSSMB
 }
 
 type netConfig struct {
@@ -453,7 +472,8 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 	if err != nil {
 		row.Err = "server exit: " + err.Error()
 	}
-	row.ServerCPUSec, row.ServerRSSMB = cpu.Seconds(), rss
+	secs := cpu.Seconds()
+	row.ServerCPUSec, row.ServerRSSMB = &secs, &rss
 	return row
 }
 
@@ -724,16 +744,16 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 				continue
 			}
 			res := r.Result
-			rate, cpu, rss, errs, late := latplot.Rate(res.AchievedQPS), fmt.Sprintf("%.2f", r.ServerCPUSec), fmt.Sprintf("%.1f", r.ServerRSSMB), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
+			rate, cpu, rss, errs, late := latplot.Rate(res.AchievedQPS), fmt.Sprintf("%.2f", r.serverCPU()), fmt.Sprintf("%.1f", r.serverRSS()), strconv.FormatInt(res.Errors, 10), fmt.Sprintf("%.1f", res.LatenessP50)
 			late99, wait := fmt.Sprintf("%.1f", res.LatenessP99), string(res.Wait)
 			if res.BatchUs > 0 {
 				wait += fmt.Sprintf(" %gµs", res.BatchUs)
 			}
-			perConn, tool := fmt.Sprintf("%.1f", r.ServerRSSMB*1024/float64(p.Conns)), fmt.Sprintf("%.2f", res.CPUPerMsg)
+			perConn, tool := fmt.Sprintf("%.1f", r.serverRSS()*1024/float64(p.Conns)), fmt.Sprintf("%.2f", res.CPUPerMsg)
 			perMsg := "-"
 			if res.SentAll > 0 {
 				// warmup included, like the CPU time
-				perMsg = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(res.SentAll))
+				perMsg = fmt.Sprintf("%.2f", r.serverCPU()*1e6/float64(res.SentAll))
 			}
 			if r.Engine == "sockperf" {
 				rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait = "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"
@@ -872,7 +892,7 @@ func printSteps(w io.Writer, steps []netStep) error {
 		if r := medianRun(st.Rows, st.Best); r != nil && st.Best > 0 {
 			best, p99 = latplot.Rate(st.Best), fmt.Sprintf("%.1f", r.Result.P99)
 			if r.Result.SentAll > 0 {
-				cpu = fmt.Sprintf("%.2f", r.ServerCPUSec*1e6/float64(r.Result.SentAll))
+				cpu = fmt.Sprintf("%.2f", r.serverCPU()*1e6/float64(r.Result.SentAll))
 			}
 		}
 		if r := medianRun(st.Rows, st.Best*stepFactor); r != nil && st.Best > 0 {
