@@ -224,6 +224,10 @@ func newServer(cfg Config, h hooks) *Server {
 // *net.UnixAddr for an Addr of unix:PATH.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
+// Engine returns the engine the server runs its sessions on:
+// Config.Engine, or where that is empty the system's default.
+func (s *Server) Engine() Engine { return s.cfg.Engine }
+
 // ErrServing is returned by a second call to Serve.
 var ErrServing = errors.New("smtpsink: Serve called twice")
 

@@ -60,6 +60,10 @@ func checkSMTPRows(t *testing.T, rows []smtpRow) {
 		} else if wantLat && (r.Latency.Count != int64(r.Messages) || r.Latency.P50 <= 0 || r.Latency.P99 < r.Latency.P50) {
 			t.Errorf("%s: latency %+v", name, r.Latency)
 		}
+		// The engine wirespeed's sinks ran, as their summaries say.
+		if wirespeedSink := r.Sink != engPostfix; (r.SinkEngine != "") != wirespeedSink || r.Sink == engGoroutine && r.SinkEngine != "goroutine" {
+			t.Errorf("%s: sink engine %q", name, r.SinkEngine)
+		}
 		if pinned && (r.ServerCPUs != "0" || r.ClientCPUs != "1") {
 			t.Errorf("%s: sink on CPUs %q, source on %q; want 0 and 1", name, r.ServerCPUs, r.ClientCPUs)
 		}

@@ -3,11 +3,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -20,17 +23,38 @@ import (
 // first writes to the FIFO started, if it is there.
 func fakeSMTPTools(t *testing.T, source string, status, pfStatus int) (dir string) {
 	t.Helper()
+	return fakeTools{source: source, status: status, pfStatus: pfStatus, sinkMsgs: 3}.write(t)
+}
+
+// fakeTools are the stand-ins fakeSMTPTools writes, with more knobs:
+// sinkMsgs is the count wirespeed's sink reports, engine the engine it
+// reports when not told -engine goroutine (none if "").
+type fakeTools struct {
+	source           string
+	status, pfStatus int
+	sinkMsgs         int
+	engine           string
+}
+
+func (f fakeTools) write(t *testing.T) (dir string) {
+	t.Helper()
 	dir = t.TempDir()
 	started := filepath.Join(dir, "started")
 	signal := `[ -p ` + started + ` ] && echo started > ` + started + ` && exec sleep 600; `
+	engine := ""
+	if f.engine != "" {
+		engine = `,\"engine\":\"'$eng'\"`
+	}
 	ws := `#!/bin/sh
+eng=` + f.engine + `
+case " $* " in *" -engine goroutine "*) eng=goroutine;; esac
 case "$1" in
-smtp-sink) trap 'echo "{\"messages\":3}"; exit 0' TERM; echo "listening on 127.0.0.1:9"; while :; do sleep 0.1 >/dev/null; done;;
-smtp-source) ` + signal + `echo '` + source + `'; exit ` + strconv.Itoa(status) + `;;
+smtp-sink) trap 'echo "{\"messages\":` + strconv.Itoa(f.sinkMsgs) + engine + `}"; exit 0' TERM; echo "listening on 127.0.0.1:9"; while :; do sleep 0.1 >/dev/null; done;;
+smtp-source) ` + signal + `echo '` + f.source + `'; exit ` + strconv.Itoa(f.status) + `;;
 esac
 `
 	pf := `#!/bin/sh
-` + signal + `echo "smtp-source: fatal: connect: Connection refused" >&2; exit ` + strconv.Itoa(pfStatus) + `
+` + signal + `echo "smtp-source: fatal: connect: Connection refused" >&2; exit ` + strconv.Itoa(f.pfStatus) + `
 `
 	for name, script := range map[string]string{"wirespeed": ws, "smtp-source": pf} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
@@ -38,6 +62,43 @@ esac
 		}
 	}
 	return dir
+}
+
+// The bars name the engine wirespeed's sink ran, as its summary says:
+// they read "wirespeed (loops) / Postfix" and "loops / goroutine engine"
+// wherever they ran, where off Linux the default engine is goroutine.
+func TestSMTPBarsSinkEngine(t *testing.T) {
+	for _, engine := range []string{"goroutine", "loops"} {
+		dir := fakeTools{source: `{"delivered":3,"errors":0}`, sinkMsgs: 3, engine: engine}.write(t)
+		var out, errOut bytes.Buffer
+		err := RunSMTP(context.Background(), []string{"-exe", filepath.Join(dir, "wirespeed"), "-postfix=false", "-sinks", "wirespeed,wirespeed-goroutine", "-sources", "wirespeed",
+			"-m4k", "3", "-m1m", "3", "-lat-m", "0", "-server-cpu", "-1", "-client-cpu", "-1", "-json"}, &out, &errOut)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", engine, err, errOut.String())
+		}
+		var rep smtpReport
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("%v:\n%s", err, out.String())
+		}
+		for _, r := range rep.Rows {
+			if want := map[string]string{engWirespeed: engine, engGoroutine: "goroutine"}[r.Sink]; r.SinkEngine != want || r.Runs != 1 {
+				t.Errorf("%s: %s sink row: engine %q, runs %d; want %q", engine, r.Sink, r.SinkEngine, r.Runs, want)
+			}
+		}
+		var names []string
+		for _, b := range rep.Bars {
+			names = append(names, b.Name)
+		}
+		all := strings.Join(names, "\n")
+		for _, want := range []string{"wirespeed (" + engine + ") / Postfix", "Postfix's source: " + engine + " / goroutine engine"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("%s: no bar reads %q:\n%s", engine, want, all)
+			}
+		}
+		if engine == "goroutine" && strings.Contains(all, "loops") {
+			t.Errorf("a bar names loops, which did not run:\n%s", all)
+		}
+	}
 }
 
 // A run whose source did not end as a run is no measurement: it was

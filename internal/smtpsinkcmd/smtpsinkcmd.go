@@ -54,6 +54,9 @@ const Summary = "SMTP/LMTP server that accepts mail and discards it (Postfix smt
 // and counters.
 type Result struct {
 	Addr string `json:"addr"`
+	// Engine is the engine that ran the sessions (-engine, or the
+	// system's default: loops on Linux, goroutine elsewhere).
+	Engine smtpsink.Engine `json:"engine"`
 	smtpsink.Stats
 	ErrorTotal uint64 `json:"error_replies"`
 	DumpErrors uint64 `json:"dump_errors,omitempty"` // transactions -d or -D could not dump (their messages refused with 451)
@@ -628,7 +631,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		stderr.Write([]byte("\n")) // the counters stay on the screen
 		logMu.Unlock()
 	}
-	res := Result{Addr: addrString(s.Addr()), Stats: s.Stats()}
+	res := Result{Addr: addrString(s.Addr()), Engine: s.Engine(), Stats: s.Stats()}
 	res.ErrorTotal = res.ErrorCount()
 	if dumps != nil {
 		res.DumpErrors = dumps.errs.Load()

@@ -20,6 +20,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -177,12 +178,18 @@ func TestRunJSON(t *testing.T) {
 		Messages int               `json:"messages"`
 		Errors   map[string]uint64 `json:"errors"`
 		Total    uint64            `json:"error_replies"`
+		Engine   string            `json:"engine"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || strings.Count(out, "\n") != 1 {
 		t.Fatalf("%v: %q", err, out)
 	}
 	if res.Addr != addr || res.Sessions != 1 || res.Messages != 0 || res.Errors["500"] != 1 || res.Total != 1 {
 		t.Errorf("result %+v", res)
+	}
+	// The engine that ran, the default one (as documented: loops on
+	// Linux, goroutine elsewhere), so that bench smtp can name it.
+	if want := map[bool]string{true: "loops", false: "goroutine"}[runtime.GOOS == "linux"]; res.Engine != want {
+		t.Errorf("engine %q, want %q", res.Engine, want)
 	}
 	if b, err := os.ReadFile(logf); err != nil || len(b) != 0 {
 		t.Errorf("digest log %q %v", b, err)
