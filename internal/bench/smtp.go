@@ -527,6 +527,7 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 			Messages int64  `json:"messages"`
 			Engine   string `json:"engine"`
 		}
+		<-out.eof // all it wrote
 		if err := json.Unmarshal(out.rest(), &sum); err != nil {
 			return run, fmt.Errorf("wirespeed smtp-sink: no summary: %v", err)
 		}
@@ -549,9 +550,12 @@ type lineWriter struct {
 	buf   bytes.Buffer
 	first chan string
 	sent  bool
+	eof   chan struct{} // closed when the child's end of the pipe is (pipe)
 }
 
-func newLineWriter() *lineWriter { return &lineWriter{first: make(chan string, 1)} }
+func newLineWriter() *lineWriter {
+	return &lineWriter{first: make(chan string, 1), eof: make(chan struct{})}
+}
 
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -566,6 +570,36 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// pipe starts cmd pinned to cpu with its standard output (and its
+// standard error too, if stderr is nil) into w through a pipe of its own,
+// so that w.eof tells when the child has exited (no other process holds
+// the pipe): exec's own copy does not say.
+func (w *lineWriter) pipe(cmd *exec.Cmd, cpu int, stderr io.Writer) error {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	if cmd.Stdout == nil {
+		cmd.Stdout = pw
+	}
+	cmd.Stderr = stderr
+	if stderr == nil {
+		cmd.Stderr = pw
+	}
+	err = startPinned(cmd, cpu)
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return err
+	}
+	go func() {
+		io.Copy(w, pr)
+		pr.Close()
+		close(w.eof)
+	}()
+	return nil
+}
+
 // rest returns what came after the first line.
 func (w *lineWriter) rest() []byte {
 	w.mu.Lock()
@@ -574,8 +608,17 @@ func (w *lineWriter) rest() []byte {
 	return bytes.Clone(rest)
 }
 
+// all returns all it has, once the child's end of the pipe is closed.
+func (w *lineWriter) all() string {
+	<-w.eof
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.TrimSpace(w.buf.String())
+}
+
 // startSMTPSink starts a sink on 127.0.0.1 pinned to cfg.serverCPU and
-// returns it once it greets, with its address and its output.
+// returns it once it greets, with its address and its output. A sink that
+// exits before it greets fails at once.
 func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (*exec.Cmd, string, *lineWriter, error) {
 	if sink == engWirespeed || sink == engGoroutine || sink == engTLS {
 		out := newLineWriter()
@@ -587,34 +630,40 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 			args = append(args, "-engine", "goroutine")
 		}
 		srv := exec.CommandContext(ctx, cfg.exe, args...)
-		srv.Stdout = out
 		var errBuf bytes.Buffer
-		srv.Stderr = &errBuf
-		if err := startPinned(srv, cfg.serverCPU); err != nil {
+		if err := out.pipe(srv, cfg.serverCPU, &errBuf); err != nil {
 			return nil, "", nil, fmt.Errorf("start wirespeed smtp-sink: %w", err)
+		}
+		kill := func() {
+			srv.Process.Kill()
+			srv.Wait()
 		}
 		select {
 		case line := <-out.first:
 			addr, ok := strings.CutPrefix(line, "listening on ")
 			if !ok {
-				srv.Process.Kill()
-				srv.Wait()
+				kill()
 				return nil, "", nil, fmt.Errorf("wirespeed smtp-sink: first line %q", line)
 			}
 			return srv, addr, out, nil
+		case <-out.eof:
+			err := srv.Wait()
+			return nil, "", nil, fmt.Errorf("wirespeed smtp-sink exited before it listened: %v: %s", err, strings.TrimSpace(errBuf.String()+out.all()))
 		case <-time.After(20 * time.Second):
-			srv.Process.Kill()
-			srv.Wait()
+			kill()
 			return nil, "", nil, fmt.Errorf("wirespeed smtp-sink not listening within 20s: %s", errBuf.String())
 		}
 	}
 	// Postfix's smtp-sink has no port 0: take a free port and hand it
-	// over, again if someone else took it meanwhile.
-	args := extra
+	// over, again if someone else took it meanwhile (the sink then exits:
+	// it cannot bind). Its greeting names a host name of this run's
+	// (-h), so that another server on the port is not taken for it.
+	name := fmt.Sprintf("wirespeed-bench-%d-%d.invalid", os.Getpid(), time.Now().UnixNano())
+	args := append(slices.Clone(extra), "-h", name)
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "nobody") // it refuses to run as root without
 	}
-	var last string
+	var last error
 	for try := 0; try < 5; try++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -624,36 +673,63 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 		ln.Close()
 		out := newLineWriter()
 		srv := exec.CommandContext(ctx, cfg.pfSink, append(slices.Clone(args), addr, "1024")...)
-		srv.Stdout, srv.Stderr = out, out
-		if err := startPinned(srv, cfg.serverCPU); err != nil {
+		if err := out.pipe(srv, cfg.serverCPU, nil); err != nil {
 			return nil, "", nil, fmt.Errorf("start Postfix smtp-sink: %w", err)
 		}
-		if sinkReady(addr) {
+		err = sinkReady(addr, name, out.eof)
+		if err == nil {
 			return srv, addr, out, nil
 		}
 		srv.Process.Kill()
-		srv.Wait()
-		last = string(out.rest())
+		werr := srv.Wait()
+		if !errors.Is(err, errSinkExited) {
+			return nil, "", nil, fmt.Errorf("Postfix smtp-sink on %s: %w", addr, err)
+		}
+		last = fmt.Errorf("Postfix smtp-sink exited before it greeted: %v: %s", werr, out.all())
+		if ln, lerr := net.Listen("tcp", addr); lerr == nil {
+			ln.Close()
+			return nil, "", nil, last // not for the port: it would again
+		}
 	}
-	return nil, "", nil, fmt.Errorf("Postfix smtp-sink did not start: %s", last)
+	return nil, "", nil, last
 }
 
-// sinkReady waits until addr greets a connection with 220.
-func sinkReady(addr string) bool {
+// errSinkExited is sinkReady's error for a sink that exited.
+var errSinkExited = errors.New("the sink exited")
+
+// sinkReady waits until addr greets a connection with 220 and the host
+// name name, as the sink bench started does; it fails at once if exited
+// is closed (the sink exited), or if another server greets.
+func sinkReady(addr, name string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errSinkExited
+		default:
+		}
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
-			time.Sleep(5 * time.Millisecond) // not listening yet: poll again
+			select { // not listening yet: poll again
+			case <-exited:
+				return errSinkExited
+			case <-time.After(5 * time.Millisecond):
+			}
 			continue
 		}
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		line, err := bufio.NewReader(c).ReadString('\n')
 		c.Write([]byte("QUIT\r\n"))
 		c.Close()
-		return err == nil && strings.HasPrefix(line, "220")
+		switch {
+		case err != nil:
+			return fmt.Errorf("no greeting: %v", err)
+		case !strings.HasPrefix(line, "220 "+name+" "):
+			return fmt.Errorf("greeted %q, not as the smtp-sink started (-h %s) would: another server has the port", strings.TrimSpace(line), name)
+		}
+		return nil
 	}
-	return false
+	return errors.New("no greeting within 10s")
 }
 
 // smtpBars computes issue 11's ratios from the rows (0 where one is

@@ -7,8 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,5 +149,111 @@ func TestSMTPRunNotMeasured(t *testing.T) {
 	rows := benchSMTP(ctx, cfg, io.Discard)
 	if len(rows) != 1 || rows[0].Runs != 0 || rows[0].Err != "interrupted" {
 		t.Errorf("interrupted: rows %+v; want one not measured, error %q", rows, "interrupted")
+	}
+}
+
+// fakePostfixSink writes a stand-in for Postfix's smtp-sink into dir,
+// which counts its starts in dir/starts. With exit, it exits at once with
+// a fatal message. Otherwise it hands its arguments to the test through
+// the FIFO dir/args, prints counters as -c does (msgs messages) and waits
+// for SIGTERM; playSink then plays its network half.
+func fakePostfixSink(t *testing.T, dir string, exit bool, msgs int) string {
+	t.Helper()
+	script := `#!/bin/sh
+echo start >> ` + filepath.Join(dir, "starts") + `
+`
+	if exit {
+		script += `echo "smtp-sink: fatal: usage: smtp-sink [options] host:port backlog" >&2; exit 1
+`
+	} else {
+		if err := syscall.Mkfifo(filepath.Join(dir, "args"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		script += `echo "$@" > ` + filepath.Join(dir, "args") + `
+printf 'sess=0 quit=0 mesg=` + strconv.Itoa(msgs) + `\r'
+trap 'exit 0' TERM
+while :; do sleep 0.1; done
+`
+	}
+	path := filepath.Join(dir, "smtp-sink")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// playSink listens where the fake sink in dir was told to, once it has
+// started, and greets each connection with greet(the sink's -h).
+func playSink(t *testing.T, dir string, greet func(hostname string) string) {
+	lns := make(chan net.Listener, 1)
+	t.Cleanup(func() {
+		select {
+		case ln := <-lns:
+			ln.Close()
+		default:
+		}
+	})
+	go func() {
+		b, err := os.ReadFile(filepath.Join(dir, "args"))
+		args := strings.Fields(string(b))
+		if err != nil || len(args) < 2 {
+			return
+		}
+		host := ""
+		if i := slices.Index(args, "-h"); i >= 0 && i+1 < len(args) {
+			host = args[i+1]
+		}
+		ln, err := net.Listen("tcp", args[len(args)-2])
+		if err != nil {
+			return
+		}
+		lns <- ln
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(greet(host) + "\r\n"))
+			c.Close()
+		}
+	}()
+}
+
+// bench smtp knows Postfix's sink it started from another server: it took
+// any 220 greeting on the port as the sink's, and so measured whatever
+// held the port; and a sink that exited at once was retried for 50 s (5
+// ports, 10 s each) before its run failed, without its message.
+func TestPostfixSinkStart(t *testing.T) {
+	cfg := smtpConfig{sessions: 1, count: 1, sizes: []smtpSize{{"4KiB", 4096, 3}}, serverCPU: -1, clientCPU: -1,
+		sinks: []string{engPostfix}, sources: []string{engPostfix}}
+	starts := func(dir string) int {
+		b, _ := os.ReadFile(filepath.Join(dir, "starts"))
+		return strings.Count(string(b), "start")
+	}
+
+	// Another server on the port the sink was given.
+	dir := fakeSMTPTools(t, "", 0, 0)
+	cfg.pfSink, cfg.pfSource = fakePostfixSink(t, dir, false, 3), filepath.Join(dir, "smtp-source")
+	playSink(t, dir, func(string) string { return "220 mail.example ESMTP Postfix" })
+	rows := benchSMTP(context.Background(), cfg, io.Discard)
+	if len(rows) != 1 || rows[0].Runs != 0 || !strings.Contains(rows[0].Err, `greeted "220 mail.example ESMTP Postfix", not as the smtp-sink started`) {
+		t.Errorf("another server: rows %+v; want one not measured, saying another server greeted", rows)
+	}
+
+	// A sink that exits at once: once, with what it said.
+	dir = fakeSMTPTools(t, "", 0, 0)
+	cfg.pfSink, cfg.pfSource = fakePostfixSink(t, dir, true, 0), filepath.Join(dir, "smtp-source")
+	rows = benchSMTP(context.Background(), cfg, io.Discard)
+	if len(rows) != 1 || rows[0].Runs != 0 || !strings.Contains(rows[0].Err, "exited before it greeted: exit status 1: smtp-sink: fatal: usage") || starts(dir) != 1 {
+		t.Errorf("sink exiting: rows %+v, %d starts; want one not measured, saying why, one start", rows, starts(dir))
+	}
+
+	// The sink started, greeting with the host name it was given.
+	dir = fakeSMTPTools(t, "", 0, 0)
+	cfg.pfSink, cfg.pfSource = fakePostfixSink(t, dir, false, 3), filepath.Join(dir, "smtp-source")
+	playSink(t, dir, func(host string) string { return "220 " + host + " ESMTP" })
+	rows = benchSMTP(context.Background(), cfg, io.Discard)
+	if len(rows) != 1 || rows[0].Runs != 1 || rows[0].Err != "" {
+		t.Errorf("the sink: rows %+v; want one measured", rows)
 	}
 }
