@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -440,14 +441,19 @@ func smtpLatencyHonesty(ctx context.Context, cfg smtpConfig) *smtpHonesty {
 // the sink. An error is a run that could not be made or did not end as a
 // run: a source that failed (Postfix's exiting non-zero, wirespeed's
 // printing no result) or was stopped by a signal, or bench interrupted;
-// its time is no measurement. A run that ended with errors counted, or
-// with counts that disagree, is measured, with what is wrong in
+// its time is no measurement; so is a run whose sink counted other than
+// the messages the source delivered (what Postfix's says it sent: exit
+// status 0 after -m messages; what wirespeed's counted as delivered). A
+// run that ended with errors counted is measured, with what is wrong in
 // sourceFail.
 func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, length, messages int, sinkArgs []string) (smtpRun, error) {
 	run := smtpRun{sinkMsgs: -1}
-	srv, addr, out, err := startSMTPSink(ctx, cfg, sink, sinkArgs)
+	srv, addr, out, counts, err := startSMTPSink(ctx, cfg, sink, sinkArgs)
 	if err != nil {
 		return run, err
+	}
+	if counts != nil {
+		defer discard(counts)
 	}
 	run.srvCPUs = cpusAllowed(srv.Process.Pid)
 	stopped := false
@@ -532,12 +538,43 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 			return run, fmt.Errorf("wirespeed smtp-sink: no summary: %v", err)
 		}
 		run.sinkMsgs, run.sinkEngine = sum.Messages, sum.Engine
-		if run.res != nil && run.res.Errors == 0 && sum.Messages != run.res.Delivered {
-			run.sourceFail = fmt.Sprintf("the sink counted %d messages, the source %d", sum.Messages, run.res.Delivered)
+	} else {
+		// -c's counters, the last one written: the sink writes each
+		// before its reply to the end of the data.
+		b, rerr := readCounts(counts)
+		m := pfSinkCount.FindAllSubmatch(b, -1)
+		if rerr != nil || len(m) == 0 {
+			return run, fmt.Errorf("Postfix smtp-sink: no count of messages (-c): %v %q", rerr, b)
 		}
+		run.sinkMsgs, _ = strconv.ParseInt(string(m[len(m)-1][1]), 10, 64)
+	}
+	delivered := int64(messages) // Postfix's source: all, or it fails
+	if run.res != nil {
+		delivered = run.res.Delivered
+	}
+	if run.sinkMsgs != delivered {
+		return run, fmt.Errorf("the %s sink counted %d messages, the %s source delivered %d", sink, run.sinkMsgs, source, delivered)
 	}
 	run.serverCPU, run.serverRSS = srvCPU, srvRSS
 	return run, nil
+}
+
+// pfSinkCount is the message count of Postfix's smtp-sink -c
+// ("sess=N quit=N mesg=N\r" after each message and session).
+var pfSinkCount = regexp.MustCompile(`mesg=(\d+)`)
+
+// readCounts reads what the sink wrote to f.
+func readCounts(f *os.File) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, fi.Size())
+	n, err := f.ReadAt(b, 0)
+	if err == io.EOF {
+		err = nil
+	}
+	return b[:n], err
 }
 
 // errSMTPInterrupted is the error of a run that bench's interruption, or
@@ -619,9 +656,13 @@ func (w *lineWriter) all() string {
 // startSMTPSink starts a sink on 127.0.0.1 pinned to cfg.serverCPU and
 // returns it once it greets, with its address and its output. A sink that
 // exits before it greets fails at once.
-func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (*exec.Cmd, string, *lineWriter, error) {
+//
+// Postfix's sink runs with -c, its counters written to counts, an
+// unlinked temporary file (a write of some 25 bytes a message: a pipe
+// would wake bench at each); the caller discards it.
+func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (srv *exec.Cmd, addr string, out *lineWriter, counts *os.File, err error) {
 	if sink == engWirespeed || sink == engGoroutine || sink == engTLS {
-		out := newLineWriter()
+		out = newLineWriter()
 		args := append([]string{"smtp-sink", "-addr", "127.0.0.1:0", "-json"}, extra...)
 		switch sink {
 		case engTLS:
@@ -629,10 +670,10 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 		case engGoroutine:
 			args = append(args, "-engine", "goroutine")
 		}
-		srv := exec.CommandContext(ctx, cfg.exe, args...)
+		srv = exec.CommandContext(ctx, cfg.exe, args...)
 		var errBuf bytes.Buffer
 		if err := out.pipe(srv, cfg.serverCPU, &errBuf); err != nil {
-			return nil, "", nil, fmt.Errorf("start wirespeed smtp-sink: %w", err)
+			return nil, "", nil, nil, fmt.Errorf("start wirespeed smtp-sink: %w", err)
 		}
 		kill := func() {
 			srv.Process.Kill()
@@ -643,15 +684,15 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 			addr, ok := strings.CutPrefix(line, "listening on ")
 			if !ok {
 				kill()
-				return nil, "", nil, fmt.Errorf("wirespeed smtp-sink: first line %q", line)
+				return nil, "", nil, nil, fmt.Errorf("wirespeed smtp-sink: first line %q", line)
 			}
-			return srv, addr, out, nil
+			return srv, addr, out, nil, nil
 		case <-out.eof:
 			err := srv.Wait()
-			return nil, "", nil, fmt.Errorf("wirespeed smtp-sink exited before it listened: %v: %s", err, strings.TrimSpace(errBuf.String()+out.all()))
+			return nil, "", nil, nil, fmt.Errorf("wirespeed smtp-sink exited before it listened: %v: %s", err, strings.TrimSpace(errBuf.String()+out.all()))
 		case <-time.After(20 * time.Second):
 			kill()
-			return nil, "", nil, fmt.Errorf("wirespeed smtp-sink not listening within 20s: %s", errBuf.String())
+			return nil, "", nil, nil, fmt.Errorf("wirespeed smtp-sink not listening within 20s: %s", errBuf.String())
 		}
 	}
 	// Postfix's smtp-sink has no port 0: take a free port and hand it
@@ -659,7 +700,7 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 	// it cannot bind). Its greeting names a host name of this run's
 	// (-h), so that another server on the port is not taken for it.
 	name := fmt.Sprintf("wirespeed-bench-%d-%d.invalid", os.Getpid(), time.Now().UnixNano())
-	args := append(slices.Clone(extra), "-h", name)
+	args := append(slices.Clone(extra), "-c", "-h", name)
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "nobody") // it refuses to run as root without
 	}
@@ -667,31 +708,45 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 	for try := 0; try < 5; try++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
 		addr := ln.Addr().String()
 		ln.Close()
+		counts, err := os.CreateTemp("", "wirespeed-bench-smtp-sink-*.counts")
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		os.Remove(counts.Name()) // where the system allows it while open; else discard does
 		out := newLineWriter()
 		srv := exec.CommandContext(ctx, cfg.pfSink, append(slices.Clone(args), addr, "1024")...)
+		srv.Stdout = counts // the counters; its messages go to out
 		if err := out.pipe(srv, cfg.serverCPU, nil); err != nil {
-			return nil, "", nil, fmt.Errorf("start Postfix smtp-sink: %w", err)
+			discard(counts)
+			return nil, "", nil, nil, fmt.Errorf("start Postfix smtp-sink: %w", err)
 		}
 		err = sinkReady(addr, name, out.eof)
 		if err == nil {
-			return srv, addr, out, nil
+			return srv, addr, out, counts, nil
 		}
+		discard(counts)
 		srv.Process.Kill()
 		werr := srv.Wait()
 		if !errors.Is(err, errSinkExited) {
-			return nil, "", nil, fmt.Errorf("Postfix smtp-sink on %s: %w", addr, err)
+			return nil, "", nil, nil, fmt.Errorf("Postfix smtp-sink on %s: %w", addr, err)
 		}
 		last = fmt.Errorf("Postfix smtp-sink exited before it greeted: %v: %s", werr, out.all())
 		if ln, lerr := net.Listen("tcp", addr); lerr == nil {
 			ln.Close()
-			return nil, "", nil, last // not for the port: it would again
+			return nil, "", nil, nil, last // not for the port: it would again
 		}
 	}
-	return nil, "", nil, last
+	return nil, "", nil, nil, last
+}
+
+// discard closes and removes the temporary file f.
+func discard(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
 }
 
 // errSinkExited is sinkReady's error for a sink that exited.

@@ -36,6 +36,7 @@ type fakeTools struct {
 	status, pfStatus int
 	sinkMsgs         int
 	engine           string
+	sinkExits        bool // wirespeed's sink exits at once, with a message
 }
 
 func (f fakeTools) write(t *testing.T) (dir string) {
@@ -51,7 +52,7 @@ func (f fakeTools) write(t *testing.T) (dir string) {
 eng=` + f.engine + `
 case " $* " in *" -engine goroutine "*) eng=goroutine;; esac
 case "$1" in
-smtp-sink) trap 'echo "{\"messages\":` + strconv.Itoa(f.sinkMsgs) + engine + `}"; exit 0' TERM; echo "listening on 127.0.0.1:9"; while :; do sleep 0.1 >/dev/null; done;;
+smtp-sink) ` + map[bool]string{true: `echo "smtp-sink: -engine: bad value" >&2; exit 2; `}[f.sinkExits] + `trap 'echo "{\"messages\":` + strconv.Itoa(f.sinkMsgs) + engine + `}"; exit 0' TERM; echo "listening on 127.0.0.1:9"; while :; do sleep 0.1 >/dev/null; done;;
 smtp-source) ` + signal + `echo '` + f.source + `'; exit ` + strconv.Itoa(f.status) + `;;
 esac
 `
@@ -255,5 +256,44 @@ func TestPostfixSinkStart(t *testing.T) {
 	rows = benchSMTP(context.Background(), cfg, io.Discard)
 	if len(rows) != 1 || rows[0].Runs != 1 || rows[0].Err != "" {
 		t.Errorf("the sink: rows %+v; want one measured", rows)
+	}
+}
+
+// A run is measured only if the sink counted the messages the source
+// delivered: the sink's count was not read for Postfix's sink, nor
+// compared for Postfix's source, and a wirespeed source's run that
+// disagreed with the sink was measured (the row failed, with its time).
+func TestSMTPSinkCountChecked(t *testing.T) {
+	cfg := smtpConfig{sessions: 1, count: 1, sizes: []smtpSize{{"4KiB", 4096, 3}}, serverCPU: -1, clientCPU: -1}
+	for _, c := range []struct {
+		name, sink, source string
+		want               string
+	}{
+		{"wirespeed", engWirespeed, engWirespeed, "the wirespeed sink counted 2 messages, the wirespeed source delivered 3"},
+		{"postfix source", engWirespeed, engPostfix, "the wirespeed sink counted 2 messages, the postfix source delivered 3"},
+		{"postfix sink", engPostfix, engPostfix, "the postfix sink counted 2 messages, the postfix source delivered 3"},
+	} {
+		dir := fakeTools{source: `{"delivered":3,"errors":0}`, sinkMsgs: 2}.write(t)
+		cfg := cfg
+		cfg.exe, cfg.pfSource = filepath.Join(dir, "wirespeed"), filepath.Join(dir, "smtp-source")
+		cfg.pfSink = fakePostfixSink(t, dir, false, 2)
+		if c.sink == engPostfix {
+			playSink(t, dir, func(host string) string { return "220 " + host + " ESMTP" })
+		}
+		cfg.sinks, cfg.sources = []string{c.sink}, []string{c.source}
+		rows := benchSMTP(context.Background(), cfg, io.Discard)
+		if len(rows) != 1 || rows[0].Runs != 0 || rows[0].MsgPerS != 0 || rows[0].Err != c.want {
+			t.Errorf("%s: rows %+v; want one not measured, error %q", c.name, rows, c.want)
+		}
+	}
+
+	// wirespeed's sink exiting at once fails the run at once, with what
+	// it said (it waited 20 s for "listening on").
+	dir := fakeTools{source: `{"delivered":3,"errors":0}`, sinkMsgs: 3, sinkExits: true}.write(t)
+	cfg.exe = filepath.Join(dir, "wirespeed")
+	cfg.sinks, cfg.sources = []string{engWirespeed}, []string{engWirespeed}
+	rows := benchSMTP(context.Background(), cfg, io.Discard)
+	if want := "wirespeed smtp-sink exited before it listened: exit status 2: smtp-sink: -engine: bad value"; len(rows) != 1 || rows[0].Runs != 0 || rows[0].Err != want {
+		t.Errorf("sink exiting: rows %+v; want one not measured, error %q", rows, want)
 	}
 }
