@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -441,19 +440,16 @@ func smtpLatencyHonesty(ctx context.Context, cfg smtpConfig) *smtpHonesty {
 // the sink. An error is a run that could not be made or did not end as a
 // run: a source that failed (Postfix's exiting non-zero, wirespeed's
 // printing no result) or was stopped by a signal, or bench interrupted;
-// its time is no measurement; so is a run whose sink counted other than
-// the messages the source delivered (what Postfix's says it sent: exit
+// its time is no measurement; so is a run whose sink (wirespeed's: it
+// tells its count) counted other than the messages the source delivered (what Postfix's says it sent: exit
 // status 0 after -m messages; what wirespeed's counted as delivered). A
 // run that ended with errors counted is measured, with what is wrong in
 // sourceFail.
 func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, length, messages int, sinkArgs []string) (smtpRun, error) {
 	run := smtpRun{sinkMsgs: -1}
-	srv, addr, out, counts, err := startSMTPSink(ctx, cfg, sink, sinkArgs)
+	srv, addr, out, err := startSMTPSink(ctx, cfg, sink, sinkArgs)
 	if err != nil {
 		return run, err
-	}
-	if counts != nil {
-		defer discard(counts)
 	}
 	run.srvCPUs = cpusAllowed(srv.Process.Pid)
 	stopped := false
@@ -538,43 +534,18 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 			return run, fmt.Errorf("wirespeed smtp-sink: no summary: %v", err)
 		}
 		run.sinkMsgs, run.sinkEngine = sum.Messages, sum.Engine
-	} else {
-		// -c's counters, the last one written: the sink writes each
-		// before its reply to the end of the data.
-		b, rerr := readCounts(counts)
-		m := pfSinkCount.FindAllSubmatch(b, -1)
-		if rerr != nil || len(m) == 0 {
-			return run, fmt.Errorf("Postfix smtp-sink: no count of messages (-c): %v %q", rerr, b)
-		}
-		run.sinkMsgs, _ = strconv.ParseInt(string(m[len(m)-1][1]), 10, 64)
 	}
+	// Postfix's sink is not asked for its count: its -c writes a counter
+	// for every message, CPU its column would carry.
 	delivered := int64(messages) // Postfix's source: all, or it fails
 	if run.res != nil {
 		delivered = run.res.Delivered
 	}
-	if run.sinkMsgs != delivered {
+	if run.sinkMsgs >= 0 && run.sinkMsgs != delivered {
 		return run, fmt.Errorf("the %s sink counted %d messages, the %s source delivered %d", sink, run.sinkMsgs, source, delivered)
 	}
 	run.serverCPU, run.serverRSS = srvCPU, srvRSS
 	return run, nil
-}
-
-// pfSinkCount is the message count of Postfix's smtp-sink -c
-// ("sess=N quit=N mesg=N\r" after each message and session).
-var pfSinkCount = regexp.MustCompile(`mesg=(\d+)`)
-
-// readCounts reads what the sink wrote to f.
-func readCounts(f *os.File) ([]byte, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, fi.Size())
-	n, err := f.ReadAt(b, 0)
-	if err == io.EOF {
-		err = nil
-	}
-	return b[:n], err
 }
 
 // errSMTPInterrupted is the error of a run that bench's interruption, or
@@ -656,11 +627,7 @@ func (w *lineWriter) all() string {
 // startSMTPSink starts a sink on 127.0.0.1 pinned to cfg.serverCPU and
 // returns it once it greets, with its address and its output. A sink that
 // exits before it greets fails at once.
-//
-// Postfix's sink runs with -c, its counters written to counts, an
-// unlinked temporary file (a write of some 25 bytes a message: a pipe
-// would wake bench at each); the caller discards it.
-func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (srv *exec.Cmd, addr string, out *lineWriter, counts *os.File, err error) {
+func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []string) (srv *exec.Cmd, addr string, out *lineWriter, err error) {
 	if sink == engWirespeed || sink == engGoroutine || sink == engTLS {
 		out = newLineWriter()
 		args := append([]string{"smtp-sink", "-addr", "127.0.0.1:0", "-json"}, extra...)
@@ -673,7 +640,7 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 		srv = exec.CommandContext(ctx, cfg.exe, args...)
 		var errBuf bytes.Buffer
 		if err := out.pipe(srv, cfg.serverCPU, &errBuf); err != nil {
-			return nil, "", nil, nil, fmt.Errorf("start wirespeed smtp-sink: %w", err)
+			return nil, "", nil, fmt.Errorf("start wirespeed smtp-sink: %w", err)
 		}
 		kill := func() {
 			srv.Process.Kill()
@@ -684,15 +651,15 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 			addr, ok := strings.CutPrefix(line, "listening on ")
 			if !ok {
 				kill()
-				return nil, "", nil, nil, fmt.Errorf("wirespeed smtp-sink: first line %q", line)
+				return nil, "", nil, fmt.Errorf("wirespeed smtp-sink: first line %q", line)
 			}
-			return srv, addr, out, nil, nil
+			return srv, addr, out, nil
 		case <-out.eof:
 			err := srv.Wait()
-			return nil, "", nil, nil, fmt.Errorf("wirespeed smtp-sink exited before it listened: %v: %s", err, strings.TrimSpace(errBuf.String()+out.all()))
+			return nil, "", nil, fmt.Errorf("wirespeed smtp-sink exited before it listened: %v: %s", err, strings.TrimSpace(errBuf.String()+out.all()))
 		case <-time.After(20 * time.Second):
 			kill()
-			return nil, "", nil, nil, fmt.Errorf("wirespeed smtp-sink not listening within 20s: %s", errBuf.String())
+			return nil, "", nil, fmt.Errorf("wirespeed smtp-sink not listening within 20s: %s", errBuf.String())
 		}
 	}
 	// Postfix's smtp-sink has no port 0: take a free port and hand it
@@ -700,7 +667,7 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 	// it cannot bind). Its greeting names a host name of this run's
 	// (-h), so that another server on the port is not taken for it.
 	name := fmt.Sprintf("wirespeed-bench-%d-%d.invalid", os.Getpid(), time.Now().UnixNano())
-	args := append(slices.Clone(extra), "-c", "-h", name)
+	args := append(slices.Clone(extra), "-h", name)
 	if os.Geteuid() == 0 {
 		args = append(args, "-u", "nobody") // it refuses to run as root without
 	}
@@ -708,45 +675,31 @@ func startSMTPSink(ctx context.Context, cfg smtpConfig, sink string, extra []str
 	for try := 0; try < 5; try++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, "", nil, nil, err
+			return nil, "", nil, err
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		counts, err := os.CreateTemp("", "wirespeed-bench-smtp-sink-*.counts")
-		if err != nil {
-			return nil, "", nil, nil, err
-		}
-		os.Remove(counts.Name()) // where the system allows it while open; else discard does
 		out := newLineWriter()
 		srv := exec.CommandContext(ctx, cfg.pfSink, append(slices.Clone(args), addr, "1024")...)
-		srv.Stdout = counts // the counters; its messages go to out
 		if err := out.pipe(srv, cfg.serverCPU, nil); err != nil {
-			discard(counts)
-			return nil, "", nil, nil, fmt.Errorf("start Postfix smtp-sink: %w", err)
+			return nil, "", nil, fmt.Errorf("start Postfix smtp-sink: %w", err)
 		}
 		err = sinkReady(addr, name, out.eof)
 		if err == nil {
-			return srv, addr, out, counts, nil
+			return srv, addr, out, nil
 		}
-		discard(counts)
 		srv.Process.Kill()
 		werr := srv.Wait()
 		if !errors.Is(err, errSinkExited) {
-			return nil, "", nil, nil, fmt.Errorf("Postfix smtp-sink on %s: %w", addr, err)
+			return nil, "", nil, fmt.Errorf("Postfix smtp-sink on %s: %w", addr, err)
 		}
 		last = fmt.Errorf("Postfix smtp-sink exited before it greeted: %v: %s", werr, out.all())
 		if ln, lerr := net.Listen("tcp", addr); lerr == nil {
 			ln.Close()
-			return nil, "", nil, nil, last // not for the port: it would again
+			return nil, "", nil, last // not for the port: it would again
 		}
 	}
-	return nil, "", nil, nil, last
-}
-
-// discard closes and removes the temporary file f.
-func discard(f *os.File) {
-	f.Close()
-	os.Remove(f.Name())
+	return nil, "", nil, last
 }
 
 // errSinkExited is sinkReady's error for a sink that exited.
