@@ -734,7 +734,7 @@ func (l *loop) pump(c *LoopConn) {
 			cs.reading, cs.discarding, cs.rsize = true, false, len(cs.rbuf)
 			cs.reads <- cs.rbuf
 		}
-	case !c.closing && !c.waiting && !c.eof && !c.unread && !cs.fresh:
+	case !c.closing && !c.waiting && !c.eof && !c.unread && !cs.fresh && !c.offer:
 		cs.rsize = smallRead
 		if cs.big {
 			cs.rsize = readSize
@@ -1120,15 +1120,23 @@ func (l *loop) writable(c *LoopConn) {
 func (l *loop) resumeReading(c *LoopConn) {
 	c.readAt = l.clock()
 	l.schedule(c)
+	// Until the task below has run, pump starts no read: one started by
+	// the end of this call (a Do, an AfterFunc) would leave the unused
+	// input waiting for its bytes.
+	c.offer = true
 	l.post(task{lf: func(l *loop) {
 		if l != nil && !c.closed && !c.closing && c.det == nil && !c.unread {
 			// What the Handler left unused goes to it again, though no
 			// byte comes: whole commands it held back while it paused.
-			// (A read under way brings them with its bytes.)
-			if c.tls == nil && !c.eof && !c.sys.reading && len(c.in) > c.inOff {
-				c.sys.fresh = true
+			// (A read under way, started before it paused, brings them
+			// with its bytes.) TLS keeps c.offer until the Handler has
+			// it (see tlsOffer).
+			if c.tls == nil {
+				c.offer = false
+				if !c.eof && !c.sys.reading && len(c.in) > c.inOff {
+					c.sys.fresh = true
+				}
 			}
-			c.offer = true // until the Handler has it (see tlsOffer)
 			l.deliver(c)
 		}
 	}})
