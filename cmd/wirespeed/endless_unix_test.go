@@ -10,7 +10,8 @@ import (
 // A file flag naming something that never ends (/dev/zero here; a pipe
 // left open) is refused past a bound, by every command that reads one,
 // instead of read until memory runs out: 16 MiB for TLS files and users,
-// 256 MiB for lists of addresses and latency logs (TestEndlessLists).
+// 256 MiB for lists of addresses (TestEndlessLists), 1 GiB for latency
+// logs.
 func TestEndlessFiles(t *testing.T) {
 	testEndless(t, [][]string{
 		{"smtp-sink", "-addr", "127.0.0.1:0", "-tls", "-tls-cert", "/dev/zero", "-tls-key", "/dev/zero"},

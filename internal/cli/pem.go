@@ -20,9 +20,13 @@ func ReadPEM(path string) ([]byte, error) {
 	return ReadFileMax(path, MaxPEM, "a certificate or key file")
 }
 
-// MaxList bounds the lists ReadFileMax reads for a command (addresses,
-// users, latency logs): a flag naming /dev/zero is refused past it.
+// MaxList bounds the lists ReadFileMax reads for a command (addresses):
+// a flag naming /dev/zero is refused past it.
 const MaxList = 256 << 20
+
+// MaxLog bounds a latency log ReadFileMax reads: -hdr-log writes a
+// histogram a second, a few hundred MiB for a run of days.
+const MaxLog = 1 << 30
 
 // ReadFileMax reads the file at path whole, as os.ReadFile, but refuses
 // one of more than max bytes, having read max+1: the error says it is

@@ -12,18 +12,16 @@ import (
 // tlsConfig is the TLS configuration of -tls: the certificate chain and
 // key in certFile and keyFile (PEM), or with neither, a self-signed
 // certificate made now for localhost, 127.0.0.1, ::1 and the host of
-// addr.
+// addr. Run has checked that the two files come together.
 func tlsConfig(addr, certFile, keyFile string) (*tls.Config, error) {
 	var cert tls.Certificate
 	var err error
 	switch {
-	case certFile != "" && keyFile != "":
+	case certFile != "":
 		if cert, err = cli.LoadKeyPair(certFile, keyFile); err != nil {
 			// The files' flags, not -tls, which was not given.
 			return nil, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", certFile, keyFile, err)
 		}
-	case certFile != "" || keyFile != "":
-		return nil, cli.Usagef("serve: -tls-cert and -tls-key go together")
 	default:
 		hosts := []string{"localhost", "127.0.0.1", "::1"}
 		if h, _, serr := net.SplitHostPort(addr); serr == nil && h != "" && h != "localhost" && h != "127.0.0.1" && h != "::1" {

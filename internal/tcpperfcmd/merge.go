@@ -40,7 +40,7 @@ func merge(args []string, stdout, stderr io.Writer) error {
 	}
 	var data [][]byte
 	for _, name := range fs.Args() {
-		b, err := cli.ReadFileMax(name, cli.MaxList, "a latency log")
+		b, err := cli.ReadFileMax(name, cli.MaxLog, "a latency log")
 		if err != nil {
 			return err
 		}
