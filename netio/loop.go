@@ -35,8 +35,8 @@ import (
 // dropped. A Handler or callback must not call runtime.Goexit (t.Fatal
 // or t.FailNow in a test; the testing package allows them only on the
 // test's goroutine, use t.Error): that cannot be recovered, and ends the
-// loop's goroutine; its connection is closed, but the loop's other
-// connections, and those it would accept, are not served until Close.
+// loop's goroutine: the loop's connections are closed, and those it
+// would accept next are not served until Close.
 type Handler func(c *LoopConn, in []byte) (used int)
 
 // LoopOptions configure a [Loops] server. The zero value is usable, with
