@@ -26,7 +26,8 @@
 //   - Percentiles come from HdrHistogram (1 ns to 1 h, 3 significant
 //     digits); the optional interval log is in HdrHistogram's format with
 //     start times to the millisecond, so the logs of several hosts merge
-//     with MergeLogs or HdrHistogram's own tools.
+//     with MergeLogs or HdrHistogram's own tools. A log whose writer fails
+//     stops at that write, and Run reports it (ErrHdrLog) with the result.
 //   - Sends never block a loop: a connection whose server stops reading
 //     delays only itself. Up to 4 MiB wait per connection (in closed
 //     loop, Depth messages if they are more; Depth is unused in open

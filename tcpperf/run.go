@@ -11,6 +11,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/wirespeed/wirespeed/internal/latrec"
 	"github.com/wirespeed/wirespeed/netio"
 )
 
@@ -158,8 +159,10 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	r.measure = r.start + int64(cfg.Warmup)
 	r.end = r.measure + int64(cfg.Duration)
 	var hlog *hdrhistogram.HistogramLogWriter
+	var logw *latrec.LogWriter // HdrLog, and its first error
 	if cfg.HdrLog != nil {
-		hlog = newLogWriter(cfg.HdrLog, r.base.Add(time.Duration(r.measure)))
+		logw = &latrec.LogWriter{W: cfg.HdrLog}
+		hlog = newLogWriter(logw, r.base.Add(time.Duration(r.measure)))
 		hlog.OutputComment(fmt.Sprintf("[tcpperf %s]", cfg.waitString(len(r.loops))))
 	}
 	cpu0, wall0 := env.cpu(), time.Now()
@@ -371,6 +374,10 @@ drain:
 		hlog.OutputComment("[tcpperf tool CPU - (nothing measured)]")
 	default:
 		hlog.OutputComment(fmt.Sprintf("[tcpperf tool CPU %.2f µs/msg, %.0f%% of one core]", res.CPUPerMsg, 100*res.CPUUtil))
+	}
+	if logw != nil && logw.Err != nil {
+		// The measurement is whole; the log is cut short.
+		return res, fmt.Errorf("%w: %w", ErrHdrLog, logw.Err)
 	}
 	return res, nil
 }

@@ -30,6 +30,10 @@ var (
 	ErrPorts       = errors.New("tcpperf: not enough ephemeral ports")
 	ErrConnect     = errors.New("tcpperf: no connection could be opened")
 	ErrUnsupported = errors.New("tcpperf: needs Linux (epoll)") // EngineTcpperf off Linux
+	// ErrHdrLog comes with a whole Result: writing Config.HdrLog failed,
+	// and the log stopped at that write (none after it). The error
+	// wraps the writer's.
+	ErrHdrLog = errors.New("tcpperf: writing the interval log (HdrLog) failed")
 )
 
 // A ConfigError is the error of a configuration Run cannot run: it
@@ -117,7 +121,11 @@ type Config struct {
 	DialTimeout  time.Duration // default 5s
 	DrainTimeout time.Duration // wait for outstanding responses at the end (default 2s)
 	Progress     io.Writer     // one line per second; nil for none
-	HdrLog       io.Writer     // HdrHistogram interval log of latencies (ns); nil for none
+	// HdrLog gets the HdrHistogram interval log of latencies (ns), from
+	// Run's goroutine; nil for none. At its first failed write (or short
+	// one) the log stops, and Run returns the result with an error
+	// matching ErrHdrLog.
+	HdrLog io.Writer
 	// Engine is what serves the connections (experimental): EngineTcpperf
 	// (the default on Linux), tcpperf's own loops, or EngineNetio, package
 	// netio's loops (see EngineNetio for what it lacks). With TLS set, a
@@ -635,7 +643,9 @@ const maxLoops = 1024
 
 // Run connects, runs the load described by cfg and returns the result. It
 // stops early, with the results so far, when ctx is done; done while it
-// connects, it returns an error wrapping ctx's, and no result.
+// connects, it returns an error wrapping ctx's, and no result. A run
+// whose Config.HdrLog failed returns its result and an error matching
+// ErrHdrLog.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
 	en := env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU}

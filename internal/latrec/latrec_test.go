@@ -1,6 +1,8 @@
 package latrec
 
 import (
+	"errors"
+	"io"
 	"sync"
 	"testing"
 )
@@ -46,3 +48,49 @@ func TestRecorderIntervals(t *testing.T) {
 		t.Errorf("%d values over the intervals, want %d", total, writers*each)
 	}
 }
+
+// A failWriter takes n bytes, then fails every write.
+type failWriter struct {
+	n      int
+	writes int // calls after the failure
+}
+
+var errFull = errors.New("full")
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.n <= 0 {
+		w.writes++
+		return 0, errFull
+	}
+	if len(p) > w.n {
+		n := w.n
+		w.n = 0
+		return n, errFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// A LogWriter keeps the first error and writes nothing after it; a short
+// write with no error is io.ErrShortWrite.
+func TestLogWriter(t *testing.T) {
+	w := &failWriter{n: 5}
+	l := &LogWriter{W: w}
+	if n, err := l.Write([]byte("abc")); n != 3 || err != nil {
+		t.Fatalf("first write: %d, %v", n, err)
+	}
+	if n, err := l.Write([]byte("defg")); n != 2 || !errors.Is(err, errFull) {
+		t.Fatalf("second write: %d, %v", n, err)
+	}
+	if _, err := l.Write([]byte("h")); !errors.Is(err, errFull) || !errors.Is(l.Err, errFull) || w.writes != 0 {
+		t.Fatalf("after the failure: %v, kept %v, %d writes to the writer", err, l.Err, w.writes)
+	}
+	short := &LogWriter{W: shortWriter{}}
+	if _, err := short.Write([]byte("ab")); !errors.Is(err, io.ErrShortWrite) || !errors.Is(short.Err, io.ErrShortWrite) {
+		t.Fatalf("short write: %v", err)
+	}
+}
+
+type shortWriter struct{}
+
+func (shortWriter) Write(p []byte) (int, error) { return len(p) / 2, nil }

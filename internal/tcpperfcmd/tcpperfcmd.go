@@ -295,6 +295,8 @@ func sameFile(a, b string) bool {
 
 // A logFile is the -hdr-log file: its first write error is kept for the
 // end of the run, and fails no other writer of the log (the -plot's).
+// The run's own report of a failed HdrLog (tcpperf.ErrHdrLog) would not
+// do: the run stops the whole log at the failure, -plot's copy with it.
 type logFile struct {
 	mu  sync.Mutex
 	f   *cli.Output
