@@ -26,6 +26,11 @@ var (
 	ErrStartTLS = errors.New("smtpsource: STARTTLS not available")
 	ErrTLS      = errors.New("smtpsource: TLS handshake failed")
 	ErrAuth     = errors.New("smtpsource: authentication failed")
+	// ErrHdrLog comes with the run's result, which it leaves whole:
+	// writing Config.HdrLog failed, and the log stopped at that write
+	// (none after it). The error wraps the writer's, and is joined to
+	// the error that ended the run, if one did.
+	ErrHdrLog = errors.New("smtpsource: writing the interval log (HdrLog) failed")
 )
 
 // A ConfigError is the error of a configuration Run cannot run (Check's,
@@ -206,7 +211,12 @@ type Config struct {
 	// come when a write timed out is read within a Timeout of its own.
 	Timeout  time.Duration
 	Progress io.Writer // one line per second; nil for none
-	HdrLog   io.Writer // HdrHistogram interval log of message latencies (ns), written from the first connection on; nil for none
+	// HdrLog gets the HdrHistogram interval log of message latencies
+	// (ns), written from Run's goroutine once the first connection has
+	// opened; nil for none. At its first failed write (or short one) the
+	// log stops, and Run returns the result with an error matching
+	// ErrHdrLog.
+	HdrLog io.Writer
 	// Trace, if set, receives every read from and write to each
 	// connection (after TLS, where TLS is used), one line per call:
 	// "N < "..."" for what was read and "N > "..."" for what was written,

@@ -46,7 +46,8 @@
 //     one before offered; bytes sent with STARTTLS's 220 are an error.
 //   - Percentiles come from HdrHistogram (3 significant digits); the
 //     optional interval log is HdrHistogram's format, delivered messages
-//     untagged and each phase tagged with its name.
+//     untagged and each phase tagged with its name; a write error stops
+//     it (Run: ErrHdrLog).
 //
 // As with smtp-source, sessions connect one at a time. Unlike it, a refused
 // command does not end the run (smtp-source stops unless -A is given), and

@@ -3,6 +3,7 @@ package smtpsource
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/wirespeed/wirespeed/internal/latrec"
 	"github.com/wirespeed/wirespeed/internal/sleep"
 	"github.com/wirespeed/wirespeed/internal/sockbuf"
 )
@@ -136,7 +138,8 @@ func (r *run) over(t int64) bool { return r.cfg.Duration > 0 && t >= int64(r.cfg
 // connection could be opened, and for one that a refused STARTTLS, TLS
 // handshake or authentication stopped (ErrStartTLS, ErrTLS, ErrAuth),
 // which comes with the result so far. It stops early, with the results
-// so far, when ctx is done.
+// so far, when ctx is done. A run whose Config.HdrLog failed returns its
+// result and an error matching ErrHdrLog.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return runIn(ctx, cfg, env{clock: sleep.System{}})
 }
@@ -202,7 +205,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	var hlog *hdrhistogram.HistogramLogWriter
 	var held *heldWriter
 	if cfg.HdrLog != nil {
-		held = &heldWriter{w: cfg.HdrLog}
+		held = newHeldWriter(cfg.HdrLog)
 		hlog = hdrhistogram.NewHistogramLogWriter(held)
 		startMs := r.base.UnixMilli()
 		hlog.SetBaseTime(startMs)
@@ -310,6 +313,14 @@ wait:
 	whole := ctx.Err() == nil || r.fatal == nil && r.done(at)
 	res := r.result(float64(end)/1e9, whole)
 	res.Interrupted = !whole && parent.Err() != nil
+	if held != nil && held.log.Err != nil {
+		// The measurement is whole; the log is cut short.
+		logErr := fmt.Errorf("%w: %w", ErrHdrLog, held.log.Err)
+		if r.fatal != nil {
+			return res, errors.Join(r.fatal, logErr)
+		}
+		return res, logErr
+	}
 	return res, r.fatal
 }
 
@@ -402,28 +413,26 @@ func (r *run) result(secs float64, whole bool) *Result {
 // once a connection has opened, so that a run that opens none (ErrConnect)
 // writes nothing there. It is written by one goroutine.
 type heldWriter struct {
-	w        io.Writer
+	log      latrec.LogWriter // Config.HdrLog, and its first error
 	buf      []byte
 	released bool
-	err      error // the first error writing w
 }
+
+func newHeldWriter(w io.Writer) *heldWriter { return &heldWriter{log: latrec.LogWriter{W: w}} }
 
 func (h *heldWriter) Write(p []byte) (int, error) {
 	if !h.released {
 		h.buf = append(h.buf, p...)
 		return len(p), nil
 	}
-	if h.err == nil {
-		_, h.err = h.w.Write(p)
-	}
-	return len(p), h.err
+	return h.log.Write(p)
 }
 
 // release writes what was held, and lets the later writes through.
 func (h *heldWriter) release() {
 	if !h.released {
 		h.released = true
-		_, h.err = h.w.Write(h.buf)
+		h.log.Write(h.buf)
 		h.buf = nil
 	}
 }
