@@ -318,6 +318,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if res == nil {
 		return runErr
 	}
+	runErr = nameHdrLog(runErr) // reported after the result, which is whole
 	var v *smtpsource.Verification
 	var verr error // reported after the result, which is not lost for it
 	if *verify != "" {
@@ -356,6 +357,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return cli.StatusError{Status: 1}
 	}
 	return nil
+}
+
+// nameHdrLog names -hdr-log in the part of err, Run's error, that is the
+// interval log's (smtpsource.ErrHdrLog), alone or joined to the error of
+// a fatal stop, which keeps its own words.
+func nameHdrLog(err error) error {
+	j, joined := err.(interface{ Unwrap() []error })
+	switch {
+	case !errors.Is(err, smtpsource.ErrHdrLog):
+		return err
+	case joined && !slices.Contains(j.Unwrap(), smtpsource.ErrHdrLog):
+		var errs []error
+		for _, e := range j.Unwrap() {
+			errs = append(errs, nameHdrLog(e))
+		}
+		return errors.Join(errs...)
+	}
+	return fmt.Errorf("smtp-source: -hdr-log: %w", err)
 }
 
 // flagOf is the flag of each smtpsource.Config field a ConfigError

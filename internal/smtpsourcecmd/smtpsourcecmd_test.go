@@ -622,3 +622,41 @@ func (w *cueWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// A -hdr-log that cannot be written (a full disk) fails the command,
+// status 1, with an error naming -hdr-log, after the result: it exited 0
+// with the log lost. With -json the error is in the object too.
+func TestHdrLogWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	var s sink
+	addr := s.start(t)
+	for _, json := range []bool{false, true} {
+		args := []string{"-m", "3", "-q", "-hdr-log", "/dev/full", addr}
+		if json {
+			args = append([]string{"-json"}, args...)
+		}
+		var out, errb bytes.Buffer
+		err := Run(context.Background(), args, &out, &errb)
+		if status, print := cli.Status(err); status != 1 || !print || !errors.Is(err, smtpsource.ErrHdrLog) ||
+			!strings.Contains(err.Error(), "-hdr-log") || !strings.Contains(err.Error(), "write /dev/full") {
+			t.Errorf("%q: %v (status %d), want status 1 and ErrHdrLog naming -hdr-log", args, err, status)
+		}
+		want := "delivered 3 of 3"
+		if json {
+			want = `"delivered":3`
+		}
+		if !strings.Contains(out.String(), want) || json && !strings.Contains(out.String(), `"error":"smtp-source: -hdr-log`) {
+			t.Errorf("%q: the result is not printed whole:\n%s", args, out.String())
+		}
+	}
+	// A fatal stop (no STARTTLS offered) keeps its own words; the log's
+	// error, joined to it, names -hdr-log.
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), []string{"-m", "2", "-q", "-tls", "-hdr-log", "/dev/full", addr}, &out, &errb)
+	if status, _ := cli.Status(err); status != 1 || !errors.Is(err, smtpsource.ErrStartTLS) || !errors.Is(err, smtpsource.ErrHdrLog) ||
+		!strings.HasPrefix(err.Error(), "smtpsource: STARTTLS") || !strings.Contains(err.Error(), "\nsmtp-source: -hdr-log: ") {
+		t.Errorf("-tls to a server without STARTTLS, -hdr-log /dev/full: %q (status %d), want both errors, the log's naming -hdr-log", err, status)
+	}
+}
