@@ -16,7 +16,9 @@ import (
 func (ss *session) checkData() (int, string) {
 	switch {
 	case !ss.inTx:
-		return 503, "5.5.1 Error: need MAIL command"
+		// Postfix's words (smtp-sink's and smtpd's): RCPT is what is
+		// missing before DATA, whatever else is.
+		return 503, "5.5.1 Error: need RCPT command"
 	case ss.nrcpt == 0 && ss.cfg.LMTP:
 		return 503, "5.5.1 Error: no valid recipients" // RFC 2033 §4.2: MUST be 503
 	case ss.nrcpt == 0:

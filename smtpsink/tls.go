@@ -22,15 +22,18 @@ func SelfSigned(hostname string, hosts ...string) (tls.Certificate, error) {
 // is thrown away unread (the command injection of CVE-2011-0411): only
 // what comes over TLS counts. It returns false if the session ends.
 func (ss *session) startTLS(arg string) (ok bool) {
+	// Postfix smtpd's replies, in its order: a session over TLS (after
+	// STARTTLS, or implicit TLS) gets 554, as from smtpd and smtpd in
+	// wrapper mode.
 	switch {
-	case ss.cfg.TLS == nil || ss.cfg.TLSImplicit:
-		ss.reply(502, "5.5.1 Error: command not implemented")
-		return true
-	case ss.tls:
-		ss.reply(503, "5.5.1 Error: TLS already active")
-		return true
 	case arg != "":
 		ss.reply(501, "5.5.4 Syntax: STARTTLS")
+		return true
+	case ss.tls:
+		ss.reply(554, "5.5.1 Error: TLS already active")
+		return true
+	case ss.cfg.TLS == nil:
+		ss.reply(502, "5.5.1 Error: command not implemented")
 		return true
 	}
 	ss.reply(220, "2.0.0 Ready to start TLS")

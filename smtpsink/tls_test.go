@@ -66,7 +66,7 @@ func TestStartTLS(t *testing.T) {
 	if strings.Contains(ehlo, "STARTTLS") || !strings.Contains(ehlo, "\nAUTH PLAIN LOGIN\n") {
 		t.Errorf("EHLO over TLS:\n%s", ehlo)
 	}
-	c.cmd(503, "STARTTLS")
+	c.cmd(554, "STARTTLS") // as from Postfix's smtpd
 	c.cmd(235, "AUTH PLAIN "+b64("\x00user\x00pass"))
 	c.cmd(503, "AUTH PLAIN "+b64("\x00user\x00pass"))
 	c.deliver(1, "c@d")
@@ -245,7 +245,7 @@ func TestTLSImplicit(t *testing.T) {
 	if ehlo := c.cmd(250, "EHLO c"); strings.Contains(ehlo, "STARTTLS") || !strings.Contains(ehlo, "AUTH") {
 		t.Errorf("EHLO:\n%s", ehlo)
 	}
-	c.cmd(502, "STARTTLS")
+	c.cmd(554, "STARTTLS") // TLS is active, as from Postfix's smtpd in wrapper mode
 	c.deliver(1, "c@d")
 	c.cmd(221, "QUIT")
 	plain, err := net.Dial("tcp", s.Addr().String())
