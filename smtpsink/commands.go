@@ -114,7 +114,11 @@ func (ss *session) dispatch(verb, arg, args string) (sync, ok bool) {
 		}
 		return true, true
 	case "HELP":
-		ss.reply(214, "2.0.0 Commands: HELO EHLO LHLO MAIL RCPT DATA BDAT RSET NOOP VRFY HELP QUIT")
+		if ss.tls {
+			ss.reply(214, ss.s.helpTLS)
+		} else {
+			ss.reply(214, ss.s.help)
+		}
 		return true, true
 	case "QUIT":
 		ss.reply(221, "2.0.0 Bye")
@@ -289,6 +293,42 @@ func ehloReply(cfg *Config, tls bool) []byte {
 		b = append(b, '\r', '\n')
 	}
 	return b
+}
+
+// helpText renders HELP's reply text once per server, for a session in
+// the clear or over TLS: the commands the session serves there, as EHLO
+// offers its extensions (LHLO alone in LMTP, HELO alone without ESMTP,
+// STARTTLS before TLS, AUTH where EHLO offers it, BDAT with CHUNKING,
+// XCLIENT and XFORWARD unless turned off).
+func helpText(cfg *Config, tls bool) string {
+	cmds := []string{"2.0.0 Commands:"}
+	switch {
+	case cfg.LMTP:
+		cmds = append(cmds, "LHLO")
+	case cfg.NoESMTP:
+		cmds = append(cmds, "HELO")
+	default:
+		cmds = append(cmds, "HELO", "EHLO")
+	}
+	if cfg.TLS != nil && !cfg.TLSImplicit && !tls {
+		cmds = append(cmds, "STARTTLS")
+	}
+	if cfg.Auth && (tls || cfg.AuthPlaintext) {
+		cmds = append(cmds, "AUTH")
+	}
+	cmds = append(cmds, "MAIL", "RCPT", "DATA")
+	if !cfg.NoChunking {
+		cmds = append(cmds, "BDAT")
+	}
+	cmds = append(cmds, "RSET", "NOOP", "VRFY")
+	if !cfg.NoXCLIENT {
+		cmds = append(cmds, "XCLIENT")
+	}
+	if !cfg.NoXFORWARD {
+		cmds = append(cmds, "XFORWARD")
+	}
+	cmds = append(cmds, "HELP", "QUIT")
+	return strings.Join(cmds, " ")
 }
 
 // mailParam gives MAIL's parameters that dsnMail does not check a bit

@@ -103,6 +103,8 @@ type Server struct {
 	ln      net.Listener
 	ehlo    []byte // the EHLO reply
 	ehloTLS []byte // the EHLO reply over TLS
+	help    string // HELP's reply text
+	helpTLS string // HELP's reply text over TLS
 	k       knobs  // Config.Force and Config.Delay
 	rules   rules  // Config.Rules by stage
 
@@ -210,6 +212,7 @@ func newServer(cfg Config, h hooks) *Server {
 		live: map[*loopSession]struct{}{}}
 	s.drainCtx, s.drainCancel = context.WithCancel(context.Background())
 	s.ehlo, s.ehloTLS = ehloReply(&cfg, false), ehloReply(&cfg, true)
+	s.help, s.helpTLS = helpText(&cfg, false), helpText(&cfg, true)
 	s.k = newKnobs(&cfg)
 	s.rules = newRules(&cfg)
 	s.keepEnvelope = cfg.OnMessage != nil || cfg.Decide != nil || cfg.Capture != nil ||
