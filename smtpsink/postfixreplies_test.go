@@ -23,8 +23,9 @@ func (c *client) reply(line string) string {
 
 // Misordered commands get the replies of Postfix's smtp-sink, or, where
 // that has no such command or answers anything with 250, of Postfix's
-// smtpd (its source; its 554 to STARTTLS over TLS seen from 3.7.11): DATA or BDAT before MAIL "need RCPT command"
-// (as both say, in SMTP and LMTP); STARTTLS over TLS 554, after STARTTLS
+// smtpd (read in its source; its 554 to STARTTLS over TLS seen from
+// 3.7.11): DATA or BDAT before MAIL "need RCPT command" (as both say, in
+// SMTP and LMTP); STARTTLS over TLS 554, after STARTTLS
 // or with implicit TLS (smtpd, and smtpd in wrapper mode), and with an
 // argument 501 before anything else (smtpd's order).
 func TestPostfixReplies(t *testing.T) {
