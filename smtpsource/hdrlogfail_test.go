@@ -1,37 +1,13 @@
 package smtpsource
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"testing"
 
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
-
-// A failingLog takes its first n bytes, then fails: a full disk, a
-// closed pipe. It counts the writes tried after the one that failed.
-type failingLog struct {
-	n      int
-	got    bytes.Buffer
-	failed bool
-	after  int // writes after the failure
-}
-
-var errLogFull = errors.New("log device full")
-
-func (w *failingLog) Write(p []byte) (int, error) {
-	if w.failed {
-		w.after++
-		return 0, errLogFull
-	}
-	if room := w.n - w.got.Len(); len(p) > room {
-		w.failed = true
-		w.got.Write(p[:room])
-		return room, errLogFull
-	}
-	return w.got.Write(p)
-}
 
 // A run whose HdrLog fails keeps its measurement: Run returns the whole
 // result and an error matching ErrHdrLog and wrapping the writer's, and
@@ -39,33 +15,33 @@ func (w *failingLog) Write(p []byte) (int, error) {
 // at all, and the log was cut short in silence.
 func TestHdrLogWriteError(t *testing.T) {
 	addr := startSmtpsinkCfg(t, smtpsink.Config{}).Addr().String()
-	cfg := func(log *failingLog) Config {
+	cfg := func(log *tooltest.FailingWriter) Config {
 		cfg := base(addr)
 		cfg.Messages, cfg.Reuse, cfg.HdrLog = 3, true, log
 		return cfg
 	}
 	// The whole log, for where to fail: the header, the intervals.
-	whole := &failingLog{n: 1 << 30}
+	whole := &tooltest.FailingWriter{N: 1 << 30}
 	res, err := Run(context.Background(), cfg(whole))
-	if err != nil || res.Delivered != 3 || whole.failed {
+	if err != nil || res.Delivered != 3 || whole.Failed {
 		t.Fatalf("a log that takes everything: %v, %+v, want no error and 3 delivered", err, res)
 	}
-	size := whole.got.Len()
+	size := whole.Got.Len()
 	for _, n := range []int{0, 20, size / 2} {
-		log := &failingLog{n: n}
+		log := &tooltest.FailingWriter{N: n}
 		res, err := Run(context.Background(), cfg(log))
-		if !errors.Is(err, ErrHdrLog) || !errors.Is(err, errLogFull) {
+		if !errors.Is(err, ErrHdrLog) || !errors.Is(err, tooltest.ErrFull) {
 			t.Errorf("log failing after %d of %d bytes: %v, want ErrHdrLog wrapping the writer's error", n, size, err)
 		}
 		if res == nil || res.Delivered != 3 || res.Errors != 0 {
 			t.Errorf("log failing after %d bytes: the result %+v, want the whole run's (3 delivered)", n, res)
 		}
-		if !log.failed || log.after != 0 {
-			t.Errorf("log failing after %d bytes: failed %v, %d writes after the failure, want one failure and none after", n, log.failed, log.after)
+		if !log.Failed || log.After != 0 {
+			t.Errorf("log failing after %d bytes: failed %v, %d writes after the failure, want one failure and none after", n, log.Failed, log.After)
 		}
 	}
 	// A run that a fatal error ended (no STARTTLS offered) says both.
-	c := cfg(&failingLog{})
+	c := cfg(&tooltest.FailingWriter{})
 	c.TLS = true
 	if res, err := Run(context.Background(), c); res == nil || !errors.Is(err, ErrStartTLS) || !errors.Is(err, ErrHdrLog) {
 		t.Errorf("no STARTTLS, a failing log: %v (result %v), want ErrStartTLS and ErrHdrLog", err, res != nil)

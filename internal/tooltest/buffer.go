@@ -2,6 +2,7 @@ package tooltest
 
 import (
 	"bytes"
+	"errors"
 	"sync"
 )
 
@@ -23,4 +24,30 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// A FailingWriter takes its first N bytes, then fails with ErrFull: a
+// full disk, a closed pipe. It keeps what it took in Got and counts in
+// After the writes tried after the one that failed.
+type FailingWriter struct {
+	N      int
+	Got    bytes.Buffer
+	Failed bool
+	After  int
+}
+
+// ErrFull is a FailingWriter's error.
+var ErrFull = errors.New("log device full")
+
+func (w *FailingWriter) Write(p []byte) (int, error) {
+	if w.Failed {
+		w.After++
+		return 0, ErrFull
+	}
+	if room := w.N - w.Got.Len(); len(p) > room {
+		w.Failed = true
+		w.Got.Write(p[:room])
+		return room, ErrFull
+	}
+	return w.Got.Write(p)
 }

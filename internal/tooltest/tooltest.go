@@ -4,8 +4,9 @@
 // installs every program the tests use. It also bounds the fuzzer's
 // minimizing for fuzz targets whose calls are slow (LimitMinimizing),
 // picks ports for servers that bind them by number (FreePort), gives
-// an address where a TCP connect is refused (RefusingAddr), and a buffer
-// a test reads while another goroutine writes it (Buffer).
+// an address where a TCP connect is refused (RefusingAddr), a buffer a
+// test reads while another goroutine writes it (Buffer), and a writer
+// that fails after so many bytes (FailingWriter).
 package tooltest
 
 import (
