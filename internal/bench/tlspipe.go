@@ -79,8 +79,10 @@ func parseTLSPipe(args []string, stdout, stderr io.Writer) (func(context.Context
 	switch {
 	case (*listen == "") == (*connect == ""):
 		return nil, cli.Usagef("bench tlspipe: give one of -listen and -connect")
-	case *sessions < 1:
-		return nil, cli.Usagef("bench tlspipe: -s %d: want 1 or more", *sessions)
+	case *sessions < 1 || *sessions > smtpsource.MaxSessions:
+		// A goroutine and a buffer of -l (writer) or -read-buf (reader)
+		// a connection: bounded as smtp-source's -s.
+		return nil, cli.Usagef("bench tlspipe: -s %d: want 1 to %d", *sessions, smtpsource.MaxSessions)
 	case *messages < 0:
 		return nil, cli.Usagef("bench tlspipe: -m %d: want 0 or more", *messages)
 	case *length < 1 || *length > smtpsource.MaxLength:

@@ -69,6 +69,7 @@ func TestTLSPipeFlags(t *testing.T) {
 		{[]string{"-listen", "127.0.0.1:0", "-read-buf", "0"}, "-read-buf 0"},
 		{[]string{"-connect", "127.0.0.1:1", "-m", "-1"}, "-m -1"},
 		{[]string{"-connect", "127.0.0.1:1", "-s", "0"}, "-s 0"},
+		{[]string{"-connect", "127.0.0.1:1", "-s", "100001"}, "-s 100001"},
 		{[]string{"-s", "2"}, "one of -listen and -connect"},
 	} {
 		_, err := parseTLSPipe(c.args, io.Discard, io.Discard)
