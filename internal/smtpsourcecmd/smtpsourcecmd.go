@@ -338,7 +338,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			Verify *smtpsource.Verification `json:"verify,omitempty"`
 			Error  string                   `json:"error,omitempty"`
 		}{res, v, ""}
-		if e := cmp.Or(runErr, verr); e != nil {
+		if e := errors.Join(runErr, verr); e != nil {
 			out.Error = e.Error()
 		}
 		if err := json.NewEncoder(stdout).Encode(out); err != nil {
@@ -346,6 +346,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 	} else if err := Print(stdout, res, v); err != nil {
 		return err
+	}
+	if runErr != nil && verr != nil {
+		return errors.Join(runErr, verr) // neither hides the other
 	}
 	if runErr != nil {
 		return runErr // a fatal stop, after the result so far

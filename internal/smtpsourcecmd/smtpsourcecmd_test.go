@@ -659,4 +659,21 @@ func TestHdrLogWriteError(t *testing.T) {
 		!strings.HasPrefix(err.Error(), "smtpsource: STARTTLS") || !strings.Contains(err.Error(), "\nsmtp-source: -hdr-log: ") {
 		t.Errorf("-tls to a server without STARTTLS, -hdr-log /dev/full: %q (status %d), want both errors, the log's naming -hdr-log", err, status)
 	}
+	// A -verify that fails too is said as well: it was dropped behind
+	// Run's error.
+	for _, json := range []bool{false, true} {
+		args := []string{"-m", "2", "-q", "-hdr-log", "/dev/full", "-verify", filepath.Join(t.TempDir(), "none"), addr}
+		if json {
+			args = append([]string{"-json"}, args...)
+		}
+		out.Reset()
+		err = Run(context.Background(), args, &out, &errb)
+		got := fmt.Sprint(err)
+		if json {
+			got = out.String()
+		}
+		if !errors.Is(err, smtpsource.ErrHdrLog) || !strings.Contains(got, "-hdr-log: ") || !strings.Contains(got, "-verify: ") {
+			t.Errorf("%q: %v, output %s; want both the log's error and -verify's", args, err, out.String())
+		}
+	}
 }
