@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,11 +62,16 @@ type smtpRow struct {
 	Sink     string `json:"sink"`
 	Source   string `json:"source"`
 	Sessions int    `json:"sessions"`
-	Messages int    `json:"messages"` // per run
+	Messages int    `json:"messages"` // per run, asked for (-m)
 	Runs     int    `json:"runs"`
-	// MsgPerS is the messages sent over the source process's wall time,
-	// from its start to its exit (the same for every source); MBPerS is
-	// MsgPerS times the body length, in 10^6 bytes.
+	// Delivered is the messages the median run delivered: Messages,
+	// unless wirespeed's source counted errors (Errors, Err).
+	Delivered int64 `json:"delivered"`
+	// MsgPerS is the messages delivered over the source process's wall
+	// time, from its start to its exit (the same for every source);
+	// MBPerS is MsgPerS times the body length, in 10^6 bytes. The rows'
+	// runs are ordered by it; the CPU figures and waits are per message
+	// delivered too.
 	MsgPerS float64 `json:"messages_per_s"`
 	MBPerS  float64 `json:"mb_per_s"`
 	// Latency is the whole message's, from wirespeed's source (nil for
@@ -103,6 +109,7 @@ type smtpRun struct {
 	sourceCS   int64 // voluntary context switches
 	srvCPUs    string
 	cliCPUs    string
+	delivered  int64  // as the source counted them (Postfix's: all, or it failed)
 	sinkMsgs   int64  // as the sink counted them (wirespeed's sink; -1 unknown)
 	sinkEngine string // as wirespeed's sink reported it
 	sourceFail string
@@ -383,17 +390,23 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 						row.Err = r.sourceFail
 					}
 				}
-				slices.SortFunc(rs, func(a, b smtpRun) int { return int(a.wall - b.wall) })
+				// The runs' rates and costs are per message delivered:
+				// a run with errors counted delivered fewer than -m
+				// (its rate from -m read as if all had gone).
+				rate := func(r smtpRun) float64 { return float64(r.delivered) / r.wall.Seconds() }
+				slices.SortFunc(rs, func(a, b smtpRun) int { return cmp.Compare(rate(a), rate(b)) })
 				med := rs[len(rs)/2]
-				row.MsgPerS = float64(sz.Messages) / med.wall.Seconds()
+				n := float64(med.delivered)
+				row.Delivered = med.delivered
+				row.MsgPerS = rate(med)
 				row.MBPerS = row.MsgPerS * float64(sz.Length) / 1e6
 				if med.res != nil {
 					row.Latency, row.Dot = med.res.Phases.Message, med.res.Phases.Dot
 				}
-				row.ServerCPUPerMsgUS = med.serverCPU.Seconds() * 1e6 / float64(sz.Messages)
+				row.ServerCPUPerMsgUS = med.serverCPU.Seconds() * 1e6 / n
 				row.ServerRSSMB = med.serverRSS
-				row.SourceCPUPerMsgUS = med.sourceCPU.Seconds() * 1e6 / float64(sz.Messages)
-				row.SourceWaitsPerMsg = float64(med.sourceCS) / float64(sz.Messages)
+				row.SourceCPUPerMsgUS = med.sourceCPU.Seconds() * 1e6 / n
+				row.SourceWaitsPerMsg = float64(med.sourceCS) / n
 				row.ServerCPUs, row.ClientCPUs = med.srvCPUs, med.cliCPUs
 				row.SinkEngine = med.sinkEngine
 				rows = append(rows, row)
@@ -442,9 +455,9 @@ func smtpLatencyHonesty(ctx context.Context, cfg smtpConfig) *smtpHonesty {
 // printing no result) or was stopped by a signal, or bench interrupted;
 // its time is no measurement; so is a run whose sink (wirespeed's: it
 // tells its count) counted other than the messages the source delivered (what Postfix's says it sent: exit
-// status 0 after -m messages; what wirespeed's counted as delivered). A
-// run that ended with errors counted is measured, with what is wrong in
-// sourceFail.
+// status 0 after -m messages; what wirespeed's counted as delivered), or
+// that delivered none. A run that ended with errors counted is measured,
+// by the messages it delivered, with what is wrong in sourceFail.
 func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, length, messages int, sinkArgs []string) (smtpRun, error) {
 	run := smtpRun{sinkMsgs: -1}
 	srv, addr, out, err := startSMTPSink(ctx, cfg, sink, sinkArgs)
@@ -479,13 +492,13 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	}
 	var cliOut, cliErr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &cliOut, &cliErr
-	t0 := time.Now()
+	t0 := smtpClock()
 	if err := startPinned(cmd, cfg.clientCPU); err != nil {
 		return run, fmt.Errorf("start %s smtp-source: %w", source, err)
 	}
 	run.cliCPUs = cpusAllowed(cmd.Process.Pid)
 	werr := cmd.Wait()
-	run.wall = time.Since(t0)
+	run.wall = smtpClock().Sub(t0)
 	run.sourceCPU, _ = serverUsage(cmd)
 	if _, waits, ok := rusage(cmd.ProcessState); ok {
 		run.sourceCS = waits
@@ -544,9 +557,22 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	if run.sinkMsgs >= 0 && run.sinkMsgs != delivered {
 		return run, fmt.Errorf("the %s sink counted %d messages, the %s source delivered %d", sink, run.sinkMsgs, source, delivered)
 	}
+	if delivered == 0 {
+		// No rate, and no cost a message, to show.
+		first := ""
+		if run.res != nil {
+			first = run.res.FirstError
+		}
+		return run, fmt.Errorf("%s smtp-source delivered no message: %s", source, cmp.Or(first, "no error said"))
+	}
+	run.delivered = delivered
 	run.serverCPU, run.serverRSS = srvCPU, srvRSS
 	return run, nil
 }
+
+// smtpClock reads the start and the end of a source's run, its wall
+// time (a test's clock in tests).
+var smtpClock = time.Now
 
 // errSMTPInterrupted is the error of a run that bench's interruption, or
 // a signal to the source, cut short.
@@ -832,7 +858,7 @@ func smtpSourceCeiling(rows []smtpRow) *smtpCeiling {
 
 func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty, bars []smtpBar, ceil *smtpCeiling) error {
 	pin := pinning("sink", cfg.serverCPU, "source", cfg.clientCPU)
-	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, median of %d run(s) a row; msg/s over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process;\nsrc CPU of the source process, src waits its voluntary context switches\n\n", cfg.sessions, pin, cfg.count)
+	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, median of %d run(s) a row; msg/s: messages delivered over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process;\nsrc CPU of the source process, src waits its voluntary context switches\n\n", cfg.sessions, pin, cfg.count)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "size\tsink\tsource\tmsg/s\tMB/s\tp50\tp99\tp99.9\tsrv CPU µs/msg\tsrv RSS MB\tsrc CPU µs/msg\tsrc waits/msg\terrors")
 	var failed []smtpRow

@@ -10,11 +10,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeSMTPTools writes stand-ins for wirespeed and Postfix's smtp-source
@@ -290,5 +292,42 @@ func TestSMTPSinkCountChecked(t *testing.T) {
 	rows := benchSMTP(context.Background(), cfg, io.Discard)
 	if want := "wirespeed smtp-sink exited before it listened: exit status 2: smtp-sink: -engine: bad value"; len(rows) != 1 || rows[0].Runs != 0 || rows[0].Err != want {
 		t.Errorf("sink exiting: rows %+v; want one not measured, error %q", rows, want)
+	}
+}
+
+// A row's rate is of the messages delivered: a run of -m 4 whose source
+// counted errors and delivered 1 read 4 msg/s over its second (the
+// messages asked for), as if all had gone. A run that delivered none is
+// no measurement.
+func TestSMTPRateFromDelivered(t *testing.T) {
+	defer func(c func() time.Time) { smtpClock = c }(smtpClock)
+	clock := time.Unix(0, 0)
+	smtpClock = func() time.Time { clock = clock.Add(time.Second); return clock } // each run: 1 s
+	cfg := smtpConfig{sessions: 1, count: 1, sizes: []smtpSize{{"4KiB", 4096, 4}}, serverCPU: -1, clientCPU: -1,
+		sinks: []string{engWirespeed}, sources: []string{engWirespeed}}
+
+	dir := fakeTools{source: `{"delivered":1,"errors":3,"rejections":3,"first_error":"550 no"}`, sinkMsgs: 1}.write(t)
+	cfg.exe = filepath.Join(dir, "wirespeed")
+	rows := benchSMTP(context.Background(), cfg, io.Discard)
+	if len(rows) != 1 {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	if r.Runs != 1 || r.Delivered != 1 || r.MsgPerS != 1 || r.MBPerS != 4096/1e6 || r.Errors != 3 || r.Err != "wirespeed smtp-source: 550 no" {
+		t.Errorf("row %+v; want 1 run of 1 message delivered in 1 s: 1 msg/s, with its 3 errors", r)
+	}
+	var table bytes.Buffer
+	if err := printSMTPTable(&table, cfg, rows, nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^4KiB +wirespeed +wirespeed +1 +0\.0 `).MatchString(table.String()) {
+		t.Errorf("table does not show 1 msg/s:\n%s", table.String())
+	}
+
+	dir = fakeTools{source: `{"delivered":0,"errors":4,"rejections":4,"first_error":"550 no"}`, sinkMsgs: 0}.write(t)
+	cfg.exe = filepath.Join(dir, "wirespeed")
+	rows = benchSMTP(context.Background(), cfg, io.Discard)
+	if want := "wirespeed smtp-source delivered no message: 550 no"; len(rows) != 1 || rows[0].Runs != 0 || rows[0].MsgPerS != 0 || rows[0].Err != want {
+		t.Errorf("nothing delivered: rows %+v; want one not measured, error %q", rows, want)
 	}
 }
