@@ -94,7 +94,21 @@ type netRow struct {
 	ClientCPUs   string   `json:"client_cpus,omitempty"`
 	Err          string   `json:"error,omitempty"`
 
-	hist *hdrhistogram.Histogram // the latencies, for -plot
+	hist     *hdrhistogram.Histogram // the latencies, for -plot
+	sockperf *sockperfResult         // the sockperf row's: its result in the JSON
+}
+
+// MarshalJSON writes the row, the sockperf row with the result it
+// measured (sockperfResult), not its Result, whose other fields read 0.
+func (r netRow) MarshalJSON() ([]byte, error) {
+	type row netRow // without this method
+	if r.sockperf == nil {
+		return json.Marshal(row(r))
+	}
+	return json.Marshal(struct {
+		row
+		Result *sockperfResult `json:"result"` // shadows row's
+	}{row(r), r.sockperf})
 }
 
 // serverCPU is ServerCPUSec, 0 where not measured.
@@ -659,38 +673,85 @@ func runSockperf(ctx context.Context, cfg netConfig, p netPoint, path string) ne
 		row.Err = "sockperf: " + err.Error()
 		return row
 	}
-	res := &tcpperf.Result{Mode: "ping-pong", Conns: 1, Connected: 1, TargetQPS: p.QPS, MsgSize: cfg.msgSize}
-	if !parseSockperf(out.String(), res) {
+	measured, ok := sockperfRow(p, cfg.msgSize, out.String())
+	if !ok {
 		row.Err = "sockperf: no percentiles in its output"
 		return row
 	}
-	row.Result = res
+	row.Result, row.sockperf = measured.Result, measured.sockperf
 	return row
 }
 
-// parseSockperf fills res's percentiles from the output of sockperf
-// ping-pong and reports whether it found them.
-func parseSockperf(out string, res *tcpperf.Result) bool {
+// sockperfRow is the row of point p whose sockperf ping-pong with
+// msgSize-byte messages printed out, and whether out has its percentiles.
+func sockperfRow(p netPoint, msgSize int, out string) (netRow, bool) {
+	sp := &sockperfResult{Mode: "ping-pong", Conns: 1, TargetQPS: p.QPS, MsgSize: msgSize}
+	if !parseSockperf(out, sp) {
+		return netRow{}, false
+	}
+	return netRow{Point: p.Name, Engine: "sockperf", Result: sp.result(), sockperf: sp}, true
+}
+
+// A sockperfResult is what the sockperf row measured: the percentiles
+// sockperf ping-pong printed (nil where it printed none), under the
+// names of tcpperf.Result's, with the load it was given. It is the row's
+// result in -json, in place of a tcpperf.Result, whose other fields
+// (counts, rates, errors, the tool's CPU and lateness) the row does not
+// measure and would read 0, as if measured.
+type sockperfResult struct {
+	Mode      string   `json:"mode"` // "ping-pong"
+	Conns     int      `json:"conns"`
+	TargetQPS float64  `json:"target_qps"`
+	MsgSize   int      `json:"msg_size"`
+	P50       *float64 `json:"p50_us,omitempty"`
+	P90       *float64 `json:"p90_us,omitempty"`
+	P99       *float64 `json:"p99_us,omitempty"`
+	P999      *float64 `json:"p999_us,omitempty"`
+	P9999     *float64 `json:"p9999_us,omitempty"`
+	Max       *float64 `json:"max_us,omitempty"`
+}
+
+// result is sp as a tcpperf.Result, for the code that reads rows (0
+// where sockperf printed nothing).
+func (sp *sockperfResult) result() *tcpperf.Result {
+	v := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return &tcpperf.Result{Mode: sp.Mode, Conns: sp.Conns, Connected: sp.Conns, TargetQPS: sp.TargetQPS, MsgSize: sp.MsgSize,
+		P50: v(sp.P50), P90: v(sp.P90), P99: v(sp.P99), P999: v(sp.P999), P9999: v(sp.P9999), Max: v(sp.Max)}
+}
+
+// parseSockperf fills sp's percentiles from the output of sockperf
+// ping-pong and reports whether it found the median.
+func parseSockperf(out string, sp *sockperfResult) bool {
 	for _, m := range sockperfPct.FindAllStringSubmatch(out, -1) {
+		s := m[2]
 		if m[3] != "" {
-			res.Max, _ = strconv.ParseFloat(m[3], 64)
+			s = m[3]
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
 			continue
 		}
-		v, _ := strconv.ParseFloat(m[2], 64)
-		switch m[1] {
-		case "50.000":
-			res.P50 = v
-		case "90.000":
-			res.P90 = v
-		case "99.000":
-			res.P99 = v
-		case "99.900":
-			res.P999 = v
-		case "99.990":
-			res.P9999 = v
+		switch {
+		case m[3] != "":
+			sp.Max = &v
+		case m[1] == "50.000":
+			sp.P50 = &v
+		case m[1] == "90.000":
+			sp.P90 = &v
+		case m[1] == "99.000":
+			sp.P99 = &v
+		case m[1] == "99.900":
+			sp.P999 = &v
+		case m[1] == "99.990":
+			sp.P9999 = &v
 		}
 	}
-	return res.P50 > 0
+	return sp.P50 != nil && *sp.P50 > 0
 }
 
 // waitArgs are tcpperf's arguments for -wait and -batch.
@@ -755,13 +816,24 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 				// warmup included, like the CPU time
 				perMsg = fmt.Sprintf("%.2f", r.serverCPU()*1e6/float64(res.SentAll))
 			}
-			if r.Engine == "sockperf" {
+			us := func(v float64) string { return fmt.Sprintf("%.1f", v) }
+			p50, p99, p9999 := us(res.P50), us(res.P99), us(res.P9999)
+			if sp := r.sockperf; sp != nil {
+				// Only sockperf's percentiles are measured, those it
+				// printed.
 				rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait = "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"
+				pct := func(v *float64) string {
+					if v == nil {
+						return "-"
+					}
+					return us(*v)
+				}
+				p50, p99, p9999 = pct(sp.P50), pct(sp.P99), pct(sp.P9999)
 			}
 			if p.QPS == 0 {
 				late, late99 = "-", "-"
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, res.P50, res.P99, res.P9999, rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, p50, p99, p9999, rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait)
 			if r.Err != "" {
 				failed = append(failed, r)
 			}

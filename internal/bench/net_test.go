@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -234,16 +236,75 @@ func TestParseSockperf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res tcpperf.Result
-	if !parseSockperf(string(out), &res) {
+	var sp sockperfResult
+	if !parseSockperf(string(out), &sp) {
 		t.Fatal("no percentiles found")
 	}
 	want := tcpperf.Result{P50: 13.430, P90: 64.546, P99: 2886.599, P999: 2955.803, P9999: 4883.845, Max: 4883.845}
-	if res != want {
+	if res := *sp.result(); res != want {
 		t.Errorf("got %+v\nwant %+v", res, want)
 	}
-	if parseSockperf("sockperf: ERROR: connect failed\n", &tcpperf.Result{}) {
+	if parseSockperf("sockperf: ERROR: connect failed\n", &sockperfResult{}) {
 		t.Error("percentiles found in an error message")
+	}
+}
+
+// The sockperf row's result in -json is what it measured: the
+// percentiles sockperf printed, and its load. It was a tcpperf.Result
+// whose other fields sockperf does not measure read 0 (sent, received,
+// errors, achieved_qps, duration_s, mean_us, ...), as if measured; and a
+// percentile sockperf did not print read 0 µs (the table 0.0).
+func TestSockperfRowJSON(t *testing.T) {
+	out, err := os.ReadFile("testdata/sockperf-ping-pong.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := netPoint{Name: "low", Mode: "echo", Conns: 10, QPS: 1000}
+	cfg := netConfig{points: []netPoint{p}, msgSize: 64, serverCPU: -1, clientCPU: -1}
+	for _, c := range []struct {
+		name, out string
+		want      []string
+	}{
+		{"all", string(out), []string{"mode", "conns", "target_qps", "msg_size", "p50_us", "p90_us", "p99_us", "p999_us", "p9999_us", "max_us"}},
+		// An output without the 99.99th percentile.
+		{"no p99.99", regexp.MustCompile(`(?m)^.*percentile 99\.990 .*\n`).ReplaceAllString(string(out), ""),
+			[]string{"mode", "conns", "target_qps", "msg_size", "p50_us", "p90_us", "p99_us", "p999_us", "max_us"}},
+	} {
+		row, ok := sockperfRow(p, cfg.msgSize, c.out)
+		if !ok {
+			t.Fatalf("%s: no percentiles found", c.name)
+		}
+		var js, table bytes.Buffer
+		if err := reportNet(&js, cfg, true, []netRow{row}, nil, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Points []struct {
+				Engine string         `json:"engine"`
+				Result map[string]any `json:"result"`
+			} `json:"points"`
+		}
+		if err := json.Unmarshal(js.Bytes(), &rep); err != nil || len(rep.Points) != 1 {
+			t.Fatalf("%s: %v: %s", c.name, err, js.String())
+		}
+		res := rep.Points[0].Result
+		keys := slices.Sorted(maps.Keys(res))
+		if want := slices.Sorted(slices.Values(c.want)); rep.Points[0].Engine != "sockperf" || !slices.Equal(keys, want) {
+			t.Errorf("%s: the sockperf row's result has %q; want %q:\n%s", c.name, keys, want, js.String())
+		}
+		if res["p50_us"] != 13.43 || res["max_us"] != 4883.845 || res["target_qps"] != 1000.0 || res["msg_size"] != 64.0 {
+			t.Errorf("%s: result %v", c.name, res)
+		}
+		if err := printNetTable(&table, cfg, []netRow{row}); err != nil {
+			t.Fatal(err)
+		}
+		want := `(?m)^sockperf +13\.4 +2886\.6 +4883\.8 +- `
+		if c.name == "no p99.99" {
+			want = `(?m)^sockperf +13\.4 +2886\.6 +- +- `
+		}
+		if !regexp.MustCompile(want).MatchString(table.String()) {
+			t.Errorf("%s: table row does not match %q:\n%s", c.name, want, table.String())
+		}
 	}
 }
 
