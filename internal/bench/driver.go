@@ -13,15 +13,18 @@ import (
 // satisfies, so go test -bench runs the same code.
 
 // A driver is one round of a benchmark body: n ops, timed from the body's
-// first Loop call to its last, with the allocations in between counted
-// through runtime.MemStats as testing.B does.
+// first Loop call to its last, and while the body turns the timer on
+// again after its loop (StartTimer, StopTimer: work the ops left to do),
+// with the allocations in between counted through runtime.MemStats as
+// testing.B does.
 type driver struct {
 	now func() time.Time
 	n   int // ops this round
 
 	i       int
 	started bool
-	stopped bool
+	stopped bool // the loop has ended
+	timerOn bool
 	start   time.Time
 	elapsed time.Duration
 	mem     runtime.MemStats
@@ -29,6 +32,8 @@ type driver struct {
 	bytes   uint64
 	err     error // from Fatal
 	metrics map[string]float64
+
+	startMallocs, startBytes uint64 // when the timer was started
 }
 
 // Loop reports whether the body should run another op. Its first call
@@ -36,9 +41,7 @@ type driver struct {
 func (d *driver) Loop() bool {
 	if !d.started {
 		d.started = true
-		runtime.ReadMemStats(&d.mem)
-		d.mallocs, d.bytes = d.mem.Mallocs, d.mem.TotalAlloc
-		d.start = d.now()
+		d.StartTimer()
 	}
 	if d.i < d.n {
 		d.i++
@@ -46,11 +49,34 @@ func (d *driver) Loop() bool {
 	}
 	if !d.stopped {
 		d.stopped = true
-		d.elapsed = d.now().Sub(d.start)
-		runtime.ReadMemStats(&d.mem)
-		d.mallocs, d.bytes = d.mem.Mallocs-d.mallocs, d.mem.TotalAlloc-d.bytes
+		d.StopTimer()
 	}
 	return false
+}
+
+// StartTimer starts timing again, as testing.B.StartTimer does: after
+// the loop, for what its ops left undone (a final flush).
+func (d *driver) StartTimer() {
+	if d.timerOn {
+		return
+	}
+	d.timerOn = true
+	runtime.ReadMemStats(&d.mem)
+	d.startMallocs, d.startBytes = d.mem.Mallocs, d.mem.TotalAlloc
+	d.start = d.now()
+}
+
+// StopTimer stops timing, as testing.B.StopTimer does; measure stops it
+// when the body returns.
+func (d *driver) StopTimer() {
+	if !d.timerOn {
+		return
+	}
+	d.timerOn = false
+	d.elapsed += d.now().Sub(d.start)
+	runtime.ReadMemStats(&d.mem)
+	d.mallocs += d.mem.Mallocs - d.startMallocs
+	d.bytes += d.mem.TotalAlloc - d.startBytes
 }
 
 // Fatal ends the body, as testing.B.Fatal does, and fails the measurement
@@ -98,14 +124,7 @@ const maxOps = 1e9
 // so far with 20% to spare, at most 100 times the previous count.
 func measure(body func(b *driver), benchtime time.Duration, now func() time.Time) (measurement, error) {
 	for n := 1; ; {
-		runtime.GC() // do not charge this round for the garbage of the last
-		d := &driver{now: now, n: n}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			body(d)
-		}()
-		<-done
+		d := round(body, n, now)
 		switch {
 		case d.err != nil:
 			return measurement{}, d.err
@@ -121,4 +140,18 @@ func measure(body func(b *driver), benchtime time.Duration, now func() time.Time
 		next = min(next, 100*int64(n), maxOps)
 		n = int(max(next, int64(n)+1))
 	}
+}
+
+// round runs body once, its loop n ops, on the clock now.
+func round(body func(b *driver), n int, now func() time.Time) *driver {
+	runtime.GC() // do not charge this round for the garbage of the last
+	d := &driver{now: now, n: n}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body(d)
+	}()
+	<-done
+	d.StopTimer() // a StartTimer after the loop, not stopped
+	return d
 }

@@ -117,3 +117,56 @@ func TestMeasureErrors(t *testing.T) {
 		t.Error("a body without a loop measured")
 	}
 }
+
+// StartTimer and StopTimer after the loop time the work its ops left
+// (testing.B's do too), and a timer left on stops when the body returns.
+func TestMeasureAfterLoop(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	m, err := measure(func(d *driver) {
+		for d.Loop() {
+			clock.advance(time.Millisecond)
+		}
+		clock.advance(time.Hour) // not timed
+		d.StartTimer()
+		clock.advance(time.Second)
+		d.StopTimer()
+		d.StartTimer()
+		clock.advance(time.Second) // stopped by measure
+	}, time.Second, clock.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.N != 1 || m.T != 2*time.Second+time.Millisecond {
+		t.Errorf("measurement %+v; want 1 op in 2.001s", m)
+	}
+}
+
+// The Coalescer row of netio.Writer times its final Flush: it ended the
+// timing with the loop, so what the Writer still held then (up to its
+// window, of the last writes) was counted in MB/s as sent within the
+// time measured, before it was.
+func TestCoalescerFlushTimed(t *testing.T) {
+	var c *Case
+	for _, k := range coalescerCases() {
+		if k.Group == "Coalescer/size=64" && k.Impl == "wirespeed" {
+			c = &k
+		}
+	}
+	if c == nil {
+		t.Fatal("no Coalescer/size=64 wirespeed case")
+	}
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	flushed := 0
+	defer func() { coalescerFlushed = nil }()
+	coalescerFlushed = func() {
+		flushed++
+		clock.advance(time.Hour) // the flush, on the test's clock
+	}
+	d := round(func(d *driver) { c.Fn(d) }, 10, clock.now)
+	if d.err != nil || !d.stopped || flushed != 1 {
+		t.Fatalf("round: error %v, loop ended %v, %d flushes", d.err, d.stopped, flushed)
+	}
+	if d.elapsed < time.Hour {
+		t.Errorf("the round took %v: the final Flush (an hour on this clock) was not timed", d.elapsed)
+	}
+}
