@@ -810,7 +810,12 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 			if res.BatchUs > 0 {
 				wait += fmt.Sprintf(" %gµs", res.BatchUs)
 			}
-			perConn, tool := fmt.Sprintf("%.1f", r.serverRSS()*1024/float64(p.Conns)), fmt.Sprintf("%.2f", res.CPUPerMsg)
+			// Over the connections tcpperf opened: some of the point's
+			// may have failed (a descriptor limit), holding no memory.
+			perConn, tool := "-", fmt.Sprintf("%.2f", res.CPUPerMsg)
+			if res.Connected > 0 {
+				perConn = fmt.Sprintf("%.1f", r.serverRSS()*1024/float64(res.Connected))
+			}
 			perMsg := "-"
 			if res.SentAll > 0 {
 				// warmup included, like the CPU time

@@ -726,3 +726,27 @@ func TestBenchNetNoSockperfSaid(t *testing.T) {
 		t.Errorf("-sockperf=false: progress %q, want nothing", progress.String())
 	}
 }
+
+// KiB/conn is the server's memory over the connections tcpperf opened:
+// it was over the point's, so a run whose connections failed in part (a
+// descriptor limit) read half the memory a connection when half opened;
+// and none opened has no figure.
+func TestNetRowPerConn(t *testing.T) {
+	rss, cpu := 10.0, 1.0
+	cfg := netConfig{points: []netPoint{{Name: "p", Mode: "echo", Conns: 10, QPS: 100}}}
+	for _, c := range []struct {
+		connected int
+		want      string
+	}{{10, "1024.0"}, {5, "2048.0"}, {0, "-"}} {
+		row := netRow{Point: "p", Engine: "std", ServerRSSMB: &rss, ServerCPUSec: &cpu,
+			Result: &tcpperf.Result{Conns: 10, Connected: c.connected, ConnectFailures: int64(10 - c.connected), Errors: int64(10 - c.connected), TargetQPS: 100, AchievedQPS: 100, SentAll: 100}}
+		var out bytes.Buffer
+		if err := printNetTable(&out, cfg, []netRow{row}); err != nil {
+			t.Fatal(err)
+		}
+		// engine p50 p99 p99.99 msg/s srv-CPU CPU/msg RSS KiB/conn
+		if fields := strings.Fields(lineOf(out.String(), "std")); len(fields) < 9 || fields[8] != c.want {
+			t.Errorf("%d of 10 connected: KiB/conn %q, want %s:\n%s", c.connected, fields, c.want, out.String())
+		}
+	}
+}
