@@ -822,7 +822,19 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 				perMsg = fmt.Sprintf("%.2f", r.serverCPU()*1e6/float64(res.SentAll))
 			}
 			us := func(v float64) string { return fmt.Sprintf("%.1f", v) }
-			p50, p99, p9999 := us(res.P50), us(res.P99), us(res.P9999)
+			// Percentiles of nothing are no latency, not 0.0 µs (as
+			// tcpperf prints them, and leaves them out of its JSON):
+			// of no response received, no message sent, no measurement.
+			p50, p99, p9999 := "-", "-", "-"
+			if res.Received > 0 {
+				p50, p99, p9999 = us(res.P50), us(res.P99), us(res.P9999)
+			}
+			if res.Sent == 0 {
+				late, late99 = "-", "-"
+			}
+			if res.DurationS == 0 {
+				rate, tool = "-", "-"
+			}
 			if sp := r.sockperf; sp != nil {
 				// Only sockperf's percentiles are measured, those it
 				// printed.
@@ -941,11 +953,12 @@ func ratePasses(rs []netRow, qps float64) bool {
 }
 
 // medianRun is the run at qps with the median p99 (the lower of the two
-// middle ones), or nil if none was measured.
+// middle ones), or nil if none was measured (received a response).
 func medianRun(rs []netRow, qps float64) *netRow {
 	var at []*netRow
 	for i := range rs {
-		if r := &rs[i]; r.Result != nil && r.Result.TargetQPS == qps {
+		// A run that received nothing has no p99 (not 0 µs).
+		if r := &rs[i]; r.Result != nil && r.Result.TargetQPS == qps && r.Result.Received > 0 {
 			at = append(at, r)
 		}
 	}

@@ -369,7 +369,7 @@ func TestBenchNetStepAndPlot(t *testing.T) {
 // the run with the median p99 among those at the rate.
 func TestStepMajorityAndMedian(t *testing.T) {
 	run := func(qps, p99 float64, errs int64) netRow {
-		return netRow{Result: &tcpperf.Result{TargetQPS: qps, AchievedQPS: qps, P99: p99, Errors: errs}}
+		return netRow{Result: &tcpperf.Result{TargetQPS: qps, AchievedQPS: qps, P99: p99, Errors: errs, Sent: 10, Received: 10}}
 	}
 	for _, tc := range []struct {
 		rs   []netRow
@@ -396,6 +396,42 @@ func TestStepMajorityAndMedian(t *testing.T) {
 	}
 	if m := medianRun(rs, 225); m != nil {
 		t.Errorf("median run at a rate not run: %+v", m)
+	}
+	// A run that received nothing has no p99: it was the median, its p99
+	// 0 ("p99 µs one step up" 0.0).
+	none := netRow{Result: &tcpperf.Result{TargetQPS: 225, Sent: 10, Errors: 10, Unanswered: 10}}
+	if m := medianRun(append(rs, none), 225); m != nil {
+		t.Errorf("median run of none received: %+v", m)
+	}
+}
+
+// A run that received nothing shows no latencies, not 0.0 µs (tcpperf
+// itself prints "-", and leaves them out of its JSON), one that sent
+// nothing no send lateness, and one that measured nothing (duration 0) no
+// rate or tool CPU.
+func TestNetRowNothingReceived(t *testing.T) {
+	rss, cpu := 10.0, 1.0
+	cfg := netConfig{points: []netPoint{{Name: "p", Mode: "echo", Conns: 2, QPS: 100}}}
+	row := netRow{Point: "p", Engine: "std", ServerRSSMB: &rss, ServerCPUSec: &cpu,
+		Result: &tcpperf.Result{Conns: 2, Connected: 2, TargetQPS: 100, DurationS: 1, Sent: 100, SentAll: 100, Errors: 100, Unanswered: 100, CPUPerMsg: 3}}
+	var out bytes.Buffer
+	if err := printNetTable(&out, cfg, []netRow{row}); err != nil {
+		t.Fatal(err)
+	}
+	// engine p50 p99 p99.99 msg/s srv-CPU CPU/msg RSS KiB/conn errors late50 late99 tool
+	want := []string{"std", "-", "-", "-", "0", "1.00", "10000.00", "10.0", "5120.0", "100", "0.0", "0.0", "3.00"}
+	if fields := strings.Fields(lineOf(out.String(), "std")); !slices.Equal(fields, want) {
+		t.Errorf("nothing received: row %q, want %q:\n%s", fields, want, out.String())
+	}
+
+	row.Result = &tcpperf.Result{Conns: 2, Connected: 2, TargetQPS: 100}
+	out.Reset()
+	if err := printNetTable(&out, cfg, []netRow{row}); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"std", "-", "-", "-", "-", "1.00", "-", "10.0", "5120.0", "0", "-", "-", "-"}
+	if fields := strings.Fields(lineOf(out.String(), "std")); !slices.Equal(fields, want) {
+		t.Errorf("nothing measured: row %q, want %q:\n%s", fields, want, out.String())
 	}
 }
 
@@ -590,7 +626,7 @@ func TestPlotNetLowRate(t *testing.T) {
 // The rates a run reached and the best of a step search are printed as
 // the point's: 0.004 msg/s is not "0".
 func TestNetRowsLowRate(t *testing.T) {
-	row := netRow{Point: "p", Engine: "std", Result: &tcpperf.Result{TargetQPS: 0.004, AchievedQPS: 0.004, SentAll: 1}}
+	row := netRow{Point: "p", Engine: "std", Result: &tcpperf.Result{TargetQPS: 0.004, AchievedQPS: 0.004, DurationS: 250, Sent: 1, SentAll: 1, Received: 1}}
 	var out bytes.Buffer
 	cfg := netConfig{points: []netPoint{{Name: "p", Mode: "echo", Conns: 1, QPS: 0.004}}}
 	if err := printNetTable(&out, cfg, []netRow{row}); err != nil {
