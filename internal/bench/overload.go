@@ -55,13 +55,16 @@ func defaultOverload(d time.Duration) overloadConfig {
 
 // An overloadRow is one variant's result.
 type overloadRow struct {
-	Variant    string  `json:"variant"`
-	Offered    int64   `json:"offered"`
-	Delivered  int64   `json:"delivered"`
-	Dropped    int64   `json:"dropped"`
-	P50MS      float64 `json:"latency_p50_ms"` // of delivered messages, from their intended send time
-	P99MS      float64 `json:"latency_p99_ms"`
-	MaxMS      float64 `json:"latency_max_ms"`
+	Variant   string `json:"variant"`
+	Offered   int64  `json:"offered"`
+	Delivered int64  `json:"delivered"`
+	Dropped   int64  `json:"dropped"`
+	// The latencies of delivered messages, from their intended send
+	// time: none (0, left out of the JSON) when none was delivered; a
+	// latency is recorded as 1 ns at least.
+	P50MS      float64 `json:"latency_p50_ms,omitempty"`
+	P99MS      float64 `json:"latency_p99_ms,omitempty"`
+	MaxMS      float64 `json:"latency_max_ms,omitempty"`
 	PeakQueued int     `json:"peak_queued_bytes"`   // the Writer's, sampled after each Write
 	Window     int     `json:"window_bytes"`        // the Writer's window at the end
 	DrainRate  float64 `json:"drain_rate_estimate"` // its estimate of the reader's rate, bytes/s (adaptive only)
@@ -198,8 +201,12 @@ func printOverloadTable(w io.Writer, cfg overloadConfig, rows []overloadRow) err
 		if r.DrainRate > 0 {
 			est = fmt.Sprintf("%.1f", r.DrainRate/1e6)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.1f\t%.1f\t%.1f\t%d\t%d\t%s\t%.0f\n", r.Variant, r.Delivered,
-			100*float64(r.Dropped)/float64(max(r.Offered, 1)), r.P50MS, r.P99MS, r.MaxMS, r.PeakQueued>>10, r.Window>>10, est, r.BehindMS)
+		p50, p99, pmax := "-", "-", "-" // of no message delivered: no latency, not 0.0 ms
+		if r.Delivered > 0 {
+			p50, p99, pmax = fmt.Sprintf("%.1f", r.P50MS), fmt.Sprintf("%.1f", r.P99MS), fmt.Sprintf("%.1f", r.MaxMS)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%s\t%s\t%s\t%d\t%d\t%s\t%.0f\n", r.Variant, r.Delivered,
+			100*float64(r.Dropped)/float64(max(r.Offered, 1)), p50, p99, pmax, r.PeakQueued>>10, r.Window>>10, est, r.BehindMS)
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -43,5 +44,27 @@ func TestOverload(t *testing.T) {
 	}
 	if r := runOverload(context.Background(), overloadConfig{MsgSize: 8}, overloadVariants()[0]); r.Err == "" {
 		t.Error("8-byte messages accepted")
+	}
+}
+
+// A variant that delivered nothing has no latencies: they read 0.0 ms in
+// the table and 0 in the JSON, as if measured.
+func TestOverloadNothingDelivered(t *testing.T) {
+	cfg := defaultOverload(time.Second)
+	rows := []overloadRow{{Variant: "bounded 1 MiB, shedding", Offered: 100, Dropped: 100}}
+	var out bytes.Buffer
+	if err := printOverloadTable(&out, cfg, rows); err != nil {
+		t.Fatal(err)
+	}
+	// variant (4 words) delivered dropped p50 p99 max
+	if f := strings.Fields(lineOf(out.String(), "bounded 1 MiB, shedding")); len(f) < 9 || f[4] != "0" || f[6] != "-" || f[7] != "-" || f[8] != "-" {
+		t.Errorf("nothing delivered: %q:\n%s", f, out.String())
+	}
+	b, err := json.Marshal(rows[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "latency_") {
+		t.Errorf("nothing delivered, latencies in the JSON: %s", b)
 	}
 }
