@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -17,14 +16,17 @@ func coalescerCases() []Case {
 	for _, size := range []int{64, 512} {
 		group := "Coalescer/size=" + strconv.Itoa(size)
 		cs = append(cs,
-			Case{Suite: "netio", Group: group, Impl: "stdlib", Bytes: int64(size), Fn: coalescerBench(size, false)},
-			Case{Suite: "netio", Group: group, Impl: "wirespeed", Bytes: int64(size), Fn: coalescerBench(size, true)},
+			Case{Suite: "netio", Group: group, Impl: "stdlib", Bytes: int64(size), Fn: coalescerBench(size, false, nil)},
+			Case{Suite: "netio", Group: group, Impl: "wirespeed", Bytes: int64(size), Fn: coalescerBench(size, true, nil)},
 		)
 	}
 	return cs
 }
 
-func coalescerBench(size int, coalesce bool) func(benchcase.B) {
+// coalescerBench returns the body of a Coalescer row; flushed, if not nil
+// (tests), is called when the wirespeed row's timed final Flush has
+// returned.
+func coalescerBench(size int, coalesce bool, flushed func()) func(benchcase.B) {
 	return func(b benchcase.B) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -50,13 +52,6 @@ func coalescerBench(size int, coalesce bool) func(benchcase.B) {
 			defer nw.Close()
 			w = nw
 		}
-		timer, ok := b.(interface {
-			StartTimer()
-			StopTimer()
-		})
-		if !ok {
-			b.Fatal(errors.New("bench: the Coalescer rows time their final Flush, which takes StartTimer and StopTimer"))
-		}
 		msg := make([]byte, size)
 		for b.Loop() {
 			if _, err := w.Write(msg); err != nil {
@@ -68,18 +63,14 @@ func coalescerBench(size int, coalesce bool) func(benchcase.B) {
 			// yet: the final Flush is timed with the writes, so that
 			// MB/s is of bytes handed to the connection, as the stdlib
 			// row's are.
-			timer.StartTimer()
+			b.StartTimer()
 			if err := nw.Flush(); err != nil {
 				b.Fatal(err)
 			}
-			if coalescerFlushed != nil {
-				coalescerFlushed()
+			if flushed != nil {
+				flushed()
 			}
-			timer.StopTimer()
+			b.StopTimer()
 		}
 	}
 }
-
-// coalescerFlushed, if set (by tests), is called when the wirespeed row's
-// final Flush has returned.
-var coalescerFlushed func()

@@ -146,23 +146,13 @@ func TestMeasureAfterLoop(t *testing.T) {
 // window, of the last writes) was counted in MB/s as sent within the
 // time measured, before it was.
 func TestCoalescerFlushTimed(t *testing.T) {
-	var c *Case
-	for _, k := range coalescerCases() {
-		if k.Group == "Coalescer/size=64" && k.Impl == "wirespeed" {
-			c = &k
-		}
-	}
-	if c == nil {
-		t.Fatal("no Coalescer/size=64 wirespeed case")
-	}
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	flushed := 0
-	defer func() { coalescerFlushed = nil }()
-	coalescerFlushed = func() {
+	fn := coalescerBench(64, true, func() {
 		flushed++
 		clock.advance(time.Hour) // the flush, on the test's clock
-	}
-	d := round(func(d *driver) { c.Fn(d) }, 10, clock.now)
+	})
+	d := round(func(d *driver) { fn(d) }, 10, clock.now)
 	if d.err != nil || !d.stopped || flushed != 1 {
 		t.Fatalf("round: error %v, loop ended %v, %d flushes", d.err, d.stopped, flushed)
 	}

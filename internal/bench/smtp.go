@@ -52,6 +52,7 @@ type smtpConfig struct {
 	delay            time.Duration // the sink's wait before its end-of-data reply in the honesty row
 	serverCPU        int           // -1: no pinning
 	clientCPU        int
+	now              func() time.Time // reads a source run's start and end; nil: time.Now (tests give a clock)
 }
 
 // An smtpRow is one source driving one sink at one size: the median of its
@@ -492,13 +493,17 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	}
 	var cliOut, cliErr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &cliOut, &cliErr
-	t0 := smtpClock()
+	now := cfg.now
+	if now == nil {
+		now = time.Now
+	}
+	t0 := now()
 	if err := startPinned(cmd, cfg.clientCPU); err != nil {
 		return run, fmt.Errorf("start %s smtp-source: %w", source, err)
 	}
 	run.cliCPUs = cpusAllowed(cmd.Process.Pid)
 	werr := cmd.Wait()
-	run.wall = smtpClock().Sub(t0)
+	run.wall = now().Sub(t0)
 	run.sourceCPU, _ = serverUsage(cmd)
 	if _, waits, ok := rusage(cmd.ProcessState); ok {
 		run.sourceCS = waits
@@ -569,10 +574,6 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	run.serverCPU, run.serverRSS = srvCPU, srvRSS
 	return run, nil
 }
-
-// smtpClock reads the start and the end of a source's run, its wall
-// time (a test's clock in tests).
-var smtpClock = time.Now
 
 // errSMTPInterrupted is the error of a run that bench's interruption, or
 // a signal to the source, cut short.

@@ -300,11 +300,10 @@ func TestSMTPSinkCountChecked(t *testing.T) {
 // messages asked for), as if all had gone. A run that delivered none is
 // no measurement.
 func TestSMTPRateFromDelivered(t *testing.T) {
-	defer func(c func() time.Time) { smtpClock = c }(smtpClock)
 	clock := time.Unix(0, 0)
-	smtpClock = func() time.Time { clock = clock.Add(time.Second); return clock } // each run: 1 s
 	cfg := smtpConfig{sessions: 1, count: 1, sizes: []smtpSize{{"4KiB", 4096, 4}}, serverCPU: -1, clientCPU: -1,
-		sinks: []string{engWirespeed}, sources: []string{engWirespeed}}
+		sinks: []string{engWirespeed}, sources: []string{engWirespeed},
+		now: func() time.Time { clock = clock.Add(time.Second); return clock }} // each run: 1 s
 
 	dir := fakeTools{source: `{"delivered":1,"errors":3,"rejections":3,"first_error":"550 no"}`, sinkMsgs: 1}.write(t)
 	cfg.exe = filepath.Join(dir, "wirespeed")

@@ -18,9 +18,12 @@ import (
 // B is what a benchmark body needs of its driver: *testing.B under go test,
 // or the driver of `wirespeed bench`. Loop reports whether to run another op
 // and, like testing.B.Loop, starts the timer at its first call, so setup
-// before the loop is not measured.
+// before the loop is not measured; StartTimer and StopTimer time work
+// after it.
 type B interface {
 	Loop() bool
+	StartTimer()
+	StopTimer()
 	Fatal(args ...any)
 }
 

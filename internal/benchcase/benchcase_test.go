@@ -16,6 +16,8 @@ func (b *oneOp) Loop() bool {
 	return r
 }
 
+func (b *oneOp) StartTimer()       {}
+func (b *oneOp) StopTimer()        {}
 func (b *oneOp) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
 
 // sink counts what reaches it. Like io.Discard it has ReadFrom, and it
