@@ -44,11 +44,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	fs.SetOutput(stderr)
 	var cfg smtpsource.Config
 	// Postfix smtp-source's flags, with its meanings.
-	fs.IntVar(&cfg.Sessions, "s", 1, "`sessions` in parallel, at most 100000 (smtp-source -s)")
-	fs.IntVar(&cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
+	decimalVar(fs, &cfg.Sessions, "s", 1, "`sessions` in parallel, at most 100000 (smtp-source -s)")
+	decimalVar(fs, &cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
 	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range, at most 1 GiB (held in memory once, for all the sessions); 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
-	fs.IntVar(&cfg.Recipients, "r", 1, "`recipients` per message, at most 1000000, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
+	decimalVar(fs, &cfg.Recipients, "r", 1, "`recipients` per message, at most 1000000, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
 	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>; '' or <>: the null sender) (smtp-source -f)")
 	fs.StringVar(&cfg.To, "t", "", "recipient `address` (default foo@<-M name>; '': <>) (smtp-source -t)")
 	fs.StringVar(&cfg.Helo, "M", "", "`name` for EHLO and the default addresses (default: the host name) (smtp-source -M)")
@@ -60,14 +60,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	fs.BoolVar(&cfg.OldMode, "o", false, "old mode: send no EHLO/HELO and no message header (smtp-source -o)")
 	fs.Var((*seconds)(&cfg.Wait), "w", "wait this long between a session's messages, in seconds or as a duration (smtp-source -w)")
 	fs.Var((*seconds)(&cfg.RandomWait), "R", "wait a random time from 0 to this between a session's messages, in seconds or as a duration (smtp-source -R)")
-	fs.IntVar(&cfg.ConnectTries, "C", 1, "try a failed connect this many `times` (smtp-source -C)")
-	fs.IntVar(&cfg.WindowSize, "T", 0, "set the socket buffers, and so the TCP window, to this many `bytes` before connecting (smtp-source -T)")
+	decimalVar(fs, &cfg.ConnectTries, "C", 1, "try a failed connect this many `times` (smtp-source -C)")
+	decimalVar(fs, &cfg.WindowSize, "T", 0, "set the socket buffers, and so the TCP window, to this many `bytes` before connecting (smtp-source -T)")
 	ipv4 := fs.Bool("4", false, "connect over IPv4 only (smtp-source -4)")
 	ipv6 := fs.Bool("6", false, "connect over IPv6 only (smtp-source -6)")
 	// Beyond smtp-source.
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
-	fs.IntVar(&cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes` (with -chunking)")
+	decimalVar(fs, &cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes` (with -chunking)")
 	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH); a directory (a message a file), an mbox or a Maildir: their messages in turn")
 	fs.Func("header", "add this header `line`, \"Name: value\", to each message's header (repeatable)", func(v string) error {
 		cfg.Headers = append(cfg.Headers, v)
@@ -788,6 +788,33 @@ func (l *lengthFlag) Set(v string) error {
 		return fmt.Errorf("%q: want at most %d bytes (1 GiB)", v, smtpsource.MaxLength)
 	}
 	*l.min, *l.max = a, b
+	return nil
+}
+
+// decimal is an int flag read in base 10 only, as Postfix's
+// smtp-source reads its counts and sizes (atoi): flag.Int's base 0 took
+// -m 010 for 8 messages and -m 0x10 for 16, and refused -m 08.
+type decimal int
+
+// decimalVar defines a decimal flag with name, default value and usage.
+func decimalVar(fs *flag.FlagSet, p *int, name string, value int, usage string) {
+	*p = value
+	fs.Var((*decimal)(p), name, usage)
+}
+
+func (d *decimal) String() string {
+	if d == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*d))
+}
+
+func (d *decimal) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("want a decimal number")
+	}
+	*d = decimal(n)
 	return nil
 }
 

@@ -677,3 +677,55 @@ func TestHdrLogWriteError(t *testing.T) {
 		}
 	}
 }
+
+// The counts and sizes are read in decimal, as Postfix's smtp-source
+// reads them (atoi): flag.Int's base 0 took -m 010 for 8 messages, and
+// -m 08 for a mistake. Hexadecimal (0x10) is a usage error naming the
+// flag.
+func TestDecimalFlags(t *testing.T) {
+	var s sink
+	addr := s.start(t)
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), []string{"-m", "010", "-s", "010", "-r", "010", "-json", "-q", addr}, &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	var res smtpsource.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Messages != 10 || res.Delivered != 10 || res.Sessions != 10 || res.Recipients != 10 || res.RcptOK != 100 {
+		t.Errorf("-m 010 -s 010 -r 010: %+v, %v; want 10 messages, 10 sessions, 10 recipients each", res, err)
+	}
+	out.Reset()
+	if err := Run(context.Background(), []string{"-m", "08", "-C", "09", "-T", "08", "-json", "-q", addr}, &out, &errb); err != nil {
+		t.Fatalf("-m 08 -C 09 -T 08: %v: %s", err, errb.String())
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Delivered != 8 {
+		t.Errorf("-m 08: %+v, %v; want 8 delivered", res, err)
+	}
+	// Each flag's value, as its usage error repeats it: -010 is -10.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-s", "-010"}, "bad session count: -10"},
+		{[]string{"-m", "-010"}, "bad message count: -10"},
+		{[]string{"-r", "-010"}, "bad recipient count: -10"},
+		{[]string{"-C", "-010"}, "-C -10: "},
+		{[]string{"-T", "-010"}, "-T -10: "},
+		{[]string{"-chunking", "-chunk-size", "-010"}, "-chunk-size -10: "},
+	} {
+		err := Run(context.Background(), append(c.args, addr), &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v (status %d), want a usage error with %q", c.args, err, status, c.want)
+		}
+	}
+	for _, f := range []string{"s", "m", "r", "C", "T", "chunk-size"} {
+		errb.Reset()
+		args := []string{"-" + f, "0x10", addr}
+		if f == "chunk-size" {
+			args = append([]string{"-chunking"}, args...)
+		}
+		err := Run(context.Background(), args, &out, &errb)
+		if status, _ := cli.Status(err); status != 2 || !strings.Contains(errb.String(), `invalid value "0x10" for flag -`+f+": want a decimal number") {
+			t.Errorf("-%s 0x10: %v (status %d), stderr %q; want a usage error naming -%s", f, err, status, errb.String(), f)
+		}
+	}
+}
