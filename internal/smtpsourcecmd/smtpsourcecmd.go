@@ -283,15 +283,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err := cfg.Check(); err != nil {
 		return configUsage(err)
 	}
+	var logFile io.WriteCloser // -hdr-log's, closed after the run, its error said
 	if *hdrLog != "" {
 		// Emptied only when the run writes to it, once a connection has
 		// opened: a run that opens none leaves an earlier run's file as
 		// it was.
-		f, err := cli.CreateOutput(*hdrLog)
+		f, err := createHdrLog(*hdrLog)
 		if err != nil {
 			return fmt.Errorf("smtp-source: -hdr-log: %w", err)
 		}
-		defer f.Close()
+		logFile = f
+		defer func() {
+			if logFile != nil {
+				logFile.Close() // a return before the run: nothing written
+			}
+		}()
 		cfg.HdrLog = f
 	}
 	cfg.Digests = *verify != ""
@@ -315,10 +321,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ms.Addr())
 	}
 	res, runErr := smtpsource.Run(ctx, cfg) // it names smtpsource
+	var closeErr error
+	if logFile != nil {
+		// The log's last bytes may fail only here (a file system that
+		// writes back at close: NFS, a quota); unless a write failed
+		// first, which stopped the log, that is the log's error.
+		closeErr = logFile.Close()
+		logFile = nil
+	}
 	if res == nil {
 		return runErr
 	}
 	runErr = nameHdrLog(runErr) // reported after the result, which is whole
+	if closeErr != nil && !errors.Is(runErr, smtpsource.ErrHdrLog) {
+		runErr = errors.Join(runErr, fmt.Errorf("smtp-source: -hdr-log: %w", closeErr))
+	}
 	var v *smtpsource.Verification
 	var verr error // reported after the result, which is not lost for it
 	if *verify != "" {
@@ -360,6 +377,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return cli.StatusError{Status: 1}
 	}
 	return nil
+}
+
+// createHdrLog opens the -hdr-log file (a cli.Output); a test makes its
+// Close fail.
+var createHdrLog = func(path string) (io.WriteCloser, error) {
+	f, err := cli.CreateOutput(path)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // nameHdrLog names -hdr-log in the part of err, Run's error, that is the

@@ -729,3 +729,53 @@ func TestDecimalFlags(t *testing.T) {
 		}
 	}
 }
+
+// closeFailing is a -hdr-log file whose writes succeed and whose Close
+// fails, as a file system that writes back at close (NFS, a quota) fails
+// the log's last bytes.
+type closeFailing struct{ io.WriteCloser }
+
+var errLogClose = errors.New("close: input/output error")
+
+func (c closeFailing) Close() error {
+	c.WriteCloser.Close()
+	return errLogClose
+}
+
+// A -hdr-log whose Close fails fails the command, status 1, with an error
+// naming -hdr-log, after the whole result, as a failed write does: the
+// error was dropped and the command exited 0.
+func TestHdrLogCloseError(t *testing.T) {
+	defer func(f func(string) (io.WriteCloser, error)) { createHdrLog = f }(createHdrLog)
+	createHdrLog = func(path string) (io.WriteCloser, error) {
+		f, err := cli.CreateOutput(path)
+		if err != nil {
+			return nil, err
+		}
+		return closeFailing{f}, nil
+	}
+	var s sink
+	addr := s.start(t)
+	path := filepath.Join(t.TempDir(), "h.log")
+	for _, json := range []bool{false, true} {
+		args := []string{"-m", "3", "-q", "-hdr-log", path, addr}
+		if json {
+			args = append([]string{"-json"}, args...)
+		}
+		var out, errb bytes.Buffer
+		err := Run(context.Background(), args, &out, &errb)
+		if status, print := cli.Status(err); status != 1 || !print || !errors.Is(err, errLogClose) || !strings.HasPrefix(err.Error(), "smtp-source: -hdr-log: ") {
+			t.Errorf("%q: %v (status %d), want status 1 and the close's error naming -hdr-log", args, err, status)
+		}
+		want := "delivered 3 of 3"
+		if json {
+			want = `"error":"smtp-source: -hdr-log: close: input/output error"`
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%q: no %s in\n%s", args, want, out.String())
+		}
+		if b, err := os.ReadFile(path); err != nil || !bytes.Contains(b, []byte("#[StartTime: ")) {
+			t.Errorf("%q: the log %q, %v; want it written", args, b, err)
+		}
+	}
+}
