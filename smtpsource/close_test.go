@@ -204,6 +204,45 @@ func TestGreetingBackoff(t *testing.T) {
 	}
 }
 
+// With Reuse, a session connects before it takes a message; that
+// connection's refused greeting is retried with the first message, and
+// counted once with it: against a server that refuses every greeting,
+// three messages on one session failed with 4 errors (-d -m 3: "failed 3,
+// errors 4"), the first connection's refusal counted apart from the
+// message it was opened for. Refused and then overcome (the first
+// message's connection greeted with 220), it is still an error. (With
+// more sessions, one that takes no message, the others having sent them
+// all, counts its refusal too: which one does is the scheduler's choice.)
+func TestReuseFirstConnectRefused(t *testing.T) {
+	for _, c := range []struct {
+		sessions, messages int
+		refused            int64 // the connections refused, from the first
+		failed, errors     int64
+	}{
+		{1, 3, 4, 3, 3}, // every connection refused
+		{1, 2, 1, 0, 1}, // the first only: both messages delivered on the second
+	} {
+		var conns atomic.Int64
+		f := &fakeServer{reply: func(verb, arg string) string {
+			if verb == "CONNECT" && conns.Add(1) <= c.refused {
+				return "554 5.7.1 go away"
+			}
+			return ""
+		}}
+		cfg := base(f.start(t))
+		cfg.Sessions, cfg.Messages, cfg.Reuse = c.sessions, c.messages, true
+		res, err := RunWith(context.Background(), cfg, nil, newFakeClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		accounted(t, res)
+		if res.Failed != c.failed || res.Delivered != int64(c.messages)-c.failed || res.Errors != c.errors || res.ConnectRefusals != c.errors ||
+			res.Replies["banner"][554] != c.refused || !strings.Contains(res.FirstError, "554 5.7.1 go away") {
+			t.Errorf("-s %d -m %d, %d refused: %+v; want failed %d, errors %d", c.sessions, c.messages, c.refused, res, c.failed, c.errors)
+		}
+	}
+}
+
 // A 421 that comes while the client is still writing (here to the MAIL of
 // a pipelined group whose BDAT chunks are larger than the socket buffers:
 // the server closes with them unread, and the client's write fails when

@@ -65,8 +65,15 @@ type Config struct {
 	// to LengthMax (-l MIN:MAX): message k's is picked by a hash of k, the
 	// same in every run, and its body is the first that many bytes of the
 	// LengthMax bytes' body (a CR left last becomes 'x'), then CRLF.
-	LengthMax  int
-	Reuse      bool   // -d: send the next message on the same connection instead of disconnecting
+	LengthMax int
+	// Reuse (-d) sends the next message on the same connection instead
+	// of disconnecting. Each session then connects before it takes a
+	// message; if that connection fails (a refused greeting, a failed
+	// connect), the first message the session takes opens another, and a
+	// failure of both is that message's, one error; the first
+	// connection's is an error of its own only if that message is
+	// delivered, or the session takes none.
+	Reuse      bool
 	Recipients int    // -r: recipients per message (default 1, at most MaxRecipients), named "N"+To, ..., "2"+To, To
 	From       string // -f: sender (default foo@Helo)
 	To         string // -t: recipient (default foo@Helo)

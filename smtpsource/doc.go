@@ -27,11 +27,11 @@
 //     counted once: the connection is closed without QUIT, no reply to
 //     the commands pipelined after it is awaited, and the next message
 //     opens a new one. A greeting other than 220 (421, 554) is a connect
-//     refusal, which fails the message the connection was for, if any,
-//     and its session backs off before it takes another: 10ms, doubled
-//     at each refusal that follows up to 1s, and from 10ms again after a
-//     message is delivered. So does a connection that fails, or that the
-//     server ends before a message is delivered on it.
+//     refusal, which fails the message the connection was for (see
+//     Config.Reuse), and its session backs off before it takes another:
+//     10ms, doubled at each refusal that follows up to 1s, and from 10ms
+//     again after a message is delivered. So does a connection that
+//     fails, or that the server ends before a message is delivered on it.
 //   - Every message started is in the figures: delivered, with its latency
 //     among the messages', failed, among the failed ones', or abandoned
 //     (under way when the run was stopped). In open loop a message's

@@ -63,6 +63,22 @@ type session struct {
 	// ehloRefusal is the refusal of EHLO while HELO is tried after it: a
 	// close by the server then is the end of that refusal, counted as it.
 	ehloRefusal error
+	// opening says the connection being opened is Config.Reuse's first,
+	// opened before the session takes a message; early holds its error,
+	// if it failed (a refused greeting, a failed connect), for the first
+	// message the session takes, which opens another: a failure of that
+	// message stands for both, counted once, as with a connection a
+	// message is sent on. Counted only if that message does not fail,
+	// or if the session takes none.
+	opening bool
+	early   *earlyFail
+}
+
+// An earlyFail is an error of Config.Reuse's first connection, not yet
+// counted (see session.early).
+type earlyFail struct {
+	counter interface{ Add(int64) int64 }
+	err     error
 }
 
 // The bounds of the wait after a failed connection or a refused
@@ -136,9 +152,12 @@ func newSession(r *run) *session {
 func (s *session) run(ctx context.Context) {
 	r := s.r
 	if r.cfg.Reuse {
-		// Connect first, as smtp-source -d does: the messages then go out
-		// on open connections (a failure is retried with the first one).
+		// Connect first: the messages then go out on open connections. A
+		// failure is retried with the first message, and counted with it
+		// (session.early).
+		s.opening = true
 		s.open(ctx)
+		s.opening = false
 	}
 	var sl sleep.Waiter // made when first needed
 	defer func() {
@@ -196,7 +215,8 @@ func (s *session) run(ctx context.Context) {
 			}
 			r.n.started.Add(1)
 		}
-		switch s.message(ctx, k, t0) {
+		out := s.message(ctx, k, t0)
+		switch out {
 		case delivered:
 			r.n.delivered.Add(1)
 		case failed:
@@ -204,10 +224,20 @@ func (s *session) run(ctx context.Context) {
 		default:
 			r.n.abandoned.Add(1)
 		}
+		if e := s.early; e != nil {
+			s.early = nil
+			if out != failed {
+				s.countErr(e.counter, e.err)
+			}
+		}
 	}
 	if s.ahead != nil { // cancelled with a message started
 		r.n.abandoned.Add(1)
 		s.ahead = nil
+	}
+	if e := s.early; e != nil { // no message taken
+		s.early = nil
+		s.countErr(e.counter, e.err)
 	}
 	s.quit(ctx)
 }
@@ -249,12 +279,24 @@ func (s *session) merge() {
 
 // fail counts err in counter and keeps the first error's text, unless
 // the run is being cancelled (closing the connections then breaks them).
+// An error of Config.Reuse's first connection is held (session.early).
 func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 }, err error) {
 	if ctx.Err() != nil {
 		return
 	}
-	counter.Add(1)
 	s.counted = true
+	if s.opening {
+		if s.early == nil {
+			s.early = &earlyFail{counter, err}
+		}
+		return
+	}
+	s.countErr(counter, err)
+}
+
+// countErr counts err in counter and keeps the first error's text.
+func (s *session) countErr(counter interface{ Add(int64) int64 }, err error) {
+	counter.Add(1)
 	r := s.r
 	r.mu.Lock()
 	if r.firstErr == "" {
