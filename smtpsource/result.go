@@ -163,7 +163,10 @@ type Result struct {
 	// started, and no error.
 	Unscheduled int64 `json:"unscheduled,omitempty"`
 	// Interrupted says the run's context ended it (a signal, in the
-	// command) before its messages or its Duration were done.
+	// command) before it was done: before its messages or its Duration
+	// were done, or with an exchange under way that counts, as a QUIT
+	// whose reply had not come (the messages' figures are then whole,
+	// and Missed and Unscheduled counted).
 	Interrupted bool `json:"interrupted,omitempty"`
 	// RcptOK counts the recipients the server accepted at RCPT (a 2xx
 	// reply), whether or not it then took the message: with LMTP, a

@@ -73,6 +73,11 @@ type run struct {
 	stages [][2]*hdrhistogram.Histogram // by stage: delivered, failed
 	late   *hdrhistogram.Histogram
 
+	// brokenOff says the run's stop broke off an exchange under way (a
+	// session's fail came after its context ended): a message, an RSET,
+	// a QUIT whose reply had not come, a connect.
+	brokenOff atomic.Bool
+
 	mu       sync.Mutex // guards the rest: sessions merge into it as they end
 	replies  map[string]map[int]int64
 	digests  []Digest
@@ -304,15 +309,17 @@ wait:
 		// that opened no connection, where it exits fatally.
 		fmt.Fprintln(cfg.Counter)
 	}
-	// A context that ended once the run's work was done (while the
-	// sessions said QUIT) did not cut it short.
+	// A context that ended once the messages were done (while the
+	// sessions said QUIT) left the measurement whole, Missed and
+	// Unscheduled counted; the run was still interrupted if an exchange
+	// was broken off (a QUIT's reply unread, which counts as any other).
 	at := end
 	if t := stopped.Load(); t >= 0 {
 		at = t
 	}
 	whole := ctx.Err() == nil || r.fatal == nil && r.done(at)
 	res := r.result(float64(end)/1e9, whole)
-	res.Interrupted = !whole && parent.Err() != nil
+	res.Interrupted = parent.Err() != nil && (!whole || r.brokenOff.Load())
 	if held != nil && held.log.Err != nil {
 		// The measurement is whole; the log is cut short.
 		logErr := fmt.Errorf("%w: %w", ErrHdrLog, held.log.Err)

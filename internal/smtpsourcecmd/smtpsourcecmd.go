@@ -37,8 +37,9 @@ const Summary = "SMTP/LMTP load client: Postfix smtp-source's flags, plus pipeli
 // Run runs `wirespeed smtp-source` with the arguments after
 // "smtp-source" until the messages are sent or ctx is cancelled. A run
 // that counted errors or failed messages (those cut short when ctx was
-// cancelled too), or whose -verify found a difference, returns
-// cli.StatusError 1 after printing its result.
+// cancelled too), that ctx cut short (its QUIT exchanges too), or whose
+// -verify found a difference, returns cli.StatusError 1 after printing
+// its result.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("smtp-source", flag.ContinueOnError)
 	fs.SetOutput(stderr)

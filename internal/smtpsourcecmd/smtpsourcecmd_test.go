@@ -34,6 +34,8 @@ type sink struct {
 	log  io.Writer
 	n    int
 	cmds []string // the command lines, over all connections
+	// holdQuit, if set, is called at QUIT, which then gets no reply.
+	holdQuit func()
 }
 
 func (s *sink) start(t *testing.T) string {
@@ -94,6 +96,11 @@ func (s *sink) serve(c net.Conn) {
 			s.mu.Unlock()
 			say("250 2.0.0 queued")
 		case "QUIT":
+			if s.holdQuit != nil {
+				s.holdQuit()
+				io.Copy(io.Discard, c) // until the client closes
+				return
+			}
 			say("221 bye")
 			return
 		default:
@@ -516,6 +523,41 @@ func TestCancelledExitStatus(t *testing.T) {
 	// still no success (it exited 0, "delivered 0 of 0 started").
 	if out, status := run("-q", "-d", "-m", "5", "-json"); status != 1 || !strings.Contains(out, `"interrupted":true`) {
 		t.Fatalf("cancelled while connecting: status %d\n%s", status, out)
+	}
+}
+
+// A run interrupted (SIGINT is a cancelled context here) while its
+// sessions wait for QUIT's reply, every message delivered, says so and
+// exits 1, as any other interrupted run: it exited 0, though QUIT's
+// reply counts (a server that closes instead is an error) and was never
+// read.
+func TestInterruptedAtQuit(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"-m", "1"}, []string{"delivered 1 of 1 started (failed 0)", "\ninterrupted: "}, []string{"abandoned"}},
+		{[]string{"-d", "-m", "2", "-json"}, []string{`"delivered":2,`, `"interrupted":true`}, []string{`"abandoned"`, `"error"`}},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := sink{holdQuit: cancel}
+		addr := s.start(t)
+		var out, errb bytes.Buffer
+		err := Run(ctx, append(append([]string{"-q"}, c.args...), addr), &out, &errb)
+		cancel()
+		if status, _ := cli.Status(err); status != 1 {
+			t.Errorf("%q: %v (status %d), want status 1", c.args, err, status)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%q: no %q in\n%s", c.args, w, out.String())
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(out.String(), w) {
+				t.Errorf("%q: %q in\n%s", c.args, w, out.String())
+			}
+		}
 	}
 }
 
