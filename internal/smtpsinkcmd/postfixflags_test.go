@@ -442,3 +442,34 @@ func TestLimitUsageNamesFlag(t *testing.T) {
 		}
 	}
 }
+
+// Numbers are read in decimal, as Postfix's smtp-sink reads them (atoi):
+// -size 0100 is 100 bytes (flag.Int took it for octal, 64), and 0x40 is
+// a usage error naming its flag.
+func TestDecimalFlags(t *testing.T) {
+	addr, stop := run(t, "-size", "0100", "-m", "010")
+	c, err := textproto.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, _, err := c.ReadResponse(220); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PrintfLine("EHLO x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := c.ReadResponse(250); err != nil || !strings.Contains(msg, "\nSIZE 100\n") && !strings.HasSuffix(msg, "\nSIZE 100") {
+		t.Errorf("EHLO: %q, %v; want SIZE 100", msg, err)
+	}
+	c.Close()
+	if _, err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a sink that takes 0x40 stops at once
+	err = Run(ctx, []string{"-size", "0x40", "127.0.0.1:0"}, io.Discard, io.Discard)
+	if status, _ := cli.Status(err); status != 2 {
+		t.Errorf("-size 0x40: %v (status %d), want a usage error", err, status)
+	}
+}

@@ -40,16 +40,22 @@ const Summary = "SMTP/LMTP load client: Postfix smtp-source's flags, plus pipeli
 // cancelled too), that ctx cut short (its QUIT exchanges too), or whose
 // -verify found a difference, returns cli.StatusError 1 after printing
 // its result.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return run(ctx, args, stdout, stderr, createHdrLog)
+}
+
+// run is Run with -hdr-log's file opened by createLog (tests make its
+// Close fail).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, createLog func(string) (io.WriteCloser, error)) (err error) {
 	fs := flag.NewFlagSet("smtp-source", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg smtpsource.Config
 	// Postfix smtp-source's flags, with its meanings.
-	decimalVar(fs, &cfg.Sessions, "s", 1, "`sessions` in parallel, at most 100000 (smtp-source -s)")
-	decimalVar(fs, &cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
+	cli.DecimalVar(fs, &cfg.Sessions, "s", 1, "`sessions` in parallel, at most 100000 (smtp-source -s)")
+	cli.DecimalVar(fs, &cfg.Messages, "m", 1, "`messages` in total (smtp-source -m)")
 	fs.Var(&lengthFlag{&cfg.Length, &cfg.LengthMax}, "l", "body `length` in bytes, not counting the header nor the last CRLF, or MIN:MAX to spread the messages' lengths over that range, at most 1 GiB (held in memory once, for all the sessions); 0: smtp-source's four-line body (smtp-source -l)")
 	fs.BoolVar(&cfg.Reuse, "d", false, "don't disconnect after a message: send the next one on the same connection (smtp-source -d)")
-	decimalVar(fs, &cfg.Recipients, "r", 1, "`recipients` per message, at most 1000000, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
+	cli.DecimalVar(fs, &cfg.Recipients, "r", 1, "`recipients` per message, at most 1000000, named N<to>, ..., 2<to>, <to> (smtp-source -r)")
 	fs.StringVar(&cfg.From, "f", "", "sender `address` (default foo@<-M name>; '' or <>: the null sender) (smtp-source -f)")
 	fs.StringVar(&cfg.To, "t", "", "recipient `address` (default foo@<-M name>; '': <>) (smtp-source -t)")
 	fs.StringVar(&cfg.Helo, "M", "", "`name` for EHLO and the default addresses (default: the host name) (smtp-source -M)")
@@ -61,14 +67,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	fs.BoolVar(&cfg.OldMode, "o", false, "old mode: send no EHLO/HELO and no message header (smtp-source -o)")
 	fs.Var((*seconds)(&cfg.Wait), "w", "wait this long between a session's messages, in seconds or as a duration (smtp-source -w)")
 	fs.Var((*seconds)(&cfg.RandomWait), "R", "wait a random time from 0 to this between a session's messages, in seconds or as a duration (smtp-source -R)")
-	decimalVar(fs, &cfg.ConnectTries, "C", 1, "try a failed connect this many `times` (smtp-source -C)")
-	decimalVar(fs, &cfg.WindowSize, "T", 0, "set the socket buffers, and so the TCP window, to this many `bytes` before connecting (smtp-source -T)")
+	cli.DecimalVar(fs, &cfg.ConnectTries, "C", 1, "try a failed connect this many `times` (smtp-source -C)")
+	cli.DecimalVar(fs, &cfg.WindowSize, "T", 0, "set the socket buffers, and so the TCP window, to this many `bytes` before connecting (smtp-source -T)")
 	ipv4 := fs.Bool("4", false, "connect over IPv4 only (smtp-source -4)")
 	ipv6 := fs.Bool("6", false, "connect over IPv6 only (smtp-source -6)")
 	// Beyond smtp-source.
 	fs.BoolVar(&cfg.Pipelining, "pipelining", false, "send MAIL, RCPT and DATA (or BDAT) in one write when the server offers PIPELINING")
 	fs.BoolVar(&cfg.Chunking, "chunking", false, "send BDAT chunks instead of DATA when the server offers CHUNKING")
-	decimalVar(fs, &cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes` (with -chunking)")
+	cli.DecimalVar(fs, &cfg.ChunkSize, "chunk-size", 64<<10, "BDAT chunk `bytes` (with -chunking)")
 	msgFile := fs.String("F", "", "send this `file` as the message, header included, lines ended with CRLF (smtp-source -F; = -body file:PATH); a directory (a message a file), an mbox or a Maildir: their messages in turn")
 	fs.Func("header", "add this header `line`, \"Name: value\", to each message's header (repeatable)", func(v string) error {
 		cfg.Headers = append(cfg.Headers, v)
@@ -289,7 +295,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		// Emptied only when the run writes to it, once a connection has
 		// opened: a run that opens none leaves an earlier run's file as
 		// it was.
-		f, err := createHdrLog(*hdrLog)
+		f, err := createLog(*hdrLog)
 		if err != nil {
 			return fmt.Errorf("smtp-source: -hdr-log: %w", err)
 		}
@@ -380,9 +386,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	return nil
 }
 
-// createHdrLog opens the -hdr-log file (a cli.Output); a test makes its
-// Close fail.
-var createHdrLog = func(path string) (io.WriteCloser, error) {
+// createHdrLog opens the -hdr-log file, a cli.Output.
+func createHdrLog(path string) (io.WriteCloser, error) {
 	f, err := cli.CreateOutput(path)
 	if err != nil {
 		return nil, err
@@ -816,33 +821,6 @@ func (l *lengthFlag) Set(v string) error {
 		return fmt.Errorf("%q: want at most %d bytes (1 GiB)", v, smtpsource.MaxLength)
 	}
 	*l.min, *l.max = a, b
-	return nil
-}
-
-// decimal is an int flag read in base 10 only, as Postfix's
-// smtp-source reads its counts and sizes (atoi): flag.Int's base 0 took
-// -m 010 for 8 messages and -m 0x10 for 16, and refused -m 08.
-type decimal int
-
-// decimalVar defines a decimal flag with name, default value and usage.
-func decimalVar(fs *flag.FlagSet, p *int, name string, value int, usage string) {
-	*p = value
-	fs.Var((*decimal)(p), name, usage)
-}
-
-func (d *decimal) String() string {
-	if d == nil {
-		return "0"
-	}
-	return strconv.Itoa(int(*d))
-}
-
-func (d *decimal) Set(v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return errors.New("want a decimal number")
-	}
-	*d = decimal(n)
 	return nil
 }
 

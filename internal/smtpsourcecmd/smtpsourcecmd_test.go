@@ -788,8 +788,7 @@ func (c closeFailing) Close() error {
 // naming -hdr-log, after the whole result, as a failed write does: the
 // error was dropped and the command exited 0.
 func TestHdrLogCloseError(t *testing.T) {
-	defer func(f func(string) (io.WriteCloser, error)) { createHdrLog = f }(createHdrLog)
-	createHdrLog = func(path string) (io.WriteCloser, error) {
+	createLog := func(path string) (io.WriteCloser, error) {
 		f, err := cli.CreateOutput(path)
 		if err != nil {
 			return nil, err
@@ -805,7 +804,7 @@ func TestHdrLogCloseError(t *testing.T) {
 			args = append([]string{"-json"}, args...)
 		}
 		var out, errb bytes.Buffer
-		err := Run(context.Background(), args, &out, &errb)
+		err := run(context.Background(), args, &out, &errb, createLog)
 		if status, print := cli.Status(err); status != 1 || !print || !errors.Is(err, errLogClose) || !strings.HasPrefix(err.Error(), "smtp-source: -hdr-log: ") {
 			t.Errorf("%q: %v (status %d), want status 1 and the close's error naming -hdr-log", args, err, status)
 		}
