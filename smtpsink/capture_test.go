@@ -2,14 +2,20 @@ package smtpsink
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
 )
 
@@ -185,6 +191,60 @@ func TestDecide(t *testing.T) {
 	ms := got.all()
 	if len(ms) != 2 || ms[0].From != "custom@x" || ms[0].Seq != 1 || ms[1].Seq != 2 {
 		t.Errorf("accepted %+v", ms)
+	}
+}
+
+// With Decide and OnMessage both set (smtp-sink's -digest with -c), a
+// message's Message, its digest summed and its recipients copied, is
+// built once, for Decide, and OnMessage gets it (Seq as accepted,
+// Refused false), after a Delay["."] too: it was built twice. A message
+// Decide sees refused by a rule and accepts reaches OnMessage as
+// accepted.
+func TestDecideOnMessageBuiltOnce(t *testing.T) {
+	for _, delay := range []time.Duration{0, time.Hour} {
+		t.Run(delay.String(), func(t *testing.T) { testDecideOnMessageBuiltOnce(t, delay) })
+	}
+}
+
+func testDecideOnMessageBuiltOnce(t *testing.T, delay time.Duration) {
+	var built atomic.Int64
+	var got messages
+	decided := make(chan Message, 4)
+	cfg := Config{Digest: digest.SHA256, OnMessage: got.add,
+		Delay: map[string]time.Duration{".": delay},
+		Rules: []Rule{{Stage: StageDot, Match: regexp.MustCompile("^ruled@x$"), Reply: Reply{Code: 554}}},
+		Decide: func(m Message) Reply {
+			decided <- m
+			if m.Refused {
+				return Reply{Code: 250}
+			}
+			return Reply{}
+		}}
+	s := startSink(t, cfg, hooks{message: func() { built.Add(1) }, sleep: func(time.Duration) {}})
+	c := dial(t, s)
+	c.cmd(250, "EHLO c")
+	c.deliver(2, "r@x")
+	c.cmd(250, "MAIL FROM:<a@b>")
+	c.cmd(250, "RCPT TO:<ruled@x>")
+	c.cmd(354, "DATA")
+	c.cmd(250, "y\r\n.")
+	c.cmd(221, "QUIT")
+	if n := built.Load(); n != 3 {
+		t.Errorf("Messages built %d times for 3 messages, want 3", n)
+	}
+	ms := got.all()
+	if len(ms) != 3 {
+		t.Fatalf("OnMessage got %d messages, want 3", len(ms))
+	}
+	want := sha256.Sum256([]byte("x\r\n"))
+	for i, m := range ms {
+		d := <-decided
+		if m.Seq != i+1 || m.Refused || d.Seq != m.Seq || d.Refused != (i == 2) || m.Size != d.Size || !m.Digest.Equal(d.Digest) || !slices.Equal(m.To, d.To) {
+			t.Errorf("message %d: OnMessage got %+v, Decide %+v", i+1, m, d)
+		}
+		if i < 2 && (!m.Digest.MatchHex(hex.AppendEncode(nil, want[:])) || m.To[0] != "r@x") {
+			t.Errorf("message %d: digest %s, to %v", i+1, m.Digest, m.To)
+		}
 	}
 }
 

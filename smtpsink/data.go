@@ -170,12 +170,17 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 			r = dr
 		}
 	}
+	// decided is the Message built for Decide, which OnMessage gets too
+	// (built): its digest and recipients are not made twice.
+	var decided Message
+	built := false
 	if d := ss.cfg.Decide; d != nil && err == nil && !e.forced {
 		m := ss.message(size, chunks, ss.nmsg+1)
 		m.Refused = r.Code/100 != 2
 		if len(ss.perRcpt) > 0 {
 			m.Refused = !slices.ContainsFunc(ss.perRcpt, func(p Reply) bool { return p.Code == 0 || p.Code/100 == 2 })
 		}
+		decided, built = m, true
 		dr := d(m)
 		if dr.Code >= 200 && dr.Code <= 299 || dr.Code >= 400 && dr.Code <= 599 || dr.Code == 0 && dr.Close {
 			dr.Close = dr.Close || dr.Code == 421 // RFC 5321 §3.8
@@ -199,9 +204,17 @@ func (ss *session) endMessage(err error, size int64, chunks int) bool {
 		}
 	}
 	if e.delay > 0 {
-		return ss.wait(e.delay, func() bool { return ss.replyMessage(r, size, chunks) })
+		var later *Message
+		if built {
+			m := decided // on the heap for the wait; decided stays on the stack
+			later = &m
+		}
+		return ss.wait(e.delay, func() bool { return ss.replyMessage(r, size, chunks, later) })
 	}
-	return ss.replyMessage(r, size, chunks)
+	if built {
+		return ss.replyMessage(r, size, chunks, &decided)
+	}
+	return ss.replyMessage(r, size, chunks, nil)
 }
 
 // captureFailed returns the reply to a message whose capture failed in
@@ -216,8 +229,9 @@ func captureFailed(r Reply) Reply {
 // replyMessage counts a message accepted (code 250, or in LMTP with
 // dot rules, a 250 for one recipient at least) and sends the reply to
 // its data (LMTP: one a recipient, perRcpt's where set), and ends the
-// transaction; it returns false if the session ends.
-func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
+// transaction; it returns false if the session ends. m, if not nil, is
+// the Message Decide had, for OnMessage.
+func (ss *session) replyMessage(r Reply, size int64, chunks int, m *Message) bool {
 	per := ss.perRcpt
 	ss.perRcpt = ss.perRcpt[:0]
 	n := 1 // replies
@@ -252,7 +266,12 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 		ss.s.stats.bytes.Add(uint64(size))
 		ss.s.stats.recipients.Add(uint64(nok))
 		if ss.cfg.OnMessage != nil {
-			ss.cfg.OnMessage(ss.message(size, chunks, ss.nmsg))
+			if m == nil {
+				mm := ss.message(size, chunks, ss.nmsg)
+				m = &mm
+			}
+			m.Seq, m.Refused = ss.nmsg, false
+			ss.cfg.OnMessage(*m)
 		}
 	}
 	closing := r.Close
@@ -283,6 +302,9 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int) bool {
 // message returns the Message of the transaction's data, of size bytes
 // in chunks BDAT chunks (0: DATA), numbered seq.
 func (ss *session) message(size int64, chunks, seq int) Message {
+	if ss.s.h.message != nil {
+		ss.s.h.message()
+	}
 	m := Message{Session: ss.id, Seq: seq, From: ss.from, To: append([]string(nil), ss.to...),
 		Size: size, Body: ss.body, SMTPUTF8: ss.utf8, Chunks: chunks, RemoteAddr: ss.remote,
 		TLS: ss.tls, ClientCert: ss.clientCert, Authenticated: ss.authed, AuthUser: ss.authUser}

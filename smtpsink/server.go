@@ -18,10 +18,13 @@ import (
 
 // A Message is what Config.OnMessage learns about an accepted message.
 type Message struct {
-	Session    uint64     // the session's number, from 1, in the order the sessions were accepted
-	Seq        int        // the message's number in its session, from 1
-	From       string     // the reverse path, without its angle brackets ("" for <>)
-	To         []string   // the accepted recipients, without angle brackets
+	Session uint64 // the session's number, from 1, in the order the sessions were accepted
+	Seq     int    // the message's number in its session, from 1
+	From    string // the reverse path, without its angle brackets ("" for <>)
+	// To is the accepted recipients, without angle brackets. Decide's
+	// and OnMessage's Message of one message share it: read it, do not
+	// change it.
+	To         []string
 	Size       int64      // bytes of data: CRLF line endings included, dot-stuffing removed
 	Digest     digest.Sum // of the data, if Config.Digest is set
 	Body       string     // the MAIL BODY parameter: "", "7BIT", "8BITMIME" or "BINARYMIME"
@@ -148,6 +151,7 @@ type hooks struct {
 	now     func() time.Time        // the sessions' clock for their deadlines (nil: time.Now)
 	read    func(n int)             // told of each read of n bytes from a client (loops: once the session has served them)
 	percent func() float64          // a Rule's draw in [0, 100) (nil: math/rand/v2)
+	message func()                  // told of each Message built for Decide or OnMessage
 }
 
 // readBufSize is a session's read buffer: large enough that a pipelined
