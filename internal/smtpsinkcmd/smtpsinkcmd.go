@@ -65,6 +65,15 @@ type Result struct {
 // Run runs `wirespeed smtp-sink` with the arguments after "smtp-sink"
 // until ctx is cancelled, then prints the summary.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, stdout, stderr, hooks{})
+}
+
+// hooks let tests reach inside (runWith); Run passes none.
+type hooks struct {
+	digestLog func(*os.File) io.Writer // writes the -digest-log file's lines (nil: the file)
+}
+
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, h hooks) error {
 	fs := flag.NewFlagSet("smtp-sink", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg smtpsink.Config
@@ -389,7 +398,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var logMu sync.Mutex
-	var logW io.Writer
+	var logW *sumLog
 	var logErr error
 	if *alg == "" && *digestLog != "-" {
 		return cli.Usagef("smtp-sink: -digest-log needs -digest (an algorithm: md5, sha256, ...)")
@@ -400,10 +409,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("smtp-sink: -digest: %v", err)
 		}
 		cfg.Digest = a
-		logW = stdout
-		if *digestLog != "-" {
-			logW = nil // opened once listening: a sink that cannot start leaves the file as it was
-		}
+		if *digestLog == "-" {
+			logW = &sumLog{w: stdout}
+		} // else opened once listening: a sink that cannot start leaves the file as it was
 	}
 	// The counters of -c, -M and -n, under logMu; stopped is set when
 	// -n is reached.
@@ -450,7 +458,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		line = append(line, '-')
 		line = strconv.AppendInt(line, int64(m.Seq), 10)
 		line = append(line, '\n')
-		_, err := logW.Write(line)
+		err := logW.write(line)
 		if err != nil && logErr == nil {
 			logErr = err
 			cancel()
@@ -598,13 +606,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if digestFile != nil {
+		l := &sumLog{w: digestFile}
 		if fi, err := digestFile.Stat(); err == nil && fi.Mode().IsRegular() { // not /dev/null, a FIFO
 			if err := digestFile.Truncate(0); err != nil {
 				s.Close()
 				return fmt.Errorf("smtp-sink: -digest-log: %w", err)
 			}
+			l.f = digestFile
 		}
-		logW = digestFile // no session has begun: Serve has not
+		if h.digestLog != nil {
+			l.w = h.digestLog(digestFile)
+		}
+		logW = l // no session has begun: Serve has not
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", addrString(s.Addr()))
 	served := make(chan error, 1)
