@@ -162,15 +162,12 @@ type Config struct {
 	// event loop (which serves no other session meanwhile): sessions call
 	// it concurrently.
 	//
-	// A callback (this one, and OnCommand, Decide, Capture and its
-	// writer, OnSessionEnd) that panics on EngineGoroutine ends the
-	// program, as any goroutine's panic does; on EngineLoops netio
-	// recovers it and closes that session's connection only, and the
-	// panic, with its stack, goes to ErrorLog. A callback must not call
-	// runtime.Goexit (t.Fatal, t.FailNow: the testing package allows
-	// them on the test's goroutine only; use t.Error): on EngineGoroutine
-	// the session then ends as if the client had left, but on
-	// EngineLoops it ends the event loop, and the sessions on it hang.
+	// A callback that panics ends its session only (see ErrorLog). A
+	// callback must not call runtime.Goexit (t.Fatal, t.FailNow:
+	// the testing package allows them on the test's goroutine only; use
+	// t.Error): on EngineGoroutine the session then ends as if the client
+	// had left, but on EngineLoops it ends the event loop, and the
+	// sessions on it hang.
 	OnMessage func(Message)
 
 	// Decide, if set, chooses the reply to a message's data once its
@@ -307,9 +304,20 @@ type Config struct {
 	// serialized.
 	Trace io.Writer
 
-	// ErrorLog receives accept errors and, on EngineLoops, the panics of
-	// Config callbacks (see OnMessage); nil means the log package's
-	// standard logger.
+	// ErrorLog receives accept errors and the panics of Config
+	// callbacks; nil means the log package's standard logger.
+	//
+	// A callback (OnCommand, Decide, Capture and its writer, OnMessage,
+	// OnSessionEnd) that panics ends its own session only, on either
+	// engine, as a net/http handler's panic does: the panic is recovered,
+	// its value and stack are logged here, and the connection is closed
+	// at once, its replies not yet sent dropped (a message whose
+	// OnMessage or Decide panicked gets no reply). The session then ends
+	// as one the client left: it is counted in Stats.Aborted, and
+	// OnSessionEnd is called, with Quit false, after the log line. A
+	// panic in OnSessionEnd, or in a Capture writer's Close as its
+	// session ends, is logged the same way, and the session's end still
+	// counted. The server and its other sessions go on.
 	ErrorLog *log.Logger
 
 	// Engine is how sessions are run: EngineLoops (the default on Linux)

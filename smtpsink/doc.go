@@ -37,13 +37,14 @@
 //
 // Sessions run on one of two engines (Config.Engine): as state machines on
 // netio's event loops (the default on Linux; an idle session holds no
-// buffer), or a goroutine each. Both give the same replies.
+// buffer), or a goroutine each. Both give the same replies; on both, a
+// callback's panic ends its session only (Config.ErrorLog).
 //
 // On Linux, a message whose data takes more than one read turns on quick
 // ACKs until its reply, so that a client with Nagle's algorithm on does not
 // wait out the delayed-ACK timer at the end of a large message. Addresses
 // are taken as given between their angle brackets, but one that is not
 // ASCII needs MAIL's SMTPUTF8 parameter (RFC 6531), or gets 553 5.6.7, as
-// from Postfix's smtpd (Postfix's smtp-sink takes it), before any rule;
+// from Postfix's smtpd (its smtp-sink takes it), before any rule;
 // one declared but not UTF-8 gets 501.
 package smtpsink

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +61,7 @@ type SessionInfo struct {
 type Stats struct {
 	Sessions uint64 `json:"sessions"` // accepted connections
 	Active   uint64 `json:"active"`   // sessions open now
-	Aborted  uint64 `json:"aborted"`  // sessions that ended without QUIT (the peer left, a timeout, a forced close)
+	Aborted  uint64 `json:"aborted"`  // sessions that ended without QUIT (the peer left, a timeout, a forced close, a callback's panic)
 	Refused  uint64 `json:"refused"`  // connections over MaxConns answered with 421 (Config.RefuseOverMaxConns); not sessions
 	TLS      uint64 `json:"tls"`      // TLS handshakes completed (STARTTLS or implicit TLS)
 	Messages uint64 `json:"messages"` // messages accepted
@@ -368,9 +369,13 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 	quit := false
 	// Deferred, so that a callback that ends the goroutine
 	// (runtime.Goexit: a t.FailNow in OnMessage) still closes the
-	// connection, frees the slot and counts the session's end, as a
-	// panic on the loops engine does.
+	// connection, frees the slot and counts the session's end; one that
+	// panics ends its session only, logged, as on the loops engine (see
+	// Config.ErrorLog).
 	defer func() {
+		if v := recover(); v != nil {
+			s.cfg.ErrorLog.Printf("smtpsink: session %d: panic in a callback: %v\n%s", id, v, debug.Stack())
+		}
 		if !quit {
 			s.stats.aborted.Add(1)
 		}
@@ -378,13 +383,15 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 		c.Close()
 		s.stats.unsent.Add(ss.cio.unsent())
 		nmsg := ss.nmsg
-		ss.release()
+		s.guard(id, ss.release) // a Capture writer's Close
 		s.stats.active.Add(^uint64(0))
 		if closed != nil {
 			closed()
 		}
 		if s.cfg.OnSessionEnd != nil {
-			s.cfg.OnSessionEnd(SessionInfo{Session: id, RemoteAddr: c.RemoteAddr(), Messages: nmsg, Quit: quit})
+			s.guard(id, func() {
+				s.cfg.OnSessionEnd(SessionInfo{Session: id, RemoteAddr: c.RemoteAddr(), Messages: nmsg, Quit: quit})
+			})
 		}
 	}()
 	quit = ss.run()

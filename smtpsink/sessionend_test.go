@@ -87,37 +87,74 @@ func TestCallbackGoexitEndsSession(t *testing.T) {
 	c.cmd(221, "QUIT")
 }
 
-// A callback that panics on the loops engine closes its session's
-// connection (netio recovers it) and is logged to ErrorLog, the value and
-// the stack: it vanished without a trace, the client seeing only the
-// connection close.
-func TestCallbackPanicLoggedOnLoops(t *testing.T) {
-	var logged tooltest.Buffer
-	ends := make(chan SessionInfo, 1)
-	s := startSink(t, Config{Engine: EngineLoops, ErrorLog: log.New(&logged, "", 0),
-		OnMessage:    func(Message) { panic("callback-panic-value") },
-		OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
-	c := dial(t, s)
-	c.cmd(250, "HELO c")
-	c.cmd(250, "MAIL FROM:<a@x>")
-	c.cmd(250, "RCPT TO:<b@x>")
-	c.cmd(354, "DATA")
-	c.send("x\r\n.\r\n")
-	if line, err := c.ReadLine(); err != io.EOF {
-		t.Errorf("after the callback's panic the client read %q, %v; want EOF", line, err)
-	}
-	<-ends // called after the log line
-	if got := logged.String(); !strings.Contains(got, "smtpsink: session 1: ") || !strings.Contains(got, "callback-panic-value") || !strings.Contains(got, "TestCallbackPanicLoggedOnLoops") {
-		t.Errorf("ErrorLog got %q, want the panic's value and stack", got)
+// A callback that panics ends its session only, on either engine: its
+// connection is closed, the panic's value and stack go to ErrorLog
+// before OnSessionEnd is called (Quit false), the session is counted
+// aborted, and the server serves the next one. On the goroutine engine
+// the panic ended the program, after OnSessionEnd had been called while
+// it unwound, with nothing in it to say so; on the loops engine netio
+// recovered it, and it vanished without a trace.
+func TestCallbackPanicEndsSession(t *testing.T) {
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		for _, where := range []string{"OnMessage", "Decide", "OnCommand"} {
+			t.Run(string(e)+"/"+where, func(t *testing.T) {
+				var logged tooltest.Buffer
+				ends := make(chan SessionInfo, 2)
+				logAtEnd := make(chan string, 2)
+				boom := func(at string) {
+					if at == where {
+						panic("callback-panic-value in " + at)
+					}
+				}
+				s := startSink(t, Config{Engine: e, ErrorLog: log.New(&logged, "", 0), MaxConns: 1,
+					OnMessage: func(Message) { boom("OnMessage") },
+					Decide:    func(Message) Reply { boom("Decide"); return Reply{} },
+					OnCommand: func(_ uint64, line string) {
+						if line == "." {
+							boom("OnCommand")
+						}
+					},
+					OnSessionEnd: func(i SessionInfo) { logAtEnd <- logged.String(); ends <- i }}, hooks{})
+				c := dial(t, s)
+				c.cmd(250, "HELO c")
+				c.cmd(250, "MAIL FROM:<a@x>")
+				c.cmd(250, "RCPT TO:<b@x>")
+				c.cmd(354, "DATA")
+				c.send("x\r\n.\r\n")
+				if line, err := c.ReadLine(); err != io.EOF {
+					t.Errorf("after the callback's panic the client read %q, %v; want EOF", line, err)
+				}
+				if i := <-ends; i.Quit || i.Session != 1 {
+					t.Errorf("OnSessionEnd %+v", i)
+				}
+				if got := <-logAtEnd; !strings.Contains(got, "smtpsink: session 1: ") || !strings.Contains(got, "callback-panic-value in "+where) || !strings.Contains(got, "TestCallbackPanicEndsSession") {
+					t.Errorf("ErrorLog at OnSessionEnd %q, want the panic's value and stack", got)
+				}
+				// The slot of MaxConns 1 is free, the server serves on.
+				c = dial(t, s)
+				c.cmd(221, "QUIT")
+				<-ends
+				if st := s.Stats(); st.Active != 0 || st.Aborted != 1 || st.Sessions != 2 {
+					t.Errorf("stats %+v, want 2 sessions, none active, one aborted", st)
+				}
+			})
+		}
 	}
 }
 
-// An OnSessionEnd that panics on the loops engine is logged, and the
-// session's end still counted: Close waited for it for ever, and nothing
-// said why.
-func TestOnSessionEndPanicLoops(t *testing.T) {
+// An OnSessionEnd that panics is logged, and the session's end still
+// counted, on either engine: on the loops engine Close waited for it for
+// ever, and nothing said why; on the goroutine engine it ended the
+// program.
+func TestOnSessionEndPanic(t *testing.T) {
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) { testOnSessionEndPanic(t, e) })
+	}
+}
+
+func testOnSessionEndPanic(t *testing.T, e Engine) {
 	var logged tooltest.Buffer
-	s, err := Listen(t.Context(), Config{Addr: "127.0.0.1:0", Engine: EngineLoops, ErrorLog: log.New(&logged, "", 0),
+	s, err := Listen(t.Context(), Config{Addr: "127.0.0.1:0", Engine: e, ErrorLog: log.New(&logged, "", 0),
 		OnSessionEnd: func(SessionInfo) { panic("session-end-panic-value") }})
 	if err != nil {
 		t.Fatal(err)
