@@ -468,6 +468,15 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 // Handler is then called with the unused input even if nothing more
 // comes, since it may hold whole commands that came behind the one that
 // paused.
+//
+// While reading is off, the peer's end of stream waits behind its input,
+// until reading resumes; but the peer's reset (ECONNRESET) closes the
+// connection at once, its input unread (the reset has destroyed the rest
+// of the stream anyway): OnClose learns the error a read would have
+// returned, and Shutdown does not wait for the connection. The portable
+// loops see such a reset where the connection has a descriptor to watch
+// (Unix systems); elsewhere (Windows, Plan 9, js, wasip1) when reading
+// resumes.
 func (c *LoopConn) SetReading(on bool) error {
 	if err := c.open(); err != nil {
 		return err

@@ -647,6 +647,16 @@ func (l *loop) event(c *LoopConn, ev uint32) {
 			}
 			l.close(c, err)
 		}
+	case c.unread:
+		// Not read (SetReading(false)): the peer's end of stream waits
+		// behind its input, but a reset closes c now, as a read would
+		// have found it (its input is lost to the reset anyway).
+		c.hup = c.hup || ev&hupEvents != 0
+		if ev&unix.EPOLLERR != 0 {
+			if e, _ := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR); e != 0 {
+				l.close(c, unix.Errno(e))
+			}
+		}
 	default:
 		c.hup = ev&hupEvents != 0
 		l.readable(c)

@@ -25,7 +25,9 @@ package netio
 // where the system tells (Linux), else until the peer ends its stream
 // or the linger time is over (then OnClose learns ErrUnsent, whether or
 // not the peer had the output); a peer's reset after its end of stream
-// is noticed only by a write.
+// is noticed only by a write, and one of a connection not read
+// (SetReading(false)) only where the connection has a descriptor to
+// watch (watchReset), else when reading resumes.
 
 import (
 	"context"
@@ -104,6 +106,9 @@ type connSys struct {
 	rn, wn      int
 	rerr, werr  error
 	reading     bool // a read is under way
+	watching    bool // the read under way only waits for a reset (see watchReset)
+	reset       bool // the watch found one (set by the reading goroutine)
+	noWatch     bool // a watch failed: none is tried again
 	discarding  bool // it throws input away (closing)
 	writing     bool // a write is under way
 	wFirst      bool // the write is a try: once, without waiting (write)
@@ -644,6 +649,11 @@ func readConn(s *Loops, c *LoopConn) {
 	defer s.sys.workers.Done()
 	cs := &c.sys
 	for buf := range cs.reads {
+		if len(buf) == 0 { // a watch: no read asks for nothing
+			cs.reset, cs.rerr = watchReset(cs)
+			c.l.post(task{c: c, lf: cs.onRead})
+			continue
+		}
 		cs.rn, cs.rerr = cs.nc.Read(buf)
 		c.l.post(task{c: c, lf: cs.onRead}) // if the loop has stopped, it closed reads
 	}
@@ -698,9 +708,20 @@ func (l *loop) pump(c *LoopConn) {
 		cs.writes <- ioWrite{c.pending[c.off:], cs.wFirst}
 	}
 	if cs.reading {
+		if cs.watching && !cs.rIntr && !l.watchable(c) {
+			// Reading resumed, or c closes: the watch gives way to
+			// the read that is due (readDone pumps again).
+			cs.rIntr = true
+			cs.nc.SetReadDeadline(aLongTimeAgo)
+		}
 		return
 	}
 	switch {
+	case l.watchable(c):
+		// Not read (SetReading(false)): a reset is watched for, so
+		// that it closes c now, as on epoll.
+		cs.reading, cs.watching = true, true
+		cs.reads <- nil
 	case c.lingering || (c.closing && c.waiting && !c.eof):
 		// Closed: the peer's input is thrown away, so that a peer that
 		// writes before it reads gets to read.
@@ -746,6 +767,15 @@ func (l *loop) pump(c *LoopConn) {
 	}
 }
 
+// watchable reports whether c, not read (SetReading(false)), is to be
+// watched for a reset: where the system tells one (watchReset), until
+// reading resumes or c closes or its output waits (then its write tells).
+func (l *loop) watchable(c *LoopConn) bool {
+	cs := &c.sys
+	return c.unread && !c.closing && !c.waiting && !c.eof && cs.rc != nil && !cs.noWatch &&
+		(c.tls == nil || !c.tls.rawEOF && c.tls.state != tlsFailed)
+}
+
 // growIn makes room for a read behind c's unused input: the unused input
 // moves to the front of the buffer if that makes room enough, or to a
 // larger buffer.
@@ -776,6 +806,25 @@ func (l *loop) readDone(c *LoopConn) {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			err = nil
 		}
+	}
+	if cs.watching {
+		reset := cs.reset
+		cs.watching, cs.reset = false, false
+		switch {
+		case c.closed:
+		case c.det != nil:
+			l.detached(c, false)
+		case reset && !c.closing:
+			l.close(c, err) // the peer reset c, which was not read
+		case err == nil || reset:
+			l.pump(c) // what is due now: a read, or a watch again
+		default:
+			// The watch failed (the descriptor cannot be polled): c is
+			// not watched again, and a reset waits for the next read.
+			cs.noWatch = true
+			l.pump(c)
+		}
+		return
 	}
 	switch {
 	case c.closed:
@@ -1133,7 +1182,7 @@ func (l *loop) resumeReading(c *LoopConn) {
 			// it (see tlsOffer).
 			if c.tls == nil {
 				c.offer = false
-				if !c.eof && !c.sys.reading && len(c.in) > c.inOff {
+				if !c.eof && (!c.sys.reading || c.sys.watching) && len(c.in) > c.inOff {
 					c.sys.fresh = true
 				}
 			}

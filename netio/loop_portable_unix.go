@@ -3,6 +3,7 @@
 package netio
 
 import (
+	"net"
 	"os"
 	"syscall"
 
@@ -55,4 +56,30 @@ func descWrite(cs *connSys, p []byte, all bool) (n int, err error, ok bool) {
 	n, err = cs.tn, cs.terr
 	cs.tp, cs.tn, cs.terr = nil, 0, nil
 	return n, err, true
+}
+
+// watchReset waits, without reading, until the peer of cs's connection
+// resets it (SO_ERROR), and returns that error as a read would have, with
+// reset true; or until the wait is interrupted (its read deadline, or the
+// connection's close), returning why. Input and the peer's end of stream
+// do not end it: they wait for a read.
+func watchReset(cs *connSys) (reset bool, err error) {
+	var errno syscall.Errno
+	err = cs.rc.Read(func(fd uintptr) bool {
+		e, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR)
+		if err == nil && e != 0 {
+			errno = syscall.Errno(e)
+			return true
+		}
+		return false // wait for the next event
+	})
+	if errno != 0 {
+		return true, resetError(cs.nc, errno)
+	}
+	return false, err
+}
+
+// resetError is the error nc's Read returns for errno.
+func resetError(nc net.Conn, errno syscall.Errno) error {
+	return &net.OpError{Op: "read", Net: nc.LocalAddr().Network(), Source: nc.LocalAddr(), Addr: nc.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
 }

@@ -719,6 +719,16 @@ func (ls *loopSession) farewell() {
 // loopClose ends the session of a connection the loop closed.
 func (s *Server) loopClose(c *netio.LoopConn, err error) {
 	ls := c.Value().(*loopSession)
+	if ls.mode == modePaused && ls.then != nil && err != nil && !errors.Is(err, netio.ErrServerClosed) {
+		// The client reset the connection during a delay (netio closes
+		// a paused connection at its reset): the delayed command is
+		// served now, as the goroutine engine serves it once its sleep
+		// is over, so that a message whose 250 waited is counted in
+		// Messages, and its reply, which cannot leave, in Unsent.
+		ls.mode = modeClosed
+		ls.then()
+		ls.ss.bw.Flush()
+	}
 	ls.mode = modeClosed
 	if ls.w.err != nil || errors.Is(err, netio.ErrUnsent) {
 		s.stats.unsent.Add(ls.owed) // the replies that did not leave
