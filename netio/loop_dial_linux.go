@@ -174,8 +174,19 @@ func dialShare(left time.Duration, n int) (share time.Duration, ok bool) {
 	return share, true
 }
 
+// errMissingAddress is what Dial of an empty address fails with, in a
+// *net.OpError, as package net's Dial (and so the portable loops' Dial):
+// "dial tcp: missing address".
+var errMissingAddress = errors.New("missing address")
+
 // dialAddrs resolves address on network.
 func dialAddrs(ctx context.Context, network, address string) ([]syscall.Sockaddr, error) {
+	switch network {
+	case "unix", "tcp", "tcp4", "tcp6":
+		if address == "" {
+			return nil, errMissingAddress // as package net's Dial
+		}
+	}
 	ipNet := "ip"
 	switch network {
 	case "unix":

@@ -879,7 +879,7 @@ func (l *loop) readDone(c *LoopConn) {
 	if err == io.EOF {
 		c.eof, cs.fresh = true, true
 	} else if err != nil {
-		l.close(c, err)
+		l.close(c, sysErr(err))
 		return
 	}
 	l.deliver(c)
@@ -1482,7 +1482,7 @@ func (l *loop) tlsRead(c *LoopConn, raw []byte, err error) {
 		}
 	}
 	if err != nil {
-		l.close(c, err)
+		l.close(c, sysErr(err))
 		return
 	}
 	if c.closing && !c.closed && !c.waiting {

@@ -3,7 +3,6 @@
 package netio
 
 import (
-	"net"
 	"os"
 	"syscall"
 
@@ -59,8 +58,8 @@ func descWrite(cs *connSys, p []byte, all bool) (n int, err error, ok bool) {
 }
 
 // watchReset waits, without reading, until the peer of cs's connection
-// resets it (SO_ERROR), and returns that error as a read would have, with
-// reset true; or until the wait is interrupted (its read deadline, or the
+// resets it (SO_ERROR), and returns that error as readDone has a read's
+// (sysErr: the error number), with reset true; or until the wait is interrupted (its read deadline, or the
 // connection's close), returning why. Input and the peer's end of stream
 // do not end it: they wait for a read.
 func watchReset(cs *connSys) (reset bool, err error) {
@@ -74,12 +73,7 @@ func watchReset(cs *connSys) (reset bool, err error) {
 		return false // wait for the next event
 	})
 	if errno != 0 {
-		return true, resetError(cs.nc, errno)
+		return true, errno
 	}
 	return false, err
-}
-
-// resetError is the error nc's Read returns for errno.
-func resetError(nc net.Conn, errno syscall.Errno) error {
-	return &net.OpError{Op: "read", Net: nc.LocalAddr().Network(), Source: nc.LocalAddr(), Addr: nc.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
 }
