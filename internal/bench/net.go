@@ -474,17 +474,21 @@ func runNetPoint(ctx context.Context, cfg netConfig, p netPoint, engine string, 
 		row.Err = "tcpperf: interrupted"
 		return row
 	}
+	cpu, rss, err := stopMeasured(srv)
+	if err != nil {
+		// A server that failed (it exited with an error, or ignored
+		// SIGTERM and was killed 10 s later, its CPU time counting
+		// the wait) makes no measurement: the row showed tcpperf's
+		// figures and the server's beside the error.
+		row.Err = "server exit: " + err.Error()
+		return row
+	}
 	row.Result = &res
 	if hlog != "" {
 		if f, err := os.Open(hlog); err == nil {
 			row.hist, _ = tcpperf.LogHistogram(f) // a bad log leaves the curve out
 			f.Close()
 		}
-	}
-
-	cpu, rss, err := stopMeasured(srv)
-	if err != nil {
-		row.Err = "server exit: " + err.Error()
 	}
 	secs := cpu.Seconds()
 	row.ServerCPUSec, row.ServerRSSMB = &secs, &rss
@@ -800,7 +804,7 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 			if r.Point != p.Name {
 				continue
 			}
-			if r.Result == nil {
+			if r.Result == nil || r.Err != "" { // a failed run: no figures
 				failed = append(failed, r)
 				continue
 			}
@@ -851,9 +855,6 @@ func printNetTable(w io.Writer, cfg netConfig, rows []netRow) error {
 				late, late99 = "-", "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Engine, p50, p99, p9999, rate, cpu, perMsg, rss, perConn, errs, late, late99, tool, wait)
-			if r.Err != "" {
-				failed = append(failed, r)
-			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -5,9 +5,11 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -114,5 +116,55 @@ esac
 	}
 	if row := runSockperf(context.Background(), cfg, points[0], sockperf); row.Err != "sockperf: interrupted" || row.Result != nil {
 		t.Errorf("sockperf interrupted: row error %q, result %+v; want %q and none", row.Err, row.Result, "sockperf: interrupted")
+	}
+}
+
+// A server that exits with an error when told to stop makes no
+// measurement: the row showed tcpperf's figures and the server's CPU and
+// memory beside "server exit: ...", and in -json a result and
+// server_cpu_s with its error. (A server that ignores SIGTERM, killed
+// 10 s later with its CPU time counting the wait, takes the same path.)
+func TestNetPointServerExitError(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "wirespeed")
+	script := `#!/bin/sh
+case "$1" in
+serve) trap 'exit 3' TERM; echo "listening on 127.0.0.1:9"; while :; do sleep 0.05; done;;
+tcpperf) echo '{"mode":"echo","conns":1,"connected":1,"target_qps":100,"achieved_qps":100,"duration_s":1,"sent":100,"sent_all":100,"received":100,"p50_us":30,"p99_us":40,"p9999_us":50}'; exit 0;;
+esac
+`
+	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	points, err := parseNetPoints("a=echo/1/100/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := netConfig{exe: exe, engines: []string{"std"}, points: points, duration: time.Second, msgSize: 64, serverCPU: -1, clientCPU: -1}
+	row := runNetPoint(context.Background(), cfg, points[0], "std", io.Discard)
+	if row.Err != "server exit: exit status 3" || row.Result != nil || row.ServerCPUSec != nil || row.ServerRSSMB != nil {
+		t.Errorf("row error %q, result %+v, server CPU %v, RSS %v; want %q and no figures", row.Err, row.Result, row.ServerCPUSec, row.ServerRSSMB, "server exit: exit status 3")
+	}
+	var out bytes.Buffer
+	if err := reportNet(&out, cfg, true, []netRow{row}, nil, nil, nil); err == nil {
+		t.Error("a failed row, exit status 0")
+	}
+	var rep struct {
+		Points []map[string]any `json:"points"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Points) != 1 {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	for _, k := range []string{"result", "server_cpu_s", "server_peak_rss_mb"} {
+		if _, ok := rep.Points[0][k]; ok {
+			t.Errorf("failed row has %q in -json: %s", k, out.String())
+		}
+	}
+	out.Reset()
+	if err := printNetTable(&out, cfg, []netRow{row}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(lineOf(out.String(), "std")); got != "std: server exit: exit status 3" {
+		t.Errorf("table's std line %q, want the error alone:\n%s", got, out.String())
 	}
 }
