@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,20 @@ type overloadRow struct {
 	DrainRate  float64 `json:"drain_rate_estimate"` // its estimate of the reader's rate, bytes/s (adaptive only)
 	BehindMS   float64 `json:"producer_behind_ms"`  // the producer's worst lag behind its schedule
 	Err        string  `json:"error,omitempty"`
+}
+
+// MarshalJSON writes the row, a failed one (Err) as its variant and error
+// alone: the figures of a run cut short (offered, delivered, latencies,
+// queue) read as a measurement.
+func (r overloadRow) MarshalJSON() ([]byte, error) {
+	type row overloadRow // without this method
+	if r.Err == "" {
+		return json.Marshal(row(r))
+	}
+	return json.Marshal(struct {
+		Variant string `json:"variant"`
+		Err     string `json:"error"`
+	}{r.Variant, r.Err})
 }
 
 var errShortMsg = errors.New("bench: overload messages under 16 bytes")

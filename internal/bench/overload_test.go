@@ -68,3 +68,35 @@ func TestOverloadNothingDelivered(t *testing.T) {
 		t.Errorf("nothing delivered, latencies in the JSON: %s", b)
 	}
 }
+
+// A variant that failed shows its error alone: in -json it carried the
+// figures of the run it cut short (offered, delivered, dropped, queue,
+// window) beside its error, read by a script as a measurement.
+func TestOverloadFailedNoFigures(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the run stops before its schedule
+	cfg := overloadConfig{Rate: 4000, MsgSize: 64, Drain: 64 * 2000, Duration: 200 * time.Millisecond, SockBuf: 16 << 10}
+	r := runOverload(ctx, cfg, overloadVariants()[1])
+	if r.Err == "" {
+		t.Fatalf("a cancelled run did not fail: %+v", r)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 2 || m["variant"] != r.Variant || m["error"] != r.Err {
+		t.Errorf("failed row in -json: %s; want its variant and error alone", b)
+	}
+	// A row that ran keeps its figures, 0 included.
+	b, err = json.Marshal(overloadRow{Variant: "unbounded", Offered: 10, Delivered: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, `"offered":10`) || !strings.Contains(s, `"dropped":0`) || strings.Contains(s, `"error"`) {
+		t.Errorf("row in -json: %s", s)
+	}
+}
