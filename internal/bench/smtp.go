@@ -64,7 +64,12 @@ type smtpRow struct {
 	Source   string `json:"source"`
 	Sessions int    `json:"sessions"`
 	Messages int    `json:"messages"` // per run, asked for (-m)
-	Runs     int    `json:"runs"`
+	// Runs is the runs measured, of which the row is the median;
+	// FailedRuns those that failed (Err names the first), left out. A
+	// row with no run measured has no figures: in -json its fields up
+	// to Runs, FailedRuns and Err only (MarshalJSON).
+	Runs       int `json:"runs"`
+	FailedRuns int `json:"failed_runs"`
 	// Delivered is the messages the median run delivered: Messages,
 	// unless wirespeed's source counted errors (Errors, Err).
 	Delivered int64 `json:"delivered"`
@@ -96,8 +101,29 @@ type smtpRow struct {
 	// goroutine elsewhere); absent for Postfix's sink, or a sink that
 	// does not say.
 	SinkEngine string `json:"sink_engine,omitempty"`
-	Errors     int64  `json:"errors"` // counted by wirespeed's source, over all runs
+	Errors     int64  `json:"errors"` // counted by wirespeed's source, over the runs measured
 	Err        string `json:"error,omitempty"`
+}
+
+// MarshalJSON writes the row, one with no run measured without its
+// figures: its rates, costs and counts read 0 beside its error, as if
+// measured.
+func (r smtpRow) MarshalJSON() ([]byte, error) {
+	type row smtpRow // without this method
+	if r.Runs > 0 {
+		return json.Marshal(row(r))
+	}
+	return json.Marshal(struct {
+		Size       string `json:"size"`
+		Length     int    `json:"length"`
+		Sink       string `json:"sink"`
+		Source     string `json:"source"`
+		Sessions   int    `json:"sessions"`
+		Messages   int    `json:"messages"`
+		Runs       int    `json:"runs"`
+		FailedRuns int    `json:"failed_runs"`
+		Err        string `json:"error"`
+	}{r.Size, r.Length, r.Sink, r.Source, r.Sessions, r.Messages, r.Runs, r.FailedRuns, r.Err})
 }
 
 // smtpRun is one run of a row.
@@ -331,6 +357,7 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 	type key struct{ size, sink, source string }
 	runs := map[key][]smtpRun{}
 	fails := map[key]string{}
+	failed := map[key]int{}
 	total := 0
 	for _, sink := range cfg.sinks {
 		for _, src := range cfg.sources {
@@ -358,6 +385,7 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 						if fails[k] == "" {
 							fails[k] = err.Error()
 						}
+						failed[k]++
 						continue
 					}
 					runs[k] = append(runs[k], run)
@@ -375,7 +403,7 @@ func benchSMTP(ctx context.Context, cfg smtpConfig, progress io.Writer) []smtpRo
 				k := key{sz.Name, sink, src}
 				row := smtpRow{Size: sz.Name, Length: sz.Length, Sink: sink, Source: src, Sessions: cfg.sessions, Messages: sz.Messages, Err: fails[k]}
 				rs := runs[k]
-				row.Runs = len(rs)
+				row.Runs, row.FailedRuns = len(rs), failed[k]
 				if len(rs) == 0 {
 					if row.Err == "" {
 						row.Err = "not run"
@@ -859,13 +887,32 @@ func smtpSourceCeiling(rows []smtpRow) *smtpCeiling {
 
 func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty, bars []smtpBar, ceil *smtpCeiling) error {
 	pin := pinning("sink", cfg.serverCPU, "source", cfg.clientCPU)
-	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, median of %d run(s) a row; msg/s: messages delivered over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process;\nsrc CPU of the source process, src waits its voluntary context switches\n\n", cfg.sessions, pin, cfg.count)
+	// A row whose runs failed in part (or were cut short) is the
+	// median of fewer: it says so below the table.
+	median := fmt.Sprintf("median of %d run(s) a row", cfg.count)
+	if slices.ContainsFunc(rows, func(r smtpRow) bool { return r.Runs > 0 && r.Runs < cfg.count }) {
+		median += " (of fewer where said below)"
+	}
+	fmt.Fprintf(w, "%d sessions reusing connections (-d), %s, %s; msg/s: messages delivered over the source's whole process;\nlatency (µs, whole message) from wirespeed's source only; srv CPU and RSS of the sink process;\nsrc CPU of the source process, src waits its voluntary context switches\n\n", cfg.sessions, pin, median)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "size\tsink\tsource\tmsg/s\tMB/s\tp50\tp99\tp99.9\tsrv CPU µs/msg\tsrv RSS MB\tsrc CPU µs/msg\tsrc waits/msg\terrors")
-	var failed []smtpRow
+	var notes []string
 	for _, r := range rows {
+		var says []string
+		if r.Runs > 0 && r.Runs < cfg.count {
+			why := fmt.Sprintf("%d failed", r.FailedRuns)
+			if notRun := cfg.count - r.Runs - r.FailedRuns; notRun > 0 && r.FailedRuns > 0 {
+				why += fmt.Sprintf(", %d not run", notRun)
+			} else if notRun > 0 {
+				why = fmt.Sprintf("%d not run", notRun)
+			}
+			says = append(says, fmt.Sprintf("median of %d run(s), not %d (%s)", r.Runs, cfg.count, why))
+		}
 		if r.Err != "" {
-			failed = append(failed, r)
+			says = append(says, r.Err)
+		}
+		if len(says) > 0 {
+			notes = append(notes, fmt.Sprintf("%s %s source into %s sink: %s", r.Size, r.Source, r.Sink, strings.Join(says, "; ")))
 		}
 		if r.Runs == 0 {
 			continue
@@ -883,8 +930,8 @@ func printSMTPTable(w io.Writer, cfg smtpConfig, rows []smtpRow, h *smtpHonesty,
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, r := range failed {
-		fmt.Fprintf(w, "%s %s source into %s sink: %s\n", r.Size, r.Source, r.Sink, r.Err)
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	if h != nil {
 		fmt.Fprintf(w, "\nlatency honesty (wirespeed source, 1 session, 4 KiB, %d messages, into wirespeed sink): ", h.Messages)

@@ -39,6 +39,9 @@ type fakeTools struct {
 	sinkMsgs         int
 	engine           string
 	sinkExits        bool // wirespeed's sink exits at once, with a message
+	// wirespeed's smtp-source fails its first sourceFails runs: a
+	// message on stderr, exit status 2, no result
+	sourceFails int
 }
 
 func (f fakeTools) write(t *testing.T) (dir string) {
@@ -55,7 +58,9 @@ eng=` + f.engine + `
 case " $* " in *" -engine goroutine "*) eng=goroutine;; esac
 case "$1" in
 smtp-sink) ` + map[bool]string{true: `echo "smtp-sink: -engine: bad value" >&2; exit 2; `}[f.sinkExits] + `trap 'echo "{\"messages\":` + strconv.Itoa(f.sinkMsgs) + engine + `}"; exit 0' TERM; echo "listening on 127.0.0.1:9"; while :; do sleep 0.1 >/dev/null; done;;
-smtp-source) ` + signal + `echo '` + f.source + `'; exit ` + strconv.Itoa(f.status) + `;;
+smtp-source) ` + signal + `n=$(($(cat ` + filepath.Join(dir, "source-runs") + ` 2>/dev/null || echo 0) + 1)); echo $n > ` + filepath.Join(dir, "source-runs") + `
+	[ $n -le ` + strconv.Itoa(f.sourceFails) + ` ] && { echo "smtp-source: run $n failed" >&2; exit 2; }
+	echo '` + f.source + `'; exit ` + strconv.Itoa(f.status) + `;;
 esac
 `
 	pf := `#!/bin/sh
@@ -328,5 +333,63 @@ func TestSMTPRateFromDelivered(t *testing.T) {
 	rows = benchSMTP(context.Background(), cfg, io.Discard)
 	if want := "wirespeed smtp-source delivered no message: 550 no"; len(rows) != 1 || rows[0].Runs != 0 || rows[0].MsgPerS != 0 || rows[0].Err != want {
 		t.Errorf("nothing delivered: rows %+v; want one not measured, error %q", rows, want)
+	}
+}
+
+// A row is the median of its runs that were measured: with -count 3 and a
+// run failed, the header read "median of 3 run(s) a row" over a median of
+// 2 (only -json's runs said so), and a row whose every run failed carried
+// figures of 0 in -json (messages_per_s, delivered, CPU and RSS), read by
+// a script as measured.
+func TestSMTPRowRuns(t *testing.T) {
+	run := func(t *testing.T, f fakeTools, count string) (rep smtpReport, table, js string) {
+		t.Helper()
+		dir := f.write(t)
+		args := []string{"-exe", filepath.Join(dir, "wirespeed"), "-postfix=false", "-sinks", "wirespeed", "-sources", "wirespeed",
+			"-m4k", "3", "-m1m", "0", "-lat-m", "0", "-server-cpu", "-1", "-client-cpu", "-1", "-count", count}
+		var jsOut, tableOut, errOut bytes.Buffer
+		if err := RunSMTP(context.Background(), append(args, "-json"), &jsOut, &errOut); err == nil {
+			t.Errorf("a failed run, exit status 0")
+		}
+		if err := json.Unmarshal(jsOut.Bytes(), &rep); err != nil || len(rep.Rows) != 1 {
+			t.Fatalf("%v:\n%s", err, jsOut.String())
+		}
+		os.Remove(filepath.Join(dir, "source-runs"))
+		if err := RunSMTP(context.Background(), args, &tableOut, &errOut); err == nil {
+			t.Errorf("a failed run, exit status 0")
+		}
+		return rep, tableOut.String(), jsOut.String()
+	}
+	good := `{"delivered":3,"errors":0}`
+
+	// One of three runs failed: the row is the median of two, and says so.
+	rep, table, _ := run(t, fakeTools{source: good, sinkMsgs: 3, sourceFails: 1}, "3")
+	fail := "wirespeed smtp-source: exit status 2: smtp-source: run 1 failed"
+	if r := rep.Rows[0]; r.Runs != 2 || r.FailedRuns != 1 || r.Err != fail || r.MsgPerS <= 0 {
+		t.Errorf("row %+v; want 2 runs measured, 1 failed", r)
+	}
+	if !strings.Contains(table, "median of 3 run(s) a row (of fewer where said below);") ||
+		!strings.Contains(table, "\n4KiB wirespeed source into wirespeed sink: median of 2 run(s), not 3 (1 failed); "+fail+"\n") {
+		t.Errorf("table does not say the row is the median of 2:\n%s", table)
+	}
+
+	// Every run failed: no figures in -json.
+	rep, table, js := run(t, fakeTools{source: good, sinkMsgs: 3, sourceFails: 9}, "2")
+	if r := rep.Rows[0]; r.Runs != 0 || r.FailedRuns != 2 || r.Err != fail {
+		t.Errorf("row %+v; want none measured, 2 failed", r)
+	}
+	if !strings.Contains(table, "median of 2 run(s) a row;") || !strings.Contains(table, "\n4KiB wirespeed source into wirespeed sink: "+fail+"\n") {
+		t.Errorf("table:\n%s", table)
+	}
+	var raw struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(js), &raw); err != nil || len(raw.Rows) != 1 {
+		t.Fatalf("%v:\n%s", err, js)
+	}
+	for k := range raw.Rows[0] {
+		if !slices.Contains([]string{"size", "length", "sink", "source", "sessions", "messages", "runs", "failed_runs", "error"}, k) {
+			t.Errorf("a row with no run measured has %q in -json:\n%s", k, js)
+		}
 	}
 }
