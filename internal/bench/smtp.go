@@ -483,9 +483,9 @@ func smtpLatencyHonesty(ctx context.Context, cfg smtpConfig) *smtpHonesty {
 // run: a source that failed (Postfix's exiting non-zero, wirespeed's
 // printing no result) or was stopped by a signal, or bench interrupted;
 // its time is no measurement; so is a run whose sink (wirespeed's: it
-// tells its count) counted other than the messages the source delivered (what Postfix's says it sent: exit
-// status 0 after -m messages; what wirespeed's counted as delivered), or
-// that delivered none. A run that ended with errors counted is measured,
+// tells its count) counted other than the messages the source delivered
+// (Postfix's: all -m of them when it exits 0; wirespeed's: as it counted
+// them), or that delivered none. A run that ended with errors counted is measured,
 // by the messages it delivered, with what is wrong in sourceFail.
 func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, length, messages int, sinkArgs []string) (smtpRun, error) {
 	run := smtpRun{sinkMsgs: -1}
@@ -583,7 +583,10 @@ func runSMTPOnce(ctx context.Context, cfg smtpConfig, sink, source string, lengt
 	}
 	// Postfix's sink is not asked for its count: its -c writes a counter
 	// for every message, CPU its column would carry.
-	delivered := int64(messages) // Postfix's source: all, or it fails
+	// Postfix's source delivered all, or it failed: without -A it exits 1
+	// at the first reply it did not expect (end of data's included), a
+	// lost connection or a timeout (TestPostfixSourceRefused).
+	delivered := int64(messages)
 	if run.res != nil {
 		delivered = run.res.Delivered
 	}

@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // fakeSMTPTools writes stand-ins for wirespeed and Postfix's smtp-source
@@ -192,6 +195,15 @@ while :; do sleep 0.1; done
 // playSink listens where the fake sink in dir was told to, once it has
 // started, and greets each connection with greet(the sink's -h).
 func playSink(t *testing.T, dir string, greet func(hostname string) string) {
+	playSinkWith(t, dir, func(c net.Conn, host string) {
+		c.Write([]byte(greet(host) + "\r\n"))
+		c.Close()
+	})
+}
+
+// playSinkWith is playSink with each connection served by serve, one at
+// a time.
+func playSinkWith(t *testing.T, dir string, serve func(c net.Conn, hostname string)) {
 	lns := make(chan net.Listener, 1)
 	t.Cleanup(func() {
 		select {
@@ -220,8 +232,7 @@ func playSink(t *testing.T, dir string, greet func(hostname string) string) {
 			if err != nil {
 				return
 			}
-			c.Write([]byte(greet(host) + "\r\n"))
-			c.Close()
+			serve(c, host)
 		}
 	}()
 }
@@ -390,6 +401,66 @@ func TestSMTPRowRuns(t *testing.T) {
 	for k := range raw.Rows[0] {
 		if !slices.Contains([]string{"size", "length", "sink", "source", "sessions", "messages", "runs", "failed_runs", "error"}, k) {
 			t.Errorf("a row with no run measured has %q in -json:\n%s", k, js)
+		}
+	}
+}
+
+// A run of Postfix's smtp-source counts as delivering all of its -m
+// messages when it exits 0. That holds because, without -A (which bench
+// does not give), it exits 1 at the first reply other than the one it
+// expects, end of data's included, or at a lost connection or a timeout:
+// a sink (played here) refusing the second of three messages fails the
+// run, with what smtp-source said. (Its output says no more: it prints
+// nothing on success, and -c counts DATA commands sent, not accepted.)
+func TestPostfixSourceRefused(t *testing.T) {
+	pf := postfixTool("smtp-source")
+	if pf == "" {
+		tooltest.Unavailable(t, "Postfix's smtp-source is not installed (apt-get install postfix)")
+	}
+	for _, refuse := range []int{0, 2} { // 0: none refused
+		dir := t.TempDir()
+		cfg := smtpConfig{sessions: 1, count: 1, sizes: []smtpSize{{"4KiB", 4096, 3}}, serverCPU: -1, clientCPU: -1,
+			sinks: []string{engPostfix}, sources: []string{engPostfix}, pfSink: fakePostfixSink(t, dir, false), pfSource: pf}
+		n := 0 // messages ended, over the sessions
+		playSinkWith(t, dir, func(c net.Conn, host string) {
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(time.Minute))
+			c.Write([]byte("220 " + host + " ESMTP\r\n"))
+			r := bufio.NewReader(c)
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				reply := "250 ok"
+				switch cmd := strings.ToUpper(strings.Fields(line + " x")[0]); cmd {
+				case "QUIT":
+					c.Write([]byte("221 bye\r\n"))
+					return
+				case "DATA":
+					c.Write([]byte("354 go on\r\n"))
+					for line != ".\r\n" {
+						if line, err = r.ReadString('\n'); err != nil {
+							return
+						}
+					}
+					if n++; n == refuse {
+						reply = "451 4.3.0 try again later"
+					}
+				}
+				c.Write([]byte(reply + "\r\n"))
+			}
+		})
+		rows := benchSMTP(context.Background(), cfg, io.Discard)
+		if len(rows) != 1 {
+			t.Fatalf("rows %+v", rows)
+		}
+		r := rows[0]
+		if refuse == 0 && (r.Runs != 1 || r.Err != "" || r.Delivered != 3) {
+			t.Errorf("none refused: row %+v; want 1 run measured, 3 delivered", r)
+		}
+		if refuse > 0 && (r.Runs != 0 || r.FailedRuns != 1 || !strings.Contains(r.Err, "Postfix smtp-source: exit status 1: ") || !strings.Contains(r.Err, "451 4.3.0 try again later")) {
+			t.Errorf("message %d refused: row %+v; want a failed run saying so", refuse, r)
 		}
 	}
 }
