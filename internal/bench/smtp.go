@@ -155,6 +155,22 @@ type smtpHonesty struct {
 	Err       string  `json:"error,omitempty"`
 }
 
+// MarshalJSON writes the check, a failed one (Err) without its figures:
+// they read 0 beside its error (or, the wait's run failing, the plain
+// run's p50 alone), as if measured.
+func (h smtpHonesty) MarshalJSON() ([]byte, error) {
+	type honesty smtpHonesty // without this method
+	if h.Err == "" {
+		return json.Marshal(honesty(h))
+	}
+	return json.Marshal(struct {
+		DelayUS  float64 `json:"delay_us"`
+		Sessions int     `json:"sessions"`
+		Messages int     `json:"messages"`
+		Err      string  `json:"error"`
+	}{h.DelayUS, h.Sessions, h.Messages, h.Err})
+}
+
 // An smtpBar is one of issue 11's ratios, from the rows.
 type smtpBar struct {
 	Name  string  `json:"name"`

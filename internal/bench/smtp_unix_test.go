@@ -464,3 +464,50 @@ func TestPostfixSourceRefused(t *testing.T) {
 		}
 	}
 }
+
+// A latency-honesty check or a TLS ceiling that failed has no figures in
+// -json: its p50s, difference and ratio (the ceiling's ratios, AES rates
+// and runs) read 0 beside its error, as if measured.
+func TestSMTPFailedChecksNoFigures(t *testing.T) {
+	// The source's result has no phases (no end-of-data latencies); bench
+	// tlspipe's writer prints no result.
+	dir := fakeTools{source: `{"delivered":3,"errors":0}`, sinkMsgs: 3}.write(t)
+	exe := filepath.Join(dir, "wirespeed")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("\nesac\n"), []byte("\nbench) echo 'listening on 127.0.0.1:9';;\nesac\n"), 1)
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	err = RunSMTP(context.Background(), []string{"-exe", exe, "-postfix=false", "-sinks", "wirespeed,wirespeed-tls", "-sources", "wirespeed,wirespeed-tls",
+		"-m4k", "0", "-m1m", "3", "-lat-m", "3", "-server-cpu", "-1", "-client-cpu", "-1", "-json"}, &out, &errOut)
+	if err == nil {
+		t.Errorf("failed checks, exit status 0")
+	}
+	var rep struct {
+		Honesty map[string]any `json:"latency_honesty"`
+		TLS     map[string]any `json:"tls_ceiling"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	for name, c := range map[string]struct {
+		got  map[string]any
+		keys []string
+	}{
+		"latency_honesty": {rep.Honesty, []string{"delay_us", "sessions", "messages", "error"}},
+		"tls_ceiling":     {rep.TLS, []string{"sessions", "mib", "error"}},
+	} {
+		if c.got["error"] == nil {
+			t.Errorf("%s did not fail: %v", name, c.got)
+		}
+		for k := range c.got {
+			if !slices.Contains(c.keys, k) {
+				t.Errorf("failed %s has %q in -json: %v", name, k, c.got)
+			}
+		}
+	}
+}

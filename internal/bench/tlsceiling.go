@@ -46,6 +46,21 @@ type smtpTLSCeiling struct {
 	Err         string  `json:"error,omitempty"`
 }
 
+// MarshalJSON writes the ceiling, a failed one (Err) as its load and
+// error alone: its ratios, rates and bounds read 0 beside the error, as if
+// measured.
+func (c smtpTLSCeiling) MarshalJSON() ([]byte, error) {
+	type ceiling smtpTLSCeiling // without this method
+	if c.Err == "" {
+		return json.Marshal(ceiling(c))
+	}
+	return json.Marshal(struct {
+		Sessions int    `json:"sessions"`
+		MiB      int    `json:"mib"`
+		Err      string `json:"error"`
+	}{c.Sessions, c.MiB, c.Err})
+}
+
 // An smtpTLSCeilingRow is one mode's median run, by MB/s.
 type smtpTLSCeilingRow struct {
 	Mode        string  `json:"mode"`
