@@ -511,3 +511,24 @@ func TestSMTPFailedChecksNoFigures(t *testing.T) {
 		}
 	}
 }
+
+// A tlspipe reader that exits before it listens (a bad flag, a port in
+// use) fails the run at once, with what it said: bench waited 20 s for
+// its "listening on".
+func TestTLSPipeReaderExits(t *testing.T) {
+	dir := fakeTools{source: `{"delivered":3,"errors":0}`, sinkMsgs: 3}.write(t)
+	exe := filepath.Join(dir, "wirespeed")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("\nesac\n"), []byte("\nbench) echo 'tlspipe: -listen: address in use' >&2; exit 2;;\nesac\n"), 1)
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := smtpConfig{exe: exe, sessions: 1, serverCPU: -1, clientCPU: -1}
+	_, err = runTLSPipe(context.Background(), cfg, "plain", 1)
+	if want := "reader exited before it listened: exit status 2: tlspipe: -listen: address in use"; err == nil || err.Error() != want {
+		t.Errorf("runTLSPipe: %v, want %q", err, want)
+	}
+}

@@ -167,8 +167,7 @@ func runTLSPipe(ctx context.Context, cfg smtpConfig, mode string, mib int) (tlsP
 	out := newLineWriter()
 	rd := exec.CommandContext(ctx, cfg.exe, ra...)
 	var rdErr bytes.Buffer
-	rd.Stdout, rd.Stderr = out, &rdErr
-	if err := startPinned(rd, cfg.serverCPU); err != nil {
+	if err := out.pipe(rd, cfg.serverCPU, &rdErr); err != nil {
 		return run, err
 	}
 	defer func() {
@@ -184,6 +183,9 @@ func runTLSPipe(ctx context.Context, cfg smtpConfig, mode string, mib int) (tlsP
 		if addr, ok = strings.CutPrefix(line, "listening on "); !ok {
 			return run, fmt.Errorf("reader: first line %q", line)
 		}
+	case <-out.eof:
+		err := rd.Wait()
+		return run, fmt.Errorf("reader exited before it listened: %v: %s", err, strings.TrimSpace(rdErr.String()+out.all()))
 	case <-time.After(20 * time.Second):
 		return run, fmt.Errorf("reader not listening within 20s: %s", rdErr.String())
 	}
@@ -206,6 +208,7 @@ func runTLSPipe(ctx context.Context, cfg smtpConfig, mode string, mib int) (tlsP
 	if err := json.Unmarshal(wrOut.Bytes(), &wres); err != nil {
 		return run, fmt.Errorf("writer: %v", err)
 	}
+	<-out.eof // the reader's output is all read
 	if err := json.Unmarshal(out.rest(), &rres); err != nil {
 		return run, fmt.Errorf("reader: %v", err)
 	}
