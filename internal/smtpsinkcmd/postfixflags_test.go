@@ -468,8 +468,18 @@ func TestDecimalFlags(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // a sink that takes 0x40 stops at once
-	err = Run(ctx, []string{"-size", "0x40", "127.0.0.1:0"}, io.Discard, io.Discard)
-	if status, _ := cli.Status(err); status != 2 {
-		t.Errorf("-size 0x40: %v (status %d), want a usage error", err, status)
+	for _, f := range []string{"-size", "-M", "-n"} {
+		err = Run(ctx, []string{f, "0x40", "127.0.0.1:0"}, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != 2 {
+			t.Errorf("%s 0x40: %v (status %d), want a usage error", f, err, status)
+		}
+	}
+	// -M 010 stops after 10 messages, not 8 (the ninth was refused).
+	addr, summary := runUntilDone(t, "-addr", "127.0.0.1:0", "-M", "010")
+	for range 10 {
+		send(t, addr, "x\r\n")
+	}
+	if rest := summary(); !strings.Contains(rest, "messages 10,") {
+		t.Errorf("-M 010: summary %q", rest)
 	}
 }

@@ -707,15 +707,15 @@ func Print(w io.Writer, r Result) error {
 	return err
 }
 
-// count is a flag of a number of things, 0 or more, whose errors say
-// what is wrong with the value (the flag package's own says "parse
-// error").
+// count is a flag of a number of things, 0 or more, in decimal (as
+// cli.DecimalVar's), whose errors say what is wrong with the value (the
+// flag package's own says "parse error").
 type count uint64
 
 func (c *count) String() string { return strconv.FormatUint(uint64(*c), 10) }
 
 func (c *count) Set(v string) error {
-	n, err := strconv.ParseUint(v, 0, 64)
+	n, err := strconv.ParseUint(v, 10, 64)
 	switch {
 	case err == nil:
 		*c = count(n)
@@ -724,7 +724,7 @@ func (c *count) Set(v string) error {
 		return fmt.Errorf("too large (at most %d)", uint64(math.MaxUint64))
 	}
 	if abs, ok := strings.CutPrefix(v, "-"); ok {
-		if _, err := strconv.ParseUint(abs, 0, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if _, err := strconv.ParseUint(abs, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 			return fmt.Errorf("negative: want 0 or more")
 		}
 	}
