@@ -1059,7 +1059,7 @@ func (l *loop) writeDone(c *LoopConn) {
 		}
 	}
 	if err != nil {
-		l.close(c, unsent(err))
+		l.close(c, unsent(sysErr(err))) // the error number alone, as on epoll
 		return
 	}
 	if c.det != nil {

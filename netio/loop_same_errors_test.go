@@ -8,6 +8,9 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLoopsResetError: OnClose learns a peer's reset as the system's
@@ -52,5 +55,51 @@ func TestLoopsDialMissingAddress(t *testing.T) {
 	}
 	if st := s.Stats(); st.DialErrors != 4 {
 		t.Errorf("%d dial errors counted, want 4", st.DialErrors)
+	}
+}
+
+// TestLoopsWriteError: a write the peer's reset made fail closes the
+// connection with the system's error number and ErrUnsent, the same text
+// on the epoll loops and the portable ones (whose write wrapped the
+// number in an *os.SyscallError: "write: broken pipe, and ..."). The
+// peer ends its stream, then resets the connection (SO_LINGER 0); the
+// Handler, called with the end of stream, waits until the reset has come
+// (poll(2), which leaves SO_ERROR as it is) and writes: nothing reads
+// the connection meanwhile, on either implementation.
+func TestLoopsWriteError(t *testing.T) {
+	atEOF := make(chan struct{})
+	closed := make(chan error, 1)
+	s := startLoops(t, func(c *LoopConn, in []byte) int {
+		if !c.EOF() {
+			return len(in)
+		}
+		close(atEOF)
+		err := c.Control(func(fd uintptr) {
+			// POLLERR and POLLHUP are reported whatever is asked for.
+			unix.Poll([]unix.PollFd{{Fd: int32(fd)}}, int(time.Minute/time.Millisecond))
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		c.Write([]byte("too late"))
+		return len(in)
+	}, &LoopOptions{Loops: 1, OnClose: func(c *LoopConn, err error) { closed <- err }})
+	cc := dial(t, s)
+	if err := cc.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	<-atEOF
+	cc.SetLinger(0)
+	cc.Close() // RST
+	err := <-closed
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || !errors.Is(err, ErrUnsent) {
+		t.Fatalf("OnClose learned %q, want a system's error and ErrUnsent", err)
+	}
+	if want := errno.Error() + ", and " + ErrUnsent.Error(); err.Error() != want {
+		t.Fatalf("OnClose learned %q, want %q", err, want)
+	}
+	if errno != syscall.EPIPE && errno != syscall.ECONNRESET {
+		t.Errorf("OnClose learned %v, want EPIPE or ECONNRESET", errno)
 	}
 }
