@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -103,13 +102,23 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 	if network != "unix" {
 		host, _, _ = net.SplitHostPort(address) // dialAddrs has split it
 	}
+	// name is sa as a failed Dial's error names it: as package net's Dial
+	// does, the local system of an empty host as ":port", not the
+	// loopback address connected to.
+	name := func(sa syscall.Sockaddr) net.Addr {
+		a := sockAddr(sa)
+		if ta, ok := a.(*net.TCPAddr); ok && host == "" {
+			ta.IP = nil
+		}
+		return a
+	}
 	var first error
 	for i, sa := range sas {
 		if err := ctx.Err(); err != nil {
 			// No connect(2) once ctx has ended, as package net's Dial:
 			// the peer would be handed a connection closed at once.
 			if first == nil {
-				first = opErr(sockAddr(sa), dialCtxErr(err))
+				first = opErr(name(sa), dialCtxErr(err))
 			}
 			break
 		}
@@ -120,7 +129,7 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 			var ok bool
 			if timeout, ok = dialShare(end.Sub(s.opt.Clock()), len(sas)-i); !ok {
 				if first == nil {
-					first = opErr(sockAddr(sa), os.ErrDeadlineExceeded)
+					first = opErr(name(sa), os.ErrDeadlineExceeded)
 				}
 				break
 			}
@@ -131,7 +140,7 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 			share, ok := dialShare(left, len(sas)-i)
 			if !ok {
 				if first == nil {
-					first = opErr(sockAddr(sa), dialCtxErr(context.DeadlineExceeded))
+					first = opErr(name(sa), dialCtxErr(context.DeadlineExceeded))
 				}
 				break
 			}
@@ -145,7 +154,7 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 			return c, nil
 		}
 		if first == nil {
-			first = opErr(sockAddr(sa), err)
+			first = opErr(name(sa), err)
 		}
 		if errors.Is(err, ErrPanic) {
 			return nil, first // connected and closed: counted as Dialed, not as a DialError

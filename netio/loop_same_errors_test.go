@@ -103,3 +103,26 @@ func TestLoopsWriteError(t *testing.T) {
 		t.Errorf("OnClose learned %v, want EPIPE or ECONNRESET", errno)
 	}
 }
+
+// TestLoopsDialLocalName: a Dial of the local system (an empty host)
+// that fails names the address as package net's Dial does, ":port", on
+// either implementation (the epoll loops named the loopback address they
+// had connected to: "dial tcp 127.0.0.1:0: connect: connection refused"
+// where net's says "dial tcp :0: ..."). Port 0 is refused everywhere.
+func TestLoopsDialLocalName(t *testing.T) {
+	s := startLoops(t, func(c *LoopConn, in []byte) int { return len(in) }, &LoopOptions{Loops: 1})
+	ctx := context.Background()
+	for _, network := range []string{"tcp", "tcp4", "tcp6"} {
+		for _, address := range []string{":", ":0"} {
+			var d net.Dialer
+			_, want := d.DialContext(ctx, network, address)
+			c, err := s.Dial(ctx, network, address)
+			if c != nil || want == nil {
+				t.Fatalf("Dial(%q, %q) connected", network, address)
+			}
+			if err == nil || err.Error() != want.Error() {
+				t.Errorf("Dial(%q, %q): %v, want %v (as package net's Dial)", network, address, err, want)
+			}
+		}
+	}
+}
