@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -104,11 +105,16 @@ func (s *Loops) Dial(ctx context.Context, network, address string) (*LoopConn, e
 	}
 	// name is sa as a failed Dial's error names it: as package net's Dial
 	// does, the local system of an empty host as ":port", not the
-	// loopback address connected to.
+	// loopback address connected to, and an IPv6 zone as address spelt
+	// it (fe80::1%eth0), not as the interface's index.
 	name := func(sa syscall.Sockaddr) net.Addr {
 		a := sockAddr(sa)
-		if ta, ok := a.(*net.TCPAddr); ok && host == "" {
-			ta.IP = nil
+		if ta, ok := a.(*net.TCPAddr); ok {
+			if host == "" {
+				ta.IP = nil
+			} else if ip, err := netip.ParseAddr(host); err == nil && ip.Zone() != "" {
+				ta.Zone = ip.Zone()
+			}
 		}
 		return a
 	}
@@ -222,8 +228,12 @@ func dialAddrs(ctx context.Context, network, address string) ([]syscall.Sockaddr
 			host = "::1"
 		}
 	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, ipNet, host)
-	if err != nil {
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		// A literal, as package net takes it, with its zone (fe80::1%eth0),
+		// which LookupNetIP drops.
+		ips = []netip.Addr{ip}
+	} else if ips, err = net.DefaultResolver.LookupNetIP(ctx, ipNet, host); err != nil {
 		return nil, err
 	}
 	var sas []syscall.Sockaddr
@@ -245,7 +255,7 @@ func dialAddrs(ctx context.Context, network, address string) ([]syscall.Sockaddr
 		}
 	}
 	if len(sas) == 0 {
-		return nil, &net.AddrError{Err: "no suitable address", Addr: host}
+		return nil, &net.AddrError{Err: "no suitable address found", Addr: host} // net's text
 	}
 	return sas, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -124,5 +125,73 @@ func TestLoopsDialLocalName(t *testing.T) {
 				t.Errorf("Dial(%q, %q): %v, want %v (as package net's Dial)", network, address, err, want)
 			}
 		}
+	}
+}
+
+// TestLoopsDialZone: Dial of an IPv6 address with a zone
+// ("[fe80::1%eth0]:25") connects through that interface, as package
+// net's Dial: the epoll loops dropped the zone (LookupNetIP does) and
+// their connect(2) of a link-local address failed with EINVAL. A Dial
+// that fails names the zone as it was given, as net's does.
+func TestLoopsDialZone(t *testing.T) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Skip(err)
+	}
+	s := startLoops(t, func(c *LoopConn, in []byte) int { return len(in) }, &LoopOptions{Loops: 1})
+	ctx := context.Background()
+	tried := false
+	for _, ifi := range ifs {
+		if ifi.Flags&net.FlagUp == 0 {
+			continue
+		}
+		// The loopback's fe80::1 (none on Linux: unreachable; refused
+		// where it has one), by name and by index, as net's Dial: no
+		// packet leaves the system.
+		for _, zone := range []string{ifi.Name, strconv.Itoa(ifi.Index)} {
+			if ifi.Flags&net.FlagLoopback == 0 {
+				break
+			}
+			address := net.JoinHostPort("fe80::1%"+zone, "0")
+			var d net.Dialer
+			_, want := d.DialContext(ctx, "tcp", address)
+			c, err := s.Dial(ctx, "tcp", address)
+			if c != nil || want == nil {
+				t.Fatalf("Dial(%q) connected", address)
+			}
+			if err == nil || err.Error() != want.Error() {
+				t.Errorf("Dial(%q): %v, want %v (as package net's Dial)", address, err, want)
+			}
+		}
+		// The interface's own link-local address, if it has one: a
+		// listener there takes the dial.
+		addrs, _ := ifi.Addrs()
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || ipn.IP.To4() != nil || !ipn.IP.IsLinkLocalUnicast() || tried {
+				continue
+			}
+			ln, err := net.Listen("tcp", net.JoinHostPort(ipn.IP.String()+"%"+ifi.Name, "0"))
+			if err != nil {
+				continue
+			}
+			defer ln.Close()
+			tried = true
+			address := net.JoinHostPort(ipn.IP.String()+"%"+ifi.Name, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+			c, err := s.Dial(ctx, "tcp", address)
+			if err != nil {
+				t.Errorf("Dial(%q): %v", address, err)
+				continue
+			}
+			nc, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc.Close()
+			c.Do(func(c *LoopConn) { c.Close() })
+		}
+	}
+	if !tried {
+		t.Log("no link-local address to listen on: only failed dials tried")
 	}
 }
