@@ -174,7 +174,12 @@ func (s *Loops) addListener(ln net.Listener) error {
 	fd := -1
 	var derr error
 	err = rc.Control(func(lfd uintptr) { fd, derr = unix.FcntlInt(lfd, unix.F_DUPFD_CLOEXEC, 0) })
-	if err == nil && derr != nil {
+	switch {
+	case errors.Is(err, net.ErrClosed):
+		err = errClosedListener(ln) // as the portable loops say it
+	case err != nil:
+		err = fmt.Errorf("netio: listener: %w", err)
+	case derr != nil:
 		err = fmt.Errorf("netio: listener: %w", derr)
 	}
 	if err != nil {

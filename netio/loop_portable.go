@@ -240,12 +240,9 @@ func (s *Loops) addListener(ln net.Listener) error {
 			return fmt.Errorf("netio: listener: %w", err)
 		}
 		acc = dup
-	} else if errors.Is(err, net.ErrClosed) {
+	} else if errors.Is(err, net.ErrClosed) || listenerClosed(ln) { // File fails whether or not ln is closed (js, wasip1)
 		unclaimListener(ln)
-		return fmt.Errorf("netio: listener: %w", err)
-	} else if listenerClosed(ln) { // File fails whether or not ln is closed (js, wasip1)
-		unclaimListener(ln)
-		return errClosedListener(ln)
+		return errClosedListener(ln) // as the epoll loops say it
 	}
 	lis := &listener{fd: -1, addr: ln.Addr(), acc: acc}
 	if ul, ok := ln.(*net.UnixListener); ok {

@@ -195,3 +195,34 @@ func TestLoopsDialZone(t *testing.T) {
 		t.Log("no link-local address to listen on: only failed dials tried")
 	}
 }
+
+// TestLoopsClosedListenerError: AddListener (and Serve) of a closed
+// listener fails with net.ErrClosed and the same text on either
+// implementation, "netio: listener ADDR: use of closed network
+// connection" (the epoll loops returned the raw Control's error,
+// "raw-control tcp ADDR: ...", the portable ones File's, "netio:
+// listener: file tcp ADDR: ...").
+func TestLoopsClosedListenerError(t *testing.T) {
+	s := startLoops(t, func(c *LoopConn, in []byte) int { return len(in) }, &LoopOptions{Loops: 1})
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ul, err := net.Listen("unix", t.TempDir()+"/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ln := range []net.Listener{tl, ul} {
+		ln.Close()
+		want := "netio: listener " + ln.Addr().String() + ": " + net.ErrClosed.Error()
+		if err := s.AddListener(ln); !errors.Is(err, net.ErrClosed) || err.Error() != want {
+			t.Errorf("AddListener of a closed %s listener: %v, want %q", ln.Addr().Network(), err, want)
+		}
+		if s2, err := Serve(ln, func(c *LoopConn, in []byte) int { return len(in) }, nil); !errors.Is(err, net.ErrClosed) || err.Error() != want {
+			if s2 != nil {
+				s2.Close()
+			}
+			t.Errorf("Serve of a closed %s listener: %v, want %q", ln.Addr().Network(), err, want)
+		}
+	}
+}
