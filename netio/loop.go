@@ -471,9 +471,11 @@ func (c *LoopConn) Detach() (net.Conn, error) {
 //
 // While reading is off, the peer's end of stream waits behind its input,
 // until reading resumes; but the peer's reset (ECONNRESET) closes the
-// connection at once, its input unread (the reset has destroyed the rest
-// of the stream anyway): OnClose learns the error a read would have
-// returned, and Shutdown does not wait for the connection. The portable
+// connection at once, and the input it sent before the reset, which the
+// system may still hold, is not read: the peer aborted the exchange, and
+// its reply could not reach it. OnClose learns the error a read would
+// have returned after that input, and Shutdown does not wait for the
+// connection. The portable
 // loops see such a reset where the connection has a descriptor to watch
 // (Unix systems); elsewhere (Windows, Plan 9, js, wasip1) when reading
 // resumes.
