@@ -532,3 +532,31 @@ func TestTLSPipeReaderExits(t *testing.T) {
 		t.Errorf("runTLSPipe: %v, want %q", err, want)
 	}
 }
+
+// A TLS ceiling that bench's interruption cut short says so, not what
+// the killed reader or writer said ("signal: killed").
+func TestTLSCeilingInterrupted(t *testing.T) {
+	dir := fakeTools{source: `{"delivered":3,"errors":0}`, sinkMsgs: 3}.write(t)
+	exe := filepath.Join(dir, "wirespeed")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("\nesac\n"), []byte("\nbench) exec sleep 600;;\nesac\n"), 1)
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupted as its first run starts (its progress line).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := writerFunc(func(p []byte) (int, error) { cancel(); return len(p), nil })
+	cfg := smtpConfig{exe: exe, sessions: 1, count: 1, serverCPU: -1, clientCPU: -1}
+	c := smtpTLSCeilingRuns(ctx, cfg, 1, progress)
+	if want := "plain: interrupted"; c.Err != want {
+		t.Errorf("interrupted ceiling: error %q, want %q", c.Err, want)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

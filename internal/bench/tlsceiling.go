@@ -83,6 +83,9 @@ func smtpTLSCeilingRuns(ctx context.Context, cfg smtpConfig, mib int, progress i
 		for _, mode := range tlsPipeModes {
 			fmt.Fprintf(progress, "TLS ceiling [%d/%d]: %s byte pipe, no SMTP\n", rep+1, cfg.count, mode)
 			run, err := runTLSPipe(ctx, cfg, mode, mib)
+			if err != nil && ctx.Err() != nil {
+				err = errSMTPInterrupted // its processes were killed
+			}
 			if err != nil {
 				c.Err = fmt.Sprintf("%s: %v", mode, err)
 				return c
@@ -187,7 +190,9 @@ func runTLSPipe(ctx context.Context, cfg smtpConfig, mode string, mib int) (tlsP
 		err := rd.Wait()
 		return run, fmt.Errorf("reader exited before it listened: %v: %s", err, strings.TrimSpace(rdErr.String()+out.all()))
 	case <-time.After(20 * time.Second):
-		return run, fmt.Errorf("reader not listening within 20s: %s", rdErr.String())
+		rd.Process.Kill()
+		rd.Wait() // rdErr is written no more
+		return run, fmt.Errorf("reader not listening within 20s: %s", strings.TrimSpace(rdErr.String()))
 	}
 	wr := exec.CommandContext(ctx, cfg.exe, append(wa, "-connect", addr)...)
 	var wrOut, wrErr bytes.Buffer
