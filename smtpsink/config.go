@@ -301,14 +301,19 @@ type Config struct {
 	// "ID > "..."" for what was written, quoted as Go strings, so a
 	// pipelined group and the one write answering it show as such (as
 	// Postfix smtp-sink's -v shows the conversations). Writes to it are
-	// serialized.
+	// serialized. A Write that fails (or writes short) ends the trace:
+	// its error goes to ErrorLog, once, and Trace gets no more, for a
+	// trace with holes would pass for a whole one; the sessions go on.
+	// A Write that panics ends the session it traces (see ErrorLog);
+	// one that blocks holds up every traced session (on EngineLoops,
+	// their loops), and Close waits for it.
 	Trace io.Writer
 
 	// ErrorLog receives accept errors and the panics of Config
 	// callbacks; nil means the log package's standard logger.
 	//
 	// A callback (OnCommand, Decide, Capture and its writer, OnMessage,
-	// OnSessionEnd) that panics ends its own session only, on either
+	// OnSessionEnd, Trace's Write) that panics ends its own session only, on either
 	// engine, as a net/http handler's panic does: the panic is recovered,
 	// its value and stack are logged here, and the connection is closed
 	// at once, its replies not yet sent dropped (a message whose

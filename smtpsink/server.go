@@ -3,6 +3,7 @@ package smtpsink
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"runtime/debug"
 	"strconv"
@@ -128,9 +129,12 @@ type Server struct {
 	wg      sync.WaitGroup
 	nextID  atomic.Uint64
 	traceMu sync.Mutex // serializes writes to Config.Trace
-	readers sync.Pool  // *bufio.Reader of h.readBuf bytes
-	writers sync.Pool  // *bufio.Writer of writeBufSize bytes
-	sem     chan struct{}
+	// traceFailed: a write to Config.Trace failed, and it gets no more
+	// (traceMu).
+	traceFailed bool
+	readers     sync.Pool // *bufio.Reader of h.readBuf bytes
+	writers     sync.Pool // *bufio.Writer of writeBufSize bytes
+	sem         chan struct{}
 
 	// The loops engine's (mu guards all but drained).
 	loops       *netio.Loops
@@ -543,9 +547,28 @@ func (s *Server) trace(buf []byte, id uint64, dir byte, p []byte) []byte {
 	b = strconv.AppendQuote(b, string(p))
 	b = append(b, '\n')
 	s.traceMu.Lock()
-	s.cfg.Trace.Write(b)
-	s.traceMu.Unlock()
+	defer s.traceMu.Unlock() // deferred: a Write that panics ends its session only
+	if s.traceFailed {
+		return b
+	}
+	n, err := s.cfg.Trace.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		// A trace with holes would pass for a whole one: none at all.
+		s.traceFailed = true
+		s.logf("smtpsink: Trace: %v; tracing stopped", err)
+	}
 	return b
+}
+
+// logf writes to ErrorLog. A panic in its writer is dropped: it has
+// nowhere to go, and the session ending or the error being told must
+// still be counted.
+func (s *Server) logf(format string, args ...any) {
+	defer func() { recover() }()
+	s.cfg.ErrorLog.Printf(format, args...)
 }
 
 // now is the sessions' clock.

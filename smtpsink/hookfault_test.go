@@ -1,0 +1,160 @@
+package smtpsink
+
+import (
+	"errors"
+	"io"
+	"log"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
+)
+
+// Faults in what a user gives the server besides its callbacks proper:
+// the Trace writer, ErrorLog's writer. Each is tried on both engines.
+
+var bothEngines = []Engine{EngineGoroutine, EngineLoops}
+
+// closeWithin closes s, failing the test if Close has not returned
+// within a bound on a hang (not a measure).
+func closeWithin(t *testing.T, s *Server) {
+	t.Helper()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hangs")
+	}
+}
+
+// panicTrace is a Trace writer that panics on a line that has marker in
+// it, and keeps the others.
+type panicTrace struct {
+	marker string
+	mu     sync.Mutex
+	b      strings.Builder
+}
+
+func (p *panicTrace) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), p.marker) {
+		panic("trace-panic-value")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.Write(b)
+}
+
+func (p *panicTrace) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.String()
+}
+
+// A Trace writer that panics ends the session it traces only: the trace's
+// lock was taken without defer, so the panic left it held, and every
+// traced session after it hung at its first read or write (on the loops
+// engine, its loop with it), and Close with them.
+func TestTracePanic(t *testing.T) {
+	for _, e := range bothEngines {
+		t.Run(string(e), func(t *testing.T) {
+			var logged tooltest.Buffer
+			tr := &panicTrace{marker: "HELO boom"}
+			ends := make(chan SessionInfo, 2)
+			s := startSink(t, Config{Engine: e, Trace: tr, ErrorLog: log.New(&logged, "", 0),
+				OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+			c := dial(t, s)
+			if err := c.PrintfLine("HELO boom"); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := c.ReadLine(); err != io.EOF {
+				t.Errorf("after Trace's panic the client read %q, %v; want EOF", line, err)
+			}
+			<-ends
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				c := dial(t, s)
+				c.cmd(250, "HELO fine")
+				c.cmd(221, "QUIT")
+			}()
+			select {
+			case <-served:
+			case <-time.After(10 * time.Second): // a bound on a hang
+				t.Fatal("the next traced session hangs after Trace panicked")
+			}
+			<-ends
+			closeWithin(t, s)
+			if got := logged.String(); !strings.Contains(got, "smtpsink: session 1: ") || !strings.Contains(got, "trace-panic-value") {
+				t.Errorf("ErrorLog %q, want the panic", got)
+			}
+			if got := tr.String(); !strings.Contains(got, `2 < "HELO fine\r\n"`) {
+				t.Errorf("trace %q, want the second session's HELO", got)
+			}
+			if st := s.Stats(); st.Sessions != 2 || st.Aborted != 1 || st.Active != 0 {
+				t.Errorf("stats %+v, want 2 sessions, one aborted", st)
+			}
+		})
+	}
+}
+
+// failTrace is a Trace writer whose Writes fail from the after-th on.
+type failTrace struct {
+	after int
+	mu    sync.Mutex
+	n     int // Writes
+	b     strings.Builder
+}
+
+var errTraceFull = errors.New("trace-device-full")
+
+func (f *failTrace) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if f.n > f.after {
+		return 0, errTraceFull
+	}
+	return f.b.Write(b)
+}
+
+// A Trace writer that fails stops the trace: the error is logged once,
+// the writer gets no more Writes (they went on, each failing unseen, and
+// the trace kept what came after a hole as if whole), and the sessions
+// go on.
+func TestTraceWriteError(t *testing.T) {
+	for _, e := range bothEngines {
+		t.Run(string(e), func(t *testing.T) {
+			var logged tooltest.Buffer
+			tr := &failTrace{after: 2} // the greeting and the HELO
+			s := startSink(t, Config{Engine: e, Trace: tr, ErrorLog: log.New(&logged, "", 0)}, hooks{})
+			for range 2 {
+				c := dial(t, s)
+				c.cmd(250, "HELO x")
+				c.deliver(1, "a@b")
+				c.cmd(221, "QUIT")
+			}
+			closeWithin(t, s)
+			tr.mu.Lock()
+			n, kept := tr.n, tr.b.String()
+			tr.mu.Unlock()
+			if n != 3 {
+				t.Errorf("Trace got %d Writes, want 3: none after the one that failed", n)
+			}
+			if want := "1 > \"220 "; !strings.HasPrefix(kept, want) || strings.Count(kept, "\n") != 2 {
+				t.Errorf("trace %q, want the greeting and the HELO", kept)
+			}
+			if got := logged.String(); strings.Count(got, "trace-device-full") != 1 || !strings.Contains(got, "tracing stopped") {
+				t.Errorf("ErrorLog %q, want the error once", got)
+			}
+			if st := s.Stats(); st.Messages != 2 || st.Aborted != 0 {
+				t.Errorf("stats %+v, want 2 messages, no session aborted", st)
+			}
+		})
+	}
+}
