@@ -317,7 +317,8 @@ type Config struct {
 	// engine, as a net/http handler's panic does: the panic is recovered,
 	// its value and stack are logged here, and the connection is closed
 	// at once, its replies not yet sent dropped (a message whose
-	// OnMessage or Decide panicked gets no reply). The session then ends
+	// OnMessage or Decide panicked gets no reply, and is not counted in
+	// Stats; the 250s dropped are in Stats.Unsent). The session then ends
 	// as one the client left: it is counted in Stats.Aborted, and
 	// OnSessionEnd is called, with Quit false, after the log line. A
 	// panic in OnSessionEnd, or in a Capture writer's Close as its

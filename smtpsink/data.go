@@ -261,18 +261,21 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int, m *Message) boo
 		accepted = nok > 0
 	}
 	if accepted {
-		ss.nmsg++
+		seq := ss.nmsg + 1
+		if ss.cfg.OnMessage != nil {
+			if m == nil {
+				mm := ss.message(size, chunks, seq)
+				m = &mm
+			}
+			m.Seq, m.Refused = seq, false
+			ss.cfg.OnMessage(*m)
+		}
+		// Counted once OnMessage has returned: one that panics ends the
+		// session, and its message, which gets no 250, is not accepted.
+		ss.nmsg = seq
 		ss.s.stats.messages.Add(1)
 		ss.s.stats.bytes.Add(uint64(size))
 		ss.s.stats.recipients.Add(uint64(nok))
-		if ss.cfg.OnMessage != nil {
-			if m == nil {
-				mm := ss.message(size, chunks, ss.nmsg)
-				m = &mm
-			}
-			m.Seq, m.Refused = ss.nmsg, false
-			ss.cfg.OnMessage(*m)
-		}
 	}
 	closing := r.Close
 	for i := range n {

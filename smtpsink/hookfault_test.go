@@ -158,3 +158,82 @@ func TestTraceWriteError(t *testing.T) {
 		})
 	}
 }
+
+// A message whose OnMessage panics gets no 250 and is not counted: Stats
+// counted it in Messages, Bytes and Recipients, and OnSessionEnd in its
+// Messages, before the call. Stats agree with what the client was told,
+// on both engines alike: each message counted either had its 250 read by
+// the client or is in Unsent. The client pipelines a message that is
+// accepted and one whose OnMessage panics; if both arrive in one read,
+// the first's 250 is dropped with the connection (on the loops engine it
+// was not counted in Unsent).
+func TestOnMessagePanicStats(t *testing.T) {
+	for _, e := range bothEngines {
+		for _, pipelined := range []bool{false, true} {
+			name := string(e) + "/lockstep"
+			if pipelined {
+				name = string(e) + "/pipelined"
+			}
+			t.Run(name, func(t *testing.T) {
+				ends := make(chan SessionInfo, 1)
+				var mu sync.Mutex
+				var told []int // Seq of the messages OnMessage returned for
+				s := startSink(t, Config{Engine: e,
+					OnMessage: func(m Message) {
+						if m.From == "boom@x" {
+							panic("on-message-panic")
+						}
+						mu.Lock()
+						told = append(told, m.Seq)
+						mu.Unlock()
+					},
+					OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+				c := dial(t, s)
+				c.cmd(250, "EHLO c")
+				msg := func(from string) string {
+					return "MAIL FROM:<" + from + ">\r\nRCPT TO:<r@x>\r\nDATA\r\n"
+				}
+				got250 := 0 // replies to data
+				if pipelined {
+					c.send(msg("a@x") + "x\r\n.\r\n" + msg("boom@x") + "yy\r\n.\r\n")
+					for n := 0; ; n++ {
+						code, _, err := c.ReadResponse(0)
+						if err != nil && code == 0 {
+							break
+						}
+						if n == 3 && code == 250 {
+							got250++
+						}
+					}
+				} else {
+					c.send(msg("a@x"))
+					if got := c.codes(3); got != "250 250 354" {
+						t.Fatalf("replies %s", got)
+					}
+					c.send("x\r\n.\r\n")
+					c.expect(250)
+					got250++
+					c.send(msg("boom@x"))
+					c.codes(3)
+					c.send("yy\r\n.\r\n")
+					if line, err := c.ReadLine(); err != io.EOF {
+						t.Errorf("after OnMessage's panic the client read %q, %v; want EOF", line, err)
+					}
+				}
+				info := <-ends
+				st := s.Stats()
+				if st.Messages != 1 || st.Bytes != 3 || st.Recipients != 1 || st.Aborted != 1 || info.Messages != 1 {
+					t.Errorf("stats %+v, OnSessionEnd %+v: want 1 message of 3 bytes to 1 recipient, 1 aborted", st, info)
+				}
+				if st.Messages-st.Unsent != uint64(got250) {
+					t.Errorf("messages %d, unsent %d, but the client read %d 250s to its data", st.Messages, st.Unsent, got250)
+				}
+				mu.Lock()
+				if len(told) != 1 || told[0] != 1 {
+					t.Errorf("OnMessage returned for %v, want [1]", told)
+				}
+				mu.Unlock()
+			})
+		}
+	}
+}

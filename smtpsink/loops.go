@@ -730,8 +730,9 @@ func (s *Server) loopClose(c *netio.LoopConn, err error) {
 		ls.ss.bw.Flush()
 	}
 	ls.mode = modeClosed
-	if ls.w.err != nil || errors.Is(err, netio.ErrUnsent) {
-		s.stats.unsent.Add(ls.owed) // the replies that did not leave
+	if ls.w.err != nil || errors.Is(err, netio.ErrUnsent) || errors.Is(err, netio.ErrPanic) {
+		// The replies that did not leave: a panic drops the output.
+		s.stats.unsent.Add(ls.owed)
 	}
 	if err != nil {
 		ls.ss.quit = false // served, but its 221 was never sent: as on the goroutine engine

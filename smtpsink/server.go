@@ -65,11 +65,12 @@ type Stats struct {
 	Aborted  uint64 `json:"aborted"`  // sessions that ended without QUIT (the peer left, a timeout, a forced close, a callback's panic)
 	Refused  uint64 `json:"refused"`  // connections over MaxConns answered with 421 (Config.RefuseOverMaxConns); not sessions
 	TLS      uint64 `json:"tls"`      // TLS handshakes completed (STARTTLS or implicit TLS)
-	Messages uint64 `json:"messages"` // messages accepted
+	Messages uint64 `json:"messages"` // messages accepted (counted once OnMessage has returned)
 	// Unsent counts the messages accepted (and counted in Messages)
 	// whose 250 never left: the connection failed before the reply
 	// could be written to it (a reset, a write that failed, a bad TLS
-	// record once TLS has failed). Its client has no reply and will
+	// record once TLS has failed, a callback's panic, which drops the
+	// session's replies). Its client has no reply and will
 	// most likely send the message again.
 	Unsent     uint64 `json:"unsent"`
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
