@@ -323,7 +323,8 @@ type Config struct {
 	// OnSessionEnd is called, with Quit false, after the log line. A
 	// panic in OnSessionEnd, or in a Capture writer's Close as its
 	// session ends, is logged the same way, and the session's end still
-	// counted. The server and its other sessions go on.
+	// counted. The server and its other sessions go on. A panic in
+	// ErrorLog's own writer loses its line, nothing else.
 	ErrorLog *log.Logger
 
 	// Engine is how sessions are run: EngineLoops (the default on Linux)

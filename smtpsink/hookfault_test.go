@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,5 +237,124 @@ func TestOnMessagePanicStats(t *testing.T) {
 				mu.Unlock()
 			})
 		}
+	}
+}
+
+// panicWriter is an ErrorLog writer that panics.
+type panicWriter struct{ calls atomic.Int64 }
+
+func (p *panicWriter) Write([]byte) (int, error) {
+	p.calls.Add(1)
+	panic("error-log-panic")
+}
+
+// An ErrorLog whose writer panics, as the server logs a callback's
+// panic, costs the server nothing: on the goroutine engine it ended the
+// program (the log line is written in a deferred call), on the loops
+// engine it left the session's end uncounted (netio drops a panic in
+// OnClose), and Close waited for it for ever. The log line is lost;
+// the session ends as any callback's panic ends it.
+func TestErrorLogPanic(t *testing.T) {
+	for _, e := range bothEngines {
+		t.Run(string(e), func(t *testing.T) {
+			pw := &panicWriter{}
+			ends := make(chan SessionInfo, 2)
+			s, err := Listen(t.Context(), Config{Addr: "127.0.0.1:0", Engine: e, ErrorLog: log.New(pw, "", 0),
+				OnMessage:    func(Message) { panic("on-message-panic") },
+				OnSessionEnd: func(i SessionInfo) { ends <- i }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- s.Serve() }()
+			c := dial(t, s)
+			c.cmd(250, "HELO c")
+			c.send("MAIL FROM:<a@x>\r\nRCPT TO:<b@x>\r\nDATA\r\n")
+			c.codes(3)
+			c.send("x\r\n.\r\n")
+			if line, err := c.ReadLine(); err != io.EOF {
+				t.Errorf("after OnMessage's panic the client read %q, %v; want EOF", line, err)
+			}
+			select {
+			case i := <-ends:
+				if i.Quit {
+					t.Errorf("OnSessionEnd %+v", i)
+				}
+			case <-time.After(10 * time.Second): // a bound on a hang
+				t.Fatal("OnSessionEnd not called")
+			}
+			c = dial(t, s)
+			c.cmd(221, "QUIT")
+			<-ends
+			closeWithin(t, s)
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			if st := s.Stats(); st.Sessions != 2 || st.Aborted != 1 || st.Active != 0 || st.Messages != 0 {
+				t.Errorf("stats %+v, want 2 sessions, 1 aborted, no message", st)
+			}
+			if pw.calls.Load() == 0 {
+				t.Error("the panic was not logged")
+			}
+		})
+	}
+}
+
+// A message whose 250 waits out a Delay["."] while its client resets
+// the connection is still served (see TestUnsent), and an OnMessage that
+// panics then ends the session as anywhere else: on the loops engine the
+// delayed reply is served from netio's OnClose, which drops a panic, so
+// the session's end was never counted, OnSessionEnd never called, and
+// Close waited for ever.
+func TestOnMessagePanicAfterReset(t *testing.T) {
+	for _, e := range bothEngines {
+		t.Run(string(e), func(t *testing.T) {
+			var logged tooltest.Buffer
+			waiting := make(chan struct{})
+			release := make(chan struct{})
+			ends := make(chan SessionInfo, 1)
+			s, err := listen(t.Context(), Config{Addr: "127.0.0.1:0", Engine: e, ErrorLog: log.New(&logged, "", 0),
+				Delay:        map[string]time.Duration{".": time.Second},
+				OnMessage:    func(Message) { panic("late-on-message-panic") },
+				OnSessionEnd: func(i SessionInfo) { ends <- i }},
+				hooks{sleep: func(time.Duration) {
+					close(waiting)
+					<-release
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := make(chan error, 1)
+			go func() { served <- s.Serve() }()
+			c := dial(t, s)
+			c.cmd(250, "HELO c")
+			c.send("MAIL FROM:<a@x>\r\nRCPT TO:<b@x>\r\nDATA\r\n")
+			c.codes(3)
+			c.send("x\r\n.\r\n")
+			<-waiting
+			client := c.raw.LocalAddr()
+			c.raw.(*net.TCPConn).SetLinger(0)
+			c.raw.Close() // a reset
+			awaitGone(t, s.Addr(), client)
+			close(release)
+			select {
+			case i := <-ends:
+				if i.Quit || i.Messages != 0 {
+					t.Errorf("OnSessionEnd %+v", i)
+				}
+			case <-time.After(10 * time.Second): // a bound on a hang
+				t.Error("OnSessionEnd not called")
+			}
+			closeWithin(t, s)
+			if err := <-served; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			if got := logged.String(); !strings.Contains(got, "late-on-message-panic") {
+				t.Errorf("ErrorLog %q, want the panic", got)
+			}
+			if st := s.Stats(); st.Aborted != 1 || st.Active != 0 || st.Messages != 0 || st.Unsent != 0 {
+				t.Errorf("stats %+v, want 1 aborted, no message", st)
+			}
+		})
 	}
 }

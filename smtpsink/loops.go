@@ -164,7 +164,7 @@ func (s *Server) serveLoops() error {
 		OnShutdown:       s.loopShutdown,
 		OnWritable:       s.loopWritable,
 		OnAcceptError: func(err error) {
-			s.cfg.ErrorLog.Printf("smtpsink: accept: %v", err)
+			s.logf("smtpsink: accept: %v", err)
 		},
 	}
 	s.mu.Lock()
@@ -724,10 +724,14 @@ func (s *Server) loopClose(c *netio.LoopConn, err error) {
 		// a paused connection at its reset): the delayed command is
 		// served now, as the goroutine engine serves it once its sleep
 		// is over, so that a message whose 250 waited is counted in
-		// Messages, and its reply, which cannot leave, in Unsent.
+		// Messages, and its reply, which cannot leave, in Unsent. A
+		// callback's panic there is logged: netio drops a panic in
+		// OnClose, and the session's end would never be counted.
 		ls.mode = modeClosed
-		ls.then()
-		ls.ss.bw.Flush()
+		s.guard(ls.ss.id, func() {
+			ls.then()
+			ls.ss.bw.Flush()
+		})
 	}
 	ls.mode = modeClosed
 	if ls.w.err != nil || errors.Is(err, netio.ErrUnsent) || errors.Is(err, netio.ErrPanic) {
@@ -740,7 +744,7 @@ func (s *Server) loopClose(c *netio.LoopConn, err error) {
 	if errors.Is(err, netio.ErrPanic) {
 		// A Config callback panicked on the loop: netio closed only its
 		// connection, and this is the one trace of it.
-		s.cfg.ErrorLog.Printf("smtpsink: session %d: %v", ls.ss.id, err)
+		s.logf("smtpsink: session %d: %v", ls.ss.id, err)
 	}
 	s.endLoopSession(ls)
 }
@@ -790,7 +794,7 @@ func (s *Server) endLoopSession(ls *loopSession) {
 func (s *Server) guard(id uint64, f func()) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.cfg.ErrorLog.Printf("smtpsink: session %d: panic in a callback as it ended: %v\n%s", id, v, debug.Stack())
+			s.logf("smtpsink: session %d: panic in a callback as it ended: %v\n%s", id, v, debug.Stack())
 		}
 	}()
 	f()

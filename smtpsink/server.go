@@ -278,7 +278,7 @@ func (s *Server) Serve() error {
 				// Out of file descriptors and the like: wait and retry,
 				// as net/http does.
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.cfg.ErrorLog.Printf("smtpsink: accept: %v; retrying in %v", err, backoff)
+				s.logf("smtpsink: accept: %v; retrying in %v", err, backoff)
 				t := time.NewTimer(backoff)
 				select {
 				case <-t.C:
@@ -379,7 +379,7 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 	// Config.ErrorLog).
 	defer func() {
 		if v := recover(); v != nil {
-			s.cfg.ErrorLog.Printf("smtpsink: session %d: panic in a callback: %v\n%s", id, v, debug.Stack())
+			s.logf("smtpsink: session %d: panic in a callback: %v\n%s", id, v, debug.Stack())
 		}
 		if !quit {
 			s.stats.aborted.Add(1)
