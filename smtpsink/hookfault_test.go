@@ -1,10 +1,12 @@
 package smtpsink
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"log"
 	"net"
+	nettextproto "net/textproto"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -354,6 +356,52 @@ func TestOnMessagePanicAfterReset(t *testing.T) {
 			}
 			if st := s.Stats(); st.Aborted != 1 || st.Active != 0 || st.Messages != 0 || st.Unsent != 0 {
 				t.Errorf("stats %+v, want 1 aborted, no message", st)
+			}
+		})
+	}
+}
+
+// A Config.TLS callback (GetCertificate here) that panics in a
+// handshake ends that session only, logged with its value as any
+// callback's panic, on both engines: on the loops engine, where netio
+// runs the handshake off the loop and recovers the panic, it was dropped
+// without a word, the goroutine engine logging it.
+func TestTLSCallbackPanic(t *testing.T) {
+	for _, e := range bothEngines {
+		t.Run(string(e), func(t *testing.T) {
+			srv, cli := testTLS(t)
+			cert := srv.Certificates[0]
+			srv = &tls.Config{GetCertificate: func(hi *tls.ClientHelloInfo) (*tls.Certificate, error) {
+				if hi.ServerName == "boom" {
+					panic("get-certificate-panic")
+				}
+				return &cert, nil
+			}}
+			var logged tooltest.Buffer
+			ends := make(chan SessionInfo, 2)
+			s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: true, ErrorLog: log.New(&logged, "", 0),
+				OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+			boom := cli.Clone()
+			boom.ServerName, boom.InsecureSkipVerify = "boom", true
+			if tc, err := tls.Dial("tcp", s.Addr().String(), boom); err == nil {
+				tc.Close()
+				t.Fatal("the handshake whose GetCertificate panicked succeeded")
+			}
+			<-ends
+			tc, err := tls.Dial("tcp", s.Addr().String(), cli)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &client{t: t, Conn: nettextproto.NewConn(tc), raw: tc}
+			c.expect(220)
+			c.cmd(221, "QUIT")
+			<-ends
+			closeWithin(t, s)
+			if got := logged.String(); !strings.Contains(got, "smtpsink: session 1: ") || !strings.Contains(got, "get-certificate-panic") {
+				t.Errorf("ErrorLog %q, want the panic", got)
+			}
+			if st := s.Stats(); st.Sessions != 2 || st.Aborted != 1 || st.TLS != 1 || st.Active != 0 {
+				t.Errorf("stats %+v, want 2 sessions, 1 aborted, 1 TLS", st)
 			}
 		})
 	}
