@@ -22,6 +22,11 @@ type detachedConn struct {
 	mu  sync.Mutex
 	in  []byte // read first
 	out []byte // written first
+	// rerr, if not nil, is what Read returns once in is read instead of
+	// reading on: the peer's reset, which the loop found (and so took
+	// from the socket) as the connection was detached. Set before ready
+	// is closed.
+	rerr error
 
 	// Deadlines set before the loop has let go are kept (rd and wd, if
 	// rdSet and wdSet) and set on the connection once it has: the loop
@@ -113,6 +118,9 @@ func (d *detachedConn) prefix(p []byte) (n int, err error) {
 func (d *detachedConn) Read(p []byte) (int, error) {
 	if n, err := d.prefix(p); n > 0 || err != nil {
 		return n, err
+	}
+	if d.rerr != nil {
+		return 0, d.rerr
 	}
 	return d.Conn.Read(p)
 }

@@ -810,9 +810,15 @@ func (l *loop) readDone(c *LoopConn) {
 		switch {
 		case c.closed:
 		case c.det != nil:
+			if reset {
+				// The watch took the reset from the socket (SO_ERROR),
+				// whose reads would now end cleanly: the detached
+				// connection's reads end with it.
+				c.det.rerr = err
+			}
 			l.detached(c, false)
-		case reset && !c.closing:
-			l.close(c, err) // the peer reset c, which was not read
+		case reset:
+			l.close(c, err) // the peer reset c, which was not read (or is closing)
 		case err == nil || reset:
 			l.pump(c) // what is due now: a read, or a watch again
 		default:
