@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -245,11 +244,7 @@ func dialAddrs(ctx context.Context, network, address string) ([]syscall.Sockaddr
 		case ip.Is6() && network != "tcp4":
 			sa := &syscall.SockaddrInet6{Port: port, Addr: ip.As16()}
 			if z := ip.Zone(); z != "" {
-				if n, err := strconv.Atoi(z); err == nil {
-					sa.ZoneId = uint32(n)
-				} else if ifi, err := net.InterfaceByName(z); err == nil {
-					sa.ZoneId = uint32(ifi.Index)
-				}
+				sa.ZoneId = zoneIndex(z)
 			}
 			sas = append(sas, sa)
 		}
@@ -258,6 +253,25 @@ func dialAddrs(ctx context.Context, network, address string) ([]syscall.Sockaddr
 		return nil, &net.AddrError{Err: "no suitable address found", Addr: host} // net's text
 	}
 	return sas, nil
+}
+
+// zoneIndex is the interface index of an IPv6 zone, read as package net
+// reads it: an interface's name first, else decimal digits alone (no
+// sign; at most 0xFFFFFF), else 0.
+func zoneIndex(z string) uint32 {
+	if ifi, err := net.InterfaceByName(z); err == nil {
+		return uint32(ifi.Index)
+	}
+	var n uint32
+	for i := 0; i < len(z); i++ {
+		if z[i] < '0' || z[i] > '9' {
+			return 0
+		}
+		if n = n*10 + uint32(z[i]-'0'); n >= 0xFFFFFF {
+			return 0xFFFFFF
+		}
+	}
+	return n
 }
 
 // dialOne connects to sa, of host, on the loop whose turn it is, for at
