@@ -71,8 +71,8 @@ type Config struct {
 	// message; if that connection fails (a refused greeting, a failed
 	// connect), the first message the session takes opens another, and a
 	// failure of both is that message's, one error (whatever failed it);
-	// the first connection's is an error of its own unless that message
-	// fails (delivered, abandoned at a stop, or none taken).
+	// the first connection's is an error of its own when that message is
+	// delivered or abandoned at a stop, or the session takes none.
 	Reuse      bool
 	Recipients int    // -r: recipients per message (default 1, at most MaxRecipients), named "N"+To, ..., "2"+To, To
 	From       string // -f: sender (default foo@Helo)

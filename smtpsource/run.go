@@ -73,12 +73,12 @@ type run struct {
 	stages [][2]*hdrhistogram.Histogram // by stage: delivered, failed
 	late   *hdrhistogram.Histogram
 
-	// brokenOff says the caller's stop (parent's end) broke off an
-	// exchange under way (a session's fail came after it): a message, an
-	// RSET, a QUIT whose reply had not come, a connect. A fatal stop's
-	// breaks do not count.
+	// brokenOff says the run's stop broke off an exchange under way (a
+	// session's fail came after its context ended): a message, an RSET,
+	// a QUIT whose reply had not come, a connect. Without a fatal stop
+	// (which leaves the run not whole anyway), only the caller's stop
+	// ends that context.
 	brokenOff atomic.Bool
-	parent    context.Context // Run's ctx
 
 	mu       sync.Mutex // guards the rest: sessions merge into it as they end
 	replies  map[string]map[int]int64
@@ -176,7 +176,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	_, addr := network(cfg.Addr, cfg.IPVersion, cfg.defaultPort())
-	r := &run{cfg: cfg, env: env, tls: tc, addr: addr, abort: abort, parent: parent, late: newHist(), replies: map[string]map[int]int64{}}
+	r := &run{cfg: cfg, env: env, tls: tc, addr: addr, abort: abort, late: newHist(), replies: map[string]map[int]int64{}}
 	for i := range r.phases {
 		r.phases[i] = newHist()
 		if cfg.HdrLog != nil || i == phaseMessage || i == phaseFailed {

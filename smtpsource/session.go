@@ -280,12 +280,10 @@ func (s *session) merge() {
 // fail counts err in counter and keeps the first error's text, unless
 // the run is being cancelled (closing the connections then breaks them).
 // An error of Config.Reuse's first connection is held (session.early).
-// One that comes once the caller stopped the run marks it cut short.
+// One that comes once the run is stopping marks the run cut short.
 func (s *session) fail(ctx context.Context, counter interface{ Add(int64) int64 }, err error) {
 	if ctx.Err() != nil {
-		if s.r.parent.Err() != nil {
-			s.r.brokenOff.Store(true)
-		}
+		s.r.brokenOff.Store(true)
 		return
 	}
 	s.counted = true
