@@ -813,12 +813,14 @@ func (l *loop) readDone(c *LoopConn) {
 			if reset {
 				// The watch took the reset from the socket (SO_ERROR),
 				// whose reads would now end cleanly: the detached
-				// connection's reads end with it.
-				c.det.rerr = err
+				// connection's reads end with it, as net.Conn's Read
+				// says it.
+				nc := cs.nc
+				c.det.rerr = &net.OpError{Op: "read", Net: nc.LocalAddr().Network(), Source: nc.LocalAddr(), Addr: nc.RemoteAddr(), Err: os.NewSyscallError("read", err)}
 			}
 			l.detached(c, false)
-		case reset:
-			l.close(c, err) // the peer reset c, which was not read (or is closing)
+		case reset && !c.closing:
+			l.close(c, err) // the peer reset c, which was not read
 		case err == nil || reset:
 			l.pump(c) // what is due now: a read, or a watch again
 		default:

@@ -5,6 +5,7 @@ package netio
 import (
 	"errors"
 	"io"
+	"net"
 	"syscall"
 	"testing"
 	"time"
@@ -55,7 +56,8 @@ func TestLoopsPausedDetachReset(t *testing.T) {
 		}()
 	})
 	r := <-got
-	if string(r.b) != "hello" || !errors.Is(r.err, syscall.ECONNRESET) {
-		t.Fatalf("detached, read %q, %v; want %q, then ECONNRESET", r.b, r.err, "hello")
+	var op *net.OpError
+	if string(r.b) != "hello" || !errors.Is(r.err, syscall.ECONNRESET) || !errors.As(r.err, &op) || op.Op != "read" {
+		t.Fatalf("detached, read %q, %v; want %q, then net.Conn's read error, ECONNRESET", r.b, r.err, "hello")
 	}
 }

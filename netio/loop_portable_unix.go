@@ -59,9 +59,11 @@ func descWrite(cs *connSys, p []byte, all bool) (n int, err error, ok bool) {
 
 // watchReset waits, without reading, until the peer of cs's connection
 // resets it (SO_ERROR), and returns that error as readDone has a read's
-// (sysErr: the error number), with reset true; or until the wait is interrupted (its read deadline, or the
-// connection's close), returning why. Input and the peer's end of stream
-// do not end it: they wait for a read.
+// (sysErr: the error number), with reset true; or until the wait is
+// interrupted (its read deadline, or the connection's close), returning
+// why. Input and the peer's end of stream do not end it: they wait for a
+// read. A connection closing when its reset is found lingers on to a
+// clean end, as the epoll loops end a linger at a reset.
 func watchReset(cs *connSys) (reset bool, err error) {
 	var errno syscall.Errno
 	err = cs.rc.Read(func(fd uintptr) bool {
