@@ -93,6 +93,12 @@ func smtpTLSCeilingRuns(ctx context.Context, cfg smtpConfig, mib int, progress i
 			runs[mode] = append(runs[mode], run)
 		}
 	}
+	if ctx.Err() != nil {
+		// Interrupted between runs: the medians would be of fewer runs
+		// than Runs says.
+		c.Err = errSMTPInterrupted.Error()
+		return c
+	}
 	mb := map[string]float64{}
 	for _, mode := range tlsPipeModes {
 		rs := runs[mode]
