@@ -411,7 +411,9 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				handleStd(stopping, rw, &cfg, h)
+				if handleStd(stopping, rw, &cfg, h) {
+					closeLingering(rw, c)
+				}
 				rw.Close()
 				mu.Lock()
 				delete(conns, c)
@@ -438,10 +440,12 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 	return addrString(ln.Addr()), stop, nil
 }
 
-func handleStd(stopping context.Context, c net.Conn, cfg *Config, h *hooks) {
+// handleStd serves c until its peer ends its stream or fails, or until a
+// request line is too long: then it returns true, the peer's input
+// unread (see closeLingering).
+func handleStd(stopping context.Context, c net.Conn, cfg *Config, h *hooks) (tooLong bool) {
 	if cfg.Delay > 0 {
-		handleDelayed(stopping, c, cfg, h)
-		return
+		return handleDelayed(stopping, c, cfg, h)
 	}
 	var r reader
 	if nc, ok := c.(*netio.Conn); ok {
@@ -453,8 +457,38 @@ func handleStd(stopping context.Context, c net.Conn, cfg *Config, h *hooks) {
 	}
 	if cfg.Mode == "echo" {
 		serveEcho(c, r)
-	} else {
-		serveLines(c, r)
+		return false
+	}
+	return serveLines(c, r)
+}
+
+// closeLingering ends a connection given up on while its peer may still
+// be sending (a line longer than MaxLine). Closed with input unread, it
+// would be reset, and a reset drops the responses already written that
+// the peer has not yet read. So the end of stream is sent after them,
+// and what the peer sends is read and thrown away until it ends its
+// stream too, for at most netio.DefaultLinger, as netio's loops linger
+// (stop cuts it short: it closes raw). rw is what the engine writes to
+// (a *tls.Conn or *netio.Conn over raw, or raw itself).
+func closeLingering(rw, raw net.Conn) {
+	type closeWriter interface{ CloseWrite() error }
+	if rw != raw {
+		// TLS: close_notify; netio.Conn: sends what is queued first. A
+		// failure leaves the peer nothing more to read.
+		if cw, ok := rw.(closeWriter); !ok || cw.CloseWrite() != nil {
+			return
+		}
+	}
+	if cw, ok := raw.(closeWriter); !ok || cw.CloseWrite() != nil {
+		return
+	}
+	raw.SetReadDeadline(time.Now().Add(netio.DefaultLinger))
+	buf := bigPool.Get().(*[]byte)
+	defer bigPool.Put(buf)
+	for {
+		if _, err := raw.Read(*buf); err != nil {
+			return
+		}
 	}
 }
 
@@ -478,26 +512,32 @@ func serveEcho(c net.Conn, r reader) {
 	}
 }
 
-func serveLines(c net.Conn, r reader) {
+// serveLines returns true if it stopped at a line longer than MaxLine.
+func serveLines(c net.Conn, r reader) (tooLong bool) {
 	lw := &lineWriter{c: c}
 	var s lineSplitter
 	for {
 		b, err := r.read()
-		if !s.lines(b, lw.write) || err != nil {
-			return // EOF, error, or a line longer than MaxLine
+		if !s.lines(b, lw.write) {
+			return !lw.failed // a line longer than MaxLine, or a failed write
+		}
+		if err != nil {
+			return false // EOF or error
 		}
 	}
 }
 
 // A lineWriter writes the response to each line with its own Write.
 type lineWriter struct {
-	c   net.Conn
-	out []byte
+	c      net.Conn
+	out    []byte
+	failed bool // a Write failed
 }
 
 func (w *lineWriter) write(line []byte) bool {
 	w.out = Respond(w.out[:0], line)
 	_, err := w.c.Write(w.out)
+	w.failed = err != nil
 	return err == nil
 }
 
@@ -521,8 +561,9 @@ const (
 // echo mode, each line in line mode) while this one writes the responses
 // when due, so pipelined requests are not delayed by their predecessors'
 // waits. Once stopping is done, the responses still due are dropped: the
-// server is closing the connection.
-func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) {
+// server is closing the connection. It returns true if the reader stopped
+// at a line longer than MaxLine and every response was written.
+func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) (tooLong bool) {
 	now, until := time.Now, h.until
 	if h.now != nil {
 		now = h.now
@@ -576,7 +617,10 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 		for {
 			line, err := r.ReadSlice('\n')
 			if err != nil {
-				return // EOF, error, or a line longer than MaxLine
+				// EOF, error, or a line longer than MaxLine (read by
+				// the writer once ch is closed)
+				tooLong = errors.Is(err, bufio.ErrBufferFull)
+				return
 			}
 			if !queue(Respond(nil, line)) {
 				return
@@ -601,6 +645,7 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 		c.Close() // ends the reader
 		for range ch {
 		}
-		return
+		return false
 	}
+	return tooLong
 }

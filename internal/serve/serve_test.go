@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/internal/selfsigned"
 	"github.com/wirespeed/wirespeed/netio"
 	"github.com/wirespeed/wirespeed/tcpperf"
 )
@@ -596,5 +598,61 @@ func TestServeNetioStats(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A line longer than MaxLine ends the connection cleanly, after the
+// responses to the lines before it: the std and netio-conn engines closed
+// it with the client's input unread, which resets it, and the reset
+// dropped the responses the client had not read yet (it read "connection
+// reset by peer", some responses missing). The client sends 2 MiB after
+// the long line, which the server never answers, then ends its stream.
+func TestServeLongLineNoReset(t *testing.T) {
+	cert, err := selfsigned.Server("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := &hooks{until: func(time.Time) {}} // -delay's responses are due at once
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		h    *hooks
+	}{
+		{"std", Config{Engine: "std"}, nil},
+		{"netio-conn", Config{Engine: "netio-conn"}, nil},
+		{"netio", Config{Engine: "netio"}, nil},
+		{"std/delay", Config{Engine: "std", Delay: time.Hour}, now},
+		{"netio-conn/delay", Config{Engine: "netio-conn", Delay: time.Hour}, now},
+		{"std/tls", Config{Engine: "std", TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Mode = "line"
+			s := startT(t, tc.cfg, tc.h)
+			defer s.Stop()
+			raw, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c net.Conn = raw
+			if tc.cfg.TLS != nil {
+				c = tls.Client(raw, &tls.Config{InsecureSkipVerify: true})
+			}
+			defer c.Close()
+			const want = "one\ntwo\n"
+			go func() {
+				c.Write([]byte(want))
+				c.Write(bytes.Repeat([]byte("x"), MaxLine+1))
+				c.Write(bytes.Repeat([]byte("y\n"), 1<<20))
+				if tc, ok := c.(*tls.Conn); ok {
+					tc.CloseWrite()
+				}
+				raw.(*net.TCPConn).CloseWrite()
+			}()
+			c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+			got, err := io.ReadAll(c)
+			if err != nil || string(got) != want {
+				t.Errorf("read %q, %v; want %q and the end of the stream", got, err, want)
+			}
+		})
 	}
 }
