@@ -411,9 +411,11 @@ func (l *loop) runTimers() {
 }
 
 // gracefulErr reports whether a connection closed with err closes in good
-// order where it can: its output all sent, not reset.
+// order where it can: its output all sent, not reset. ErrInputTooLarge
+// does: the replies to the input before it are sent (the lingering reads
+// of what the peer goes on sending throw it away, bounded as any linger).
 func gracefulErr(err error) bool {
-	return err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || tlsGraceful(err)
+	return err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || err == ErrInputTooLarge || tlsGraceful(err)
 }
 
 // unsent is err, what OnClose would have learned, with ErrUnsent.

@@ -624,6 +624,7 @@ func TestServeLongLineNoReset(t *testing.T) {
 		{"std/delay", Config{Engine: "std", Delay: time.Hour}, now},
 		{"netio-conn/delay", Config{Engine: "netio-conn", Delay: time.Hour}, now},
 		{"std/tls", Config{Engine: "std", TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}, nil},
+		{"netio/tls", Config{Engine: "netio", TLS: &tls.Config{Certificates: []tls.Certificate{cert}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Mode = "line"
