@@ -29,8 +29,10 @@ func (w *Writer) WriteChunk(p []byte, last bool) error {
 //
 // It sends the chunks one after another without reading the server's
 // replies, which RFC 3030 allows only with PIPELINING: read them, one per
-// chunk ([ChunkWriter.Chunks] counts them), after Close. Without
-// PIPELINING, send each chunk with [Writer.WriteChunk] and read its reply.
+// chunk ([ChunkWriter.Chunks] counts them), after Close. (An LMTP server
+// answers the LAST chunk once for each recipient it accepted, as it
+// answers the end of DATA: RFC 2033.) Without PIPELINING, send each chunk
+// with [Writer.WriteChunk] and read its reply.
 // Close flushes W; another call on w closes the writer first. A chunkSize
 // of 0 or less means DefaultChunkSize.
 func (w *Writer) ChunkWriter(chunkSize int) *ChunkWriter {
@@ -135,9 +137,12 @@ func (c *ChunkWriter) Close() error {
 }
 
 // Chunks returns the number of chunks sent so far: the number of replies
-// the server owes. A chunk counts once it is in the Writer's buffer, so
-// after a write error (the connection is then of no more use) the count
-// depends on that buffer's size and says nothing of what the server got.
+// an SMTP server owes. An LMTP server answers the LAST chunk once for each
+// recipient it accepted (RFC 2033), so after Close it owes Chunks()-1
+// replies and then one per such recipient. A chunk counts once it is in
+// the Writer's buffer, so after a write error (the connection is then of
+// no more use) the count depends on that buffer's size and says nothing
+// of what the server got.
 func (c *ChunkWriter) Chunks() int { return c.sent }
 
 // closeChunks closes an open ChunkWriter.
