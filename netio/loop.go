@@ -74,7 +74,8 @@ type LoopOptions struct {
 	// long while it was being read (ErrIdleTimeout): not while
 	// SetReading(false) or a full TLS handshake (MaxHandshakeInput)
 	// holds it or its output waits for room, nor after the peer's end of
-	// stream. 0 means 5 minutes, a negative value none.
+	// stream. 0 means DefaultIdleTimeout (5 minutes), a negative value
+	// none.
 	IdleTimeout time.Duration
 	// WriteTimeout closes a connection whose output has waited for room
 	// that long without any of it being sent (ErrWriteTimeout): a peer
@@ -82,7 +83,8 @@ type LoopOptions struct {
 	// even while the socket's buffer stays too full to take more (what
 	// the peer took from it is looked at when the timeout comes, so a
 	// peer that stops taking bytes is closed between WriteTimeout and
-	// twice that after). 0 means 1 minute, a negative value none.
+	// twice that after). 0 means DefaultWriteTimeout (1 minute), a
+	// negative value none.
 	WriteTimeout time.Duration
 	// DialTimeout bounds a Dial's connect(2)s, on the loop's clock (ctx
 	// bounds them too; a name's addresses share it, as package net's
@@ -136,7 +138,7 @@ type LoopOptions struct {
 	// HandshakeTimeout bounds a TLS handshake on a connection without a
 	// deadline (SetDeadline): past it, the connection is closed and
 	// OnHandshake learns ErrHandshake with os.ErrDeadlineExceeded. 0
-	// means 10 seconds, a negative value none.
+	// means DefaultHandshakeTimeout (10 seconds), a negative value none.
 	HandshakeTimeout time.Duration
 	// OnHandshake, if set, is called on the loop when a TLS handshake
 	// (StartTLS, or TLSConfig's) ends: with a nil err the Handler gets
@@ -223,13 +225,21 @@ func (e *PanicError) Unwrap() []error {
 }
 
 const (
-	defaultMaxInput     = 64 << 10
-	defaultReadBudget   = 256 << 10
-	defaultMaxDo        = 256
-	defaultIdleTimeout  = 5 * time.Minute
-	defaultWriteTimeout = time.Minute
-	defaultDialTimeout  = 30 * time.Second
-	maxTimeout          = time.Duration(1 << 62) // see NewLoops
+	defaultMaxInput    = 64 << 10
+	defaultReadBudget  = 256 << 10
+	defaultMaxDo       = 256
+	defaultDialTimeout = 30 * time.Second
+	maxTimeout         = time.Duration(1 << 62) // see NewLoops
+)
+
+// The timeouts a zero LoopOptions field means.
+const (
+	// DefaultIdleTimeout is LoopOptions.IdleTimeout's default.
+	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultWriteTimeout is LoopOptions.WriteTimeout's default.
+	DefaultWriteTimeout = time.Minute
+	// DefaultHandshakeTimeout is LoopOptions.HandshakeTimeout's default.
+	DefaultHandshakeTimeout = 10 * time.Second
 )
 
 // A LoopConn is a connection of a [Loops] server. Its methods other than
@@ -658,7 +668,7 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 	for _, v := range []struct {
 		p   *time.Duration
 		def time.Duration
-	}{{&o.IdleTimeout, defaultIdleTimeout}, {&o.WriteTimeout, defaultWriteTimeout}, {&o.DialTimeout, defaultDialTimeout}, {&o.HandshakeTimeout, defaultHandshakeTimeout}} {
+	}{{&o.IdleTimeout, DefaultIdleTimeout}, {&o.WriteTimeout, DefaultWriteTimeout}, {&o.DialTimeout, defaultDialTimeout}, {&o.HandshakeTimeout, DefaultHandshakeTimeout}} {
 		if *v.p == 0 {
 			*v.p = v.def
 		}

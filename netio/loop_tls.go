@@ -50,8 +50,6 @@ const (
 	// holds it back) until the handshake takes some or is over: a TLS 1.3
 	// client may send data as soon as it has sent its Finished.
 	MaxHandshakeInput = 512 << 10
-	// defaultHandshakeTimeout bounds a handshake without a deadline.
-	defaultHandshakeTimeout = 10 * time.Second
 	// maxRecord is the most plaintext a TLS record carries.
 	maxRecord = 16 << 10
 	// tlsMark is how much output the records of one read may queue
