@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/cli"
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 // ModulePath is the path of the wirespeed module, whose checkout holds the
@@ -67,6 +68,12 @@ func Args(cfg Config) []string {
 	args := []string{"-engine", cfg.Engine, "-mode", cfg.Mode, "-addr", cfg.Addr}
 	if cfg.Delay != 0 {
 		args = append(args, "-delay", cfg.Delay.String())
+	}
+	if cfg.IdleTimeout != 0 {
+		args = append(args, "-idle-timeout", timeoutArg(cfg.IdleTimeout, netio.DefaultIdleTimeout))
+	}
+	if cfg.WriteTimeout != 0 {
+		args = append(args, "-write-timeout", timeoutArg(cfg.WriteTimeout, netio.DefaultWriteTimeout))
 	}
 	return args
 }

@@ -22,9 +22,7 @@ func startLoops(cfg Config) (addr string, stop func() error, err error) {
 	if cfg.Mode == "line" {
 		h = loopLines
 	}
-	// A line longer than MaxLine is more unused input than MaxInput: the
-	// loop closes the connection.
-	lo, err := netio.Serve(ln, h, &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine, TLSConfig: cfg.TLS})
+	lo, err := netio.Serve(ln, h, loopOptions(cfg))
 	if err != nil {
 		ln.Close()
 		remove()
@@ -40,6 +38,15 @@ func startLoops(cfg Config) (addr string, stop func() error, err error) {
 		return err
 	}
 	return addrString(ln.Addr()), stop, nil
+}
+
+// loopOptions are the netio engine's options for cfg. Config's timeouts
+// mean what LoopOptions' do.
+func loopOptions(cfg Config) *netio.LoopOptions {
+	// A line longer than MaxLine is more unused input than MaxInput: the
+	// loop closes the connection.
+	return &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine, TLSConfig: cfg.TLS,
+		IdleTimeout: cfg.IdleTimeout, WriteTimeout: cfg.WriteTimeout}
 }
 
 // spareProc raises GOMAXPROCS to one more than the netio engine's loops,

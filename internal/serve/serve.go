@@ -39,6 +39,23 @@ type Config struct {
 	Mode   string        // "echo" (return bytes as read) or "line" (one response line per request line)
 	Addr   string        // listen address, HOST:PORT (port 0 picks one) or unix:PATH (std, netio and netio-conn)
 	Delay  time.Duration // std and netio-conn: answer each request this long after reading it
+	// IdleTimeout closes a connection that has sent nothing for that
+	// long while the engine waited for its input: on std and netio-conn
+	// between IdleTimeout and 1.25 times it after a read began (the
+	// deadline moves only every quarter of it: see slackDiv); on netio it
+	// is LoopOptions.IdleTimeout. A TLS handshake (std, netio) gets
+	// netio.DefaultHandshakeTimeout, or IdleTimeout if that is shorter.
+	// As in LoopOptions, 0 means netio.DefaultIdleTimeout (5 minutes) and
+	// a negative value none. The comparison engines have no such bound
+	// and refuse any value but 0.
+	IdleTimeout time.Duration
+	// WriteTimeout closes a connection whose peer does not take the
+	// responses: on std and netio-conn, a Write not done between
+	// WriteTimeout and 1.25 times it after it began; on netio it is
+	// LoopOptions.WriteTimeout (no progress for that long). 0 means
+	// netio.DefaultWriteTimeout (1 minute), a negative value none; the
+	// comparison engines refuse any value but 0.
+	WriteTimeout time.Duration
 	// TLS, if set, serves TLS with it (std: tls.Server on each
 	// connection's goroutine; netio: LoopOptions.TLSConfig).
 	TLS *tls.Config
@@ -137,6 +154,8 @@ type hooks struct {
 	now        func() time.Time                // -delay: stamps a request as read
 	until      func(due time.Time)             // -delay: waits until a response is due
 	full       func()                          // -delay: the reader waits for the responses queued to leave room
+	clock      func() time.Time                // the idle and write timeouts' deadlines
+	connDone   func()                          // a connection's goroutines have ended
 }
 
 // check returns the error for a cfg that engines cannot serve.
@@ -158,6 +177,15 @@ func check(cfg Config, engines map[string]Engine) error {
 	}
 	if cfg.Delay != 0 && cfg.Engine != "std" && cfg.Engine != "netio-conn" {
 		return errors.New("-delay needs the std or netio-conn engine: an event loop cannot wait per request")
+	}
+	if slices.Contains(CompareEngines(), cfg.Engine) {
+		// Their timeouts, if any, are their own.
+		if cfg.IdleTimeout != 0 {
+			return fmt.Errorf("-idle-timeout needs the std, netio or netio-conn engine, not %s", cfg.Engine)
+		}
+		if cfg.WriteTimeout != 0 {
+			return fmt.Errorf("-write-timeout needs the std, netio or netio-conn engine, not %s", cfg.Engine)
+		}
 	}
 	return checkUnix(cfg)
 }
@@ -243,6 +271,8 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request of up to 64 KiB; a longer one closes the connection)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket (std, netio and netio-conn engines; the file is removed at exit unless another server has taken the path)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools; at most 1 MiB of responses wait a connection, then its reads wait)")
+	fs.Var(timeoutFlag{&cfg.IdleTimeout, netio.DefaultIdleTimeout}, "idle-timeout", "close a connection that sends nothing for this `duration` while the server waits for its input (std and netio-conn: within 1.25 times it); a TLS handshake gets at most 10s, or this if shorter; 0 turns it off. The std, netio and netio-conn engines: gnet, evio and netpoll have no such bound and refuse any value but the default")
+	fs.Var(timeoutFlag{&cfg.WriteTimeout, netio.DefaultWriteTimeout}, "write-timeout", "close a connection whose peer does not take the responses for this `duration` (netio: no progress for it; std and netio-conn: a Write not done within 1.25 times it); 0 turns it off. The std, netio and netio-conn engines: gnet, evio and netpoll have no such bound and refuse any value but the default")
 	return fs, &cfg
 }
 
@@ -256,7 +286,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	certFile := fs.String("tls-cert", "", "the certificate chain (PEM) to serve TLS with; implies -tls")
 	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-tls] [-tls-cert FILE -tls-key FILE] [-compare-exe PATH]")
+		fmt.Fprintln(fs.Output(), "usage: wirespeed serve [-engine "+strings.Join(Engines(), "|")+"] [-mode echo|line] [-addr HOST:PORT|unix:PATH] [-delay D] [-idle-timeout D] [-write-timeout D] [-tls] [-tls-cert FILE -tls-key FILE] [-compare-exe PATH]")
 		fs.PrintDefaults()
 	}
 	if err := cli.Parse(fs, args, "wirespeed serve", stdout); err != nil {
@@ -411,13 +441,16 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if handleStd(stopping, rw, &cfg, h) {
+				if handleStd(stopping, rw, c, &cfg, h) {
 					closeLingering(rw, c)
 				}
 				rw.Close()
 				mu.Lock()
 				delete(conns, c)
 				mu.Unlock()
+				if h.connDone != nil {
+					h.connDone()
+				}
 			}()
 		}
 	}()
@@ -440,12 +473,26 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 	return addrString(ln.Addr()), stop, nil
 }
 
-// handleStd serves c until its peer ends its stream or fails, or until a
-// request line is too long: then it returns true, the peer's input
-// unread (see closeLingering).
-func handleStd(stopping context.Context, c net.Conn, cfg *Config, h *hooks) (tooLong bool) {
+// handleStd serves c until its peer ends its stream or fails, or is
+// silent or does not take its responses for longer than cfg's timeouts
+// allow, or until a request line is too long: then it returns true, the
+// peer's input unread (see closeLingering). A TLS handshake runs first,
+// under its own bound (deadlines.handshake). raw is the connection under
+// c (c itself, or under its TLS or netio.Conn layer): once a write has
+// failed (timed out), it is closed, so that c's Close does not try to send
+// more (TLS's close_notify waited 5 s for a peer that takes nothing).
+func handleStd(stopping context.Context, c, raw net.Conn, cfg *Config, h *hooks) (tooLong bool) {
+	d := newDeadlines(c, raw, cfg, h)
+	defer func() {
+		if d.failed {
+			raw.Close()
+		}
+	}()
+	if tc, ok := c.(*tls.Conn); ok && !d.handshake(tc) {
+		return false
+	}
 	if cfg.Delay > 0 {
-		return handleDelayed(stopping, c, cfg, h)
+		return handleDelayed(stopping, c, d, cfg, h)
 	}
 	var r reader
 	if nc, ok := c.(*netio.Conn); ok {
@@ -456,10 +503,10 @@ func handleStd(stopping context.Context, c net.Conn, cfg *Config, h *hooks) (too
 		r = cr
 	}
 	if cfg.Mode == "echo" {
-		serveEcho(c, r)
+		serveEcho(r, d)
 		return false
 	}
-	return serveLines(c, r)
+	return serveLines(r, d)
 }
 
 // closeLingering ends a connection given up on while its peer may still
@@ -497,12 +544,14 @@ type reader interface{ read() ([]byte, error) }
 
 // serveEcho and serveLines are the std and netio-conn engines' loops, with
 // small frames: every connection's goroutine runs them, and the deepest
-// call chain decides the size of its stack.
-func serveEcho(c net.Conn, r reader) {
+// call chain decides the size of its stack. They write to d's
+// connection, and d keeps its deadlines.
+func serveEcho(r reader, d *deadlines) {
 	for {
+		d.beforeRead()
 		b, err := r.read()
 		if len(b) > 0 {
-			if _, werr := c.Write(b); werr != nil {
+			if d.writeOut(b) != nil {
 				return
 			}
 		}
@@ -513,10 +562,11 @@ func serveEcho(c net.Conn, r reader) {
 }
 
 // serveLines returns true if it stopped at a line longer than MaxLine.
-func serveLines(c net.Conn, r reader) (tooLong bool) {
-	lw := &lineWriter{c: c}
+func serveLines(r reader, d *deadlines) (tooLong bool) {
+	lw := &lineWriter{d: d}
 	var s lineSplitter
 	for {
+		d.beforeRead()
 		b, err := r.read()
 		if !s.lines(b, lw.write) {
 			return !lw.failed // a line longer than MaxLine, or a failed write
@@ -529,17 +579,22 @@ func serveLines(c net.Conn, r reader) (tooLong bool) {
 
 // A lineWriter writes the response to each line with its own Write.
 type lineWriter struct {
-	c      net.Conn
+	d      *deadlines
 	out    []byte
 	failed bool // a Write failed
 }
 
 func (w *lineWriter) write(line []byte) bool {
 	w.out = Respond(w.out[:0], line)
-	_, err := w.c.Write(w.out)
+	err := w.d.writeOut(w.out)
 	w.failed = err != nil
 	return err == nil
 }
+
+// A readFunc is a Read method.
+type readFunc func(p []byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
 // A delayedResponse is due at a fixed time after its request was read.
 type delayedResponse struct {
@@ -561,9 +616,11 @@ const (
 // echo mode, each line in line mode) while this one writes the responses
 // when due, so pipelined requests are not delayed by their predecessors'
 // waits. Once stopping is done, the responses still due are dropped: the
-// server is closing the connection. It returns true if the reader stopped
-// at a line longer than MaxLine and every response was written.
-func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) (tooLong bool) {
+// server is closing the connection. dl bounds the reader's reads (the
+// idle timeout) and the writer's writes (the write timeout); a write that
+// fails closes the connection under c, which ends the reader. It returns true if the reader
+// stopped at a line longer than MaxLine and every response was written.
+func handleDelayed(stopping context.Context, c net.Conn, dl *deadlines, cfg *Config, h *hooks) (tooLong bool) {
 	now, until := time.Now, h.until
 	if h.now != nil {
 		now = h.now
@@ -604,6 +661,7 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 		if cfg.Mode == "echo" {
 			buf := make([]byte, 64<<10)
 			for {
+				dl.beforeRead()
 				n, err := c.Read(buf)
 				if n > 0 && !queue(append([]byte(nil), buf[:n]...)) {
 					return
@@ -613,7 +671,10 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 				}
 			}
 		}
-		r := bufio.NewReaderSize(c, MaxLine)
+		r := bufio.NewReaderSize(readFunc(func(p []byte) (int, error) {
+			dl.beforeRead()
+			return c.Read(p)
+		}), MaxLine)
 		for {
 			line, err := r.ReadSlice('\n')
 			if err != nil {
@@ -630,7 +691,7 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 	for d := range ch {
 		until(d.due)
 		if stopping.Err() == nil {
-			if _, err := c.Write(d.b); err == nil {
+			if dl.writeOut(d.b) == nil {
 				mu.Lock()
 				queued -= len(d.b)
 				room.Signal()
@@ -642,7 +703,7 @@ func handleDelayed(stopping context.Context, c net.Conn, cfg *Config, h *hooks) 
 		quit = true
 		room.Signal()
 		mu.Unlock()
-		c.Close() // ends the reader
+		dl.raw.Close() // ends the reader (c's Close could wait to send: see handleStd)
 		for range ch {
 		}
 		return false
