@@ -17,8 +17,8 @@
 // charged for every message the schedule wanted to send meanwhile (no
 // coordinated omission). Send lateness (actual minus intended send time)
 // is reported as the tool's own floor, beside its CPU time per message.
-// Closed loop (QPS = 0): each connection keeps Depth messages in flight;
-// latency runs from the actual send.
+// Closed loop (QPS = 0): each connection keeps Depth messages in flight, the
+// warm-up's at its end measured too; latency runs from the actual send.
 //
 // Guarantees:
 //   - Every response is checked against the message it answers: the same

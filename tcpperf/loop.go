@@ -24,6 +24,9 @@ type loop struct {
 	// minflight is how many of them are due in the measurement: those
 	// the result counts as unanswered (or abandoned) at the end.
 	minflight int64
+	// winflight is how many of them were sent in a closed loop's
+	// warm-up: the measurement's once it has begun (see counted).
+	winflight int64
 	wait      waitPolicy
 	loopSys   // what the engine of this system adds
 }
@@ -126,7 +129,46 @@ func (l *loop) sentMsgs(k int, t int64) {
 	l.inflight += int64(k)
 	if l.r.measured(t) {
 		l.minflight += int64(k)
+	} else if l.r.warmupHeld(t) {
+		l.winflight += int64(k)
 	}
+}
+
+// warmupHeld reports whether a message sent at t is one of a closed
+// loop's warm-up, which the measurement takes on if it is still in
+// flight when the measurement begins: a closed loop sends no more on a
+// connection than Depth allows, so a server that stopped answering in
+// the warm-up would otherwise leave the measurement without a message,
+// and a run with not one response read as one with no errors; and a
+// stall across the start would not be charged. Open loop's messages
+// belong to the measurement by their intended time alone.
+func (r *run) warmupHeld(t int64) bool { return !r.cfg.isOpen() && t < r.measure }
+
+// takeOn counts a warm-up message answered or lost at at (see
+// warmupHeld) among the measurement's if at is after its start (one
+// answered at the very start was not in flight in it), and reports
+// whether it did.
+func (l *loop) takeOn(t, at int64) bool {
+	if !l.r.warmupHeld(t) {
+		return false
+	}
+	l.winflight--
+	if at <= l.r.measure {
+		return false
+	}
+	l.n.msent.Add(1)
+	l.n.due.Add(1)
+	return true
+}
+
+// heldAtEnd is how many of a closed loop's warm-up messages are still in
+// flight at the end of a run whose measurement ended at end: the
+// measurement's, if it began (see warmupHeld). The loop has returned.
+func (l *loop) heldAtEnd(end int64) int64 {
+	if end <= l.r.measure {
+		return 0
+	}
+	return l.winflight
 }
 
 // lose counts an error on c in counter, unless the run is stopping, and
@@ -136,16 +178,20 @@ func (l *loop) lose(c *conn, counter *atomic.Int64) {
 	if !l.r.stopping.Load() {
 		counter.Add(1)
 	}
-	lost, mlost := int64(len(c.q)-c.qh), int64(0)
+	lost, mlost, wlost := int64(len(c.q)-c.qh), int64(0), int64(0)
+	now := l.r.now()
 	for _, t := range c.q[c.qh:] {
-		if l.r.measured(t) {
+		switch {
+		case l.r.measured(t):
 			mlost++
+		case l.takeOn(t, now):
+			wlost++
 		}
 	}
 	if l.r.interrupted.Load() {
-		l.n.abandoned.Add(mlost) // closed at a stop, not waited for
+		l.n.abandoned.Add(mlost + wlost) // closed at a stop, not waited for
 	} else {
-		l.n.lost.Add(mlost)
+		l.n.lost.Add(mlost + wlost)
 	}
 	l.inflight -= lost
 	l.minflight -= mlost
@@ -194,10 +240,12 @@ func (l *loop) take(c *conn, b []byte, k int, at int64) int {
 			t, _ := c.pop()
 			c.rseq++
 			got++
-			if !r.measured(t) {
+			switch {
+			case r.measured(t):
+				l.minflight--
+			case !l.takeOn(t, at):
 				continue
 			}
-			l.minflight--
 			if j < skip || !ok {
 				bad++ // answered, but not right: not received
 			} else {

@@ -177,8 +177,9 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	tick := clk.After(time.Second)
 	var lastSent, lastRecv int64
 	lastCPU, lastWall := cpu0, wall0
-	final := false     // the last report, after the drain
-	var finalEnd int64 // the end of the measurement, for the last report
+	final := false        // the last report, after the drain
+	var finalEnd int64    // the end of the measurement, for the last report
+	var measuredEnd int64 // and the end of the measurement's time
 	report := func() {
 		now := r.now()
 		lat.Reset()
@@ -233,7 +234,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 				// The loops have returned: what the measurement still
 				// has in flight is unanswered, as the result counts it.
 				for _, l := range r.loops {
-					errs += l.minflight
+					errs += l.minflight + l.heldAtEnd(measuredEnd)
 				}
 			}
 			fmt.Fprintf(cfg.Progress, "%6.1fs  sent %8.0f/s  recv %8.0f/s  p50 %s  p99 %s  max %s  lateness p99 %s  cpu %3.0f%%  errors %d%s\n",
@@ -288,7 +289,7 @@ drain:
 		}
 	}
 	cpu1, wall1 := env.cpu(), time.Now()
-	measuredEnd := min(r.now(), r.end)
+	measuredEnd = min(r.now(), r.end)
 	if cfg.QPS > 0 && ctx.Err() == nil {
 		measuredEnd = r.end // the whole schedule went out
 	}
@@ -337,10 +338,14 @@ drain:
 		res.Abandoned += l.n.abandoned.Load()
 		// In flight at the end, of the measurement (the warm-up's are
 		// not counted, as they are not among Sent).
+		// A closed loop's warm-up messages still in flight are the
+		// measurement's too, if it began (see warmupHeld).
+		held := l.heldAtEnd(measuredEnd)
+		res.Sent += held
 		if interrupted {
-			res.Abandoned += l.minflight // not waited for: no fault of the server's
+			res.Abandoned += l.minflight + held // not waited for: no fault of the server's
 		} else {
-			res.Unanswered += l.minflight
+			res.Unanswered += l.minflight + held
 		}
 		res.Missed += l.n.missed.Load()
 	}
@@ -352,7 +357,11 @@ drain:
 	if span > 0 {
 		res.AchievedQPS = float64(res.Received) / span
 	}
-	if due := r.sum(func(n *counters) *atomic.Int64 { return &n.due }); due > 0 {
+	due := r.sum(func(n *counters) *atomic.Int64 { return &n.due })
+	for _, l := range r.loops {
+		due += l.heldAtEnd(measuredEnd)
+	}
+	if due > 0 {
 		res.CPUPerMsg = float64(cpu1-cpu0) / 1e3 / float64(due)
 	}
 	if wall := wall1.Sub(wall0); wall > 0 && secs > 0 {

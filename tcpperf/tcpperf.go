@@ -187,7 +187,7 @@ type Result struct {
 	Mean            float64 `json:"mean_us"`
 	AchievedQPS     float64 `json:"achieved_qps"`
 	SendSpanS       float64 `json:"send_span_s,omitempty"`
-	Sent            int64   `json:"sent"`     // messages of the measurement written or queued for writing
+	Sent            int64   `json:"sent"`     // messages of the measurement written or queued for writing (closed loop: with the warm-up's in flight at its start)
 	SentAll         int64   `json:"sent_all"` // every message sent, the warm-up's and the drain's too (for a server's CPU over the whole run)
 	Received        int64   `json:"received"` // right responses to them, recorded in the measurement
 	Errors          int64   `json:"errors"`   // sum of the kinds below
