@@ -105,12 +105,12 @@ func FuzzLogRoundTrip(f *testing.F) {
 		if got.Received != int64(n) || got.P50 != w.P50 || got.P9999 != w.P9999 || got.Max != w.Max || got.Mean != w.Mean {
 			t.Fatalf("read back %+v\nwant %+v", got, w)
 		}
-		// The reader rounds the times through float64 seconds.
+		// To the millisecond, as written.
 		intervals := (int64(n) + 99) / 100
-		if d := got.StartMs - startMs; d < -1 || d > 0 {
+		if got.StartMs != startMs {
 			t.Errorf("starts at %d ms, written at %d", got.StartMs, startMs)
 		}
-		if d := got.DurationS - float64(intervals)*0.25; math.Abs(d) > 0.0015 {
+		if d := got.DurationS - float64(intervals)*0.25; math.Abs(d) > 1e-9 {
 			t.Errorf("spans %.4f s, written %.4f s", got.DurationS, float64(intervals)*0.25)
 		}
 	})

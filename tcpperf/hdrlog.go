@@ -94,15 +94,20 @@ func mergeLogs(logs []io.Reader) (all *hdrhistogram.Histogram, first, last int64
 				continue // another measure than the log's untagged one
 			}
 			n++
-			if h.StartTimeMs() < 0 || float64(h.EndTimeMs()) > maxLogSec*1e3 {
+			// The interval's times to the millisecond, rounded: the
+			// reader's are truncated, and may be one short (see
+			// checkedLog). The reader has read no line past the
+			// interval's.
+			startMs, endMs := cl.intervalStart, cl.intervalEnd
+			if startMs < 0 || float64(endMs) > maxLogSec*1e3 {
 				// Each time is within maxLogSec, the sum of the base
 				// time and an interval's start or end not always.
-				return nil, 0, 0, fmt.Errorf("%w: %s: untagged interval %d spans %d to %d ms since the epoch, past 2262 (the end of Unix time in nanoseconds)", ErrLog, name, n, h.StartTimeMs(), h.EndTimeMs())
+				return nil, 0, 0, fmt.Errorf("%w: %s: untagged interval %d spans %d to %d ms since the epoch, past 2262 (the end of Unix time in nanoseconds)", ErrLog, name, n, startMs, endMs)
 			}
 			if dropped := all.Merge(h); dropped > 0 {
 				return nil, 0, 0, fmt.Errorf("%w: %s: %d values out of range", ErrLog, name, dropped)
 			}
-			first, last = min(first, h.StartTimeMs()), max(last, h.EndTimeMs())
+			first, last = min(first, startMs), max(last, endMs)
 		}
 	}
 	return all, first, last, nil

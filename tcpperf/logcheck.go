@@ -48,6 +48,15 @@ type checkedLog struct {
 	b64, raw []byte
 	zsrc     bytes.Reader
 	z        io.ReadCloser
+	// The times as hdrhistogram-go's reader takes them (its StartTime
+	// and BaseTime, seen or deduced), in seconds, and the last interval's
+	// start and end in Unix milliseconds, rounded: the reader truncates
+	// its sum of seconds times 1000, a float, so an interval from .735 s
+	// ending 0.3 s later ended at .034 (the sum is .0349999...), and the
+	// merge of a run's log was a millisecond short of the run's span.
+	startSec, baseSec          float64
+	seenStart, seenBase        bool
+	intervalStart, intervalEnd int64
 }
 
 func newCheckedLog(r io.Reader) *checkedLog {
@@ -150,6 +159,7 @@ func seconds(what, s string) (float64, error) {
 func (c *checkedLog) check(line string) error {
 	if strings.HasPrefix(line, "#") || strings.HasPrefix(line, `"StartTimestamp"`) {
 		c.logLike = true // a comment, a header or the legend
+		c.readerHeader(line)
 		m := timeHeader.FindStringSubmatch(line)
 		if m == nil {
 			return nil // a comment
@@ -186,7 +196,8 @@ func (c *checkedLog) check(line string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := seconds("interval length", m[2]); err != nil {
+	length, err := seconds("interval length", m[2])
+	if err != nil {
 		return err
 	}
 	if !decimal.MatchString(m[3]) {
@@ -201,7 +212,55 @@ func (c *checkedLog) check(line string) error {
 		return err
 	}
 	c.prev[tag] = start
+	c.intervalTimes(start, length)
 	return nil
+}
+
+// The headers hdrhistogram-go's reader takes a time from: anywhere in a
+// line that starts with '#'.
+var (
+	readerStartTime = regexp.MustCompile(`#\[StartTime: ([\d\.]*)`)
+	readerBaseTime  = regexp.MustCompile(`#\[BaseTime: ([\d\.]*)`)
+)
+
+// readerHeader notes the StartTime or BaseTime that hdrhistogram-go's
+// reader takes from line, as it does.
+func (c *checkedLog) readerHeader(line string) {
+	if !strings.HasPrefix(line, "#") {
+		return
+	}
+	if m := readerStartTime.FindStringSubmatch(line); m != nil {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			c.startSec, c.seenStart = v, true
+		}
+	} else if m := readerBaseTime.FindStringSubmatch(line); m != nil {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			c.baseSec, c.seenBase = v, true
+		}
+	}
+}
+
+// intervalTimes sets the start and end of the interval line just checked,
+// at start seconds for length seconds, in Unix milliseconds: where
+// hdrhistogram-go's reader places it (with the StartTime and BaseTime it
+// deduces where the log gives none), rounded to the millisecond, where
+// the reader truncates.
+func (c *checkedLog) intervalTimes(start, length float64) {
+	if !c.seenStart {
+		c.startSec, c.seenStart = start, true
+	}
+	if !c.seenBase {
+		// As the reader: times more than a year before the StartTime
+		// are relative to it, others absolute.
+		c.baseSec = 0
+		if start < c.startSec-365*24*3600 {
+			c.baseSec = c.startSec
+		}
+		c.seenBase = true
+	}
+	abs := start + c.baseSec
+	c.intervalStart = int64(math.Round(abs * 1e3))
+	c.intervalEnd = int64(math.Round((abs + length) * 1e3))
 }
 
 // maxHistCounts bounds the counts of an interval's histogram: 2^20, 8 MiB
