@@ -110,3 +110,17 @@ func TestJSONNetioBusy(t *testing.T) {
 		t.Errorf("tcpperf's loops, measured 0: %s", b)
 	}
 }
+
+// A run in which no message was due (its connections closed in the
+// warm-up) has no CPU time per message: tool_cpu_per_msg_us read 0, as
+// if each had cost nothing.
+func TestJSONNoMessageCPU(t *testing.T) {
+	b, _ := json.Marshal(Result{Mode: "echo", Engine: EngineTcpperf, DurationS: 0.2, CPUUtil: 0.003, ReadErrors: 2, Errors: 2})
+	if strings.Contains(string(b), `"tool_cpu_per_msg_us"`) || !strings.Contains(string(b), `"tool_cpu_util":0.003`) {
+		t.Errorf("nothing sent: %s", b)
+	}
+	b, _ = json.Marshal(Result{Mode: "echo", Engine: EngineTcpperf, DurationS: 0.2, Sent: 5})
+	if !strings.Contains(string(b), `"tool_cpu_per_msg_us":0`) {
+		t.Errorf("5 sent, measured 0: %s", b)
+	}
+}

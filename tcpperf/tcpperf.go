@@ -214,7 +214,8 @@ type Result struct {
 	// the measurement to the end of the drain: per message due in the
 	// measurement, and as a share of one core over that wall time. A run
 	// stopped before its measurement began (DurationS 0) has neither, nor
-	// LoopBusy: 0, and left out of its JSON.
+	// LoopBusy: 0, and left out of its JSON; one in which no message was
+	// due has no CPUPerMsg (0, and left out of its JSON where Sent is 0).
 	CPUPerMsg float64 `json:"tool_cpu_per_msg_us"`
 	CPUUtil   float64 `json:"tool_cpu_util"`
 	// LoopBusy is the share of the loops' time, over the same span, spent
@@ -258,6 +259,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		}
 		if r.Engine == EngineNetio && r.LoopBusy == 0 {
 			out.LoopBusy = nil // not measured (see EngineNetio), not 0
+		}
+		if r.Sent == 0 && r.CPUPerMsg == 0 {
+			out.CPUPerMsg = nil // no message to divide by, not 0 µs each
 		}
 		if r.Received != 0 || r.P50 != 0 || r.P90 != 0 || r.P99 != 0 || r.P999 != 0 || r.P9999 != 0 || r.Max != 0 || r.Mean != 0 {
 			out.P50, out.P90, out.P99, out.P999, out.P9999, out.Max, out.Mean = &r.P50, &r.P90, &r.P99, &r.P999, &r.P9999, &r.Max, &r.Mean

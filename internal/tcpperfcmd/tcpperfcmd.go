@@ -404,7 +404,11 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		if r.Engine == tcpperf.EngineNetio && r.LoopBusy == 0 {
 			busy = "busy not measured" // netio's loops do not tell it: not 0%
 		}
-		fmt.Fprintf(w, "tool CPU %.2f µs/msg (%.0f%% of one core; %s waiting %s, %s; responses timed at %s)\n", r.CPUPerMsg, 100*r.CPUUtil, loops, wait, busy, r.Arrival)
+		perMsg := fmt.Sprintf("%.2f µs/msg", r.CPUPerMsg)
+		if r.Sent == 0 && r.CPUPerMsg == 0 {
+			perMsg = "- µs/msg" // no message was due: not 0.00 each
+		}
+		fmt.Fprintf(w, "tool CPU %s (%.0f%% of one core; %s waiting %s, %s; responses timed at %s)\n", perMsg, 100*r.CPUUtil, loops, wait, busy, r.Arrival)
 	}
 	fmt.Fprintf(w, "errors %d (connect %d, write %d, read %d, content %d, unanswered %d, unsent %d)\n",
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered, r.Unsent)

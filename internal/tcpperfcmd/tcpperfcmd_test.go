@@ -449,6 +449,25 @@ func TestPrintNetioBusy(t *testing.T) {
 	}
 }
 
+// A run in which no message was due has no CPU time per message: the
+// text read "tool CPU 0.00 µs/msg".
+func TestPrintNoMessageCPU(t *testing.T) {
+	r := &tcpperf.Result{Mode: "echo", Conns: 2, Connected: 2, Loops: 1, Wait: tcpperf.WaitSleep, WaitChosen: true, Arrival: tcpperf.ArrivalRead, DurationS: 0.2, CPUUtil: 0.003, ReadErrors: 2, Errors: 2}
+	var b bytes.Buffer
+	if err := Print(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "tool CPU - µs/msg (0% of one core; ") {
+		t.Errorf("nothing sent:\n%s", s)
+	}
+	r.Sent, r.CPUPerMsg = 5, 3
+	b.Reset()
+	Print(&b, r)
+	if s := b.String(); !strings.Contains(s, "tool CPU 3.00 µs/msg (") {
+		t.Errorf("5 sent:\n%s", s)
+	}
+}
+
 // A configuration the package refuses is a usage error naming the flag
 // at fault: "bad configuration: rate -5 not 0 or ..." named none.
 func TestConfigErrorNamesFlag(t *testing.T) {
