@@ -186,9 +186,15 @@ func (d *DotReader) staleErr() error {
 // Read decodes into b. Like net/textproto, it fills b completely unless the
 // block ends or the input fails, and it reads r.R only through its buffer:
 // bufio's Peek and Discard, so the bytes after the end marker stay unread.
+// A Read with an empty b reads nothing: it returns 0 and nil, as
+// net/textproto's does, unless the block has ended (io.EOF) or failed a
+// limit, its framing or its mode (that error). A read error r owes, and
+// what a limit error left to discard, wait for the next Read with room.
 func (d *DotReader) Read(b []byte) (n int, err error) {
-	if err := d.start(); err != nil {
-		return 0, err
+	if len(b) > 0 {
+		if err := d.start(); err != nil {
+			return 0, err
+		}
 	}
 	if d.lost != nil {
 		return 0, d.lost
