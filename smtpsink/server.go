@@ -75,14 +75,17 @@ type Stats struct {
 	Unsent     uint64 `json:"unsent"`
 	Recipients uint64 `json:"recipients"` // recipients of the messages accepted (LMTP: replies 250 to the data)
 	Bytes      uint64 `json:"bytes"`      // data bytes of the messages accepted
-	// Errors counts the 4xx and 5xx replies sent, by code, but for the
-	// 421 that Close sends to every session left (those are in Aborted)
-	// and the 421 to a connection over MaxConns (in Refused).
+	// Errors counts the 4xx and 5xx replies written, by code, whether
+	// or not they left (see Positive), but for the 421 that Close sends
+	// to every session left (those are in Aborted) and the 421 to a
+	// connection over MaxConns (in Refused).
 	Errors map[int]uint64 `json:"errors"`
-	// Positive counts the 2xx and 3xx replies sent, by code (a
-	// multiline reply once). A session adds those of a message when the
-	// message's data has its reply, the rest when it ends: the replies of
-	// a transaction still open are not in it yet.
+	// Positive counts the 2xx and 3xx replies written, by code (a
+	// multiline reply once), whether or not they left: a reply that a
+	// failed connection or a callback's panic dropped is counted still,
+	// as the 250 of each message in Unsent is. A session adds those of
+	// a message when the message's data has its reply, the rest when it
+	// ends: the replies of a transaction still open are not in it yet.
 	Positive map[int]uint64 `json:"positive"`
 }
 

@@ -11,7 +11,9 @@ import (
 
 // A message whose 250 cannot leave (its client reset the connection while
 // the reply waited, Config.Delay ".") is counted in Stats.Unsent, and in
-// Messages; one whose 250 left is not.
+// Messages; one whose 250 left is not. Stats.Positive counts the 250 as
+// written either way (its doc says so): HELO's, MAIL's, RCPT's and the
+// message's.
 func TestUnsent(t *testing.T) {
 	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
 		for _, reset := range []bool{false, true} {
@@ -57,6 +59,9 @@ func TestUnsent(t *testing.T) {
 				}
 				if st.Messages != 1 || st.Unsent != want {
 					t.Errorf("messages %d, unsent %d; want 1, %d", st.Messages, st.Unsent, want)
+				}
+				if st.Positive[250] != 4 || st.Positive[354] != 1 {
+					t.Errorf("positive %v; want 250: 4 (the message's counted, sent or not) and 354: 1", st.Positive)
 				}
 			})
 		}

@@ -34,11 +34,11 @@ func sinkMetrics(s *smtpsink.Server, dumps *dumper) func() []metrics.Metric {
 	return func() []metrics.Metric {
 		st := s.Stats()
 		const p = "wirespeed_smtp_sink_"
-		errs := metrics.Metric{Name: p + "error_replies_total", Help: "4xx and 5xx replies sent, by code (but the 421s of the sink's own shutdown).", Labels: []string{"code"}}
+		errs := metrics.Metric{Name: p + "error_replies_total", Help: "4xx and 5xx replies written, by code, counted even if the connection failed before they left (but the 421s of the sink's own shutdown).", Labels: []string{"code"}}
 		for _, code := range slices.SortedFunc(maps.Keys(st.Errors), cmp.Compare) {
 			errs.Values = append(errs.Values, metrics.Value{Labels: []string{strconv.Itoa(code)}, V: float64(st.Errors[code])})
 		}
-		replies := metrics.Metric{Name: p + "replies_total", Help: "Replies sent, by code (2xx and 3xx counted at each message's end and each session's end; not the 421s of the sink's own shutdown).", Labels: []string{"code"}}
+		replies := metrics.Metric{Name: p + "replies_total", Help: "Replies written, by code, counted even if the connection failed before they left (2xx and 3xx counted at each message's end and each session's end; not the 421s of the sink's own shutdown).", Labels: []string{"code"}}
 		all := maps.Clone(st.Positive)
 		maps.Copy(all, st.Errors)
 		for _, code := range slices.SortedFunc(maps.Keys(all), cmp.Compare) {
