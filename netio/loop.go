@@ -58,8 +58,9 @@ type LoopOptions struct {
 	// math.MaxInt, is in effect no bound).
 	MaxQueued int
 	// MaxInput bounds the bytes a Handler may leave unused; past it the
-	// connection is closed with ErrInputTooLarge, as by Close: what the
-	// Handler wrote is sent, and the close lingers. 0 or a negative value
+	// connection is closed with ErrInputTooLarge: what the Handler wrote
+	// is sent as far as the socket takes it then, and the close lingers
+	// (output still waiting for room is dropped). 0 or a negative value
 	// means 64 KiB.
 	MaxInput int
 	// ReadBudget is how many bytes a loop reads from one connection

@@ -336,10 +336,9 @@ drain:
 		res.ContentErrors += l.n.content.Load()
 		res.Unanswered += l.n.lost.Load()
 		res.Abandoned += l.n.abandoned.Load()
-		// In flight at the end, of the measurement (the warm-up's are
-		// not counted, as they are not among Sent).
-		// A closed loop's warm-up messages still in flight are the
-		// measurement's too, if it began (see warmupHeld).
+		// In flight at the end, of the measurement; a closed loop's
+		// warm-up messages still in flight when it began are the
+		// measurement's too (see warmupHeld).
 		held := l.heldAtEnd(measuredEnd)
 		res.Sent += held
 		if interrupted {

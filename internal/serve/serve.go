@@ -519,17 +519,23 @@ func handleStd(stopping context.Context, c, raw net.Conn, cfg *Config, h *hooks)
 // (a *tls.Conn or *netio.Conn over raw, or raw itself).
 func closeLingering(rw, raw net.Conn) {
 	type closeWriter interface{ CloseWrite() error }
+	end := time.Now().Add(netio.DefaultLinger)
 	if rw != raw {
-		// TLS: close_notify; netio.Conn: sends what is queued first. A
-		// failure leaves the peer nothing more to read.
+		// TLS: close_notify; netio.Conn: sends what is queued first,
+		// then ends raw's output too. Both within the linger (with
+		// -write-timeout 0 the flush had no bound). A failure leaves the
+		// peer nothing more to read.
+		rw.SetWriteDeadline(end)
 		if cw, ok := rw.(closeWriter); !ok || cw.CloseWrite() != nil {
 			return
 		}
 	}
-	if cw, ok := raw.(closeWriter); !ok || cw.CloseWrite() != nil {
-		return
+	if _, ok := rw.(*netio.Conn); !ok {
+		if cw, ok := raw.(closeWriter); !ok || cw.CloseWrite() != nil {
+			return
+		}
 	}
-	raw.SetReadDeadline(time.Now().Add(netio.DefaultLinger))
+	raw.SetReadDeadline(end)
 	buf := bigPool.Get().(*[]byte)
 	defer bigPool.Put(buf)
 	for {
