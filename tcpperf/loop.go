@@ -94,7 +94,9 @@ func (n *counters) sentAt(r *run, k int, t int64) {
 }
 
 // sendLate records the send at now of a message of the open-loop
-// schedule due in the measurement at t: its lateness, and now as the
+// schedule due in the measurement at t, sent (not one unsent or refused,
+// which has no lateness and is not among the messages the CPU is
+// divided over, Result.CPUPerMsg): its lateness, and now as the
 // latest send of the measurement (Result.SendSpanS) if it is. Each loop's
 // counters have one writer, its loop.
 func (l *loop) sendLate(now, t int64) {

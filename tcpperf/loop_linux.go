@@ -211,10 +211,12 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 					}
 				}
 				sent = true
-				if r.measured(next) {
+				// Only a message sent has a lateness and counts as sent:
+				// one due on a failed connection is unsent, one refused a
+				// write error (as on EngineNetio).
+				if l.send(l.conns[k%int64(len(l.conns))], 1, next) == 1 && r.measured(next) {
 					l.sendLate(now, next)
 				}
-				l.send(l.conns[k%int64(len(l.conns))], 1, next)
 				l.wait.lastSend = now
 				k++
 				next = r.due(l.id, k)
@@ -325,11 +327,12 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 }
 
 // send queues n messages on c with intended time t, and writes what the
-// socket takes now unless c waits for room.
-func (l *loop) send(c *conn, n int, t int64) {
+// socket takes now unless c waits for room. It returns how many it
+// queued: the rest are unsent (c had failed) or refused.
+func (l *loop) send(c *conn, n int, t int64) int {
 	if c.dead {
 		l.n.unsentAt(l.r, n, t)
-		return
+		return 0
 	}
 	r := l.r
 	size := r.cfg.MsgSize
@@ -351,12 +354,13 @@ func (l *loop) send(c *conn, n int, t int64) {
 		l.n.refusedAt(r, n-k, t)
 	}
 	if k == 0 {
-		return
+		return 0
 	}
 	l.sentMsgs(k, t)
 	if !c.out {
 		l.flush(c)
 	}
+	return k
 }
 
 // flush writes c's pending bytes until the socket takes no more, and asks

@@ -441,10 +441,11 @@ func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
 			l.n.unsentAt(r, 1, t)
 			continue
 		}
-		if r.measured(t) {
+		// Only a message written has a lateness and counts as sent (as
+		// on tcpperf's own loops).
+		if l.write(c, lc, 1, t) == 1 && r.measured(t) {
 			l.sendLate(now, t)
 		}
-		l.write(c, lc, 1, t)
 	}
 	l.checkDrained()
 }
@@ -452,11 +453,11 @@ func (l *nloop) flush(c *nconn, lc *netio.LoopConn) {
 // write writes n messages with intended time t to c, in a call on it;
 // those it cannot take (too many unsent or outstanding) count as write
 // errors, and after a write that failed otherwise, which fails c, those
-// not written are unsent.
-func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
+// not written are unsent. It returns how many it wrote.
+func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) int {
 	if c.dead {
 		l.n.unsentAt(l.r, n, t)
-		return
+		return 0
 	}
 	r := l.r
 	size := r.cfg.MsgSize
@@ -469,7 +470,7 @@ func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 				l.sentMsgs(k, t) // before fail, which loses them
 				l.fail(c, &l.n.write)
 				l.n.unsentAt(r, n-k, t)
-				return
+				return k
 			}
 			break
 		}
@@ -480,6 +481,7 @@ func (l *nloop) write(c *nconn, lc *netio.LoopConn, n int, t int64) {
 		l.n.refusedAt(r, n-k, t)
 	}
 	l.sentMsgs(k, t)
+	return k
 }
 
 // handle is the Handler: it checks and records the whole responses in

@@ -206,16 +206,21 @@ type Result struct {
 	// measurement (as Sent, the warm-up's left out) and not sent
 	// DrainTimeout after its end, the tool being too far behind (see the
 	// lateness). Not an error of the server.
-	Missed      int64   `json:"missed"`
+	Missed int64 `json:"missed"`
+	// The send lateness, of the measurement's messages sent (as Sent):
+	// from each one's intended send time to its send. A message not sent
+	// (unsent, refused, missed) has none.
 	LatenessP50 float64 `json:"send_lateness_p50_us"`
 	LatenessP99 float64 `json:"send_lateness_p99_us"`
 	LatenessMax float64 `json:"send_lateness_max_us"`
 	// The tool's own CPU time (user + system, getrusage) from the start of
-	// the measurement to the end of the drain: per message due in the
-	// measurement, and as a share of one core over that wall time. A run
-	// stopped before its measurement began (DurationS 0) has neither, nor
-	// LoopBusy: 0, and left out of its JSON; one in which no message was
-	// due has no CPUPerMsg (0, and left out of its JSON where Sent is 0).
+	// the measurement to the end of the drain: per message sent in the
+	// measurement (Sent; not per message due: those unsent, refused or
+	// missed are not among them, on either engine), and as a share of one
+	// core over that wall time. A run stopped before its measurement began
+	// (DurationS 0) has neither, nor LoopBusy: 0, and left out of its
+	// JSON; one in which no message was sent has no CPUPerMsg (0, and left
+	// out of its JSON where Sent is 0).
 	CPUPerMsg float64 `json:"tool_cpu_per_msg_us"`
 	CPUUtil   float64 `json:"tool_cpu_util"`
 	// LoopBusy is the share of the loops' time, over the same span, spent
