@@ -16,11 +16,6 @@ import (
 // each hook returns once the server has closed it, so that the run finds
 // it closed (its EOF already come) and its messages due unsent.
 func deadFirst(t *testing.T, addr string) Env {
-	if !netioPins {
-		// netio's portable loops may see the close after first sends, and
-		// read on a connection before the run has its base time (a race).
-		t.Skip("netio's portable loops: the close is not seen first")
-	}
 	closed := make(chan struct{}, 1)
 	closer := server(t, func(c net.Conn) { c.Close(); closed <- struct{}{} })
 	var n atomic.Int64

@@ -493,15 +493,17 @@ func (l *nloop) handle(lc *netio.LoopConn, in []byte) int {
 		return 0 // not set up yet (the scheduling connection is never written to)
 	}
 	r := l.r
-	now := r.now()
 	size := r.cfg.MsgSize
 	k := len(in) / size
-	got := 0
 	if k > 0 && !c.dead {
-		got = l.take(&c.conn, in, k, now)
-	}
-	if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {
-		l.write(c, lc, got, r.now())
+		// Replies come only once the run has begun (its base set): a
+		// connection's end before that (the server closing it) reads
+		// no clock.
+		now := r.now()
+		got := l.take(&c.conn, in, k, now)
+		if got > 0 && !r.cfg.isOpen() && !r.stopping.Load() && now < r.end {
+			l.write(c, lc, got, r.now())
+		}
 	}
 	if lc.EOF() {
 		l.fail(c, &l.n.read)
