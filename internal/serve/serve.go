@@ -156,6 +156,7 @@ type hooks struct {
 	full       func()                          // -delay: the reader waits for the responses queued to leave room
 	clock      func() time.Time                // the idle and write timeouts' deadlines
 	connDone   func()                          // a connection's goroutines have ended
+	tooLong    func()                          // a connection stopped at a line longer than MaxLine, before it closes
 }
 
 // check returns the error for a cfg that engines cannot serve.
@@ -442,6 +443,9 @@ func startStd(cfg Config, h *hooks, coalesce bool) (addr string, stop func() err
 			go func() {
 				defer wg.Done()
 				if handleStd(stopping, rw, c, &cfg, h) {
+					if h.tooLong != nil {
+						h.tooLong()
+					}
 					closeLingering(rw, c)
 				}
 				rw.Close()
