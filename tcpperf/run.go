@@ -166,7 +166,7 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		hlog.OutputComment(fmt.Sprintf("[tcpperf %s]", cfg.waitString(len(r.loops))))
 	}
 	cpu0, wall0 := env.cpu(), time.Now()
-	measureStart := clk.After(time.Duration(r.measure))
+	measureStart := clk.At(r.base.Add(time.Duration(r.measure)))
 	// Read before the loops start: on a fake clock they move it at once.
 	lastTick := r.now()
 	eng.begin()
@@ -245,7 +245,10 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 		}
 		lastTick = now
 	}
-	closedLoopEnd := clk.After(time.Duration(r.end - r.now()))
+	// At the end's instant, not after a duration from a now read here:
+	// a fake clock the loops move may be past that now already, and stop
+	// at the end (the closed loop stops sending there), short of it.
+	closedLoopEnd := clk.At(r.base.Add(time.Duration(r.end)))
 	schedules := 0
 wait:
 	for {

@@ -11,6 +11,11 @@ import (
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time
+	// At returns a channel that receives once the clock reaches t: a
+	// deadline read as a duration from an earlier Now would come late
+	// on a clock that moved in between (a fake one may then never get
+	// there).
+	At(t time.Time) <-chan time.Time
 	// Waiter returns a waiter for one goroutine's schedule, spinning for
 	// the last spin before each instant.
 	Waiter(spin time.Duration) Waiter
@@ -28,6 +33,8 @@ type System struct{}
 
 func (System) Now() time.Time                         { return time.Now() }
 func (System) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func (System) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
 func (System) Waiter(spin time.Duration) Waiter {
 	sl, _ := New(spin) // on failure New still returns a working Sleeper

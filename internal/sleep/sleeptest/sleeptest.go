@@ -45,11 +45,22 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) After(d time.Duration) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.atLocked(c.now.Add(d))
+}
+
+// At returns a channel that receives the clock's time once it reaches t.
+func (c *Clock) At(t time.Time) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.atLocked(t)
+}
+
+func (c *Clock) atLocked(t time.Time) <-chan time.Time {
 	ch := make(chan time.Time, 1)
-	if d <= 0 {
+	if !t.After(c.now) {
 		ch <- c.now
 	} else {
-		c.timers = append(c.timers, fakeTimer{c.now.Add(d), ch})
+		c.timers = append(c.timers, fakeTimer{t, ch})
 	}
 	return ch
 }
