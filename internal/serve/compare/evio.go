@@ -80,18 +80,37 @@ func startEvio(cfg serve.Config) (string, func() error, error) {
 	// evio stops when an event handler returns Shutdown. (Returning it from
 	// Tick would leave evio's ticker goroutine blocked forever.) stop
 	// connects once to raise an Opened event that does so.
+	// evio's shutdown signal is lost if it comes before its serve waits
+	// for it (a stop right after the start: a test hung 10 minutes), so
+	// stop connects again each second until evio has returned; once its
+	// listener is gone a connect fails, and stop just waits.
 	stop := func() error {
 		stopping.Store(true)
-		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-		if err != nil {
-			return fmt.Errorf("evio: cannot connect to stop it: %w", err)
+		for try := 0; ; try++ {
+			c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+			if err != nil {
+				if try == 0 {
+					return fmt.Errorf("evio: cannot connect to stop it: %w", err)
+				}
+				break
+			}
+			c.Close()
+			select {
+			case err := <-done:
+				return evioStopped(err)
+			case <-time.After(time.Second):
+			}
 		}
-		c.Close()
-		err = <-done
-		if errors.Is(err, net.ErrClosed) {
-			err = nil
-		}
-		return err
+		return evioStopped(<-done)
 	}
 	return addr, stop, nil
+}
+
+// evioStopped is evio.Serve's error once stopped: its closed listener's is
+// none.
+func evioStopped(err error) error {
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
 }
