@@ -73,8 +73,11 @@ func TestSecondSignal(t *testing.T) {
 // is long here, so that however slow the host the duplicate falls in it.
 func TestDuplicateSignal(t *testing.T) {
 	if os.Getenv("WIRESPEED_TEST_DUP") != "" {
-		ctx, stop := interruptible(context.Background(), time.Hour)
-		defer stop()
+		// stop is left to the exit: the last signal may still be on its
+		// way to this process when it returns, and after a stop it would
+		// end the process by its default action (CI saw this once), which
+		// is a race of this test's own making, not of the grace.
+		ctx, _ := interruptible(context.Background(), time.Hour)
 		fmt.Println("ready")
 		<-ctx.Done()
 		fmt.Println("cancelled")
