@@ -139,6 +139,18 @@ func (e *exim) log() []byte {
 	return b
 }
 
+// waitLog returns Exim's log once re matches n of its lines, or after a
+// minute. A delivery's line is written by Exim after the sink's reply,
+// so the sink may have a message before the log says so.
+func (e *exim) waitLog(re *regexp.Regexp, n int) []byte {
+	for end := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		b := e.log()
+		if len(re.FindAll(b, -1)) >= n || time.Now().After(end) {
+			return b
+		}
+	}
+}
+
 // md5Lines returns the "HEX BYTES" of each message, sorted.
 func md5Lines(msgs [][]byte) []string {
 	var want []string
@@ -271,17 +283,18 @@ func TestRunSourceEximBDAT(t *testing.T) {
 		t.Errorf("smtp-source: %s", out.Bytes())
 	}
 	got := waitDigests(t, digests, 2*len(msgs))
+	delivered := regexp.MustCompile(`(?m) => \S+ .* K C="250 `)
+	log := e.waitLog(delivered, 2*len(msgs))
 	if _, _, err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	log := e.log()
 	if want := md5Lines(append(slices.Clone(msgs), msgs...)); !slices.Equal(got, want) {
 		t.Errorf("digests %q, want %q\nExim's log:\n%s", got, want, log)
 	}
 	if k := regexp.MustCompile(`(?m) <= \S+ H=.* P=esmtp K `).FindAll(log, -1); len(k) != 2*len(msgs) {
 		t.Errorf("%d messages received with CHUNKING in Exim's log, want %d:\n%s", len(k), 2*len(msgs), log)
 	}
-	if k := regexp.MustCompile(`(?m) => \S+ .* K C="250 `).FindAll(log, -1); len(k) != 2*len(msgs) {
+	if k := delivered.FindAll(log, -1); len(k) != 2*len(msgs) {
 		t.Errorf("%d deliveries with CHUNKING in Exim's log, want %d:\n%s", len(k), 2*len(msgs), log)
 	}
 }
