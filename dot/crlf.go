@@ -2,6 +2,7 @@ package dot
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 )
 
@@ -31,7 +32,13 @@ func (s *LineState) Clean(text []byte, maxLine int) int {
 	s.Line = max(s.Line, 0)
 	i := 0
 	for {
-		i += s.cleanBlocks(text[i:], maxLine)
+		// The blocks count a line's bytes in an int, which a Line set
+		// near its top would overflow (taking bytes past maxLine, and
+		// leaving a negative Line): such a line, or one past maxLine,
+		// where the blocks could take nothing, goes byte by byte.
+		if s.Line <= math.MaxInt/2 && (maxLine == 0 || s.Line <= maxLine) {
+			i += s.cleanBlocks(text[i:], maxLine)
+		}
 		// Byte by byte to the end of the line, where the blocks stopped.
 		for i < len(text) {
 			c := text[i]
@@ -52,7 +59,9 @@ func (s *LineState) Clean(text []byte, maxLine int) int {
 				if maxLine > 0 && s.Line >= maxLine {
 					return i
 				}
-				s.Line++
+				if s.Line < math.MaxInt { // (it only counts up to there)
+					s.Line++
+				}
 			}
 			i++
 		}

@@ -53,3 +53,35 @@ func TestCleanOddStates(t *testing.T) {
 		}
 	})
 }
+
+// TestCleanHugeLine starts Clean from a Line near the top of int, or past
+// maxLine, and compares every kernel with the model: the kernels counted
+// such a line past the top of int and then took the bytes after it as
+// if the line were short, past maxLine, and left a negative Line.
+func TestCleanHugeLine(t *testing.T) {
+	lines := []int{999, 5000, math.MaxInt/2 - 1, math.MaxInt / 2, math.MaxInt/2 + 1, math.MaxInt - 100, math.MaxInt - 3, math.MaxInt}
+	var texts [][]byte
+	for _, n := range []int{7, 8, 63, 64, 65, 200} {
+		texts = append(texts, bytes.Repeat([]byte("a"), n), append(bytes.Repeat([]byte("a"), n), "\r\nbc\r\n"...))
+	}
+	texts = append(texts, []byte("\r\nabc"), []byte("\r"), bytes.Repeat([]byte("abcdefg\r\n"), 40))
+	forKernels(t, func(t *testing.T, k kernel) {
+		withKernel(k, func() {
+			for _, maxLine := range []int{0, 10, 998, math.MaxInt - 1} {
+				for _, line := range lines {
+					for _, cr := range []bool{false, true} {
+						for ti, text := range texts {
+							s0 := LineState{Line: line, CR: cr}
+							got, want := s0, s0
+							g := got.Clean(text, maxLine)
+							w := cleanModel(&want, text, maxLine)
+							if g != w || got != want {
+								t.Fatalf("maxLine %d, from %+v, text %d %q: Clean = %d, %+v; want %d, %+v", maxLine, s0, ti, clip(text), g, got, w, want)
+							}
+						}
+					}
+				}
+			}
+		})
+	})
+}

@@ -2,6 +2,7 @@ package dot
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -21,9 +22,9 @@ func cleanModel(s *LineState, text []byte, maxLine int) int {
 			return i // a bare LF
 		case c == '\r':
 			s.CR = true
-		case maxLine > 0 && s.Line == maxLine:
+		case maxLine > 0 && s.Line >= maxLine:
 			return i // a byte too many
-		default:
+		case s.Line < math.MaxInt: // (Line counts up to there)
 			s.Line++
 		}
 	}
