@@ -1,12 +1,14 @@
 package dot
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	stdtp "net/textproto"
 	"slices"
 	"testing/iotest"
 
@@ -544,4 +546,53 @@ func TestLimitsOutOfRange(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestCompatConsumesAsStd checks the Compat decoder's consumption call by
+// call against net/textproto's DotReader: for a Read into a buffer of the
+// same size as dst, both take the same input and give the same bytes (the
+// Decoder stops as soon as dst is full, as DotReader does).
+func TestCompatConsumesAsStd(t *testing.T) {
+	forKernels(t, func(t *testing.T, k kernel) {
+		withKernel(k, func() {
+			r := rand.New(rand.NewPCG(164, 6))
+			for i, in := range contractInputs(r, 400) {
+				compatConsumes(t, r, i, in)
+			}
+			for i := range 10 {
+				compatConsumes(t, r, 4, append(kInput(r, 5000, i), "\r\n.\r\n"...))
+			}
+		})
+	})
+}
+
+func compatConsumes(t *testing.T, r *rand.Rand, i int, in []byte) {
+	br := bufio.NewReaderSize(bytes.NewReader(in), len(in)+16)
+	dr := stdtp.NewReader(br).DotReader()
+	var d Decoder
+	pos := 0
+	grain := []int{1, 2, 3, 8, 100}[i%5]
+	for call := 0; ; call++ {
+		p := make([]byte, 1+r.IntN(grain))
+		sn, serr := dr.Read(p)
+		dst := make([]byte, len(p))
+		// (Without atEOF: DotReader reports a cut block only
+		// at the Read after its last byte.)
+		nd, ns, err := d.Transform(dst, in[pos:], false)
+		pos += ns
+		stdPos := len(in) - br.Buffered()
+		if string(dst[:nd]) != string(p[:sn]) || pos != stdPos {
+			t.Fatalf("%q, call %d into %d bytes: decoded %q and consumed %d (%v); net/textproto %q and %d (%v)",
+				in, call, len(p), dst[:nd], pos, err, p[:sn], stdPos, serr)
+		}
+		switch {
+		case serr == io.ErrUnexpectedEOF && err == nil && pos == len(in):
+			return
+		case serr != nil || (err != nil && err != ErrShortDst):
+			if serr != err {
+				t.Fatalf("%q, call %d: error %v, net/textproto %v", in, call, err, serr)
+			}
+			return
+		}
+	}
 }
