@@ -329,3 +329,29 @@ func TestXClientXForward(t *testing.T) {
 		}
 	}
 }
+
+// Credentials refused count the same whatever the mechanism: the message
+// the connection was for fails with the server's refusal, one rejection,
+// and is not abandoned (its fate is known: no MAIL was sent). OAUTHBEARER
+// learns of the refusal from an error challenge, which the client cancels
+// ("*"); the server's 501 to that is the refusal counted (it used to be
+// left out: the message abandoned, errors 0, where XOAUTH2's 535 failed it).
+func TestAuthRefusedCounted(t *testing.T) {
+	srvTLS, roots := testCerts(t)
+	for _, mech := range []string{"PLAIN", "CRAM-MD5", "XOAUTH2", "OAUTHBEARER"} {
+		f := &fakeServer{tlsConf: srvTLS, authMechs: []string{"PLAIN", "CRAM-MD5", "XOAUTH2", "OAUTHBEARER"}, authAfterTLS: true,
+			users: map[string]string{"user@client.test": "s3cret"}}
+		cfg := base(f.start(t))
+		cfg.Messages, cfg.Sessions = 2, 1
+		cfg.TLS, cfg.TLSConfig = true, &tls.Config{RootCAs: roots}
+		cfg.AuthUser, cfg.AuthPass, cfg.AuthMech = "user@client.test", "wrong", mech
+		res, err := RunWith(context.Background(), cfg, nil, nil)
+		if !errors.Is(err, ErrAuth) || res == nil {
+			t.Fatalf("%s: %+v, %v; want ErrAuth with the result", mech, res, err)
+		}
+		if res.Started != 1 || res.Failed != 1 || res.Abandoned != 0 || res.Rejections != 1 || res.Errors != 1 || res.Delivered != 0 {
+			t.Errorf("%s: started %d, failed %d, abandoned %d, rejections %d, errors %d, delivered %d; want 1, 1, 0, 1, 1, 0",
+				mech, res.Started, res.Failed, res.Abandoned, res.Rejections, res.Errors, res.Delivered)
+		}
+	}
+}

@@ -161,10 +161,15 @@ func (s *session) authenticate(ctx context.Context) error {
 				resp, err = cl.Next(challenge)
 			}
 			if err != nil {
-				// Cancel the exchange (RFC 4954 §4); its 501 is counted.
+				// Cancel the exchange (RFC 4954 §4). The server's reply
+				// to that (501) is its refusal, counted as a 535 is, so
+				// that the message fails the same whatever the mechanism
+				// (OAUTHBEARER's error challenge is a refusal too).
 				c.bw.WriteString("*\r\n")
 				if s.flush(ctx, "auth") == nil {
-					s.readReply(ctx, "auth")
+					if code, msg, err := s.readReply(ctx, "auth"); err == nil && code >= 400 {
+						s.reject(ctx, "auth", code, msg)
+					}
 				}
 				s.quit(ctx)
 				r.end(fmt.Errorf("%w: %s: AUTH %s: challenge %q: %w", ErrAuth, r.addr, mech, strings.TrimSpace(msg), err))
