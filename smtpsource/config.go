@@ -216,8 +216,11 @@ type Config struct {
 	// (default 100s, smtp-sink's own timeout). Past it the connection is
 	// closed and an I/O error counted; but a refusal that had begun to
 	// come when a write timed out is read within a Timeout of its own.
-	Timeout  time.Duration
-	Progress io.Writer // one line per second; nil for none
+	Timeout time.Duration
+	// Progress gets a line a second: the messages delivered so far,
+	// the rate and the latency percentiles of those delivered in that
+	// second ("-" where none was), failures and errors; nil for none.
+	Progress io.Writer
 	// HdrLog gets the HdrHistogram interval log of message latencies
 	// (ns), written from Run's goroutine once the first connection has
 	// opened; nil for none. At its first failed write (or short one) the

@@ -281,9 +281,12 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 				_, i := r.sched.at(r.next.Load())
 				fmt.Fprintf(cfg.Progress, "stage %d  ", i+1)
 			}
+			p50, p99, pmax := "-", "-", "-" // no message delivered: no latency, not 0
+			if msg.TotalCount() > 0 {
+				p50, p99, pmax = us(msg.ValueAtQuantile(50)), us(msg.ValueAtQuantile(99)), us(msg.Max())
+			}
 			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  failed %d  errors %d\n",
-				float64(now)/1e9, d, float64(d-lastDone)/secs,
-				us(msg.ValueAtQuantile(50)), us(msg.ValueAtQuantile(99)), us(msg.Max()), r.n.failed.Load(), r.errors())
+				float64(now)/1e9, d, float64(d-lastDone)/secs, p50, p99, pmax, r.n.failed.Load(), r.errors())
 			lastDone = d
 		}
 		lastTick = now

@@ -11,6 +11,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -931,4 +932,66 @@ func TestUnixSocket(t *testing.T) {
 	if res := runOK(t, cfg); res.Delivered != 3 || res.Errors != 0 || res.Connections != 1 {
 		t.Fatalf("%+v", res)
 	}
+}
+
+// A progress line of a second in which no message was delivered has no
+// latency to show: "-", not 0.0µs (a stalled server read as the fastest).
+// The server's reply waits, on the clock's move past the first second,
+// until that second's line is out.
+func TestProgressNothingDelivered(t *testing.T) {
+	clk := newFakeClock()
+	start := clk.Now()
+	pw := &signalWriter{wrote: make(chan struct{}, 16)}
+	clk.Moved = func(now time.Time) {
+		if now.Sub(start) >= time.Second && pw.lines() == 0 {
+			select {
+			case <-pw.wrote:
+			case <-time.After(time.Minute):
+				t.Error("no progress line a minute after the first second")
+			}
+		}
+	}
+	f := &fakeServer{clk: clk, delay: map[string]time.Duration{".": 1500 * time.Millisecond}}
+	cfg := base(f.start(t))
+	cfg.Messages, cfg.Progress = 1, pw
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 1 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	first, _, _ := strings.Cut(pw.String(), "\n")
+	if !strings.Contains(first, "delivered        0") || !strings.Contains(first, "p50 -  p99 -  max -") {
+		t.Errorf("first progress line %q: want delivered 0 and no percentiles", first)
+	}
+}
+
+// signalWriter keeps what is written to it and signals each Write.
+type signalWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	n     int
+	wrote chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.buf.Write(p)
+	w.n++
+	w.mu.Unlock()
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) lines() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
