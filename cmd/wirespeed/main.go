@@ -164,8 +164,13 @@ func exit(c command, err error, stderr io.Writer) int {
 	status, print := cli.Status(err)
 	if print {
 		// Errors that already name the command ("tcpperf: ...",
-		// "bench net: ...") are not prefixed with it again.
-		if msg := err.Error(); strings.HasPrefix(msg, c.name+":") || strings.HasPrefix(msg, c.name+" ") {
+		// "bench net: ...") are not prefixed with it again; those that
+		// name its package ("smtpsource: ...") are named by the command.
+		msg := err.Error()
+		if pkg := strings.ReplaceAll(c.name, "-", ""); pkg != c.name {
+			msg = strings.TrimPrefix(msg, pkg+": ")
+		}
+		if strings.HasPrefix(msg, c.name+":") || strings.HasPrefix(msg, c.name+" ") {
 			fmt.Fprintf(stderr, "wirespeed %s\n", msg)
 		} else {
 			fmt.Fprintf(stderr, "wirespeed %s: %s\n", c.name, msg)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,16 @@ func TestDispatch(t *testing.T) {
 		if strings.Count(stderr, "wirespeed tcpperf: tcpperf") > 0 || strings.Count(stderr, "unknown suite") > 1 {
 			t.Errorf("%q: error printed twice or prefixed twice: %q", c.args, stderr)
 		}
+	}
+	// An error naming the command's package is named by the command.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close() // refused from now on (unless another test takes the port)
+	status, _, stderr := runMain("smtp-source", "-q", "-m", "1", ln.Addr().String())
+	if want := "wirespeed smtp-source: no connection could be opened to " + ln.Addr().String(); status != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("smtp-source to a closed port: status %d, stderr %q; want 1 and %q", status, stderr, want)
 	}
 	if status, stdout, _ := runMain("sum"); status != 0 || stdout != "d41d8cd98f00b204e9800998ecf8427e  -\n" {
 		t.Errorf("sum of empty stdin: %d %q", status, stdout)
