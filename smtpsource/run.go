@@ -285,8 +285,8 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 			if msg.TotalCount() > 0 {
 				p50, p99, pmax = us(msg.ValueAtQuantile(50)), us(msg.ValueAtQuantile(99)), us(msg.Max())
 			}
-			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8.0f msg/s  p50 %s  p99 %s  max %s  failed %d  errors %d\n",
-				float64(now)/1e9, d, float64(d-lastDone)/secs, p50, p99, pmax, r.n.failed.Load(), r.errors())
+			fmt.Fprintf(cfg.Progress, "%6.1fs  delivered %8d  %8s msg/s  p50 %s  p99 %s  max %s  failed %d  errors %d\n",
+				float64(now)/1e9, d, rate(d-lastDone, secs), p50, p99, pmax, r.n.failed.Load(), r.errors())
 			lastDone = d
 		}
 		lastTick = now
@@ -447,4 +447,13 @@ func (h *heldWriter) release() {
 		h.log.Write(h.buf)
 		h.buf = nil
 	}
+}
+
+// rate is n over secs seconds for a progress line, '-' over none (the
+// last line's rest of a second may take no time on a fake clock).
+func rate(n int64, secs float64) string {
+	if secs <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(n)/secs, 'f', 0, 64)
 }

@@ -995,3 +995,16 @@ func (w *signalWriter) String() string {
 	defer w.mu.Unlock()
 	return w.buf.String()
 }
+
+// A progress line's rate over no time is none, not +Inf or NaN.
+func TestProgressRate(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		secs float64
+		want string
+	}{{5, 0, "-"}, {0, 0, "-"}, {5, 0.5, "10"}, {0, 1, "0"}} {
+		if got := rate(c.n, c.secs); got != c.want {
+			t.Errorf("rate(%d, %g) = %q, want %q", c.n, c.secs, got, c.want)
+		}
+	}
+}
