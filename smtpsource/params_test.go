@@ -355,3 +355,39 @@ func TestAuthRefusedCounted(t *testing.T) {
 		}
 	}
 }
+
+// A setup that ends the run before any MAIL (AUTH or STARTTLS not
+// offered, a certificate that does not verify) fails its message: no
+// MAIL went, so its fate is known (it read "abandoned: reply unread, the
+// server may have taken it").
+func TestSetupEndedFails(t *testing.T) {
+	srvTLS, _ := testCerts(t)
+	for _, c := range []struct {
+		name string
+		f    *fakeServer
+		set  func(*Config)
+		want error
+	}{
+		{"AUTH not offered", &fakeServer{}, func(cfg *Config) {
+			cfg.AuthUser, cfg.AuthPass, cfg.AuthMech = "u", "p", "PLAIN"
+		}, ErrAuth},
+		{"STARTTLS not offered", &fakeServer{}, func(cfg *Config) {
+			cfg.TLS = true
+		}, ErrStartTLS},
+		{"certificate not verified", &fakeServer{tlsConf: srvTLS}, func(cfg *Config) {
+			cfg.TLS, cfg.TLSConfig = true, &tls.Config{} // the system's roots: not the test CA
+		}, ErrTLS},
+	} {
+		cfg := base(c.f.start(t))
+		cfg.Messages, cfg.Sessions = 3, 1
+		c.set(&cfg)
+		res, err := RunWith(context.Background(), cfg, nil, nil)
+		if !errors.Is(err, c.want) || res == nil {
+			t.Fatalf("%s: %+v, %v; want %v with the result", c.name, res, err, c.want)
+		}
+		if res.Started != 1 || res.Failed != 1 || res.Abandoned != 0 || res.Delivered != 0 {
+			t.Errorf("%s: started %d, failed %d, abandoned %d, delivered %d; want 1, 1, 0, 0",
+				c.name, res.Started, res.Failed, res.Abandoned, res.Delivered)
+		}
+	}
+}

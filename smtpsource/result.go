@@ -146,7 +146,7 @@ type Result struct {
 
 	Started   int64 `json:"started"`   // messages begun
 	Delivered int64 `json:"delivered"` // accepted by the server (LMTP: for one recipient or more)
-	Failed    int64 `json:"failed"`    // begun and not accepted: refused, broken off, timed out
+	Failed    int64 `json:"failed"`    // begun and not accepted: refused, broken off, timed out, or stopped before its MAIL by the run's fatal error
 	// Abandoned counts the messages under way, with no error counted yet,
 	// when the run was stopped (its context ended, or a fatal error ended
 	// it): their outcome is unknown (the server may have accepted them,

@@ -854,7 +854,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 	if s.c == nil {
 		if err := s.open(ctx); err != nil {
 			s.ahead = nil // sent ahead on a connection gone: it fails here, once
-			return s.failed(ctx, k, t0)
+			return s.openFailed(ctx, k, t0, err)
 		}
 	}
 	s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
@@ -869,7 +869,7 @@ func (s *session) message(ctx context.Context, k, t0 int64) outcome {
 	if !ok && s.stale {
 		s.stale = false
 		if err := s.open(ctx); err != nil {
-			return s.failed(ctx, k, t0)
+			return s.openFailed(ctx, k, t0, err)
 		}
 		s.c.nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
 		ok, open = s.transaction(ctx, k, -1) // s.c is new: not used, so not stale again
@@ -926,6 +926,18 @@ func (s *session) failed(ctx context.Context, k, t0 int64) outcome {
 	}
 	s.done(phaseFailed, k, t0)
 	return failed
+}
+
+// openFailed records message k, whose connection failed to open with
+// err, as failed or abandoned (failed). A setup that ended the run (an
+// extension not offered, a certificate that does not verify, AUTH
+// refused) sent no MAIL: the message failed, its fate known.
+func (s *session) openFailed(ctx context.Context, k, t0 int64, err error) outcome {
+	if errors.Is(err, errEnded) {
+		s.done(phaseFailed, k, t0)
+		return failed
+	}
+	return s.failed(ctx, k, t0)
 }
 
 // transaction sends MAIL, RCPT and the data of message k and reports
