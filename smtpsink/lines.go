@@ -24,7 +24,9 @@ func (l *lineScanner) scan(p []byte) (n int, line []byte, done, tooLong bool) {
 	i := bytes.IndexByte(p, '\n')
 	if i < 0 {
 		if !l.long {
-			if len(l.buf)+len(p) > l.max+1 { // +1: a CR that a LF may follow
+			// -1: a CR that a LF may follow (not max+1, which
+			// overflows for a max of math.MaxInt: no limit in effect).
+			if len(l.buf)+len(p)-1 > l.max {
 				l.long, l.buf = true, l.buf[:0]
 			} else {
 				l.buf = append(l.buf, p...)

@@ -1,6 +1,7 @@
 package smtpsink
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,35 @@ func TestLineScanner(t *testing.T) {
 		}
 		if !l.pending() {
 			t.Errorf("step %d: the cut-off line \"QU\" is not pending", step)
+		}
+	}
+}
+
+// A limit as large as an int holds (Config.MaxCommandBytes math.MaxInt,
+// for no limit in effect) takes every line, however the input is split:
+// the bound with the CR a LF may follow overflowed, and each line that
+// came in two pieces was reported too long.
+func TestLineScannerMaxInt(t *testing.T) {
+	input := "EHLO client.example\r\nMAIL FROM:<a@b>\r\n"
+	for step := 1; step <= len(input); step++ {
+		l := lineScanner{max: math.MaxInt}
+		var got []string
+		for off := 0; off < len(input); off += step {
+			p := []byte(input[off:min(off+step, len(input))])
+			for len(p) > 0 {
+				n, line, done, long := l.scan(p)
+				p = p[n:]
+				switch {
+				case !done:
+				case long:
+					got = append(got, "!")
+				default:
+					got = append(got, string(line))
+				}
+			}
+		}
+		if want := "EHLO client.example|MAIL FROM:<a@b>"; strings.Join(got, "|") != want {
+			t.Fatalf("step %d: got %q, want %q", step, got, want)
 		}
 	}
 }
