@@ -268,6 +268,17 @@ func (ss *session) replyMessage(r Reply, size int64, chunks int, m *Message) boo
 				m = &mm
 			}
 			m.Seq, m.Refused = seq, false
+			if nok < len(m.To) {
+				// LMTP's replies refused some: OnMessage gets those
+				// they accepted (a new slice: Decide's may be kept).
+				to := make([]string, 0, nok)
+				for i, p := range per {
+					if p.Code == 0 && i < len(ss.to) {
+						to = append(to, ss.to[i])
+					}
+				}
+				m.To = to
+			}
 			ss.cfg.OnMessage(*m)
 		}
 		// Counted once OnMessage has returned: one that panics ends the

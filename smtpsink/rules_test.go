@@ -260,3 +260,67 @@ func TestDecideRefused(t *testing.T) {
 		})
 	}
 }
+
+// In LMTP, OnMessage's Message.To is the recipients the data's replies
+// accepted (as Stats.Recipients counts them): not those a dot rule
+// refused, nor those after a 421, which get no reply. Decide, before
+// those replies, has every recipient RCPT took. It listed them all.
+func TestLMTPOnMessageTo(t *testing.T) {
+	refuse, err := ParseRule("dot:^(full|busy)@=452 4.2.2 mailbox full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closing, err := ParseRule("dot:^bye@=421 4.3.0 going away")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		t.Run(string(e), func(t *testing.T) {
+			var got messages
+			var decided messages
+			s := startSink(t, Config{Engine: e, LMTP: true, Rules: []Rule{refuse, closing}, OnMessage: got.add,
+				Decide: func(m Message) Reply { decided.add(m); return Reply{} }}, hooks{})
+			c := dial(t, s)
+			c.cmd(250, "LHLO c")
+			c.send("MAIL FROM:<a@x>\r\nRCPT TO:<one@x>\r\nRCPT TO:<full@x>\r\nRCPT TO:<two@x>\r\nRCPT TO:<busy@x>\r\nDATA\r\n")
+			if codes := c.codes(6); codes != "250 250 250 250 250 354" {
+				t.Fatalf("replies %s", codes)
+			}
+			c.send("hi\r\n.\r\n")
+			if codes := c.codes(4); codes != "250 452 250 452" {
+				t.Fatalf("replies to the data %s, want 250 452 250 452", codes)
+			}
+			c.send("MAIL FROM:<a@x>\r\nRCPT TO:<one@x>\r\nRCPT TO:<bye@x>\r\nRCPT TO:<two@x>\r\nDATA\r\n")
+			if codes := c.codes(5); codes != "250 250 250 250 354" {
+				t.Fatalf("replies %s", codes)
+			}
+			c.send("hi\r\n.\r\n")
+			if codes := c.codes(2); codes != "250 421" {
+				t.Fatalf("replies to the data %s, want 250 421", codes)
+			}
+			s.Close()
+			ms := got.all()
+			if len(ms) != 2 || strings.Join(ms[0].To, " ") != "one@x two@x" || strings.Join(ms[1].To, " ") != "one@x" {
+				t.Errorf("OnMessage's recipients %q, want [one@x two@x] and [one@x]", tos(ms))
+			}
+			if ds := decided.all(); len(ds) != 2 || strings.Join(ds[0].To, " ") != "one@x full@x two@x busy@x" {
+				t.Errorf("Decide's recipients %q, want every RCPT's", tos(ds))
+			}
+			var n int
+			for _, m := range ms {
+				n += len(m.To)
+			}
+			if st := s.Stats(); st.Recipients != uint64(n) {
+				t.Errorf("Stats.Recipients %d, OnMessage's %d", st.Recipients, n)
+			}
+		})
+	}
+}
+
+func tos(ms []Message) [][]string {
+	var r [][]string
+	for _, m := range ms {
+		r = append(r, m.To)
+	}
+	return r
+}

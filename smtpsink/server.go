@@ -23,9 +23,11 @@ type Message struct {
 	Session uint64 // the session's number, from 1, in the order the sessions were accepted
 	Seq     int    // the message's number in its session, from 1
 	From    string // the reverse path, without its angle brackets ("" for <>)
-	// To is the accepted recipients, without angle brackets. Decide's
-	// and OnMessage's Message of one message share it: read it, do not
-	// change it.
+	// To is the accepted recipients, without angle brackets: Decide's,
+	// those RCPT accepted; OnMessage's, in LMTP, those whose reply to
+	// the data accepted the message (as Stats.Recipients counts them).
+	// Decide's and OnMessage's Message of one message share it where
+	// these are the same: read it, do not change it.
 	To         []string
 	Size       int64      // bytes of data: CRLF line endings included, dot-stuffing removed
 	Digest     digest.Sum // of the data, if Config.Digest is set
