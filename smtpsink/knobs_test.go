@@ -5,10 +5,12 @@ import (
 	"io"
 	"net"
 	nettextproto "net/textproto"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 )
 
 // LMTP answers the data once per accepted recipient (RFC 2033 §4.2),
@@ -291,6 +293,48 @@ func TestGreetingNoEnhancedStatusCodes(t *testing.T) {
 		t.Errorf("MAIL reply %q", got)
 	}
 	c.cmd(221, "QUIT")
+}
+
+// A server closed (or shut down) is not kept by the ctx it was made
+// with: Listen registered its Close on ctx for good, so a ctx that lives
+// on (a program's, a test suite's, each making sinks) kept every server
+// it had made, closed or not. Collected garbage is polled for (a closed
+// server's last goroutines may still be returning); it fails only if
+// the server is never collected.
+func TestClosedServerNotKeptByCtx(t *testing.T) {
+	for _, e := range []Engine{EngineGoroutine, EngineLoops} {
+		for _, how := range []string{"Close", "Shutdown"} {
+			t.Run(string(e)+"/"+how, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel() // only after the check
+				s, err := Listen(ctx, Config{Addr: "127.0.0.1:0", Engine: e, ErrorLog: quiet})
+				if err != nil {
+					t.Fatal(err)
+				}
+				served := make(chan error, 1)
+				go func() { served <- s.Serve() }()
+				if how == "Close" {
+					err = s.Close()
+				} else {
+					err = s.Shutdown(context.Background())
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := <-served; err != nil {
+					t.Fatal(err)
+				}
+				wp := weak.Make(s)
+				s = nil
+				for start := time.Now(); wp.Value() != nil; runtime.Gosched() {
+					if time.Since(start) > 10*time.Second {
+						t.Fatalf("the server is still reachable after %s, while its ctx lives", how)
+					}
+					runtime.GC()
+				}
+			})
+		}
+	}
 }
 
 // Close ends idle sessions with 421 (counted as aborted) and Serve

@@ -129,6 +129,10 @@ type Server struct {
 	stop    chan struct{} // closed: accept no more
 	kill    chan struct{} // closed: sessions end now
 	once    sync.Once
+	// unwatch forgets Listen's ctx once the server has closed, so that
+	// a ctx that lives on (a program's, a test suite's) does not keep
+	// every server made with it (mu).
+	unwatch func() bool
 	kOnce   sync.Once
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
@@ -174,7 +178,8 @@ const readBufSize = 64 << 10
 const writeBufSize = 4 << 10
 
 // Listen listens on cfg.Addr and returns the Server; call Serve to accept
-// sessions. The Server is closed when ctx is done, as if by Close. A
+// sessions. The Server is closed when ctx is done, as if by Close; once
+// Close or Shutdown has returned, ctx no longer refers to it. A
 // Config it cannot serve is a *ConfigError, which matches ErrConfig.
 func Listen(ctx context.Context, cfg Config) (*Server, error) {
 	return listen(ctx, cfg, hooks{})
@@ -213,7 +218,9 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	}
 	s := newServer(cfg, h)
 	s.ln, s.removeSocket = ln, remove
-	context.AfterFunc(ctx, func() { s.Close() })
+	s.mu.Lock() // a ctx done already runs Close at once
+	s.unwatch = context.AfterFunc(ctx, func() { s.Close() })
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -414,6 +421,7 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 // (OnMessage, Decide, OnCommand, OnSessionEnd...), which would wait for its
 // own session: there, call it in a goroutine of its own (go s.Close()).
 func (s *Server) Close() error {
+	defer s.forgetCtx()
 	err := s.stopAccepting()
 	s.kOnce.Do(func() { close(s.kill) })
 	s.mu.Lock()
@@ -466,10 +474,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		s.forgetCtx()
 		return err
 	case <-ctx.Done():
 		s.Close()
 		return ctx.Err()
+	}
+}
+
+// forgetCtx stops watching Listen's ctx: the server has closed. (Not
+// before: a Shutdown still waiting is cut short by it, as by Close.)
+func (s *Server) forgetCtx() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unwatch != nil {
+		s.unwatch()
 	}
 }
 
