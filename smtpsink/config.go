@@ -224,7 +224,10 @@ type Config struct {
 	// "." for the reply to a message's data (after DATA's end line or BDAT
 	// LAST). These two pseudo keys name events only: a client's line "."
 	// or "CONNECT ..." is an unknown command (500) whatever Force says.
-	// See [Reply].
+	// A Force reply is sent as given: a 421 closes the connection only
+	// with Close set (as Postfix smtp-sink's -b 421 with -r goes on),
+	// where Rules and Decide close after any 421 (RFC 5321 §3.8). See
+	// [Reply].
 	Force map[string]Reply
 
 	// Rules give the replies to given clients, addresses and stages, in
