@@ -98,31 +98,11 @@ func irregular(t *testing.T, r *rand.Rand, cfg modelConfig, in []byte) decResult
 		if calls > 20*len(in)+200 {
 			t.Fatalf("%+v %q: no end after %d calls", cfg, in, calls)
 		}
-		srcLen := min(r.IntN(grain+1), len(in)-pos)
-		if r.IntN(8) == 0 {
-			srcLen = len(in) - pos
-		}
-		dstLen := min(r.IntN(grain+2), len(buf))
-		switch r.IntN(8) {
-		case 0:
-			dstLen = r.IntN(len(buf) + 1)
-		case 1:
-			dstLen = 0
-		}
-		// dst sits inside a larger buffer: the bytes after it are not
-		// the decoder's to write.
-		for i := range buf {
-			buf[i] = 0xEE
-		}
-		off := r.IntN(len(buf) - dstLen + 1)
-		dst := buf[off : off+dstLen : off+dstLen]
-		src := slices.Clone(in[pos : pos+srcLen])
-		atEOF := pos+srcLen == len(in)
+		dst, src, off, atEOF := pickCall(r, in, pos, grain, 2, buf)
+		dstLen := len(dst)
 		nd, ns, err := d.Transform(dst, src, atEOF)
-		for i, c := range buf {
-			if (i < off || i >= off+dstLen) && c != 0xEE {
-				t.Fatalf("%+v %q: byte %d of the buffer around dst[%d:%d] written", cfg, in, i, off, off+dstLen)
-			}
+		if i := writtenOutside(buf, off, dstLen); i >= 0 {
+			t.Fatalf("%+v %q: byte %d of the buffer around dst[%d:%d] written", cfg, in, i, off, off+dstLen)
 		}
 		out = append(out, dst[:nd]...)
 		pos += ns
@@ -138,6 +118,41 @@ func irregular(t *testing.T, r *rand.Rand, cfg modelConfig, in []byte) decResult
 			return decResult{out, pos, err}
 		}
 	}
+}
+
+// pickCall shapes a Transform call of the contract tests: src the next
+// bytes of in from pos (up to grain of them, or now and then the rest),
+// dst up to grain+slack bytes (now and then none, or any length) at a
+// random place in buf, whose other bytes are set to 0xEE: they are not
+// the transformer's to write (writtenOutside).
+func pickCall(r *rand.Rand, in []byte, pos, grain, slack int, buf []byte) (dst, src []byte, off int, atEOF bool) {
+	srcLen := min(r.IntN(grain+1), len(in)-pos)
+	if r.IntN(8) == 0 {
+		srcLen = len(in) - pos
+	}
+	dstLen := min(r.IntN(grain+slack), len(buf))
+	switch r.IntN(8) {
+	case 0:
+		dstLen = r.IntN(len(buf) + 1)
+	case 1:
+		dstLen = 0
+	}
+	for i := range buf {
+		buf[i] = 0xEE
+	}
+	off = r.IntN(len(buf) - dstLen + 1)
+	return buf[off : off+dstLen : off+dstLen], slices.Clone(in[pos : pos+srcLen]), off, pos+srcLen == len(in)
+}
+
+// writtenOutside returns the index of a byte of buf outside
+// buf[off:off+n] that is no longer 0xEE, or -1.
+func writtenOutside(buf []byte, off, n int) int {
+	for i, c := range buf {
+		if (i < off || i >= off+n) && c != 0xEE {
+			return i
+		}
+	}
+	return -1
 }
 
 // contractInputs are short blocks for the contract tests: the golden
@@ -319,22 +334,7 @@ func wrapDecode(t *testing.T, r *rand.Rand, cfg modelConfig, in []byte) {
 	}
 
 	var buf bytes.Buffer
-	w := transform.NewWriter(&buf, d) // resets d
-	consumed := 0
-	var err error
-	for rest := in; len(rest) > 0; {
-		m := min(len(rest), r.IntN(20))
-		var k int
-		k, err = w.Write(rest[:m])
-		consumed += k
-		if err != nil {
-			break
-		}
-		rest = rest[m:]
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
+	consumed, err := writePieces(r, transform.NewWriter(&buf, d), in) // resets d
 	if !bytes.Equal(buf.Bytes(), want.out) || consumed != want.consumed || !sameErr(err, want.err) {
 		t.Fatalf("%s:\n got %q consumed=%d %v\nwant %v", what("transform.NewWriter"), buf.Bytes(), consumed, err, want)
 	}
@@ -353,20 +353,9 @@ func wrapDecode(t *testing.T, r *rand.Rand, cfg modelConfig, in []byte) {
 	}
 }
 
-func wrapEncode(t *testing.T, r *rand.Rand, mode Mode, in []byte) {
-	t.Helper()
-	want := encOracle(mode, in)
-	e := &Encoder{Mode: mode}
-	what := func(how string) string { return fmt.Sprintf("%s %v %q", how, mode, clip(in)) }
-
-	out, err := io.ReadAll(transform.NewReader(iotest.OneByteReader(bytes.NewReader(in)), e))
-	if !bytes.Equal(out, want.out) || !sameErr(err, want.err) {
-		t.Fatalf("%s:\n got %q %v\nwant %v", what("transform.NewReader"), out, err, want)
-	}
-
-	var buf bytes.Buffer
-	w := transform.NewWriter(&buf, e)
-	consumed := 0
+// writePieces writes in to w in pieces of random lengths under 20, up to
+// the first error, closes w and returns what w took and the first error.
+func writePieces(r *rand.Rand, w io.WriteCloser, in []byte) (consumed int, err error) {
 	for rest := in; len(rest) > 0; {
 		m := min(len(rest), r.IntN(20))
 		var k int
@@ -380,6 +369,22 @@ func wrapEncode(t *testing.T, r *rand.Rand, mode Mode, in []byte) {
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
+	return consumed, err
+}
+
+func wrapEncode(t *testing.T, r *rand.Rand, mode Mode, in []byte) {
+	t.Helper()
+	want := encOracle(mode, in)
+	e := &Encoder{Mode: mode}
+	what := func(how string) string { return fmt.Sprintf("%s %v %q", how, mode, clip(in)) }
+
+	out, err := io.ReadAll(transform.NewReader(iotest.OneByteReader(bytes.NewReader(in)), e))
+	if !bytes.Equal(out, want.out) || !sameErr(err, want.err) {
+		t.Fatalf("%s:\n got %q %v\nwant %v", what("transform.NewReader"), out, err, want)
+	}
+
+	var buf bytes.Buffer
+	consumed, err := writePieces(r, transform.NewWriter(&buf, e), in)
 	if !bytes.Equal(buf.Bytes(), want.out) || consumed > want.consumed || !sameErr(err, want.err) {
 		t.Fatalf("%s:\n got %q consumed=%d %v\nwant %v", what("transform.NewWriter"), buf.Bytes(), consumed, err, want)
 	}
@@ -447,29 +452,11 @@ func irregularEnc(t *testing.T, r *rand.Rand, mode Mode, in []byte) encResult {
 		if calls > 20*len(in)+200 {
 			t.Fatalf("%v %q: no end after %d calls", mode, in, calls)
 		}
-		srcLen := min(r.IntN(grain+1), len(in)-pos)
-		if r.IntN(8) == 0 {
-			srcLen = len(in) - pos
-		}
-		dstLen := min(r.IntN(grain+3), len(buf))
-		switch r.IntN(8) {
-		case 0:
-			dstLen = r.IntN(len(buf) + 1)
-		case 1:
-			dstLen = 0
-		}
-		for i := range buf {
-			buf[i] = 0xEE
-		}
-		off := r.IntN(len(buf) - dstLen + 1)
-		dst := buf[off : off+dstLen : off+dstLen]
-		src := slices.Clone(in[pos : pos+srcLen])
-		atEOF := pos+srcLen == len(in)
+		dst, src, off, atEOF := pickCall(r, in, pos, grain, 3, buf)
+		dstLen := len(dst)
 		nd, ns, err := e.Transform(dst, src, atEOF)
-		for i, c := range buf {
-			if (i < off || i >= off+dstLen) && c != 0xEE {
-				t.Fatalf("%v %q: byte %d of the buffer around dst[%d:%d] written", mode, in, i, off, off+dstLen)
-			}
+		if i := writtenOutside(buf, off, dstLen); i >= 0 {
+			t.Fatalf("%v %q: byte %d of the buffer around dst[%d:%d] written", mode, in, i, off, off+dstLen)
 		}
 		if nd < 0 || nd > len(dst) || ns < 0 || ns > len(src) {
 			t.Fatalf("%v %q: nDst=%d nSrc=%d for len(dst)=%d len(src)=%d", mode, in, nd, ns, len(dst), len(src))
