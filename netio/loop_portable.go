@@ -318,7 +318,10 @@ func acceptError(s *Loops, err error) {
 	if f := s.opt.OnAcceptError; f != nil {
 		func() {
 			defer func() { recover() }() // nowhere to report it; the server goes on
-			f(fmt.Errorf("netio: accept: %w", err))
+			// The system's error number alone, as the epoll loops give it
+			// ("netio: accept: too many open files"), not the
+			// *net.OpError of net.Listener's Accept around it.
+			f(fmt.Errorf("netio: accept: %w", sysErr(err)))
 		}()
 	}
 }
