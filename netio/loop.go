@@ -563,8 +563,11 @@ func (c *LoopConn) outside() error {
 // syscall.RawConn's Control does, for the socket options package net
 // has no method for (TCP_QUICKACK, say). f must not keep, close or
 // block on the descriptor. Like Write, it may be called only on the
-// connection's loop.
+// connection's loop; a nil f fails with ErrNilFunc.
 func (c *LoopConn) Control(f func(fd uintptr)) error {
+	if f == nil {
+		return ErrNilFunc
+	}
 	if err := c.usable(); err != nil {
 		return err
 	}

@@ -46,6 +46,33 @@ func TestLoopsDoNil(t *testing.T) {
 	roundTrip(t, bufio.NewReader(nc), nc)
 }
 
+// TestLoopsControlNil: Control(nil) fails with ErrNilFunc, as Do and
+// AfterFunc do, and the connection goes on: it called the nil function,
+// whose panic closed the connection (OnClose learned ErrPanic), on both
+// implementations.
+func TestLoopsControlNil(t *testing.T) {
+	got := make(chan error, 1)
+	closed := make(chan error, 1)
+	s := startLoops(t, func(c *LoopConn, in []byte) int {
+		if bytes.Contains(in, []byte("control")) {
+			got <- c.Control(nil)
+			return len(in)
+		}
+		return echo(c, in)
+	}, &LoopOptions{Loops: 1, OnClose: func(c *LoopConn, err error) { closed <- err }})
+	nc := dial(t, s)
+	nc.Write([]byte("control\n"))
+	select {
+	case err := <-got:
+		if !errors.Is(err, ErrNilFunc) {
+			t.Fatalf("Control(nil): %v, want ErrNilFunc", err)
+		}
+	case err := <-closed:
+		t.Fatalf("Control(nil) closed the connection: %.60v", err)
+	}
+	roundTrip(t, bufio.NewReader(nc), nc)
+}
+
 // TestLoopsPanic: a panic in a Handler, a callback, or a function run by
 // Do or AfterFunc closes that connection at once and OnClose learns a
 // PanicError with the value and the stack; the server serves the others.

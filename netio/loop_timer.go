@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// ErrNilFunc is what Serve, Do and AfterFunc return when given a nil
-// function.
+// ErrNilFunc is what Serve, Do, AfterFunc and Control return when given
+// a nil function.
 var ErrNilFunc = errors.New("netio: nil function")
 
 // A LoopTimer is a call AfterFunc arranged on a connection's loop.
