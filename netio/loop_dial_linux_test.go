@@ -268,6 +268,57 @@ func TestLoopsDialEnds(t *testing.T) {
 	}
 }
 
+// TestLoopsDialCanceledText: a Dial whose context is cancelled, before
+// it begins or while its connect is under way, fails as package net's
+// Dial does, "dial tcp ADDR: operation was canceled", matching
+// context.Canceled; both implementations said "context canceled".
+func TestLoopsDialCanceledText(t *testing.T) {
+	addr := fullListener(t) // a connect that cannot complete
+	ln := listenUnix(t)
+	waiting := make(chan struct{}, 1)
+	opt := &LoopOptions{Loops: 1}
+	SetDialingHook(opt, func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	})
+	s, err := NewLoops(echo, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	want := func(network, address string) error {
+		var nd net.Dialer
+		_, err := nd.DialContext(done, network, address)
+		if err == nil {
+			t.Fatalf("package net's Dial(%q, %q) with a cancelled ctx connected", network, address)
+		}
+		return err
+	}
+	for _, d := range [][2]string{{"tcp", addr}, {"unix", ln.Addr().String()}} {
+		c, err := s.Dial(done, d[0], d[1])
+		if w := want(d[0], d[1]); c != nil || !errors.Is(err, context.Canceled) || err.Error() != w.Error() {
+			t.Errorf("Dial(%q, %q) with a cancelled ctx: %v, want %v", d[0], d[1], err, w)
+		}
+	}
+	select {
+	case <-waiting: // a dial the ctx ended before it began (portable loops)
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-waiting // the connect is under way
+		cancel()
+	}()
+	c, err := s.Dial(ctx, "tcp", addr)
+	if w := want("tcp", addr); c != nil || !errors.Is(err, context.Canceled) || err.Error() != w.Error() {
+		t.Errorf("Dial(%q) cancelled under way: %v, want %v", addr, err, w)
+	}
+}
+
 // TestLoopsDialContextDeadline: a dial that its context's deadline ends
 // fails as one DialTimeout ends, and as package net's Dial does: with a
 // net.Error whose Timeout reports true, matching os.ErrDeadlineExceeded

@@ -442,11 +442,22 @@ const (
 // context.DeadlineExceeded and is a timeout (net.Error), as the one
 // DialTimeout ends a Dial with and package net's Dial return.
 func dialCtxErr(err error) error {
-	if err == context.DeadlineExceeded {
+	switch err {
+	case context.DeadlineExceeded:
 		return dialDeadlineError{}
+	case context.Canceled:
+		return dialCanceledError{}
 	}
 	return err
 }
+
+// dialCanceledError is the error of a Dial whose context was cancelled:
+// context.Canceled (errors.Is), in package net's Dial's text, "operation
+// was canceled".
+type dialCanceledError struct{}
+
+func (dialCanceledError) Error() string     { return "operation was canceled" }
+func (dialCanceledError) Is(err error) bool { return err == context.Canceled }
 
 // dialDeadlineError is the error of a Dial whose context's deadline
 // passed.
