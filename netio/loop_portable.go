@@ -329,7 +329,9 @@ func acceptError(s *Loops, err error) {
 // Close stops accepting, ends the dials in flight, closes every
 // connection (OnClose learns ErrServerClosed; unsent output is dropped),
 // waits for the loops and the connections' goroutines to end, and closes
-// the listeners. It must not be called on a loop.
+// the listeners. It must not be called on a loop, where it would wait
+// for itself: a Handler that ends the server (as evio's Shutdown action
+// or gnet's does) calls it in a goroutine of its own (go s.Close()).
 func (s *Loops) Close() error {
 	s.sys.closeOnce.Do(func() {
 		s.sys.quit.Store(true)
@@ -370,7 +372,7 @@ func (s *Loops) closeListeners() error {
 // or as OnShutdown decides, and waits until all of them are closed or
 // ctx is done; then it closes the server as Close does. It returns ctx's
 // error if ctx ended first. Each call, a second one included, waits on
-// its own ctx. It must not be called on a loop.
+// its own ctx. It must not be called on a loop (see Close).
 func (s *Loops) Shutdown(ctx context.Context) error {
 	var err error
 	s.sys.shutOnce.Do(func() {
