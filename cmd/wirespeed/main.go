@@ -121,7 +121,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if c.interrupt {
 		var stop context.CancelFunc
 		ctx, stop = interruptible(ctx, signalGrace)
-		defer stop()
+		// After a signal the signals stay caught up to the exit (or
+		// the grace): a duplicate still on its way would otherwise end
+		// the process by their default action, with another status
+		// than the one returned.
+		defer func() {
+			if ctx.Err() == nil {
+				stop()
+			}
+		}()
 	}
 	return exit(c, c.run(ctx, args[1:], stdin, stdout, stderr), stderr)
 }
