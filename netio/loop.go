@@ -60,7 +60,8 @@ type LoopOptions struct {
 	// MaxInput bounds the bytes a Handler may leave unused; past it the
 	// connection is closed with ErrInputTooLarge: what the Handler wrote
 	// is sent as far as the socket takes it then, and the close lingers
-	// (output still waiting for room is dropped). 0 or a negative value
+	// (output still waiting for room is dropped, and OnClose then learns
+	// ErrUnsent with ErrInputTooLarge). 0 or a negative value
 	// means 64 KiB.
 	MaxInput int
 	// ReadBudget is how many bytes a loop reads from one connection

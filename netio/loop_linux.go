@@ -1153,6 +1153,7 @@ func (l *loop) close(c *LoopConn, err error) {
 				return // closed once the peer has it all (see linger)
 			}
 		}
+		err = droppedErr(c, err)
 		unix.Close(c.fd) // which takes it out of the epoll set
 	}
 	l.release(c, err)

@@ -42,3 +42,25 @@ func TestLoopsMaxInputLingers(t *testing.T) {
 		t.Fatalf("OnClose learned %v, want ErrInputTooLarge", err)
 	}
 }
+
+// Output still waiting for room in the socket when MaxInput closes the
+// connection is dropped (as MaxInput's doc says): OnClose learns
+// ErrUnsent with ErrInputTooLarge (it learned ErrInputTooLarge alone, as
+// if all had been sent).
+func TestLoopsMaxInputUnsent(t *testing.T) {
+	closed := make(chan error, 1)
+	h := func(c *LoopConn, in []byte) int {
+		if len(in) > 100 {
+			// More than the sockets hold (the peer does not read), and
+			// the input left unused, past MaxInput, in the same call.
+			c.Write(make([]byte, 32<<20))
+		}
+		return 0
+	}
+	s := startLoops(t, h, &LoopOptions{MaxInput: 100, MaxQueued: 64 << 20, OnClose: func(c *LoopConn, err error) { closed <- err }})
+	c := dial(t, s)
+	c.Write(bytes.Repeat([]byte("y"), 1<<20))
+	if err := <-closed; !errors.Is(err, ErrInputTooLarge) || !errors.Is(err, ErrUnsent) {
+		t.Fatalf("OnClose learned %v, want ErrInputTooLarge and ErrUnsent", err)
+	}
+}

@@ -1237,6 +1237,7 @@ func (l *loop) close(c *LoopConn, err error) {
 			return
 		}
 	}
+	err = droppedErr(c, err)
 	c.sys.nc.Close()
 	l.release(c, err)
 }

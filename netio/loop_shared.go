@@ -418,6 +418,16 @@ func gracefulErr(err error) bool {
 	return err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || err == ErrInputTooLarge || tlsGraceful(err)
 }
 
+// droppedErr is err, with ErrUnsent if c is closed for MaxInput with
+// output still waiting for room in its socket, which is dropped (the
+// other errors that drop output say so already, or are the server's).
+func droppedErr(c *LoopConn, err error) error {
+	if err == ErrInputTooLarge && c.waiting {
+		return unsent(err)
+	}
+	return err
+}
+
 // unsent is err, what OnClose would have learned, with ErrUnsent.
 func unsent(err error) error {
 	if err == nil {
