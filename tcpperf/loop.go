@@ -181,7 +181,13 @@ func (l *loop) lose(c *conn, counter *atomic.Int64) {
 		counter.Add(1)
 	}
 	lost, mlost, wlost := int64(len(c.q)-c.qh), int64(0), int64(0)
-	now := l.r.now()
+	// Messages are queued only once the run has begun (its base set): a
+	// connection lost before then (the server closing it as it opens)
+	// has none, and reads no clock, which the run is still setting.
+	var now int64
+	if lost > 0 {
+		now = l.r.now()
+	}
 	for _, t := range c.q[c.qh:] {
 		switch {
 		case l.r.measured(t):
