@@ -298,6 +298,11 @@ wait:
 			report()
 			tick = clk.After(time.Second)
 		case <-done:
+			select {
+			case <-tick: // a second that ended before the run did has its line
+				report()
+			default:
+			}
 			break wait
 		}
 	}
