@@ -236,7 +236,13 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	tick := clk.After(time.Second)
+	// Seconds count from the run's base, not from when this goroutine
+	// got here or last woke: the sessions may have moved a fake clock
+	// past the first already, and a late wake-up does not shift the rest.
+	tick := clk.At(r.base.Add(time.Second))
+	nextTick := func() <-chan time.Time {
+		return clk.At(r.base.Add(time.Duration(r.now()/int64(time.Second)+1) * time.Second))
+	}
 	lastTick := int64(0)
 	var lastDone int64
 	report := func() {
@@ -296,7 +302,7 @@ wait:
 		select {
 		case <-tick:
 			report()
-			tick = clk.After(time.Second)
+			tick = nextTick()
 		case <-done:
 			select {
 			case <-tick: // a second that ended before the run did has its line

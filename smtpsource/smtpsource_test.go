@@ -640,6 +640,44 @@ func TestCounterProgressLog(t *testing.T) {
 	}
 }
 
+// lateClock holds the run's ticker back until the sessions have moved the
+// clock past its first second, as a loaded machine can: the goroutine that
+// prints progress may get to its first wait after the sessions have run.
+type lateClock struct {
+	*fakeClock
+	gate chan struct{}
+}
+
+func (c lateClock) After(d time.Duration) <-chan time.Time { <-c.gate; return c.fakeClock.After(d) }
+func (c lateClock) At(t time.Time) <-chan time.Time        { <-c.gate; return c.fakeClock.At(t) }
+
+// The progress lines fall on the run's seconds, however late the
+// goroutine that prints them arms its first wait (CI, -race: a run of
+// two seconds printed its final line only).
+func TestProgressSecondsFromBase(t *testing.T) {
+	clk := lateClock{newFakeClock(), make(chan struct{})}
+	start := clk.Now()
+	var once sync.Once
+	clk.Moved = func(now time.Time) {
+		if now.Sub(start) > 1500*time.Millisecond {
+			once.Do(func() { close(clk.gate) })
+		}
+	}
+	f := &fakeServer{clk: clk.fakeClock, delay: map[string]time.Duration{".": 400 * time.Millisecond}}
+	cfg := base(f.start(t))
+	var progress bytes.Buffer
+	cfg.Messages, cfg.Reuse, cfg.Progress = 5, true, &progress
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 5 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	// The first second's, the end's, and the second second's when its
+	// tick comes before the end is seen (both at 2 s).
+	if n := strings.Count(progress.String(), "\n"); n < 2 || n > 3 {
+		t.Errorf("%d progress lines for a run of 2 s, want 2 or 3:\n%s", n, progress.String())
+	}
+}
+
 // -c ends its count with a line end, as Postfix's smtp-source does when
 // its run ends, even when no message completed: the count line is then
 // empty, but what follows starts on a line of its own.

@@ -174,7 +174,14 @@ func runIn(ctx context.Context, cfg Config, env env) (*Result, error) {
 	// Once a second: progress and the interval log.
 	lat, late := newHist(), newHist()           // this interval's
 	totalLat, totalLate := newHist(), newHist() // the run's
-	tick := clk.After(time.Second)
+	// Seconds count from lastTick's first reading, not from when this
+	// goroutine got here or last woke: the loops may have moved a fake
+	// clock on already, and a late wake-up does not shift the rest.
+	origin := lastTick
+	nextTick := func(now int64) <-chan time.Time {
+		return clk.At(r.base.Add(time.Duration(origin + (now-origin)/int64(time.Second)*int64(time.Second) + int64(time.Second))))
+	}
+	tick := nextTick(origin)
 	var lastSent, lastRecv int64
 	lastCPU, lastWall := cpu0, wall0
 	final := false        // the last report, after the drain
@@ -257,7 +264,7 @@ wait:
 			cpu0, wall0 = env.cpu(), time.Now()
 		case <-tick:
 			report()
-			tick = clk.After(time.Second)
+			tick = nextTick(lastTick)
 		case <-r.schedDone:
 			if schedules++; schedules == len(r.loops) {
 				break wait
