@@ -58,11 +58,13 @@ type LoopOptions struct {
 	// math.MaxInt, is in effect no bound).
 	MaxQueued int
 	// MaxInput bounds the bytes a Handler may leave unused; past it the
-	// connection is closed with ErrInputTooLarge: what the Handler wrote
-	// is sent as far as the socket takes it then, and the close lingers
-	// (output still waiting for room is dropped, and OnClose then learns
-	// ErrUnsent with ErrInputTooLarge). 0 or a negative value
-	// means 64 KiB.
+	// connection is closed with ErrInputTooLarge as Close closes it:
+	// nothing more is read (what the peer sends is thrown away), and what
+	// the Handler wrote, a reply such as "line too long" included, is
+	// sent first, output waiting for room as long as the write timeout
+	// lets it, and the close lingers. If the output cannot all be sent
+	// (the write timeout, the peer's reset), OnClose learns ErrUnsent
+	// with ErrInputTooLarge. 0 or a negative value means 64 KiB.
 	MaxInput int
 	// ReadBudget is how many bytes a loop reads from one connection
 	// before it serves the others; the rest is read on its next turn.

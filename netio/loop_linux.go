@@ -977,8 +977,9 @@ func (l *loop) readable(c *LoopConn) {
 				rest = nil // nothing more comes to use it with
 			}
 			if len(rest) > l.maxInput {
-				l.send(c)
-				l.close(c, ErrInputTooLarge)
+				c.closeTooLarge()
+				l.keepRest(c, nil, own)
+				l.sendAndCheck(c)
 				return
 			}
 			l.keepRest(c, rest, own)

@@ -4,8 +4,10 @@ package netio
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -43,24 +45,123 @@ func TestLoopsMaxInputLingers(t *testing.T) {
 	}
 }
 
-// Output still waiting for room in the socket when MaxInput closes the
-// connection is dropped (as MaxInput's doc says): OnClose learns
-// ErrUnsent with ErrInputTooLarge (it learned ErrInputTooLarge alone, as
-// if all had been sent).
-func TestLoopsMaxInputUnsent(t *testing.T) {
-	closed := make(chan error, 1)
+// maxInputReply is what the Handlers of the tests below write in the call
+// that leaves more than MaxInput unused: more than the sockets of
+// serveOn(listenTCP(SO_SNDBUF 16 KiB)) and dialSmallWindow hold, so that
+// most of it waits for room when the loop closes the connection.
+var maxInputReply = bytes.Repeat([]byte("500 line too long\r\n"), 1<<16)
+
+// maxInputServer serves a Handler that answers input past MaxInput (100)
+// with maxInputReply, in the call that leaves it unused; waited learns
+// whether the socket left some of the reply waiting for room.
+func maxInputServer(t *testing.T, opt *LoopOptions, closed chan<- error) (s *Loops, waited <-chan bool) {
+	w := make(chan bool, 1)
 	h := func(c *LoopConn, in []byte) int {
 		if len(in) > 100 {
-			// More than the sockets hold (the peer does not read), and
-			// the input left unused, past MaxInput, in the same call.
-			c.Write(make([]byte, 32<<20))
+			c.Write(maxInputReply)
 		}
 		return 0
 	}
-	s := startLoops(t, h, &LoopOptions{MaxInput: 100, MaxQueued: 64 << 20, OnClose: func(c *LoopConn, err error) { closed <- err }})
-	c := dial(t, s)
+	opt.MaxInput, opt.MaxQueued = 100, 64<<20
+	opt.OnClose = func(c *LoopConn, err error) { closed <- err }
+	SetSentHook(opt, func(out, written int) {
+		if out >= len(maxInputReply) { // sealed, with TLS
+			select {
+			case w <- written < out:
+			default:
+			}
+		}
+	})
+	return serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), h, opt), w
+}
+
+// Output still waiting for room in the socket when MaxInput closes the
+// connection is sent before the close, as a Close's is: the peer reads
+// all of it (an error reply, say), then the end of the stream, and
+// OnClose learns ErrInputTooLarge alone. The loop dropped it: the peer
+// read the first few KiB of the reply, and OnClose learned ErrUnsent.
+func TestLoopsMaxInputSendsWaiting(t *testing.T) {
+	closed := make(chan error, 1)
+	s, waited := maxInputServer(t, &LoopOptions{}, closed)
+	c := dialSmallWindow(t, s)
+	go func() {
+		c.Write(bytes.Repeat([]byte("y"), 1<<20)) // a line that never ends
+		c.CloseWrite()
+	}()
+	if !<-waited { // the peer reads nothing until then
+		t.Fatal("the socket took all of the reply at once: nothing waited for room")
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+	got, err := io.ReadAll(c)
+	if err != nil || !bytes.Equal(got, maxInputReply) {
+		t.Fatalf("read %d bytes of the %d-byte reply, %v; want all of it and the end of the stream", len(got), len(maxInputReply), err)
+	}
+	if err := <-closed; !errors.Is(err, ErrInputTooLarge) || errors.Is(err, ErrUnsent) {
+		t.Fatalf("OnClose learned %v, want ErrInputTooLarge without ErrUnsent", err)
+	}
+}
+
+// A peer that reads none of the output waiting when MaxInput closes the
+// connection holds it until the write timeout, as a Close's: then
+// OnClose learns ErrUnsent with ErrInputTooLarge (and ErrWriteTimeout);
+// a peer's reset ends the wait at once, with ErrUnsent too.
+// The loop closed at once, and dropped the output a peer slow to read
+// would have read.
+func TestLoopsMaxInputUnsent(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{IdleTimeout: time.Hour, WriteTimeout: time.Minute}
+	SetLoopClock(opt, clk.Now)
+	s, waited := maxInputServer(t, opt, closed)
+	c := dialSmallWindow(t, s) // and never read
 	c.Write(bytes.Repeat([]byte("y"), 1<<20))
-	if err := <-closed; !errors.Is(err, ErrInputTooLarge) || !errors.Is(err, ErrUnsent) {
+	if !<-waited {
+		t.Fatal("the socket took all of the reply at once: nothing waited for room")
+	}
+	s.Sync()
+	select {
+	case err := <-closed:
+		t.Fatalf("closed (%v) before the write timeout", err)
+	default:
+	}
+	if err := advanceToWriteTimeout(t, s, clk, time.Minute, closed); !errors.Is(err, ErrInputTooLarge) || !errors.Is(err, ErrUnsent) {
 		t.Fatalf("OnClose learned %v, want ErrInputTooLarge and ErrUnsent", err)
+	}
+
+	// A peer that resets the connection ends the wait too.
+	c = dialSmallWindow(t, s)
+	c.Write(bytes.Repeat([]byte("y"), 1<<20))
+	if !<-waited {
+		t.Fatal("the socket took all of the reply at once: nothing waited for room")
+	}
+	c.SetLinger(0)
+	c.Close()
+	if err := <-closed; !errors.Is(err, ErrInputTooLarge) || !errors.Is(err, ErrUnsent) {
+		t.Fatalf("after the peer's reset, OnClose learned %v, want ErrInputTooLarge and ErrUnsent", err)
+	}
+}
+
+// Over TLS too, the reply waiting for room reaches the peer, sealed, and
+// close_notify behind it: the peer reads all of it and a clean end. It
+// read a part of it, and an unexpected end of the stream (or a reset).
+func TestLoopsMaxInputSendsWaitingTLS(t *testing.T) {
+	srv, cli := tlsConfigs(t)
+	closed := make(chan error, 1)
+	s, waited := maxInputServer(t, &LoopOptions{TLSConfig: srv}, closed)
+	tc := tls.Client(dialSmallWindow(t, s), cli)
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	go tc.Write(bytes.Repeat([]byte("y"), 1<<20)) // a line that never ends
+	if !<-waited {                                // the peer reads nothing until then
+		t.Fatal("the socket took all of the reply at once: nothing waited for room")
+	}
+	tc.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+	got, err := io.ReadAll(tc)
+	if err != nil || !bytes.Equal(got, maxInputReply) {
+		t.Fatalf("read %d bytes of the %d-byte reply, %v; want all of it and close_notify", len(got), len(maxInputReply), err)
+	}
+	if err := <-closed; !errors.Is(err, ErrInputTooLarge) || errors.Is(err, ErrUnsent) {
+		t.Fatalf("OnClose learned %v, want ErrInputTooLarge without ErrUnsent", err)
 	}
 }

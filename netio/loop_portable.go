@@ -932,8 +932,10 @@ func (l *loop) deliver(c *LoopConn) {
 			rest = nil
 		}
 		if len(rest) > l.maxInput {
-			l.send(c)
-			l.close(c, ErrInputTooLarge)
+			c.closeTooLarge()
+			c.in, c.inOff = c.in[:0], 0
+			l.sendAndCheck(c)
+			l.pump(c)
 			return
 		}
 		if len(rest) == 0 {

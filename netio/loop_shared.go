@@ -418,14 +418,34 @@ func gracefulErr(err error) bool {
 	return err == nil || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded || err == ErrInputTooLarge || tlsGraceful(err)
 }
 
-// droppedErr is err, with ErrUnsent if c is closed for MaxInput with
-// output still waiting for room in its socket, which is dropped (the
-// other errors that drop output say so already, or are the server's).
+// closeTooLarge closes c, whose Handler left more than MaxInput unused,
+// as Close does: nothing more is read (what comes is thrown away), and
+// the output written so far is sent, the write timeout bounding each
+// wait for room, before c closes and lingers. OnClose learns
+// ErrInputTooLarge, with ErrUnsent if the output could not all be sent
+// (droppedErr).
+func (c *LoopConn) closeTooLarge() {
+	c.markClosing()
+	c.closeErr = ErrInputTooLarge
+}
+
+// droppedErr is what OnClose learns for c, closed with err while its
+// output may still wait for room in its socket. A connection closing for
+// MaxInput whose output could not all be sent (the write timeout, a
+// failed write, the peer's reset) learns ErrInputTooLarge with err and
+// ErrUnsent; the other errors that drop output say so already, or are
+// the server's.
 func droppedErr(c *LoopConn, err error) error {
-	if err == ErrInputTooLarge && c.waiting {
-		return unsent(err)
+	if !c.waiting || c.closeErr != ErrInputTooLarge && err != ErrInputTooLarge || err == ErrServerClosed {
+		return err
 	}
-	return err
+	if err == ErrInputTooLarge || err == nil {
+		return unsent(ErrInputTooLarge)
+	}
+	if !errors.Is(err, ErrUnsent) {
+		err = unsent(err)
+	}
+	return fmt.Errorf("%w: %w", ErrInputTooLarge, err)
 }
 
 // unsent is err, what OnClose would have learned, with ErrUnsent.

@@ -162,8 +162,9 @@ func TestLoopsWriteTimeout(t *testing.T) {
 // that reads nothing may still move on for a while after it first
 // waited, in the loop's time, as the peer's acknowledgements free the
 // socket's buffer (heard of late on the portable loops); each such
-// progress puts the timeout off, but not for long.
-func advanceToWriteTimeout(t *testing.T, s *Loops, clk *fakeClock, step time.Duration, closed <-chan error) {
+// progress puts the timeout off, but not for long. It returns what
+// OnClose learned.
+func advanceToWriteTimeout(t *testing.T, s *Loops, clk *fakeClock, step time.Duration, closed <-chan error) error {
 	t.Helper()
 	for waited := time.Duration(0); waited < 10*time.Minute; waited += step {
 		clk.advance(s, step)
@@ -172,11 +173,12 @@ func advanceToWriteTimeout(t *testing.T, s *Loops, clk *fakeClock, step time.Dur
 			if !errors.Is(err, ErrWriteTimeout) {
 				t.Fatalf("OnClose learned %v, want ErrWriteTimeout", err)
 			}
-			return
+			return err
 		default:
 		}
 	}
 	t.Fatal("a peer that never reads outlived the write timeout by ten minutes")
+	return nil
 }
 
 // TestLoopsDeadline: a deadline for a complete command, set at each

@@ -619,9 +619,10 @@ func (l *loop) tlsHandle(c *LoopConn, p []byte) bool {
 		rest = nil
 	}
 	if len(rest) > l.maxInput {
-		l.send(c)
-		l.close(c, ErrInputTooLarge)
-		return false
+		// Its caller sends the output and closes c (c.closing).
+		c.closeTooLarge()
+		t.plain = t.plain[:0]
+		return true
 	}
 	switch {
 	case len(rest) == 0:
