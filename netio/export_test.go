@@ -206,3 +206,7 @@ func (c *Conn) SetClosedHook(f func()) { c.w.closedHook = f }
 // SetFlushHook makes each writev that a Flush of w makes itself call f
 // just before it, without w's lock held. Call it before any Flush.
 func (w *Writer) SetFlushHook(f func()) { w.flushHook = f }
+
+// SetAnyCPU makes NewLoops, with opt, leave the CPUs no thread can be
+// pinned to to the loops' pinning, which then fails (epoll).
+func SetAnyCPU(opt *LoopOptions) { opt.anyCPU = true }

@@ -48,9 +48,12 @@ type LoopOptions struct {
 	// leaves a loop's processor alone while the loop waits in epoll_wait.
 	Loops int
 	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)]; Serve fails
-	// if a loop cannot be pinned (os.ErrInvalid for a negative CPU). The
-	// portable implementation pins nothing: it checks for negative CPUs
-	// only.
+	// if a loop cannot be pinned, with an error matching os.ErrInvalid
+	// that names a CPU no loop can be pinned to: a negative one, or, on
+	// Linux, one the system does not have online or this process may
+	// not run on (a cpuset's), which NewLoops finds by pinning a thread
+	// of its own to each CPU before any loop starts. The portable
+	// implementation pins no loop, but refuses the same CPUs.
 	CPUs []int
 	// MaxQueued bounds the bytes a connection holds unsent; a Write past
 	// it fails with ErrQueueFull. 0 or a negative value means 1 MiB, as
@@ -177,6 +180,9 @@ type LoopOptions struct {
 	// while it reports true, a lingering connection's peer is taken not
 	// to have all of its output
 	lingerHeld func() bool
+	// NewLoops does not check that the loops can be pinned to CPUs:
+	// pinning a loop fails instead (epoll)
+	anyCPU bool
 }
 
 var (
@@ -653,10 +659,8 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 		return nil, fmt.Errorf("netio: NewLoops: nil Handler: %w", ErrNilFunc)
 	}
 	if opt != nil {
-		for i, cpu := range opt.CPUs {
-			if cpu < 0 {
-				return nil, fmt.Errorf("netio: Serve: CPUs[%d] is %d: %w", i, cpu, os.ErrInvalid)
-			}
+		if err := checkCPUs(opt); err != nil {
+			return nil, err
 		}
 	}
 	s := &Loops{h: h}
@@ -691,6 +695,22 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkCPUs reports the first of opt.CPUs that no loop can be pinned to:
+// a negative one, or, on Linux, one the system refuses to pin a thread to
+// (checkPins), with either implementation, so that a configuration one
+// refuses the other does too.
+func checkCPUs(opt *LoopOptions) error {
+	for i, cpu := range opt.CPUs {
+		if cpu < 0 {
+			return fmt.Errorf("netio: Serve: CPUs[%d] is %d: %w", i, cpu, os.ErrInvalid)
+		}
+	}
+	if opt.anyCPU {
+		return nil
+	}
+	return checkPins(opt.CPUs)
 }
 
 // checkListener reports why ln cannot be served, or nil.

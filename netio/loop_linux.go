@@ -515,6 +515,12 @@ func (l *loop) run(ready chan<- error) {
 		var set unix.CPUSet
 		set.Set(l.cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			if err == unix.EINVAL {
+				// Not a CPU this process may run on (or not online):
+				// as NewLoops refuses the CPUs it knows of.
+				ready <- fmt.Errorf("netio: cannot pin event loop %d to CPU %d, one this process may not run on: %w (sched_setaffinity: %w)", l.id, l.cpu, os.ErrInvalid, err)
+				return
+			}
 			ready <- fmt.Errorf("netio: cannot pin event loop %d to CPU %d: %w", l.id, l.cpu, err)
 			return
 		}

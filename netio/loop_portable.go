@@ -20,7 +20,8 @@ package netio
 // read buffer of its own; a read that was under way when output was
 // written or SetReading(false) was called is kept, and given to the
 // Handler once it may be; ReadBudget is moot (a loop reads one buffer of
-// a connection per turn); CPUs is accepted and ignored; a close lingers
+// a connection per turn); CPUs pins nothing (it is checked as on
+// epoll, where it can be: see LoopOptions.CPUs); a close lingers
 // until the peer ends its stream or has acknowledged all of the output
 // where the system tells (Linux), else until the peer ends its stream
 // or the linger time is over (then OnClose learns ErrUnsent, whether or

@@ -446,16 +446,19 @@ func loopGoroutines() int {
 
 func TestLoopsPinError(t *testing.T) {
 	if portableLoops {
-		t.Skip("the portable loops do not pin: CPUs is accepted and ignored")
+		t.Skip("the portable loops do not pin")
 	}
 	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	_, err = Serve(ln, echo, &LoopOptions{Loops: 1, CPUs: []int{runtime.NumCPU() + 5000}})
-	if err == nil || !strings.Contains(err.Error(), "cannot pin") {
-		t.Fatalf("Serve pinned to a CPU that does not exist: %v", err)
+	// Past NewLoops' check (which refuses it), to the pinning's failure.
+	opt := &LoopOptions{Loops: 1, CPUs: []int{runtime.NumCPU() + 5000}}
+	SetAnyCPU(opt)
+	_, err = Serve(ln, echo, opt)
+	if err == nil || !strings.Contains(err.Error(), "cannot pin") || !errors.Is(err, os.ErrInvalid) {
+		t.Fatalf("Serve pinned to a CPU that does not exist: %v, want os.ErrInvalid from the pinning", err)
 	}
 	s, err := Serve(ln, echo, &LoopOptions{Loops: 2, CPUs: []int{0, -3}})
 	if !errors.Is(err, os.ErrInvalid) {
