@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,9 +44,11 @@ type Handler func(c *LoopConn, in []byte) (used int)
 // every limit and timeout on.
 type LoopOptions struct {
 	// Loops is the number of event loops, each a goroutine (on a locked
-	// OS thread where CPUs pins it); 0 means GOMAXPROCS-1, at least 1.
-	// Loops run best with GOMAXPROCS above Loops, so that the runtime
-	// leaves a loop's processor alone while the loop waits in epoll_wait.
+	// OS thread where CPUs pins it); 0 or a negative value means
+	// GOMAXPROCS-1, at least 1 and at most MaxLoops. Loops run best with
+	// GOMAXPROCS above Loops, so that the runtime leaves a loop's
+	// processor alone while the loop waits in epoll_wait. More than
+	// MaxLoops fails with os.ErrInvalid, with either implementation.
 	Loops int
 	// CPUs, if not empty, pins loop i to CPUs[i%len(CPUs)]; Serve fails
 	// if a loop cannot be pinned, with an error matching os.ErrInvalid
@@ -233,6 +236,14 @@ func (e *PanicError) Unwrap() []error {
 	}
 	return []error{ErrPanic}
 }
+
+// MaxLoops is the most event loops a Loops server has
+// (LoopOptions.Loops). An epoll loop waiting in epoll_wait holds an OS
+// thread and three descriptors: more loops than this would be more
+// threads than the machine has CPUs almost anywhere, and some thousands
+// of them end the program (the Go runtime dies past 10,000 threads) or
+// run out of descriptors. The portable loops refuse as many.
+const MaxLoops = 1024
 
 const (
 	defaultMaxInput    = 64 << 10
@@ -659,6 +670,9 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 		return nil, fmt.Errorf("netio: NewLoops: nil Handler: %w", ErrNilFunc)
 	}
 	if opt != nil {
+		if opt.Loops > MaxLoops {
+			return nil, fmt.Errorf("netio: Serve: Loops is %d, more than MaxLoops (%d): %w", opt.Loops, MaxLoops, os.ErrInvalid)
+		}
 		if err := checkCPUs(opt); err != nil {
 			return nil, err
 		}
@@ -695,6 +709,14 @@ func NewLoops(h Handler, opt *LoopOptions) (*Loops, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// loopCount is how many loops s has: LoopOptions.Loops, or its default.
+func (s *Loops) loopCount() int {
+	if n := s.opt.Loops; n > 0 {
+		return n // at most MaxLoops: see NewLoops
+	}
+	return min(max(runtime.GOMAXPROCS(0)-1, 1), MaxLoops)
 }
 
 // checkCPUs reports the first of opt.CPUs that no loop can be pinned to:

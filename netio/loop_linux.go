@@ -267,10 +267,7 @@ func (s *Loops) onEveryLoop(f func(l *loop) error) error {
 }
 
 func (s *Loops) startLoops() error {
-	n := s.opt.Loops
-	if n <= 0 {
-		n = max(runtime.GOMAXPROCS(0)-1, 1)
-	}
+	n := s.loopCount()
 	// All loops exist before any runs: each hands connections to the
 	// others.
 	for i := range n {

@@ -38,7 +38,6 @@ import (
 	"math"
 	"net"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -195,10 +194,7 @@ type loop struct {
 // start starts the loops, with no listener yet.
 func (s *Loops) start() error {
 	s.sys.quitCh = make(chan struct{})
-	n := s.opt.Loops
-	if n <= 0 {
-		n = max(runtime.GOMAXPROCS(0)-1, 1)
-	}
+	n := s.loopCount()
 	for i := range n {
 		l := &loop{s: s, id: i, wake: make(chan struct{}, 1), timer: time.NewTimer(time.Hour),
 			maxQueued: s.opt.MaxQueued, maxDo: s.opt.MaxDo, maxInput: s.opt.MaxInput,

@@ -1,7 +1,11 @@
 package netio
 
 import (
+	"errors"
 	"io"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +35,24 @@ func TestNegativeLimits(t *testing.T) {
 	defer dw.Close()
 	if got, want := w.Limits(), dw.Limits(); got != want {
 		t.Errorf("Options' limits, negative: %v, want the defaults %v", got, want)
+	}
+}
+
+// More loops than MaxLoops are refused by both implementations, before
+// any loop starts, with os.ErrInvalid naming the count: the epoll loops
+// failed with EMFILE once their descriptors ran out (or, with descriptors
+// enough, the runtime died past 10,000 threads), and the portable loops
+// started them all.
+func TestLoopsMaxLoops(t *testing.T) {
+	h := func(c *LoopConn, in []byte) int { return len(in) }
+	for _, n := range []int{MaxLoops + 1, 100000} {
+		s, err := NewLoops(h, &LoopOptions{Loops: n})
+		if err == nil {
+			s.Close()
+			t.Fatalf("Loops %d: NewLoops started them", n)
+		}
+		if !errors.Is(err, os.ErrInvalid) || !strings.Contains(err.Error(), strconv.Itoa(n)) {
+			t.Errorf("Loops %d: NewLoops failed with %v, want os.ErrInvalid naming %d", n, err, n)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func startLoops(cfg Config) (addr string, stop func() error, err error) {
 func loopOptions(cfg Config) *netio.LoopOptions {
 	// A line longer than MaxLine is more unused input than MaxInput: the
 	// loop closes the connection.
-	return &netio.LoopOptions{Loops: runtime.NumCPU(), MaxInput: MaxLine, TLSConfig: cfg.TLS,
+	return &netio.LoopOptions{Loops: min(runtime.NumCPU(), netio.MaxLoops), MaxInput: MaxLine, TLSConfig: cfg.TLS,
 		IdleTimeout: cfg.IdleTimeout, WriteTimeout: cfg.WriteTimeout}
 }
 
