@@ -117,7 +117,9 @@ type Config struct {
 	// whatever the client sent after the STARTTLS line before the
 	// handshake, in the clear, is thrown away unread. TLSRequired refuses
 	// MAIL, RCPT, DATA, BDAT, VRFY, EXPN, AUTH and HELP before TLS with
-	// 530 (RFC 3207 §4). A failed handshake ends the session.
+	// 530 (RFC 3207 §4). A failed handshake ends the session, and its
+	// error (a callback's, such as GetCertificate's, or the client's, or
+	// the Timeout) goes to ErrorLog, unless Close ended it.
 	TLS         *tls.Config
 	TLSImplicit bool
 	TLSRequired bool
@@ -312,8 +314,9 @@ type Config struct {
 	// their loops), and Close waits for it.
 	Trace io.Writer
 
-	// ErrorLog receives accept errors and the panics of Config
-	// callbacks; nil means the log package's standard logger.
+	// ErrorLog receives accept errors, failed TLS handshakes and the
+	// panics of Config callbacks; nil means the log package's standard
+	// logger.
 	//
 	// A callback (OnCommand, Decide, Capture and its writer, OnMessage,
 	// OnSessionEnd, Trace's Write) that panics ends its own session only, on either

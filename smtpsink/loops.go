@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -660,6 +661,8 @@ func (ls *loopSession) arm() {
 	case expired:
 		if ls.mode != modeHandshake {
 			ls.ss.timeoutReply()
+		} else {
+			ls.ss.s.logHandshake(ls.ss.id, ls.ss.remote, os.ErrDeadlineExceeded)
 		}
 		ls.close()
 		return
@@ -677,6 +680,7 @@ func (s *Server) loopTimeout(c *netio.LoopConn, err error) {
 	case modeClosed:
 		return
 	case modeHandshake: // nothing can be said to it
+		s.logHandshake(ls.ss.id, ls.ss.remote, os.ErrDeadlineExceeded)
 	default:
 		ls.ss.timeoutReply()
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	nettextproto "net/textproto"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/wirespeed/wirespeed/digest"
 	"github.com/wirespeed/wirespeed/dot"
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // Implicit TLS with MaxConns: a connection that waits for a slot
@@ -362,7 +364,10 @@ func TestStalledHandshake(t *testing.T) {
 				// before the handshake fit in it with a wide margin; the
 				// cases run side by side.
 				t.Parallel()
-				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 2 * time.Second}
+				var logged, logged2 tooltest.Buffer
+				ended := make(chan SessionInfo, 1)
+				cfg := Config{Engine: e, TLS: srv, TLSImplicit: implicit, Timeout: 2 * time.Second, ErrorLog: log.New(&logged, "", 0),
+					OnSessionEnd: func(i SessionInfo) { ended <- i }}
 				s := startSink(t, cfg, hooks{})
 				br := stallHandshake(t, s, implicit)
 				rest, _ := io.ReadAll(br)
@@ -370,12 +375,23 @@ func TestStalledHandshake(t *testing.T) {
 					t.Errorf("%q in the clear after the handshake stopped", rest)
 				}
 				// One more, which Close ends (the deadline is far off).
-				s2 := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: implicit}, hooks{})
+				s2 := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: implicit, ErrorLog: log.New(&logged2, "", 0)}, hooks{})
 				br2 := stallHandshake(t, s2, implicit)
 				if err := s2.Close(); err != nil {
 					t.Fatalf("Close: %v", err)
 				}
 				io.ReadAll(br2)
+				// The timeout is logged as the handshake's failure, before
+				// the session's end (on the loops engine netio tells the
+				// handshake's end after the connection's close, which the
+				// client sees); Close's end is not logged.
+				<-ended
+				if got := logged.String(); !strings.Contains(got, "smtpsink: session 1: TLS handshake") || !strings.Contains(got, "timeout") {
+					t.Errorf("ErrorLog %q, want the handshake's timeout", got)
+				}
+				if got := logged2.String(); got != "" {
+					t.Errorf("ErrorLog %q after Close ended a handshake, want nothing", got)
+				}
 			})
 		}
 	}

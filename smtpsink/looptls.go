@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"crypto/tls"
+	"errors"
 
 	"github.com/wirespeed/wirespeed/netio"
 )
@@ -42,6 +43,9 @@ func (s *Server) loopHandshake(c *netio.LoopConn, err error) {
 		return
 	}
 	if err != nil {
+		if !errors.Is(err, netio.ErrPanic) { // loopClose logs a panic
+			s.logHandshake(ls.ss.id, ls.ss.remote, err)
+		}
 		ls.close()
 		return
 	}

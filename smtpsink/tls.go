@@ -3,10 +3,12 @@ package smtpsink
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net"
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/selfsigned"
+	"github.com/wirespeed/wirespeed/netio"
 )
 
 // SelfSigned makes a self-signed certificate for hostname and the other
@@ -58,6 +60,7 @@ func (ss *session) handshake() bool {
 		tc.SetDeadline(time.Now().Add(t))
 	}
 	if err := tc.Handshake(); err != nil {
+		ss.s.logHandshake(ss.id, ss.remote, err)
 		return false
 	}
 	tc.SetDeadline(time.Time{})
@@ -79,6 +82,27 @@ func (ss *session) handshake() bool {
 	ss.restarted = !ss.cfg.TLSImplicit
 	ss.reset()
 	return true
+}
+
+// logHandshake tells ErrorLog of session id's failed TLS handshake
+// with the client at remote, unless the server is closing (Close ended
+// it). A panic in a tls.Config callback is logged as one, not here.
+func (s *Server) logHandshake(id uint64, remote net.Addr, err error) {
+	select {
+	case <-s.kill:
+		return
+	default:
+	}
+	if errors.Is(err, netio.ErrHandshake) {
+		// netio's wrapping: its cause is what crypto/tls said, as the
+		// goroutine engine logs it.
+		if u, ok := err.(interface{ Unwrap() []error }); ok {
+			if errs := u.Unwrap(); len(errs) == 2 && errs[0] == netio.ErrHandshake {
+				err = errs[1]
+			}
+		}
+	}
+	s.logf("smtpsink: session %d: TLS handshake with %v failed: %v", id, remote, err)
 }
 
 // verifiedClient returns the subject of the client's certificate, if

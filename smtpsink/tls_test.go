@@ -5,13 +5,17 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"io"
+	"log"
 	"net"
 	"net/smtp"
 	nettextproto "net/textproto"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
 // testTLS returns a server's TLS configuration with a certificate made
@@ -338,6 +342,53 @@ func TestCloseInHandshake(t *testing.T) {
 			if b, _ := io.ReadAll(c.R); len(b) > 0 {
 				t.Errorf("implicit %v, engine %q: after the server closed mid-handshake: %q", implicit, engine, b)
 			}
+		}
+	}
+}
+
+// A handshake that a Config.TLS callback fails (GetCertificate's error
+// here, a broken certificate set-up) is logged to ErrorLog with the
+// callback's error, after STARTTLS and with implicit TLS, on both
+// engines: it went unsaid, and the client only saw the connection end.
+func TestTLSHandshakeErrorLogged(t *testing.T) {
+	for _, e := range bothEngines {
+		for _, implicit := range []bool{false, true} {
+			name := string(e) + "/starttls"
+			if implicit {
+				name = string(e) + "/implicit"
+			}
+			t.Run(name, func(t *testing.T) {
+				_, cli := testTLS(t)
+				srv := &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+					return nil, errors.New("no-certificate-here")
+				}}
+				var logged tooltest.Buffer
+				ends := make(chan SessionInfo, 1)
+				s := startSink(t, Config{Engine: e, TLS: srv, TLSImplicit: implicit, ErrorLog: log.New(&logged, "", 0),
+					OnSessionEnd: func(i SessionInfo) { ends <- i }}, hooks{})
+				raw, err := net.Dial("tcp", s.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer raw.Close()
+				if !implicit {
+					c := &client{t: t, Conn: nettextproto.NewConn(raw), raw: raw}
+					c.expect(220)
+					c.cmd(250, "EHLO client")
+					c.cmd(220, "STARTTLS")
+				}
+				if err := tls.Client(raw, cli).Handshake(); err == nil {
+					t.Fatal("the handshake whose GetCertificate failed succeeded")
+				}
+				<-ends
+				got := logged.String()
+				if !strings.Contains(got, "smtpsink: session 1: TLS handshake") || !strings.Contains(got, "no-certificate-here") {
+					t.Errorf("ErrorLog %q, want the handshake's error", got)
+				}
+				if strings.Count(got, "\n") != 1 {
+					t.Errorf("ErrorLog %q, want one line", got)
+				}
+			})
 		}
 	}
 }
