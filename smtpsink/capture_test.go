@@ -1,11 +1,13 @@
 package smtpsink
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io"
+	nettextproto "net/textproto"
 	"reflect"
 	"regexp"
 	"slices"
@@ -439,5 +441,93 @@ func TestCaptureFailedRefuses(t *testing.T) {
 				t.Errorf("LMTP: messages %d, want 0", st.Messages)
 			}
 		})
+	}
+}
+
+// splitsBuf is a Capture writer that keeps its data and counts its
+// Writes.
+type splitsBuf struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	writes int
+}
+
+func (b *splitsBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.writes++
+	return b.b.Write(p)
+}
+
+func (b *splitsBuf) Close() error { return nil }
+
+// A client that sends a message's data a byte at a time gets the same
+// bytes captured on both engines, and the same as a reader nobody here
+// wrote (net/textproto's DotReader, its LFs made CRLFs again) makes of
+// DATA's lines; BDAT's are the chunk's bytes. How the data is split into
+// Writes is not promised, and differs (Config.Capture says so): on
+// EngineLoops the Writes follow the reads, on EngineGoroutine a buffer
+// of 32 KiB fills first (one Write here).
+func TestCaptureSplitsEngines(t *testing.T) {
+	const body = "Subject: split\r\n\r\n..stuffed\r\n..\r\nline one\r\n\r\n...\r\nlast line\r\n"
+	const chunk = "chunk\r\n.with dot\r\nend"
+	r := nettextproto.NewReader(bufio.NewReader(strings.NewReader(body + ".\r\n")))
+	lf, err := io.ReadAll(r.DotReader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantData := strings.ReplaceAll(string(lf), "\n", "\r\n")
+	got := map[Engine][2]string{}
+	for _, e := range bothEngines {
+		t.Run(string(e), func(t *testing.T) {
+			var mu sync.Mutex
+			var bufs []*splitsBuf
+			s := startSink(t, Config{Engine: e, Capture: func(Transaction) io.WriteCloser {
+				mu.Lock()
+				defer mu.Unlock()
+				b := &splitsBuf{}
+				bufs = append(bufs, b)
+				return b
+			}}, hooks{})
+			c := dial(t, s)
+			dribble := func(s string) {
+				for i := range len(s) {
+					if _, err := c.raw.Write([]byte{s[i]}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			c.cmd(250, "EHLO client.test")
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<c@d>")
+			c.cmd(354, "DATA")
+			dribble(body + ".\r\n")
+			c.expect(250)
+			c.cmd(250, "MAIL FROM:<a@b>")
+			c.cmd(250, "RCPT TO:<c@d>")
+			dribble("BDAT " + itoa(len(chunk)) + " LAST\r\n" + chunk)
+			c.expect(250)
+			c.cmd(221, "QUIT")
+			mu.Lock()
+			defer mu.Unlock()
+			if len(bufs) != 2 {
+				t.Fatalf("%d captures, want 2", len(bufs))
+			}
+			for i, b := range bufs {
+				b.mu.Lock()
+				t.Logf("capture %d: %d bytes in %d Writes", i, b.b.Len(), b.writes)
+				b.mu.Unlock()
+			}
+			got[e] = [2]string{bufs[0].b.String(), bufs[1].b.String()}
+			if got[e][0] != wantData {
+				t.Errorf("DATA captured %q, want %q", got[e][0], wantData)
+			}
+			if got[e][1] != chunk {
+				t.Errorf("BDAT captured %q, want %q", got[e][1], chunk)
+			}
+		})
+	}
+	if len(got) == 2 && got[EngineLoops] != got[EngineGoroutine] {
+		t.Errorf("the engines captured apart: loops %q, goroutine %q", got[EngineLoops], got[EngineGoroutine])
 	}
 }

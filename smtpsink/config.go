@@ -197,9 +197,13 @@ type Config struct {
 	// Decide's call and before its reply and before Delay["."]'s wait,
 	// whatever the reply (so Decide sees what was written, not what a
 	// writer keeps only when closed), or when the transaction or the
-	// session ends in the data. A writer
-	// that has a method
-	// CloseWithError(error) error, as *io.PipeWriter does, is closed
+	// session ends in the data. How the data is split among the Writes
+	// is unspecified, only what they add up to: a Write need not end at
+	// a line's end, and the engines differ (EngineLoops writes what each
+	// read brought as it comes, EngineGoroutine holds DATA's bytes up to
+	// 32 KiB at a time), so a writer that wants lines must find them
+	// itself. A writer that has a method CloseWithError(error) error,
+	// as *io.PipeWriter does, is closed
 	// with it instead when the data is not whole: with the data's error
 	// (as dot's: too large, a bare CR or LF, a line too long) or, for a
 	// message cut short, ErrAborted. A Write never fails the session,
