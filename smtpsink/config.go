@@ -218,9 +218,11 @@ type Config struct {
 
 	// OnSessionEnd, if set, is called when a session has ended and its
 	// connection is closed, from the session's goroutine or event loop
-	// (sessions call it concurrently); Stats counts the session as ended by then, its slot
-	// of MaxConns is free, and
-	// Shutdown and Close wait for the call to return.
+	// (sessions call it concurrently); Stats counts the session as ended
+	// by then, and its slot of MaxConns is free. Close waits for the call
+	// to return, and so does Shutdown until its ctx is done; a call that
+	// blocks holds its session (on EngineLoops, its loop and the sessions
+	// on it) until it returns.
 	OnSessionEnd func(SessionInfo)
 
 	// Force gives commands a reply of their own instead of the normal one
@@ -315,7 +317,8 @@ type Config struct {
 	// trace with holes would pass for a whole one; the sessions go on.
 	// A Write that panics ends the session it traces (see ErrorLog);
 	// one that blocks holds up every traced session (on EngineLoops,
-	// their loops), and Close waits for it.
+	// their loops), and Close waits for it (Shutdown, until its ctx is
+	// done).
 	Trace io.Writer
 
 	// ErrorLog receives accept errors, failed TLS handshakes and the
@@ -334,7 +337,9 @@ type Config struct {
 	// panic in OnSessionEnd, or in a Capture writer's Close as its
 	// session ends, is logged the same way, and the session's end still
 	// counted. The server and its other sessions go on. A panic in
-	// ErrorLog's own writer loses its line, nothing else.
+	// ErrorLog's own writer loses its line, nothing else; a Write of its
+	// that blocks holds the session that logs (on EngineLoops, its loop),
+	// and Close waits for it (Shutdown, until its ctx is done).
 	ErrorLog *log.Logger
 
 	// Engine is how sessions are run: EngineLoops (the default on Linux)

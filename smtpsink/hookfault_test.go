@@ -1,6 +1,7 @@
 package smtpsink
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -404,5 +405,93 @@ func TestTLSCallbackPanic(t *testing.T) {
 				t.Errorf("stats %+v, want 2 sessions, 1 aborted, 1 TLS", st)
 			}
 		})
+	}
+}
+
+// blockingWriter is a Trace or ErrorLog writer whose Writes of a line
+// with marker in it block until release is closed; entered is told of
+// the first.
+type blockingWriter struct {
+	marker  string
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), b.marker) {
+		b.once.Do(func() { close(b.entered) })
+		<-b.release
+	}
+	return len(p), nil
+}
+
+// A Config callback that blocks holds its session, and Close waits for
+// it (the fields' docs say so); Shutdown returns all the same once its
+// ctx is done, with ctx's error (it waited in Close for ever), and the
+// session ends when the callback returns: on both engines, for a
+// blocking OnSessionEnd, Trace Write and ErrorLog Write.
+func TestShutdownBlockedCallback(t *testing.T) {
+	for _, e := range bothEngines {
+		for _, which := range []string{"OnSessionEnd", "Trace", "ErrorLog"} {
+			t.Run(string(e)+"/"+which, func(t *testing.T) {
+				bw := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+				ended := make(chan SessionInfo, 1)
+				cfg := Config{Engine: e}
+				switch which {
+				case "OnSessionEnd":
+					cfg.OnSessionEnd = func(i SessionInfo) {
+						bw.once.Do(func() { close(bw.entered) })
+						<-bw.release
+						ended <- i
+					}
+				case "Trace":
+					bw.marker = "NOOP"
+					cfg.Trace = bw
+				case "ErrorLog":
+					// A callback's panic is logged.
+					bw.marker = "panic"
+					cfg.ErrorLog = log.New(bw, "", 0)
+					cfg.OnCommand = func(_ uint64, line string) {
+						if line == "NOOP" {
+							panic("noop-panic")
+						}
+					}
+				}
+				if cfg.OnSessionEnd == nil {
+					cfg.OnSessionEnd = func(i SessionInfo) { ended <- i }
+				}
+				s := startSink(t, cfg, hooks{})
+				c := dial(t, s)
+				c.cmd(250, "EHLO c")
+				if which == "OnSessionEnd" {
+					c.cmd(221, "QUIT")
+				} else if err := c.PrintfLine("NOOP"); err != nil {
+					t.Fatal(err)
+				}
+				<-bw.entered
+				ctx, cancel := context.WithCancel(context.Background())
+				shut := make(chan error, 1)
+				go func() { shut <- s.Shutdown(ctx) }()
+				cancel()
+				select {
+				case err := <-shut:
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("Shutdown: %v, want context.Canceled", err)
+					}
+				case <-time.After(10 * time.Second):
+					close(bw.release)
+					t.Fatal("Shutdown hangs past its ctx's end while a callback blocks")
+				}
+				select {
+				case <-ended:
+					t.Error("the session ended while its callback blocked")
+				default:
+				}
+				close(bw.release)
+				<-ended
+				closeWithin(t, s)
+			})
+		}
 	}
 }

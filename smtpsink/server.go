@@ -420,7 +420,12 @@ func (s *Server) serveConn(c net.Conn, closed func()) {
 // called more than once, and concurrently, but not from a Config callback
 // (OnMessage, Decide, OnCommand, OnSessionEnd...), which would wait for its
 // own session: there, call it in a goroutine of its own (go s.Close()).
-func (s *Server) Close() error {
+func (s *Server) Close() error { return s.close(true) }
+
+// close is Close; without wait it returns once the connections are
+// closed, not waiting for the sessions' ends (a callback may still
+// hold one), as Shutdown does once its ctx is done.
+func (s *Server) close(wait bool) error {
 	defer s.forgetCtx()
 	err := s.stopAccepting()
 	s.kOnce.Do(func() { close(s.kill) })
@@ -434,7 +439,9 @@ func (s *Server) Close() error {
 		s.closeLoops()
 		defer func() {
 			s.drainCancel() // the loops close what is left
-			<-s.drained
+			if wait {
+				<-s.drained
+			}
 		}()
 	}
 	done := make(chan struct{})
@@ -454,7 +461,9 @@ func (s *Server) Close() error {
 	if loops {
 		s.drainCancel()
 	}
-	<-done
+	if wait {
+		<-done
+	}
 	return err
 }
 
@@ -467,7 +476,12 @@ const closeGrace = time.Second
 
 // Shutdown stops accepting and waits for the open sessions to end
 // (their clients to QUIT) until ctx is done, and then closes them as
-// Close does, returning ctx's error. As Close, it is not for a callback.
+// Close does, returning ctx's error; but a session that has not ended a
+// second after ctx was done (closeGrace: a client that does not read
+// its 421, or a Config callback that blocks) has its connection closed,
+// and Shutdown does not wait for its end, where Close does: call Close
+// after it to wait for every session's end (OnSessionEnd's call and
+// Stats' count). As Close, it is not for a callback.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.stopAccepting()
 	done := make(chan struct{})
@@ -477,7 +491,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.forgetCtx()
 		return err
 	case <-ctx.Done():
-		s.Close()
+		s.close(false)
 		return ctx.Err()
 	}
 }
