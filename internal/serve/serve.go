@@ -219,7 +219,23 @@ func listen(addr string) (ln net.Listener, remove func(), err error) {
 		return unixsock.Listen(context.Background(), &net.ListenConfig{}, path)
 	}
 	ln, err = net.Listen("tcp", addr)
-	return ln, func() {}, err
+	return ln, func() {}, addrError(addr, err)
+}
+
+// addrError names -addr in err, a failure to listen on addr, if its host
+// did not resolve: one that does not exist is a usage error, as other bad
+// values of -addr are (it said only "listen tcp: lookup HOST: no such
+// host", exit 1); a lookup that failed otherwise (no DNS server) is not.
+func addrError(addr string, err error) error {
+	var de *net.DNSError
+	if !errors.As(err, &de) {
+		return err
+	}
+	err = fmt.Errorf("-addr %q: %w", addr, de)
+	if de.IsNotFound {
+		return cli.Usage(err)
+	}
+	return err
 }
 
 // addrString is how a listener's address is printed: as -addr takes it.
@@ -271,7 +287,7 @@ func flags(name, engine string, stderr io.Writer) (*flag.FlagSet, *Config) {
 	fs.StringVar(&cfg.Engine, "engine", engine, "std (goroutine per connection, one Write per response), netio (netio's event loops, netio.Serve), netio-conn (goroutine per connection through netio.Conn), gnet, evio or netpoll (cloudwego/netpoll)")
 	fs.StringVar(&cfg.Mode, "mode", "echo", "echo (return bytes as read) or line (one response line per \\n-terminated request of up to 64 KiB; a longer one closes the connection)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "listen address: HOST:PORT (port 0 picks one), or unix:PATH for a Unix domain socket (std, netio and netio-conn engines; the file is removed at exit unless another server has taken the path)")
-	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools; at most 1 MiB of responses wait a connection, then its reads wait)")
+	fs.DurationVar(&cfg.Delay, "delay", 0, "write each response this long after its request was read, pipelined requests included (std and netio-conn engines; for checking latency tools; at most 1 MiB of responses wait a connection, then its reads wait; shorter than -idle-timeout, which would close a connection waiting for its response)")
 	fs.Var(timeoutFlag{&cfg.IdleTimeout, netio.DefaultIdleTimeout}, "idle-timeout", "close a connection that sends nothing for this `duration` while the server waits for its input (std and netio-conn: within 1.25 times it); a TLS handshake gets at most 10s, or this if shorter; 0 turns it off. The std, netio and netio-conn engines: gnet, evio and netpoll have no such bound and refuse any value but the default")
 	fs.Var(timeoutFlag{&cfg.WriteTimeout, netio.DefaultWriteTimeout}, "write-timeout", "close a connection whose peer does not take the responses for this `duration` (netio: no progress for it; std and netio-conn: a Write not done within 1.25 times it); 0 turns it off. The std, netio and netio-conn engines: gnet, evio and netpoll have no such bound and refuse any value but the default")
 	return fs, &cfg
@@ -298,6 +314,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.Delay < 0 {
 		return cli.Usagef("serve: -delay %v: negative", cfg.Delay)
+	}
+	if idle := timeout(cfg.IdleTimeout, netio.DefaultIdleTimeout); idle > 0 && cfg.Delay >= idle {
+		// The reader waits for the next request meanwhile, under the
+		// idle timeout: a client waiting for its response got it, and
+		// then the connection closed.
+		return cli.Usagef("serve: -delay %v: not shorter than the idle timeout (-idle-timeout %v), which would close a connection waiting for its response", cfg.Delay, idle)
 	}
 	withTLS := *useTLS || *certFile != "" || *keyFile != ""
 	if withTLS && (*certFile == "") != (*keyFile == "") {

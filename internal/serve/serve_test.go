@@ -374,7 +374,9 @@ func TestServeExtraArgument(t *testing.T) {
 // "fork/exec PATH: no such file or directory", exit 1. And what no engine
 // serves is refused before the -tls-cert and -tls-key files are read: a
 // missing file was the error (exit 1), not the unknown engine or empty
-// -addr (exit 2).
+// -addr (exit 2). A host of -addr that does not exist (found as the
+// server listens) and a -delay the idle timeout would cut short are
+// usage errors too, naming their flag.
 func TestServeUsageBeforeStart(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing")
@@ -394,6 +396,15 @@ func TestServeUsageBeforeStart(t *testing.T) {
 		{[]string{"-engine", "nope", "-tls-cert", missing, "-tls-key", missing}, "unknown engine"},
 		{[]string{"-addr", "", "-tls-cert", missing, "-tls-key", missing}, "-addr"},
 		{[]string{"-engine", "gnet", "-tls-cert", missing, "-tls-key", missing}, "-tls needs"},
+		// A host that does not exist (it said "listen tcp: lookup HOST:
+		// no such host", exit 1, the flag unsaid): a name no resolver
+		// asks a server about, with its space.
+		{[]string{"-addr", "no such host.invalid:0"}, `-addr "no such host.invalid:0": `},
+		// A -delay the idle timeout would cut short (a client waiting
+		// for its response got it and then the connection closed): at
+		// the default idle timeout and at a given one.
+		{[]string{"-delay", "5m"}, "-delay 5m0s: not shorter than the idle timeout"},
+		{[]string{"-delay", "2s", "-idle-timeout", "1s"}, "-delay 2s: not shorter than the idle timeout (-idle-timeout 1s)"},
 	} {
 		err := Run(done, append([]string{"-addr", "127.0.0.1:0"}, c.args...), io.Discard, io.Discard)
 		if status, _ := cli.Status(err); !errors.Is(err, cli.ErrUsage) || status != 2 || !strings.Contains(fmt.Sprint(err), c.want) {
