@@ -434,8 +434,12 @@ func (c *LoopConn) closeTooLarge() {
 // MaxInput whose output could not all be sent (the write timeout, a
 // failed write, the peer's reset) learns ErrInputTooLarge with err and
 // ErrUnsent; the other errors that drop output say so already, or are
-// the server's.
+// the server's. A connection Close closed whose output a timeout cut
+// short learns the timeout with ErrUnsent, as OnClose's doc has it.
 func droppedErr(c *LoopConn, err error) error {
+	if c.waiting && c.closing && c.closeErr == nil && (err == ErrWriteTimeout || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded) {
+		return unsent(err)
+	}
 	if !c.waiting || c.closeErr != ErrInputTooLarge && err != ErrInputTooLarge || err == ErrServerClosed {
 		return err
 	}

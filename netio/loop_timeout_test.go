@@ -752,3 +752,36 @@ func TestLoopsTimeoutRefusesEscape(t *testing.T) {
 		})
 	}
 }
+
+// A Close whose output the peer does not take before the write timeout
+// tells OnClose so: the timeout, with ErrUnsent (it said the timeout
+// alone, though OnClose's doc promises ErrUnsent after Close when the
+// peer did not take all of the output in time).
+func TestLoopsCloseWriteTimeoutUnsent(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+		OnOpen: func(c *LoopConn) {
+			c.Write(bytes.Repeat([]byte("w"), 1<<20))
+			c.Close()
+		},
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	dialSmallWindow(t, s) // and never read
+	<-waiting
+	err := advanceToWriteTimeout(t, s, clk, time.Second, closed)
+	if !errors.Is(err, ErrUnsent) {
+		t.Errorf("OnClose learned %v, want ErrUnsent with the write timeout", err)
+	}
+	if st := s.Stats(); st.Closed.WriteTimeout != 1 {
+		t.Errorf("Stats.Closed %+v, want the close counted as a write timeout", st.Closed)
+	}
+}
