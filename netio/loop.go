@@ -118,7 +118,10 @@ type LoopOptions struct {
 	OnClose func(c *LoopConn, err error)
 	// OnTimeout, if set, is called on the loop, as a Handler is, when
 	// the idle timeout or the connection's deadline has passed; what it
-	// writes (a farewell) is sent before the connection is closed. The
+	// writes (a farewell) is sent before the connection is closed. A
+	// deadline that passes once the connection is closing (Close, or
+	// MaxInput) changes nothing: OnTimeout is not called, and the write
+	// timeout bounds the wait for the output. The
 	// connection is closed whatever it does: a deadline it sets does not
 	// keep it open, a function it arms with AfterFunc never runs, and
 	// Detach and StartTLS fail with ErrClosed.
@@ -451,7 +454,8 @@ func (c *LoopConn) Close() error {
 
 // SetDeadline sets when the connection times out: once t has passed,
 // OnTimeout (if set) learns os.ErrDeadlineExceeded and the connection is
-// closed after what it wrote is sent. A zero t removes the deadline
+// closed after what it wrote is sent (unless it was closing already:
+// then the deadline changes nothing). A zero t removes the deadline
 // (during a TLS handshake, HandshakeTimeout still bounds it). It
 // is how a protocol bounds the time to a complete request ("a command
 // within 5 minutes"), however slowly its bytes arrive.

@@ -165,3 +165,59 @@ func TestLoopsMaxInputSendsWaitingTLS(t *testing.T) {
 		t.Fatalf("OnClose learned %v, want ErrInputTooLarge without ErrUnsent", err)
 	}
 }
+
+// A deadline that passes while a close for MaxInput waits for its output
+// changes nothing: OnTimeout is not called (it could write nothing), and
+// OnClose learns ErrInputTooLarge, with ErrUnsent if the peer does not
+// take the output by the write timeout. The deadline's timeout called
+// OnTimeout and replaced the close's error: OnClose learned the write
+// timeout alone (or os.ErrDeadlineExceeded once the peer had read it
+// all), neither ErrInputTooLarge nor ErrUnsent, on both engines.
+func TestLoopsMaxInputDeadline(t *testing.T) {
+	for _, reads := range []bool{false, true} {
+		clk := newFakeClock()
+		closed := make(chan error, 1)
+		timedOut := make(chan error, 1)
+		opt := &LoopOptions{IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+			OnOpen: func(c *LoopConn) { c.SetDeadline(clk.Now().Add(10 * time.Second)) },
+			OnTimeout: func(c *LoopConn, err error) {
+				select {
+				case timedOut <- err:
+				default:
+				}
+			}}
+		SetLoopClock(opt, clk.Now)
+		s, waited := maxInputServer(t, opt, closed)
+		c := dialSmallWindow(t, s)
+		go c.Write(bytes.Repeat([]byte("y"), 1<<20))
+		if !<-waited {
+			t.Fatal("the socket took all of the reply at once: nothing waited for room")
+		}
+		clk.advance(s, 20*time.Second) // past the deadline, short of the write timeout
+		s.Sync()
+		select {
+		case err := <-timedOut:
+			t.Errorf("reads %v: OnTimeout(%v) for a connection MaxInput closes", reads, err)
+		case err := <-closed:
+			t.Fatalf("reads %v: closed (%v) at the deadline, before the write timeout", reads, err)
+		default:
+		}
+		if !reads {
+			err := advanceToWriteTimeout(t, s, clk, time.Minute, closed)
+			if !errors.Is(err, ErrInputTooLarge) || !errors.Is(err, ErrUnsent) {
+				t.Errorf("OnClose learned %v, want ErrInputTooLarge and ErrUnsent", err)
+			}
+			continue
+		}
+		c.SetReadDeadline(time.Now().Add(time.Minute)) // a hang guard
+		if got, err := io.ReadAll(c); err != nil || !bytes.Equal(got, maxInputReply) {
+			t.Fatalf("read %d bytes of the %d-byte reply, %v; want all of it and the end of the stream", len(got), len(maxInputReply), err)
+		}
+		if err := <-closed; err != ErrInputTooLarge {
+			t.Errorf("the peer read it all: OnClose learned %v, want ErrInputTooLarge", err)
+		}
+		if st := s.Stats(); st.Closed.InputTooLarge != 1 {
+			t.Errorf("Stats.Closed %+v, want the close counted as InputTooLarge", st.Closed)
+		}
+	}
+}

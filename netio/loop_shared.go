@@ -563,6 +563,15 @@ func (l *loop) timeout(c *LoopConn, err error) {
 		return
 	}
 	c.deadline = 0
+	if c.closing {
+		// Close, or MaxInput, closes c already, once its output is
+		// sent, the write timeout bounding the wait: a deadline changes
+		// nothing then. OnTimeout could write nothing, and its error
+		// would hide what OnClose is to learn (ErrInputTooLarge, and
+		// ErrUnsent if the output does not all leave).
+		l.schedule(c)
+		return
+	}
 	c.expired = true
 	if f := l.s.opt.OnTimeout; f != nil && !l.callTimeout(c, f, err) {
 		return

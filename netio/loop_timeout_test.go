@@ -785,3 +785,48 @@ func TestLoopsCloseWriteTimeoutUnsent(t *testing.T) {
 		t.Errorf("Stats.Closed %+v, want the close counted as a write timeout", st.Closed)
 	}
 }
+
+// A deadline that passes while a Close waits for its output changes
+// nothing: OnTimeout is not called, and a peer that does not take the
+// output by the write timeout makes OnClose learn ErrUnsent, as after a
+// Close without a deadline. The deadline called OnTimeout and replaced
+// Close's nil: OnClose learned the write timeout without ErrUnsent.
+func TestLoopsCloseDeadlineUnsent(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	timedOut := make(chan error, 1)
+	waiting := make(chan struct{})
+	var once sync.Once
+	opt := &LoopOptions{IdleTimeout: time.Hour, WriteTimeout: time.Minute,
+		OnOpen: func(c *LoopConn) {
+			c.SetDeadline(clk.Now().Add(10 * time.Second))
+			c.Write(bytes.Repeat([]byte("w"), 1<<20))
+			c.Close()
+		},
+		OnTimeout: func(c *LoopConn, err error) {
+			select {
+			case timedOut <- err:
+			default:
+			}
+		},
+		OnClose: func(c *LoopConn, err error) { closed <- err }}
+	SetSentHook(opt, func(out, written int) {
+		if written < out {
+			once.Do(func() { close(waiting) })
+		}
+	})
+	SetLoopClock(opt, clk.Now)
+	s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+	dialSmallWindow(t, s) // and never read
+	<-waiting
+	clk.advance(s, 20*time.Second) // past the deadline, short of the write timeout
+	s.Sync()
+	select {
+	case err := <-timedOut:
+		t.Errorf("OnTimeout(%v) for a connection Close closes", err)
+	default:
+	}
+	if err := advanceToWriteTimeout(t, s, clk, time.Second, closed); !errors.Is(err, ErrUnsent) {
+		t.Errorf("OnClose learned %v, want ErrUnsent with the write timeout", err)
+	}
+}
