@@ -481,7 +481,10 @@ const closeGrace = time.Second
 // its 421, or a Config callback that blocks) has its connection closed,
 // and Shutdown does not wait for its end, where Close does: call Close
 // after it to wait for every session's end (OnSessionEnd's call and
-// Stats' count). As Close, it is not for a callback.
+// Stats' count). On EngineLoops a callback that blocks holds its loop:
+// the sessions on that loop get no 421 and keep their connections until
+// it returns, though Shutdown has returned. As Close, it is not for a
+// callback.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.stopAccepting()
 	done := make(chan struct{})
