@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cpupin"
 	"golang.org/x/sys/unix"
 )
 
@@ -509,16 +510,8 @@ func (l *loop) run(ready chan<- error) {
 		// pinned loop is locked: a locked goroutine's yield hands its
 		// processor to another thread and back.
 		runtime.LockOSThread()
-		var set unix.CPUSet
-		set.Set(l.cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			if err == unix.EINVAL {
-				// Not a CPU this process may run on (or not online):
-				// as NewLoops refuses the CPUs it knows of.
-				ready <- fmt.Errorf("netio: cannot pin event loop %d to CPU %d, one this process may not run on: %w (sched_setaffinity: %w)", l.id, l.cpu, os.ErrInvalid, err)
-				return
-			}
-			ready <- fmt.Errorf("netio: cannot pin event loop %d to CPU %d: %w", l.id, l.cpu, err)
+		if err := cpupin.Pin(l.cpu); err != nil {
+			ready <- fmt.Errorf("netio: cannot pin event loop %d: %w", l.id, err)
 			return
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cpupin"
 	"golang.org/x/sys/unix"
 
 	"github.com/wirespeed/wirespeed/internal/latrec"
@@ -110,25 +111,10 @@ var one = binary.NativeEndian.AppendUint64(nil, 1)
 // cpus[i], as the loops pin themselves, and returns the error of the
 // first that fails.
 func tryPins(cpus []int) error {
-	if len(cpus) == 0 {
-		return nil
+	if i, err := cpupin.Check(cpus); err != nil {
+		return configErr("CPUs", "cannot pin loop %d: %w", i, err)
 	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		// Never unlocked, as a loop's: the thread, its affinity
-		// changed, ends with the goroutine.
-		for i, cpu := range cpus {
-			var set unix.CPUSet
-			set.Set(cpu)
-			if err := unix.SchedSetaffinity(0, &set); err != nil {
-				errc <- configErr("CPUs", "cannot pin loop %d to CPU %d: %w", i, cpu, err)
-				return
-			}
-		}
-		errc <- nil
-	}()
-	return <-errc
+	return nil
 }
 
 func (l *loop) wakeUp() { unix.Write(l.wake, one) }
@@ -140,10 +126,8 @@ func (l *loop) run(ctx context.Context, ready chan<- error, begin <-chan struct{
 	// Never unlocked: a thread whose affinity was changed ends with the
 	// goroutine instead of going back to the scheduler.
 	if l.cpu >= 0 {
-		var set unix.CPUSet
-		set.Set(l.cpu)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			ready <- configErr("CPUs", "cannot pin loop %d to CPU %d: %w", l.id, l.cpu, err)
+		if err := cpupin.Pin(l.cpu); err != nil {
+			ready <- configErr("CPUs", "cannot pin loop %d: %w", l.id, err)
 			return
 		}
 	}

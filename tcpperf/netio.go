@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/latrec"
@@ -287,8 +286,8 @@ func (r *run) newNloop(ctx context.Context, id int, sched string) (*nloop, error
 	}
 	s, err := netio.NewLoops(l.handle, opt)
 	if err != nil {
-		if errors.Is(err, syscall.EINVAL) {
-			return nil, configErr("CPUs", "%w", err) // a CPU the machine does not have
+		if errors.Is(err, os.ErrInvalid) {
+			return nil, configErr("CPUs", "%w", err) // a CPU no thread can be pinned to
 		}
 		return nil, fmt.Errorf("tcpperf: event loop: %w", err)
 	}
