@@ -69,50 +69,95 @@ func lastIndexLF(b []byte) int {
 // more than about maxLine-64 bytes without an LF, so that no line it takes
 // is longer than maxLine (below 64, it takes none).
 //
-// It has no branch that depends on where lines end, so lines of random
-// length cost no mispredictions. The masks come from masks, whose false
-// positives lie only right above a true match: an LF or CR one finds is
-// then one that breaks the CRLF pairing, and a dot one finds never sits
-// at a line start, so every mistake it makes is a stop.
+// Each 8-byte word x is checked against p, the same bytes one earlier:
+// an LF in x must sit where p has a CR, and a CR in p where x has an LF
+// (so every CR precedes an LF and every LF follows a CR), and no dot in x
+// where p has an LF. No branch depends on where lines end, so lines of
+// random length cost no mispredictions. The masks come from masks, whose
+// false positives lie only right above a true match: an LF or CR one
+// finds is then one that breaks the pairing, and a dot one finds never
+// sits at a line start, so every mistake it makes is a stop. A block of
+// ASCII (its bytes and the one before it), as most mail is, is checked
+// with cheaper masks (ascii); others again with masks (exactBlock).
 func cleanLines(b []byte, maxLine int) int {
 	limit := len(b) // 32-byte blocks without an LF that make a run too long
 	if maxLine > 0 {
 		limit = maxLine/32 - 2
 	}
-	var cr, lf uint64 = 0, 0x80 // the byte before: a CR, an LF (b starts a line)
-	blocks := 0                 // blocks since the last one with an LF
-	i := 0
-	for ; i+32 <= len(b); i += 32 {
-		w := (*[32]byte)(b[i : i+32])
-		var b0, b1, b2, b3, l0, l1, l2, l3 uint64
-		b0, l0, cr, lf = pairs(binary.LittleEndian.Uint64(w[:8]), cr, lf)
-		b1, l1, cr, lf = pairs(binary.LittleEndian.Uint64(w[8:16]), cr, lf)
-		b2, l2, cr, lf = pairs(binary.LittleEndian.Uint64(w[16:24]), cr, lf)
-		b3, l3, cr, lf = pairs(binary.LittleEndian.Uint64(w[24:]), cr, lf)
-		bad, any := b0|b1|b2|b3, l0|l1|l2|l3
+	prev := uint64('\n') // the byte before the block (b starts a line)
+	blocks := 0          // blocks since the last one with an LF
+	rest := b
+	for len(rest) >= 32 {
+		w := (*[32]byte)(rest)
+		// The block's words and their bytes one earlier, checked with
+		// ascii's masks, and the bytes from 0x80 up they do not handle.
+		x0 := binary.LittleEndian.Uint64(w[:8])
+		x1 := binary.LittleEndian.Uint64(w[8:16])
+		x2 := binary.LittleEndian.Uint64(w[16:24])
+		x3 := binary.LittleEndian.Uint64(w[24:])
+		high := prev | x0 | x1 | x2 | x3
+		b0, l0 := ascii(x0, x0<<8|prev)
+		b1, l1 := ascii(x1, binary.LittleEndian.Uint64(w[7:15]))
+		b2, l2 := ascii(x2, binary.LittleEndian.Uint64(w[15:23]))
+		b3, l3 := ascii(x3, binary.LittleEndian.Uint64(w[23:31]))
+		bad, lf := b0|b1|b2|b3|high, l0|l1|l2|l3
 		if bad&hi8 != 0 {
-			break
+			// A problem, or a byte from 0x80 up: the exact check.
+			if bad, lf = exactBlock(w, prev); bad&hi8 != 0 {
+				break
+			}
 		}
+		prev = uint64(w[31])
 		blocks++
-		if any&hi8 != 0 {
+		if lf&hi8 != 0 {
 			blocks = 0
 		}
 		if blocks > limit {
 			break
 		}
+		rest = rest[32:]
 	}
-	return lastIndexLF(b[:i]) + 1
+	return lastIndexLF(b[:len(b)-len(rest)]) + 1
 }
 
-// pairs checks the 8 bytes of x, after a byte that was a CR or an LF as
-// cr and lf say (in bit 7), and returns them for the byte after x (ncr,
-// nlf). Every LF must follow a CR, every CR precede an LF, and no dot
-// follow an LF; where one does not, bad has bit 7 of that byte set. l has
-// bit 7 of each LF's byte set. Both have noise in the other bits.
-func pairs(x, cr, lf uint64) (bad, l, ncr, nlf uint64) {
-	l, c, d := masks(x)
-	bad = (c<<8 | cr) ^ l | d&(l<<8|lf)
-	return bad, l, c >> 56, l >> 56
+// exactBlock checks the 32 bytes of w, after a byte prev: bad has bit 7
+// set where a line breaks cleanLines' rule, lf where an LF is. Both have
+// noise in the other bits. It is cleanLines' check for a block with a byte
+// from 0x80 up, and out of line to leave the registers to the other.
+//
+//go:noinline
+func exactBlock(w *[32]byte, prev uint64) (bad, lf uint64) {
+	x0 := binary.LittleEndian.Uint64(w[:8])
+	x1 := binary.LittleEndian.Uint64(w[8:16])
+	x2 := binary.LittleEndian.Uint64(w[16:24])
+	x3 := binary.LittleEndian.Uint64(w[24:])
+	b0, l0 := check(x0, x0<<8|prev)
+	b1, l1 := check(x1, x1<<8|x0>>56)
+	b2, l2 := check(x2, x2<<8|x1>>56)
+	b3, l3 := check(x3, x3<<8|x2>>56)
+	return b0 | b1 | b2 | b3, l0 | l1 | l2 | l3
+}
+
+// check checks the 8 bytes of x, whose bytes one earlier are p. Every LF
+// must follow a CR, every CR precede an LF, and no dot follow an LF;
+// where one does not, bad has bit 7 of that byte set. l has bit 7 of each
+// LF's byte set. Both have noise in the other bits.
+func check(x, p uint64) (bad, l uint64) {
+	l, _, d := masks(x)
+	lp, cp, _ := masks(p)
+	return cp ^ l | d&lp, l
+}
+
+// ascii is check for x and p without a byte from 0x80 up. Its masks are
+// masks' without the &^ y: for a byte under 0x80, y - 1 sets bit 7 only
+// where the byte is 0 or borrows, as masks' do. A dot after an LF is one
+// mask: where x^dot8 | p^lf8 is 0, and a borrow from there meets a byte
+// of p that is a dot, so it finds no more.
+func ascii(x, p uint64) (bad, l uint64) {
+	const dot8 = '.' * lo8
+	l, cp := (x^lf8)-lo8, (p^cr8)-lo8
+	ld := ((x ^ dot8) | (p ^ lf8)) - lo8
+	return cp ^ l | ld, l
 }
 
 // masks returns the LFs, CRs and dots in x as (y - lo8) &^ y of x xor

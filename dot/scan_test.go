@@ -32,9 +32,12 @@ func lineInput(r *rand.Rand, n, avg, long, odd int) []byte {
 		}
 		for j := range k {
 			// Mid-line, a few bytes next to those searched for (masks'
-			// false positives are a 0x01 more than a match above one).
+			// false positives are a 0x01 more than a match above one),
+			// and bytes from 0x80 up (those searched for plus 0x80, and
+			// UTF-8), which the ASCII masks must not see.
+			const near = "./\x0b\x0c/.\x8d\x8a\xae\x8e\x8b\xc3\xa9\xff\x80"
 			if j > 0 && r.IntN(16) == 0 {
-				b = append(b, "./\x0b\x0c/."[r.IntN(6)])
+				b = append(b, near[r.IntN(len(near))])
 				continue
 			}
 			b = append(b, byte('a'+r.IntN(26)))
@@ -165,4 +168,21 @@ func TestLineRunsQuota(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCleanLines holds cleanLines to cleanPrefix on any bytes, as
+// TestCleanLines does on line-shaped ones.
+func FuzzCleanLines(f *testing.F) {
+	f.Add([]byte("abc\r\n.de\r\n\x8d\x8a\r\n"), uint16(0))
+	f.Add([]byte(strings.Repeat("w\xc3\xa9\r\n", 20)+"\n."), uint16(998))
+	f.Fuzz(func(t *testing.T, b []byte, maxLine uint16) {
+		n := cleanLines(b, int(maxLine))
+		want := cleanPrefix(b, int(maxLine))
+		if n > want {
+			t.Fatalf("cleanLines(%q, %d) = %d; the clean prefix is %d", b, maxLine, n, want)
+		}
+		if least := cleanPrefix(b[:want&^31], 0); maxLine == 0 && n < least {
+			t.Fatalf("cleanLines(%q, 0) = %d, short of %d", b, n, least)
+		}
+	})
 }
