@@ -38,6 +38,12 @@ var diffInputs = []string{
 	"099 low\r\n12 short\r\n1234x\r\nabc def\r\n+12 plus\r\n-12-minus\r\n",
 	"550-a\r\n550-b\r\n550 c\r\n",
 	"099-x\r\n099 y\r\n",
+	// No line ends a response without a valid code, for net/textproto:
+	// after a limit, the rest is discarded up to the end of the input.
+	"099-x\r\n099 " + strings.Repeat("y", 30) + "\r\n250 ok\r\n",
+	"099-" + strings.Repeat("y", 30) + "\r\n099 z\r\n250 ok\r\n",
+	"abc-x\r\nabc " + strings.Repeat("y", 30) + "\r\n250 ok\r\n",
+	"000-x\r\n000 y\r\n000 z\r\n000 w\r\n250 ok\r\n",
 	"230-\r\n230 \r\n",
 	"dotlines\r\n.foo\r\n..bar\n...baz\nquux\r\n\r\n.\r\nanother\n",
 	".\n.\r\n..\r\n.x\r\n",

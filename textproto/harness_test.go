@@ -272,6 +272,32 @@ func limitFired(lim Limits, o op, got, want outcome, ours *Reader) bool {
 	return len(splitLimitErr(got.Err)) > 0 || ours.skipLine || ours.skipHeader || ours.skipResponse != 0
 }
 
+// checkResponseEnd checks that ours, after ReadResponse failed with a
+// limit error, discards the rest of the response as far as net/textproto's
+// ReadResponse read it: through the line that ended it (end, in the
+// input), or, if a read error stopped net/textproto at end first
+// (readErr), at least to end. pos tells ours' position. Read errors of the
+// feed that discarding meets before end are passed over, as the next
+// calls would.
+func checkResponseEnd(ours *Reader, pos func() int, end int, readErr bool) error {
+	for i := 0; ours.skipLine || ours.skipResponse != 0; i++ {
+		err := ours.discard()
+		if err != nil && !sourceErr(err) {
+			return fmt.Errorf("discarding the rest of the response: %v", err)
+		}
+		if pos() > end && !readErr {
+			return fmt.Errorf("discarding the rest of the response: still at it at %d, where net/textproto had ended it at %d", pos(), end)
+		}
+		if err != nil && pos() >= end && readErr || i > 1000 {
+			break // where net/textproto stopped, at a read error
+		}
+	}
+	if p := pos(); p < end || p > end && !readErr {
+		return fmt.Errorf("discarded the rest of the response up to %d, net/textproto read it up to %d", p, end)
+	}
+	return nil
+}
+
 // splitLimitErr returns the limit errors err is or holds (ReadDotLines'
 // error may hold several, and the read error after them).
 func splitLimitErr(err error) (limits []error) {
@@ -346,6 +372,14 @@ func diffRun(input []byte, size int, f feed, ops []op, lim Limits, st *diffStats
 				// Left to discard the rest of a line or header, yet
 				// no limit error.
 				return fmt.Errorf("call %d %v: a limit fired, then\n ours: %v\n std:  %v", i, o, got, want)
+			}
+			if o.kind == opReadResponse {
+				// Ours must discard the rest of the response up to
+				// where net/textproto's ReadResponse ended it, no
+				// further and no less.
+				if err := checkResponseEnd(ours, func() int { return pos(oc, ob) }, ps, sourceErr(want.Err)); err != nil {
+					return fmt.Errorf("call %d %v: %v\n ours: %v\n std:  %v", i, o, err, got, want)
+				}
 			}
 			st.limitErrors++
 			for j := 0; j < maxCalls && idle < 4; j++ {

@@ -20,7 +20,8 @@ import (
 // it (and after a failed ReadContinuedLine, the lines that continue it;
 // after ReadMIMEHeader, the rest of the header block up to and including
 // its empty line; after ReadResponse, the rest of the response through its
-// last line), then reads on. So a server can reply with an error, and a
+// last line, or up to a read error for a response that has none, as
+// net/textproto reads it), then reads on. So a server can reply with an error, and a
 // client read the next reply, in step with the peer. Reading R directly
 // instead sees the unread rest. If a read error cut short the line that
 // broke a limit, the next call returns it first, before it reads anything

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	stdtp "net/textproto"
 	"reflect"
 	"runtime"
 	"strings"
@@ -525,6 +526,51 @@ func TestLimitStepAfterLongLine(t *testing.T) {
 		if got, err := r.ReadContinuedLine(); got != "NEXT" || err != nil {
 			t.Errorf("%.30q, the next line: %q %v; want NEXT", in, got, err)
 		}
+	}
+}
+
+// TestLimitResponseInvalidCode: a response whose first line has no valid
+// code and a hyphen ("099-", "abc-") has no last line for net/textproto's
+// ReadResponse, which takes every line after it as text (a "099 " line
+// too: 99 is no code) and reads until a read error. After a limit error on
+// such a response, the next call discarded only up to a "099 " line, or
+// (no code at all) nothing more than the long line, and then read the
+// rest as a new response, where net/textproto had read it all.
+func TestLimitResponseInvalidCode(t *testing.T) {
+	long := strings.Repeat("y", 60)
+	for _, c := range []struct {
+		in  string
+		lim Limits
+	}{
+		{"099-x\r\n099 " + long + "\r\n250 ok\r\n", Limits{MaxLineBytes: 50}},
+		{"099-x\r\n099-" + long + "\r\n099 z\r\n250 ok\r\n", Limits{MaxLineBytes: 50}},
+		{"099-" + long + "\r\n099 z\r\n250 ok\r\n", Limits{MaxLineBytes: 50}},
+		{"abc-" + long + "\r\n250 ok\r\n", Limits{MaxLineBytes: 50}},
+		{"000-x\r\n000-y\r\n000 z\r\n250 ok\r\n", Limits{MaxHeaderFields: 2}},
+		{"099-x\r\n099 " + long + "\r\n250 ok\r\n", Limits{MaxHeaderBytes: 20}},
+	} {
+		std := stdtp.NewReader(bufio.NewReader(strings.NewReader(c.in)))
+		if _, _, err := std.ReadResponse(0); err != io.EOF {
+			t.Fatalf("%q: net/textproto: %v, want io.EOF (the premise)", c.in, err)
+		}
+		r := NewReader(bufio.NewReaderSize(strings.NewReader(c.in), 16))
+		r.SetLimits(c.lim)
+		if _, _, err := r.ReadResponse(0); !isLimitError(err) {
+			t.Fatalf("%q %+v: %v, want a limit error", c.in, c.lim, err)
+		}
+		if code, msg, err := r.ReadResponse(0); err != io.EOF {
+			t.Errorf("%q %+v: the next call: %d %q %v; want io.EOF, as net/textproto reads the response to the end", c.in, c.lim, code, msg, err)
+		}
+	}
+	// A "099 " first line is a response of its own, for net/textproto
+	// ("invalid response code"): the next one reads as sent.
+	r := NewReader(bufio.NewReader(strings.NewReader("099 " + long + "\r\n250 ok\r\n")))
+	r.SetLimits(Limits{MaxLineBytes: 50})
+	if _, _, err := r.ReadResponse(0); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("099 and a long line: %v, want ErrLineTooLong", err)
+	}
+	if code, msg, err := r.ReadResponse(0); code != 250 || msg != "ok" || err != nil {
+		t.Errorf("099 and a long line, then: %d %q %v; want 250 ok", code, msg, err)
 	}
 }
 

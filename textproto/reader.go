@@ -51,7 +51,8 @@ type Reader struct {
 	skipLine, skipHeader bool
 	// skipResponse, if not 0, asks the next call to discard the rest of
 	// a response with that code, through its last line, after a limit
-	// error in ReadResponse.
+	// error in ReadResponse; endlessResponse, the rest of a response
+	// without a valid code, which no line ends.
 	skipResponse int
 	// skipContinued asks the next call to discard the continuation lines
 	// that follow, after a limit error in ReadContinuedLine.
@@ -182,11 +183,19 @@ func (r *Reader) discard() error {
 }
 
 // lastResponseLine reports whether s starts "ddd ", ddd being code: the
-// last line of a response with that code.
+// last line of a response with that code. A code under 100 is not valid
+// (net/textproto's ReadResponse takes its lines as text), so no line ends
+// a response with one.
 func lastResponseLine(s []byte, code int) bool {
-	return len(s) >= 4 && s[3] == ' ' && int(s[0]-'0')*100+int(s[1]-'0')*10+int(s[2]-'0') == code &&
+	return code >= 100 && len(s) >= 4 && s[3] == ' ' && int(s[0]-'0')*100+int(s[1]-'0')*10+int(s[2]-'0') == code &&
 		s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9'
 }
+
+// endlessResponse is skipResponse for a response whose first line has no
+// valid code ("099-", "abc-"): net/textproto's ReadResponse reads on
+// until a read error, as no line can end it, and so its rest is
+// discarded until one.
+const endlessResponse = -1
 
 // chunk is bufio.Reader.ReadLine, given the result of the ReadSlice('\n')
 // it starts with: it returns one line, or the part of it that fills R's
@@ -560,7 +569,10 @@ func codeMismatch(code, expectCode int) bool {
 // of the response fails it with the code (if the line's first bytes
 // give it), no message and an error matching [ErrLineTooLong]. Either
 // way the next call discards the rest of the response through its last
-// line.
+// line. A response whose first line has no valid code and a hyphen
+// ("099-...", "abc-...") has no last line: net/textproto's ReadResponse
+// reads it until a read error, and so the next call discards the input
+// until one.
 func (r *Reader) ReadResponse(expectCode int) (code int, message string, err error) {
 	// A line holds its text and at most 7 bytes more ("ddd-", CRLF, and
 	// the \n it is joined with): one past that many cannot fit.
@@ -581,9 +593,9 @@ func (r *Reader) ReadResponse(expectCode int) (code int, message string, err err
 		if len(h) < 4 || h[3] != ' ' && h[3] != '-' {
 			return 0, "", err
 		}
-		code, _ = strconv.Atoi(string(h[:3]))
-		if code < 100 {
-			return 0, "", err
+		code, cerr := strconv.Atoi(string(h[:3]))
+		if cerr != nil || code < 100 {
+			code = 0 // no valid code, as net/textproto's "invalid response code"
 		}
 		return r.responseTooLarge(code, h[3] == '-', err)
 	}
@@ -626,10 +638,14 @@ func (r *Reader) ReadResponse(expectCode int) (code int, message string, err err
 }
 
 // responseTooLarge is ReadResponse's result for a response past a limit
-// (err): the rest of the response, if more is set, is left to discard.
+// (err): the rest of the response, if more is set, is left to discard. A
+// code under 100 is not valid: the rest of its response has no end.
 func (r *Reader) responseTooLarge(code int, more bool, err error) (int, string, error) {
 	if more {
 		r.skipResponse = code
+		if code < 100 {
+			r.skipResponse = endlessResponse
+		}
 	}
 	return code, "", err
 }
