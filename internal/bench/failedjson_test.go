@@ -39,3 +39,11 @@ func TestFailedRowJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedJSONNames: a name that is no field's fails, rather than
+// leaving the field out of the row unnoticed.
+func TestFailedJSONNames(t *testing.T) {
+	if b, err := failedJSON(overloadRow{Variant: "v"}, "variant", "eror"); err == nil {
+		t.Errorf("a misspelt name: %s, no error", b)
+	}
+}

@@ -81,10 +81,7 @@ func (r overloadRow) MarshalJSON() ([]byte, error) {
 	if r.Err == "" {
 		return json.Marshal(row(r))
 	}
-	return json.Marshal(struct {
-		Variant string `json:"variant"`
-		Err     string `json:"error"`
-	}{r.Variant, r.Err})
+	return failedJSON(r, "variant", "error")
 }
 
 var errShortMsg = errors.New("bench: overload messages under 16 bytes")

@@ -113,17 +113,7 @@ func (r smtpRow) MarshalJSON() ([]byte, error) {
 	if r.Runs > 0 {
 		return json.Marshal(row(r))
 	}
-	return json.Marshal(struct {
-		Size       string `json:"size"`
-		Length     int    `json:"length"`
-		Sink       string `json:"sink"`
-		Source     string `json:"source"`
-		Sessions   int    `json:"sessions"`
-		Messages   int    `json:"messages"`
-		Runs       int    `json:"runs"`
-		FailedRuns int    `json:"failed_runs"`
-		Err        string `json:"error"`
-	}{r.Size, r.Length, r.Sink, r.Source, r.Sessions, r.Messages, r.Runs, r.FailedRuns, r.Err})
+	return failedJSON(r, "size", "length", "sink", "source", "sessions", "messages", "runs", "failed_runs", "error")
 }
 
 // smtpRun is one run of a row.
@@ -163,12 +153,7 @@ func (h smtpHonesty) MarshalJSON() ([]byte, error) {
 	if h.Err == "" {
 		return json.Marshal(honesty(h))
 	}
-	return json.Marshal(struct {
-		DelayUS  float64 `json:"delay_us"`
-		Sessions int     `json:"sessions"`
-		Messages int     `json:"messages"`
-		Err      string  `json:"error"`
-	}{h.DelayUS, h.Sessions, h.Messages, h.Err})
+	return failedJSON(h, "delay_us", "sessions", "messages", "error")
 }
 
 // An smtpBar is one of issue 11's ratios, from the rows.

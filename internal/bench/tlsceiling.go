@@ -54,11 +54,7 @@ func (c smtpTLSCeiling) MarshalJSON() ([]byte, error) {
 	if c.Err == "" {
 		return json.Marshal(ceiling(c))
 	}
-	return json.Marshal(struct {
-		Sessions int    `json:"sessions"`
-		MiB      int    `json:"mib"`
-		Err      string `json:"error"`
-	}{c.Sessions, c.MiB, c.Err})
+	return failedJSON(c, "sessions", "mib", "error")
 }
 
 // An smtpTLSCeilingRow is one mode's median run, by MB/s.
