@@ -217,9 +217,12 @@ type Config struct {
 	// closed and an I/O error counted; but a refusal that had begun to
 	// come when a write timed out is read within a Timeout of its own.
 	Timeout time.Duration
-	// Progress gets a line a second: the messages delivered so far,
-	// the rate and the latency percentiles of those delivered in that
-	// second ("-" where none was), failures and errors; nil for none.
+	// Progress gets a line a second and one at the end of the run: the
+	// time since the start, the messages delivered so far, the rate and
+	// the latency percentiles of those delivered since the line before
+	// ("-" where none was), failures and errors; nil for none. The last
+	// line's rate is over the time since the line before, the part of a
+	// second the run took after its last whole one.
 	Progress io.Writer
 	// HdrLog gets the HdrHistogram interval log of message latencies
 	// (ns), written from Run's goroutine once the first connection has

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1032,6 +1033,80 @@ func (w *signalWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// armClock tells when the run has armed its next progress tick (At),
+// and for which instant.
+type armClock struct {
+	*fakeClock
+	mu     sync.Mutex
+	armed  time.Time // the latest instant armed
+	signal chan struct{}
+}
+
+func (c *armClock) At(t time.Time) <-chan time.Time {
+	c.mu.Lock()
+	if t.After(c.armed) {
+		c.armed = t
+	}
+	c.mu.Unlock()
+	select {
+	case c.signal <- struct{}{}:
+	default:
+	}
+	return c.fakeClock.At(t)
+}
+
+// waitArmed waits until an instant after t has been armed.
+func (c *armClock) waitArmed(t time.Time) bool {
+	for {
+		c.mu.Lock()
+		ok := c.armed.After(t)
+		c.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-c.signal:
+		case <-time.After(time.Minute):
+			return false
+		}
+	}
+}
+
+// The progress lines of a run of 2.5 s: one at each second, and the last
+// at the end, whose rate is over the half second it covers, not over a
+// whole one. A message takes 0.5 s (the server's reply to the end of
+// data); the server, moving the clock to a whole second, waits until that
+// second's line is out and the next second's tick armed, so the line
+// sees the clock there and the message whose reply is held not yet
+// delivered.
+func TestProgressLastStretch(t *testing.T) {
+	clk := &armClock{fakeClock: newFakeClock(), signal: make(chan struct{}, 1)}
+	start := clk.Now()
+	clk.Moved = func(now time.Time) {
+		if k := now.Sub(start).Truncate(time.Second); k > 0 && !clk.waitArmed(start.Add(k)) {
+			t.Errorf("no progress line for %v a minute after the clock passed it", k)
+		}
+	}
+	f := &fakeServer{clk: clk.fakeClock, delay: map[string]time.Duration{".": 500 * time.Millisecond}}
+	cfg := base(f.start(t))
+	var progress bytes.Buffer
+	cfg.Messages, cfg.Reuse, cfg.Progress = 5, true, &progress
+	res, err := RunWith(context.Background(), cfg, nil, clk)
+	if err != nil || res.Delivered != 5 || res.DurationS != 2.5 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	// Delivered at 0.5 and 1 s, at 1.5 and 2 s, at 2.5 s; each line has
+	// those delivered before it.
+	want := []string{
+		"   1.0s  delivered        1         1 msg/s  p50 500ms  p99 500ms  max 500ms  failed 0  errors 0",
+		"   2.0s  delivered        3         2 msg/s  p50 500ms  p99 500ms  max 500ms  failed 0  errors 0",
+		"   2.5s  delivered        5         4 msg/s  p50 500ms  p99 500ms  max 500ms  failed 0  errors 0",
+	}
+	if got := strings.Split(strings.TrimSuffix(progress.String(), "\n"), "\n"); !slices.Equal(got, want) {
+		t.Errorf("progress:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 // A progress line's rate over no time is none, not +Inf or NaN.

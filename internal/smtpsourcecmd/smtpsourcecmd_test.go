@@ -154,6 +154,34 @@ func TestRunJSON(t *testing.T) {
 	}
 }
 
+// Without -q the run's progress lines go to standard error, through the
+// whole path from the flags: a line a second, and one at the end, which
+// a run shorter than a second has alone; the end's has every message.
+// Their content at each second is TestProgressLastStretch's (smtpsource,
+// on a fake clock); here the format and the end's counts.
+func TestRunProgress(t *testing.T) {
+	var s sink
+	addr := s.start(t)
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), []string{"-m", "4", "-d", "-l", "100", addr}, &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	line := regexp.MustCompile(`^ *[0-9]+\.[0-9]s  delivered +([0-9]+) +([0-9]+|-) msg/s  p50 [^ ]+  p99 [^ ]+  max [^ ]+  failed ([0-9]+)  errors ([0-9]+)$`)
+	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	for _, l := range lines {
+		if !line.MatchString(l) {
+			t.Errorf("not a progress line: %q", l)
+		}
+	}
+	last := line.FindStringSubmatch(lines[len(lines)-1])
+	if last == nil || last[1] != "4" || last[3] != "0" || last[4] != "0" {
+		t.Errorf("the last progress line %q: want 4 delivered, 0 failed, 0 errors", lines[len(lines)-1])
+	}
+	if !strings.Contains(out.String(), "delivered") {
+		t.Errorf("no result on standard output: %q", out.String())
+	}
+}
+
 // -v shows the conversations on standard error, as smtp-source -v: each
 // connection's commands and replies, numbered by connection.
 func TestRunVerbose(t *testing.T) {
