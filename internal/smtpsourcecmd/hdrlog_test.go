@@ -150,3 +150,26 @@ func TestHdrLogFullMidRun(t *testing.T) {
 		t.Errorf("the log: %d bytes, %v; want the %d written before the disk was full", len(b), err, room)
 	}
 }
+
+// A run that opens no connection (ErrConnect) has written nothing to
+// -hdr-log, but the file's Close may still fail: that is said too. It was
+// dropped, the connect's error alone returned.
+func TestHdrLogCloseErrorNoConnection(t *testing.T) {
+	createLog := func(path string) (io.WriteCloser, error) {
+		f, err := cli.CreateOutput(path)
+		if err != nil {
+			return nil, err
+		}
+		return closeFailing{f}, nil
+	}
+	path := filepath.Join(t.TempDir(), "h.log")
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"-q", "-hdr-log", path, "127.0.0.1:1"}, &out, &errb, createLog)
+	if status, _ := cli.Status(err); status != 1 || !errors.Is(err, smtpsource.ErrConnect) || !errors.Is(err, errLogClose) ||
+		!strings.Contains(err.Error(), "\nsmtp-source: -hdr-log: ") {
+		t.Errorf("%v (status %d), want status 1, the connect's error and the close's, naming -hdr-log", err, status)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("-hdr-log %s: %v; want none made", path, err)
+	}
+}

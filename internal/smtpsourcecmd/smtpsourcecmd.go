@@ -336,12 +336,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, createLog
 		closeErr = logFile.Close()
 		logFile = nil
 	}
-	if res == nil {
-		return runErr
-	}
 	runErr = nameHdrLog(runErr) // reported after the result, which is whole
 	if closeErr != nil && !errors.Is(runErr, smtpsource.ErrHdrLog) {
 		runErr = errors.Join(runErr, fmt.Errorf("smtp-source: -hdr-log: %w", closeErr))
+	}
+	if res == nil {
+		return runErr // no connection opened (the log's Close may still fail)
 	}
 	var v *smtpsource.Verification
 	var verr error // reported after the result, which is not lost for it
