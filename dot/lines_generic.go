@@ -6,7 +6,8 @@ package dot
 // the line end, one copy. Runs of lines that pass through unchanged (CRLF
 // endings, no stuffed dot) are found 32 bytes at a time by cleanLines
 // instead where that is cheaper: in Raw decoding, which needs both CR and
-// LF found, and among very short lines when encoding. They return at the
+// LF found, and when encoding, where such lines are copied as they are.
+// They return at the
 // first line they do not fully understand (an open line at the end of
 // src, a possible end marker, a bare CR or LF, a Compat quirk, not enough
 // room), always at the start of that line, and leave it to the one-byte
@@ -121,9 +122,27 @@ func lineByLine(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 // Lines whose encoding is the line itself (no stuffed dot, no added CR) are
 // not copied one by one: a run of them is copied at once.
 func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
-	v := i // src[v:i] is encoded as it is, but not yet copied to dst
+	v := i     // src[v:i] is encoded as it is, but not yet copied to dst
+	last := -1 // the length of the line before, taken one by one
+	run := 0   // 1: try a run of clean lines here; below 1, lines to wait
 	for i < len(src) {
 		room := len(dst) - o - (i - v)
+		if run == 1 {
+			// A run of lines that end in CRLF and start with no dot is
+			// its own encoding in every mode: found 32 bytes at a time,
+			// which costs less than a line at a time where line lengths
+			// vary (a search's end is mispredicted), and more where they
+			// do not (base64). So a run is tried after a line whose
+			// length differs from the one before it (both taken one by
+			// one); where none is found (bare LFs, dots), not again for 8
+			// lines.
+			if n := cleanLines(src[i:i+min(len(src)-i, room)], 0); n > 0 {
+				i += n
+				run = 0
+				continue
+			}
+			run = -8
+		}
 		c := src[i]
 		if c == '\r' && i+1 < len(src) && src[i+1] == '\n' { // an empty line, as it is
 			if room < 2 {
@@ -172,6 +191,12 @@ func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 			}
 			end, next = e+2, e+2
 		}
+		if next-i != last && last >= 0 && run == 0 {
+			run = 1
+		} else if run < 0 {
+			run++
+		}
+		last = next - i
 		if c != '.' && !crlf {
 			if room < next-i {
 				break
