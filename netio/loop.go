@@ -118,7 +118,9 @@ type LoopOptions struct {
 	OnClose func(c *LoopConn, err error)
 	// OnTimeout, if set, is called on the loop, as a Handler is, when
 	// the idle timeout or the connection's deadline has passed; what it
-	// writes (a farewell) is sent before the connection is closed. A
+	// writes (a farewell) is sent before the connection is closed (if
+	// it cannot all be, the write timeout or the peer's reset cutting it
+	// short, OnClose learns the timeout with that error and ErrUnsent). A
 	// deadline that passes once the connection is closing (Close, or
 	// MaxInput) changes nothing: OnTimeout is not called, and the write
 	// timeout bounds the wait for the output. The

@@ -221,3 +221,27 @@ func TestLoopsMaxInputDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A connection MaxInput closes whose output the peer does not take by
+// the write timeout counts in Stats as InputTooLarge, the reason it was
+// closed (OnClose learns ErrInputTooLarge with the write timeout and
+// ErrUnsent): it counted as WriteTimeout.
+func TestLoopsMaxInputWriteTimeoutStats(t *testing.T) {
+	clk := newFakeClock()
+	closed := make(chan error, 1)
+	opt := &LoopOptions{IdleTimeout: time.Hour, WriteTimeout: time.Minute}
+	SetLoopClock(opt, clk.Now)
+	s, waited := maxInputServer(t, opt, closed)
+	c := dialSmallWindow(t, s) // which reads nothing
+	go c.Write(bytes.Repeat([]byte("y"), 1<<20))
+	if !<-waited {
+		t.Fatal("the socket took all of the reply at once: nothing waited for room")
+	}
+	err := advanceToWriteTimeout(t, s, clk, time.Second, closed)
+	if !errors.Is(err, ErrInputTooLarge) || !errors.Is(err, ErrUnsent) {
+		t.Errorf("OnClose learned %v, want ErrInputTooLarge and ErrUnsent with the write timeout", err)
+	}
+	if st := s.Stats(); st.Closed.InputTooLarge != 1 || st.Closed.WriteTimeout != 0 {
+		t.Errorf("Stats.Closed %+v, want the close counted as InputTooLarge", st.Closed)
+	}
+}

@@ -431,25 +431,37 @@ func (c *LoopConn) closeTooLarge() {
 
 // droppedErr is what OnClose learns for c, closed with err while its
 // output may still wait for room in its socket. A connection closing for
-// MaxInput whose output could not all be sent (the write timeout, a
-// failed write, the peer's reset) learns ErrInputTooLarge with err and
-// ErrUnsent; the other errors that drop output say so already, or are
-// the server's. A connection Close closed whose output a timeout cut
-// short learns the timeout with ErrUnsent, as OnClose's doc has it.
+// a reason of its own (MaxInput, or the idle timeout or its deadline,
+// after OnTimeout's farewell) whose output could not all be sent (the
+// write timeout, a failed write, the peer's reset) learns that reason
+// with err and ErrUnsent; one Close closed whose output a timeout cut
+// short learns the timeout with ErrUnsent, as OnClose's doc has it; the
+// other errors that drop output say so already, or are the server's.
 func droppedErr(c *LoopConn, err error) error {
-	if c.waiting && c.closing && c.closeErr == nil && (err == ErrWriteTimeout || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded) {
-		return unsent(err)
-	}
-	if !c.waiting || c.closeErr != ErrInputTooLarge && err != ErrInputTooLarge || err == ErrServerClosed {
+	if !c.waiting || err == ErrServerClosed {
 		return err
 	}
-	if err == ErrInputTooLarge || err == nil {
-		return unsent(ErrInputTooLarge)
+	why := c.closeErr // why c is closing, if it is
+	if err == ErrInputTooLarge {
+		why = err
+	}
+	switch why {
+	case nil:
+		if c.closing && (err == ErrWriteTimeout || err == ErrIdleTimeout || err == os.ErrDeadlineExceeded) {
+			return unsent(err)
+		}
+		return err
+	case ErrInputTooLarge, ErrIdleTimeout, os.ErrDeadlineExceeded:
+	default:
+		return err
+	}
+	if err == why || err == nil {
+		return unsent(why)
 	}
 	if !errors.Is(err, ErrUnsent) {
 		err = unsent(err)
 	}
-	return fmt.Errorf("%w: %w", ErrInputTooLarge, err)
+	return fmt.Errorf("%w: %w", why, err)
 }
 
 // unsent is err, what OnClose would have learned, with ErrUnsent.

@@ -830,3 +830,75 @@ func TestLoopsCloseDeadlineUnsent(t *testing.T) {
 		t.Errorf("OnClose learned %v, want ErrUnsent with the write timeout", err)
 	}
 }
+
+// OnTimeout's farewell that the peer does not take by the write timeout,
+// or that its reset cuts short, is output lost: OnClose learns
+// ErrUnsent, with the timeout that closed the connection and what cut
+// the farewell short, and Stats counts the close under the timeout that
+// closed it (Idle or Deadline), as a MaxInput close is counted as
+// InputTooLarge. After the write timeout, OnClose learned the write
+// timeout alone, without ErrUnsent, and the close counted as a write
+// timeout; after the reset, it learned neither timeout, and the close
+// counted as the peer's.
+func TestLoopsFarewellUnsent(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		deadline bool
+		why      error
+		count    func(LoopCloses) int64
+	}{
+		{"idle", false, ErrIdleTimeout, func(c LoopCloses) int64 { return c.Idle }},
+		{"deadline", true, os.ErrDeadlineExceeded, func(c LoopCloses) int64 { return c.Deadline }},
+	} {
+		for _, reset := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/reset=%v", tc.name, reset), func(t *testing.T) {
+				clk := newFakeClock()
+				closed := make(chan error, 1)
+				timedOut := make(chan error, 1)
+				opened := make(chan struct{})
+				waiting := make(chan struct{})
+				var once sync.Once
+				opt := &LoopOptions{IdleTimeout: 10 * time.Second, WriteTimeout: time.Minute,
+					OnOpen: func(c *LoopConn) {
+						if tc.deadline {
+							c.SetDeadline(clk.Now().Add(5 * time.Second))
+						}
+						close(opened)
+					},
+					OnTimeout: func(c *LoopConn, err error) {
+						timedOut <- err
+						c.Write(bytes.Repeat([]byte("421 farewell\r\n"), 1<<16))
+					},
+					OnClose: func(c *LoopConn, err error) { closed <- err }}
+				SetSentHook(opt, func(out, written int) {
+					if written < out {
+						once.Do(func() { close(waiting) })
+					}
+				})
+				SetLoopClock(opt, clk.Now)
+				s := serveOn(t, listenTCP(t, map[int]int{syscall.SO_SNDBUF: 16 << 10}), echo, opt)
+				c := dialSmallWindow(t, s) // which reads nothing
+				<-opened
+				clk.advance(s, 20*time.Second)
+				if err := <-timedOut; err != tc.why {
+					t.Fatalf("OnTimeout learned %v, want %v", err, tc.why)
+				}
+				<-waiting
+				var err error
+				if reset {
+					c.SetLinger(0)
+					c.Close()
+					err = <-closed
+				} else {
+					err = advanceToWriteTimeout(t, s, clk, time.Second, closed)
+				}
+				if !errors.Is(err, ErrUnsent) || !errors.Is(err, tc.why) {
+					t.Errorf("OnClose learned %v, want %v and ErrUnsent", err, tc.why)
+				}
+				if st := s.Stats(); tc.count(st.Closed) != 1 || st.Closed.Total() != 1 {
+					t.Errorf("Stats.Closed %+v, want the close counted as %s", st.Closed, tc.name)
+				}
+			})
+		}
+	}
+}

@@ -48,7 +48,13 @@ type LoopCloses struct {
 	Peer int64 `json:"peer"`
 	// Idle: ErrIdleTimeout; WriteTimeout: ErrWriteTimeout; Deadline: the
 	// deadline SetDeadline set (os.ErrDeadlineExceeded); InputTooLarge:
-	// ErrInputTooLarge.
+	// ErrInputTooLarge. Each counts the reason the connection was
+	// closed: one closed for MaxInput, or by the idle timeout or its
+	// deadline, whose output then could not all be sent (the write
+	// timeout, a failed write, the peer's reset: OnClose learns the
+	// reason with that error and ErrUnsent) counts as InputTooLarge,
+	// Idle or Deadline; one closed by Close whose output the write
+	// timeout cut short, as WriteTimeout.
 	Idle          int64 `json:"idle"`
 	WriteTimeout  int64 `json:"write_timeout"`
 	Deadline      int64 `json:"deadline"`
@@ -120,18 +126,40 @@ func (ls *loopStats) cause(err error, eof bool) *atomic.Int64 {
 		return &ls.detached
 	case errors.Is(err, ErrServerClosed):
 		return &ls.server
-	case errors.Is(err, ErrIdleTimeout):
-		return &ls.idle
-	case errors.Is(err, ErrWriteTimeout):
-		return &ls.write
+	// A connection closed for MaxInput or a timeout whose output the
+	// write timeout (or a failed write) then cut short counts under the
+	// reason it was closed, which err leads with (droppedErr).
 	case errors.Is(err, ErrInputTooLarge):
 		return &ls.input
+	case errors.Is(err, ErrIdleTimeout):
+		return &ls.idle
+	case leads(err, os.ErrDeadlineExceeded):
+		return &ls.deadline
+	case errors.Is(err, ErrWriteTimeout):
+		return &ls.write
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &ls.deadline
 	case peerErr(err), handshakeEOF(err):
 		return &ls.peer
 	}
 	return &ls.other
+}
+
+// leads reports whether err is target, or joins errors (fmt.Errorf's
+// "%w: %w") the first of which leads with target.
+func leads(err, target error) bool {
+	for err != target {
+		j, ok := err.(interface{ Unwrap() []error })
+		if !ok {
+			return false
+		}
+		errs := j.Unwrap()
+		if len(errs) == 0 {
+			return false
+		}
+		err = errs[0]
+	}
+	return true
 }
 
 // handshakeEOF reports whether err is a TLS handshake's failure, or a
