@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -347,6 +348,85 @@ func TestLoopsDialContextDeadline(t *testing.T) {
 	if n := openFDs(t); n != fds {
 		t.Fatalf("%d descriptors open once the server closed, %d before it started", n, fds)
 	}
+}
+
+// endedCtx is a context whose deadline the test says has passed, when
+// it closes done: a dial it ends under way needs no real time to pass.
+type endedCtx struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c endedCtx) Done() <-chan struct{} { return c.done }
+
+func (c endedCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// TestLoopsDialDeadlineText: a Dial whose context's deadline has passed,
+// before it begins or while its connect is under way, fails as package
+// net's Dial does: an *net.OpError that reads "dial tcp ADDR: i/o
+// timeout", a net.Error whose Timeout reports true, matching
+// context.DeadlineExceeded (and os.ErrDeadlineExceeded, as a
+// DialTimeout's end does). Both implementations read "i/o timeout
+// (context deadline exceeded)".
+func TestLoopsDialDeadlineText(t *testing.T) {
+	addr := fullListener(t) // a connect that cannot complete
+	ln := listenUnix(t)
+	waiting := make(chan struct{}, 1)
+	opt := &LoopOptions{Loops: 1}
+	SetDialingHook(opt, func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	})
+	s, err := NewLoops(echo, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := func(what string, c *LoopConn, err, want error) {
+		t.Helper()
+		var oe *net.OpError
+		var ne net.Error
+		if c != nil || !errors.As(err, &oe) || !errors.As(err, &ne) || !ne.Timeout() || err.Error() != want.Error() ||
+			!errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("%s: %v (%T), want %v, a timeout matching context.DeadlineExceeded and os.ErrDeadlineExceeded", what, err, err, want)
+		}
+	}
+	past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	for _, d := range [][2]string{{"tcp", addr}, {"unix", ln.Addr().String()}} {
+		var nd net.Dialer
+		_, want := nd.DialContext(past, d[0], d[1])
+		if want == nil {
+			t.Fatalf("package net's Dial(%q, %q) with a past deadline connected", d[0], d[1])
+		}
+		c, err := s.Dial(past, d[0], d[1])
+		check(fmt.Sprintf("Dial(%q, %q) with a past deadline", d[0], d[1]), c, err, want)
+		if !errors.Is(want, context.DeadlineExceeded) {
+			t.Errorf("package net's Dial: %v, not context.DeadlineExceeded", want)
+		}
+	}
+	select {
+	case <-waiting: // a dial the ctx ended before it began (portable loops)
+	default:
+	}
+	var nd net.Dialer
+	_, want := nd.DialContext(past, "tcp", addr)
+	ctx := endedCtx{context.Background(), make(chan struct{})}
+	go func() {
+		<-waiting // the connect is under way
+		close(ctx.done)
+	}()
+	c, err := s.Dial(ctx, "tcp", addr)
+	check(fmt.Sprintf("Dial(%q) whose deadline passed under way", addr), c, err, want)
 }
 
 // TestLoopsDialUnixBacklogFull: a Unix socket whose listener's backlog

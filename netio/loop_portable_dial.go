@@ -47,7 +47,8 @@ type dialing struct {
 // peer refused, os.ErrDeadlineExceeded when DialTimeout or ctx's
 // deadline passed (a net.Error whose Timeout reports true; for ctx's, it
 // matches context.DeadlineExceeded too, as package net's Dial's error
-// does), context.Canceled when ctx was cancelled (a ctx ended before
+// does; either reads as net's, "dial tcp ADDR: i/o timeout"),
+// context.Canceled when ctx was cancelled (a ctx ended before
 // Dial connects to nothing), and ErrServerClosed once Shutdown or Close
 // has begun (which end the dials in flight).
 //

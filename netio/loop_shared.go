@@ -506,12 +506,11 @@ func (dialCanceledError) Error() string     { return "operation was canceled" }
 func (dialCanceledError) Is(err error) bool { return err == context.Canceled }
 
 // dialDeadlineError is the error of a Dial whose context's deadline
-// passed.
+// passed: in package net's Dial's text, "i/o timeout"; it matches
+// os.ErrDeadlineExceeded too (net's does not), as a DialTimeout's end.
 type dialDeadlineError struct{}
 
-func (dialDeadlineError) Error() string {
-	return os.ErrDeadlineExceeded.Error() + " (" + context.DeadlineExceeded.Error() + ")"
-}
+func (dialDeadlineError) Error() string   { return os.ErrDeadlineExceeded.Error() }
 func (dialDeadlineError) Timeout() bool   { return true }
 func (dialDeadlineError) Temporary() bool { return true }
 func (dialDeadlineError) Unwrap() []error {
