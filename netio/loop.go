@@ -320,7 +320,8 @@ type LoopConn struct {
 	sys connSys // the implementation's own (loop_sys_linux.go, loop_portable.go)
 }
 
-// RemoteAddr returns the peer's address.
+// RemoteAddr returns the peer's address. An IPv6 link-local address's
+// zone is the interface's name, as package net gives it ("fe80::1%eth0").
 func (c *LoopConn) RemoteAddr() net.Addr { return c.remote }
 
 // LocalAddr returns the connection's own address (nil once it is closed

@@ -855,12 +855,21 @@ func sockAddr(sa syscall.Sockaddr) net.Addr {
 		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)))
 	case *syscall.SockaddrInet6:
 		ip := netip.AddrFrom16(a.Addr)
-		if a.ZoneId != 0 {
-			ip = ip.WithZone(strconv.FormatUint(uint64(a.ZoneId), 10))
+		if a.ZoneId != 0 { // link-local: rare
+			ip = ip.WithZone(zoneName(a.ZoneId))
 		}
 		return net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, uint16(a.Port)))
 	}
 	return nil
+}
+
+// zoneName is the IPv6 zone of an interface's index as package net
+// names it: the interface's name, else the index in decimal.
+func zoneName(index uint32) string {
+	if ifi, err := net.InterfaceByIndex(int(index)); err == nil && ifi.Name != "" {
+		return ifi.Name
+	}
+	return strconv.FormatUint(uint64(index), 10)
 }
 
 // readBuf returns the buffer c's next read goes to, with c's unused input
