@@ -88,6 +88,50 @@ func cleanLines(b []byte, maxLine int) int {
 	blocks := 0          // blocks since the last one with an LF
 	rest := b
 	for len(rest) >= 32 {
+		// Two blocks at a time while both are ASCII and clean and do not
+		// reach the limit; the loop below takes the block that is not.
+		for len(rest) >= 64 {
+			w := (*[64]byte)(rest)
+			x0 := binary.LittleEndian.Uint64(w[:8])
+			x1 := binary.LittleEndian.Uint64(w[8:16])
+			x2 := binary.LittleEndian.Uint64(w[16:24])
+			x3 := binary.LittleEndian.Uint64(w[24:32])
+			x4 := binary.LittleEndian.Uint64(w[32:40])
+			x5 := binary.LittleEndian.Uint64(w[40:48])
+			x6 := binary.LittleEndian.Uint64(w[48:56])
+			x7 := binary.LittleEndian.Uint64(w[56:])
+			high := prev | x0 | x1 | x2 | x3 | x4 | x5 | x6 | x7
+			b0, l0 := ascii(x0, x0<<8|prev)
+			b1, l1 := ascii(x1, binary.LittleEndian.Uint64(w[7:15]))
+			b2, l2 := ascii(x2, binary.LittleEndian.Uint64(w[15:23]))
+			b3, l3 := ascii(x3, binary.LittleEndian.Uint64(w[23:31]))
+			b4, l4 := ascii(x4, binary.LittleEndian.Uint64(w[31:39]))
+			b5, l5 := ascii(x5, binary.LittleEndian.Uint64(w[39:47]))
+			b6, l6 := ascii(x6, binary.LittleEndian.Uint64(w[47:55]))
+			b7, l7 := ascii(x7, binary.LittleEndian.Uint64(w[55:63]))
+			if (b0|b1|b2|b3|b4|b5|b6|b7|high)&hi8 != 0 {
+				break
+			}
+			n := blocks + 1
+			if (l0|l1|l2|l3)&hi8 != 0 {
+				n = 0
+			}
+			if n > limit {
+				break
+			}
+			n++
+			if (l4|l5|l6|l7)&hi8 != 0 {
+				n = 0
+			}
+			if n > limit {
+				break
+			}
+			blocks, prev = n, uint64(w[63])
+			rest = rest[64:]
+		}
+		if len(rest) < 32 {
+			break
+		}
 		w := (*[32]byte)(rest)
 		// The block's words and their bytes one earlier, checked with
 		// ascii's masks, and the bytes from 0x80 up they do not handle.
