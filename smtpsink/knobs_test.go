@@ -2,6 +2,7 @@ package smtpsink
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	nettextproto "net/textproto"
@@ -683,5 +684,41 @@ func TestMaxConnsQueue(t *testing.T) {
 	}
 	if st := s.Stats(); st.Sessions != waiting+1 || st.Refused != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// Shutdown with a ctx already done returns nil when no session was left
+// to wait for, as net/http's Server.Shutdown does; ctx's error is for a
+// Shutdown that gave up on a session (TestShutdownBlockedCallback,
+// ExampleServer_Shutdown). On both engines, served or not.
+func TestShutdownDoneCtxNothingToWaitFor(t *testing.T) {
+	for _, e := range bothEngines {
+		for _, serve := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/serve=%v", e, serve), func(t *testing.T) {
+				s, err := Listen(context.Background(), Config{Addr: "127.0.0.1:0", Engine: e, ErrorLog: quiet})
+				if err != nil {
+					t.Fatal(err)
+				}
+				served := make(chan error, 1)
+				if serve {
+					go func() { served <- s.Serve() }()
+				} else {
+					served <- nil
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				if err := s.Shutdown(ctx); err != nil {
+					t.Errorf("Shutdown(done ctx) with no session: %v, want nil", err)
+				}
+				if err := <-served; err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+				// Nothing left still: a second call says the same.
+				if err := s.Shutdown(ctx); err != nil {
+					t.Errorf("second Shutdown(done ctx): %v, want nil", err)
+				}
+				closeWithin(t, s)
+			})
+		}
 	}
 }

@@ -221,7 +221,7 @@ func (s *Server) loopOpen(c *netio.LoopConn) {
 		c.SetReading(false) // as in a listen queue, its input waits in the kernel
 	}
 	s.live[ls] = struct{}{}
-	s.wg.Add(1)
+	s.enter()
 	s.mu.Unlock()
 	if ls.refusedCon {
 		s.stats.refused.Add(1)
@@ -402,9 +402,9 @@ func (ls *loopSession) pause(d time.Duration, then func() bool) {
 	if s.h.sleep != nil {
 		// The test's clock, which blocks: on a goroutine, which Close
 		// waits for.
-		s.wg.Add(1)
+		s.enter()
 		go func() {
-			defer s.wg.Done()
+			defer s.leave()
 			s.h.sleep(d)
 			ls.c.Do(ls.unpause)
 		}()
@@ -788,7 +788,7 @@ func (s *Server) endLoopSession(ls *loopSession) {
 			})
 		}
 	}
-	s.wg.Done()
+	s.leave()
 }
 
 // guard runs f, a Config callback's call as session id ends, and logs a

@@ -137,6 +137,9 @@ type Server struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
 	wg      sync.WaitGroup
+	// pending is wg's count, which Shutdown reads: none once it stops
+	// accepting means none to wait for (enter and leave keep it).
+	pending atomic.Int64
 	nextID  atomic.Uint64
 	traceMu sync.Mutex // serializes writes to Config.Trace
 	// traceFailed: a write to Config.Trace failed, and it gets no more
@@ -355,7 +358,7 @@ func (s *Server) track(c net.Conn) bool {
 	default:
 	}
 	s.conns[c] = struct{}{}
-	s.wg.Add(1)
+	s.enter()
 	return true
 }
 
@@ -363,6 +366,20 @@ func (s *Server) untrack(c net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	s.leave()
+}
+
+// enter counts what Close and Shutdown wait for: a session, or a
+// goroutine of one. Once the server stops accepting, only a session
+// already counted enters anything.
+func (s *Server) enter() {
+	s.pending.Add(1)
+	s.wg.Add(1)
+}
+
+// leave ends what enter counted.
+func (s *Server) leave() {
+	s.pending.Add(-1)
 	s.wg.Done()
 }
 
@@ -476,15 +493,17 @@ const closeGrace = time.Second
 
 // Shutdown stops accepting and waits for the open sessions to end
 // (their clients to QUIT) until ctx is done, and then closes them as
-// Close does, returning ctx's error; but a session that has not ended a
-// second after ctx was done (closeGrace: a client that does not read
-// its 421, or a Config callback that blocks) has its connection closed,
-// and Shutdown does not wait for its end, where Close does: call Close
-// after it to wait for every session's end (OnSessionEnd's call and
-// Stats' count). On EngineLoops a callback that blocks holds its loop:
-// the sessions on that loop get no 421 and keep their connections until
-// it returns, though Shutdown has returned. As Close, it is not for a
-// callback.
+// Close does, returning ctx's error. It returns nil if no session was
+// left to wait for, even with a ctx done from the start, as net/http's
+// Server.Shutdown does (a session whose OnSessionEnd still runs is
+// left). A session that has not ended a second after ctx was done
+// (closeGrace: a client that does not read its 421, or a Config
+// callback that blocks) has its connection closed, and Shutdown does
+// not wait for its end, where Close does: call Close after it to wait
+// for every session's end (OnSessionEnd's call and Stats' count). On
+// EngineLoops a callback that blocks holds its loop: the sessions on
+// that loop get no 421 and keep their connections until it returns,
+// though Shutdown has returned. As Close, it is not for a callback.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.stopAccepting()
 	done := make(chan struct{})
@@ -494,6 +513,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.forgetCtx()
 		return err
 	case <-ctx.Done():
+		if s.pending.Load() == 0 {
+			// Nothing was left to wait for (done's goroutine may not
+			// have told it yet): as net/http's Shutdown, no error.
+			s.forgetCtx()
+			return err
+		}
 		s.close(false)
 		return ctx.Err()
 	}
