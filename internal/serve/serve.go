@@ -219,23 +219,7 @@ func listen(addr string) (ln net.Listener, remove func(), err error) {
 		return unixsock.Listen(context.Background(), &net.ListenConfig{}, path)
 	}
 	ln, err = net.Listen("tcp", addr)
-	return ln, func() {}, addrError(addr, err)
-}
-
-// addrError names -addr in err, a failure to listen on addr, if its host
-// did not resolve: one that does not exist is a usage error, as other bad
-// values of -addr are (it said only "listen tcp: lookup HOST: no such
-// host", exit 1); a lookup that failed otherwise (no DNS server) is not.
-func addrError(addr string, err error) error {
-	var de *net.DNSError
-	if !errors.As(err, &de) {
-		return err
-	}
-	err = fmt.Errorf("-addr %q: %w", addr, de)
-	if de.IsNotFound {
-		return cli.Usage(err)
-	}
-	return err
+	return ln, func() {}, err
 }
 
 // addrString is how a listener's address is printed: as -addr takes it.
@@ -257,7 +241,10 @@ func Start(cfg Config, engines map[string]Engine) (*Server, error) {
 	s := &Server{failed: make(chan struct{})}
 	addr, stop, err := engines[cfg.Engine](cfg, s.fail)
 	if err != nil {
-		return nil, err
+		// Every engine's, the comparison engines' too, which listen
+		// their own way: a failure to listen names -addr (see
+		// cli.ListenError for which are usage errors).
+		return nil, cli.ListenError("-addr", cfg.Addr, err)
 	}
 	s.addr, s.stop = addr, stop
 	return s, nil

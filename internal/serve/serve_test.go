@@ -413,6 +413,43 @@ func TestServeUsageBeforeStart(t *testing.T) {
 	}
 }
 
+// A -addr serve cannot listen on names the flag, as every other bad
+// -addr does (it said "listen tcp ADDR: bind: ...", exit 1): a usage
+// error, exit 2, for an address no run can listen on (not one of this
+// host's; link-local IPv6 without its zone); exit 1 where the
+// environment must change (a socket's directory missing). The engines'
+// own failures are checked in servetest (listen-errors).
+func TestServeListenErrors(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		engine, addr string
+		status       int
+	}{
+		{"std", "[fe80::1]:0", 2},
+		{"netio", "[fe80::1]:0", 2},
+		{"std", "unix:" + filepath.Join(t.TempDir(), "missing", "s"), 1},
+		{"netio-conn", "unix:" + filepath.Join(t.TempDir(), "missing", "s"), 1},
+	}
+	if ln, err := net.Listen("tcp", "192.0.2.1:0"); err == nil {
+		ln.Close()
+		t.Log("192.0.2.1 is this host's: not tried")
+	} else {
+		cases = append(cases, struct {
+			engine, addr string
+			status       int
+		}{"std", "192.0.2.1:9000", 2})
+	}
+	for _, c := range cases {
+		var errb bytes.Buffer
+		err := Run(done, []string{"-engine", c.engine, "-addr", c.addr}, io.Discard, &errb)
+		want := fmt.Sprintf("-addr %q: ", c.addr)
+		if status, _ := cli.Status(err); status != c.status || !strings.HasPrefix(fmt.Sprint(err), want) {
+			t.Errorf("serve -engine %s -addr %s: %v (exit status %d), want %q in front, exit status %d", c.engine, c.addr, err, status, want, c.status)
+		}
+	}
+}
+
 func TestEnginesNames(t *testing.T) {
 	got, own := Engines(), slices.Sorted(maps.Keys(Builtin()))
 	if len(got) != len(own)+len(CompareEngines()) ||

@@ -29,6 +29,10 @@ type evioConn struct {
 // an earlier one on the same connection is still unacknowledged waits for
 // that ACK; one request in flight per connection is not affected.
 func startEvio(cfg serve.Config) (string, func() error, error) {
+	laddr, err := listenAddr(cfg.Addr)
+	if err != nil {
+		return "", nil, err
+	}
 	var stopping atomic.Bool
 	ready := make(chan string, 1)
 	ev := evio.Events{NumLoops: runtime.GOMAXPROCS(0)}
@@ -70,7 +74,7 @@ func startEvio(cfg serve.Config) (string, func() error, error) {
 		return out, evio.None
 	}
 	done := make(chan error, 1)
-	go func() { done <- evio.Serve(ev, "tcp://"+cfg.Addr) }()
+	go func() { done <- evio.Serve(ev, "tcp://"+laddr) }()
 	var addr string
 	select {
 	case addr = <-ready:

@@ -93,6 +93,10 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 // startGnet is the gnet engine; hook, if not nil, gets the logger handed
 // to gnet (for tests).
 func startGnet(cfg serve.Config, fail func(error), hook func(*gnetLogger)) (string, func() error, error) {
+	addr, err := listenAddr(cfg.Addr)
+	if err != nil {
+		return "", nil, err
+	}
 	s := &gnetServer{mode: cfg.Mode, ready: make(chan error, 1)}
 	logger := &gnetLogger{log: cfg.ErrorLog, fail: fail}
 	if hook != nil {
@@ -100,7 +104,7 @@ func startGnet(cfg serve.Config, fail func(error), hook func(*gnetLogger)) (stri
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- gnet.Run(s, "tcp://"+cfg.Addr,
+		done <- gnet.Run(s, "tcp://"+addr,
 			gnet.WithMulticore(true),
 			gnet.WithReuseAddr(true), // as evio and netpoll: a restart binds over TIME-WAIT
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -39,6 +40,20 @@ func engines(gnetHook func(*gnetLogger)) map[string]serve.Engine {
 			return startNetpoll(cfg)
 		},
 	}
+}
+
+// listenAddr is addr, serve's -addr (HOST:PORT), resolved to IP:PORT for
+// gnet and evio, which take it in a URL they parse their own way: a
+// host that net takes could be refused there (gnet: a space, as in
+// "no such host.invalid", which no resolver asks a server about) or
+// misread ('?' begins evio's options), and a host that does not exist is
+// then net's DNSError, which serve names -addr for.
+func listenAddr(addr string) (string, error) {
+	ta, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	return ta.String(), nil
 }
 
 func main() {

@@ -5,6 +5,7 @@ package servetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/serve"
 )
 
@@ -107,6 +109,54 @@ func Run(t *testing.T, engines map[string]serve.Engine) {
 				c.Close()
 			}
 		})
+		t.Run(engine+"/listen-errors", func(t *testing.T) {
+			listenErrors(t, engine, engines)
+		})
+	}
+}
+
+// listenErrors checks that an engine that cannot listen on its -addr
+// says so naming the flag, with the exit status cli.ListenError gives:
+// 2 for an address no run of the command can listen on (a host that
+// does not exist, an address not this host's), 1 for one in use. Every
+// engine listens its own way (gnet, evio and netpoll without serve's
+// help), and they named the flag for some failures and not others.
+func listenErrors(t *testing.T, engine string, engines map[string]serve.Engine) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cases := []struct {
+		addr   string
+		status int
+	}{
+		// A name with a space: no resolver asks a server about it.
+		{"no such host.invalid:0", 2},
+		{busy.Addr().String(), 1},
+	}
+	// TEST-NET-1 (RFC 5737), unless this host has it.
+	if ln, err := net.Listen("tcp", "192.0.2.1:0"); err == nil {
+		ln.Close()
+		t.Log("192.0.2.1 is this host's: not tried")
+	} else {
+		cases = append(cases, struct {
+			addr   string
+			status int
+		}{"192.0.2.1:0", 2})
+	}
+	for _, c := range cases {
+		s, err := serve.Start(serve.Config{Engine: engine, Mode: "echo", Addr: c.addr, ErrorLog: log.New(io.Discard, "", 0)}, engines)
+		if err == nil {
+			s.Stop()
+			t.Errorf("-addr %s: started", c.addr)
+			continue
+		}
+		want := fmt.Sprintf("-addr %q: ", c.addr)
+		status, _ := cli.Status(err)
+		if !strings.HasPrefix(err.Error(), want) || status != c.status || errors.Is(err, cli.ErrUsage) != (c.status == 2) {
+			t.Errorf("-addr %s: %v (exit status %d), want %q in front and exit status %d", c.addr, err, status, want, c.status)
+		}
 	}
 }
 
