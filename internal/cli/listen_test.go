@@ -44,6 +44,7 @@ func TestListenError(t *testing.T) {
 		{"no DNS server", func(t *testing.T) error {
 			return &net.OpError{Op: "listen", Net: "tcp", Err: &net.DNSError{Err: "server misbehaving", Name: "x.example", IsTemporary: true}}
 		}, 1, "server misbehaving"},
+		{"no address of the family", func(t *testing.T) error { return listen(t, "tcp4", "[::1]:0") }, 2, "no suitable address"},
 		{"in use", func(t *testing.T) error { return listen(t, "tcp", busy.Addr().String()) }, 1, "bind: address already in use"},
 		{"link-local without a zone", func(t *testing.T) error { return listen(t, "tcp", "[fe80::1]:0") }, 2, "bind: "},
 		{"unix path too long", func(t *testing.T) error { return listen(t, "unix", "/tmp/"+strings.Repeat("x", 200)) }, 2, "bind: invalid argument"},

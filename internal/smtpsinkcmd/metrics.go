@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/metrics"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
@@ -21,7 +22,7 @@ func serveMetrics(addr string, s *smtpsink.Server, dumps *dumper, stderr io.Writ
 	}
 	ms, err := metrics.Serve(addr, sinkMetrics(s, dumps))
 	if err != nil {
-		return nil, fmt.Errorf("smtp-sink: -metrics: %w", err)
+		return nil, fmt.Errorf("smtp-sink: %w", cli.ListenError("-metrics", addr, err))
 	}
 	fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ms.Addr())
 	return func() { ms.Close() }, nil

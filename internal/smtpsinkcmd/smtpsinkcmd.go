@@ -548,7 +548,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, h hoo
 	if errors.Is(err, smtpsink.ErrConfig) {
 		return configUsage(err) // -h or -reply with a line break, say
 	} else if err != nil {
-		return fmt.Errorf("smtp-sink: %w", err)
+		// An address no run can listen on is a usage error, as serve's
+		// -addr (see cli.ListenError); one in use is not.
+		return fmt.Errorf("smtp-sink: %w", cli.ListenError(addrName, cfg.Addr, err))
 	}
 	if path, ok := strings.CutPrefix(cfg.Addr, "unix:"); ok && !strings.HasPrefix(path, "@") {
 		// Any local user may connect, as to Postfix's smtp-sink (a

@@ -400,6 +400,52 @@ func TestRunUsage(t *testing.T) {
 	}
 }
 
+// An address the sink cannot listen on names its flag, or the address
+// argument, with serve's rule (cli.ListenError): a usage error, exit 2,
+// where no run could listen there (a host that does not exist: it said
+// "listen tcp: lookup HOST: no such host", exit 1, the argument unsaid;
+// an address not this host's; link-local IPv6 without its zone; -4 with
+// an IPv6 address), exit 1 where the environment must change (a port in
+// use, a socket's directory missing). -metrics likewise.
+func TestRunListenErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	b := busy.Addr().String()
+	missing := "unix:" + filepath.Join(t.TempDir(), "missing", "s")
+	type tc struct {
+		args   []string
+		want   string
+		status int
+	}
+	cases := []tc{
+		{[]string{"no such host.invalid:2525"}, `address "no such host.invalid:2525": lookup `, 2},
+		{[]string{"-addr", "no such host.invalid:0"}, `-addr "no such host.invalid:0": lookup `, 2},
+		{[]string{"-addr", "[fe80::1]:0"}, `-addr "[fe80::1]:0": bind: `, 2},
+		{[]string{"-4", "[::1]:0"}, `address "[::1]:0": address ::1: no suitable address`, 2},
+		{[]string{b}, fmt.Sprintf("address %q: bind: address already in use", b), 1},
+		{[]string{"-addr", missing}, fmt.Sprintf("-addr %q: ", missing), 1},
+		{[]string{"-addr", "127.0.0.1:0", "-metrics", "no such host.invalid:0"}, `-metrics "no such host.invalid:0": lookup `, 2},
+		{[]string{"-addr", "127.0.0.1:0", "-metrics", b}, fmt.Sprintf("-metrics %q: bind: address already in use", b), 1},
+	}
+	if ln, err := net.Listen("tcp", "192.0.2.1:0"); err == nil {
+		ln.Close()
+		t.Log("192.0.2.1 is this host's: not tried")
+	} else {
+		cases = append(cases, tc{[]string{"192.0.2.1:2525"}, `address "192.0.2.1:2525": bind: cannot assign requested address`, 2})
+	}
+	for _, c := range cases {
+		// Not a ctx done already: it would cancel the lookups.
+		err := Run(t.Context(), c.args, io.Discard, io.Discard)
+		want := "smtp-sink: " + c.want
+		if status, _ := cli.Status(err); status != c.status || !strings.HasPrefix(fmt.Sprint(err), want) {
+			t.Errorf("%q: %v (status %d), want %q in front, exit status %d", c.args, err, status, want, c.status)
+		}
+	}
+}
+
 // An address net cannot use, whatever the network holds (a port out of
 // range, a port that is not a number nor a known service, no port), is a
 // usage error naming its flag, or the address argument, before anything
