@@ -295,6 +295,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, h hoo
 	if *syslogAddr != "" && *logged == "" {
 		return cli.Usagef("smtp-sink: -syslog needs -s (the commands to log)")
 	}
+	if *syslogAddr != "" {
+		if err := checkSyslogAddr(*syslogAddr); err != nil {
+			return cli.Usagef("smtp-sink: -syslog %q: %v", *syslogAddr, err)
+		}
+	}
 	var toLog map[string]bool
 	for _, c := range strings.FieldsFunc(*logged, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
 		c = strings.ToUpper(c)
@@ -308,7 +313,17 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, h hoo
 	}
 	if toLog != nil {
 		sl, err := openSyslog(*syslogAddr)
-		if err != nil {
+		if err != nil && *syslogAddr != "" {
+			// Named, as a listen address is: a host that does
+			// not exist is the command line's mistake; a syslog
+			// that is not there (connection refused), not.
+			err = fmt.Errorf("smtp-sink: -syslog %q: %w", *syslogAddr, err)
+			var de *net.DNSError
+			if errors.As(err, &de) && de.IsNotFound {
+				return cli.Usage(err)
+			}
+			return err
+		} else if err != nil {
 			return fmt.Errorf("smtp-sink: -s: %w", err)
 		}
 		defer sl.Close()

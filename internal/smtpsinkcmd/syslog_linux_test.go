@@ -1,7 +1,10 @@
 package smtpsinkcmd
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -9,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirespeed/wirespeed/internal/cli"
 )
 
 // listenSyslog takes path as a syslog socket (unixgram) until the test
@@ -110,5 +115,43 @@ func TestSyslog(t *testing.T) {
 	}
 	if got := read(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("logged %q, want %q", got, want)
+	}
+}
+
+// A -syslog value that names nothing to dial is a usage error naming the
+// flag, found before anything starts (it said "-s: -syslog ...", or
+// "-s: dial udp: address 99999: invalid port", exit 1), and so is a host
+// that does not exist (found as it is dialled); a syslog socket that is
+// not there is named but stays exit 1: the system, not the command line,
+// must change.
+func TestSyslogAddress(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "log")
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		addr   string
+		want   string
+		status int
+	}{
+		{"bogus", "want NETWORK:ADDRESS", 2},
+		{":127.0.0.1:514", "want NETWORK:ADDRESS", 2},
+		{"udp:", "want NETWORK:ADDRESS", 2},
+		{"udp:127.0.0.1:99999", "port 99999 out of range", 2},
+		{"udp:::1:514", "want HOST:PORT", 2},
+		{"udp:127.0.0.1", "want HOST:PORT", 2},
+		{"tcp:127.0.0.1:", "names no port", 2},
+		{"udp:127.0.0.1:0", "port 0: no syslog", 2}, // it ran, every line lost
+		{"tcp:127.0.0.1:00", "port 00: no syslog", 2},
+		{"sctp:127.0.0.1:514", `unknown network "sctp"`, 2},
+		{"udp:no such host.invalid:514", "no such host", 2},
+		{"unixgram:" + missing, "no such file or directory", 1},
+	} {
+		// A ctx done already: a sink that starts stops at once
+		// (syslog.Dial does not take it, and -addr needs no lookup).
+		err := Run(done, []string{"-s", "MAIL", "-syslog", c.addr, "-addr", "127.0.0.1:0"}, io.Discard, io.Discard)
+		want := fmt.Sprintf("smtp-sink: -syslog %q: ", c.addr)
+		if status, _ := cli.Status(err); status != c.status || !strings.HasPrefix(fmt.Sprint(err), want) || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("-syslog %s: %v (status %d), want %q in front, saying %q, exit status %d", c.addr, err, status, want, c.want, c.status)
+		}
 	}
 }
