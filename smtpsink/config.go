@@ -25,7 +25,8 @@ type Config struct {
 	// unix:PATH for a Unix domain socket (as Postfix's smtp-sink takes
 	// it), whose file the server creates and removes when it closes, if
 	// the file is still its own (not another server's, made after this
-	// one's was deleted).
+	// one's was deleted). Listen refuses an empty Addr and unix: without
+	// a path.
 	Addr string
 
 	// IPVersion 4 or 6 listens on that IP version only (smtp-sink -4,

@@ -24,6 +24,10 @@ func TestConfigErrors(t *testing.T) {
 		name, field string
 		cfg         Config
 	}{
+		// An empty Addr listened on every address at a random port, and
+		// "unix:" on a Linux autobind socket no client could name.
+		{"no address", "Addr", Config{}},
+		{"unix, no path", "Addr", Config{Addr: "unix:"}},
 		{"negative size", "MaxSize", Config{MaxSize: -1}},
 		{"negative command line", "MaxCommandBytes", Config{MaxCommandBytes: -1}},
 		{"negative data line", "MaxDataLineBytes", Config{MaxDataLineBytes: -1}},
@@ -61,7 +65,9 @@ func TestConfigErrors(t *testing.T) {
 		{"force text, CRLF", "Force", Config{Force: map[string]Reply{"RCPT": {Code: 450, Text: "a\r\n250 ok"}}}},
 		{"force text, LF", "Force", Config{Force: map[string]Reply{"CONNECT": {Code: 554, Text: "a\n250 ok"}}}},
 	} {
-		c.cfg.Addr = "127.0.0.1:0"
+		if c.field != "Addr" {
+			c.cfg.Addr = "127.0.0.1:0"
+		}
 		s, err := Listen(t.Context(), c.cfg)
 		if s != nil {
 			s.Close()

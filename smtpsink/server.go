@@ -192,6 +192,12 @@ func listen(ctx context.Context, cfg Config, h hooks) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	switch cfg.Addr {
+	case "":
+		return nil, configErr("Addr", "Addr empty: want HOST:PORT (port 0 picks one) or unix:PATH")
+	case "unix:":
+		return nil, configErr("Addr", "Addr %q: no socket path", cfg.Addr)
+	}
 	cfg = cfg.withDefaults()
 	var lc net.ListenConfig
 	network, addr := "tcp", cfg.Addr
