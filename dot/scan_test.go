@@ -2,6 +2,7 @@ package dot
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -185,4 +186,58 @@ func FuzzCleanLines(f *testing.F) {
 			t.Fatalf("cleanLines(%q, 0) = %d, short of %d", b, n, least)
 		}
 	})
+}
+
+// TestWordChecks holds ascii and check to the rule on every word that
+// matters: a byte x[j] with the byte before it p[j] breaks it if it is an
+// LF and p[j] no CR, if p[j] is a CR and it no LF, or if it is a dot and
+// p[j] an LF. Both may stop where the rule does not (bad set on a clean
+// word), but never pass a word that breaks it, and on a word they pass,
+// l flags an LF exactly when there is one. The masks tell bytes apart
+// only by their xor with LF, CR and dot being 0, 1 or more (check), so
+// LF, CR, dot, each plus 1 and one other byte stand for all 256 of them,
+// and nine bytes (p[0] and x) for every word; ascii is held to this for
+// bytes under 0x80, its domain.
+func TestWordChecks(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("40 million words, twice")
+	}
+	for _, c := range []struct {
+		name  string
+		f     func(x, p uint64) (uint64, uint64)
+		alpha string
+	}{
+		{"ascii", ascii, "\n\x0b\x0c\r./a"},
+		{"check", check, "\n\x0b\x0c\r./\xa9"},
+	} {
+		n := len(c.alpha)
+		total := 1
+		for range 9 {
+			total *= n
+		}
+		var q [9]byte // p[0], then x; p is q[:8]
+		for idx := range total {
+			v := idx
+			for k := range q {
+				q[k] = c.alpha[v%n]
+				v /= n
+			}
+			breaks, hasLF := false, false
+			for j := range 8 {
+				x, p := q[j+1], q[j]
+				breaks = breaks || (x == '\n') != (p == '\r') || x == '.' && p == '\n'
+				hasLF = hasLF || x == '\n'
+			}
+			bad, l := c.f(binary.LittleEndian.Uint64(q[1:]), binary.LittleEndian.Uint64(q[:8]))
+			if bad&hi8 != 0 {
+				continue
+			}
+			if breaks {
+				t.Fatalf("%s passes %q (the byte before, then the word), which breaks the rule", c.name, q)
+			}
+			if (l&hi8 != 0) != hasLF {
+				t.Fatalf("%s: %q has an LF: %v, l says %v", c.name, q, hasLF, l&hi8 != 0)
+			}
+		}
+	}
 }
