@@ -574,6 +574,43 @@ func TestLimitResponseInvalidCode(t *testing.T) {
 	}
 }
 
+// TestLimitResponseInvalidCodeReadError: net/textproto's ReadResponse
+// reads a response without a valid code until its ReadLine returns a read
+// error (one that comes with no data; one with data ends a line and it
+// reads on), and its next call reads on from there. After a limit error on
+// such a response, ours discarded on past that error, and past every one
+// after it: a transient error (a read deadline) left the Reader dropping
+// all that followed, a "250 ok" net/textproto returns included. With the
+// error at every offset, ours must read that reply exactly when
+// net/textproto does.
+func TestLimitResponseInvalidCodeReadError(t *testing.T) {
+	in := "099-x\r\n099 " + strings.Repeat("y", 60) + "\r\n099-a\r\n250 ok\r\n"
+	// replies returns the replies ReadResponse returns with no error,
+	// calling it until io.EOF.
+	replies := func(read func() (int, string, error)) (got []string) {
+		for range 20 {
+			code, msg, err := read()
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				got = append(got, fmt.Sprint(code, " ", msg))
+			}
+		}
+		return got
+	}
+	for at := 1; at < len(in); at++ {
+		std := stdtp.NewReader(bufio.NewReader(&hiccupReader{data: []byte(in), n: 1000, at: at}))
+		want := replies(func() (int, string, error) { return std.ReadResponse(0) })
+		r := NewReader(bufio.NewReader(&hiccupReader{data: []byte(in), n: 1000, at: at}))
+		r.SetLimits(Limits{MaxLineBytes: 50})
+		got := replies(func() (int, string, error) { return r.ReadResponse(0) })
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("a read error at %d: replies %q, net/textproto's %q", at, got, want)
+		}
+	}
+}
+
 // MaxHeaderBytes bounds a response's message whether it has one line or
 // many, and a line that cannot fit is not read whole: a one-line response
 // was returned with any message, and a long second line was read whole

@@ -176,6 +176,12 @@ func (r *Reader) discard() error {
 			}
 		}
 		if err != nil && err != bufio.ErrBufferFull {
+			if len(s) == 0 && r.skipResponse == endlessResponse {
+				// Where net/textproto's ReadResponse stops: its
+				// ReadLine returns a read error that comes with no
+				// data (one with data ends a line, and it reads on).
+				r.skipResponse = 0
+			}
 			return err
 		}
 	}
@@ -194,7 +200,8 @@ func lastResponseLine(s []byte, code int) bool {
 // endlessResponse is skipResponse for a response whose first line has no
 // valid code ("099-", "abc-"): net/textproto's ReadResponse reads on
 // until a read error, as no line can end it, and so its rest is
-// discarded until one.
+// discarded until one (one its ReadLine returns: a read error with no
+// data; one with data ends a line), and the call after reads on.
 const endlessResponse = -1
 
 // chunk is bufio.Reader.ReadLine, given the result of the ReadSlice('\n')
@@ -572,7 +579,8 @@ func codeMismatch(code, expectCode int) bool {
 // line. A response whose first line has no valid code and a hyphen
 // ("099-...", "abc-...") has no last line: net/textproto's ReadResponse
 // reads it until a read error, and so the next call discards the input
-// until one.
+// until one (a read error that comes with no data, as net/textproto's
+// ReadLine returns one); the call after it reads on.
 func (r *Reader) ReadResponse(expectCode int) (code int, message string, err error) {
 	// A line holds its text and at most 7 bytes more ("ddd-", CRLF, and
 	// the \n it is joined with): one past that many cannot fit.
