@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/wirespeed/wirespeed/internal/cli"
 	"github.com/wirespeed/wirespeed/internal/tooltest"
 	"github.com/wirespeed/wirespeed/smtpsink"
 )
@@ -115,5 +118,43 @@ func TestMetrics(t *testing.T) {
 	var o, e bytes.Buffer
 	if err := Run(context.Background(), []string{"-metrics", "256.0.0.1:x", "-q", "127.0.0.1:1"}, &o, &e); err == nil || !strings.Contains(err.Error(), "-metrics") {
 		t.Errorf("bad -metrics address: %v", err)
+	}
+}
+
+// A -metrics address smtp-source cannot listen on is named, with the
+// rule of smtp-sink's -metrics and serve's -addr (cli.ListenError): a
+// usage error where no run could listen there (a host that does not
+// exist: it said "-metrics: listen tcp: lookup HOST: no such host",
+// exit 1; an address not this host's), exit 1 where the environment
+// must change (a port in use). Nothing is dialled: the server's
+// address is one nothing listens on, and the run never begins.
+func TestMetricsListenErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	b := busy.Addr().String()
+	type tc struct {
+		addr, want string
+		status     int
+	}
+	cases := []tc{
+		{"no such host.invalid:0", `-metrics "no such host.invalid:0": lookup `, 2},
+		{b, fmt.Sprintf("-metrics %q: bind: address already in use", b), 1},
+	}
+	if ln, err := net.Listen("tcp", "192.0.2.1:0"); err == nil {
+		ln.Close()
+		t.Log("192.0.2.1 is this host's: not tried")
+	} else {
+		cases = append(cases, tc{"192.0.2.1:9102", `-metrics "192.0.2.1:9102": bind: cannot assign requested address`, 2})
+	}
+	for _, c := range cases {
+		// Not a ctx done already: it would cancel the lookup.
+		err := Run(t.Context(), []string{"-q", "-metrics", c.addr, "127.0.0.1:1"}, io.Discard, io.Discard)
+		want := "smtp-source: " + c.want
+		if status, _ := cli.Status(err); status != c.status || !strings.HasPrefix(fmt.Sprint(err), want) {
+			t.Errorf("-metrics %q: %v (status %d), want %q in front, exit status %d", c.addr, err, status, want, c.status)
+		}
 	}
 }

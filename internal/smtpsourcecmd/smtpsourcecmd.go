@@ -322,7 +322,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, createLog
 		cfg.Live = &smtpsource.Live{}
 		ms, err := metrics.Serve(*metricsAddr, sourceMetrics(cfg.Live))
 		if err != nil {
-			return fmt.Errorf("smtp-source: -metrics: %w", err)
+			// As smtp-sink's -metrics and serve's -addr: named, and a
+			// usage error where no run could listen there.
+			return fmt.Errorf("smtp-source: %w", cli.ListenError("-metrics", *metricsAddr, err))
 		}
 		defer ms.Close()
 		fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ms.Addr())
