@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"slices"
 	"strings"
@@ -362,6 +363,32 @@ func TestSeedImpls(t *testing.T) {
 		}
 		if c.Impl != want {
 			t.Errorf("%s: impl %s, want %s", c.Group, c.Impl, want)
+		}
+	}
+}
+
+// bench tlspipe's -listen address, when it cannot be listened on, is
+// named, with the rule of serve's -addr (cli.ListenError): a host that
+// does not exist is a usage error, exit 2 (it said "listen tcp: lookup
+// HOST: no such host", exit 1, the flag unsaid); a port in use, exit 1.
+func TestTLSPipeListenErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	b := busy.Addr().String()
+	for _, c := range []struct {
+		addr, want string
+		status     int
+	}{
+		{"no such host.invalid:0", `bench tlspipe: -listen "no such host.invalid:0": lookup `, 2},
+		{b, fmt.Sprintf("bench tlspipe: -listen %q: bind: address already in use", b), 1},
+	} {
+		// Not a ctx done already: it would cancel the lookup.
+		err := RunTLSPipe(t.Context(), []string{"-listen", c.addr}, io.Discard, io.Discard)
+		if status, _ := cli.Status(err); status != c.status || !strings.HasPrefix(fmt.Sprint(err), c.want) {
+			t.Errorf("-listen %q: %v (status %d), want %q in front, exit status %d", c.addr, err, status, c.want, c.status)
 		}
 	}
 }

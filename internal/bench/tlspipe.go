@@ -111,7 +111,8 @@ func tlsPipeRead(ctx context.Context, addr string, useTLS bool, sessions, length
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		// Named, with the rule of serve's -addr and smtp-sink's.
+		return fmt.Errorf("bench tlspipe: %w", cli.ListenError("-listen", addr, err))
 	}
 	defer ln.Close()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
