@@ -126,7 +126,7 @@ func decodeGeneric(d *Decoder, dst, src []byte) (o, i int) {
 			// Whole lines go at once unless this call may reach MaxSize:
 			// its quota is past what dst can take.
 			if d.err == nil && (d.MaxSize <= 0 || d.MaxSize-d.n-int64(o) > int64(len(dst)-o)) {
-				if o2, i2 := decodeLines(d.Mode, d.MaxLine, dst, src, o, i); i2 != i {
+				if o2, i2 := decodeLines(d.Mode, d.MaxLine, &d.span, dst, src, o, i); i2 != i {
 					o, i, soft = o2, i2, false
 					continue
 				}

@@ -1,5 +1,10 @@
 package dot
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Whole-line fast paths of the generic kernels. At the start of a line,
 // with no error, room in dst and no MaxSize quota within reach, they
 // decode or encode complete ordinary lines in one step each: one scan for
@@ -7,8 +12,8 @@ package dot
 // endings, no stuffed dot) are found 32 bytes at a time by cleanLines
 // instead where that is cheaper: in Raw decoding, which needs both CR and
 // LF found, and when encoding, where such lines are copied as they are.
-// They return at the
-// first line they do not fully understand (an open line at the end of
+// The Compat decoder finds the LFs of a chunk first (compatLines). They
+// return at the first line they do not fully understand (an open line at the end of
 // src, a possible end marker, a bare CR or LF, a Compat quirk, not enough
 // room), always at the start of that line, and leave it to the one-byte
 // state machine, so every subtle case has one implementation.
@@ -16,20 +21,25 @@ package dot
 // decodeLines decodes complete lines from src[i:], which starts a line,
 // into dst[o:]. It returns the new o and i; both stop at a line start. If
 // maxLine is positive, it stops in front of a line longer than that.
-func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
-	if mode != Raw {
-		return lineByLine(mode, maxLine, dst, src, o, i)
+// *span carries a guess at the shape of the lines to come from one call to
+// the next (see compatLines).
+func decodeLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
+	switch mode {
+	case Strict:
+		return lineByLine(mode, maxLine, 0, dst, src, o, i)
+	case Compat:
+		return compatLines(maxLine, span, dst, src, o, i)
 	}
 	// Raw output is its input less the stuffed dots: runs of lines without
 	// one are copied in bulk, and the line that ends a run goes on its own.
 	for i < len(src) {
 		n := cleanLines(src[i:min(len(src), i+len(dst)-o)], maxLine)
 		o, i = o+copy(dst[o:], src[i:i+n]), i+n
-		lf := indexLF(src[i:])
+		lf := indexLF(src[i:min(len(src), i+len(dst)-o+2)]) // no longer line fits
 		if lf < 0 {
 			break
 		}
-		o2, i2 := lineByLine(Raw, maxLine, dst, src[:i+lf+1], o, i)
+		o2, i2 := lineByLine(Raw, maxLine, 0, dst, src[:i+lf+1], o, i)
 		if i2 == i {
 			break
 		}
@@ -38,8 +48,187 @@ func decodeLines(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 	return o, i
 }
 
-// lineByLine is decodeLines one line at a time.
-func lineByLine(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
+// compatLines is decodeLines in Compat mode. Where a line ends there is
+// an LF, whose CR, if any, is dropped, so lines are moved one by one; but
+// where their lengths vary their ends are not searched for line by line
+// (the search's end is mispredicted): compatRun finds a chunk's LFs
+// first, with no branch on where they are, and then moves its lines with
+// no branch but the loop's. Where lines are all one length (base64) or
+// long, the search a line costs less: compatRun says so in *span, and
+// lineByLine takes lines while they stay so, in this call and the next.
+// Lines neither takes (a leading dot that may make the end marker, a line
+// that starts with an LF, a line too long, the last bytes of src or dst)
+// go through lineByLine, one at a time.
+func compatLines(maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
+	for i < len(src) {
+		o2, i2 := o, i
+		if *span != 0 {
+			o2, i2 = lineByLine(Compat, maxLine, *span, dst, src, o2, i2)
+		}
+		o3, i3, sp := compatRun(maxLine, dst, src, o2, i2)
+		if sp != 0 || i3 != i2 { // a chunk taken: its guess stands
+			*span = sp
+		}
+		o2, i2 = o3, i3
+		if i2 == i {
+			lf := indexLF(src[i:min(len(src), i+len(dst)-o+2)]) // no longer line fits
+			if lf < 0 {
+				break
+			}
+			if o2, i2 = lineByLine(Compat, maxLine, 0, dst, src[:i+lf+1], o, i); i2 == i {
+				break
+			}
+		}
+		o, i = o2, i2
+	}
+	return o, i
+}
+
+// lfChunk is the most bytes of src compatRun takes at a time.
+const lfChunk = 1024
+
+// An lfList holds the offsets of the LFs in a chunk, and room for
+// lfOffsets' writes past the last.
+type lfList [lfChunk + 4]uint16
+
+// compatRun decodes whole lines from src[i:], which starts a line, for
+// compatLines, a chunk of src at a time: 64-byte blocks that leave the
+// 80 bytes move80 reads after them in src, and that dst has room for with
+// 80 bytes to spare (a line never makes more output than input). It
+// returns at a line start, with a span for lineByLine where the lines of
+// its last chunk were long or all of one length, else 0.
+func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
+	base := i // the chunk starts at base
+	if min(len(src)-80-base, len(dst)-o-80) < 64 {
+		return o, i, 0
+	}
+	var at lfList
+	for {
+		size := min(lfChunk, len(src)-80-base, len(dst)-o-80-(base-i)) &^ 63
+		if size <= 0 {
+			return o, i, 0
+		}
+		n := lfOffsets(&at, src[base:base+size])
+		for _, a := range at[:n] {
+			lf := base + int(a)
+			start := i
+			// What lineByLine leaves to the state machine, this leaves
+			// too: an LF at a line start (what follows is not at a line
+			// start), a dot before a CR or LF (maybe the end marker), a
+			// CR that does not make an empty line. Empty lines may be as
+			// common as others, so no branch depends on them.
+			c := src[i]
+			if flag(c <= '.')&flag(binary.LittleEndian.Uint16(src[i:]) != '\r'|'\n'<<8) != 0 {
+				switch c1 := src[i+1]; {
+				case c == '.' && c1 != '\r' && c1 != '\n':
+					start++ // the stuffed dot
+				case c == '.' || c == '\n' || c == '\r':
+					return o, i, 0
+				}
+			}
+			if src[lf] != '\n' {
+				return o, i, 0 // a VT after an LF (see lfOffsets)
+			}
+			end := lf
+			if src[end-1] == '\r' {
+				end--
+			}
+			if maxLine > 0 && end-i > maxLine {
+				return o, i, 0
+			}
+			if k := end - start; k < 80 {
+				move80(dst[o:o+80], src[start:start+80]) // see lineByLine
+				o += k
+			} else {
+				o += copy(dst[o:], src[start:end])
+			}
+			dst[o] = '\n'
+			o++
+			i = lf + 1
+		}
+		base += size
+		// Where a search a line costs less, the caller searches: lines
+		// of 128 bytes or more on average, or all of one length (evenly
+		// spaced LFs, 8 or more).
+		switch w := at[1] - at[0]; {
+		case n*128 < size:
+			return o, i, -128
+		case n >= 8 && at[n-1]-at[n-2] == w && int(at[n-1]-at[0]) == (n-1)*int(w):
+			return o, i, int(w)
+		}
+	}
+}
+
+// flag is 1 for true and 0 for false.
+func flag(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// lfOffsets writes the offsets of the LFs in b, whose length is a
+// multiple of 64 up to lfChunk, to at, in order, and returns how many
+// there are. It finds them 8 bytes at a time with masks that also take a
+// VT (0x0B) right after an LF, or after such a VT, for one: the caller
+// checks each. Past the count, at holds noise.
+func lfOffsets(at *lfList, b []byte) int {
+	n := 0
+	for off := 0; off+64 <= len(b) && off < lfChunk; off += 64 {
+		w := (*[64]byte)(b[off:])
+		m := lfByte(binary.LittleEndian.Uint64(w[:8])) |
+			lfByte(binary.LittleEndian.Uint64(w[8:16]))<<8 |
+			lfByte(binary.LittleEndian.Uint64(w[16:24]))<<16 |
+			lfByte(binary.LittleEndian.Uint64(w[24:32]))<<24 |
+			lfByte(binary.LittleEndian.Uint64(w[32:40]))<<32 |
+			lfByte(binary.LittleEndian.Uint64(w[40:48]))<<40 |
+			lfByte(binary.LittleEndian.Uint64(w[48:56]))<<48 |
+			lfByte(binary.LittleEndian.Uint64(w[56:]))<<56
+		// Four offsets are written whether or not there are as many
+		// (mail has at most three LFs in 64 bytes); more take a loop.
+		c := bits.OnesCount64(m)
+		a := (*[4]uint16)(at[n:])
+		a[0] = uint16(off + bits.TrailingZeros64(m))
+		m &= m - 1
+		a[1] = uint16(off + bits.TrailingZeros64(m))
+		m &= m - 1
+		a[2] = uint16(off + bits.TrailingZeros64(m))
+		m &= m - 1
+		a[3] = uint16(off + bits.TrailingZeros64(m))
+		for j := n + 4; j < n+c; j++ {
+			m &= m - 1
+			at[j] = uint16(off + bits.TrailingZeros64(m))
+		}
+		n += c
+	}
+	return n
+}
+
+// lfByte returns a byte with bit k set where byte k of x is an LF (or a
+// VT after one: the borrow of y - lo8 reaches a byte of y that is 1).
+func lfByte(x uint64) uint64 {
+	y := x ^ lf8
+	// Bit 7 of each byte, moved to bits 56 to 63 by a multiply whose
+	// partial products never meet.
+	return ((y - lo8) &^ y & hi8 >> 7) * 0x0102040810204080 >> 56
+}
+
+// lineByLine is decodeLines one line at a time. With span > 0 it stops at
+// a line whose length (its ending included) is not span; with span < 0,
+// at one shorter than -span.
+func lineByLine(mode Mode, maxLine, span int, dst, src []byte, o, i int) (int, int) {
+	// A line takes at most twice the bytes of src it writes to dst ("\r\n"
+	// makes "\n"), so none that fits ends past twice the room in dst: the
+	// searches stop there (a line may be most of src).
+	if end := i + 2*(len(dst)-o) + 2; end < len(src) {
+		src = src[:end]
+	}
+	lo, hi := 0, len(src) // the lengths of lines it takes
+	if span > 0 {
+		lo, hi = span, span
+	} else if span < 0 {
+		lo = -span
+	}
 	for i < len(src) {
 		start := i
 		switch src[i] {
@@ -85,7 +274,7 @@ func lineByLine(mode Mode, maxLine int, dst, src []byte, o, i int) (int, int) {
 			}
 			end, next = e, e+2
 		}
-		if maxLine > 0 && end-i > maxLine {
+		if maxLine > 0 && end-i > maxLine || uint(next-i-lo) > uint(hi-lo) {
 			return o, i
 		}
 		n := end - start
@@ -168,11 +357,13 @@ func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 		if c == '\r' || c == '\n' {
 			break
 		}
-		// The line is src[i:end]; the next one starts at next.
+		// The line is src[i:end]; the next one starts at next. No line
+		// longer than the room in dst fits, so the search stops there.
+		win := src[i:min(len(src), i+room+1)]
 		var end, next int
 		crlf := false // a CR is added before the LF
 		if mode == Compat {
-			lf := indexLF(src[i:])
+			lf := indexLF(win)
 			if lf < 0 {
 				break
 			}
@@ -185,7 +376,7 @@ func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 			}
 			crlf = k&1 == 0
 		} else {
-			e := i + indexCRLF(src[i:])
+			e := i + indexCRLF(win) // not found: past the room
 			if e+1 >= len(src) || src[e] != '\r' || src[e+1] != '\n' {
 				break // open, or a bare CR or LF
 			}

@@ -1,0 +1,144 @@
+package dot
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// lfOffsetsWant is lfOffsets' rule a byte at a time: the offsets of b's
+// LFs, and of each VT (0x0B) that follows one in the same 8-byte word,
+// directly or after such VTs.
+func lfOffsetsWant(b []byte) []uint16 {
+	var want []uint16
+	for k, c := range b {
+		vt := c == '\v' && k%8 > 0 && len(want) > 0 && int(want[len(want)-1]) == k-1
+		if c == '\n' || vt {
+			want = append(want, uint16(k))
+		}
+	}
+	return want
+}
+
+// TestLFOffsets holds lfOffsets to lfOffsetsWant on chunks of every size
+// it takes, full of LFs, without any, and with VTs and bytes that differ
+// from LF in one bit.
+func TestLFOffsets(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "\n\n\v\v\x0a\x8a\x0b\x8b\x0e\x02ab"
+	for iter := range 3000 {
+		size := 64 * (1 + r.IntN(lfChunk/64))
+		b := make([]byte, size)
+		switch iter % 4 {
+		case 0: // all LFs: the most offsets a chunk can have
+			for k := range b {
+				b[k] = '\n'
+			}
+		case 1: // none
+			for k := range b {
+				b[k] = 'a' + byte(r.IntN(26))
+			}
+		default:
+			for k := range b {
+				b[k] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		var at lfList
+		n := lfOffsets(&at, b)
+		if want := lfOffsetsWant(b); !slicesEqual(at[:n], want) {
+			t.Fatalf("lfOffsets(%q) = %v, want %v", b, at[:n], want)
+		}
+	}
+}
+
+func slicesEqual(a, b []uint16) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// compatOddLines returns about n bytes of mail-like lines of 0 to 2*avg
+// bytes, with what compatLines must leave to lineByLine or get right
+// itself mixed in: leading dots (stuffed, and end markers), empty lines,
+// bare LFs (also at a line start), bare CRs, CRs before a CRLF, VTs after
+// an LF, bytes from 0x80 up, and lines around move80's 80 bytes.
+func compatOddLines(r *rand.Rand, n, avg int) []byte {
+	var b []byte
+	odd := []string{".", "..", "\r\n", "\n", "ab\nc", "ab\rc", "\r", "\v", "\v\v", "\xc3\xa9", ".\r\n", ".\n", "\r\r"}
+	for len(b) < n {
+		k := r.IntN(2*avg + 1)
+		if r.IntN(8) == 0 {
+			k = 76 + r.IntN(8)
+		}
+		if r.IntN(6) == 0 {
+			b = append(b, odd[r.IntN(len(odd))]...)
+		}
+		for range k {
+			b = append(b, byte('a'+r.IntN(26)))
+		}
+		if r.IntN(20) == 0 {
+			b = append(b, '\n')
+		} else {
+			b = append(b, '\r', '\n')
+		}
+	}
+	return b
+}
+
+// TestCompatLines holds compatLines to lineByLine, which takes a line at
+// a time: the same output, and the same place to stop, from the start of
+// src and from the middle of it, with dst of every kind of size, MaxLine
+// and the guess carried over from a call before.
+func TestCompatLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for iter := range 4000 {
+		avg := []int{4, 20, 40, 60, 200}[iter%5]
+		src := compatOddLines(r, r.IntN(6000), avg)
+		if iter%3 == 0 {
+			src = lineInput(r, r.IntN(6000), avg, 300, 30)
+		}
+		dstLen := len(src) + 100
+		if iter%2 == 1 {
+			dstLen = r.IntN(len(src) + 1)
+		}
+		maxLine := []int{0, 0, 0, 10, 79, 80, 998}[r.IntN(7)]
+		i := 0
+		if r.IntN(3) == 0 { // from a line start in the middle
+			p := r.IntN(len(src) + 1)
+			if lf := bytes.IndexByte(src[p:], '\n'); lf >= 0 {
+				i = p + lf + 1
+			}
+		}
+		span := []int{0, 0, 78, -128, 3}[r.IntN(5)]
+		got, want := make([]byte, dstLen), make([]byte, dstLen)
+		o1, i1 := compatLines(maxLine, &span, got, src, 0, i)
+		o2, i2 := lineByLine(Compat, maxLine, 0, want, src, 0, i)
+		if o1 != o2 || i1 != i2 || !bytes.Equal(got[:o1], want[:o2]) {
+			t.Fatalf("compatLines(maxLine %d, dst %d, src %q from %d) = %d, %d %q; lineByLine: %d, %d %q",
+				maxLine, dstLen, src, i, o1, i1, got[:o1], o2, i2, want[:o2])
+		}
+	}
+}
+
+// FuzzCompatLines is TestCompatLines on any bytes.
+func FuzzCompatLines(f *testing.F) {
+	f.Add([]byte(strings.Repeat("abc\r\n.de\r\n\n\v\r\n", 30)), uint16(0), uint16(0))
+	f.Add([]byte(strings.Repeat("w\xc3\xa9 x\r\n", 100)+".\r\n"), uint16(998), uint16(300))
+	f.Fuzz(func(t *testing.T, src []byte, maxLine, dstLen uint16) {
+		span := 0
+		got, want := make([]byte, dstLen), make([]byte, dstLen)
+		o1, i1 := compatLines(int(maxLine), &span, got, src, 0, 0)
+		o2, i2 := lineByLine(Compat, int(maxLine), 0, want, src, 0, 0)
+		if o1 != o2 || i1 != i2 || !bytes.Equal(got[:o1], want[:o2]) {
+			t.Fatalf("compatLines(maxLine %d, dst %d, %q) = %d, %d %q; lineByLine: %d, %d %q",
+				maxLine, dstLen, src, o1, i1, got[:o1], o2, i2, want[:o2])
+		}
+	})
+}
