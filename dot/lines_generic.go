@@ -159,6 +159,48 @@ func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 	}
 }
 
+// compatEncodeRun is encodeLines' run in Compat mode: from src[i:],
+// which starts a line, with src[v:i] encoded as it is but not yet copied
+// to dst[o:], it takes whole lines that a Compat encoder writes as they
+// are, or with a dot added in front: each ends in an LF after one CR
+// (net/textproto adds a CR where there is none, and where there are two).
+// It finds their LFs with lfOffsets, in 64-byte blocks that end where src
+// ends or dst's room does, and copies what it has taken before each dot.
+// It returns o, v and i as encodeLines keeps them, i at a line start.
+func compatEncodeRun(dst, src []byte, o, v, i int) (int, int, int) {
+	end := min(len(src), i+len(dst)-o-(i-v)) // no line past dst's room
+	if end-i < 64 {
+		return o, v, i
+	}
+	var at lfList
+	for base := i; end-base >= 64; {
+		size := min(lfChunk, end-base) &^ 63
+		n := lfOffsets(&at, src[base:base+size])
+		for _, a := range at[:n] {
+			lf := base + int(a)
+			if lf == i || src[lf] != '\n' || src[lf-1] != '\r' || lf-2 >= i && src[lf-2] == '\r' {
+				return o, v, i
+			}
+			if src[i] == '.' {
+				// The run so far and the dot go to dst, if the line
+				// still fits after them.
+				if len(dst)-o < i-v+1+lf+1-i {
+					return o, v, i
+				}
+				o += copy(dst[o:], src[v:i])
+				dst[o] = '.'
+				o++
+				v = i
+			} else if len(dst)-o < lf+1-v {
+				return o, v, i
+			}
+			i = lf + 1
+		}
+		base += size
+	}
+	return o, v, i
+}
+
 // flag is 1 for true and 0 for false.
 func flag(b bool) uint8 {
 	if b {
@@ -318,14 +360,22 @@ func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 		room := len(dst) - o - (i - v)
 		if run == 1 {
 			// A run of lines that end in CRLF and start with no dot is
-			// its own encoding in every mode: found 32 bytes at a time,
-			// which costs less than a line at a time where line lengths
-			// vary (a search's end is mispredicted), and more where they
-			// do not (base64). So a run is tried after a line whose
-			// length differs from the one before it (both taken one by
-			// one); where none is found (bare LFs, dots), not again for 8
-			// lines.
-			if n := cleanLines(src[i:i+min(len(src)-i, room)], 0); n > 0 {
+			// its own encoding in every mode: found 32 bytes at a time
+			// (cleanLines; in Compat mode, their LFs found first, with
+			// dots stuffed on the way), which costs less than a line at
+			// a time where line lengths vary (a search's end is
+			// mispredicted), and more where they do not (base64). So a
+			// run is tried after a line whose length differs from the
+			// one before it (both taken one by one); where none is found
+			// (bare LFs, dots), not again for 8 lines.
+			if mode == Compat {
+				o2, v2, i2 := compatEncodeRun(dst, src, o, v, i)
+				if i2 != i {
+					o, v, i = o2, v2, i2
+					run = 0
+					continue
+				}
+			} else if n := cleanLines(src[i:i+min(len(src)-i, room)], 0); n > 0 {
 				i += n
 				run = 0
 				continue

@@ -1,8 +1,10 @@
 package dot
 
 import (
+	"bufio"
 	"bytes"
 	"math/rand/v2"
+	stdtp "net/textproto"
 	"strings"
 	"testing"
 )
@@ -141,4 +143,67 @@ func FuzzCompatLines(f *testing.F) {
 				maxLine, dstLen, src, o1, i1, got[:o1], o2, i2, want[:o2])
 		}
 	})
+}
+
+// TestCompatEncodeRun holds compatEncodeRun to net/textproto's DotWriter:
+// what it writes to dst, then the bytes it leaves pending, are the
+// encoding of the lines it took; and it stops only at a line a Compat
+// encoder changes otherwise than by a dot (or a VT after its LF), one
+// that does not fit in dst, or one past its last whole 64-byte block.
+func TestCompatEncodeRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for iter := range 3000 {
+		src := compatOddLines(r, r.IntN(5000), []int{4, 20, 40, 200}[iter%4])
+		dstLen := len(src) + 100
+		if iter%2 == 1 {
+			dstLen = r.IntN(len(src) + 1)
+		}
+		checkCompatEncodeRun(t, src, dstLen)
+	}
+	// Every room, on mail with many stuffed dots.
+	for range 20 {
+		var src []byte
+		for len(src) < 300 {
+			src = append(src, ".abcdefghijklmnopqrstuvwxyz"[:1+r.IntN(20)]...)
+			src = append(src, '\r', '\n')
+		}
+		for dstLen := range len(src) + 2 {
+			checkCompatEncodeRun(t, src, dstLen)
+		}
+	}
+}
+
+func checkCompatEncodeRun(t *testing.T, src []byte, dstLen int) {
+	t.Helper()
+	dst := make([]byte, dstLen)
+	o, v, i := compatEncodeRun(dst, src, 0, 0, 0)
+	got := append(append([]byte(nil), dst[:o]...), src[v:i]...)
+	var want bytes.Buffer
+	bw := bufio.NewWriter(&want)
+	dw := stdtp.NewWriter(bw).DotWriter()
+	dw.Write(src[:i])
+	dw.Close()
+	bw.Flush()
+	if i == 0 {
+		got = nil
+	} else {
+		got = append(got, ".\r\n"...)
+	}
+	if i > 0 && !bytes.Equal(got, want.Bytes()) || o+i-v > dstLen {
+		t.Fatalf("compatEncodeRun(dst %d, %q) took %d: %q; net/textproto: %q", dstLen, src, i, got, want.Bytes())
+	}
+	// Why it stopped.
+	end := min(len(src), dstLen)
+	end -= end % 64 // blocks from the start
+	lf := bytes.IndexByte(src[i:], '\n')
+	if lf < 0 || i+lf >= end {
+		return // past the blocks
+	}
+	line := src[i : i+lf+1]
+	plain := lf >= 1 && line[lf-1] == '\r' && (lf < 2 || line[lf-2] != '\r')
+	vt := line[0] == '\v' // maybe taken for an LF
+	fits := o+(i-v)+len(line)+int(flag(line[0] == '.')) <= dstLen
+	if plain && fits && !vt {
+		t.Fatalf("compatEncodeRun(dst %d, %q) stopped at %d, before %q", dstLen, src, i, line)
+	}
 }
