@@ -26,7 +26,8 @@ import (
 func decodeLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 	switch mode {
 	case Strict:
-		return lineByLine(mode, maxLine, 0, dst, src, o, i)
+		o, i, _ = lineByLine(mode, maxLine, 0, dst, src, o, i)
+		return o, i
 	case Compat:
 		return compatLines(maxLine, span, dst, src, o, i)
 	}
@@ -39,7 +40,7 @@ func decodeLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (
 		if lf < 0 {
 			break
 		}
-		o2, i2 := lineByLine(Raw, maxLine, 0, dst, src[:i+lf+1], o, i)
+		o2, i2, _ := lineByLine(Raw, maxLine, 0, dst, src[:i+lf+1], o, i)
 		if i2 == i {
 			break
 		}
@@ -63,7 +64,10 @@ func compatLines(maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 	for i < len(src) {
 		o2, i2 := o, i
 		if *span != 0 {
-			o2, i2 = lineByLine(Compat, maxLine, *span, dst, src, o2, i2)
+			var open bool
+			if o2, i2, open = lineByLine(Compat, maxLine, *span, dst, src, o2, i2); open {
+				return o2, i2
+			}
 		}
 		o3, i3, sp := compatRun(maxLine, dst, src, o2, i2)
 		if sp != 0 || i3 != i2 { // a chunk taken: its guess stands
@@ -75,7 +79,7 @@ func compatLines(maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 			if lf < 0 {
 				break
 			}
-			if o2, i2 = lineByLine(Compat, maxLine, 0, dst, src[:i+lf+1], o, i); i2 == i {
+			if o2, i2, _ = lineByLine(Compat, maxLine, 0, dst, src[:i+lf+1], o, i); i2 == i {
 				break
 			}
 		}
@@ -257,8 +261,9 @@ func lfByte(x uint64) uint64 {
 
 // lineByLine is decodeLines one line at a time. With span > 0 it stops at
 // a line whose length (its ending included) is not span; with span < 0,
-// at one shorter than -span.
-func lineByLine(mode Mode, maxLine, span int, dst, src []byte, o, i int) (int, int) {
+// at one shorter than -span. In Compat mode, open says it stopped where
+// src holds no more whole line that can fit in dst.
+func lineByLine(mode Mode, maxLine, span int, dst, src []byte, o, i int) (_, _ int, open bool) {
 	// A line takes at most twice the bytes of src it writes to dst ("\r\n"
 	// makes "\n"), so none that fits ends past twice the room in dst: the
 	// searches stop there (a line may be most of src).
@@ -276,34 +281,34 @@ func lineByLine(mode Mode, maxLine, span int, dst, src []byte, o, i int) (int, i
 		switch src[i] {
 		case '.':
 			if i+1 >= len(src) || src[i+1] == '\r' || src[i+1] == '\n' {
-				return o, i // maybe the end marker
+				return o, i, false // maybe the end marker
 			}
 			start++ // the stuffed dot
 		case '\r':
 			if i+1 < len(src) && src[i+1] == '\n' { // an empty line
 				if mode == Raw {
 					if len(dst)-o < 2 {
-						return o, i
+						return o, i, false
 					}
 					dst[o] = '\r'
 					o++
 				} else if len(dst)-o < 1 {
-					return o, i
+					return o, i, false
 				}
 				dst[o] = '\n'
 				o++
 				i += 2
 				continue
 			}
-			return o, i
+			return o, i, false
 		case '\n':
-			return o, i
+			return o, i, false
 		}
 		var end, next int // content is src[start:end]; the next line starts at next
 		if mode == Compat {
 			lf := indexLF(src[start:])
 			if lf < 0 {
-				return o, i
+				return o, i, true
 			}
 			end, next = start+lf, start+lf+1
 			if end > start && src[end-1] == '\r' {
@@ -312,12 +317,12 @@ func lineByLine(mode Mode, maxLine, span int, dst, src []byte, o, i int) (int, i
 		} else {
 			e := start + indexCRLF(src[start:])
 			if e+1 >= len(src) || src[e] != '\r' || src[e+1] != '\n' {
-				return o, i // open, or a bare CR or LF
+				return o, i, false // open, or a bare CR or LF
 			}
 			end, next = e, e+2
 		}
 		if maxLine > 0 && end-i > maxLine || uint(next-i-lo) > uint(hi-lo) {
-			return o, i
+			return o, i, false
 		}
 		n := end - start
 		need := n + 1
@@ -325,7 +330,7 @@ func lineByLine(mode Mode, maxLine, span int, dst, src []byte, o, i int) (int, i
 			need++
 		}
 		if len(dst)-o < need {
-			return o, i
+			return o, i, false
 		}
 		if n < 80 && len(dst)-o >= 80 && len(src)-start >= 80 {
 			// A line of random length costs memmove mispredicted branches
@@ -345,7 +350,7 @@ func lineByLine(mode Mode, maxLine, span int, dst, src []byte, o, i int) (int, i
 		o++
 		i = next
 	}
-	return o, i
+	return o, i, true
 }
 
 // encodeLines encodes complete lines from src[i:], which starts a line,

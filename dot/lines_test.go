@@ -121,7 +121,7 @@ func TestCompatLines(t *testing.T) {
 		span := []int{0, 0, 78, -128, 3}[r.IntN(5)]
 		got, want := make([]byte, dstLen), make([]byte, dstLen)
 		o1, i1 := compatLines(maxLine, &span, got, src, 0, i)
-		o2, i2 := lineByLine(Compat, maxLine, 0, want, src, 0, i)
+		o2, i2, _ := lineByLine(Compat, maxLine, 0, want, src, 0, i)
 		if o1 != o2 || i1 != i2 || !bytes.Equal(got[:o1], want[:o2]) {
 			t.Fatalf("compatLines(maxLine %d, dst %d, src %q from %d) = %d, %d %q; lineByLine: %d, %d %q",
 				maxLine, dstLen, src, i, o1, i1, got[:o1], o2, i2, want[:o2])
@@ -137,7 +137,7 @@ func FuzzCompatLines(f *testing.F) {
 		span := 0
 		got, want := make([]byte, dstLen), make([]byte, dstLen)
 		o1, i1 := compatLines(int(maxLine), &span, got, src, 0, 0)
-		o2, i2 := lineByLine(Compat, int(maxLine), 0, want, src, 0, 0)
+		o2, i2, _ := lineByLine(Compat, int(maxLine), 0, want, src, 0, 0)
 		if o1 != o2 || i1 != i2 || !bytes.Equal(got[:o1], want[:o2]) {
 			t.Fatalf("compatLines(maxLine %d, dst %d, %q) = %d, %d %q; lineByLine: %d, %d %q",
 				maxLine, dstLen, src, o1, i1, got[:o1], o2, i2, want[:o2])
