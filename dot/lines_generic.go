@@ -106,15 +106,24 @@ func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 	if min(len(src)-80-base, len(dst)-o-80) < 64 {
 		return o, i, 0
 	}
+	// A line it would give back at once is not worth a chunk's search.
+	if c, c1 := src[i], src[i+1]; c == '\n' || c == '.' && (c1 == '\r' || c1 == '\n') || c == '\r' && c1 != '\n' {
+		return o, i, 0
+	}
 	var at lfList
-	for {
-		size := min(lfChunk, len(src)-80-base, len(dst)-o-80-(base-i)) &^ 63
+	// Chunks grow from 128 bytes, so that what a line it gives back
+	// wastes of its search is at most about what came before it.
+	for chunk := 128; ; chunk = min(2*chunk, lfChunk) {
+		size := min(chunk, len(src)-80-base, len(dst)-o-80-(base-i)) &^ 63
 		if size <= 0 {
 			return o, i, 0
 		}
 		n := lfOffsets(&at, src[base:base+size])
 		for _, a := range at[:n] {
 			lf := base + int(a)
+			if src[lf] != '\n' {
+				continue // a VT after an LF (see lfOffsets)
+			}
 			start := i
 			// What lineByLine leaves to the state machine, this leaves
 			// too: an LF at a line start (what follows is not at a line
@@ -129,9 +138,6 @@ func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 				case c == '.' || c == '\n' || c == '\r':
 					return o, i, 0
 				}
-			}
-			if src[lf] != '\n' {
-				return o, i, 0 // a VT after an LF (see lfOffsets)
 			}
 			end := lf
 			if src[end-1] == '\r' {
@@ -177,12 +183,15 @@ func compatEncodeRun(dst, src []byte, o, v, i int) (int, int, int) {
 		return o, v, i
 	}
 	var at lfList
-	for base := i; end-base >= 64; {
-		size := min(lfChunk, end-base) &^ 63
+	for base, chunk := i, 128; end-base >= 64; chunk = min(2*chunk, lfChunk) { // see compatRun
+		size := min(chunk, end-base) &^ 63
 		n := lfOffsets(&at, src[base:base+size])
 		for _, a := range at[:n] {
 			lf := base + int(a)
-			if lf == i || src[lf] != '\n' || src[lf-1] != '\r' || lf-2 >= i && src[lf-2] == '\r' {
+			if src[lf] != '\n' {
+				continue // a VT after an LF (see lfOffsets)
+			}
+			if lf == i || src[lf-1] != '\r' || lf-2 >= i && src[lf-2] == '\r' {
 				return o, v, i
 			}
 			if src[i] == '.' {
@@ -217,7 +226,7 @@ func flag(b bool) uint8 {
 // multiple of 64 up to lfChunk, to at, in order, and returns how many
 // there are. It finds them 8 bytes at a time with masks that also take a
 // VT (0x0B) right after an LF, or after such a VT, for one: the caller
-// checks each. Past the count, at holds noise.
+// skips those. Past the count, at holds noise.
 func lfOffsets(at *lfList, b []byte) int {
 	n := 0
 	for off := 0; off+64 <= len(b) && off < lfChunk; off += 64 {
