@@ -264,8 +264,8 @@ func lfOffsets(at *lfList, b []byte) int {
 func lfByte(x uint64) uint64 {
 	y := x ^ lf8
 	// Bit 7 of each byte, moved to bits 56 to 63 by a multiply whose
-	// partial products never meet.
-	return ((y - lo8) &^ y & hi8 >> 7) * 0x0102040810204080 >> 56
+	// partial products never meet: byte k's by 49 - 7k places.
+	return ((y - lo8) &^ y & hi8) * 0x0002040810204081 >> 56
 }
 
 // lineByLine is decodeLines one line at a time. With span > 0 it stops at
