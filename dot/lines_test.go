@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	stdtp "net/textproto"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,22 +49,10 @@ func TestLFOffsets(t *testing.T) {
 		}
 		var at lfList
 		n := lfOffsets(&at, b)
-		if want := lfOffsetsWant(b); !slicesEqual(at[:n], want) {
+		if want := lfOffsetsWant(b); !slices.Equal(at[:n], want) {
 			t.Fatalf("lfOffsets(%q) = %v, want %v", b, at[:n], want)
 		}
 	}
-}
-
-func slicesEqual(a, b []uint16) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if a[k] != b[k] {
-			return false
-		}
-	}
-	return true
 }
 
 // compatOddLines returns about n bytes of mail-like lines of 0 to 2*avg
