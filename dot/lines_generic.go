@@ -93,7 +93,7 @@ const lfChunk = 1024
 
 // An lfList holds the offsets of the LFs in a chunk, and room for
 // lfOffsets' writes past the last.
-type lfList [lfChunk + 4]uint16
+type lfList [lfChunk + 2]uint16
 
 // compatRun decodes whole lines from src[i:], which starts a line, for
 // compatLines, a chunk of src at a time: 64-byte blocks that leave the
@@ -121,9 +121,6 @@ func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 		n := lfOffsets(&at, src[base:base+size])
 		for _, a := range at[:n] {
 			lf := base + int(a)
-			if src[lf] != '\n' {
-				continue // a VT after an LF (see lfOffsets)
-			}
 			start := i
 			// What lineByLine leaves to the state machine, this leaves
 			// too: an LF at a line start (what follows is not at a line
@@ -188,9 +185,6 @@ func compatEncodeRun(dst, src []byte, o, v, i int) (int, int, int) {
 		n := lfOffsets(&at, src[base:base+size])
 		for _, a := range at[:n] {
 			lf := base + int(a)
-			if src[lf] != '\n' {
-				continue // a VT after an LF (see lfOffsets)
-			}
 			if lf == i || src[lf-1] != '\r' || lf-2 >= i && src[lf-2] == '\r' {
 				return o, v, i
 			}
@@ -224,33 +218,30 @@ func flag(b bool) uint8 {
 
 // lfOffsets writes the offsets of the LFs in b, whose length is a
 // multiple of 64 up to lfChunk, to at, in order, and returns how many
-// there are. It finds them 8 bytes at a time with masks that also take a
-// VT (0x0B) right after an LF, or after such a VT, for one: the caller
-// skips those. Past the count, at holds noise.
+// there are. It finds them 8 bytes at a time, exactly (no borrow crosses
+// a byte). Past the count, at holds noise.
 func lfOffsets(at *lfList, b []byte) int {
 	n := 0
-	for off := 0; off+64 <= len(b) && off < lfChunk; off += 64 {
-		w := (*[64]byte)(b[off:])
-		m := lfByte(binary.LittleEndian.Uint64(w[:8])) |
-			lfByte(binary.LittleEndian.Uint64(w[8:16]))<<8 |
-			lfByte(binary.LittleEndian.Uint64(w[16:24]))<<16 |
-			lfByte(binary.LittleEndian.Uint64(w[24:32]))<<24 |
-			lfByte(binary.LittleEndian.Uint64(w[32:40]))<<32 |
-			lfByte(binary.LittleEndian.Uint64(w[40:48]))<<40 |
-			lfByte(binary.LittleEndian.Uint64(w[48:56]))<<48 |
-			lfByte(binary.LittleEndian.Uint64(w[56:]))<<56
-		// Four offsets are written whether or not there are as many
-		// (mail has at most three LFs in 64 bytes); more take a loop.
+	for k := range min(len(b), lfChunk) / 64 {
+		off := 64 * k
+		w := (*[64]byte)(b[off : off+64])
+		m := ^(otherByte(binary.LittleEndian.Uint64(w[:8])) |
+			otherByte(binary.LittleEndian.Uint64(w[8:16]))<<8 |
+			otherByte(binary.LittleEndian.Uint64(w[16:24]))<<16 |
+			otherByte(binary.LittleEndian.Uint64(w[24:32]))<<24 |
+			otherByte(binary.LittleEndian.Uint64(w[32:40]))<<32 |
+			otherByte(binary.LittleEndian.Uint64(w[40:48]))<<40 |
+			otherByte(binary.LittleEndian.Uint64(w[48:56]))<<48 |
+			otherByte(binary.LittleEndian.Uint64(w[56:]))<<56)
+		// Two offsets are written whether or not there are as many
+		// (mail's 64 bytes mostly hold one or two LFs); more take a
+		// loop.
 		c := bits.OnesCount64(m)
-		a := (*[4]uint16)(at[n:])
+		a := (*[2]uint16)(at[n : n+2])
 		a[0] = uint16(off + bits.TrailingZeros64(m))
 		m &= m - 1
 		a[1] = uint16(off + bits.TrailingZeros64(m))
-		m &= m - 1
-		a[2] = uint16(off + bits.TrailingZeros64(m))
-		m &= m - 1
-		a[3] = uint16(off + bits.TrailingZeros64(m))
-		for j := n + 4; j < n+c; j++ {
+		for j := n + 2; j < n+c; j++ {
 			m &= m - 1
 			at[j] = uint16(off + bits.TrailingZeros64(m))
 		}
@@ -259,13 +250,14 @@ func lfOffsets(at *lfList, b []byte) int {
 	return n
 }
 
-// lfByte returns a byte with bit k set where byte k of x is an LF (or a
-// VT after one: the borrow of y - lo8 reaches a byte of y that is 1).
-func lfByte(x uint64) uint64 {
+// otherByte returns a byte with bit k set where byte k of x is not an
+// LF. Bit 7 of each byte of t is set where y's is or its low seven bits
+// are not all 0; it is moved to bits 56 to 63 by a multiply whose partial
+// products never meet (byte k's by 49 - 7k places).
+func otherByte(x uint64) uint64 {
 	y := x ^ lf8
-	// Bit 7 of each byte, moved to bits 56 to 63 by a multiply whose
-	// partial products never meet: byte k's by 49 - 7k places.
-	return ((y - lo8) &^ y & hi8) * 0x0002040810204081 >> 56
+	t := (y&lo7 + lo7) | y
+	return t & hi8 * 0x0002040810204081 >> 56
 }
 
 // lineByLine is decodeLines one line at a time. With span > 0 it stops at

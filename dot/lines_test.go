@@ -11,13 +11,11 @@ import (
 )
 
 // lfOffsetsWant is lfOffsets' rule a byte at a time: the offsets of b's
-// LFs, and of each VT (0x0B) that follows one in the same 8-byte word,
-// directly or after such VTs.
+// LFs.
 func lfOffsetsWant(b []byte) []uint16 {
 	var want []uint16
 	for k, c := range b {
-		vt := c == '\v' && k%8 > 0 && len(want) > 0 && int(want[len(want)-1]) == k-1
-		if c == '\n' || vt {
+		if c == '\n' {
 			want = append(want, uint16(k))
 		}
 	}
