@@ -119,40 +119,43 @@ func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 			return o, i, 0
 		}
 		n := lfOffsets(&at, src[base:base+size])
+		// The lines move from s, which starts at src[i], to d, which
+		// starts at dst[o]: windows that move along, so that the
+		// moves' addresses are a pointer and a constant.
+		s, d := src[i:], dst[o:]
 		for _, a := range at[:n] {
-			lf := base + int(a)
-			start := i
+			r := base + int(a) - i // the LF, in s
 			// What lineByLine leaves to the state machine, this leaves
 			// too: an LF at a line start (what follows is not at a line
 			// start), a dot before a CR or LF (maybe the end marker), a
 			// CR that does not make an empty line. Empty lines may be as
 			// common as others, so no branch depends on them.
-			c := src[i]
-			if flag(c <= '.')&flag(binary.LittleEndian.Uint16(src[i:]) != '\r'|'\n'<<8) != 0 {
-				switch c1 := src[i+1]; {
+			c := s[0]
+			if flag(c <= '.')&flag(binary.LittleEndian.Uint16(s) != '\r'|'\n'<<8) != 0 {
+				switch c1 := s[1]; {
 				case c == '.' && c1 != '\r' && c1 != '\n':
-					start++ // the stuffed dot
+					s, r = s[1:], r-1 // the stuffed dot
 				case c == '.' || c == '\n' || c == '\r':
-					return o, i, 0
+					return len(dst) - len(d), i, 0
 				}
 			}
-			end := lf
-			if src[end-1] == '\r' {
+			end := r
+			if s[end-1] == '\r' {
 				end--
 			}
-			if maxLine > 0 && end-i > maxLine {
-				return o, i, 0
+			if maxLine > 0 && end+(len(src)-len(s))-i > maxLine {
+				return len(dst) - len(d), i, 0
 			}
-			if k := end - start; k < 80 {
-				move80(dst[o:o+80], src[start:start+80]) // see lineByLine
-				o += k
+			if end < 80 {
+				move80(d[:80], s[:80]) // see lineByLine
 			} else {
-				o += copy(dst[o:], src[start:end])
+				copy(d, s[:end])
 			}
-			dst[o] = '\n'
-			o++
-			i = lf + 1
+			d[end] = '\n'
+			d, s = d[end+1:], s[r+1:]
+			i = len(src) - len(s)
 		}
+		o = len(dst) - len(d)
 		base += size
 		// Where a search a line costs less, the caller searches: lines
 		// of 128 bytes or more on average, or all of one length (evenly
@@ -252,11 +255,12 @@ func lfOffsets(at *lfList, b []byte) int {
 
 // otherByte returns a byte with bit k set where byte k of x is not an
 // LF. Bit 7 of each byte of t is set where y's is or its low seven bits
-// are not all 0; it is moved to bits 56 to 63 by a multiply whose partial
+// are not all 0 (y | hi8 has no byte under 0x80, so no borrow crosses
+// bytes); it is moved to bits 56 to 63 by a multiply whose partial
 // products never meet (byte k's by 49 - 7k places).
 func otherByte(x uint64) uint64 {
 	y := x ^ lf8
-	t := (y&lo7 + lo7) | y
+	t := (y | hi8) - lo8 | y
 	return t & hi8 * 0x0002040810204081 >> 56
 }
 
