@@ -1,6 +1,7 @@
 package dot
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -12,24 +13,22 @@ import (
 // endings, no stuffed dot) are found 32 bytes at a time by cleanLines
 // instead where that is cheaper: in Raw decoding, which needs both CR and
 // LF found, and when encoding, where such lines are copied as they are.
-// The Compat decoder finds the LFs of a chunk first (compatLines). They
-// return at the first line they do not fully understand (an open line at the end of
-// src, a possible end marker, a bare CR or LF, a Compat quirk, not enough
-// room), always at the start of that line, and leave it to the one-byte
-// state machine, so every subtle case has one implementation.
+// The Compat and Strict decoders find the LFs of a chunk first
+// (lfLines). They return at the first line they do not fully understand
+// (an open line at the end of src, a possible end marker, a bare CR or
+// LF, a Compat quirk, not enough room), always at the start of that line,
+// and leave it to the one-byte state machine, so every subtle case has
+// one implementation.
 
 // decodeLines decodes complete lines from src[i:], which starts a line,
 // into dst[o:]. It returns the new o and i; both stop at a line start. If
 // maxLine is positive, it stops in front of a line longer than that.
 // *span carries a guess at the shape of the lines to come from one call to
-// the next (see compatLines).
+// the next (see lfLines).
 func decodeLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 	switch mode {
-	case Strict:
-		o, i, _ = lineByLine(mode, maxLine, 0, dst, src, o, i)
-		return o, i
-	case Compat:
-		return compatLines(maxLine, span, dst, src, o, i)
+	case Strict, Compat:
+		return lfLines(mode, maxLine, span, dst, src, o, i)
 	}
 	// Raw output is its input less the stuffed dots: runs of lines without
 	// one are copied in bulk, and the line that ends a run goes on its own.
@@ -49,27 +48,28 @@ func decodeLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (
 	return o, i
 }
 
-// compatLines is decodeLines in Compat mode. Where a line ends there is
-// an LF, whose CR, if any, is dropped, so lines are moved one by one; but
+// lfLines is decodeLines in Compat and Strict mode. Where a line ends
+// there is an LF, whose CR is dropped, so lines are moved one by one; but
 // where their lengths vary their ends are not searched for line by line
-// (the search's end is mispredicted): compatRun finds a chunk's LFs
+// (the search's end is mispredicted): lfRun finds a chunk's LFs
 // first, with no branch on where they are, and then moves its lines with
 // no branch but the loop's. Where lines are all one length (base64) or
-// long, the search a line costs less: compatRun says so in *span, and
+// long, the search a line costs less: lfRun says so in *span, and
 // lineByLine takes lines while they stay so, in this call and the next.
 // Lines neither takes (a leading dot that may make the end marker, a line
-// that starts with an LF, a line too long, the last bytes of src or dst)
-// go through lineByLine, one at a time.
-func compatLines(maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
+// that starts with an LF, a line too long, in Strict mode a line with a
+// bare CR or LF, the last bytes of src or dst) go through lineByLine, one
+// at a time.
+func lfLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 	for i < len(src) {
 		o2, i2 := o, i
 		if *span != 0 {
 			var open bool
-			if o2, i2, open = lineByLine(Compat, maxLine, *span, dst, src, o2, i2); open {
+			if o2, i2, open = lineByLine(mode, maxLine, *span, dst, src, o2, i2); open {
 				return o2, i2
 			}
 		}
-		o3, i3, sp := compatRun(maxLine, dst, src, o2, i2)
+		o3, i3, sp := lfRun(mode, maxLine, dst, src, o2, i2)
 		if sp != 0 || i3 != i2 { // a chunk taken: its guess stands
 			*span = sp
 		}
@@ -79,7 +79,7 @@ func compatLines(maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 			if lf < 0 {
 				break
 			}
-			if o2, i2, _ = lineByLine(Compat, maxLine, 0, dst, src[:i+lf+1], o, i); i2 == i {
+			if o2, i2, _ = lineByLine(mode, maxLine, 0, dst, src[:i+lf+1], o, i); i2 == i {
 				break
 			}
 		}
@@ -88,20 +88,20 @@ func compatLines(maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 	return o, i
 }
 
-// lfChunk is the most bytes of src compatRun takes at a time.
+// lfChunk is the most bytes of src lfRun takes at a time.
 const lfChunk = 1024
 
 // An lfList holds the offsets of the LFs in a chunk, and room for
 // lfOffsets' writes past the last.
 type lfList [lfChunk + 2]uint16
 
-// compatRun decodes whole lines from src[i:], which starts a line, for
-// compatLines, a chunk of src at a time: 64-byte blocks that leave the
+// lfRun decodes whole lines from src[i:], which starts a line, for
+// lfLines, a chunk of src at a time: 64-byte blocks that leave the
 // 80 bytes move80 reads after them in src, and that dst has room for with
 // 80 bytes to spare (a line never makes more output than input). It
 // returns at a line start, with a span for lineByLine where the lines of
 // its last chunk were long or all of one length, else 0.
-func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
+func lfRun(mode Mode, maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 	base := i // the chunk starts at base
 	if min(len(src)-80-base, len(dst)-o-80) < 64 {
 		return o, i, 0
@@ -123,28 +123,36 @@ func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 		// starts at dst[o]: windows that move along, so that the
 		// moves' addresses are a pointer and a constant.
 		s, d := src[i:], dst[o:]
-		for _, a := range at[:n] {
+		o0, i0, taken := o, i, n // taken: the lines taken, if fewer than n
+	lines:
+		for k, a := range at[:n] {
 			r := base + int(a) - i // the LF, in s
 			// What lineByLine leaves to the state machine, this leaves
 			// too: an LF at a line start (what follows is not at a line
 			// start), a dot before a CR or LF (maybe the end marker), a
-			// CR that does not make an empty line. Empty lines may be as
-			// common as others, so no branch depends on them.
+			// CR that does not make an empty line; in Strict mode also
+			// an LF after no CR. Empty lines may be as common as others,
+			// so no branch depends on them.
 			c := s[0]
 			if flag(c <= '.')&flag(binary.LittleEndian.Uint16(s) != '\r'|'\n'<<8) != 0 {
 				switch c1 := s[1]; {
 				case c == '.' && c1 != '\r' && c1 != '\n':
 					s, r = s[1:], r-1 // the stuffed dot
 				case c == '.' || c == '\n' || c == '\r':
-					return len(dst) - len(d), i, 0
+					taken = k
+					break lines
 				}
 			}
 			end := r
 			if s[end-1] == '\r' {
 				end--
+			} else if mode == Strict {
+				taken = k
+				break lines
 			}
 			if maxLine > 0 && end+(len(src)-len(s))-i > maxLine {
-				return len(dst) - len(d), i, 0
+				taken = k
+				break lines
 			}
 			if end < 80 {
 				move80(d[:80], s[:80]) // see lineByLine
@@ -156,6 +164,15 @@ func compatRun(maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 			i = len(src) - len(s)
 		}
 		o = len(dst) - len(d)
+		// A Strict line holds no CR but the one before its LF: where the
+		// lines taken hold more CRs than lines, they are given back, and
+		// lineByLine finds the line with the stray CR.
+		if mode == Strict && bytes.Count(src[i0:i], []byte{'\r'}) != taken {
+			return o0, i0, 0
+		}
+		if taken < n {
+			return o, i, 0
+		}
 		base += size
 		// Where a search a line costs less, the caller searches: lines
 		// of 128 bytes or more on average, or all of one length (evenly
@@ -183,7 +200,7 @@ func compatEncodeRun(dst, src []byte, o, v, i int) (int, int, int) {
 		return o, v, i
 	}
 	var at lfList
-	for base, chunk := i, 128; end-base >= 64; chunk = min(2*chunk, lfChunk) { // see compatRun
+	for base, chunk := i, 128; end-base >= 64; chunk = min(2*chunk, lfChunk) { // see lfRun
 		size := min(chunk, end-base) &^ 63
 		n := lfOffsets(&at, src[base:base+size])
 		for _, a := range at[:n] {
