@@ -9,16 +9,15 @@ import (
 // Whole-line fast paths of the generic kernels. At the start of a line,
 // with no error, room in dst and no MaxSize quota within reach, they
 // decode or encode complete ordinary lines in one step each: one scan for
-// the line end, one copy. Runs of lines that pass through unchanged (CRLF
-// endings, no stuffed dot) are found 32 bytes at a time by cleanLines
-// instead where that is cheaper: in Raw decoding, which needs both CR and
-// LF found, and when encoding, where such lines are copied as they are.
-// The Compat and Strict decoders find the LFs of a chunk first
-// (lfLines). They return at the first line they do not fully understand
-// (an open line at the end of src, a possible end marker, a bare CR or
-// LF, a Compat quirk, not enough room), always at the start of that line,
-// and leave it to the one-byte state machine, so every subtle case has
-// one implementation.
+// the line end, one copy. In Raw decoding, which needs both CR and LF
+// found, runs of lines that pass through unchanged (CRLF endings, no
+// stuffed dot) are found 32 bytes at a time by cleanLines instead. The
+// Compat and Strict decoders, and the encoder in every mode, find the
+// LFs of a chunk first (lfLines, encodeRun). They return at the first
+// line they do not fully understand (an open line at the end of src, a
+// possible end marker, a bare CR or LF, a Compat quirk, not enough room),
+// always at the start of that line, and leave it to the one-byte state
+// machine, so every subtle case has one implementation.
 
 // decodeLines decodes complete lines from src[i:], which starts a line,
 // into dst[o:]. It returns the new o and i; both stop at a line start. If
@@ -186,15 +185,16 @@ func lfRun(mode Mode, maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 	}
 }
 
-// compatEncodeRun is encodeLines' run in Compat mode: from src[i:],
-// which starts a line, with src[v:i] encoded as it is but not yet copied
-// to dst[o:], it takes whole lines that a Compat encoder writes as they
-// are, or with a dot added in front: each ends in an LF after one CR
-// (net/textproto adds a CR where there is none, and where there are two).
-// It finds their LFs with lfOffsets, in 64-byte blocks that end where src
-// ends or dst's room does, and copies what it has taken before each dot.
-// It returns o, v and i as encodeLines keeps them, i at a line start.
-func compatEncodeRun(dst, src []byte, o, v, i int) (int, int, int) {
+// encodeRun is encodeLines' run: from src[i:], which starts a line,
+// with src[v:i] encoded as it is but not yet copied to dst[o:], it takes
+// whole lines that are written as they are, or with a dot added in
+// front: each ends in an LF after one CR (net/textproto adds a CR where
+// there is none, and where there are two), and in Strict and Raw mode
+// holds no other CR. It finds their LFs with lfOffsets, in 64-byte blocks
+// that end where src ends or dst's room does, and copies what it has
+// taken before each dot. It returns o, v and i as encodeLines keeps them,
+// i at a line start.
+func encodeRun(mode Mode, dst, src []byte, o, v, i int) (int, int, int) {
 	end := min(len(src), i+len(dst)-o-(i-v)) // no line past dst's room
 	if end-i < 64 {
 		return o, v, i
@@ -203,6 +203,20 @@ func compatEncodeRun(dst, src []byte, o, v, i int) (int, int, int) {
 	for base, chunk := i, 128; end-base >= 64; chunk = min(2*chunk, lfChunk) { // see lfRun
 		size := min(chunk, end-base) &^ 63
 		n := lfOffsets(&at, src[base:base+size])
+		// In Strict and Raw mode a bare CR or LF is an error: unless each
+		// of the chunk's LFs follows a CR and its lines hold no other CR,
+		// none is taken here, and encodeLines takes them one by one to
+		// find it.
+		if mode != Compat && n > 0 {
+			if bytes.Count(src[i:base+int(at[n-1])], []byte{'\r'}) != n {
+				return o, v, i
+			}
+			for _, a := range at[:n] {
+				if lf := base + int(a); lf == 0 || src[lf-1] != '\r' {
+					return o, v, i
+				}
+			}
+		}
 		for _, a := range at[:n] {
 			lf := base + int(a)
 			if lf == i || src[lf-1] != '\r' || lf-2 >= i && src[lf-2] == '\r' {
@@ -386,24 +400,16 @@ func encodeLines(mode Mode, dst, src []byte, o, i int) (int, int) {
 	for i < len(src) {
 		room := len(dst) - o - (i - v)
 		if run == 1 {
-			// A run of lines that end in CRLF and start with no dot is
-			// its own encoding in every mode: found 32 bytes at a time
-			// (cleanLines; in Compat mode, their LFs found first, with
-			// dots stuffed on the way), which costs less than a line at
+			// A run of lines that end in CRLF is its own encoding in
+			// every mode, with a dot stuffed where one starts: their LFs
+			// found first (encodeRun), which costs less than a line at
 			// a time where line lengths vary (a search's end is
 			// mispredicted), and more where they do not (base64). So a
 			// run is tried after a line whose length differs from the
 			// one before it (both taken one by one); where none is found
-			// (bare LFs, dots), not again for 8 lines.
-			if mode == Compat {
-				o2, v2, i2 := compatEncodeRun(dst, src, o, v, i)
-				if i2 != i {
-					o, v, i = o2, v2, i2
-					run = 0
-					continue
-				}
-			} else if n := cleanLines(src[i:i+min(len(src)-i, room)], 0); n > 0 {
-				i += n
+			// (bare LFs), not again for 8 lines.
+			if o2, v2, i2 := encodeRun(mode, dst, src, o, v, i); i2 != i {
+				o, v, i = o2, v2, i2
 				run = 0
 				continue
 			}

@@ -135,12 +135,13 @@ func FuzzLFLines(f *testing.F) {
 	})
 }
 
-// TestCompatEncodeRun holds compatEncodeRun to net/textproto's DotWriter:
-// what it writes to dst, then the bytes it leaves pending, are the
-// encoding of the lines it took; and it stops only at a line a Compat
-// encoder changes otherwise than by a dot, one that does not fit in dst,
-// or one past its last whole 64-byte block.
-func TestCompatEncodeRun(t *testing.T) {
+// TestEncodeRun holds encodeRun to net/textproto's DotWriter: what it
+// writes to dst, then the bytes it leaves pending, are the encoding of
+// the lines it took; in Strict and Raw mode those hold no bare CR or LF;
+// and it stops only at a line a Compat encoder changes otherwise than by
+// a dot, one that does not fit in dst, one past its last whole 64-byte
+// block, or (Strict and Raw) before a bare CR or LF.
+func TestEncodeRun(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for iter := range 3000 {
 		src := compatOddLines(r, r.IntN(5000), []int{4, 20, 40, 200}[iter%4])
@@ -148,25 +149,25 @@ func TestCompatEncodeRun(t *testing.T) {
 		if iter%2 == 1 {
 			dstLen = r.IntN(len(src) + 1)
 		}
-		checkCompatEncodeRun(t, src, dstLen)
+		checkEncodeRun(t, []Mode{Compat, Strict, Raw}[iter/4%3], src, dstLen)
 	}
 	// Every room, on mail with many stuffed dots.
-	for range 20 {
+	for iter := range 30 {
 		var src []byte
 		for len(src) < 300 {
 			src = append(src, ".abcdefghijklmnopqrstuvwxyz"[:1+r.IntN(20)]...)
 			src = append(src, '\r', '\n')
 		}
 		for dstLen := range len(src) + 2 {
-			checkCompatEncodeRun(t, src, dstLen)
+			checkEncodeRun(t, []Mode{Compat, Strict, Raw}[iter%3], src, dstLen)
 		}
 	}
 }
 
-func checkCompatEncodeRun(t *testing.T, src []byte, dstLen int) {
+func checkEncodeRun(t *testing.T, mode Mode, src []byte, dstLen int) {
 	t.Helper()
 	dst := make([]byte, dstLen)
-	o, v, i := compatEncodeRun(dst, src, 0, 0, 0)
+	o, v, i := encodeRun(mode, dst, src, 0, 0, 0)
 	got := append(append([]byte(nil), dst[:o]...), src[v:i]...)
 	var want bytes.Buffer
 	bw := bufio.NewWriter(&want)
@@ -180,19 +181,26 @@ func checkCompatEncodeRun(t *testing.T, src []byte, dstLen int) {
 		got = append(got, ".\r\n"...)
 	}
 	if i > 0 && !bytes.Equal(got, want.Bytes()) || o+i-v > dstLen {
-		t.Fatalf("compatEncodeRun(dst %d, %q) took %d: %q; net/textproto: %q", dstLen, src, i, got, want.Bytes())
+		t.Fatalf("encodeRun(%v, dst %d, %q) took %d: %q; net/textproto: %q", mode, dstLen, src, i, got, want.Bytes())
+	}
+	bare := func(b []byte) bool { // a CR not before an LF, or an LF after no CR
+		crlf := bytes.Count(b, []byte("\r\n"))
+		return bytes.Count(b, []byte{'\r'}) != crlf || bytes.Count(b, []byte{'\n'}) != crlf
+	}
+	if mode != Compat && bare(src[:i]) {
+		t.Fatalf("encodeRun(%v, dst %d, %q) took %d, a bare CR or LF among them", mode, dstLen, src, i)
 	}
 	// Why it stopped.
 	end := min(len(src), dstLen)
 	end -= end % 64 // blocks from the start
 	lf := bytes.IndexByte(src[i:], '\n')
-	if lf < 0 || i+lf >= end {
-		return // past the blocks
+	if lf < 0 || i+lf >= end || mode != Compat && bare(src[i:end]) {
+		return // past the blocks, or maybe stopped by a bare CR or LF ahead
 	}
 	line := src[i : i+lf+1]
 	plain := lf >= 1 && line[lf-1] == '\r' && (lf < 2 || line[lf-2] != '\r')
 	fits := o+(i-v)+len(line)+int(flag(line[0] == '.')) <= dstLen
 	if plain && fits {
-		t.Fatalf("compatEncodeRun(dst %d, %q) stopped at %d, before %q", dstLen, src, i, line)
+		t.Fatalf("encodeRun(%v, dst %d, %q) stopped at %d, before %q", mode, dstLen, src, i, line)
 	}
 }
