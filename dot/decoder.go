@@ -63,7 +63,7 @@ type Decoder struct {
 	soft    bool  // the line started after a bare LF taken as a line ending (BareNormalize)
 	found   uint8 // the kinds of problems found
 	line    int   // bytes of the current line so far (only with MaxLine)
-	span    int   // the generic kernel's guess at the lines to come (see lfLines)
+	span    int   // the generic kernel's guess at the lines to come (see decodeLines)
 	off     int64 // input bytes consumed
 	n       int64 // output bytes produced
 	dropped int64 // output bytes dropped after a problem, while MaxSize is not yet passed

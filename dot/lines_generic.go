@@ -23,15 +23,31 @@ import (
 // into dst[o:]. It returns the new o and i; both stop at a line start. If
 // maxLine is positive, it stops in front of a line longer than that.
 // *span carries a guess at the shape of the lines to come from one call to
-// the next (see lfLines).
+// the next (see lfLines, and Raw's loop below).
 func decodeLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (int, int) {
 	switch mode {
 	case Strict, Compat:
 		return lfLines(mode, maxLine, span, dst, src, o, i)
 	}
-	// Raw output is its input less the stuffed dots: runs of lines without
-	// one are copied in bulk, and the line that ends a run goes on its own.
+	// Raw output is its input less the stuffed dots: runs of lines are
+	// copied in bulk, found by their LFs (rawRun) where lines are not
+	// short, else 32 bytes at a time without a dot (cleanLines), and the
+	// line that ends a run goes on its own. Where rawRun found short
+	// lines, *span counts the runs that cleanLines takes before it tries
+	// again.
 	for i < len(src) {
+		if *span > 0 {
+			*span--
+		} else {
+			o2, i2, short := rawRun(maxLine, dst, src, o, i)
+			if short {
+				*span = 64
+			}
+			if i2 != i {
+				o, i = o2, i2
+				continue
+			}
+		}
 		n := cleanLines(src[i:min(len(src), i+len(dst)-o)], maxLine)
 		o, i = o+copy(dst[o:], src[i:i+n]), i+n
 		lf := indexLF(src[i:min(len(src), i+len(dst)-o+2)]) // no longer line fits
@@ -118,20 +134,27 @@ func lfRun(mode Mode, maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 			return o, i, 0
 		}
 		n := lfOffsets(&at, src[base:base+size])
+		// A Strict line holds no CR but the one before its LF: where the
+		// chunk's lines hold more or fewer CRs than lines, none of them
+		// is taken here, and lineByLine finds the line that breaks the
+		// rule (where they hold as many, see below).
+		if mode == Strict && n > 0 && bytes.Count(src[i:base+int(at[n-1])], []byte{'\r'}) != n {
+			return o, i, 0
+		}
+		o0, i0 := o, i
 		// The lines move from s, which starts at src[i], to d, which
 		// starts at dst[o]: windows that move along, so that the
 		// moves' addresses are a pointer and a constant.
 		s, d := src[i:], dst[o:]
-		o0, i0, taken := o, i, n // taken: the lines taken, if fewer than n
+		taken := n // the lines taken, if fewer than n
 	lines:
 		for k, a := range at[:n] {
 			r := base + int(a) - i // the LF, in s
 			// What lineByLine leaves to the state machine, this leaves
 			// too: an LF at a line start (what follows is not at a line
 			// start), a dot before a CR or LF (maybe the end marker), a
-			// CR that does not make an empty line; in Strict mode also
-			// an LF after no CR. Empty lines may be as common as others,
-			// so no branch depends on them.
+			// CR that does not make an empty line. Empty lines may be as
+			// common as others, so no branch depends on them.
 			c := s[0]
 			if flag(c <= '.')&flag(binary.LittleEndian.Uint16(s) != '\r'|'\n'<<8) != 0 {
 				switch c1 := s[1]; {
@@ -163,13 +186,13 @@ func lfRun(mode Mode, maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 			i = len(src) - len(s)
 		}
 		o = len(dst) - len(d)
-		// A Strict line holds no CR but the one before its LF: where the
-		// lines taken hold more CRs than lines, they are given back, and
-		// lineByLine finds the line with the stray CR.
-		if mode == Strict && bytes.Count(src[i0:i], []byte{'\r'}) != taken {
-			return o0, i0, 0
-		}
 		if taken < n {
+			// Each line taken ended in CRLF, but as many CRs as lines
+			// in the chunk is also a stray CR and a line not taken
+			// with an LF after no CR: then they are given back.
+			if mode == Strict && bytes.Count(src[i0:i], []byte{'\r'}) != taken {
+				return o0, i0, 0
+			}
 			return o, i, 0
 		}
 		base += size
@@ -183,6 +206,44 @@ func lfRun(mode Mode, maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 			return o, i, int(w)
 		}
 	}
+}
+
+// rawRun is decodeLines' run in Raw mode: from src[i:], which starts a
+// line, it copies whole lines that each end in an LF after a CR and hold
+// no other CR, less their stuffed dots, finding their LFs a chunk at a
+// time as lfRun does. It stops at a line start: before a line that may be
+// the end marker or is longer than maxLine, at the first chunk whose lines
+// break the rule or average under 16 bytes (cleanLines is cheaper there),
+// or where src or dst's room ends; short says it stopped at short lines.
+// A line never makes more output than input, so no line before end
+// overflows dst.
+func rawRun(maxLine int, dst, src []byte, o, i int) (_, _ int, short bool) {
+	end := min(len(src), i+len(dst)-o)
+	v := i // src[v:i] is decoded as it is, but not yet copied to dst
+	var at lfList
+	for base, chunk := i, 128; end-base >= 64; chunk = min(2*chunk, lfChunk) { // see lfRun
+		size := min(chunk, end-base) &^ 63
+		n := lfOffsets(&at, src[base:base+size])
+		if short = n*16 > size; short || !crlfOnly(src, i, base, at[:n]) {
+			break
+		}
+		for _, a := range at[:n] {
+			lf := base + int(a)
+			if maxLine > 0 && lf-1-i > maxLine {
+				return o + copy(dst[o:], src[v:i]), i, false
+			}
+			if src[i] == '.' {
+				if src[i+1] == '\r' { // ".\r\n": no bare LF or CR here
+					return o + copy(dst[o:], src[v:i]), i, false // the end marker
+				}
+				o += copy(dst[o:], src[v:i])
+				v = i + 1 // the stuffed dot
+			}
+			i = lf + 1
+		}
+		base += size
+	}
+	return o + copy(dst[o:], src[v:i]), i, short
 }
 
 // encodeRun is encodeLines' run: from src[i:], which starts a line,
@@ -203,19 +264,11 @@ func encodeRun(mode Mode, dst, src []byte, o, v, i int) (int, int, int) {
 	for base, chunk := i, 128; end-base >= 64; chunk = min(2*chunk, lfChunk) { // see lfRun
 		size := min(chunk, end-base) &^ 63
 		n := lfOffsets(&at, src[base:base+size])
-		// In Strict and Raw mode a bare CR or LF is an error: unless each
-		// of the chunk's LFs follows a CR and its lines hold no other CR,
-		// none is taken here, and encodeLines takes them one by one to
-		// find it.
-		if mode != Compat && n > 0 {
-			if bytes.Count(src[i:base+int(at[n-1])], []byte{'\r'}) != n {
-				return o, v, i
-			}
-			for _, a := range at[:n] {
-				if lf := base + int(a); lf == 0 || src[lf-1] != '\r' {
-					return o, v, i
-				}
-			}
+		// In Strict and Raw mode a bare CR or LF is an error: where the
+		// chunk has one, none of its lines is taken here, and
+		// encodeLines takes them one by one to find it.
+		if mode != Compat && !crlfOnly(src, i, base, at[:n]) {
+			return o, v, i
 		}
 		for _, a := range at[:n] {
 			lf := base + int(a)
@@ -240,6 +293,21 @@ func encodeRun(mode Mode, dst, src []byte, o, v, i int) (int, int, int) {
 		base += size
 	}
 	return o, v, i
+}
+
+// crlfOnly reports whether the lines of src from i, a line start, to the
+// LF at base+at[len(at)-1] each end in an LF after a CR and hold no other
+// CR: then the CRs they hold are as many as their LFs.
+func crlfOnly(src []byte, i, base int, at []uint16) bool {
+	if len(at) == 0 {
+		return true
+	}
+	for _, a := range at {
+		if lf := base + int(a); lf == 0 || src[lf-1] != '\r' {
+			return false
+		}
+	}
+	return bytes.Count(src[i:base+int(at[len(at)-1])], []byte{'\r'}) == len(at)
 }
 
 // flag is 1 for true and 0 for false.

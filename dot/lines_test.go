@@ -81,10 +81,11 @@ func compatOddLines(r *rand.Rand, n, avg int) []byte {
 	return b
 }
 
-// TestLFLines holds lfLines to lineByLine, which takes a line at a time,
-// in Compat and Strict mode: the same output, and the same place to stop,
-// from the start of src and from the middle of it, with dst of every kind
-// of size, MaxLine and the guess carried over from a call before.
+// TestLFLines holds decodeLines (lfLines in Compat and Strict mode, rawRun
+// and cleanLines in Raw) to lineByLine, which takes a line at a time, in
+// every mode: the same output, and the same place to stop, from the start
+// of src and from the middle of it, with dst of every kind of size,
+// MaxLine and the guess carried over from a call before.
 func TestLFLines(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for iter := range 4000 {
@@ -106,12 +107,12 @@ func TestLFLines(t *testing.T) {
 			}
 		}
 		span := []int{0, 0, 78, -128, 3}[r.IntN(5)]
-		mode := []Mode{Compat, Strict}[iter/5%2]
+		mode := []Mode{Compat, Strict, Raw}[iter/5%3]
 		got, want := make([]byte, dstLen), make([]byte, dstLen)
-		o1, i1 := lfLines(mode, maxLine, &span, got, src, 0, i)
+		o1, i1 := decodeLines(mode, maxLine, &span, got, src, 0, i)
 		o2, i2, _ := lineByLine(mode, maxLine, 0, want, src, 0, i)
 		if o1 != o2 || i1 != i2 || !bytes.Equal(got[:o1], want[:o2]) {
-			t.Fatalf("lfLines(%v, maxLine %d, dst %d, src %q from %d) = %d, %d %q; lineByLine: %d, %d %q",
+			t.Fatalf("decodeLines(%v, maxLine %d, dst %d, src %q from %d) = %d, %d %q; lineByLine: %d, %d %q",
 				mode, maxLine, dstLen, src, i, o1, i1, got[:o1], o2, i2, want[:o2])
 		}
 	}
@@ -122,13 +123,13 @@ func FuzzLFLines(f *testing.F) {
 	f.Add([]byte(strings.Repeat("abc\r\n.de\r\n\n\v\r\n", 30)), uint16(0), uint16(0))
 	f.Add([]byte(strings.Repeat("w\xc3\xa9 x\r\n", 100)+".\r\n"), uint16(998), uint16(300))
 	f.Fuzz(func(t *testing.T, src []byte, maxLine, dstLen uint16) {
-		for _, mode := range []Mode{Compat, Strict} {
+		for _, mode := range []Mode{Compat, Strict, Raw} {
 			span := 0
 			got, want := make([]byte, dstLen), make([]byte, dstLen)
-			o1, i1 := lfLines(mode, int(maxLine), &span, got, src, 0, 0)
+			o1, i1 := decodeLines(mode, int(maxLine), &span, got, src, 0, 0)
 			o2, i2, _ := lineByLine(mode, int(maxLine), 0, want, src, 0, 0)
 			if o1 != o2 || i1 != i2 || !bytes.Equal(got[:o1], want[:o2]) {
-				t.Fatalf("lfLines(%v, maxLine %d, dst %d, %q) = %d, %d %q; lineByLine: %d, %d %q",
+				t.Fatalf("decodeLines(%v, maxLine %d, dst %d, %q) = %d, %d %q; lineByLine: %d, %d %q",
 					mode, maxLine, dstLen, src, o1, i1, got[:o1], o2, i2, want[:o2])
 			}
 		}
