@@ -32,15 +32,15 @@ func decodeLines(mode Mode, maxLine int, span *int, dst, src []byte, o, i int) (
 	// Raw output is its input less the stuffed dots: runs of lines are
 	// copied in bulk, found by their LFs (rawRun) where lines are not
 	// short, else 32 bytes at a time without a dot (cleanLines), and the
-	// line that ends a run goes on its own. Where rawRun found short
-	// lines, *span counts the runs that cleanLines takes before it tries
-	// again.
+	// line that ends a run goes on its own. Where rawRun found short lines
+	// or a bare CR or LF, *span counts the runs that cleanLines takes
+	// before it tries again.
 	for i < len(src) {
 		if *span > 0 {
 			*span--
 		} else {
-			o2, i2, short := rawRun(maxLine, dst, src, o, i)
-			if short {
+			o2, i2, back := rawRun(maxLine, dst, src, o, i)
+			if back {
 				*span = 64
 			}
 			if i2 != i {
@@ -214,17 +214,17 @@ func lfRun(mode Mode, maxLine int, dst, src []byte, o, i int) (_, _, span int) {
 // time as lfRun does. It stops at a line start: before a line that may be
 // the end marker or is longer than maxLine, at the first chunk whose lines
 // break the rule or average under 16 bytes (cleanLines is cheaper there),
-// or where src or dst's room ends; short says it stopped at short lines.
+// or where src or dst's room ends; back says it stopped at such a chunk.
 // A line never makes more output than input, so no line before end
 // overflows dst.
-func rawRun(maxLine int, dst, src []byte, o, i int) (_, _ int, short bool) {
+func rawRun(maxLine int, dst, src []byte, o, i int) (_, _ int, back bool) {
 	end := min(len(src), i+len(dst)-o)
 	v := i // src[v:i] is decoded as it is, but not yet copied to dst
 	var at lfList
 	for base, chunk := i, 128; end-base >= 64; chunk = min(2*chunk, lfChunk) { // see lfRun
 		size := min(chunk, end-base) &^ 63
 		n := lfOffsets(&at, src[base:base+size])
-		if short = n*16 > size; short || !crlfOnly(src, i, base, at[:n]) {
+		if back = n*16 > size || !crlfOnly(src, i, base, at[:n]); back {
 			break
 		}
 		for _, a := range at[:n] {
@@ -243,7 +243,7 @@ func rawRun(maxLine int, dst, src []byte, o, i int) (_, _ int, short bool) {
 		}
 		base += size
 	}
-	return o + copy(dst[o:], src[v:i]), i, short
+	return o + copy(dst[o:], src[v:i]), i, back
 }
 
 // encodeRun is encodeLines' run: from src[i:], which starts a line,
