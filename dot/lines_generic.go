@@ -368,14 +368,18 @@ func lfOffsets(at *lfList, b []byte) int {
 	for k := range min(len(b), lfChunk) / 64 {
 		off := 64 * k
 		w := (*[64]byte)(b[off : off+64])
-		m := ^(otherByte(binary.LittleEndian.Uint64(w[:8])) |
-			otherByte(binary.LittleEndian.Uint64(w[8:16]))<<8 |
-			otherByte(binary.LittleEndian.Uint64(w[16:24]))<<16 |
-			otherByte(binary.LittleEndian.Uint64(w[24:32]))<<24 |
-			otherByte(binary.LittleEndian.Uint64(w[32:40]))<<32 |
-			otherByte(binary.LittleEndian.Uint64(w[40:48]))<<40 |
-			otherByte(binary.LittleEndian.Uint64(w[48:56]))<<48 |
-			otherByte(binary.LittleEndian.Uint64(w[56:]))<<56)
+		x0, x1 := binary.LittleEndian.Uint64(w[:8]), binary.LittleEndian.Uint64(w[8:16])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:24]), binary.LittleEndian.Uint64(w[24:32])
+		x4, x5 := binary.LittleEndian.Uint64(w[32:40]), binary.LittleEndian.Uint64(w[40:48])
+		x6, x7 := binary.LittleEndian.Uint64(w[48:56]), binary.LittleEndian.Uint64(w[56:])
+		var m uint64
+		if (x0|x1|x2|x3|x4|x5|x6|x7)&hi8 == 0 {
+			m = ^(asciiOther(x0) | asciiOther(x1)<<8 | asciiOther(x2)<<16 | asciiOther(x3)<<24 |
+				asciiOther(x4)<<32 | asciiOther(x5)<<40 | asciiOther(x6)<<48 | asciiOther(x7)<<56)
+		} else {
+			m = ^(otherByte(x0) | otherByte(x1)<<8 | otherByte(x2)<<16 | otherByte(x3)<<24 |
+				otherByte(x4)<<32 | otherByte(x5)<<40 | otherByte(x6)<<48 | otherByte(x7)<<56)
+		}
 		// Two offsets are written whether or not there are as many
 		// (mail's 64 bytes mostly hold one or two LFs); more take a
 		// loop.
@@ -391,6 +395,13 @@ func lfOffsets(at *lfList, b []byte) int {
 		n += c
 	}
 	return n
+}
+
+// asciiOther is otherByte for x whose bytes are all under 0x80: y's
+// bytes are too, so y + 0x7f has bit 7 of a byte set where y's is not 0,
+// and no carry crosses a byte.
+func asciiOther(x uint64) uint64 {
+	return ((x ^ lf8) + 0x7f*lo8) & hi8 * 0x0002040810204081 >> 56
 }
 
 // otherByte returns a byte with bit k set where byte k of x is not an

@@ -24,10 +24,10 @@ func lfOffsetsWant(b []byte) []uint16 {
 
 // TestLFOffsets holds lfOffsets to lfOffsetsWant on chunks of every size
 // it takes, full of LFs, without any, and with VTs and bytes that differ
-// from LF in one bit.
+// from LF in one bit, ASCII only and not.
 func TestLFOffsets(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	const alphabet = "\n\n\v\v\x0a\x8a\x0b\x8b\x0e\x02ab"
+	const alphabet = "\n\n\v\v\x0a\x8a\x0b\x8b\x0e\x02\x00\x7f\xffab"
 	for iter := range 3000 {
 		size := 64 * (1 + r.IntN(lfChunk/64))
 		b := make([]byte, size)
@@ -39,6 +39,10 @@ func TestLFOffsets(t *testing.T) {
 		case 1: // none
 			for k := range b {
 				b[k] = 'a' + byte(r.IntN(26))
+			}
+		case 2: // ASCII only, as lfOffsets' shorter test takes
+			for k := range b {
+				b[k] = alphabet[r.IntN(len(alphabet))] & 0x7f
 			}
 		default:
 			for k := range b {
