@@ -40,9 +40,14 @@ func TestLFOffsets(t *testing.T) {
 			for k := range b {
 				b[k] = 'a' + byte(r.IntN(26))
 			}
-		case 2: // ASCII only, as lfOffsets' shorter test takes
+		case 2: // ASCII only, as lfOffsets' shorter test takes, but
+			// in some words a byte from 0x80 up before an LF
 			for k := range b {
 				b[k] = alphabet[r.IntN(len(alphabet))] & 0x7f
+			}
+			for range r.IntN(3) {
+				k := r.IntN(len(b) - 1)
+				b[k], b[k+1] = 0x80|byte(r.IntN(128)), '\n'
 			}
 		default:
 			for k := range b {
