@@ -3,6 +3,7 @@ package dot
 import (
 	"bytes"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -14,8 +15,8 @@ import (
 // the ends of int (Line math.MaxInt with a CR pending overflowed their
 // count, with the same effect).
 func TestCleanOddStates(t *testing.T) {
-	lines := []int{-1, -2, -7, -8, -9, -63, -64, -65, -100, -1000, -1 << 40, math.MinInt + 1, math.MinInt,
-		0, 1, 62, 63, 64, 65, 129, 200, 997, 998, 999, 2000, 1 << 40, math.MaxInt - 64, math.MaxInt - 1, math.MaxInt}
+	lines := []int{-1, -2, -7, -8, -9, -63, -64, -65, -100, -1000, -1 << (bits.UintSize - 24), math.MinInt + 1, math.MinInt,
+		0, 1, 62, 63, 64, 65, 129, 200, 997, 998, 999, 2000, 1 << (bits.UintSize - 24), math.MaxInt - 64, math.MaxInt - 1, math.MaxInt}
 	r := rand.New(rand.NewPCG(3, 4))
 	var texts [][]byte
 	texts = append(texts, bytes.Repeat([]byte("x"), 300), bytes.Repeat([]byte("abcdefg\r\n"), 40),

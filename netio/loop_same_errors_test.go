@@ -150,7 +150,7 @@ func TestLoopsDialZone(t *testing.T) {
 		// packet leaves the system. Zones net does not read as the
 		// index (a sign, a number past 32 bits that wraps to it) fail
 		// as net's do.
-		for _, zone := range []string{ifi.Name, strconv.Itoa(ifi.Index), "+" + strconv.Itoa(ifi.Index), strconv.Itoa(1<<32 + ifi.Index), "-1"} {
+		for _, zone := range []string{ifi.Name, strconv.Itoa(ifi.Index), "+" + strconv.Itoa(ifi.Index), strconv.FormatInt(1<<32+int64(ifi.Index), 10), "-1"} {
 			if ifi.Flags&net.FlagLoopback == 0 {
 				break
 			}

@@ -15,6 +15,10 @@ import (
 	"github.com/wirespeed/wirespeed/dot"
 )
 
+// overCInt is one past the largest C int, as a variable: an int of 32
+// bits cannot hold it, and wraps to a negative.
+var overCInt int64 = math.MaxInt32 + 1
+
 // Every Config that Listen cannot serve is refused with a *ConfigError
 // (ErrConfig) naming the field at fault, among them texts that would put
 // a line break into a reply: the client would read a second reply the
@@ -35,7 +39,7 @@ func TestConfigErrors(t *testing.T) {
 		{"negative abort delay", "AbortDataDelay", Config{AbortData: true, AbortDataDelay: -1}},
 		{"negative read delay", "DataReadDelay", Config{DataReadDelay: -1}},
 		{"negative window", "WindowSize", Config{WindowSize: -1}},
-		{"window over a C int", "WindowSize", Config{WindowSize: 1 << 31}},
+		{"window over a C int", "WindowSize", Config{WindowSize: int(overCInt)}}, // negative where int has 32 bits
 		{"IP version 5", "IPVersion", Config{IPVersion: 5}},
 		{"hostname, CRLF", "Hostname", Config{Hostname: "x\r\n250 evil"}},
 		{"hostname, NUL", "Hostname", Config{Hostname: "x\x00"}},

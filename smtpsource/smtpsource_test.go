@@ -22,6 +22,10 @@ import (
 	"github.com/wirespeed/wirespeed/internal/tooltest"
 )
 
+// overCInt is one past the largest C int, as a variable: an int of 32
+// bits cannot hold it, and wraps to a negative.
+var overCInt int64 = math.MaxInt32 + 1
+
 // base is a configuration with fixed names, so that tests can spell out
 // what goes on the wire.
 func base(addr string) Config {
@@ -780,7 +784,7 @@ func TestConfigErrors(t *testing.T) {
 		{Addr: "x", RandomWait: -1},
 		{Addr: "x", ConnectTries: -1},
 		{Addr: "x", WindowSize: -1},
-		{Addr: "x", WindowSize: 1 << 31},
+		{Addr: "x", WindowSize: int(overCInt)}, // negative where int has 32 bits
 		{Addr: "x", IPVersion: 5},
 		{Addr: "x", Length: MaxLength + 1},
 		{Addr: "x", Length: 1, LengthMax: MaxLength + 1},

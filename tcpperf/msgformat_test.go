@@ -3,6 +3,7 @@ package tcpperf
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,7 +29,11 @@ func testIDs() []int {
 	for id := range 2001 {
 		ids = append(ids, id)
 	}
-	return append(ids, 1<<32, 1<<32+26, 1<<40, math.MaxInt-26, math.MaxInt)
+	if bits.UintSize == 64 {
+		var far int64 = 1 << 32 // not a constant: an int of 32 bits cannot hold it
+		ids = append(ids, int(far), int(far+26), int(far<<8))
+	}
+	return append(ids, math.MaxInt-26, math.MaxInt)
 }
 
 // A message is its sequence number's last digits (16 at most), then its
@@ -91,7 +96,7 @@ func TestMsgDistinct(t *testing.T) {
 	// The one taken for the other, message for message: never, with
 	// the ids whole.
 	for _, size := range []int{30, 33, 64} {
-		for _, ab := range [][2]int{{0, 26}, {3, 29}, {0, 1}, {0, 36}, {1, 1 << 32}, {math.MaxInt - 26, math.MaxInt}, {math.MaxInt - 36, math.MaxInt}} {
+		for _, ab := range [][2]int{{0, 26}, {3, 29}, {0, 1}, {0, 36}, {1, 1 << 32 & math.MaxInt} /* 0 where int has 32 bits */, {math.MaxInt - 26, math.MaxInt}, {math.MaxInt - 36, math.MaxInt}} {
 			a, b := ab[0], ab[1]
 			for _, seq := range []uint64{0, 7, 1 << 63} {
 				m := msgOf(a, size, seq)
