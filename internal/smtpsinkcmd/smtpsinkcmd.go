@@ -314,15 +314,11 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, h hoo
 	if toLog != nil {
 		sl, err := openSyslog(*syslogAddr)
 		if err != nil && *syslogAddr != "" {
-			// Named, as a listen address is: a host that does
-			// not exist is the command line's mistake; a syslog
-			// that is not there (connection refused), not.
-			err = fmt.Errorf("smtp-sink: -syslog %q: %w", *syslogAddr, err)
-			var de *net.DNSError
-			if errors.As(err, &de) && de.IsNotFound {
-				return cli.Usage(err)
-			}
-			return err
+			// Named, and exit 1 as for smtp-source's server: a host
+			// -syslog dials that is not found or not there is the
+			// network's to change (what no dial could use was
+			// refused above).
+			return fmt.Errorf("smtp-sink: -syslog %q: %w", *syslogAddr, err)
 		} else if err != nil {
 			return fmt.Errorf("smtp-sink: -s: %w", err)
 		}

@@ -120,10 +120,10 @@ func TestSyslog(t *testing.T) {
 
 // A -syslog value that names nothing to dial is a usage error naming the
 // flag, found before anything starts (it said "-s: -syslog ...", or
-// "-s: dial udp: address 99999: invalid port", exit 1), and so is a host
-// that does not exist (found as it is dialled); a syslog socket that is
-// not there is named but stays exit 1: the system, not the command line,
-// must change.
+// "-s: dial udp: address 99999: invalid port", exit 1). A host that is
+// not found (as it is dialled) and a syslog socket that is not there are
+// named but exit 1, as smtp-source does for its server: the network or
+// the system, not the command line, must change.
 func TestSyslogAddress(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "log")
 	done, cancel := context.WithCancel(context.Background())
@@ -143,7 +143,7 @@ func TestSyslogAddress(t *testing.T) {
 		{"udp:127.0.0.1:0", "port 0: no syslog", 2}, // it ran, every line lost
 		{"tcp:127.0.0.1:00", "port 00: no syslog", 2},
 		{"sctp:127.0.0.1:514", `unknown network "sctp"`, 2},
-		{"udp:no such host.invalid:514", "no such host", 2},
+		{"udp:no such host.invalid:514", "no such host", 1}, // as smtp-source's server
 		{"unixgram:" + missing, "no such file or directory", 1},
 	} {
 		// A ctx done already: a sink that starts stops at once
