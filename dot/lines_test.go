@@ -204,8 +204,12 @@ func checkEncodeRun(t *testing.T, mode Mode, src []byte, dstLen int) {
 	end := min(len(src), dstLen)
 	end -= end % 64 // blocks from the start
 	lf := bytes.IndexByte(src[i:], '\n')
-	if lf < 0 || i+lf >= end || mode != Compat && bare(src[i:end]) {
-		return // past the blocks, or maybe stopped by a bare CR or LF ahead
+	// In Strict and Raw mode a chunk with a bare CR or LF is not taken:
+	// the line at i has its LF in that chunk (an LF before it would have
+	// been in the chunk before), and the chunk ends at most lfChunk
+	// bytes on.
+	if lf < 0 || i+lf >= end || mode != Compat && bare(src[i:min(end, i+lf+lfChunk)]) {
+		return // past the blocks, or stopped by a bare CR or LF in its chunk
 	}
 	line := src[i : i+lf+1]
 	plain := lf >= 1 && line[lf-1] == '\r' && (lf < 2 || line[lf-2] != '\r')
