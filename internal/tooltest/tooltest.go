@@ -3,7 +3,8 @@
 // the test on a developer's machine, and fails it when CI=true, because CI
 // installs every program the tests use. It also bounds the fuzzer's
 // minimizing for fuzz targets whose calls are slow (LimitMinimizing),
-// picks ports for servers that bind them by number (FreePort), gives
+// picks ports for servers that bind them by number (FreePort), says
+// whether the host has IPv6 (IPv6), gives
 // an address where a TCP connect is refused (RefusingAddr), a buffer a
 // test reads while another goroutine writes it (Buffer), and a writer
 // that fails after so many bytes (FailingWriter).
@@ -41,6 +42,24 @@ func Unavailable(t testing.TB, format string, args ...any) {
 		t.Fatalf("CI=true: "+format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// IPv6 reports whether this host has IPv6 (::1 to listen on). A test
+// leaves out what needs it where it has not; under CI=true, whose hosts
+// have it, the test fails.
+func IPv6(t testing.TB) bool {
+	t.Helper()
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Errorf("CI=true: no IPv6 here: %v", err)
+		} else {
+			t.Logf("no IPv6 here, its cases left out: %v", err)
+		}
+		return false
+	}
+	ln.Close()
+	return true
 }
 
 // LimitMinimizing caps the fuzzer's minimizing of each input it finds to
