@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"hash/maphash"
+	"strconv"
 )
 
 // A headerBuilder collects the fields of the MIME header that
@@ -26,21 +27,39 @@ import (
 // The scratch slices grow by doubling (the built-in append grows large
 // slices by only a quarter, which allocates about five times their final
 // size in all) and are kept for the next header while they take no more
-// than keepScratch bytes in all.
+// than keepScratch bytes in all. The per-key and per-field scratch grows
+// instead by segments of segLen, which are never copied: copies by
+// doubling allocate about twice the final size, and where int and
+// pointers have 4 bytes that outweighs what the map made at its final
+// size saves on net/textproto's growing one (whose slots, unlike these
+// int32, uint32 and uint16, shrink by half).
 type headerBuilder struct {
 	br     *bufio.Reader          // the source, for sizing the scratch
 	text   []byte                 // the values since the last chunk
-	vlen   []uint16               // per field, its value's length if in a chunk
 	chunks []string               // the values before, in strings of up to maxChunk bytes
 	big    []string               // the values longer than bigValue, in field order
 	kbuf   []byte                 // the key being canonicalized
-	keys   []hdrKey               // the distinct keys, in the order they first came
-	field  []uint32               // per field: its key (index in keys) | inBig
+	keys   [][]hdrKey             // the distinct keys, in the order they first came, segLen a segment
+	nkeys  int32                  // len(keys) in all
+	field  []uint32               // per field, in the segment being filled: its key (index in keys) | inBig
+	vlen   []uint16               // per field there: its value's length if in a chunk
+	segs   []fieldSeg             // field's segments, filled (up to cur) or kept for reuse
+	cur    int                    // field's segment in segs
+	nfield int                    // fields in all
 	table  []int32                // open addressing over the keys not interned: index+1
 	hashed int                    // keys in table
 	common [len(commonKeys)]int32 // index+1 in keys of each common key seen
+	keys0  [1][]hdrKey            // keys's first array, in place for a small header
+	segs0  [1]fieldSeg            // segs's
 	seed   maphash.Seed
 	seeded bool
+}
+
+// A fieldSeg is a segment of the fields: the first one has the capacity
+// reset gave it, the others segLen.
+type fieldSeg struct {
+	field []uint32
+	vlen  []uint16
 }
 
 // A hdrKey is a distinct key of the header.
@@ -61,26 +80,40 @@ const (
 
 	// maxChunk bounds the scratch buffer, which a Reader keeps.
 	maxChunk = 8 << 10
+
+	// segLen is the length of a segment of keys or fields, a power of
+	// two for keys to be indexed by shifts.
+	segShift = 8
+	segLen   = 1 << segShift
+
+	// hdrKeySize is the size of a hdrKey: a string header, then an int32
+	// padded to int's size.
+	hdrKeySize = stringHeaderSize + strconv.IntSize/8
+
+	// sliceHeaderSize is the size of a slice header.
+	sliceHeaderSize = 3 * strconv.IntSize / 8
 )
 
 // reset prepares b for a new header read from br.
 func (b *headerBuilder) reset(br *bufio.Reader) {
 	b.br = br
-	if cap(b.field) == 0 {
+	if len(b.segs) == 0 {
 		// First use: room for the fields R's buffer shows.
 		p, _ := br.Peek(br.Buffered())
 		p, _ = headerPart(p)
-		n := min(bytes.Count(p, []byte("\n"))+1, 256)
-		b.keys = make([]hdrKey, 0, n)
-		b.field = make([]uint32, 0, n)
-		b.vlen = make([]uint16, 0, n)
+		n := min(bytes.Count(p, []byte("\n"))+1, segLen)
+		b.keys0[0] = make([]hdrKey, 0, n)
+		b.segs0[0] = fieldSeg{make([]uint32, 0, n), make([]uint16, 0, n)}
+		b.keys, b.segs = b.keys0[:], b.segs0[:]
 	}
 	b.text = b.text[:0]
 	b.chunks = b.chunks[:0]
 	b.big = b.big[:0]
-	b.keys = b.keys[:0]
-	b.field = b.field[:0]
-	b.vlen = b.vlen[:0]
+	b.keys = b.keys[:1]
+	b.keys[0] = b.keys[0][:0]
+	b.nkeys = 0
+	b.cur, b.nfield = 0, 0
+	b.field, b.vlen = b.segs[0].field[:0], b.segs[0].vlen[:0]
 	b.common = [len(commonKeys)]int32{}
 	if b.hashed > 0 {
 		clear(b.table)
@@ -89,7 +122,7 @@ func (b *headerBuilder) reset(br *bufio.Reader) {
 }
 
 // fields returns the number of fields added.
-func (b *headerBuilder) fields() int { return len(b.field) }
+func (b *headerBuilder) fields() int { return b.nfield }
 
 // canonicalKey validates the field name k and returns its canonical form,
 // valid until the next call. As in net/textproto, a name with spaces (but
@@ -125,10 +158,9 @@ func (b *headerBuilder) add(v []byte) {
 		} else {
 			s = string(b.kbuf)
 		}
-		b.keys = grow(b.keys, 1)
-		b.keys = append(b.keys, hdrKey{s: s})
+		b.addKey(s)
 	}
-	b.keys[k].n++
+	b.key(k).n++
 	f := uint32(k)
 	if len(v) > bigValue {
 		f |= inBig
@@ -138,10 +170,49 @@ func (b *headerBuilder) add(v []byte) {
 		b.room(len(v))
 		b.text = append(b.text, v...)
 	}
-	b.field = grow(b.field, 1)
+	if len(b.field) == cap(b.field) {
+		b.nextSeg()
+	}
 	b.field = append(b.field, f)
-	b.vlen = grow(b.vlen, 1)
 	b.vlen = append(b.vlen, uint16(len(v)))
+	b.nfield++
+}
+
+// key returns the key of index k.
+func (b *headerBuilder) key(k int32) *hdrKey {
+	return &b.keys[k>>segShift][k&(segLen-1)]
+}
+
+// addKey adds a key: the first segment grows by doubling up to segLen
+// (so that a small header takes little), then segments of segLen follow,
+// those of earlier headers if kept.
+func (b *headerBuilder) addKey(s string) {
+	last := &b.keys[len(b.keys)-1]
+	if len(*last) == cap(*last) {
+		switch n := len(b.keys); {
+		case n == 1 && cap(*last) < segLen:
+			*last = append(make([]hdrKey, 0, min(2*cap(*last), segLen)), *last...)
+		case n < cap(b.keys) && cap(b.keys[:n+1][n]) > 0: // kept
+			b.keys = b.keys[:n+1]
+			b.keys[n] = b.keys[n][:0]
+		default:
+			b.keys = append(b.keys, make([]hdrKey, 0, segLen))
+		}
+		last = &b.keys[len(b.keys)-1]
+	}
+	*last = append(*last, hdrKey{s: s})
+	b.nkeys++
+}
+
+// nextSeg stores the full segment of fields and goes on to the next one,
+// kept from an earlier header or new.
+func (b *headerBuilder) nextSeg() {
+	b.segs[b.cur] = fieldSeg{b.field, b.vlen}
+	b.cur++
+	if b.cur == len(b.segs) {
+		b.segs = append(b.segs, fieldSeg{make([]uint32, 0, segLen), make([]uint16, 0, segLen)})
+	}
+	b.field, b.vlen = b.segs[b.cur].field[:0], b.segs[b.cur].vlen[:0]
 }
 
 // room makes room for need more bytes in text, which stays within
@@ -200,7 +271,7 @@ func (b *headerBuilder) flush() {
 // lookup returns the index in keys of key, or, if it is new, the index it
 // gets and true.
 func (b *headerBuilder) lookup(key []byte) (int32, bool) {
-	next := int32(len(b.keys))
+	next := b.nkeys
 	if c, ok := commonHeader[string(key)]; ok {
 		if k := b.common[c]; k > 0 {
 			return k - 1, false
@@ -222,7 +293,7 @@ func (b *headerBuilder) lookup(key []byte) (int32, bool) {
 			b.hashed++
 			return next, true
 		}
-		if b.keys[k].s == string(key) {
+		if b.key(k).s == string(key) {
 			return k, false
 		}
 	}
@@ -239,15 +310,19 @@ func (b *headerBuilder) rehash() {
 		b.table = make([]int32, n)
 	}
 	mask := uint64(n - 1)
-	for k, key := range b.keys {
-		if _, ok := commonHeader[key.s]; ok {
-			continue // not in the table
+	k := int32(0)
+	for _, seg := range b.keys {
+		for _, key := range seg {
+			k++ // index+1
+			if _, ok := commonHeader[key.s]; ok {
+				continue // not in the table
+			}
+			i := maphash.String(b.seed, key.s) & mask
+			for b.table[i] != 0 {
+				i = (i + 1) & mask
+			}
+			b.table[i] = k
 		}
-		i := maphash.String(b.seed, key.s) & mask
-		for b.table[i] != 0 {
-			i = (i + 1) & mask
-		}
-		b.table[i] = int32(k) + 1
 	}
 }
 
@@ -257,48 +332,67 @@ func (b *headerBuilder) build() MIMEHeader {
 		// Not needed any more: let it go before the map is made.
 		b.table, b.hashed = nil, 0
 	}
-	m := make(MIMEHeader, len(b.keys))
-	if len(b.field) > 0 {
+	m := make(MIMEHeader, b.nkeys)
+	b.segs[b.cur] = fieldSeg{b.field, b.vlen}
+	if b.nfield > 0 {
 		b.flush()
-		vals := make([]string, len(b.field))
+		vals := make([]string, b.nfield)
 		off := 0
-		for i := range b.keys {
-			k := &b.keys[i]
-			n := int(k.n)
-			m[k.s] = vals[off : off+n : off+n]
-			k.n = int32(off)
-			off += n
+		for _, seg := range b.keys {
+			for i := range seg {
+				k := &seg[i]
+				n := int(k.n)
+				m[k.s] = vals[off : off+n : off+n]
+				k.n = int32(off)
+				off += n
+			}
 		}
 		var text string // the chunk being read, from p
 		p, ci, bi := 0, 0, 0
-		for i, f := range b.field {
-			k := &b.keys[f&^inBig]
-			if f&inBig != 0 {
-				vals[k.n] = b.big[bi]
-				bi++
-			} else {
-				n := int(b.vlen[i])
-				if p+n > len(text) {
-					// Not in this chunk: it starts the next one.
-					text, p = b.chunks[ci], 0
-					ci++
+		for _, seg := range b.segs[:b.cur+1] {
+			vlen := seg.vlen[:len(seg.field)]
+			for i, f := range seg.field {
+				k := b.key(int32(f &^ inBig))
+				if f&inBig != 0 {
+					vals[k.n] = b.big[bi]
+					bi++
+				} else {
+					n := int(vlen[i])
+					if p+n > len(text) {
+						// Not in this chunk: it starts the next one.
+						text, p = b.chunks[ci], 0
+						ci++
+					}
+					vals[k.n] = text[p : p+n]
+					p += n
 				}
-				vals[k.n] = text[p : p+n]
-				p += n
+				k.n++
 			}
-			k.n++
 		}
 	}
 	clear(b.chunks) // let the header's text go with the header
 	clear(b.big)
-	clear(b.keys)
+	for _, seg := range b.keys {
+		clear(seg)
+	}
 	// Keep the scratch for the next header unless it is big.
-	kept := cap(b.text) + cap(b.kbuf) + 16*(cap(b.chunks)+cap(b.big)) + 24*cap(b.keys) +
-		4*(cap(b.field)+cap(b.table)) + 2*cap(b.vlen)
-	if kept > keepScratch {
+	if b.scratchSize() > keepScratch {
 		*b = headerBuilder{seed: b.seed, seeded: b.seeded}
 	}
 	return m
+}
+
+// scratchSize returns the bytes of scratch b holds.
+func (b *headerBuilder) scratchSize() int {
+	n := cap(b.text) + cap(b.kbuf) + stringHeaderSize*(cap(b.chunks)+cap(b.big)) + 4*cap(b.table) +
+		sliceHeaderSize*cap(b.keys) + 2*sliceHeaderSize*cap(b.segs)
+	for _, seg := range b.keys[:cap(b.keys)] {
+		n += hdrKeySize * cap(seg)
+	}
+	for _, seg := range b.segs {
+		n += 4*cap(seg.field) + 2*cap(seg.vlen)
+	}
+	return n
 }
 
 // grow returns s with room for n more elements, doubling its capacity when
