@@ -2,6 +2,8 @@ package textproto
 
 import (
 	"bufio"
+	"fmt"
+	"math/rand/v2"
 	stdtp "net/textproto"
 	"reflect"
 	"strings"
@@ -66,3 +68,43 @@ func FuzzReadMIMEHeaderKey(f *testing.F) {
 		checkHeaderKey(t, k)
 	})
 }
+
+// TestReadMIMEHeaderSizes reads headers of 0 to 1,500 fields, one after
+// another on one Reader as a server does, with few distinct keys or many,
+// common ones among them, values in and out of the builder's chunks, and
+// holds each to net/textproto's: the builder's segments of keys and
+// fields (256 each) fill, and those a header before left are taken again.
+func TestReadMIMEHeaderSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var in strings.Builder
+	for range 60 {
+		n := []int{0, 1, 255, 256, 257, 511, 512, 513, 1500}[r.IntN(9)]
+		if r.IntN(3) == 0 {
+			n = r.IntN(1500)
+		}
+		keys := 1 + r.IntN(n+1)
+		for range n {
+			switch k := r.IntN(keys); {
+			case k%7 == 0:
+				in.WriteString(commonKeysForTest[k%len(commonKeysForTest)])
+			default:
+				fmt.Fprintf(&in, "x-k%d", k)
+			}
+			in.WriteString(": ")
+			in.WriteString(strings.Repeat("v", []int{0, 1, 30, 300, 3000}[r.IntN(5)]))
+			in.WriteString("\r\n")
+		}
+		in.WriteString("\r\n")
+	}
+	ours := NewReader(bufio.NewReader(strings.NewReader(in.String())))
+	std := stdtp.NewReader(bufio.NewReader(strings.NewReader(in.String())))
+	for i := range 60 {
+		h1, err1 := ours.ReadMIMEHeader()
+		h2, err2 := std.ReadMIMEHeader()
+		if !reflect.DeepEqual(h1, h2) || (err1 == nil) != (err2 == nil) {
+			t.Fatalf("header %d: %d keys, %v; net/textproto: %d keys, %v", i, len(h1), err1, len(h2), err2)
+		}
+	}
+}
+
+var commonKeysForTest = []string{"Content-Type", "received", "DKIM-Signature", "message-id", "To"}
