@@ -224,6 +224,13 @@ func moveLines(strict bool, lim int, dst, src []byte, o, i, base int, at []uint1
 				break
 			}
 		}
+		if uintptr(lf) <= uintptr(t) {
+			// Not where at says a line ends: src changed under it (a
+			// data race). Stopping here keeps every read and write in
+			// bounds whatever the bytes.
+			taken = k
+			break
+		}
 		if *(*byte)(unsafe.Add(lf, -1)) == '\r' {
 			n--
 		} else if strict {

@@ -23,7 +23,7 @@ func movePlain(line []byte, lim int, strict bool) bool {
 	case line[0] == '\r':
 		return n == 0
 	case line[0] == '.':
-		return n > 1
+		return line[1] != '\r' && line[1] != '\n'
 	}
 	return true
 }
@@ -58,12 +58,17 @@ func TestMoveLines(t *testing.T) {
 		lim := []int{79, 10, 40}[r.IntN(3)]
 		strict := r.IntN(3) == 0
 		last := base + int(at[len(at)-1])
-		src := srcPage[len(srcPage)-(last+80):]
+		o := r.IntN(20)
+		ns, nd := last+80, o+last-i+80
+		// Against the pages after, or (a read or write before the
+		// slices) before.
+		src, dst := srcPage[len(srcPage)-ns:], dstPage[len(dstPage)-nd:]
+		if iter%2 == 1 {
+			src, dst = srcPage[:ns:ns], dstPage[:nd:nd]
+		}
 		for k := copy(src, in); k < len(src); k++ {
 			src[k] = 'x'
 		}
-		o := r.IntN(20)
-		dst := dstPage[len(dstPage)-(o+last-i+80):]
 
 		o1, i1, taken := moveLines(strict, lim, dst, src, o, i, base, at)
 
@@ -74,7 +79,10 @@ func TestMoveLines(t *testing.T) {
 			if !movePlain(src[i2:lf+1], lim, strict) {
 				break
 			}
-			o2, i2, _ = lineByLine(Compat, 0, 0, want, src[:lf+1], o2, i2)
+			i3 := i2
+			if o2, i2, _ = lineByLine(Compat, 0, 0, want, src[:lf+1], o2, i2); i2 == i3 {
+				t.Fatalf("lineByLine does not take %q, which movePlain allows", src[i3:lf+1])
+			}
 		}
 		if taken != k || o1 != o2 || i1 != i2 || !bytes.Equal(dst[o:o1], want[o:o2]) {
 			t.Fatalf("moveLines(strict %v, lim %d, src %q from %d) took %d lines to %d, %d %q; want %d lines to %d, %d %q",
@@ -94,6 +102,7 @@ func TestMoveLines(t *testing.T) {
 		{"dst short", make([]byte, 99+80-1), src, 0, 0, 0, at},
 		{"start past the first LF", make([]byte, 200), src, 0, 5, 0, at},
 		{"negative start", make([]byte, 200), src, 0, -1, 0, at},
+		{"negative output", make([]byte, 200), src, -1, 0, 0, at},
 	} {
 		func() {
 			defer func() {
@@ -103,5 +112,15 @@ func TestMoveLines(t *testing.T) {
 			}()
 			moveLines(false, 79, c.dst, c.src, c.o, c.i, c.base, c.at)
 		}()
+	}
+
+	// An LF offset where src now holds a line's stuffed dot (src
+	// changed after its LFs were found: a data race) stops the run
+	// there, touching nothing before src or dst.
+	src = srcPage[: 4+80 : 4+80]
+	copy(src, ".x\r\n")
+	dst := dstPage[:80:80]
+	if o, i, taken := moveLines(false, 79, dst, src, 0, 0, 0, []uint16{0}); o != 0 || i != 0 || taken != 0 {
+		t.Errorf("moveLines with an LF offset at a dot took %d lines to %d, %d", taken, o, i)
 	}
 }

@@ -69,7 +69,7 @@ func TestLFOffsets(t *testing.T) {
 // an LF, bytes from 0x80 up, and lines around move80's 80 bytes.
 func compatOddLines(r *rand.Rand, n, avg int) []byte {
 	var b []byte
-	odd := []string{".", "..", "\r\n", "\n", "ab\nc", "ab\rc", "\r", "\v", "\v\v", "\xc3\xa9", ".\r\n", ".\n", "\r\r"}
+	odd := []string{".", "..", "\r\n", "\n", "ab\nc", "ab\rc", "\r", "\v", "\v\v", "\xc3\xa9", ".\r\n", ".\n", "\r\r", ".\r", ".\r\r"}
 	for len(b) < n {
 		k := r.IntN(2*avg + 1)
 		if r.IntN(8) == 0 {
