@@ -30,6 +30,12 @@ import (
 // Summary is the one-line description of the command.
 const Summary = "open- or closed-loop TCP latency load generator (HdrHistogram percentiles)"
 
+// busyLimit is the loops' busy share from which Print says the tool, not
+// the server, may have set the figures. On a 2-vCPU AMD EPYC (Zen 5) on
+// 2026-12-07, 10,000 connections at 60,000 msg/s, loops 87-90% busy sent
+// with a lateness p99 of 5 ms, where at 67-69% it was under 1 ms.
+const busyLimit = 0.85
+
 // Subcommands are the words that make tcpperf another command: `wirespeed
 // help tcpperf merge` asks for the usage of `tcpperf merge`.
 func Subcommands() []string { return []string{"merge"} }
@@ -414,6 +420,14 @@ func Print(w io.Writer, r *tcpperf.Result) error {
 		r.Errors, r.ConnectFailures, r.WriteErrors, r.ReadErrors, r.ContentErrors, r.Unanswered, r.Unsent)
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "missed %d: due before the end, not sent by -drain after it (the tool fell behind the rate)\n", r.Missed)
+	}
+	if r.DurationS > 0 && r.LoopBusy >= busyLimit {
+		// Said outright: a user reads a latency, not the busy figure.
+		if r.TargetQPS > 0 {
+			fmt.Fprintf(w, "the tool was near its limit (loops busy %.0f%%): its send lateness is in every latency above; more loops (-cpus) on more cores, or a lower -qps, measure the server\n", 100*r.LoopBusy)
+		} else {
+			fmt.Fprintf(w, "the tool was near its limit (loops busy %.0f%%): the rate may be the tool's, not the server's; more loops (-cpus) on more cores measure the server\n", 100*r.LoopBusy)
+		}
 	}
 	if r.Interrupted {
 		fmt.Fprintf(w, "interrupted: stopped before the end, %d in flight not waited for\n", r.Abandoned)

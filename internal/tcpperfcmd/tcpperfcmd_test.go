@@ -430,6 +430,33 @@ func TestPrintClosedLoopWait(t *testing.T) {
 	}
 }
 
+// Loops near fully busy set the figures themselves; the text says so, in
+// open loop (lateness in every latency) and closed (the rate), and not
+// below busyLimit or with nothing measured.
+func TestPrintBusyLimit(t *testing.T) {
+	for _, c := range []struct {
+		busy, qps, dur float64
+		want           string
+	}{
+		{0.84, 60000, 4, ""},
+		{0.97, 60000, 4, "the tool was near its limit (loops busy 97%): its send lateness is in every latency above;"},
+		{busyLimit, 60000, 4, "(loops busy 85%): its send lateness"},
+		{0.97, 0, 4, "the tool was near its limit (loops busy 97%): the rate may be the tool's, not the server's;"},
+		{0.97, 60000, 0, ""},
+	} {
+		r := &tcpperf.Result{Mode: "echo", Conns: 1, Connected: 1, TargetQPS: c.qps, Depth: 1, Loops: 1, Wait: tcpperf.WaitBatch, Arrival: tcpperf.ArrivalKernel,
+			DurationS: c.dur, Sent: 1, Received: 1, CPUPerMsg: 16, CPUUtil: c.busy, LoopBusy: c.busy}
+		var b bytes.Buffer
+		if err := Print(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		s := b.String()
+		if got := strings.Contains(s, "near its limit"); got != (c.want != "") || !strings.Contains(s, c.want) {
+			t.Errorf("busy %g, qps %g, duration %g: want %q in\n%s", c.busy, c.qps, c.dur, c.want, s)
+		}
+	}
+}
+
 // netio's loops do not measure how busy they are: the text said "busy 0%
 // of the time" of every such run, a figure nothing measured.
 func TestPrintNetioBusy(t *testing.T) {
