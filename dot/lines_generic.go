@@ -215,8 +215,9 @@ func moveLines(strict bool, lim int, dst, src []byte, o, i, base int, at []uint1
 		lf := unsafe.Add(b, a)
 		n := uintptr(lf) - uintptr(s) // the line's length before its LF
 		w := binary.LittleEndian.Uint16((*[2]byte)(s)[:])
-		t := s                                                          // the line less a stuffed dot
-		if c := uint8(w); flag(c <= '.')&flag(w != '\r'|'\n'<<8) != 0 { // see lfRun
+		// t is the line less a stuffed dot; the test is lfRun's.
+		t := s
+		if c := uint8(w); flag(c <= '.')&flag(w != '\r'|'\n'<<8) != 0 {
 			if c1 := uint8(w >> 8); c == '.' && c1 != '\r' && c1 != '\n' {
 				t = unsafe.Add(s, 1) // the stuffed dot
 			} else if c == '.' || c == '\r' || c == '\n' {
