@@ -25,6 +25,9 @@ type env struct {
 	loopDial func(ctx context.Context, s *netio.Loops, network, addr string) (*netio.LoopConn, error)
 	// drainQuiet replaces fakeDrainQuiet, if set (internal/tcpperfenv).
 	drainQuiet time.Duration
+	// yield lets the scheduler run (runtime.Gosched, or a test's count);
+	// see yieldEvery.
+	yield func()
 }
 
 // quiet is how long a loop on a fake clock waits, in real time, for a

@@ -3,6 +3,7 @@ package tcpperf
 import (
 	"context"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/wirespeed/wirespeed/internal/sleep"
@@ -23,6 +24,9 @@ type Env struct {
 	// end (0: testDrainQuiet). A test of a server that leaves messages
 	// unanswered sets a short one (SilentQuiet).
 	DrainQuiet time.Duration
+	// Yield is called where a loop lets the scheduler run (nil:
+	// runtime.Gosched).
+	Yield func()
 }
 
 // testDrainQuiet is the tests' DrainQuiet: long, a guard against a hang,
@@ -36,7 +40,10 @@ const SilentQuiet = fakeDrainQuiet
 
 // RunEnv is Run in e.
 func RunEnv(ctx context.Context, cfg Config, e Env) (*Result, error) {
-	en := env{dial: e.Dial, clock: e.Clock, cpu: e.CPU, loopDial: e.LoopDial, drainQuiet: e.DrainQuiet}
+	en := env{dial: e.Dial, clock: e.Clock, cpu: e.CPU, loopDial: e.LoopDial, drainQuiet: e.DrainQuiet, yield: e.Yield}
+	if en.yield == nil {
+		en.yield = runtime.Gosched
+	}
 	if en.drainQuiet == 0 {
 		en.drainQuiet = testDrainQuiet
 	}

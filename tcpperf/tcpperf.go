@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -657,7 +658,7 @@ const maxLoops = 1024
 // ErrHdrLog.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var d net.Dialer
-	en := env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU}
+	en := env{dial: d.DialContext, clock: sleep.System{}, realTime: true, cpu: processCPU, yield: runtime.Gosched}
 	// The clock of wirespeed's own tests of the command, never a
 	// program's: the package that carries it is internal.
 	if e := tcpperfenv.From(ctx); e.Clock != nil {
