@@ -108,3 +108,64 @@ func TestReadMIMEHeaderSizes(t *testing.T) {
 }
 
 var commonKeysForTest = []string{"Content-Type", "received", "DKIM-Signature", "message-id", "To"}
+
+// A Reader copied by value once used (net/textproto's may be) goes on
+// reading in each copy as net/textproto's copies do: the copies share
+// the header scratch, as they share the rest. Two copies in turn, each on
+// its own input, with keys past the interned ones (a hash table) and
+// enough of them for a second segment.
+func TestReadMIMEHeaderCopiedReader(t *testing.T) {
+	// The copy's first header cleared the table the two share, and the
+	// other's held a stale entry next (found by review).
+	r1 := NewReader(bufio.NewReader(strings.NewReader("X-A: 1\r\n\r\nX-A: 1\r\n\r\n")))
+	r1.ReadMIMEHeader()
+	r2 := *r1
+	r2.R = bufio.NewReader(strings.NewReader("To: a\r\n\r\nX-A: 1\r\n\r\n"))
+	r2.ReadMIMEHeader()
+	r1.ReadMIMEHeader()
+	if h, err := r2.ReadMIMEHeader(); err != nil || len(h) != 1 || h.Get("X-A") != "1" {
+		t.Errorf("the copy's second header: %v, %v; want X-A: 1", h, err)
+	}
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	header := func() string {
+		var b strings.Builder
+		for range []int{0, 1, 2, 3, 300}[rng.IntN(5)] {
+			switch rng.IntN(3) {
+			case 0:
+				fmt.Fprintf(&b, "X-K%d: %d\r\n", rng.IntN(400), rng.IntN(10))
+			case 1:
+				b.WriteString("To: a\r\n")
+			default:
+				fmt.Fprintf(&b, "x-k%d: v\r\n", rng.IntN(20))
+			}
+		}
+		return b.String() + "\r\n"
+	}
+	for round := range 50 {
+		var in [2]strings.Builder
+		for range 6 {
+			in[0].WriteString(header())
+			in[1].WriteString(header())
+		}
+		r := [2]*Reader{NewReader(bufio.NewReader(strings.NewReader(in[0].String())))}
+		s := [2]*stdtp.Reader{stdtp.NewReader(bufio.NewReader(strings.NewReader(in[0].String())))}
+		for call := range 12 {
+			if call == 1 {
+				c, sc := *r[0], *s[0]
+				c.R = bufio.NewReader(strings.NewReader(in[1].String()))
+				sc.R = bufio.NewReader(strings.NewReader(in[1].String()))
+				r[1], s[1] = &c, &sc
+			}
+			i := rng.IntN(2)
+			if r[1] == nil {
+				i = 0
+			}
+			got, gerr := r[i].ReadMIMEHeader()
+			want, werr := s[i].ReadMIMEHeader()
+			if !reflect.DeepEqual(got, want) || !errEqual(gerr, stdErr(werr)) {
+				t.Fatalf("round %d, call %d, copy %d: %d keys, %v; net/textproto %d keys, %v", round, call, i, len(got), gerr, len(want), werr)
+			}
+		}
+	}
+}

@@ -115,10 +115,10 @@ func (b *headerBuilder) reset(br *bufio.Reader) {
 	b.cur, b.nfield = 0, 0
 	b.field, b.vlen = b.segs[0].field[:0], b.segs[0].vlen[:0]
 	b.common = [len(commonKeys)]int32{}
-	if b.hashed > 0 {
-		clear(b.table)
-		b.hashed = 0
-	}
+	// Whatever hashed says: a copy of the Reader shares the table, and
+	// may have filled it since.
+	clear(b.table)
+	b.hashed = 0
 }
 
 // fields returns the number of fields added.
