@@ -135,14 +135,19 @@ func TestIdleSessionsLoops(t *testing.T) {
 	if netioPortable {
 		t.Skip("netio's portable Serve holds a read buffer and two goroutines per connection")
 	}
-	t.Run("greeted", func(t *testing.T) { idleSessions(t, "") })
-	// Between the chunks of a BDAT message too.
+	t.Run("greeted", func(t *testing.T) { idleSessions(t, "", 0) })
+	// Between the chunks of a BDAT message too, where the session also
+	// holds the textproto.Reader its next chunk is read through (768
+	// bytes on amd64, its header scratch included): no buffer still, as
+	// a 4 KiB one would pass the bound.
 	t.Run("between chunks", func(t *testing.T) {
-		idleSessions(t, "EHLO c\r\nMAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nBDAT 3\r\nabc")
+		idleSessions(t, "EHLO c\r\nMAIL FROM:<a@b>\r\nRCPT TO:<c@d>\r\nBDAT 3\r\nabc", 1<<10)
 	})
 }
 
-func idleSessions(t *testing.T, first string) {
+// idleSessions checks that an idle session, after first, takes at most
+// 4 KiB and more bytes of heap, its client's included.
+func idleSessions(t *testing.T, first string, more int64) {
 	const n = 200
 	s := startSink(t, Config{Engine: EngineLoops, MaxConns: -1}, hooks{})
 	var before, after runtime.MemStats
@@ -168,7 +173,7 @@ func idleSessions(t *testing.T, first string) {
 	// same heap: it counts against the bound too.
 	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
 	t.Logf("%d bytes of heap per idle session and its client", per)
-	if per > 4<<10 {
-		t.Errorf("%d bytes of heap per idle session (and its client), want at most 4 KiB", per)
+	if per > 4<<10+more {
+		t.Errorf("%d bytes of heap per idle session (and its client), want at most %d", per, 4<<10+more)
 	}
 }
