@@ -96,18 +96,51 @@ func TestReadMIMEHeaderSizes(t *testing.T) {
 		}
 		in.WriteString("\r\n")
 	}
-	ours := NewReader(bufio.NewReader(strings.NewReader(in.String())))
-	std := stdtp.NewReader(bufio.NewReader(strings.NewReader(in.String())))
-	for i := range 60 {
+	sameHeaders(t, in.String(), 60)
+}
+
+// sameHeaders reads n headers from in on one Reader, and on one of
+// net/textproto's, and reports the first difference.
+func sameHeaders(t *testing.T, in string, n int) {
+	t.Helper()
+	ours := NewReader(bufio.NewReader(strings.NewReader(in)))
+	std := stdtp.NewReader(bufio.NewReader(strings.NewReader(in)))
+	for i := range n {
 		h1, err1 := ours.ReadMIMEHeader()
 		h2, err2 := std.ReadMIMEHeader()
-		if !reflect.DeepEqual(h1, h2) || (err1 == nil) != (err2 == nil) {
+		if !reflect.DeepEqual(h1, h2) || !errEqual(err1, stdErr(err2)) {
 			t.Fatalf("header %d: %d keys, %v; net/textproto: %d keys, %v", i, len(h1), err1, len(h2), err2)
 		}
 	}
 }
 
 var commonKeysForTest = []string{"Content-Type", "received", "DKIM-Signature", "message-id", "To"}
+
+// Common keys are found by their place in commonKeys only among a
+// header's first maxCommon keys; one that comes later is hashed with the
+// others, and stays found when the table grows. Headers with a common
+// key at and around that bound, and more keys after it (the table grows
+// at 256 hashed keys), one after another on one Reader, against
+// net/textproto.
+func TestReadMIMEHeaderLateCommonKeys(t *testing.T) {
+	var in strings.Builder
+	for _, at := range []int{0, 1, maxCommon - 1, maxCommon, maxCommon + 1, 300, 0, 600, maxCommon} {
+		for i := range at {
+			fmt.Fprintf(&in, "X-U%d: %d\r\n", i, i)
+		}
+		for i, k := range commonKeysForTest {
+			fmt.Fprintf(&in, "%s: first %d\r\n", k, i)
+		}
+		for i := range 400 {
+			fmt.Fprintf(&in, "X-V%d: %d\r\n", i, i)
+			if i%100 == 0 {
+				fmt.Fprintf(&in, "%s: again %d\r\n", commonKeysForTest[i/100], i)
+			}
+		}
+		in.WriteString("\r\n")
+	}
+	sameHeaders(t, in.String(), 9)
+}
 
 // A Reader copied by value once used (net/textproto's may be) goes on
 // reading in each copy as net/textproto's copies do: the copies share

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"hash/maphash"
+	"math"
 	"strconv"
 )
 
@@ -17,8 +18,9 @@ import (
 //     bytes, which is copied into an exactly sized string when it is full
 //     and at the end; the header's values are substrings of those strings
 //     (a value longer than bigValue gets a string of its own);
-//   - keys are told apart as they are read (common keys by their index,
-//     the others through a hash table), so each distinct key is stored
+//   - keys are told apart as they are read (common keys among the first
+//     maxCommon by their index, the others through a hash table), so each
+//     distinct key is stored
 //     once (net/textproto allocates a key for each field) and the map is
 //     made with its final size;
 //   - every key's values get an exact, full-capacity part of one []string,
@@ -34,32 +36,29 @@ import (
 // size saves on net/textproto's growing one (whose slots, unlike these
 // int32, uint32 and uint16, shrink by half).
 type headerBuilder struct {
-	br     *bufio.Reader          // the source, for sizing the scratch
-	text   []byte                 // the values since the last chunk
-	chunks []string               // the values before, in strings of up to maxChunk bytes
-	big    []string               // the values longer than bigValue, in field order
-	kbuf   []byte                 // the key being canonicalized
-	keys   [][]hdrKey             // the distinct keys, in the order they first came, segLen a segment
-	nkeys  int32                  // len(keys) in all
-	field  []uint32               // per field, in the segment being filled: its key (index in keys) | inBig
-	vlen   []uint16               // per field there: its value's length if in a chunk
-	segs   []fieldSeg             // field's segments, filled (up to cur) or kept for reuse
-	cur    int                    // field's segment in segs
-	nfield int                    // fields in all
-	table  []int32                // open addressing over the keys not interned: index+1
-	hashed int                    // keys in table
-	common [len(commonKeys)]int32 // index+1 in keys of each common key seen
-	keys0  [1][]hdrKey            // keys's first array, in place for a small header
-	segs0  [1]fieldSeg            // segs's
-	seed   maphash.Seed
-	seeded bool
+	br     *bufio.Reader // the source, for sizing the scratch
+	text   []byte        // the values since the last chunk
+	chunks []string      // the values before, in strings of up to maxChunk bytes
+	big    []string      // the values longer than bigValue, in field order
+	kbuf   []byte        // the key being canonicalized
+	keys   [][]hdrKey    // the distinct keys, in the order they first came, segLen a segment
+	segs   []fieldSeg    // the fields' segments, filled up to cur or kept for reuse
+	table  []int32       // open addressing over the keys not in common: index+1
+	cur    int           // the segment of segs being filled
+	nfield int           // fields in all
+	nkeys  int32         // len(keys) in all
+	hashed int32         // keys in table
+	seed   maphash.Seed  // table's; zero until the first key is hashed
+	// common holds the index+1 in keys of each common key seen among the
+	// first maxCommon keys; a common key that comes later is hashed.
+	common [len(commonKeys)]uint8
 }
 
 // A fieldSeg is a segment of the fields: the first one has the capacity
 // reset gave it, the others segLen.
 type fieldSeg struct {
-	field []uint32
-	vlen  []uint16
+	field []uint32 // per field: its key (index in keys) | inBig
+	vlen  []uint16 // per field: its value's length if in a chunk
 }
 
 // A hdrKey is a distinct key of the header.
@@ -92,19 +91,28 @@ const (
 
 	// sliceHeaderSize is the size of a slice header.
 	sliceHeaderSize = 3 * strconv.IntSize / 8
+
+	// maxCommon is how many keys may come before a common key for it to
+	// be found by its place in commonKeys rather than hashed.
+	maxCommon = math.MaxUint8
 )
 
 // reset prepares b for a new header read from br.
 func (b *headerBuilder) reset(br *bufio.Reader) {
 	b.br = br
 	if len(b.segs) == 0 {
-		// First use: room for the fields R's buffer shows.
+		// First use: room for the fields R's buffer shows, and the first
+		// segments' headers in one allocation.
 		p, _ := br.Peek(br.Buffered())
 		p, _ = headerPart(p)
 		n := min(bytes.Count(p, []byte("\n"))+1, segLen)
-		b.keys0[0] = make([]hdrKey, 0, n)
-		b.segs0[0] = fieldSeg{make([]uint32, 0, n), make([]uint16, 0, n)}
-		b.keys, b.segs = b.keys0[:], b.segs0[:]
+		first := new(struct {
+			keys [1][]hdrKey
+			segs [1]fieldSeg
+		})
+		first.keys[0] = make([]hdrKey, 0, n)
+		first.segs[0] = fieldSeg{make([]uint32, 0, n), make([]uint16, 0, n)}
+		b.keys, b.segs = first.keys[:], first.segs[:]
 	}
 	b.text = b.text[:0]
 	b.chunks = b.chunks[:0]
@@ -113,8 +121,8 @@ func (b *headerBuilder) reset(br *bufio.Reader) {
 	b.keys[0] = b.keys[0][:0]
 	b.nkeys = 0
 	b.cur, b.nfield = 0, 0
-	b.field, b.vlen = b.segs[0].field[:0], b.segs[0].vlen[:0]
-	b.common = [len(commonKeys)]int32{}
+	b.segs[0] = fieldSeg{b.segs[0].field[:0], b.segs[0].vlen[:0]}
+	b.common = [len(commonKeys)]uint8{}
 	// Whatever hashed says: a copy of the Reader shares the table, and
 	// may have filled it since.
 	clear(b.table)
@@ -170,11 +178,12 @@ func (b *headerBuilder) add(v []byte) {
 		b.room(len(v))
 		b.text = append(b.text, v...)
 	}
-	if len(b.field) == cap(b.field) {
-		b.nextSeg()
+	seg := &b.segs[b.cur]
+	if len(seg.field) == cap(seg.field) {
+		seg = b.nextSeg()
 	}
-	b.field = append(b.field, f)
-	b.vlen = append(b.vlen, uint16(len(v)))
+	seg.field = append(seg.field, f)
+	seg.vlen = append(seg.vlen, uint16(len(v)))
 	b.nfield++
 }
 
@@ -204,15 +213,16 @@ func (b *headerBuilder) addKey(s string) {
 	b.nkeys++
 }
 
-// nextSeg stores the full segment of fields and goes on to the next one,
-// kept from an earlier header or new.
-func (b *headerBuilder) nextSeg() {
-	b.segs[b.cur] = fieldSeg{b.field, b.vlen}
+// nextSeg goes on from a full segment of fields to the next one, kept
+// from an earlier header or new, and returns it.
+func (b *headerBuilder) nextSeg() *fieldSeg {
 	b.cur++
 	if b.cur == len(b.segs) {
 		b.segs = append(b.segs, fieldSeg{make([]uint32, 0, segLen), make([]uint16, 0, segLen)})
 	}
-	b.field, b.vlen = b.segs[b.cur].field[:0], b.segs[b.cur].vlen[:0]
+	seg := &b.segs[b.cur]
+	*seg = fieldSeg{seg.field[:0], seg.vlen[:0]}
+	return seg
 }
 
 // room makes room for need more bytes in text, which stays within
@@ -274,15 +284,17 @@ func (b *headerBuilder) lookup(key []byte) (int32, bool) {
 	next := b.nkeys
 	if c, ok := commonHeader[string(key)]; ok {
 		if k := b.common[c]; k > 0 {
-			return k - 1, false
+			return int32(k) - 1, false
 		}
-		b.common[c] = next + 1
-		return next, true
+		if next < maxCommon {
+			b.common[c] = uint8(next + 1)
+			return next, true
+		}
 	}
-	if !b.seeded {
-		b.seed, b.seeded = maphash.MakeSeed(), true
+	if b.seed == (maphash.Seed{}) {
+		b.seed = maphash.MakeSeed()
 	}
-	if 2*(b.hashed+1) > len(b.table) {
+	if 2*(int(b.hashed)+1) > len(b.table) {
 		b.rehash()
 	}
 	mask := uint64(len(b.table) - 1)
@@ -314,7 +326,7 @@ func (b *headerBuilder) rehash() {
 	for _, seg := range b.keys {
 		for _, key := range seg {
 			k++ // index+1
-			if _, ok := commonHeader[key.s]; ok {
+			if c, ok := commonHeader[key.s]; ok && int32(b.common[c]) == k {
 				continue // not in the table
 			}
 			i := maphash.String(b.seed, key.s) & mask
@@ -333,7 +345,6 @@ func (b *headerBuilder) build() MIMEHeader {
 		b.table, b.hashed = nil, 0
 	}
 	m := make(MIMEHeader, b.nkeys)
-	b.segs[b.cur] = fieldSeg{b.field, b.vlen}
 	if b.nfield > 0 {
 		b.flush()
 		vals := make([]string, b.nfield)
@@ -377,7 +388,7 @@ func (b *headerBuilder) build() MIMEHeader {
 	}
 	// Keep the scratch for the next header unless it is big.
 	if b.scratchSize() > keepScratch {
-		*b = headerBuilder{seed: b.seed, seeded: b.seeded}
+		*b = headerBuilder{seed: b.seed}
 	}
 	return m
 }

@@ -193,6 +193,27 @@ func TestMemoryHeader(t *testing.T) {
 	}
 }
 
+// A server keeps a Reader a connection, idle or not: NewReader allocates
+// at most 512 bytes where int has 64 bits, 320 where it has 32 (a 480- and
+// a 296-byte Reader; net/textproto's is about 48: ours also holds the
+// limits' state and the header builder's).
+func TestMemoryNewReader(t *testing.T) {
+	most := uint64(512)
+	if strconv.IntSize == 32 {
+		most = 320
+	}
+	br := bufio.NewReader(strings.NewReader(""))
+	rs := make([]*Reader, 100)
+	got := heapGrowth(func() {
+		for i := range rs {
+			rs[i] = NewReader(br)
+		}
+	}) / uint64(len(rs))
+	if got > most {
+		t.Errorf("NewReader allocated %d bytes; want at most %d", got, most)
+	}
+}
+
 // exceeds reports whether got is more than want, give or take a
 // thousandth: heapGrowth counts what the whole process allocates while
 // it runs (the runtime's own allocations too), and a map's layout

@@ -38,32 +38,10 @@ type Reader struct {
 	buf  []byte // joins continued lines
 	lim  Limits
 
-	limited bool // lim sets a line or header limit
-
 	// err is a read error owed to the next call: a line cut off by an
 	// error exactly at a bufio buffer boundary was returned first (where
 	// net/textproto drops it), and the error comes next.
 	err error
-
-	// skipLine and skipHeader ask the next call to discard the rest of
-	// the line, and then the rest of the header block, that made the
-	// previous call fail with a limit error.
-	skipLine, skipHeader bool
-	// skipResponse, if not 0, asks the next call to discard the rest of
-	// a response with that code, through its last line, after a limit
-	// error in ReadResponse; endlessResponse, the rest of a response
-	// without a valid code, which no line ends.
-	skipResponse int
-	// skipContinued asks the next call to discard the continuation lines
-	// that follow, after a limit error in ReadContinuedLine.
-	skipContinued bool
-	// continued is set while ReadContinuedLine runs.
-	continued bool
-	// head holds the first bytes of the line a limit error stopped,
-	// nhead of them, for ReadResponse to tell its code and whether it is
-	// the response's last line.
-	head  [4]byte
-	nhead int
 
 	// lost is set when a dot reader gave up discarding a block (see
 	// Limits.MaxDiscardBytes): the input is out of step, and every later
@@ -77,10 +55,9 @@ type Reader struct {
 	// count is the number of bytes consumed from R by line reads; the
 	// limits are measured with it.
 	count int64
-	// inHeader is set while ReadMIMEHeader runs; hdrEnd is then the
-	// count it may not pass (if MaxHeaderBytes is set).
-	inHeader bool
-	hdrEnd   int64
+	// hdrEnd is, while ReadMIMEHeader runs (inHeader), the count it may
+	// not pass (if MaxHeaderBytes is set).
+	hdrEnd int64
 	// lineCap, if above 0, is how long the line being read by
 	// ReadResponse may grow before it fails the response's MaxHeaderBytes
 	// (the message left to fill, plus what a line holds besides its text).
@@ -90,6 +67,30 @@ type Reader struct {
 	// not read on (the next read discards its rest), so that a huge line
 	// is not held whole when no MaxLineBytes bounds it.
 	dotCap int64
+
+	// skipResponse, if not 0, asks the next call to discard the rest of
+	// a response with that code, through its last line, after a limit
+	// error in ReadResponse; endlessResponse, the rest of a response
+	// without a valid code, which no line ends.
+	skipResponse int
+	// head holds the first bytes of the line a limit error stopped,
+	// nhead of them, for ReadResponse to tell its code and whether it is
+	// the response's last line.
+	nhead int
+	head  [4]byte
+
+	limited bool // lim sets a line or header limit
+	// skipLine and skipHeader ask the next call to discard the rest of
+	// the line, and then the rest of the header block, that made the
+	// previous call fail with a limit error.
+	skipLine, skipHeader bool
+	// skipContinued asks the next call to discard the continuation lines
+	// that follow, after a limit error in ReadContinuedLine.
+	skipContinued bool
+	// continued is set while ReadContinuedLine runs.
+	continued bool
+	// inHeader is set while ReadMIMEHeader runs.
+	inHeader bool
 
 	line []byte        // accumulates a line longer than R's buffer
 	hdr  headerBuilder // the header being read
