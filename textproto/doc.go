@@ -15,7 +15,8 @@
 //   - The one exception: a line that fills the bufio.Reader's buffer
 //     exactly and is followed by a read error is returned, and the error
 //     after it (by the same call, in a method that reads on past a line);
-//     net/textproto drops the line.
+//     net/textproto drops the line, and in such a method reads on past
+//     the error if the source does.
 //   - With [Reader.SetLimits], a Reader holds about the limit plus its
 //     buffer at most, whatever the input, and after a limit error reads on
 //     in step with the peer.
