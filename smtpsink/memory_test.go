@@ -146,7 +146,7 @@ func TestIdleSessionsLoops(t *testing.T) {
 }
 
 // idleSessions checks that an idle session, after first, takes at most
-// 4 KiB and more bytes of heap, its client's included.
+// 4 KiB plus more bytes of heap, its client's included.
 func idleSessions(t *testing.T, first string, more int64) {
 	const n = 200
 	s := startSink(t, Config{Engine: EngineLoops, MaxConns: -1}, hooks{})

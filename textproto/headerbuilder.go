@@ -20,9 +20,8 @@ import (
 //     (a value longer than bigValue gets a string of its own);
 //   - keys are told apart as they are read (common keys among the first
 //     maxCommon by their index, the others through a hash table), so each
-//     distinct key is stored
-//     once (net/textproto allocates a key for each field) and the map is
-//     made with its final size;
+//     distinct key is stored once (net/textproto allocates a key for each
+//     field) and the map is made with its final size;
 //   - every key's values get an exact, full-capacity part of one []string,
 //     so no value slice grows by appending.
 //

@@ -194,9 +194,10 @@ func TestMemoryHeader(t *testing.T) {
 }
 
 // A server keeps a Reader a connection, idle or not: NewReader allocates
-// at most 512 bytes where int has 64 bits, 320 where it has 32 (a 480- and
-// a 296-byte Reader; net/textproto's is about 48: ours also holds the
-// limits' state and the header builder's).
+// at most 512 bytes where int has 64 bits, 320 where it has 32 (the
+// Reader takes 464 and 296, 480 and 320 with their size classes;
+// net/textproto's about 48: ours also holds the limits' state and the
+// header builder's).
 func TestMemoryNewReader(t *testing.T) {
 	most := uint64(512)
 	if strconv.IntSize == 32 {
